@@ -1,0 +1,21 @@
+"""The Celery application shared by the web process, workers and beat."""
+
+import os
+from pathlib import Path
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+
+app = Celery("berth")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+@app.on_after_configure.connect
+def make_filesystem_broker_folders(sender: Celery, **_: object) -> None:
+    # kombu's filesystem transport does not create its own folders.
+    options = sender.conf.broker_transport_options or {}
+    for key in ("data_folder_in", "data_folder_out", "control_folder"):
+        if options.get(key):
+            Path(options[key]).mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,52 @@
+"""Liveness and readiness endpoints for load balancers and Kubernetes probes."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from portal.celery import app as celery_app
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """The process is up and serving; says nothing about its dependencies."""
+    return JsonResponse({"status": "ok"})
+
+
+def _check_database() -> str | None:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # noqa: BLE001 - any failure means "not ready"
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _check_broker() -> str | None:
+    try:
+        with celery_app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+    except Exception as exc:  # noqa: BLE001 - any failure means "not ready"
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+@never_cache
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    """200 when the database and the broker answer, 503 (with which one failed) otherwise."""
+    checks = {"database": _check_database(), "broker": _check_broker()}
+    ready = all(error is None for error in checks.values())
+    body = {
+        "status": "ready" if ready else "unavailable",
+        "checks": {
+            name: {"ok": error is None, **({"error": error} if error else {})}
+            for name, error in checks.items()
+        },
+    }
+    return JsonResponse(body, status=200 if ready else 503)

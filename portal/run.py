@@ -1,0 +1,120 @@
+"""`make run`: the whole portal on one machine for development and demos.
+
+Migrates, seeds the demo world, then starts the web app, a Celery worker and the beat
+scheduler as child processes, prints where to go and how to sign in, and stops them all
+on Ctrl-C. DEBUG is on here and only here. Secrets for development are generated once
+into the data directory so restarts keep sessions and encrypted values readable.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cryptography.fernet import Fernet
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def load_or_create_dev_secrets(data_dir: Path) -> dict[str, str]:
+    path = data_dir / "dev-secrets.env"
+    values: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key and value:
+                values[key] = value
+    wanted = {
+        "SECRET_KEY": lambda: secrets.token_urlsafe(50),
+        "BERTH_FERNET_KEYS": lambda: Fernet.generate_key().decode(),
+        "BERTH_ADMIN_PASSWORD": lambda: secrets.token_urlsafe(12),
+    }
+    missing = {key: make() for key, make in wanted.items() if key not in values}
+    if missing:
+        values.update(missing)
+        path.write_text("".join(f"{key}={value}\n" for key, value in values.items()))
+        path.chmod(0o600)
+    return values
+
+
+def main() -> int:
+    data_dir = Path(os.environ.get("BERTH_DATA_DIR", BASE_DIR / "data")).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    host = os.environ.get("BERTH_HOST", "127.0.0.1")
+    port = os.environ.get("BERTH_PORT", "8000")
+
+    env = dict(os.environ)
+    env.update(load_or_create_dev_secrets(data_dir))
+    env.update(
+        BERTH_DEBUG="1", BERTH_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="portal.settings"
+    )
+    env.setdefault("PYTHONUNBUFFERED", "1")
+
+    def manage(*args: str) -> None:
+        subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)  # noqa: S603
+
+    manage("migrate", "--noinput")
+    manage("seed_demo")
+    manage("ensure_superuser", "--username", "admin")
+
+    celery = [PYTHON, "-m", "celery", "-A", "portal"]
+    commands = {
+        "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
+        "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "2"],
+        "beat": [*celery, "beat", "--loglevel", "INFO"],
+    }
+    children = {
+        name: subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True)  # noqa: S603
+        for name, command in commands.items()
+    }
+    broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"
+    print(
+        f"\nBerth is starting at http://{host}:{port}/\n"
+        f"  break-glass admin:  admin / {env['BERTH_ADMIN_PASSWORD']}  (at /admin/)\n"
+        "  demo people:        pat (platform admin), olivia (payments owner),\n"
+        "                      dev (payments developer), sam (search developer)\n"
+        f"  broker:             {broker}\n"
+        f"  data:               {data_dir}\n"
+        "Press Ctrl-C to stop everything.\n",
+        flush=True,
+    )
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    # Installed explicitly: a shell that starts us in the background ignores SIGINT.
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    exit_code = 0
+    try:
+        while True:
+            for name, child in children.items():
+                if child.poll() is not None:
+                    print(f"{name} exited with status {child.returncode}; stopping.", flush=True)
+                    exit_code = child.returncode or 1
+                    raise KeyboardInterrupt
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for child in children.values():
+            if child.poll() is None:
+                child.terminate()  # Celery then stops its own pool (warm shutdown)
+        deadline = time.monotonic() + 10
+        for child in children.values():
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+        print("Stopped web, worker and beat.", flush=True)
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+from django import forms
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+
+from tenants.models import (
+    Approval,
+    AuditEvent,
+    Cluster,
+    EnvironmentTier,
+    Membership,
+    Namespace,
+    Project,
+    Request,
+    Run,
+    Tenant,
+    User,
+)
+
+
+class WriteOnlySecretForm(forms.ModelForm):
+    """Secrets are never shown back; leaving the field blank keeps the stored value."""
+
+    secret_fields: tuple[str, ...] = ()
+
+    def __init__(self, *args, **kwargs):  # noqa: ANN002, ANN003 - Django API
+        super().__init__(*args, **kwargs)
+        for name in self.secret_fields:
+            stored = bool(self.instance.pk and getattr(self.instance, name))
+            self.fields[name] = forms.CharField(
+                required=False,
+                widget=forms.PasswordInput(render_value=False),
+                help_text="Stored encrypted; leave blank to keep the current value."
+                if stored
+                else "Stored encrypted.",
+            )
+
+    def clean(self):  # noqa: ANN201 - Django API
+        cleaned = super().clean()
+        for name in self.secret_fields:
+            if not cleaned.get(name) and self.instance.pk:
+                cleaned[name] = getattr(self.instance, name)
+        return cleaned
+
+
+class ClusterForm(WriteOnlySecretForm):
+    secret_fields = ("credentials",)
+
+
+class TenantForm(WriteOnlySecretForm):
+    secret_fields = ("gitops_credentials",)
+
+
+@admin.register(User)
+class BerthUserAdmin(UserAdmin):
+    fieldsets = (
+        *UserAdmin.fieldsets,
+        ("Identity provider", {"fields": ("oidc_subject", "is_platform_admin")}),
+    )
+    list_display = ("username", "email", "oidc_subject", "is_platform_admin", "is_superuser")
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ("user",)
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    form = TenantForm
+    list_display = ("slug", "name", "gitops_repo_url", "budget_namespaces")
+    search_fields = ("slug", "name")
+    filter_horizontal = ("allowed_clusters", "allowed_tiers")
+    inlines = [MembershipInline]
+
+
+@admin.register(Cluster)
+class ClusterAdmin(admin.ModelAdmin):
+    form = ClusterForm
+    list_display = ("name", "api_url", "auth_method", "plan_only", "is_sandbox")
+
+
+@admin.register(EnvironmentTier)
+class EnvironmentTierAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "pod_security_level", "approval_policy", "is_ephemeral")
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("name", "tenant", "gitops_engine")
+    list_select_related = ("tenant",)
+
+
+@admin.register(Namespace)
+class NamespaceAdmin(admin.ModelAdmin):
+    list_display = ("name", "tenant", "tier", "cluster", "state", "expires_at")
+    list_filter = ("state", "tier", "cluster")
+    list_select_related = ("tenant", "tier", "cluster")
+    search_fields = ("name",)
+
+
+class ApprovalInline(admin.TabularInline):
+    model = Approval
+    extra = 0
+    can_delete = False
+    readonly_fields = ("approver", "decision", "reason", "plan_digest", "created_at")
+
+    def has_add_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+        return False
+
+
+@admin.register(Request)
+class RequestAdmin(admin.ModelAdmin):
+    """Read-only: states change through the workflow's services, never by editing a row."""
+
+    list_display = ("id", "kind", "tenant", "requester", "state", "created_at")
+    list_filter = ("state", "kind", "tenant")
+    list_select_related = ("tenant", "requester")
+    inlines = [ApprovalInline]
+
+    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+        return False
+
+    def has_add_permission(self, request):  # noqa: ANN001, ANN201 - Django API
+        return False
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ("id", "request", "state", "attempts", "started_at", "finished_at")
+    list_filter = ("state",)
+
+    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+        return False
+
+    def has_add_permission(self, request):  # noqa: ANN001, ANN201 - Django API
+        return False
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "actor_label", "action", "object_type", "object_id", "source_ip")
+    list_filter = ("action", "object_type")
+    search_fields = ("actor_label", "object_id", "object_repr")
+
+    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+        return False
+
+    def has_add_permission(self, request):  # noqa: ANN001, ANN201 - Django API
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+        return False

@@ -1,0 +1,82 @@
+"""Every enumeration of the tenancy domain, in one place."""
+
+from django.db import models
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    MEMBER = "member", "Member"
+    VIEWER = "viewer", "Viewer"
+
+
+class MembershipSource(models.TextChoices):
+    OIDC = "oidc", "Identity provider groups"
+    MANUAL = "manual", "Set by a platform admin"
+
+
+class ClusterAuth(models.TextChoices):
+    TOKEN = "token", "Bearer token + CA certificate"
+    KUBECONFIG = "kubeconfig", "Kubeconfig"
+    IN_CLUSTER = "in_cluster", "In-cluster service account"
+
+
+class PodSecurityLevel(models.TextChoices):
+    PRIVILEGED = "privileged", "Privileged"
+    BASELINE = "baseline", "Baseline"
+    RESTRICTED = "restricted", "Restricted"
+
+
+class NetworkPreset(models.TextChoices):
+    # Both presets start from default-deny and allow same-namespace traffic and DNS.
+    ISOLATED = "isolated", "Isolated: same namespace and DNS only"
+    INGRESS = "ingress", "Isolated, plus traffic from the ingress controller"
+
+
+class ApprovalPolicy(models.TextChoices):
+    AUTO = "auto", "Auto-approve within budget"
+    TENANT_OWNER = "tenant_owner", "A tenant owner approves"
+    PLATFORM_ADMIN = "platform_admin", "A platform admin approves"
+
+
+class GitOpsEngine(models.TextChoices):
+    ARGOCD = "argocd", "Argo CD"
+    ARGOCD_KARGO = "argocd_kargo", "Argo CD + Kargo"
+    FLUX = "flux", "Flux"
+
+
+class NamespaceState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    ACTIVE = "active", "Active"
+    DECOMMISSIONING = "decommissioning", "Decommissioning"
+    DECOMMISSIONED = "decommissioned", "Decommissioned"
+
+
+class RequestKind(models.TextChoices):
+    NAMESPACE = "namespace", "New namespace"
+    PROJECT = "project", "New project"
+    ENVIRONMENT = "environment", "New environment"
+    QUOTA_CHANGE = "quota_change", "Quota change"
+    DECOMMISSION = "decommission", "Decommission"
+
+
+class RequestState(models.TextChoices):
+    SUBMITTED = "submitted", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    CANCELLED = "cancelled", "Cancelled"
+    PROVISIONING = "provisioning", "Provisioning"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+    DECOMMISSIONING = "decommissioning", "Decommissioning"
+    DECOMMISSIONED = "decommissioned", "Decommissioned"
+
+
+class Decision(models.TextChoices):
+    APPROVE = "approve", "Approved"
+    REJECT = "reject", "Rejected"
+
+
+class RunState(models.TextChoices):
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"

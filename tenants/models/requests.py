@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from tenants.choices import Decision, RequestKind, RequestState, RunState
+
+
+class Request(models.Model):
+    """What someone asked for. Its state changes only through tenants.services.transitions."""
+
+    tenant = models.ForeignKey("Tenant", on_delete=models.PROTECT, related_name="requests")
+    kind = models.CharField(max_length=20, choices=RequestKind.choices)
+    payload = models.JSONField(help_text="Validated per kind by tenants.payloads.")
+    requester = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="requests"
+    )
+    state = models.CharField(
+        max_length=20, choices=RequestState.choices, default=RequestState.SUBMITTED
+    )
+    status_message = models.TextField(
+        blank=True, help_text="Why the request is in its state, in words a person can act on."
+    )
+    namespace = models.ForeignKey(
+        "Namespace",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="requests",
+        help_text="The namespace this request creates or changes.",
+    )
+    project = models.ForeignKey(
+        "Project", on_delete=models.PROTECT, null=True, blank=True, related_name="requests"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["state", "created_at"], name="request_state_created")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.get_kind_display()} for {self.tenant_id}"
+
+
+class Approval(models.Model):
+    """A decision on a request, bound to the digest of the plan the approver saw."""
+
+    request = models.ForeignKey(Request, on_delete=models.CASCADE, related_name="approvals")
+    approver = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="approvals"
+    )
+    decision = models.CharField(max_length=10, choices=Decision.choices)
+    reason = models.TextField(blank=True)
+    plan_digest = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_decision_display()} by {self.approver} on request #{self.request_id}"
+
+
+class Run(models.Model):
+    """One provisioning attempt of a request's plan."""
+
+    request = models.ForeignKey(Request, on_delete=models.CASCADE, related_name="runs")
+    plan_digest = models.CharField(max_length=64, blank=True)
+    state = models.CharField(max_length=10, choices=RunState.choices, default=RunState.RUNNING)
+    # [{"kind", "namespace", "name", "outcome", "message"}], in apply order.
+    steps = models.JSONField(default=list, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of request #{self.request_id} ({self.state})"

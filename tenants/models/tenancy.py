@@ -1,0 +1,241 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxLengthValidator, MinValueValidator, URLValidator
+from django.db import models
+
+from tenants.choices import (
+    ApprovalPolicy,
+    ClusterAuth,
+    GitOpsEngine,
+    MembershipSource,
+    NamespaceState,
+    NetworkPreset,
+    PodSecurityLevel,
+    Role,
+)
+from tenants.fields import EncryptedTextField
+from tenants.validators import validate_dns_label
+
+# Leaves room for "-<app>-<tier>" inside a 63-character namespace name.
+TENANT_SLUG_MAX = 20
+
+
+class Tenant(models.Model):
+    """A team: the naming prefix, who belongs to it, where its GitOps lives, what it may use."""
+
+    slug = models.CharField(
+        max_length=TENANT_SLUG_MAX,
+        unique=True,
+        validators=[validate_dns_label, MaxLengthValidator(TENANT_SLUG_MAX)],
+        help_text="DNS label; every namespace of the tenant starts with it.",
+    )
+    name = models.CharField(max_length=200)
+    owner_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of owners.")
+    member_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of members.")
+    viewer_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of viewers.")
+
+    gitops_repo_url = models.CharField("GitOps repository URL", max_length=500, blank=True)
+    gitops_branch = models.CharField(max_length=200, default="main")
+    gitops_path = models.CharField("base path in the repository", max_length=300, blank=True)
+    gitops_credentials = EncryptedTextField(
+        blank=True, help_text="HTTPS token or SSH deploy key; encrypted at rest."
+    )
+    gitops_engine = models.CharField(
+        max_length=20, choices=GitOpsEngine.choices, default=GitOpsEngine.ARGOCD
+    )
+
+    budget_cpu_millis = models.PositiveIntegerField("CPU budget (millicores)", default=8000)
+    budget_memory_mib = models.PositiveIntegerField("memory budget (MiB)", default=16384)
+    budget_storage_gib = models.PositiveIntegerField("storage budget (GiB)", default=100)
+    budget_namespaces = models.PositiveIntegerField("namespace budget", default=10)
+
+    allowed_clusters = models.ManyToManyField("Cluster", blank=True, related_name="tenants")
+    allowed_tiers = models.ManyToManyField("EnvironmentTier", blank=True, related_name="tenants")
+    allowed_domains = models.JSONField(
+        default=list, blank=True, help_text="DNS domains the tenant's Ingresses may serve."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def groups_for(self, role: str) -> list[str]:
+        return {
+            Role.OWNER: self.owner_groups,
+            Role.MEMBER: self.member_groups,
+            Role.VIEWER: self.viewer_groups,
+        }[role]
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    source = models.CharField(
+        max_length=10, choices=MembershipSource.choices, default=MembershipSource.OIDC
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "tenant"], name="one_membership_per_tenant")
+        ]
+        ordering = ["tenant__slug", "user__username"]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.tenant}"
+
+
+class Cluster(models.Model):
+    """A target cluster and how Berth reaches it."""
+
+    name = models.CharField(max_length=63, unique=True, validators=[validate_dns_label])
+    display_name = models.CharField(max_length=200, blank=True)
+    api_url = models.CharField(
+        "API server URL",
+        max_length=500,
+        blank=True,
+        validators=[URLValidator(schemes=["http", "https"])],
+    )
+    auth_method = models.CharField(
+        max_length=20, choices=ClusterAuth.choices, default=ClusterAuth.TOKEN
+    )
+    credentials = EncryptedTextField(
+        blank=True, help_text="Bearer token or kubeconfig, per the auth method; encrypted at rest."
+    )
+    ca_certificate = models.TextField("CA certificate (PEM)", blank=True)
+    argocd_namespace = models.CharField(max_length=63, default="argocd", blank=True)
+    has_kargo = models.BooleanField(default=False)
+    has_flux = models.BooleanField(default=False)
+    ingress_namespace = models.CharField(
+        max_length=63,
+        default="ingress-nginx",
+        help_text="Namespace of the ingress controller whose traffic tenants' namespaces accept.",
+    )
+    plan_only = models.BooleanField(
+        default=False, help_text="Render plans for this cluster but never apply them."
+    )
+    is_sandbox = models.BooleanField(
+        default=False, help_text="A local Kubernetes API stand-in, for development."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EnvironmentTier(models.Model):
+    """A preset for a kind of environment: how big, how isolated, who may write, who approves."""
+
+    slug = models.CharField(max_length=20, unique=True, validators=[validate_dns_label])
+    name = models.CharField(max_length=100)
+    position = models.PositiveSmallIntegerField(default=0, help_text="Order in promotion.")
+
+    default_cpu_millis = models.PositiveIntegerField(default=1000)
+    default_memory_mib = models.PositiveIntegerField(default=2048)
+    default_storage_gib = models.PositiveIntegerField(default=10)
+    max_cpu_millis = models.PositiveIntegerField(default=4000)
+    max_memory_mib = models.PositiveIntegerField(default=8192)
+    max_storage_gib = models.PositiveIntegerField(default=50)
+
+    # LimitRange defaults for containers that do not say what they need.
+    container_default_cpu_millis = models.PositiveIntegerField(default=500)
+    container_default_memory_mib = models.PositiveIntegerField(default=512)
+    container_request_cpu_millis = models.PositiveIntegerField(default=100)
+    container_request_memory_mib = models.PositiveIntegerField(default=128)
+
+    network_preset = models.CharField(
+        max_length=20, choices=NetworkPreset.choices, default=NetworkPreset.INGRESS
+    )
+    pod_security_level = models.CharField(
+        max_length=20, choices=PodSecurityLevel.choices, default=PodSecurityLevel.RESTRICTED
+    )
+    # ClusterRoles bound to the tenant's groups in namespaces of this tier.
+    owner_cluster_role = models.CharField(max_length=100, default="edit")
+    member_cluster_role = models.CharField(max_length=100, default="edit")
+    viewer_cluster_role = models.CharField(max_length=100, default="view")
+
+    approval_policy = models.CharField(
+        max_length=20, choices=ApprovalPolicy.choices, default=ApprovalPolicy.PLATFORM_ADMIN
+    )
+    is_ephemeral = models.BooleanField(default=False)
+    default_ttl = models.DurationField(null=True, blank=True)
+    max_ttl = models.DurationField(null=True, blank=True)
+    auto_repair_drift = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["position", "slug"]
+        verbose_name = "environment tier"
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def cluster_role_for(self, role: str) -> str:
+        return {
+            Role.OWNER: self.owner_cluster_role,
+            Role.MEMBER: self.member_cluster_role,
+            Role.VIEWER: self.viewer_cluster_role,
+        }[role]
+
+
+class Project(models.Model):
+    """A tenant's application, promoted through its environments."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="projects")
+    name = models.CharField(max_length=40, validators=[validate_dns_label])
+    gitops_engine = models.CharField(
+        max_length=20, choices=GitOpsEngine.choices, default=GitOpsEngine.ARGOCD
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="unique_project_per_tenant")
+        ]
+        ordering = ["tenant__slug", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}/{self.name}"
+
+
+class Namespace(models.Model):
+    """A namespace Berth provisioned (or is provisioning) on a cluster."""
+
+    name = models.CharField(max_length=63, validators=[validate_dns_label])
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="namespaces")
+    tier = models.ForeignKey(EnvironmentTier, on_delete=models.PROTECT, related_name="namespaces")
+    cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="namespaces")
+    project = models.ForeignKey(
+        Project, on_delete=models.PROTECT, null=True, blank=True, related_name="environments"
+    )
+    cpu_millis = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    memory_mib = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    storage_gib = models.PositiveIntegerField(default=0)
+    labels = models.JSONField(default=dict, blank=True)
+    state = models.CharField(
+        max_length=20, choices=NamespaceState.choices, default=NamespaceState.PENDING
+    )
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "name"],
+                condition=~models.Q(state=NamespaceState.DECOMMISSIONED),
+                name="unique_live_namespace_per_cluster",
+            )
+        ]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

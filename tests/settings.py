@@ -1,0 +1,21 @@
+"""Settings for the test suite: the real settings, with test-only secrets and a private data dir.
+
+Runs on SQLite with no broker server unless DATABASE_URL / REDIS_URL are set.
+"""
+
+import os
+import tempfile
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
+# A fixed, test-only Fernet key so encrypted fields are exercised exactly as in production.
+os.environ.setdefault("BERTH_FERNET_KEYS", "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3h8W5e3k=")
+os.environ.setdefault("BERTH_DATA_DIR", tempfile.mkdtemp(prefix="berth-test-"))
+# Integration tests start workers on a queue of their own so stray messages never collide.
+os.environ.setdefault("BERTH_QUEUE", f"berth-test-{os.getpid()}")
+
+from portal.settings import *  # noqa: E402, F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]

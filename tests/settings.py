@@ -19,3 +19,5 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
+# Threads of the live server must not keep connections open past the test database.
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

@@ -148,7 +148,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_TIMEZONE = TIME_ZONE
-SWEEP_INTERVAL_SECONDS = int(os.environ.get("BERTH_SWEEP_INTERVAL", "60"))
+SWEEP_INTERVAL_SECONDS = float(os.environ.get("BERTH_SWEEP_INTERVAL", "60"))
+RECONCILE_INTERVAL_SECONDS = float(os.environ.get("BERTH_RECONCILE_INTERVAL", "300"))
+
+# Provisioning: retries of transient Kubernetes API errors, and the per-request lease a
+# worker holds while it provisions (a dead worker's lease runs out; the sweep takes over).
+KUBE_MAX_ATTEMPTS = int(os.environ.get("BERTH_KUBE_MAX_ATTEMPTS", "5"))
+KUBE_BACKOFF_SECONDS = float(os.environ.get("BERTH_KUBE_BACKOFF_SECONDS", "0.5"))
+KUBE_TIMEOUT_SECONDS = float(os.environ.get("BERTH_KUBE_TIMEOUT_SECONDS", "15"))
+PROVISIONING_LEASE_SECONDS = float(os.environ.get("BERTH_LEASE_SECONDS", "120"))
+NAMESPACE_TERMINATION_TIMEOUT = float(os.environ.get("BERTH_TERMINATION_TIMEOUT", "300"))
 
 # Berth's own namespace on managed clusters; never handed to a tenant.
 BERTH_NAMESPACE = os.environ.get("BERTH_NAMESPACE", "berth-system")
@@ -170,4 +179,6 @@ LOGGING = {
 
 CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "provisioning.heartbeat", "schedule": 60.0},
+    "sweep": {"task": "provisioning.sweep", "schedule": SWEEP_INTERVAL_SECONDS},
+    "reconcile": {"task": "provisioning.reconcile", "schedule": RECONCILE_INTERVAL_SECONDS},
 }

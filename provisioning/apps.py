@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class ProvisioningConfig(AppConfig):
     name = "provisioning"
     verbose_name = "Provisioning"
+
+    def ready(self) -> None:
+        from provisioning import receivers  # noqa: F401 - connects signal handlers

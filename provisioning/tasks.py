@@ -1,11 +1,25 @@
-"""Celery tasks: thin orchestration over services; the database stays the source of truth."""
+"""Celery tasks: thin wrappers; the database stays the source of truth.
+
+The broker only carries "go look at request N". Tasks are idempotent and safe to run
+twice; a lost message is recovered by `sweep`, which beat runs periodically.
+"""
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
+from django.db.models import Q
 from django.utils import timezone
 
+from provisioning import engine
 from provisioning.models import WorkerHeartbeat
+from tenants.choices import RequestState
+from tenants.models import Request
+
+logger = logging.getLogger(__name__)
+
+WORKING_STATES = (RequestState.APPROVED, RequestState.PROVISIONING)
 
 
 @shared_task(bind=True, name="provisioning.heartbeat")
@@ -16,3 +30,39 @@ def heartbeat(self) -> str:  # noqa: ANN001 - Celery task instance
         hostname=hostname, defaults={"seen_at": timezone.now()}
     )
     return hostname
+
+
+@shared_task(bind=True, name="provisioning.converge")
+def converge(self, request_id: int) -> str:  # noqa: ANN001 - Celery task instance
+    worker = f"{self.request.hostname or 'local'}:{self.request.id or 'direct'}"
+    if not Request.objects.filter(pk=request_id).exists():
+        return f"request {request_id} does not exist"
+    result = engine.converge(request_id=request_id, worker=worker)
+    logger.info("request %s: %s", request_id, result)
+    return result
+
+
+@shared_task(name="provisioning.sweep")
+def sweep() -> list[int]:
+    """Re-enqueue every request that should be moving but has no worker on it."""
+    now = timezone.now()
+    stranded = list(
+        Request.objects.filter(state__in=WORKING_STATES)
+        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
+        .values_list("pk", flat=True)
+    )
+    for request_id in stranded:
+        converge.delay(request_id)
+    return stranded
+
+
+@shared_task(name="provisioning.reconcile")
+def reconcile() -> int:
+    """Find drift in every active namespace; repair where the tier says so."""
+    drifted = 0
+    for namespace in engine.active_namespaces():
+        try:
+            drifted += bool(engine.reconcile_namespace(namespace))
+        except engine.KubeError as error:
+            logger.warning("reconcile of %s failed: %s", namespace.name, error.message)
+    return drifted

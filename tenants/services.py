@@ -19,6 +19,7 @@ from tenants.choices import Decision, RequestKind, RequestState, RunState
 from tenants.errors import IllegalTransition, NotAllowed
 from tenants.models import Approval, Request, Run, Tenant, User
 from tenants.payloads import validate_payload
+from tenants.signals import request_state_changed
 
 S = RequestState
 
@@ -33,6 +34,9 @@ class Transition:
 # The request lifecycle (ARCHITECTURE.md): the single table every transition goes through.
 TRANSITIONS: dict[str, Transition] = {
     "approve": Transition(frozenset({S.SUBMITTED}), S.APPROVED, "approved"),
+    # The plan changed between approval and provisioning: what was approved is not what
+    # would be applied, so the request needs a new decision.
+    "return_to_approval": Transition(frozenset({S.APPROVED}), S.SUBMITTED, "returned to approval"),
     "reject": Transition(frozenset({S.SUBMITTED}), S.REJECTED, "rejected"),
     "cancel": Transition(frozenset({S.SUBMITTED}), S.CANCELLED, "cancelled"),
     "start_provisioning": Transition(frozenset({S.APPROVED}), S.PROVISIONING, "provisioned"),
@@ -81,6 +85,12 @@ def _transition(
             before=before,
             after=after,
             source_ip=source_ip,
+        )
+        state = tenancy_request.state
+        transaction.on_commit(
+            lambda: request_state_changed.send(
+                sender=Request, request_id=request_id, action=action, state=state
+            )
         )
     return tenancy_request
 
@@ -279,6 +289,12 @@ def start_decommission(
         actor=actor,
         message=reason,
         source_ip=source_ip,
+    )
+
+
+def return_to_approval(*, request_id: int, reason: str) -> Request:
+    return _transition(
+        request_id=request_id, action="return_to_approval", actor=None, message=reason
     )
 
 

@@ -21,3 +21,8 @@ CSRF_COOKIE_SECURE = False
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 # Threads of the live server must not keep connections open past the test database.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+
+# Provisioning retries back off in milliseconds here, not seconds.
+KUBE_BACKOFF_SECONDS = 0.01
+KUBE_TIMEOUT_SECONDS = 5.0
+NAMESPACE_TERMINATION_TIMEOUT = 10.0

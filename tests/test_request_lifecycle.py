@@ -52,6 +52,9 @@ def perform(action: str, tenancy_request: Request, *, admin, requester):
         "start_decommission": lambda: services.start_decommission(
             request_id=tenancy_request.pk, actor=requester, reason="no longer needed"
         ),
+        "return_to_approval": lambda: services.return_to_approval(
+            request_id=tenancy_request.pk, reason="The tier's quota preset changed."
+        ),
         "mark_decommissioned": lambda: services.mark_decommissioned(request_id=tenancy_request.pk),
     }
     return calls[action]()
@@ -74,6 +77,7 @@ def test_lifecycle_matches_the_architecture():
     edges = {(source, target) for _, source, target in LEGAL}
     assert edges == {
         (S.SUBMITTED, S.APPROVED),
+        (S.APPROVED, S.SUBMITTED),  # the plan changed after approval
         (S.SUBMITTED, S.REJECTED),
         (S.SUBMITTED, S.CANCELLED),
         (S.APPROVED, S.PROVISIONING),

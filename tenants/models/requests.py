@@ -32,6 +32,10 @@ class Request(models.Model):
     project = models.ForeignKey(
         "Project", on_delete=models.PROTECT, null=True, blank=True, related_name="requests"
     )
+    # A worker holds the lease while it provisions, so two never work on one request; it
+    # expires by itself if the worker dies, and the sweep hands the request to another.
+    lease_owner = models.CharField(max_length=255, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 

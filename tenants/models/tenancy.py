@@ -225,6 +225,13 @@ class Namespace(models.Model):
         max_length=20, choices=NamespaceState.choices, default=NamespaceState.PENDING
     )
     expires_at = models.DateTimeField(null=True, blank=True)
+    request = models.ForeignKey(
+        "Request", on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+        help_text="The request that created this namespace.",
+    )
+    # Reconcile's last finding: [{"object", "status": missing|changed|unexpected, "detail"}].
+    drift = models.JSONField(default=list, blank=True)
+    drift_checked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

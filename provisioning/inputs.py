@@ -1,0 +1,178 @@
+"""Read the database into the frozen inputs `provisioning.plan` renders from.
+
+The only database access on the way to a plan; everything after it is pure.
+"""
+
+from __future__ import annotations
+
+from provisioning.plan import (
+    ClusterSpec,
+    NamespaceSpec,
+    PlanInput,
+    TenantSpec,
+    TierSpec,
+    argocd_apps_namespace,
+    uses_argocd,
+)
+from tenants.choices import NamespaceState, RequestKind
+from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant
+from tenants.naming import namespace_name
+
+
+def tier_spec(tier: EnvironmentTier) -> TierSpec:
+    return TierSpec(
+        slug=tier.slug,
+        pod_security_level=tier.pod_security_level,
+        network_preset=tier.network_preset,
+        container_default_cpu_millis=tier.container_default_cpu_millis,
+        container_default_memory_mib=tier.container_default_memory_mib,
+        container_request_cpu_millis=tier.container_request_cpu_millis,
+        container_request_memory_mib=tier.container_request_memory_mib,
+        cluster_roles={
+            "owner": tier.owner_cluster_role,
+            "member": tier.member_cluster_role,
+            "viewer": tier.viewer_cluster_role,
+        },
+    )
+
+
+def tenant_spec(tenant: Tenant) -> TenantSpec:
+    return TenantSpec(
+        slug=tenant.slug,
+        name=tenant.name,
+        groups={
+            "owner": tuple(tenant.owner_groups),
+            "member": tuple(tenant.member_groups),
+            "viewer": tuple(tenant.viewer_groups),
+        },
+        repo_url=tenant.gitops_repo_url,
+    )
+
+
+def cluster_spec(cluster: Cluster) -> ClusterSpec:
+    return ClusterSpec(
+        name=cluster.name,
+        argocd_namespace=cluster.argocd_namespace,
+        has_kargo=cluster.has_kargo,
+        ingress_namespace=cluster.ingress_namespace,
+    )
+
+
+def _live_namespace(tenant: Tenant, name: str) -> Namespace:
+    return Namespace.objects.select_related("tier", "cluster", "project").get(
+        tenant=tenant, name=name, state__in=[NamespaceState.ACTIVE, NamespaceState.PENDING]
+    )
+
+
+def plan_input_for(tenancy_request: Request) -> PlanInput:
+    """What the plan of this request is rendered from, as the database stands now."""
+    tenant = tenancy_request.tenant
+    payload = tenancy_request.payload
+    kind = tenancy_request.kind
+    engine = tenant.gitops_engine
+    project = ""
+    namespaces: list[NamespaceSpec] = []
+    removed: list[str] = []
+
+    if kind == RequestKind.NAMESPACE:
+        cluster = Cluster.objects.get(name=payload["cluster"])
+        tier = EnvironmentTier.objects.get(slug=payload["tier"])
+        namespaces.append(
+            NamespaceSpec(
+                name=namespace_name(tenant.slug, payload["app"], tier.slug),
+                tier=tier_spec(tier),
+                cpu_millis=payload["cpu_millis"],
+                memory_mib=payload["memory_mib"],
+                storage_gib=payload.get("storage_gib", 0),
+            )
+        )
+    elif kind == RequestKind.PROJECT:
+        cluster = Cluster.objects.get(name=payload["cluster"])
+        engine = payload["engine"]
+        project = payload["app"]
+        for tier in EnvironmentTier.objects.filter(slug__in=payload["tiers"]):
+            namespaces.append(
+                NamespaceSpec(
+                    name=namespace_name(tenant.slug, project, tier.slug),
+                    tier=tier_spec(tier),
+                    cpu_millis=tier.default_cpu_millis,
+                    memory_mib=tier.default_memory_mib,
+                    storage_gib=tier.default_storage_gib,
+                    project=project,
+                )
+            )
+    elif kind == RequestKind.ENVIRONMENT:
+        cluster = Cluster.objects.get(name=payload["cluster"])
+        app = Project.objects.get(tenant=tenant, name=payload["project"])
+        engine, project = app.gitops_engine, app.name
+        tier = EnvironmentTier.objects.get(slug=payload["tier"])
+        namespaces.append(
+            NamespaceSpec(
+                name=namespace_name(tenant.slug, project, tier.slug),
+                tier=tier_spec(tier),
+                cpu_millis=payload["cpu_millis"],
+                memory_mib=payload["memory_mib"],
+                storage_gib=payload.get("storage_gib", 0),
+                project=project,
+            )
+        )
+    elif kind == RequestKind.QUOTA_CHANGE:
+        current = _live_namespace(tenant, payload["namespace"])
+        cluster = current.cluster
+        namespaces.append(
+            NamespaceSpec(
+                name=current.name,
+                tier=tier_spec(current.tier),
+                cpu_millis=payload["cpu_millis"],
+                memory_mib=payload["memory_mib"],
+                storage_gib=payload.get("storage_gib", 0),
+                project=current.project.name if current.project else "",
+            )
+        )
+    elif kind == RequestKind.DECOMMISSION:
+        current = _live_namespace(tenant, payload["namespace"])
+        cluster = current.cluster
+        removed.append(current.name)
+    else:  # pragma: no cover - payload validation admits only the kinds above
+        raise ValueError(f"unknown request kind {kind!r}")
+
+    existing = set(
+        Namespace.objects.filter(tenant=tenant, cluster=cluster)
+        .exclude(state=NamespaceState.DECOMMISSIONED)
+        .values_list("name", flat=True)
+    )
+    destinations = (existing | {ns.name for ns in namespaces}) - set(removed)
+    if uses_argocd(engine):
+        destinations.discard(argocd_apps_namespace(tenant.slug))
+    return PlanInput(
+        request_id=tenancy_request.pk,
+        tenant=tenant_spec(tenant),
+        cluster=cluster_spec(cluster),
+        engine=engine,
+        namespaces=tuple(namespaces),
+        tenant_namespaces=tuple(sorted(destinations)),
+        project=project,
+        remove_namespaces=tuple(removed),
+    )
+
+
+def namespace_input(namespace: Namespace) -> PlanInput:
+    """A live namespace as Berth's records describe it now (after any quota changes)."""
+    project = namespace.project
+    return PlanInput(
+        request_id=namespace.request_id or 0,
+        tenant=tenant_spec(namespace.tenant),
+        cluster=cluster_spec(namespace.cluster),
+        engine=project.gitops_engine if project else namespace.tenant.gitops_engine,
+        namespaces=(
+            NamespaceSpec(
+                name=namespace.name,
+                tier=tier_spec(namespace.tier),
+                cpu_millis=namespace.cpu_millis,
+                memory_mib=namespace.memory_mib,
+                storage_gib=namespace.storage_gib,
+                project=project.name if project else "",
+            ),
+        ),
+        tenant_namespaces=(namespace.name,),
+    )

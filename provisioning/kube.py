@@ -1,0 +1,294 @@
+"""Talking to clusters with the official Kubernetes client. I/O and nothing else.
+
+Objects are applied with server-side apply under the field manager `berth`. Transient
+failures (429, 5xx, timeouts, refused connections) are retried with exponential backoff
+and jitter; anything else (validation, forbidden, conflicts) fails at once with the API
+server's own message.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import urllib3
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic import DynamicClient
+from tenacity import (
+    RetryError,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from provisioning.plan import ObjectRef, ref_of
+
+FIELD_MANAGER = "berth"
+TRANSIENT_STATUSES = {429, 500, 502, 503, 504}
+
+
+@dataclass(frozen=True)
+class ClusterAccess:
+    """How to reach one cluster: enough to build a client, nothing from the database."""
+
+    key: str  # identifies the cluster and its credentials' version, for the client cache
+    api_url: str
+    auth_method: str  # token | kubeconfig | in_cluster
+    credentials: str = ""
+    ca_certificate: str = ""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 5
+    initial_seconds: float = 0.5
+    max_seconds: float = 10.0
+    timeout_seconds: float = 15.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ref: ObjectRef
+    result: str  # created | configured | unchanged | deleted | absent
+    attempts: int
+    message: str = ""
+
+
+class KubeError(Exception):
+    """The API refused or never answered; `message` is what a person should read."""
+
+    def __init__(
+        self, message: str, *, status: int | None, transient: bool, attempts: int = 1
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.transient = transient
+        self.attempts = attempts
+
+
+def _describe(exc: BaseException) -> KubeError:
+    if isinstance(exc, ApiException):
+        detail = exc.reason or ""
+        try:
+            body = json.loads(exc.body or "{}")
+            detail = body.get("message") or detail
+        except (TypeError, ValueError):
+            pass
+        status = exc.status or 0
+        transient = status in TRANSIENT_STATUSES or status == 0
+        return KubeError(f"{status} {detail}".strip(), status=status, transient=transient)
+    if isinstance(exc, (urllib3.exceptions.HTTPError, TimeoutError, ConnectionError)):
+        return KubeError(
+            f"cluster unreachable: {type(exc).__name__}: {exc}", status=None, transient=True
+        )
+    raise exc
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, ApiException):
+        return (exc.status or 0) in TRANSIENT_STATUSES
+    return isinstance(exc, (urllib3.exceptions.HTTPError, TimeoutError, ConnectionError))
+
+
+def _with_retries(policy: RetryPolicy, call):  # noqa: ANN001, ANN202 - any zero-arg callable
+    """Run `call` with retries on transient errors; return (result, attempts)."""
+    retrying = Retrying(
+        retry=retry_if_exception(_is_transient),
+        stop=stop_after_attempt(policy.attempts),
+        wait=wait_exponential_jitter(
+            multiplier=policy.initial_seconds, max=policy.max_seconds, jitter=policy.initial_seconds
+        ),
+        reraise=False,
+    )
+    attempt_number = 0
+    try:
+        for attempt in retrying:
+            with attempt:
+                attempt_number = attempt.retry_state.attempt_number
+                result = call()
+            if not attempt.retry_state.outcome.failed:
+                return result, attempt_number
+    except RetryError as exhausted:
+        error = _describe(exhausted.last_attempt.exception())
+        error.attempts = attempt_number
+        raise error from None
+    except Exception as exc:  # noqa: BLE001 - classified, then re-raised as KubeError
+        error = _describe(exc)
+        error.attempts = attempt_number
+        raise error from exc
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class ClusterClient:
+    """One cluster's API client and discovery, reused across tasks in a worker process."""
+
+    def __init__(self, access: ClusterAccess, policy: RetryPolicy) -> None:
+        self.policy = policy
+        self.api_client = _api_client(access)
+        self._dynamic: DynamicClient | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def dynamic(self) -> DynamicClient:
+        with self._lock:
+            if self._dynamic is None:
+                # Discovery itself may hit a flaky server: retried like any call.
+                self._dynamic, _ = _with_retries(
+                    self.policy, lambda: DynamicClient(self.api_client, cache_file=_cache_file())
+                )
+            return self._dynamic
+
+    def _timeout(self) -> dict[str, Any]:
+        return {"_request_timeout": self.policy.timeout_seconds}
+
+    def _resource(self, api_version: str, kind: str):  # noqa: ANN202 - dynamic Resource
+        return self.dynamic.resources.get(api_version=api_version, kind=kind)
+
+    def version(self) -> str:
+        info, _ = _with_retries(
+            self.policy, lambda: k8s.VersionApi(self.api_client).get_code(**self._timeout())
+        )
+        return info.git_version
+
+    def get(self, ref: ObjectRef) -> dict[str, Any] | None:
+        resource = self._resource(ref.api_version, ref.kind)
+
+        def fetch() -> dict[str, Any] | None:
+            try:
+                return resource.get(
+                    name=ref.name, namespace=ref.namespace or None, **self._timeout()
+                ).to_dict()
+            except ApiException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+
+        live, _ = _with_retries(self.policy, fetch)
+        return live
+
+    def apply(self, obj: dict[str, Any]) -> Outcome:
+        """Server-side apply; says whether the object was created, changed or left as it was."""
+        ref = ref_of(obj)
+        resource = self._resource(ref.api_version, ref.kind)
+        attempts_total = 0
+
+        def read_version() -> str | None:
+            live = self.get(ref)
+            return None if live is None else live["metadata"].get("resourceVersion")
+
+        before = read_version()
+
+        def apply_once() -> dict[str, Any]:
+            return resource.server_side_apply(
+                body=obj,
+                name=ref.name,
+                namespace=ref.namespace or None,
+                field_manager=FIELD_MANAGER,
+                force_conflicts=True,
+                **self._timeout(),
+            ).to_dict()
+
+        applied, attempts_total = _with_retries(self.policy, apply_once)
+        after = applied["metadata"].get("resourceVersion")
+        if before is None:
+            result = "created"
+        elif before == after:
+            result = "unchanged"
+        else:
+            result = "configured"
+        return Outcome(ref=ref, result=result, attempts=attempts_total)
+
+    def delete(self, ref: ObjectRef) -> Outcome:
+        resource = self._resource(ref.api_version, ref.kind)
+
+        def delete_once() -> str:
+            try:
+                resource.delete(
+                    name=ref.name,
+                    namespace=ref.namespace or None,
+                    propagation_policy="Foreground",
+                    **self._timeout(),
+                )
+            except ApiException as exc:
+                if exc.status == 404:
+                    return "absent"
+                raise
+            return "deleted"
+
+        result, attempts = _with_retries(self.policy, delete_once)
+        return Outcome(ref=ref, result=result, attempts=attempts)
+
+    def wait_until_gone(
+        self, ref: ObjectRef, *, timeout: float = 300.0, interval: float = 0.5
+    ) -> bool:
+        """Namespaces terminate asynchronously: wait until the API no longer has it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.get(ref) is None:
+                return True
+            time.sleep(interval)
+        return False
+
+    def list(
+        self, api_version: str, kind: str, *, namespace: str = "", label_selector: str = ""
+    ) -> list[dict[str, Any]]:
+        resource = self._resource(api_version, kind)
+
+        def list_once() -> list[dict[str, Any]]:
+            found = resource.get(
+                namespace=namespace or None,
+                label_selector=label_selector or None,
+                **self._timeout(),
+            )
+            return [item.to_dict() for item in found.items]
+
+        items, _ = _with_retries(self.policy, list_once)
+        return items
+
+
+def _cache_file() -> str:
+    # Discovery cache per process; the default location is shared between users.
+    return str(Path(tempfile.gettempdir()) / f"berth-discovery-{threading.get_ident()}.json")
+
+
+def _api_client(access: ClusterAccess) -> k8s.ApiClient:
+    if access.auth_method == "kubeconfig":
+        return k8s_config.new_client_from_config_dict(yaml.safe_load(access.credentials))
+    configuration = k8s.Configuration()
+    if access.auth_method == "in_cluster":
+        k8s_config.load_incluster_config(client_configuration=configuration)
+    else:
+        configuration.host = access.api_url
+        if access.credentials:
+            configuration.api_key = {"BearerToken": access.credentials}
+            configuration.api_key_prefix = {"BearerToken": "Bearer"}
+        if access.ca_certificate:
+            ca_file = Path(tempfile.mkstemp(prefix="berth-ca-", suffix=".pem")[1])
+            ca_file.write_text(access.ca_certificate)
+            configuration.ssl_ca_cert = str(ca_file)
+    # Retries are ours (with backoff and a count); urllib3 must not retry underneath.
+    configuration.retries = False
+    return k8s.ApiClient(configuration)
+
+
+_clients: dict[str, ClusterClient] = {}
+_clients_lock = threading.Lock()
+
+
+def client_for(access: ClusterAccess, policy: RetryPolicy) -> ClusterClient:
+    """One cached client per cluster (and credentials version) per worker process."""
+    with _clients_lock:
+        cached = _clients.get(access.key)
+        if cached is None or cached.policy != policy:
+            cached = _clients[access.key] = ClusterClient(access, policy)
+        return cached

@@ -1,0 +1,19 @@
+"""Start provisioning when the domain says a request is ready for a worker."""
+
+from __future__ import annotations
+
+from django.dispatch import receiver
+
+from tenants.models import Request
+from tenants.signals import request_state_changed
+
+# A worker's own transitions (start, ready, failed) need no new job.
+ENQUEUE_AFTER = {"approve", "retry"}
+
+
+@receiver(request_state_changed, sender=Request)
+def enqueue_for_provisioning(sender, *, request_id: int, action: str, **_: object) -> None:  # noqa: ANN001
+    if action in ENQUEUE_AFTER:
+        from provisioning.tasks import converge
+
+        converge.delay(request_id)

@@ -1,0 +1,148 @@
+"""Writes the provisioning engine makes: leases, run progress, and the domain records
+(namespaces, projects) that follow from a finished run."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from provisioning.plan import ObjectRef, PlanInput
+from tenants.choices import NamespaceState, RequestKind
+from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Run
+
+LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
+
+
+def acquire_lease(*, request_id: int, owner: str, seconds: float) -> bool:
+    """Take the request's lease if it is free or expired; True when this worker holds it."""
+    now = timezone.now()
+    taken = (
+        Request.objects.filter(pk=request_id)
+        .filter(
+            Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now) | Q(lease_owner=owner)
+        )
+        .update(lease_owner=owner, lease_expires_at=now + timedelta(seconds=seconds))
+    )
+    return taken == 1
+
+
+def renew_lease(*, request_id: int, owner: str, seconds: float) -> None:
+    Request.objects.filter(pk=request_id, lease_owner=owner).update(
+        lease_expires_at=timezone.now() + timedelta(seconds=seconds)
+    )
+
+
+def release_lease(*, request_id: int, owner: str) -> None:
+    Request.objects.filter(pk=request_id, lease_owner=owner).update(
+        lease_owner="", lease_expires_at=None
+    )
+
+
+def step_row(ref: ObjectRef, action: str) -> dict[str, Any]:
+    return {
+        "object": str(ref),
+        "kind": ref.kind,
+        "namespace": ref.namespace,
+        "name": ref.name,
+        "action": action,
+        "outcome": "pending",
+        "attempts": 0,
+        "message": "",
+    }
+
+
+def start_steps(*, run: Run, steps: list[dict[str, Any]]) -> None:
+    """Lay out every step as pending, keeping outcomes a previous attempt already reached."""
+    done = {
+        step["object"] + step["action"]: step
+        for step in run.steps
+        if step["outcome"] not in ("pending", "failed")
+    }
+    run.steps = [done.get(step["object"] + step["action"], step) for step in steps]
+    run.attempts += 1
+    run.save(update_fields=["steps", "attempts"])
+
+
+def record_step(*, run: Run, index: int, outcome: str, attempts: int, message: str = "") -> None:
+    step = run.steps[index]
+    step.update(outcome=outcome, attempts=step["attempts"] + attempts, message=message)
+    Run.objects.filter(pk=run.pk).update(steps=run.steps)
+
+
+@transaction.atomic
+def record_namespaces_pending(*, tenancy_request: Request, inputs: PlanInput) -> None:
+    """The namespaces a plan creates exist in Berth (as pending) from the first attempt."""
+    cluster = Cluster.objects.get(name=inputs.cluster.name)
+    project = None
+    if inputs.project:
+        project = Project.objects.filter(tenant=tenancy_request.tenant, name=inputs.project).first()
+    for spec in inputs.namespaces:
+        if Namespace.objects.filter(
+            cluster=cluster, name=spec.name, state__in=LIVE_STATES
+        ).exists():
+            continue
+        Namespace.objects.create(
+            name=spec.name,
+            tenant=tenancy_request.tenant,
+            cluster=cluster,
+            tier=EnvironmentTier.objects.get(slug=spec.tier.slug),
+            project=project,
+            cpu_millis=spec.cpu_millis,
+            memory_mib=spec.memory_mib,
+            storage_gib=spec.storage_gib,
+            request=tenancy_request,
+        )
+
+
+@transaction.atomic
+def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
+    """After a successful run: Berth's records say what the cluster now has."""
+    tenant = tenancy_request.tenant
+    if tenancy_request.kind == RequestKind.PROJECT:
+        project, _ = Project.objects.get_or_create(
+            tenant=tenant, name=inputs.project, defaults={"gitops_engine": inputs.engine}
+        )
+        Namespace.objects.filter(
+            tenant=tenant, name__in=[ns.name for ns in inputs.namespaces], project__isnull=True
+        ).update(project=project)
+    for spec in inputs.namespaces:
+        Namespace.objects.filter(
+            tenant=tenant,
+            cluster__name=inputs.cluster.name,
+            name=spec.name,
+            state__in=LIVE_STATES,
+        ).update(
+            state=NamespaceState.ACTIVE,
+            cpu_millis=spec.cpu_millis,
+            memory_mib=spec.memory_mib,
+            storage_gib=spec.storage_gib,
+        )
+    if inputs.remove_namespaces:
+        Namespace.objects.filter(
+            tenant=tenant, cluster__name=inputs.cluster.name, name__in=inputs.remove_namespaces
+        ).exclude(state=NamespaceState.DECOMMISSIONED).update(
+            state=NamespaceState.DECOMMISSIONED, drift=[]
+        )
+
+
+def mark_namespaces_decommissioning(*, tenancy_request: Request, inputs: PlanInput) -> list[int]:
+    """Returns the ids of the requests that created them, for their own lifecycle."""
+    namespaces = Namespace.objects.filter(
+        tenant=tenancy_request.tenant,
+        cluster__name=inputs.cluster.name,
+        name__in=inputs.remove_namespaces,
+        state=NamespaceState.ACTIVE,
+    )
+    creators = list(namespaces.exclude(request=None).values_list("request_id", flat=True))
+    namespaces.update(state=NamespaceState.DECOMMISSIONING)
+    return creators
+
+
+def record_drift(*, namespace: Namespace, findings: list[dict[str, Any]]) -> None:
+    namespace.drift = findings
+    namespace.drift_checked_at = timezone.now()
+    namespace.save(update_fields=["drift", "drift_checked_at"])

@@ -1,0 +1,38 @@
+"""Namespace names: `<tenant>-<app>-<tier>`, DNS-1123, at most 63 characters.
+
+When the composed name is too long, only the app part is shortened, and a 6-character
+hash of the full name is appended to it: `<tenant>-<app prefix>-<hash>-<tier>`. The tenant
+prefix and the tier stay readable, the result is stable for the same input, and two long
+names that share a prefix still differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from tenants.validators import DNS_LABEL_MAX
+
+HASH_LENGTH = 6
+
+
+def short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:HASH_LENGTH]
+
+
+def namespace_name(tenant: str, app: str, tier: str) -> str:
+    full = f"{tenant}-{app}-{tier}"
+    if len(full) <= DNS_LABEL_MAX:
+        return full
+    # Room left for the app part once tenant, tier, the hash and three dashes are placed.
+    room = DNS_LABEL_MAX - len(tenant) - len(tier) - HASH_LENGTH - 3
+    app_prefix = app[: max(room, 0)].rstrip("-")
+    parts = (
+        [tenant, app_prefix, short_hash(full), tier]
+        if app_prefix
+        else [tenant, short_hash(full), tier]
+    )
+    return "-".join(parts)[:DNS_LABEL_MAX]
+
+
+def was_truncated(tenant: str, app: str, tier: str) -> bool:
+    return namespace_name(tenant, app, tier) != f"{tenant}-{app}-{tier}"

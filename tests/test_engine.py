@@ -1,0 +1,245 @@
+"""The provisioning engine against the Kubernetes API stand-in, over real HTTP."""
+
+import pytest
+
+from provisioning import engine
+from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ObjectRef
+from tenants import demo, services
+from tenants.choices import NamespaceState, RequestState, RunState
+from tenants.models import Cluster, Namespace, Request, Tenant, User
+
+WORKER = "test-worker"
+
+
+@pytest.fixture
+def sandbox():
+    namespaces = (*DEFAULT_NAMESPACES, *demo.SANDBOX_PLATFORM_NAMESPACES)
+    with KubeSandbox(termination_seconds=0.2, namespaces=namespaces) as running:
+        yield running
+
+
+@pytest.fixture
+def world(db, sandbox):
+    demo.seed(sandbox_api_url=sandbox.url)
+    return {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+        "cluster": Cluster.objects.get(name="sandbox"),
+    }
+
+
+def approved(world, kind="namespace", **payload) -> Request:
+    payload = payload or {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1",
+                          "memory": "2Gi", "storage": "5Gi"}
+    submitted = services.submit_request(tenant=world["tenant"], kind=kind, payload=payload,
+                                        requester=world["developer"])
+    digest = engine.current_plan(submitted).digest
+    return services.approve_request(request_id=submitted.pk, approver=world["admin"],
+                                    plan_digest=digest)
+
+
+def converge(tenancy_request: Request) -> Request:
+    engine.converge(request_id=tenancy_request.pk, worker=WORKER)
+    tenancy_request.refresh_from_db()
+    return tenancy_request
+
+
+def test_approved_request_is_provisioned_with_every_object_and_becomes_ready(world, sandbox):
+    tenancy_request = converge(approved(world))
+
+    assert tenancy_request.state == RequestState.READY
+    plan = engine.current_plan(tenancy_request)
+    for obj in plan.apply:
+        meta = obj["metadata"]
+        live = sandbox.get(obj["kind"], meta["name"], meta.get("namespace"),
+                           api_version=obj["apiVersion"])
+        assert live is not None, f"{obj['kind']}/{meta['name']} missing"
+        assert live["metadata"]["labels"][MANAGED_BY] == "berth"
+        if "spec" in obj:
+            assert live["spec"] == obj["spec"]
+    run = tenancy_request.runs.get()
+    assert run.state == RunState.SUCCEEDED
+    assert [step["outcome"] for step in run.steps] == ["created"] * len(plan.apply)
+    namespace = Namespace.objects.get(name="payments-shop-dev")
+    assert namespace.state == NamespaceState.ACTIVE
+    assert namespace.request == tenancy_request
+
+
+def test_objects_are_applied_with_field_manager_berth_namespace_first(world, sandbox):
+    converge(approved(world))
+    writes = [r for r in sandbox.requests() if r["method"] == "PATCH"]
+    assert "fieldManager=berth" in writes[0]["query"]
+    assert writes[0]["path"].startswith("/api/v1/namespaces/")
+    live = sandbox.get("ServiceAccount", GITOPS_SERVICE_ACCOUNT, "payments-shop-dev")
+    assert {entry["manager"] for entry in live["metadata"]["managedFields"]} == {"berth"}
+
+
+def test_reapplying_a_finished_plan_changes_nothing(world, sandbox):
+    tenancy_request = converge(approved(world))
+    client = engine.cluster_client(world["cluster"])
+    versions = {o["metadata"]["uid"]: o["metadata"]["resourceVersion"] for o in sandbox.objects()}
+
+    outcomes = [client.apply(obj).result for obj in engine.current_plan(tenancy_request).apply]
+
+    assert set(outcomes) == {"unchanged"}
+    assert {o["metadata"]["uid"]: o["metadata"]["resourceVersion"]
+            for o in sandbox.objects()} == versions
+
+
+def test_api_answering_500_three_times_then_succeeding_ends_ready_with_attempts(world, sandbox):
+    sandbox.inject_faults(status=500, times=3, method="PATCH")
+
+    tenancy_request = converge(approved(world))
+
+    assert tenancy_request.state == RequestState.READY
+    first = tenancy_request.runs.get().steps[0]
+    assert first["object"] == "Namespace/payments-apps"
+    assert first["attempts"] == 4
+    assert first["outcome"] == "created"
+
+
+def test_validation_error_fails_fast_with_the_api_message(world, sandbox):
+    sandbox.inject_faults(status=422, times=1, method="PATCH",
+                          message="ResourceQuota is invalid: spec.hard: bad quantity")
+    tenancy_request = converge(approved(world))
+
+    assert tenancy_request.state == RequestState.FAILED
+    run = tenancy_request.runs.get()
+    failed = [step for step in run.steps if step["outcome"] == "failed"]
+    assert len(failed) == 1 and failed[0]["attempts"] == 1
+    assert "bad quantity" in failed[0]["message"]
+    assert "bad quantity" in tenancy_request.status_message
+    assert run.state == RunState.FAILED
+
+
+def test_persistent_server_errors_fail_after_n_attempts_and_admin_retry_converges(
+    world, sandbox, settings
+):
+    sandbox.inject_faults(status=503, times=settings.KUBE_MAX_ATTEMPTS, method="PATCH")
+    tenancy_request = converge(approved(world))
+    assert tenancy_request.state == RequestState.FAILED
+    assert f"gave up after {settings.KUBE_MAX_ATTEMPTS} attempts" in tenancy_request.status_message
+
+    services.retry_request(request_id=tenancy_request.pk, actor=world["admin"],
+                           plan_digest=engine.current_plan(tenancy_request).digest)
+    tenancy_request = converge(tenancy_request)
+
+    assert tenancy_request.state == RequestState.READY
+    assert tenancy_request.runs.count() == 2
+
+
+def test_unreachable_cluster_fails_with_a_readable_message(world, settings):
+    Cluster.objects.filter(pk=world["cluster"].pk).update(api_url="http://127.0.0.1:9")
+    tenancy_request = converge(approved(world))
+    assert tenancy_request.state == RequestState.FAILED
+    assert "cluster unreachable" in tenancy_request.status_message
+
+
+def test_plan_changed_after_approval_returns_the_request_to_approval(world, sandbox):
+    tenancy_request = approved(world)
+    world["tenant"].member_groups = ["payments-devs", "payments-contractors"]
+    world["tenant"].save()
+
+    tenancy_request = converge(tenancy_request)
+
+    assert tenancy_request.state == RequestState.SUBMITTED
+    assert "plan changed after approval" in tenancy_request.status_message
+    assert sandbox.get("Namespace", "payments-shop-dev") is None
+
+
+def test_a_second_worker_does_not_provision_a_request_under_lease(world, sandbox):
+    tenancy_request = approved(world)
+    assert engine.records.acquire_lease(request_id=tenancy_request.pk, owner="other",
+                                        seconds=60)
+
+    result = engine.converge(request_id=tenancy_request.pk, worker=WORKER)
+
+    assert result.startswith("busy")
+    tenancy_request.refresh_from_db()
+    assert tenancy_request.state == RequestState.APPROVED
+    assert not sandbox.requests()
+
+
+def test_decommission_deletes_the_namespace_and_marks_both_requests(world, sandbox):
+    created = converge(approved(world))
+    decommission = converge(approved(world, kind="decommission", namespace="payments-shop-dev",
+                                      reason="project cancelled"))
+
+    assert decommission.state == RequestState.READY
+    created.refresh_from_db()
+    assert created.state == RequestState.DECOMMISSIONED
+    assert sandbox.get("Namespace", "payments-shop-dev") is None
+    assert not sandbox.objects(namespace="payments-shop-dev")
+    assert Namespace.objects.get(name="payments-shop-dev").state == NamespaceState.DECOMMISSIONED
+
+
+def test_quota_change_updates_the_live_quota_and_the_record(world, sandbox):
+    converge(approved(world))
+    change = converge(approved(world, kind="quota_change", namespace="payments-shop-dev",
+                               cpu="3", memory="4Gi", storage="5Gi"))
+
+    assert change.state == RequestState.READY
+    quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    assert quota["spec"]["hard"]["requests.cpu"] == "3"
+    assert Namespace.objects.get(name="payments-shop-dev").cpu_millis == 3000
+    outcomes = {step["object"]: step["outcome"] for step in change.runs.get().steps}
+    assert outcomes["ResourceQuota/payments-shop-dev/berth-quota"] == "configured"
+
+
+def test_plan_only_cluster_applies_nothing(world, sandbox):
+    Cluster.objects.filter(pk=world["cluster"].pk).update(plan_only=True)
+    tenancy_request = converge(approved(world))
+
+    assert tenancy_request.state == RequestState.READY
+    assert {step["outcome"] for step in tenancy_request.runs.get().steps} == {"skipped"}
+    assert not [r for r in sandbox.requests() if r["method"] != "GET"]
+
+
+def test_reconcile_reports_missing_changed_and_unexpected_objects(world, sandbox):
+    converge(approved(world))
+    namespace = Namespace.objects.get(name="payments-shop-dev")
+    namespace.tier.auto_repair_drift = False
+    namespace.tier.save()
+    client = engine.cluster_client(world["cluster"])
+    quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    client.delete(ObjectRef("networking.k8s.io/v1", "NetworkPolicy", "berth-allow-dns",
+                            "payments-shop-dev"))
+    quota["spec"]["hard"]["requests.cpu"] = "64"
+    sandbox.upsert(quota)
+    sandbox.upsert({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "stray", "namespace": "payments-shop-dev",
+                                 "labels": {MANAGED_BY: "berth", "berth.dev/tenant": "payments"}}})
+    sandbox.upsert({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                    "metadata": {"name": "berth-leftover", "namespace": "payments-shop-dev",
+                                 "labels": {MANAGED_BY: "berth", "berth.dev/tenant": "payments"}},
+                    "spec": {"podSelector": {}}})
+
+    findings = engine.reconcile_namespace(namespace)
+
+    by_object = {f["object"]: f for f in findings}
+    assert by_object["NetworkPolicy/payments-shop-dev/berth-allow-dns"]["status"] == "missing"
+    assert by_object["ResourceQuota/payments-shop-dev/berth-quota"]["status"] == "changed"
+    assert "spec.hard.requests.cpu" in by_object["ResourceQuota/payments-shop-dev/berth-quota"][
+        "detail"]
+    assert by_object["NetworkPolicy/payments-shop-dev/berth-leftover"]["status"] == "unexpected"
+    namespace.refresh_from_db()
+    assert namespace.drift == findings and namespace.drift_checked_at is not None
+    assert sandbox.get("NetworkPolicy", "berth-allow-dns", "payments-shop-dev") is None
+
+
+def test_reconcile_repairs_drift_when_the_tier_says_so(world, sandbox):
+    converge(approved(world))
+    namespace = Namespace.objects.get(name="payments-shop-dev")
+    assert namespace.tier.auto_repair_drift  # the demo dev tier repairs
+    quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    quota["spec"]["hard"]["requests.cpu"] = "64"
+    sandbox.upsert(quota)
+
+    findings = engine.reconcile_namespace(namespace)
+
+    assert findings[0]["repaired"] is True
+    repaired = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    assert repaired["spec"]["hard"]["requests.cpu"] == "1"
+    assert engine.reconcile_namespace(namespace) == []

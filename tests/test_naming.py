@@ -1,0 +1,34 @@
+from tenants.naming import namespace_name, was_truncated
+from tenants.validators import validate_dns_label
+
+
+def test_short_names_are_tenant_app_tier():
+    assert namespace_name("payments", "checkout", "prod") == "payments-checkout-prod"
+    assert not was_truncated("payments", "checkout", "prod")
+
+
+def test_long_names_are_truncated_to_63_with_a_stable_hash_keeping_tenant_and_tier():
+    app = "a-very-long-application-name-for-the-quarterly-reporting"
+    name = namespace_name("payments", app, "staging")
+
+    assert len(name) == 63
+    assert name.startswith("payments-a-very-long-application")
+    assert name.endswith("-staging")
+    assert name == namespace_name("payments", app, "staging")  # deterministic
+    validate_dns_label(name)
+    assert was_truncated("payments", app, "staging")
+
+
+def test_long_names_that_share_a_prefix_still_differ():
+    base = "reporting-service-for-the-finance-department-"
+    first = namespace_name("payments", base + "eu", "dev")
+    second = namespace_name("payments", base + "us", "dev")
+    assert first != second
+    assert len(first) <= 63 and len(second) <= 63
+
+
+def test_truncation_never_leaves_a_dash_before_the_hash():
+    # The cut falls right after a dash in the app name.
+    name = namespace_name("tenant-with-long-slug", "ab-" + "c" * 40, "review")
+    assert "--" not in name
+    validate_dns_label(name)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet
 
+from portal.sandbox import sandbox_command
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 
@@ -60,11 +62,15 @@ def main() -> int:
         subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)  # noqa: S603
 
     manage("migrate", "--noinput")
-    manage("seed_demo")
+    sandbox_port = os.environ.get("BERTH_SANDBOX_PORT", "6550")
+    sandbox_url = f"http://127.0.0.1:{sandbox_port}"
+    manage("seed_demo", "--sandbox-url", sandbox_url)
     manage("ensure_superuser", "--username", "admin")
 
     celery = [PYTHON, "-m", "celery", "-A", "portal"]
     commands = {
+        # The sandbox cluster: a local Kubernetes API stand-in, not a real cluster.
+        "sandbox": sandbox_command(port=sandbox_port, data_dir=data_dir),
         "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
         "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "2"],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
@@ -80,6 +86,7 @@ def main() -> int:
         "  demo people:        pat (platform admin), olivia (payments owner),\n"
         "                      dev (payments developer), sam (search developer)\n"
         f"  broker:             {broker}\n"
+        f"  sandbox cluster:    {sandbox_url} (a local Kubernetes API stand-in)\n"
         f"  data:               {data_dir}\n"
         "Press Ctrl-C to stop everything.\n",
         flush=True,

@@ -11,8 +11,6 @@ from provisioning.plan import (
     PlanInput,
     TenantSpec,
     TierSpec,
-    argocd_apps_namespace,
-    uses_argocd,
 )
 from tenants.choices import NamespaceState, RequestKind
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant
@@ -136,21 +134,12 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
     else:  # pragma: no cover - payload validation admits only the kinds above
         raise ValueError(f"unknown request kind {kind!r}")
 
-    existing = set(
-        Namespace.objects.filter(tenant=tenant, cluster=cluster)
-        .exclude(state=NamespaceState.DECOMMISSIONED)
-        .values_list("name", flat=True)
-    )
-    destinations = (existing | {ns.name for ns in namespaces}) - set(removed)
-    if uses_argocd(engine):
-        destinations.discard(argocd_apps_namespace(tenant.slug))
     return PlanInput(
         request_id=tenancy_request.pk,
         tenant=tenant_spec(tenant),
         cluster=cluster_spec(cluster),
         engine=engine,
         namespaces=tuple(namespaces),
-        tenant_namespaces=tuple(sorted(destinations)),
         project=project,
         remove_namespaces=tuple(removed),
     )
@@ -174,5 +163,4 @@ def namespace_input(namespace: Namespace) -> PlanInput:
                 project=project.name if project else "",
             ),
         ),
-        tenant_namespaces=(namespace.name,),
     )

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from tenants.naming import namespace_name
+
 MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_TENANT = "berth.dev/tenant"
 LABEL_TIER = "berth.dev/tier"
@@ -99,8 +101,6 @@ class PlanInput:
     cluster: ClusterSpec
     engine: str  # argocd | argocd_kargo | flux
     namespaces: tuple[NamespaceSpec, ...] = ()
-    # Every namespace the tenant will have once this plan is applied (AppProject destinations).
-    tenant_namespaces: tuple[str, ...] = ()
     project: str = ""
     remove_namespaces: tuple[str, ...] = ()
 
@@ -162,7 +162,8 @@ def argocd_apps_namespace(tenant: str) -> str:
 
 
 def kargo_project_name(tenant: str, project: str) -> str:
-    return f"{tenant}-{project}"
+    """Kargo names its project namespace after the project: `<tenant>-<app>-kargo`."""
+    return namespace_name(tenant, project, "kargo")
 
 
 # --- rendering -----------------------------------------------------------------------
@@ -392,9 +393,13 @@ def argocd_objects(inputs: PlanInput) -> list[dict[str, Any]]:
                 "description": f"Berth tenant {tenant.slug}: {tenant.name}",
                 "sourceRepos": [tenant.repo_url] if tenant.repo_url else [],
                 "sourceNamespaces": [apps_namespace],
+                # Tenant slugs never prefix one another (Tenant.clean), so `<tenant>-*` is
+                # exactly the tenant's namespaces; Berth's own ones in it are denied
+                # (Argo CD >= 2.5 reads a leading "!" as a deny destination).
                 "destinations": [
-                    {"server": IN_CLUSTER_SERVER, "namespace": name}
-                    for name in sorted(inputs.tenant_namespaces)
+                    {"server": IN_CLUSTER_SERVER, "namespace": f"{tenant.slug}-*"},
+                    {"server": IN_CLUSTER_SERVER, "namespace": f"!{apps_namespace}"},
+                    {"server": IN_CLUSTER_SERVER, "namespace": f"!{tenant.slug}-*-kargo"},
                 ],
                 "clusterResourceWhitelist": [],
                 "namespaceResourceBlacklist": [

@@ -1,5 +1,5 @@
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 
 from tenants.models import (
@@ -78,6 +78,25 @@ class TenantAdmin(admin.ModelAdmin):
 class ClusterAdmin(admin.ModelAdmin):
     form = ClusterForm
     list_display = ("name", "api_url", "auth_method", "plan_only", "is_sandbox")
+    actions = ["test_connection"]
+
+    @admin.action(description="Test connection to the selected clusters")
+    def test_connection(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+        from provisioning.engine import cluster_client
+        from provisioning.kube import KubeError
+
+        for cluster in queryset:
+            try:
+                version = cluster_client(cluster).version()
+            except KubeError as error:
+                self.message_user(
+                    request, f"{cluster.name}: {error.message}", level=messages.ERROR
+                )
+            else:
+                self.message_user(
+                    request, f"{cluster.name}: connected, Kubernetes {version}",
+                    level=messages.SUCCESS,
+                )
 
 
 @admin.register(EnvironmentTier)

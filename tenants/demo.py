@@ -14,8 +14,6 @@ from tenants.choices import ApprovalPolicy, GitOpsEngine, MembershipSource, Netw
 from tenants.models import Cluster, EnvironmentTier, Membership, Tenant, User
 
 PLATFORM_ADMIN_GROUP = "platform-admins"
-# What a platform team has installed on the sandbox cluster before tenants arrive.
-SANDBOX_PLATFORM_NAMESPACES = ("argocd", "kargo", "flux-system", "ingress-nginx", "berth-system")
 
 TIERS = [
     dict(

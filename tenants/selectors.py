@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
+from django.shortcuts import get_object_or_404
 
 from tenants.choices import NamespaceState
-from tenants.models import Request, Tenant, User
+from tenants.models import AuditEvent, Namespace, Request, Tenant, User
 
 
 def tenants_for_user(user: User) -> QuerySet[Tenant]:
     """Tenants the user belongs to; platform admins see every tenant."""
     tenants = Tenant.objects.all()
-    if not (user.is_platform_admin or user.is_superuser):
+    if not is_platform_admin(user):
         tenants = tenants.filter(memberships__user=user)
     return tenants.annotate(
         live_namespace_count=Count(
@@ -26,6 +27,36 @@ def role_by_tenant(user: User) -> dict[int, str]:
 
 def requests_visible_to(user: User) -> QuerySet[Request]:
     requests = Request.objects.select_related("tenant", "requester")
-    if user.is_platform_admin or user.is_superuser:
+    if is_platform_admin(user):
         return requests
     return requests.filter(tenant__memberships__user=user)
+
+
+def is_platform_admin(user: User) -> bool:
+    return bool(user.is_platform_admin or user.is_superuser)
+
+
+def visible_request(user: User, pk: int) -> Request:
+    """One request, or 404 — never a hint that another tenant's request exists."""
+    return get_object_or_404(requests_visible_to(user), pk=pk)
+
+
+def request_history(tenancy_request: Request) -> QuerySet[AuditEvent]:
+    return AuditEvent.objects.filter(
+        object_type=Request._meta.label_lower, object_id=str(tenancy_request.pk)
+    ).order_by("created_at", "id")
+
+
+def namespaces_visible_to(user: User) -> QuerySet[Namespace]:
+    namespaces = Namespace.objects.select_related("tenant", "tier", "cluster", "project")
+    if is_platform_admin(user):
+        return namespaces
+    return namespaces.filter(tenant__memberships__user=user)
+
+
+def visible_namespace(user: User, pk: int) -> Namespace:
+    return get_object_or_404(namespaces_visible_to(user), pk=pk)
+
+
+def visible_tenant(user: User, slug: str) -> Tenant:
+    return get_object_or_404(tenants_for_user(user), slug=slug)

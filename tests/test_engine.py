@@ -2,6 +2,7 @@
 
 import pytest
 
+from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ObjectRef
@@ -14,7 +15,7 @@ WORKER = "test-worker"
 
 @pytest.fixture
 def sandbox():
-    namespaces = (*DEFAULT_NAMESPACES, *demo.SANDBOX_PLATFORM_NAMESPACES)
+    namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
     with KubeSandbox(termination_seconds=0.2, namespaces=namespaces) as running:
         yield running
 

@@ -1,3 +1,7 @@
+import pytest
+from django.core.exceptions import ValidationError
+
+from tenants.models import Tenant
 from tenants.naming import namespace_name, was_truncated
 from tenants.validators import validate_dns_label
 
@@ -32,3 +36,20 @@ def test_truncation_never_leaves_a_dash_before_the_hash():
     name = namespace_name("tenant-with-long-slug", "ab-" + "c" * 40, "review")
     assert "--" not in name
     validate_dns_label(name)
+
+
+def test_tenant_slug_that_extends_another_with_a_dash_is_refused(db):
+    Tenant.objects.create(slug="pay", name="Pay")
+    with pytest.raises(ValidationError, match="share a namespace prefix"):
+        Tenant(slug="pay-eu", name="Pay EU").clean()
+
+
+def test_tenant_slug_that_another_extends_is_refused(db):
+    Tenant.objects.create(slug="pay-eu", name="Pay EU")
+    with pytest.raises(ValidationError, match="share a namespace prefix"):
+        Tenant(slug="pay", name="Pay").clean()
+
+
+def test_tenant_slugs_sharing_letters_but_not_a_dash_prefix_are_fine(db):
+    Tenant.objects.create(slug="pay", name="Pay")
+    Tenant(slug="payroll", name="Payroll").clean()

@@ -39,8 +39,7 @@ def inputs(*, engine: str = "argocd", namespaces=None, project: str = "", **extr
     )
     return PlanInput(
         request_id=42, tenant=TENANT, cluster=CLUSTER, engine=engine,
-        namespaces=tuple(namespaces), project=project,
-        tenant_namespaces=tuple(ns.name for ns in namespaces) + ("payments-api-dev",), **extra,
+        namespaces=tuple(namespaces), project=project, **extra,
     )
 
 
@@ -122,8 +121,9 @@ def test_app_project_fences_argocd_to_the_tenants_namespaces_and_repo():
     spec = project["spec"]
     assert project["metadata"]["namespace"] == "argocd"
     assert spec["destinations"] == [
-        {"server": plan.IN_CLUSTER_SERVER, "namespace": "payments-api-dev"},
-        {"server": plan.IN_CLUSTER_SERVER, "namespace": "payments-shop-dev"},
+        {"server": plan.IN_CLUSTER_SERVER, "namespace": "payments-*"},
+        {"server": plan.IN_CLUSTER_SERVER, "namespace": "!payments-apps"},
+        {"server": plan.IN_CLUSTER_SERVER, "namespace": "!payments-*-kargo"},
     ]
     assert spec["sourceRepos"] == [TENANT.repo_url]
     assert spec["sourceNamespaces"] == ["payments-apps"]
@@ -148,13 +148,13 @@ def test_kargo_project_and_config_for_an_argocd_kargo_project():
         for t in ("dev", "staging", "prod")
     ]
     result = render(inputs(engine="argocd_kargo", namespaces=namespaces, project="shop"))
-    (kargo,) = find(result, "Project", "payments-shop")
+    (kargo,) = find(result, "Project", "payments-shop-kargo")
     assert "spec" not in kargo  # Kargo removed ProjectSpec; policies live in ProjectConfig
     (config,) = find(result, "ProjectConfig")
-    assert config["metadata"]["namespace"] == "payments-shop"
+    assert config["metadata"]["namespace"] == "payments-shop-kargo"
     kinds = [o["kind"] for o in result.apply]
     assert kinds.index("Project") < kinds.index("ProjectConfig")
-    assert find(result, "Namespace", "payments-shop")[0]["metadata"]["labels"][
+    assert find(result, "Namespace", "payments-shop-kargo")[0]["metadata"]["labels"][
         "kargo.akuity.io/project"] == "true"
 
 

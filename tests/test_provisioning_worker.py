@@ -6,6 +6,7 @@ import signal
 
 import pytest
 
+from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from provisioning.tasks import sweep
@@ -19,7 +20,7 @@ pytestmark = [pytest.mark.integration, needs_postgres_and_redis]
 
 @pytest.fixture
 def sandbox():
-    namespaces = (*DEFAULT_NAMESPACES, *demo.SANDBOX_PLATFORM_NAMESPACES)
+    namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
     with KubeSandbox(namespaces=namespaces) as running:
         yield running
 
@@ -99,7 +100,7 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
     expected = [o for o in plan.apply if o["metadata"].get("namespace") == "payments-shop-dev"]
     assert len(namespaced) == len(expected)
     assert len(sandbox.objects(kind="Namespace")) == len(DEFAULT_NAMESPACES) + len(
-        demo.SANDBOX_PLATFORM_NAMESPACES) + 2  # the tenant's namespace and its apps namespace
+        PLATFORM_NAMESPACES) + 2  # the tenant's namespace and its apps namespace
     run = tenancy_request.runs.get()
     assert run.attempts == 2
     assert {step["outcome"] for step in run.steps} <= {"created", "unchanged", "configured"}

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from .server import KubeSandbox
+from .store import DEFAULT_NAMESPACES
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -27,6 +28,12 @@ def main(argv: list[str] | None = None) -> None:
         help="how long a deleted namespace stays Terminating",
     )
     parser.add_argument("--kubeconfig", type=Path, help="also write a kubeconfig for it here")
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        default=[],
+        help="a namespace that exists from the start (repeatable), like a platform component's",
+    )
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
 
@@ -36,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
         token=args.token,
         state_file=args.state_file,
         termination_seconds=args.termination_seconds,
+        namespaces=(*DEFAULT_NAMESPACES, *args.namespace),
         verbose=args.verbose,
     )
     stop = threading.Event()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator, MinValueValidator, URLValidator
 from django.db import models
 
@@ -62,6 +63,18 @@ class Tenant(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def clean(self) -> None:
+        # `<slug>-*` must match only this tenant's namespaces (Argo CD destinations, naming).
+        clashes = [
+            other for other in Tenant.objects.exclude(pk=self.pk).values_list("slug", flat=True)
+            if other.startswith(f"{self.slug}-") or self.slug.startswith(f"{other}-")
+        ]
+        if clashes:
+            raise ValidationError({"slug": (
+                f"{self.slug!r} and {clashes[0]!r} would share a namespace prefix: "
+                "one tenant's namespaces would match the other's."
+            )})
 
     def groups_for(self, role: str) -> list[str]:
         return {

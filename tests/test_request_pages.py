@@ -1,0 +1,124 @@
+"""Request, namespace and tenant pages: what people see, and who may see it."""
+
+import pytest
+
+from provisioning import engine
+from tenants import demo, services
+from tenants.choices import RequestState
+from tenants.models import Namespace, Request, Tenant, User
+from tests.factories import TenantFactory
+
+
+@pytest.fixture
+def world(db):
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")  # nothing listens: provisioning fails
+    return {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+        "outsider": User.objects.get(username="sam"),  # a developer of the search tenant
+    }
+
+
+@pytest.fixture
+def submitted(world) -> Request:
+    return services.submit_request(
+        tenant=world["tenant"], kind="namespace", requester=world["developer"],
+        payload={"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    )
+
+
+def approve(world, tenancy_request) -> Request:
+    return services.approve_request(request_id=tenancy_request.pk, approver=world["admin"],
+                                    plan_digest=engine.current_plan(tenancy_request).digest)
+
+
+def test_requester_sees_the_plan_and_history_of_their_request(client, world, submitted):
+    client.force_login(world["developer"])
+    page = client.get(f"/requests/{submitted.pk}/").content.decode()
+
+    assert "kind: ResourceQuota" in page
+    assert engine.current_plan(submitted).digest in page
+    assert "request.submit" in page
+    assert "Retry provisioning" not in page
+
+
+@pytest.mark.parametrize("path", ["/requests/{pk}/", "/requests/{pk}/progress/"])
+def test_member_of_another_tenant_gets_404(client, world, submitted, path):
+    client.force_login(world["outsider"])
+    assert client.get(path.format(pk=submitted.pk)).status_code == 404
+
+
+def test_other_tenants_namespace_and_tenant_pages_are_404(client, world):
+    namespace = Namespace.objects.create(
+        name="payments-shop-dev", tenant=world["tenant"], tier_id=1, cluster_id=1,
+        cpu_millis=1000, memory_mib=1024,
+    )
+    client.force_login(world["outsider"])
+    assert client.get(f"/namespaces/{namespace.pk}/").status_code == 404
+    assert client.get("/tenants/payments/").status_code == 404
+    assert client.get("/tenants/search/").status_code == 200
+
+
+def test_progress_polls_while_approved_and_stops_when_finished(client, world, submitted):
+    approve(world, submitted)
+    client.force_login(world["developer"])
+    assert 'data-poll="' in client.get(f"/requests/{submitted.pk}/progress/").content.decode()
+
+    engine.converge(request_id=submitted.pk, worker="w")  # cluster unreachable → failed
+
+    fragment = client.get(f"/requests/{submitted.pk}/progress/").content.decode()
+    assert "data-poll=" not in fragment
+    assert "cluster unreachable" in fragment
+    assert "failed" in fragment
+
+
+def test_only_platform_admins_get_and_may_use_the_retry_button(client, world, submitted):
+    approve(world, submitted)
+    engine.converge(request_id=submitted.pk, worker="w")
+    client.force_login(world["developer"])
+    assert "Retry provisioning" not in client.get(f"/requests/{submitted.pk}/").content.decode()
+    assert client.post(f"/requests/{submitted.pk}/retry/").status_code == 403
+
+    client.force_login(world["admin"])
+    assert "Retry provisioning" in client.get(f"/requests/{submitted.pk}/").content.decode()
+    response = client.post(f"/requests/{submitted.pk}/retry/")
+
+    assert response.status_code == 302
+    submitted.refresh_from_db()
+    assert submitted.state == RequestState.PROVISIONING
+    assert submitted.runs.count() == 2
+
+
+def test_namespace_page_shows_drift_findings(client, world):
+    namespace = Namespace.objects.create(
+        name="payments-shop-dev", tenant=world["tenant"], tier_id=1, cluster_id=1,
+        cpu_millis=1000, memory_mib=1024, state="active",
+        drift=[{"object": "NetworkPolicy/payments-shop-dev/berth-allow-dns",
+                "status": "missing", "detail": ""}],
+        drift_checked_at="2026-11-22T10:00:00Z",
+    )
+    client.force_login(world["developer"])
+    page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
+    assert "NetworkPolicy/payments-shop-dev/berth-allow-dns" in page
+    assert "missing" in page
+
+
+@pytest.mark.parametrize("rows", [1, 10])
+def test_tenant_page_query_count_does_not_grow_with_rows(
+    client, world, django_assert_max_num_queries, rows
+):
+    tenant = TenantFactory(slug="busy")
+    for index in range(rows):
+        Namespace.objects.create(name=f"busy-app{index}-dev", tenant=tenant, tier_id=1,
+                                 cluster_id=1, cpu_millis=100, memory_mib=128)
+        services.submit_request(
+            tenant=world["tenant"], kind="namespace", requester=world["developer"],
+            payload={"app": f"a{index}", "tier": "dev", "cluster": "sandbox", "cpu": "1",
+                     "memory": "1Gi"},
+        )
+    client.force_login(world["admin"])
+    with django_assert_max_num_queries(6):
+        assert client.get("/tenants/busy/").status_code == 200
+    with django_assert_max_num_queries(6):
+        assert client.get("/tenants/payments/").status_code == 200

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from typing import Any
 
 from django.conf import settings
@@ -136,6 +137,7 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
 
     client = cluster_client(cluster)
     lease = settings.PROVISIONING_LEASE_SECONDS
+    renewed_at = time.monotonic()
     try:
         for index, obj in enumerate(plan.apply):
             if run.steps[index]["outcome"] in ("created", "configured", "unchanged"):
@@ -144,7 +146,10 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
             records.record_step(
                 run=run, index=index, outcome=outcome.result, attempts=outcome.attempts
             )
-            records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
+            # Renewed well before it runs out, not after every object (one write saved each).
+            if time.monotonic() - renewed_at > lease / 3:
+                records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
+                renewed_at = time.monotonic()
         offset = len(plan.apply)
         for position, ref in enumerate(plan.delete):
             outcome = client.delete(ref)

@@ -8,6 +8,8 @@ server's own message.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import tempfile
 import threading
@@ -133,6 +135,7 @@ class ClusterClient:
     """One cluster's API client and discovery, reused across tasks in a worker process."""
 
     def __init__(self, access: ClusterAccess, policy: RetryPolicy) -> None:
+        self.access_key = access.key
         self.policy = policy
         self.api_client = _api_client(access)
         self._dynamic: DynamicClient | None = None
@@ -144,7 +147,8 @@ class ClusterClient:
             if self._dynamic is None:
                 # Discovery itself may hit a flaky server: retried like any call.
                 self._dynamic, _ = _with_retries(
-                    self.policy, lambda: DynamicClient(self.api_client, cache_file=_cache_file())
+                    self.policy,
+                    lambda: DynamicClient(self.api_client, cache_file=_cache_file(self.access_key)),
                 )
             return self._dynamic
 
@@ -256,9 +260,16 @@ class ClusterClient:
         return items
 
 
-def _cache_file() -> str:
-    # Discovery cache per process; the default location is shared between users.
-    return str(Path(tempfile.gettempdir()) / f"berth-discovery-{threading.get_ident()}.json")
+@functools.cache
+def _discovery_dir() -> Path:
+    # Private to this process: the client's default cache is shared by every process and
+    # keyed only by host, so it could serve one cluster's API list for another.
+    return Path(tempfile.mkdtemp(prefix="berth-discovery-"))
+
+
+def _cache_file(access_key: str) -> str:
+    digest = hashlib.sha256(access_key.encode()).hexdigest()[:16]
+    return str(_discovery_dir() / f"{digest}.json")
 
 
 def _api_client(access: ClusterAccess) -> k8s.ApiClient:

@@ -1,9 +1,11 @@
 """The provisioning engine against the Kubernetes API stand-in, over real HTTP."""
 
 import pytest
+import yaml
 
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
+from provisioning.kube import KubeError
 from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ObjectRef
 from tenants import demo, services
@@ -244,3 +246,37 @@ def test_reconcile_repairs_drift_when_the_tier_says_so(world, sandbox):
     repaired = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
     assert repaired["spec"]["hard"]["requests.cpu"] == "1"
     assert engine.reconcile_namespace(namespace) == []
+
+
+@pytest.mark.parametrize("auth_method", ["token", "kubeconfig"])
+def test_cluster_credentials_reach_a_cluster_that_requires_a_token(db, auth_method):
+    namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
+    with KubeSandbox(token="cluster-token-123", namespaces=namespaces) as secured:
+        demo.seed(sandbox_api_url=secured.url)
+        credentials = {
+            "token": "cluster-token-123",
+            "kubeconfig": yaml.safe_dump(secured.kubeconfig()),
+        }[auth_method]
+        cluster = Cluster.objects.get(name="sandbox")
+        cluster.auth_method, cluster.credentials = auth_method, credentials
+        cluster.save()
+        world = {"tenant": Tenant.objects.get(slug="payments"),
+                 "developer": User.objects.get(username="dev"),
+                 "admin": User.objects.get(username="pat")}
+
+        tenancy_request = converge(approved(world))
+
+        assert tenancy_request.state == RequestState.READY
+        assert secured.get("Namespace", "payments-shop-dev") is not None
+
+
+def test_wrong_cluster_token_fails_fast_with_unauthorized(db):
+    with KubeSandbox(token="right-token") as secured:
+        demo.seed(sandbox_api_url=secured.url)
+        cluster = Cluster.objects.get(name="sandbox")
+        cluster.credentials = "wrong-token"
+        cluster.save()
+        with pytest.raises(KubeError) as refused:
+            engine.cluster_client(cluster).version()
+    assert refused.value.status == 401
+    assert refused.value.attempts == 1

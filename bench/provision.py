@@ -76,9 +76,16 @@ def submit(count: int, sandbox_url: str) -> list[int]:
     developer = User.objects.get(username="dev")
     return [
         services.submit_request(
-            tenant=tenant, kind="namespace", requester=developer,
-            payload={"app": f"bench{index:05d}", "tier": "dev", "cluster": "sandbox",
-                     "cpu": "100m", "memory": "128Mi"},
+            tenant=tenant,
+            kind="namespace",
+            requester=developer,
+            payload={
+                "app": f"bench{index:05d}",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "100m",
+                "memory": "128Mi",
+            },
         ).pk
         for index in range(count)
     ]
@@ -92,8 +99,11 @@ def approve_all(ids: list[int]) -> None:
 
     admin = User.objects.get(username="pat")
     for tenancy_request in Request.objects.filter(pk__in=ids).select_related("tenant"):
-        services.approve_request(request_id=tenancy_request.pk, approver=admin,
-                                 plan_digest=current_plan(tenancy_request).digest)
+        services.approve_request(
+            request_id=tenancy_request.pk,
+            approver=admin,
+            plan_digest=current_plan(tenancy_request).digest,
+        )
 
 
 def start_workers(*, workers: int, concurrency: int) -> list[subprocess.Popen]:
@@ -102,10 +112,25 @@ def start_workers(*, workers: int, concurrency: int) -> list[subprocess.Popen]:
 
     processes = [
         subprocess.Popen(  # noqa: S603
-            [sys.executable, "-m", "celery", "-A", "portal", "--quiet", "worker", "--loglevel", "WARNING",
-             "--concurrency", str(concurrency), "--hostname", f"bench{n}@%h",
-             "--without-gossip", "--without-mingle"],
-            cwd=ROOT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "portal",
+                "--quiet",
+                "worker",
+                "--loglevel",
+                "WARNING",
+                "--concurrency",
+                str(concurrency),
+                "--hostname",
+                f"bench{n}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            start_new_session=True,
         )
         for n in range(workers)
     ]
@@ -163,8 +188,12 @@ def raw_apply(objects: list[dict], sandbox_url: str) -> float:
     started = time.perf_counter()
     for obj in objects:
         resource = dynamic.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-        resource.server_side_apply(body=obj, namespace=obj["metadata"].get("namespace"),
-                                   field_manager="raw", force_conflicts=True)
+        resource.server_side_apply(
+            body=obj,
+            namespace=obj["metadata"].get("namespace"),
+            field_manager="raw",
+            force_conflicts=True,
+        )
     return time.perf_counter() - started
 
 
@@ -200,12 +229,17 @@ def main() -> None:
     broker = "Redis" if os.environ.get("REDIS_URL") else "filesystem"
     print(f"namespaces            {args.count}")
     print(f"objects applied       {len(objects)}")
-    print(f"stack                 {database}, {broker} broker, "
-          f"{args.workers} workers x {args.concurrency}")
-    print(f"berth approve+apply   {berth_seconds:8.2f} s  "
-          f"({args.count / berth_seconds:.1f} namespaces/s)")
-    print(f"raw sequential apply  {raw_seconds:8.2f} s  "
-          f"({len(objects) / raw_seconds:.0f} objects/s)")
+    print(
+        f"stack                 {database}, {broker} broker, "
+        f"{args.workers} workers x {args.concurrency}"
+    )
+    print(
+        f"berth approve+apply   {berth_seconds:8.2f} s  "
+        f"({args.count / berth_seconds:.1f} namespaces/s)"
+    )
+    print(
+        f"raw sequential apply  {raw_seconds:8.2f} s  ({len(objects) / raw_seconds:.0f} objects/s)"
+    )
     print(f"ratio berth / raw     {berth_seconds / raw_seconds:8.2f}")
 
 

@@ -152,6 +152,7 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
                 renewed_at = time.monotonic()
         offset = len(plan.apply)
         for position, ref in enumerate(plan.delete):
+            _check_owned(client.get(ref), ref, tenant=inputs.tenant.slug)
             outcome = client.delete(ref)
             if not client.wait_until_gone(ref, timeout=settings.NAMESPACE_TERMINATION_TIMEOUT):
                 raise KubeError(
@@ -181,6 +182,21 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
         for creator in _creators_of(inputs.remove_namespaces, tenancy_request):
             _finish_decommission_of(creator)
     return "ready"
+
+
+def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:  # noqa: ANN001
+    """Berth deletes only what carries its ownership labels for this tenant."""
+    if live is None:
+        return
+    labels = live["metadata"].get("labels") or {}
+    if labels.get(MANAGED_BY) != "berth" or labels.get(LABEL_TENANT) != tenant:
+        raise KubeError(
+            f"refusing to delete {ref}: it is not labelled as Berth's for tenant {tenant} "
+            f"(labels: {MANAGED_BY}={labels.get(MANAGED_BY)!r}, "
+            f"{LABEL_TENANT}={labels.get(LABEL_TENANT)!r})",
+            status=None,
+            transient=False,
+        )
 
 
 def _start_decommission_of(request_id: int, *, reason: str) -> None:

@@ -280,3 +280,17 @@ def test_wrong_cluster_token_fails_fast_with_unauthorized(db):
             engine.cluster_client(cluster).version()
     assert refused.value.status == 401
     assert refused.value.attempts == 1
+
+
+def test_decommission_refuses_a_namespace_berth_does_not_own(world, sandbox):
+    converge(approved(world))
+    live = sandbox.get("Namespace", "payments-shop-dev")
+    live["metadata"]["labels"][MANAGED_BY] = "someone-else"
+    sandbox.upsert(live)
+
+    decommission = converge(approved(world, kind="decommission", namespace="payments-shop-dev",
+                                      reason="cleanup"))
+
+    assert decommission.state == RequestState.FAILED
+    assert "refusing to delete Namespace/payments-shop-dev" in decommission.status_message
+    assert sandbox.get("Namespace", "payments-shop-dev") is not None

@@ -5,7 +5,7 @@ import pytest
 from provisioning import engine
 from tenants import demo, services
 from tenants.choices import RequestState
-from tenants.models import Namespace, Request, Tenant, User
+from tenants.models import Cluster, EnvironmentTier, Namespace, Request, Tenant, User
 from tests.factories import TenantFactory
 
 
@@ -23,14 +23,27 @@ def world(db):
 @pytest.fixture
 def submitted(world) -> Request:
     return services.submit_request(
-        tenant=world["tenant"], kind="namespace", requester=world["developer"],
+        tenant=world["tenant"],
+        kind="namespace",
+        requester=world["developer"],
         payload={"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
 
 
+def dev_tier() -> EnvironmentTier:
+    return EnvironmentTier.objects.get(slug="dev")
+
+
+def sandbox_cluster() -> Cluster:
+    return Cluster.objects.get(name="sandbox")
+
+
 def approve(world, tenancy_request) -> Request:
-    return services.approve_request(request_id=tenancy_request.pk, approver=world["admin"],
-                                    plan_digest=engine.current_plan(tenancy_request).digest)
+    return services.approve_request(
+        request_id=tenancy_request.pk,
+        approver=world["admin"],
+        plan_digest=engine.current_plan(tenancy_request).digest,
+    )
 
 
 def test_requester_sees_the_plan_and_history_of_their_request(client, world, submitted):
@@ -51,8 +64,12 @@ def test_member_of_another_tenant_gets_404(client, world, submitted, path):
 
 def test_other_tenants_namespace_and_tenant_pages_are_404(client, world):
     namespace = Namespace.objects.create(
-        name="payments-shop-dev", tenant=world["tenant"], tier_id=1, cluster_id=1,
-        cpu_millis=1000, memory_mib=1024,
+        name="payments-shop-dev",
+        tenant=world["tenant"],
+        tier=dev_tier(),
+        cluster=sandbox_cluster(),
+        cpu_millis=1000,
+        memory_mib=1024,
     )
     client.force_login(world["outsider"])
     assert client.get(f"/namespaces/{namespace.pk}/").status_code == 404
@@ -92,10 +109,20 @@ def test_only_platform_admins_get_and_may_use_the_retry_button(client, world, su
 
 def test_namespace_page_shows_drift_findings(client, world):
     namespace = Namespace.objects.create(
-        name="payments-shop-dev", tenant=world["tenant"], tier_id=1, cluster_id=1,
-        cpu_millis=1000, memory_mib=1024, state="active",
-        drift=[{"object": "NetworkPolicy/payments-shop-dev/berth-allow-dns",
-                "status": "missing", "detail": ""}],
+        name="payments-shop-dev",
+        tenant=world["tenant"],
+        tier=dev_tier(),
+        cluster=sandbox_cluster(),
+        cpu_millis=1000,
+        memory_mib=1024,
+        state="active",
+        drift=[
+            {
+                "object": "NetworkPolicy/payments-shop-dev/berth-allow-dns",
+                "status": "missing",
+                "detail": "",
+            }
+        ],
         drift_checked_at="2026-11-22T10:00:00Z",
     )
     client.force_login(world["developer"])
@@ -110,12 +137,25 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
 ):
     tenant = TenantFactory(slug="busy")
     for index in range(rows):
-        Namespace.objects.create(name=f"busy-app{index}-dev", tenant=tenant, tier_id=1,
-                                 cluster_id=1, cpu_millis=100, memory_mib=128)
+        Namespace.objects.create(
+            name=f"busy-app{index}-dev",
+            tenant=tenant,
+            tier=dev_tier(),
+            cluster=sandbox_cluster(),
+            cpu_millis=100,
+            memory_mib=128,
+        )
         services.submit_request(
-            tenant=world["tenant"], kind="namespace", requester=world["developer"],
-            payload={"app": f"a{index}", "tier": "dev", "cluster": "sandbox", "cpu": "1",
-                     "memory": "1Gi"},
+            tenant=world["tenant"],
+            kind="namespace",
+            requester=world["developer"],
+            payload={
+                "app": f"a{index}",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "1",
+                "memory": "1Gi",
+            },
         )
     client.force_login(world["admin"])
     with django_assert_max_num_queries(6):

@@ -72,6 +72,7 @@ def submit(count: int, sandbox_url: str) -> list[int]:
     demo.seed(sandbox_api_url=sandbox_url)
     tenant = Tenant.objects.get(slug="payments")
     tenant.budget_namespaces = count + 10
+    tenant.budget_cpu_millis = tenant.budget_memory_mib = 1000 * (count + 10)
     tenant.save()
     developer = User.objects.get(username="dev")
     return [

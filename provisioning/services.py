@@ -75,11 +75,14 @@ def record_step(*, run: Run, index: int, outcome: str, attempts: int, message: s
 
 @transaction.atomic
 def record_namespaces_pending(*, tenancy_request: Request, inputs: PlanInput) -> None:
-    """The namespaces a plan creates exist in Berth (as pending) from the first attempt."""
+    """The names the request claimed become namespaces being provisioned."""
     cluster = Cluster.objects.get(name=inputs.cluster.name)
     project = None
     if inputs.project:
         project = Project.objects.filter(tenant=tenancy_request.tenant, name=inputs.project).first()
+    Namespace.objects.filter(request=tenancy_request, state=NamespaceState.REQUESTED).update(
+        state=NamespaceState.PENDING
+    )
     for spec in inputs.namespaces:
         if Namespace.objects.filter(
             cluster=cluster, name=spec.name, state__in=LIVE_STATES

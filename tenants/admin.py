@@ -101,7 +101,7 @@ class ClusterAdmin(admin.ModelAdmin):
 
 @admin.register(EnvironmentTier)
 class EnvironmentTierAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "pod_security_level", "approval_policy", "is_ephemeral")
+    list_display = ("slug", "name", "pod_security_level", "is_ephemeral")
 
 
 @admin.register(Project)

@@ -32,10 +32,15 @@ class NetworkPreset(models.TextChoices):
     INGRESS = "ingress", "Isolated, plus traffic from the ingress controller"
 
 
-class ApprovalPolicy(models.TextChoices):
-    AUTO = "auto", "Auto-approve within budget"
-    TENANT_OWNER = "tenant_owner", "A tenant owner approves"
-    PLATFORM_ADMIN = "platform_admin", "A platform admin approves"
+class PolicyOutcome(models.TextChoices):
+    AUTO_APPROVE = "auto_approve", "Approve automatically"
+    REQUIRE = "require", "Require approvals"
+    DENY = "deny", "Deny"
+
+
+class ApproverRole(models.TextChoices):
+    PLATFORM_ADMIN = "platform_admin", "Platform admin"
+    TENANT_OWNER = "tenant_owner", "Tenant owner (or platform admin)"
 
 
 class GitOpsEngine(models.TextChoices):
@@ -45,6 +50,8 @@ class GitOpsEngine(models.TextChoices):
 
 
 class NamespaceState(models.TextChoices):
+    # Claimed by a request awaiting a decision: the name is taken and counts against budget.
+    REQUESTED = "requested", "Requested"
     PENDING = "pending", "Pending"
     ACTIVE = "active", "Active"
     DECOMMISSIONING = "decommissioning", "Decommissioning"

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from django.db import transaction
 
-from tenants.choices import ApprovalPolicy, GitOpsEngine, MembershipSource, NetworkPreset, Role
+from tenants.choices import GitOpsEngine, MembershipSource, NetworkPreset, Role
 from tenants.models import Cluster, EnvironmentTier, Membership, Tenant, User
 
 PLATFORM_ADMIN_GROUP = "platform-admins"
@@ -31,7 +31,6 @@ TIERS = [
         owner_cluster_role="edit",
         member_cluster_role="edit",
         viewer_cluster_role="view",
-        approval_policy=ApprovalPolicy.AUTO,
         auto_repair_drift=True,
     ),
     dict(
@@ -49,7 +48,6 @@ TIERS = [
         owner_cluster_role="edit",
         member_cluster_role="edit",
         viewer_cluster_role="view",
-        approval_policy=ApprovalPolicy.TENANT_OWNER,
         auto_repair_drift=True,
     ),
     # Only the GitOps controller writes prod (the Morgridge model): people get `view`.
@@ -68,7 +66,6 @@ TIERS = [
         owner_cluster_role="view",
         member_cluster_role="view",
         viewer_cluster_role="view",
-        approval_policy=ApprovalPolicy.PLATFORM_ADMIN,
         auto_repair_drift=False,
     ),
     dict(
@@ -86,7 +83,6 @@ TIERS = [
         owner_cluster_role="edit",
         member_cluster_role="edit",
         viewer_cluster_role="view",
-        approval_policy=ApprovalPolicy.AUTO,
         is_ephemeral=True,
         default_ttl=timedelta(days=2),
         max_ttl=timedelta(days=14),

@@ -36,3 +36,23 @@ def namespace_name(tenant: str, app: str, tier: str) -> str:
 
 def was_truncated(tenant: str, app: str, tier: str) -> bool:
     return namespace_name(tenant, app, tier) != f"{tenant}-{app}-{tier}"
+
+
+RESERVED_NAMES = frozenset({"default", "flux-system"})
+RESERVED_PREFIXES = ("kube-", "argocd", "kargo")
+
+
+def reserved_reason(name: str, *, berth_namespace: str) -> str | None:
+    """Why a namespace name belongs to the cluster or its platform, or None if it is free."""
+    if name in RESERVED_NAMES or name == berth_namespace:
+        return f"{name} is reserved for the cluster's own components."
+    for prefix in RESERVED_PREFIXES:
+        if name.startswith(prefix):
+            return f"{name} is reserved: names starting with {prefix!r} belong to the platform."
+    return None
+
+
+def outside_prefix_reason(name: str, *, tenant: str) -> str | None:
+    if not name.startswith(f"{tenant}-"):
+        return f"{name} is outside the tenant's prefix: its namespaces start with {tenant}-."
+    return None

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from tenants import quantities
 from tenants.choices import GitOpsEngine, NamespaceState, RequestKind
 from tenants.models import Namespace, Project, Tenant
+from tenants.naming import namespace_name, outside_prefix_reason, reserved_reason
 from tenants.validators import validate_dns_label
 
 APP_NAME_MAX = 40
@@ -77,6 +79,30 @@ class _TenantScoped(serializers.Serializer):
         if errors:
             raise serializers.ValidationError(errors)
 
+    def _check_names(self, names: list[str], *, cluster: str, field: str = "app") -> None:
+        """Refuse reserved names, names outside the tenant's prefix and names already taken."""
+        problems = []
+        for name in names:
+            reason = reserved_reason(
+                name, berth_namespace=settings.BERTH_NAMESPACE
+            ) or outside_prefix_reason(name, tenant=self.tenant.slug)
+            if reason:
+                problems.append(reason)
+                continue
+            taken = (
+                Namespace.objects.filter(cluster__name=cluster, name=name)
+                .exclude(state=NamespaceState.DECOMMISSIONED)
+                .first()
+            )
+            if taken is None:
+                continue
+            if taken.state == NamespaceState.REQUESTED:
+                problems.append(f"{name} is already requested (request #{taken.request_id}).")
+            else:
+                problems.append(f"{name} already exists on {cluster}.")
+        if problems:
+            raise serializers.ValidationError({field: problems})
+
     def _live_namespace(self, name: str) -> Namespace:
         namespace = Namespace.objects.filter(
             tenant=self.tenant, name=name, state=NamespaceState.ACTIVE
@@ -105,6 +131,9 @@ class NamespacePayload(_TenantScoped, QuotaFields):
         tier = self._tier(data["tier"])
         self._cluster(data["cluster"])
         self._within_tier(tier, data)
+        self._check_names(
+            [namespace_name(self.tenant.slug, data["app"], tier.slug)], cluster=data["cluster"]
+        )
         return data
 
 
@@ -122,6 +151,8 @@ class ProjectPayload(_TenantScoped):
         self._cluster(data["cluster"])
         if Project.objects.filter(tenant=self.tenant, name=data["app"]).exists():
             raise serializers.ValidationError({"app": f"Project {data['app']!r} already exists."})
+        names = [namespace_name(self.tenant.slug, data["app"], slug) for slug in data["tiers"]]
+        self._check_names(names, cluster=data["cluster"])
         return data
 
 
@@ -138,6 +169,10 @@ class EnvironmentPayload(_TenantScoped, QuotaFields):
         tier = self._tier(data["tier"])
         self._cluster(data["cluster"])
         self._within_tier(tier, data)
+        self._check_names(
+            [namespace_name(self.tenant.slug, data["project"], tier.slug)],
+            cluster=data["cluster"], field="tier",
+        )
         return data
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from tenants.choices import NamespaceState
-from tenants.models import AuditEvent, Namespace, Request, Tenant, User
+from tenants.choices import ApproverRole, NamespaceState, RequestState, Role
+from tenants.models import AuditEvent, Membership, Namespace, Request, Tenant, User
 
 
 def tenants_for_user(user: User) -> QuerySet[Tenant]:
@@ -60,3 +60,42 @@ def visible_namespace(user: User, pk: int) -> Namespace:
 
 def visible_tenant(user: User, slug: str) -> Tenant:
     return get_object_or_404(tenants_for_user(user), slug=slug)
+
+
+def role_in(user: User, tenant: Tenant) -> str | None:
+    return (
+        Membership.objects.filter(user=user, tenant=tenant).values_list("role", flat=True).first()
+    )
+
+
+def may_request(user: User, tenant: Tenant) -> bool:
+    return is_platform_admin(user) or role_in(user, tenant) is not None
+
+
+def why_cannot_decide(user: User, tenancy_request: Request) -> str | None:
+    """None when the user may approve or reject this request, else the reason they may not."""
+    if tenancy_request.requester_id == user.pk:
+        return "Nobody may decide their own request."
+    if is_platform_admin(user):
+        return None
+    if (
+        tenancy_request.approver_role == ApproverRole.TENANT_OWNER
+        and role_in(user, tenancy_request.tenant) == Role.OWNER
+    ):
+        return None
+    who = ApproverRole(tenancy_request.approver_role).label.lower()
+    return f"This request needs a {who} to decide it."
+
+
+def decidable_by(user: User) -> QuerySet[Request]:
+    """The approval queue: requests awaiting a decision this user may make, oldest first."""
+    pending = (
+        Request.objects.filter(state=RequestState.SUBMITTED)
+        .exclude(requester=user)
+        .select_related("tenant", "requester")
+        .order_by("created_at", "id")
+    )
+    if is_platform_admin(user):
+        return pending
+    owned = Membership.objects.filter(user=user, role=Role.OWNER).values("tenant_id")
+    return pending.filter(approver_role=ApproverRole.TENANT_OWNER, tenant_id__in=owned)

@@ -11,13 +11,32 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
+from rest_framework.exceptions import ValidationError
 
-from tenants import audit
-from tenants.choices import Decision, RequestKind, RequestState, RunState
-from tenants.errors import IllegalTransition, NotAllowed
-from tenants.models import Approval, Request, Run, Tenant, User
+from tenants import audit, budget, policy, selectors
+from tenants.choices import (
+    ApproverRole,
+    Decision,
+    NamespaceState,
+    PolicyOutcome,
+    RequestKind,
+    RequestState,
+    RunState,
+)
+from tenants.errors import DomainError, IllegalTransition, NotAllowed
+from tenants.models import (
+    Approval,
+    Cluster,
+    EnvironmentTier,
+    Namespace,
+    Request,
+    Run,
+    Tenant,
+    User,
+)
+from tenants.naming import namespace_name
 from tenants.payloads import validate_payload
 from tenants.signals import request_state_changed
 
@@ -95,6 +114,56 @@ def _transition(
     return tenancy_request
 
 
+def _claim_namespaces(tenancy_request: Request) -> None:
+    """Take the names a request would create, so no other request or namespace can.
+
+    The claim counts against the tenant's budget until the request is decided; the unique
+    constraint on live names is the backstop against two requests racing for one name.
+    """
+    payload, tenant = tenancy_request.payload, tenancy_request.tenant
+    if tenancy_request.kind == RequestKind.PROJECT:
+        wanted = [(payload["app"], slug) for slug in payload["tiers"]]
+    elif tenancy_request.kind == RequestKind.NAMESPACE:
+        wanted = [(payload["app"], payload["tier"])]
+    elif tenancy_request.kind == RequestKind.ENVIRONMENT:
+        wanted = [(payload["project"], payload["tier"])]
+    else:
+        return
+    cluster = Cluster.objects.get(name=payload["cluster"])
+    tiers = {
+        tier.slug: tier
+        for tier in EnvironmentTier.objects.filter(slug__in=[slug for _, slug in wanted])
+    }
+    for app, slug in wanted:
+        tier = tiers[slug]
+        is_project = tenancy_request.kind == RequestKind.PROJECT
+        name = namespace_name(tenant.slug, app, slug)
+        try:
+            with transaction.atomic():
+                Namespace.objects.create(
+                    name=name,
+                    tenant=tenant,
+                    cluster=cluster,
+                    tier=tier,
+                    state=NamespaceState.REQUESTED,
+                    request=tenancy_request,
+                    cpu_millis=tier.default_cpu_millis if is_project else payload["cpu_millis"],
+                    memory_mib=tier.default_memory_mib if is_project else payload["memory_mib"],
+                    storage_gib=(
+                        tier.default_storage_gib if is_project else payload.get("storage_gib", 0)
+                    ),
+                )
+        except IntegrityError as exc:
+            raise ValidationError({"app": [f"{name} was just taken by another request."]}) from exc
+
+
+def _release_claims(tenancy_request: Request) -> dict[str, Any]:
+    released = Namespace.objects.filter(request=tenancy_request, state=NamespaceState.REQUESTED)
+    names = list(released.values_list("name", flat=True))
+    released.delete()
+    return {"released": names} if names else {}
+
+
 def submit_request(
     *,
     tenant: Tenant,
@@ -103,31 +172,116 @@ def submit_request(
     requester: User,
     source_ip: str | None = None,
 ) -> Request:
-    """Validate the payload for its kind and record the request as awaiting approval."""
+    """Validate, check the budget, ask the approval policy, and record the request.
+
+    Raises rest_framework's ValidationError (by field) for bad input or an exhausted
+    budget, NotAllowed for someone outside the tenant or a rule that denies. Nothing is
+    saved in either case. A rule that auto-approves approves in the same transaction.
+    """
+    if not selectors.may_request(requester, tenant):
+        raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
     cleaned = validate_payload(kind=kind, tenant=tenant, payload=payload)
     with transaction.atomic():
-        tenancy_request = Request.objects.create(
-            tenant=tenant, kind=kind, payload=cleaned, requester=requester
+        # One admission at a time per tenant: the budget check below must see every claim.
+        Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+        over = budget.overruns(
+            tenant=tenant, wanted=budget.demand(tenant=tenant, kind=kind, payload=cleaned)
         )
+        if over:
+            raise ValidationError({field: [message] for field, message in over.items()})
+        decision = policy.decide(
+            policy.attributes_for(tenant=tenant, kind=kind, payload=cleaned, requester=requester)
+        )
+        if decision.outcome == PolicyOutcome.DENY:
+            denied = decision
+        else:
+            denied = None
+            tenancy_request = _admit(
+                tenant=tenant,
+                kind=kind,
+                cleaned=cleaned,
+                requester=requester,
+                decision=decision,
+                source_ip=source_ip,
+            )
+    if denied is not None:
+        # Recorded after the admission transaction ends, which saved nothing.
         audit.record(
             actor=requester,
-            action="request.submit",
-            obj=tenancy_request,
+            action="request.denied",
+            obj=tenant,
             tenant_id=tenant.pk,
-            after={"state": tenancy_request.state, "kind": kind, "payload": cleaned},
             source_ip=source_ip,
+            after={"kind": kind, "payload": cleaned, "rule": denied.rule},
+        )
+        raise NotAllowed(denied.message or f"Denied by the approval rule {denied.rule}.")
+    return tenancy_request
+
+
+def _admit(
+    *,
+    tenant: Tenant,
+    kind: str,
+    cleaned: dict[str, Any],
+    requester: User,
+    decision: policy.PolicyDecision,
+    source_ip: str | None,
+) -> Request:
+    tenancy_request = Request.objects.create(
+        tenant=tenant,
+        kind=kind,
+        payload=cleaned,
+        requester=requester,
+        policy_rule=decision.rule,
+        approvals_required=decision.approvals_required,
+        approver_role=decision.approver_role,
+        status_message=_awaiting(decision.approvals_required, decision.approver_role, 0),
+    )
+    _claim_namespaces(tenancy_request)
+    audit.record(
+        actor=requester,
+        action="request.submit",
+        obj=tenancy_request,
+        tenant_id=tenant.pk,
+        after={
+            "state": tenancy_request.state,
+            "kind": kind,
+            "payload": cleaned,
+            "rule": decision.rule,
+        },
+        source_ip=source_ip,
+    )
+    request_id = tenancy_request.pk
+    transaction.on_commit(
+        lambda: request_state_changed.send(
+            sender=Request, request_id=request_id, action="submit", state=S.SUBMITTED
+        )
+    )
+    if decision.outcome == PolicyOutcome.AUTO_APPROVE:
+        Approval.objects.create(
+            request=tenancy_request,
+            approver=None,
+            decision=Decision.APPROVE,
+            reason=f"Rule {decision.rule} approves automatically.",
+        )
+        tenancy_request = _transition(
+            request_id=request_id,
+            action="approve",
+            actor=None,
+            message=f"Approved automatically by rule {decision.rule}.",
         )
     return tenancy_request
 
 
-def _check_may_decide(
+def _awaiting(required: int, role: str, have: int) -> str:
+    who = ApproverRole(role).label.lower()
+    return f"Awaiting approval: {have} of {required} from a {who}."
+
+
+def _refuse_decision(
     *, tenancy_request: Request, user: User, action: str, source_ip: str | None
 ) -> None:
-    reason = None
-    if tenancy_request.requester_id == user.pk:
-        reason = "Nobody may decide their own request."
-    elif not (user.is_platform_admin or user.is_superuser):
-        reason = "Only platform admins may decide requests."
+    reason = selectors.why_cannot_decide(user, tenancy_request)
     if reason:
         # Refusals are audited too: an attempt to decide without the right is worth knowing.
         audit.record(
@@ -149,13 +303,21 @@ def approve_request(
     reason: str = "",
     source_ip: str | None = None,
 ) -> Request:
-    """Approve, binding the approval to the digest of the plan the approver saw."""
-    tenancy_request = Request.objects.get(pk=request_id)
-    _check_may_decide(
+    """Record an approval bound to the digest of the plan the approver saw; once the
+    policy's number of approvals for that plan is reached, the request is approved."""
+    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
+    _refuse_decision(
         tenancy_request=tenancy_request, user=approver, action="approve", source_ip=source_ip
     )
-
-    def record_approval(locked: Request) -> dict[str, Any]:
+    with transaction.atomic():
+        locked = Request.objects.select_for_update().get(pk=request_id)
+        if locked.state not in TRANSITIONS["approve"].sources:
+            raise IllegalTransition(
+                request_id=request_id, state_label=locked.get_state_display(), action="approved"
+            )
+        approvals = locked.approvals.filter(decision=Decision.APPROVE, plan_digest=plan_digest)
+        if approvals.filter(approver=approver).exists():
+            raise DomainError("You have already approved this plan.")
         Approval.objects.create(
             request=locked,
             approver=approver,
@@ -163,25 +325,40 @@ def approve_request(
             reason=reason,
             plan_digest=plan_digest,
         )
-        return {"plan_digest": plan_digest}
-
-    return _transition(
-        request_id=request_id,
-        action="approve",
-        actor=approver,
-        message=reason,
-        source_ip=source_ip,
-        side_effect=record_approval,
-    )
+        have = approvals.count()
+        if have < locked.approvals_required:
+            locked.status_message = _awaiting(locked.approvals_required, locked.approver_role, have)
+            locked.save(update_fields=["status_message", "updated_at"])
+            audit.record(
+                actor=approver,
+                action="request.approval_recorded",
+                obj=locked,
+                tenant_id=locked.tenant_id,
+                source_ip=source_ip,
+                after={
+                    "approvals": have,
+                    "required": locked.approvals_required,
+                    "plan_digest": plan_digest,
+                },
+            )
+            return locked
+        return _transition(
+            request_id=request_id,
+            action="approve",
+            actor=approver,
+            message=reason,
+            source_ip=source_ip,
+            side_effect=lambda _: {"plan_digest": plan_digest},
+        )
 
 
 def reject_request(
     *, request_id: int, approver: User, reason: str, source_ip: str | None = None
 ) -> Request:
     if not reason.strip():
-        raise NotAllowed("A rejection needs a reason the requester can act on.")
-    tenancy_request = Request.objects.get(pk=request_id)
-    _check_may_decide(
+        raise DomainError("A rejection needs a reason the requester can act on.")
+    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
+    _refuse_decision(
         tenancy_request=tenancy_request, user=approver, action="reject", source_ip=source_ip
     )
 
@@ -189,7 +366,7 @@ def reject_request(
         Approval.objects.create(
             request=locked, approver=approver, decision=Decision.REJECT, reason=reason
         )
-        return {}
+        return _release_claims(locked)
 
     return _transition(
         request_id=request_id,
@@ -206,6 +383,7 @@ def cancel_request(*, request_id: int, actor: User, source_ip: str | None = None
     if tenancy_request.requester_id != actor.pk and not actor.is_platform_admin:
         raise NotAllowed("Only the requester or a platform admin may cancel a request.")
     return _transition(
+        side_effect=_release_claims,
         request_id=request_id,
         action="cancel",
         actor=actor,

@@ -11,6 +11,7 @@ from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ObjectRef
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import Cluster, Namespace, Request, Tenant, User
+from tests.workflow import approve_if_needed
 
 WORKER = "test-worker"
 
@@ -36,11 +37,10 @@ def world(db, sandbox):
 def approved(world, kind="namespace", **payload) -> Request:
     payload = payload or {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1",
                           "memory": "2Gi", "storage": "5Gi"}
-    submitted = services.submit_request(tenant=world["tenant"], kind=kind, payload=payload,
-                                        requester=world["developer"])
-    digest = engine.current_plan(submitted).digest
-    return services.approve_request(request_id=submitted.pk, approver=world["admin"],
-                                    plan_digest=digest)
+    submitted = services.submit_request(
+        tenant=world["tenant"], kind=kind, payload=payload, requester=world["developer"]
+    )
+    return approve_if_needed(submitted, approver=world["admin"])
 
 
 def converge(tenancy_request: Request) -> Request:
@@ -141,7 +141,9 @@ def test_unreachable_cluster_fails_with_a_readable_message(world, settings):
 
 
 def test_plan_changed_after_approval_returns_the_request_to_approval(world, sandbox):
-    tenancy_request = approved(world)
+    # Prod needs a person's approval, and a person approves a plan (its digest).
+    tenancy_request = approved(world, app="shop", tier="prod", cluster="sandbox", cpu="1",
+                               memory="2Gi")
     world["tenant"].member_groups = ["payments-devs", "payments-contractors"]
     world["tenant"].save()
 
@@ -149,7 +151,7 @@ def test_plan_changed_after_approval_returns_the_request_to_approval(world, sand
 
     assert tenancy_request.state == RequestState.SUBMITTED
     assert "plan changed after approval" in tenancy_request.status_message
-    assert sandbox.get("Namespace", "payments-shop-dev") is None
+    assert sandbox.get("Namespace", "payments-shop-prod") is None
 
 
 def test_a_second_worker_does_not_provision_a_request_under_lease(world, sandbox):
@@ -173,7 +175,7 @@ def test_decommission_deletes_the_namespace_and_marks_both_requests(world, sandb
     assert decommission.state == RequestState.READY
     created.refresh_from_db()
     assert created.state == RequestState.DECOMMISSIONED
-    assert sandbox.get("Namespace", "payments-shop-dev") is None
+    assert sandbox.get("Namespace", "payments-shop-prod") is None
     assert not sandbox.objects(namespace="payments-shop-dev")
     assert Namespace.objects.get(name="payments-shop-dev").state == NamespaceState.DECOMMISSIONED
 

@@ -14,6 +14,7 @@ from tenants import demo, services
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant, User
 from tests.integration import celery_worker, needs_postgres_and_redis, wait_for
+from tests.workflow import approve_if_needed
 
 pytestmark = [pytest.mark.integration, needs_postgres_and_redis]
 
@@ -41,8 +42,7 @@ def approve(world, app="shop") -> Request:
         tenant=world["tenant"], kind="namespace", requester=world["developer"],
         payload={"app": app, "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
-    return services.approve_request(request_id=submitted.pk, approver=world["admin"],
-                                    plan_digest=engine.current_plan(submitted).digest)
+    return approve_if_needed(submitted, approver=world["admin"])
 
 
 def state_of(tenancy_request: Request) -> str:

@@ -5,7 +5,7 @@ import pytest
 
 from tenants import services
 from tenants.choices import Decision, RequestState, RunState
-from tenants.errors import IllegalTransition, NotAllowed
+from tenants.errors import DomainError, IllegalTransition, NotAllowed
 from tenants.models import Approval, AuditEvent, Request, Run
 from tests.factories import RequestFactory, UserFactory
 
@@ -174,7 +174,7 @@ def test_member_without_the_right_cannot_approve(make_request, tenant):
 
 def test_rejection_needs_a_reason(make_request, platform_admin):
     tenancy_request = make_request()
-    with pytest.raises(NotAllowed, match="needs a reason"):
+    with pytest.raises(DomainError, match="needs a reason"):
         services.reject_request(request_id=tenancy_request.pk, approver=platform_admin, reason=" ")
     tenancy_request.refresh_from_db()
     assert tenancy_request.state == S.SUBMITTED

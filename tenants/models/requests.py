@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from tenants.choices import Decision, RequestKind, RequestState, RunState
+from tenants.choices import ApproverRole, Decision, RequestKind, RequestState, RunState
 
 
 class Request(models.Model):
@@ -21,16 +21,11 @@ class Request(models.Model):
     status_message = models.TextField(
         blank=True, help_text="Why the request is in its state, in words a person can act on."
     )
-    namespace = models.ForeignKey(
-        "Namespace",
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="requests",
-        help_text="The namespace this request creates or changes.",
-    )
-    project = models.ForeignKey(
-        "Project", on_delete=models.PROTECT, null=True, blank=True, related_name="requests"
+    # What the approval policy decided at submission (tenants.policy).
+    policy_rule = models.CharField(max_length=100, blank=True)
+    approvals_required = models.PositiveSmallIntegerField(default=1)
+    approver_role = models.CharField(
+        max_length=20, choices=ApproverRole.choices, default=ApproverRole.PLATFORM_ADMIN
     )
     # A worker holds the lease while it provisions, so two never work on one request; it
     # expires by itself if the worker dies, and the sweep hands the request to another.
@@ -52,7 +47,8 @@ class Approval(models.Model):
 
     request = models.ForeignKey(Request, on_delete=models.CASCADE, related_name="approvals")
     approver = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="approvals"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="approvals",
+        null=True, blank=True, help_text="Empty when the policy approved automatically.",
     )
     decision = models.CharField(max_length=10, choices=Decision.choices)
     reason = models.TextField(blank=True)
@@ -63,7 +59,23 @@ class Approval(models.Model):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"{self.get_decision_display()} by {self.approver} on request #{self.request_id}"
+        who = self.approver or "policy"
+        return f"{self.get_decision_display()} by {who} on request #{self.request_id}"
+
+
+class Comment(models.Model):
+    request = models.ForeignKey(Request, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="comments"
+    )
+    body = models.TextField(max_length=4000)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"comment by {self.author} on request #{self.request_id}"
 
 
 class Run(models.Model):

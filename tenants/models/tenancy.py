@@ -6,7 +6,6 @@ from django.core.validators import MaxLengthValidator, MinValueValidator, URLVal
 from django.db import models
 
 from tenants.choices import (
-    ApprovalPolicy,
     ClusterAuth,
     GitOpsEngine,
     MembershipSource,
@@ -16,6 +15,7 @@ from tenants.choices import (
     Role,
 )
 from tenants.fields import EncryptedTextField
+from tenants.naming import reserved_reason
 from tenants.validators import validate_dns_label
 
 # Leaves room for "-<app>-<tier>" inside a 63-character namespace name.
@@ -56,6 +56,16 @@ class Tenant(models.Model):
     allowed_domains = models.JSONField(
         default=list, blank=True, help_text="DNS domains the tenant's Ingresses may serve."
     )
+    notify_emails = models.JSONField(
+        default=list, blank=True, help_text="Addresses told about every request of the tenant."
+    )
+    webhook_url = models.CharField(
+        max_length=500, blank=True, validators=[URLValidator(schemes=["http", "https"])],
+        help_text="Receives a signed JSON event for every request state change.",
+    )
+    webhook_secret = EncryptedTextField(
+        blank=True, help_text="Signs webhook bodies (HMAC-SHA256); encrypted at rest."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -65,6 +75,11 @@ class Tenant(models.Model):
         return self.slug
 
     def clean(self) -> None:
+        reserved = reserved_reason(f"{self.slug}-", berth_namespace=settings.BERTH_NAMESPACE)
+        if reserved or self.slug in ("kube", "default", "flux"):
+            raise ValidationError({"slug": (
+                f"{self.slug!r} would give namespaces names reserved for the platform."
+            )})
         # `<slug>-*` must match only this tenant's namespaces (Argo CD destinations, naming).
         clashes = [
             other for other in Tenant.objects.exclude(pk=self.pk).values_list("slug", flat=True)
@@ -177,9 +192,6 @@ class EnvironmentTier(models.Model):
     member_cluster_role = models.CharField(max_length=100, default="edit")
     viewer_cluster_role = models.CharField(max_length=100, default="view")
 
-    approval_policy = models.CharField(
-        max_length=20, choices=ApprovalPolicy.choices, default=ApprovalPolicy.PLATFORM_ADMIN
-    )
     is_ephemeral = models.BooleanField(default=False)
     default_ttl = models.DurationField(null=True, blank=True)
     max_ttl = models.DurationField(null=True, blank=True)

@@ -13,6 +13,10 @@ class User(AbstractUser):
         blank=True,
         help_text="The identity provider's stable `sub` claim; never matched by e-mail.",
     )
+    last_groups = models.JSONField(
+        default=list, blank=True,
+        help_text="The groups claim at the last sign-in; approval rules can refer to it.",
+    )
     is_platform_admin = models.BooleanField(
         default=False,
         help_text="Set from the identity provider's platform-admin groups at each login.",

@@ -1,0 +1,134 @@
+"""Tenant budgets: what a tenant's namespaces and pending requests use, and what fits.
+
+Usage counts every namespace that is requested, being provisioned, live or being torn
+down, plus the increases that pending quota changes ask for. Callers that admit a request
+hold a lock on the tenant row, so concurrent requests cannot both take the last slice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Sum
+from django.db.models.functions import Coalesce
+
+from tenants import quantities
+from tenants.choices import NamespaceState, RequestKind, RequestState
+from tenants.models import EnvironmentTier, Namespace, Request, Tenant
+
+COUNTED_STATES = (
+    NamespaceState.REQUESTED,
+    NamespaceState.PENDING,
+    NamespaceState.ACTIVE,
+    NamespaceState.DECOMMISSIONING,
+)
+PENDING_REQUEST_STATES = (
+    RequestState.SUBMITTED,
+    RequestState.APPROVED,
+    RequestState.PROVISIONING,
+    RequestState.FAILED,
+)
+
+
+@dataclass(frozen=True)
+class Usage:
+    cpu_millis: int = 0
+    memory_mib: int = 0
+    storage_gib: int = 0
+    namespaces: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.cpu_millis + other.cpu_millis,
+            self.memory_mib + other.memory_mib,
+            self.storage_gib + other.storage_gib,
+            self.namespaces + other.namespaces,
+        )
+
+
+def limits(tenant: Tenant) -> Usage:
+    return Usage(
+        tenant.budget_cpu_millis,
+        tenant.budget_memory_mib,
+        tenant.budget_storage_gib,
+        tenant.budget_namespaces,
+    )
+
+
+def usage(tenant: Tenant) -> Usage:
+    totals = Namespace.objects.filter(tenant=tenant, state__in=COUNTED_STATES).aggregate(
+        cpu=Coalesce(Sum("cpu_millis"), 0),
+        memory=Coalesce(Sum("memory_mib"), 0),
+        storage=Coalesce(Sum("storage_gib"), 0),
+        count=Count("id"),
+    )
+    used = Usage(totals["cpu"], totals["memory"], totals["storage"], totals["count"])
+    changes = Request.objects.filter(
+        tenant=tenant, kind=RequestKind.QUOTA_CHANGE, state__in=PENDING_REQUEST_STATES
+    )
+    current = {
+        ns.name: ns
+        for ns in Namespace.objects.filter(
+            tenant=tenant,
+            name__in=[r.payload["namespace"] for r in changes],
+            state=NamespaceState.ACTIVE,
+        )
+    }
+    for change in changes:
+        namespace = current.get(change.payload["namespace"])
+        if namespace is not None:
+            used = used + increase(namespace, change.payload)
+    return used
+
+
+def increase(namespace: Namespace, payload: dict) -> Usage:
+    """What a quota change adds on top of a namespace's current quota (never negative)."""
+    return Usage(
+        max(payload["cpu_millis"] - namespace.cpu_millis, 0),
+        max(payload["memory_mib"] - namespace.memory_mib, 0),
+        max(payload.get("storage_gib", 0) - namespace.storage_gib, 0),
+        0,
+    )
+
+
+def demand(*, tenant: Tenant, kind: str, payload: dict) -> Usage:
+    """What admitting this request would add to the tenant's usage."""
+    if kind in (RequestKind.NAMESPACE, RequestKind.ENVIRONMENT):
+        return Usage(payload["cpu_millis"], payload["memory_mib"], payload.get("storage_gib", 0), 1)
+    if kind == RequestKind.PROJECT:
+        total = Usage()
+        for tier in EnvironmentTier.objects.filter(slug__in=payload["tiers"]):
+            total = total + Usage(
+                tier.default_cpu_millis, tier.default_memory_mib, tier.default_storage_gib, 1
+            )
+        return total
+    if kind == RequestKind.QUOTA_CHANGE:
+        namespace = Namespace.objects.get(
+            tenant=tenant, name=payload["namespace"], state=NamespaceState.ACTIVE
+        )
+        return increase(namespace, payload)
+    return Usage()
+
+
+def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
+    """Field → message for every dimension the request would push past the budget."""
+    used, budget = usage(tenant), limits(tenant)
+    dimensions = {
+        "cpu": ("cpu_millis", quantities.millis_to_cpu, "CPU"),
+        "memory": ("memory_mib", quantities.mib_to_memory, "memory"),
+        "storage": ("storage_gib", quantities.gib_to_storage, "storage"),
+        "namespaces": ("namespaces", str, "namespaces"),
+    }
+    problems = {}
+    for field, (attribute, show, label) in dimensions.items():
+        need, have, total = (
+            getattr(wanted, attribute),
+            getattr(used, attribute),
+            getattr(budget, attribute),
+        )
+        if need and have + need > total:
+            problems[field] = (
+                f"Asks for {show(need)} {label}, but {tenant.slug} uses {show(have)} of its "
+                f"{show(total)} budget: {show(max(total - have, 0))} left."
+            )
+    return problems

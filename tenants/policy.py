@@ -1,0 +1,154 @@
+"""Approval policy: ordered rules with CEL conditions, the first match decides.
+
+CEL (the Common Expression Language Kubernetes uses for admission policies) is evaluated
+with cel-python. A rule sees one variable, `request`, with these attributes:
+
+    request.kind             namespace | project | environment | quota_change | decommission
+    request.tenant           the tenant's slug
+    request.tier             the most sensitive tier the request touches ("prod" over "dev")
+    request.tiers            every tier it touches (a project spans several)
+    request.cluster          the target cluster's name
+    request.cpu_millis, request.memory_mib, request.storage_gib    what it adds or sets
+    request.ephemeral        true for review apps and other expiring environments
+    request.requester        the requester's username
+    request.requester_role   "owner" | "member" | "viewer" | "" in this tenant
+    request.requester_groups the groups claim at the requester's last sign-in
+
+Budgets are enforced before rules are consulted: a request beyond the tenant's budget is
+refused at submission, so every request a rule sees fits.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import celpy
+from celpy import CELEvalError, CELParseError
+
+from tenants.choices import ApproverRole, PolicyOutcome
+from tenants.models import ApprovalRule
+
+SAMPLE_ATTRIBUTES: dict[str, Any] = {
+    "kind": "namespace",
+    "tenant": "payments",
+    "tier": "dev",
+    "tiers": ["dev"],
+    "cluster": "sandbox",
+    "cpu_millis": 1000,
+    "memory_mib": 1024,
+    "storage_gib": 0,
+    "ephemeral": False,
+    "requester": "dev",
+    "requester_role": "member",
+    "requester_groups": ["payments-devs"],
+}
+FALLBACK = "no-rule-matched"
+
+
+class PolicyError(ValueError):
+    """A rule's condition does not compile or cannot be evaluated."""
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    rule: str
+    outcome: str
+    approvals_required: int = 1
+    approver_role: str = ApproverRole.PLATFORM_ADMIN
+    message: str = ""
+
+
+_environment = celpy.Environment()
+
+
+@functools.lru_cache(maxsize=512)
+def compile_condition(condition: str):  # noqa: ANN201 - a celpy Runner
+    """Compile and try the condition on sample attributes; raise PolicyError if it fails."""
+    try:
+        program = _environment.program(_environment.compile(condition))
+    except CELParseError as exc:
+        raise PolicyError(f"The condition does not compile: {exc}") from exc
+    result = _evaluate(program, SAMPLE_ATTRIBUTES)
+    if isinstance(result, CELEvalError):
+        raise PolicyError(
+            f"The condition cannot be evaluated ({result.args[0] if result.args else result}); "
+            f"it may only use these attributes of request: {', '.join(sorted(SAMPLE_ATTRIBUTES))}."
+        )
+    if not isinstance(result, celpy.celtypes.BoolType):
+        raise PolicyError(f"The condition must be true or false, not {type(result).__name__}.")
+    return program
+
+
+def _evaluate(program, attributes: dict[str, Any]):  # noqa: ANN001, ANN202 - celpy types
+    try:
+        return program.evaluate(celpy.json_to_cel({"request": attributes}))
+    except CELEvalError as error:  # raised or returned, depending on where evaluation fails
+        return error
+
+
+def matches(condition: str, attributes: dict[str, Any]) -> bool:
+    result = _evaluate(compile_condition(condition), attributes)
+    if isinstance(result, CELEvalError):
+        raise PolicyError(f"The condition failed on this request: {result}")
+    return bool(result)
+
+
+def decide(attributes: dict[str, Any]) -> PolicyDecision:
+    """The first enabled rule whose condition holds decides; none → a platform admin does."""
+    for rule in ApprovalRule.objects.filter(enabled=True).order_by("position", "id"):
+        if matches(rule.condition, attributes):
+            return PolicyDecision(
+                rule=rule.name,
+                outcome=rule.outcome,
+                approvals_required=max(rule.approvals_required, 1),
+                approver_role=rule.approver_role,
+                message=rule.message,
+            )
+    return PolicyDecision(rule=FALLBACK, outcome=PolicyOutcome.REQUIRE)
+
+
+def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> dict[str, Any]:  # noqa: ANN001
+    """The `request` variable rules see, from a validated payload."""
+    from tenants.budget import demand
+    from tenants.models import EnvironmentTier, Membership, Namespace
+
+    if kind in ("quota_change", "decommission"):
+        namespace = Namespace.objects.select_related("tier", "cluster").get(
+            tenant=tenant, name=payload["namespace"], state="active"
+        )
+        tier_slugs, cluster, ephemeral = (
+            [namespace.tier.slug],
+            namespace.cluster.name,
+            bool(namespace.tier.is_ephemeral),
+        )
+    else:
+        tier_slugs = payload["tiers"] if kind == "project" else [payload["tier"]]
+        cluster = payload["cluster"]
+        ephemeral = EnvironmentTier.objects.filter(slug__in=tier_slugs, is_ephemeral=True).exists()
+    ordered = list(
+        EnvironmentTier.objects.filter(slug__in=tier_slugs)
+        .order_by("position")
+        .values_list("slug", flat=True)
+    )
+    wanted = demand(tenant=tenant, kind=kind, payload=payload)
+    role = (
+        Membership.objects.filter(tenant=tenant, user=requester)
+        .values_list("role", flat=True)
+        .first()
+    )
+    return {
+        "kind": kind,
+        "tenant": tenant.slug,
+        "tier": ordered[-1] if ordered else "",
+        "tiers": ordered,
+        "cluster": cluster,
+        "cpu_millis": wanted.cpu_millis,
+        "memory_mib": wanted.memory_mib,
+        "storage_gib": wanted.storage_gib,
+        "ephemeral": ephemeral,
+        "requester": requester.username,
+        "requester_role": role or "",
+        "requester_groups": list(requester.last_groups or []),
+    }

@@ -1,15 +1,17 @@
 """`make run`: the whole portal on one machine for development and demos.
 
-Migrates, seeds the demo world, then starts the web app, a Celery worker and the beat
-scheduler as child processes, prints where to go and how to sign in, and stops them all
-on Ctrl-C. DEBUG is on here and only here. Secrets for development are generated once
-into the data directory so restarts keep sessions and encrypted values readable.
+Migrates, seeds the demo world, then starts the web app, a Celery worker, the beat
+scheduler and a development OIDC provider (portal.devidp) as child processes, prints where
+to go and how to sign in, and stops them all on Ctrl-C. DEBUG is on here and only here.
+Secrets for development are generated once into the data directory so restarts keep
+sessions and encrypted values readable.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +38,7 @@ def load_or_create_dev_secrets(data_dir: Path) -> dict[str, str]:
         "SECRET_KEY": lambda: secrets.token_urlsafe(50),
         "BERTH_FERNET_KEYS": lambda: Fernet.generate_key().decode(),
         "BERTH_ADMIN_PASSWORD": lambda: secrets.token_urlsafe(12),
+        "BERTH_DEV_OIDC_CLIENT_SECRET": lambda: secrets.token_urlsafe(32),
     }
     missing = {key: make() for key, make in wanted.items() if key not in values}
     if missing:
@@ -57,6 +60,19 @@ def main() -> int:
         BERTH_DEBUG="1", BERTH_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="portal.settings"
     )
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # Sign-in: Berth uses the development identity provider, which runs as its own process.
+    idp_port = os.environ.get("BERTH_DEVIDP_PORT", "8001")
+    idp_url = f"http://{host}:{idp_port}"
+    env.update(
+        BERTH_DEV_OIDC="1",
+        OIDC_ISSUER=f"{idp_url}/openid",
+        OIDC_CLIENT_ID="berth-dev",
+        OIDC_CLIENT_SECRET=env["BERTH_DEV_OIDC_CLIENT_SECRET"],
+        OIDC_PROVIDER_NAME="the development identity provider",
+        BERTH_PLATFORM_ADMIN_GROUPS="platform-admins",
+        DEVIDP_URL=idp_url,
+        DEVIDP_BERTH_URLS=f"http://{host}:{port},http://localhost:{port}",
+    )
 
     def manage(*args: str) -> None:
         subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)  # noqa: S603
@@ -67,6 +83,8 @@ def main() -> int:
     manage("seed_demo", "--sandbox-url", sandbox_url)
     manage("ensure_superuser", "--username", "admin")
 
+    # Metrics files of the previous run's processes (prometheus_client multiprocess mode).
+    shutil.rmtree(env.get("PROMETHEUS_MULTIPROC_DIR", data_dir / "prometheus"), ignore_errors=True)
     celery = [PYTHON, "-m", "celery", "-A", "portal"]
     commands = {
         # The sandbox cluster: a local Kubernetes API stand-in, not a real cluster.
@@ -74,6 +92,7 @@ def main() -> int:
         "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
         "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "2"],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
+        "idp": [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
     }
     children = {
         name: subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True)  # noqa: S603
@@ -83,8 +102,10 @@ def main() -> int:
     print(
         f"\nBerth is starting at http://{host}:{port}/\n"
         f"  break-glass admin:  admin / {env['BERTH_ADMIN_PASSWORD']}  (at /admin/)\n"
-        "  demo people:        pat (platform admin), olivia (payments owner),\n"
-        "                      dev (payments developer), sam (search developer)\n"
+        f"  sign in:            at the development identity provider ({idp_url}/),\n"
+        "                      password = the username twice:\n"
+        "                      pat / patpat (platform admin), olivia / oliviaolivia (payments\n"
+        "                      owner), dev / devdev (payments developer), sam / samsam (search)\n"
         f"  broker:             {broker}\n"
         f"  sandbox cluster:    {sandbox_url} (a local Kubernetes API stand-in)\n"
         f"  data:               {data_dir}\n"

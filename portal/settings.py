@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "rest_framework",
+    "mozilla_django_oidc",
     "portal",
     "tenants",
     "provisioning",
@@ -92,6 +93,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "portal.auth.context_processors.identity",
             ],
         },
     },
@@ -107,8 +109,53 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "tenants.User"
 
-LOGIN_URL = "admin:login"
+# --- Identity: OpenID Connect sign-in (mozilla-django-oidc); see docs/oidc.md -------------
+# People sign in at the organisation's provider (authorization code flow with PKCE, state
+# and nonce); memberships follow their groups. Endpoints are discovered from OIDC_ISSUER
+# at the first sign-in (cached); OIDC_OP_*_ENDPOINT override the discovered ones. Without
+# OIDC_ISSUER and OIDC_CLIENT_ID, the sign-in page says how to configure it, and only the
+# break-glass superuser can sign in (with a password, at /admin/).
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "")
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+_oidc_given = {
+    "OIDC_ISSUER": OIDC_ISSUER,
+    "OIDC_CLIENT_ID": OIDC_RP_CLIENT_ID,
+    "OIDC_CLIENT_SECRET": OIDC_RP_CLIENT_SECRET,
+}
+if any(_oidc_given.values()) and not all(_oidc_given.values()):
+    raise ImproperlyConfigured(
+        "Single sign-on is half configured: set "
+        + ", ".join(name for name, value in _oidc_given.items() if not value)
+        + " as well (or unset all of OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)."
+    )
+OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile groups")
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME", "single sign-on")
+BERTH_PLATFORM_ADMIN_GROUPS = env_list("BERTH_PLATFORM_ADMIN_GROUPS")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+OIDC_OP_LOGOUT_ENDPOINT = os.environ.get("OIDC_OP_LOGOUT_ENDPOINT", "")
+OIDC_RP_SIGN_ALGO = "RS256"  # verified against the provider's JWKS
+OIDC_USE_PKCE = True
+OIDC_USE_NONCE = True
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint for RP-initiated logout
+OIDC_TIMEOUT = int(os.environ.get("OIDC_TIMEOUT", "10"))
+OIDC_VERIFY_SSL = env_bool("OIDC_VERIFY_SSL", True)
+OIDC_AUTHENTICATE_CLASS = "portal.auth.views.AuthenticateView"
+OIDC_CALLBACK_CLASS = "portal.auth.views.CallbackView"
+OIDC_OP_LOGOUT_URL_METHOD = "portal.auth.logout.provider_logout_url"
+AUTHENTICATION_BACKENDS = [
+    "portal.auth.backends.OIDCBackend",
+    # Passwords sign in superusers only: the break-glass account for when the provider is down.
+    "portal.auth.backends.BreakGlassBackend",
+]
+LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL_FAILURE = "/login/failed/"
+LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -7,5 +7,6 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
+    path("", include("portal.auth.urls")),
     path("", include("tenants.urls")),
 ]

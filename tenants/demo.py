@@ -10,7 +10,8 @@ from datetime import timedelta
 
 from django.db import transaction
 
-from tenants.choices import GitOpsEngine, MembershipSource, NetworkPreset, Role
+from tenants.choices import GitOpsEngine, MembershipSource, NetworkPreset
+from tenants.membership_sync import memberships_from_groups
 from tenants.models import Cluster, EnvironmentTier, Membership, Tenant, User
 
 PLATFORM_ADMIN_GROUP = "platform-admins"
@@ -102,6 +103,11 @@ class DemoPerson:
     def email(self) -> str:
         return f"{self.username}@example.com"
 
+    @property
+    def subject(self) -> str:
+        """The `sub` claim the development identity provider (portal.devidp) issues to them."""
+        return f"devidp-{self.username}"
+
 
 TENANTS = [
     dict(
@@ -130,17 +136,6 @@ PEOPLE = [
     DemoPerson("dev", "Dana", "Developer", ("payments-devs",)),
     DemoPerson("sam", "Sam", "Searcher", ("search-devs",)),
 ]
-
-
-def memberships_from_groups(tenants: list[Tenant], groups: tuple[str, ...]) -> dict[Tenant, str]:
-    """The strongest role each tenant grants to someone in these groups."""
-    granted: dict[Tenant, str] = {}
-    for tenant in tenants:
-        for role in (Role.OWNER, Role.MEMBER, Role.VIEWER):
-            if set(tenant.groups_for(role)) & set(groups):
-                granted[tenant] = role
-                break
-    return granted
 
 
 @transaction.atomic
@@ -173,6 +168,7 @@ def seed(*, sandbox_api_url: str, repo_url_for: dict[str, str] | None = None) ->
                 first_name=person.first_name,
                 last_name=person.last_name,
                 email=person.email,
+                oidc_subject=person.subject,
                 is_platform_admin=PLATFORM_ADMIN_GROUP in person.groups,
             ),
         )

@@ -99,3 +99,45 @@ def decidable_by(user: User) -> QuerySet[Request]:
         return pending
     owned = Membership.objects.filter(user=user, role=Role.OWNER).values("tenant_id")
     return pending.filter(approver_role=ApproverRole.TENANT_OWNER, tenant_id__in=owned)
+
+
+def audit_events_visible_to(user: User) -> QuerySet[AuditEvent]:
+    """Platform admins see everything; tenant owners see their tenants' events."""
+    events = AuditEvent.objects.select_related("tenant")
+    if is_platform_admin(user):
+        return events
+    owned = Membership.objects.filter(user=user, role=Role.OWNER).values("tenant_id")
+    return events.filter(tenant_id__in=owned)
+
+
+def may_see_audit(user: User) -> bool:
+    return is_platform_admin(user) or user.memberships.filter(role=Role.OWNER).exists()
+
+
+def name_preview(tenant: Tenant, *, app: str, tier: str, cluster: str) -> dict:
+    """The namespace name a request would get, and why it could not have it, as typed."""
+    from django.conf import settings
+
+    from tenants.naming import namespace_name, reserved_reason, was_truncated
+    from tenants.validators import validate_dns_label
+
+    if not app or not tier:
+        return {"name": "", "problems": []}
+    name = namespace_name(tenant.slug, app, tier)
+    problems = []
+    try:
+        validate_dns_label(app)
+    except Exception as exc:  # noqa: BLE001 - a Django ValidationError, shown as typed
+        problems += list(getattr(exc, "messages", [str(exc)]))
+    reason = reserved_reason(name, berth_namespace=settings.BERTH_NAMESPACE)
+    if reason:
+        problems.append(reason)
+    taken = (
+        Namespace.objects.filter(cluster__name=cluster, name=name)
+        .exclude(state=NamespaceState.DECOMMISSIONED)
+        .first()
+    )
+    if taken is not None:
+        problems.append(f"{name} is already taken ({taken.get_state_display().lower()}).")
+    return {"name": name, "truncated": was_truncated(tenant.slug, app, tier),
+            "problems": problems}

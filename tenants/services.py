@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
@@ -28,7 +29,9 @@ from tenants.choices import (
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
 from tenants.models import (
     Approval,
+    ApprovalRule,
     Cluster,
+    Comment,
     EnvironmentTier,
     Namespace,
     Request,
@@ -478,3 +481,115 @@ def return_to_approval(*, request_id: int, reason: str) -> Request:
 
 def mark_decommissioned(*, request_id: int) -> Request:
     return _transition(request_id=request_id, action="mark_decommissioned", actor=None)
+
+
+def add_comment(
+    *, request_id: int, author: User, body: str, source_ip: str | None = None
+) -> Comment:
+    tenancy_request = Request.objects.get(pk=request_id)
+    if not body.strip():
+        raise DomainError("A comment needs some text.")
+    with transaction.atomic():
+        comment = Comment.objects.create(request=tenancy_request, author=author, body=body)
+        audit.record(
+            actor=author,
+            action="request.comment",
+            obj=tenancy_request,
+            tenant_id=tenancy_request.tenant_id,
+            after={"comment": comment.pk},
+            source_ip=source_ip,
+        )
+    return comment
+
+
+def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> ApprovalRule:  # noqa: ANN001
+    """Save a validated ApprovalRuleForm (its condition compiled) and audit the change."""
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may change approval rules.")
+    before = None
+    if form.instance.pk:
+        before = {
+            k: str(v)
+            for k, v in ApprovalRule.objects.filter(pk=form.instance.pk)
+            .values(*form.Meta.fields)
+            .first()
+            .items()
+        }
+    with transaction.atomic():
+        rule = form.save()
+        audit.record(
+            actor=actor,
+            action="policy.rule_saved",
+            obj=rule,
+            before=before,
+            after={field: str(getattr(rule, field)) for field in form.Meta.fields},
+            source_ip=source_ip,
+        )
+    return rule
+
+
+def onboard_tenant(
+    *,
+    actor: User,
+    slug: str,
+    name: str,
+    groups: dict[str, list[str]],
+    repo_url: str,
+    branch: str,
+    path: str,
+    credentials: str,
+    engine: str,
+    budget_limits: dict[str, int],
+    clusters: list[Cluster],
+    tiers: list[EnvironmentTier],
+    allowed_domains: list[str],
+    notify_emails: list[str],
+    source_ip: str | None = None,
+) -> Tenant:
+    """Create a tenant in one step: who belongs, where its GitOps lives, what it may use."""
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may onboard tenants.")
+    tenant = Tenant(
+        slug=slug,
+        name=name,
+        owner_groups=groups.get("owner", []),
+        member_groups=groups.get("member", []),
+        viewer_groups=groups.get("viewer", []),
+        gitops_repo_url=repo_url,
+        gitops_branch=branch or "main",
+        gitops_path=path,
+        gitops_credentials=credentials,
+        gitops_engine=engine,
+        budget_cpu_millis=budget_limits["cpu_millis"],
+        budget_memory_mib=budget_limits["memory_mib"],
+        budget_storage_gib=budget_limits["storage_gib"],
+        budget_namespaces=budget_limits["namespaces"],
+        allowed_domains=allowed_domains,
+        notify_emails=notify_emails,
+    )
+    try:
+        tenant.full_clean()
+    except DjangoValidationError as exc:
+        raise ValidationError(exc.message_dict) from exc
+    with transaction.atomic():
+        tenant.save()
+        tenant.allowed_clusters.set(clusters)
+        tenant.allowed_tiers.set(tiers)
+        audit.record(
+            actor=actor,
+            action="tenant.onboard",
+            obj=tenant,
+            tenant_id=tenant.pk,
+            source_ip=source_ip,
+            after={
+                "slug": slug,
+                "groups": groups,
+                "repo_url": repo_url,
+                "engine": engine,
+                "budget": budget_limits,
+                "clusters": [c.name for c in clusters],
+                "tiers": [t.slug for t in tiers],
+                "credentials_set": bool(credentials),
+            },
+        )
+    return tenant

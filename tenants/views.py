@@ -1,14 +1,19 @@
+import csv
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
+from rest_framework.exceptions import ValidationError
 
 from provisioning.engine import current_plan
-from tenants import selectors, services
+from tenants import forms, selectors, services
 from tenants.choices import RequestState
 from tenants.errors import DomainError, NotAllowed
+from tenants.filtersets import AuditEventFilterSet, RequestFilterSet
+from tenants.models import ApprovalRule
 
 # While a request is in one of these states its page keeps polling for progress.
 MOVING_STATES = {RequestState.APPROVED, RequestState.PROVISIONING, RequestState.DECOMMISSIONING}
@@ -56,11 +61,22 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
             plan = current_plan(tenancy_request)
         except ObjectDoesNotExist as exc:
             plan_error = f"The plan cannot be rendered: {exc}"
+    may_decide = (tenancy_request.state == RequestState.SUBMITTED
+                  and selectors.why_cannot_decide(request.user, tenancy_request) is None)
     return render(request, "tenants/request_detail.html", {
         **_progress_context(tenancy_request),
         "plan": plan,
         "plan_error": plan_error,
         "history": selectors.request_history(tenancy_request).select_related("actor"),
+        "approvals": tenancy_request.approvals.select_related("approver"),
+        "comments": tenancy_request.comments.select_related("author"),
+        "comment_form": forms.CommentForm(),
+        "may_decide": may_decide,
+        "approve_form": forms.ApproveForm(initial={"plan_digest": plan.digest if plan else ""}),
+        "reject_form": forms.RejectForm(),
+        "may_cancel": (tenancy_request.state == RequestState.SUBMITTED
+                       and (tenancy_request.requester_id == request.user.pk
+                            or selectors.is_platform_admin(request.user))),
         "can_retry": (tenancy_request.state == RequestState.FAILED
                       and selectors.is_platform_admin(request.user)),
     })
@@ -95,3 +111,227 @@ def request_retry(request: HttpRequest, pk: int) -> HttpResponse:
 def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     namespace = selectors.visible_namespace(request.user, pk)
     return render(request, "tenants/namespace_detail.html", {"namespace": namespace})
+
+
+def _field_errors(form, error: ValidationError) -> None:  # noqa: ANN001 - a Django form
+    """Put the services' field errors on the form; unknown fields become form errors."""
+    detail = error.detail if isinstance(error.detail, dict) else {None: error.detail}
+    for field, problems in detail.items():
+        target = field if field in form.fields else None
+        for problem in problems if isinstance(problems, list) else [problems]:
+            form.add_error(target, str(problem))
+
+
+@login_required
+def request_new(request: HttpRequest, slug: str) -> HttpResponse:
+    tenant = selectors.visible_tenant(request.user, slug)
+    return render(request, "tenants/request_new.html", {
+        "tenant": tenant, "kinds": [(kind, form.title) for kind, form in
+                                    forms.REQUEST_FORMS.items()],
+    })
+
+
+@login_required
+def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
+    tenant = selectors.visible_tenant(request.user, slug)
+    form_class = forms.REQUEST_FORMS.get(kind)
+    if form_class is None:
+        raise Http404("No such kind of request.")
+    form = form_class(request.POST or None, tenant=tenant)
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = services.submit_request(
+                tenant=tenant, kind=form.kind, payload=form.payload(),
+                requester=request.user, source_ip=client_ip(request),
+            )
+        except ValidationError as exc:
+            _field_errors(form, exc)
+        except NotAllowed as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Request #{created.pk} submitted: "
+                                      f"{created.get_state_display().lower()}.")
+            return redirect("request-detail", pk=created.pk)
+    return render(request, "tenants/request_form.html", {
+        "tenant": tenant, "form": form, "kind": kind,
+        "preview": kind in ("namespace", "environment", "project"),
+    })
+
+
+@login_required
+def name_preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """The final namespace name while the user types (fetched by the form's script)."""
+    tenant = selectors.visible_tenant(request.user, slug)
+    app = request.GET.get("app") or request.GET.get("project") or ""
+    tiers = request.GET.getlist("tiers") or [request.GET.get("tier", "")]
+    previews = [
+        selectors.name_preview(tenant, app=app.strip(), tier=tier,
+                               cluster=request.GET.get("cluster", ""))
+        for tier in tiers if tier
+    ]
+    return render(request, "tenants/_name_preview.html", {"previews": previews})
+
+
+def _decide(request: HttpRequest, pk: int, action) -> HttpResponse:  # noqa: ANN001
+    tenancy_request = selectors.visible_request(request.user, pk)
+    try:
+        action(tenancy_request)
+    except NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    return redirect("request-detail", pk=pk)
+
+
+@login_required
+@require_POST
+def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
+    form = forms.ApproveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The approval did not say which plan it approves.")
+        return redirect("request-detail", pk=pk)
+
+    def approve(tenancy_request) -> None:  # noqa: ANN001
+        decided = services.approve_request(
+            request_id=tenancy_request.pk, approver=request.user,
+            plan_digest=form.cleaned_data["plan_digest"], reason=form.cleaned_data["note"],
+            source_ip=client_ip(request),
+        )
+        messages.success(request, f"Request #{decided.pk}: {decided.status_message or 'approved.'}")
+
+    return _decide(request, pk, approve)
+
+
+@login_required
+@require_POST
+def request_reject(request: HttpRequest, pk: int) -> HttpResponse:
+    form = forms.RejectForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "A rejection needs a reason the requester can act on.")
+        return redirect("request-detail", pk=pk)
+
+    def reject(tenancy_request) -> None:  # noqa: ANN001
+        services.reject_request(request_id=tenancy_request.pk, approver=request.user,
+                                reason=form.cleaned_data["reason"], source_ip=client_ip(request))
+        messages.success(request, f"Request #{tenancy_request.pk} rejected.")
+
+    return _decide(request, pk, reject)
+
+
+@login_required
+@require_POST
+def request_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    def cancel(tenancy_request) -> None:  # noqa: ANN001
+        services.cancel_request(request_id=tenancy_request.pk, actor=request.user,
+                                source_ip=client_ip(request))
+        messages.success(request, f"Request #{tenancy_request.pk} cancelled.")
+
+    return _decide(request, pk, cancel)
+
+
+@login_required
+@require_POST
+def request_comment(request: HttpRequest, pk: int) -> HttpResponse:
+    tenancy_request = selectors.visible_request(request.user, pk)
+    form = forms.CommentForm(request.POST)
+    if form.is_valid():
+        services.add_comment(request_id=tenancy_request.pk, author=request.user,
+                             body=form.cleaned_data["body"], source_ip=client_ip(request))
+    else:
+        messages.error(request, "A comment needs some text (at most 4000 characters).")
+    return redirect("request-detail", pk=pk)
+
+
+@login_required
+def approval_queue(request: HttpRequest) -> HttpResponse:
+    queue = RequestFilterSet(
+        request.GET or None, queryset=selectors.decidable_by(request.user), request=request
+    )
+    return render(request, "tenants/approval_queue.html", {
+        "filter": queue, "requests": queue.qs[:200],
+    })
+
+
+@login_required
+def audit_log(request: HttpRequest) -> HttpResponse:
+    if not selectors.may_see_audit(request.user):
+        raise PermissionDenied("The audit log is for platform admins and tenant owners.")
+    events = AuditEventFilterSet(
+        request.GET or None, queryset=selectors.audit_events_visible_to(request.user),
+        request=request,
+    )
+    if request.GET.get("format") == "csv":
+        return _audit_csv(events.qs)
+    return render(request, "tenants/audit_log.html", {"filter": events,
+                                                      "events": events.qs[:500]})
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value)
+    # A leading =, +, - or @ would make a spreadsheet evaluate the cell as a formula.
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
+
+
+def _audit_csv(events) -> StreamingHttpResponse:  # noqa: ANN001 - QuerySet[AuditEvent]
+    writer = csv.writer(_Echo())
+    header = ["time", "actor", "action", "object_type", "object_id", "object", "tenant",
+              "source_ip", "before", "after"]
+
+    def lines():  # noqa: ANN202 - a generator of CSV lines
+        yield writer.writerow(header)
+        for event in events.iterator(chunk_size=500):
+            yield writer.writerow([_cell(value) for value in (
+                event.created_at.isoformat(), event.actor_label, event.action,
+                event.object_type, event.object_id, event.object_repr,
+                event.tenant.slug if event.tenant else "", event.source_ip,
+                event.before or "", event.after or "",
+            )])
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv")
+    response["Content-Disposition"] = 'attachment; filename="berth-audit.csv"'
+    return response
+
+
+def _require_platform_admin(request: HttpRequest) -> None:
+    if not selectors.is_platform_admin(request.user):
+        raise PermissionDenied("Only platform admins may do this.")
+
+
+@login_required
+def rule_list(request: HttpRequest) -> HttpResponse:
+    _require_platform_admin(request)
+    return render(request, "tenants/rule_list.html", {"rules": ApprovalRule.objects.all()})
+
+
+@login_required
+def rule_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    _require_platform_admin(request)
+    rule = get_object_or_404(ApprovalRule, pk=pk) if pk else None
+    form = forms.ApprovalRuleForm(request.POST or None, instance=rule)
+    if request.method == "POST" and form.is_valid():
+        saved = services.save_approval_rule(form=form, actor=request.user,
+                                            source_ip=client_ip(request))
+        messages.success(request, f"Rule {saved.name} saved.")
+        return redirect("rule-list")
+    return render(request, "tenants/rule_form.html", {"form": form, "rule": rule})
+
+
+@login_required
+def tenant_onboard(request: HttpRequest) -> HttpResponse:
+    _require_platform_admin(request)
+    form = forms.TenantOnboardingForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            tenant = services.onboard_tenant(actor=request.user, source_ip=client_ip(request),
+                                             **form.service_arguments())
+        except ValidationError as exc:
+            _field_errors(form, exc)
+        else:
+            messages.success(request, f"Tenant {tenant.slug} is ready for requests.")
+            return redirect("tenant-detail", slug=tenant.slug)
+    return render(request, "tenants/tenant_onboard.html", {"form": form})

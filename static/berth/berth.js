@@ -31,3 +31,38 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   document.querySelectorAll("[data-poll]").forEach(startPolling);
 });
+
+// Forms with data-preview-url show, while the user types, what the server says the
+// result will be (the final namespace name), in the element named by data-preview-target.
+function livePreview(form) {
+  const target = document.querySelector(form.dataset.previewTarget);
+  let timer = null;
+  let latest = 0;
+  const refresh = async () => {
+    const ticket = ++latest;
+    const params = new URLSearchParams();
+    for (const [key, value] of new FormData(form)) {
+      if (key !== "csrfmiddlewaretoken") params.append(key, value);
+    }
+    try {
+      const response = await fetch(`${form.dataset.previewUrl}?${params}`, {
+        credentials: "same-origin",
+      });
+      // Answers can arrive out of order; only the newest one is shown.
+      if (response.ok && ticket === latest) target.innerHTML = await response.text();
+    } catch (error) {
+      target.dataset.previewError = String(error);
+    }
+  };
+  const schedule = () => {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(refresh, 150);
+  };
+  form.addEventListener("input", schedule);
+  form.addEventListener("change", schedule);
+  refresh();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("form[data-preview-url]").forEach(livePreview);
+});

@@ -1,0 +1,71 @@
+"""Filters shared by the dashboard tables and the REST API list endpoints."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import django_filters
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from tenants.choices import RequestKind, RequestState
+from tenants.models import AuditEvent, EnvironmentTier, Namespace, Request, Tenant
+
+AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
+
+
+def visible_tenants(request) -> QuerySet[Tenant]:  # noqa: ANN001 - HttpRequest or None
+    """Filter choices name only tenants the user may see."""
+    from tenants.selectors import tenants_for_user
+
+    if request is None or not request.user.is_authenticated:
+        return Tenant.objects.none()
+    return tenants_for_user(request.user)
+
+
+class RequestFilterSet(django_filters.FilterSet):
+    tenant = django_filters.ModelChoiceFilter(
+        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
+    )
+    kind = django_filters.ChoiceFilter(choices=RequestKind.choices, empty_label="Any kind")
+    state = django_filters.ChoiceFilter(choices=RequestState.choices, empty_label="Any state")
+    tier = django_filters.ModelChoiceFilter(
+        queryset=EnvironmentTier.objects.all(), to_field_name="slug", method="filter_tier",
+        empty_label="Any tier",
+    )
+    older_than = django_filters.ChoiceFilter(
+        label="Waiting longer than", method="filter_age", empty_label="Any age",
+        choices=[("1h", "an hour"), ("1d", "a day"), ("7d", "a week")],
+    )
+
+    class Meta:
+        model = Request
+        fields = ["tenant", "kind", "state", "tier", "older_than"]
+
+    def filter_tier(self, queryset: QuerySet, name: str, tier: EnvironmentTier) -> QuerySet:
+        # New namespaces claim their tier; changes name a namespace that has one.
+        existing = Namespace.objects.filter(tier=tier).values("name")
+        return queryset.filter(
+            Q(payload__tier=tier.slug)
+            | Q(pk__in=Namespace.objects.filter(tier=tier).values("request_id"))
+            | Q(payload__namespace__in=existing)
+        ).distinct()
+
+    def filter_age(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(created_at__lte=timezone.now() - AGES[value])
+
+
+class AuditEventFilterSet(django_filters.FilterSet):
+    tenant = django_filters.ModelChoiceFilter(
+        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
+    )
+    action = django_filters.CharFilter(lookup_expr="startswith", label="Action starts with")
+    actor = django_filters.CharFilter(field_name="actor_label", label="Actor")
+    since = django_filters.DateFilter(field_name="created_at", lookup_expr="date__gte",
+                                      label="From (date)")
+    until = django_filters.DateFilter(field_name="created_at", lookup_expr="date__lte",
+                                      label="Until (date)")
+
+    class Meta:
+        model = AuditEvent
+        fields = ["tenant", "action", "actor", "since", "until"]

@@ -1,0 +1,65 @@
+"""Tell people when a request moves: e-mail to those who must act or asked, and a signed
+JSON webhook per tenant. Sending happens in Celery tasks (tenants.tasks), retried there."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.dispatch import receiver
+
+from tenants.choices import ApproverRole, Role
+from tenants.models import Membership, Request, User
+from tenants.signals import request_state_changed
+
+EVENTS = {
+    "submit": "submitted",
+    "approve": "approved",
+    "reject": "rejected",
+    "mark_ready": "ready",
+    "mark_failed": "failed",
+}
+
+
+def recipients(tenancy_request: Request, event: str) -> list[str]:
+    """Who hears about it: approvers when it waits, the requester when it moves on."""
+    tenant = tenancy_request.tenant
+    if event == "submitted" and tenancy_request.state == "submitted":
+        deciders = User.objects.filter(is_platform_admin=True)
+        if tenancy_request.approver_role == ApproverRole.TENANT_OWNER:
+            owners = Membership.objects.filter(tenant=tenant, role=Role.OWNER).values("user_id")
+            deciders = deciders | User.objects.filter(pk__in=owners)
+        addresses = list(
+            deciders.exclude(pk=tenancy_request.requester_id).values_list("email", flat=True)
+        )
+    else:
+        addresses = [tenancy_request.requester.email]
+    return sorted({a for a in [*addresses, *tenant.notify_emails] if a})
+
+
+def event_body(tenancy_request: Request, event: str) -> dict:
+    return {
+        "event": f"request.{event}",
+        "request": {
+            "id": tenancy_request.pk,
+            "tenant": tenancy_request.tenant.slug,
+            "kind": tenancy_request.kind,
+            "state": tenancy_request.state,
+            "payload": tenancy_request.payload,
+            "requester": tenancy_request.requester.username,
+            "message": tenancy_request.status_message,
+            "url": f"{settings.BERTH_BASE_URL}/requests/{tenancy_request.pk}/",
+        },
+    }
+
+
+@receiver(request_state_changed, sender=Request)
+def notify(sender, *, request_id: int, action: str, **_: object) -> None:  # noqa: ANN001
+    event = EVENTS.get(action)
+    if event is None:
+        return
+    from tenants.tasks import deliver_webhook, send_request_email
+
+    tenancy_request = Request.objects.select_related("tenant", "requester").get(pk=request_id)
+    if recipients(tenancy_request, event):
+        send_request_email.delay(request_id, event)
+    if tenancy_request.tenant.webhook_url:
+        deliver_webhook.delay(tenancy_request.tenant_id, event_body(tenancy_request, event))

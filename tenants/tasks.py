@@ -1,0 +1,82 @@
+"""Notification delivery, retried with backoff so a slow mail server or a flaky webhook
+receiver never holds up a request."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+
+import urllib3
+from celery import shared_task
+from django.core.mail import send_mail
+
+from tenants.models import Request, Tenant
+from tenants.notifications import event_body, recipients
+
+logger = logging.getLogger(__name__)
+SIGNATURE_HEADER = "X-Berth-Signature"
+
+
+class WebhookRefused(Exception):
+    """The receiver answered with an error status; worth retrying."""
+
+
+def signature(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@shared_task(
+    name="tenants.send_request_email",
+    autoretry_for=(OSError,),
+    retry_backoff=True,
+    retry_backoff_max=600,
+    max_retries=5,
+)
+def send_request_email(request_id: int, event: str) -> int:
+    tenancy_request = Request.objects.select_related("tenant", "requester").get(pk=request_id)
+    body = event_body(tenancy_request, event)["request"]
+    lines = [
+        f"Request #{body['id']} ({tenancy_request.get_kind_display().lower()}) for "
+        f"{body['tenant']} is {event}.",
+        "",
+        *(f"{key}: {value}" for key, value in body["payload"].items()),
+        "",
+        *([body["message"], ""] if body["message"] else []),
+        body["url"],
+    ]
+    return send_mail(
+        subject=f"[Berth] {body['tenant']}: request #{body['id']} {event}",
+        message="\n".join(lines),
+        from_email=None,
+        recipient_list=recipients(tenancy_request, event),
+    )
+
+
+@shared_task(
+    name="tenants.deliver_webhook",
+    autoretry_for=(WebhookRefused, urllib3.exceptions.HTTPError),
+    retry_backoff=True,
+    retry_backoff_max=600,
+    max_retries=6,
+)
+def deliver_webhook(tenant_id: int, event: dict) -> int:
+    tenant = Tenant.objects.get(pk=tenant_id)
+    if not tenant.webhook_url:
+        return 0
+    body = json.dumps(event, sort_keys=True).encode()
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "Berth",
+        "X-Berth-Event": event["event"],
+    }
+    if tenant.webhook_secret:
+        headers[SIGNATURE_HEADER] = signature(tenant.webhook_secret, body)
+    response = urllib3.request(
+        "POST", tenant.webhook_url, body=body, headers=headers, timeout=10, retries=False
+    )
+    if response.status >= 300:
+        logger.warning("webhook for %s answered %s", tenant.slug, response.status)
+        raise WebhookRefused(f"{tenant.webhook_url} answered {response.status}")
+    return response.status

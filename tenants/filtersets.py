@@ -31,7 +31,7 @@ class RequestFilterSet(django_filters.FilterSet):
     state = django_filters.ChoiceFilter(choices=RequestState.choices, empty_label="Any state")
     tier = django_filters.ModelChoiceFilter(
         queryset=EnvironmentTier.objects.all(), to_field_name="slug", method="filter_tier",
-        empty_label="Any tier",
+        empty_label="Any tier", label="Tier",
     )
     older_than = django_filters.ChoiceFilter(
         label="Waiting longer than", method="filter_age", empty_label="Any age",

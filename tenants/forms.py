@@ -15,6 +15,7 @@ from tenants.choices import (
     RequestKind,
 )
 from tenants.models import ApprovalRule, Namespace, Tenant
+from tenants.payloads import APP_NAME_MAX
 from tenants.policy import PolicyError, compile_condition
 
 QUANTITY_HELP = "A Kubernetes quantity, e.g. 500m or 2 for CPU, 512Mi or 4Gi for memory."
@@ -56,9 +57,9 @@ class NamespaceRequestForm(RequestForm, QuotaFields):
     kind = RequestKind.NAMESPACE
     title = "Request a namespace"
     app = forms.CharField(
-        label="Application name", max_length=40,
+        label="Application name", max_length=APP_NAME_MAX,
         help_text="Lower-case letters, digits and dashes. The namespace will be "
-        "<tenant>-<app>-<tier>.",
+        "<tenant>-<app>-<tier>, shortened with a stable hash if that is over 63 characters.",
     )
     tier = forms.ChoiceField()
     cluster = forms.ChoiceField()
@@ -73,7 +74,7 @@ class NamespaceRequestForm(RequestForm, QuotaFields):
 class ProjectRequestForm(RequestForm):
     kind = RequestKind.PROJECT
     title = "Request an application project"
-    app = forms.CharField(label="Application name", max_length=40)
+    app = forms.CharField(label="Application name", max_length=APP_NAME_MAX)
     engine = forms.ChoiceField(label="GitOps engine", choices=GitOpsEngine.choices)
     cluster = forms.ChoiceField()
     tiers = forms.MultipleChoiceField(

@@ -18,7 +18,8 @@ from tenants.models import Namespace, Project, Tenant
 from tenants.naming import namespace_name, outside_prefix_reason, reserved_reason
 from tenants.validators import validate_dns_label
 
-APP_NAME_MAX = 40
+# A DNS label on its own; the composed namespace name is shortened to fit if needed.
+APP_NAME_MAX = 63
 
 
 def _dns_label(value: str) -> str:

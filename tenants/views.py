@@ -15,8 +15,10 @@ from tenants.errors import DomainError, NotAllowed
 from tenants.filtersets import AuditEventFilterSet, RequestFilterSet
 from tenants.models import ApprovalRule
 
-# While a request is in one of these states its page keeps polling for progress.
-MOVING_STATES = {RequestState.APPROVED, RequestState.PROVISIONING, RequestState.DECOMMISSIONING}
+# While a request is in one of these states its page keeps polling, so a decision or
+# progress shows up without a reload.
+MOVING_STATES = {RequestState.SUBMITTED, RequestState.APPROVED, RequestState.PROVISIONING,
+                 RequestState.DECOMMISSIONING}
 # States in which the plan still describes the future (afterwards, the run records the past).
 PLANNED_STATES = {RequestState.SUBMITTED, RequestState.APPROVED, RequestState.FAILED,
                   RequestState.PROVISIONING}

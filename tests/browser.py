@@ -32,3 +32,23 @@ def screenshot(page, name: str) -> Path:  # noqa: ANN001 - playwright Page
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def signed_in_page(browser, live_server, user):  # noqa: ANN001, ANN201 - playwright objects
+    """A page in its own browser context holding a session for `user`.
+
+    Sign-in itself is tested through the identity provider (test_browser_signin); here the
+    session is made directly so the test is about the workflow.
+    """
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies([{
+        "name": settings.SESSION_COOKIE_NAME,
+        "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+        "url": live_server.url,
+    }])
+    return context.new_page()

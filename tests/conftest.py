@@ -23,18 +23,20 @@ def platform_admin(db):
 
 
 @pytest.fixture
-def page() -> Iterator:
+def browser() -> Iterator:
     from playwright.sync_api import sync_playwright
 
     # Playwright runs an event loop in this thread; test data is written before it starts.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=launch_args(),
-        )
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         try:
-            yield browser.new_page(viewport={"width": 1280, "height": 720})
+            yield launched
         finally:
-            browser.close()
+            launched.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator:
+    yield browser.new_page(viewport={"width": 1280, "height": 720})

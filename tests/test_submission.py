@@ -115,7 +115,7 @@ def test_someone_outside_the_tenant_cannot_request(world):
 
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("app", "Shop_App", "lower-case"),
-    ("app", "a" * 41, "no more than 40"),
+    ("app", "a" * 64, "no more than 63"),
     ("cpu", "lots", "not a Kubernetes quantity"),
     ("memory", "-1Gi", "negative"),
     ("tier", "gold", "not open to this tenant"),

@@ -216,7 +216,7 @@ class Project(models.Model):
     """A tenant's application, promoted through its environments."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="projects")
-    name = models.CharField(max_length=40, validators=[validate_dns_label])
+    name = models.CharField(max_length=63, validators=[validate_dns_label])
     gitops_engine = models.CharField(
         max_length=20, choices=GitOpsEngine.choices, default=GitOpsEngine.ARGOCD
     )

@@ -395,18 +395,32 @@ def cancel_request(*, request_id: int, actor: User, source_ip: str | None = None
     )
 
 
-def start_provisioning(*, request_id: int, plan_digest: str) -> Run:
-    """The worker takes an approved request: it moves to provisioning with a new Run."""
-    runs: list[Run] = []
+def _transition_opening_run(
+    *,
+    request_id: int,
+    action: str,
+    plan_digest: str,
+    actor: User | None = None,
+    source_ip: str | None = None,
+) -> Run:
+    """A transition into provisioning, with the Run that records this attempt."""
+    opened: list[Run] = []
 
     def open_run(locked: Request) -> dict[str, Any]:
-        runs.append(Run.objects.create(request=locked, plan_digest=plan_digest))
-        return {"run": runs[0].pk}
+        opened.append(Run.objects.create(request=locked, plan_digest=plan_digest))
+        return {"run": opened[0].pk}
 
     _transition(
-        request_id=request_id, action="start_provisioning", actor=None, side_effect=open_run
+        request_id=request_id, action=action, actor=actor, source_ip=source_ip, side_effect=open_run
     )
-    return runs[0]
+    return opened[0]
+
+
+def start_provisioning(*, request_id: int, plan_digest: str) -> Run:
+    """The worker takes an approved request: it moves to provisioning with a new Run."""
+    return _transition_opening_run(
+        request_id=request_id, action="start_provisioning", plan_digest=plan_digest
+    )
 
 
 def _close_run(run: Run, *, state: str, error: str = "") -> None:
@@ -443,22 +457,15 @@ def mark_failed(*, run: Run, error: str) -> Request:
 def retry_request(
     *, request_id: int, actor: User, plan_digest: str, source_ip: str | None = None
 ) -> Run:
-    if not (actor.is_platform_admin or actor.is_superuser):
+    if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may retry a failed request.")
-    runs: list[Run] = []
-
-    def open_run(locked: Request) -> dict[str, Any]:
-        runs.append(Run.objects.create(request=locked, plan_digest=plan_digest))
-        return {"run": runs[0].pk}
-
-    _transition(
+    return _transition_opening_run(
         request_id=request_id,
         action="retry",
+        plan_digest=plan_digest,
         actor=actor,
         source_ip=source_ip,
-        side_effect=open_run,
     )
-    return runs[0]
 
 
 def start_decommission(

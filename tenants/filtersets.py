@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import django_filters
 from django.db.models import Q, QuerySet
+from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from tenants.choices import RequestKind, RequestState
@@ -45,11 +46,15 @@ class RequestFilterSet(django_filters.FilterSet):
     def filter_tier(self, queryset: QuerySet, name: str, tier: EnvironmentTier) -> QuerySet:
         # New namespaces claim their tier; changes name a namespace that has one.
         existing = Namespace.objects.filter(tier=tier).values("name")
-        return queryset.filter(
-            Q(payload__tier=tier.slug)
-            | Q(pk__in=Namespace.objects.filter(tier=tier).values("request_id"))
-            | Q(payload__namespace__in=existing)
-        ).distinct()
+        return (
+            queryset.annotate(named_namespace=KT("payload__namespace"))
+            .filter(
+                Q(payload__tier=tier.slug)
+                | Q(pk__in=Namespace.objects.filter(tier=tier).values("request_id"))
+                | Q(named_namespace__in=existing)
+            )
+            .distinct()
+        )
 
     def filter_age(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(created_at__lte=timezone.now() - AGES[value])

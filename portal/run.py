@@ -81,6 +81,8 @@ def main() -> int:
     sandbox_port = os.environ.get("BERTH_SANDBOX_PORT", "6550")
     sandbox_url = f"http://127.0.0.1:{sandbox_port}"
     manage("seed_demo", "--sandbox-url", sandbox_url)
+    # Each demo tenant's GitOps repository: a local bare repo under data/git/ (file://).
+    manage("shell", "--no-imports", "-c", "import tenants.demo as d; d.seed_git_repos()")
     manage("ensure_superuser", "--username", "admin")
 
     # Metrics files of the previous run's processes (prometheus_client multiprocess mode).
@@ -108,6 +110,7 @@ def main() -> int:
         "                      owner), dev / devdev (payments developer), sam / samsam (search)\n"
         f"  broker:             {broker}\n"
         f"  sandbox cluster:    {sandbox_url} (a local Kubernetes API stand-in)\n"
+        f"  GitOps repos:       {data_dir / 'git'}/<tenant>.git (clone them to look)\n"
         f"  data:               {data_dir}\n"
         "Press Ctrl-C to stop everything.\n",
         flush=True,

@@ -62,6 +62,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's assets, served by the app (no CDN)
     "mozilla_django_oidc",
     "portal",
     "tenants",
@@ -69,7 +72,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every later middleware, view and log line sees the request id and is timed.
+    "portal.logging.RequestIdMiddleware",
+    "portal.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -164,7 +171,12 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"
+# WhiteNoise serves /static/ from the app itself: from STATIC_ROOT where the image ran
+# collectstatic (BERTH_STATIC_ROOT), else straight from the source folders.
+STATIC_ROOT = Path(os.environ.get("BERTH_STATIC_ROOT", DATA_DIR / "staticfiles"))
+if "BERTH_STATIC_ROOT" not in os.environ:
+    STATIC_ROOT.mkdir(exist_ok=True)
+WHITENOISE_USE_FINDERS = DEBUG or not STATIC_ROOT.is_dir() or not any(STATIC_ROOT.iterdir())
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("BERTH_SECURE_COOKIES", True)
@@ -206,6 +218,19 @@ KUBE_TIMEOUT_SECONDS = float(os.environ.get("BERTH_KUBE_TIMEOUT_SECONDS", "15"))
 PROVISIONING_LEASE_SECONDS = float(os.environ.get("BERTH_LEASE_SECONDS", "120"))
 NAMESPACE_TERMINATION_TIMEOUT = float(os.environ.get("BERTH_TERMINATION_TIMEOUT", "300"))
 
+# GitOps writer (provisioning.gitops, docs/gitops-layout.md): the identity of Berth's commits
+# in tenants' repositories, retries of git's network operations, and the image each Kargo
+# Warehouse watches until the team takes its warehouse.yaml over.
+BERTH_GIT_AUTHOR_NAME = os.environ.get("BERTH_GIT_AUTHOR_NAME", "Berth")
+BERTH_GIT_AUTHOR_EMAIL = os.environ.get("BERTH_GIT_AUTHOR_EMAIL", "berth@localhost")
+BERTH_GIT_MAX_ATTEMPTS = int(os.environ.get("BERTH_GIT_MAX_ATTEMPTS", "5"))
+BERTH_GIT_BACKOFF_SECONDS = float(os.environ.get("BERTH_GIT_BACKOFF_SECONDS", "1"))
+BERTH_GIT_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_TIMEOUT_SECONDS", "60"))
+BERTH_GIT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_LOCK_TIMEOUT_SECONDS", "60"))
+BERTH_GITOPS_IMAGE_REPOSITORY = os.environ.get(
+    "BERTH_GITOPS_IMAGE_REPOSITORY", "registry.example.com/{tenant}/{app}"
+)
+
 # Notifications: links in e-mails and webhooks point here.
 BERTH_BASE_URL = os.environ.get("BERTH_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 EMAIL_BACKEND = os.environ.get(
@@ -223,23 +248,156 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Berth <berth@localhos
 # Berth's own namespace on managed clusters; never handed to a tenant.
 BERTH_NAMESPACE = os.environ.get("BERTH_NAMESPACE", "berth-system")
 
+# --- REST API: /api/v1/ (tenants.api), schema at /api/schema/, docs at /api/docs/ ----------
+# Callers are personal API tokens (`Authorization: Bearer berth_…`), access tokens (JWT)
+# from the OIDC provider for machine clients, or the browser's session (with CSRF). Errors
+# are RFC 9457 problem details. See docs/api.md.
+OIDC_API_AUDIENCE = os.environ.get("OIDC_API_AUDIENCE", "") or OIDC_RP_CLIENT_ID
+# Requests per token (per user for sessions and access tokens, per address for anonymous).
+BERTH_API_RATE = os.environ.get("BERTH_API_RATE", "600/min")
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # First, so that a request without credentials gets 401 with WWW-Authenticate.
+        "tenants.api.authentication.ApiTokenAuthentication",
+        "tenants.api.authentication.OIDCAccessTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "tenants.api.pagination.PageNumberPagination",
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": ["tenants.api.throttling.ApiRateThrottle"],
+    "EXCEPTION_HANDLER": "tenants.api.exceptions.problem_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Client addresses for anonymous throttling: how many proxies put X-Forwarded-For.
+    "NUM_PROXIES": int(os.environ.get("BERTH_NUM_PROXIES", "0")),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Berth API",
+    "DESCRIPTION": "Self-service tenancy for shared Kubernetes clusters: everything a person "
+    "can do in Berth's pages, over REST, with the same validation, policies and tenant "
+    "scoping. Errors are RFC 9457 problem details (application/problem+json).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "RequestStateEnum": "tenants.choices.RequestState",
+        "NamespaceStateEnum": "tenants.choices.NamespaceState",
+        "RunStateEnum": "tenants.choices.RunState",
+        "TokenScopeEnum": "tenants.models.tokens.TokenScope",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "tenants.api.schema.add_problem_responses",
+    ],
 }
 
+# The cache holds API throttling counters: Redis when REDIS_URL is set, so that every web
+# process counts together; else memory, per process (development, tests).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ.get("BERTH_CACHE_URL", REDIS_URL),
+            "KEY_PREFIX": "berth",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Observability: logs and metrics (docs/operations.md) ----------------------------------
+# One JSON object per line (plain text under DEBUG unless BERTH_LOG_FORMAT says otherwise),
+# each with the request id; secrets are redacted on the handler, whatever logged them.
+LOG_FORMAT = os.environ.get("BERTH_LOG_FORMAT", "plain" if DEBUG else "json")
+if LOG_FORMAT not in {"json", "plain"}:
+    raise ImproperlyConfigured(f"BERTH_LOG_FORMAT must be json or plain, not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    "filters": {
+        "context": {"()": "portal.logging.ContextFilter"},
+        "redact": {"()": "portal.logging.RedactSecretsFilter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "json": {"()": "portal.logging.JsonFormatter"},
+        "plain": {"()": "portal.logging.PlainFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["context", "redact"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("BERTH_LOG_LEVEL", "INFO")},
+    # runserver's own request lines: berth.access already has them, with the request id.
+    "loggers": {"django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False}},
 }
+# Celery workers log through the same handler instead of replacing it with their own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# Counters and histograms are observed in many processes (gunicorn and Celery workers) and
+# summed from prometheus_client's multiprocess files; set before prometheus_client is
+# imported. Figures from the database are read at scrape time.
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DATA_DIR / "prometheus"))
+Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+# When set, GET /metrics needs "Authorization: Bearer <token>".
+METRICS_TOKEN = os.environ.get("BERTH_METRICS_TOKEN", "")
+# A Celery worker serves its own /metrics on this port (when its pod has its own data dir).
+WORKER_METRICS_PORT = int(os.environ.get("BERTH_WORKER_METRICS_PORT", "0"))
 
 CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "provisioning.heartbeat", "schedule": 60.0},
     "sweep": {"task": "provisioning.sweep", "schedule": SWEEP_INTERVAL_SECONDS},
     "reconcile": {"task": "provisioning.reconcile", "schedule": RECONCILE_INTERVAL_SECONDS},
 }
+
+# --- Production guard (keep this block last: it checks the settings above) -----------------
+# Production is DEBUG off, or BERTH_ENV=production (which then refuses DEBUG on). Berth
+# refuses to start there with a development setting, saying what to set instead.
+BERTH_ENV = os.environ.get("BERTH_ENV", "").strip().lower()
+INSECURE_SECRET_KEYS = {"development-only-insecure-key", "changeme", "change-me", "secret"}
+if not DEBUG or BERTH_ENV == "production":
+    _problems = []
+    if DEBUG:
+        _problems.append("BERTH_DEBUG is on: unset it (BERTH_ENV=production never runs with DEBUG)")
+    if len(SECRET_KEY) < 32 or SECRET_KEY.lower() in INSECURE_SECRET_KEYS:
+        _problems.append(
+            "SECRET_KEY is a default or shorter than 32 characters: set it to a long random "
+            'string (python -c "import secrets; print(secrets.token_urlsafe(50))")'
+        )
+    if not FERNET_KEYS:
+        _problems.append(
+            "BERTH_FERNET_KEYS is not set: generate a key with python -c "
+            '"from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
+        )
+    else:
+        from cryptography.fernet import Fernet
+
+        for _position, _key in enumerate(FERNET_KEYS, start=1):
+            try:
+                Fernet(_key)
+            except ValueError:
+                _problems.append(
+                    f"BERTH_FERNET_KEYS key #{_position} is not a Fernet key (32 url-safe "
+                    "base64-encoded bytes): generate one with Fernet.generate_key()"
+                )
+    if env_bool("BERTH_DEV_OIDC"):
+        _problems.append(
+            "BERTH_DEV_OIDC is on: the development identity provider is not for production; "
+            "unset it and point OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET at your "
+            "organisation's provider (docs/oidc.md)"
+        )
+    if _problems:
+        raise ImproperlyConfigured(
+            "Refusing to start in production (DEBUG off or BERTH_ENV=production):\n  - "
+            + "\n  - ".join(_problems)
+        )

@@ -3,6 +3,8 @@
 Idempotent and safe to re-run at any time: the database says what was approved, the plan
 says what that means, and server-side apply makes the cluster match. A worker holds a
 lease on the request while it works, so two workers never provision the same request.
+Once the cluster matches, the tenant's GitOps repository is brought in step in one commit
+(`write_gitops`): the last step of every run.
 """
 
 from __future__ import annotations
@@ -10,25 +12,38 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
 
+from provisioning import gitops, gitops_plan
+from provisioning import selectors as reads
 from provisioning import services as records
-from provisioning.inputs import namespace_input, plan_input_for
-from provisioning.kube import ClusterAccess, ClusterClient, KubeError, RetryPolicy, client_for
+from provisioning.guardrails import validate_plan
+from provisioning.inputs import gitops_input_for, namespace_input, plan_input_for
+from provisioning.kube import (
+    ClusterAccess,
+    ClusterClient,
+    KubeError,
+    Outcome,
+    RetryPolicy,
+    client_for,
+)
+from provisioning.models import GitCommit
 from provisioning.plan import (
     LABEL_REQUEST,
     LABEL_TENANT,
     MANAGED_BY,
     Plan,
+    PlanInput,
     namespace_objects,
     ref_of,
     render,
 )
 from tenants import services
 from tenants.choices import Decision, NamespaceState, RequestKind, RequestState, RunState
-from tenants.models import Cluster, Namespace, Request, Run
+from tenants.models import Cluster, Namespace, Request, Run, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +128,12 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
     cluster = Cluster.objects.get(name=inputs.cluster.name)
     steps = [records.step_row(ref_of(obj), "apply") for obj in plan.apply]
     steps += [records.step_row(ref, "delete") for ref in plan.delete]
+    steps.append(gitops_step_row(tenancy_request.tenant.gitops_repo_url))
     records.start_steps(run=run, steps=steps)
+    # Validate before create: a plan with one bad object creates nothing anywhere.
+    problems = validate_plan(plan, inputs)
+    if problems:
+        return _refuse_invalid_plan(tenancy_request=tenancy_request, run=run, problems=problems)
     records.record_namespaces_pending(tenancy_request=tenancy_request, inputs=inputs)
 
     if cluster.plan_only:
@@ -142,7 +162,7 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
         for index, obj in enumerate(plan.apply):
             if run.steps[index]["outcome"] in ("created", "configured", "unchanged"):
                 continue  # reached by an earlier attempt of this run
-            outcome = client.apply(obj)
+            outcome = apply_object(client, obj)
             records.record_step(
                 run=run, index=index, outcome=outcome.result, attempts=outcome.attempts
             )
@@ -176,12 +196,235 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
         services.mark_failed(run=run, error=message)
         return f"failed: {message}"
 
+    records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
+    failure = _gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs)
+    if failure:
+        services.mark_failed(run=run, error=failure)
+        return f"failed: {failure}"
+
     records.record_outcome(tenancy_request=tenancy_request, inputs=inputs)
     services.mark_ready(run=run)
     if plan.delete:
         for creator in _creators_of(inputs.remove_namespaces, tenancy_request):
             _finish_decommission_of(creator)
     return "ready"
+
+
+def _refuse_invalid_plan(
+    *, tenancy_request: Request, run: Run, problems: dict[str, list[str]]
+) -> str:
+    """The plan failed validation: fail the request before the first API call or commit,
+    each bad object's step saying what is wrong with it."""
+    for index, step in enumerate(run.steps):
+        if step["object"] in problems:
+            message = "; ".join(problems[step["object"]])
+            records.record_step(run=run, index=index, outcome="failed", attempts=0, message=message)
+    reasons = " | ".join(f"{key}: {'; '.join(found)}" for key, found in problems.items())
+    message = f"The plan failed validation, nothing was applied: {reasons}"
+    logger.warning("request %s refused before any API call: %s", tenancy_request.pk, reasons)
+    services.mark_failed(run=run, error=message)
+    return f"failed: {message}"
+
+
+def apply_object(client: ClusterClient, obj: dict[str, Any]) -> Outcome:
+    """Server-side apply; a RoleBinding whose roleRef changed (Kubernetes refuses to change
+    one: a tier moved to another ClusterRole) is deleted and created again."""
+    if obj["kind"] == "RoleBinding":
+        ref = ref_of(obj)
+        live = client.get(ref)
+        wanted = obj["roleRef"]
+        had = (live or {}).get("roleRef") or {}
+        if live is not None and (had.get("kind"), had.get("name")) != (
+            wanted["kind"],
+            wanted["name"],
+        ):
+            client.delete(ref)
+            return replace(client.apply(obj), result="configured")
+    return client.apply(obj)
+
+
+# --- GitOps ----------------------------------------------------------------------------
+
+GITOPS_DONE = ("committed", "unchanged", "skipped")
+
+
+def gitops_step_row(repo_url: str) -> dict[str, Any]:
+    """The run's last step: one commit to the tenant's repository (or why there is none)."""
+    where = gitops.display_url(repo_url) or "(no repository)"
+    return {
+        "object": f"GitOps commit {where}",
+        "kind": "GitOps",
+        "namespace": "",
+        "name": where,
+        "action": "commit",
+        "outcome": "pending",
+        "attempts": 0,
+        "message": "",
+    }
+
+
+def _gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput) -> str:
+    """Run the GitOps step unless an earlier attempt finished it; "" or why it failed."""
+    index = len(run.steps) - 1
+    if run.steps[index]["outcome"] in GITOPS_DONE:
+        return ""
+    try:
+        written = write_gitops(request_id=tenancy_request.pk, inputs=inputs)
+    except (gitops.GitError, ValueError) as error:
+        attempts = getattr(error, "attempts", 1)
+        message = getattr(error, "message", str(error))
+        records.record_step(
+            run=run, index=index, outcome="failed", attempts=attempts, message=message
+        )
+        failure = f"{run.steps[index]['object']}: {message}"
+        if getattr(error, "transient", False):
+            failure += f" (gave up after {attempts} attempts)"
+        logger.warning("request %s failed: %s", tenancy_request.pk, failure)
+        return failure
+    records.record_step(
+        run=run,
+        index=index,
+        outcome=written.outcome,
+        attempts=written.attempts,
+        message=written.message,
+    )
+    return ""
+
+
+@dataclass(frozen=True)
+class GitOpsWritten:
+    outcome: str  # committed | unchanged | skipped
+    message: str
+    attempts: int = 0
+    commit: GitCommit | None = None
+
+
+def gitops_remote(tenant: Tenant) -> gitops.Remote:
+    return gitops.Remote.parse(
+        tenant.gitops_repo_url, branch=tenant.gitops_branch, credentials=tenant.gitops_credentials
+    )
+
+
+def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsWritten:
+    """Bring the tenant's repository in step with the application this request touches,
+    in one commit (none when it already is), and record the commit. Raises GitError (or
+    ValueError when the files cannot be rendered)."""
+    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
+    tenant = tenancy_request.tenant
+    if tenancy_request.kind == RequestKind.QUOTA_CHANGE:
+        # Quotas are Berth's, never in the repository: nothing there depends on them.
+        return GitOpsWritten("skipped", "a quota change changes no GitOps file")
+    if not tenant.gitops_repo_url.strip():
+        return GitOpsWritten(
+            "skipped", f"tenant {tenant.slug} has no GitOps repository configured: nothing written"
+        )
+    inputs = inputs or plan_input_for(tenancy_request)
+    remote = gitops_remote(tenant)
+    template = settings.BERTH_GITOPS_IMAGE_REPOSITORY
+    approvers = reads.approvers_of(tenancy_request)
+    own = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
+    earlier: list[tuple[str, str, dict[str, str]]] = []
+    notes: list[str] = []
+
+    def propose(checkout: gitops.Checkout) -> gitops.Proposal:
+        # Read under the repository lock: a later writer sees what an earlier one wrote.
+        desired = gitops_input_for(tenancy_request, inputs)
+        within = gitops_plan.scope(desired)
+        current = checkout.read(within)
+        rendered = gitops_plan.render_files(desired, image_repository_template=template)
+        converged = gitops_plan.converge(current, rendered, within)
+        changed = gitops_plan.changes(current, converged.files)
+        notes[:] = converged.notes
+        if not changed and not GitCommit.objects.filter(request=tenancy_request).exists():
+            # Pushed by an attempt that died before recording it: record it now.
+            found = checkout.find_commit(tenancy_request.pk)
+            earlier[:] = [found] if found else []
+        message = gitops_plan.commit_message(
+            kind=tenancy_request.kind,
+            request_id=tenancy_request.pk,
+            tenant=tenant.slug,
+            app=desired.app,
+            engine=desired.engine,
+            namespaces=own,
+            changed=changed,
+            notes=converged.notes,
+            approvers=approvers,
+            reason=str(tenancy_request.payload.get("reason", "")),
+        )
+        return gitops.Proposal(current=current, files=converged.files, message=message)
+
+    result = gitops.write(remote, propose)
+    proposal = result.proposal
+    left = "".join(f"; left {note}" for note in notes)
+    if result.outcome == "committed":
+        changed = gitops_plan.changes(proposal.current, proposal.files)
+        commit = _record_commit(
+            tenancy_request,
+            inputs,
+            remote,
+            sha=result.sha,
+            message=proposal.message,
+            diff=gitops_plan.diff_files(proposal.current, proposal.files),
+            files=changed,
+            pushes=result.pushes,
+        )
+        kinds = list(changed.values())
+        summary = ", ".join(
+            f"{kinds.count(kind)} {kind}"
+            for kind in ("added", "modified", "deleted")
+            if kinds.count(kind)
+        )
+        return GitOpsWritten(
+            "committed",
+            f"{result.sha[:12]} pushed to {remote.branch}: {summary}{left}",
+            result.attempts,
+            commit,
+        )
+    if earlier:
+        sha, diff, files = earlier[0]
+        commit = _record_commit(
+            tenancy_request, inputs, remote, sha=sha, message="", diff=diff, files=files, pushes=0
+        )
+        return GitOpsWritten(
+            "committed",
+            f"{sha[:12]} was pushed by an earlier attempt{left}",
+            result.attempts,
+            commit,
+        )
+    at = f" (at {result.sha[:12]})" if result.sha else ""
+    return GitOpsWritten(
+        "unchanged", f"{remote.branch} already holds these files{at}{left}", result.attempts
+    )
+
+
+def _record_commit(
+    tenancy_request: Request, inputs: PlanInput, remote: gitops.Remote, **fields: Any
+) -> GitCommit:
+    commit = GitCommit.objects.create(
+        request=tenancy_request, repo_url=remote.url, branch=remote.branch, **fields
+    )
+    names = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
+    commit.namespaces.set(
+        Namespace.objects.filter(
+            tenant=tenancy_request.tenant, cluster__name=inputs.cluster.name, name__in=names
+        ).exclude(state=NamespaceState.DECOMMISSIONED)
+    )
+    return commit
+
+
+def gitops_preview(tenancy_request: Request) -> str:
+    """The GitOps file changes approving this request would push, as a unified diff
+    against the repository's current content (reads the remote; no lock, no commit)."""
+    tenant = tenancy_request.tenant
+    if not tenant.gitops_repo_url.strip():
+        return ""
+    desired = gitops_input_for(tenancy_request, plan_input_for(tenancy_request))
+    within = gitops_plan.scope(desired)
+    current = gitops.read_files(gitops_remote(tenant), within)
+    rendered = gitops_plan.render_files(
+        desired, image_repository_template=settings.BERTH_GITOPS_IMAGE_REPOSITORY
+    )
+    return gitops_plan.diff_files(current, gitops_plan.converge(current, rendered, within).files)
 
 
 def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:  # noqa: ANN001
@@ -289,7 +532,7 @@ def reconcile_namespace(namespace: Namespace) -> list[dict[str, Any]]:
             ref = str(ref_of(obj))
             for finding in findings:
                 if finding["object"] == ref and finding["status"] in ("missing", "changed"):
-                    client.apply(obj)
+                    apply_object(client, obj)
                     finding["repaired"] = True
     records.record_drift(namespace=namespace, findings=findings)
     return findings

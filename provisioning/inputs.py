@@ -5,6 +5,8 @@ The only database access on the way to a plan; everything after it is pure.
 
 from __future__ import annotations
 
+from django.db.models import Q
+
 from provisioning.plan import (
     ClusterSpec,
     NamespaceSpec,
@@ -31,6 +33,8 @@ def tier_spec(tier: EnvironmentTier) -> TierSpec:
             "member": tier.member_cluster_role,
             "viewer": tier.viewer_cluster_role,
         },
+        position=tier.position,
+        is_ephemeral=tier.is_ephemeral,
     )
 
 
@@ -44,6 +48,9 @@ def tenant_spec(tenant: Tenant) -> TenantSpec:
             "viewer": tuple(tenant.viewer_groups),
         },
         repo_url=tenant.gitops_repo_url,
+        repo_branch=tenant.gitops_branch or "main",
+        repo_path=tenant.gitops_path,
+        allowed_domains=tuple(tenant.allowed_domains),
     )
 
 
@@ -53,6 +60,7 @@ def cluster_spec(cluster: Cluster) -> ClusterSpec:
         argocd_namespace=cluster.argocd_namespace,
         has_kargo=cluster.has_kargo,
         ingress_namespace=cluster.ingress_namespace,
+        argocd_impersonation=cluster.argocd_impersonation,
     )
 
 
@@ -163,4 +171,104 @@ def namespace_input(namespace: Namespace) -> PlanInput:
                 project=project.name if project else "",
             ),
         ),
+    )
+
+
+# --- GitOps ------------------------------------------------------------------------------
+
+GITOPS_LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
+
+
+def app_of(namespace: Namespace) -> str:
+    """The application a namespace deploys: its project, else the app its request named."""
+    if namespace.project_id:
+        return namespace.project.name
+    payload = namespace.request.payload if namespace.request_id else {}
+    return payload.get("app") or payload.get("project") or ""
+
+
+def _app_of_request(tenancy_request: Request, inputs: PlanInput) -> str:
+    payload = tenancy_request.payload
+    if tenancy_request.kind in (RequestKind.NAMESPACE, RequestKind.PROJECT):
+        return payload["app"]
+    if tenancy_request.kind == RequestKind.ENVIRONMENT:
+        return payload["project"]
+    namespace = (
+        Namespace.objects.select_related("project", "request")
+        .filter(
+            tenant=tenancy_request.tenant,
+            name=payload["namespace"],
+            cluster__name=inputs.cluster.name,
+        )
+        .order_by("-pk")
+        .first()
+    )
+    return app_of(namespace) if namespace else ""
+
+
+def gitops_input_for(tenancy_request: Request, inputs: PlanInput) -> PlanInput:
+    """What the GitOps files of the application this request touches are rendered from.
+
+    Every live environment of that application as the database stands now: the request's
+    own namespaces included (they are pending by then), the ones it removes left out. The
+    writer reads this under the repository lock, so a later writer always sees what an
+    earlier one wrote. One environment per tier: the request's own cluster wins.
+    """
+    tenant = tenancy_request.tenant
+    app = _app_of_request(tenancy_request, inputs)
+    project = Project.objects.filter(tenant=tenant, name=app).first() if app else None
+    if project is not None:
+        engine, project_name = project.gitops_engine, project.name
+    elif tenancy_request.kind == RequestKind.PROJECT:
+        engine = tenancy_request.payload.get("engine") or tenant.gitops_engine
+        project_name = app
+    else:
+        engine, project_name = tenant.gitops_engine, ""
+
+    chosen: dict[str, Namespace] = {}
+    of_app = (
+        Q(project__name=app)
+        | Q(project__isnull=True, request__payload__app=app)
+        | Q(project__isnull=True, request__payload__project=app)
+    )
+    # The request's own names count from the moment they are claimed: a preview before
+    # approval shows what approving would write.
+    alive = Q(state__in=GITOPS_LIVE_STATES) | Q(
+        request=tenancy_request, state=NamespaceState.REQUESTED
+    )
+    live = (
+        Namespace.objects.filter(of_app, alive, tenant=tenant)
+        .exclude(name__in=inputs.remove_namespaces)
+        .select_related("tier", "project", "request", "cluster")
+        .order_by("pk")
+    )
+    for namespace in live:
+        if not app or app_of(namespace) != app:
+            continue
+        held = chosen.get(namespace.tier.slug)
+        if held is None or (
+            held.cluster.name != inputs.cluster.name
+            and namespace.cluster.name == inputs.cluster.name
+        ):
+            chosen[namespace.tier.slug] = namespace
+    environments = sorted(chosen.values(), key=lambda ns: (ns.tier.position, ns.tier.slug))
+    return PlanInput(
+        request_id=tenancy_request.pk,
+        tenant=tenant_spec(tenant),
+        cluster=inputs.cluster,
+        engine=engine,
+        namespaces=tuple(
+            NamespaceSpec(
+                name=ns.name,
+                tier=tier_spec(ns.tier),
+                cpu_millis=ns.cpu_millis,
+                memory_mib=ns.memory_mib,
+                storage_gib=ns.storage_gib,
+                project=ns.project.name if ns.project_id else "",
+            )
+            for ns in environments
+        ),
+        project=project_name,
+        remove_namespaces=inputs.remove_namespaces,
+        app=app,
     )

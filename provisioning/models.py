@@ -12,3 +12,36 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hostname} at {self.seen_at:%Y-%m-%d %H:%M:%S}"
+
+
+class GitCommit(models.Model):
+    """A commit Berth pushed to a tenant's GitOps repository for a request, and its diff."""
+
+    request = models.ForeignKey(
+        "tenants.Request", on_delete=models.CASCADE, related_name="git_commits"
+    )
+    # A project request writes several namespaces' files in its one commit.
+    namespaces = models.ManyToManyField(
+        "tenants.Namespace",
+        blank=True,
+        related_name="git_commits",
+        help_text="The namespaces the request created, changed or removed.",
+    )
+    repo_url = models.CharField("repository URL", max_length=500, help_text="Never credentials.")
+    branch = models.CharField(max_length=200)
+    sha = models.CharField("commit", max_length=64)
+    message = models.TextField(blank=True)
+    diff = models.TextField(blank=True)
+    files = models.JSONField(
+        default=dict, blank=True, help_text="path → added | modified | deleted"
+    )
+    pushes = models.PositiveSmallIntegerField(
+        default=1, help_text="Pushes tried, including ones refused because the branch moved."
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.sha[:12]} on {self.branch} for request #{self.request_id}"

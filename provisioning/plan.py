@@ -23,6 +23,11 @@ LABEL_TIER = "berth.dev/tier"
 LABEL_REQUEST = "berth.dev/request"
 LABEL_PROJECT = "berth.dev/project"
 GITOPS_SERVICE_ACCOUNT = "berth-gitops"
+# The ClusterRoles Berth ships (provisioning.guardrails defines them; a cluster gets them from
+# "Install guardrails"): Kubernetes' edit/view minus everything that would widen a tenant's
+# own rights. The GitOps ServiceAccount of every namespace is bound to the edit one.
+TENANT_EDIT_ROLE = "berth-tenant-edit"
+TENANT_VIEW_ROLE = "berth-tenant-view"
 IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
 ROLES = ("owner", "member", "viewer")
 
@@ -66,6 +71,9 @@ class TierSpec:
     container_request_cpu_millis: int
     container_request_memory_mib: int
     cluster_roles: dict[str, str]  # tenant role → ClusterRole
+    # Promotion order of the GitOps definitions (provisioning.gitops_plan); not rendered here.
+    position: int = 0
+    is_ephemeral: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,12 @@ class TenantSpec:
     name: str
     groups: dict[str, tuple[str, ...]]  # tenant role → OIDC groups
     repo_url: str
+    # Where provisioning.gitops_plan writes in the repository; not rendered here.
+    repo_branch: str = "main"
+    repo_path: str = ""
+    # DNS domains the tenant's Ingresses and Certificates may use (provisioning.guardrails'
+    # admission policy); not rendered into a plan.
+    allowed_domains: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,9 @@ class ClusterSpec:
     argocd_namespace: str
     has_kargo: bool
     ingress_namespace: str
+    # Argo CD >= 2.13 with `application.sync.impersonation.enabled`: syncs run as the
+    # destination namespace's GitOps ServiceAccount (AppProject destinationServiceAccounts).
+    argocd_impersonation: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,6 +120,9 @@ class PlanInput:
     namespaces: tuple[NamespaceSpec, ...] = ()
     project: str = ""
     remove_namespaces: tuple[str, ...] = ()
+    # The application a GitOps write is about (the project, or a namespace request's app);
+    # only provisioning.gitops_plan reads it.
+    app: str = ""
 
 
 @dataclass(frozen=True)
@@ -334,7 +354,7 @@ def namespace_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, An
         _role_binding(
             GITOPS_SERVICE_ACCOUNT,
             ns.name,
-            "edit",
+            TENANT_EDIT_ROLE,
             [{"kind": "ServiceAccount", "name": GITOPS_SERVICE_ACCOUNT, "namespace": ns.name}],
             labels,
         ),
@@ -406,9 +426,27 @@ def argocd_objects(inputs: PlanInput) -> list[dict[str, Any]]:
                     {"group": group, "kind": kind} for group, kind in GUARDRAIL_KINDS
                 ],
                 "roles": roles,
+                **_impersonation(inputs),
             },
         },
     ]
+
+
+def _impersonation(inputs: PlanInput) -> dict[str, Any]:
+    """Argo CD syncs as `berth-gitops` of the destination namespace (a ServiceAccount with no
+    namespace part is looked up in the Application's destination namespace), so the tenant's
+    RBAC bounds what its Applications deploy, not only the AppProject."""
+    if not inputs.cluster.argocd_impersonation:
+        return {}
+    return {
+        "destinationServiceAccounts": [
+            {
+                "server": IN_CLUSTER_SERVER,
+                "namespace": f"{inputs.tenant.slug}-*",
+                "defaultServiceAccount": GITOPS_SERVICE_ACCOUNT,
+            }
+        ]
+    }
 
 
 def kargo_objects(inputs: PlanInput) -> list[dict[str, Any]]:

@@ -77,8 +77,10 @@ class TenantAdmin(admin.ModelAdmin):
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin):
     form = ClusterForm
-    list_display = ("name", "api_url", "auth_method", "plan_only", "is_sandbox")
-    actions = ["test_connection"]
+    list_display = (
+        "name", "api_url", "auth_method", "plan_only", "is_sandbox", "argocd_impersonation"
+    )
+    actions = ["test_connection", "install_guardrails"]
 
     @admin.action(description="Test connection to the selected clusters")
     def test_connection(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
@@ -96,6 +98,29 @@ class ClusterAdmin(admin.ModelAdmin):
                 self.message_user(
                     request, f"{cluster.name}: connected, Kubernetes {version}",
                     level=messages.SUCCESS,
+                )
+
+
+    @admin.action(description="Install guardrails (Berth's tenant roles and admission policies)")
+    def install_guardrails(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+        from provisioning.bootstrap import BootstrapError, install_guardrails
+        from provisioning.kube import KubeError
+
+        for cluster in queryset:
+            try:
+                installed = install_guardrails(cluster=cluster, actor=request.user)
+            except BootstrapError as error:
+                self.message_user(request, f"{cluster.name}: {error}", level=messages.ERROR)
+            except KubeError as error:
+                self.message_user(
+                    request,
+                    f"{cluster.name}: {error.message} (installing guardrails needs rights to "
+                    "create ClusterRoles and admission policies; see docs/guardrails.md)",
+                    level=messages.ERROR,
+                )
+            else:
+                self.message_user(
+                    request, f"{cluster.name}: {installed.summary}", level=messages.SUCCESS
                 )
 
 

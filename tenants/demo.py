@@ -5,10 +5,15 @@ Idempotent: running it again updates the same rows instead of adding new ones.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from tenants.choices import GitOpsEngine, MembershipSource, NetworkPreset
 from tenants.membership_sync import memberships_from_groups
@@ -29,9 +34,9 @@ TIERS = [
         max_storage_gib=50,
         network_preset=NetworkPreset.INGRESS,
         pod_security_level="baseline",
-        owner_cluster_role="edit",
-        member_cluster_role="edit",
-        viewer_cluster_role="view",
+        owner_cluster_role="berth-tenant-edit",
+        member_cluster_role="berth-tenant-edit",
+        viewer_cluster_role="berth-tenant-view",
         auto_repair_drift=True,
     ),
     dict(
@@ -46,12 +51,12 @@ TIERS = [
         max_storage_gib=100,
         network_preset=NetworkPreset.INGRESS,
         pod_security_level="restricted",
-        owner_cluster_role="edit",
-        member_cluster_role="edit",
-        viewer_cluster_role="view",
+        owner_cluster_role="berth-tenant-edit",
+        member_cluster_role="berth-tenant-edit",
+        viewer_cluster_role="berth-tenant-view",
         auto_repair_drift=True,
     ),
-    # Only the GitOps controller writes prod (the Morgridge model): people get `view`.
+    # Only the GitOps controller writes prod (the Morgridge model): people can read.
     dict(
         slug="prod",
         name="Production",
@@ -64,9 +69,9 @@ TIERS = [
         max_storage_gib=500,
         network_preset=NetworkPreset.INGRESS,
         pod_security_level="restricted",
-        owner_cluster_role="view",
-        member_cluster_role="view",
-        viewer_cluster_role="view",
+        owner_cluster_role="berth-tenant-view",
+        member_cluster_role="berth-tenant-view",
+        viewer_cluster_role="berth-tenant-view",
         auto_repair_drift=False,
     ),
     dict(
@@ -81,9 +86,9 @@ TIERS = [
         max_storage_gib=10,
         network_preset=NetworkPreset.INGRESS,
         pod_security_level="restricted",
-        owner_cluster_role="edit",
-        member_cluster_role="edit",
-        viewer_cluster_role="view",
+        owner_cluster_role="berth-tenant-edit",
+        member_cluster_role="berth-tenant-edit",
+        viewer_cluster_role="berth-tenant-view",
         is_ephemeral=True,
         default_ttl=timedelta(days=2),
         max_ttl=timedelta(days=14),
@@ -182,3 +187,69 @@ def seed(*, sandbox_api_url: str, repo_url_for: dict[str, str] | None = None) ->
                 defaults={"role": role, "source": MembershipSource.OIDC},
             )
     return {"tiers": len(tiers), "tenants": len(tenants), "people": len(PEOPLE)}
+
+
+# --- local GitOps repositories -------------------------------------------------------------
+
+DEMO_README = (
+    "# GitOps repository of a Berth demo tenant\n\n"
+    "Berth writes each application's Argo CD, Kargo or Flux definitions under apps/; see\n"
+    "docs/gitops-layout.md in Berth's repository.\n"
+)
+
+
+def _git(*args: str, git_dir: Path, stdin: str | None = None) -> str:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "Berth",
+        "GIT_AUTHOR_EMAIL": "berth@localhost",
+        "GIT_COMMITTER_NAME": "Berth",
+        "GIT_COMMITTER_EMAIL": "berth@localhost",
+    }
+    return subprocess.run(  # noqa: S603 - fixed argv
+        ["git", f"--git-dir={git_dir}", *args],  # noqa: S607 - git from PATH
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def ensure_git_repo(path: Path) -> str:
+    """A bare repository with branch main and a first commit (a README), made once.
+    Returns its file:// URL."""
+    if not (path / "HEAD").exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(  # noqa: S603
+            ["git", "init", "--quiet", "--bare", "-b", "main", str(path)],  # noqa: S607
+            check=True,
+            capture_output=True,
+        )
+    has_main = subprocess.run(  # noqa: S603
+        ["git", f"--git-dir={path}", "rev-parse", "--verify", "--quiet", "refs/heads/main"],  # noqa: S607
+        capture_output=True,
+    )
+    if has_main.returncode != 0:
+        blob = _git("hash-object", "-w", "--stdin", git_dir=path, stdin=DEMO_README)
+        tree = _git("mktree", git_dir=path, stdin=f"100644 blob {blob}\tREADME.md\n")
+        commit = _git("commit-tree", tree, "-m", "Initial commit", git_dir=path)
+        _git("update-ref", "refs/heads/main", commit, git_dir=path)
+    return path.resolve().as_uri()
+
+
+def seed_git_repos(git_dir: Path | None = None) -> dict[str, str]:
+    """`make run`: a local bare repository per demo tenant under the data dir
+    (`data/git/<tenant>.git`), and each demo tenant pointed at its own. Idempotent; a
+    repository someone configured in the admin instead is left as it is."""
+    git_dir = git_dir or Path(settings.DATA_DIR) / "git"
+    urls = {}
+    for spec in TENANTS:
+        url = ensure_git_repo(git_dir / f"{spec['slug']}.git")
+        Tenant.objects.filter(slug=spec["slug"]).filter(
+            Q(gitops_repo_url="") | Q(gitops_repo_url=url)
+        ).update(gitops_repo_url=url, gitops_branch="main")
+        urls[spec["slug"]] = url
+    return urls

@@ -8,9 +8,11 @@ import django_filters
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 
-from tenants.choices import RequestKind, RequestState
-from tenants.models import AuditEvent, EnvironmentTier, Namespace, Request, Tenant
+from tenants.choices import GitOpsEngine, NamespaceState, RequestKind, RequestState
+from tenants.models import AuditEvent, EnvironmentTier, Namespace, Project, Request, Tenant
 
 AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
 
@@ -30,10 +32,11 @@ class RequestFilterSet(django_filters.FilterSet):
     )
     kind = django_filters.ChoiceFilter(choices=RequestKind.choices, empty_label="Any kind")
     state = django_filters.ChoiceFilter(choices=RequestState.choices, empty_label="Any state")
-    tier = django_filters.ModelChoiceFilter(
+    # The OpenAPI schema cannot tell a method filter's type: a tier's slug.
+    tier = extend_schema_field(OpenApiTypes.STR)(django_filters.ModelChoiceFilter(
         queryset=EnvironmentTier.objects.all(), to_field_name="slug", method="filter_tier",
         empty_label="Any tier", label="Tier",
-    )
+    ))
     older_than = django_filters.ChoiceFilter(
         label="Waiting longer than", method="filter_age", empty_label="Any age",
         choices=[("1h", "an hour"), ("1d", "a day"), ("7d", "a week")],
@@ -74,3 +77,38 @@ class AuditEventFilterSet(django_filters.FilterSet):
     class Meta:
         model = AuditEvent
         fields = ["tenant", "action", "actor", "since", "until"]
+
+
+def visible_projects(request) -> QuerySet[Project]:  # noqa: ANN001 - HttpRequest or None
+    from tenants.selectors import projects_visible_to
+
+    if request is None or not request.user.is_authenticated:
+        return Project.objects.none()
+    return projects_visible_to(request.user)
+
+
+class NamespaceFilterSet(django_filters.FilterSet):
+    tenant = django_filters.ModelChoiceFilter(
+        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
+    )
+    tier = django_filters.ModelChoiceFilter(
+        queryset=EnvironmentTier.objects.all(), to_field_name="slug", empty_label="Any tier"
+    )
+    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster")
+    state = django_filters.ChoiceFilter(choices=NamespaceState.choices, empty_label="Any state")
+    project = django_filters.ModelChoiceFilter(queryset=visible_projects, label="Project (id)")
+
+    class Meta:
+        model = Namespace
+        fields = ["tenant", "tier", "cluster", "state", "project"]
+
+
+class ProjectFilterSet(django_filters.FilterSet):
+    tenant = django_filters.ModelChoiceFilter(
+        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
+    )
+    gitops_engine = django_filters.ChoiceFilter(choices=GitOpsEngine.choices)
+
+    class Meta:
+        model = Project
+        fields = ["tenant", "gitops_engine"]

@@ -18,12 +18,26 @@ class QuantityError(ValueError):
     pass
 
 
+# Far beyond any cluster (10^15 cores, exbibytes): refused before converting to an integer,
+# so "inf", "NaN" or "1e99999999" is a validation error, not a crash or a huge computation.
+MAX_MAGNITUDE = 15
+
+
 def _parse(value: str | int) -> Decimal:
     try:
         quantity = parse_quantity(value)
-    except ValueError as exc:
-        raise QuantityError(f"{value!r} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)") from exc
-    if quantity < 0:
+        if not quantity.is_finite():
+            raise ValueError("not finite")
+        if quantity.adjusted() > MAX_MAGNITUDE:
+            raise QuantityError(f"{str(value)[:40]!r} is too large to be a quantity here")
+        negative = quantity < 0
+    except (ValueError, ArithmeticError) as exc:
+        if isinstance(exc, QuantityError):
+            raise
+        raise QuantityError(
+            f"{str(value)[:40]!r} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)"
+        ) from exc
+    if negative:
         raise QuantityError(f"{value!r} is negative")
     return quantity
 

@@ -6,7 +6,7 @@ from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from tenants.choices import ApproverRole, NamespaceState, RequestState, Role
-from tenants.models import AuditEvent, Membership, Namespace, Request, Tenant, User
+from tenants.models import AuditEvent, Membership, Namespace, Project, Request, Tenant, User
 
 
 def tenants_for_user(user: User) -> QuerySet[Tenant]:
@@ -141,3 +141,52 @@ def name_preview(tenant: Tenant, *, app: str, tier: str, cluster: str) -> dict:
         problems.append(f"{name} is already taken ({taken.get_state_display().lower()}).")
     return {"name": name, "truncated": was_truncated(tenant.slug, app, tier),
             "problems": problems}
+
+
+def projects_visible_to(user: User) -> QuerySet[Project]:
+    """Projects of the user's tenants; platform admins see every project."""
+    projects = Project.objects.select_related("tenant")
+    if is_platform_admin(user):
+        return projects
+    return projects.filter(tenant__memberships__user=user)
+
+
+def visible_project(user: User, pk: int) -> Project:
+    return get_object_or_404(projects_visible_to(user), pk=pk)
+
+
+def effective_permissions(tenant: Tenant) -> list[dict]:
+    """What Kubernetes lets the tenant's owners, members, viewers and GitOps identity do in
+    the namespaces of each tier the tenant may use (every tier when none is listed), in
+    plain words (provisioning.guardrails.describe_role)."""
+    from provisioning.guardrails import describe_role, role_writes
+    from provisioning.plan import GITOPS_SERVICE_ACCOUNT, TENANT_EDIT_ROLE
+    from tenants.models import EnvironmentTier
+
+    tiers = list(tenant.allowed_tiers.all()) or list(EnvironmentTier.objects.all())
+    rows = []
+    for tier in tiers:
+        people = [
+            {
+                "label": label,
+                "groups": tenant.groups_for(role),
+                "cluster_role": tier.cluster_role_for(role),
+                "summary": describe_role(tier.cluster_role_for(role))
+                if tenant.groups_for(role)
+                else "nothing: the tenant names no group for them",
+            }
+            for role, label in ((Role.OWNER, "Owners"), (Role.MEMBER, "Members"),
+                                (Role.VIEWER, "Viewers"))
+        ]
+        gitops = {
+            "label": f"GitOps ({GITOPS_SERVICE_ACCOUNT})",
+            "groups": [],
+            "cluster_role": TENANT_EDIT_ROLE,
+            "summary": describe_role(TENANT_EDIT_ROLE),
+        }
+        writers = [
+            entry for entry in people
+            if entry["groups"] and role_writes(entry["cluster_role"]) is not False
+        ]
+        rows.append({"tier": tier, "entries": [*people, gitops], "gitops_only": not writers})
+    return rows

@@ -7,6 +7,7 @@ transition table, and writes an audit event; an illegal transition raises
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,13 @@ from tenants.models import (
     Run,
     Tenant,
     User,
+)
+from tenants.models.tokens import (
+    DISPLAY_PREFIX_LENGTH,
+    TOKEN_PREFIX,
+    ApiToken,
+    TokenScope,
+    token_digest,
 )
 from tenants.naming import namespace_name
 from tenants.payloads import validate_payload
@@ -600,3 +608,191 @@ def onboard_tenant(
             },
         )
     return tenant
+
+
+# --- tenants and clusters changed over the REST API ------------------------------------------
+
+# Stored encrypted and never shown: the audit log says whether they changed, not what to.
+SECRET_FIELDS = frozenset({"gitops_credentials", "webhook_secret", "credentials"})
+
+
+def _audit_value(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_audit_value(item) for item in value]
+    if hasattr(value, "_meta"):
+        return str(value)
+    return value
+
+
+def _apply_changes(
+    obj: Tenant | Cluster, changes: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Set plain fields on `obj`; returns the before/after of what changed, secrets masked."""
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    for field, value in changes.items():
+        old = getattr(obj, field)
+        if old == value:
+            continue
+        setattr(obj, field, value)
+        if field in SECRET_FIELDS:
+            before[field], after[field] = "(set)" if old else "", "(set)" if value else ""
+        else:
+            before[field], after[field] = _audit_value(old), _audit_value(value)
+    return before, after
+
+
+def _full_clean(obj: Tenant | Cluster) -> None:
+    try:
+        obj.full_clean()
+    except DjangoValidationError as exc:
+        raise ValidationError(exc.message_dict) from exc
+
+
+def update_tenant(
+    *,
+    actor: User,
+    tenant: Tenant,
+    changes: dict[str, Any],
+    clusters: list[Cluster] | None = None,
+    tiers: list[EnvironmentTier] | None = None,
+    source_ip: str | None = None,
+) -> Tenant:
+    """Change a tenant's groups, budget, GitOps settings or what it may use (not its slug).
+
+    Memberships follow the new groups at each member's next sign-in, as they always do.
+    """
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may change tenants.")
+    if "slug" in changes and changes["slug"] != tenant.slug:
+        raise ValidationError({"slug": ["A tenant's slug names its namespaces; it cannot change."]})
+    changes = {field: value for field, value in changes.items() if field != "slug"}
+    with transaction.atomic():
+        locked = Tenant.objects.select_for_update().get(pk=tenant.pk)
+        before, after = _apply_changes(locked, changes)
+        _full_clean(locked)
+        locked.save()
+        for relation, wanted, label in (
+            ("allowed_clusters", clusters, "name"),
+            ("allowed_tiers", tiers, "slug"),
+        ):
+            if wanted is None:
+                continue
+            manager = getattr(locked, relation)
+            old = sorted(manager.values_list(label, flat=True))
+            new = sorted(getattr(item, label) for item in wanted)
+            if old != new:
+                manager.set(wanted)
+                before[relation], after[relation] = old, new
+        if after:
+            audit.record(
+                actor=actor,
+                action="tenant.update",
+                obj=locked,
+                tenant_id=locked.pk,
+                before=before,
+                after=after,
+                source_ip=source_ip,
+            )
+    return locked
+
+
+def save_cluster(
+    *,
+    actor: User,
+    cluster: Cluster | None,
+    values: dict[str, Any],
+    source_ip: str | None = None,
+) -> Cluster:
+    """Add a cluster (`cluster` None) or change one; credentials are encrypted at rest."""
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may add or change clusters.")
+    with transaction.atomic():
+        if cluster is None:
+            target, action = Cluster(), "cluster.create"
+        else:
+            target = Cluster.objects.select_for_update().get(pk=cluster.pk)
+            action = "cluster.update"
+        before, after = _apply_changes(target, values)
+        _full_clean(target)
+        target.save()
+        if after or action == "cluster.create":
+            audit.record(
+                actor=actor,
+                action=action,
+                obj=target,
+                before=before if cluster is not None else None,
+                after=after,
+                source_ip=source_ip,
+            )
+    return target
+
+
+# --- personal API tokens -------------------------------------------------------------------
+
+
+def create_api_token(
+    *,
+    user: User,
+    name: str,
+    scopes: list[str],
+    expires_at: Any = None,
+    source_ip: str | None = None,
+) -> tuple[ApiToken, str]:
+    """Make a token for `user`; returns it and its value, which is never stored or shown again."""
+    errors: dict[str, list[str]] = {}
+    if not name.strip():
+        errors["name"] = ["Give the token a name that says what it is for."]
+    unknown = sorted(set(scopes) - set(TokenScope.values))
+    if unknown or not scopes:
+        errors["scopes"] = [
+            f"Choose one or more of {', '.join(TokenScope.values)}"
+            + (f"; unknown: {', '.join(unknown)}." if unknown else ".")
+        ]
+    if expires_at is not None and expires_at <= timezone.now():
+        errors["expires_at"] = ["The expiry must be in the future."]
+    if errors:
+        raise ValidationError(errors)
+    value = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    ordered = [scope for scope in TokenScope.values if scope in scopes]
+    with transaction.atomic():
+        token = ApiToken.objects.create(
+            user=user,
+            name=name.strip(),
+            prefix=value[:DISPLAY_PREFIX_LENGTH],
+            digest=token_digest(value),
+            scopes=ordered,
+            expires_at=expires_at,
+        )
+        audit.record(
+            actor=user,
+            action="api_token.create",
+            obj=token,
+            source_ip=source_ip,
+            after={
+                "name": token.name,
+                "prefix": token.prefix,
+                "scopes": ordered,
+                "expires_at": expires_at.isoformat() if expires_at else None,
+            },
+        )
+    return token, value
+
+
+def revoke_api_token(*, actor: User, token: ApiToken, source_ip: str | None = None) -> ApiToken:
+    """Revoke one of the actor's own tokens; it stops working at once. Revoking twice is a no-op."""
+    if token.user_id != actor.pk:
+        raise NotAllowed("You may revoke only your own tokens.")
+    with transaction.atomic():
+        locked = ApiToken.objects.select_for_update().get(pk=token.pk)
+        if locked.revoked_at is None:
+            locked.revoked_at = timezone.now()
+            locked.save(update_fields=["revoked_at"])
+            audit.record(
+                actor=actor,
+                action="api_token.revoke",
+                obj=locked,
+                source_ip=source_ip,
+                after={"name": locked.name, "prefix": locked.prefix},
+            )
+    return locked

@@ -22,4 +22,6 @@ urlpatterns = [
     path("requests/<int:pk>/cancel/", views.request_cancel, name="request-cancel"),
     path("requests/<int:pk>/comment/", views.request_comment, name="request-comment"),
     path("namespaces/<int:pk>/", views.namespace_detail, name="namespace-detail"),
+    path("tokens/", views.api_tokens, name="api-tokens"),
+    path("tokens/<int:pk>/revoke/", views.api_token_revoke, name="api-token-revoke"),
 ]

@@ -8,7 +8,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
-from provisioning.engine import current_plan
+from provisioning import selectors as provisioning_selectors
+from provisioning.engine import current_plan, gitops_preview
+from provisioning.gitops import GitError
 from tenants import forms, selectors, services
 from tenants.choices import RequestState
 from tenants.errors import DomainError, NotAllowed
@@ -43,6 +45,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "tenant": tenant,
         "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
         "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
+        "permissions": selectors.effective_permissions(tenant),
     })
 
 
@@ -57,18 +60,25 @@ def _progress_context(tenancy_request) -> dict:  # noqa: ANN001 - Request
 @login_required
 def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
-    plan, plan_error = None, ""
+    plan, plan_error, gitops_diff, gitops_error = None, "", "", ""
     if tenancy_request.state in PLANNED_STATES:
         try:
             plan = current_plan(tenancy_request)
         except ObjectDoesNotExist as exc:
             plan_error = f"The plan cannot be rendered: {exc}"
+        else:
+            try:
+                gitops_diff = gitops_preview(tenancy_request)
+            except GitError as exc:
+                gitops_error = f"The tenant's repository could not be read: {exc}"
     may_decide = (tenancy_request.state == RequestState.SUBMITTED
                   and selectors.why_cannot_decide(request.user, tenancy_request) is None)
     return render(request, "tenants/request_detail.html", {
         **_progress_context(tenancy_request),
         "plan": plan,
         "plan_error": plan_error,
+        "gitops_diff": gitops_diff,
+        "gitops_error": gitops_error,
         "history": selectors.request_history(tenancy_request).select_related("actor"),
         "approvals": tenancy_request.approvals.select_related("approver"),
         "comments": tenancy_request.comments.select_related("author"),
@@ -112,7 +122,10 @@ def request_retry(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     namespace = selectors.visible_namespace(request.user, pk)
-    return render(request, "tenants/namespace_detail.html", {"namespace": namespace})
+    return render(request, "tenants/namespace_detail.html", {
+        "namespace": namespace,
+        "git_commits": provisioning_selectors.commits_for_namespace(namespace),
+    })
 
 
 def _field_errors(form, error: ValidationError) -> None:  # noqa: ANN001 - a Django form
@@ -337,3 +350,44 @@ def tenant_onboard(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Tenant {tenant.slug} is ready for requests.")
             return redirect("tenant-detail", slug=tenant.slug)
     return render(request, "tenants/tenant_onboard.html", {"form": form})
+
+
+# --- API tokens (for the REST API, /api/v1/; see docs/api.md) -------------------------------
+
+
+@login_required
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """Your API tokens; a new one's value is shown on this response only, never again."""
+    from tenants.api.forms import ApiTokenForm
+    from tenants.models import ApiToken
+
+    form = ApiTokenForm(request.POST or None)
+    created = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            token, value = services.create_api_token(
+                user=request.user, name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"], expires_at=form.expires_at(),
+                source_ip=client_ip(request),
+            )
+        except ValidationError as exc:
+            _field_errors(form, exc)
+        else:
+            created = {"token": token, "value": value}
+            form = ApiTokenForm()
+    response = render(request, "tenants/tokens.html", {
+        "form": form, "created": created, "tokens": ApiToken.objects.of(request.user),
+    })
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def api_token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    from tenants.models import ApiToken
+
+    token = get_object_or_404(ApiToken.objects.of(request.user), pk=pk)
+    services.revoke_api_token(actor=request.user, token=token, source_ip=client_ip(request))
+    messages.success(request, f"Token {token.name} ({token.prefix}…) revoked.")
+    return redirect("api-tokens")

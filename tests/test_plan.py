@@ -14,12 +14,14 @@ from provisioning.plan import (
 )
 
 
-def tier(slug: str = "dev", *, network: str = "ingress", member_role: str = "edit") -> TierSpec:
+def tier(slug: str = "dev", *, network: str = "ingress",
+         member_role: str = plan.TENANT_EDIT_ROLE) -> TierSpec:
     return TierSpec(
         slug=slug, pod_security_level="restricted", network_preset=network,
         container_default_cpu_millis=500, container_default_memory_mib=512,
         container_request_cpu_millis=100, container_request_memory_mib=128,
-        cluster_roles={"owner": "edit", "member": member_role, "viewer": "view"},
+        cluster_roles={"owner": plan.TENANT_EDIT_ROLE, "member": member_role,
+                       "viewer": plan.TENANT_VIEW_ROLE},
     )
 
 
@@ -38,7 +40,7 @@ def inputs(*, engine: str = "argocd", namespaces=None, project: str = "", **extr
                       storage_gib=5),
     )
     return PlanInput(
-        request_id=42, tenant=TENANT, cluster=CLUSTER, engine=engine,
+        request_id=42, tenant=TENANT, cluster=extra.pop("cluster", CLUSTER), engine=engine,
         namespaces=tuple(namespaces), project=project, **extra,
     )
 
@@ -102,17 +104,23 @@ def test_isolated_tier_gets_no_ingress_controller_policy():
 
 
 def test_groups_are_bound_to_the_tiers_cluster_roles():
-    prod = NamespaceSpec(name="payments-shop-prod", tier=tier("prod", member_role="view"),
+    prod = NamespaceSpec(name="payments-shop-prod",
+                         tier=tier("prod", member_role=plan.TENANT_VIEW_ROLE),
                          cpu_millis=1000, memory_mib=1024, storage_gib=0)
     bindings = {o["metadata"]["name"]: o for o in find(render(inputs(namespaces=[prod])),
                                                        "RoleBinding")}
-    assert bindings["berth-members"]["roleRef"]["name"] == "view"
+    assert bindings["berth-members"]["roleRef"]["name"] == "berth-tenant-view"
+    assert bindings["berth-owners"]["roleRef"]["name"] == "berth-tenant-edit"
     assert bindings["berth-members"]["subjects"] == [
         {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "payments-devs"}
     ]
     assert "berth-viewers" not in bindings  # the tenant has no viewer groups
     gitops = bindings[plan.GITOPS_SERVICE_ACCOUNT]
-    assert gitops["subjects"][0]["kind"] == "ServiceAccount"
+    assert gitops["subjects"] == [{"kind": "ServiceAccount", "name": plan.GITOPS_SERVICE_ACCOUNT,
+                                   "namespace": "payments-shop-prod"}]
+    # Whatever the tier gives people, GitOps deploys with Berth's edit role, never `edit`.
+    assert gitops["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                 "name": "berth-tenant-edit"}
     assert find(render(inputs(namespaces=[prod])), "ServiceAccount", plan.GITOPS_SERVICE_ACCOUNT)
 
 
@@ -129,10 +137,23 @@ def test_app_project_fences_argocd_to_the_tenants_namespaces_and_repo():
     assert spec["sourceNamespaces"] == ["payments-apps"]
     assert spec["clusterResourceWhitelist"] == []
     blacklisted = {item["kind"] for item in spec["namespaceResourceBlacklist"]}
-    assert {"ResourceQuota", "LimitRange", "Role", "RoleBinding"} <= blacklisted
+    assert {"ResourceQuota", "LimitRange", "Role", "RoleBinding", "AppProject",
+            "ProjectConfig"} <= blacklisted
+    # Additive NetworkPolicies stay deployable; Berth's own are protected by admission.
+    assert "NetworkPolicy" not in blacklisted
+    assert "destinationServiceAccounts" not in spec  # the cluster's Argo CD does not impersonate
     roles = {role["name"]: role for role in spec["roles"]}
     assert roles["owner"]["groups"] == ["payments-owners"]
     assert all("payments/*" in policy for policy in roles["member"]["policies"])
+
+
+def test_argocd_impersonation_maps_every_tenant_namespace_to_its_gitops_service_account():
+    impersonating = CLUSTER.__class__(**{**vars(CLUSTER), "argocd_impersonation": True})
+    (project,) = find(render(inputs(cluster=impersonating)), "AppProject")
+    assert project["spec"]["destinationServiceAccounts"] == [
+        {"server": plan.IN_CLUSTER_SERVER, "namespace": "payments-*",
+         "defaultServiceAccount": plan.GITOPS_SERVICE_ACCOUNT},
+    ]
 
 
 def test_flux_tenant_gets_no_argocd_objects():

@@ -69,7 +69,7 @@ def test_api_answering_500_three_times_then_succeeding_is_ready_with_attempts(wo
         tenancy_request = approve(world)
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
-    steps = tenancy_request.runs.get().steps
+    steps = [step for step in tenancy_request.runs.get().steps if step["action"] == "apply"]
     assert steps[0]["attempts"] == 4
     assert sum(step["attempts"] for step in steps) == len(steps) + 3
 
@@ -103,4 +103,5 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
         PLATFORM_NAMESPACES) + 2  # the tenant's namespace and its apps namespace
     run = tenancy_request.runs.get()
     assert run.attempts == 2
-    assert {step["outcome"] for step in run.steps} <= {"created", "unchanged", "configured"}
+    applied = {step["outcome"] for step in run.steps if step["action"] == "apply"}
+    assert applied <= {"created", "unchanged", "configured"}

@@ -164,3 +164,30 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
         assert client.get("/tenants/busy/").status_code == 200
     with django_assert_max_num_queries(6):
         assert client.get("/tenants/payments/").status_code == 200
+
+
+def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, world, tmp_path):
+    from tests.gitserver import init_bare
+
+    bare = init_bare(tmp_path / "payments.git")
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")
+    tenancy_request = services.submit_request(
+        tenant=Tenant.objects.get(slug="payments"), kind="namespace",
+        requester=world["developer"],
+        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1",
+                 "memory": "1Gi"},
+    )
+    client.force_login(world["admin"])
+    page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
+
+    assert "GitOps changes" in page
+    assert "+++ b/apps/shop/prod/" in page
+
+
+def test_plan_preview_explains_an_unreadable_repository(client, world, submitted, tmp_path):
+    Tenant.objects.filter(slug="payments").update(
+        gitops_repo_url=f"file://{tmp_path}/missing.git"
+    )
+    client.force_login(world["admin"])
+    page = client.get(f"/requests/{submitted.pk}/").content.decode()
+    assert "The tenant&#x27;s repository could not be read" in page

@@ -2,15 +2,18 @@ from tenants.models.audit import AuditEvent
 from tenants.models.policy import ApprovalRule
 from tenants.models.requests import Approval, Comment, Request, Run
 from tenants.models.tenancy import Cluster, EnvironmentTier, Membership, Namespace, Project, Tenant
+from tenants.models.tokens import ApiToken, IdempotencyRecord
 from tenants.models.users import User
 
 __all__ = [
+    "ApiToken",
     "Approval",
     "ApprovalRule",
     "AuditEvent",
     "Cluster",
     "Comment",
     "EnvironmentTier",
+    "IdempotencyRecord",
     "Membership",
     "Namespace",
     "Project",

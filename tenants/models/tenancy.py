@@ -152,6 +152,12 @@ class Cluster(models.Model):
     is_sandbox = models.BooleanField(
         default=False, help_text="A local Kubernetes API stand-in, for development."
     )
+    argocd_impersonation = models.BooleanField(
+        "Argo CD impersonation",
+        default=False,
+        help_text="Argo CD here (2.13 or later) has application.sync.impersonation.enabled: "
+        "tenants' syncs run as each namespace's berth-gitops ServiceAccount.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -187,10 +193,14 @@ class EnvironmentTier(models.Model):
     pod_security_level = models.CharField(
         max_length=20, choices=PodSecurityLevel.choices, default=PodSecurityLevel.RESTRICTED
     )
-    # ClusterRoles bound to the tenant's groups in namespaces of this tier.
-    owner_cluster_role = models.CharField(max_length=100, default="edit")
-    member_cluster_role = models.CharField(max_length=100, default="edit")
-    viewer_cluster_role = models.CharField(max_length=100, default="view")
+    # ClusterRoles bound to the tenant's groups in namespaces of this tier. The defaults are
+    # the roles Berth ships (provisioning.guardrails; "Install guardrails" puts them on a
+    # cluster): Kubernetes' edit/view without writes to quota, limits and RBAC. The
+    # built-in edit, admin and cluster-admin are refused at provisioning: they let a team
+    # undo its own guardrails.
+    owner_cluster_role = models.CharField(max_length=100, default="berth-tenant-edit")
+    member_cluster_role = models.CharField(max_length=100, default="berth-tenant-edit")
+    viewer_cluster_role = models.CharField(max_length=100, default="berth-tenant-view")
 
     is_ephemeral = models.BooleanField(default=False)
     default_ttl = models.DurationField(null=True, blank=True)

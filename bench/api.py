@@ -1,0 +1,262 @@
+"""REST API latency: listing 50 of 10,000 requests through the API against a bare Django
+view returning the same 50 rows, both served by the same gunicorn in the same run.
+
+    python bench/api.py [--rows 10000] [--clients 32] [--per-client 100] [--workers 4]
+
+- API:   GET /api/v1/requests/?page_size=50 with a platform admin's API token (token
+  lookup, scope check, throttle counter in the cache, tenant-scoped selector, the
+  dashboard's filterset, ordering, page-number pagination with its COUNT, serializers).
+- plain: GET /bench/plain/requests/, a JsonResponse of the same 50 rows and fields, no
+  authentication: a view in this file's own URLconf, not in the product.
+
+The server is gunicorn (sync workers, `--workers`) started as its own process with this
+file as its settings module (DJANGO_SETTINGS_MODULE=bench.api: Berth's settings plus the
+plain view's URL). Uses a scratch database `berth_bench_api` beside DATABASE_URL's on
+PostgreSQL when DATABASE_URL is set (else SQLite in a temporary directory), and REDIS_URL
+for the cache (throttle counters) when set. `--clients` threads each send `--per-client`
+requests per round; two rounds alternate the endpoints. Prints p50 / p99 and the ratios;
+nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# --- as a settings module (the gunicorn server) ----------------------------------------------
+if os.environ.get("BERTH_BENCH_SERVER") == "1":
+    from portal.settings import *  # noqa: F403
+
+    ROOT_URLCONF = "bench.api"
+
+
+def __getattr__(name: str):  # noqa: ANN202 - the URLconf, built once Django is ready
+    if name == "urlpatterns":
+        from django.urls import include, path
+
+        return [
+            path("bench/plain/requests/", plain_requests),
+            path("", include("portal.urls")),
+        ]
+    raise AttributeError(name)
+
+
+def plain_requests(request):  # noqa: ANN001, ANN201
+    """The same 50 rows the API's first page has, as a bare JsonResponse."""
+    from django.http import JsonResponse
+
+    from tenants.models import Request
+
+    rows = Request.objects.select_related("tenant", "requester").order_by("-created_at", "-id")
+    return JsonResponse({"results": [
+        {
+            "id": row.pk,
+            "tenant": row.tenant.slug,
+            "kind": row.kind,
+            "state": row.state,
+            "state_label": row.get_state_display(),
+            "status_message": row.status_message,
+            "payload": row.payload,
+            "requester": row.requester.username,
+            "policy_rule": row.policy_rule,
+            "approvals_required": row.approvals_required,
+            "approver_role": row.approver_role,
+            "created_at": row.created_at.isoformat().replace("+00:00", "Z"),
+            "updated_at": row.updated_at.isoformat().replace("+00:00", "Z"),
+        }
+        for row in rows[:50]
+    ]})
+
+
+# --- as a script (the driver) ----------------------------------------------------------------
+def main() -> None:  # noqa: PLR0915
+    import argparse
+    import secrets
+    import signal
+    import socket
+    import statistics
+    import subprocess
+    import tempfile
+    import threading
+    import time
+    from pathlib import Path
+    from urllib.parse import urlsplit, urlunsplit
+
+    import requests
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root))
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--per-client", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=4)
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="berth-bench-api-"))
+    from cryptography.fernet import Fernet
+
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="portal.settings",
+        BERTH_DATA_DIR=str(workdir),
+        SECRET_KEY=secrets.token_urlsafe(40),
+        BERTH_FERNET_KEYS=Fernet.generate_key().decode(),
+        BERTH_LOG_LEVEL="WARNING",
+        BERTH_API_RATE="100000000/min",
+        ALLOWED_HOSTS="127.0.0.1",
+    )
+    database_url = os.environ.get("DATABASE_URL", "")
+    scratch = None
+    if database_url.startswith("postgres"):
+        import psycopg
+
+        parts = urlsplit(database_url)
+        admin_url = urlunsplit(parts._replace(path="/postgres"))
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS berth_bench_api WITH (FORCE)")
+            conn.execute("CREATE DATABASE berth_bench_api")
+        scratch = admin_url
+        os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path="/berth_bench_api"))
+        database = "PostgreSQL"
+    else:
+        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+        database = "SQLite"
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from tenants import demo, services
+    from tenants.models import Request, Tenant, User
+
+    call_command("migrate", verbosity=0)
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    tenants = list(Tenant.objects.all())
+    people = list(User.objects.filter(username__in=["dev", "sam"]))
+    Request.objects.bulk_create(
+        [
+            Request(
+                tenant=tenants[index % len(tenants)],
+                requester=people[index % len(people)],
+                kind="namespace",
+                state=("submitted", "approved", "ready", "rejected")[index % 4],
+                payload={"app": f"bench{index:05d}", "tier": "dev", "cluster": "sandbox",
+                         "cpu_millis": 100, "memory_mib": 128, "storage_gib": 0},
+                policy_rule="bench",
+                status_message="Seeded by bench/api.py.",
+            )
+            for index in range(args.rows)
+        ],
+        batch_size=1000,
+    )
+    token = services.create_api_token(user=User.objects.get(username="pat"), name="bench",
+                                      scopes=["read"])[1]
+    from django.db import connections
+
+    connections.close_all()
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(  # noqa: S603 - fixed argv
+        [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "--bind",
+         f"127.0.0.1:{port}", "--workers", str(args.workers), "--log-level", "warning"],
+        cwd=root,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "bench.api", "BERTH_BENCH_SERVER": "1"},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=30).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("gunicorn did not start")
+            time.sleep(0.2)
+
+        endpoints = {
+            "API": (f"{base}/api/v1/requests/", {"page_size": "50"},
+                    {"Authorization": f"Bearer {token}"}),
+            "plain": (f"{base}/bench/plain/requests/", {}, {}),
+        }
+        first = requests.get(endpoints["API"][0], params=endpoints["API"][1],
+                             headers=endpoints["API"][2], timeout=30)
+        plain = requests.get(endpoints["plain"][0], timeout=30).json()["results"]
+        page = first.json()
+        assert first.status_code == 200 and len(page["results"]) == 50, first.text[:300]
+        assert [r["id"] for r in page["results"]] == [r["id"] for r in plain]
+        assert page["results"][0] == {**plain[0]}, (page["results"][0], plain[0])
+
+        def load(name: str, per_client: int) -> list[float]:
+            url, params, headers = endpoints[name]
+            latencies: list[float] = []
+            lock = threading.Lock()
+            errors: list[str] = []
+
+            def client() -> None:
+                session = requests.Session()
+                mine = []
+                for _ in range(per_client):
+                    started = time.perf_counter()
+                    response = session.get(url, params=params, headers=headers, timeout=60)
+                    mine.append(time.perf_counter() - started)
+                    if response.status_code != 200:
+                        errors.append(f"{name}: HTTP {response.status_code}")
+                with lock:
+                    latencies.extend(mine)
+
+            threads = [threading.Thread(target=client) for _ in range(args.clients)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            if errors:
+                raise SystemExit(f"{len(errors)} errors, e.g. {errors[0]}")
+            return latencies
+
+        for name in endpoints:  # warm every worker's connections and caches
+            load(name, 5)
+        results: dict[str, list[float]] = {name: [] for name in endpoints}
+        walls: dict[str, float] = {name: 0.0 for name in endpoints}
+        for round_ in range(2):
+            for name in (endpoints if round_ == 0 else reversed(list(endpoints))):
+                started = time.perf_counter()
+                results[name] += load(name, args.per_client // 2)
+                walls[name] += time.perf_counter() - started
+
+        def percentile(values: list[float], fraction: float) -> float:
+            ordered = sorted(values)
+            return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+        print(f"bench/api.py: {args.rows} requests in {database}, cache "
+              f"{'Redis' if os.environ.get('REDIS_URL') else 'per-process memory'}, "
+              f"gunicorn {args.workers} sync workers, {args.clients} concurrent clients, "
+              f"{len(results['API'])} requests per endpoint")
+        figures = {}
+        for name, values in results.items():
+            p50, p99 = percentile(values, 0.50), percentile(values, 0.99)
+            figures[name] = (p50, p99)
+            print(f"  {name:5}  p50 {p50 * 1000:7.1f} ms   p99 {p99 * 1000:7.1f} ms   "
+                  f"mean {statistics.mean(values) * 1000:7.1f} ms   "
+                  f"{len(values) / walls[name]:6.0f} req/s")
+        print(f"  ratio API/plain: p50 {figures['API'][0] / figures['plain'][0]:.2f}x, "
+              f"p99 {figures['API'][1] / figures['plain'][1]:.2f}x")
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+        if scratch:
+            import psycopg
+
+            with psycopg.connect(scratch, autocommit=True) as conn:
+                conn.execute("DROP DATABASE IF EXISTS berth_bench_api WITH (FORCE)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+"""GitOps writer throughput: N approved namespace requests written into one tenant
+repository by W worker processes, against a raw `git commit && git push` loop writing the
+same files.
+
+    python bench/gitops.py [--count 200] [--workers 4] [--transport daemon|file]
+
+Each worker is its own process calling the writer (`provisioning.engine.write_gitops`) for
+its share of the requests, as Celery workers do after the cluster objects are applied; all
+of them write the same repository, served by `git daemon` on loopback (or as a file://
+path). Uses DATABASE_URL (a scratch database `berth_bench_gitops` on the same PostgreSQL
+server: workers then serialise on an advisory lock) when set, else SQLite in a temporary
+directory (workers serialise on a file lock). Prints wall time, commits, pushes (attempts
+included refused ones), retries and the ratio to the raw loop; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SCRATCH_DATABASE = "berth_bench_gitops"
+
+
+def scratch_postgres(url: str) -> str:
+    import psycopg
+
+    parts = urlsplit(url)
+    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DATABASE} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {SCRATCH_DATABASE}")
+    return urlunsplit(parts._replace(path=f"/{SCRATCH_DATABASE}"))
+
+
+def prepare_environment(workdir: Path) -> None:
+    from cryptography.fernet import Fernet
+
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="portal.settings",
+        BERTH_DATA_DIR=str(workdir / "data"),
+        SECRET_KEY=secrets.token_urlsafe(40),
+        BERTH_FERNET_KEYS=Fernet.generate_key().decode(),
+        BERTH_LOG_LEVEL="WARNING",
+        BERTH_GIT_BACKOFF_SECONDS="0.2",
+    )
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        os.environ["DATABASE_URL"] = scratch_postgres(os.environ["DATABASE_URL"])
+    else:
+        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd or tempfile.gettempdir()),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "Raw",
+        "GIT_AUTHOR_EMAIL": "raw@localhost",
+        "GIT_COMMITTER_NAME": "Raw",
+        "GIT_COMMITTER_EMAIL": "raw@localhost",
+    }
+    return subprocess.run(  # noqa: S603
+        ["git", *args],  # noqa: S607
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def create_requests(count: int, repo_url: str) -> list[int]:
+    """`count` namespace requests, each its own app, as provisioning leaves them just
+    before the GitOps step: approved, their namespaces pending."""
+    from tenants import demo
+    from tenants.choices import Decision, NamespaceState, RequestKind, RequestState
+    from tenants.models import (
+        Approval,
+        Cluster,
+        EnvironmentTier,
+        Namespace,
+        Request,
+        Tenant,
+        User,
+    )
+
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=repo_url)
+    tenant = Tenant.objects.get(slug="payments")
+    developer, admin = User.objects.get(username="dev"), User.objects.get(username="pat")
+    tier, cluster = EnvironmentTier.objects.get(slug="dev"), Cluster.objects.get(name="sandbox")
+    ids = []
+    for index in range(count):
+        app = f"bench{index:05d}"
+        tenancy_request = Request.objects.create(
+            tenant=tenant,
+            kind=RequestKind.NAMESPACE,
+            requester=developer,
+            state=RequestState.PROVISIONING,
+            payload={
+                "app": app,
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu_millis": 100,
+                "memory_mib": 128,
+                "storage_gib": 0,
+            },
+        )
+        Approval.objects.create(
+            request=tenancy_request, approver=admin, decision=Decision.APPROVE, plan_digest=""
+        )
+        Namespace.objects.create(
+            name=f"payments-{app}-dev",
+            tenant=tenant,
+            tier=tier,
+            cluster=cluster,
+            cpu_millis=100,
+            memory_mib=128,
+            request=tenancy_request,
+            state=NamespaceState.PENDING,
+        )
+        ids.append(tenancy_request.pk)
+    return ids
+
+
+def worker(ids: list[int]) -> None:
+    """One worker process: write each request's GitOps, print one JSON line per request."""
+    import django
+
+    django.setup()
+    from provisioning import engine
+
+    for request_id in ids:
+        started = time.time()
+        written = engine.write_gitops(request_id=request_id)
+        pushes = written.commit.pushes if written.commit else 0
+        print(
+            json.dumps(
+                {
+                    "id": request_id,
+                    "outcome": written.outcome,
+                    "attempts": written.attempts,
+                    "pushes": pushes,
+                    "started": started,
+                    "ended": time.time(),
+                }
+            ),
+            flush=True,
+        )
+
+
+def run_workers(ids: list[int], workers: int) -> list[dict]:
+    processes = [
+        subprocess.Popen(  # noqa: S603
+            [sys.executable, __file__, "--worker", *map(str, ids[index::workers])],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for index in range(workers)
+    ]
+    results = []
+    for process in processes:
+        out, _ = process.communicate()
+        if process.returncode != 0:
+            raise SystemExit(f"a worker failed with status {process.returncode}")
+        results += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return results
+
+
+def raw_loop(files_per_request: list[dict[str, str]], remote: str, workdir: Path) -> float:
+    """The baseline: one process, `git add && git commit && git push` per request, the
+    same files, into a fresh copy of the starting repository."""
+    clone = workdir / "raw-clone"
+    git("clone", "--quiet", remote, str(clone))
+    started = time.perf_counter()
+    for number, files in enumerate(files_per_request):
+        for path, content in files.items():
+            target = clone / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+        git("add", "--all", cwd=clone)
+        git("commit", "--quiet", "-m", f"raw {number}", cwd=clone)
+        git("push", "--quiet", "origin", "HEAD:main", cwd=clone)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=4, help="worker processes")
+    parser.add_argument("--transport", choices=("daemon", "file"), default="daemon")
+    parser.add_argument("--worker", nargs="*", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker is not None:
+        worker(args.worker)
+        return
+
+    from tests.gitserver import GitDaemon, commits_on, files_on, init_bare
+
+    workdir = Path(tempfile.mkdtemp(prefix="berth-bench-gitops-"))
+    repos = workdir / "repos"
+    repos.mkdir()
+    init_bare(repos / "payments.git")
+    init_bare(repos / "raw.git")
+    prepare_environment(workdir)
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    daemon = GitDaemon(repos).start() if args.transport == "daemon" else None
+    try:
+
+        def url(name: str) -> str:
+            return daemon.url(name) if daemon else (repos / name).as_uri()
+
+        ids = create_requests(args.count, url("payments.git"))
+        started = time.perf_counter()
+        results = run_workers(ids, args.workers)
+        berth_seconds = time.perf_counter() - started
+        first = min(r["started"] for r in results)
+        writing_seconds = max(r["ended"] for r in results) - first
+
+        from provisioning.models import GitCommit
+
+        commits = [c for c in commits_on(repos / "payments.git") if c["request"]]
+        written = files_on(repos / "payments.git")
+        per_request = [
+            {
+                path: content
+                for path, content in written.items()
+                if path.startswith(f"apps/bench{index:05d}/")
+            }
+            for index in range(args.count)
+        ]
+        raw_seconds = raw_loop(per_request, url("raw.git"), workdir)
+        pushes = sum(GitCommit.objects.values_list("pushes", flat=True))
+        retries = sum(r["attempts"] - 1 for r in results)
+    finally:
+        if daemon:
+            daemon.stop()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+    database = "PostgreSQL" if os.environ["DATABASE_URL"].startswith("postgres") else "SQLite"
+    lock = "advisory lock" if database == "PostgreSQL" else "file lock"
+    print(f"requests              {args.count}")
+    print(
+        f"stack                 {database} ({lock}), {args.workers} worker processes, "
+        f"git {args.transport}"
+    )
+    print(f"berth wall time       {berth_seconds:8.2f} s  (from spawning the workers)")
+    print(
+        f"berth writing time    {writing_seconds:8.2f} s  "
+        f"({args.count / writing_seconds:.1f} commits/s, first write to last)"
+    )
+    print(
+        f"commits               {len(commits)} (distinct requests "
+        f"{len({c['request'] for c in commits})})"
+    )
+    print(f"pushes                {pushes} (refused and redone: {pushes - len(commits)})")
+    print(f"transient retries     {retries}")
+    print(f"raw commit+push loop  {raw_seconds:8.2f} s  ({args.count / raw_seconds:.1f} commits/s)")
+    print(f"ratio berth / raw     {writing_seconds / raw_seconds:8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""Every API error as an RFC 9457 problem detail (`application/problem+json`).
+
+    {"type": "/api/problems/validation-error", "title": "Your request is not valid.",
+     "status": 400, "detail": "Invalid fields: payload.app.", "instance": "/api/v1/requests/",
+     "errors": {"payload.app": ["Use lower-case letters, digits and dashes."]}}
+
+`type` is a URI reference to a page describing the problem (`/api/problems/<slug>`);
+`errors` (field → messages, nested fields joined with dots) comes with validation errors
+only. Domain errors map to statuses here: IllegalTransition → 409, NotAllowed → 403, any
+other DomainError → 409; Django's ValidationError → 400, PermissionDenied → 403,
+Http404 → 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from tenants.errors import DomainError, IllegalTransition, NotAllowed
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+PROBLEM_BASE = "/api/problems/"
+
+# slug → (title, what it means and what to do), also served at /api/problems/<slug>.
+PROBLEM_TYPES: dict[str, tuple[str, str]] = {
+    "validation-error": (
+        "Your request is not valid.",
+        "One or more fields are missing or wrong; `errors` names each field with its messages.",
+    ),
+    "malformed-request": (
+        "The request body could not be read.",
+        "The body is not valid JSON (or not JSON at all). Send `Content-Type: application/json`.",
+    ),
+    "not-authenticated": (
+        "Authentication is required.",
+        "Send `Authorization: Bearer <token>` with a Berth API token or an access token from "
+        "the identity provider.",
+    ),
+    "authentication-failed": (
+        "The credentials were refused.",
+        "The token is unknown, revoked or expired, or the access token does not verify.",
+    ),
+    "forbidden": (
+        "You may not do this.",
+        "Your roles, the approval policy or the token's scopes do not allow it.",
+    ),
+    "not-found": (
+        "Not found.",
+        "Nothing is here, or it belongs to a tenant you are not a member of.",
+    ),
+    "method-not-allowed": ("Method not allowed.", "This resource does not accept that method."),
+    "not-acceptable": ("Not acceptable.", "The API answers in JSON only."),
+    "unsupported-media-type": ("Unsupported media type.", "Send the body as application/json."),
+    "illegal-transition": (
+        "The request cannot move there from its current state.",
+        "Requests move submitted → approved | rejected | cancelled, approved → provisioning → "
+        "ready | failed, failed → provisioning (retry).",
+    ),
+    "plan-changed": (
+        "The plan changed since you read it.",
+        "Approvals are bound to the plan's digest. Read the request again and approve the "
+        "current plan (`current_plan_digest`).",
+    ),
+    "conflict": ("Conflict with the current state.", "A rule of the domain refused it."),
+    "idempotency-key-in-use": (
+        "A request with this Idempotency-Key is still being processed.",
+        "Wait for the first request to finish, then retry: its answer will be replayed.",
+    ),
+    "idempotency-key-reused": (
+        "This Idempotency-Key was used with a different request.",
+        "Use a new key for a new request; a key is kept for 24 hours.",
+    ),
+    "throttled": ("Too many requests.", "Slow down: retry after `Retry-After` seconds."),
+    "provider-unavailable": (
+        "The identity provider could not be reached.",
+        "Access tokens are checked against the provider's keys; try again later.",
+    ),
+    "error": ("The request failed.", ""),
+}
+
+BY_EXCEPTION: list[tuple[type[Exception], str]] = [
+    (exceptions.ParseError, "malformed-request"),
+    (exceptions.ValidationError, "validation-error"),
+    (exceptions.NotAuthenticated, "not-authenticated"),
+    (exceptions.AuthenticationFailed, "authentication-failed"),
+    (exceptions.PermissionDenied, "forbidden"),
+    (exceptions.NotFound, "not-found"),
+    (exceptions.MethodNotAllowed, "method-not-allowed"),
+    (exceptions.NotAcceptable, "not-acceptable"),
+    (exceptions.UnsupportedMediaType, "unsupported-media-type"),
+    (exceptions.Throttled, "throttled"),
+]
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the current state."
+    default_code = "conflict"
+    problem = "conflict"
+
+    def __init__(self, detail: str | None = None, *, problem: str | None = None,
+                 **extra: Any) -> None:
+        super().__init__(detail)
+        if problem:
+            self.problem = problem
+        self.extra = extra
+
+
+class Unprocessable(Conflict):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    default_code = "unprocessable"
+
+
+def problem_type(slug: str) -> str:
+    return f"{PROBLEM_BASE}{slug}"
+
+
+def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF's nested error details → {"payload.app": [...], "tiers[1]": [...]}."""
+    if isinstance(detail, dict):
+        flat: dict[str, list[str]] = {}
+        for field, value in detail.items():
+            name = f"{prefix}.{field}" if prefix else str(field)
+            for key, messages in flatten_errors(value, name).items():
+                flat.setdefault(key, []).extend(messages)
+        return flat
+    if isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            return {prefix or "non_field_errors": [str(item) for item in detail]}
+        flat = {}
+        for index, item in enumerate(detail):
+            for key, messages in flatten_errors(item, f"{prefix}[{index}]").items():
+                flat.setdefault(key, []).extend(messages)
+        return flat
+    return {prefix or "non_field_errors": [str(detail)]}
+
+
+def _as_api_exception(exc: Exception) -> Exception:
+    """Domain and Django exceptions as the DRF exceptions that say what status they are."""
+    if isinstance(exc, IllegalTransition):
+        return Conflict(str(exc), problem="illegal-transition")
+    if isinstance(exc, NotAllowed):
+        return exceptions.PermissionDenied(str(exc))
+    if isinstance(exc, DomainError):
+        return Conflict(str(exc))
+    if isinstance(exc, DjangoValidationError):
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        return exceptions.ValidationError(detail)
+    if isinstance(exc, DjangoPermissionDenied):
+        return exceptions.PermissionDenied(str(exc) or None)
+    if isinstance(exc, Http404 | ObjectDoesNotExist):
+        return exceptions.NotFound()
+    return exc
+
+
+def problem_body(exc: Exception, status_code: int, instance: str) -> dict[str, Any]:
+    slug = getattr(exc, "problem", None)
+    if slug is None:
+        slug = next((s for kind, s in BY_EXCEPTION if isinstance(exc, kind)), None)
+    if slug is None:
+        slug = "provider-unavailable" if status_code == 503 else "error"
+    title = PROBLEM_TYPES.get(slug, PROBLEM_TYPES["error"])[0]
+    body: dict[str, Any] = {"type": problem_type(slug), "title": title, "status": status_code}
+    if isinstance(exc, exceptions.ValidationError):
+        errors = flatten_errors(exc.detail)
+        body["detail"] = (
+            "; ".join(errors["non_field_errors"])
+            if list(errors) == ["non_field_errors"]
+            else f"Invalid fields: {', '.join(errors)}."
+        )
+        body["errors"] = errors
+    else:
+        detail = getattr(exc, "detail", None)
+        body["detail"] = str(detail if detail is not None else exc)
+    body["instance"] = instance
+    body.update(getattr(exc, "extra", {}))
+    return body
+
+
+def problem_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    exc = _as_api_exception(exc)
+    response = exception_handler(exc, context)  # statuses, WWW-Authenticate, Retry-After
+    if response is None:
+        return None  # a bug: Django's 500 handling takes over
+    request = context.get("request")
+    response.data = problem_body(exc, response.status_code, request.path if request else "")
+    response.content_type = PROBLEM_CONTENT_TYPE
+    return response
+
+
+def problem_response(
+    request: HttpRequest, status_code: int, slug: str, detail: str
+) -> JsonResponse:
+    """A problem from a plain Django view (unknown API paths)."""
+    return JsonResponse(
+        {
+            "type": problem_type(slug),
+            "title": PROBLEM_TYPES[slug][0],
+            "status": status_code,
+            "detail": detail,
+            "instance": request.path,
+        },
+        status=status_code,
+        content_type=PROBLEM_CONTENT_TYPE,
+    )

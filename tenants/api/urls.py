@@ -1,0 +1,52 @@
+"""/api/: the versioned API under v1/, the OpenAPI schema, its docs, and problem types."""
+
+from django.http import Http404, HttpRequest, JsonResponse
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from tenants.api import (
+    schema,  # noqa: F401 - registers the OpenAPI extensions
+    views,
+)
+from tenants.api.exceptions import PROBLEM_TYPES, problem_response, problem_type
+
+app_name = "api"
+
+router = SimpleRouter()
+router.register("tenants", views.TenantViewSet, basename="tenant")
+router.register("clusters", views.ClusterViewSet, basename="cluster")
+router.register("tiers", views.TierViewSet, basename="tier")
+router.register("requests", views.RequestViewSet, basename="request")
+router.register("namespaces", views.NamespaceViewSet, basename="namespace")
+router.register("projects", views.ProjectViewSet, basename="project")
+router.register("audit-events", views.AuditEventViewSet, basename="auditevent")
+
+
+def problem_type_page(request: HttpRequest, slug: str) -> JsonResponse:
+    """What a problem `type` means: GET the URI reference an error body names."""
+    if slug not in PROBLEM_TYPES:
+        raise Http404
+    title, description = PROBLEM_TYPES[slug]
+    return JsonResponse({"type": problem_type(slug), "title": title, "description": description})
+
+
+def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
+    detail = "No such API endpoint."
+    if not request.path.endswith("/"):
+        detail += " API paths end with a slash."
+    return problem_response(request, 404, "not-found", detail)
+
+
+urlpatterns = [
+    path("v1/", include(router.urls)),
+    path("v1/me/", views.MeView.as_view(), name="me"),
+    re_path(rf"^v1/requests/(?P<pk>{views.ID})/runs/$", views.RequestRunsView.as_view(),
+            name="request-runs"),
+    re_path(rf"^v1/projects/(?P<pk>{views.ID})/environments/$",
+            views.ProjectEnvironmentsView.as_view(), name="project-environments"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("problems/<slug:slug>", problem_type_page, name="problem-type"),
+    re_path(r"^", not_found),
+]

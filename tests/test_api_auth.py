@@ -1,0 +1,218 @@
+# ruff: noqa: F811 - the fixtures come from tests.test_api_support
+"""Who can call the API: API tokens (unknown, expired, revoked, deactivated), the browser's
+session with CSRF, and OIDC access tokens signed by a real provider process."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import requests
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from portal.auth import discovery
+from tenants import services
+from tenants.models import ApiToken, Membership, User
+from tests.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_test_provider
+from tests.test_api_support import (  # noqa: F401 - fixtures
+    NAMESPACE,
+    api,
+    assert_problem,
+    generous_rate,
+    token_for,
+    world,
+)
+
+ME = "/api/v1/me/"
+
+
+# --- API tokens ----------------------------------------------------------------------------
+
+
+def test_anonymous_gets_401_with_a_bearer_challenge(world):
+    response = APIClient().get("/api/v1/requests/")
+    assert_problem(response, 401, "not-authenticated")
+    assert response["WWW-Authenticate"] == 'Bearer realm="berth"'
+
+
+@pytest.mark.parametrize("header", [
+    "Bearer berth_not-a-real-token",
+    "Bearer something-else",
+    "Bearer",
+    "Bearer two parts",
+])
+def test_an_unknown_or_malformed_token_is_401(world, header):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=header)
+    assert_problem(client.get(ME), 401, "authentication-failed")
+
+
+def test_basic_auth_is_not_a_way_in(world):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Basic ZGV2OmRldmRldg==")
+    assert_problem(client.get(ME), 401, "not-authenticated")
+
+
+def test_an_expired_token_is_401(world):
+    value = token_for(world.member)
+    ApiToken.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    body = assert_problem(api(token=value).get(ME), 401, "authentication-failed")
+    assert "expired" in body["detail"]
+
+
+def test_a_revoked_token_is_401_at_once(world):
+    value = token_for(world.member)
+    client = api(token=value)
+    assert client.get(ME).status_code == 200
+
+    services.revoke_api_token(actor=world.member, token=ApiToken.objects.get())
+
+    body = assert_problem(client.get(ME), 401, "authentication-failed")
+    assert "revoked" in body["detail"]
+
+
+def test_a_deactivated_users_token_is_401(world):
+    value = token_for(world.member)
+    User.objects.filter(pk=world.member.pk).update(is_active=False)
+    assert_problem(api(token=value).get(ME), 401)
+
+
+def test_only_the_hash_of_a_token_is_stored(world):
+    value = token_for(world.member, scopes=["read"])
+    token = ApiToken.objects.get()
+    assert value.startswith("berth_") and len(value) > 40
+    assert token.digest == hashlib.sha256(value.encode()).hexdigest()
+    assert token.prefix == value[:14] and value not in str(vars(token))
+
+
+def test_last_use_is_recorded_at_most_once_a_minute(world, django_assert_num_queries):
+    value = token_for(world.member)
+    client = api(token=value)
+    client.get(ME)
+    first = ApiToken.objects.get().last_used_at
+    assert first is not None
+
+    client.get(ME)
+    assert ApiToken.objects.get().last_used_at == first  # within the minute: no write
+
+    ApiToken.objects.update(last_used_at=first - timedelta(minutes=2))
+    client.get(ME)
+    assert ApiToken.objects.get().last_used_at > first - timedelta(minutes=2)
+
+
+# --- the browser's session -----------------------------------------------------------------
+
+
+def test_a_signed_in_browser_may_use_the_api_with_csrf(world):
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(world.member)
+    assert client.get(ME).json()["authentication"] == "session"
+    body = {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE}
+
+    refused = client.post("/api/v1/requests/", body, format="json")
+    assert_problem(refused, 403, "forbidden")
+    assert "CSRF" in refused.json()["detail"]
+
+    client.get("/tokens/")  # any page sets the CSRF cookie
+    token = client.cookies["csrftoken"].value
+    accepted = client.post("/api/v1/requests/", body, format="json", HTTP_X_CSRFTOKEN=token)
+    assert accepted.status_code == 201, accepted.json()
+
+
+# --- OIDC access tokens --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def provider():
+    with running_test_provider() as provider:
+        yield provider
+
+
+@pytest.fixture
+def oidc(settings, provider):
+    settings.OIDC_ISSUER = provider.url
+    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
+    settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
+    settings.OIDC_API_AUDIENCE = CLIENT_ID
+    discovery.clear_cache()
+    yield provider
+    discovery.clear_cache()
+
+
+def jwt_from(provider, claims: dict, defect: str | None = None) -> str:  # noqa: ANN001
+    """A token signed by the provider's key: its ID token, from a real code exchange."""
+    provider.next_login(claims, defect)
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    redirect_uri = "http://testserver/oidc/callback/"
+    authorized = requests.get(f"{provider.url}/authorize", params={
+        "client_id": CLIENT_ID, "redirect_uri": redirect_uri, "response_type": "code",
+        "scope": "openid", "state": "s", "nonce": "n",
+        "code_challenge": challenge.rstrip(b"=").decode(), "code_challenge_method": "S256",
+    }, allow_redirects=False, timeout=10)
+    code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
+    tokens = requests.post(f"{provider.url}/token", data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "code_verifier": verifier,
+    }, timeout=10)
+    return tokens.json()["id_token"]
+
+
+def dev_claims(**extra) -> dict:  # noqa: ANN003
+    return {"sub": "devidp-dev", "preferred_username": "dev", **extra}
+
+
+def test_an_access_token_from_the_provider_acts_as_the_user_with_every_scope(world, oidc):
+    client = api(token=jwt_from(oidc, dev_claims()))
+
+    body = client.get(ME).json()
+
+    assert body["username"] == "dev" and body["authentication"] == "oidc_access_token"
+    assert body["scopes"] == ["read", "request", "approve", "admin"]
+    created = client.post("/api/v1/requests/", {"tenant": "payments", "kind": "namespace",
+                                                "payload": NAMESPACE}, format="json")
+    assert created.status_code == 201, created.json()
+
+
+def test_an_access_token_does_not_sync_memberships_from_its_groups(world, oidc):
+    token = jwt_from(oidc, dev_claims(groups=["search-devs", "platform-admins"]))
+    body = api(token=token).get(ME).json()
+    assert body["memberships"] == [{"tenant": "payments", "role": "member"}]
+    assert body["is_platform_admin"] is False
+    assert list(Membership.objects.filter(user=world.member).values_list(
+        "tenant__slug", flat=True)) == ["payments"]
+
+
+@pytest.mark.parametrize(("defect", "words"), [
+    ("expired", "expired"),
+    ("wrong_audience", "not for Berth"),
+    ("tampered_signature", "signature"),
+    ("wrong_issuer", "issuer"),
+])
+def test_a_bad_access_token_is_401(world, oidc, defect, words):
+    body = assert_problem(api(token=jwt_from(oidc, dev_claims(), defect)).get(ME), 401,
+                          "authentication-failed")
+    assert words in body["detail"]
+
+
+def test_an_access_token_for_another_audience_is_401(world, oidc, settings):
+    settings.OIDC_API_AUDIENCE = "berth-api"  # the ID token's audience is Berth's client id
+    assert_problem(api(token=jwt_from(oidc, dev_claims())).get(ME), 401)
+
+
+def test_an_access_token_never_creates_a_user(world, oidc):
+    token = jwt_from(oidc, {"sub": "idp|stranger", "preferred_username": "stranger"})
+    body = assert_problem(api(token=token).get(ME), 401)
+    assert "sign in to Berth" in body["detail"]
+    assert not User.objects.filter(username="stranger").exists()
+
+
+def test_access_tokens_are_refused_when_single_sign_on_is_off(world, provider, settings):
+    settings.OIDC_ISSUER = ""
+    token = jwt_from(provider, dev_claims())
+    assert_problem(api(token=token).get(ME), 401, "authentication-failed")

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
+from portal import metrics
 from provisioning import gitops, gitops_plan
 from provisioning import selectors as reads
 from provisioning import services as records
@@ -280,6 +281,7 @@ def _gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput) -> st
         if getattr(error, "transient", False):
             failure += f" (gave up after {attempts} attempts)"
         logger.warning("request %s failed: %s", tenancy_request.pk, failure)
+        metrics.record_git_push_failure()
         return failure
     records.record_step(
         run=run,

@@ -357,9 +357,15 @@ def test_a_push_refused_because_someone_else_pushed_is_redone_on_the_new_tip(wor
 # --- an unreachable remote -------------------------------------------------------------------
 
 
-def test_unreachable_remote_fails_with_gits_message_then_retry_converges_once(world, daemon):
+def test_unreachable_remote_fails_with_gits_message_then_retry_converges_once(
+    world, daemon, client
+):
+    from tests.test_metrics import GIT_FAILURES, scrape
+
+    failures_before = scrape(client).get(GIT_FAILURES, 0.0)
     daemon.stop()
     tenancy_request = converge(approved(world))
+    assert scrape(client)[GIT_FAILURES] == failures_before + 1  # seen on /metrics
 
     assert tenancy_request.state == RequestState.FAILED
     assert "GitOps commit git://127.0.0.1" in tenancy_request.status_message

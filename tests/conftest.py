@@ -40,3 +40,22 @@ def browser() -> Iterator:
 @pytest.fixture
 def page(browser) -> Iterator:
     yield browser.new_page(viewport={"width": 1280, "height": 720})
+
+
+@pytest.fixture(autouse=True)
+def rows_from_data_migrations(request):
+    """Transactional tests flush every table afterwards, data migrations' rows included;
+    put the default approval rules back so each test sees the database migrations leave."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = bool(marker and marker.kwargs.get("transaction")) or bool(
+        {"transactional_db", "live_server"} & set(request.fixturenames)
+    )
+    if not transactional:
+        return
+    import importlib
+
+    from django.apps import apps
+
+    request.getfixturevalue("transactional_db")
+    defaults = importlib.import_module("tenants.migrations.0004_default_approval_rules")
+    defaults.create_rules(apps, None)

@@ -216,3 +216,42 @@ def test_access_tokens_are_refused_when_single_sign_on_is_off(world, provider, s
     settings.OIDC_ISSUER = ""
     token = jwt_from(provider, dev_claims())
     assert_problem(api(token=token).get(ME), 401, "authentication-failed")
+
+
+ENDPOINTS = [
+    ("get", "/api/v1/me/"), ("get", "/api/v1/tenants/"), ("post", "/api/v1/tenants/"),
+    ("get", "/api/v1/tenants/payments/"), ("patch", "/api/v1/tenants/payments/"),
+    ("get", "/api/v1/clusters/"), ("post", "/api/v1/clusters/"),
+    ("get", "/api/v1/clusters/sandbox/"), ("patch", "/api/v1/clusters/sandbox/"),
+    ("get", "/api/v1/tiers/"), ("get", "/api/v1/tiers/dev/"),
+    ("get", "/api/v1/requests/"), ("post", "/api/v1/requests/"),
+    ("get", "/api/v1/requests/{id}/"), ("get", "/api/v1/requests/{id}/runs/"),
+    ("post", "/api/v1/requests/{id}/approve/"), ("post", "/api/v1/requests/{id}/reject/"),
+    ("post", "/api/v1/requests/{id}/cancel/"), ("post", "/api/v1/requests/{id}/comment/"),
+    ("post", "/api/v1/requests/{id}/retry/"),
+    ("get", "/api/v1/namespaces/"), ("get", "/api/v1/projects/"),
+    ("get", "/api/v1/audit-events/"),
+]
+
+
+@pytest.mark.parametrize("credential", ["none", "expired", "revoked"])
+@pytest.mark.parametrize(("method", "path"), ENDPOINTS)
+def test_every_endpoint_wants_valid_credentials(world, credential, method, path):
+    from tests.test_api_support import submit
+
+    tenancy_request = submit(world, tier="prod")
+    client = APIClient()
+    if credential != "none":
+        value = token_for(world.admin)
+        token = ApiToken.objects.get()
+        if credential == "expired":
+            token.expires_at = timezone.now() - timedelta(minutes=1)
+            token.save()
+        else:
+            services.revoke_api_token(actor=world.admin, token=token)
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {value}")
+
+    response = getattr(client, method)(path.format(id=tenancy_request.pk), {}, format="json")
+
+    assert_problem(response, 401)
+    assert response["WWW-Authenticate"] == 'Bearer realm="berth"'

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, configuration, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
@@ -33,6 +33,7 @@ from tenants.models import (
     User,
 )
 from tests.test_api_support import submit
+from tests.workflow import approve_if_needed
 
 MAX_EXAMPLES = 20
 CHECKS = [not_a_server_error, response_schema_conformance]
@@ -69,7 +70,10 @@ def existing_objects() -> dict[str, dict[str, str]]:
         payments=Tenant.objects.get(slug="payments"), member=User.objects.get(username="dev")
     )
     prod = submit(world, tier="prod", app="awaiting")
-    failed = submit(world, tier="dev", app="failing")
+    # Approved by hand if need be: an earlier transactional test's flush may have removed
+    # the default approval rules (a data migration) that approve dev automatically.
+    failed = approve_if_needed(submit(world, tier="dev", app="failing"),
+                               approver=User.objects.get(username="pat"))
     run = services.start_provisioning(request_id=failed.pk, plan_digest="x")
     services.mark_failed(run=run, error="refused by the API server")
     project = Project.objects.create(tenant=world.payments, name="billing")
@@ -91,7 +95,17 @@ def existing_objects() -> dict[str, dict[str, str]]:
     }
 
 
-def test_the_api_keeps_its_schema_and_never_errs(live_server, settings):  # noqa: ANN001
+@pytest.fixture
+def hypothesis_home(tmp_path):  # noqa: ANN001
+    """Hypothesis' caches in a temporary directory, not .hypothesis/ in the work tree."""
+    previous = configuration.storage_directory()
+    configuration.set_hypothesis_home_dir(str(tmp_path / "hypothesis"))
+    yield
+    configuration.set_hypothesis_home_dir(str(previous))
+
+
+def test_the_api_keeps_its_schema_and_never_errs(live_server, settings,  # noqa: ANN001
+                                                 hypothesis_home):
     settings.BERTH_API_RATE = "1000000/min"
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     admin = User.objects.get(username="pat")

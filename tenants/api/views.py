@@ -75,7 +75,7 @@ class ApiView(IdempotentMixin):
         return self.visible(self.request.user)
 
     def visible(self, user: Any) -> Any:
-        return self.queryset
+        return self.queryset.all()  # a fresh queryset per request, never the class's
 
 
 # --- tenants, clusters, tiers --------------------------------------------------------------

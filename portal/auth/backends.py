@@ -158,29 +158,36 @@ class OIDCBackend(OIDCAuthenticationBackend):
             raise SignInRefused("nonce", "the ID token's nonce is not this sign-in's")
         return payload
 
-    def get_payload_data(self, token: str, key: Any) -> dict[str, Any]:
+    def decode_signed(self, token: str, key: Any, *, audience: str, required: list[str],
+                      kind: str, wrong_audience: str) -> dict[str, Any]:
+        """Verify a JWT the provider signed: RS256 against its keys, issuer, audience and
+        expiry (with clock skew). Shared by sign-in's ID tokens and the API's access tokens."""
         algorithm = self._header(token).get("alg")
         if algorithm != SIGNING_ALGORITHM:
             raise SignInRefused("token", f"signed with {algorithm!r}, not {SIGNING_ALGORITHM}")
-        client_id = self.OIDC_RP_CLIENT_ID
         try:
-            payload = jwt.decode(
-                token,
-                key,
-                algorithms=[SIGNING_ALGORITHM],
-                audience=client_id,
-                issuer=self.provider.issuer,
-                leeway=CLOCK_SKEW_SECONDS,
-                options={"require": ["iss", "aud", "exp", "iat"]},
+            return jwt.decode(
+                token, key, algorithms=[SIGNING_ALGORITHM], audience=audience,
+                issuer=self.provider.issuer, leeway=CLOCK_SKEW_SECONDS,
+                options={"require": required},
             )
         except jwt.ExpiredSignatureError as exc:
-            raise SignInRefused("expired", "the ID token has expired") from exc
+            raise SignInRefused("expired", f"the {kind} has expired") from exc
         except jwt.InvalidAudienceError as exc:
-            raise SignInRefused("audience", "the ID token is for another client") from exc
+            raise SignInRefused("audience", f"the {kind} {wrong_audience}") from exc
         except jwt.InvalidSignatureError as exc:
-            raise SignInRefused("token", "the ID token's signature does not verify") from exc
-        except jwt.InvalidTokenError as exc:  # issuer, missing claims, malformed, not yet valid
+            raise SignInRefused("token", f"the {kind}'s signature does not verify") from exc
+        except jwt.InvalidIssuerError as exc:
+            raise SignInRefused("token", f"the {kind} names another issuer") from exc
+        except jwt.InvalidTokenError as exc:  # missing claims, malformed, not yet valid
             raise SignInRefused("token", f"{type(exc).__name__}: {exc}") from exc
+
+    def get_payload_data(self, token: str, key: Any) -> dict[str, Any]:
+        client_id = self.OIDC_RP_CLIENT_ID
+        payload = self.decode_signed(
+            token, key, audience=client_id, required=["iss", "aud", "exp", "iat"],
+            kind="ID token", wrong_audience="is for another client",
+        )
         audiences = payload["aud"] if isinstance(payload["aud"], list) else [payload["aud"]]
         if len(audiences) > 1 and payload.get("azp") != client_id:
             raise SignInRefused("audience", "several audiences and the azp is not Berth")

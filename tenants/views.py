@@ -43,6 +43,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tenant = selectors.visible_tenant(request.user, slug)
     return render(request, "tenants/tenant_detail.html", {
         "tenant": tenant,
+        "budget": selectors.budget_summary(tenant),
         "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
         "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
         "permissions": selectors.effective_permissions(tenant),

@@ -160,9 +160,9 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
             },
         )
     client.force_login(world["admin"])
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(8):
         assert client.get("/tenants/busy/").status_code == 200
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(8):
         assert client.get("/tenants/payments/").status_code == 200
 
 

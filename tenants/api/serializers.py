@@ -9,7 +9,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from tenants import quantities
+from tenants import quantities, selectors
 from tenants.choices import GitOpsEngine, RequestKind
 from tenants.models import (
     ApiToken,
@@ -106,6 +106,45 @@ class TenantSerializer(serializers.ModelSerializer):
 
     def get_live_namespace_count(self, tenant: Tenant) -> int:
         return getattr(tenant, "live_namespace_count", 0)
+
+
+class BudgetQuantitySerializer(serializers.Serializer):
+    used = serializers.CharField(help_text="A Kubernetes quantity, e.g. 1500m, 2Gi, 10Gi.")
+    total = serializers.CharField()
+    left = serializers.CharField()
+
+
+class BudgetCountSerializer(serializers.Serializer):
+    used = serializers.IntegerField()
+    total = serializers.IntegerField()
+    left = serializers.IntegerField()
+
+
+class BudgetSerializer(serializers.Serializer):
+    cpu = BudgetQuantitySerializer()
+    memory = BudgetQuantitySerializer()
+    storage = BudgetQuantitySerializer()
+    namespaces = BudgetCountSerializer()
+
+
+class TenantDetailSerializer(TenantSerializer):
+    """One tenant, with what it uses of its budget (a few queries per tenant, so lists of
+    tenants leave it out)."""
+
+    budget = serializers.SerializerMethodField(
+        help_text="What the tenant's requested, live and departing namespaces and pending "
+        "quota increases take of its budget; `left` is never negative."
+    )
+
+    class Meta(TenantSerializer.Meta):
+        fields = [*TenantSerializer.Meta.fields, "budget"]
+
+    @extend_schema_field(BudgetSerializer)
+    def get_budget(self, tenant: Tenant) -> dict[str, Any]:
+        return {
+            row["key"]: {"used": row["used"], "total": row["total"], "left": row["left"]}
+            for row in selectors.budget_summary(tenant)
+        }
 
 
 class TenantCreateSerializer(TenantSerializer):

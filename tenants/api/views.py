@@ -103,6 +103,10 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             "allowed_clusters", "allowed_tiers"
         )
 
+    def get_serializer_class(self) -> type[s.TenantSerializer]:
+        # The budget costs a few queries per tenant: one tenant shows it, the list does not.
+        return s.TenantSerializer if self.action == "list" else s.TenantDetailSerializer
+
     def get_serializer_context(self) -> dict[str, Any]:
         context = super().get_serializer_context()
         if self.request.user.is_authenticated:
@@ -114,7 +118,7 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return Response(self.get_serializer(tenant).data, status=status_code)
 
     @extend_schema(summary="Onboard a tenant (platform admins)",
-                   request=s.TenantCreateSerializer, responses={201: s.TenantSerializer})
+                   request=s.TenantCreateSerializer, responses={201: s.TenantDetailSerializer})
     def create(self, request: ApiRequest) -> Response:
         form = s.TenantCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -145,7 +149,8 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return self._show(tenant.slug, status.HTTP_201_CREATED)
 
     @extend_schema(summary="Change a tenant's groups, budget, GitOps or allowances "
-                           "(platform admins)")
+                           "(platform admins)",
+                   request=s.TenantSerializer, responses=s.TenantDetailSerializer)
     def partial_update(self, request: ApiRequest, slug: str) -> Response:
         tenant = self.get_object()
         form = s.TenantSerializer(tenant, data=request.data, partial=True)

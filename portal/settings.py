@@ -7,6 +7,7 @@ it cannot do without is missing, with a message naming the variable to set.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -209,6 +210,12 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_TIMEZONE = TIME_ZONE
 SWEEP_INTERVAL_SECONDS = float(os.environ.get("BERTH_SWEEP_INTERVAL", "60"))
 RECONCILE_INTERVAL_SECONDS = float(os.environ.get("BERTH_RECONCILE_INTERVAL", "300"))
+# Ephemeral environments: how often beat looks for expired ones, how long before expiry their
+# owners are warned, and the TTLs for tiers that set none.
+EXPIRY_INTERVAL_SECONDS = float(os.environ.get("BERTH_EXPIRY_INTERVAL", "60"))
+EXPIRY_WARNING = timedelta(seconds=int(os.environ.get("BERTH_EXPIRY_WARNING_SECONDS", "21600")))
+BERTH_EPHEMERAL_DEFAULT_TTL = timedelta(days=1)
+BERTH_EPHEMERAL_MAX_TTL = timedelta(days=14)
 
 # Provisioning: retries of transient Kubernetes API errors, and the per-request lease a
 # worker holds while it provisions (a dead worker's lease runs out; the sweep takes over).
@@ -358,6 +365,7 @@ CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "provisioning.heartbeat", "schedule": 60.0},
     "sweep": {"task": "provisioning.sweep", "schedule": SWEEP_INTERVAL_SECONDS},
     "reconcile": {"task": "provisioning.reconcile", "schedule": RECONCILE_INTERVAL_SECONDS},
+    "expire": {"task": "provisioning.expire_environments", "schedule": EXPIRY_INTERVAL_SECONDS},
 }
 
 # --- Production guard (keep this block last: it checks the settings above) -----------------

@@ -150,11 +150,19 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
         services.mark_ready(run=run)
         return "ready (plan-only cluster)"
 
+    reason = tenancy_request.payload.get("reason", "")
     if plan.delete:
         for creator in records.mark_namespaces_decommissioning(
             tenancy_request=tenancy_request, inputs=inputs
         ):
-            _start_decommission_of(creator, reason=tenancy_request.payload.get("reason", ""))
+            _start_decommission_of(creator, reason=reason)
+    ending = records.environment_ended_by(tenancy_request)
+    if ending is not None:
+        # The environment's own request follows it, whether or not its namespace goes too.
+        cause = tenancy_request.payload.get("cause", "")
+        _start_decommission_of(
+            ending.request_id, reason=reason or f"Environment {ending.slug} ended ({cause})."
+        )
 
     client = cluster_client(cluster)
     lease = settings.PROVISIONING_LEASE_SECONDS
@@ -208,6 +216,8 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
     if plan.delete:
         for creator in _creators_of(inputs.remove_namespaces, tenancy_request):
             _finish_decommission_of(creator)
+    if ending is not None:
+        _finish_decommission_of(ending.request_id)
     return "ready"
 
 
@@ -325,6 +335,8 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsW
     template = settings.BERTH_GITOPS_IMAGE_REPOSITORY
     approvers = reads.approvers_of(tenancy_request)
     own = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
+    if tenancy_request.kind in (RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT):
+        own = [tenancy_request.payload["namespace"]]
     earlier: list[tuple[str, str, dict[str, str]]] = []
     notes: list[str] = []
 
@@ -352,6 +364,7 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsW
             notes=converged.notes,
             approvers=approvers,
             reason=str(tenancy_request.payload.get("reason", "")),
+            environment=str(tenancy_request.payload.get("env_slug", "")),
         )
         return gitops.Proposal(current=current, files=converged.files, message=message)
 
@@ -446,8 +459,11 @@ def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:  # n
 
 def _start_decommission_of(request_id: int, *, reason: str) -> None:
     creator = Request.objects.get(pk=request_id)
-    # Only a request that made exactly this one namespace follows it into decommissioning.
-    if creator.kind == RequestKind.NAMESPACE and creator.state == RequestState.READY:
+    # Only a request that made exactly this one namespace (or environment) follows it.
+    if (
+        creator.kind in (RequestKind.NAMESPACE, RequestKind.EPHEMERAL)
+        and creator.state == RequestState.READY
+    ):
         services.start_decommission(request_id=request_id, actor=None, reason=reason)
 
 

@@ -47,6 +47,7 @@ from provisioning.plan import (
     kargo_project_name,
     uses_argocd,
 )
+from tenants.naming import fit
 
 MANAGED_MARK = "# Managed by Berth"
 SKELETON_MARK = "# Created by Berth"
@@ -102,8 +103,30 @@ def scope(inputs: PlanInput) -> tuple[str, ...]:
     return (app_dir(inputs),) if inputs.app else ()
 
 
+def environment_dir(ns: NamespaceSpec) -> str:
+    """A tier's environment has the tier's directory; an ephemeral one a directory of its
+    own inside it (`review/review-42`)."""
+    return f"{ns.tier.slug}/{ns.environment}" if ns.environment else ns.tier.slug
+
+
 def overlay_path(inputs: PlanInput, ns: NamespaceSpec) -> str:
-    return f"{app_dir(inputs)}overlays/{ns.tier.slug}"
+    return f"{app_dir(inputs)}overlays/{environment_dir(ns)}"
+
+
+def application_name(inputs: PlanInput, ns: NamespaceSpec) -> str:
+    """Named after the namespace; an ephemeral environment's after itself, as several may
+    share a namespace."""
+    if ns.environment:
+        return fit(f"{inputs.tenant.slug}-{inputs.app}-{ns.environment}")
+    return ns.name
+
+
+def flux_name(inputs: PlanInput, ns: NamespaceSpec) -> str:
+    return fit(f"{inputs.app}-{ns.environment}") if ns.environment else inputs.app
+
+
+def stage_name(ns: NamespaceSpec) -> str:
+    return fit(f"{ns.tier.slug}-{ns.environment}") if ns.environment else ns.tier.slug
 
 
 def public_url(url: str) -> str:
@@ -213,14 +236,14 @@ def _labels(inputs: PlanInput, ns: NamespaceSpec | None = None) -> dict[str, str
 def application(inputs: PlanInput, ns: NamespaceSpec) -> dict[str, Any]:
     """One Argo CD Application per environment, in the tenant's apps namespace."""
     metadata: dict[str, Any] = {
-        "name": ns.name,
+        "name": application_name(inputs, ns),
         "namespace": argocd_apps_namespace(inputs.tenant.slug),
         "labels": _labels(inputs, ns),
         # Deleting the Application (its file removed on decommission) deletes what it made.
         "finalizers": ["resources-finalizer.argocd.argoproj.io"],
     }
     if uses_kargo(inputs):
-        stage = f"{kargo_project_name(inputs.tenant.slug, inputs.project)}:{ns.tier.slug}"
+        stage = f"{kargo_project_name(inputs.tenant.slug, inputs.project)}:{stage_name(ns)}"
         metadata["annotations"] = {"kargo.akuity.io/authorized-stage": stage}
     return {
         "apiVersion": "argoproj.io/v1alpha1",
@@ -245,11 +268,12 @@ def application(inputs: PlanInput, ns: NamespaceSpec) -> dict[str, Any]:
 def flux_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, Any]]:
     """Flux source and Kustomization in the environment's namespace, run as its Flux SA."""
     labels = _labels(inputs, ns)
+    name = flux_name(inputs, ns)
     return [
         {
             "apiVersion": "source.toolkit.fluxcd.io/v1",
             "kind": "GitRepository",
-            "metadata": {"name": inputs.app, "namespace": ns.name, "labels": labels},
+            "metadata": {"name": name, "namespace": ns.name, "labels": labels},
             "spec": {
                 "interval": "1m0s",
                 "url": flux_url(inputs.tenant.repo_url),
@@ -259,14 +283,14 @@ def flux_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, Any]]:
         {
             "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
             "kind": "Kustomization",
-            "metadata": {"name": inputs.app, "namespace": ns.name, "labels": labels},
+            "metadata": {"name": name, "namespace": ns.name, "labels": labels},
             "spec": {
                 "interval": "10m0s",
                 "retryInterval": "1m0s",
                 "timeout": "5m0s",
                 "path": f"./{overlay_path(inputs, ns)}",
                 "prune": True,
-                "sourceRef": {"kind": "GitRepository", "name": inputs.app},
+                "sourceRef": {"kind": "GitRepository", "name": name},
                 # Flux impersonates the tenant's own account: it can do no more than the team.
                 "serviceAccountName": GITOPS_SERVICE_ACCOUNT,
                 "targetNamespace": ns.name,
@@ -315,13 +339,13 @@ def stages(inputs: PlanInput, image: str) -> list[dict[str, Any]]:
     documents = []
     upstream = ""
     for ns in promotion_order(inputs.namespaces):
-        tier = ns.tier.slug
+        stage = stage_name(ns)
         if ns.tier.is_ephemeral or not upstream:
             sources: dict[str, Any] = {"direct": True}
         else:
             sources = {"stages": [upstream]}
         if not ns.tier.is_ephemeral:
-            upstream = tier
+            upstream = stage
         steps: list[dict[str, Any]] = [
             {
                 "uses": "git-clone",
@@ -360,7 +384,7 @@ def stages(inputs: PlanInput, image: str) -> list[dict[str, Any]]:
                     "config": {
                         "apps": [
                             {
-                                "name": ns.name,
+                                "name": application_name(inputs, ns),
                                 "namespace": argocd_apps_namespace(inputs.tenant.slug),
                                 "sources": [
                                     {
@@ -377,7 +401,7 @@ def stages(inputs: PlanInput, image: str) -> list[dict[str, Any]]:
             {
                 "apiVersion": "kargo.akuity.io/v1alpha1",
                 "kind": "Stage",
-                "metadata": {"name": tier, "namespace": project, "labels": _labels(inputs, ns)},
+                "metadata": {"name": stage, "namespace": project, "labels": _labels(inputs, ns)},
                 "spec": {
                     "requestedFreight": [
                         {"origin": {"kind": "Warehouse", "name": inputs.app}, "sources": sources}
@@ -413,10 +437,11 @@ def base_skeleton(inputs: PlanInput) -> tuple[str, dict[str, Any]]:
 
 def overlay_skeleton(inputs: PlanInput, ns: NamespaceSpec) -> tuple[str, dict[str, Any]]:
     comment = (
-        f"What differs in {ns.tier.slug} (namespace {ns.name}): patches, replicas, image tags.\n"
-        "This directory is what gets deployed into that namespace."
+        f"What differs in {environment_dir(ns)} (namespace {ns.name}): patches, replicas, "
+        "image tags.\nThis directory is what gets deployed into that namespace."
     )
-    return comment, _kustomization(namespace=ns.name, resources=["../../base"])
+    up = "../" * (environment_dir(ns).count("/") + 2)
+    return comment, _kustomization(namespace=ns.name, resources=[f"{up}base"])
 
 
 def render_files(
@@ -432,11 +457,12 @@ def render_files(
         tier = ns.tier.slug
         if tier in RESERVED_DIRS:
             raise ValueError(f"tier {tier!r} clashes with the directory apps/<app>/{tier}/")
-        skeletons[f"{here}overlays/{tier}/kustomization.yaml"] = overlay_skeleton(inputs, ns)
+        where = environment_dir(ns)
+        skeletons[f"{here}overlays/{where}/kustomization.yaml"] = overlay_skeleton(inputs, ns)
         if writes_argocd(inputs):
-            managed[f"{here}{tier}/application.yaml"] = [application(inputs, ns)]
+            managed[f"{here}{where}/application.yaml"] = [application(inputs, ns)]
         if inputs.engine == "flux":
-            managed[f"{here}{tier}/flux.yaml"] = flux_objects(inputs, ns)
+            managed[f"{here}{where}/flux.yaml"] = flux_objects(inputs, ns)
     if uses_kargo(inputs):
         image = image_repository(inputs, image_repository_template)
         managed[f"{here}kargo/warehouse.yaml"] = [warehouse(inputs, image)]
@@ -554,6 +580,7 @@ def commit_message(
     notes: Iterable[str] = (),
     approvers: Iterable[str] = (),
     reason: str = "",
+    environment: str = "",
 ) -> str:
     """What changed and why, ending in the trailers Berth-Request and Approved-by.
     `namespaces` are the ones the request itself creates, changes or removes."""
@@ -568,6 +595,15 @@ def commit_message(
         ),
         "decommission": (f"Remove {first} (decommission request #{request_id})", "remove"),
         "quota_change": (f"Update {first} (quota change request #{request_id})", "update"),
+        "ephemeral": (
+            f"Add {environment} of {app} in {first} (ephemeral environment request "
+            f"#{request_id})",
+            "add",
+        ),
+        "end_environment": (
+            f"Remove {environment} of {app} from {first} (end request #{request_id})",
+            "remove",
+        ),
     }.get(kind, (f"Update {app} (request #{request_id})", "update"))
     why = f"{kind.replace('_', ' ')} request #{request_id}"
     paragraphs = [

@@ -14,8 +14,16 @@ from provisioning.plan import (
     TenantSpec,
     TierSpec,
 )
-from tenants.choices import NamespaceState, RequestKind
-from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant
+from tenants.choices import EnvironmentState, NamespaceState, RequestKind
+from tenants.models import (
+    Cluster,
+    EnvironmentTier,
+    EphemeralEnvironment,
+    Namespace,
+    Project,
+    Request,
+    Tenant,
+)
 from tenants.naming import namespace_name
 
 
@@ -135,6 +143,30 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
                 project=current.project.name if current.project else "",
             )
         )
+    elif kind == RequestKind.EPHEMERAL:
+        cluster = Cluster.objects.get(name=payload["cluster"])
+        app = Project.objects.get(tenant=tenant, name=payload["project"])
+        engine, project = app.gitops_engine, app.name
+        if payload["creates_namespace"]:
+            tier = EnvironmentTier.objects.get(slug=payload["tier"])
+            namespaces.append(
+                NamespaceSpec(
+                    name=payload["namespace"],
+                    tier=tier_spec(tier),
+                    cpu_millis=payload["cpu_millis"],
+                    memory_mib=payload["memory_mib"],
+                    storage_gib=payload["storage_gib"],
+                    project="" if payload["shared"] else project,
+                )
+            )
+    elif kind == RequestKind.END_ENVIRONMENT:
+        environment = EphemeralEnvironment.objects.select_related("namespace__cluster").get(
+            pk=payload["environment"]
+        )
+        cluster = environment.namespace.cluster
+        engine, project = environment.project.gitops_engine, environment.project.name
+        if environment_takes_namespace(environment):
+            removed.append(environment.namespace.name)
     elif kind == RequestKind.DECOMMISSION:
         current = _live_namespace(tenant, payload["namespace"])
         cluster = current.cluster
@@ -151,6 +183,17 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         project=project,
         remove_namespaces=tuple(removed),
     )
+
+
+def environment_takes_namespace(environment: EphemeralEnvironment) -> bool:
+    """An ending environment deletes its namespace if it was made for it and no other
+    environment still lives there."""
+    if not environment.owns_namespace:
+        return False
+    others = environment.namespace.ephemeral_environments.exclude(pk=environment.pk).exclude(
+        state=EnvironmentState.ENDED
+    )
+    return not others.exists()
 
 
 def namespace_input(namespace: Namespace) -> PlanInput:
@@ -191,7 +234,9 @@ def _app_of_request(tenancy_request: Request, inputs: PlanInput) -> str:
     payload = tenancy_request.payload
     if tenancy_request.kind in (RequestKind.NAMESPACE, RequestKind.PROJECT):
         return payload["app"]
-    if tenancy_request.kind == RequestKind.ENVIRONMENT:
+    if tenancy_request.kind in (
+        RequestKind.ENVIRONMENT, RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT
+    ):
         return payload["project"]
     namespace = (
         Namespace.objects.select_related("project", "request")
@@ -239,6 +284,8 @@ def gitops_input_for(tenancy_request: Request, inputs: PlanInput) -> PlanInput:
     live = (
         Namespace.objects.filter(of_app, alive, tenant=tenant)
         .exclude(name__in=inputs.remove_namespaces)
+        # Ephemeral environments' namespaces: their files come from the environments below.
+        .exclude(request__kind=RequestKind.EPHEMERAL)
         .select_related("tier", "project", "request", "cluster")
         .order_by("pk")
     )
@@ -252,23 +299,59 @@ def gitops_input_for(tenancy_request: Request, inputs: PlanInput) -> PlanInput:
         ):
             chosen[namespace.tier.slug] = namespace
     environments = sorted(chosen.values(), key=lambda ns: (ns.tier.position, ns.tier.slug))
+    specs = [
+        NamespaceSpec(
+            name=ns.name,
+            tier=tier_spec(ns.tier),
+            cpu_millis=ns.cpu_millis,
+            memory_mib=ns.memory_mib,
+            storage_gib=ns.storage_gib,
+            project=ns.project.name if ns.project_id else "",
+        )
+        for ns in environments
+    ]
+    specs += [
+        NamespaceSpec(
+            name=environment.namespace.name,
+            tier=tier_spec(environment.namespace.tier),
+            cpu_millis=environment.namespace.cpu_millis,
+            memory_mib=environment.namespace.memory_mib,
+            storage_gib=environment.namespace.storage_gib,
+            project=project_name,
+            environment=environment.slug,
+        )
+        for environment in _ephemeral_environments(tenancy_request, app, inputs)
+    ]
     return PlanInput(
         request_id=tenancy_request.pk,
         tenant=tenant_spec(tenant),
         cluster=inputs.cluster,
         engine=engine,
-        namespaces=tuple(
-            NamespaceSpec(
-                name=ns.name,
-                tier=tier_spec(ns.tier),
-                cpu_millis=ns.cpu_millis,
-                memory_mib=ns.memory_mib,
-                storage_gib=ns.storage_gib,
-                project=ns.project.name if ns.project_id else "",
-            )
-            for ns in environments
-        ),
+        namespaces=tuple(specs),
         project=project_name,
         remove_namespaces=inputs.remove_namespaces,
         app=app,
+    )
+
+
+def _ephemeral_environments(
+    tenancy_request: Request, app: str, inputs: PlanInput
+) -> list[EphemeralEnvironment]:
+    """The application's ephemeral environments as they stand in the repository once this
+    request is done: the live ones, the one it starts, not the one it ends. Others that are
+    ending keep their files until their own end request removes them with their namespace,
+    so each environment goes in a commit of its own."""
+    if not app:
+        return []
+    mine = Q(request=tenancy_request, state=EnvironmentState.STARTING)
+    present = Q(state__in=(EnvironmentState.LIVE, EnvironmentState.ENDING))
+    query = EphemeralEnvironment.objects.filter(
+        present | mine, tenant=tenancy_request.tenant, project__name=app
+    )
+    if tenancy_request.kind == RequestKind.END_ENVIRONMENT:
+        query = query.exclude(pk=tenancy_request.payload["environment"])
+    return list(
+        query.exclude(namespace__name__in=inputs.remove_namespaces)
+        .select_related("namespace__tier")
+        .order_by("slug")
     )

@@ -109,6 +109,9 @@ class NamespaceSpec:
     memory_mib: int
     storage_gib: int
     project: str = ""
+    # An ephemeral environment's slug (review-42): its GitOps files are its own, apart from
+    # the tier's. Several may share one namespace. Only provisioning.gitops_plan reads it.
+    environment: str = ""
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,17 @@ from django.db.models import Q
 from django.utils import timezone
 
 from provisioning.plan import ObjectRef, PlanInput
-from tenants.choices import NamespaceState, RequestKind
-from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Run
+from tenants import audit
+from tenants.choices import EnvironmentState, NamespaceState, RequestKind
+from tenants.models import (
+    Cluster,
+    EnvironmentTier,
+    EphemeralEnvironment,
+    Namespace,
+    Project,
+    Request,
+    Run,
+)
 
 LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
 
@@ -124,12 +133,36 @@ def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
             memory_mib=spec.memory_mib,
             storage_gib=spec.storage_gib,
         )
+    if tenancy_request.kind == RequestKind.EPHEMERAL:
+        EphemeralEnvironment.objects.filter(
+            request=tenancy_request, state=EnvironmentState.STARTING
+        ).update(state=EnvironmentState.LIVE)
+    ending = environment_ended_by(tenancy_request)
+    if ending is not None:
+        cause = tenancy_request.payload.get("cause", "")
+        EphemeralEnvironment.objects.filter(pk=ending.pk).update(
+            state=EnvironmentState.ENDED, ended_at=timezone.now(), end_cause=cause
+        )
+        audit.record(
+            actor=None,
+            action="environment.ended",
+            obj=ending,
+            tenant_id=ending.tenant_id,
+            after={"cause": cause, "request": tenancy_request.pk,
+                   "namespace_deleted": bool(inputs.remove_namespaces)},
+        )
     if inputs.remove_namespaces:
         Namespace.objects.filter(
             tenant=tenant, cluster__name=inputs.cluster.name, name__in=inputs.remove_namespaces
         ).exclude(state=NamespaceState.DECOMMISSIONED).update(
             state=NamespaceState.DECOMMISSIONED, drift=[]
         )
+
+
+def environment_ended_by(tenancy_request: Request) -> EphemeralEnvironment | None:
+    if tenancy_request.kind != RequestKind.END_ENVIRONMENT:
+        return None
+    return EphemeralEnvironment.objects.get(pk=tenancy_request.payload["environment"])
 
 
 def mark_namespaces_decommissioning(*, tenancy_request: Request, inputs: PlanInput) -> list[int]:

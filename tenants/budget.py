@@ -95,6 +95,10 @@ def demand(*, tenant: Tenant, kind: str, payload: dict) -> Usage:
     """What admitting this request would add to the tenant's usage."""
     if kind in (RequestKind.NAMESPACE, RequestKind.ENVIRONMENT):
         return Usage(payload["cpu_millis"], payload["memory_mib"], payload.get("storage_gib", 0), 1)
+    if kind == RequestKind.EPHEMERAL:
+        if not payload["creates_namespace"]:
+            return Usage()  # it lives in a shared namespace that is already counted
+        return Usage(payload["cpu_millis"], payload["memory_mib"], payload["storage_gib"], 1)
     if kind == RequestKind.PROJECT:
         total = Usage()
         for tier in EnvironmentTier.objects.filter(slug__in=payload["tiers"]):

@@ -64,6 +64,23 @@ class RequestKind(models.TextChoices):
     ENVIRONMENT = "environment", "New environment"
     QUOTA_CHANGE = "quota_change", "Quota change"
     DECOMMISSION = "decommission", "Decommission"
+    EPHEMERAL = "ephemeral", "Ephemeral environment"
+    END_ENVIRONMENT = "end_environment", "End of an ephemeral environment"
+
+
+class EnvironmentState(models.TextChoices):
+    # An ephemeral environment: its request is being decided or provisioned.
+    STARTING = "starting", "Starting"
+    LIVE = "live", "Live"
+    # Its end request is running: namespace being deleted, GitOps files being removed.
+    ENDING = "ending", "Ending"
+    ENDED = "ended", "Ended"
+
+
+class EndCause(models.TextChoices):
+    EXPIRED = "expired", "Expired"
+    STOPPED = "stopped", "Stopped (CI environment stop)"
+    ENDED_BY_USER = "ended", "Ended by a person"
 
 
 class RequestState(models.TextChoices):

@@ -11,8 +11,22 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
-from tenants.choices import GitOpsEngine, NamespaceState, RequestKind, RequestState
-from tenants.models import AuditEvent, EnvironmentTier, Namespace, Project, Request, Tenant
+from tenants.choices import (
+    EnvironmentState,
+    GitOpsEngine,
+    NamespaceState,
+    RequestKind,
+    RequestState,
+)
+from tenants.models import (
+    AuditEvent,
+    EnvironmentTier,
+    EphemeralEnvironment,
+    Namespace,
+    Project,
+    Request,
+    Tenant,
+)
 
 AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
 
@@ -112,3 +126,18 @@ class ProjectFilterSet(django_filters.FilterSet):
     class Meta:
         model = Project
         fields = ["tenant", "gitops_engine"]
+
+
+class EphemeralEnvironmentFilterSet(django_filters.FilterSet):
+    tenant = django_filters.ModelChoiceFilter(
+        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
+    )
+    project = django_filters.CharFilter(field_name="project__name", label="Project (name)")
+    env_slug = django_filters.CharFilter(field_name="slug", label="Environment slug")
+    state = django_filters.ChoiceFilter(
+        choices=EnvironmentState.choices, empty_label="Any state"
+    )
+
+    class Meta:
+        model = EphemeralEnvironment
+        fields = ["tenant", "project", "env_slug", "state"]

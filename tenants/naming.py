@@ -4,11 +4,15 @@ When the composed name is too long, only the app part is shortened, and a 6-char
 hash of the full name is appended to it: `<tenant>-<app prefix>-<hash>-<tier>`. The tenant
 prefix and the tier stay readable, the result is stable for the same input, and two long
 names that share a prefix still differ.
+
+Names from an ephemeral environment's rule template (`fit`) keep their start instead: the
+first 56 characters, a dash and the hash of the full name.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 
 from tenants.validators import DNS_LABEL_MAX
 
@@ -32,6 +36,21 @@ def namespace_name(tenant: str, app: str, tier: str) -> str:
         else [tenant, short_hash(full), tier]
     )
     return "-".join(parts)[:DNS_LABEL_MAX]
+
+
+def fit(name: str) -> str:
+    """A name composed from a template, cut to 63 characters when longer: its start (the
+    tenant prefix) is kept, then a dash and a 6-character hash of the whole name."""
+    if len(name) <= DNS_LABEL_MAX:
+        return name
+    keep = name[: DNS_LABEL_MAX - HASH_LENGTH - 1].rstrip("-")
+    return f"{keep}-{short_hash(name)}"
+
+
+def label_value(text: str) -> str:
+    """Text (a branch, an environment name) made fit for a DNS label: lower case, every run
+    of other characters turned into one dash, no dash at either end."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def was_truncated(tenant: str, app: str, tier: str) -> bool:

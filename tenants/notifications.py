@@ -7,7 +7,7 @@ from django.conf import settings
 from django.dispatch import receiver
 
 from tenants.choices import ApproverRole, Role
-from tenants.models import Membership, Request, User
+from tenants.models import EphemeralEnvironment, Membership, Request, User
 from tenants.signals import request_state_changed
 
 EVENTS = {
@@ -63,3 +63,37 @@ def notify(sender, *, request_id: int, action: str, **_: object) -> None:  # noq
         send_request_email.delay(request_id, event)
     if tenancy_request.tenant.webhook_url:
         deliver_webhook.delay(tenancy_request.tenant_id, event_body(tenancy_request, event))
+
+
+def environment_recipients(environment: EphemeralEnvironment) -> list[str]:
+    """Who may extend it: its creator and the tenant's owners, plus the tenant's list."""
+    owners = Membership.objects.filter(tenant=environment.tenant, role=Role.OWNER).values("user_id")
+    addresses = list(User.objects.filter(pk__in=owners).values_list("email", flat=True))
+    addresses.append(environment.request.requester.email)
+    return sorted({a for a in [*addresses, *environment.tenant.notify_emails] if a})
+
+
+def environment_body(environment: EphemeralEnvironment, event: str) -> dict:
+    return {
+        "event": f"environment.{event}",
+        "environment": {
+            "id": environment.pk,
+            "tenant": environment.tenant.slug,
+            "project": environment.project.name,
+            "env_slug": environment.slug,
+            "namespace": environment.namespace.name,
+            "expires_at": environment.expires_at.isoformat(),
+            "max_expires_at": environment.max_expires_at.isoformat(),
+            "url": f"{settings.BERTH_BASE_URL}/environments/{environment.pk}/",
+        },
+    }
+
+
+def warn_expiring(environment: EphemeralEnvironment) -> None:
+    """Queue the expiry warning: e-mail to those who may extend it, and the webhook."""
+    from tenants.tasks import deliver_webhook, send_expiry_warning
+
+    if environment_recipients(environment):
+        send_expiry_warning.delay(environment.pk)
+    if environment.tenant.webhook_url:
+        deliver_webhook.delay(environment.tenant_id, environment_body(environment, "expiring"))

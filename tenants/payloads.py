@@ -13,7 +13,14 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from tenants import quantities
-from tenants.choices import GitOpsEngine, NamespaceState, RequestKind
+from tenants.choices import (
+    EndCause,
+    EnvironmentState,
+    GitOpsEngine,
+    NamespaceState,
+    RequestKind,
+    RequestState,
+)
 from tenants.models import Namespace, Project, Tenant
 from tenants.naming import namespace_name, outside_prefix_reason, reserved_reason
 from tenants.validators import validate_dns_label
@@ -41,6 +48,16 @@ class QuantityField(serializers.CharField):
         text = super().to_internal_value(data)
         try:
             return self.convert(text)
+        except quantities.QuantityError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+
+class TtlField(serializers.CharField):
+    """A time to live: 30m, 2h, 3d, 1d12h or seconds, converted to seconds (at least 60)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        try:
+            return quantities.ttl_to_seconds(super().to_internal_value(data))
         except quantities.QuantityError as exc:
             raise serializers.ValidationError(str(exc)) from exc
 
@@ -191,7 +208,183 @@ class DecommissionPayload(_TenantScoped):
     reason = serializers.CharField(max_length=500)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
-        self._live_namespace(data["namespace"])
+        namespace = self._live_namespace(data["namespace"])
+        hosted = namespace.ephemeral_environments.exclude(state=EnvironmentState.ENDED)
+        if hosted.exists():
+            slugs = ", ".join(sorted(hosted.values_list("slug", flat=True))[:5])
+            raise serializers.ValidationError({"namespace": (
+                f"{namespace.name} hosts ephemeral environments ({slugs}): end them first."
+            )})
+        return data
+
+
+class EphemeralPayload(_TenantScoped):
+    """A short-lived environment of a project, named by the tenant's environment rules."""
+
+    project = serializers.SlugField(max_length=63)
+    env_slug = serializers.CharField(max_length=63, validators=[_dns_label])
+    branch = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    mr_id = serializers.RegexField(
+        r"^[0-9]{1,20}$", required=False, allow_blank=True, default="",
+        error_messages={"invalid": "A merge request id is a number."},
+    )
+    cluster = serializers.SlugField(required=False)
+    tier = serializers.SlugField(required=False)
+    ttl = TtlField(required=False)
+    cpu = QuantityField(convert=quantities.cpu_to_millis, source="cpu_millis", required=False)
+    memory = QuantityField(convert=quantities.memory_to_mib, source="memory_mib", required=False)
+    storage = QuantityField(
+        convert=quantities.storage_to_gib, source="storage_gib", required=False
+    )
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        from tenants import environment_rules
+
+        project = Project.objects.filter(tenant=self.tenant, name=data["project"]).first()
+        if project is None:
+            raise serializers.ValidationError(
+                {"project": f"{data['project']!r} is not a project of this tenant."}
+            )
+        tier = self._ephemeral_tier(data.get("tier"))
+        cluster = self._cluster_for(project, data.get("cluster"))
+        for key, default in (
+            ("cpu_millis", tier.default_cpu_millis),
+            ("memory_mib", tier.default_memory_mib),
+            ("storage_gib", tier.default_storage_gib),
+        ):
+            data.setdefault(key, default)
+        self._within_tier(tier, data)
+        data["ttl_seconds"] = self._ttl(tier, data.pop("ttl", None))
+        live = project.ephemeral_environments.exclude(state=EnvironmentState.ENDED).filter(
+            slug=data["env_slug"]
+        ).first()
+        if live is not None:
+            raise serializers.ValidationError({"env_slug": (
+                f"{project.name} already has an environment {live.slug} (#{live.pk}, "
+                f"{live.get_state_display().lower()}): extend it or stop it first."
+            )})
+        variables = {
+            "tenant": self.tenant.slug, "project": project.name, "env_slug": data["env_slug"],
+            "branch": data["branch"], "mr_id": data["mr_id"],
+        }
+        try:
+            choice = environment_rules.choose(
+                list(self.tenant.environment_rules.all()), variables
+            )
+        except environment_rules.RuleError as exc:
+            raise serializers.ValidationError({"env_slug": str(exc)}) from exc
+        if choice is None:
+            raise serializers.ValidationError({"env_slug": (
+                f"No environment rule of {self.tenant.slug} matches this environment "
+                f"({', '.join(f'{k}={v!r}' for k, v in variables.items())})."
+            )})
+        if choice.refused:
+            raise serializers.ValidationError({"env_slug": choice.refused})
+        problem = environment_rules.name_problem(choice.namespace, tenant=self.tenant.slug)
+        if problem:
+            raise serializers.ValidationError({"env_slug": f"The rule names {problem}"})
+        data.update(
+            cluster=cluster,
+            tier=tier.slug,
+            namespace=choice.namespace,
+            shared=choice.shared,
+            rule_position=choice.rule_position,
+            creates_namespace=self._namespace_free(choice.namespace, cluster, choice.shared),
+        )
+        return data
+
+    def _ephemeral_tier(self, slug: str | None):  # noqa: ANN202 - EnvironmentTier
+        tiers = self.tenant.allowed_tiers.filter(is_ephemeral=True).order_by("position", "slug")
+        if slug is None:
+            tier = tiers.first()
+            if tier is None:
+                raise serializers.ValidationError(
+                    {"tier": "No ephemeral tier is open to this tenant; ask a platform admin."}
+                )
+            return tier
+        tier = self._tier(slug)
+        if not tier.is_ephemeral:
+            raise serializers.ValidationError({"tier": (
+                f"Tier {slug!r} is not ephemeral: request its environment as a project "
+                "environment instead."
+            )})
+        return tier
+
+    def _cluster_for(self, project: Project, name: str | None) -> str:
+        if name:
+            self._cluster(name)
+            return name
+        used = (
+            Namespace.objects.filter(project=project, state=NamespaceState.ACTIVE)
+            .order_by("pk").values_list("cluster__name", flat=True).first()
+        )
+        if used:
+            return used
+        allowed = list(self.tenant.allowed_clusters.values_list("name", flat=True)[:2])
+        if len(allowed) != 1:
+            raise serializers.ValidationError(
+                {"cluster": "Say which cluster: the project has no environment yet."}
+            )
+        return allowed[0]
+
+    @staticmethod
+    def _ttl(tier, asked: int | None) -> int:  # noqa: ANN001 - EnvironmentTier
+        longest = tier.max_ttl or settings.BERTH_EPHEMERAL_MAX_TTL
+        if asked is None:
+            default = tier.default_ttl or settings.BERTH_EPHEMERAL_DEFAULT_TTL
+            return int(min(default, longest).total_seconds())
+        if asked > longest.total_seconds():
+            raise serializers.ValidationError({"ttl": (
+                f"{quantities.seconds_to_duration(asked)} is longer than the {tier.slug} tier "
+                f"allows ({quantities.seconds_to_duration(int(longest.total_seconds()))})."
+            )})
+        return asked
+
+    def _namespace_free(self, name: str, cluster: str, shared: bool) -> bool:
+        """True when the environment creates its namespace; refuses a name it cannot use."""
+        taken = (
+            Namespace.objects.filter(cluster__name=cluster, name=name)
+            .exclude(state=NamespaceState.DECOMMISSIONED)
+            .first()
+        )
+        if taken is None:
+            return True
+        if not shared:
+            raise serializers.ValidationError({"env_slug": f"{name} already exists on {cluster}."})
+        if taken.tenant_id != self.tenant.pk or taken.state != NamespaceState.ACTIVE:
+            raise serializers.ValidationError({"env_slug": (
+                f"The shared namespace {name} is {taken.get_state_display().lower()}"
+                + (f" (request #{taken.request_id})" if taken.request_id else "")
+                + ": try again once it is active."
+            )})
+        return False
+
+
+class EndEnvironmentPayload(_TenantScoped):
+    environment = serializers.IntegerField(min_value=1)
+    cause = serializers.ChoiceField(choices=EndCause.choices, default=EndCause.ENDED_BY_USER)
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        from tenants.models import EphemeralEnvironment
+
+        environment = EphemeralEnvironment.objects.filter(
+            tenant=self.tenant, pk=data["environment"]
+        ).first()
+        # One whose provisioning failed can be ended too: whatever it made is removed.
+        endable = environment is not None and (
+            environment.state == EnvironmentState.LIVE
+            or (environment.state == EnvironmentState.STARTING
+                and environment.request.state == RequestState.FAILED)
+        )
+        if not endable:
+            state = environment.get_state_display().lower() if environment else "not found"
+            raise serializers.ValidationError(
+                {"environment": f"Environment #{data['environment']} is {state}, not live."}
+            )
+        data["namespace"] = environment.namespace.name
+        data["project"] = environment.project.name
+        data["env_slug"] = environment.slug
         return data
 
 
@@ -201,6 +394,8 @@ PAYLOADS: dict[str, type[_TenantScoped]] = {
     RequestKind.ENVIRONMENT: EnvironmentPayload,
     RequestKind.QUOTA_CHANGE: QuotaChangePayload,
     RequestKind.DECOMMISSION: DecommissionPayload,
+    RequestKind.EPHEMERAL: EphemeralPayload,
+    RequestKind.END_ENVIRONMENT: EndEnvironmentPayload,
 }
 
 

@@ -3,7 +3,8 @@
 CEL (the Common Expression Language Kubernetes uses for admission policies) is evaluated
 with cel-python. A rule sees one variable, `request`, with these attributes:
 
-    request.kind             namespace | project | environment | quota_change | decommission
+    request.kind             namespace | project | environment | quota_change | decommission |
+                             ephemeral (ending one is never held for approval)
     request.tenant           the tenant's slug
     request.tier             the most sensitive tier the request touches ("prod" over "dev")
     request.tiers            every tier it touches (a project spans several)
@@ -24,9 +25,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-import celpy
-from celpy import CELEvalError, CELParseError
+from celpy import CELEvalError
 
+from tenants import cel
 from tenants.choices import ApproverRole, PolicyOutcome
 from tenants.models import ApprovalRule
 
@@ -60,32 +61,21 @@ class PolicyDecision:
     message: str = ""
 
 
-_environment = celpy.Environment()
-
-
 @functools.lru_cache(maxsize=512)
 def compile_condition(condition: str):  # noqa: ANN201 - a celpy Runner
     """Compile and try the condition on sample attributes; raise PolicyError if it fails."""
-    try:
-        program = _environment.program(_environment.compile(condition))
-    except CELParseError as exc:
-        raise PolicyError(f"The condition does not compile: {exc}") from exc
-    result = _evaluate(program, SAMPLE_ATTRIBUTES)
-    if isinstance(result, CELEvalError):
-        raise PolicyError(
-            f"The condition cannot be evaluated ({result.args[0] if result.args else result}); "
-            f"it may only use these attributes of request: {', '.join(sorted(SAMPLE_ATTRIBUTES))}."
-        )
-    if not isinstance(result, celpy.celtypes.BoolType):
-        raise PolicyError(f"The condition must be true or false, not {type(result).__name__}.")
-    return program
+    return cel.compile_checked(
+        condition,
+        sample={"request": SAMPLE_ATTRIBUTES},
+        what="The condition",
+        allowed="it may only use these attributes of request: "
+        + ", ".join(sorted(SAMPLE_ATTRIBUTES)),
+        error=PolicyError,
+    )
 
 
 def _evaluate(program, attributes: dict[str, Any]):  # noqa: ANN001, ANN202 - celpy types
-    try:
-        return program.evaluate(celpy.json_to_cel({"request": attributes}))
-    except CELEvalError as error:  # raised or returned, depending on where evaluation fails
-        return error
+    return cel.evaluate(program, {"request": attributes})
 
 
 def matches(condition: str, attributes: dict[str, Any]) -> bool:
@@ -114,7 +104,7 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
     from tenants.budget import demand
     from tenants.models import EnvironmentTier, Membership, Namespace
 
-    if kind in ("quota_change", "decommission"):
+    if kind in ("quota_change", "decommission", "end_environment"):
         namespace = Namespace.objects.select_related("tier", "cluster").get(
             tenant=tenant, name=payload["namespace"], state="active"
         )

@@ -6,8 +6,17 @@ from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from tenants import budget, quantities
-from tenants.choices import ApproverRole, NamespaceState, RequestState, Role
-from tenants.models import AuditEvent, Membership, Namespace, Project, Request, Tenant, User
+from tenants.choices import ApproverRole, EnvironmentState, NamespaceState, RequestState, Role
+from tenants.models import (
+    AuditEvent,
+    EphemeralEnvironment,
+    Membership,
+    Namespace,
+    Project,
+    Request,
+    Tenant,
+    User,
+)
 
 # A budget dimension this full (or fuller) is flagged; the meter turns amber from LOW.
 BUDGET_NEAR_LIMIT_PERCENT = 90
@@ -68,6 +77,122 @@ def namespaces_visible_to(user: User) -> QuerySet[Namespace]:
 
 def visible_namespace(user: User, pk: int) -> Namespace:
     return get_object_or_404(namespaces_visible_to(user), pk=pk)
+
+
+def environments_visible_to(user: User) -> QuerySet[EphemeralEnvironment]:
+    environments = EphemeralEnvironment.objects.select_related(
+        "tenant", "project", "namespace__cluster", "namespace__tier", "request__requester"
+    )
+    if is_platform_admin(user):
+        return environments
+    return environments.filter(tenant__memberships__user=user)
+
+
+def visible_environment(user: User, pk: int) -> EphemeralEnvironment:
+    return get_object_or_404(environments_visible_to(user), pk=pk)
+
+
+def live_environments(user: User, tenant: Tenant) -> QuerySet[EphemeralEnvironment]:
+    return (
+        environments_visible_to(user)
+        .filter(tenant=tenant)
+        .exclude(state=EnvironmentState.ENDED)
+        .order_by("expires_at", "id")
+    )
+
+
+def may_manage_environment(user: User, environment: EphemeralEnvironment) -> bool:
+    """Who may extend it: its creator, the tenant's owners, platform admins."""
+    return (
+        is_platform_admin(user)
+        or environment.request.requester_id == user.pk
+        or role_in(user, environment.tenant) == Role.OWNER
+    )
+
+
+def may_end_environment(user: User, environment: EphemeralEnvironment) -> bool:
+    """Who may end it early: those who may extend it, and the tenant's members (CI tokens
+    act as one). Viewers look only."""
+    return may_manage_environment(user, environment) or (
+        role_in(user, environment.tenant) == Role.MEMBER
+    )
+
+
+def environment_history(environment: EphemeralEnvironment) -> QuerySet[AuditEvent]:
+    return AuditEvent.objects.filter(
+        object_type=EphemeralEnvironment._meta.label_lower, object_id=str(environment.pk)
+    ).order_by("created_at", "id")
+
+
+def environment_of_request(tenancy_request: Request) -> EphemeralEnvironment | None:
+    """The environment an ephemeral request created, or the one an end request ends."""
+    if tenancy_request.kind == "ephemeral":
+        return EphemeralEnvironment.objects.filter(request=tenancy_request).first()
+    if tenancy_request.kind == "end_environment":
+        return EphemeralEnvironment.objects.filter(
+            tenant=tenancy_request.tenant_id, pk=tenancy_request.payload.get("environment")
+        ).first()
+    return None
+
+
+def may_edit_environment_rules(user: User, tenant: Tenant) -> bool:
+    return is_platform_admin(user) or role_in(user, tenant) == Role.OWNER
+
+
+def environment_rules_preview(
+    tenant: Tenant, *, project: str, env_slug: str, branch: str = "", mr_id: str = "",
+    cluster: str = "",
+) -> dict:
+    """Which of the tenant's environment rules an environment with these variables meets and
+    the namespace it names (tenants.environment_rules.choose), before anything is submitted.
+
+    `ready` is False until a project and an env slug are given. Otherwise: `refused` (the
+    rule's message) or `no_match`, or `namespace` with `rule` (the EnvironmentRule, None for
+    the default template), `shared`, `truncated` (cut to 63 with a hash), and `problems`."""
+    from tenants import environment_rules
+    from tenants.validators import validate_dns_label
+
+    variables = {"tenant": tenant.slug, "project": project.strip(),
+                 "env_slug": env_slug.strip(), "branch": branch.strip(), "mr_id": mr_id.strip()}
+    result: dict = {"ready": bool(variables["project"] and variables["env_slug"]),
+                    "variables": variables, "problems": []}
+    if not result["ready"]:
+        return result
+    try:
+        validate_dns_label(variables["env_slug"])
+    except Exception as exc:  # noqa: BLE001 - a Django ValidationError, shown as typed
+        result["problems"] += list(getattr(exc, "messages", [str(exc)]))
+    rules = list(tenant.environment_rules.all())
+    try:
+        choice = environment_rules.choose(rules, variables)
+    except environment_rules.RuleError as exc:
+        result["error"] = str(exc)
+        return result
+    if choice is None:
+        result["no_match"] = True
+        return result
+    rule = next((r for r in rules if r.position == choice.rule_position), None)
+    result.update(rule=rule, refused=choice.refused, shared=choice.shared,
+                  namespace=choice.namespace)
+    if choice.refused:
+        return result
+    result["truncated"] = choice.truncated
+    problem = environment_rules.name_problem(choice.namespace, tenant=tenant.slug)
+    if problem:
+        result["problems"].append(problem)
+    taken = Namespace.objects.filter(name=choice.namespace).exclude(
+        state=NamespaceState.DECOMMISSIONED
+    )
+    if cluster:
+        taken = taken.filter(cluster__name=cluster)
+    taken = taken.first()
+    if taken is not None and not choice.shared:
+        result["problems"].append(
+            f"{choice.namespace} already exists ({taken.get_state_display().lower()})."
+        )
+    elif taken is not None:
+        result["existing"] = taken
+    return result
 
 
 def visible_tenant(user: User, slug: str) -> Tenant:
@@ -234,3 +359,33 @@ def budget_summary(tenant: Tenant) -> list[dict]:
             "near_limit": percent >= BUDGET_NEAR_LIMIT_PERCENT,
         })
     return rows
+
+
+def ephemeral_preview(user: User, tenant: Tenant, payload: dict) -> dict:
+    """What creating this ephemeral environment would do (its namespace first of all),
+    without creating anything. Raises what submitting would: bad input, budget, membership."""
+    from rest_framework.exceptions import ValidationError
+
+    from tenants.errors import NotAllowed
+    from tenants.payloads import validate_payload
+
+    if not may_request(user, tenant):
+        raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
+    cleaned = validate_payload(kind="ephemeral", tenant=tenant, payload=payload)
+    over = budget.overruns(
+        tenant=tenant, wanted=budget.demand(tenant=tenant, kind="ephemeral", payload=cleaned)
+    )
+    if over:
+        raise ValidationError({field: [message] for field, message in over.items()})
+    return cleaned
+
+
+def end_request_of(environment: EphemeralEnvironment) -> Request | None:
+    return (
+        Request.objects.filter(
+            tenant=environment.tenant_id, kind="end_environment",
+            payload__environment=environment.pk,
+        )
+        .order_by("-pk")
+        .first()
+    )

@@ -7,24 +7,30 @@ transition table, and writes an audit event; an illegal transition raises
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import audit, budget, policy, selectors
+from tenants import audit, budget, environment_rules, policy, selectors
 from tenants.choices import (
     ApproverRole,
     Decision,
+    EndCause,
+    EnvironmentState,
     NamespaceState,
     PolicyOutcome,
     RequestKind,
     RequestState,
+    Role,
     RunState,
 )
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
@@ -33,8 +39,11 @@ from tenants.models import (
     ApprovalRule,
     Cluster,
     Comment,
+    EnvironmentRule,
     EnvironmentTier,
+    EphemeralEnvironment,
     Namespace,
+    Project,
     Request,
     Run,
     Tenant,
@@ -49,9 +58,16 @@ from tenants.models.tokens import (
 )
 from tenants.naming import namespace_name
 from tenants.payloads import validate_payload
+from tenants.quantities import seconds_to_duration
 from tenants.signals import request_state_changed
 
+logger = logging.getLogger(__name__)
+
 S = RequestState
+# Ending an ephemeral environment takes nothing and widens nothing: never held for approval.
+ENDING_DECISION = policy.PolicyDecision(
+    rule="ephemeral-environment-end", outcome=PolicyOutcome.AUTO_APPROVE
+)
 
 
 @dataclass(frozen=True)
@@ -132,6 +148,14 @@ def _claim_namespaces(tenancy_request: Request) -> None:
     constraint on live names is the backstop against two requests racing for one name.
     """
     payload, tenant = tenancy_request.payload, tenancy_request.tenant
+    if tenancy_request.kind == RequestKind.EPHEMERAL:
+        _claim_environment(tenancy_request)
+        return
+    if tenancy_request.kind == RequestKind.END_ENVIRONMENT:
+        EphemeralEnvironment.objects.filter(pk=payload["environment"]).update(
+            state=EnvironmentState.ENDING
+        )
+        return
     if tenancy_request.kind == RequestKind.PROJECT:
         wanted = [(payload["app"], slug) for slug in payload["tiers"]]
     elif tenancy_request.kind == RequestKind.NAMESPACE:
@@ -168,11 +192,84 @@ def _claim_namespaces(tenancy_request: Request) -> None:
             raise ValidationError({"app": [f"{name} was just taken by another request."]}) from exc
 
 
+def _claim_environment(tenancy_request: Request) -> None:
+    """An ephemeral environment: its record, and its namespace's name unless it shares one."""
+    payload, tenant = tenancy_request.payload, tenancy_request.tenant
+    project = Project.objects.get(tenant=tenant, name=payload["project"])
+    cluster = Cluster.objects.get(name=payload["cluster"])
+    now = timezone.now()
+    expires_at = now + timedelta(seconds=payload["ttl_seconds"])
+    tier = EnvironmentTier.objects.get(slug=payload["tier"])
+    longest = tier.max_ttl or settings.BERTH_EPHEMERAL_MAX_TTL
+    try:
+        with transaction.atomic():
+            if payload["creates_namespace"]:
+                namespace = Namespace.objects.create(
+                    name=payload["namespace"],
+                    tenant=tenant,
+                    cluster=cluster,
+                    tier=tier,
+                    project=None if payload["shared"] else project,
+                    state=NamespaceState.REQUESTED,
+                    request=tenancy_request,
+                    cpu_millis=payload["cpu_millis"],
+                    memory_mib=payload["memory_mib"],
+                    storage_gib=payload["storage_gib"],
+                    expires_at=None if payload["shared"] else expires_at,
+                )
+            else:
+                namespace = Namespace.objects.get(
+                    tenant=tenant, cluster=cluster, name=payload["namespace"],
+                    state=NamespaceState.ACTIVE,
+                )
+            environment = EphemeralEnvironment.objects.create(
+                tenant=tenant,
+                project=project,
+                slug=payload["env_slug"],
+                branch=payload["branch"],
+                merge_request=payload["mr_id"],
+                namespace=namespace,
+                owns_namespace=payload["creates_namespace"] and not payload["shared"],
+                rule_position=payload["rule_position"],
+                request=tenancy_request,
+                expires_at=expires_at,
+                max_expires_at=max(now + longest, expires_at),
+            )
+    except (IntegrityError, Namespace.DoesNotExist) as exc:
+        raise ValidationError({"env_slug": [
+            f"{payload['namespace']} or environment {payload['env_slug']} was just taken "
+            "by another request; try again."
+        ]}) from exc
+    audit.record(
+        actor=tenancy_request.requester,
+        action="environment.create",
+        obj=environment,
+        tenant_id=tenant.pk,
+        after={
+            "namespace": namespace.name,
+            "shared": payload["shared"],
+            "rule": payload["rule_position"],
+            "expires_at": expires_at.isoformat(),
+            "request": tenancy_request.pk,
+        },
+    )
+
+
 def _release_claims(tenancy_request: Request) -> dict[str, Any]:
+    ended = EphemeralEnvironment.objects.filter(
+        request=tenancy_request, state=EnvironmentState.STARTING
+    ).update(state=EnvironmentState.ENDED, ended_at=timezone.now())
     released = Namespace.objects.filter(request=tenancy_request, state=NamespaceState.REQUESTED)
     names = list(released.values_list("name", flat=True))
-    released.delete()
-    return {"released": names} if names else {}
+    # An environment's record keeps pointing at the name it was given: kept, but freed.
+    released.filter(ephemeral_environments__isnull=False).update(
+        state=NamespaceState.DECOMMISSIONED
+    )
+    released.filter(ephemeral_environments__isnull=True).delete()
+    result: dict[str, Any] = {"released": names} if names else {}
+    if ended:
+        result["environment_ended"] = True
+    return result
 
 
 def submit_request(
@@ -200,8 +297,14 @@ def submit_request(
         )
         if over:
             raise ValidationError({field: [message] for field, message in over.items()})
-        decision = policy.decide(
-            policy.attributes_for(tenant=tenant, kind=kind, payload=cleaned, requester=requester)
+        decision = (
+            ENDING_DECISION
+            if kind == RequestKind.END_ENVIRONMENT
+            else policy.decide(
+                policy.attributes_for(
+                    tenant=tenant, kind=kind, payload=cleaned, requester=requester
+                )
+            )
         )
         if decision.outcome == PolicyOutcome.DENY:
             denied = decision
@@ -237,7 +340,10 @@ def _admit(
     requester: User,
     decision: policy.PolicyDecision,
     source_ip: str | None,
+    system: bool = False,
 ) -> Request:
+    """Record an admitted request; `system` when Berth itself asks (on expiry), on behalf
+    of `requester`: the audit log then names no person as its actor."""
     tenancy_request = Request.objects.create(
         tenant=tenant,
         kind=kind,
@@ -250,7 +356,7 @@ def _admit(
     )
     _claim_namespaces(tenancy_request)
     audit.record(
-        actor=requester,
+        actor=None if system else requester,
         action="request.submit",
         obj=tenancy_request,
         tenant_id=tenant.pk,
@@ -796,3 +902,230 @@ def revoke_api_token(*, actor: User, token: ApiToken, source_ip: str | None = No
                 after={"name": locked.name, "prefix": locked.prefix},
             )
     return locked
+
+
+# --- ephemeral environments ------------------------------------------------------------------
+
+
+def extend_environment(
+    *, environment_id: int, actor: User, ttl_seconds: int, source_ip: str | None = None
+) -> EphemeralEnvironment:
+    """Let an environment live `ttl_seconds` from now, never past its maximum TTL."""
+    with transaction.atomic():
+        environment = (
+            EphemeralEnvironment.objects.select_for_update(of=("self",))
+            .select_related("tenant", "request")
+            .get(pk=environment_id)
+        )
+        if not selectors.may_manage_environment(actor, environment):
+            raise NotAllowed(
+                "Only the environment's creator, the tenant's owners and platform admins may "
+                "extend it."
+            )
+        if environment.state not in (EnvironmentState.STARTING, EnvironmentState.LIVE):
+            raise DomainError(
+                f"Environment {environment.slug} is {environment.get_state_display().lower()}: "
+                "it can no longer be extended."
+            )
+        now = timezone.now()
+        wanted = now + timedelta(seconds=ttl_seconds)
+        if wanted > environment.max_expires_at:
+            left = int((environment.max_expires_at - now).total_seconds()) // 60 * 60
+            raise ValidationError({"ttl": [
+                f"{environment.slug} may live until {environment.max_expires_at:%Y-%m-%d %H:%M} "
+                f"UTC at most (its tier's maximum TTL): ask for at most "
+                f"{seconds_to_duration(max(left, 0))}."
+            ]})
+        before = environment.expires_at
+        environment.expires_at, environment.warned_at = wanted, None
+        environment.save(update_fields=["expires_at", "warned_at"])
+        if environment.owns_namespace:
+            Namespace.objects.filter(pk=environment.namespace_id).update(expires_at=wanted)
+        audit.record(
+            actor=actor,
+            action="environment.extend",
+            obj=environment,
+            tenant_id=environment.tenant_id,
+            before={"expires_at": before.isoformat()},
+            after={"expires_at": wanted.isoformat()},
+            source_ip=source_ip,
+        )
+    return environment
+
+
+def end_environment(
+    *,
+    environment_id: int,
+    actor: User | None,
+    cause: str,
+    reason: str = "",
+    source_ip: str | None = None,
+) -> Request | None:
+    """End an ephemeral environment: its namespace (if its own) is deleted and its GitOps
+    files removed, in one commit, by an end request that is approved at once.
+
+    `actor` None is Berth itself (expiry). One not yet decided is simply cancelled
+    (returns None). Ending one that is already ending or ended raises DomainError."""
+    environment = EphemeralEnvironment.objects.select_related("tenant", "request").get(
+        pk=environment_id
+    )
+    tenant = environment.tenant
+    if actor is not None and not selectors.may_end_environment(actor, environment):
+        raise NotAllowed(
+            f"Only members and owners of {tenant.slug} (and platform admins) may end its "
+            "environments."
+        )
+    if (
+        environment.state == EnvironmentState.STARTING
+        and environment.request.state == RequestState.SUBMITTED
+    ):
+        _transition(
+            request_id=environment.request_id,
+            action="cancel",
+            actor=actor,
+            message=f"Environment {environment.slug} ended before it was decided ({cause}).",
+            source_ip=source_ip,
+            side_effect=_release_claims,
+        )
+        return None
+    cleaned = validate_payload(
+        kind=RequestKind.END_ENVIRONMENT,
+        tenant=tenant,
+        payload={"environment": environment_id, "cause": cause, "reason": reason},
+    )
+    with transaction.atomic():
+        locked = EphemeralEnvironment.objects.select_for_update().get(pk=environment_id)
+        if locked.state == EnvironmentState.ENDING or locked.state == EnvironmentState.ENDED:
+            raise DomainError(f"Environment {locked.slug} is already {locked.state}.")
+        return _admit(
+            tenant=tenant,
+            kind=RequestKind.END_ENVIRONMENT,
+            cleaned=cleaned,
+            requester=actor or environment.request.requester,
+            decision=ENDING_DECISION,
+            source_ip=source_ip,
+            system=actor is None,
+        )
+
+
+def expire_environments(*, now: Any = None) -> list[int]:
+    """End every environment past its expiry; returns their ids. Safe to run concurrently
+    and repeatedly: one already ending is skipped."""
+    now = now or timezone.now()
+    due = EphemeralEnvironment.objects.filter(
+        expires_at__lte=now, state__in=(EnvironmentState.STARTING, EnvironmentState.LIVE)
+    ).values_list("pk", flat=True)
+    ended = []
+    for environment_id in list(due):
+        try:
+            end_environment(
+                environment_id=environment_id,
+                actor=None,
+                cause=EndCause.EXPIRED,
+                reason="Its time to live ran out.",
+            )
+        except (DomainError, ValidationError, IllegalTransition) as exc:
+            # Another worker got there first, or it is still being provisioned: next round.
+            logger.info("environment %s not ended yet: %s", environment_id, exc)
+            continue
+        ended.append(environment_id)
+    return ended
+
+
+def environments_to_warn(*, now: Any = None) -> list[EphemeralEnvironment]:
+    """Live environments expiring within the warning window whose owners were not told;
+    each is marked as warned (and audited) as it is returned."""
+    now = now or timezone.now()
+    warned = []
+    due = EphemeralEnvironment.objects.filter(
+        state=EnvironmentState.LIVE,
+        warned_at__isnull=True,
+        expires_at__gt=now,
+        expires_at__lte=now + settings.EXPIRY_WARNING,
+    ).values_list("pk", flat=True)
+    for environment_id in list(due):
+        with transaction.atomic():
+            taken = EphemeralEnvironment.objects.filter(
+                pk=environment_id, warned_at__isnull=True
+            ).update(warned_at=now)
+            if not taken:
+                continue  # another beat run warned it
+            environment = EphemeralEnvironment.objects.select_related("tenant", "project").get(
+                pk=environment_id
+            )
+            audit.record(
+                actor=None,
+                action="environment.expiry_warning",
+                obj=environment,
+                tenant_id=environment.tenant_id,
+                after={"expires_at": environment.expires_at.isoformat()},
+            )
+        warned.append(environment)
+    return warned
+
+
+def _rule_row(rule: EnvironmentRule) -> dict[str, Any]:
+    return {
+        "if": rule.condition,
+        "namespace": rule.namespace_template,
+        "refuse": rule.refuse,
+        "message": rule.message,
+    }
+
+
+def replace_environment_rules(
+    *, tenant: Tenant, rules: list[dict[str, Any]], actor: User, source_ip: str | None = None
+) -> list[EnvironmentRule]:
+    """Replace the tenant's ordered environment rules with `rules` (dicts of if, namespace,
+    refuse, message), all validated first: one bad rule saves none. Owners and platform
+    admins only. Rules only choose names inside the tenant's prefix, within its budget."""
+    if not (
+        selectors.is_platform_admin(actor) or selectors.role_in(actor, tenant) == Role.OWNER
+    ):
+        raise NotAllowed(f"Only owners of {tenant.slug} and platform admins may change its "
+                         "environment rules.")
+    problems = []
+    cleaned = []
+    for number, rule in enumerate(rules, start=1):
+        row = {
+            "if": str(rule.get("if") or "").strip(),
+            "namespace": str(rule.get("namespace") or "").strip(),
+            "refuse": bool(rule.get("refuse", False)),
+            "message": str(rule.get("message") or "").strip()[:300],
+        }
+        try:
+            environment_rules.check_rule(
+                tenant=tenant.slug, condition=row["if"], namespace=row["namespace"],
+                refuse=row["refuse"],
+            )
+        except environment_rules.RuleError as exc:
+            problems.append(f"Rule {number}: {exc}")
+        cleaned.append(row)
+    if problems:
+        raise ValidationError({"rules": problems})
+    with transaction.atomic():
+        Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+        before = [_rule_row(rule) for rule in tenant.environment_rules.all()]
+        tenant.environment_rules.all().delete()
+        saved = [
+            EnvironmentRule.objects.create(
+                tenant=tenant,
+                position=number,
+                condition=row["if"],
+                namespace_template="" if row["refuse"] else row["namespace"],
+                refuse=row["refuse"],
+                message=row["message"],
+            )
+            for number, row in enumerate(cleaned, start=1)
+        ]
+        if before != [_rule_row(rule) for rule in saved]:
+            audit.record(
+                actor=actor,
+                action="tenant.environment_rules",
+                obj=tenant,
+                tenant_id=tenant.pk,
+                before={"rules": before},
+                after={"rules": [_rule_row(rule) for rule in saved]},
+                source_ip=source_ip,
+            )
+    return saved

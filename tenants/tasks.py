@@ -12,8 +12,13 @@ import urllib3
 from celery import shared_task
 from django.core.mail import send_mail
 
-from tenants.models import Request, Tenant
-from tenants.notifications import event_body, recipients
+from tenants.models import EphemeralEnvironment, Request, Tenant
+from tenants.notifications import (
+    environment_body,
+    environment_recipients,
+    event_body,
+    recipients,
+)
 
 logger = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Berth-Signature"
@@ -51,6 +56,33 @@ def send_request_email(request_id: int, event: str) -> int:
         message="\n".join(lines),
         from_email=None,
         recipient_list=recipients(tenancy_request, event),
+    )
+
+
+@shared_task(
+    name="tenants.send_expiry_warning",
+    autoretry_for=(OSError,),
+    retry_backoff=True,
+    retry_backoff_max=600,
+    max_retries=5,
+)
+def send_expiry_warning(environment_id: int) -> int:
+    environment = EphemeralEnvironment.objects.select_related(
+        "tenant", "project", "namespace", "request__requester"
+    ).get(pk=environment_id)
+    body = environment_body(environment, "expiring")["environment"]
+    lines = [
+        f"The ephemeral environment {body['env_slug']} of {body['project']} "
+        f"(namespace {body['namespace']}) expires at {body['expires_at']}.",
+        "At expiry its namespace is deleted and its GitOps files are removed.",
+        f"To keep it, extend it (up to {body['max_expires_at']}) on its page:",
+        body["url"],
+    ]
+    return send_mail(
+        subject=f"[Berth] {body['tenant']}: {body['project']}/{body['env_slug']} expires soon",
+        message="\n".join(lines),
+        from_email=None,
+        recipient_list=environment_recipients(environment),
     )
 
 

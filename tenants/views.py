@@ -5,17 +5,18 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
 from provisioning import selectors as provisioning_selectors
 from provisioning.engine import current_plan, gitops_preview
 from provisioning.gitops import GitError
-from tenants import forms, selectors, services
-from tenants.choices import RequestState
+from tenants import environment_rules, forms, selectors, services
+from tenants.choices import EndCause, EnvironmentState, RequestKind, RequestState
 from tenants.errors import DomainError, NotAllowed
 from tenants.filtersets import AuditEventFilterSet, RequestFilterSet
-from tenants.models import ApprovalRule
+from tenants.models import ApprovalRule, EphemeralEnvironment
 
 # While a request is in one of these states its page keeps polling, so a decision or
 # progress shows up without a reload.
@@ -47,6 +48,8 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
         "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
         "permissions": selectors.effective_permissions(tenant),
+        "environments": selectors.live_environments(request.user, tenant),
+        "now": timezone.now(),
     })
 
 
@@ -92,6 +95,7 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
                             or selectors.is_platform_admin(request.user))),
         "can_retry": (tenancy_request.state == RequestState.FAILED
                       and selectors.is_platform_admin(request.user)),
+        "environment": selectors.environment_of_request(tenancy_request),
     })
 
 
@@ -168,9 +172,16 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
             messages.success(request, f"Request #{created.pk} submitted: "
                                       f"{created.get_state_display().lower()}.")
             return redirect("request-detail", pk=created.pk)
+    ephemeral = kind == RequestKind.EPHEMERAL
     return render(request, "tenants/request_form.html", {
         "tenant": tenant, "form": form, "kind": kind,
-        "preview": kind in ("namespace", "environment", "project"),
+        "preview": kind in ("namespace", "environment", "project", "ephemeral"),
+        # An ephemeral environment's namespace comes from the tenant's environment rules.
+        "preview_view": "environment-preview" if ephemeral else "name-preview",
+        "preview_template": ("tenants/_environment_preview.html" if ephemeral
+                             else "tenants/_name_preview.html"),
+        "env_preview": _environment_preview(tenant, request.POST) if ephemeral and form.is_bound
+        else None,
     })
 
 
@@ -186,6 +197,22 @@ def name_preview(request: HttpRequest, slug: str) -> HttpResponse:
         for tier in tiers if tier
     ]
     return render(request, "tenants/_name_preview.html", {"previews": previews})
+
+
+def _environment_preview(tenant, data) -> dict:  # noqa: ANN001 - Tenant, a QueryDict
+    return selectors.environment_rules_preview(
+        tenant, **{name: data.get(name, "") for name in
+                   ("project", "env_slug", "branch", "mr_id", "cluster")},
+    )
+
+
+@login_required
+def environment_preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """The namespace the tenant's environment rules give an ephemeral environment, as typed
+    (fetched by the request form's script, like name_preview)."""
+    tenant = selectors.visible_tenant(request.user, slug)
+    return render(request, "tenants/_environment_preview.html",
+                  {"env_preview": _environment_preview(tenant, request.GET)})
 
 
 def _decide(request: HttpRequest, pk: int, action) -> HttpResponse:  # noqa: ANN001
@@ -351,6 +378,138 @@ def tenant_onboard(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Tenant {tenant.slug} is ready for requests.")
             return redirect("tenant-detail", slug=tenant.slug)
     return render(request, "tenants/tenant_onboard.html", {"form": form})
+
+
+# --- ephemeral environments -------------------------------------------------------------------
+
+ENDABLE = (EnvironmentState.STARTING, EnvironmentState.LIVE)
+
+
+def _error_text(error: ValidationError) -> list[str]:
+    detail = error.detail if isinstance(error.detail, dict) else {None: error.detail}
+    return [str(problem) for problems in detail.values()
+            for problem in (problems if isinstance(problems, list) else [problems])]
+
+
+def _environment_page(
+    request: HttpRequest,
+    environment: EphemeralEnvironment,
+    *,
+    extend_form: forms.ExtendEnvironmentForm | None = None,
+    end_form: forms.EndEnvironmentForm | None = None,
+) -> HttpResponse:
+    user, running = request.user, environment.state in ENDABLE
+    manages = selectors.may_manage_environment(user, environment)
+    return render(request, "tenants/environment_detail.html", {
+        "environment": environment,
+        "end_request": selectors.end_request_of(environment),
+        "history": selectors.environment_history(environment),
+        "may_extend": running and manages,
+        "may_end": running and selectors.may_end_environment(user, environment),
+        "extend_form": extend_form or forms.ExtendEnvironmentForm(),
+        "end_form": end_form or forms.EndEnvironmentForm(),
+        "now": timezone.now(),
+    })
+
+
+@login_required
+def environment_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    return _environment_page(request, selectors.visible_environment(request.user, pk))
+
+
+@login_required
+@require_POST
+def environment_extend(request: HttpRequest, pk: int) -> HttpResponse:
+    environment = selectors.visible_environment(request.user, pk)
+    form = forms.ExtendEnvironmentForm(request.POST)
+    if form.is_valid():
+        try:
+            extended = services.extend_environment(
+                environment_id=environment.pk, actor=request.user,
+                ttl_seconds=form.cleaned_data["ttl"], source_ip=client_ip(request),
+            )
+        except NotAllowed as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except ValidationError as exc:
+            _field_errors(form, exc)
+        except DomainError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"{environment} now lives until "
+                                      f"{extended.expires_at:%Y-%m-%d %H:%M} UTC.")
+            return redirect("environment-detail", pk=pk)
+    # Shown again with what was typed and why it was refused.
+    return _environment_page(request, environment, extend_form=form)
+
+
+@login_required
+@require_POST
+def environment_end(request: HttpRequest, pk: int) -> HttpResponse:
+    environment = selectors.visible_environment(request.user, pk)
+    form = forms.EndEnvironmentForm(request.POST)
+    if form.is_valid():
+        try:
+            ending = services.end_environment(
+                environment_id=environment.pk, actor=request.user, cause=EndCause.ENDED_BY_USER,
+                reason=form.cleaned_data["reason"], source_ip=client_ip(request),
+            )
+        except NotAllowed as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except ValidationError as exc:
+            for problem in _error_text(exc):
+                form.add_error(None, problem)
+        except DomainError as exc:
+            form.add_error(None, str(exc))
+        else:
+            if ending is None:
+                messages.success(request, f"{environment} ended before its request was decided: "
+                                          "nothing had been created.")
+            else:
+                messages.success(request, f"{environment} is ending: request #{ending.pk} "
+                                          "removes what it made.")
+            return redirect("environment-detail", pk=pk)
+    return _environment_page(request, environment, end_form=form)
+
+
+@login_required
+def environment_rules_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The tenant's environment rules: read by everyone in it, edited as YAML by its owners
+    and platform admins; a GET form tries them on an imagined environment."""
+    tenant = selectors.visible_tenant(request.user, slug)
+    may_edit = selectors.may_edit_environment_rules(request.user, tenant)
+    rules = list(tenant.environment_rules.all())
+    form = forms.EnvironmentRulesForm(request.POST or None,
+                                      initial={"rules": forms.rules_to_yaml(rules)})
+    if request.method == "POST":
+        if not may_edit:
+            raise PermissionDenied(f"Only owners of {tenant.slug} and platform admins may "
+                                   "change its environment rules.")
+        if form.is_valid():
+            try:
+                saved = services.replace_environment_rules(
+                    tenant=tenant, rules=form.cleaned_data["rules"], actor=request.user,
+                    source_ip=client_ip(request),
+                )
+            except NotAllowed as exc:
+                raise PermissionDenied(str(exc)) from exc
+            except ValidationError as exc:
+                _field_errors(form, exc)
+            else:
+                messages.success(request, f"{len(saved)} environment rule{'s' * (len(saved) != 1)}"
+                                          f" saved for {tenant.slug}.")
+                return redirect("environment-rules", slug=tenant.slug)
+    try_form = forms.TryEnvironmentRulesForm(request.GET or None)
+    return render(request, "tenants/environment_rules.html", {
+        "tenant": tenant,
+        "rules": rules,
+        "may_edit": may_edit,
+        "form": form,
+        "try_form": try_form,
+        "env_preview": selectors.environment_rules_preview(tenant, **try_form.variables())
+        if try_form.is_bound else None,
+        "default_template": environment_rules.DEFAULT_TEMPLATE,
+        "semantics": environment_rules.__doc__,
+    })
 
 
 # --- API tokens (for the REST API, /api/v1/; see docs/api.md) -------------------------------

@@ -57,5 +57,5 @@ def rows_from_data_migrations(request):
     from django.apps import apps
 
     request.getfixturevalue("transactional_db")
-    defaults = importlib.import_module("tenants.migrations.0004_default_approval_rules")
-    defaults.create_rules(apps, None)
+    for migration in ("0004_default_approval_rules", "0009_ephemeral_auto_approve"):
+        importlib.import_module(f"tenants.migrations.{migration}").create_rules(apps, None)

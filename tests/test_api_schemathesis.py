@@ -27,6 +27,7 @@ from tenants.models import (
     AuditEvent,
     Cluster,
     EnvironmentTier,
+    EphemeralEnvironment,
     Namespace,
     Project,
     Tenant,
@@ -82,7 +83,13 @@ def existing_objects() -> dict[str, dict[str, str]]:
         tier=EnvironmentTier.objects.get(slug="dev"), cluster=Cluster.objects.get(name="sandbox"),
         cpu_millis=500, memory_mib=512, state=NamespaceState.ACTIVE,
     )
+    review = services.submit_request(
+        tenant=world.payments, kind="ephemeral", requester=world.member,
+        payload={"project": "billing", "env_slug": "review-1"},
+    )
+    environment = EphemeralEnvironment.objects.get(request=review)
     return {
+        "/api/v1/environments/": {"id": str(environment.pk)},
         "/api/v1/requests/{id}/runs/": {"id": str(failed.pk)},
         "/api/v1/requests/{id}/retry/": {"id": str(failed.pk)},
         "/api/v1/requests/": {"id": str(prod.pk)},

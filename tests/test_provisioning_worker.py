@@ -105,3 +105,37 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
     assert run.attempts == 2
     applied = {step["outcome"] for step in run.steps if step["action"] == "apply"}
     assert applied <= {"created", "unchanged", "configured"}
+
+
+def test_an_expired_ephemeral_environment_is_removed_by_the_beat_job_through_a_worker(
+    world, sandbox
+):
+    from datetime import timedelta
+
+    import time_machine
+    from django.utils import timezone
+
+    from provisioning.tasks import expire_environments
+    from tenants.choices import EnvironmentState
+    from tenants.models import EphemeralEnvironment, Project
+
+    Project.objects.create(tenant=world["tenant"], name="shop")
+    with celery_worker(name="ephemeral"):
+        created = services.submit_request(
+            tenant=world["tenant"], kind="ephemeral", requester=world["developer"],
+            payload={"project": "shop", "env_slug": "review-5", "ttl": "1m"},
+        )
+        environment = EphemeralEnvironment.objects.get(request=created)
+        wait_for(lambda: EphemeralEnvironment.objects.get(pk=environment.pk).state
+                 == EnvironmentState.LIVE, what="environment live")
+        assert sandbox.get("Namespace", "payments-shop-review-5") is not None
+
+        # Beat's job, run here a minute and a bit later (the clock moves in this process
+        # only); the end request it opens goes to the worker through Redis.
+        with time_machine.travel(timezone.now() + timedelta(seconds=70)):
+            assert expire_environments()["ended"] == [environment.pk]
+        wait_for(lambda: EphemeralEnvironment.objects.get(pk=environment.pk).state
+                 == EnvironmentState.ENDED, what="environment ended")
+
+    assert sandbox.get("Namespace", "payments-shop-review-5") is None
+    assert state_of(created) == RequestState.DECOMMISSIONED

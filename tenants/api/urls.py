@@ -21,6 +21,7 @@ router.register("requests", views.RequestViewSet, basename="request")
 router.register("namespaces", views.NamespaceViewSet, basename="namespace")
 router.register("projects", views.ProjectViewSet, basename="project")
 router.register("audit-events", views.AuditEventViewSet, basename="auditevent")
+router.register("environments", views.EphemeralEnvironmentViewSet, basename="environment")
 
 
 def problem_type_page(request: HttpRequest, slug: str) -> JsonResponse:
@@ -41,6 +42,8 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResp
 urlpatterns = [
     path("v1/", include(router.urls)),
     path("v1/me/", views.MeView.as_view(), name="me"),
+    re_path(r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/environment-rules/$",
+            views.EnvironmentRulesView.as_view(), name="environment-rules"),
     re_path(rf"^v1/requests/(?P<pk>{views.ID})/runs/$", views.RequestRunsView.as_view(),
             name="request-runs"),
     re_path(rf"^v1/projects/(?P<pk>{views.ID})/environments/$",

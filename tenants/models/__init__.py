@@ -1,4 +1,5 @@
 from tenants.models.audit import AuditEvent
+from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.policy import ApprovalRule
 from tenants.models.requests import Approval, Comment, Request, Run
 from tenants.models.tenancy import Cluster, EnvironmentTier, Membership, Namespace, Project, Tenant
@@ -12,7 +13,9 @@ __all__ = [
     "AuditEvent",
     "Cluster",
     "Comment",
+    "EnvironmentRule",
     "EnvironmentTier",
+    "EphemeralEnvironment",
     "IdempotencyRecord",
     "Membership",
     "Namespace",

@@ -288,6 +288,11 @@ def submit_request(
     """
     if not selectors.may_request(requester, tenant):
         raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
+    if kind == RequestKind.END_ENVIRONMENT:
+        raise ValidationError({"kind": [
+            "An ephemeral environment is ended from its page or with "
+            "POST /api/v1/environments/{id}/end/."
+        ]})
     cleaned = validate_payload(kind=kind, tenant=tenant, payload=payload)
     with transaction.atomic():
         # One admission at a time per tenant: the budget check below must see every claim.
@@ -297,14 +302,8 @@ def submit_request(
         )
         if over:
             raise ValidationError({field: [message] for field, message in over.items()})
-        decision = (
-            ENDING_DECISION
-            if kind == RequestKind.END_ENVIRONMENT
-            else policy.decide(
-                policy.attributes_for(
-                    tenant=tenant, kind=kind, payload=cleaned, requester=requester
-                )
-            )
+        decision = policy.decide(
+            policy.attributes_for(tenant=tenant, kind=kind, payload=cleaned, requester=requester)
         )
         if decision.outcome == PolicyOutcome.DENY:
             denied = decision
@@ -573,6 +572,10 @@ def retry_request(
 ) -> Run:
     if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may retry a failed request.")
+    if EphemeralEnvironment.objects.filter(
+        request_id=request_id, state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)
+    ).exists():
+        raise DomainError("Its ephemeral environment has ended since: there is nothing to retry.")
     return _transition_opening_run(
         request_id=request_id,
         action="retry",

@@ -267,3 +267,26 @@ def test_viewers_look_but_cannot_end_one(world):
                                  cause=EndCause.ENDED_BY_USER)
     environment.refresh_from_db()
     assert environment.state == EnvironmentState.LIVE
+
+
+def test_a_failed_environment_that_ended_is_not_provisioned_again_by_a_retry(world):
+    from tenants.models import User
+
+    created = ephemeral(world)
+    run = services.start_provisioning(request_id=created.pk, plan_digest="x")
+    services.mark_failed(run=run, error="the API server refused")
+    environment = EphemeralEnvironment.objects.get(request=created)
+    services.end_environment(environment_id=environment.pk, actor=None, cause=EndCause.EXPIRED)
+    with pytest.raises(DomainError, match="has ended"):
+        services.retry_request(request_id=created.pk, actor=User.objects.get(username="pat"),
+                               plan_digest="x")
+
+
+def test_an_end_request_cannot_be_submitted_as_a_plain_request(world):
+    environment = EphemeralEnvironment.objects.get(request=ephemeral(world))
+    EphemeralEnvironment.objects.filter(pk=environment.pk).update(state=EnvironmentState.LIVE)
+    with pytest.raises(ValidationError) as caught:
+        services.submit_request(tenant=world["tenant"], kind="end_environment",
+                                requester=world["developer"],
+                                payload={"environment": environment.pk})
+    assert "environments/{id}/end/" in str(caught.value.detail["kind"][0])

@@ -101,6 +101,15 @@ def live_environments(user: User, tenant: Tenant) -> QuerySet[EphemeralEnvironme
     )
 
 
+def environments_in(namespace: Namespace) -> QuerySet[EphemeralEnvironment]:
+    """The ephemeral environments that live in a namespace now (several, if it is shared)."""
+    return (
+        namespace.ephemeral_environments.exclude(state=EnvironmentState.ENDED)
+        .select_related("project")
+        .order_by("slug")
+    )
+
+
 def may_manage_environment(user: User, environment: EphemeralEnvironment) -> bool:
     """Who may extend it: its creator, the tenant's owners, platform admins."""
     return (

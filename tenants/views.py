@@ -130,6 +130,7 @@ def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "tenants/namespace_detail.html", {
         "namespace": namespace,
         "git_commits": provisioning_selectors.commits_for_namespace(namespace),
+        "environments": selectors.environments_in(namespace),
     })
 
 

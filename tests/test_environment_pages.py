@@ -385,3 +385,11 @@ def test_trying_the_rules_shows_the_matching_rule_and_namespace(client, world):
 def test_rules_page_of_another_tenant_is_404(client, world):
     client.force_login(world["outsider"])
     assert client.get(RULES_PAGE).status_code == 404
+
+
+def test_a_namespace_page_lists_the_environments_living_in_it(client, world):
+    environment = start(world)
+    client.force_login(world["developer"])
+    page = client.get(f"/namespaces/{environment.namespace_id}/").content.decode()
+    assert f"/environments/{environment.pk}/" in page
+    assert f"{environment.project.name}/{environment.slug}" in page

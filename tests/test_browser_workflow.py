@@ -1,6 +1,7 @@
 """The request → approval → provisioning workflow as people see it, in headless Chromium."""
 
 import re
+from datetime import timedelta
 
 import pytest
 
@@ -76,3 +77,47 @@ def test_request_is_named_before_submit_approved_from_the_queue_and_seen_live(
     assert "created" in developer.locator("#progress").inner_text()
     screenshot(developer, "request-ready")
     assert sandbox.get("Namespace", shown) is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ephemeral_environment_is_named_before_start_extended_and_ended_from_its_page(
+    live_server, browser, sandbox
+):
+    from tenants.choices import EnvironmentState
+    from tenants.models import EphemeralEnvironment, Project, Tenant
+
+    demo.seed(sandbox_api_url=sandbox.url)
+    Project.objects.create(tenant=Tenant.objects.get(slug="payments"), name="checkout")
+    developer = signed_in_page(browser, live_server, User.objects.get(username="dev"))
+
+    developer.goto(f"{live_server.url}/tenants/payments/request/ephemeral/")
+    developer.fill("#id_env_slug", "review-" + "long-feature-branch-name-" * 3)
+    final = developer.locator("[data-final-name]")
+    final.wait_for()
+    shown = final.inner_text()
+    assert len(shown) == 63 and shown.startswith("payments-checkout-review-long")
+    assert "Its own" in developer.locator("#name-preview").inner_text()
+    screenshot(developer, "ephemeral-form")
+    developer.fill("#id_ttl", "2h")
+    developer.click("form.form button[type=submit]")
+    developer.wait_for_load_state()
+    environment = EphemeralEnvironment.objects.get()
+    assert environment.namespace.name == shown
+    engine.converge(request_id=environment.request_id, worker="browser-test")
+    assert sandbox.get("Namespace", shown) is not None
+
+    developer.goto(f"{live_server.url}/environments/{environment.pk}/")
+    developer.fill("#id_ttl", "5h")
+    developer.click("button:text-is('Extend')")
+    developer.wait_for_selector(".message-success")
+    environment.refresh_from_db()
+    assert environment.expires_at > environment.created_at + timedelta(hours=4)
+    screenshot(developer, "ephemeral-environment")
+
+    developer.click("button:text-is('End now')")
+    developer.wait_for_selector(".message-success")
+    end = Request.objects.get(kind="end_environment")
+    engine.converge(request_id=end.pk, worker="browser-test")
+    environment.refresh_from_db()
+    assert environment.state == EnvironmentState.ENDED
+    assert sandbox.get("Namespace", shown) is None

@@ -290,3 +290,29 @@ def test_an_end_request_cannot_be_submitted_as_a_plain_request(world):
                                 requester=world["developer"],
                                 payload={"environment": environment.pk})
     assert "environments/{id}/end/" in str(caught.value.detail["kind"][0])
+
+
+def test_an_owners_request_scoped_token_replaces_the_rules_and_bad_ones_are_400(world):
+    from rest_framework.test import APIClient
+
+    token = services.create_api_token(user=world["owner"], name="rules",
+                                      scopes=["read", "request"])[1]
+    api = APIClient(HTTP_AUTHORIZATION=f"Bearer {token}")
+    url = "/api/v1/tenants/payments/environment-rules/"
+    bad = api.put(url, {"rules": [{"if": 'env_slug.startsWith("review"',
+                                   "namespace": "payments-review-apps"},
+                                  {"namespace": "search-$ENV_SLUG"}]}, format="json")
+    assert bad.status_code == 400
+    problems = bad.json()["errors"]["rules"]
+    assert problems[0].startswith("Rule 1: The if condition does not compile")
+    assert problems[1].startswith("Rule 2: ") and "outside the tenant's prefix" in problems[1]
+    good = api.put(url, {"rules": [{"if": 'env_slug.startsWith("review")',
+                                    "namespace": "payments-review-apps"}]}, format="json")
+    assert good.status_code == 200
+    assert api.get(url).json() == {"rules": [{"if": 'env_slug.startsWith("review")',
+                                              "namespace": "payments-review-apps",
+                                              "refuse": False, "message": ""}]}
+    read_only = services.create_api_token(user=world["owner"], name="ro", scopes=["read"])[1]
+    refused = APIClient(HTTP_AUTHORIZATION=f"Bearer {read_only}").put(url, {"rules": []},
+                                                                       format="json")
+    assert refused.status_code == 403

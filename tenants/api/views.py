@@ -639,7 +639,7 @@ class EphemeralEnvironmentViewSet(ApiView, mixins.ListModelMixin, mixins.Retriev
 class EnvironmentRulesView(ApiView, APIView):
     """A tenant's environment rules: which namespace each ephemeral environment gets."""
 
-    scopes = {"put": TokenScope.REQUEST}
+    scopes = {"*": TokenScope.REQUEST}  # writes: owners decide where their environments go
 
     def get_tenant(self, slug: str) -> Tenant:
         return selectors.visible_tenant(self.request.user, slug)

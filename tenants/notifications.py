@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.dispatch import receiver
 
-from tenants.choices import ApproverRole, Role
+from tenants.choices import ApproverRole, RequestKind, Role
 from tenants.models import EphemeralEnvironment, Membership, Request, User
 from tenants.signals import request_state_changed
 
@@ -51,6 +51,19 @@ def event_body(tenancy_request: Request, event: str) -> dict:
     }
 
 
+# Review apps come and go by the dozen, started by CI (which has the API's answer) and ended
+# by expiry: people hear only when one is ready, failed, or waits for them.
+QUIET_KINDS = {RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT}
+
+
+def wants_email(tenancy_request: Request, event: str) -> bool:
+    if tenancy_request.kind not in QUIET_KINDS:
+        return True
+    if event == "submitted":
+        return tenancy_request.state == "submitted"  # held for a decision
+    return event != "approved"
+
+
 @receiver(request_state_changed, sender=Request)
 def notify(sender, *, request_id: int, action: str, **_: object) -> None:  # noqa: ANN001
     event = EVENTS.get(action)
@@ -59,7 +72,7 @@ def notify(sender, *, request_id: int, action: str, **_: object) -> None:  # noq
     from tenants.tasks import deliver_webhook, send_request_email
 
     tenancy_request = Request.objects.select_related("tenant", "requester").get(pk=request_id)
-    if recipients(tenancy_request, event):
+    if wants_email(tenancy_request, event) and recipients(tenancy_request, event):
         send_request_email.delay(request_id, event)
     if tenancy_request.tenant.webhook_url:
         deliver_webhook.delay(tenancy_request.tenant_id, event_body(tenancy_request, event))

@@ -111,3 +111,22 @@ def test_no_webhook_configured_sends_nothing(world, receiver, eager_tasks,
     with django_capture_on_commit_callbacks(execute=True):
         submit(world)
     assert Receiver.deliveries == []
+
+
+def test_review_apps_mail_nobody_on_the_way_but_webhooks_hear_everything(
+    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+):
+    from tenants.models import Project
+
+    Project.objects.create(tenant=world["tenant"], name="shop")
+    Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.submit_request(tenant=world["tenant"], kind="ephemeral",
+                                requester=world["developer"],
+                                payload={"project": "shop", "env_slug": "review-1"})
+    # Auto-approved, then (eagerly) provisioned against no cluster: only the failure mails.
+    subjects = [message.subject for message in mail.outbox]
+    assert not [s for s in subjects if s.endswith(("submitted", "approved"))], subjects
+    assert [s for s in subjects if s.endswith("failed")]
+    events = [json.loads(body)["event"] for _, body in Receiver.deliveries]
+    assert {"request.submitted", "request.approved"} <= set(events)

@@ -196,6 +196,22 @@ def environment_takes_namespace(environment: EphemeralEnvironment) -> bool:
     return not others.exists()
 
 
+def namespace_spec(namespace: Namespace, *, project: str | None = None,
+                   environment: str = "") -> NamespaceSpec:
+    """A namespace as Berth's records describe it now (after any quota changes)."""
+    if project is None:
+        project = namespace.project.name if namespace.project_id else ""
+    return NamespaceSpec(
+        name=namespace.name,
+        tier=tier_spec(namespace.tier),
+        cpu_millis=namespace.cpu_millis,
+        memory_mib=namespace.memory_mib,
+        storage_gib=namespace.storage_gib,
+        project=project,
+        environment=environment,
+    )
+
+
 def namespace_input(namespace: Namespace) -> PlanInput:
     """A live namespace as Berth's records describe it now (after any quota changes)."""
     project = namespace.project
@@ -204,16 +220,7 @@ def namespace_input(namespace: Namespace) -> PlanInput:
         tenant=tenant_spec(namespace.tenant),
         cluster=cluster_spec(namespace.cluster),
         engine=project.gitops_engine if project else namespace.tenant.gitops_engine,
-        namespaces=(
-            NamespaceSpec(
-                name=namespace.name,
-                tier=tier_spec(namespace.tier),
-                cpu_millis=namespace.cpu_millis,
-                memory_mib=namespace.memory_mib,
-                storage_gib=namespace.storage_gib,
-                project=project.name if project else "",
-            ),
-        ),
+        namespaces=(namespace_spec(namespace),),
     )
 
 
@@ -299,27 +306,9 @@ def gitops_input_for(tenancy_request: Request, inputs: PlanInput) -> PlanInput:
         ):
             chosen[namespace.tier.slug] = namespace
     environments = sorted(chosen.values(), key=lambda ns: (ns.tier.position, ns.tier.slug))
-    specs = [
-        NamespaceSpec(
-            name=ns.name,
-            tier=tier_spec(ns.tier),
-            cpu_millis=ns.cpu_millis,
-            memory_mib=ns.memory_mib,
-            storage_gib=ns.storage_gib,
-            project=ns.project.name if ns.project_id else "",
-        )
-        for ns in environments
-    ]
+    specs = [namespace_spec(ns) for ns in environments]
     specs += [
-        NamespaceSpec(
-            name=environment.namespace.name,
-            tier=tier_spec(environment.namespace.tier),
-            cpu_millis=environment.namespace.cpu_millis,
-            memory_mib=environment.namespace.memory_mib,
-            storage_gib=environment.namespace.storage_gib,
-            project=project_name,
-            environment=environment.slug,
-        )
+        namespace_spec(environment.namespace, project=project_name, environment=environment.slug)
         for environment in _ephemeral_environments(tenancy_request, app, inputs)
     ]
     return PlanInput(

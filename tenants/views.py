@@ -236,6 +236,15 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("request-detail", pk=pk)
 
     def approve(tenancy_request) -> None:  # noqa: ANN001
+        # An approval is bound to the plan the approver saw: a plan that changed since the
+        # page was rendered (a tier preset, the tenant, its namespaces) is shown again.
+        # (Someone without the right is refused, and audited, by the service instead.)
+        if (tenancy_request.state == RequestState.SUBMITTED
+                and selectors.why_cannot_decide(request.user, tenancy_request) is None
+                and current_plan(tenancy_request).digest != form.cleaned_data["plan_digest"]):
+            messages.error(request, "The plan changed since you opened this page: review the "
+                                    "plan below and approve again if it is still right.")
+            return
         decided = services.approve_request(
             request_id=tenancy_request.pk, approver=request.user,
             plan_digest=form.cleaned_data["plan_digest"], reason=form.cleaned_data["note"],

@@ -7,7 +7,15 @@ import pytest
 
 from tenants import demo, services
 from tenants.choices import RequestState
-from tenants.models import ApprovalRule, AuditEvent, Namespace, Request, Tenant, User
+from tenants.models import (
+    ApprovalRule,
+    AuditEvent,
+    EnvironmentTier,
+    Namespace,
+    Request,
+    Tenant,
+    User,
+)
 from tests.workflow import approve_if_needed
 
 NAMESPACE_FORM = "/tenants/payments/request/namespace/"
@@ -307,3 +315,20 @@ def test_auto_approved_request_needs_no_queue(world):
     tenancy_request = submit(world, tier="dev")
     assert tenancy_request.state == RequestState.APPROVED
     assert approve_if_needed(tenancy_request, approver=world["admin"]) == tenancy_request
+
+
+def test_approving_a_plan_that_changed_since_the_page_was_read_approves_nothing(client, world):
+    tenancy_request = submit(world)
+    client.force_login(world["admin"])
+    page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
+    digest = page.split('name="plan_digest" value="')[1].split('"')[0]
+    # Meanwhile a platform admin tightens the prod tier's Pod Security: the plan changes.
+    EnvironmentTier.objects.filter(slug="prod").update(pod_security_level="baseline")
+
+    response = client.post(f"/requests/{tenancy_request.pk}/approve/", {"plan_digest": digest},
+                           follow=True)
+
+    assert "The plan changed since you opened this page" in response.content.decode()
+    tenancy_request.refresh_from_db()
+    assert tenancy_request.state == RequestState.SUBMITTED
+    assert not tenancy_request.approvals.exists()

@@ -1076,6 +1076,9 @@ def _rule_row(rule: EnvironmentRule) -> dict[str, Any]:
     }
 
 
+MAX_ENVIRONMENT_RULES = 50
+
+
 def replace_environment_rules(
     *, tenant: Tenant, rules: list[dict[str, Any]], actor: User, source_ip: str | None = None
 ) -> list[EnvironmentRule]:
@@ -1087,6 +1090,11 @@ def replace_environment_rules(
     ):
         raise NotAllowed(f"Only owners of {tenant.slug} and platform admins may change its "
                          "environment rules.")
+    if len(rules) > MAX_ENVIRONMENT_RULES:
+        raise ValidationError({"rules": [
+            f"At most {MAX_ENVIRONMENT_RULES} rules; a template with variables covers many "
+            "environments in one rule."
+        ]})
     problems = []
     cleaned = []
     for number, rule in enumerate(rules, start=1):

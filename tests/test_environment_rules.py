@@ -316,3 +316,14 @@ def test_an_owners_request_scoped_token_replaces_the_rules_and_bad_ones_are_400(
     refused = APIClient(HTTP_AUTHORIZATION=f"Bearer {read_only}").put(url, {"rules": []},
                                                                        format="json")
     assert refused.status_code == 403
+
+
+def test_a_list_of_rules_longer_than_anyone_needs_is_refused(world):
+    with pytest.raises(ValidationError) as caught:
+        services.replace_environment_rules(
+            tenant=world["tenant"], actor=world["owner"],
+            rules=[{"namespace": f"payments-n{n}"} for n in range(services.MAX_ENVIRONMENT_RULES
+                                                                  + 1)],
+        )
+    assert "At most 50 rules" in str(caught.value.detail["rules"][0])
+    assert not world["tenant"].environment_rules.exists()

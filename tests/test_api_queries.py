@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tenants import services
 from tenants.choices import NamespaceState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Run, Tenant
 from tests.test_api_support import api, generous_rate, submit, world  # noqa: F401 - fixtures
@@ -27,6 +28,13 @@ def grow(world, kind: str, count: int, start: int = 0) -> str:  # noqa: ANN001
                 cluster=sandbox, project=project, cpu_millis=100, memory_mib=128,
                 state=NamespaceState.ACTIVE,
             )
+    elif kind == "ephemeral-environments":
+        for index in range(start, start + count):
+            services.submit_request(
+                tenant=world.payments, kind="ephemeral", requester=world.member,
+                payload={"project": "billing", "env_slug": f"review-{index}"},
+            )
+        return "/api/v1/environments/"
     elif kind == "projects":
         for index in range(start, start + count - 1):
             Project.objects.create(tenant=world.payments, name=f"app{index}")
@@ -61,7 +69,8 @@ def queries_for(client, path: str) -> int:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("kind", ["requests", "namespaces", "projects", "environments",
-                                  "runs", "audit-events", "tenants", "clusters", "tiers"])
+                                  "ephemeral-environments", "runs", "audit-events", "tenants",
+                                  "clusters", "tiers"])
 def test_list_queries_do_not_grow_with_rows(world, kind):
     path = grow(world, kind, 1)
     client = api(world.admin)  # sees every row of every kind

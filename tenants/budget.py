@@ -136,3 +136,13 @@ def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
                 f"{show(total)} budget: {show(max(total - have, 0))} left."
             )
     return problems
+
+
+def check_fits(*, tenant: Tenant, kind: str, payload: dict) -> None:
+    """Raise rest_framework's ValidationError, one message per dimension with the numbers,
+    when admitting this request would push the tenant past its budget."""
+    from rest_framework.exceptions import ValidationError
+
+    over = overruns(tenant=tenant, wanted=demand(tenant=tenant, kind=kind, payload=payload))
+    if over:
+        raise ValidationError({field: [message] for field, message in over.items()})

@@ -373,7 +373,6 @@ def budget_summary(tenant: Tenant) -> list[dict]:
 def ephemeral_preview(user: User, tenant: Tenant, payload: dict) -> dict:
     """What creating this ephemeral environment would do (its namespace first of all),
     without creating anything. Raises what submitting would: bad input, budget, membership."""
-    from rest_framework.exceptions import ValidationError
 
     from tenants.errors import NotAllowed
     from tenants.payloads import validate_payload
@@ -381,11 +380,7 @@ def ephemeral_preview(user: User, tenant: Tenant, payload: dict) -> dict:
     if not may_request(user, tenant):
         raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
     cleaned = validate_payload(kind="ephemeral", tenant=tenant, payload=payload)
-    over = budget.overruns(
-        tenant=tenant, wanted=budget.demand(tenant=tenant, kind="ephemeral", payload=cleaned)
-    )
-    if over:
-        raise ValidationError({field: [message] for field, message in over.items()})
+    budget.check_fits(tenant=tenant, kind="ephemeral", payload=cleaned)
     return cleaned
 
 

@@ -297,11 +297,7 @@ def submit_request(
     with transaction.atomic():
         # One admission at a time per tenant: the budget check below must see every claim.
         Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
-        over = budget.overruns(
-            tenant=tenant, wanted=budget.demand(tenant=tenant, kind=kind, payload=cleaned)
-        )
-        if over:
-            raise ValidationError({field: [message] for field, message in over.items()})
+        budget.check_fits(tenant=tenant, kind=kind, payload=cleaned)
         decision = policy.decide(
             policy.attributes_for(tenant=tenant, kind=kind, payload=cleaned, requester=requester)
         )

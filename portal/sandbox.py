@@ -14,7 +14,7 @@ PLATFORM_NAMESPACES = ("argocd", "kargo", "flux-system", "ingress-nginx", "berth
 
 def sandbox_command(*, port: str, data_dir: Path) -> list[str]:
     return [
-        sys.executable, "-m", "provisioning.kubesandbox", "--port", port,
+        sys.executable, "-m", "kubesandbox", "--port", port,
         "--state-file", str(data_dir / "sandbox-cluster.json"),
         # Deleted namespaces linger briefly, as on a real cluster.
         "--termination-seconds", "1",

@@ -5,9 +5,9 @@ from datetime import timedelta
 
 import pytest
 
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
-from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from tenants import demo
 from tenants.models import Namespace, Request, User
 from tests.browser import needs_chromium, screenshot, signed_in_page

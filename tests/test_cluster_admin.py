@@ -1,6 +1,6 @@
 import pytest
 
-from provisioning.kubesandbox import KubeSandbox
+from kubesandbox import KubeSandbox
 from tests.factories import ClusterFactory, UserFactory
 
 

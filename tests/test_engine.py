@@ -3,10 +3,10 @@
 import pytest
 import yaml
 
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from provisioning.kube import KubeError
-from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ObjectRef
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState

@@ -12,9 +12,9 @@ from django.core import mail
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine, tasks
-from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from tenants import demo, services
 from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestKind, RequestState
 from tenants.models import (

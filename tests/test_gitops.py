@@ -15,9 +15,9 @@ import pytest
 import yaml
 from django.db import connection
 
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine, gitops, gitops_plan
-from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from provisioning.models import GitCommit
 from provisioning.plan import (
     ClusterSpec,

@@ -3,9 +3,9 @@ roles, installing the guardrails on a cluster, and the tenant page saying who ma
 
 import pytest
 
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import bootstrap, engine
-from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from provisioning.plan import MANAGED_BY, Plan
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState

@@ -7,11 +7,11 @@ from django.conf import settings
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.celery import app as celery_app
 from portal.metrics import queue_depth
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
-from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from provisioning.plan import ObjectRef
 from tenants import demo, services
 from tenants.choices import RequestState

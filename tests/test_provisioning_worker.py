@@ -6,9 +6,9 @@ import signal
 
 import pytest
 
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
-from provisioning.kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from provisioning.tasks import sweep
 from tenants import demo, services
 from tenants.choices import RequestState

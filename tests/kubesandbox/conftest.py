@@ -11,7 +11,7 @@ import urllib3
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
 
-from provisioning.kubesandbox import KubeSandbox
+from kubesandbox import KubeSandbox
 
 
 def configuration(url: str, token: str | None = None) -> client.Configuration:

@@ -17,7 +17,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ConflictError, UnprocessibleEntityError
 
-from provisioning.kubesandbox import KubeSandbox
+from kubesandbox import KubeSandbox
 
 from .conftest import configuration, raw
 
@@ -784,7 +784,7 @@ def test_kubeconfig_points_the_official_client_at_the_sandbox(sandbox: KubeSandb
 
 def test_module_runs_as_a_subprocess_and_stops_on_sigterm(tmp_path: Path) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "provisioning.kubesandbox", "--host", "127.0.0.1", "--port", "0"],
+        [sys.executable, "-m", "kubesandbox", "--host", "127.0.0.1", "--port", "0"],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         text=True,

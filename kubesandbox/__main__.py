@@ -1,4 +1,4 @@
-"""``python -m provisioning.kubesandbox``: run the Kubernetes stand-in until SIGTERM/SIGINT.
+"""``python -m kubesandbox``: run the Kubernetes stand-in until SIGTERM/SIGINT.
 
 The first line on stdout is ``listening on <url>`` so a parent process can read the port.
 """
@@ -16,7 +16,7 @@ from .store import DEFAULT_NAMESPACES
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m provisioning.kubesandbox", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m kubesandbox", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--state-file", type=Path, help="persist objects here across restarts")

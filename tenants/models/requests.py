@@ -7,7 +7,7 @@ from tenants.choices import ApproverRole, Decision, RequestKind, RequestState, R
 
 
 class Request(models.Model):
-    """What someone asked for. Its state changes only through tenants.services.transitions."""
+    """What someone asked for. Its state changes only through tenants.services.lifecycle."""
 
     tenant = models.ForeignKey("Tenant", on_delete=models.PROTECT, related_name="requests")
     kind = models.CharField(max_length=20, choices=RequestKind.choices)

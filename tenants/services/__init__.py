@@ -1,0 +1,72 @@
+"""Writes of the tenancy domain: one module per noun, each function keyword-only, each
+change audited. A Request changes state only through `lifecycle`.
+
+    requests      submit, approve (bound to a plan digest), reject, cancel, retry, comment
+    claims        the names a waiting request holds
+    lifecycle     the transition table, and the transitions the engine reports through
+    environments  ephemeral environments: extend, end, expire, warn
+    rules         approval rules and environment rules
+    onboarding    tenants: onboard, change
+    clusters      clusters: add, change
+    tokens        personal API tokens
+"""
+
+from tenants.services.clusters import save_cluster
+from tenants.services.environments import (
+    end_environment,
+    environments_to_warn,
+    expire_environments,
+    extend_environment,
+)
+from tenants.services.lifecycle import (
+    TRANSITIONS,
+    mark_decommissioned,
+    mark_failed,
+    mark_ready,
+    return_to_approval,
+    start_decommission,
+    start_provisioning,
+)
+from tenants.services.onboarding import onboard_tenant, update_tenant
+from tenants.services.requests import (
+    add_comment,
+    approve_request,
+    cancel_request,
+    reject_request,
+    retry_request,
+    submit_request,
+)
+from tenants.services.rules import (
+    MAX_ENVIRONMENT_RULES,
+    replace_environment_rules,
+    save_approval_rule,
+)
+from tenants.services.tokens import create_api_token, revoke_api_token
+
+__all__ = [
+    "MAX_ENVIRONMENT_RULES",
+    "TRANSITIONS",
+    "add_comment",
+    "approve_request",
+    "cancel_request",
+    "create_api_token",
+    "end_environment",
+    "environments_to_warn",
+    "expire_environments",
+    "extend_environment",
+    "mark_decommissioned",
+    "mark_failed",
+    "mark_ready",
+    "onboard_tenant",
+    "reject_request",
+    "replace_environment_rules",
+    "retry_request",
+    "return_to_approval",
+    "revoke_api_token",
+    "save_approval_rule",
+    "save_cluster",
+    "start_decommission",
+    "start_provisioning",
+    "submit_request",
+    "update_tenant",
+]

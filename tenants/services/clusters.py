@@ -1,0 +1,43 @@
+"""Clusters Berth provisions into, added and changed by platform admins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from tenants import audit, selectors
+from tenants.errors import NotAllowed
+from tenants.models import Cluster, User
+from tenants.services.editing import apply_changes, full_clean
+
+
+def save_cluster(
+    *,
+    actor: User,
+    cluster: Cluster | None,
+    values: dict[str, Any],
+    source_ip: str | None = None,
+) -> Cluster:
+    """Add a cluster (`cluster` None) or change one; credentials are encrypted at rest."""
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may add or change clusters.")
+    with transaction.atomic():
+        if cluster is None:
+            target, action = Cluster(), "cluster.create"
+        else:
+            target = Cluster.objects.select_for_update().get(pk=cluster.pk)
+            action = "cluster.update"
+        before, after = apply_changes(target, values)
+        full_clean(target)
+        target.save()
+        if after or action == "cluster.create":
+            audit.record(
+                actor=actor,
+                action=action,
+                obj=target,
+                before=before if cluster is not None else None,
+                after=after,
+                source_ip=source_ip,
+            )
+    return target

@@ -1,0 +1,129 @@
+"""Tenants: onboarding in one step, and later changes over the REST API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from rest_framework.exceptions import ValidationError
+
+from tenants import audit, selectors
+from tenants.errors import NotAllowed
+from tenants.models import Cluster, EnvironmentTier, Tenant, User
+from tenants.services.editing import apply_changes, full_clean
+
+
+def onboard_tenant(
+    *,
+    actor: User,
+    slug: str,
+    name: str,
+    groups: dict[str, list[str]],
+    repo_url: str,
+    branch: str,
+    path: str,
+    credentials: str,
+    engine: str,
+    budget_limits: dict[str, int],
+    clusters: list[Cluster],
+    tiers: list[EnvironmentTier],
+    allowed_domains: list[str],
+    notify_emails: list[str],
+    source_ip: str | None = None,
+) -> Tenant:
+    """Create a tenant in one step: who belongs, where its GitOps lives, what it may use."""
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may onboard tenants.")
+    tenant = Tenant(
+        slug=slug,
+        name=name,
+        owner_groups=groups.get("owner", []),
+        member_groups=groups.get("member", []),
+        viewer_groups=groups.get("viewer", []),
+        gitops_repo_url=repo_url,
+        gitops_branch=branch or "main",
+        gitops_path=path,
+        gitops_credentials=credentials,
+        gitops_engine=engine,
+        budget_cpu_millis=budget_limits["cpu_millis"],
+        budget_memory_mib=budget_limits["memory_mib"],
+        budget_storage_gib=budget_limits["storage_gib"],
+        budget_namespaces=budget_limits["namespaces"],
+        allowed_domains=allowed_domains,
+        notify_emails=notify_emails,
+    )
+    try:
+        tenant.full_clean()
+    except DjangoValidationError as exc:
+        raise ValidationError(exc.message_dict) from exc
+    with transaction.atomic():
+        tenant.save()
+        tenant.allowed_clusters.set(clusters)
+        tenant.allowed_tiers.set(tiers)
+        audit.record(
+            actor=actor,
+            action="tenant.onboard",
+            obj=tenant,
+            tenant_id=tenant.pk,
+            source_ip=source_ip,
+            after={
+                "slug": slug,
+                "groups": groups,
+                "repo_url": repo_url,
+                "engine": engine,
+                "budget": budget_limits,
+                "clusters": [c.name for c in clusters],
+                "tiers": [t.slug for t in tiers],
+                "credentials_set": bool(credentials),
+            },
+        )
+    return tenant
+
+
+def update_tenant(
+    *,
+    actor: User,
+    tenant: Tenant,
+    changes: dict[str, Any],
+    clusters: list[Cluster] | None = None,
+    tiers: list[EnvironmentTier] | None = None,
+    source_ip: str | None = None,
+) -> Tenant:
+    """Change a tenant's groups, budget, GitOps settings or what it may use (not its slug).
+
+    Memberships follow the new groups at each member's next sign-in, as they always do.
+    """
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may change tenants.")
+    if "slug" in changes and changes["slug"] != tenant.slug:
+        raise ValidationError({"slug": ["A tenant's slug names its namespaces; it cannot change."]})
+    changes = {field: value for field, value in changes.items() if field != "slug"}
+    with transaction.atomic():
+        locked = Tenant.objects.select_for_update().get(pk=tenant.pk)
+        before, after = apply_changes(locked, changes)
+        full_clean(locked)
+        locked.save()
+        for relation, wanted, label in (
+            ("allowed_clusters", clusters, "name"),
+            ("allowed_tiers", tiers, "slug"),
+        ):
+            if wanted is None:
+                continue
+            manager = getattr(locked, relation)
+            old = sorted(manager.values_list(label, flat=True))
+            new = sorted(getattr(item, label) for item in wanted)
+            if old != new:
+                manager.set(wanted)
+                before[relation], after[relation] = old, new
+        if after:
+            audit.record(
+                actor=actor,
+                action="tenant.update",
+                obj=locked,
+                tenant_id=locked.pk,
+                before=before,
+                after=after,
+                source_ip=source_ip,
+            )
+    return locked

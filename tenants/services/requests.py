@@ -1,0 +1,295 @@
+"""Asking and deciding: submit a request (validated, within budget, as the approval policy
+says), approve it bound to a plan digest, reject, cancel, retry, comment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from rest_framework.exceptions import ValidationError
+
+from tenants import audit, budget, policy, selectors
+from tenants.choices import (
+    ApproverRole,
+    Decision,
+    EnvironmentState,
+    PolicyOutcome,
+    RequestKind,
+    RequestState,
+)
+from tenants.errors import DomainError, IllegalTransition, NotAllowed
+from tenants.models import Approval, Comment, EphemeralEnvironment, Request, Run, Tenant, User
+from tenants.payloads import validate_payload
+from tenants.services.claims import claim_names, release_claims
+from tenants.services.lifecycle import TRANSITIONS, transition, transition_opening_run
+from tenants.signals import request_state_changed
+
+
+def submit_request(
+    *,
+    tenant: Tenant,
+    kind: RequestKind | str,
+    payload: dict[str, Any],
+    requester: User,
+    source_ip: str | None = None,
+) -> Request:
+    """Validate, check the budget, ask the approval policy, and record the request.
+
+    Raises rest_framework's ValidationError (by field) for bad input or an exhausted
+    budget, NotAllowed for someone outside the tenant or a rule that denies. Nothing is
+    saved in either case. A rule that auto-approves approves in the same transaction.
+    """
+    if not selectors.may_request(requester, tenant):
+        raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
+    if kind == RequestKind.END_ENVIRONMENT:
+        raise ValidationError({"kind": [
+            "An ephemeral environment is ended from its page or with "
+            "POST /api/v1/environments/{id}/end/."
+        ]})
+    cleaned = validate_payload(kind=kind, tenant=tenant, payload=payload)
+    with transaction.atomic():
+        # One admission at a time per tenant: the budget check below must see every claim.
+        Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+        budget.check_fits(tenant=tenant, kind=kind, payload=cleaned)
+        decision = policy.decide(
+            policy.attributes_for(tenant=tenant, kind=kind, payload=cleaned, requester=requester)
+        )
+        if decision.outcome == PolicyOutcome.DENY:
+            denied = decision
+        else:
+            denied = None
+            tenancy_request = admit(
+                tenant=tenant,
+                kind=kind,
+                cleaned=cleaned,
+                requester=requester,
+                decision=decision,
+                source_ip=source_ip,
+            )
+    if denied is not None:
+        # Recorded after the admission transaction ends, which saved nothing.
+        audit.record(
+            actor=requester,
+            action="request.denied",
+            obj=tenant,
+            tenant_id=tenant.pk,
+            source_ip=source_ip,
+            after={"kind": kind, "payload": cleaned, "rule": denied.rule},
+        )
+        raise NotAllowed(denied.message or f"Denied by the approval rule {denied.rule}.")
+    return tenancy_request
+
+
+def admit(
+    *,
+    tenant: Tenant,
+    kind: str,
+    cleaned: dict[str, Any],
+    requester: User,
+    decision: policy.PolicyDecision,
+    source_ip: str | None,
+    system: bool = False,
+) -> Request:
+    """Record an admitted request; `system` when Berth itself asks (on expiry), on behalf
+    of `requester`: the audit log then names no person as its actor."""
+    tenancy_request = Request.objects.create(
+        tenant=tenant,
+        kind=kind,
+        payload=cleaned,
+        requester=requester,
+        policy_rule=decision.rule,
+        approvals_required=decision.approvals_required,
+        approver_role=decision.approver_role,
+        status_message=_awaiting(decision.approvals_required, decision.approver_role, 0),
+    )
+    claim_names(tenancy_request)
+    audit.record(
+        actor=None if system else requester,
+        action="request.submit",
+        obj=tenancy_request,
+        tenant_id=tenant.pk,
+        after={
+            "state": tenancy_request.state,
+            "kind": kind,
+            "payload": cleaned,
+            "rule": decision.rule,
+        },
+        source_ip=source_ip,
+    )
+    request_id = tenancy_request.pk
+    transaction.on_commit(
+        lambda: request_state_changed.send(
+            sender=Request, request_id=request_id, action="submit", state=RequestState.SUBMITTED
+        )
+    )
+    if decision.outcome == PolicyOutcome.AUTO_APPROVE:
+        Approval.objects.create(
+            request=tenancy_request,
+            approver=None,
+            decision=Decision.APPROVE,
+            reason=f"Rule {decision.rule} approves automatically.",
+        )
+        tenancy_request = transition(
+            request_id=request_id,
+            action="approve",
+            actor=None,
+            message=f"Approved automatically by rule {decision.rule}.",
+        )
+    return tenancy_request
+
+
+def _awaiting(required: int, role: str, have: int) -> str:
+    who = ApproverRole(role).label.lower()
+    return f"Awaiting approval: {have} of {required} from a {who}."
+
+
+def _refuse_decision(
+    *, tenancy_request: Request, user: User, action: str, source_ip: str | None
+) -> None:
+    reason = selectors.why_cannot_decide(user, tenancy_request)
+    if reason:
+        # Refusals are audited too: an attempt to decide without the right is worth knowing.
+        audit.record(
+            actor=user,
+            action=f"request.{action}.refused",
+            obj=tenancy_request,
+            tenant_id=tenancy_request.tenant_id,
+            after={"reason": reason},
+            source_ip=source_ip,
+        )
+        raise NotAllowed(reason)
+
+
+def approve_request(
+    *,
+    request_id: int,
+    approver: User,
+    plan_digest: str,
+    reason: str = "",
+    source_ip: str | None = None,
+) -> Request:
+    """Record an approval bound to the digest of the plan the approver saw; once the
+    policy's number of approvals for that plan is reached, the request is approved."""
+    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
+    _refuse_decision(
+        tenancy_request=tenancy_request, user=approver, action="approve", source_ip=source_ip
+    )
+    with transaction.atomic():
+        locked = Request.objects.select_for_update().get(pk=request_id)
+        if locked.state not in TRANSITIONS["approve"].sources:
+            raise IllegalTransition(
+                request_id=request_id, state_label=locked.get_state_display(), action="approved"
+            )
+        approvals = locked.approvals.filter(decision=Decision.APPROVE, plan_digest=plan_digest)
+        if approvals.filter(approver=approver).exists():
+            raise DomainError("You have already approved this plan.")
+        Approval.objects.create(
+            request=locked,
+            approver=approver,
+            decision=Decision.APPROVE,
+            reason=reason,
+            plan_digest=plan_digest,
+        )
+        have = approvals.count()
+        if have < locked.approvals_required:
+            locked.status_message = _awaiting(locked.approvals_required, locked.approver_role, have)
+            locked.save(update_fields=["status_message", "updated_at"])
+            audit.record(
+                actor=approver,
+                action="request.approval_recorded",
+                obj=locked,
+                tenant_id=locked.tenant_id,
+                source_ip=source_ip,
+                after={
+                    "approvals": have,
+                    "required": locked.approvals_required,
+                    "plan_digest": plan_digest,
+                },
+            )
+            return locked
+        return transition(
+            request_id=request_id,
+            action="approve",
+            actor=approver,
+            message=reason,
+            source_ip=source_ip,
+            side_effect=lambda _: {"plan_digest": plan_digest},
+        )
+
+
+def reject_request(
+    *, request_id: int, approver: User, reason: str, source_ip: str | None = None
+) -> Request:
+    if not reason.strip():
+        raise DomainError("A rejection needs a reason the requester can act on.")
+    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
+    _refuse_decision(
+        tenancy_request=tenancy_request, user=approver, action="reject", source_ip=source_ip
+    )
+
+    def record_rejection(locked: Request) -> dict[str, Any]:
+        Approval.objects.create(
+            request=locked, approver=approver, decision=Decision.REJECT, reason=reason
+        )
+        return release_claims(locked)
+
+    return transition(
+        request_id=request_id,
+        action="reject",
+        actor=approver,
+        message=reason,
+        source_ip=source_ip,
+        side_effect=record_rejection,
+    )
+
+
+def cancel_request(*, request_id: int, actor: User, source_ip: str | None = None) -> Request:
+    tenancy_request = Request.objects.get(pk=request_id)
+    if tenancy_request.requester_id != actor.pk and not actor.is_platform_admin:
+        raise NotAllowed("Only the requester or a platform admin may cancel a request.")
+    return transition(
+        side_effect=release_claims,
+        request_id=request_id,
+        action="cancel",
+        actor=actor,
+        message=f"Cancelled by {actor.username}.",
+        source_ip=source_ip,
+    )
+
+
+def retry_request(
+    *, request_id: int, actor: User, plan_digest: str, source_ip: str | None = None
+) -> Run:
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may retry a failed request.")
+    if EphemeralEnvironment.objects.filter(
+        request_id=request_id, state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)
+    ).exists():
+        raise DomainError("Its ephemeral environment has ended since: there is nothing to retry.")
+    return transition_opening_run(
+        request_id=request_id,
+        action="retry",
+        plan_digest=plan_digest,
+        actor=actor,
+        source_ip=source_ip,
+    )
+
+
+def add_comment(
+    *, request_id: int, author: User, body: str, source_ip: str | None = None
+) -> Comment:
+    tenancy_request = Request.objects.get(pk=request_id)
+    if not body.strip():
+        raise DomainError("A comment needs some text.")
+    with transaction.atomic():
+        comment = Comment.objects.create(request=tenancy_request, author=author, body=body)
+        audit.record(
+            actor=author,
+            action="request.comment",
+            obj=tenancy_request,
+            tenant_id=tenancy_request.tenant_id,
+            after={"comment": comment.pk},
+            source_ip=source_ip,
+        )
+    return comment

@@ -1,0 +1,116 @@
+"""The rules people write: approval rules (platform admins) and a tenant's environment
+rules (its owners), each validated whole before anything is saved, and audited.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from rest_framework.exceptions import ValidationError
+
+from tenants import audit, environment_rules, selectors
+from tenants.choices import Role
+from tenants.errors import NotAllowed
+from tenants.models import ApprovalRule, EnvironmentRule, Tenant, User
+
+
+def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> ApprovalRule:  # noqa: ANN001
+    """Save a validated ApprovalRuleForm (its condition compiled) and audit the change."""
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may change approval rules.")
+    before = None
+    if form.instance.pk:
+        before = {
+            k: str(v)
+            for k, v in ApprovalRule.objects.filter(pk=form.instance.pk)
+            .values(*form.Meta.fields)
+            .first()
+            .items()
+        }
+    with transaction.atomic():
+        rule = form.save()
+        audit.record(
+            actor=actor,
+            action="policy.rule_saved",
+            obj=rule,
+            before=before,
+            after={field: str(getattr(rule, field)) for field in form.Meta.fields},
+            source_ip=source_ip,
+        )
+    return rule
+
+
+def _rule_row(rule: EnvironmentRule) -> dict[str, Any]:
+    return {
+        "if": rule.condition,
+        "namespace": rule.namespace_template,
+        "refuse": rule.refuse,
+        "message": rule.message,
+    }
+
+
+MAX_ENVIRONMENT_RULES = 50
+
+
+def replace_environment_rules(
+    *, tenant: Tenant, rules: list[dict[str, Any]], actor: User, source_ip: str | None = None
+) -> list[EnvironmentRule]:
+    """Replace the tenant's ordered environment rules with `rules` (dicts of if, namespace,
+    refuse, message), all validated first: one bad rule saves none. Owners and platform
+    admins only. Rules only choose names inside the tenant's prefix, within its budget."""
+    if not (
+        selectors.is_platform_admin(actor) or selectors.role_in(actor, tenant) == Role.OWNER
+    ):
+        raise NotAllowed(f"Only owners of {tenant.slug} and platform admins may change its "
+                         "environment rules.")
+    if len(rules) > MAX_ENVIRONMENT_RULES:
+        raise ValidationError({"rules": [
+            f"At most {MAX_ENVIRONMENT_RULES} rules; a template with variables covers many "
+            "environments in one rule."
+        ]})
+    problems = []
+    cleaned = []
+    for number, rule in enumerate(rules, start=1):
+        row = {
+            "if": str(rule.get("if") or "").strip(),
+            "namespace": str(rule.get("namespace") or "").strip(),
+            "refuse": bool(rule.get("refuse", False)),
+            "message": str(rule.get("message") or "").strip()[:300],
+        }
+        try:
+            environment_rules.check_rule(
+                tenant=tenant.slug, condition=row["if"], namespace=row["namespace"],
+                refuse=row["refuse"],
+            )
+        except environment_rules.RuleError as exc:
+            problems.append(f"Rule {number}: {exc}")
+        cleaned.append(row)
+    if problems:
+        raise ValidationError({"rules": problems})
+    with transaction.atomic():
+        Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+        before = [_rule_row(rule) for rule in tenant.environment_rules.all()]
+        tenant.environment_rules.all().delete()
+        saved = [
+            EnvironmentRule.objects.create(
+                tenant=tenant,
+                position=number,
+                condition=row["if"],
+                namespace_template="" if row["refuse"] else row["namespace"],
+                refuse=row["refuse"],
+                message=row["message"],
+            )
+            for number, row in enumerate(cleaned, start=1)
+        ]
+        if before != [_rule_row(rule) for rule in saved]:
+            audit.record(
+                actor=actor,
+                action="tenant.environment_rules",
+                obj=tenant,
+                tenant_id=tenant.pk,
+                before={"rules": before},
+                after={"rules": [_rule_row(rule) for rule in saved]},
+                source_ip=source_ip,
+            )
+    return saved

@@ -1,6 +1,18 @@
-from django.contrib import admin
+"""Admin pages of what the engine owns: the commits it pushed, and the clusters it talks to
+(registered here, beside the engine, because their actions call the cluster)."""
 
+from django.contrib import admin, messages
+
+from provisioning.bootstrap import BootstrapError, install_guardrails
+from provisioning.engine import cluster_client
+from provisioning.kube import KubeError
 from provisioning.models import GitCommit
+from tenants.admin import WriteOnlySecretForm
+from tenants.models import Cluster
+
+
+class ClusterForm(WriteOnlySecretForm):
+    secret_fields = ("credentials",)
 
 
 @admin.register(GitCommit)
@@ -17,3 +29,46 @@ class GitCommitAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:  # noqa: ANN001 - Django API
         return False
+
+
+@admin.register(Cluster)
+class ClusterAdmin(admin.ModelAdmin):
+    form = ClusterForm
+    list_display = (
+        "name", "api_url", "auth_method", "plan_only", "is_sandbox", "argocd_impersonation"
+    )
+    actions = ["test_connection", "install_guardrails"]
+
+    @admin.action(description="Test connection to the selected clusters")
+    def test_connection(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+        for cluster in queryset:
+            try:
+                version = cluster_client(cluster).version()
+            except KubeError as error:
+                self.message_user(
+                    request, f"{cluster.name}: {error.message}", level=messages.ERROR
+                )
+            else:
+                self.message_user(
+                    request, f"{cluster.name}: connected, Kubernetes {version}",
+                    level=messages.SUCCESS,
+                )
+
+    @admin.action(description="Install guardrails (Berth's tenant roles and admission policies)")
+    def install_guardrails(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+        for cluster in queryset:
+            try:
+                installed = install_guardrails(cluster=cluster, actor=request.user)
+            except BootstrapError as error:
+                self.message_user(request, f"{cluster.name}: {error}", level=messages.ERROR)
+            except KubeError as error:
+                self.message_user(
+                    request,
+                    f"{cluster.name}: {error.message} (installing guardrails needs rights to "
+                    "create ClusterRoles and admission policies; see docs/guardrails.md)",
+                    level=messages.ERROR,
+                )
+            else:
+                self.message_user(
+                    request, f"{cluster.name}: {installed.summary}", level=messages.SUCCESS
+                )

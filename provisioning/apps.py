@@ -7,3 +7,7 @@ class ProvisioningConfig(AppConfig):
 
     def ready(self) -> None:
         from provisioning import receivers  # noqa: F401 - connects signal handlers
+        from provisioning.previews import ENGINE
+        from tenants import engine
+
+        engine.connect(ENGINE)

@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
-
-from provisioning.models import GitCommit
 from tenants.choices import Decision
-from tenants.models import Namespace, Request
-
-
-def commits_for_namespace(namespace: Namespace, *, limit: int = 5) -> QuerySet[GitCommit]:
-    """The latest GitOps commits that wrote or removed this namespace's files.
-
-    The caller has already checked that the user may see the namespace.
-    """
-    return GitCommit.objects.filter(namespaces=namespace).order_by("-created_at", "-id")[:limit]
+from tenants.models import Request
 
 
 def approvers_of(tenancy_request: Request) -> list[str]:

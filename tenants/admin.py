@@ -1,11 +1,10 @@
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
 from tenants.models import (
     Approval,
     AuditEvent,
-    Cluster,
     EnvironmentTier,
     Membership,
     Namespace,
@@ -42,10 +41,6 @@ class WriteOnlySecretForm(forms.ModelForm):
         return cleaned
 
 
-class ClusterForm(WriteOnlySecretForm):
-    secret_fields = ("credentials",)
-
-
 class TenantForm(WriteOnlySecretForm):
     secret_fields = ("gitops_credentials",)
 
@@ -72,56 +67,6 @@ class TenantAdmin(admin.ModelAdmin):
     search_fields = ("slug", "name")
     filter_horizontal = ("allowed_clusters", "allowed_tiers")
     inlines = [MembershipInline]
-
-
-@admin.register(Cluster)
-class ClusterAdmin(admin.ModelAdmin):
-    form = ClusterForm
-    list_display = (
-        "name", "api_url", "auth_method", "plan_only", "is_sandbox", "argocd_impersonation"
-    )
-    actions = ["test_connection", "install_guardrails"]
-
-    @admin.action(description="Test connection to the selected clusters")
-    def test_connection(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
-        from provisioning.engine import cluster_client
-        from provisioning.kube import KubeError
-
-        for cluster in queryset:
-            try:
-                version = cluster_client(cluster).version()
-            except KubeError as error:
-                self.message_user(
-                    request, f"{cluster.name}: {error.message}", level=messages.ERROR
-                )
-            else:
-                self.message_user(
-                    request, f"{cluster.name}: connected, Kubernetes {version}",
-                    level=messages.SUCCESS,
-                )
-
-
-    @admin.action(description="Install guardrails (Berth's tenant roles and admission policies)")
-    def install_guardrails(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
-        from provisioning.bootstrap import BootstrapError, install_guardrails
-        from provisioning.kube import KubeError
-
-        for cluster in queryset:
-            try:
-                installed = install_guardrails(cluster=cluster, actor=request.user)
-            except BootstrapError as error:
-                self.message_user(request, f"{cluster.name}: {error}", level=messages.ERROR)
-            except KubeError as error:
-                self.message_user(
-                    request,
-                    f"{cluster.name}: {error.message} (installing guardrails needs rights to "
-                    "create ClusterRoles and admission policies; see docs/guardrails.md)",
-                    level=messages.ERROR,
-                )
-            else:
-                self.message_user(
-                    request, f"{cluster.name}: {installed.summary}", level=messages.SUCCESS
-                )
 
 
 @admin.register(EnvironmentTier)

@@ -19,3 +19,11 @@ class IllegalTransition(DomainError):
 
 class NotAllowed(DomainError):
     """The actor lacks the right for this operation (HTTP 403 at the edges)."""
+
+
+class PlanUnavailable(DomainError):
+    """A request's plan cannot be rendered (something it names is gone)."""
+
+
+class PreviewUnavailable(DomainError):
+    """What approval would commit cannot be shown: the tenant's repository could not be read."""

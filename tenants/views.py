@@ -2,19 +2,16 @@ import csv
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
-from provisioning import selectors as provisioning_selectors
-from provisioning.engine import current_plan, gitops_preview
-from provisioning.gitops import GitError
-from tenants import environment_rules, forms, selectors, services
+from tenants import engine, environment_rules, forms, selectors, services
 from tenants.choices import EndCause, EnvironmentState, RequestKind, RequestState
-from tenants.errors import DomainError, NotAllowed
+from tenants.errors import DomainError, NotAllowed, PlanUnavailable, PreviewUnavailable
 from tenants.filtersets import AuditEventFilterSet, RequestFilterSet
 from tenants.models import ApprovalRule, EphemeralEnvironment
 
@@ -22,9 +19,6 @@ from tenants.models import ApprovalRule, EphemeralEnvironment
 # progress shows up without a reload.
 MOVING_STATES = {RequestState.SUBMITTED, RequestState.APPROVED, RequestState.PROVISIONING,
                  RequestState.DECOMMISSIONING}
-# States in which the plan still describes the future (afterwards, the run records the past).
-PLANNED_STATES = {RequestState.SUBMITTED, RequestState.APPROVED, RequestState.FAILED,
-                  RequestState.PROVISIONING}
 
 
 def client_ip(request: HttpRequest) -> str | None:
@@ -47,7 +41,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "budget": selectors.budget_summary(tenant),
         "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
         "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
-        "permissions": selectors.effective_permissions(tenant),
+        "permissions": engine.effective_permissions(tenant),
         "environments": selectors.live_environments(request.user, tenant),
         "now": timezone.now(),
     })
@@ -65,16 +59,16 @@ def _progress_context(tenancy_request) -> dict:  # noqa: ANN001 - Request
 def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
     plan, plan_error, gitops_diff, gitops_error = None, "", "", ""
-    if tenancy_request.state in PLANNED_STATES:
+    if tenancy_request.state in engine.PLANNED_STATES:
         try:
-            plan = current_plan(tenancy_request)
-        except ObjectDoesNotExist as exc:
-            plan_error = f"The plan cannot be rendered: {exc}"
+            plan = engine.plan(tenancy_request)
+        except PlanUnavailable as exc:
+            plan_error = str(exc)
         else:
             try:
-                gitops_diff = gitops_preview(tenancy_request)
-            except GitError as exc:
-                gitops_error = f"The tenant's repository could not be read: {exc}"
+                gitops_diff = engine.gitops_preview(tenancy_request)
+            except PreviewUnavailable as exc:
+                gitops_error = str(exc)
     may_decide = (tenancy_request.state == RequestState.SUBMITTED
                   and selectors.why_cannot_decide(request.user, tenancy_request) is None)
     return render(request, "tenants/request_detail.html", {
@@ -113,7 +107,7 @@ def request_retry(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         services.retry_request(
             request_id=tenancy_request.pk, actor=request.user,
-            plan_digest=current_plan(tenancy_request).digest, source_ip=client_ip(request),
+            plan_digest=engine.plan(tenancy_request).digest, source_ip=client_ip(request),
         )
     except NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
@@ -129,7 +123,7 @@ def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     namespace = selectors.visible_namespace(request.user, pk)
     return render(request, "tenants/namespace_detail.html", {
         "namespace": namespace,
-        "git_commits": provisioning_selectors.commits_for_namespace(namespace),
+        "git_commits": selectors.commits_for_namespace(namespace),
         "environments": selectors.environments_in(namespace),
     })
 
@@ -241,7 +235,7 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
         # (Someone without the right is refused, and audited, by the service instead.)
         if (tenancy_request.state == RequestState.SUBMITTED
                 and selectors.why_cannot_decide(request.user, tenancy_request) is None
-                and current_plan(tenancy_request).digest != form.cleaned_data["plan_digest"]):
+                and engine.plan(tenancy_request).digest != form.cleaned_data["plan_digest"]):
             messages.error(request, "The plan changed since you opened this page: review the "
                                     "plan below and approve again if it is still right.")
             return

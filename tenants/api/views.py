@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ObjectDoesNotExist
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
@@ -20,8 +19,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from provisioning.engine import current_plan
-from tenants import selectors, services
+from tenants import engine, selectors, services
 from tenants.api import serializers as s
 from tenants.api.authentication import AccessToken
 from tenants.api.exceptions import Conflict
@@ -33,6 +31,7 @@ from tenants.api.permissions import (
     TokenHasScope,
 )
 from tenants.choices import EndCause, EnvironmentState, RequestKind, RequestState
+from tenants.errors import PlanUnavailable
 from tenants.filtersets import (
     AuditEventFilterSet,
     EphemeralEnvironmentFilterSet,
@@ -53,7 +52,6 @@ from tenants.models import (
     Tenant,
 )
 from tenants.models.tokens import TokenScope
-from tenants.views import PLANNED_STATES  # the request page's: states with a future plan
 
 # Database ids in URLs: digits only, and never more than a bigint holds.
 ID = r"[0-9]{1,18}"
@@ -222,12 +220,12 @@ class TierViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
 
 
 def _plan(tenancy_request: Request) -> tuple[dict[str, Any] | None, str]:
-    if tenancy_request.state not in PLANNED_STATES:
+    if tenancy_request.state not in engine.PLANNED_STATES:
         return None, ""
     try:
-        plan = current_plan(tenancy_request)
-    except ObjectDoesNotExist as exc:
-        return None, f"The plan cannot be rendered: {exc}"
+        plan = engine.plan(tenancy_request)
+    except PlanUnavailable as exc:
+        return None, str(exc)
     return {
         "digest": plan.digest,
         "objects": list(plan.apply),

@@ -1,0 +1,84 @@
+"""Reads of the tenancy domain, always scoped to what the user may see: one module per noun.
+
+    access        platform admins, tenant roles, who may decide a request
+    requests      requests, their history, the approval queue
+    namespaces    namespaces, projects, the name a request would get, their commits
+    environments  ephemeral environments and the environment rules' preview
+    budgets       a tenant's budget as people read it
+    audit         the audit log
+"""
+
+from tenants.selectors.access import (
+    is_platform_admin,
+    may_request,
+    role_by_tenant,
+    role_in,
+    tenants_for_user,
+    visible_tenant,
+    why_cannot_decide,
+)
+from tenants.selectors.audit import audit_events_visible_to, may_see_audit
+from tenants.selectors.budgets import budget_summary
+from tenants.selectors.environments import (
+    end_request_of,
+    environment_history,
+    environment_of_request,
+    environment_rules_preview,
+    environments_in,
+    environments_visible_to,
+    ephemeral_preview,
+    live_environments,
+    may_edit_environment_rules,
+    may_end_environment,
+    may_manage_environment,
+    visible_environment,
+)
+from tenants.selectors.namespaces import (
+    commits_for_namespace,
+    name_preview,
+    namespaces_visible_to,
+    projects_visible_to,
+    visible_namespace,
+    visible_project,
+)
+from tenants.selectors.requests import (
+    decidable_by,
+    request_history,
+    requests_visible_to,
+    visible_request,
+)
+
+__all__ = [
+    "audit_events_visible_to",
+    "budget_summary",
+    "commits_for_namespace",
+    "decidable_by",
+    "end_request_of",
+    "environment_history",
+    "environment_of_request",
+    "environment_rules_preview",
+    "environments_in",
+    "environments_visible_to",
+    "ephemeral_preview",
+    "is_platform_admin",
+    "live_environments",
+    "may_edit_environment_rules",
+    "may_end_environment",
+    "may_manage_environment",
+    "may_request",
+    "may_see_audit",
+    "name_preview",
+    "namespaces_visible_to",
+    "projects_visible_to",
+    "request_history",
+    "requests_visible_to",
+    "role_by_tenant",
+    "role_in",
+    "tenants_for_user",
+    "visible_environment",
+    "visible_namespace",
+    "visible_project",
+    "visible_request",
+    "visible_tenant",
+    "why_cannot_decide",
+]

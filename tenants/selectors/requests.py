@@ -1,0 +1,42 @@
+"""Requests a person may see, their history, and the approval queue."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from tenants.choices import ApproverRole, RequestState, Role
+from tenants.models import AuditEvent, Membership, Request, User
+from tenants.selectors.access import is_platform_admin
+
+
+def requests_visible_to(user: User) -> QuerySet[Request]:
+    requests = Request.objects.select_related("tenant", "requester")
+    if is_platform_admin(user):
+        return requests
+    return requests.filter(tenant__memberships__user=user)
+
+
+def visible_request(user: User, pk: int) -> Request:
+    """One request, or 404 — never a hint that another tenant's request exists."""
+    return get_object_or_404(requests_visible_to(user), pk=pk)
+
+
+def request_history(tenancy_request: Request) -> QuerySet[AuditEvent]:
+    return AuditEvent.objects.filter(
+        object_type=Request._meta.label_lower, object_id=str(tenancy_request.pk)
+    ).order_by("created_at", "id")
+
+
+def decidable_by(user: User) -> QuerySet[Request]:
+    """The approval queue: requests awaiting a decision this user may make, oldest first."""
+    pending = (
+        Request.objects.filter(state=RequestState.SUBMITTED)
+        .exclude(requester=user)
+        .select_related("tenant", "requester")
+        .order_by("created_at", "id")
+    )
+    if is_platform_admin(user):
+        return pending
+    owned = Membership.objects.filter(user=user, role=Role.OWNER).values("tenant_id")
+    return pending.filter(approver_role=ApproverRole.TENANT_OWNER, tenant_id__in=owned)

@@ -9,7 +9,7 @@ What is measured where:
   /metrics, /healthz and /readyz are left out: scrapes and probes every few seconds would
   drown the pages people use), `berth_provisioning_duration_seconds{outcome}` (a run's
   start to finish, observed when it ends ready or failed) and
-  `berth_git_push_failures_total` (the GitOps writer counts with `record_git_push_failure`);
+  `berth_git_push_failures_total` (counted when the engine sends `git_push_failed`);
 - read from the database and the broker at scrape time, so they are right however many
   processes there are: `berth_requests{state}`, `berth_queue_depth{queue}`,
   `berth_drifted_namespaces` and `berth_drift_findings`.
@@ -50,6 +50,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from provisioning.signals import git_push_failed
 from tenants.signals import request_state_changed
 
 logger = logging.getLogger(__name__)
@@ -97,10 +98,6 @@ def instruments() -> Instruments:
             registry=None,
         ),
     )
-
-
-def record_git_push_failure() -> None:
-    instruments().git_push_failures.inc()
 
 
 def _shared_across_processes() -> bool:
@@ -280,6 +277,10 @@ def _request_state_changed(sender, *, request_id: int, action: str, **_: object)
         instruments().provisioning_duration.labels(outcome).observe(seconds)
 
 
+def _git_push_failed(sender, **_: object) -> None:  # noqa: ANN001
+    instruments().git_push_failures.inc()
+
+
 def connect() -> None:
     """Called from PortalConfig.ready."""
     from tenants.models import Request
@@ -287,6 +288,7 @@ def connect() -> None:
     request_state_changed.connect(
         _request_state_changed, sender=Request, dispatch_uid="berth-metrics-provisioning"
     )
+    git_push_failed.connect(_git_push_failed, dispatch_uid="berth-metrics-git-push")
 
 
 # --- a Celery worker's own endpoint ------------------------------------------------------

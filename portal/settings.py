@@ -266,7 +266,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # First, so that a request without credentials gets 401 with WWW-Authenticate.
         "tenants.api.authentication.ApiTokenAuthentication",
-        "tenants.api.authentication.OIDCAccessTokenAuthentication",
+        "portal.auth.api.OIDCAccessTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -365,7 +365,7 @@ CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "provisioning.heartbeat", "schedule": 60.0},
     "sweep": {"task": "provisioning.sweep", "schedule": SWEEP_INTERVAL_SECONDS},
     "reconcile": {"task": "provisioning.reconcile", "schedule": RECONCILE_INTERVAL_SECONDS},
-    "expire": {"task": "provisioning.expire_environments", "schedule": EXPIRY_INTERVAL_SECONDS},
+    "expire": {"task": "tenants.expire_environments", "schedule": EXPIRY_INTERVAL_SECONDS},
 }
 
 # --- Production guard (keep this block last: it checks the settings above) -----------------

@@ -17,7 +17,6 @@ from typing import Any
 
 from django.conf import settings
 
-from portal import metrics
 from provisioning import gitops, gitops_plan
 from provisioning import selectors as reads
 from provisioning import services as records
@@ -42,6 +41,7 @@ from provisioning.plan import (
     ref_of,
     render,
 )
+from provisioning.signals import git_push_failed
 from tenants import services
 from tenants.choices import Decision, NamespaceState, RequestKind, RequestState, RunState
 from tenants.models import Cluster, Namespace, Request, Run, Tenant
@@ -291,7 +291,7 @@ def _gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput) -> st
         if getattr(error, "transient", False):
             failure += f" (gave up after {attempts} attempts)"
         logger.warning("request %s failed: %s", tenancy_request.pk, failure)
-        metrics.record_git_push_failure()
+        git_push_failed.send(sender=Request, request_id=tenancy_request.pk)
         return failure
     records.record_step(
         run=run,

@@ -14,10 +14,8 @@ from django.utils import timezone
 
 from provisioning import engine
 from provisioning.models import WorkerHeartbeat
-from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request
-from tenants.notifications import warn_expiring
 
 logger = logging.getLogger(__name__)
 
@@ -68,13 +66,3 @@ def reconcile() -> int:
         except engine.KubeError as error:
             logger.warning("reconcile of %s failed: %s", namespace.name, error.message)
     return drifted
-
-
-@shared_task(name="provisioning.expire_environments")
-def expire_environments() -> dict[str, list[int]]:
-    """Warn the owners of environments about to expire; end those whose time is up (their
-    end requests are approved at once and provisioned like any other)."""
-    warned = services.environments_to_warn()
-    for environment in warned:
-        warn_expiring(environment)
-    return {"warned": [e.pk for e in warned], "ended": services.expire_environments()}

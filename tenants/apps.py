@@ -6,4 +6,4 @@ class TenantsConfig(AppConfig):
     verbose_name = "Tenancy"
 
     def ready(self) -> None:
-        from tenants import notifications  # noqa: F401 - connects signal handlers
+        from tenants import receivers  # noqa: F401 - connects signal handlers

@@ -1,14 +1,14 @@
-"""Tell people when a request moves: e-mail to those who must act or asked, and a signed
-JSON webhook per tenant. Sending happens in Celery tasks (tenants.tasks), retried there."""
+"""What people are told when a request moves or an environment is about to expire: who hears
+(e-mail to those who must act or asked) and what the tenant's signed JSON webhook carries.
+
+Composing only: tenants.receivers decides when, tenants.tasks sends (retried there)."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.dispatch import receiver
 
 from tenants.choices import ApproverRole, RequestKind, Role
 from tenants.models import EphemeralEnvironment, Membership, Request, User
-from tenants.signals import request_state_changed
 
 EVENTS = {
     "submit": "submitted",
@@ -64,20 +64,6 @@ def wants_email(tenancy_request: Request, event: str) -> bool:
     return event != "approved"
 
 
-@receiver(request_state_changed, sender=Request)
-def notify(sender, *, request_id: int, action: str, **_: object) -> None:  # noqa: ANN001
-    event = EVENTS.get(action)
-    if event is None:
-        return
-    from tenants.tasks import deliver_webhook, send_request_email
-
-    tenancy_request = Request.objects.select_related("tenant", "requester").get(pk=request_id)
-    if wants_email(tenancy_request, event) and recipients(tenancy_request, event):
-        send_request_email.delay(request_id, event)
-    if tenancy_request.tenant.webhook_url:
-        deliver_webhook.delay(tenancy_request.tenant_id, event_body(tenancy_request, event))
-
-
 def environment_recipients(environment: EphemeralEnvironment) -> list[str]:
     """Who may extend it: its creator and the tenant's owners, plus the tenant's list."""
     owners = Membership.objects.filter(tenant=environment.tenant, role=Role.OWNER).values("user_id")
@@ -100,13 +86,3 @@ def environment_body(environment: EphemeralEnvironment, event: str) -> dict:
             "url": f"{settings.BERTH_BASE_URL}/environments/{environment.pk}/",
         },
     }
-
-
-def warn_expiring(environment: EphemeralEnvironment) -> None:
-    """Queue the expiry warning: e-mail to those who may extend it, and the webhook."""
-    from tenants.tasks import deliver_webhook, send_expiry_warning
-
-    if environment_recipients(environment):
-        send_expiry_warning.delay(environment.pk)
-    if environment.tenant.webhook_url:
-        deliver_webhook.delay(environment.tenant_id, environment_body(environment, "expiring"))

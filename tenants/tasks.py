@@ -1,5 +1,6 @@
-"""Notification delivery, retried with backoff so a slow mail server or a flaky webhook
-receiver never holds up a request."""
+"""Celery tasks of the domain: notification delivery, retried with backoff so a slow mail
+server or a flaky webhook receiver never holds up a request; and the expiry of ephemeral
+environments, which beat runs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import urllib3
 from celery import shared_task
 from django.core.mail import send_mail
 
+from tenants import services
 from tenants.models import EphemeralEnvironment, Request, Tenant
 from tenants.notifications import (
     environment_body,
@@ -112,3 +114,21 @@ def deliver_webhook(tenant_id: int, event: dict) -> int:
         logger.warning("webhook for %s answered %s", tenant.slug, response.status)
         raise WebhookRefused(f"{tenant.webhook_url} answered {response.status}")
     return response.status
+
+
+@shared_task(name="tenants.expire_environments")
+def expire_environments() -> dict[str, list[int]]:
+    """Warn the owners of environments about to expire; end those whose time is up (their
+    end requests are approved at once and provisioned like any other)."""
+    warned = services.environments_to_warn()
+    for environment in warned:
+        warn_expiring(environment)
+    return {"warned": [e.pk for e in warned], "ended": services.expire_environments()}
+
+
+def warn_expiring(environment: EphemeralEnvironment) -> None:
+    """Queue the expiry warning: e-mail to those who may extend it, and the webhook."""
+    if environment_recipients(environment):
+        send_expiry_warning.delay(environment.pk)
+    if environment.tenant.webhook_url:
+        deliver_webhook.delay(environment.tenant_id, environment_body(environment, "expiring"))

@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine, tasks
-from tenants import demo, services
+from provisioning import engine
+from tenants import demo, services, tasks
 from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestKind, RequestState
 from tenants.models import (
     AuditEvent,

@@ -115,9 +115,9 @@ def test_an_expired_ephemeral_environment_is_removed_by_the_beat_job_through_a_w
     import time_machine
     from django.utils import timezone
 
-    from provisioning.tasks import expire_environments
     from tenants.choices import EnvironmentState
     from tenants.models import EphemeralEnvironment, Project
+    from tenants.tasks import expire_environments
 
     Project.objects.create(tenant=world["tenant"], name="shop")
     with celery_worker(name="ephemeral"):

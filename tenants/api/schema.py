@@ -24,20 +24,6 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
         }
 
 
-class OIDCAccessTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "tenants.api.authentication.OIDCAccessTokenAuthentication"
-    name = "oidcAccessToken"
-
-    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "bearerFormat": "JWT",
-            "description": "An access token from Berth's OpenID Connect provider, for a user "
-            "who has signed in to Berth before; audience OIDC_API_AUDIENCE.",
-        }
-
-
 PROBLEM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": "An RFC 9457 problem detail.",

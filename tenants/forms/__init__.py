@@ -1,0 +1,29 @@
+"""Django forms of the domain's pages, one module per noun: requests (and deciding them),
+environments (and their rules), policy (approval rules), tenants (onboarding), tokens."""
+
+from tenants.forms.environments import (
+    EndEnvironmentForm,
+    EnvironmentRulesForm,
+    ExtendEnvironmentForm,
+    TryEnvironmentRulesForm,
+    rules_to_yaml,
+)
+from tenants.forms.policy import ApprovalRuleForm
+from tenants.forms.requests import REQUEST_FORMS, ApproveForm, CommentForm, RejectForm
+from tenants.forms.tenants import TenantOnboardingForm
+from tenants.forms.tokens import ApiTokenForm
+
+__all__ = [
+    "REQUEST_FORMS",
+    "ApiTokenForm",
+    "ApprovalRuleForm",
+    "ApproveForm",
+    "CommentForm",
+    "EndEnvironmentForm",
+    "EnvironmentRulesForm",
+    "ExtendEnvironmentForm",
+    "RejectForm",
+    "TenantOnboardingForm",
+    "TryEnvironmentRulesForm",
+    "rules_to_yaml",
+]

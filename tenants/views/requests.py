@@ -1,0 +1,230 @@
+"""Pages of requests: asking (forms with a live name preview), the request page with its
+plan and progress, and deciding (approve bound to the plan's digest, reject, cancel,
+comment, retry).
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+from rest_framework.exceptions import ValidationError
+
+from tenants import engine, forms, selectors, services
+from tenants.choices import RequestKind, RequestState
+from tenants.errors import DomainError, NotAllowed, PlanUnavailable, PreviewUnavailable
+from tenants.views.environments import environment_preview_of
+from tenants.views.support import client_ip, field_errors
+
+# While a request is in one of these states its page keeps polling, so a decision or
+# progress shows up without a reload.
+MOVING_STATES = {RequestState.SUBMITTED, RequestState.APPROVED, RequestState.PROVISIONING,
+                 RequestState.DECOMMISSIONING}
+
+
+def _progress_context(tenancy_request) -> dict:  # noqa: ANN001 - Request
+    return {
+        "tenancy_request": tenancy_request,
+        "run": tenancy_request.runs.first(),
+        "polling": tenancy_request.state in MOVING_STATES,
+    }
+
+
+@login_required
+def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    tenancy_request = selectors.visible_request(request.user, pk)
+    plan, plan_error, gitops_diff, gitops_error = None, "", "", ""
+    if tenancy_request.state in engine.PLANNED_STATES:
+        try:
+            plan = engine.plan(tenancy_request)
+        except PlanUnavailable as exc:
+            plan_error = str(exc)
+        else:
+            try:
+                gitops_diff = engine.gitops_preview(tenancy_request)
+            except PreviewUnavailable as exc:
+                gitops_error = str(exc)
+    may_decide = (tenancy_request.state == RequestState.SUBMITTED
+                  and selectors.why_cannot_decide(request.user, tenancy_request) is None)
+    return render(request, "tenants/request_detail.html", {
+        **_progress_context(tenancy_request),
+        "plan": plan,
+        "plan_error": plan_error,
+        "gitops_diff": gitops_diff,
+        "gitops_error": gitops_error,
+        "history": selectors.request_history(tenancy_request).select_related("actor"),
+        "approvals": tenancy_request.approvals.select_related("approver"),
+        "comments": tenancy_request.comments.select_related("author"),
+        "comment_form": forms.CommentForm(),
+        "may_decide": may_decide,
+        "approve_form": forms.ApproveForm(initial={"plan_digest": plan.digest if plan else ""}),
+        "reject_form": forms.RejectForm(),
+        "may_cancel": (tenancy_request.state == RequestState.SUBMITTED
+                       and (tenancy_request.requester_id == request.user.pk
+                            or selectors.is_platform_admin(request.user))),
+        "can_retry": (tenancy_request.state == RequestState.FAILED
+                      and selectors.is_platform_admin(request.user)),
+        "environment": selectors.environment_of_request(tenancy_request),
+    })
+
+
+@login_required
+def request_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    """The per-object progress table alone, polled by the request page while it moves."""
+    tenancy_request = selectors.visible_request(request.user, pk)
+    return render(request, "tenants/_request_progress.html", _progress_context(tenancy_request))
+
+
+@login_required
+@require_POST
+def request_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    tenancy_request = selectors.visible_request(request.user, pk)
+    try:
+        services.retry_request(
+            request_id=tenancy_request.pk, actor=request.user,
+            plan_digest=engine.plan(tenancy_request).digest, source_ip=client_ip(request),
+        )
+    except NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Request #{pk} is being provisioned again.")
+    return redirect("request-detail", pk=pk)
+
+
+@login_required
+def request_new(request: HttpRequest, slug: str) -> HttpResponse:
+    tenant = selectors.visible_tenant(request.user, slug)
+    return render(request, "tenants/request_new.html", {
+        "tenant": tenant, "kinds": [(kind, form.title) for kind, form in
+                                    forms.REQUEST_FORMS.items()],
+    })
+
+
+@login_required
+def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
+    tenant = selectors.visible_tenant(request.user, slug)
+    form_class = forms.REQUEST_FORMS.get(kind)
+    if form_class is None:
+        raise Http404("No such kind of request.")
+    form = form_class(request.POST or None, tenant=tenant)
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = services.submit_request(
+                tenant=tenant, kind=form.kind, payload=form.payload(),
+                requester=request.user, source_ip=client_ip(request),
+            )
+        except ValidationError as exc:
+            field_errors(form, exc)
+        except NotAllowed as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Request #{created.pk} submitted: "
+                                      f"{created.get_state_display().lower()}.")
+            return redirect("request-detail", pk=created.pk)
+    ephemeral = kind == RequestKind.EPHEMERAL
+    return render(request, "tenants/request_form.html", {
+        "tenant": tenant, "form": form, "kind": kind,
+        "preview": kind in ("namespace", "environment", "project", "ephemeral"),
+        # An ephemeral environment's namespace comes from the tenant's environment rules.
+        "preview_view": "environment-preview" if ephemeral else "name-preview",
+        "preview_template": ("tenants/_environment_preview.html" if ephemeral
+                             else "tenants/_name_preview.html"),
+        "env_preview": environment_preview_of(tenant, request.POST) if ephemeral and form.is_bound
+        else None,
+    })
+
+
+@login_required
+def name_preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """The final namespace name while the user types (fetched by the form's script)."""
+    tenant = selectors.visible_tenant(request.user, slug)
+    app = request.GET.get("app") or request.GET.get("project") or ""
+    tiers = request.GET.getlist("tiers") or [request.GET.get("tier", "")]
+    previews = [
+        selectors.name_preview(tenant, app=app.strip(), tier=tier,
+                               cluster=request.GET.get("cluster", ""))
+        for tier in tiers if tier
+    ]
+    return render(request, "tenants/_name_preview.html", {"previews": previews})
+
+
+def _decide(request: HttpRequest, pk: int, action) -> HttpResponse:  # noqa: ANN001
+    tenancy_request = selectors.visible_request(request.user, pk)
+    try:
+        action(tenancy_request)
+    except NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    return redirect("request-detail", pk=pk)
+
+
+@login_required
+@require_POST
+def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
+    form = forms.ApproveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The approval did not say which plan it approves.")
+        return redirect("request-detail", pk=pk)
+
+    def approve(tenancy_request) -> None:  # noqa: ANN001
+        # An approval is bound to the plan the approver saw: a plan that changed since the
+        # page was rendered (a tier preset, the tenant, its namespaces) is shown again.
+        # (Someone without the right is refused, and audited, by the service instead.)
+        if (tenancy_request.state == RequestState.SUBMITTED
+                and selectors.why_cannot_decide(request.user, tenancy_request) is None
+                and engine.plan(tenancy_request).digest != form.cleaned_data["plan_digest"]):
+            messages.error(request, "The plan changed since you opened this page: review the "
+                                    "plan below and approve again if it is still right.")
+            return
+        decided = services.approve_request(
+            request_id=tenancy_request.pk, approver=request.user,
+            plan_digest=form.cleaned_data["plan_digest"], reason=form.cleaned_data["note"],
+            source_ip=client_ip(request),
+        )
+        messages.success(request, f"Request #{decided.pk}: {decided.status_message or 'approved.'}")
+
+    return _decide(request, pk, approve)
+
+
+@login_required
+@require_POST
+def request_reject(request: HttpRequest, pk: int) -> HttpResponse:
+    form = forms.RejectForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "A rejection needs a reason the requester can act on.")
+        return redirect("request-detail", pk=pk)
+
+    def reject(tenancy_request) -> None:  # noqa: ANN001
+        services.reject_request(request_id=tenancy_request.pk, approver=request.user,
+                                reason=form.cleaned_data["reason"], source_ip=client_ip(request))
+        messages.success(request, f"Request #{tenancy_request.pk} rejected.")
+
+    return _decide(request, pk, reject)
+
+
+@login_required
+@require_POST
+def request_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    def cancel(tenancy_request) -> None:  # noqa: ANN001
+        services.cancel_request(request_id=tenancy_request.pk, actor=request.user,
+                                source_ip=client_ip(request))
+        messages.success(request, f"Request #{tenancy_request.pk} cancelled.")
+
+    return _decide(request, pk, cancel)
+
+
+@login_required
+@require_POST
+def request_comment(request: HttpRequest, pk: int) -> HttpResponse:
+    tenancy_request = selectors.visible_request(request.user, pk)
+    form = forms.CommentForm(request.POST)
+    if form.is_valid():
+        services.add_comment(request_id=tenancy_request.pk, author=request.user,
+                             body=form.cleaned_data["body"], source_ip=client_ip(request))
+    else:
+        messages.error(request, "A comment needs some text (at most 4000 characters).")
+    return redirect("request-detail", pk=pk)

@@ -1,0 +1,59 @@
+"""Pages of tenants: the home list, a tenant's page, onboarding; and a namespace's page."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from tenants import engine, forms, selectors, services
+from tenants.views.support import client_ip, field_errors, require_platform_admin
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    tenants = selectors.tenants_for_user(request.user)
+    roles = selectors.role_by_tenant(request.user)
+    rows = [(tenant, roles.get(tenant.pk)) for tenant in tenants]
+    return render(request, "tenants/home.html", {"rows": rows})
+
+
+@login_required
+def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    tenant = selectors.visible_tenant(request.user, slug)
+    return render(request, "tenants/tenant_detail.html", {
+        "tenant": tenant,
+        "budget": selectors.budget_summary(tenant),
+        "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
+        "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
+        "permissions": engine.effective_permissions(tenant),
+        "environments": selectors.live_environments(request.user, tenant),
+        "now": timezone.now(),
+    })
+
+
+@login_required
+def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    namespace = selectors.visible_namespace(request.user, pk)
+    return render(request, "tenants/namespace_detail.html", {
+        "namespace": namespace,
+        "git_commits": selectors.commits_for_namespace(namespace),
+        "environments": selectors.environments_in(namespace),
+    })
+
+
+@login_required
+def tenant_onboard(request: HttpRequest) -> HttpResponse:
+    require_platform_admin(request)
+    form = forms.TenantOnboardingForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            tenant = services.onboard_tenant(actor=request.user, source_ip=client_ip(request),
+                                             **form.service_arguments())
+        except ValidationError as exc:
+            field_errors(form, exc)
+        else:
+            messages.success(request, f"Tenant {tenant.slug} is ready for requests.")
+            return redirect("tenant-detail", slug=tenant.slug)
+    return render(request, "tenants/tenant_onboard.html", {"form": form})

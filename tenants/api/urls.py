@@ -5,23 +5,22 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from tenants.api import (
-    schema,  # noqa: F401 - registers the OpenAPI extensions
-    views,
-)
+from tenants.api import schema  # noqa: F401 - registers the OpenAPI extensions
 from tenants.api.exceptions import PROBLEM_TYPES, problem_response, problem_type
+from tenants.api.views import audit, environments, me, namespaces, requests, tenants
+from tenants.api.views.base import ID
 
 app_name = "api"
 
 router = SimpleRouter()
-router.register("tenants", views.TenantViewSet, basename="tenant")
-router.register("clusters", views.ClusterViewSet, basename="cluster")
-router.register("tiers", views.TierViewSet, basename="tier")
-router.register("requests", views.RequestViewSet, basename="request")
-router.register("namespaces", views.NamespaceViewSet, basename="namespace")
-router.register("projects", views.ProjectViewSet, basename="project")
-router.register("audit-events", views.AuditEventViewSet, basename="auditevent")
-router.register("environments", views.EphemeralEnvironmentViewSet, basename="environment")
+router.register("tenants", tenants.TenantViewSet, basename="tenant")
+router.register("clusters", tenants.ClusterViewSet, basename="cluster")
+router.register("tiers", tenants.TierViewSet, basename="tier")
+router.register("requests", requests.RequestViewSet, basename="request")
+router.register("namespaces", namespaces.NamespaceViewSet, basename="namespace")
+router.register("projects", namespaces.ProjectViewSet, basename="project")
+router.register("audit-events", audit.AuditEventViewSet, basename="auditevent")
+router.register("environments", environments.EphemeralEnvironmentViewSet, basename="environment")
 
 
 def problem_type_page(request: HttpRequest, slug: str) -> JsonResponse:
@@ -41,13 +40,13 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResp
 
 urlpatterns = [
     path("v1/", include(router.urls)),
-    path("v1/me/", views.MeView.as_view(), name="me"),
+    path("v1/me/", me.MeView.as_view(), name="me"),
     re_path(r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/environment-rules/$",
-            views.EnvironmentRulesView.as_view(), name="environment-rules"),
-    re_path(rf"^v1/requests/(?P<pk>{views.ID})/runs/$", views.RequestRunsView.as_view(),
+            tenants.EnvironmentRulesView.as_view(), name="environment-rules"),
+    re_path(rf"^v1/requests/(?P<pk>{ID})/runs/$", requests.RequestRunsView.as_view(),
             name="request-runs"),
-    re_path(rf"^v1/projects/(?P<pk>{views.ID})/environments/$",
-            views.ProjectEnvironmentsView.as_view(), name="project-environments"),
+    re_path(rf"^v1/projects/(?P<pk>{ID})/environments/$",
+            namespaces.ProjectEnvironmentsView.as_view(), name="project-environments"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("problems/<slug:slug>", problem_type_page, name="problem-type"),

@@ -1,0 +1,117 @@
+"""Requests: what is asked, the plan, approvals, comments, history and runs."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from tenants.api.serializers.fields import MAX_TEXT
+from tenants.choices import RequestKind
+from tenants.models import Approval, AuditEvent, Comment, Request, Run
+
+
+class RequestSerializer(serializers.ModelSerializer):
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    requester = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    state_label = serializers.CharField(source="get_state_display", read_only=True)
+    payload = serializers.JSONField(read_only=True)
+
+    class Meta:
+        model = Request
+        fields = [
+            "id", "tenant", "kind", "state", "state_label", "status_message", "payload",
+            "requester", "policy_rule", "approvals_required", "approver_role", "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class RequestCreateSerializer(serializers.Serializer):
+    tenant = serializers.SlugField(max_length=50, help_text="The tenant's slug.")
+    kind = serializers.ChoiceField(choices=RequestKind.choices)
+    payload = serializers.DictField(
+        help_text="Per kind, as on the web form. namespace: app, tier, cluster, cpu, memory, "
+        "storage (quantities such as 500m, 2Gi); project: app, engine, cluster, tiers; "
+        "environment: project, tier, cluster, cpu, memory, storage; quota_change: namespace, "
+        "cpu, memory, storage; decommission: namespace, reason."
+    )
+
+
+class ApprovalSerializer(serializers.ModelSerializer):
+    approver = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True,
+        help_text="Null when the policy approved.",
+    )
+
+    class Meta:
+        model = Approval
+        fields = ["id", "approver", "decision", "reason", "plan_digest", "created_at"]
+
+
+class CommentSerializer(serializers.ModelSerializer):
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Comment
+        fields = ["id", "author", "body", "created_at"]
+
+
+class HistoryEventSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor_label")
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "action", "actor", "before", "after", "created_at"]
+
+
+class PlanSerializer(serializers.Serializer):
+    digest = serializers.CharField(help_text="Approvals name it (plan_digest).")
+    objects = serializers.ListField(
+        child=serializers.DictField(), help_text="The objects to apply, in order."
+    )
+    deletes = serializers.ListField(child=serializers.DictField())
+    yaml = serializers.CharField(help_text="The same plan as YAML documents.")
+
+
+class RequestPermissionsSerializer(serializers.Serializer):
+    may_decide = serializers.BooleanField()
+    may_cancel = serializers.BooleanField()
+    may_retry = serializers.BooleanField()
+
+
+class RequestDetailSerializer(RequestSerializer):
+    plan = PlanSerializer(allow_null=True, read_only=True,
+                          help_text="While the state still has a future plan, else null.")
+    plan_error = serializers.CharField(read_only=True)
+    approvals = ApprovalSerializer(many=True, read_only=True)
+    comments = CommentSerializer(many=True, read_only=True)
+    history = HistoryEventSerializer(many=True, read_only=True)
+    permissions = RequestPermissionsSerializer(read_only=True,
+                                               help_text="What you may do with it now.")
+
+    class Meta(RequestSerializer.Meta):
+        fields = [*RequestSerializer.Meta.fields, "plan", "plan_error", "approvals",
+                  "comments", "history", "permissions"]
+        read_only_fields = fields
+
+
+class ApproveSerializer(serializers.Serializer):
+    plan_digest = serializers.RegexField(
+        r"^[0-9a-f]{64}$", help_text="The digest of the plan you approve (from the request)."
+    )
+    note = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+
+
+class RejectSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000,
+                                   help_text="Why, in words the requester can act on.")
+
+
+class CommentCreateSerializer(serializers.Serializer):
+    body = serializers.CharField(max_length=MAX_TEXT)
+
+
+class RunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Run
+        fields = ["id", "request", "plan_digest", "state", "steps", "attempts", "error",
+                  "started_at", "finished_at"]

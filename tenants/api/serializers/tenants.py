@@ -1,0 +1,164 @@
+"""Tenants (with their budget), clusters and environment tiers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from tenants import selectors
+from tenants.api.serializers.fields import SlugReference, group_list
+from tenants.choices import GitOpsEngine
+from tenants.models import Cluster, EnvironmentTier, Tenant
+
+
+class TenantSerializer(serializers.ModelSerializer):
+    owner_groups = group_list(required=False)
+    member_groups = group_list(required=False)
+    viewer_groups = group_list(required=False)
+    allowed_clusters = SlugReference(
+        many=True, slug_field="name", queryset=Cluster.objects.all(), required=False
+    )
+    allowed_tiers = SlugReference(
+        many=True, slug_field="slug", queryset=EnvironmentTier.objects.all(), required=False
+    )
+    allowed_domains = serializers.ListField(
+        child=serializers.CharField(max_length=253), max_length=100, required=False
+    )
+    notify_emails = serializers.ListField(
+        child=serializers.EmailField(), max_length=100, required=False
+    )
+    gitops_credentials = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, max_length=20000,
+        style={"input_type": "password"},
+        help_text="HTTPS token or SSH deploy key; stored encrypted, never returned.",
+    )
+    gitops_credentials_set = serializers.SerializerMethodField()
+    webhook_secret = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, max_length=500,
+        help_text="Signs webhook bodies; stored encrypted, never returned.",
+    )
+    webhook_secret_set = serializers.SerializerMethodField()
+    role = serializers.SerializerMethodField(help_text="Your role in the tenant, if any.")
+    live_namespace_count = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Tenant
+        fields = [
+            "id", "slug", "name", "role", "owner_groups", "member_groups", "viewer_groups",
+            "gitops_repo_url", "gitops_branch", "gitops_path", "gitops_engine",
+            "gitops_credentials", "gitops_credentials_set",
+            "budget_cpu_millis", "budget_memory_mib", "budget_storage_gib",
+            "budget_namespaces", "allowed_clusters", "allowed_tiers", "allowed_domains",
+            "notify_emails", "webhook_url", "webhook_secret", "webhook_secret_set",
+            "live_namespace_count", "created_at",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance is not None and not isinstance(self.instance, list | tuple):
+            self.fields["slug"].read_only = True
+
+    def get_gitops_credentials_set(self, tenant: Tenant) -> bool:
+        return bool(tenant.gitops_credentials)
+
+    def get_webhook_secret_set(self, tenant: Tenant) -> bool:
+        return bool(tenant.webhook_secret)
+
+    def get_role(self, tenant: Tenant) -> str | None:
+        return self.context.get("roles", {}).get(tenant.pk)
+
+    def get_live_namespace_count(self, tenant: Tenant) -> int:
+        return getattr(tenant, "live_namespace_count", 0)
+
+
+class BudgetQuantitySerializer(serializers.Serializer):
+    used = serializers.CharField(help_text="A Kubernetes quantity, e.g. 1500m, 2Gi, 10Gi.")
+    total = serializers.CharField()
+    left = serializers.CharField()
+
+
+class BudgetCountSerializer(serializers.Serializer):
+    used = serializers.IntegerField()
+    total = serializers.IntegerField()
+    left = serializers.IntegerField()
+
+
+class BudgetSerializer(serializers.Serializer):
+    cpu = BudgetQuantitySerializer()
+    memory = BudgetQuantitySerializer()
+    storage = BudgetQuantitySerializer()
+    namespaces = BudgetCountSerializer()
+
+
+class TenantDetailSerializer(TenantSerializer):
+    """One tenant, with what it uses of its budget (a few queries per tenant, so lists of
+    tenants leave it out)."""
+
+    budget = serializers.SerializerMethodField(
+        help_text="What the tenant's requested, live and departing namespaces and pending "
+        "quota increases take of its budget; `left` is never negative."
+    )
+
+    class Meta(TenantSerializer.Meta):
+        fields = [*TenantSerializer.Meta.fields, "budget"]
+
+    @extend_schema_field(BudgetSerializer)
+    def get_budget(self, tenant: Tenant) -> dict[str, Any]:
+        return {
+            row["key"]: {"used": row["used"], "total": row["total"], "left": row["left"]}
+            for row in selectors.budget_summary(tenant)
+        }
+
+
+class TenantCreateSerializer(TenantSerializer):
+    """Onboarding: what services.onboard_tenant takes. Webhooks are set afterwards (PATCH)."""
+
+    budget_cpu_millis = serializers.IntegerField(min_value=1, max_value=2**31 - 1, default=8000)
+    budget_memory_mib = serializers.IntegerField(min_value=1, max_value=2**31 - 1, default=16384)
+    budget_storage_gib = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=100)
+    budget_namespaces = serializers.IntegerField(min_value=1, max_value=2**31 - 1, default=10)
+    gitops_engine = serializers.ChoiceField(choices=GitOpsEngine.choices,
+                                            default=GitOpsEngine.ARGOCD)
+
+    class Meta(TenantSerializer.Meta):
+        read_only_fields = ["id", "created_at", "webhook_url"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields.pop("webhook_secret")
+
+
+class ClusterSerializer(serializers.ModelSerializer):
+    credentials = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, max_length=100000,
+        style={"input_type": "password"},
+        help_text="Bearer token or kubeconfig, per auth_method; stored encrypted, never returned.",
+    )
+    credentials_set = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "id", "name", "display_name", "api_url", "auth_method", "credentials",
+            "credentials_set", "ca_certificate", "argocd_namespace", "has_kargo", "has_flux",
+            "ingress_namespace", "plan_only", "is_sandbox", "created_at",
+        ]
+        read_only_fields = ["id", "created_at"]
+        extra_kwargs = {"name": {"validators": []}}  # uniqueness: the service's full_clean
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance is not None and not isinstance(self.instance, list | tuple):
+            self.fields["name"].read_only = True
+
+    def get_credentials_set(self, cluster: Cluster) -> bool:
+        return bool(cluster.credentials)
+
+
+class TierSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = EnvironmentTier
+        exclude: list[str] = []

@@ -1,0 +1,37 @@
+"""What every API view shares: authentication, token scopes, an Idempotency-Key on POST,
+rows from a selector scoped to the caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request as ApiRequest
+
+from tenants.api.idempotency import IdempotentMixin
+from tenants.api.permissions import TokenHasScope
+
+# Database ids in URLs: digits only, and never more than a bigint holds.
+ID = r"[0-9]{1,18}"
+
+
+def client_ip(request: ApiRequest) -> str | None:
+    return request.META.get("REMOTE_ADDR")
+
+
+class ApiView(IdempotentMixin):
+    # What every API view shares: authenticated, token scopes, Idempotency-Key on POST.
+
+    permission_classes = [IsAuthenticated, TokenHasScope]
+    scopes: dict[str, str] = {}
+    # The model, for the schema; the rows always come from `visible` (a selector).
+    queryset: Any = None
+
+    def get_queryset(self) -> Any:
+        if getattr(self, "swagger_fake_view", False):  # schema generation: nobody, no URL
+            return self.queryset
+        return self.visible(self.request.user)
+
+    def visible(self, user: Any) -> Any:
+        return self.queryset.all()  # a fresh queryset per request, never the class's

@@ -1,0 +1,67 @@
+"""/api/v1/namespaces/, /projects/ and a project's environments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import generics, viewsets
+
+from tenants import selectors
+from tenants.api import serializers as s
+from tenants.api.views.base import ID, ApiView
+from tenants.filtersets import NamespaceFilterSet, ProjectFilterSet
+from tenants.models import Namespace, Project
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Namespaces of your tenants: state, quota, drift"),
+    retrieve=extend_schema(summary="One namespace"),
+)
+class NamespaceViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
+    serializer_class = s.NamespaceSerializer
+    filterset_class = NamespaceFilterSet
+    ordering_fields = ["name", "created_at", "state"]
+    ordering = ["name", "id"]
+    lookup_value_regex = ID
+
+    queryset = Namespace.objects.none()
+
+    def visible(self, user: Any) -> Any:
+        return selectors.namespaces_visible_to(user)
+
+    def get_object(self) -> Any:
+        return selectors.visible_namespace(self.request.user, int(self.kwargs["pk"]))
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Application projects of your tenants"),
+    retrieve=extend_schema(summary="One project"),
+)
+class ProjectViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
+    serializer_class = s.ProjectSerializer
+    filterset_class = ProjectFilterSet
+    ordering_fields = ["name", "created_at"]
+    ordering = ["tenant__slug", "name"]
+    lookup_value_regex = ID
+
+    queryset = Project.objects.none()
+
+    def visible(self, user: Any) -> Any:
+        return selectors.projects_visible_to(user)
+
+    def get_object(self) -> Any:
+        return selectors.visible_project(self.request.user, int(self.kwargs["pk"]))
+
+
+@extend_schema(summary="Environments of a project: its namespaces, one per tier")
+class ProjectEnvironmentsView(ApiView, generics.ListAPIView):
+    serializer_class = s.NamespaceSerializer
+    ordering_fields = ["name", "created_at", "state"]
+    ordering = ["tier__position", "name"]
+
+    queryset = Namespace.objects.none()
+
+    def visible(self, user: Any) -> Any:
+        project = selectors.visible_project(user, int(self.kwargs["pk"]))
+        return selectors.namespaces_visible_to(user).filter(project=project)

@@ -22,3 +22,4 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports

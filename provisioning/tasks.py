@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from provisioning import engine
+from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
 from tenants.choices import RequestState
 from tenants.models import Request
@@ -63,6 +64,6 @@ def reconcile() -> int:
     for namespace in engine.active_namespaces():
         try:
             drifted += bool(engine.reconcile_namespace(namespace))
-        except engine.KubeError as error:
+        except KubeError as error:
             logger.warning("reconcile of %s failed: %s", namespace.name, error.message)
     return drifted

@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from tenants.validators import DNS_LABEL_MAX
-
+# RFC 1123 labels (namespace names) are at most this long.
+DNS_LABEL_MAX = 63
 HASH_LENGTH = 6
 
 

@@ -6,7 +6,8 @@ import re
 
 from django.core.exceptions import ValidationError
 
-DNS_LABEL_MAX = 63
+from tenants.naming import DNS_LABEL_MAX
+
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 

@@ -1,5 +1,5 @@
 """Berth's ValidatingAdmissionPolicies, their CEL evaluated with cel-python over admission
-requests shaped as the API server sends them (provisioning.guardrails.allowed_by_admission)."""
+requests shaped as the API server sends them (tests.admission_model.allowed_by_admission)."""
 
 import re
 
@@ -7,9 +7,10 @@ import celpy
 import pytest
 
 from provisioning import guardrails
-from provisioning.guardrails import admission_request, allowed_by_admission, bootstrap_objects
+from provisioning.guardrails import bootstrap_objects
 from provisioning.plan import ClusterSpec, TenantSpec
 from provisioning.schema import validate_object, validate_objects
+from tests.admission_model import admission_request, allowed_by_admission
 
 BERTH = "system:serviceaccount:berth-system:berth"
 DANA = "dana@example.com"  # a payments member

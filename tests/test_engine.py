@@ -6,6 +6,7 @@ import yaml
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
+from provisioning import services as records
 from provisioning.kube import KubeError
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ObjectRef
 from tenants import demo, services
@@ -157,7 +158,7 @@ def test_plan_changed_after_approval_returns_the_request_to_approval(world, sand
 
 def test_a_second_worker_does_not_provision_a_request_under_lease(world, sandbox):
     tenancy_request = approved(world)
-    assert engine.records.acquire_lease(request_id=tenancy_request.pk, owner="other",
+    assert records.acquire_lease(request_id=tenancy_request.pk, owner="other",
                                         seconds=60)
 
     result = engine.converge(request_id=tenancy_request.pk, worker=WORKER)

@@ -479,7 +479,7 @@ def test_the_token_never_appears_in_a_command_line(world, http_repo, monkeypatch
         commands.append(list(args))
         return real_run(args, *rest, **kwargs)
 
-    monkeypatch.setattr(gitops.subprocess, "run", recording_run)
+    monkeypatch.setattr(subprocess, "run", recording_run)  # git runs through it
     engine.write_gitops(request_id=approved(world).pk)
 
     assert commands

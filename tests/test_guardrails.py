@@ -14,7 +14,6 @@ from provisioning.guardrails import (
     appproject_permits,
     bootstrap_objects,
     describe_role,
-    validate_plan,
 )
 from provisioning.plan import (
     GITOPS_SERVICE_ACCOUNT,
@@ -28,8 +27,9 @@ from provisioning.plan import (
     TierSpec,
     render,
 )
-from provisioning.rbac import Authorizer, Subject, resource_of
 from provisioning.schema import crd_directory, validate_objects
+from provisioning.validation import validate_plan
+from tests.rbac_model import Authorizer, Subject, resource_of
 
 CLUSTER = ClusterSpec(name="sandbox", argocd_namespace="argocd", has_kargo=True,
                       ingress_namespace="ingress-nginx")

@@ -6,6 +6,7 @@ import pytest
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import bootstrap, engine
+from provisioning.engine import runs
 from provisioning.plan import MANAGED_BY, Plan
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
@@ -59,13 +60,13 @@ def converge(tenancy_request: Request) -> Request:
 
 def inject(monkeypatch, obj: dict) -> None:
     """Every plan the engine renders gets one more object."""
-    render = engine.render
+    render = runs.render
 
     def with_extra(inputs):  # noqa: ANN001, ANN202
         plan = render(inputs)
         return Plan(apply=(*plan.apply, obj), delete=plan.delete)
 
-    monkeypatch.setattr(engine, "render", with_extra)
+    monkeypatch.setattr(runs, "render", with_extra)
 
 
 LABELS = {MANAGED_BY: "berth", "berth.dev/tenant": "payments"}

@@ -11,7 +11,7 @@ import copy
 import pytest
 
 from provisioning import guardrails
-from provisioning.guardrails import admission_request, allowed_by_admission, bootstrap_objects
+from provisioning.guardrails import bootstrap_objects
 from provisioning.plan import (
     GITOPS_SERVICE_ACCOUNT,
     ClusterSpec,
@@ -21,8 +21,9 @@ from provisioning.plan import (
     TierSpec,
     render,
 )
-from provisioning.rbac import Authorizer, Subject
 from tenants import demo
+from tests.admission_model import admission_request, allowed_by_admission
+from tests.rbac_model import Authorizer, Subject
 
 TIERS = ("dev", "staging", "prod", "review")
 CLUSTER = ClusterSpec(name="sandbox", argocd_namespace="argocd", has_kargo=True,

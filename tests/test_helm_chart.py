@@ -19,8 +19,8 @@ from provisioning.plan import (
     namespace_objects,
     render,
 )
-from provisioning.rbac import RBAC_GROUP, Authorizer, Subject, resource_of
 from provisioning.schema import validate_objects
+from tests.rbac_model import RBAC_GROUP, Authorizer, Subject, resource_of
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("check_chart", ROOT / "deploy/helm/check_chart.py")

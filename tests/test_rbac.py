@@ -2,7 +2,7 @@
 
 import pytest
 
-from provisioning.rbac import Authorizer, Subject, label_selector_matches, resource_of
+from tests.rbac_model import Authorizer, Subject, label_selector_matches, resource_of
 
 RBAC = "rbac.authorization.k8s.io/v1"
 

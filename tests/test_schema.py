@@ -9,10 +9,12 @@ from provisioning import schema
 from provisioning.schema import (
     SchemaError,
     SchemaUnavailable,
+    builtin,
     crd_directory,
     validate_object,
     validate_objects,
 )
+from provisioning.schema import common as schema_common
 
 CRD_DIR = crd_directory()
 needs_crds = pytest.mark.skipif(
@@ -302,7 +304,7 @@ def test_scalar_type_mismatches_are_refused(path, value):
     target[path[-1]] = value
     errors = validate_object(obj)
     assert len(errors) == 1, errors
-    assert errors[0].path == schema._format_path(path)
+    assert errors[0].path == schema_common.format_path(path)
     assert errors[0].message.startswith("expected ")
 
 
@@ -395,25 +397,25 @@ def test_not_a_mapping_is_an_error():
 
 
 def test_kind_mapping_uses_the_client_models():
-    assert schema._builtin_kinds("networking.k8s.io", "v1")["NetworkPolicy"] == (
+    assert builtin.builtin_kinds("networking.k8s.io", "v1")["NetworkPolicy"] == (
         "V1NetworkPolicy",
         True,
     )
-    assert schema._builtin_kinds("rbac.authorization.k8s.io", "v1")["RoleBinding"] == (
+    assert builtin.builtin_kinds("rbac.authorization.k8s.io", "v1")["RoleBinding"] == (
         "V1RoleBinding",
         True,
     )
-    assert schema._builtin_kinds("admissionregistration.k8s.io", "v1")[
+    assert builtin.builtin_kinds("admissionregistration.k8s.io", "v1")[
         "ValidatingAdmissionPolicy"
     ] == ("V1ValidatingAdmissionPolicy", False)
-    assert schema._builtin_kinds("", "v1")["Event"] == ("CoreV1Event", True)
-    assert schema._builtin_kinds("events.k8s.io", "v1")["Event"] == ("EventsV1Event", True)
+    assert builtin.builtin_kinds("", "v1")["Event"] == ("CoreV1Event", True)
+    assert builtin.builtin_kinds("events.k8s.io", "v1")["Event"] == ("EventsV1Event", True)
 
 
 def test_every_client_type_reachable_from_berth_kinds_is_understood():
     """A new type spelling in a client upgrade must fail here, not at provisioning time."""
     pending = [
-        schema._builtin_kinds(*obj["apiVersion"].rpartition("/")[::2])[obj["kind"]][0]
+        builtin.builtin_kinds(*obj["apiVersion"].rpartition("/")[::2])[obj["kind"]][0]
         for obj in BUILTIN_VALID
     ]
     seen = set()
@@ -422,10 +424,10 @@ def test_every_client_type_reachable_from_berth_kinds_is_understood():
         if cls_name in seen:
             continue
         seen.add(cls_name)
-        for field in schema._model_fields(cls_name).values():
-            shape, arg = schema._parse_type(field.type)
+        for field in builtin.model_fields(cls_name).values():
+            shape, arg = builtin.parse_type(field.type)
             while shape in ("list", "map"):
-                shape, arg = schema._parse_type(arg)
+                shape, arg = builtin.parse_type(arg)
             if shape == "model":
                 pending.append(arg)
     assert len(seen) > 100  # the whole PodSpec tree, RBAC, admission policies...

@@ -21,7 +21,7 @@ resource. It follows the rules of Kubernetes' RBAC authorizer
 
 What it does not model: non-resource URLs, the default bindings of a real cluster
 (`system:basic-user`, discovery; they grant nothing on resources), other authorizers
-(Node, webhooks) and admission, which `provisioning.guardrails.allowed_by_admission`
+(Node, webhooks) and admission, which `tests.admission_model.allowed_by_admission`
 evaluates separately.
 """
 

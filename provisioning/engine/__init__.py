@@ -1,0 +1,29 @@
+"""The reconciler: converge a cluster (and the tenant's repository) to an approved plan, and
+find drift afterwards.
+
+    runs      a request's run: lease, plan, apply, decommission, then the GitOps step
+    commits   the GitOps step: one commit per request, recorded; and its preview
+    drift     what changed behind Berth's back, repaired where the tier says so
+    clusters  how the engine reaches a cluster
+"""
+
+from provisioning.engine.clusters import cluster_access, cluster_client, retry_policy
+from provisioning.engine.commits import GitOpsWritten, gitops_preview, write_gitops
+from provisioning.engine.drift import active_namespaces, find_drift, reconcile_namespace
+from provisioning.engine.runs import apply_object, approved_digest, converge, current_plan
+
+__all__ = [
+    "GitOpsWritten",
+    "active_namespaces",
+    "apply_object",
+    "approved_digest",
+    "cluster_access",
+    "cluster_client",
+    "converge",
+    "current_plan",
+    "find_drift",
+    "gitops_preview",
+    "reconcile_namespace",
+    "retry_policy",
+    "write_gitops",
+]

@@ -1,0 +1,38 @@
+"""How the engine reaches a cluster: its access (credentials fingerprinted so a changed
+credential gets a new client) and the retry policy from settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+
+from provisioning.kube import ClusterAccess, ClusterClient, RetryPolicy, client_for
+from tenants.models import Cluster
+
+
+def retry_policy() -> RetryPolicy:
+    return RetryPolicy(
+        attempts=settings.KUBE_MAX_ATTEMPTS,
+        initial_seconds=settings.KUBE_BACKOFF_SECONDS,
+        max_seconds=max(settings.KUBE_BACKOFF_SECONDS * 20, 1.0),
+        timeout_seconds=settings.KUBE_TIMEOUT_SECONDS,
+    )
+
+
+def cluster_access(cluster: Cluster) -> ClusterAccess:
+    fingerprint = hashlib.sha256(
+        f"{cluster.api_url}|{cluster.auth_method}|{cluster.credentials}|{cluster.ca_certificate}".encode()
+    ).hexdigest()[:16]
+    return ClusterAccess(
+        key=f"{cluster.pk}:{fingerprint}",
+        api_url=cluster.api_url,
+        auth_method=cluster.auth_method,
+        credentials=cluster.credentials,
+        ca_certificate=cluster.ca_certificate,
+    )
+
+
+def cluster_client(cluster: Cluster) -> ClusterClient:
+    return client_for(cluster_access(cluster), retry_policy())

@@ -1,0 +1,209 @@
+"""The GitOps step of a run: bring the tenant's repository in step with the application a
+request touches, in one commit, and record it; and the preview of that commit before
+approval.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from provisioning import gitops, gitops_plan
+from provisioning import selectors as reads
+from provisioning import services as records
+from provisioning.inputs import gitops_input_for, plan_input_for
+from provisioning.models import GitCommit
+from provisioning.plan import PlanInput
+from provisioning.signals import git_push_failed
+from tenants.choices import NamespaceState, RequestKind
+from tenants.models import Namespace, Request, Run, Tenant
+
+GITOPS_DONE = ("committed", "unchanged", "skipped")
+
+logger = logging.getLogger(__name__)
+
+
+def gitops_step_row(repo_url: str) -> dict[str, Any]:
+    """The run's last step: one commit to the tenant's repository (or why there is none)."""
+    where = gitops.display_url(repo_url) or "(no repository)"
+    return {
+        "object": f"GitOps commit {where}",
+        "kind": "GitOps",
+        "namespace": "",
+        "name": where,
+        "action": "commit",
+        "outcome": "pending",
+        "attempts": 0,
+        "message": "",
+    }
+
+
+def gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput) -> str:
+    """Run the GitOps step unless an earlier attempt finished it; "" or why it failed."""
+    index = len(run.steps) - 1
+    if run.steps[index]["outcome"] in GITOPS_DONE:
+        return ""
+    try:
+        written = write_gitops(request_id=tenancy_request.pk, inputs=inputs)
+    except (gitops.GitError, ValueError) as error:
+        attempts = getattr(error, "attempts", 1)
+        message = getattr(error, "message", str(error))
+        records.record_step(
+            run=run, index=index, outcome="failed", attempts=attempts, message=message
+        )
+        failure = f"{run.steps[index]['object']}: {message}"
+        if getattr(error, "transient", False):
+            failure += f" (gave up after {attempts} attempts)"
+        logger.warning("request %s failed: %s", tenancy_request.pk, failure)
+        git_push_failed.send(sender=Request, request_id=tenancy_request.pk)
+        return failure
+    records.record_step(
+        run=run,
+        index=index,
+        outcome=written.outcome,
+        attempts=written.attempts,
+        message=written.message,
+    )
+    return ""
+
+
+@dataclass(frozen=True)
+class GitOpsWritten:
+    outcome: str  # committed | unchanged | skipped
+    message: str
+    attempts: int = 0
+    commit: GitCommit | None = None
+
+
+def gitops_remote(tenant: Tenant) -> gitops.Remote:
+    return gitops.Remote.parse(
+        tenant.gitops_repo_url, branch=tenant.gitops_branch, credentials=tenant.gitops_credentials
+    )
+
+
+def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsWritten:
+    """Bring the tenant's repository in step with the application this request touches,
+    in one commit (none when it already is), and record the commit. Raises GitError (or
+    ValueError when the files cannot be rendered)."""
+    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
+    tenant = tenancy_request.tenant
+    if tenancy_request.kind == RequestKind.QUOTA_CHANGE:
+        # Quotas are Berth's, never in the repository: nothing there depends on them.
+        return GitOpsWritten("skipped", "a quota change changes no GitOps file")
+    if not tenant.gitops_repo_url.strip():
+        return GitOpsWritten(
+            "skipped", f"tenant {tenant.slug} has no GitOps repository configured: nothing written"
+        )
+    inputs = inputs or plan_input_for(tenancy_request)
+    remote = gitops_remote(tenant)
+    template = settings.BERTH_GITOPS_IMAGE_REPOSITORY
+    approvers = reads.approvers_of(tenancy_request)
+    own = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
+    if tenancy_request.kind in (RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT):
+        own = [tenancy_request.payload["namespace"]]
+    earlier: list[tuple[str, str, dict[str, str]]] = []
+    notes: list[str] = []
+
+    def propose(checkout: gitops.Checkout) -> gitops.Proposal:
+        # Read under the repository lock: a later writer sees what an earlier one wrote.
+        desired = gitops_input_for(tenancy_request, inputs)
+        within = gitops_plan.scope(desired)
+        current = checkout.read(within)
+        rendered = gitops_plan.render_files(desired, image_repository_template=template)
+        converged = gitops_plan.converge(current, rendered, within)
+        changed = gitops_plan.changes(current, converged.files)
+        notes[:] = converged.notes
+        if not changed and not GitCommit.objects.filter(request=tenancy_request).exists():
+            # Pushed by an attempt that died before recording it: record it now.
+            found = checkout.find_commit(tenancy_request.pk)
+            earlier[:] = [found] if found else []
+        message = gitops_plan.commit_message(
+            kind=tenancy_request.kind,
+            request_id=tenancy_request.pk,
+            tenant=tenant.slug,
+            app=desired.app,
+            engine=desired.engine,
+            namespaces=own,
+            changed=changed,
+            notes=converged.notes,
+            approvers=approvers,
+            reason=str(tenancy_request.payload.get("reason", "")),
+            environment=str(tenancy_request.payload.get("env_slug", "")),
+        )
+        return gitops.Proposal(current=current, files=converged.files, message=message)
+
+    result = gitops.write(remote, propose)
+    proposal = result.proposal
+    left = "".join(f"; left {note}" for note in notes)
+    if result.outcome == "committed":
+        changed = gitops_plan.changes(proposal.current, proposal.files)
+        commit = _record_commit(
+            tenancy_request,
+            inputs,
+            remote,
+            sha=result.sha,
+            message=proposal.message,
+            diff=gitops_plan.diff_files(proposal.current, proposal.files),
+            files=changed,
+            pushes=result.pushes,
+        )
+        kinds = list(changed.values())
+        summary = ", ".join(
+            f"{kinds.count(kind)} {kind}"
+            for kind in ("added", "modified", "deleted")
+            if kinds.count(kind)
+        )
+        return GitOpsWritten(
+            "committed",
+            f"{result.sha[:12]} pushed to {remote.branch}: {summary}{left}",
+            result.attempts,
+            commit,
+        )
+    if earlier:
+        sha, diff, files = earlier[0]
+        commit = _record_commit(
+            tenancy_request, inputs, remote, sha=sha, message="", diff=diff, files=files, pushes=0
+        )
+        return GitOpsWritten(
+            "committed",
+            f"{sha[:12]} was pushed by an earlier attempt{left}",
+            result.attempts,
+            commit,
+        )
+    at = f" (at {result.sha[:12]})" if result.sha else ""
+    return GitOpsWritten(
+        "unchanged", f"{remote.branch} already holds these files{at}{left}", result.attempts
+    )
+
+
+def _record_commit(
+    tenancy_request: Request, inputs: PlanInput, remote: gitops.Remote, **fields: Any
+) -> GitCommit:
+    commit = GitCommit.objects.create(
+        request=tenancy_request, repo_url=remote.url, branch=remote.branch, **fields
+    )
+    names = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
+    commit.namespaces.set(
+        Namespace.objects.filter(
+            tenant=tenancy_request.tenant, cluster__name=inputs.cluster.name, name__in=names
+        ).exclude(state=NamespaceState.DECOMMISSIONED)
+    )
+    return commit
+
+
+def gitops_preview(tenancy_request: Request) -> str:
+    """The GitOps file changes approving this request would push, as a unified diff
+    against the repository's current content (reads the remote; no lock, no commit)."""
+    tenant = tenancy_request.tenant
+    if not tenant.gitops_repo_url.strip():
+        return ""
+    desired = gitops_input_for(tenancy_request, plan_input_for(tenancy_request))
+    within = gitops_plan.scope(desired)
+    current = gitops.read_files(gitops_remote(tenant), within)
+    rendered = gitops_plan.render_files(
+        desired, image_repository_template=settings.BERTH_GITOPS_IMAGE_REPOSITORY
+    )
+    return gitops_plan.diff_files(current, gitops_plan.converge(current, rendered, within).files)

@@ -1,0 +1,247 @@
+"""The reconciler: converge a cluster to an approved plan.
+
+Idempotent and safe to re-run at any time: the database says what was approved, the plan
+says what that means, and server-side apply makes the cluster match. A worker holds a
+lease on the request while it works, so two workers never provision the same request.
+Once the cluster matches, the tenant's GitOps repository is brought in step in one commit
+(`commits.write_gitops`): the last step of every run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from typing import Any
+
+from django.conf import settings
+
+from provisioning import services as records
+from provisioning.engine.clusters import cluster_client
+from provisioning.engine.commits import gitops_step, gitops_step_row
+from provisioning.inputs import plan_input_for
+from provisioning.kube import ClusterClient, KubeError, Outcome
+from provisioning.plan import LABEL_TENANT, MANAGED_BY, Plan, ref_of, render
+from provisioning.validation import validate_plan
+from tenants import services
+from tenants.choices import Decision, RequestKind, RequestState, RunState
+from tenants.models import Cluster, Namespace, Request, Run
+
+logger = logging.getLogger(__name__)
+
+
+def current_plan(tenancy_request: Request) -> Plan:
+    return render(plan_input_for(tenancy_request))
+
+
+def approved_digest(tenancy_request: Request) -> str:
+    approval = (
+        tenancy_request.approvals.filter(decision=Decision.APPROVE).order_by("-created_at").first()
+    )
+    return approval.plan_digest if approval else ""
+
+
+def converge(*, request_id: int, worker: str) -> str:
+    """Bring one request's objects into the cluster. Returns what happened, for logs."""
+    lease = settings.PROVISIONING_LEASE_SECONDS
+    if not records.acquire_lease(request_id=request_id, owner=worker, seconds=lease):
+        return "busy: another worker holds the lease"
+    try:
+        return _converge_locked(request_id=request_id, worker=worker)
+    finally:
+        records.release_lease(request_id=request_id, owner=worker)
+
+
+def _converge_locked(*, request_id: int, worker: str) -> str:
+    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
+    inputs = plan_input_for(tenancy_request)
+    plan = render(inputs)
+
+    if tenancy_request.state == RequestState.APPROVED:
+        approved = approved_digest(tenancy_request)
+        if approved and approved != plan.digest:
+            services.return_to_approval(
+                request_id=request_id,
+                reason="The plan changed after approval (a tier preset, the tenant or its "
+                "namespaces changed); it needs a new approval.",
+            )
+            return "plan changed: returned to approval"
+        run = services.start_provisioning(request_id=request_id, plan_digest=plan.digest)
+    elif tenancy_request.state == RequestState.PROVISIONING:
+        # A previous worker died mid-run, or an admin pressed Retry: continue its run.
+        run = tenancy_request.runs.filter(state=RunState.RUNNING).first()
+        if run is None:
+            return "nothing to do: no open run"
+    else:
+        return f"nothing to do: request is {tenancy_request.state}"
+
+    return _execute(
+        tenancy_request=tenancy_request, run=run, inputs=inputs, plan=plan, worker=worker
+    )
+
+
+def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: str) -> str:  # noqa: ANN001
+    cluster = Cluster.objects.get(name=inputs.cluster.name)
+    steps = [records.step_row(ref_of(obj), "apply") for obj in plan.apply]
+    steps += [records.step_row(ref, "delete") for ref in plan.delete]
+    steps.append(gitops_step_row(tenancy_request.tenant.gitops_repo_url))
+    records.start_steps(run=run, steps=steps)
+    # Validate before create: a plan with one bad object creates nothing anywhere.
+    problems = validate_plan(plan, inputs)
+    if problems:
+        return _refuse_invalid_plan(tenancy_request=tenancy_request, run=run, problems=problems)
+    records.record_namespaces_pending(tenancy_request=tenancy_request, inputs=inputs)
+
+    if cluster.plan_only:
+        for index in range(len(run.steps)):
+            records.record_step(
+                run=run,
+                index=index,
+                outcome="skipped",
+                attempts=0,
+                message="plan-only cluster: nothing was applied",
+            )
+        records.record_outcome(tenancy_request=tenancy_request, inputs=inputs)
+        services.mark_ready(run=run)
+        return "ready (plan-only cluster)"
+
+    reason = tenancy_request.payload.get("reason", "")
+    if plan.delete:
+        for creator in records.mark_namespaces_decommissioning(
+            tenancy_request=tenancy_request, inputs=inputs
+        ):
+            start_decommission_of(creator, reason=reason)
+    ending = records.environment_ended_by(tenancy_request)
+    if ending is not None:
+        # The environment's own request follows it, whether or not its namespace goes too.
+        cause = tenancy_request.payload.get("cause", "")
+        start_decommission_of(
+            ending.request_id, reason=reason or f"Environment {ending.slug} ended ({cause})."
+        )
+
+    client = cluster_client(cluster)
+    lease = settings.PROVISIONING_LEASE_SECONDS
+    renewed_at = time.monotonic()
+    try:
+        for index, obj in enumerate(plan.apply):
+            if run.steps[index]["outcome"] in ("created", "configured", "unchanged"):
+                continue  # reached by an earlier attempt of this run
+            outcome = apply_object(client, obj)
+            records.record_step(
+                run=run, index=index, outcome=outcome.result, attempts=outcome.attempts
+            )
+            # Renewed well before it runs out, not after every object (one write saved each).
+            if time.monotonic() - renewed_at > lease / 3:
+                records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
+                renewed_at = time.monotonic()
+        offset = len(plan.apply)
+        for position, ref in enumerate(plan.delete):
+            _check_owned(client.get(ref), ref, tenant=inputs.tenant.slug)
+            outcome = client.delete(ref)
+            if not client.wait_until_gone(ref, timeout=settings.NAMESPACE_TERMINATION_TIMEOUT):
+                raise KubeError(
+                    f"{ref} is still terminating after "
+                    f"{settings.NAMESPACE_TERMINATION_TIMEOUT:.0f}s",
+                    status=None,
+                    transient=True,
+                )
+            records.record_step(
+                run=run, index=offset + position, outcome=outcome.result, attempts=outcome.attempts
+            )
+    except KubeError as error:
+        failed = next(i for i, step in enumerate(run.steps) if step["outcome"] == "pending")
+        records.record_step(
+            run=run, index=failed, outcome="failed", attempts=error.attempts, message=error.message
+        )
+        message = f"{run.steps[failed]['object']}: {error.message}"
+        if error.transient:
+            message += f" (gave up after {error.attempts} attempts)"
+        logger.warning("request %s failed: %s", tenancy_request.pk, message)
+        services.mark_failed(run=run, error=message)
+        return f"failed: {message}"
+
+    records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
+    failure = gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs)
+    if failure:
+        services.mark_failed(run=run, error=failure)
+        return f"failed: {failure}"
+
+    records.record_outcome(tenancy_request=tenancy_request, inputs=inputs)
+    services.mark_ready(run=run)
+    if plan.delete:
+        for creator in creators_of(inputs.remove_namespaces, tenancy_request):
+            finish_decommission_of(creator)
+    if ending is not None:
+        finish_decommission_of(ending.request_id)
+    return "ready"
+
+
+def _refuse_invalid_plan(
+    *, tenancy_request: Request, run: Run, problems: dict[str, list[str]]
+) -> str:
+    """The plan failed validation: fail the request before the first API call or commit,
+    each bad object's step saying what is wrong with it."""
+    for index, step in enumerate(run.steps):
+        if step["object"] in problems:
+            message = "; ".join(problems[step["object"]])
+            records.record_step(run=run, index=index, outcome="failed", attempts=0, message=message)
+    reasons = " | ".join(f"{key}: {'; '.join(found)}" for key, found in problems.items())
+    message = f"The plan failed validation, nothing was applied: {reasons}"
+    logger.warning("request %s refused before any API call: %s", tenancy_request.pk, reasons)
+    services.mark_failed(run=run, error=message)
+    return f"failed: {message}"
+
+
+def apply_object(client: ClusterClient, obj: dict[str, Any]) -> Outcome:
+    """Server-side apply; a RoleBinding whose roleRef changed (Kubernetes refuses to change
+    one: a tier moved to another ClusterRole) is deleted and created again."""
+    if obj["kind"] == "RoleBinding":
+        ref = ref_of(obj)
+        live = client.get(ref)
+        wanted = obj["roleRef"]
+        had = (live or {}).get("roleRef") or {}
+        if live is not None and (had.get("kind"), had.get("name")) != (
+            wanted["kind"],
+            wanted["name"],
+        ):
+            client.delete(ref)
+            return replace(client.apply(obj), result="configured")
+    return client.apply(obj)
+
+
+def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:  # noqa: ANN001
+    """Berth deletes only what carries its ownership labels for this tenant."""
+    if live is None:
+        return
+    labels = live["metadata"].get("labels") or {}
+    if labels.get(MANAGED_BY) != "berth" or labels.get(LABEL_TENANT) != tenant:
+        raise KubeError(
+            f"refusing to delete {ref}: it is not labelled as Berth's for tenant {tenant} "
+            f"(labels: {MANAGED_BY}={labels.get(MANAGED_BY)!r}, "
+            f"{LABEL_TENANT}={labels.get(LABEL_TENANT)!r})",
+            status=None,
+            transient=False,
+        )
+
+
+def start_decommission_of(request_id: int, *, reason: str) -> None:
+    creator = Request.objects.get(pk=request_id)
+    # Only a request that made exactly this one namespace (or environment) follows it.
+    if (
+        creator.kind in (RequestKind.NAMESPACE, RequestKind.EPHEMERAL)
+        and creator.state == RequestState.READY
+    ):
+        services.start_decommission(request_id=request_id, actor=None, reason=reason)
+
+
+def creators_of(names: tuple[str, ...], tenancy_request: Request) -> list[int]:
+    return list(
+        Namespace.objects.filter(tenant=tenancy_request.tenant, name__in=names)
+        .exclude(request=None)
+        .values_list("request_id", flat=True)
+    )
+
+
+def finish_decommission_of(request_id: int) -> None:
+    if Request.objects.filter(pk=request_id, state=RequestState.DECOMMISSIONING).exists():
+        services.mark_decommissioned(request_id=request_id)

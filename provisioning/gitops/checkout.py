@@ -1,0 +1,219 @@
+"""A working copy reset to the remote branch: read files under paths, commit, push, and
+find a request's commit by its trailer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from provisioning.gitops.remote import WORK_BRANCH, Author, GitError, Remote, state_dir
+from provisioning.gitops.session import Git
+
+# git's words for "the branch moved since you fetched it": reset, recompute, push again.
+_MOVED = re.compile(
+    r"\[rejected\]|non-fast-forward|fetch first|stale info|failed to update ref|cannot lock ref"
+)
+
+
+class Checkout:
+    """The remote branch as just fetched, in a working copy only this writer uses now."""
+
+    def __init__(
+        self, git: Git, path: Path, remote: Remote, head: str, *, fetched: bool = True
+    ) -> None:
+        self.git = git
+        self.path = path
+        self.remote = remote
+        self.head = head  # "" while the branch does not exist yet
+        # False: built on the tip this host last saw (its own last push), not re-fetched.
+        self.fetched = fetched
+
+    def read(self, within: Iterable[str]) -> dict[str, str]:
+        """Every tracked file under these directories, path → text. Symbolic links are
+        reported as opaque content: never followed, never written through."""
+        within = list(within)
+        if not within or not self.head:
+            return {}
+        listed = self.git.run("--literal-pathspecs", "ls-files", "-z", "--", *within, cwd=self.path)
+        files = {}
+        for path in filter(None, listed.stdout.split("\0")):
+            full = self.path / path
+            if full.is_symlink() or not full.is_file():
+                files[path] = f"<not a regular file: {path}>\n"
+            else:
+                files[path] = full.read_bytes().decode("utf-8", "surrogateescape")
+        return files
+
+    def _target(self, path: str) -> Path:
+        parts = Path(path).parts
+        if Path(path).is_absolute() or ".." in parts or ".git" in parts:
+            raise GitError(f"refusing to write {path!r}: outside the repository", transient=False)
+        here = self.path
+        for part in parts:
+            here = here / part
+            if here.is_symlink():
+                raise GitError(
+                    f"refusing to write {path!r}: {here.relative_to(self.path)} is a symbolic link",
+                    transient=False,
+                )
+        return here
+
+    def apply(self, current: dict[str, str], files: dict[str, str]) -> list[str]:
+        changed: list[str] = []
+        path = ""
+        try:
+            for path in sorted(set(current) - set(files)):
+                self._target(path).unlink(missing_ok=True)
+                changed.append(path)
+            for path, content in sorted(files.items()):
+                if current.get(path) != content:
+                    target = self._target(path)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(content.encode("utf-8", "surrogateescape"))
+                    changed.append(path)
+        except OSError as exc:  # e.g. the team made a directory where Berth writes a file
+            raise GitError(
+                f"cannot write {path} in the repository: {exc.strerror}", transient=False
+            ) from exc
+        self.git.run(
+            "--literal-pathspecs",
+            "add",
+            "--all",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            cwd=self.path,
+            input="\0".join(changed),
+        )
+        return changed
+
+    def commit(self, message: str, author: Author) -> str:
+        identity = {
+            "GIT_AUTHOR_NAME": author.name,
+            "GIT_AUTHOR_EMAIL": author.email,
+            "GIT_COMMITTER_NAME": author.name,
+            "GIT_COMMITTER_EMAIL": author.email,
+        }
+        self.git.run(
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "--cleanup=verbatim",
+            "-F",
+            "-",
+            cwd=self.path,
+            input=message,
+            env=identity,
+        )
+        return self.git.run("rev-parse", "HEAD", cwd=self.path).stdout.strip()
+
+    def push(self) -> bool:
+        """True when pushed; False when the branch is not where this commit was built on
+        any more (someone pushed, or rewound it): fetch, reset and try again."""
+        branch = f"refs/heads/{self.remote.branch}"
+        proc = self.git.run(
+            "push",
+            "--porcelain",
+            # Accepted only if the remote branch is exactly what we built on.
+            f"--force-with-lease={branch}:{self.head}",
+            "origin",
+            f"HEAD:{branch}",
+            cwd=self.path,
+            check=False,
+            network=True,
+        )
+        if proc.returncode == 0:
+            tracking = f"refs/remotes/origin/{self.remote.branch}"
+            self.git.run("update-ref", tracking, "HEAD", cwd=self.path)
+            return True
+        if _MOVED.search(f"{proc.stdout}\n{proc.stderr}"):
+            return False
+        raise self.git.error("push", proc, network=True)
+
+    def find_commit(self, request_id: int) -> tuple[str, str, dict[str, str]] | None:
+        """The commit on the branch that carries `Berth-Request: <id>`: sha, diff, files."""
+        if not self.head:
+            return None
+        found = self.git.run(
+            "log",
+            "-n",
+            "2000",
+            "-E",
+            f"--grep=^Berth-Request: {request_id}$",
+            "--format=%H",
+            self.head,
+            cwd=self.path,
+        ).stdout.split()
+        if not found:
+            return None
+        diff = self.git.run("show", "--format=", "--no-color", found[0], cwd=self.path).stdout
+        listed = self.git.run(
+            "show", "--format=", "--name-status", "--no-renames", found[0], cwd=self.path
+        ).stdout
+        words = {"A": "added", "M": "modified", "D": "deleted"}
+        files = {
+            path: words.get(status[:1], "modified")
+            for status, _, path in (line.partition("\t") for line in listed.splitlines())
+            if path
+        }
+        return found[0], diff, files
+
+
+def workdir_of(remote: Remote) -> Path:
+    digest = hashlib.sha256(f"{remote.url}\n{remote.branch}".encode()).hexdigest()[:20]
+    return state_dir() / "work" / digest
+
+
+def checkout(git: Git, remote: Remote, path: Path, *, fetch: bool = True) -> Checkout:
+    """Reset the working copy to the remote branch (nothing local survives): fetched, or
+    with `fetch=False` as this host last saw it, when it has seen it (the push then
+    finds out whether that is still the tip)."""
+    try:
+        if not (path / ".git").is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir(parents=True)
+            git.run("init", "--quiet", cwd=path)
+            git.run("remote", "add", "origin", remote.url, cwd=path)
+        else:  # a worker killed mid-write may have left git's own lock files behind
+            for stale in ("index.lock", "HEAD.lock", f"refs/heads/{WORK_BRANCH}.lock"):
+                (path / ".git" / stale).unlink(missing_ok=True)
+        tracking = f"refs/remotes/origin/{remote.branch}"
+        if not fetch:
+            known = git.run("rev-parse", "--verify", "--quiet", tracking, cwd=path, check=False)
+            if known.returncode == 0:
+                git.run("checkout", "--quiet", "--force", "-B", WORK_BRANCH, tracking, cwd=path)
+                git.run("clean", "--quiet", "-ffdx", cwd=path)
+                return Checkout(git, path, remote, known.stdout.strip(), fetched=False)
+        fetched = git.run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "origin",
+            f"+refs/heads/{remote.branch}:{tracking}",
+            cwd=path,
+            check=False,
+            network=True,
+        )
+        if fetched.returncode != 0:
+            if "couldn't find remote ref" not in fetched.stderr:
+                raise git.error("fetch", fetched, network=True)
+            # An empty repository, or a branch not there yet: the first commit makes it.
+            git.run("update-ref", "-d", tracking, cwd=path, check=False)
+            git.run("symbolic-ref", "HEAD", f"refs/heads/{WORK_BRANCH}", cwd=path)
+            git.run("update-ref", "-d", f"refs/heads/{WORK_BRANCH}", cwd=path, check=False)
+            git.run("read-tree", "--empty", cwd=path)
+            head = ""
+        else:
+            git.run("checkout", "--quiet", "--force", "-B", WORK_BRANCH, tracking, cwd=path)
+            head = git.run("rev-parse", "HEAD", cwd=path).stdout.strip()
+        git.run("clean", "--quiet", "-ffdx", cwd=path)
+    except GitError as error:
+        if error.network:
+            raise
+        # A broken working copy (a killed worker, a full disk) is rebuilt on the next try.
+        shutil.rmtree(path, ignore_errors=True)
+        raise GitError(error.message, transient=True) from error
+    return Checkout(git, path, remote, head)

@@ -1,0 +1,143 @@
+"""A tenant's repository as Berth reaches it: its URL (shown without credentials), branch
+and credentials, the retry policy and commit author from settings, and GitError, whose
+messages are redacted before anyone reads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+REDACTED = "[REDACTED]"
+WORK_BRANCH = "berth-work"
+_SCP_LIKE = re.compile(r"^(?:[^@/\s:]+@)?[^@/\s:]+:(?!//).+$")
+_URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@")
+_AUTH_HEADER = re.compile(r"(?i)(authorization:\s*\w+\s+)\S+")
+
+
+class GitError(Exception):
+    """git failed; `message` is what a person should read (credentials already removed)."""
+
+    def __init__(
+        self, message: str, *, transient: bool, attempts: int = 1, network: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.transient = transient
+        self.attempts = attempts
+        self.network = network  # from talking to the remote, not from the working copy
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """Remove credentials from text: known secret values, URL userinfo, auth headers."""
+    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
+    return _AUTH_HEADER.sub(rf"\1{REDACTED}", text)
+
+
+def transport(url: str) -> str:
+    """https (a token), ssh (a deploy key), file or git (no credentials)."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("http", "https"):
+        return "https"
+    if scheme in ("ssh", "git+ssh", "ssh+git"):
+        return "ssh"
+    if scheme in ("file", "git"):
+        return scheme
+    if _SCP_LIKE.match(url):
+        return "ssh"
+    raise GitError(
+        f"unsupported GitOps repository URL {redact(url)!r}: use https://, ssh://, "
+        "git@host:path or file://",
+        transient=False,
+    )
+
+
+def display_url(url: str) -> str:
+    """The URL as people may see it: no user:password@ in it."""
+    parts = urlsplit(url.strip())
+    if parts.scheme in ("http", "https") and "@" in parts.netloc:
+        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    if parts.scheme and "@" in parts.netloc and ":" in parts.netloc.rpartition("@")[0]:
+        user, _, host = parts.netloc.rpartition("@")
+        return urlunsplit(parts._replace(netloc=f"{user.split(':', 1)[0]}@{host}"))
+    return url.strip()
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A repository branch and how to authenticate to it. Build it with `Remote.parse`."""
+
+    url: str  # never with credentials in it
+    branch: str = "main"
+    credentials: str = field(default="", repr=False)
+
+    @classmethod
+    def parse(cls, url: str, *, branch: str = "main", credentials: str = "") -> Remote:
+        """Credentials written into an https URL (user:token@) move out of it."""
+        url = url.strip()
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and "@" in parts.netloc and not credentials:
+            credentials = unquote(parts.netloc.rpartition("@")[0])
+        remote = cls(url=display_url(url), branch=branch or "main", credentials=credentials)
+        transport(remote.url)  # refuses what git would not be given
+        return remote
+
+    @property
+    def transport(self) -> str:
+        return transport(self.url)
+
+    @property
+    def lock_name(self) -> str:
+        return hashlib.sha256(self.url.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Policy:
+    attempts: int = 5
+    initial_seconds: float = 1.0
+    max_seconds: float = 20.0
+    timeout_seconds: float = 60.0
+    lock_timeout_seconds: float = 60.0
+    max_rebases: int = 10
+
+
+@dataclass(frozen=True)
+class Author:
+    name: str = "Berth"
+    email: str = "berth@localhost"
+
+
+def policy_from_settings() -> Policy:
+    backoff = float(getattr(settings, "BERTH_GIT_BACKOFF_SECONDS", 1.0))
+    return Policy(
+        attempts=int(getattr(settings, "BERTH_GIT_MAX_ATTEMPTS", 5)),
+        initial_seconds=backoff,
+        max_seconds=max(backoff * 20, 1.0),
+        timeout_seconds=float(getattr(settings, "BERTH_GIT_TIMEOUT_SECONDS", 60.0)),
+        lock_timeout_seconds=float(getattr(settings, "BERTH_GIT_LOCK_TIMEOUT_SECONDS", 60.0)),
+    )
+
+
+def author_from_settings() -> Author:
+    return Author(
+        name=getattr(settings, "BERTH_GIT_AUTHOR_NAME", "Berth"),
+        email=getattr(settings, "BERTH_GIT_AUTHOR_EMAIL", "berth@localhost"),
+    )
+
+
+def state_dir() -> Path:
+    """Berth's git state on this host: working copies, lock files, known SSH hosts."""
+    path = Path(settings.DATA_DIR) / "gitops"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

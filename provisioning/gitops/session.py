@@ -1,0 +1,184 @@
+"""Running git: one session per remote, its credentials handed over in the environment (an
+HTTPS token as an extra header, an SSH deploy key as a private file), never on a
+command line.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from provisioning.gitops.remote import GitError, Policy, Remote, redact, state_dir
+
+_AUTH_REFUSED = re.compile(
+    r"(?i)could not read username|authentication failed|returned error: 40[13]"
+    r"|permission denied \(publickey"
+)
+# Failures that retrying will not fix.
+_PERMANENT = re.compile(
+    r"(?i)authentication failed|could not read (username|password)|terminal prompts disabled"
+    r"|permission denied|returned error: (401|403|404)|repository not found|not found"
+    r"|does not appear to be a git repository|access denied|not exported"
+    r"|host key verification failed|hook declined|protected branch|unsupported"
+)
+
+
+class Git:
+    """git with one remote's credentials in its environment; every message redacted."""
+
+    def __init__(self, env: dict[str, str], secrets: list[str], timeout: float) -> None:
+        self.env = env
+        self.secrets = secrets
+        self.timeout = timeout
+
+    def run(
+        self,
+        *args: str,
+        cwd: Path,
+        input: str | None = None,  # noqa: A002 - subprocess's name
+        check: bool = True,
+        network: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        try:
+            proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
+                ["git", *args],  # noqa: S607 - git from PATH, like the operator's own
+                cwd=cwd,
+                env={**self.env, **(env or {})},
+                input=input,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                timeout=self.timeout,
+            )
+        except subprocess.TimeoutExpired:
+            raise GitError(
+                f"git {args[0]} timed out after {self.timeout:.0f}s", transient=True
+            ) from None
+        if check and proc.returncode != 0:
+            raise self.error(args[0], proc, network=network)
+        return proc
+
+    def error(
+        self, command: str, proc: subprocess.CompletedProcess[str], *, network: bool
+    ) -> GitError:
+        text = redact((proc.stderr or proc.stdout or "").strip(), self.secrets)
+        text = " ".join(line.strip() for line in text.splitlines() if line.strip())
+        transient = network and not _PERMANENT.search(text)
+        if network and _AUTH_REFUSED.search(text):
+            text += " (the repository refused the credentials Berth has for it, or wants some:"
+            text += " check the tenant's GitOps credentials)"
+        return GitError(
+            f"git {command} failed: {text or f'exit {proc.returncode}'}",
+            transient=transient,
+            network=network,
+        )
+
+
+def _token_header(credentials: str) -> tuple[str, list[str]]:
+    """`token` or `username:token` → an HTTP Basic Authorization header value."""
+    user, sep, token = credentials.strip().partition(":")
+    if not sep:
+        user, token = "x-access-token", user
+    encoded = base64.b64encode(f"{user}:{token}".encode()).decode()
+    return f"Authorization: Basic {encoded}", [token, encoded, credentials.strip()]
+
+
+def _private_key(credentials: str) -> str:
+    key = credentials.replace("\r\n", "\n").strip()
+    return key + "\n"  # OpenSSH refuses a key without its final newline
+
+
+@contextlib.contextmanager
+def session(remote: Remote, policy: Policy) -> Iterator[Git]:
+    """A git environment for `remote`, its credentials in it, gone afterwards."""
+    base = state_dir()
+    home = base / "home"
+    home.mkdir(exist_ok=True)
+    private = Path(tempfile.mkdtemp(prefix="berth-git-"))  # 0700
+    try:
+        env = {
+            key: os.environ[key]
+            for key in (
+                "PATH",
+                "TMPDIR",
+                "SSL_CERT_FILE",
+                "SSL_CERT_DIR",
+                "HTTPS_PROXY",
+                "HTTP_PROXY",
+                "NO_PROXY",
+                "https_proxy",
+                "http_proxy",
+                "no_proxy",
+            )
+            if key in os.environ
+        }
+        env.update(
+            HOME=str(home),
+            LC_ALL="C",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_ASKPASS="",
+            SSH_ASKPASS="",
+            GCM_INTERACTIVE="never",
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+        )
+        config = [
+            ("credential.helper", ""),
+            ("gc.auto", "0"),
+            ("init.defaultBranch", "main"),
+            ("advice.detachedHead", "false"),
+            ("commit.gpgSign", "false"),
+        ]
+        secrets: list[str] = []
+        kind = remote.transport
+        if kind == "https":
+            config += [
+                ("http.lowSpeedLimit", "1000"),
+                ("http.lowSpeedTime", str(max(int(policy.timeout_seconds), 1))),
+            ]
+            if remote.credentials:
+                header, values = _token_header(remote.credentials)
+                config.append((f"http.{remote.url}.extraHeader", header))
+                secrets += values
+        elif kind == "ssh":
+            ssh = ["ssh"]
+            if remote.credentials:
+                key_file = private / "deploy-key"
+                fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(_private_key(remote.credentials))
+                ssh += ["-i", str(key_file), "-o", "IdentitiesOnly=yes"]
+                secrets += [
+                    line.strip()
+                    for line in remote.credentials.splitlines()
+                    if len(line.strip()) >= 16 and not line.startswith("-----")
+                ]
+            ssh += [
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "StrictHostKeyChecking=accept-new",
+                "-o",
+                f"UserKnownHostsFile={base / 'known_hosts'}",
+                "-o",
+                f"ConnectTimeout={max(int(policy.timeout_seconds), 1)}",
+            ]
+            env["GIT_SSH_COMMAND"] = shlex.join(ssh)
+            env["GIT_SSH_VARIANT"] = "ssh"
+        env["GIT_CONFIG_COUNT"] = str(len(config))
+        for index, (key, value) in enumerate(config):
+            env[f"GIT_CONFIG_KEY_{index}"] = key
+            env[f"GIT_CONFIG_VALUE_{index}"] = value
+        yield Git(env, secrets, policy.timeout_seconds)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)

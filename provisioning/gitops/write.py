@@ -1,0 +1,154 @@
+"""One commit: under the lock, fetch, reset, ask the caller what the files should be,
+commit and push; recompute and push again when the branch moved meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from provisioning.gitops.checkout import Checkout, checkout, workdir_of
+from provisioning.gitops.locks import repo_lock
+from provisioning.gitops.remote import (
+    Author,
+    GitError,
+    Policy,
+    Remote,
+    author_from_settings,
+    policy_from_settings,
+)
+from provisioning.gitops.session import session
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What the files under the write's directories should be, and the commit message."""
+
+    current: dict[str, str]
+    files: dict[str, str]
+    message: str
+
+    @property
+    def changed(self) -> bool:
+        return self.current != self.files
+
+
+@dataclass
+class WriteResult:
+    outcome: str  # committed | unchanged
+    sha: str
+    proposal: Proposal
+    attempts: int = 1  # tries, transient failures included
+    pushes: int = 0  # pushes tried, refused ones included
+
+
+def write(
+    remote: Remote,
+    propose: Callable[[Checkout], Proposal],
+    *,
+    author: Author | None = None,
+    policy: Policy | None = None,
+) -> WriteResult:
+    """One commit with what `propose` says, pushed to the remote branch; none if unchanged.
+
+    `propose` runs under the repository lock on a fresh checkout of the branch, and again
+    after a refused push, so whatever it reads (the database included) is as new as the
+    last commit any Berth worker made. Raises GitError.
+    """
+    policy = policy or policy_from_settings()
+    author = author or author_from_settings()
+    pushes = 0
+
+    def once() -> WriteResult:
+        nonlocal pushes
+        with repo_lock(remote, timeout=policy.lock_timeout_seconds), session(remote, policy) as git:
+            path = workdir_of(remote)
+            # Optimistic first: build on the tip this host pushed last, and let the push
+            # (with a lease on that tip) say whether it still is one. Saves a fetch per
+            # commit while one host writes a repository; costs a refused push otherwise.
+            fetch = False
+            for _ in range(policy.max_rebases):
+                work = checkout(git, remote, path, fetch=fetch)
+                fetch = True
+                proposal = propose(work)
+                if not proposal.changed:
+                    if not work.fetched:
+                        continue  # "unchanged" is only ever said of what the remote holds
+                    return WriteResult("unchanged", work.head, proposal)
+                work.apply(proposal.current, proposal.files)
+                sha = work.commit(proposal.message, author)
+                pushes += 1
+                if work.push():
+                    return WriteResult("committed", sha, proposal)
+                logger.info(
+                    "GitOps: %s %s moved while writing; starting again", remote.url, remote.branch
+                )
+            raise GitError(
+                f"{remote.branch} kept moving: {policy.max_rebases} pushes were refused",
+                transient=True,
+            )
+
+    attempts = 0
+    retrying = Retrying(
+        retry=retry_if_exception(lambda exc: isinstance(exc, GitError) and exc.transient),
+        stop=stop_after_attempt(max(policy.attempts, 1)),
+        wait=wait_exponential_jitter(
+            multiplier=policy.initial_seconds, max=policy.max_seconds, jitter=policy.initial_seconds
+        ),
+        reraise=True,
+    )
+    try:
+        for attempt in retrying:
+            with attempt:
+                attempts = attempt.retry_state.attempt_number
+                result = once()
+    except GitError as error:
+        error.attempts = attempts
+        logger.warning(
+            "GitOps: writing %s %s failed after %d attempt(s): %s",
+            remote.url,
+            remote.branch,
+            attempts,
+            error.message,
+        )
+        raise
+    result.attempts, result.pushes = attempts, pushes
+    return result
+
+
+def read_files(
+    remote: Remote, within: Iterable[str], *, policy: Policy | None = None
+) -> dict[str, str]:
+    """What the remote branch holds under these directories now (for a plan preview).
+    Reads a shallow fetch in a temporary directory; needs no lock."""
+    policy = policy or policy_from_settings()
+    with session(remote, policy) as git, tempfile.TemporaryDirectory(prefix="berth-read-") as tmp:
+        path = Path(tmp)
+        git.run("init", "--quiet", cwd=path)
+        git.run("remote", "add", "origin", remote.url, cwd=path)
+        fetched = git.run(
+            "fetch",
+            "--quiet",
+            "--depth",
+            "1",
+            "--no-tags",
+            "origin",
+            f"refs/heads/{remote.branch}",
+            cwd=path,
+            check=False,
+            network=True,
+        )
+        if fetched.returncode != 0:
+            if "couldn't find remote ref" in fetched.stderr:
+                return {}
+            raise git.error("fetch", fetched, network=True)
+        git.run("checkout", "--quiet", "--force", "FETCH_HEAD", cwd=path)
+        head = git.run("rev-parse", "HEAD", cwd=path).stdout.strip()
+        return Checkout(git, path, remote, head).read(within)

@@ -1,0 +1,258 @@
+"""The tenant-owned definitions themselves: Argo CD Applications, Flux GitRepository and
+Kustomization, Kargo Warehouse and Stages, and the kustomize skeletons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from provisioning.gitops_plan.layout import (
+    LABEL_PART_OF,
+    application_name,
+    environment_dir,
+    flux_name,
+    flux_url,
+    overlay_path,
+    public_url,
+    stage_name,
+    uses_kargo,
+    writes_argocd,
+)
+from provisioning.plan import (
+    GITOPS_SERVICE_ACCOUNT,
+    IN_CLUSTER_SERVER,
+    LABEL_PROJECT,
+    LABEL_TENANT,
+    LABEL_TIER,
+    NamespaceSpec,
+    PlanInput,
+    argocd_apps_namespace,
+    kargo_project_name,
+)
+
+
+def part_of_labels(inputs: PlanInput, ns: NamespaceSpec | None = None) -> dict[str, str]:
+    # Not `app.kubernetes.io/managed-by: berth`: the team's controllers apply these objects,
+    # and Berth's admission policy protects what carries that label from everyone but Berth.
+    labels = {LABEL_TENANT: inputs.tenant.slug, LABEL_PART_OF: inputs.app}
+    if ns is not None:
+        labels[LABEL_TIER] = ns.tier.slug
+    if inputs.project:
+        labels[LABEL_PROJECT] = inputs.project
+    return labels
+
+
+def application(inputs: PlanInput, ns: NamespaceSpec) -> dict[str, Any]:
+    """One Argo CD Application per environment, in the tenant's apps namespace."""
+    metadata: dict[str, Any] = {
+        "name": application_name(inputs, ns),
+        "namespace": argocd_apps_namespace(inputs.tenant.slug),
+        "labels": part_of_labels(inputs, ns),
+        # Deleting the Application (its file removed on decommission) deletes what it made.
+        "finalizers": ["resources-finalizer.argocd.argoproj.io"],
+    }
+    if uses_kargo(inputs):
+        stage = f"{kargo_project_name(inputs.tenant.slug, inputs.project)}:{stage_name(ns)}"
+        metadata["annotations"] = {"kargo.akuity.io/authorized-stage": stage}
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": metadata,
+        "spec": {
+            "project": inputs.tenant.slug,
+            "source": {
+                "repoURL": public_url(inputs.tenant.repo_url),
+                "targetRevision": inputs.tenant.repo_branch,
+                "path": overlay_path(inputs, ns),
+            },
+            "destination": {"server": IN_CLUSTER_SERVER, "namespace": ns.name},
+            "syncPolicy": {
+                "automated": {"prune": True, "selfHeal": True},
+                "syncOptions": ["CreateNamespace=false"],
+            },
+        },
+    }
+
+
+def flux_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, Any]]:
+    """Flux source and Kustomization in the environment's namespace, run as its Flux SA."""
+    labels = part_of_labels(inputs, ns)
+    name = flux_name(inputs, ns)
+    return [
+        {
+            "apiVersion": "source.toolkit.fluxcd.io/v1",
+            "kind": "GitRepository",
+            "metadata": {"name": name, "namespace": ns.name, "labels": labels},
+            "spec": {
+                "interval": "1m0s",
+                "url": flux_url(inputs.tenant.repo_url),
+                "ref": {"branch": inputs.tenant.repo_branch},
+            },
+        },
+        {
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": name, "namespace": ns.name, "labels": labels},
+            "spec": {
+                "interval": "10m0s",
+                "retryInterval": "1m0s",
+                "timeout": "5m0s",
+                "path": f"./{overlay_path(inputs, ns)}",
+                "prune": True,
+                "sourceRef": {"kind": "GitRepository", "name": name},
+                # Flux impersonates the tenant's own account: it can do no more than the team.
+                "serviceAccountName": GITOPS_SERVICE_ACCOUNT,
+                "targetNamespace": ns.name,
+            },
+        },
+    ]
+
+
+def image_repository(inputs: PlanInput, template: str) -> str:
+    return template.format(tenant=inputs.tenant.slug, app=inputs.app)
+
+
+def warehouse(inputs: PlanInput, image: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kargo.akuity.io/v1alpha1",
+        "kind": "Warehouse",
+        "metadata": {
+            "name": inputs.app,
+            "namespace": kargo_project_name(inputs.tenant.slug, inputs.project),
+            "labels": part_of_labels(inputs),
+        },
+        "spec": {
+            "interval": "5m0s",
+            "freightCreationPolicy": "Automatic",
+            "subscriptions": [
+                {
+                    "image": {
+                        "repoURL": image,
+                        "imageSelectionStrategy": "SemVer",
+                        "discoveryLimit": 20,
+                    }
+                }
+            ],
+        },
+    }
+
+
+def promotion_order(namespaces: Iterable[NamespaceSpec]) -> list[NamespaceSpec]:
+    return sorted(namespaces, key=lambda ns: (ns.tier.is_ephemeral, ns.tier.position, ns.tier.slug))
+
+
+def stages(inputs: PlanInput, image: str) -> list[dict[str, Any]]:
+    """dev → staging → prod in tier order; ephemeral tiers take Freight straight from the
+    Warehouse and feed nothing."""
+    project = kargo_project_name(inputs.tenant.slug, inputs.project)
+    documents = []
+    upstream = ""
+    for ns in promotion_order(inputs.namespaces):
+        stage = stage_name(ns)
+        if ns.tier.is_ephemeral or not upstream:
+            sources: dict[str, Any] = {"direct": True}
+        else:
+            sources = {"stages": [upstream]}
+        if not ns.tier.is_ephemeral:
+            upstream = stage
+        steps: list[dict[str, Any]] = [
+            {
+                "uses": "git-clone",
+                "config": {
+                    "repoURL": "${{ vars.gitRepo }}",
+                    "checkout": [{"branch": "${{ vars.gitBranch }}", "path": "./out"}],
+                },
+            },
+            {
+                "uses": "kustomize-set-image",
+                "as": "update-image",
+                "config": {
+                    "path": f"./out/{overlay_path(inputs, ns)}",
+                    "images": [
+                        {
+                            "image": "${{ vars.imageRepo }}",
+                            "tag": "${{ imageFrom(vars.imageRepo).Tag }}",
+                        }
+                    ],
+                },
+            },
+            {
+                "uses": "git-commit",
+                "as": "commit",
+                "config": {
+                    "path": "./out",
+                    "message": "${{ outputs['update-image'].commitMessage }}",
+                },
+            },
+            {"uses": "git-push", "config": {"path": "./out"}},
+        ]
+        if writes_argocd(inputs):
+            steps.append(
+                {
+                    "uses": "argocd-update",
+                    "config": {
+                        "apps": [
+                            {
+                                "name": application_name(inputs, ns),
+                                "namespace": argocd_apps_namespace(inputs.tenant.slug),
+                                "sources": [
+                                    {
+                                        "repoURL": "${{ vars.gitRepo }}",
+                                        "desiredRevision": "${{ outputs.commit.commit }}",
+                                    }
+                                ],
+                            }
+                        ]
+                    },
+                }
+            )
+        documents.append(
+            {
+                "apiVersion": "kargo.akuity.io/v1alpha1",
+                "kind": "Stage",
+                "metadata": {
+                    "name": stage,
+                    "namespace": project,
+                    "labels": part_of_labels(inputs, ns),
+                },
+                "spec": {
+                    "requestedFreight": [
+                        {"origin": {"kind": "Warehouse", "name": inputs.app}, "sources": sources}
+                    ],
+                    "promotionTemplate": {
+                        "spec": {
+                            "vars": [
+                                {"name": "gitRepo", "value": public_url(inputs.tenant.repo_url)},
+                                {"name": "gitBranch", "value": inputs.tenant.repo_branch},
+                                {"name": "imageRepo", "value": image},
+                            ],
+                            "steps": steps,
+                        }
+                    },
+                },
+            }
+        )
+    return documents
+
+
+def kustomization(**fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", **fields}
+
+
+def base_skeleton(inputs: PlanInput) -> tuple[str, dict[str, Any]]:
+    comment = (
+        f"The manifests of {inputs.app} that every environment shares: add them here and\n"
+        "list them under resources. Each environment's overlay (../overlays/<tier>) builds\n"
+        "on this base."
+    )
+    return comment, kustomization(resources=[])
+
+
+def overlay_skeleton(inputs: PlanInput, ns: NamespaceSpec) -> tuple[str, dict[str, Any]]:
+    comment = (
+        f"What differs in {environment_dir(ns)} (namespace {ns.name}): patches, replicas, "
+        "image tags.\nThis directory is what gets deployed into that namespace."
+    )
+    up = "../" * (environment_dir(ns).count("/") + 2)
+    return comment, kustomization(namespace=ns.name, resources=[f"{up}base"])

@@ -11,7 +11,7 @@ import pytest
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
 ROOTS = ("portal", "tenants", "provisioning", "kubesandbox")
-DOTTED = re.compile(r"`((?:%s)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`" % "|".join(ROOTS))
+DOTTED = re.compile(r"`((?:" + "|".join(ROOTS) + r")(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`")
 
 
 def resolve(dotted: str) -> object:

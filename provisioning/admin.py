@@ -2,17 +2,33 @@
 (registered here, beside the engine, because their actions call the cluster)."""
 
 from django.contrib import admin, messages
+from django.db import transaction
 
 from provisioning.bootstrap import BootstrapError, install_guardrails
 from provisioning.engine import cluster_client
 from provisioning.kube import KubeError
 from provisioning.models import GitCommit
 from tenants.admin import WriteOnlySecretForm
+from tenants.choices import NamePurpose
 from tenants.models import Cluster
+from tenants.selectors.names import name_problem
+from tenants.services.clusters import register_platform_namespaces
 
 
 class ClusterForm(WriteOnlySecretForm):
     secret_fields = ("credentials",)
+
+    def clean(self):  # noqa: ANN201 - Django API
+        cleaned = super().clean()
+        if self.instance.pk:  # a new cluster's names are all free
+            for field in ("argocd_namespace", "ingress_namespace"):
+                name = cleaned.get(field)
+                problem = name and name_problem(
+                    self.instance, name, purpose=NamePurpose.PLATFORM, tenant=None
+                )
+                if problem:
+                    self.add_error(field, problem)
+        return cleaned
 
 
 @admin.register(GitCommit)
@@ -38,6 +54,11 @@ class ClusterAdmin(admin.ModelAdmin):
         "name", "api_url", "auth_method", "plan_only", "is_sandbox", "argocd_impersonation"
     )
     actions = ["test_connection", "install_guardrails"]
+
+    def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201 - Django API
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            register_platform_namespaces(obj)
 
     @admin.action(description="Test connection to the selected clusters")
     def test_connection(self, request, queryset):  # noqa: ANN001, ANN201 - Django API

@@ -5,21 +5,25 @@ The only database access on the way to a plan; everything after it is pure.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.db.models import Q
 
 from provisioning.plan import (
+    ClaimSpec,
     ClusterSpec,
     NamespaceSpec,
     PlanInput,
     TenantSpec,
     TierSpec,
 )
-from tenants.choices import EnvironmentState, NamespaceState, RequestKind
+from tenants.choices import EnvironmentState, NamePurpose, NamespaceState, RequestKind
 from tenants.models import (
     Cluster,
     EnvironmentTier,
     EphemeralEnvironment,
     Namespace,
+    NamespaceClaim,
     Project,
     Request,
     Tenant,
@@ -46,7 +50,7 @@ def tier_spec(tier: EnvironmentTier) -> TierSpec:
     )
 
 
-def tenant_spec(tenant: Tenant) -> TenantSpec:
+def tenant_spec(tenant: Tenant, cluster: Cluster | None = None) -> TenantSpec:
     return TenantSpec(
         slug=tenant.slug,
         name=tenant.name,
@@ -59,6 +63,9 @@ def tenant_spec(tenant: Tenant) -> TenantSpec:
         repo_branch=tenant.gitops_branch or "main",
         repo_path=tenant.gitops_path,
         allowed_domains=tuple(tenant.allowed_domains),
+        apps_namespace=(
+            _claimed_name(cluster, tenant, NamePurpose.ARGOCD_APPS) if cluster else ""
+        ),
     )
 
 
@@ -93,7 +100,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         tier = EnvironmentTier.objects.get(slug=payload["tier"])
         namespaces.append(
             NamespaceSpec(
-                name=namespace_name(tenant.slug, payload["app"], tier.slug),
+                name=_recorded_name(tenancy_request, payload["app"], tier),
                 tier=tier_spec(tier),
                 cpu_millis=payload["cpu_millis"],
                 memory_mib=payload["memory_mib"],
@@ -107,7 +114,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         for tier in EnvironmentTier.objects.filter(slug__in=payload["tiers"]):
             namespaces.append(
                 NamespaceSpec(
-                    name=namespace_name(tenant.slug, project, tier.slug),
+                    name=_recorded_name(tenancy_request, project, tier),
                     tier=tier_spec(tier),
                     cpu_millis=tier.default_cpu_millis,
                     memory_mib=tier.default_memory_mib,
@@ -122,7 +129,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         tier = EnvironmentTier.objects.get(slug=payload["tier"])
         namespaces.append(
             NamespaceSpec(
-                name=namespace_name(tenant.slug, project, tier.slug),
+                name=_recorded_name(tenancy_request, project, tier),
                 tier=tier_spec(tier),
                 cpu_millis=payload["cpu_millis"],
                 memory_mib=payload["memory_mib"],
@@ -174,15 +181,53 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
     else:  # pragma: no cover - payload validation admits only the kinds above
         raise ValueError(f"unknown request kind {kind!r}")
 
-    return PlanInput(
+    inputs = PlanInput(
         request_id=tenancy_request.pk,
-        tenant=tenant_spec(tenant),
+        tenant=tenant_spec(tenant, cluster),
         cluster=cluster_spec(cluster),
         engine=engine,
         namespaces=tuple(namespaces),
         project=project,
         remove_namespaces=tuple(removed),
+        kargo_namespace=_claimed_name(cluster, tenant, NamePurpose.KARGO, app=project),
     )
+    return replace(inputs, claims=claims_of(inputs, cluster))
+
+
+def _recorded_name(tenancy_request: Request, app: str, tier: EnvironmentTier) -> str:
+    """The name claimed for this request's namespace in this tier when it was submitted
+    (names are computed once and recorded, never recomputed)."""
+    recorded = (
+        Namespace.objects.filter(request=tenancy_request, tier=tier)
+        .order_by("-pk").values_list("name", flat=True).first()
+    )
+    return recorded or namespace_name(tenancy_request.tenant.slug, app, tier.slug)
+
+
+def _claimed_name(cluster: Cluster, tenant: Tenant, purpose: str, *, app: str = "") -> str:
+    """The name the registry holds for the tenant's (or its project's) own namespace of this
+    purpose on this cluster; "" when none is claimed (the plan then uses the usual name)."""
+    if purpose == NamePurpose.KARGO and not app:
+        return ""
+    return (
+        NamespaceClaim.objects.filter(cluster=cluster, tenant=tenant, purpose=purpose, app=app)
+        .order_by("released_at", "-pk").values_list("name", flat=True).first()
+    ) or ""
+
+
+def claims_of(inputs: PlanInput, cluster: Cluster) -> dict[str, ClaimSpec]:
+    """What the registry says of every namespace name the plan of `inputs` touches."""
+    wanted = {ns.name for ns in inputs.namespaces} | set(inputs.remove_namespaces)
+    wanted |= {inputs.tenant.apps_namespace, inputs.cluster.argocd_namespace}
+    if inputs.kargo_namespace:
+        wanted.add(inputs.kargo_namespace)
+    return {
+        claim.name: ClaimSpec(purpose=claim.purpose,
+                              tenant=claim.tenant.slug if claim.tenant else "", app=claim.app)
+        for claim in NamespaceClaim.objects.filter(
+            cluster=cluster, name__in=wanted, released_at__isnull=True
+        ).select_related("tenant")
+    }
 
 
 def environment_takes_namespace(environment: EphemeralEnvironment) -> bool:
@@ -217,7 +262,7 @@ def namespace_input(namespace: Namespace) -> PlanInput:
     project = namespace.project
     return PlanInput(
         request_id=namespace.request_id or 0,
-        tenant=tenant_spec(namespace.tenant),
+        tenant=tenant_spec(namespace.tenant, namespace.cluster),
         cluster=cluster_spec(namespace.cluster),
         engine=project.gitops_engine if project else namespace.tenant.gitops_engine,
         namespaces=(namespace_spec(namespace),),
@@ -311,15 +356,20 @@ def gitops_input_for(tenancy_request: Request, inputs: PlanInput) -> PlanInput:
         namespace_spec(environment.namespace, project=project_name, environment=environment.slug)
         for environment in _ephemeral_environments(tenancy_request, app, inputs)
     ]
+    kargo = inputs.kargo_namespace if project_name == inputs.project else _claimed_name(
+        Cluster.objects.get(name=inputs.cluster.name), tenant, NamePurpose.KARGO,
+        app=project_name,
+    )
     return PlanInput(
         request_id=tenancy_request.pk,
-        tenant=tenant_spec(tenant),
+        tenant=inputs.tenant,
         cluster=inputs.cluster,
         engine=engine,
         namespaces=tuple(specs),
         project=project_name,
         remove_namespaces=inputs.remove_namespaces,
         app=app,
+        kargo_namespace=kargo,
     )
 
 

@@ -22,6 +22,7 @@ from tenants.models import (
     Request,
     Run,
 )
+from tenants.services.names import release_namespaces
 
 LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
 
@@ -152,11 +153,11 @@ def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
                    "namespace_deleted": bool(inputs.remove_namespaces)},
         )
     if inputs.remove_namespaces:
-        Namespace.objects.filter(
+        gone = Namespace.objects.filter(
             tenant=tenant, cluster__name=inputs.cluster.name, name__in=inputs.remove_namespaces
-        ).exclude(state=NamespaceState.DECOMMISSIONED).update(
-            state=NamespaceState.DECOMMISSIONED, drift=[]
-        )
+        ).exclude(state=NamespaceState.DECOMMISSIONED)
+        release_namespaces(gone)  # their names are free again
+        gone.update(state=NamespaceState.DECOMMISSIONED, drift=[])
 
 
 def environment_ended_by(tenancy_request: Request) -> EphemeralEnvironment | None:

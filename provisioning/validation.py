@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from provisioning.guardrails.checks import guardrail_problems
+from provisioning.guardrails.checks import claim_problems, guardrail_problems
 from provisioning.plan import Plan, PlanInput, ref_of
 
 logger = logging.getLogger(__name__)
@@ -22,8 +22,15 @@ def validate_plan(
     from provisioning.schema import SchemaUnavailable, validate_object
 
     problems: dict[str, list[str]] = {}
+    seen: set[tuple[str, str, str, str]] = set()
     for index, obj in enumerate(plan.apply):
         key = object_key(obj, index)
+        identity = _identity(obj)
+        if identity is not None and identity in seen:
+            problems.setdefault(key, []).append(
+                "listed twice in the plan: a plan applies each object once"
+            )
+        seen.add(identity)
         try:
             errors = [f"schema: {error}" for error in validate_object(obj, crd_dir=crd_dir)]
         except SchemaUnavailable as exc:
@@ -38,7 +45,21 @@ def validate_plan(
             problems.setdefault(str(ref), []).append(
                 f"a tenant's plan deletes only namespaces named {prefix}*"
             )
+        else:
+            found = claim_problems(ref.name, inputs, deleting=True)
+            if found:
+                problems.setdefault(str(ref), []).extend(found)
     return problems
+
+
+def _identity(obj: Any) -> tuple[str, str, str, str] | None:
+    """(group, kind, namespace, name): what the API server knows an object by."""
+    try:
+        meta = obj["metadata"]
+        return (obj["apiVersion"].rpartition("/")[0], obj["kind"],
+                meta.get("namespace", ""), meta["name"])
+    except (KeyError, TypeError, AttributeError):
+        return None
 
 
 def object_key(obj: Any, index: int) -> str:

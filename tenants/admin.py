@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
+from tenants.choices import NamePurpose
 from tenants.models import (
     Approval,
     AuditEvent,
@@ -14,6 +15,9 @@ from tenants.models import (
     Tenant,
     User,
 )
+from tenants.naming import argocd_apps_namespace
+from tenants.selectors.names import name_problem
+from tenants.services.names import claim_tenant_names
 
 
 class WriteOnlySecretForm(forms.ModelForm):
@@ -44,6 +48,18 @@ class WriteOnlySecretForm(forms.ModelForm):
 class TenantForm(WriteOnlySecretForm):
     secret_fields = ("gitops_credentials",)
 
+    def clean(self):  # noqa: ANN201 - Django API
+        cleaned = super().clean()
+        slug = cleaned.get("slug") or self.instance.slug
+        for cluster in cleaned.get("allowed_clusters") or ():
+            problem = slug and name_problem(
+                cluster, argocd_apps_namespace(slug), purpose=NamePurpose.ARGOCD_APPS,
+                tenant=self.instance if self.instance.pk else None,
+            )
+            if problem:
+                self.add_error("allowed_clusters", problem)
+        return cleaned
+
 
 @admin.register(User)
 class BerthUserAdmin(UserAdmin):
@@ -67,6 +83,11 @@ class TenantAdmin(admin.ModelAdmin):
     search_fields = ("slug", "name")
     filter_horizontal = ("allowed_clusters", "allowed_tiers")
     inlines = [MembershipInline]
+
+    def save_related(self, request, form, formsets, change):  # noqa: ANN001, ANN201
+        super().save_related(request, form, formsets, change)
+        for cluster in form.instance.allowed_clusters.all():
+            claim_tenant_names(form.instance, cluster)
 
 
 @admin.register(EnvironmentTier)

@@ -58,6 +58,18 @@ class NamespaceState(models.TextChoices):
     DECOMMISSIONED = "decommissioned", "Decommissioned"
 
 
+class NamePurpose(models.TextChoices):
+    """What a namespace name is for (tenants.models.NamespaceClaim): one purpose per name."""
+
+    TIER = "tier", "tier namespace"  # <tenant>-<app>-<tier>
+    EPHEMERAL = "ephemeral", "ephemeral environment's namespace"
+    SHARED = "shared", "namespace shared by ephemeral environments"
+    KARGO = "kargo", "Kargo project namespace"  # <tenant>-<project>-kargo
+    ARGOCD_APPS = "argocd_apps", "Argo CD applications namespace"  # <tenant>-apps
+    PLATFORM = "platform", "platform namespace"  # kube-system, argocd, flux-system, ...
+    BERTH = "berth", "Berth's own namespace"
+
+
 class RequestKind(models.TextChoices):
     NAMESPACE = "namespace", "New namespace"
     PROJECT = "project", "New project"

@@ -18,6 +18,8 @@ from django.db.models import Q
 from tenants.choices import GitOpsEngine, MembershipSource, NetworkPreset
 from tenants.membership_sync import memberships_from_groups
 from tenants.models import Cluster, EnvironmentTier, Membership, Tenant, User
+from tenants.services.clusters import register_platform_namespaces
+from tenants.services.names import claim_tenant_names
 
 PLATFORM_ADMIN_GROUP = "platform-admins"
 
@@ -156,6 +158,7 @@ def seed(*, sandbox_api_url: str, repo_url_for: dict[str, str] | None = None) ->
             has_flux=True,
         ),
     )
+    register_platform_namespaces(cluster)
     tenants = []
     for spec in TENANTS:
         defaults = dict(spec)
@@ -163,6 +166,7 @@ def seed(*, sandbox_api_url: str, repo_url_for: dict[str, str] | None = None) ->
             defaults["gitops_repo_url"] = repo_url_for[spec["slug"]]
         tenant, _ = Tenant.objects.update_or_create(slug=spec["slug"], defaults=defaults)
         tenant.allowed_clusters.set([cluster])
+        claim_tenant_names(tenant, cluster)
         tenant.allowed_tiers.set(tiers)
         tenants.append(tenant)
 

@@ -15,7 +15,7 @@ Variables, in CEL by their lower-case names and in templates as `$NAME` / `${NAM
     mr_id     MR_ID      the merge request id (may be empty)
 
 Expanded values are made DNS-safe (lower case, other characters become dashes); a name
-longer than 63 characters keeps its first 56 and gets a hash of the whole (`naming.fit`).
+longer than 63 characters keeps its first 50 and gets a hash of the whole (`naming.fit`).
 A template with no variable is a fixed namespace every matching environment shares; it is
 created on first use and stays when they end.
 """
@@ -31,7 +31,14 @@ from celpy import CELEvalError
 from django.conf import settings
 
 from tenants import cel
-from tenants.naming import fit, label_value, outside_prefix_reason, reserved_reason
+from tenants.naming import (
+    RESERVED_SUFFIXES,
+    argocd_apps_namespace,
+    fit,
+    label_value,
+    outside_prefix_reason,
+    reserved_reason,
+)
 from tenants.validators import DNS_LABEL_MAX
 
 VARIABLES = ("tenant", "project", "env_slug", "branch", "mr_id")
@@ -109,11 +116,21 @@ def is_shared(text: str) -> bool:
 
 
 def name_problem(name: str, *, tenant: str) -> str | None:
+    """Why a rule may never name `name`: reserved for the platform, outside the tenant's
+    prefix, or one of the names Berth gives a tenant's own namespaces."""
     if not name:
         return "names an empty namespace"
-    return reserved_reason(name, berth_namespace=settings.BERTH_NAMESPACE) or (
+    problem = reserved_reason(name, berth_namespace=settings.BERTH_NAMESPACE) or (
         outside_prefix_reason(name, tenant=tenant)
     )
+    if problem:
+        return problem
+    if name == argocd_apps_namespace(tenant):
+        return f"{name} is the tenant's Argo CD applications namespace."
+    for suffix in sorted(RESERVED_SUFFIXES):
+        if name.endswith(f"-{suffix}"):
+            return f"{name} ends with -{suffix}: such names are projects' Kargo namespaces."
+    return None
 
 
 def check_rule(*, tenant: str, condition: str, namespace: str, refuse: bool) -> None:

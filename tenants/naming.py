@@ -1,12 +1,19 @@
-"""Namespace names: `<tenant>-<app>-<tier>`, DNS-1123, at most 63 characters.
+"""Namespace names (docs/naming.md): `<tenant>-<app>-<tier>`, DNS-1123, at most 63 characters.
 
-When the composed name is too long, only the app part is shortened, and a 6-character
-hash of the full name is appended to it: `<tenant>-<app prefix>-<hash>-<tier>`. The tenant
-prefix and the tier stay readable, the result is stable for the same input, and two long
-names that share a prefix still differ.
+When the composed name is too long, only the app part is shortened, and a 12-character hash
+(48 bits of SHA-256) of the full name is appended: `<tenant>-<app prefix>-<hash>-<tier>`.
+The tenant prefix and the tier stay readable and the result is stable for the same input.
+Making a name collide with someone else's costs about 2^48 hashes; and a collision, however
+found, only refuses the second name: the namespace registry (tenants.services.names) holds
+each name for one owner and says what holds it.
 
 Names from an ephemeral environment's rule template (`fit`) keep their start instead: the
-first 56 characters, a dash and the hash of the full name.
+first 50 characters, a dash and the hash of the full name.
+
+Names Berth uses beside the tiers' (claimed with the request that needs them):
+`<tenant>-<project>-kargo` for a project's Kargo project and `<tenant>-apps` for the
+tenant's Argo CD Applications; `kargo` is therefore reserved as a tier slug and an
+environment slug.
 """
 
 from __future__ import annotations
@@ -16,7 +23,14 @@ import re
 
 # RFC 1123 labels (namespace names) are at most this long.
 DNS_LABEL_MAX = 63
-HASH_LENGTH = 6
+HASH_LENGTH = 12
+# The last word of the names Berth gives a project's own namespaces: never a tier's or an
+# environment's slug, so `<tenant>-<project>-<word>` means one thing only.
+RESERVED_SUFFIXES = frozenset({"kargo"})
+# What a tier's slug may not be: those words, and the directories of an application's
+# GitOps files that are not environments (provisioning.gitops_plan.layout). Tier slugs have
+# no dash either, so `<tenant>-<app>-<tier>` splits one way only.
+RESERVED_TIER_SLUGS = frozenset({*RESERVED_SUFFIXES, "base", "overlays"})
 
 
 def short_hash(text: str) -> str:
@@ -40,11 +54,21 @@ def namespace_name(tenant: str, app: str, tier: str) -> str:
 
 def fit(name: str) -> str:
     """A name composed from a template, cut to 63 characters when longer: its start (the
-    tenant prefix) is kept, then a dash and a 6-character hash of the whole name."""
+    tenant prefix) is kept, then a dash and the hash of the whole name."""
     if len(name) <= DNS_LABEL_MAX:
         return name
     keep = name[: DNS_LABEL_MAX - HASH_LENGTH - 1].rstrip("-")
     return f"{keep}-{short_hash(name)}"
+
+
+def kargo_namespace(tenant: str, project: str) -> str:
+    """Kargo names a project's namespace after the project: `<tenant>-<project>-kargo`."""
+    return namespace_name(tenant, project, "kargo")
+
+
+def argocd_apps_namespace(tenant: str) -> str:
+    """Where the tenant's Argo CD Applications live (apps-in-any-namespace)."""
+    return f"{tenant}-apps"
 
 
 def label_value(text: str) -> str:
@@ -74,4 +98,20 @@ def reserved_reason(name: str, *, berth_namespace: str) -> str | None:
 def outside_prefix_reason(name: str, *, tenant: str) -> str | None:
     if not name.startswith(f"{tenant}-"):
         return f"{name} is outside the tenant's prefix: its namespaces start with {tenant}-."
+    return None
+
+
+# Namespaces a cluster's platform lives in, whatever the cluster: claimed for the platform
+# when a cluster is registered (tenants.services.names), with its own Argo CD and ingress
+# namespaces and Berth's.
+CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease",
+                      "flux-system", "kargo")
+
+
+def tier_slug_problem(slug: str) -> str | None:
+    if "-" in slug:
+        return (f"{slug!r} has a dash: a tier's slug is the last word of its namespaces' "
+                "names (<tenant>-<app>-<tier>), so it may not hold one.")
+    if slug in RESERVED_TIER_SLUGS:
+        return f"{slug!r} is reserved: Berth uses it for a project's own names and files."
     return None

@@ -17,12 +17,21 @@ from tenants.choices import (
     EndCause,
     EnvironmentState,
     GitOpsEngine,
+    NamePurpose,
     NamespaceState,
     RequestKind,
     RequestState,
 )
-from tenants.models import Namespace, Project, Tenant
-from tenants.naming import namespace_name, outside_prefix_reason, reserved_reason
+from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Tenant
+from tenants.naming import (
+    RESERVED_SUFFIXES,
+    argocd_apps_namespace,
+    kargo_namespace,
+    namespace_name,
+    outside_prefix_reason,
+    reserved_reason,
+)
+from tenants.selectors.names import claim_of, kept_for_tier, name_problem
 from tenants.validators import validate_dns_label
 
 # A DNS label on its own; the composed namespace name is shortened to fit if needed.
@@ -97,27 +106,20 @@ class _TenantScoped(serializers.Serializer):
         if errors:
             raise serializers.ValidationError(errors)
 
-    def _check_names(self, names: list[str], *, cluster: str, field: str = "app") -> None:
-        """Refuse reserved names, names outside the tenant's prefix and names already taken."""
+    def _check_names(self, wanted: list[dict[str, str]], *, cluster: str,
+                     field: str = "app") -> None:
+        """Refuse reserved names, names outside the tenant's prefix and names the registry
+        holds for something else (or for this very thing, already requested)."""
+        where = Cluster.objects.get(name=cluster)
         problems = []
-        for name in names:
+        for owner in wanted:
+            name = owner.pop("name")
             reason = reserved_reason(
                 name, berth_namespace=settings.BERTH_NAMESPACE
             ) or outside_prefix_reason(name, tenant=self.tenant.slug)
+            reason = reason or name_problem(where, name, tenant=self.tenant, **owner)
             if reason:
                 problems.append(reason)
-                continue
-            taken = (
-                Namespace.objects.filter(cluster__name=cluster, name=name)
-                .exclude(state=NamespaceState.DECOMMISSIONED)
-                .first()
-            )
-            if taken is None:
-                continue
-            if taken.state == NamespaceState.REQUESTED:
-                problems.append(f"{name} is already requested (request #{taken.request_id}).")
-            else:
-                problems.append(f"{name} already exists on {cluster}.")
         if problems:
             raise serializers.ValidationError({field: problems})
 
@@ -149,9 +151,8 @@ class NamespacePayload(_TenantScoped, QuotaFields):
         tier = self._tier(data["tier"])
         self._cluster(data["cluster"])
         self._within_tier(tier, data)
-        self._check_names(
-            [namespace_name(self.tenant.slug, data["app"], tier.slug)], cluster=data["cluster"]
-        )
+        self._check_names([_tier_owner(self.tenant, data["app"], tier.slug)],
+                          cluster=data["cluster"])
         return data
 
 
@@ -169,8 +170,14 @@ class ProjectPayload(_TenantScoped):
         self._cluster(data["cluster"])
         if Project.objects.filter(tenant=self.tenant, name=data["app"]).exists():
             raise serializers.ValidationError({"app": f"Project {data['app']!r} already exists."})
-        names = [namespace_name(self.tenant.slug, data["app"], slug) for slug in data["tiers"]]
-        self._check_names(names, cluster=data["cluster"])
+        wanted = [_tier_owner(self.tenant, data["app"], slug) for slug in data["tiers"]]
+        if data["engine"] == GitOpsEngine.ARGOCD_KARGO:
+            wanted.append({"name": kargo_namespace(self.tenant.slug, data["app"]),
+                           "purpose": NamePurpose.KARGO, "app": data["app"]})
+        if data["engine"] in (GitOpsEngine.ARGOCD, GitOpsEngine.ARGOCD_KARGO):
+            wanted.append({"name": argocd_apps_namespace(self.tenant.slug),
+                           "purpose": NamePurpose.ARGOCD_APPS})
+        self._check_names(wanted, cluster=data["cluster"])
         return data
 
 
@@ -187,10 +194,8 @@ class EnvironmentPayload(_TenantScoped, QuotaFields):
         tier = self._tier(data["tier"])
         self._cluster(data["cluster"])
         self._within_tier(tier, data)
-        self._check_names(
-            [namespace_name(self.tenant.slug, data["project"], tier.slug)],
-            cluster=data["cluster"], field="tier",
-        )
+        self._check_names([_tier_owner(self.tenant, data["project"], tier.slug)],
+                          cluster=data["cluster"], field="tier")
         return data
 
 
@@ -245,6 +250,7 @@ class EphemeralPayload(_TenantScoped):
             raise serializers.ValidationError(
                 {"project": f"{data['project']!r} is not a project of this tenant."}
             )
+        self._check_env_slug(data["env_slug"], project)
         tier = self._ephemeral_tier(data.get("tier"))
         cluster = self._cluster_for(project, data.get("cluster"))
         for key, default in (
@@ -280,7 +286,9 @@ class EphemeralPayload(_TenantScoped):
             )})
         if choice.refused:
             raise serializers.ValidationError({"env_slug": choice.refused})
-        problem = environment_rules.name_problem(choice.namespace, tenant=self.tenant.slug)
+        problem = environment_rules.name_problem(
+            choice.namespace, tenant=self.tenant.slug
+        ) or kept_for_tier(self.tenant, choice.namespace)
         if problem:
             raise serializers.ValidationError({"env_slug": f"The rule names {problem}"})
         data.update(
@@ -289,9 +297,28 @@ class EphemeralPayload(_TenantScoped):
             namespace=choice.namespace,
             shared=choice.shared,
             rule_position=choice.rule_position,
-            creates_namespace=self._namespace_free(choice.namespace, cluster, choice.shared),
+            creates_namespace=self._namespace_free(
+                choice.namespace, cluster, choice.shared,
+                {"purpose": NamePurpose.SHARED} if choice.shared else
+                {"purpose": NamePurpose.EPHEMERAL, "app": project.name,
+                 "environment": data["env_slug"]},
+            ),
         )
         return data
+
+    def _check_env_slug(self, slug: str, project: Project) -> None:
+        """An environment slug may not be a word Berth ends a project's own namespaces with:
+        `<tenant>-<project>-<slug>` would be the project's Kargo or tier namespace."""
+        reason = None
+        if slug in RESERVED_SUFFIXES:
+            reason = "the project's Kargo namespace"
+        elif EnvironmentTier.objects.filter(slug=slug).exists():
+            reason = f"the project's {slug} namespace"
+        if reason:
+            name = namespace_name(self.tenant.slug, project.name, slug)
+            raise serializers.ValidationError({"env_slug": (
+                f"{slug!r} is reserved: {name} is {reason}. Choose another environment slug."
+            )})
 
     def _ephemeral_tier(self, slug: str | None):  # noqa: ANN202 - EnvironmentTier
         tiers = self.tenant.allowed_tiers.filter(is_ephemeral=True).order_by("position", "slug")
@@ -340,21 +367,22 @@ class EphemeralPayload(_TenantScoped):
             )})
         return asked
 
-    def _namespace_free(self, name: str, cluster: str, shared: bool) -> bool:
-        """True when the environment creates its namespace; refuses a name it cannot use."""
-        taken = (
-            Namespace.objects.filter(cluster__name=cluster, name=name)
-            .exclude(state=NamespaceState.DECOMMISSIONED)
-            .first()
-        )
-        if taken is None:
+    def _namespace_free(self, name: str, cluster: str, shared: bool, owner: dict) -> bool:
+        """True when the environment creates its namespace; refuses a name it cannot use
+        (held by the registry for anything but a shared namespace of this tenant)."""
+        where = Cluster.objects.get(name=cluster)
+        problem = name_problem(where, name, tenant=self.tenant, **owner)
+        if problem:
+            raise serializers.ValidationError({"env_slug": problem})
+        claim = claim_of(where, name)
+        if claim is None:
             return True
-        if not shared:
-            raise serializers.ValidationError({"env_slug": f"{name} already exists on {cluster}."})
-        if taken.tenant_id != self.tenant.pk or taken.state != NamespaceState.ACTIVE:
+        namespace = claim.namespace
+        if namespace is None or namespace.state != NamespaceState.ACTIVE:
+            state = namespace.get_state_display().lower() if namespace else "not provisioned"
             raise serializers.ValidationError({"env_slug": (
-                f"The shared namespace {name} is {taken.get_state_display().lower()}"
-                + (f" (request #{taken.request_id})" if taken.request_id else "")
+                f"The shared namespace {name} is {state}"
+                + (f" (request #{claim.request_id})" if claim.request_id else "")
                 + ": try again once it is active."
             )})
         return False
@@ -386,6 +414,11 @@ class EndEnvironmentPayload(_TenantScoped):
         data["project"] = environment.project.name
         data["env_slug"] = environment.slug
         return data
+
+
+def _tier_owner(tenant: Tenant, app: str, tier: str) -> dict[str, str]:
+    return {"name": namespace_name(tenant.slug, app, tier), "purpose": NamePurpose.TIER,
+            "app": app, "tier": tier}
 
 
 PAYLOADS: dict[str, type[_TenantScoped]] = {

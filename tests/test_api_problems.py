@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from tenants.api import idempotency
 from tenants.api.exceptions import problem_handler
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
-from tenants.models import IdempotencyRecord, Namespace, Request, User
+from tenants.models import IdempotencyRecord, Namespace, NamespaceClaim, Request, User
 from tests.test_api_support import (  # noqa: F401 - fixtures
     NAMESPACE,
     api,
@@ -202,7 +202,9 @@ def test_an_abandoned_key_is_taken_over(world):
     client = api(world.member)
     body = namespace_request(tier="prod")
     post_with_key(client, "crashed", body)
-    Namespace.objects.all().delete()  # as if the first request never got that far
+    # As if the first request never got that far (so its names were never claimed either).
+    NamespaceClaim.objects.filter(request__isnull=False).delete()
+    Namespace.objects.all().delete()
     Request.objects.all().delete()
     IdempotencyRecord.objects.filter(key="crashed").update(
         status_code=None, created_at=timezone.now() - timedelta(minutes=5))

@@ -261,7 +261,8 @@ def test_preview_shows_a_long_env_slug_shortened_with_a_hash(client, world):
 
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": slug}).content.decode()
 
-    assert re.search(r"payments-checkout-review-a-very-long-branch-name-for-the-[0-9a-f]{6}</code>",
+    # Its first 50 characters, then 48 bits of the SHA-256 of the whole name.
+    assert re.search(r"payments-checkout-review-a-very-long-branch-name-f-[0-9a-f]{12}</code>",
                      page)
     assert "63 of 63 characters" in page
     assert "shortened with a stable hash" in page

@@ -27,8 +27,6 @@ from provisioning.plan import (
     LABEL_TIER,
     NamespaceSpec,
     PlanInput,
-    argocd_apps_namespace,
-    kargo_project_name,
 )
 
 
@@ -47,13 +45,13 @@ def application(inputs: PlanInput, ns: NamespaceSpec) -> dict[str, Any]:
     """One Argo CD Application per environment, in the tenant's apps namespace."""
     metadata: dict[str, Any] = {
         "name": application_name(inputs, ns),
-        "namespace": argocd_apps_namespace(inputs.tenant.slug),
+        "namespace": inputs.tenant.apps_namespace,
         "labels": part_of_labels(inputs, ns),
         # Deleting the Application (its file removed on decommission) deletes what it made.
         "finalizers": ["resources-finalizer.argocd.argoproj.io"],
     }
     if uses_kargo(inputs):
-        stage = f"{kargo_project_name(inputs.tenant.slug, inputs.project)}:{stage_name(ns)}"
+        stage = f"{inputs.kargo_namespace}:{stage_name(ns)}"
         metadata["annotations"] = {"kargo.akuity.io/authorized-stage": stage}
     return {
         "apiVersion": "argoproj.io/v1alpha1",
@@ -119,7 +117,7 @@ def warehouse(inputs: PlanInput, image: str) -> dict[str, Any]:
         "kind": "Warehouse",
         "metadata": {
             "name": inputs.app,
-            "namespace": kargo_project_name(inputs.tenant.slug, inputs.project),
+            "namespace": inputs.kargo_namespace,
             "labels": part_of_labels(inputs),
         },
         "spec": {
@@ -145,7 +143,7 @@ def promotion_order(namespaces: Iterable[NamespaceSpec]) -> list[NamespaceSpec]:
 def stages(inputs: PlanInput, image: str) -> list[dict[str, Any]]:
     """dev → staging → prod in tier order; ephemeral tiers take Freight straight from the
     Warehouse and feed nothing."""
-    project = kargo_project_name(inputs.tenant.slug, inputs.project)
+    project = inputs.kargo_namespace
     documents = []
     upstream = ""
     for ns in promotion_order(inputs.namespaces):
@@ -195,7 +193,7 @@ def stages(inputs: PlanInput, image: str) -> list[dict[str, Any]]:
                         "apps": [
                             {
                                 "name": application_name(inputs, ns),
-                                "namespace": argocd_apps_namespace(inputs.tenant.slug),
+                                "namespace": inputs.tenant.apps_namespace,
                                 "sources": [
                                     {
                                         "repoURL": "${{ vars.gitRepo }}",

@@ -9,7 +9,7 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 from provisioning.plan import NamespaceSpec, PlanInput, uses_argocd
-from tenants.naming import fit
+from tenants.naming import RESERVED_TIER_SLUGS, fit
 
 MANAGED_MARK = "# Managed by Berth"
 SKELETON_MARK = "# Created by Berth"
@@ -17,7 +17,7 @@ DIGEST_MARK = "# berth-skeleton-sha256: "
 DEFAULT_IMAGE_REPOSITORY = "registry.example.com/{tenant}/{app}"
 LABEL_PART_OF = "app.kubernetes.io/part-of"
 # Directory names under apps/<app>/ that are not environments.
-RESERVED_DIRS = frozenset({"base", "overlays", "kargo"})
+RESERVED_DIRS = RESERVED_TIER_SLUGS
 # The only kinds a tenant's repository ever receives from Berth. Everything else, and in
 # particular whatever grants or bounds permissions (Namespace, RBAC, quota, limits, network
 # policy, ServiceAccounts, AppProject, Kargo Project / ProjectConfig), is applied by Berth.

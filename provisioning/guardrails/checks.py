@@ -74,7 +74,42 @@ def guardrail_problems(obj: Mapping[str, Any], inputs: PlanInput) -> list[str]:
         )
     if kind == "RoleBinding":
         problems += _role_binding_problems(obj, inputs)
+    if kind != "AppProject":  # it lives in the platform's Argo CD namespace, checked above
+        where = name if (group, kind) in CLUSTER_SCOPED else namespace
+        problems += claim_problems(where, inputs)
     return problems
+
+
+# What a namespace a tenant's plan creates, changes or deletes may be in the registry.
+TENANT_NAMESPACES = frozenset({"tier", "ephemeral", "shared"})
+
+
+def claim_problems(name: str, inputs: PlanInput, *, deleting: bool = False) -> list[str]:
+    """A plan touches a namespace only when the registry holds it for this request's owner
+    and for what the plan does there: the request's own namespaces, the project's Kargo
+    namespace, the tenant's Argo CD applications namespace. Skipped for inputs made by hand
+    (`inputs.claims` None)."""
+    if inputs.claims is None:
+        return []
+    own = {ns.name for ns in inputs.namespaces} | set(inputs.remove_namespaces)
+    if name in own:
+        expected = TENANT_NAMESPACES
+    elif not deleting and name == inputs.kargo_namespace:
+        expected = frozenset({"kargo"})
+    elif not deleting and name == inputs.tenant.apps_namespace:
+        expected = frozenset({"argocd_apps"})
+    else:
+        return [f"{name} is not one of this request's namespaces"]
+    claim = inputs.claims.get(name)
+    if claim is None:
+        return [f"{name} is not claimed for this request: Berth touches only registered names"]
+    if claim.tenant != inputs.tenant.slug or claim.purpose not in expected:
+        owner = claim.tenant or "the platform"
+        return [f"{name} is registered as {claim.purpose} of {owner}, not what this plan makes "
+                "of it: Berth never touches a namespace that belongs to something else"]
+    if claim.purpose == "kargo" and claim.app != inputs.project:
+        return [f"{name} is the Kargo namespace of {claim.app}, not of {inputs.project}"]
+    return []
 
 
 def _role_binding_problems(binding: Mapping[str, Any], inputs: PlanInput) -> list[str]:

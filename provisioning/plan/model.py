@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-from tenants.naming import namespace_name
+from tenants.naming import argocd_apps_namespace, kargo_namespace
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_TENANT = "berth.dev/tenant"
@@ -85,6 +86,13 @@ class TenantSpec:
     # DNS domains the tenant's Ingresses and Certificates may use (provisioning.guardrails'
     # admission policy); not rendered into a plan.
     allowed_domains: tuple[str, ...] = ()
+    # The tenant's Argo CD applications namespace as the registry holds it (its usual name
+    # when not given).
+    apps_namespace: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.apps_namespace:
+            object.__setattr__(self, "apps_namespace", argocd_apps_namespace(self.slug))
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,15 @@ class NamespaceSpec:
 
 
 @dataclass(frozen=True)
+class ClaimSpec:
+    """A namespace name's entry in the registry (tenants.models.NamespaceClaim)."""
+
+    purpose: str  # tier | ephemeral | shared | kargo | argocd_apps | platform | berth
+    tenant: str = ""  # its owner's slug; empty for the platform's and Berth's names
+    app: str = ""
+
+
+@dataclass(frozen=True)
 class PlanInput:
     request_id: int
     tenant: TenantSpec
@@ -123,6 +140,18 @@ class PlanInput:
     # The application a GitOps write is about (the project, or a namespace request's app);
     # only provisioning.gitops_plan reads it.
     app: str = ""
+    # The project's Kargo namespace as the registry holds it (its usual name when not given).
+    kargo_namespace: str = ""
+    # What the registry says of every namespace name this plan touches (name -> claim), read
+    # with the inputs; None when the inputs were made by hand (tests), which skips the check
+    # that the plan touches only what is claimed for it (provisioning.guardrails.checks).
+    claims: Mapping[str, ClaimSpec] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.kargo_namespace and self.project:
+            object.__setattr__(
+                self, "kargo_namespace", kargo_namespace(self.tenant.slug, self.project)
+            )
 
 
 @dataclass(frozen=True)
@@ -174,16 +203,6 @@ def ref_of(obj: dict[str, Any]) -> ObjectRef:
 
 def uses_argocd(engine: str) -> bool:
     return engine in ("argocd", "argocd_kargo")
-
-
-def argocd_apps_namespace(tenant: str) -> str:
-    """Where the tenant's Argo CD Applications live (apps-in-any-namespace)."""
-    return f"{tenant}-apps"
-
-
-def kargo_project_name(tenant: str, project: str) -> str:
-    """Kargo names its project namespace after the project: `<tenant>-<app>-kargo`."""
-    return namespace_name(tenant, project, "kargo")
 
 
 # --- rendering -----------------------------------------------------------------------

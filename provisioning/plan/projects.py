@@ -14,8 +14,6 @@ from provisioning.plan.model import (
     LABEL_PROJECT,
     ROLES,
     PlanInput,
-    argocd_apps_namespace,
-    kargo_project_name,
     metadata_of,
     owned_labels,
 )
@@ -26,7 +24,7 @@ def argocd_objects(inputs: PlanInput) -> list[dict[str, Any]]:
     """The tenant's AppProject: only its own namespaces, its own repo, nothing cluster-wide."""
     tenant = inputs.tenant
     labels = owned_labels(inputs)
-    apps_namespace = argocd_apps_namespace(tenant.slug)
+    apps_namespace = tenant.apps_namespace
     roles = []
     for role in ROLES:
         groups = tenant.groups.get(role, ())
@@ -96,7 +94,7 @@ def _impersonation(inputs: PlanInput) -> dict[str, Any]:
 
 def kargo_objects(inputs: PlanInput) -> list[dict[str, Any]]:
     """Kargo Project (cluster-scoped, only ever created by Berth) and its ProjectConfig."""
-    name = kargo_project_name(inputs.tenant.slug, inputs.project)
+    name = inputs.kargo_namespace
     labels = owned_labels(inputs, **{LABEL_PROJECT: inputs.project})
     return [
         {

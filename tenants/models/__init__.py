@@ -1,5 +1,6 @@
 from tenants.models.audit import AuditEvent
 from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
+from tenants.models.names import NamespaceClaim
 from tenants.models.policy import ApprovalRule
 from tenants.models.requests import Approval, Comment, Request, Run
 from tenants.models.tenancy import Cluster, EnvironmentTier, Membership, Namespace, Project, Tenant
@@ -19,6 +20,7 @@ __all__ = [
     "IdempotencyRecord",
     "Membership",
     "Namespace",
+    "NamespaceClaim",
     "Project",
     "Request",
     "Run",

@@ -15,7 +15,7 @@ from tenants.choices import (
     Role,
 )
 from tenants.fields import EncryptedTextField
-from tenants.naming import reserved_reason
+from tenants.naming import reserved_reason, tier_slug_problem
 from tenants.validators import validate_dns_label
 
 # Leaves room for "-<app>-<tier>" inside a 63-character namespace name.
@@ -213,6 +213,11 @@ class EnvironmentTier(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def clean(self) -> None:
+        problem = tier_slug_problem(self.slug)
+        if problem:
+            raise ValidationError({"slug": problem})
 
     def cluster_role_for(self, role: str) -> str:
         return {

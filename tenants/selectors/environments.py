@@ -7,10 +7,9 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from tenants import budget
 from tenants.choices import EnvironmentState, NamespaceState, Role
 from tenants.models import AuditEvent, EphemeralEnvironment, Namespace, Request, Tenant, User
-from tenants.selectors.access import is_platform_admin, may_request, role_in
+from tenants.selectors.access import is_platform_admin, role_in
 
 
 def environments_visible_to(user: User) -> QuerySet[EphemeralEnvironment]:
@@ -136,20 +135,6 @@ def environment_rules_preview(
     elif taken is not None:
         result["existing"] = taken
     return result
-
-
-def ephemeral_preview(user: User, tenant: Tenant, payload: dict) -> dict:
-    """What creating this ephemeral environment would do (its namespace first of all),
-    without creating anything. Raises what submitting would: bad input, budget, membership."""
-
-    from tenants.errors import NotAllowed
-    from tenants.payloads import validate_payload
-
-    if not may_request(user, tenant):
-        raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
-    cleaned = validate_payload(kind="ephemeral", tenant=tenant, payload=payload)
-    budget.check_fits(tenant=tenant, kind="ephemeral", payload=cleaned)
-    return cleaned
 
 
 def end_request_of(environment: EphemeralEnvironment) -> Request | None:

@@ -15,6 +15,7 @@ from tenants.services.clusters import save_cluster
 from tenants.services.environments import (
     end_environment,
     environments_to_warn,
+    ephemeral_preview,
     expire_environments,
     extend_environment,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "create_api_token",
     "end_environment",
     "environments_to_warn",
+    "ephemeral_preview",
     "expire_environments",
     "extend_environment",
     "mark_decommissioned",

@@ -1,5 +1,6 @@
 """Names a request takes while it waits: its namespaces (and its ephemeral environment),
-claimed at submission so no other request can, and released when it is refused.
+claimed at submission in the namespace registry (tenants.services.names) so no other
+request, rule or tenant can have them, and released when it is refused.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from tenants import audit
-from tenants.choices import EnvironmentState, NamespaceState, RequestKind
+from tenants.choices import (
+    EnvironmentState,
+    GitOpsEngine,
+    NamePurpose,
+    NamespaceState,
+    RequestKind,
+)
 from tenants.models import (
     Cluster,
     EnvironmentTier,
@@ -22,16 +29,18 @@ from tenants.models import (
     Project,
     Request,
 )
-from tenants.naming import namespace_name
+from tenants.naming import kargo_namespace, namespace_name
+from tenants.services.names import NameTaken, claim, claim_tenant_names, release_refused
 
 
 def claim_names(tenancy_request: Request) -> None:
     """Take the names a request would create, so no other request or namespace can.
 
-    The claim counts against the tenant's budget until the request is decided; the unique
-    constraint on live names is the backstop against two requests racing for one name.
+    The claim counts against the tenant's budget until the request is decided; the
+    registry's unique constraint on live names is the backstop against two requests racing
+    for one name. A name taken meanwhile is refused as a field error, nothing saved.
     """
-    payload, tenant = tenancy_request.payload, tenancy_request.tenant
+    payload = tenancy_request.payload
     if tenancy_request.kind == RequestKind.EPHEMERAL:
         _claim_environment(tenancy_request)
         return
@@ -48,18 +57,33 @@ def claim_names(tenancy_request: Request) -> None:
         wanted = [(payload["project"], payload["tier"])]
     else:
         return
+    field = "tier" if tenancy_request.kind == RequestKind.ENVIRONMENT else "app"
+    try:
+        with transaction.atomic():
+            claim_tenant_names(
+                tenancy_request.tenant, Cluster.objects.get(name=payload["cluster"])
+            )
+            _claim_tier_namespaces(tenancy_request, wanted)
+            if tenancy_request.kind == RequestKind.PROJECT:
+                _claim_project_names(tenancy_request)
+    except NameTaken as exc:
+        raise ValidationError({field: [str(exc)]}) from exc
+
+
+def _claim_tier_namespaces(tenancy_request: Request, wanted: list[tuple[str, str]]) -> None:
+    payload, tenant = tenancy_request.payload, tenancy_request.tenant
     cluster = Cluster.objects.get(name=payload["cluster"])
     tiers = {
         tier.slug: tier
         for tier in EnvironmentTier.objects.filter(slug__in=[slug for _, slug in wanted])
     }
+    is_project = tenancy_request.kind == RequestKind.PROJECT
     for app, slug in wanted:
         tier = tiers[slug]
-        is_project = tenancy_request.kind == RequestKind.PROJECT
         name = namespace_name(tenant.slug, app, slug)
         try:
             with transaction.atomic():
-                Namespace.objects.create(
+                namespace = Namespace.objects.create(
                     name=name,
                     tenant=tenant,
                     cluster=cluster,
@@ -73,7 +97,23 @@ def claim_names(tenancy_request: Request) -> None:
                     ),
                 )
         except IntegrityError as exc:
-            raise ValidationError({"app": [f"{name} was just taken by another request."]}) from exc
+            raise NameTaken(f"{name} was just taken by another request.") from exc
+        claim(
+            cluster=cluster, name=name, purpose=NamePurpose.TIER, tenant=tenant, app=app,
+            tier=slug, request=tenancy_request, namespace=namespace,
+        )
+
+
+def _claim_project_names(tenancy_request: Request) -> None:
+    """A project's own name beside its tiers': its Kargo project's namespace."""
+    payload, tenant = tenancy_request.payload, tenancy_request.tenant
+    if payload["engine"] == GitOpsEngine.ARGOCD_KARGO:
+        claim(
+            cluster=Cluster.objects.get(name=payload["cluster"]),
+            name=kargo_namespace(tenant.slug, payload["app"]),
+            purpose=NamePurpose.KARGO, tenant=tenant, app=payload["app"],
+            request=tenancy_request,
+        )
 
 
 def _claim_environment(tenancy_request: Request) -> None:
@@ -87,6 +127,7 @@ def _claim_environment(tenancy_request: Request) -> None:
     longest = tier.max_ttl or settings.BERTH_EPHEMERAL_MAX_TTL
     try:
         with transaction.atomic():
+            claim_tenant_names(tenant, cluster)
             if payload["creates_namespace"]:
                 namespace = Namespace.objects.create(
                     name=payload["namespace"],
@@ -100,6 +141,11 @@ def _claim_environment(tenancy_request: Request) -> None:
                     memory_mib=payload["memory_mib"],
                     storage_gib=payload["storage_gib"],
                     expires_at=None if payload["shared"] else expires_at,
+                )
+                claim(
+                    cluster=cluster, name=namespace.name, tenant=tenant,
+                    **_environment_owner(payload, project), request=tenancy_request,
+                    namespace=namespace,
                 )
             else:
                 namespace = Namespace.objects.get(
@@ -119,6 +165,8 @@ def _claim_environment(tenancy_request: Request) -> None:
                 expires_at=expires_at,
                 max_expires_at=max(now + longest, expires_at),
             )
+    except NameTaken as exc:
+        raise ValidationError({"env_slug": [str(exc)]}) from exc
     except (IntegrityError, Namespace.DoesNotExist) as exc:
         raise ValidationError({"env_slug": [
             f"{payload['namespace']} or environment {payload['env_slug']} was just taken "
@@ -139,18 +187,26 @@ def _claim_environment(tenancy_request: Request) -> None:
     )
 
 
+def _environment_owner(payload: dict[str, Any], project: Project) -> dict[str, str]:
+    if payload["shared"]:
+        return {"purpose": NamePurpose.SHARED}
+    return {"purpose": NamePurpose.EPHEMERAL, "app": project.name,
+            "environment": payload["env_slug"]}
+
+
 def release_claims(tenancy_request: Request) -> dict[str, Any]:
     ended = EphemeralEnvironment.objects.filter(
         request=tenancy_request, state=EnvironmentState.STARTING
     ).update(state=EnvironmentState.ENDED, ended_at=timezone.now())
     released = Namespace.objects.filter(request=tenancy_request, state=NamespaceState.REQUESTED)
-    names = list(released.values_list("name", flat=True))
+    release_refused(tenancy_request)
+    namespace_names = list(released.values_list("name", flat=True))
     # An environment's record keeps pointing at the name it was given: kept, but freed.
     released.filter(ephemeral_environments__isnull=False).update(
         state=NamespaceState.DECOMMISSIONED
     )
     released.filter(ephemeral_environments__isnull=True).delete()
-    result: dict[str, Any] = {"released": names} if names else {}
+    result: dict[str, Any] = {"released": namespace_names} if namespace_names else {}
     if ended:
         result["environment_ended"] = True
     return result

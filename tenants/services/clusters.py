@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from rest_framework.exceptions import ValidationError
 
 from tenants import audit, selectors
 from tenants.errors import NotAllowed
 from tenants.models import Cluster, User
 from tenants.services.editing import apply_changes, full_clean
+from tenants.services.names import NameTaken, claim_platform_namespaces
 
 
 def save_cluster(
@@ -31,6 +33,7 @@ def save_cluster(
         before, after = apply_changes(target, values)
         full_clean(target)
         target.save()
+        register_platform_namespaces(target)
         if after or action == "cluster.create":
             audit.record(
                 actor=actor,
@@ -41,3 +44,16 @@ def save_cluster(
                 source_ip=source_ip,
             )
     return target
+
+
+def register_platform_namespaces(cluster: Cluster) -> list[str]:
+    """Claim the cluster's platform namespaces (kube-*, default, its Argo CD, Kargo, Flux
+    and ingress namespaces, Berth's); a setting that names a tenant's namespace is refused
+    on its field."""
+    try:
+        return claim_platform_namespaces(cluster)
+    except NameTaken as exc:
+        field = next((f for f in ("argocd_namespace", "ingress_namespace")
+                      if getattr(cluster, f) and f"{getattr(cluster, f)} " in f"{exc} "),
+                     "non_field_errors")
+        raise ValidationError({field: [str(exc)]}) from exc

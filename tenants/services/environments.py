@@ -13,10 +13,10 @@ from django.db import transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import audit, policy, selectors
+from tenants import audit, budget, policy, selectors
 from tenants.choices import EndCause, EnvironmentState, PolicyOutcome, RequestKind, RequestState
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
-from tenants.models import EphemeralEnvironment, Namespace, Request, User
+from tenants.models import EphemeralEnvironment, Namespace, Request, Tenant, User
 from tenants.payloads import validate_payload
 from tenants.quantities import seconds_to_duration
 from tenants.services.claims import release_claims
@@ -187,3 +187,13 @@ def environments_to_warn(*, now: Any = None) -> list[EphemeralEnvironment]:
             )
         warned.append(environment)
     return warned
+
+
+def ephemeral_preview(user: User, tenant: Tenant, payload: dict) -> dict:
+    """What creating this ephemeral environment would do (its namespace first of all),
+    without creating anything. Raises what submitting would: bad input, budget, membership."""
+    if not selectors.may_request(user, tenant):
+        raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
+    cleaned = validate_payload(kind="ephemeral", tenant=tenant, payload=payload)
+    budget.check_fits(tenant=tenant, kind="ephemeral", payload=cleaned)
+    return cleaned

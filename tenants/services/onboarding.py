@@ -12,6 +12,7 @@ from tenants import audit, selectors
 from tenants.errors import NotAllowed
 from tenants.models import Cluster, EnvironmentTier, Tenant, User
 from tenants.services.editing import apply_changes, full_clean
+from tenants.services.names import NameTaken, claim_tenant_names
 
 
 def onboard_tenant(
@@ -60,6 +61,7 @@ def onboard_tenant(
     with transaction.atomic():
         tenant.save()
         tenant.allowed_clusters.set(clusters)
+        _claim_names_on(tenant, clusters)
         tenant.allowed_tiers.set(tiers)
         audit.record(
             actor=actor,
@@ -116,6 +118,8 @@ def update_tenant(
             if old != new:
                 manager.set(wanted)
                 before[relation], after[relation] = old, new
+        if clusters is not None:
+            _claim_names_on(locked, clusters)
         if after:
             audit.record(
                 actor=actor,
@@ -127,3 +131,13 @@ def update_tenant(
                 source_ip=source_ip,
             )
     return locked
+
+
+def _claim_names_on(tenant: Tenant, clusters: list[Cluster]) -> None:
+    """The tenant's own names on every cluster it may use; a name already another's is
+    refused as a field error (a tenant slug another tenant's names already use)."""
+    try:
+        for cluster in clusters:
+            claim_tenant_names(tenant, cluster)
+    except NameTaken as exc:
+        raise ValidationError({"slug": [str(exc)]}) from exc

@@ -10,9 +10,10 @@ from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
 from tenants import audit, environment_rules, selectors
-from tenants.choices import Role
+from tenants.choices import NamePurpose, Role
 from tenants.errors import NotAllowed
 from tenants.models import ApprovalRule, EnvironmentRule, Tenant, User
+from tenants.selectors.names import kept_for_tier, name_problem
 
 
 def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> ApprovalRule:  # noqa: ANN001
@@ -85,6 +86,8 @@ def replace_environment_rules(
             )
         except environment_rules.RuleError as exc:
             problems.append(f"Rule {number}: {exc}")
+        else:
+            problems += [f"Rule {number}: {found}" for found in _fixed_name_problems(tenant, row)]
         cleaned.append(row)
     if problems:
         raise ValidationError({"rules": problems})
@@ -114,3 +117,18 @@ def replace_environment_rules(
                 source_ip=source_ip,
             )
     return saved
+
+
+def _fixed_name_problems(tenant: Tenant, row: dict[str, Any]) -> list[str]:
+    """A fixed (shared) namespace a rule names must be free, or already the tenant's shared
+    namespace, on every cluster the tenant may use."""
+    if row["refuse"] or not environment_rules.is_shared(row["namespace"]):
+        return []
+    name = environment_rules.expand(row["namespace"], {})
+    kept = kept_for_tier(tenant, name)
+    if kept:
+        return [kept]
+    return [
+        problem for cluster in tenant.allowed_clusters.all()
+        if (problem := name_problem(cluster, name, purpose=NamePurpose.SHARED, tenant=tenant))
+    ]

@@ -72,7 +72,7 @@ class EphemeralEnvironmentViewSet(ApiView, mixins.ListModelMixin, mixins.Retriev
         tenant = selectors.visible_tenant(request.user, form.validated_data["tenant"])
         payload = {k: v for k, v in form.validated_data.items() if k in PAYLOAD_FIELDS}
         if request.query_params.get("dry_run", "").lower() in ("1", "true", "yes"):
-            cleaned = selectors.ephemeral_preview(request.user, tenant, payload)
+            cleaned = services.ephemeral_preview(request.user, tenant, payload)
             return Response(s.EphemeralEnvironmentPreviewSerializer({
                 **cleaned,
                 "rule": cleaned["rule_position"],

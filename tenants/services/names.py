@@ -1,0 +1,105 @@
+"""The namespace registry, written (tenants.models.NamespaceClaim): a name is claimed in the
+transaction that computes it, with one purpose and one owner, and released when what it
+names is refused or gone. A name that belongs to something else is refused, saying what."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from tenants.choices import NamePurpose
+from tenants.errors import DomainError
+from tenants.models import Cluster, Namespace, NamespaceClaim, Request, Tenant
+from tenants.naming import CLUSTER_NAMESPACES, argocd_apps_namespace
+from tenants.selectors.names import claim_of, live_claims, name_problem
+
+# Tenant-level names outlive any one request: the tenant's Argo CD applications namespace
+# serves every Argo CD project of the tenant, so refusing one request does not free it.
+TENANT_LEVEL = frozenset({NamePurpose.ARGOCD_APPS})
+
+
+class NameTaken(DomainError):
+    """The name belongs to something else (its owner named as the asker may know it)."""
+
+
+def claim(
+    *,
+    cluster: Cluster,
+    name: str,
+    purpose: str,
+    tenant: Tenant | None = None,
+    app: str = "",
+    tier: str = "",
+    environment: str = "",
+    request: Request | None = None,
+    namespace: Namespace | None = None,
+) -> NamespaceClaim:
+    """Take `name` on `cluster` for this purpose and owner, or raise NameTaken. Taking a
+    shareable name its owner already holds (the tenant's applications namespace, a shared
+    environment namespace) returns the claim there is."""
+    owner = {"purpose": purpose, "tenant": tenant, "app": app, "tier": tier,
+             "environment": environment}
+    problem = name_problem(cluster, name, **owner)
+    if problem:
+        raise NameTaken(problem)
+    existing = claim_of(cluster, name)
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return NamespaceClaim.objects.create(
+                cluster=cluster, name=name, request=request, namespace=namespace, **owner
+            )
+    except IntegrityError as exc:
+        # Claimed by a concurrent transaction between the check and the insert.
+        raise NameTaken(
+            name_problem(cluster, name, **owner) or f"{name} was just claimed by another request."
+        ) from exc
+
+
+def release(claims: QuerySet[NamespaceClaim]) -> list[str]:
+    """Free these names; returns them."""
+    names = list(claims.filter(released_at__isnull=True).values_list("name", flat=True))
+    claims.filter(released_at__isnull=True).update(released_at=timezone.now())
+    return names
+
+
+def release_refused(tenancy_request: Request) -> list[str]:
+    """A request was rejected or cancelled: the names it claimed are free again, but for
+    the tenant-level ones. (A request that joined a shared namespace claimed nothing: the
+    claim is the request's that created it.)"""
+    return release(
+        live_claims().filter(request=tenancy_request).exclude(purpose__in=TENANT_LEVEL)
+    )
+
+
+def release_namespaces(namespaces: QuerySet[Namespace]) -> list[str]:
+    """These namespaces are gone (decommissioned): their names are free again."""
+    return release(live_claims().filter(namespace__in=namespaces))
+
+
+def claim_tenant_names(tenant: Tenant, cluster: Cluster) -> None:
+    """The names a tenant holds on a cluster it may use, whatever it asks for: its Argo CD
+    applications namespace. Idempotent."""
+    claim(cluster=cluster, name=argocd_apps_namespace(tenant.slug),
+          purpose=NamePurpose.ARGOCD_APPS, tenant=tenant)
+
+
+def platform_namespaces(cluster: Cluster) -> list[str]:
+    names = [*CLUSTER_NAMESPACES, cluster.argocd_namespace, cluster.ingress_namespace,
+             settings.BERTH_NAMESPACE]
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def claim_platform_namespaces(cluster: Cluster) -> list[str]:
+    """Claim the namespaces a cluster's platform runs in (kube-*, default, Argo CD, Kargo,
+    Flux, the ingress controller) and Berth's own; idempotent. Raises NameTaken when one
+    is already a tenant's (a cluster setting naming a tenant namespace)."""
+    claimed = []
+    for name in platform_namespaces(cluster):
+        purpose = NamePurpose.BERTH if name == settings.BERTH_NAMESPACE else NamePurpose.PLATFORM
+        claim(cluster=cluster, name=name, purpose=purpose)
+        claimed.append(name)
+    return claimed

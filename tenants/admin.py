@@ -9,6 +9,7 @@ from tenants.models import (
     EnvironmentTier,
     Membership,
     Namespace,
+    NamespaceClaim,
     Project,
     Request,
     Run,
@@ -160,4 +161,25 @@ class AuditEventAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+        return False
+
+
+@admin.register(NamespaceClaim)
+class NamespaceClaimAdmin(admin.ModelAdmin):
+    """The namespace registry: read here, written only by Berth's services (a claim changed
+    by hand could hand a name to the wrong owner)."""
+
+    list_display = ("name", "cluster", "purpose", "tenant", "app", "tier", "environment",
+                    "request", "released_at")
+    list_filter = ("purpose", "cluster")
+    search_fields = ("name", "app")
+    list_select_related = ("cluster", "tenant")
+
+    def has_add_permission(self, request) -> bool:  # noqa: ANN001 - Django API
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:  # noqa: ANN001 - Django API
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:  # noqa: ANN001 - Django API
         return False

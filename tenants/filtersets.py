@@ -14,15 +14,18 @@ from drf_spectacular.utils import extend_schema_field
 from tenants.choices import (
     EnvironmentState,
     GitOpsEngine,
+    NamePurpose,
     NamespaceState,
     RequestKind,
     RequestState,
 )
 from tenants.models import (
     AuditEvent,
+    Cluster,
     EnvironmentTier,
     EphemeralEnvironment,
     Namespace,
+    NamespaceClaim,
     Project,
     Request,
     Tenant,
@@ -141,3 +144,20 @@ class EphemeralEnvironmentFilterSet(django_filters.FilterSet):
     class Meta:
         model = EphemeralEnvironment
         fields = ["tenant", "project", "env_slug", "state"]
+
+
+class NamespaceClaimFilterSet(django_filters.FilterSet):
+    """The namespace registry's page (platform admins)."""
+
+    name = django_filters.CharFilter(lookup_expr="icontains", label="Name contains")
+    cluster = django_filters.ModelChoiceFilter(
+        queryset=Cluster.objects.all(), to_field_name="name", empty_label="Any cluster"
+    )
+    tenant = django_filters.ModelChoiceFilter(
+        queryset=Tenant.objects.all(), to_field_name="slug", empty_label="Any owner"
+    )
+    purpose = django_filters.ChoiceFilter(choices=NamePurpose.choices, empty_label="Any purpose")
+
+    class Meta:
+        model = NamespaceClaim
+        fields = ["name", "cluster", "tenant", "purpose"]

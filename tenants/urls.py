@@ -1,6 +1,6 @@
 from django.urls import path
 
-from tenants.views import approvals, audit, environments, requests, tenants, tokens
+from tenants.views import approvals, audit, environments, names, requests, tenants, tokens
 
 urlpatterns = [
     path("", tenants.home, name="home"),
@@ -15,6 +15,7 @@ urlpatterns = [
          name="environment-rules"),
     path("approvals/", approvals.approval_queue, name="approval-queue"),
     path("audit/", audit.audit_log, name="audit-log"),
+    path("names/", names.name_registry, name="name-registry"),
     path("policy/", approvals.rule_list, name="rule-list"),
     path("policy/new/", approvals.rule_edit, name="rule-new"),
     path("policy/<int:pk>/", approvals.rule_edit, name="rule-edit"),

@@ -1,7 +1,12 @@
 """Kubernetes resource quantities ⇄ the integer units Berth stores.
 
-CPU is stored in millicores, memory in MiB and storage in GiB so budgets can be summed
-in SQL; parsing follows Kubernetes' own quantity rules (the official client's parser).
+CPU is stored in millicores, memory in MiB and storage in GiB so budgets can be summed in
+SQL. A quantity is read with Kubernetes' own grammar (ASCII digits, an optional sign and
+decimal point, then `m`, `k`, `M`, `G`, `T`, `P`, `E`, `Ki`, `Mi`, `Gi`, `Ti`, `Pi`, `Ei` or
+an exponent such as `e3`) and its value with the official client's parser. It must be an
+exact number of the unit Berth stores and at least its minimum: nothing is rounded, so
+`100M` of memory (95.37Mi) is refused with the nearest whole amounts, and `0.0001` CPU or
+`1Ki` of memory, which a quota would hold as zero, are refused rather than stored as zero.
 """
 
 from __future__ import annotations
@@ -20,39 +25,65 @@ class QuantityError(ValueError):
 
 
 # Far beyond any cluster (10^15 cores, exbibytes): refused before converting to an integer,
-# so "inf", "NaN" or "1e99999999" is a validation error, not a crash or a huge computation.
+# so "1e99999999" is a validation error, not a crash or a huge computation.
 MAX_MAGNITUDE = 15
+# k8s.io/apimachinery/pkg/api/resource: <sign><digits>[.<digits>]<suffix>, ASCII only.
+GRAMMAR = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?"
+)
+FORM = ("a number of ASCII digits with an optional decimal point, then a suffix: m, k, M, "
+        "G (powers of 1000), Ki, Mi, Gi (powers of 1024) or an exponent such as e3")
 
 
 def _parse(value: str | int) -> Decimal:
-    try:
-        quantity = parse_quantity(value)
-        if not quantity.is_finite():
-            raise ValueError("not finite")
-        if quantity.adjusted() > MAX_MAGNITUDE:
-            raise QuantityError(f"{str(value)[:40]!r} is too large to be a quantity here")
-        negative = quantity < 0
-    except (ValueError, ArithmeticError) as exc:
-        if isinstance(exc, QuantityError):
-            raise
-        raise QuantityError(
-            f"{str(value)[:40]!r} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)"
-        ) from exc
-    if negative:
-        raise QuantityError(f"{value!r} is negative")
+    text = str(value).strip() if isinstance(value, str | int) and not isinstance(
+        value, bool) else None
+    if not text or len(text) > 40 or not GRAMMAR.fullmatch(text):
+        raise QuantityError(f"{str(value)[:40]!r} is not a Kubernetes quantity: write {FORM}.")
+    if text.startswith("-"):
+        raise QuantityError(f"{text!r} is negative: a quota is never negative.")
+    quantity = parse_quantity(text)
+    if quantity and quantity.adjusted() > MAX_MAGNITUDE:
+        raise QuantityError(f"{text!r} is too large to be a quantity here.")
     return quantity
 
 
+def _whole(value: str | int, unit: Decimal, *, what: str, unit_name: str, suffix: str,
+           least: int, examples: str) -> int:
+    """The quantity as a whole number of `unit`, at least `least`; refused, saying the
+    nearest whole amounts, when it is not one."""
+    quantity = _parse(value)
+    amount = quantity / unit
+    whole = int(amount)
+    if amount != whole:
+        lower, upper = whole, whole + 1
+        nearest = (f"{upper}{suffix}" if lower < max(least, 1)
+                   else f"{lower}{suffix} or {upper}{suffix}")
+        raise QuantityError(
+            f"{value} is {amount.normalize():f}{suffix}: {what} is counted in whole "
+            f"{unit_name} (e.g. {examples}); write {nearest}."
+        )
+    if whole < least:
+        raise QuantityError(
+            f"{value} is less than {what} can be: at least {least}{suffix} (e.g. {examples})."
+        )
+    return whole
+
+
 def cpu_to_millis(value: str | int) -> int:
-    return int(_parse(value) * 1000)
+    return _whole(value, Decimal("0.001"), what="CPU", unit_name="millicores", suffix="m",
+                  least=1, examples="500m or 2")
 
 
 def memory_to_mib(value: str | int) -> int:
-    return int(_parse(value) / MIB)
+    return _whole(value, MIB, what="memory", unit_name="MiB", suffix="Mi", least=1,
+                  examples="512Mi or 4Gi")
 
 
 def storage_to_gib(value: str | int) -> int:
-    return int(_parse(value) / GIB)
+    """Storage may be 0: a namespace that holds no persistent volumes."""
+    return _whole(value, GIB, what="storage", unit_name="GiB", suffix="Gi", least=0,
+                  examples="10Gi, or 0 for none")
 
 
 def millis_to_cpu(millis: int) -> str:

@@ -12,7 +12,8 @@ from tenants.choices import GitOpsEngine, NamespaceState, RequestKind
 from tenants.models import Namespace, Tenant
 from tenants.payloads import APP_NAME_MAX
 
-QUANTITY_HELP = "A Kubernetes quantity, e.g. 500m or 2 for CPU, 512Mi or 4Gi for memory."
+QUANTITY_HELP = ("A Kubernetes quantity: CPU in whole millicores, e.g. 500m or 2 (at least 1m); "
+                 "memory in whole MiB, e.g. 512Mi or 4Gi (at least 1Mi).")
 
 
 class RequestForm(forms.Form):

@@ -77,6 +77,8 @@ MIDDLEWARE = [
     "portal.logging.RequestIdMiddleware",
     "portal.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # An API body announced as too long is refused before anything reads it.
+    "tenants.api.middleware.BodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -260,6 +262,8 @@ BERTH_NAMESPACE = os.environ.get("BERTH_NAMESPACE", "berth-system")
 # from the OIDC provider for machine clients, or the browser's session (with CSRF). Errors
 # are RFC 9457 problem details. See docs/api.md.
 OIDC_API_AUDIENCE = os.environ.get("OIDC_API_AUDIENCE", "") or OIDC_RP_CLIENT_ID
+# The longest body the API reads (bytes); longer is 413 Payload Too Large.
+BERTH_API_MAX_BODY_BYTES = int(os.environ.get("BERTH_API_MAX_BODY_BYTES", str(1024 * 1024)))
 # Requests per token (per user for sessions and access tokens, per address for anonymous).
 BERTH_API_RATE = os.environ.get("BERTH_API_RATE", "600/min")
 REST_FRAMEWORK = {
@@ -271,7 +275,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["tenants.api.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "tenants.api.pagination.PageNumberPagination",
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",

@@ -36,7 +36,12 @@ PROBLEM_TYPES: dict[str, tuple[str, str]] = {
     ),
     "malformed-request": (
         "The request body could not be read.",
-        "The body is not valid JSON (or not JSON at all). Send `Content-Type: application/json`.",
+        "The body is not valid JSON (or not JSON at all), or nests deeper than 32 levels. Send "
+        "`Content-Type: application/json`.",
+    ),
+    "payload-too-large": (
+        "The request body is too long.",
+        "The API reads bodies of up to BERTH_API_MAX_BODY_BYTES (1 MiB unless configured).",
     ),
     "not-authenticated": (
         "Authentication is required.",

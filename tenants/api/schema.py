@@ -53,6 +53,8 @@ PROBLEMS = {
 WRITE_PROBLEMS = {
     "409": "Conflicts with the current state (e.g. an illegal transition, a changed plan), or "
     "the Idempotency-Key is still in use.",
+    "413": "The body is longer than the API reads (BERTH_API_MAX_BODY_BYTES).",
+    "415": "The body is not JSON (send Content-Type: application/json).",
     "422": "The Idempotency-Key was used with a different request.",
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request as ApiRequest
 
@@ -35,3 +36,18 @@ class ApiView(IdempotentMixin):
 
     def visible(self, user: Any) -> Any:
         return self.queryset.all()  # a fresh queryset per request, never the class's
+
+    def check_permissions(self, request: ApiRequest) -> None:
+        # An id naming nothing the caller may see is 404 before any right is checked: the
+        # answer never tells an unknown id from one outside their tenants or rights.
+        if request.user.is_authenticated and self.named_object_visible(request.user) is False:
+            raise NotFound()
+        super().check_permissions(request)
+
+    def named_object_visible(self, user: Any) -> bool | None:
+        """Whether the caller may see the object the URL names; None if it names none."""
+        field = getattr(self, "lookup_field", None)
+        kwarg = getattr(self, "lookup_url_kwarg", None) or field
+        if not field or kwarg not in self.kwargs:
+            return None
+        return self.visible(user).filter(**{field: self.kwargs[kwarg]}).exists()

@@ -62,6 +62,9 @@ class ProjectEnvironmentsView(ApiView, generics.ListAPIView):
 
     queryset = Namespace.objects.none()
 
+    def named_object_visible(self, user: Any) -> bool:
+        return selectors.projects_visible_to(user).filter(pk=self.kwargs["pk"]).exists()
+
     def visible(self, user: Any) -> Any:
         project = selectors.visible_project(user, int(self.kwargs["pk"]))
         return selectors.namespaces_visible_to(user).filter(project=project)

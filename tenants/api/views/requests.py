@@ -210,6 +210,9 @@ class RequestRunsView(ApiView, generics.ListAPIView):
     def visible(self, user: Any) -> Any:
         return selectors.visible_request(user, int(self.kwargs["pk"])).runs.all()
 
+    def named_object_visible(self, user: Any) -> bool:
+        return selectors.requests_visible_to(user).filter(pk=self.kwargs["pk"]).exists()
+
 
 PAYLOAD_FIELDS = ("project", "env_slug", "branch", "mr_id", "cluster", "tier", "ttl", "cpu",
                   "memory", "storage")

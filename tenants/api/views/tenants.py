@@ -121,6 +121,11 @@ class ClusterViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     ordering = ["name"]
     http_method_names = ["get", "post", "patch", "head", "options"]
 
+    def visible(self, user: Any) -> Any:
+        # Only platform admins see clusters: for anyone else a cluster's URL names nothing.
+        clusters = Cluster.objects.all()
+        return clusters if selectors.is_platform_admin(user) else clusters.none()
+
     @extend_schema(summary="Add a cluster (platform admins)", responses={201: s.ClusterSerializer})
     def create(self, request: ApiRequest) -> Response:
         form = self.get_serializer(data=request.data)
@@ -161,6 +166,9 @@ class EnvironmentRulesView(ApiView, APIView):
 
     def get_tenant(self, slug: str) -> Tenant:
         return selectors.visible_tenant(self.request.user, slug)
+
+    def named_object_visible(self, user: Any) -> bool:
+        return selectors.tenants_for_user(user).filter(slug=self.kwargs["slug"]).exists()
 
     def _rules(self, tenant: Tenant) -> Response:
         return Response(s.EnvironmentRulesSerializer(

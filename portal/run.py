@@ -69,6 +69,8 @@ def main() -> int:
         OIDC_CLIENT_ID="berth-dev",
         OIDC_CLIENT_SECRET=env["BERTH_DEV_OIDC_CLIENT_SECRET"],
         OIDC_PROVIDER_NAME="the development identity provider",
+        # Its access tokens are RFC 9068 JWTs for this audience (portal/devidp/tokens.py).
+        OIDC_API_AUDIENCE="berth-api",
         BERTH_PLATFORM_ADMIN_GROUPS="platform-admins",
         DEVIDP_URL=idp_url,
         DEVIDP_BERTH_URLS=f"http://{host}:{port},http://localhost:{port}",

@@ -261,7 +261,12 @@ BERTH_NAMESPACE = os.environ.get("BERTH_NAMESPACE", "berth-system")
 # Callers are personal API tokens (`Authorization: Bearer berth_…`), access tokens (JWT)
 # from the OIDC provider for machine clients, or the browser's session (with CSRF). Errors
 # are RFC 9457 problem details. See docs/api.md.
-OIDC_API_AUDIENCE = os.environ.get("OIDC_API_AUDIENCE", "") or OIDC_RP_CLIENT_ID
+# The audience access tokens for the API must name (portal.auth.api): not Berth's client id,
+# so that no ID token is an API credential. Unset, only tokens typed at+jwt (RFC 9068) for
+# Berth's client id are accepted. OIDC_API_ACCEPT_CLIENT_AUDIENCE=1 also accepts untyped
+# tokens whose only audience is the client id (a provider that cannot mint another).
+OIDC_API_AUDIENCE = os.environ.get("OIDC_API_AUDIENCE", "")
+OIDC_API_ACCEPT_CLIENT_AUDIENCE = os.environ.get("OIDC_API_ACCEPT_CLIENT_AUDIENCE", "") == "1"
 # The longest body the API reads (bytes); longer is 413 Payload Too Large.
 BERTH_API_MAX_BODY_BYTES = int(os.environ.get("BERTH_API_MAX_BODY_BYTES", str(1024 * 1024)))
 # Requests per token (per user for sessions and access tokens, per address for anonymous).

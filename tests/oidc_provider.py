@@ -2,9 +2,10 @@
 
 1. A small provider the tests control (run as `python -m tests.oidc_provider`): discovery,
    JWKS, authorize (redirects straight back with a code, for whoever the test said signs in
-   next), token (checks the client secret, the redirect URI and the PKCE verifier), userinfo
-   and end-session. A control endpoint chooses the next person's claims and, for negative
-   tests, one defect in what comes back (see DEFECTS).
+   next), token (checks the client secret, the redirect URI and the PKCE verifier; answers
+   an ID token and an access token, in one of ACCESS_TOKEN_FORMS), userinfo and end-session.
+   A control endpoint chooses the next person's claims, the access token's form and, for
+   negative tests, one defect in what comes back (see DEFECTS).
 2. The development provider Berth ships (`python -m portal.devidp`, django-oidc-provider).
 
 `running_test_provider()` and `running_dev_idp()` start them on free ports and stop them.
@@ -39,12 +40,20 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_ID = "berth-test"
 CLIENT_SECRET = "test-client-secret-0123456789"
+# The audience of the access tokens it mints: Berth's API, not its client.
+API_AUDIENCE = "berth-api"
+# How the next sign-in's access token looks (`access_token` of next_login):
+ACCESS_TOKEN_FORMS = {
+    "at+jwt": "an RFC 9068 JWT: header typ at+jwt, audience API_AUDIENCE (the default)",
+    "jwt": "the same claims under a plain typ JWT header, as Keycloak and Entra ID send",
+    "opaque": "a random string only the userinfo endpoint understands",
+}
 
 DEFECTS = {
     "tampered_signature": "the ID token is signed by another key under the provider's kid",
-    "wrong_audience": "the ID token is for another client",
-    "expired": "the ID token expired ten minutes ago",
-    "wrong_issuer": "the ID token names another issuer",
+    "wrong_audience": "the ID token is for another client, the access token for another API",
+    "expired": "the ID and access tokens expired ten minutes ago",
+    "wrong_issuer": "the ID and access tokens name another issuer",
     "wrong_nonce": "the ID token answers another sign-in",
     "no_sub": "neither the ID token nor userinfo says who signed in",
     "drop_state": "the redirect back to Berth carries no state",
@@ -193,6 +202,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.state.codes[code] = {
                     "claims": login.get("claims", {}),
                     "defect": defect,
+                    "access_token": login.get("access_token", "at+jwt"),
+                    "audience": login.get("audience", API_AUDIENCE),
                     "nonce": query.get("nonce"),
                     "challenge": query["code_challenge"],
                     "redirect_uri": redirect_uri,
@@ -234,18 +245,36 @@ class Handler(BaseHTTPRequestHandler):
             "exp": now + 300,
             "nonce": grant["nonce"],
         }
+        access = {
+            "iss": self.state.issuer,
+            "sub": claims.get("sub"),
+            "aud": grant["audience"],
+            "client_id": self.state.client_id,
+            "scope": "openid",
+            "iat": now,
+            "exp": now + 300,
+            "jti": secrets.token_hex(12),
+            **{name: claims[name] for name in ("groups",) if name in claims},
+        }
         key = self.state.key
         if defect == "tampered_signature":
             key = self.state.impostor_key
         elif defect == "wrong_audience":
-            id_token["aud"] = "another-client"
+            id_token["aud"], access["aud"] = "another-client", "another-api"
         elif defect == "expired":
             id_token["iat"], id_token["exp"] = now - 1200, now - 600
+            access["iat"], access["exp"] = now - 1200, now - 600
         elif defect == "wrong_issuer":
-            id_token["iss"] = "https://impostor.example.com"
+            id_token["iss"] = access["iss"] = "https://impostor.example.com"
         elif defect == "wrong_nonce":
             id_token["nonce"] = "not-this-sign-in"
-        access_token = secrets.token_urlsafe(24)
+        form = grant["access_token"]
+        if form == "opaque":
+            access_token = secrets.token_urlsafe(24)
+        else:
+            typ = "at+jwt" if form == "at+jwt" else "JWT"
+            access_token = jwt.encode(access, key, algorithm="RS256",
+                                      headers={"kid": self.state.kid, "typ": typ})
         with self.state.lock:
             self.state.access_tokens[access_token] = claims
         encoded = jwt.encode(id_token, key, algorithm="RS256", headers={"kid": self.state.kid})
@@ -281,8 +310,14 @@ class Handler(BaseHTTPRequestHandler):
         if defect is not None and defect not in DEFECTS:
             self._json(400, {"error": f"unknown defect {defect!r}"})
             return
+        form = body.get("access_token") or "at+jwt"
+        if form not in ACCESS_TOKEN_FORMS:
+            self._json(400, {"error": f"unknown access token form {form!r}"})
+            return
         with self.state.lock:
-            self.state.next_login = {"claims": body.get("claims", {}), "defect": defect}
+            self.state.next_login = {"claims": body.get("claims", {}), "defect": defect,
+                                     "access_token": form,
+                                     "audience": body.get("audience") or API_AUDIENCE}
         self._json(200, {"ok": True})
 
     def control_log(self, query: dict[str, str]) -> None:
@@ -316,9 +351,13 @@ class TestProvider:
     url: str
     __test__ = False  # not a test class, whatever pytest thinks of the name
 
-    def next_login(self, claims: dict[str, Any], defect: str | None = None) -> None:
+    def next_login(self, claims: dict[str, Any], defect: str | None = None, *,
+                   access_token_form: str = "at+jwt", audience: str = API_AUDIENCE) -> None:
         response = requests.post(
-            f"{self.url}/control/next-login", json={"claims": claims, "defect": defect}, timeout=5
+            f"{self.url}/control/next-login",
+            json={"claims": claims, "defect": defect, "access_token": access_token_form,
+                  "audience": audience},
+            timeout=5,
         )
         response.raise_for_status()
 

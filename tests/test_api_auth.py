@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from portal.auth import discovery
 from tenants import services
 from tenants.models import ApiToken, Membership, User
-from tests.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_test_provider
+from tests.oidc_provider import API_AUDIENCE, CLIENT_ID, CLIENT_SECRET, running_test_provider
 from tests.test_api_support import (  # noqa: F401 - fixtures
     NAMESPACE,
     api,
@@ -138,15 +138,15 @@ def oidc(settings, provider):
     settings.OIDC_ISSUER = provider.url
     settings.OIDC_RP_CLIENT_ID = CLIENT_ID
     settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_API_AUDIENCE = CLIENT_ID
+    settings.OIDC_API_AUDIENCE = API_AUDIENCE
     discovery.clear_cache()
     yield provider
     discovery.clear_cache()
 
 
-def jwt_from(provider, claims: dict, defect: str | None = None) -> str:  # noqa: ANN001
-    """A token signed by the provider's key: its ID token, from a real code exchange."""
-    provider.next_login(claims, defect)
+def tokens_from(provider, claims: dict, defect: str | None = None, **login) -> dict:  # noqa: ANN001, ANN003
+    """What the provider answers a real code exchange: an ID token and an access token."""
+    provider.next_login(claims, defect, **login)
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
     redirect_uri = "http://testserver/oidc/callback/"
@@ -160,7 +160,12 @@ def jwt_from(provider, claims: dict, defect: str | None = None) -> str:  # noqa:
         "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
         "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "code_verifier": verifier,
     }, timeout=10)
-    return tokens.json()["id_token"]
+    return tokens.json()
+
+
+def jwt_from(provider, claims: dict, defect: str | None = None, **login) -> str:  # noqa: ANN001, ANN003
+    """An access token signed by the provider's key (RFC 9068 unless said otherwise)."""
+    return tokens_from(provider, claims, defect, **login)["access_token"]
 
 
 def dev_claims(**extra) -> dict:  # noqa: ANN003
@@ -201,8 +206,52 @@ def test_a_bad_access_token_is_401(world, oidc, defect, words):
 
 
 def test_an_access_token_for_another_audience_is_401(world, oidc, settings):
-    settings.OIDC_API_AUDIENCE = "berth-api"  # the ID token's audience is Berth's client id
-    assert_problem(api(token=jwt_from(oidc, dev_claims())).get(ME), 401)
+    settings.OIDC_API_AUDIENCE = "another-api"
+    body = assert_problem(api(token=jwt_from(oidc, dev_claims())).get(ME), 401)
+    assert "not for Berth's API" in body["detail"]
+
+
+def test_an_id_token_is_not_an_api_credential(world, oidc):
+    """Whatever a browser sign-in received is useless against the API: the ID token names
+    Berth's client, carries a nonce, and is typed as a plain JWT."""
+    id_token = tokens_from(oidc, dev_claims())["id_token"]
+    body = assert_problem(api(token=id_token).get(ME), 401, "authentication-failed")
+    assert "not for Berth's API" in body["detail"]
+
+
+def test_an_id_token_is_refused_even_where_the_client_audience_is_accepted(world, oidc,
+                                                                          settings):
+    settings.OIDC_API_AUDIENCE = CLIENT_ID
+    settings.OIDC_API_ACCEPT_CLIENT_AUDIENCE = True
+    id_token = tokens_from(oidc, dev_claims())["id_token"]
+    body = assert_problem(api(token=id_token).get(ME), 401)
+    assert "it is an ID token" in body["detail"]
+
+
+def test_an_untyped_access_token_for_the_api_audience_is_accepted(world, oidc):
+    """Keycloak and Entra ID type their access tokens as plain JWTs: the audience tells."""
+    token = jwt_from(oidc, dev_claims(), access_token_form="jwt")
+    assert api(token=token).get(ME).json()["username"] == "dev"
+
+
+def test_an_untyped_token_whose_only_audience_is_the_client_is_refused(world, oidc, settings):
+    settings.OIDC_API_AUDIENCE = CLIENT_ID
+    token = jwt_from(oidc, dev_claims(), access_token_form="jwt", audience=CLIENT_ID)
+    body = assert_problem(api(token=token).get(ME), 401)
+    assert "only audience is Berth's client id" in body["detail"]
+    settings.OIDC_API_ACCEPT_CLIENT_AUDIENCE = True  # the operator opts in
+    assert api(token=token).get(ME).status_code == 200
+
+
+def test_a_typed_access_token_for_the_client_is_enough_while_no_api_audience_is_set(
+    world, oidc, settings
+):
+    settings.OIDC_API_AUDIENCE = ""
+    typed = jwt_from(oidc, dev_claims(), audience=CLIENT_ID)
+    assert api(token=typed).get(ME).status_code == 200
+    untyped = jwt_from(oidc, dev_claims(), access_token_form="jwt", audience=CLIENT_ID)
+    body = assert_problem(api(token=untyped).get(ME), 401)
+    assert "OIDC_API_AUDIENCE is not set" in body["detail"]
 
 
 def test_an_access_token_never_creates_a_user(world, oidc):

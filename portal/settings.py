@@ -313,6 +313,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "tenants.api.schema.add_problem_responses",
+        "tenants.api.schema.add_links",
     ],
 }
 

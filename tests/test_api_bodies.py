@@ -78,3 +78,13 @@ def test_a_body_that_is_not_json_is_a_415(client, content_type):
 def test_a_problem_type_page_explains_each_new_problem(client):
     for slug in ("payload-too-large", "malformed-request"):
         assert client.get(f"/api/problems/{slug}").json()["title"]
+
+
+def test_text_that_is_not_unicode_is_a_400_not_a_500(client):
+    """JSON may spell an unpaired surrogate (\\ud800); Python decodes it into a string that
+    no database, log or UTF-8 answer can hold."""
+    response = client.post(REQUESTS, '{"tenant": "payments", "kind": "namespace", '
+                                     '"payload": {"app": "\\ud800"}}',
+                           content_type="application/json")
+    assert response.status_code == 400
+    assert "not valid Unicode" in problem(response)["detail"]

@@ -64,4 +64,29 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError(
                 f"The JSON body nests deeper than the API reads ({MAX_DEPTH} levels at most)."
             )
-        return super().parse(io.BytesIO(data), media_type, parser_context)
+        parsed = super().parse(io.BytesIO(data), media_type, parser_context)
+        if not _valid_unicode(parsed):
+            raise exceptions.ParseError(
+                "The JSON body holds text that is not valid Unicode (an unpaired surrogate "
+                "escape such as \\ud800)."
+            )
+        return parsed
+
+
+def _valid_unicode(value: Any) -> bool:
+    """No string in the parsed body holds an unpaired surrogate (JSON's \\ud800 escape
+    decodes to one): such text cannot be stored, logged or answered in UTF-8."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True

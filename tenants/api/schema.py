@@ -95,3 +95,43 @@ def add_problem_responses(result: dict[str, Any], generator: Any, request: Any,
             for code, description in problems.items():
                 responses.setdefault(code, _problem_response(description))
     return result
+
+
+def add_links(result: dict[str, Any], generator: Any, request: Any,
+              public: bool) -> dict[str, Any]:
+    """OpenAPI links from each create, and from each list's first row, to what can be done
+    with that object (its detail, actions and sub-resources), so a client (or schemathesis'
+    stateful tests) can follow POST /requests/ -> GET /requests/{id}/ -> POST
+    /requests/{id}/approve/, or GET /requests/ -> the first row's detail, and the like."""
+    paths = result.get("paths", {})
+    for collection, operations in paths.items():
+        if "{" in collection:
+            continue
+        sources = []
+        created = operations.get("post", {}).get("responses", {})
+        if created.get("201"):
+            sources.append((created["201"], "$response.body#/{}"))
+        listed = operations.get("get", {}).get("responses", {}).get("200")
+        if listed is not None and _paginated(listed, result):
+            sources.append((listed, "$response.body#/results/0/{}"))
+        for path, targets in paths.items():
+            if not path.startswith(collection) or "{" not in path[len(collection):]:
+                continue
+            parameter = path[len(collection):].split("{", 1)[1].split("}", 1)[0]
+            for method, operation in targets.items():
+                if method not in {"get", "post", "put", "patch", "delete"}:
+                    continue
+                for answer, pointer in sources:
+                    answer.setdefault("links", {})[operation["operationId"]] = {
+                        "operationId": operation["operationId"],
+                        "parameters": {parameter: pointer.format(parameter)},
+                    }
+    return result
+
+
+def _paginated(answer: dict[str, Any], result: dict[str, Any]) -> bool:
+    schema = answer.get("content", {}).get("application/json", {}).get("schema", {})
+    ref = schema.get("$ref", "")
+    if ref:
+        schema = result["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {})
+    return "results" in schema.get("properties", {})

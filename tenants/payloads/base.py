@@ -1,0 +1,93 @@
+"""What every payload checks against its tenant: tiers and clusters open to it, the tier's
+maximum quota, names free in the registry, namespaces it has.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from tenants import quantities
+from tenants.choices import NamePurpose, NamespaceState
+from tenants.models import Cluster, Namespace, Tenant
+from tenants.naming import namespace_name, outside_prefix_reason, reserved_reason
+from tenants.payloads.fields import QuantityField
+from tenants.selectors.names import name_problem
+
+
+class TenantScoped(serializers.Serializer):
+    def __init__(self, *args, tenant: Tenant, **kwargs) -> None:  # noqa: ANN002, ANN003
+        self.tenant = tenant
+        super().__init__(*args, **kwargs)
+
+    def _tier(self, slug: str):  # noqa: ANN202 - EnvironmentTier
+        tier = self.tenant.allowed_tiers.filter(slug=slug).first()
+        if tier is None:
+            raise serializers.ValidationError(
+                {"tier": f"Tier {slug!r} is not open to this tenant."}
+            )
+        return tier
+
+    def _cluster(self, name: str) -> None:
+        if not self.tenant.allowed_clusters.filter(name=name).exists():
+            raise serializers.ValidationError(
+                {"cluster": f"Cluster {name!r} is not open to this tenant."}
+            )
+
+    @staticmethod
+    def _within_tier(tier, data: dict[str, Any]) -> None:  # noqa: ANN001 - EnvironmentTier
+        limits = {
+            "cpu": ("cpu_millis", tier.max_cpu_millis, quantities.millis_to_cpu),
+            "memory": ("memory_mib", tier.max_memory_mib, quantities.mib_to_memory),
+            "storage": ("storage_gib", tier.max_storage_gib, quantities.gib_to_storage),
+        }
+        errors = {}
+        for field, (key, maximum, show) in limits.items():
+            if key in data and data[key] > maximum:
+                errors[field] = (
+                    f"{show(data[key])} is more than the {tier.slug} tier allows ({show(maximum)})."
+                )
+        if errors:
+            raise serializers.ValidationError(errors)
+
+    def _check_names(self, wanted: list[dict[str, str]], *, cluster: str,
+                     field: str = "app") -> None:
+        """Refuse reserved names, names outside the tenant's prefix and names the registry
+        holds for something else (or for this very thing, already requested)."""
+        where = Cluster.objects.get(name=cluster)
+        problems = []
+        for owner in wanted:
+            name = owner.pop("name")
+            reason = reserved_reason(
+                name, berth_namespace=settings.BERTH_NAMESPACE
+            ) or outside_prefix_reason(name, tenant=self.tenant.slug)
+            reason = reason or name_problem(where, name, tenant=self.tenant, **owner)
+            if reason:
+                problems.append(reason)
+        if problems:
+            raise serializers.ValidationError({field: problems})
+
+    def _live_namespace(self, name: str) -> Namespace:
+        namespace = Namespace.objects.filter(
+            tenant=self.tenant, name=name, state=NamespaceState.ACTIVE
+        ).first()
+        if namespace is None:
+            raise serializers.ValidationError(
+                {"namespace": f"{name!r} is not an active namespace of this tenant."}
+            )
+        return namespace
+
+
+class QuotaFields(serializers.Serializer):
+    cpu = QuantityField(convert=quantities.cpu_to_millis, source="cpu_millis")
+    memory = QuantityField(convert=quantities.memory_to_mib, source="memory_mib")
+    storage = QuantityField(
+        convert=quantities.storage_to_gib, source="storage_gib", required=False, default=0
+    )
+
+
+def tier_owner(tenant: Tenant, app: str, tier: str) -> dict[str, str]:
+    return {"name": namespace_name(tenant.slug, app, tier), "purpose": NamePurpose.TIER,
+            "app": app, "tier": tier}

@@ -5,7 +5,7 @@ from django.contrib import admin, messages
 from django.db import transaction
 
 from provisioning.bootstrap import BootstrapError, install_guardrails
-from provisioning.engine import cluster_client
+from provisioning.engine import cluster_client, discover_namespaces
 from provisioning.kube import KubeError
 from provisioning.models import GitCommit
 from tenants.admin import WriteOnlySecretForm
@@ -13,6 +13,7 @@ from tenants.choices import NamePurpose
 from tenants.models import Cluster
 from tenants.selectors.names import name_problem
 from tenants.services.clusters import register_platform_namespaces
+from tenants.signals import cluster_registered
 
 
 class ClusterForm(WriteOnlySecretForm):
@@ -53,12 +54,17 @@ class ClusterAdmin(admin.ModelAdmin):
     list_display = (
         "name", "api_url", "auth_method", "plan_only", "is_sandbox", "argocd_impersonation"
     )
-    actions = ["test_connection", "install_guardrails"]
+    actions = ["test_connection", "install_guardrails", "claim_found_namespaces"]
 
     def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201 - Django API
         with transaction.atomic():
             super().save_model(request, obj, form, change)
             register_platform_namespaces(obj)
+            if not change or "api_url" in form.changed_data:
+                cluster_id = obj.pk
+                transaction.on_commit(
+                    lambda: cluster_registered.send(sender=Cluster, cluster_id=cluster_id)
+                )
 
     @admin.action(description="Test connection to the selected clusters")
     def test_connection(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
@@ -72,6 +78,21 @@ class ClusterAdmin(admin.ModelAdmin):
             else:
                 self.message_user(
                     request, f"{cluster.name}: connected, Kubernetes {version}",
+                    level=messages.SUCCESS,
+                )
+
+    @admin.action(description="Claim the namespaces already on the selected clusters")
+    def claim_found_namespaces(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+        for cluster in queryset:
+            try:
+                claimed = discover_namespaces(cluster)
+            except KubeError as error:
+                self.message_user(request, f"{cluster.name}: {error.message}",
+                                  level=messages.ERROR)
+            else:
+                self.message_user(
+                    request, f"{cluster.name}: {len(claimed)} namespace(s) claimed as found "
+                    f"on the cluster{': ' + ', '.join(claimed) if claimed else ''}.",
                     level=messages.SUCCESS,
                 )
 

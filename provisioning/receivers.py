@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from tenants.models import Request
-from tenants.signals import request_state_changed
+from tenants.models import Cluster, Request
+from tenants.signals import cluster_registered, request_state_changed
 
 # A worker's own transitions (start, ready, failed) need no new job.
 ENQUEUE_AFTER = {"approve", "retry"}
@@ -17,3 +17,10 @@ def enqueue_for_provisioning(sender, *, request_id: int, action: str, **_: objec
         from provisioning.tasks import converge
 
         converge.delay(request_id)
+
+
+@receiver(cluster_registered, sender=Cluster)
+def discover_namespaces(sender, *, cluster_id: int, **_: object) -> None:  # noqa: ANN001
+    from provisioning.tasks import discover_namespaces
+
+    discover_namespaces.delay(cluster_id)

@@ -16,7 +16,7 @@ from provisioning import engine
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
 from tenants.choices import RequestState
-from tenants.models import Request
+from tenants.models import Cluster, Request
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +55,20 @@ def sweep() -> list[int]:
     for request_id in stranded:
         converge.delay(request_id)
     return stranded
+
+
+@shared_task(name="provisioning.discover_namespaces")
+def discover_namespaces(cluster_id: int) -> list[str]:
+    """Claim the namespaces already on a newly registered cluster (tenants.signals)."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return []
+    try:
+        return engine.discover_namespaces(cluster)
+    except KubeError as error:
+        logger.warning("namespaces on %s not read: %s (retry from its admin page)",
+                       cluster.name, error.message)
+        return []
 
 
 @shared_task(name="provisioning.reconcile")

@@ -67,6 +67,7 @@ class NamePurpose(models.TextChoices):
     KARGO = "kargo", "Kargo project namespace"  # <tenant>-<project>-kargo
     ARGOCD_APPS = "argocd_apps", "Argo CD applications namespace"  # <tenant>-apps
     PLATFORM = "platform", "platform namespace"  # kube-system, argocd, flux-system, ...
+    FOUND = "found", "namespace found on the cluster"  # there before Berth; not Berth's
     BERTH = "berth", "Berth's own namespace"
 
 

@@ -5,3 +5,7 @@ from django.dispatch import Signal
 # Sent after the transaction that changed a request's state commits:
 # request_id, action (a key of tenants.services.lifecycle.TRANSITIONS), state.
 request_state_changed = Signal()
+
+# Sent after a cluster is added or its API server changes (on commit): cluster_id. The
+# engine claims the namespaces already on it, so none is handed to a tenant.
+cluster_registered = Signal()

@@ -349,3 +349,39 @@ def test_a_request_in_a_final_state_keeps_its_names_released(world):
     assert live("payments-y-prod") is None
     assert NamespaceClaim.objects.filter(name="payments-y-prod").exclude(
         released_at=None).exists()
+
+
+# --- namespaces already on the cluster -------------------------------------------------------
+
+
+def test_namespaces_already_on_a_cluster_are_never_handed_to_a_tenant(world):
+    """A namespace someone made by hand before Berth (payments-legacy-dev) is claimed as
+    found when the cluster is registered; asking Berth for that name is refused."""
+    from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+    from provisioning.engine import discover_namespaces
+
+    with KubeSandbox(namespaces=(*DEFAULT_NAMESPACES, "payments-legacy-dev",
+                                 "monitoring")) as sandbox:
+        Cluster.objects.filter(pk=world["cluster"].pk).update(api_url=sandbox.url)
+        claimed = discover_namespaces(Cluster.objects.get(pk=world["cluster"].pk))
+    assert "payments-legacy-dev" in claimed and "monitoring" in claimed
+    assert "kube-system" not in claimed  # the platform's, claimed at registration already
+    assert live("payments-legacy-dev").purpose == NamePurpose.FOUND
+    with pytest.raises(ValidationError) as refused:
+        submit(world, RequestKind.NAMESPACE, app="legacy", tier="dev", cluster="sandbox",
+               cpu="500m", memory="512Mi")
+    assert "was on the cluster before Berth" in errors(refused.value)
+
+
+def test_registering_a_cluster_asks_the_engine_to_claim_what_is_on_it(world, monkeypatch):
+    from django.test import TestCase
+
+    from provisioning import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.discover_namespaces, "delay", queued.append)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        cluster = services.save_cluster(actor=world["admin"], cluster=None, values={
+            "name": "east", "api_url": "https://east.example.com:6443"})
+    assert queued == [cluster.pk]
+    assert live("kube-system") is not None

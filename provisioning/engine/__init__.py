@@ -4,11 +4,13 @@ find drift afterwards.
     runs      a request's run: lease, plan, apply, decommission, then the GitOps step
     commits   the GitOps step: one commit per request, recorded; and its preview
     drift     what changed behind Berth's back, repaired where the tier says so
+    discovery the namespaces already on a cluster, claimed so none is given away
     clusters  how the engine reaches a cluster
 """
 
 from provisioning.engine.clusters import cluster_access, cluster_client, retry_policy
 from provisioning.engine.commits import GitOpsWritten, gitops_preview, write_gitops
+from provisioning.engine.discovery import discover_namespaces
 from provisioning.engine.drift import active_namespaces, find_drift, reconcile_namespace
 from provisioning.engine.runs import apply_object, approved_digest, converge, current_plan
 
@@ -21,6 +23,7 @@ __all__ = [
     "cluster_client",
     "converge",
     "current_plan",
+    "discover_namespaces",
     "find_drift",
     "gitops_preview",
     "reconcile_namespace",

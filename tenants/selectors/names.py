@@ -34,6 +34,8 @@ def owner_phrase(claim: NamespaceClaim, *, tenant: Tenant | None) -> str:
         return "reserved for the cluster's platform components"
     if purpose == NamePurpose.BERTH:
         return "Berth's own namespace"
+    if purpose == NamePurpose.FOUND:
+        return "a namespace that was on the cluster before Berth, not Berth's to give"
     if tenant is None or claim.tenant_id != tenant.pk:
         return "another tenant's namespace"
     if purpose == NamePurpose.TIER:

@@ -12,6 +12,7 @@ from tenants.errors import NotAllowed
 from tenants.models import Cluster, User
 from tenants.services.editing import apply_changes, full_clean
 from tenants.services.names import NameTaken, claim_platform_namespaces
+from tenants.signals import cluster_registered
 
 
 def save_cluster(
@@ -34,6 +35,11 @@ def save_cluster(
         full_clean(target)
         target.save()
         register_platform_namespaces(target)
+        if action == "cluster.create" or "api_url" in after:
+            cluster_id = target.pk
+            transaction.on_commit(
+                lambda: cluster_registered.send(sender=Cluster, cluster_id=cluster_id)
+            )
         if after or action == "cluster.create":
             audit.record(
                 actor=actor,

@@ -87,6 +87,17 @@ def claim_tenant_names(tenant: Tenant, cluster: Cluster) -> None:
           purpose=NamePurpose.ARGOCD_APPS, tenant=tenant)
 
 
+def claim_found_namespaces(cluster: Cluster, found: list[str]) -> list[str]:
+    """Claim the namespaces found on a cluster that the registry does not know yet: they
+    were there before Berth (or made beside it) and are nobody's to be given."""
+    claimed = []
+    for name in found:
+        if claim_of(cluster, name) is None:
+            claim(cluster=cluster, name=name, purpose=NamePurpose.FOUND)
+            claimed.append(name)
+    return claimed
+
+
 def platform_namespaces(cluster: Cluster) -> list[str]:
     names = [*CLUSTER_NAMESPACES, cluster.argocd_namespace, cluster.ingress_namespace,
              settings.BERTH_NAMESPACE]

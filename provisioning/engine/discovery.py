@@ -1,0 +1,23 @@
+"""The namespaces already on a cluster: claimed in the registry when the cluster is
+registered (or on an admin's demand), so Berth never hands a tenant a namespace it did not
+make. Its own (labelled as Berth's) are left to the claims that made them."""
+
+from __future__ import annotations
+
+from provisioning.engine.clusters import cluster_client
+from provisioning.plan import MANAGED_BY
+from tenants.models import Cluster
+from tenants.services.names import claim_found_namespaces
+
+
+def discover_namespaces(cluster: Cluster) -> list[str]:
+    """Claim every namespace on the cluster the registry does not know; returns them.
+    Raises provisioning.kube.KubeError when the cluster cannot be read."""
+    if cluster.plan_only:
+        return []
+    found = [
+        item["metadata"]["name"]
+        for item in cluster_client(cluster).list("v1", "Namespace")
+        if (item["metadata"].get("labels") or {}).get(MANAGED_BY) != "berth"
+    ]
+    return claim_found_namespaces(cluster, sorted(found))

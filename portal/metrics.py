@@ -9,7 +9,9 @@ What is measured where:
   /metrics, /healthz and /readyz are left out: scrapes and probes every few seconds would
   drown the pages people use), `berth_provisioning_duration_seconds{outcome}` (a run's
   start to finish, observed when it ends ready or failed) and
-  `berth_git_push_failures_total` (counted when the engine sends `git_push_failed`);
+  `berth_git_push_failures_total` (counted when the engine sends `git_push_failed`) and
+  `berth_throttle_cache_failures_total` (API requests let through when the rate limiter's
+  cache was down);
 - read from the database and the broker at scrape time, so they are right however many
   processes there are: `berth_requests{state}`, `berth_queue_depth{queue}`,
   `berth_drifted_namespaces` and `berth_drift_findings`.
@@ -51,7 +53,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from provisioning.signals import git_push_failed
-from tenants.signals import request_state_changed
+from tenants.signals import request_state_changed, throttle_cache_failed
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class Instruments:
     http_latency: Histogram
     provisioning_duration: Histogram
     git_push_failures: Counter
+    throttle_cache_failures: Counter
 
 
 @functools.cache
@@ -97,6 +100,11 @@ def instruments() -> Instruments:
             "Pushes to a tenant's GitOps repository that failed.",
             registry=None,
         ),
+        throttle_cache_failures=Counter(
+            "berth_throttle_cache_failures",
+            "API requests let through unthrottled because the rate limiter's cache failed.",
+            registry=None,
+        ),
     )
 
 
@@ -114,7 +122,8 @@ def observed_registry() -> CollectorRegistry:
         multiprocess.MultiProcessCollector(registry)
     else:  # a process that imported prometheus_client before the settings: only its own
         made = instruments()
-        for metric in (made.http_latency, made.provisioning_duration, made.git_push_failures):
+        for metric in (made.http_latency, made.provisioning_duration, made.git_push_failures,
+                       made.throttle_cache_failures):
             registry.register(metric)
     return registry
 
@@ -281,6 +290,10 @@ def _git_push_failed(sender, **_: object) -> None:  # noqa: ANN001
     instruments().git_push_failures.inc()
 
 
+def _throttle_cache_failed(sender, **_: object) -> None:  # noqa: ANN001
+    instruments().throttle_cache_failures.inc()
+
+
 def connect() -> None:
     """Called from PortalConfig.ready."""
     from tenants.models import Request
@@ -289,6 +302,7 @@ def connect() -> None:
         _request_state_changed, sender=Request, dispatch_uid="berth-metrics-provisioning"
     )
     git_push_failed.connect(_git_push_failed, dispatch_uid="berth-metrics-git-push")
+    throttle_cache_failed.connect(_throttle_cache_failed, dispatch_uid="berth-metrics-throttle")
 
 
 # --- a Celery worker's own endpoint ------------------------------------------------------

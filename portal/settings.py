@@ -77,6 +77,7 @@ MIDDLEWARE = [
     "portal.logging.RequestIdMiddleware",
     "portal.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "portal.security.PolicyMiddleware",
     # An API body announced as too long is refused before anything reads it.
     "tenants.api.middleware.BodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -87,6 +88,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so it sees the user: nothing a signed-in person was shown is stored by a cache.
+    "portal.caching.NoStoreForSignedInMiddleware",
 ]
 
 ROOT_URLCONF = "portal.urls"
@@ -186,6 +189,33 @@ SESSION_COOKIE_SECURE = not DEBUG and env_bool("BERTH_SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 X_FRAME_OPTIONS = "DENY"
+CSRF_FAILURE_VIEW = "portal.csrf.csrf_failure"
+# HTTP Strict Transport Security on every answer over HTTPS (TLS terminated in front counts:
+# SECURE_PROXY_SSL_HEADER). Off in development; BERTH_HSTS_SECONDS=0 turns it off.
+SECURE_HSTS_SECONDS = int(os.environ.get("BERTH_HSTS_SECONDS", "0" if DEBUG else "31536000"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("BERTH_HSTS_INCLUDE_SUBDOMAINS")
+SECURE_HSTS_PRELOAD = env_bool("BERTH_HSTS_PRELOAD")
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+
+# Content Security Policy (django-csp, portal.security): Berth's own scripts and styles only, no
+# inline code and nothing from elsewhere; forms post to Berth (and, added per answer, to the
+# identity provider sign-out redirects to).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
 
 # Celery: the database is the source of truth; the broker only carries "look at request N".
 # Without REDIS_URL, kombu's filesystem transport lets a real worker process run jobs with

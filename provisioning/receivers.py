@@ -6,6 +6,7 @@ from django.dispatch import receiver
 
 from tenants.models import Cluster, Request
 from tenants.signals import cluster_registered, request_state_changed
+from tenants.tasks import enqueue
 
 # A worker's own transitions (start, ready, failed) need no new job.
 ENQUEUE_AFTER = {"approve", "retry"}
@@ -16,11 +17,11 @@ def enqueue_for_provisioning(sender, *, request_id: int, action: str, **_: objec
     if action in ENQUEUE_AFTER:
         from provisioning.tasks import converge
 
-        converge.delay(request_id)
+        enqueue(converge, request_id)  # if the broker is down, the sweep finds it later
 
 
 @receiver(cluster_registered, sender=Cluster)
 def discover_namespaces(sender, *, cluster_id: int, **_: object) -> None:  # noqa: ANN001
     from provisioning.tasks import discover_namespaces
 
-    discover_namespaces.delay(cluster_id)
+    enqueue(discover_namespaces, cluster_id)

@@ -7,7 +7,7 @@ from django.dispatch import receiver
 from tenants.models import Request
 from tenants.notifications import EVENTS, event_body, recipients, wants_email
 from tenants.signals import request_state_changed
-from tenants.tasks import deliver_webhook, send_request_email
+from tenants.tasks import deliver_webhook, enqueue, send_request_email
 
 
 @receiver(request_state_changed, sender=Request)
@@ -17,6 +17,6 @@ def notify(sender, *, request_id: int, action: str, **_: object) -> None:  # noq
         return
     tenancy_request = Request.objects.select_related("tenant", "requester").get(pk=request_id)
     if wants_email(tenancy_request, event) and recipients(tenancy_request, event):
-        send_request_email.delay(request_id, event)
+        enqueue(send_request_email, request_id, event)
     if tenancy_request.tenant.webhook_url:
-        deliver_webhook.delay(tenancy_request.tenant_id, event_body(tenancy_request, event))
+        enqueue(deliver_webhook, tenancy_request.tenant_id, event_body(tenancy_request, event))

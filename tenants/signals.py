@@ -9,3 +9,6 @@ request_state_changed = Signal()
 # Sent after a cluster is added or its API server changes (on commit): cluster_id. The
 # engine claims the namespaces already on it, so none is handed to a tenant.
 cluster_registered = Signal()
+
+# The API's rate limiter could not reach its cache and let a request through (fail open).
+throttle_cache_failed = Signal()

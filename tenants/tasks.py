@@ -26,6 +26,18 @@ logger = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Berth-Signature"
 
 
+def enqueue(task, *args: object) -> bool:  # noqa: ANN001 - a Celery task
+    """Queue a task; when the broker is down, say so and go on: whatever was saved stays
+    saved (the database is the truth), and the work is found again by the sweep (requests)
+    or lost with a warning (a notification), never turned into an error page."""
+    try:
+        task.delay(*args)
+    except Exception as error:  # noqa: BLE001 - kombu, redis or socket errors alike
+        logger.warning("broker unavailable, %s not queued (%s)", task.name, type(error).__name__)
+        return False
+    return True
+
+
 class WebhookRefused(Exception):
     """The receiver answered with an error status; worth retrying."""
 
@@ -129,6 +141,6 @@ def expire_environments() -> dict[str, list[int]]:
 def warn_expiring(environment: EphemeralEnvironment) -> None:
     """Queue the expiry warning: e-mail to those who may extend it, and the webhook."""
     if environment_recipients(environment):
-        send_expiry_warning.delay(environment.pk)
+        enqueue(send_expiry_warning, environment.pk)
     if environment.tenant.webhook_url:
-        deliver_webhook.delay(environment.tenant_id, environment_body(environment, "expiring"))
+        enqueue(deliver_webhook, environment.tenant_id, environment_body(environment, "expiring"))

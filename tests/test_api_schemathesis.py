@@ -219,7 +219,8 @@ def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server
             calls.append(("post", "/api/v1/environments/?dry_run=true", body))
         calls.append(("put", "/api/v1/tenants/payments/environment-rules/",
                       {"rules": [{"if": "", "namespace": value}]}))
-        calls.append(("get", f"/api/v1/tenants/{quote(value, safe='', errors='surrogatepass')}/", None))
+        segment = quote(value, safe="", errors="surrogatepass")
+        calls.append(("get", f"/api/v1/tenants/{segment}/", None))
     for value in QUANTITY_CORPUS:
         for field in ("cpu", "memory", "storage"):
             calls.append(("post", "/api/v1/requests/", {

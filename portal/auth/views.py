@@ -18,7 +18,11 @@ from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
-from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
+from mozilla_django_oidc.views import (
+    OIDCAuthenticationCallbackView,
+    OIDCAuthenticationRequestView,
+    OIDCLogoutView,
+)
 
 from portal.auth import discovery
 from portal.auth.backends import client_ip
@@ -78,9 +82,13 @@ def refuse(request: HttpRequest, refused: SignInRefused) -> HttpResponse:
 
 
 class AuthenticateView(OIDCAuthenticationRequestView):
-    """Sends the browser to the provider (authorization code flow with PKCE, state, nonce)."""
+    """Sends the browser to the provider (authorization code flow with PKCE, state, nonce).
+    Someone already signed in is sent on instead: a cross-site link to this page must not
+    start a flow that could end their session."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
+        if request.user.is_authenticated:
+            return redirect(_safe_next(request) or settings.LOGIN_REDIRECT_URL)
         try:
             self.OIDC_OP_AUTH_ENDPOINT = discovery.provider().authorization_endpoint
         except SignInRefused as refused:
@@ -93,6 +101,12 @@ class CallbackView(OIDCAuthenticationCallbackView):
     """Where the provider sends the browser back; every failure gets a reason and a page."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
+        if request.user.is_authenticated and not _started_here(request):
+            # Not the answer to a sign-in this browser started (a stray or cross-site link):
+            # it must not end the session that is there.
+            logger.warning("sign-in callback without a pending sign-in, ignored ip=%s",
+                           client_ip(request))
+            return redirect(settings.LOGIN_REDIRECT_URL)
         try:
             self._check_response(request)
             return super().get(request)
@@ -124,6 +138,17 @@ class CallbackView(OIDCAuthenticationCallbackView):
         # Reached when authentication produced no user without saying why.
         code = "unknown" if discovery.is_configured() else "not_configured"
         return refuse(self.request, SignInRefused(code, "authentication returned no user"))
+
+
+class LogoutView(OIDCLogoutView):
+    """Sign-out by POST only (the form in every page's header): a GET, which any other site
+    can make the browser send, ends nobody's session."""
+
+    http_method_names = ["post"]
+
+
+def _started_here(request: HttpRequest) -> bool:
+    return request.GET.get("state", "") in request.session.get("oidc_states", {})
 
 
 def _safe_next(request: HttpRequest) -> str:

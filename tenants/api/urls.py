@@ -1,8 +1,10 @@
 """/api/: the versioned API under v1/, the OpenAPI schema, its docs, and problem types."""
 
+from csp.decorators import csp_update
 from django.http import Http404, HttpRequest, JsonResponse
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
 from tenants.api import schema  # noqa: F401 - registers the OpenAPI extensions
@@ -31,6 +33,7 @@ def problem_type_page(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse({"type": problem_type(slug), "title": title, "description": description})
 
 
+@csrf_exempt  # nothing here to protect: an unknown path is 404 for every method
 def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
     detail = "No such API endpoint."
     if not request.path.endswith("/"):
@@ -48,7 +51,10 @@ urlpatterns = [
     re_path(rf"^v1/projects/(?P<pk>{ID})/environments/$",
             namespaces.ProjectEnvironmentsView.as_view(), name="project-environments"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # The split view serves its start-up script as a file: no inline script (CSP). Swagger
+    # UI sets inline styles, allowed on this page alone.
+    path("docs/", csp_update({"style-src": "'unsafe-inline'"})(
+        SpectacularSwaggerSplitView.as_view(url_name="api:schema")), name="docs"),
     path("problems/<slug:slug>", problem_type_page, name="problem-type"),
     re_path(r"^", not_found),
 ]

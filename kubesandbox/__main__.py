@@ -1,12 +1,16 @@
 """``python -m kubesandbox``: run the Kubernetes stand-in until SIGTERM/SIGINT.
 
 The first line on stdout is ``listening on <url>`` so a parent process can read the port.
+Requests need a bearer token: the admin's (``--token``, else one is generated and written
+to ``--kubeconfig``), a static one (``--token-file``) or a ServiceAccount's. Without one a
+request is ``system:anonymous``, unless ``--anonymous-user`` says otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import threading
 from pathlib import Path
@@ -20,19 +24,52 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--state-file", type=Path, help="persist objects here across restarts")
-    parser.add_argument("--token", help="require 'Authorization: Bearer <token>'")
+    parser.add_argument("--token", help="the admin's bearer token (default: a random one)")
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        help="static tokens, one 'token,user,uid,\"group1,group2\"' per line "
+        "(kube-apiserver's --token-auth-file format)",
+    )
+    parser.add_argument(
+        "--anonymous-user",
+        help="who a request without credentials is: 'admin' for the admin, or a user name "
+        "(default: system:anonymous, as a real API server)",
+    )
     parser.add_argument(
         "--termination-seconds",
         type=float,
         default=0.0,
         help="how long a deleted namespace stays Terminating",
     )
-    parser.add_argument("--kubeconfig", type=Path, help="also write a kubeconfig for it here")
+    parser.add_argument(
+        "--kubeconfig", type=Path, help="write a kubeconfig with the admin's token here"
+    )
     parser.add_argument(
         "--namespace",
         action="append",
         default=[],
         help="a namespace that exists from the start (repeatable), like a platform component's",
+    )
+    parser.add_argument(
+        "--crd",
+        action="append",
+        default=[],
+        type=Path,
+        help="a CRD YAML file, or a directory of them, installed at start (repeatable)",
+    )
+    parser.add_argument(
+        "--manifest",
+        action="append",
+        default=[],
+        type=Path,
+        help="a YAML file (or directory) of objects applied as the admin at start (repeatable)",
+    )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a certificate made at start (its CA goes into --kubeconfig); "
+        "kubectl sends a kubeconfig's token over HTTPS only",
     )
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
@@ -41,9 +78,14 @@ def main(argv: list[str] | None = None) -> None:
         args.host,
         args.port,
         token=args.token,
+        token_file=args.token_file,
+        anonymous_user=args.anonymous_user,
         state_file=args.state_file,
         termination_seconds=args.termination_seconds,
         namespaces=(*DEFAULT_NAMESPACES, *args.namespace),
+        crds=args.crd,
+        manifests=args.manifest,
+        tls=args.tls,
         verbose=args.verbose,
     )
     stop = threading.Event()
@@ -52,7 +94,10 @@ def main(argv: list[str] | None = None) -> None:
     sandbox.start()
     try:
         if args.kubeconfig:
-            args.kubeconfig.write_text(json.dumps(sandbox.kubeconfig(), indent=2))
+            # The kubeconfig holds the admin's credential: readable by its owner only.
+            fd = os.open(args.kubeconfig, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(json.dumps(sandbox.kubeconfig(), indent=2))
         print(f"listening on {sandbox.url}", flush=True)
         stop.wait()
     finally:

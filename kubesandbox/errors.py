@@ -89,7 +89,8 @@ def forbidden(rt: ResourceType, name: str, why: str) -> ApiError:
 
 def invalid(rt: ResourceType, name: str, causes: list[tuple[str, str, str]]) -> ApiError:
     """``causes`` are (reason, field, message) triples, e.g. FieldValueInvalid."""
-    summary = "; ".join(f"{field}: {message}" for _, field, message in causes)
+    # Upstream: "<Kind>.<group> "name" is invalid: <one cause>" or "[<cause>, <cause>]".
+    summary = ", ".join(f"{field}: {message}" for _, field, message in causes)
     details: dict = {
         "name": name,
         "kind": rt.kind,
@@ -99,7 +100,8 @@ def invalid(rt: ResourceType, name: str, causes: list[tuple[str, str, str]]) -> 
         details["group"] = rt.group
     if len(causes) > 1:
         summary = f"[{summary}]"
-    return ApiError(422, f'{rt.kind} "{name}" is invalid: {summary}', details=details)
+    qualified = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+    return ApiError(422, f'{qualified} "{name}" is invalid: {summary}', details=details)
 
 
 def bad_request(message: str) -> ApiError:

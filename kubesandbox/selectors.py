@@ -65,23 +65,66 @@ def label_selector(selector: str | None) -> Predicate:
     return matches
 
 
-_FIELDS = {"metadata.name": "name", "metadata.namespace": "namespace"}
+# Beyond metadata.name and metadata.namespace, the field labels each kind supports upstream.
+EXTRA_FIELDS: dict[str, tuple[str, ...]] = {
+    "Pod": ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+            "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
+            "status.nominatedNodeName"),
+    "Event": ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+              "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+              "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"),
+    "Secret": ("type",),
+    "Namespace": ("status.phase",),
+    "ReplicaSet": ("status.replicas",),
+    "Job": ("status.successful",),
+}
 _FIELD_TERM = re.compile(r"^([A-Za-z.]+)\s*(==|=|!=)\s*(.*)$")
 
 
-def field_selector(selector: str | None) -> Predicate:
-    """Compile a field selector; only metadata.name and metadata.namespace are known."""
+def _field_value(obj: dict, path: str) -> str:
+    node: object = obj
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return "" if node is None else str(node)
+
+
+def field_selector(selector: str | None, kind: str = "") -> Predicate:
+    """Compile a field selector: metadata.name, metadata.namespace and the kind's own field
+    labels (``EXTRA_FIELDS``); anything else is 400, as upstream."""
+    known = {"metadata.name", "metadata.namespace", *EXTRA_FIELDS.get(kind, ())}
     terms = []
     for part in _split(selector or ""):
         match = _FIELD_TERM.match(part)
         if not match:
             raise ApiError(400, f"invalid field selector: {part!r}")
-        if match[1] not in _FIELDS:
-            raise ApiError(400, f"field label not supported: {match[1]}")
-        terms.append((_FIELDS[match[1]], match[2] == "!=", match[3].strip()))
+        if match[1] not in known:
+            raise ApiError(400, f'field label not supported: {match[1]}')
+        terms.append((match[1], match[2] == "!=", match[3].strip()))
 
     def matches(obj: dict) -> bool:
-        metadata = obj.get("metadata") or {}
-        return all((metadata.get(key, "") == value) != negate for key, negate, value in terms)
+        return all((_field_value(obj, path) == value) != negate for path, negate, value in terms)
 
     return matches
+
+
+def matches_label_selector(selector: dict | None, labels: dict | None) -> bool:
+    """A ``metav1.LabelSelector`` (matchLabels, matchExpressions); an empty one matches all."""
+    selector = selector or {}
+    labels = labels or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions") or []:
+        key, operator = expression.get("key"), expression.get("operator")
+        values = expression.get("values") or []
+        if operator == "In" and labels.get(key) not in values:
+            return False
+        if operator == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if operator == "Exists" and key not in labels:
+            return False
+        if operator == "DoesNotExist" and key in labels:
+            return False
+    return True

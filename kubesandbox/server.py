@@ -1,509 +1,116 @@
-"""A Kubernetes API server stand-in, served over real HTTP for the official client.
+"""A Kubernetes API server stand-in, served over real HTTP for kubectl and the official client.
 
-No real kube-apiserver can run where Berth is developed and tested, so this module serves
-the slice of the Kubernetes REST API that Berth talks to, faithfully enough that the
-official ``kubernetes`` Python client (typed APIs, ``CustomObjectsApi`` and the
-``DynamicClient``) works against it unchanged. It uses only the standard library and PyYAML
-and never imports Django.
+No real kube-apiserver can run where Berth is developed and tested, so this package serves
+the slice of the Kubernetes 1.32 REST API a tenant and Berth use, refusing what a real API
+server refuses, so that kubectl, the official ``kubernetes`` Python client (typed APIs,
+``CustomObjectsApi``, ``DynamicClient``) and Berth work against it unchanged. It uses only
+the standard library, PyYAML, jsonschema, cel-python and the Kubernetes schemas shipped by
+``kubernetes-validate``; it never imports Django.
 
 What it honours:
 
-* Discovery: ``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/<group>`` and
-  ``/apis/<group>/<version>`` for the types in ``resources.RESOURCE_TYPES`` (core, apps, RBAC,
-  networking, admission policies, Argo CD, Kargo, Flux, cert-manager), plus ``/healthz``.
-* CRUD with apiserver semantics: GET, LIST (also across all namespaces, label and field
-  selectors, ``limit``/``continue``), POST (409 AlreadyExists), PUT (409 Conflict on a stale
-  ``resourceVersion``), DELETE (a ``Status`` for built-in types, the object for custom
-  resources), DELETE on a collection, PATCH as JSON merge patch, strategic merge patch
-  (treated as a merge patch; 415 for custom resources, like the real server), JSON patch
-  (RFC 6902) and server-side apply (``application/apply-patch+yaml`` with ``fieldManager``
-  and ``force``): ``managedFields`` ownership, conflicts between managers, pruning of fields
-  a manager stops applying, and no ``resourceVersion`` bump when nothing changed.
-* ``metadata``: uid, creationTimestamp, a global monotonically increasing resourceVersion,
-  generation (bumped when anything outside metadata/status changes), generateName, and a
-  ``/status`` subresource on types that have one (their main endpoint ignores ``.status``).
-* Namespaces: new ones are ``Active`` and labelled ``kubernetes.io/metadata.name``; deleting
-  one makes it ``Terminating`` (creates in it get 403) until, after ``termination_seconds``,
-  it disappears with everything in it. Creating in a missing namespace is a 404.
-* Secrets: ``stringData`` is folded into base64 ``data``, ``type`` defaults to Opaque.
-* Optional bearer-token auth (401 without it), ``dryRun``, and a JSON state file so a
-  developer sandbox survives restarts.
-* Test hooks under ``/_sandbox/`` (also on ``KubeSandbox`` in Python): fault and delay
-  injection, a request log and a reset.
+* Discovery (``/api``, ``/apis``, group and group-version lists) for core, apps, batch,
+  networking, RBAC, policy, autoscaling, coordination, admissionregistration,
+  apiextensions and the authentication/authorization review APIs, plus whatever the
+  installed CRDs define; ``/openapi/v2`` (JSON only) and ``/openapi/v3`` with per
+  group-version documents built from the 1.32 definitions (``openapi``), so ``kubectl
+  apply`` (server-side field validation) and ``kubectl explain`` work; ``/version``,
+  ``/healthz``, ``/livez``, ``/readyz``.
+* Request bodies in JSON, YAML and, for the kinds kubectl's typed commands send, protobuf
+  (``protobuf``); anything else is 415. Answers are JSON.
+* CRUD with apiserver semantics (``store``): 409 AlreadyExists/Conflict (stale
+  ``resourceVersion``), ``generateName``, ``dryRun``, DELETE answers, deletecollection,
+  merge/strategic (as merge)/JSON patch, server-side apply with ``managedFields``, the
+  ``/status`` subresource, namespaces that terminate and take their content with them.
+* Validation (``validation``): types and required fields from the schemas (400 for what
+  would not decode, 422 Invalid with causes for the rest), unknown fields per
+  ``fieldValidation`` (Strict: 400 ``strict decoding error``; Warn, the server default: a
+  ``Warning`` header; Ignore: dropped), quantities, names per kind, labels, RBAC ``roleRef``
+  (required, immutable), some immutable fields; the protected namespaces (``default``,
+  ``kube-system``, ``kube-public``, ``kube-node-lease``) cannot be deleted (403).
+* CustomResourceDefinitions (``crds``): served when stored, with pruning, defaulting and
+  validation against their structural ``openAPIV3Schema`` and its CEL rules (``celrules``).
+* Authentication (``authn``: admin token, static token file, ServiceAccount tokens from
+  TokenRequest), impersonation headers, RBAC authorization of every request (``rbac``:
+  bootstrap ClusterRoles and bindings, aggregation, escalation prevention), the access
+  review APIs and SelfSubjectReview (``reviews``).
+* ValidatingAdmissionPolicy and its bindings, in CEL (``admission``).
+* Watch (``watch``): JSON event streams with ADDED/MODIFIED/DELETED/BOOKMARK, resourceVersion
+  semantics (410 Gone past the kept history), ``timeoutSeconds``, label and field selectors.
+* HTTPS on request (``tls``: a CA and certificate made at start, the CA in the kubeconfig).
+* A JSON state file so a developer sandbox survives restarts, and test hooks under
+  ``/_sandbox/`` (also on ``KubeSandbox``): fault and delay injection, a request log, reset.
 
-What it does not do: ``watch`` (answered with 400 BadRequest), admission (webhooks,
-``ValidatingAdmissionPolicy`` objects are stored but never enforced), schema validation
-(only names, labels and annotations are checked), controllers (nothing reconciles a
-Deployment, an Argo Application or a Kargo Project; finalizers are stored but deletes are
-immediate), strategic-merge list semantics, protobuf/CBOR, TLS, RBAC authorisation.
+What it does not do: controllers (nothing reconciles a Deployment, an Argo Application or a
+Kargo Project; no scheduler, no pods run; no ``default`` ServiceAccount in new namespaces;
+finalizers are stored but deletes are immediate; no garbage collection by ownerReferences),
+mutating admission and webhooks (their configurations are stored, never called), CRD
+conversion webhooks, strategic-merge list semantics, protobuf or CBOR answers (so kubectl
+older than 1.29, which needs ``/openapi/v2`` in protobuf, cannot ``apply`` or ``explain``),
+client certificates (HTTPS is opt-in: ``tls=True``), built-in defaulting (a Deployment's
+``replicas`` is not filled in), most of the hand-written Go validation of built-in kinds.
 """
 
 from __future__ import annotations
 
-import contextlib
+import base64
 import copy
-import json
 import os
-import selectors
-import socket
-import sys
+import secrets
 import threading
-import traceback
 from collections import deque
-from dataclasses import asdict, dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
-import yaml
-
-from . import resources
-from .errors import ApiError, status_body
+from . import crds as crd_support
+from . import rbac
+from .admission import PolicyAdmission
+from .authn import ADMIN, ANONYMOUS, Authenticator, UserInfo, parse_token_file
+from .errors import ApiError
+from .httpserver import Fault, Faults, SandboxHTTPServer
+from .openapi import Documents
+from .operations import Operations
 from .resources import ResourceType
-from .store import APPLY_PATCH, DEFAULT_NAMESPACES, PATCH_TYPES, Store
+from .store import DEFAULT_NAMESPACES, Store, WriteContext
+from .tls import make_certificates
 
 VERSION_INFO = {
     "major": "1",
-    "minor": "33",
-    "gitVersion": "v1.33.0+kubesandbox",
+    "minor": "32",
+    "gitVersion": "v1.32.0+kubesandbox",
     "gitCommit": "0" * 40,
     "gitTreeState": "clean",
-    "buildDate": "2025-04-23T00:00:00Z",
-    "goVersion": "go1.24.2",
+    "buildDate": "2024-12-11T00:00:00Z",
+    "goVersion": "go1.23.4",
     "compiler": "gc",
     "platform": "linux/amd64",
 }
 
 REQUEST_LOG_SIZE = 10_000  # the developer sandbox runs for days; keep memory bounded
-IDLE_CONNECTION_SECONDS = 120
-
-
-@dataclass
-class Fault:
-    """Answer the next ``times`` matching requests with ``status`` after ``delay`` seconds.
-
-    ``status=None`` only delays; ``times=None`` keeps matching until the faults are cleared.
-    """
-
-    status: int | None = 500
-    times: int | None = 1
-    method: str | None = None
-    path_contains: str | None = None
-    delay: float = 0.0
-    message: str = "fault injected by kubesandbox"
-
-    def __post_init__(self) -> None:
-        if self.status is not None and not (
-            isinstance(self.status, int) and 400 <= self.status <= 599
-        ):
-            raise ValueError(f"status must be an HTTP error code (400-599), not {self.status!r}")
-        if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
-            raise ValueError(f"times must be a positive integer or null, not {self.times!r}")
-        if not isinstance(self.delay, int | float) or self.delay < 0:
-            raise ValueError(f"delay must be a non-negative number, not {self.delay!r}")
-        if self.method:
-            self.method = self.method.upper()
-
-    def matches(self, method: str, path: str) -> bool:
-        return (self.method is None or self.method == method) and (
-            self.path_contains is None or self.path_contains in path
-        )
-
-
-class _Faults:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pending: list[Fault] = []
-
-    def add(self, fault: Fault) -> None:
-        with self._lock:
-            self._pending.append(fault)
-
-    def take(self, method: str, path: str) -> Fault | None:
-        """The first pending fault matching this request, using up one of its ``times``."""
-        with self._lock:
-            for fault in self._pending:
-                if fault.matches(method, path):
-                    if fault.times is not None:
-                        fault.times -= 1
-                        if fault.times == 0:
-                            self._pending.remove(fault)
-                    return fault
-        return None
-
-    def pending(self) -> list[dict]:
-        with self._lock:
-            return [asdict(fault) for fault in self._pending]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._pending.clear()
-
-
-@dataclass
-class _Route:
-    rt: ResourceType
-    namespace: str | None
-    name: str | None
-    subresource: str
-
-
-def _not_found_path() -> ApiError:
-    return ApiError(404, "the server could not find the requested resource", details={})
-
-
-def _method_not_allowed() -> ApiError:
-    return ApiError(
-        405, "the server does not allow this method on the requested resource", details={}
-    )
-
-
-def _resource_list(group: str, version: str) -> dict:
-    rts = list(resources.types_in(group, version))
-    if not rts:
-        raise _not_found_path()
-    return {
-        "kind": "APIResourceList",
-        "apiVersion": "v1",
-        "groupVersion": rts[0].api_version,
-        "resources": [entry for rt in rts for entry in rt.discovery_entries()],
-    }
-
-
-def _api_group(name: str, versions: list[str]) -> dict:
-    listed = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
-    return {
-        "kind": "APIGroup",
-        "apiVersion": "v1",
-        "name": name,
-        "versions": listed,
-        "preferredVersion": listed[0],
-    }
-
-
-def _route(segments: list[str]) -> _Route | dict:
-    """Map a path to a resource route, or answer it directly when it is discovery."""
-    if segments[:2] == ["api", "v1"]:
-        group, version, rest = "", "v1", segments[2:]
-    elif segments[:1] == ["apis"] and len(segments) >= 3:
-        group, version, rest = segments[1], segments[2], segments[3:]
-    else:
-        raise _not_found_path()
-    if not rest:
-        return _resource_list(group, version)
-    namespace = None
-    scoped = resources.find_type(group, version, rest[2]) if len(rest) >= 3 else None
-    if rest[0] == "namespaces" and scoped is not None and scoped.namespaced:
-        namespace, rest = rest[1], rest[2:]
-    rt = resources.find_type(group, version, rest[0])
-    tail = rest[1:]
-    if rt is None or len(tail) > 2 or (rt.namespaced and namespace is None and tail):
-        raise _not_found_path()
-    subresource = tail[1] if len(tail) == 2 else ""
-    if subresource and not (subresource == "status" and rt.has_status):
-        raise _not_found_path()
-    return _Route(rt, namespace, tail[0] if tail else None, subresource)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as urllib3 pools connections
-    # Headers and body go out in separate writes; with Nagle on, each response would
-    # wait ~40 ms for the client's delayed ACK.
-    disable_nagle_algorithm = True
-    timeout = IDLE_CONNECTION_SECONDS
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_PUT(self) -> None:
-        self._handle()
-
-    def do_PATCH(self) -> None:
-        self._handle()
-
-    def do_DELETE(self) -> None:
-        self._handle()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.sandbox.verbose:
-            sys.stderr.write(f"kubesandbox: {format % args}\n")
-
-    # -- plumbing ------------------------------------------------------------------------
-
-    def _handle(self) -> None:
-        sandbox = self.server.sandbox
-        url = urlsplit(self.path)
-        path = url.path.rstrip("/") or "/"
-        query = {key: values[-1] for key, values in parse_qs(url.query).items()}
-        length = self.headers.get("Content-Length") or "0"
-        body = self.rfile.read(int(length) if length.isdigit() else 0)
-        if sandbox.token and self.headers.get("Authorization") != f"Bearer {sandbox.token}":
-            sandbox.record(self.command, path, url.query, 401, injected=False)
-            self._send(401, status_body(401, "Unauthorized"))
-            return
-        if path.startswith("/_sandbox"):
-            self._send(*self._control(path, body))
-            return
-        fault = sandbox.faults.take(self.command, path)
-        if fault and fault.delay:
-            sandbox.stopping.wait(fault.delay)
-        if fault and fault.status:
-            code, payload = fault.status, status_body(fault.status, fault.message)
-        else:
-            fault = None
-            try:
-                code, payload = self._dispatch(path, query, body)
-            except ApiError as error:
-                code, payload = error.code, error.status()
-            except Exception as error:  # a bug in the sandbox must still answer like a server
-                traceback.print_exc()
-                code, payload = 500, status_body(500, f"kubesandbox internal error: {error!r}")
-        sandbox.record(self.command, path, url.query, code, injected=fault is not None)
-        self._send(code, payload)
-
-    def _send(self, code: int, payload: dict | str) -> None:
-        if isinstance(payload, str):
-            data, content_type = payload.encode(), "text/plain; charset=utf-8"
-        else:
-            data, content_type = json.dumps(payload).encode(), "application/json"
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _parse(self, body: bytes, *, allow_empty: bool = False) -> Any:
-        if not body.strip():
-            if allow_empty:
-                return None
-            raise ApiError(400, "the request body is empty")
-        content_type = self.headers.get("Content-Type", "")
-        try:
-            if "yaml" in content_type:
-                return yaml.safe_load(body)
-            return json.loads(body)
-        except (ValueError, yaml.YAMLError) as error:
-            raise ApiError(400, f"the request body could not be decoded: {error}") from error
-
-    def _default_manager(self) -> str:
-        # The real server names an unnamed writer after its User-Agent's product.
-        return (self.headers.get("User-Agent") or "unknown").split("/")[0]
-
-    # -- the Kubernetes API --------------------------------------------------------------
-
-    def _dispatch(self, path: str, query: dict[str, str], body: bytes) -> tuple[int, dict | str]:
-        # Split before unquoting: a %2F inside a name must not make a new segment.
-        segments = [unquote(segment) for segment in path.strip("/").split("/")]
-        if path in ("/healthz", "/livez", "/readyz"):
-            return 200, "ok"
-        if self.command == "GET" and path == "/version":
-            return 200, VERSION_INFO
-        if self.command == "GET" and path == "/api":
-            address = "{}:{}".format(*self.server.server_address[:2])
-            return 200, {
-                "kind": "APIVersions",
-                "versions": ["v1"],
-                "serverAddressByClientCIDRs": [
-                    {"clientCIDR": "0.0.0.0/0", "serverAddress": address}
-                ],
-            }
-        if self.command == "GET" and path == "/apis":
-            groups = [_api_group(g, v) for g, v in resources.group_versions().items()]
-            return 200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
-        if self.command == "GET" and len(segments) == 2 and segments[0] == "apis":
-            versions = resources.group_versions().get(segments[1])
-            if not versions:
-                raise _not_found_path()
-            return 200, _api_group(segments[1], versions)
-        route = _route(segments)
-        if isinstance(route, dict):
-            if self.command != "GET":
-                raise _method_not_allowed()
-            return 200, route
-        if query.get("watch") in ("true", "1"):
-            raise ApiError(400, "watch is not supported by the kubesandbox Kubernetes stand-in")
-        return self._resource(route, query, body)
-
-    def _resource(self, route: _Route, query: dict[str, str], body: bytes) -> tuple[int, dict]:
-        store = self.server.sandbox.store
-        rt, namespace, name, sub = route.rt, route.namespace, route.name, route.subresource
-        dry_run = bool(query.get("dryRun"))
-        manager = query.get("fieldManager")
-        writer = manager or self._default_manager()
-        cluster_wide = rt.namespaced and namespace is None
-        verb = {
-            ("GET", True): "get",
-            ("GET", False): "list",
-            ("POST", False): "create",
-            ("PUT", True): "update",
-            ("PATCH", True): "patch",
-            ("DELETE", True): "delete",
-            ("DELETE", False): "deletecollection",
-        }.get((self.command, name is not None))
-        allowed = resources.STATUS_VERBS if sub else rt.verbs
-        if verb not in allowed or (cluster_wide and verb != "list"):
-            raise _method_not_allowed()
-        if verb == "get":
-            return 200, store.get(rt, namespace, name or "")
-        if verb == "list":
-            limit = query.get("limit")
-            return 200, store.list_objects(
-                rt,
-                namespace,
-                label_selector=query.get("labelSelector"),
-                field_selector=query.get("fieldSelector"),
-                limit=int(limit) if limit and limit.isdigit() else None,
-                continue_token=query.get("continue"),
-            )
-        if verb == "create":
-            created = store.create(
-                rt,
-                namespace,
-                self._parse(body),
-                manager=writer,
-                dry_run=dry_run,
-            )
-            return 201, created
-        if verb == "update":
-            return 200, store.replace(
-                rt,
-                namespace,
-                name or "",
-                self._parse(body),
-                manager=writer,
-                subresource=sub,
-                dry_run=dry_run,
-            )
-        if verb == "patch":
-            patch_type = self.headers.get("Content-Type", "").split(";")[0].strip()
-            if patch_type not in PATCH_TYPES:
-                raise ApiError(
-                    415,
-                    f"the body of the request was in an unknown format - accepted media "
-                    f"types include: {', '.join(PATCH_TYPES)}",
-                )
-            obj, created = store.patch(
-                rt,
-                namespace,
-                name or "",
-                patch_type,
-                self._parse(body),
-                # Apply needs an explicit fieldManager; other writes default to the client's name.
-                manager=manager if patch_type == APPLY_PATCH else writer,
-                force=query.get("force") == "true",
-                subresource=sub,
-                dry_run=dry_run,
-            )
-            return (201 if created else 200), obj
-        options = self._parse(body, allow_empty=True) or {}
-        if verb == "delete":
-            return 200, store.delete(
-                rt,
-                namespace,
-                name or "",
-                preconditions=options.get("preconditions"),
-                dry_run=dry_run or bool(options.get("dryRun")),
-            )
-        return 200, store.delete_collection(
-            rt,
-            namespace,
-            label_selector=query.get("labelSelector"),
-            field_selector=query.get("fieldSelector"),
-            dry_run=dry_run,
-        )
-
-    # -- test hooks ----------------------------------------------------------------------
-
-    def _control(self, path: str, body: bytes) -> tuple[int, dict]:
-        sandbox = self.server.sandbox
-        action = (self.command, path.removeprefix("/_sandbox"))
-        if action == ("GET", "/faults"):
-            return 200, {"items": sandbox.faults.pending()}
-        if action == ("POST", "/faults"):
-            spec = self._parse(body, allow_empty=True) or {}
-            try:
-                fault = sandbox.inject_faults(**spec)
-            except (TypeError, ValueError) as error:
-                return 400, status_body(400, f"invalid fault: {error}")
-            return 201, fault
-        if action == ("DELETE", "/faults"):
-            sandbox.clear_faults()
-            return 200, {"items": []}
-        if action == ("GET", "/requests"):
-            return 200, {"items": sandbox.requests()}
-        if action == ("DELETE", "/requests"):
-            sandbox.clear_requests()
-            return 200, {"items": []}
-        if action == ("POST", "/reset"):
-            sandbox.reset()
-            return 200, status_body(200, "sandbox reset")
-        return 404, status_body(404, f"no sandbox hook {self.command} {path}")
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], sandbox: KubeSandbox) -> None:
-        self.sandbox = sandbox
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        self._serving = True
-        self._wakeup_read, self._wakeup_write = socket.socketpair()
-        super().__init__(address, _Handler)
-
-    def serve(self) -> None:
-        """Like ``serve_forever``, but ``stop_serving`` wakes it at once instead of it polling
-        (a 50 ms poll made every test's teardown 50 ms slower)."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self, selectors.EVENT_READ)
-            selector.register(self._wakeup_read, selectors.EVENT_READ)
-            while self._serving:
-                for key, _ in selector.select():
-                    if key.fileobj is self and self._serving:
-                        self._handle_request_noblock()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return  # the client hung up, e.g. it timed out during an injected delay
-        super().handle_error(request, client_address)
-
-    def stop_serving(self) -> None:
-        self._serving = False
-        self._wakeup_write.send(b"!")
-
-    def server_close(self) -> None:
-        super().server_close()
-        self._wakeup_read.close()
-        self._wakeup_write.close()
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._connections_lock:
-            self._connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._connections_lock:
-            self._connections.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        """Hang up kept-alive connections so no handler thread outlives the server."""
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):  # already closed by the client
-                connection.shutdown(socket.SHUT_RDWR)
+# KubeSandbox(anonymous_user=...) value: requests without credentials act as the admin.
+ANONYMOUS_IS_ADMIN = "admin"
+_UNSET: Any = object()
 
 
 class KubeSandbox:
     """A Kubernetes API stand-in on a background thread; usable as a context manager::
 
-    with KubeSandbox() as sandbox:
-        configuration = kubernetes.client.Configuration(host=sandbox.url)
+        with KubeSandbox(crds=["../shared/crds/argocd"]) as sandbox:
+            configuration = kubernetes.client.Configuration(host=sandbox.url)
+            configuration.api_key = {"authorization": "Bearer " + sandbox.token}
+
+    ``token`` is the admin's bearer token (user ``kubesandbox-admin`` in
+    ``system:masters``); one is generated when none is given. ``token_file`` adds static
+    tokens in kube-apiserver's ``--token-auth-file`` format. ``anonymous_user`` says who a
+    request without credentials is: ``None`` for ``system:anonymous`` (as a real server),
+    ``"admin"`` (``ANONYMOUS_IS_ADMIN``) for the admin, or any user name (then in
+    ``system:authenticated``) or a ``UserInfo``. Left out, it is the admin only when neither
+    ``token`` nor ``token_file`` is given: the old behaviour tests rely on, never what
+    ``python -m kubesandbox`` does. ``crds`` and ``manifests`` are YAML files (or
+    directories of them) applied as the admin at start and at every ``reset()``. ``tls``
+    serves HTTPS with a certificate made at start (kubectl sends credentials over HTTPS
+    only); ``kubeconfig()`` then carries its CA.
     """
 
     def __init__(
@@ -512,24 +119,95 @@ class KubeSandbox:
         port: int = 0,
         *,
         token: str | None = None,
+        token_file: str | os.PathLike[str] | None = None,
+        anonymous_user: str | UserInfo | None = _UNSET,
         state_file: str | os.PathLike[str] | None = None,
         termination_seconds: float = 0.0,
         namespaces: tuple[str, ...] = DEFAULT_NAMESPACES,
+        crds: list[str | os.PathLike[str]] | tuple = (),
+        manifests: list[str | os.PathLike[str]] | tuple = (),
+        tls: bool = False,
         verbose: bool = False,
     ) -> None:
         self.host = host
+        self.certificates = make_certificates(host) if tls else None
         self.port = port
-        self.token = token
         self.verbose = verbose
-        self.store = Store(
-            termination_seconds=termination_seconds, state_file=state_file, namespaces=namespaces
+        self.version_info = dict(VERSION_INFO)
+        if anonymous_user is _UNSET:
+            anonymous_user = ANONYMOUS_IS_ADMIN if token is None and token_file is None else None
+        self.token = token or secrets.token_urlsafe(24)
+        self.anonymous_user = anonymous_user
+        self._manifests = [*crds, *manifests]
+        static = parse_token_file(Path(token_file).read_text()) if token_file else {}
+        self.authenticator = Authenticator(
+            admin_token=self.token,
+            static_tokens=static,
+            anonymous=_anonymous(anonymous_user),
+            service_account_uid=self._service_account_uid,
         )
-        self.faults = _Faults()
+        self.store = Store(
+            termination_seconds=termination_seconds,
+            state_file=state_file,
+            namespaces=namespaces,
+            seed=self._seed,
+            controllers=(crd_support.crd_controller, rbac.aggregation_controller),
+        )
+        self.registry = self.store.registry
+        self.authorizer = rbac.Authorizer(self.store)
+        self.policies = PolicyAdmission(self.store, self.authorizer)
+        self.store.admission = self._admit
+        self.documents = Documents(self.registry)
+        self.operations = Operations(self)
+        self.faults = Faults()
         self.stopping = threading.Event()  # wakes handlers sleeping in an injected delay
         self._requests: deque[dict] = deque(maxlen=REQUEST_LOG_SIZE)
         self._requests_lock = threading.Lock()
-        self._server: _Server | None = None
+        self._server: SandboxHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        if state_file:
+            # A restored state may predate the bootstrap roles or the CRDs asked for now.
+            for obj in rbac.bootstrap_objects():
+                if self.get(obj["kind"], obj["metadata"]["name"]) is None:
+                    self.store.upsert(obj)
+            if self._manifests:
+                self.apply_manifests(self._manifests)
+
+    # -- what every cluster has, and what the sandbox was told to install ----------------
+
+    def _seed(self, store: Store) -> None:
+        for obj in rbac.bootstrap_objects():
+            store.upsert(obj)
+        if getattr(self, "_manifests", None):
+            self.apply_manifests(self._manifests, store)
+
+    def apply_manifests(
+        self, paths: list[str | os.PathLike[str]] | tuple, store: Store | None = None
+    ) -> list[dict]:
+        """Create or replace every object in these YAML files, as the admin."""
+        store = store or self.store
+        return [store.upsert(obj) for obj in crd_support.load_manifests(list(paths))]
+
+    def install_crds(self, *paths: str | os.PathLike[str]) -> list[dict]:
+        """Install CRDs (files or directories of YAML) now; they are served at once."""
+        return self.apply_manifests(paths)
+
+    def _service_account_uid(self, namespace: str, name: str) -> str | None:
+        account = self.get("ServiceAccount", name, namespace)
+        return account["metadata"]["uid"] if account else None
+
+    def _admit(self, operation: str, rt: ResourceType, new: dict | None, old: dict | None,
+               ctx: WriteContext) -> None:
+        user = ctx.user
+        if user is None:
+            return  # the Python API (seeding, upsert) is the cluster's operator
+        if rt.group == rbac.RBAC and new is not None and not user.is_admin:
+            if rt.kind in ("Role", "ClusterRole"):
+                self.authorizer.check_role_write(user, rt, new)
+            else:
+                self.authorizer.check_binding_write(user, rt, new)
+        ctx.warnings += self.policies.admit(operation, rt, ctx.subresource, new, old, user,
+                                            ctx.dry_run)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -538,7 +216,7 @@ class KubeSandbox:
         if self._server is not None:
             raise RuntimeError("the sandbox is already running")
         self.stopping.clear()
-        self._server = _Server((self.host, self.port), self)
+        self._server = SandboxHTTPServer((self.host, self.port), self)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(
             target=self._server.serve, name=f"kubesandbox:{self.port}", daemon=True
@@ -551,6 +229,7 @@ class KubeSandbox:
         if self._server is None:
             return
         self.stopping.set()
+        self.store.events.wake()
         self._server.stop_serving()
         if self._thread is not None:
             self._thread.join()
@@ -568,19 +247,49 @@ class KubeSandbox:
     def url(self) -> str:
         if self._server is None:
             raise RuntimeError("the sandbox is not running; call start() first")
-        return f"http://{self.host}:{self.port}"
+        scheme = "https" if self.certificates else "http"
+        return f"{scheme}://{self.host}:{self.port}"
 
-    def kubeconfig(self, context: str = "kubesandbox") -> dict:
-        """A kubeconfig (as a dict) pointing at this sandbox, e.g. for ``kubectl`` or Celery."""
-        user: dict = {"token": self.token} if self.token else {}
+    def kubeconfig(self, context: str = "kubesandbox", *, token: str | None = None) -> dict:
+        """A kubeconfig (as a dict) pointing at this sandbox with the admin's token (or
+        ``token``), e.g. for ``kubectl`` or Celery."""
         return {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": self.url}}],
-            "users": [{"name": context, "user": user}],
+            "clusters": [{"name": context, "cluster": self._cluster_entry()}],
+            "users": [{"name": context, "user": {"token": token or self.token}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
             "current-context": context,
         }
+
+    def _cluster_entry(self) -> dict:
+        entry = {"server": self.url}
+        if self.certificates:
+            entry["certificate-authority-data"] = base64.b64encode(
+                self.certificates.ca_pem).decode()
+        return entry
+
+    @property
+    def ca_certificate(self) -> bytes | None:
+        """The PEM of the CA that signed the serving certificate (``tls=True`` only)."""
+        return self.certificates.ca_pem if self.certificates else None
+
+    def service_account_token(
+        self, namespace: str, name: str, *, expiration_seconds: int = 3600
+    ) -> str:
+        """A token for a ServiceAccount (it must exist), as the TokenRequest API mints."""
+        account = self.get("ServiceAccount", name, namespace)
+        if account is None:
+            raise KeyError(f"no ServiceAccount {namespace}/{name}")
+        token, _ = self.authenticator.mint(namespace, name, account["metadata"]["uid"],
+                                           expiration_seconds=expiration_seconds)
+        return token
+
+    def add_token(self, token: str, user: str, *, uid: str = "",
+                  groups: tuple[str, ...] = ()) -> None:
+        """Accept ``token`` as ``user`` (a static token, like --token-auth-file's lines)."""
+        self.authenticator.static_tokens[token] = UserInfo(
+            user, uid, (*groups, "system:authenticated"))
 
     # -- inspection ----------------------------------------------------------------------
 
@@ -592,7 +301,7 @@ class KubeSandbox:
         api_version: str | None = None,
     ) -> list[dict]:
         """Stored objects, optionally of one kind (``"ConfigMap"`` or ``"configmaps"``)."""
-        rt = resources.lookup(kind, api_version) if kind else None
+        rt = self.registry.lookup(kind, api_version) if kind else None
         return self.store.objects(rt, namespace)
 
     def get(
@@ -604,18 +313,19 @@ class KubeSandbox:
         api_version: str | None = None,
     ) -> dict | None:
         """One stored object, or None."""
-        rt = resources.lookup(kind, api_version)
+        rt = self.registry.lookup(kind, api_version)
         try:
             return self.store.get(rt, namespace if rt.namespaced else None, name)
         except ApiError:
             return None
 
     def upsert(self, obj: dict) -> dict:
-        """Create or replace an object directly, status included, bypassing faults and auth."""
+        """Create or replace an object directly, status included, bypassing faults, auth and
+        admission (but not validation)."""
         return self.store.upsert(copy.deepcopy(obj))
 
     def requests(self) -> list[dict]:
-        """The request log: ``{"method", "path", "query", "status", "injected"}`` dicts."""
+        """The request log: ``{"method", "path", "query", "status", "injected", "user"}``."""
         with self._requests_lock:
             return list(self._requests)
 
@@ -623,14 +333,10 @@ class KubeSandbox:
         with self._requests_lock:
             self._requests.clear()
 
-    def record(self, method: str, path: str, query: str, status: int, *, injected: bool) -> None:
-        entry = {
-            "method": method,
-            "path": path,
-            "query": query,
-            "status": status,
-            "injected": injected,
-        }
+    def record(self, method: str, path: str, query: str, status: int, *, injected: bool,
+               user: str = "") -> None:
+        entry = {"method": method, "path": path, "query": query, "status": status,
+                 "injected": injected, "user": user}
         with self._requests_lock:
             self._requests.append(entry)
 
@@ -664,7 +370,18 @@ class KubeSandbox:
         self.faults.clear()
 
     def reset(self) -> None:
-        """Back to a fresh cluster: seed namespaces only, no faults, empty request log."""
+        """Back to a fresh cluster: seed namespaces, bootstrap RBAC and the sandbox's CRDs and
+        manifests; no faults, empty request log."""
         self.clear_faults()
         self.clear_requests()
         self.store.reset()
+
+
+def _anonymous(anonymous_user: str | UserInfo | None) -> UserInfo:
+    if anonymous_user is None:
+        return ANONYMOUS
+    if anonymous_user == ANONYMOUS_IS_ADMIN:
+        return ADMIN
+    if isinstance(anonymous_user, UserInfo):
+        return anonymous_user
+    return UserInfo(str(anonymous_user), groups=("system:authenticated",))

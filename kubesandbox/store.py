@@ -1,77 +1,60 @@
-"""The object store: apiserver write semantics over a dict, behind one lock."""
+"""The object store: apiserver write semantics over a dict, behind one lock.
+
+Every write goes: decode (unknown fields per ``fieldValidation``, CR defaults), server
+metadata, validation, the admission hook (RBAC escalation checks, ValidatingAdmissionPolicy),
+commit, then the built-in "controllers" the sandbox has (CRD registration, ClusterRole
+aggregation) and the watch log.
+"""
 
 from __future__ import annotations
 
 import base64
-import binascii
 import copy
 import json
 import os
 import secrets
 import threading
-import time
 import uuid
-from collections.abc import Iterable
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from . import fields, selectors
-from .errors import (
-    MODIFIED,
-    ApiError,
-    already_exists,
-    bad_request,
-    conflict,
-    forbidden,
-    not_found,
+from .apply import ServerSideApply
+from .errors import MODIFIED, ApiError, already_exists, bad_request, conflict, forbidden, not_found
+from .namespaces import NamespaceLifecycle
+from .objects import (
+    APPLY_PATCH,
+    DEFAULT_NAMESPACES,
+    JSON_PATCH,
+    MERGE_PATCH,
+    PATCH_TYPES,
+    PROTECTED_NAMESPACES,
+    SERVER_METADATA,
+    STRATEGIC_MERGE_PATCH,
+    AdmissionHook,
+    Controller,
+    Key,
+    WriteContext,
+    as_version,
+    comparable,
+    decode_continue,
+    immutable,
+    normalise,
+    now,
+    object_key,
+    prepare,
+    without,
 )
 from .patching import json_patch, merge_patch
-from .resources import NAMESPACES, ResourceType, lookup
-from .validation import validate
+from .persistence import Persistence
+from .resources import NAMESPACES, Registry, ResourceType
+from .validation import decode, validate
+from .watch import Event, EventLog
 
-# Every real cluster has these; code under test may rely on "default" existing.
-DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
-PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
-
-# Set by the server on every write; whatever a client sends here is ignored.
-_SERVER_METADATA = (
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "managedFields",
-    "selfLink",
-)
-
-Key = tuple[str, str, str, str]  # (group, plural, namespace, name)
+__all__ = ["APPLY_PATCH", "DEFAULT_NAMESPACES", "PATCH_TYPES", "Store", "WriteContext"]
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _key(rt: ResourceType, namespace: str | None, name: str) -> Key:
-    return (rt.group, rt.plural, namespace or "", name)
-
-
-def _without(obj: dict, *top_level: str) -> dict:
-    return {k: v for k, v in obj.items() if k not in top_level}
-
-
-def _comparable(obj: dict) -> dict:
-    """The object minus its resourceVersion: equal means the write was a no-op."""
-    result = dict(obj)
-    result["metadata"] = _without(obj["metadata"], "resourceVersion")
-    return result
-
-
-class Store:
+class Store(ServerSideApply, NamespaceLifecycle, Persistence):
     """Kubernetes objects keyed by type, namespace and name, with apiserver write rules."""
 
     def __init__(
@@ -80,7 +63,15 @@ class Store:
         termination_seconds: float = 0.0,
         state_file: str | os.PathLike[str] | None = None,
         namespaces: Iterable[str] = DEFAULT_NAMESPACES,
+        registry: Registry | None = None,
+        seed: Callable[[Store], None] | None = None,
+        controllers: Iterable[Controller] = (),
     ) -> None:
+        self.registry = registry or Registry()
+        self.events = EventLog()
+        self.admission: AdmissionHook | None = None
+        self.controllers: list[Controller] = list(controllers)
+        self._seed = seed
         self.termination_seconds = termination_seconds
         self.state_file = Path(state_file) if state_file else None
         if self.state_file:
@@ -101,10 +92,14 @@ class Store:
     def get(self, rt: ResourceType, namespace: str | None, name: str) -> dict:
         with self._lock:
             self._reap()
-            obj = self._objects.get(_key(rt, namespace, name))
+            obj = self._objects.get(object_key(rt, namespace, name))
             if obj is None:
                 raise not_found(rt, name)
-            return copy.deepcopy(obj)
+            return as_version(rt, obj)
+
+    @property
+    def resource_version(self) -> int:
+        return self._resource_version
 
     def list_objects(
         self,
@@ -118,8 +113,8 @@ class Store:
     ) -> dict:
         """A ``<Kind>List``; ``namespace=None`` lists across all namespaces."""
         matches_labels = selectors.label_selector(label_selector)
-        matches_fields = selectors.field_selector(field_selector)
-        after = self._decode_continue(continue_token)
+        matches_fields = selectors.field_selector(field_selector, rt.kind)
+        after = decode_continue(continue_token)
         with self._lock:
             self._reap()
             keys = sorted(
@@ -130,7 +125,7 @@ class Store:
                 and key[2:] > after
             )
             items = [
-                copy.deepcopy(self._objects[key])
+                as_version(rt, self._objects[key])
                 for key in keys
                 if matches_labels(self._objects[key]) and matches_fields(self._objects[key])
             ]
@@ -169,10 +164,13 @@ class Store:
         *,
         manager: str,
         dry_run: bool = False,
+        ctx: WriteContext | None = None,
     ) -> dict:
+        ctx = ctx or WriteContext()
         with self._lock:
             self._reap()
-            obj = self._prepare(rt, namespace, body, url_name=None)
+            obj = prepare(rt, namespace, body, url_name=None)
+            ctx.warnings += decode(rt, obj, ctx.field_validation)
             metadata = obj["metadata"]
             if not metadata.get("name") and metadata.get("generateName"):
                 metadata["name"] = metadata["generateName"] + secrets.token_hex(3)[:5]
@@ -180,7 +178,7 @@ class Store:
             self._check_can_create(rt, namespace, metadata["name"])
             owners: fields.Owners = {}
             fields.record_update(owners, (manager, "Update", ""), None, obj)
-            return self._create(rt, obj, owners, dry_run)
+            return self._create(rt, obj, owners, dry_run, ctx)
 
     def replace(
         self,
@@ -192,13 +190,17 @@ class Store:
         manager: str,
         subresource: str = "",
         dry_run: bool = False,
+        ctx: WriteContext | None = None,
     ) -> dict:
+        ctx = ctx or WriteContext()
         with self._lock:
             self._reap()
             existing = self._existing(rt, namespace, name)
-            new = self._prepare(rt, namespace, body, url_name=name)
+            new = prepare(rt, namespace, body, url_name=name)
+            ctx.warnings += decode(rt, new, ctx.field_validation)
             self._check_precondition(rt, existing, new)
-            return self._update(rt, existing, new, (manager, "Update", subresource), dry_run)
+            owner = (manager, "Update", subresource)
+            return self._update(rt, existing, new, owner, dry_run, ctx=ctx)
 
     def patch(
         self,
@@ -212,12 +214,16 @@ class Store:
         force: bool = False,
         subresource: str = "",
         dry_run: bool = False,
+        ctx: WriteContext | None = None,
     ) -> tuple[dict, bool]:
         """Returns the patched object and whether it was created (apply only)."""
+        ctx = ctx or WriteContext()
         with self._lock:
             self._reap()
             if patch_type == APPLY_PATCH:
-                return self._apply(rt, namespace, name, patch, manager, force, subresource, dry_run)
+                return self._apply(
+                    rt, namespace, name, patch, manager, force, subresource, dry_run, ctx
+                )
             existing = self._existing(rt, namespace, name)
             if patch_type == STRATEGIC_MERGE_PATCH and rt.custom:
                 raise ApiError(
@@ -234,10 +240,11 @@ class Store:
                 raise bad_request("a merge patch must be a JSON object")
             if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
                 raise bad_request("the patched object is not a Kubernetes object")
-            new = self._prepare(rt, namespace, patched, url_name=name)
+            new = prepare(rt, namespace, patched, url_name=name)
+            ctx.warnings += decode(rt, new, ctx.field_validation)
             self._check_precondition(rt, existing, new)
             owner = (manager or "unknown", "Update", subresource)
-            return self._update(rt, existing, new, owner, dry_run), False
+            return self._update(rt, existing, new, owner, dry_run, ctx=ctx), False
 
     def delete(
         self,
@@ -247,11 +254,15 @@ class Store:
         *,
         preconditions: dict | None = None,
         dry_run: bool = False,
+        ctx: WriteContext | None = None,
     ) -> dict:
         """Returns what the real server returns: the object, or a Status for built-in types."""
+        ctx = ctx or WriteContext()
         with self._lock:
             self._reap()
             existing = self._existing(rt, namespace, name)
+            if rt is NAMESPACES and name in PROTECTED_NAMESPACES:
+                raise forbidden(rt, name, "this namespace may not be deleted")
             for field in ("uid", "resourceVersion"):
                 wanted = (preconditions or {}).get(field)
                 if wanted and wanted != existing["metadata"].get(field):
@@ -261,11 +272,13 @@ class Store:
                         f"Precondition failed: {field} in precondition: {wanted}, "
                         f"{field} in object meta: {existing['metadata'].get(field)}",
                     )
+            if self.admission is not None:
+                self.admission("DELETE", rt, None, existing, ctx)
             if dry_run:
                 return existing
             if rt is NAMESPACES:
                 return self._terminate_namespace(existing)
-            del self._objects[_key(rt, namespace, name)]
+            self._remove(rt, object_key(rt, namespace, name))
             self._persist()
             if rt.custom:
                 return existing
@@ -288,6 +301,7 @@ class Store:
         label_selector: str | None = None,
         field_selector: str | None = None,
         dry_run: bool = False,
+        ctx: WriteContext | None = None,
     ) -> dict:
         with self._lock:
             listing = self.list_objects(
@@ -295,21 +309,31 @@ class Store:
             )
             for item in listing["items"]:
                 meta = item["metadata"]
-                self.delete(rt, meta.get("namespace"), meta["name"], dry_run=dry_run)
+                self.delete(rt, meta.get("namespace"), meta["name"], dry_run=dry_run, ctx=ctx)
             return listing
 
     def upsert(self, obj: dict, *, manager: str = "kubesandbox") -> dict:
-        """Create or unconditionally replace ``obj``, status included (for seeding tests)."""
-        rt = lookup(obj.get("kind", ""), obj.get("apiVersion"))
+        """Create or unconditionally replace ``obj``, status included (for seeding tests).
+
+        A change to an immutable field (a binding's roleRef) deletes and re-creates the object,
+        as an operator would have to."""
+        rt = self.registry.lookup(obj.get("kind", ""), obj.get("apiVersion"))
         body = copy.deepcopy(obj)
         meta = body.setdefault("metadata", {})
         meta.pop("resourceVersion", None)
         namespace = meta.get("namespace") if rt.namespaced else None
         with self._lock:
-            if _key(rt, namespace, meta.get("name", "")) not in self._objects:
+            if object_key(rt, namespace, meta.get("name", "")) not in self._objects:
                 stored = self.create(rt, namespace, body, manager=manager)
             else:
-                stored = self.replace(rt, namespace, meta["name"], body, manager=manager)
+                try:
+                    stored = self.replace(rt, namespace, meta["name"], body, manager=manager)
+                except ApiError as error:
+                    if not immutable(error):
+                        raise
+                    # What an operator does to change an immutable field: delete, re-create.
+                    self._remove(rt, object_key(rt, namespace, meta["name"]))
+                    stored = self.create(rt, namespace, body, manager=manager)
             if rt.has_status and "status" in body:
                 # Stand in for the controller that would have written the status.
                 stored = self.replace(
@@ -328,61 +352,31 @@ class Store:
         The resourceVersion counter keeps counting: clients may still hold old versions.
         """
         with self._lock:
+            for key in list(self._objects):
+                if key[:2] == ("apiextensions.k8s.io", "customresourcedefinitions"):
+                    self._remove(self.registry.lookup("CustomResourceDefinition"), key)
             self._objects.clear()
             self._terminating.clear()
             for name in self._seed_namespaces:
                 self.create(NAMESPACES, None, {"metadata": {"name": name}}, manager="kubesandbox")
+            if self._seed is not None:
+                self._seed(self)
             self._persist()
 
     # -- internals -----------------------------------------------------------------------
 
     def _existing(self, rt: ResourceType, namespace: str | None, name: str) -> dict:
-        obj = self._objects.get(_key(rt, namespace, name))
+        obj = self._objects.get(object_key(rt, namespace, name))
         if obj is None:
             raise not_found(rt, name)
         return copy.deepcopy(obj)
 
-    def _prepare(
-        self, rt: ResourceType, namespace: str | None, body: object, *, url_name: str | None
-    ) -> dict:
-        """Check a request body against the URL and fill in apiVersion, kind and namespace."""
-        if not isinstance(body, dict):
-            raise bad_request("the request body must be a JSON or YAML object")
-        obj = copy.deepcopy(body)
-        for field, expected in (("apiVersion", rt.api_version), ("kind", rt.kind)):
-            sent = obj.setdefault(field, expected)
-            if sent != expected:
-                raise bad_request(
-                    f"the {field} in the data ({sent}) does not match the expected {field} "
-                    f"({expected})"
-                )
-        metadata = obj.setdefault("metadata", {})
-        if not isinstance(metadata, dict):
-            raise bad_request("metadata must be an object")
-        if url_name is not None:
-            metadata.setdefault("name", url_name)
-            if metadata["name"] != url_name:
-                raise bad_request(
-                    f"the name of the object ({metadata['name']}) does not match the name on "
-                    f"the URL ({url_name})"
-                )
-        if rt.namespaced:
-            if metadata.setdefault("namespace", namespace) != namespace:
-                raise bad_request(
-                    "the namespace of the provided object does not match the namespace sent on "
-                    "the request"
-                )
-        else:
-            # The real server silently drops a namespace on cluster-scoped objects.
-            metadata.pop("namespace", None)
-        return obj
-
     def _check_can_create(self, rt: ResourceType, namespace: str | None, name: str) -> None:
-        if _key(rt, namespace, name) in self._objects:
+        if object_key(rt, namespace, name) in self._objects:
             raise already_exists(rt, name)
         if not rt.namespaced:
             return
-        if _key(NAMESPACES, None, namespace or "") not in self._objects:
+        if object_key(NAMESPACES, None, namespace or "") not in self._objects:
             raise not_found(NAMESPACES, namespace or "")
         if namespace in self._terminating:
             raise forbidden(
@@ -398,35 +392,30 @@ class Store:
         if sent and sent != existing["metadata"]["resourceVersion"]:
             raise conflict(rt, existing["metadata"]["name"], MODIFIED)
 
-    def _normalise(self, rt: ResourceType, obj: dict) -> None:
-        """Server-side defaulting that code under test is likely to read back."""
-        if rt.kind == "Secret":
-            string_data = obj.pop("stringData", None) or {}
-            data = obj.setdefault("data", {})
-            for key, value in string_data.items():
-                data[key] = base64.b64encode(str(value).encode()).decode()
-            if not data:
-                del obj["data"]
-            obj.setdefault("type", "Opaque")
-        elif rt is NAMESPACES:
-            labels = obj["metadata"].setdefault("labels", {})
-            labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
-
-    def _create(self, rt: ResourceType, obj: dict, owners: fields.Owners, dry_run: bool) -> dict:
+    def _create(
+        self,
+        rt: ResourceType,
+        obj: dict,
+        owners: fields.Owners,
+        dry_run: bool,
+        ctx: WriteContext | None = None,
+    ) -> dict:
         metadata = obj["metadata"]
-        for field in _SERVER_METADATA:
+        for field in SERVER_METADATA:
             metadata.pop(field, None)
         metadata["uid"] = str(uuid.uuid4())
-        metadata["creationTimestamp"] = _now()
+        metadata["creationTimestamp"] = now()
         metadata["generation"] = 1
         if rt.has_status:  # status is written through the status subresource only
             obj.pop("status", None)
         if rt is NAMESPACES:
             obj["status"] = {"phase": "Active"}
-        self._normalise(rt, obj)
+        normalise(rt, obj)
         metadata["managedFields"] = fields.managed_fields(
             owners, obj, [], rt.api_version, metadata["creationTimestamp"]
         )
+        if self.admission is not None:
+            self.admission("CREATE", rt, obj, None, ctx or WriteContext())
         if not dry_run:
             self._commit(rt, obj)
         return copy.deepcopy(obj)
@@ -439,10 +428,11 @@ class Store:
         owner: fields.OwnerKey,
         dry_run: bool,
         owners: fields.Owners | None = None,
+        ctx: WriteContext | None = None,
     ) -> dict:
         """Write ``new`` over ``existing``, keeping what clients may not change."""
         metadata = new["metadata"]
-        for field in _SERVER_METADATA:
+        for field in SERVER_METADATA:
             metadata.pop(field, None)
             if field in existing["metadata"]:
                 metadata[field] = existing["metadata"][field]
@@ -451,149 +441,75 @@ class Store:
             if new["status"] is None:
                 del new["status"]
         elif rt.has_status:
-            new = _without(new, "status")
+            new = without(new, "status")
             if "status" in existing:
                 new["status"] = existing["status"]
-        self._normalise(rt, new)
-        validate(rt, new)
+        normalise(rt, new)
+        validate(rt, new, existing)
         if owners is None:
             owners = fields.owners_of(existing)
             fields.record_update(owners, owner, existing, new)
         new["metadata"]["managedFields"] = fields.managed_fields(
-            owners, new, existing["metadata"].get("managedFields") or [], rt.api_version, _now()
+            owners, new, existing["metadata"].get("managedFields") or [], rt.api_version, now()
         )
-        if _comparable(new) == _comparable(existing):
+        if comparable(new) == comparable(existing):
             return existing  # a no-op write keeps the resourceVersion, like the real server
-        if _without(new, "metadata", "status") != _without(existing, "metadata", "status"):
+        if without(new, "metadata", "status") != without(existing, "metadata", "status"):
             new["metadata"]["generation"] = existing["metadata"].get("generation", 0) + 1
+        if self.admission is not None:
+            self.admission("UPDATE", rt, new, existing, ctx or WriteContext())
         if not dry_run:
-            self._commit(rt, new)
+            self._commit(rt, new, existing)
         return copy.deepcopy(new)
 
-    def _apply(
-        self,
-        rt: ResourceType,
-        namespace: str | None,
-        name: str,
-        config: object,
-        manager: str | None,
-        force: bool,
-        subresource: str,
-        dry_run: bool,
-    ) -> tuple[dict, bool]:
-        """Server-side apply: create, or merge ``config`` and prune fields it no longer sets."""
-        if not manager:
-            raise ApiError(
-                422,
-                'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is '
-                "required for apply patch",
-            )
-        config = self._prepare(rt, namespace, config, url_name=name)
-        if subresource or rt.has_status:
-            # Main endpoint: status is not the caller's; status endpoint: only status is.
-            status = config.pop("status", None)
-            if subresource and status is not None:
-                config["status"] = status
-        own: fields.OwnerKey = (manager, "Apply", subresource)
-        applied = fields.leaf_paths(config)
-        key = _key(rt, namespace, name)
-        if key not in self._objects:
-            if subresource:
-                raise not_found(rt, name)
-            obj = merge_patch({}, config)
-            validate(rt, obj)
-            self._check_can_create(rt, namespace, name)
-            return self._create(rt, obj, {own: applied}, dry_run), True
-        existing = self._existing(rt, namespace, name)
-        self._check_precondition(rt, existing, config)
-        owners = fields.owners_of(existing)
-        conflicts = fields.apply_conflicts(owners, own, applied, existing, config)
-        if conflicts and not force:
-            raise ApiError(
-                409,
-                f"Apply failed with {len(conflicts)} conflict(s): "
-                + "; ".join(f'conflict with "{k[0]}": {fields.dotted(p)}' for k, p in conflicts),
-                details={
-                    "name": name,
-                    "kind": rt.plural,
-                    "causes": [
-                        {
-                            "reason": "FieldManagerConflict",
-                            "message": f'conflict with "{k[0]}"',
-                            "field": fields.dotted(p),
-                        }
-                        for k, p in conflicts
-                    ],
-                },
-            )
-        for owner_key, path in conflicts:  # force: the applier takes these fields over
-            owners[owner_key].discard(path)
-        merged = merge_patch(existing, config)
-        others = set().union(*(paths for k, paths in owners.items() if k != own))
-        for path in owners.get(own, set()) - applied - others:
-            fields.remove(merged, path)
-        owners[own] = applied
-        return self._update(rt, existing, merged, own, dry_run, owners), False
-
-    def _terminate_namespace(self, namespace: dict) -> dict:
-        name = namespace["metadata"]["name"]
-        if name not in self._terminating:
-            namespace["metadata"]["deletionTimestamp"] = _now()
-            namespace["status"] = {"phase": "Terminating"}
-            self._terminating[name] = time.time() + self.termination_seconds
-            self._commit(NAMESPACES, namespace)
-        response = copy.deepcopy(self._objects[_key(NAMESPACES, None, name)])
-        self._reap()
-        return response
-
-    def _reap(self) -> None:
-        """Finish namespace terminations that are due (lazily, on the next access)."""
-        due = [name for name, at in self._terminating.items() if at <= time.time()]
-        for name in due:
-            del self._terminating[name]
-            for key in [k for k in self._objects if k[2] == name]:
-                del self._objects[key]
-            self._objects.pop(_key(NAMESPACES, None, name), None)
-        if due:
-            self._resource_version += 1
-            self._persist()
-
-    def _commit(self, rt: ResourceType, obj: dict) -> None:
+    def _commit(self, rt: ResourceType, obj: dict, old: dict | None = None) -> None:
         self._resource_version += 1
         obj["metadata"]["resourceVersion"] = str(self._resource_version)
-        self._objects[_key(rt, obj["metadata"].get("namespace"), obj["metadata"]["name"])] = obj
+        key = object_key(rt, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        self._objects[key] = obj
+        event_type = "ADDED" if old is None else "MODIFIED"
+        self.events.append(Event(self._resource_version, event_type, key, copy.deepcopy(obj),
+                                 copy.deepcopy(old) if old else None))
+        for controller in self.controllers:
+            controller(self, rt, obj, False)
         self._persist()
 
-    @staticmethod
-    def _decode_continue(token: str | None) -> tuple[str, str]:
-        if not token:
-            return ("", "")
-        try:
-            namespace, name = json.loads(base64.urlsafe_b64decode(token.encode()))
-        except (ValueError, TypeError, binascii.Error) as exc:
-            raise bad_request(f"invalid continue token: {exc}") from exc
-        return (str(namespace), str(name))
-
-    # -- persistence ---------------------------------------------------------------------
-
-    def _persist(self) -> None:
-        if not self.state_file:
+    def _remove(self, rt: ResourceType | None, key: Key) -> None:
+        """Delete one stored object, telling watchers and controllers."""
+        obj = self._objects.pop(key, None)
+        if obj is None:
             return
-        state = {
-            "resourceVersion": self._resource_version,
-            "terminating": self._terminating,
-            "objects": list(self._objects.values()),
-        }
-        # Write-then-rename so a crash never leaves a half-written state file.
-        partial = self.state_file.with_name(self.state_file.name + ".tmp")
-        partial.write_text(json.dumps(state, indent=1, sort_keys=True))
-        os.replace(partial, self.state_file)
+        self._resource_version += 1
+        gone = copy.deepcopy(obj)
+        gone["metadata"]["resourceVersion"] = str(self._resource_version)
+        self.events.append(Event(self._resource_version, "DELETED", key, gone))
+        if rt is None:
+            rt = next((t for t in self.registry.all() if (t.group, t.plural) == key[:2]), None)
+        if rt is not None:
+            for controller in self.controllers:
+                controller(self, rt, gone, True)
 
-    def _load(self, state_file: Path) -> None:
-        state = json.loads(state_file.read_text())
-        self._resource_version = int(state["resourceVersion"])
-        self._terminating = {k: float(v) for k, v in state.get("terminating", {}).items()}
-        for obj in state["objects"]:
-            rt = lookup(obj["kind"], obj["apiVersion"])
-            meta = obj["metadata"]
-            self._objects[_key(rt, meta.get("namespace"), meta["name"])] = obj
+    # -- for the sandbox's controllers ----------------------------------------------------
+
+    def write_internal(self, rt: ResourceType, obj: dict) -> None:
+        """Store ``obj`` as a controller would: no validation, no admission."""
+        meta = obj["metadata"]
+        key = object_key(rt, meta.get("namespace"), meta["name"])
+        old = self._objects.get(key)
+        if old is None:
+            meta.setdefault("uid", str(uuid.uuid4()))
+            meta.setdefault("creationTimestamp", now())
+            meta.setdefault("generation", 1)
+        self._commit(rt, obj, old)
+
+    def remove_all(self, group: str, plural: str) -> None:
+        for key in [k for k in self._objects if k[:2] == (group, plural)]:
+            self._remove(None, key)
+
+    def stored(self, group: str, plural: str) -> list[dict]:
+        """The live objects of one type (no copies: callers inside the lock only read)."""
+        return [obj for key, obj in self._objects.items() if key[:2] == (group, plural)]
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock

@@ -6,6 +6,7 @@ from datetime import timedelta
 import pytest
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from tenants import demo
@@ -19,7 +20,8 @@ LONG_APP = "quarterly-revenue-reconciliation-service-for-europe"
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)) as running:
+    with KubeSandbox(namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
+                     crds=upstream_crds()) as running:
         yield running
 
 

@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from provisioning import services as records
@@ -20,7 +21,8 @@ WORKER = "test-worker"
 @pytest.fixture
 def sandbox():
     namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
-    with KubeSandbox(termination_seconds=0.2, namespaces=namespaces) as running:
+    with KubeSandbox(termination_seconds=0.2, namespaces=namespaces,
+                     crds=upstream_crds()) as running:
         yield running
 
 
@@ -255,7 +257,8 @@ def test_reconcile_repairs_drift_when_the_tier_says_so(world, sandbox):
 @pytest.mark.parametrize("auth_method", ["token", "kubeconfig"])
 def test_cluster_credentials_reach_a_cluster_that_requires_a_token(db, auth_method):
     namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
-    with KubeSandbox(token="cluster-token-123", namespaces=namespaces) as secured:
+    with KubeSandbox(token="cluster-token-123", namespaces=namespaces,
+                     crds=upstream_crds()) as secured:
         demo.seed(sandbox_api_url=secured.url)
         credentials = {
             "token": "cluster-token-123",

@@ -13,6 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from tenants import demo, services, tasks
@@ -34,7 +35,7 @@ WORKER = "ephemeral-test"
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(termination_seconds=0.05,
+    with KubeSandbox(termination_seconds=0.05, crds=upstream_crds(),
                      namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)) as running:
         yield running
 

@@ -16,6 +16,7 @@ import yaml
 from django.db import connection
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine, gitops, gitops_plan
 from provisioning.models import GitCommit
@@ -54,7 +55,7 @@ def fast_git(settings):
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(termination_seconds=0.2, namespaces=(*DEFAULT_NAMESPACES,
+    with KubeSandbox(termination_seconds=0.2, crds=upstream_crds(), namespaces=(*DEFAULT_NAMESPACES,
                                                          *PLATFORM_NAMESPACES)) as running:
         yield running
 

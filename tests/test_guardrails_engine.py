@@ -4,6 +4,7 @@ roles, installing the guardrails on a cluster, and the tenant page saying who ma
 import pytest
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import bootstrap, engine
 from provisioning.engine import runs
@@ -21,7 +22,7 @@ WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(termination_seconds=0.2,
+    with KubeSandbox(termination_seconds=0.2, crds=upstream_crds(),
                      namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)) as running:
         yield running
 
@@ -31,6 +32,19 @@ def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_MAX_ATTEMPTS = 2
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
     demo.seed(sandbox_api_url=sandbox.url)
+    # Berth signs in as its own ServiceAccount, bound to cluster-admin, as in production.
+    sandbox.upsert({"apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": "berth", "namespace": "berth-system"}})
+    sandbox.upsert({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": "berth"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                "name": "cluster-admin"},
+                    "subjects": [{"kind": "ServiceAccount", "name": "berth",
+                                  "namespace": "berth-system"}]})
+    cluster = Cluster.objects.get(name="sandbox")
+    cluster.auth_method = "token"
+    cluster.credentials = sandbox.service_account_token("berth-system", "berth")
+    cluster.save()
     bare = tmp_path / "payments.git"
     tenant = Tenant.objects.get(slug="payments")
     tenant.gitops_repo_url = demo.ensure_git_repo(bare)

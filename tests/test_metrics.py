@@ -8,6 +8,7 @@ from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
 from portal.celery import app as celery_app
 from portal.metrics import queue_depth
 from portal.sandbox import PLATFORM_NAMESPACES
@@ -25,6 +26,7 @@ GIT_FAILURES = ("berth_git_push_failures_total", ())
 @pytest.fixture
 def sandbox():
     with KubeSandbox(
+        crds=upstream_crds(),
         termination_seconds=0.2, namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
     ) as running:
         yield running

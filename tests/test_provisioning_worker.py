@@ -7,6 +7,7 @@ import signal
 import pytest
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from provisioning.tasks import sweep
@@ -22,7 +23,7 @@ pytestmark = [pytest.mark.integration, needs_postgres_and_redis]
 @pytest.fixture
 def sandbox():
     namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
-    with KubeSandbox(namespaces=namespaces) as running:
+    with KubeSandbox(namespaces=namespaces, crds=upstream_crds()) as running:
         yield running
 
 

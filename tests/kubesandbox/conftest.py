@@ -12,6 +12,7 @@ from kubernetes import client
 from kubernetes.dynamic import DynamicClient
 
 from kubesandbox import KubeSandbox
+from kubesandbox.testing import upstream_crds
 
 
 def configuration(url: str, token: str | None = None) -> client.Configuration:
@@ -51,8 +52,13 @@ def sandbox_options() -> dict:
 
 
 @pytest.fixture
-def sandbox(sandbox_options: dict) -> Iterator[KubeSandbox]:
-    with KubeSandbox(**sandbox_options) as running:
+def sandbox(sandbox_options: dict, request: pytest.FixtureRequest) -> Iterator[KubeSandbox]:
+    """A running sandbox; tests marked ``crds`` get the upstream Argo CD, Kargo and Flux CRDs
+    (and are skipped, with the reason, where ../shared/crds is missing)."""
+    options = dict(sandbox_options)
+    if request.node.get_closest_marker("crds"):
+        options.setdefault("crds", upstream_crds())
+    with KubeSandbox(**options) as running:
         yield running
 
 

@@ -1,0 +1,428 @@
+"""The HTTP side of the stand-in: authentication, impersonation, authorization, routing,
+request bodies (JSON, YAML, protobuf), discovery, OpenAPI, CRUD and watch."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import yaml
+
+from . import protobuf, selectors, watch
+from .authn import SA_PREFIX, UserInfo, service_account_user, with_authenticated
+from .errors import ApiError, status_body
+from .rbac import Attributes, forbidden_message
+from .resources import AUTHN, NAMESPACES, ResourceType
+from .store import APPLY_PATCH, PATCH_TYPES, WriteContext
+from .validation import WARN
+
+if TYPE_CHECKING:
+    from .server import KubeSandbox
+
+IDLE_CONNECTION_SECONDS = 120
+DEFAULT_WATCH_SECONDS = 1800
+BODY_TYPES = ("application/json", "application/yaml", protobuf.PROTOBUF)
+_VERBS = {("GET", True): "get", ("GET", False): "list", ("POST", False): "create",
+          ("PUT", True): "update", ("PATCH", True): "patch", ("DELETE", True): "delete",
+          ("DELETE", False): "deletecollection"}
+
+
+@dataclass
+class Route:
+    rt: ResourceType
+    namespace: str | None
+    name: str | None
+    subresource: str
+
+
+def not_found_path() -> ApiError:
+    return ApiError(404, "the server could not find the requested resource", details={})
+
+
+def method_not_allowed() -> ApiError:
+    return ApiError(405, "the server does not allow this method on the requested resource",
+                    details={})
+
+
+def _api_group(name: str, versions: list[str]) -> dict:
+    listed = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": name, "versions": listed,
+            "preferredVersion": listed[0]}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as urllib3 pools connections
+    # Headers and body go out in separate writes; with Nagle on, each response would
+    # wait ~40 ms for the client's delayed ACK.
+    disable_nagle_algorithm = True
+    timeout = IDLE_CONNECTION_SECONDS
+    server: Any
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.sandbox.verbose:
+            sys.stderr.write(f"kubesandbox: {format % args}\n")
+
+    @property
+    def sandbox(self) -> KubeSandbox:
+        return self.server.sandbox
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def _handle(self) -> None:
+        sandbox = self.sandbox
+        url = urlsplit(self.path)
+        path = url.path.rstrip("/") or "/"
+        self.query = {key: values[-1] for key, values in parse_qs(url.query).items()}
+        self.warnings: list[str] = []
+        length = self.headers.get("Content-Length") or "0"
+        body = self.rfile.read(int(length) if length.isdigit() else 0)
+        user = sandbox.authenticator.authenticate(self.headers.get("Authorization"))
+        username = user.username if user else ""
+        fault = None
+        try:
+            if user is None:
+                raise ApiError(401, "Unauthorized")
+            user = self._impersonate(user)
+            username = user.username
+            if path.startswith("/_sandbox"):
+                if not user.is_admin:
+                    raise ApiError(403, f'User "{user.username}" may not use the sandbox hooks')
+                code, payload = self._control(path, body)
+            else:
+                fault = sandbox.faults.take(self.command, path)
+                if fault and fault.delay:
+                    sandbox.stopping.wait(fault.delay)
+                if fault and fault.status:
+                    code, payload = fault.status, status_body(fault.status, fault.message)
+                else:
+                    fault = None
+                    code, payload = self._dispatch(path, body, user)
+        except ApiError as error:
+            code, payload = error.code, error.status()
+        except Exception as error:  # a bug in the sandbox must still answer like a server
+            traceback.print_exc()
+            code, payload = 500, status_body(500, f"kubesandbox internal error: {error!r}")
+        if not path.startswith("/_sandbox"):
+            sandbox.record(self.command, path, url.query, code, injected=fault is not None,
+                           user=username)
+        if code >= 0:  # a watch has answered already
+            self._send(code, payload)
+
+    def _send(self, code: int, payload: dict | str) -> None:
+        if isinstance(payload, str):
+            data, content_type = payload.encode(), "text/plain; charset=utf-8"
+        else:
+            data, content_type = json.dumps(payload).encode(), "application/json"
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for warning in dict.fromkeys(self.warnings):
+            # RFC 7234 warn-text is a quoted-string, as kube-apiserver writes it.
+            text = warning.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+            self.send_header("Warning", f'299 - "{text}"')
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _parse(self, body: bytes, *, allow_empty: bool = False,
+               accepted: tuple[str, ...] = BODY_TYPES) -> Any:
+        if not body.strip():
+            if allow_empty:
+                return None
+            raise ApiError(400, "the request body is empty")
+        content_type = (self.headers.get("Content-Type") or "application/json").split(";")[0]
+        content_type = content_type.strip().lower()
+        if content_type not in accepted:
+            raise ApiError(415, f"the body of the request was in an unknown format - accepted "
+                                f"media types include: {', '.join(accepted)}")
+        if content_type == protobuf.PROTOBUF:
+            return protobuf.decode(body)
+        try:
+            if "yaml" in content_type:
+                return yaml.safe_load(body)
+            return json.loads(body)
+        except (ValueError, yaml.YAMLError) as error:
+            raise ApiError(400, f"the request body could not be decoded: {error}") from error
+
+    def _default_manager(self) -> str:
+        # The real server names an unnamed writer after its User-Agent's product.
+        return (self.headers.get("User-Agent") or "unknown").split("/")[0]
+
+    # -- authentication and authorization -------------------------------------------------
+
+    def _impersonate(self, user: UserInfo) -> UserInfo:
+        name = self.headers.get("Impersonate-User")
+        groups = self.headers.get_all("Impersonate-Group") or []
+        uid = self.headers.get("Impersonate-Uid")
+        extra = {k[len("Impersonate-Extra-"):].lower(): self.headers.get_all(k)
+                 for k in self.headers if k.lower().startswith("impersonate-extra-")}
+        if not name:
+            if groups or uid or extra:
+                raise ApiError(400, "requested impersonation of groups, uid or extra without "
+                                    "a user")
+            return user
+        checks = []
+        if name.startswith(SA_PREFIX):
+            namespace, _, sa = name[len(SA_PREFIX):].partition(":")
+            checks.append(Attributes("impersonate", resource="serviceaccounts",
+                                     namespace=namespace, name=sa))
+        else:
+            checks.append(Attributes("impersonate", resource="users", name=name))
+        checks += [Attributes("impersonate", resource="groups", name=g) for g in groups]
+        if uid:
+            checks.append(Attributes("impersonate", api_group=AUTHN, resource="uids", name=uid))
+        checks += [Attributes("impersonate", api_group=AUTHN, resource="userextras",
+                              subresource=key, name=value)
+                   for key, values in extra.items() for value in values]
+        for attrs in checks:
+            self._authorize(user, attrs)
+        if name.startswith(SA_PREFIX) and not groups:
+            namespace, _, sa = name[len(SA_PREFIX):].partition(":")
+            return service_account_user(namespace, sa, uid or "")
+        return with_authenticated(UserInfo(
+            name, uid or "", tuple(groups),
+            tuple((k, tuple(v)) for k, v in extra.items())))
+
+    def _authorize(self, user: UserInfo, attrs: Attributes) -> None:
+        allowed, _ = self.sandbox.authorizer.authorize(user, attrs)
+        if not allowed:
+            details: dict = {}
+            if attrs.resource_request:
+                details = {"kind": attrs.resource}
+                if attrs.name:
+                    details["name"] = attrs.name
+                if attrs.api_group:
+                    details["group"] = attrs.api_group
+            raise ApiError(403, forbidden_message(user, attrs), details=details)
+
+    # -- routing -------------------------------------------------------------------------
+
+    def _route(self, segments: list[str]) -> Route | dict:
+        registry = self.sandbox.registry
+        if segments[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", segments[2:]
+        elif segments[:1] == ["apis"] and len(segments) >= 3:
+            group, version, rest = segments[1], segments[2], segments[3:]
+        else:
+            raise not_found_path()
+        if not rest:
+            types = list(registry.types_in(group, version))
+            if not types:
+                raise not_found_path()
+            return {"kind": "APIResourceList", "apiVersion": "v1",
+                    "groupVersion": types[0].api_version,
+                    "resources": [e for rt in types for e in rt.discovery_entries()]}
+        namespace = None
+        scoped = registry.find_type(group, version, rest[2]) if len(rest) >= 3 else None
+        if rest[0] == "namespaces" and scoped is not None and scoped.namespaced:
+            namespace, rest = rest[1], rest[2:]
+        rt = registry.find_type(group, version, rest[0])
+        tail = rest[1:]
+        if rt is None or len(tail) > 2 or (rt.namespaced and namespace is None and tail):
+            raise not_found_path()
+        subresource = tail[1] if len(tail) == 2 else ""
+        if subresource and not rt.subresource_verbs(subresource):
+            raise not_found_path()
+        return Route(rt, namespace, tail[0] if tail else None, subresource)
+
+    def _dispatch(self, path: str, body: bytes, user: UserInfo) -> tuple[int, dict | str]:
+        # Split before unquoting: a %2F inside a name must not make a new segment.
+        segments = [unquote(segment) for segment in path.strip("/").split("/")]
+        is_api = (segments[0] == "api" and len(segments) >= 2) or (
+            segments[0] == "apis" and len(segments) >= 3)
+        route = self._route(segments) if is_api else None
+        if isinstance(route, Route):
+            return self._resource(route, body, user)
+        self._authorize(user, Attributes("get", resource_request=False, path=path))
+        if self.command != "GET":
+            raise method_not_allowed()
+        return 200, route if route is not None else self._non_resource(path, segments)
+
+    def _non_resource(self, path: str, segments: list[str]) -> dict | str:
+        sandbox = self.sandbox
+        if path in ("/healthz", "/livez", "/readyz"):
+            return "ok"
+        if path == "/version":
+            return sandbox.version_info
+        if path == "/api":
+            address = "{}:{}".format(*self.server.server_address[:2])
+            return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": address}]}
+        if path == "/apis":
+            groups = [_api_group(g, v) for g, v in sandbox.registry.group_versions().items()]
+            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+        if len(segments) == 2 and segments[0] == "apis":
+            versions = sandbox.registry.group_versions().get(segments[1])
+            if not versions:
+                raise not_found_path()
+            return _api_group(segments[1], versions)
+        if path == "/openapi/v2":
+            accept = self.headers.get("Accept") or "application/json"
+            if "json" not in accept and "*/*" not in accept:
+                raise ApiError(406, "only application/json is served here: the sandbox does "
+                                    "not encode protobuf")
+            return sandbox.documents.v2()
+        if path == "/openapi/v3":
+            return sandbox.documents.v3_paths()
+        if segments[:2] == ["openapi", "v3"]:
+            rest = segments[2:]
+            if rest[:1] == ["api"] and rest[1:] == ["v1"]:
+                document = sandbox.documents.v3("", "v1")
+            elif rest[:1] == ["apis"] and len(rest) == 3:
+                document = sandbox.documents.v3(rest[1], rest[2])
+            else:
+                document = None
+            if document is None:
+                raise not_found_path()
+            return document
+        raise not_found_path()
+
+    # -- the Kubernetes API --------------------------------------------------------------
+
+    def _resource(self, route: Route, body: bytes, user: UserInfo) -> tuple[int, dict]:
+        rt, namespace, name, sub = route.rt, route.namespace, route.name, route.subresource
+        query = self.query
+        if sub == "token":
+            verb = {"POST": "create"}.get(self.command, "")
+        else:
+            verb = _VERBS.get((self.command, name is not None), "")
+        watching = query.get("watch") in ("true", "1")
+        if watching and verb in ("list", "get"):
+            verb = "watch"
+        allowed = rt.subresource_verbs(sub) if sub else rt.verbs
+        cluster_wide = rt.namespaced and namespace is None
+        if verb not in allowed or (cluster_wide and verb not in ("list", "watch")):
+            raise method_not_allowed()
+        attr_namespace = namespace or (name if rt is NAMESPACES else "") or ""
+        self._authorize(user, Attributes(
+            verb, api_group=rt.group, resource=rt.plural, subresource=sub,
+            namespace=attr_namespace, name=name or ""))
+        if verb == "watch":
+            return self._watch(rt, namespace, name)
+        return self.sandbox.operations.run(self, route, verb, body, user)
+
+    def write_context(self, user: UserInfo, sub: str, dry_run: bool) -> WriteContext:
+        requested = self.query.get("fieldValidation") or WARN
+        return WriteContext(user=user, field_validation=requested, subresource=sub,
+                            dry_run=dry_run, warnings=self.warnings)
+
+    def patch_type(self) -> str:
+        patch_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if patch_type not in PATCH_TYPES:
+            raise ApiError(415, f"the body of the request was in an unknown format - accepted "
+                                f"media types include: {', '.join(PATCH_TYPES)}")
+        return patch_type
+
+    def parse_patch(self, body: bytes, patch_type: str) -> Any:
+        if patch_type == APPLY_PATCH:
+            try:
+                return yaml.safe_load(body)
+            except yaml.YAMLError as error:
+                raise ApiError(400, f"error decoding YAML: {error}") from error
+        try:
+            return json.loads(body)
+        except ValueError as error:
+            raise ApiError(400, f"the patch could not be decoded: {error}") from error
+
+    # -- watch ---------------------------------------------------------------------------
+
+    def _watch(self, rt: ResourceType, namespace: str | None, name: str | None) -> tuple[int, dict]:
+        store = self.sandbox.store
+        query = self.query
+        field_selector = query.get("fieldSelector")
+        if name:
+            field_selector = ",".join(filter(None, [field_selector, f"metadata.name={name}"]))
+        matches_labels = selectors.label_selector(query.get("labelSelector"))
+        matches_fields = selectors.field_selector(field_selector, rt.kind)
+
+        def matches(obj: dict) -> bool:
+            return matches_labels(obj) and matches_fields(obj)
+
+        requested = query.get("resourceVersion") or ""
+        if requested and not requested.isdigit():
+            raise ApiError(400, f'invalid resource version "{requested}"')
+        with store.lock:
+            initial: list[dict] = []
+            if requested in ("", "0") or query.get("sendInitialEvents") == "true":
+                listing = store.list_objects(rt, namespace, label_selector=query.get(
+                    "labelSelector"), field_selector=field_selector)
+                initial = listing["items"]
+                start = int(listing["metadata"]["resourceVersion"])
+            else:
+                start = int(requested)
+        timeout = query.get("timeoutSeconds")
+        deadline = time.monotonic() + (int(timeout) if timeout and timeout.isdigit()
+                                       else DEFAULT_WATCH_SECONDS)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        bookmarks = query.get("allowWatchBookmarks") == "true"
+        try:
+            if requested not in ("", "0") and start < store.events.first_kept:
+                self._chunk(watch.gone(start))
+            else:
+                for event in watch.stream(
+                    store.events, group=rt.group, plural=rt.plural, namespace=namespace,
+                    name=name, start=start, initial=initial, matches=matches,
+                    current_version=lambda: store.resource_version, deadline=deadline,
+                    bookmarks=bookmarks, api_version=rt.api_version, kind=rt.kind,
+                    stopping=self.sandbox.stopping,
+                ):
+                    if event["type"] != "BOOKMARK" and rt.custom:
+                        event["object"]["apiVersion"] = rt.api_version
+                    self._chunk(event)
+                    if initial and event["object"] is initial[-1] and query.get(
+                            "sendInitialEvents") == "true" and bookmarks:
+                        self._chunk({"type": "BOOKMARK", "object": {
+                            "kind": rt.kind, "apiVersion": rt.api_version, "metadata": {
+                                "resourceVersion": str(start),
+                                "annotations": {"k8s.io/initial-events-end": "true"}}}})
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionError):
+            pass
+        self.close_connection = True
+        return -1, {}
+
+    def _chunk(self, event: dict) -> None:
+        data = json.dumps(event).encode() + b"\n"
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    # -- test hooks ----------------------------------------------------------------------
+
+    def _control(self, path: str, body: bytes) -> tuple[int, dict]:
+        sandbox = self.sandbox
+        action = (self.command, path.removeprefix("/_sandbox"))
+        if action == ("GET", "/faults"):
+            return 200, {"items": sandbox.faults.pending()}
+        if action == ("POST", "/faults"):
+            spec = self._parse(body, allow_empty=True) or {}
+            try:
+                fault = sandbox.inject_faults(**spec)
+            except (TypeError, ValueError) as error:
+                return 400, status_body(400, f"invalid fault: {error}")
+            return 201, fault
+        if action == ("DELETE", "/faults"):
+            sandbox.clear_faults()
+            return 200, {"items": []}
+        if action == ("GET", "/requests"):
+            return 200, {"items": sandbox.requests()}
+        if action == ("DELETE", "/requests"):
+            sandbox.clear_requests()
+            return 200, {"items": []}
+        if action == ("POST", "/reset"):
+            sandbox.reset()
+            return 200, status_body(200, "sandbox reset")
+        return 404, status_body(404, f"no sandbox hook {self.command} {path}")
+

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet
 
-from portal.sandbox import sandbox_command
+from portal import sandbox
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -39,6 +39,8 @@ def load_or_create_dev_secrets(data_dir: Path) -> dict[str, str]:
         "BERTH_FERNET_KEYS": lambda: Fernet.generate_key().decode(),
         "BERTH_ADMIN_PASSWORD": lambda: secrets.token_urlsafe(12),
         "BERTH_DEV_OIDC_CLIENT_SECRET": lambda: secrets.token_urlsafe(32),
+        # Berth's own token in the sandbox cluster (its ServiceAccount, the chart's RBAC).
+        "BERTH_SANDBOX_TOKEN": lambda: secrets.token_urlsafe(32),
     }
     missing = {key: make() for key, make in wanted.items() if key not in values}
     if missing:
@@ -81,8 +83,27 @@ def main() -> int:
 
     manage("migrate", "--noinput")
     sandbox_port = os.environ.get("BERTH_SANDBOX_PORT", "6550")
-    sandbox_url = f"http://127.0.0.1:{sandbox_port}"
-    manage("seed_demo", "--sandbox-url", sandbox_url)
+    sandbox_url = f"https://127.0.0.1:{sandbox_port}"
+    berth_namespace = env.get("BERTH_NAMESPACE", "berth-system")
+    prepared = sandbox.prepare(data_dir=data_dir, berth_namespace=berth_namespace,
+                               berth_token=env["BERTH_SANDBOX_TOKEN"])
+    kubeconfig = Path(prepared["kubeconfig"])
+    kubeconfig.unlink(missing_ok=True)
+    # The sandbox cluster first: the demo's cluster record needs its CA.
+    children = {"sandbox": subprocess.Popen(  # noqa: S603
+        sandbox.sandbox_command(port=sandbox_port, prepared=prepared),
+        cwd=BASE_DIR, env=env, start_new_session=True,
+    )}
+    deadline = time.monotonic() + 60
+    while not kubeconfig.exists():
+        if children["sandbox"].poll() is not None or time.monotonic() > deadline:
+            print("The sandbox cluster did not start; see its output above.", flush=True)
+            stop(children)
+            return 1
+        time.sleep(0.2)
+    manage("seed_demo", "--sandbox-url", sandbox_url,
+           "--sandbox-token", env["BERTH_SANDBOX_TOKEN"],
+           "--sandbox-ca", sandbox.ca_certificate(kubeconfig))
     # Each demo tenant's GitOps repository: a local bare repo under data/git/ (file://).
     manage("shell", "--no-imports", "-c", "import tenants.demo as d; d.seed_git_repos()")
     manage("ensure_superuser", "--username", "admin")
@@ -91,18 +112,19 @@ def main() -> int:
     shutil.rmtree(env.get("PROMETHEUS_MULTIPROC_DIR", data_dir / "prometheus"), ignore_errors=True)
     celery = [PYTHON, "-m", "celery", "-A", "portal"]
     commands = {
-        # The sandbox cluster: a local Kubernetes API stand-in, not a real cluster.
-        "sandbox": sandbox_command(port=sandbox_port, data_dir=data_dir),
         "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
         "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "2"],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
         "idp": [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
     }
-    children = {
-        name: subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True)  # noqa: S603
+    children.update(
+        (name, subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True))  # noqa: S603
         for name, command in commands.items()
-    }
+    )
     broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"
+    crds = ("the upstream Argo CD, Kargo and Flux CRDs" if prepared["upstream_crds"] else
+            "stand-ins for the Argo CD, Kargo and Flux CRDs that take any spec\n"
+            "                      (the upstream ones in ../shared/crds or BERTH_CRD_DIR validate)")
     print(
         f"\nBerth is starting at http://{host}:{port}/\n"
         f"  break-glass admin:  admin / {env['BERTH_ADMIN_PASSWORD']}  (at /admin/)\n"
@@ -111,19 +133,22 @@ def main() -> int:
         "                      pat / patpat (platform admin), olivia / oliviaolivia (payments\n"
         "                      owner), dev / devdev (payments developer), sam / samsam (search)\n"
         f"  broker:             {broker}\n"
-        f"  sandbox cluster:    {sandbox_url} (a local Kubernetes API stand-in)\n"
+        f"  sandbox cluster:    {sandbox_url}, a local Kubernetes API stand-in; Berth is its\n"
+        f"                      ServiceAccount {berth_namespace}/berth with the Helm chart's RBAC\n"
+        f"  CRDs there:         {crds}\n"
+        f"  kubectl:            kubectl --kubeconfig {kubeconfig} get namespaces\n"
         f"  GitOps repos:       {data_dir / 'git'}/<tenant>.git (clone them to look)\n"
         f"  data:               {data_dir}\n"
         "Press Ctrl-C to stop everything.\n",
         flush=True,
     )
 
-    def stop(*_: object) -> None:
+    def interrupt(*_: object) -> None:
         raise KeyboardInterrupt
 
     # Installed explicitly: a shell that starts us in the background ignores SIGINT.
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     exit_code = 0
     try:
         while True:
@@ -136,17 +161,22 @@ def main() -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        for child in children.values():
-            if child.poll() is None:
-                child.terminate()  # Celery then stops its own pool (warm shutdown)
-        deadline = time.monotonic() + 10
-        for child in children.values():
-            try:
-                child.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-        print("Stopped web, worker and beat.", flush=True)
+        stop(children)
     return exit_code
+
+
+def stop(children: dict[str, subprocess.Popen]) -> None:
+    """Stop every child, gently first (Celery then stops its own pool), and say which."""
+    for child in children.values():
+        if child.poll() is None:
+            child.terminate()
+    deadline = time.monotonic() + 10
+    for child in children.values():
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+    print(f"Stopped {', '.join(children)}.", flush=True)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ def guardrail_objects(cluster: Cluster) -> list[dict[str, Any]]:
 
 def whoami(client: ClusterClient) -> str:
     """The username the cluster's credentials authenticate as; "" when the API server has
-    no SelfSubjectReview (before 1.28, or the sandbox)."""
+    no SelfSubjectReview (before 1.28)."""
     api = k8s.AuthenticationV1Api(client.api_client)
     body = k8s.V1SelfSubjectReview(api_version="authentication.k8s.io/v1", kind="SelfSubjectReview")
     try:

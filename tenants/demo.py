@@ -146,13 +146,22 @@ PEOPLE = [
 
 
 @transaction.atomic
-def seed(*, sandbox_api_url: str, repo_url_for: dict[str, str] | None = None) -> dict[str, int]:
+def seed(
+    *,
+    sandbox_api_url: str,
+    repo_url_for: dict[str, str] | None = None,
+    sandbox_token: str = "",
+    sandbox_ca: str = "",
+) -> dict[str, int]:
     tiers = [EnvironmentTier.objects.update_or_create(slug=t["slug"], defaults=t)[0] for t in TIERS]
     cluster, _ = Cluster.objects.update_or_create(
         name="sandbox",
         defaults=dict(
             display_name="Sandbox (local Kubernetes API stand-in)",
             api_url=sandbox_api_url,
+            auth_method="token",
+            credentials=sandbox_token,
+            ca_certificate=sandbox_ca,
             is_sandbox=True,
             has_kargo=True,
             has_flux=True,

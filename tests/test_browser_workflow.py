@@ -9,9 +9,9 @@ from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
-from tenants import demo
 from tenants.models import Namespace, Request, User
 from tests.browser import needs_chromium, screenshot, signed_in_page
+from tests.cluster import seed_demo
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -29,7 +29,7 @@ def sandbox():
 def test_request_is_named_before_submit_approved_from_the_queue_and_seen_live(
     live_server, browser, sandbox
 ):
-    demo.seed(sandbox_api_url=sandbox.url)
+    seed_demo(sandbox)
     developer = signed_in_page(browser, live_server, User.objects.get(username="dev"))
     admin = signed_in_page(browser, live_server, User.objects.get(username="pat"))
     outsider = signed_in_page(browser, live_server, User.objects.get(username="sam"))
@@ -88,7 +88,7 @@ def test_ephemeral_environment_is_named_before_start_extended_and_ended_from_its
     from tenants.choices import EnvironmentState
     from tenants.models import EphemeralEnvironment, Project, Tenant
 
-    demo.seed(sandbox_api_url=sandbox.url)
+    seed_demo(sandbox)
     Project.objects.create(tenant=Tenant.objects.get(slug="payments"), name="checkout")
     developer = signed_in_page(browser, live_server, User.objects.get(username="dev"))
 

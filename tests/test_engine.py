@@ -9,10 +9,11 @@ from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from provisioning import services as records
 from provisioning.kube import KubeError
-from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ObjectRef
+from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import Cluster, Namespace, Request, Tenant, User
+from tests.cluster import as_admin, seed_demo
 from tests.workflow import approve_if_needed
 
 WORKER = "test-worker"
@@ -28,7 +29,7 @@ def sandbox():
 
 @pytest.fixture
 def world(db, sandbox):
-    demo.seed(sandbox_api_url=sandbox.url)
+    seed_demo(sandbox)
     return {
         "tenant": Tenant.objects.get(slug="payments"),
         "developer": User.objects.get(username="dev"),
@@ -211,10 +212,9 @@ def test_reconcile_reports_missing_changed_and_unexpected_objects(world, sandbox
     namespace = Namespace.objects.get(name="payments-shop-dev")
     namespace.tier.auto_repair_drift = False
     namespace.tier.save()
-    client = engine.cluster_client(world["cluster"])
     quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
-    client.delete(ObjectRef("networking.k8s.io/v1", "NetworkPolicy", "berth-allow-dns",
-                            "payments-shop-dev"))
+    as_admin(sandbox, "DELETE", "/apis/networking.k8s.io/v1/namespaces/payments-shop-dev/"
+                                "networkpolicies/berth-allow-dns")
     quota["spec"]["hard"]["requests.cpu"] = "64"
     sandbox.upsert(quota)
     sandbox.upsert({"apiVersion": "v1", "kind": "ConfigMap",

@@ -16,7 +16,7 @@ from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
-from tenants import demo, services, tasks
+from tenants import services, tasks
 from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestKind, RequestState
 from tenants.models import (
     AuditEvent,
@@ -28,6 +28,7 @@ from tenants.models import (
     User,
 )
 from tenants.tasks import send_expiry_warning
+from tests.cluster import seed_demo
 from tests.gitserver import GitDaemon, commits_on, files_on, init_bare
 
 WORKER = "ephemeral-test"
@@ -47,7 +48,7 @@ def world(db, sandbox, tmp_path, settings):
     repos.mkdir()
     bare = init_bare(repos / "payments.git")
     with GitDaemon(repos) as daemon:
-        demo.seed(sandbox_api_url=sandbox.url)
+        seed_demo(sandbox)
         tenant = Tenant.objects.get(slug="payments")
         tenant.gitops_repo_url = daemon.url("payments.git")
         tenant.budget_namespaces = 60

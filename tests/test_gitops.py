@@ -30,6 +30,7 @@ from provisioning.plan import (
 from tenants import demo, services
 from tenants.choices import Decision, NamespaceState, RequestKind, RequestState
 from tenants.models import Approval, Cluster, EnvironmentTier, Namespace, Request, Tenant, User
+from tests.cluster import seed_demo
 from tests.gitserver import (
     GitDaemon,
     GitHttpServer,
@@ -76,7 +77,7 @@ def daemon(repos):
 
 @pytest.fixture
 def world(db, sandbox, daemon, fast_git):
-    demo.seed(sandbox_api_url=sandbox.url)
+    seed_demo(sandbox)
     tenant = Tenant.objects.get(slug="payments")
     tenant.gitops_repo_url = daemon.url("payments.git")
     tenant.save()
@@ -699,7 +700,7 @@ def test_demo_gets_a_local_bare_repo_per_tenant_idempotently(db, tmp_path):
 
 
 def test_a_demo_file_repository_receives_the_files(db, sandbox, fast_git, tmp_path):
-    demo.seed(sandbox_api_url=sandbox.url)
+    seed_demo(sandbox)
     demo.seed_git_repos(tmp_path / "git")
     world = {"tenant": Tenant.objects.get(slug="payments"),
              "developer": User.objects.get(username="dev"),

@@ -12,6 +12,7 @@ from provisioning.plan import MANAGED_BY, Plan
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import AuditEvent, Cluster, Namespace, Request, Tenant, User
+from tests.cluster import berth_identity, seed_demo
 from tests.factories import UserFactory
 from tests.gitserver import commits_on
 from tests.workflow import approve_if_needed
@@ -31,20 +32,8 @@ def sandbox():
 def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_MAX_ATTEMPTS = 2
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    demo.seed(sandbox_api_url=sandbox.url)
-    # Berth signs in as its own ServiceAccount, bound to cluster-admin, as in production.
-    sandbox.upsert({"apiVersion": "v1", "kind": "ServiceAccount",
-                    "metadata": {"name": "berth", "namespace": "berth-system"}})
-    sandbox.upsert({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                    "metadata": {"name": "berth"},
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                "name": "cluster-admin"},
-                    "subjects": [{"kind": "ServiceAccount", "name": "berth",
-                                  "namespace": "berth-system"}]})
-    cluster = Cluster.objects.get(name="sandbox")
-    cluster.auth_method = "token"
-    cluster.credentials = sandbox.service_account_token("berth-system", "berth")
-    cluster.save()
+    # Berth signs in as its own ServiceAccount, with exactly the chart's RBAC.
+    seed_demo(sandbox)
     bare = tmp_path / "payments.git"
     tenant = Tenant.objects.get(slug="payments")
     tenant.gitops_repo_url = demo.ensure_git_repo(bare)
@@ -171,7 +160,7 @@ def test_a_binding_whose_role_changed_is_recreated(world, sandbox):
 def test_install_guardrails_applies_roles_and_policies_once(world, sandbox):
     installed = bootstrap.install_guardrails(cluster=world["cluster"], actor=world["admin"])
 
-    assert installed.identity == ""  # the sandbox cannot say who Berth is
+    assert installed.identity == berth_identity()  # asked of the API server (whoami)
     outcomes = dict(installed.outcomes)
     assert outcomes.pop("Namespace/berth-system") == "configured"  # Berth's own, already there
     assert set(outcomes.values()) == {"created"}

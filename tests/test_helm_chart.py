@@ -168,6 +168,7 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
         if obj["kind"] != "Namespace":
             group, resource = resource_of(obj["apiVersion"], obj["kind"])
             needed.add(("list", group, resource, obj["metadata"]["namespace"], ""))
+    needed.add(("list", "", "namespaces", "", ""))  # a registered cluster's namespaces
     bootstrap = bootstrap_objects(inputs.cluster, [inputs.tenant], berth_namespace=berth_namespace)
     for obj in bootstrap:  # "Install guardrails"
         ask(obj, "get", "create", "patch")

@@ -357,13 +357,17 @@ def test_a_request_in_a_final_state_keeps_its_names_released(world):
 def test_namespaces_already_on_a_cluster_are_never_handed_to_a_tenant(world):
     """A namespace someone made by hand before Berth (payments-legacy-dev) is claimed as
     found when the cluster is registered; asking Berth for that name is refused."""
-    from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+    from kubesandbox import DEFAULT_NAMESPACES
+    from portal.sandbox import PLATFORM_NAMESPACES
     from provisioning.engine import discover_namespaces
+    from tests.cluster import sign_in_as_berth, stand_in
 
-    with KubeSandbox(namespaces=(*DEFAULT_NAMESPACES, "payments-legacy-dev",
-                                 "monitoring")) as sandbox:
+    with stand_in(namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES, "payments-legacy-dev",
+                              "monitoring")) as sandbox:
         Cluster.objects.filter(pk=world["cluster"].pk).update(api_url=sandbox.url)
-        claimed = discover_namespaces(Cluster.objects.get(pk=world["cluster"].pk))
+        cluster = Cluster.objects.get(pk=world["cluster"].pk)
+        sign_in_as_berth(sandbox, cluster)  # with exactly the chart's rights
+        claimed = discover_namespaces(cluster)
     assert "payments-legacy-dev" in claimed and "monitoring" in claimed
     assert "kube-system" not in claimed  # the platform's, claimed at registration already
     assert live("payments-legacy-dev").purpose == NamePurpose.FOUND

@@ -11,9 +11,10 @@ from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from provisioning.tasks import sweep
-from tenants import demo, services
+from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant, User
+from tests.cluster import seed_demo
 from tests.integration import celery_worker, needs_postgres_and_redis, wait_for
 from tests.workflow import approve_if_needed
 
@@ -29,7 +30,7 @@ def sandbox():
 
 @pytest.fixture
 def world(transactional_db, sandbox):
-    demo.seed(sandbox_api_url=sandbox.url)
+    seed_demo(sandbox)
     return {
         "tenant": Tenant.objects.get(slug="payments"),
         "developer": User.objects.get(username="dev"),

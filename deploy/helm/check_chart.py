@@ -1,6 +1,11 @@
 """Lint and render Berth's Helm chart: `helm lint --strict` and `helm template`.
 
     python deploy/helm/check_chart.py [--output DIR]
+    python deploy/helm/check_chart.py --berth-rbac FILE [--namespace NS]
+
+The second form writes only Berth's ServiceAccount and RBAC, as the chart renders them with
+its default values into NS: `make run` gives them to the sandbox cluster so Berth there has
+exactly the rights a real installation gives it (tests do the same through `berth_rbac`).
 
 Checks the chart with every values file in deploy/helm/berth/ci/ (the chart-testing
 convention). Uses the `helm` binary when one is on PATH, otherwise Helm's own Go engine
@@ -122,10 +127,33 @@ def load_values(path: Path) -> dict[str, Any]:
     return yaml.safe_load(path.read_text()) or {}
 
 
+RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+
+
+def berth_rbac(namespace: str) -> list[dict[str, Any]]:
+    """Berth's ServiceAccount, ClusterRole, Role and their bindings, rendered with the
+    default values into `namespace` (namespaced objects carry it, as `helm install -n` does)."""
+    objects = []
+    for obj in render(load_values(CHART / "ci" / "default-values.yaml"), namespace=namespace):
+        if obj["kind"] not in RBAC_KINDS:
+            continue
+        if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding"):
+            obj["metadata"].setdefault("namespace", namespace)
+        objects.append(obj)
+    return objects
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, help="write each rendering here as YAML")
+    parser.add_argument("--berth-rbac", type=Path, metavar="FILE",
+                        help="only write Berth's ServiceAccount and RBAC here, and stop")
+    parser.add_argument("--namespace", default="berth-system",
+                        help="Berth's namespace, for --berth-rbac (default: berth-system)")
     args = parser.parse_args()
+    if args.berth_rbac:
+        args.berth_rbac.write_text(yaml.safe_dump_all(berth_rbac(args.namespace)))
+        return 0
     try:
         print(f"chart {CHART} with {describe_engine()}")
     except HelmUnavailable as exc:

@@ -452,12 +452,14 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
         new["metadata"]["managedFields"] = fields.managed_fields(
             owners, new, existing["metadata"].get("managedFields") or [], rt.api_version, now()
         )
+        # Admission sees every update, a no-op too (kube-apiserver validates before storage
+        # notices nothing changed).
+        if self.admission is not None:
+            self.admission("UPDATE", rt, new, existing, ctx or WriteContext())
         if comparable(new) == comparable(existing):
             return existing  # a no-op write keeps the resourceVersion, like the real server
         if without(new, "metadata", "status") != without(existing, "metadata", "status"):
             new["metadata"]["generation"] = existing["metadata"].get("generation", 0) + 1
-        if self.admission is not None:
-            self.admission("UPDATE", rt, new, existing, ctx or WriteContext())
         if not dry_run:
             self._commit(rt, new, existing)
         return copy.deepcopy(new)

@@ -1,7 +1,10 @@
-"""Berth's ValidatingAdmissionPolicies, their CEL evaluated with cel-python over admission
-requests shaped as the API server sends them (tests.admission_model.allowed_by_admission)."""
+"""Berth's ValidatingAdmissionPolicies, enforced by an API server (the stand-in) that holds
+them: each case is the request itself, made as the person, controller or identity it
+names (impersonation; writes dry-run). RBAC is not what these tests check, so everyone
+here holds cluster-admin: whatever is refused, admission refused it."""
 
 import re
+from dataclasses import dataclass
 
 import celpy
 import pytest
@@ -10,7 +13,7 @@ from provisioning import guardrails
 from provisioning.guardrails import bootstrap_objects
 from provisioning.plan import ClusterSpec, TenantSpec
 from provisioning.schema import validate_object, validate_objects
-from tests.admission_model import admission_request, allowed_by_admission
+from tests.authz import LiveCluster, Subject, path_of
 
 BERTH = "system:serviceaccount:berth-system:berth"
 DANA = "dana@example.com"  # a payments member
@@ -36,9 +39,67 @@ NAMESPACES = {
 BERTH_LABELS = {"app.kubernetes.io/managed-by": "berth", "berth.dev/tenant": "payments"}
 
 
-def admitted(operation, user, *, obj=None, old=None, objects=BOOTSTRAP, groups=()):
-    request = admission_request(operation, user=user, groups=groups, obj=obj, old=old)
-    return allowed_by_admission(request, objects, namespaces=NAMESPACES)
+# cert-manager's Certificate, for the domain policy: any spec (the upstream CRD is not here).
+CERTIFICATE_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "certificates.cert-manager.io"},
+    "spec": {"group": "cert-manager.io", "scope": "Namespaced",
+             "names": {"kind": "Certificate", "plural": "certificates",
+                       "singular": "certificate", "listKind": "CertificateList"},
+             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                 "openAPIV3Schema": {"type": "object",
+                                     "x-kubernetes-preserve-unknown-fields": True}}}]},
+}
+EVERYONE_ADMIN = {  # RBAC out of the way: these tests are about admission
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+    "metadata": {"name": "everyone-is-admin-here"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                "name": "cluster-admin"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                  "name": "system:authenticated"}],
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    reasons: tuple[str, ...]
+
+
+def live_cluster(objects) -> LiveCluster:
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": name, "labels": labels}}
+                  for name, labels in NAMESPACES.items()]
+    existing = [network_policy(), network_policy("allow-web", labels={}), quota(),
+                ingress("shop.payments.example.com"), kargo_namespace()]
+    return LiveCluster([CERTIFICATE_CRD, EVERYONE_ADMIN, *namespaces, *objects, *existing],
+                       namespaces=("argocd", "kargo", "berth-system", "platform"))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    live = live_cluster(BOOTSTRAP)
+    yield live
+    live.close()
+
+
+def subject(user: str, groups=()) -> Subject:
+    if user.startswith("system:serviceaccount:"):
+        _, _, namespace, name = user.split(":")
+        account = Subject.service_account(namespace, name)
+        return Subject(account.username, (*account.groups, *groups, "system:authenticated"))
+    return Subject.user(user, *groups, "system:authenticated")
+
+
+def admitted(cluster, operation, user, *, obj=None, old=None, groups=()) -> Verdict:
+    """The request for `operation`, made as `user`: CREATE posts `obj`, UPDATE puts `obj`
+    over `old` (which exists), DELETE deletes `old`."""
+    method, target, body = {"CREATE": ("POST", obj, obj), "UPDATE": ("PUT", obj, obj),
+                            "DELETE": ("DELETE", old, None)}[operation]
+    path = path_of(target, named=operation != "CREATE")
+    verdict, message = cluster.attempt(subject(user, groups), method, path, body)
+    assert verdict != "RBAC", message
+    return Verdict(verdict == "allowed", (message,) if message else ())
 
 
 def network_policy(name="berth-default-deny", labels=BERTH_LABELS, ingress=None):
@@ -64,6 +125,18 @@ def ingress(*hosts, tls=(), namespace="payments-shop-dev", default_backend=False
         spec["defaultBackend"] = backend
     return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
             "metadata": {"name": "web", "namespace": namespace}, "spec": spec}
+
+
+def quota(cpu="1"):
+    return {"apiVersion": "v1", "kind": "ResourceQuota",
+            "metadata": {"name": "berth-quota", "namespace": "payments-shop-dev",
+                         "labels": BERTH_LABELS},
+            "spec": {"hard": {"requests.cpu": cpu}}}
+
+
+def kargo_namespace():
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "payments-shop-kargo", "labels": BERTH_LABELS}}
 
 
 def certificate(*names, common_name=None):
@@ -93,7 +166,7 @@ def certificate(*names, common_name=None):
                      id="tenant-user-removes-the-berth-label"),
         pytest.param("DELETE", DANA, None, network_policy("allow-web", labels={}), True,
                      id="tenant-user-deletes-own-unlabelled-network-policy"),
-        pytest.param("CREATE", DANA, network_policy("allow-web", labels={}), None, True,
+        pytest.param("CREATE", DANA, network_policy("allow-more", labels={}), None, True,
                      id="tenant-user-adds-a-network-policy"),
         pytest.param("CREATE", DANA, network_policy("fake", labels=BERTH_LABELS), None, False,
                      id="tenant-user-labels-a-new-object-as-berths"),
@@ -108,46 +181,49 @@ def certificate(*names, common_name=None):
                      network_policy(), True, id="namespace-controller-empties-a-deleted-namespace"),
     ],
 )
-def test_protect_policy(operation, user, obj, old, allowed):
-    result = admitted(operation, user, obj=obj, old=old)
+def test_protect_policy(cluster, operation, user, obj, old, allowed):
+    result = admitted(cluster, operation, user, obj=obj, old=old)
     assert result.allowed is allowed, result.reasons
     if not allowed:
         assert any("only Berth creates, changes or deletes it" in r for r in result.reasons)
 
 
-def test_cluster_admins_are_refused_too():
+def test_cluster_admins_are_refused_too(cluster):
     """Admission is not bypassed by system:masters (RBAC is): break glass by deleting the
     binding, never by editing Berth's objects in place."""
     role = next(o for o in BOOTSTRAP if o["kind"] == "ClusterRole")
-    assert not admitted("DELETE", "kubernetes-admin", old=role, groups=["system:masters"]).allowed
+    assert not admitted(cluster, "DELETE", "kubernetes-admin", old=role,
+                        groups=["system:masters"]).allowed
 
 
-def test_quota_is_protected_from_the_tenants_gitops_identity():
-    quota = {"apiVersion": "v1", "kind": "ResourceQuota",
-             "metadata": {"name": "berth-quota", "namespace": "payments-shop-dev",
-                          "labels": BERTH_LABELS},
-             "spec": {"hard": {"requests.cpu": "1"}}}
-    raised = {**quota, "spec": {"hard": {"requests.cpu": "64"}}}
-    assert not admitted("UPDATE", GITOPS, obj=raised, old=quota).allowed
-    assert admitted("UPDATE", BERTH, obj=raised, old=quota).allowed
+def test_quota_is_protected_from_the_tenants_gitops_identity(cluster):
+    assert not admitted(cluster, "UPDATE", GITOPS, obj=quota("64"), old=quota()).allowed
+    assert admitted(cluster, "UPDATE", BERTH, obj=quota("64"), old=quota()).allowed
 
 
-def test_kargo_adopts_its_project_namespace_only_where_kargo_runs():
-    namespace = {"apiVersion": "v1", "kind": "Namespace",
-                 "metadata": {"name": "payments-shop-kargo", "labels": BERTH_LABELS}}
+def test_kargo_adopts_its_project_namespace_only_where_kargo_runs(cluster):
+    namespace = kargo_namespace()
+    adopted = {**namespace, "metadata": {**namespace["metadata"], "labels": {
+        **namespace["metadata"]["labels"], "kargo.akuity.io/project": "true"}}}
     kargo = guardrails.KARGO_CONTROLLER
-    assert admitted("UPDATE", kargo, obj=namespace, old=namespace).allowed
-    without = bootstrap_objects(ClusterSpec(name="x", argocd_namespace="argocd", has_kargo=False,
-                                            ingress_namespace="i"), TENANTS,
-                                berth_namespace="berth-system")
-    assert not admitted("UPDATE", kargo, obj=namespace, old=namespace, objects=without).allowed
+    assert admitted(cluster, "UPDATE", kargo, obj=adopted, old=namespace).allowed
+    without = live_cluster(bootstrap_objects(
+        ClusterSpec(name="x", argocd_namespace="argocd", has_kargo=False,
+                    ingress_namespace="i"), TENANTS, berth_namespace="berth-system"))
+    try:
+        assert not admitted(without, "UPDATE", kargo, obj=adopted, old=namespace).allowed
+    finally:
+        without.close()
 
 
 def test_the_exempt_identity_follows_the_berth_namespace():
-    objects = bootstrap_objects(CLUSTER, TENANTS, berth_namespace="platform")
-    assert admitted("DELETE", "system:serviceaccount:platform:berth", old=network_policy(),
-                    objects=objects).allowed
-    assert not admitted("DELETE", BERTH, old=network_policy(), objects=objects).allowed
+    elsewhere = live_cluster(bootstrap_objects(CLUSTER, TENANTS, berth_namespace="platform"))
+    try:
+        assert admitted(elsewhere, "DELETE", "system:serviceaccount:platform:berth",
+                        old=network_policy()).allowed
+        assert not admitted(elsewhere, "DELETE", BERTH, old=network_policy()).allowed
+    finally:
+        elsewhere.close()
 
 
 # --- domains ------------------------------------------------------------------------------
@@ -188,23 +264,30 @@ def test_the_exempt_identity_follows_the_berth_namespace():
                      False, id="certificate-bad-common-name"),
     ],
 )
-def test_domain_policies(obj, allowed):
-    result = admitted("CREATE", DANA, obj=obj)
+def test_domain_policies(cluster, obj, allowed):
+    created = {**obj, "metadata": {**obj["metadata"], "name": "new"}}
+    result = admitted(cluster, "CREATE", DANA, obj=created)
     assert result.allowed is allowed, result.reasons
 
 
-def test_an_update_is_checked_like_a_create():
+def test_an_update_is_checked_like_a_create(cluster):
     good, bad = ingress("shop.payments.example.com"), ingress("bank.example.com")
-    assert not admitted("UPDATE", DANA, obj=bad, old=good).allowed
-    assert admitted("UPDATE", DANA, obj=good, old=bad).allowed
+    assert not admitted(cluster, "UPDATE", DANA, obj=bad, old=good).allowed
+    assert admitted(cluster, "UPDATE", DANA, obj=good, old=good).allowed
 
 
 def test_a_missing_domain_list_refuses_instead_of_allowing():
-    without = [o for o in BOOTSTRAP
-               if o["metadata"]["name"] != "berth-domains-tenant-payments"]
-    result = admitted("CREATE", DANA, obj=ingress("shop.payments.example.com"), objects=without)
+    without = live_cluster([o for o in BOOTSTRAP
+                            if o["metadata"]["name"] != "berth-domains-tenant-payments"])
+    try:
+        result = admitted(without, "CREATE", DANA, obj={
+            **ingress("shop.payments.example.com"),
+            "metadata": {"name": "new", "namespace": "payments-shop-dev"}})
+    finally:
+        without.close()
     assert not result.allowed
-    assert "berth-domains-tenant-payments does not exist" in result.reasons[0]
+    assert "'berth-ingress-domains-tenant-payments' denied request" in result.reasons[0]
+    assert "no params found" in result.reasons[0]
 
 
 def test_domains_are_configmap_keys():

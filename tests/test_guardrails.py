@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from kubesandbox.testing import upstream_crds
 from provisioning import guardrails
 from provisioning.guardrails import (
     EDIT_RULES,
@@ -29,7 +30,7 @@ from provisioning.plan import (
 )
 from provisioning.schema import crd_directory, validate_objects
 from provisioning.validation import validate_plan
-from tests.rbac_model import Authorizer, Subject, resource_of
+from tests.authz import LiveCluster, Subject, resource_of
 
 CLUSTER = ClusterSpec(name="sandbox", argocd_namespace="argocd", has_kargo=True,
                       ingress_namespace="ingress-nginx")
@@ -60,19 +61,33 @@ NAMESPACE = "payments-shop-dev"
 GITOPS = Subject.service_account(NAMESPACE, GITOPS_SERVICE_ACCOUNT)
 
 
-def bound(role: str) -> Authorizer:
-    """Berth's ClusterRoles, and `someone` bound to one of them in payments-shop-dev."""
-    return Authorizer([*guardrails.cluster_roles(), {
+def bound(role: str) -> LiveCluster:
+    """An API server holding Berth's ClusterRoles, and `someone` bound to one of them in
+    payments-shop-dev: what it answers is what Kubernetes' RBAC makes of the role."""
+    return LiveCluster([*guardrails.cluster_roles(), {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
         "metadata": {"name": "x", "namespace": NAMESPACE},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
                       "name": "someone"}],
-    }])
+    }], namespaces=(NAMESPACE,))
 
 
 SOMEONE = Subject.user("someone")
-EDIT, VIEW = bound(TENANT_EDIT_ROLE), bound(TENANT_VIEW_ROLE)
+
+
+@pytest.fixture(scope="module")
+def edit():
+    cluster = bound(TENANT_EDIT_ROLE)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def view():
+    cluster = bound(TENANT_VIEW_ROLE)
+    yield cluster
+    cluster.close()
 
 
 # --- the roles ---------------------------------------------------------------------------
@@ -171,36 +186,36 @@ def test_berth_tenant_edit_is_kubernetes_edit_minus_what_widens_rights():
        ("create", "kargo.akuity.io", "projectconfigs"), ("create", "kargo.akuity.io", "stages")],
     ids=lambda value: value.replace("/", "-") if isinstance(value, str) else value,
 )
-def test_berth_tenant_edit_never_grants(verb, group, resource):
-    assert not EDIT.can_i(SOMEONE, verb, group, resource, NAMESPACE, "anything")
+def test_berth_tenant_edit_never_grants(edit, verb, group, resource):
+    assert not edit.can_i(SOMEONE, verb, group, resource, NAMESPACE, "anything")
 
 
-def test_the_edit_summary_says_what_the_role_does():
+def test_the_edit_summary_says_what_the_role_does(edit):
     # "deploy and change workloads, Services, Ingresses, ConfigMaps and Secrets"
     for group, resource in [("apps", "deployments"), ("apps", "statefulsets"), ("batch", "jobs"),
                             ("", "services"), ("networking.k8s.io", "ingresses"),
                             ("", "configmaps"), ("", "secrets")]:
         for verb in ("create", "update", "patch", "delete"):
-            assert EDIT.can_i(SOMEONE, verb, group, resource, NAMESPACE, "x"), (verb, resource)
+            assert edit.can_i(SOMEONE, verb, group, resource, NAMESPACE, "x"), (verb, resource)
     # "exec into pods and add their own NetworkPolicies"
-    assert EDIT.can_i(SOMEONE, "create", "", "pods/exec", NAMESPACE, "web-0")
-    assert EDIT.can_i(SOMEONE, "create", "networking.k8s.io", "networkpolicies", NAMESPACE)
+    assert edit.can_i(SOMEONE, "create", "", "pods/exec", NAMESPACE, "web-0")
+    assert edit.can_i(SOMEONE, "create", "networking.k8s.io", "networkpolicies", NAMESPACE)
     # "read quota, limits and RBAC but not change them"
     for group, resource in [("", "resourcequotas"), ("", "limitranges"),
                             ("rbac.authorization.k8s.io", "rolebindings")]:
-        assert EDIT.can_i(SOMEONE, "get", group, resource, NAMESPACE, "x")
-        assert not EDIT.can_i(SOMEONE, "patch", group, resource, NAMESPACE, "x")
+        assert edit.can_i(SOMEONE, "get", group, resource, NAMESPACE, "x")
+        assert not edit.can_i(SOMEONE, "patch", group, resource, NAMESPACE, "x")
 
 
-def test_the_view_summary_says_what_the_role_does():
+def test_the_view_summary_says_what_the_role_does(view):
     # "read everything except Secrets"
     for group, resource in [("", "pods"), ("", "pods/log"), ("apps", "deployments"),
                             ("", "configmaps"), ("", "services"), ("", "resourcequotas"),
                             ("networking.k8s.io", "networkpolicies"),
                             ("networking.k8s.io", "ingresses"), ("", "events")]:
-        assert VIEW.can_i(SOMEONE, "get", group, resource, NAMESPACE, "x"), resource
-    assert not VIEW.can_i(SOMEONE, "get", "", "secrets", NAMESPACE, "x")
-    assert not VIEW.can_i(SOMEONE, "create", "", "pods/exec", NAMESPACE, "x")
+        assert view.can_i(SOMEONE, "get", group, resource, NAMESPACE, "x"), resource
+    assert not view.can_i(SOMEONE, "get", "", "secrets", NAMESPACE, "x")
+    assert not view.can_i(SOMEONE, "create", "", "pods/exec", NAMESPACE, "x")
     # "change nothing"
     assert {verb for _, _, verb in grants(VIEW_RULES)} == READ
 
@@ -227,7 +242,14 @@ def project() -> dict:
     return appproject
 
 
-GITOPS_RBAC = Authorizer([*render(inputs()).apply, *BOOTSTRAP])
+@pytest.fixture(scope="module")
+def gitops_rbac():
+    """An API server holding a tenant's plan and the guardrails, asked about the GitOps
+    identity of payments-shop-dev."""
+    cluster = LiveCluster([*render(inputs()).apply, *BOOTSTRAP], crds=upstream_crds(),
+                          namespaces=("argocd", "kargo", "berth-system"))
+    yield cluster
+    cluster.close()
 
 
 @pytest.mark.parametrize(
@@ -248,7 +270,7 @@ GITOPS_RBAC = Authorizer([*render(inputs()).apply, *BOOTSTRAP])
     ids=lambda value: value if isinstance(value, str) and "/" not in value else None,
 )
 def test_a_guardrail_object_committed_to_the_tenants_repo_cannot_take_effect(
-    api_version, kind, namespaced
+    gitops_rbac, api_version, kind, namespaced
 ):
     group, resource = resource_of(api_version, kind)
     # Argo CD refuses to sync it into any of the tenant's namespaces...
@@ -257,7 +279,7 @@ def test_a_guardrail_object_committed_to_the_tenants_repo_cannot_take_effect(
     # not create or change it either.
     where = NAMESPACE if namespaced else ""
     for verb in ("create", "update", "patch"):
-        assert not GITOPS_RBAC.can_i(GITOPS, verb, group, resource, where, "x"), verb
+        assert not gitops_rbac.can_i(GITOPS, verb, group, resource, where, "x"), verb
 
 
 @pytest.mark.parametrize(
@@ -265,10 +287,10 @@ def test_a_guardrail_object_committed_to_the_tenants_repo_cannot_take_effect(
     [("apps/v1", "Deployment"), ("v1", "Service"), ("v1", "ConfigMap"),
      ("networking.k8s.io/v1", "NetworkPolicy"), ("networking.k8s.io/v1", "Ingress")],
 )
-def test_what_a_team_deploys_takes_effect(api_version, kind):
+def test_what_a_team_deploys_takes_effect(gitops_rbac, api_version, kind):
     group, resource = resource_of(api_version, kind)
     assert appproject_permits(project(), group, kind)
-    assert GITOPS_RBAC.can_i(GITOPS, "create", group, resource, NAMESPACE)
+    assert gitops_rbac.can_i(GITOPS, "create", group, resource, NAMESPACE)
 
 
 def test_argo_cd_project_rules_match_like_argo_cd():

@@ -1,15 +1,18 @@
-"""The authorization matrix: who may do what in a tenant's namespaces, per demo tier, decided
-the way the API server decides, from the objects Berth would apply.
+"""The authorization matrix: who may do what in a tenant's namespaces, per demo tier, asked
+of an API server (the stand-in) holding the objects Berth applies: the rendered plans
+(namespaces, quotas, policies, RoleBindings of the tenant's groups and its GitOps
+ServiceAccount) and the guardrails (Berth's ClusterRoles and admission policies).
 
-RBAC comes from the rendered plans (RoleBindings of tenant groups and of the GitOps
-ServiceAccount) and Berth's ClusterRoles; admission from Berth's policies, evaluated with
-cel-python. A request RBAC allows still has to pass admission, as on a real API server.
+Each case is the request itself, made as the person or the GitOps identity (impersonation;
+writes dry-run), so RBAC decides first and admission second, as on a real cluster. Asking
+for a token or an exec, which are not stored objects, is a SubjectAccessReview.
 """
 
 import copy
 
 import pytest
 
+from kubesandbox.testing import upstream_crds
 from provisioning import guardrails
 from provisioning.guardrails import bootstrap_objects
 from provisioning.plan import (
@@ -22,8 +25,7 @@ from provisioning.plan import (
     render,
 )
 from tenants import demo
-from tests.admission_model import admission_request, allowed_by_admission
-from tests.rbac_model import Authorizer, Subject
+from tests.authz import LiveCluster, Subject, path_of
 
 TIERS = ("dev", "staging", "prod", "review")
 CLUSTER = ClusterSpec(name="sandbox", argocd_namespace="argocd", has_kargo=True,
@@ -69,9 +71,16 @@ BOOTSTRAP = bootstrap_objects(
                 allowed_domains=tuple(t["allowed_domains"])) for t in demo.TENANTS],
     berth_namespace="berth-system",
 )
-AUTHZ = Authorizer(PLANS + BOOTSTRAP)
-NAMESPACE_LABELS = {o["metadata"]["name"]: o["metadata"]["labels"]
-                    for o in PLANS if o["kind"] == "Namespace"}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    team_policies = [team_policy(o["metadata"]["name"]) for o in PLANS
+                     if o["kind"] == "Namespace" and o["metadata"]["name"].startswith("payments-")]
+    live = LiveCluster([*BOOTSTRAP, *PLANS, *team_policies], crds=upstream_crds(),
+                       namespaces=("argocd", "kargo", "berth-system"))
+    yield live
+    live.close()
 
 
 def planned(kind: str, name: str, namespace: str) -> dict:
@@ -101,7 +110,9 @@ def deployment(namespace: str) -> dict:
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "web", "namespace": namespace},
             "spec": {"selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}}}}
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "web",
+                                                           "image": "nginx:1.27"}]}}}}
 
 
 def team_policy(namespace: str) -> dict:
@@ -124,40 +135,62 @@ def changed_limits(namespace: str) -> tuple[dict, dict]:
     return new, old
 
 
-# action → (verb, group, resource, namespace, name, admission (operation, obj, old) or None),
-# given the payments namespace of the tier.
+# action → the request it is, given the payments namespace of the tier: ("request", method,
+# path, body) or, for what is not a stored object, ("ask", verb, group, resource, ns, name).
+def patch(obj: dict) -> tuple:
+    return ("request", "PUT", path_of(obj), obj)
+
+
 ACTIONS = {
-    "create Deployment": lambda ns: ("create", "apps", "deployments", ns, "",
-                                     ("CREATE", deployment(ns), None)),
-    "create Service": lambda ns: ("create", "", "services", ns, "", None),
-    "read Secret": lambda ns: ("get", "", "secrets", ns, "db", None),
-    "exec into pod": lambda ns: ("create", "", "pods/exec", ns, "web-0", None),
-    "add NetworkPolicy": lambda ns: ("create", "networking.k8s.io", "networkpolicies", ns, "",
-                                     ("CREATE", team_policy(ns), None)),
-    "delete own NetworkPolicy": lambda ns: (
-        "delete", "networking.k8s.io", "networkpolicies", ns, "allow-web",
-        ("DELETE", None, team_policy(ns))),
+    "create Deployment": lambda ns: ("request", "POST", path_of(deployment(ns), named=False),
+                                     deployment(ns)),
+    "create Service": lambda ns: ("request", "POST", f"/api/v1/namespaces/{ns}/services", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": ns},
+        "spec": {"ports": [{"port": 80}]}}),
+    "read Secret": lambda ns: ("ask", "get", "", "secrets", ns, "db"),
+    "exec into pod": lambda ns: ("ask", "create", "", "pods/exec", ns, "web-0"),
+    "add NetworkPolicy": lambda ns: ("request", "POST", path_of(team_policy(ns), named=False),
+                                     {**team_policy(ns), "metadata": {"name": "allow-more",
+                                                                      "namespace": ns}}),
+    "delete own NetworkPolicy": lambda ns: ("request", "DELETE", path_of(team_policy(ns)), None),
     "delete Berth's default deny": lambda ns: (
-        "delete", "networking.k8s.io", "networkpolicies", ns, "berth-default-deny",
-        ("DELETE", None, planned("NetworkPolicy", "berth-default-deny", ns))),
-    "raise ResourceQuota": lambda ns: ("patch", "", "resourcequotas", ns, "berth-quota",
-                                       ("UPDATE", *raised_quota(ns))),
-    "change LimitRange": lambda ns: ("patch", "", "limitranges", ns, "berth-limits",
-                                     ("UPDATE", *changed_limits(ns))),
-    "create RoleBinding": lambda ns: ("create", "rbac.authorization.k8s.io", "rolebindings",
-                                      ns, "", None),
-    "create Role": lambda ns: ("create", "rbac.authorization.k8s.io", "roles", ns, "", None),
-    "bind cluster-admin": lambda ns: ("bind", "rbac.authorization.k8s.io", "clusterroles", ns,
-                                      "cluster-admin", None),
-    "token for berth-gitops": lambda ns: ("create", "", "serviceaccounts/token", ns,
-                                          GITOPS_SERVICE_ACCOUNT, None),
-    "create AppProject": lambda ns: ("create", "argoproj.io", "appprojects", "argocd", "",
-                                     None),
-    "create Kargo Project": lambda ns: ("create", "kargo.akuity.io", "projects", "", "", None),
+        "request", "DELETE", path_of(planned("NetworkPolicy", "berth-default-deny", ns)), None),
+    "raise ResourceQuota": lambda ns: patch(raised_quota(ns)[0]),
+    "change LimitRange": lambda ns: patch(changed_limits(ns)[0]),
+    "create RoleBinding": lambda ns: ("request", "POST",
+                                      f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}"
+                                      "/rolebindings", role_binding(ns, "berth-tenant-view")),
+    "create Role": lambda ns: ("request", "POST",
+                               f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles", {
+                                   "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                                   "metadata": {"name": "mine", "namespace": ns}, "rules": []}),
+    "bind cluster-admin": lambda ns: ("request", "POST",
+                                      f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}"
+                                      "/rolebindings", role_binding(ns, "cluster-admin")),
+    "token for berth-gitops": lambda ns: ("ask", "create", "", "serviceaccounts/token", ns,
+                                          GITOPS_SERVICE_ACCOUNT),
+    "create AppProject": lambda ns: ("request", "POST",
+                                     "/apis/argoproj.io/v1alpha1/namespaces/argocd/appprojects", {
+                                         "apiVersion": "argoproj.io/v1alpha1",
+                                         "kind": "AppProject",
+                                         "metadata": {"name": "mine", "namespace": "argocd"},
+                                         "spec": {}}),
+    "create Kargo Project": lambda ns: ("ask", "create", "kargo.akuity.io", "projects", "", ""),
     "Deployment in search's ns": lambda ns: (
-        "create", "apps", "deployments", ns.replace("payments-shop", "search-web"), "",
-        ("CREATE", deployment(ns.replace("payments-shop", "search-web")), None)),
+        "request", "POST", path_of(deployment(ns.replace("payments-shop", "search-web")),
+                                   named=False),
+        deployment(ns.replace("payments-shop", "search-web"))),
 }
+
+
+def role_binding(namespace: str, role: str) -> dict:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "mine", "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                          "name": "everyone-i-know"}]}
+
 
 #                                 holding berth-tenant-edit   holding berth-tenant-view
 EXPECTED = {
@@ -186,19 +219,13 @@ def subject(who: str, namespace: str) -> Subject:
     return PEOPLE[who]
 
 
-def decide(who: str, tier: str, action: str) -> str:
+def decide(cluster: LiveCluster, who: str, tier: str, action: str) -> str:
     """allowed | RBAC (refused by authorization) | admission (RBAC allowed, a policy refused)."""
     namespace = f"payments-shop-{tier}"
-    verb, group, resource, where, name, admission = ACTIONS[action](namespace)
-    if not AUTHZ.can_i(subject(who, namespace), verb, group, resource, where, name):
-        return "RBAC"
-    if admission is not None:
-        operation, obj, old = admission
-        request = admission_request(operation, user=subject(who, namespace).username,
-                                    obj=obj, old=old)
-        if not allowed_by_admission(request, BOOTSTRAP, namespaces=NAMESPACE_LABELS).allowed:
-            return "admission"
-    return "allowed"
+    kind, *call = ACTIONS[action](namespace)
+    if kind == "ask":
+        return "allowed" if cluster.can_i(subject(who, namespace), *call) else "RBAC"
+    return cluster.attempt(subject(who, namespace), *call)[0]
 
 
 CASES = [
@@ -208,10 +235,10 @@ CASES = [
 
 
 @pytest.mark.parametrize(("tier", "who", "action"), CASES)
-def test_authorization_matrix(tier, who, action):
+def test_authorization_matrix(cluster, tier, who, action):
     edit, view = EXPECTED[action]
     expected = edit if HOLDS[who][tier] == "edit" else view
-    assert decide(who, tier, action) == expected
+    assert decide(cluster, who, tier, action) == expected
 
 
 def test_who_holds_what_is_what_the_demo_tiers_say():
@@ -225,12 +252,17 @@ def test_who_holds_what_is_what_the_demo_tiers_say():
     assert {b["roleRef"]["name"] for b in bindings} == {names["edit"]}
 
 
-def test_berth_itself_may_change_what_it_protects():
-    namespace = "payments-shop-prod"
-    old = planned("NetworkPolicy", "berth-default-deny", namespace)
-    request = admission_request("DELETE", user=guardrails.berth_username("berth-system"),
-                                old=old)
-    assert allowed_by_admission(request, BOOTSTRAP, namespaces=NAMESPACE_LABELS).allowed
+def test_berth_itself_may_change_what_it_protects(cluster):
+    berth = Subject.service_account("berth-system", "berth")
+    cluster.sandbox.upsert({  # Berth's own rights, as the chart grants them
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "berth-test-writes"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "berth", "namespace": "berth-system"}]})
+    policy = planned("NetworkPolicy", "berth-default-deny", "payments-shop-prod")
+    assert cluster.attempt(berth, "DELETE", path_of(policy)) == ("allowed", "")
+    assert guardrails.berth_username("berth-system") == berth.username
 
 
 def test_the_matrix_covers_every_action_and_tier():

@@ -20,7 +20,7 @@ from provisioning.plan import (
     render,
 )
 from provisioning.schema import validate_objects
-from tests.rbac_model import RBAC_GROUP, Authorizer, Subject, resource_of
+from tests.authz import RBAC_GROUP, LiveCluster, Subject, resource_of
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("check_chart", ROOT / "deploy/helm/check_chart.py")
@@ -38,6 +38,31 @@ WORKLOADS = ("Deployment", "Job")
 # Who Berth is on the cluster it runs in: the chart's ServiceAccount in the release namespace.
 BERTH = Subject.service_account(check_chart.NAMESPACE, "berth")
 EDIT = BERTH_ROLES[0]
+
+
+RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+
+
+@pytest.fixture
+def ask():
+    """An API server holding a rendering's RBAC (what `helm install -n berth` would make):
+    ask it what Berth may do, as `kubectl auth can-i --as` would."""
+    started = []
+
+    def holding(rendered: list[dict]) -> LiveCluster:
+        objects = []
+        for obj in rendered:
+            if obj["kind"] in RBAC_KINDS:
+                if obj["kind"] in {"ServiceAccount", "Role", "RoleBinding"}:
+                    obj = {**obj, "metadata": {"namespace": check_chart.NAMESPACE,
+                                               **obj["metadata"]}}
+                objects.append(obj)
+        started.append(LiveCluster(objects, namespaces=(check_chart.NAMESPACE,)))
+        return started[-1]
+
+    yield holding
+    for cluster in started:
+        cluster.close()
 
 
 def values(name: str = "default-values") -> dict:
@@ -117,23 +142,23 @@ def test_the_rbac_rules_have_no_wildcards(rendered):
             assert not any("*" in item for item in rule.get(field, [])), rule
 
 
-def test_bind_and_escalate_are_limited_to_named_cluster_roles(rendered):
+def test_bind_and_escalate_are_limited_to_named_cluster_roles(rendered, ask):
     for rule in rbac_rules(rendered):
         if {"bind", "escalate"} & set(rule["verbs"]):
             assert rule["resources"] == ["clusterroles"] and rule["resourceNames"], rule
         assert "impersonate" not in rule["verbs"], rule
         if set(rule["resources"]) & {"roles", "clusterroles"}:
             assert rule.get("resourceNames"), rule
-    authorizer = Authorizer(rendered)
+    authorizer = ask(rendered)
     for role in ("cluster-admin", "admin", "system:controller:namespace-controller"):
         assert not authorizer.can_i(BERTH, "bind", RBAC_GROUP, "clusterroles", name=role)
         assert not authorizer.can_i(BERTH, "escalate", RBAC_GROUP, "clusterroles", name=role)
 
 
-def test_the_bindable_roles_come_from_values():
+def test_the_bindable_roles_come_from_values(ask):
     custom = {**values(), "rbac": {"bindableClusterRoles": ["edit", "view", "tenant-reader"]}}
     rendered = check_chart.render(custom)
-    authorizer = Authorizer(rendered)
+    authorizer = ask(rendered)
 
     (rule,) = [r for r in rbac_rules(rendered) if "bind" in r["verbs"]]
     assert rule["resourceNames"] == ["edit", "view", "tenant-reader"]
@@ -177,9 +202,9 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
     return needed
 
 
-def test_berth_may_do_everything_provisioning_and_the_guardrails_need():
+def test_berth_may_do_everything_provisioning_and_the_guardrails_need(ask):
     rendered = check_chart.render(values())
-    authorizer = Authorizer(rendered)
+    authorizer = ask(rendered)
 
     refused = [
         request
@@ -190,7 +215,7 @@ def test_berth_may_do_everything_provisioning_and_the_guardrails_need():
     assert refused == []
 
 
-def test_berth_may_do_nothing_more():
+def test_berth_may_do_nothing_more(ask):
     """Every (verb, group, resource) the rules grant is one Berth uses: no spare rights."""
     rendered = check_chart.render(values())
     granted = {
@@ -203,7 +228,7 @@ def test_berth_may_do_nothing_more():
     used = {request[:3] for request in needed_requests(check_chart.NAMESPACE)}
 
     assert granted == used
-    authorizer = Authorizer(rendered)
+    authorizer = ask(rendered)
     for denied in (
         ("get", "", "secrets", "payments-shop-dev", "anything"),
         ("create", RBAC_GROUP, "clusterrolebindings", "", "anything"),
@@ -214,9 +239,9 @@ def test_berth_may_do_nothing_more():
         assert not authorizer.can_i(BERTH, *denied), denied
 
 
-def test_without_guardrail_installs_berth_cannot_touch_roles_or_admission():
+def test_without_guardrail_installs_berth_cannot_touch_roles_or_admission(ask):
     rendered = check_chart.render({**values(), "rbac": {"installGuardrails": False}})
-    authorizer = Authorizer(rendered)
+    authorizer = ask(rendered)
 
     assert not [obj for obj in rendered if obj["kind"] == "Role"]
     assert not authorizer.can_i(BERTH, "escalate", RBAC_GROUP, "clusterroles", name=EDIT)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+from urllib3 import HTTPHeaderDict
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 
@@ -96,25 +97,40 @@ class LiveCluster:
         kinds_first = sorted(objects, key=lambda o: o["kind"] != "Namespace")
         for obj in kinds_first:
             self.sandbox.upsert(obj)
+        self._as_admin_of(self.sandbox)
+
+    @classmethod
+    def over(cls, sandbox: KubeSandbox) -> LiveCluster:
+        """Ask a stand-in that is already running (and that the caller stops)."""
+        live = cls.__new__(cls)
+        live.sandbox = sandbox
+        live._as_admin_of(sandbox)
+        return live
+
+    def _as_admin_of(self, sandbox: KubeSandbox) -> None:
+        self.url = sandbox.url
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {sandbox.token}"
 
     def close(self) -> None:
         self.sandbox.stop()
 
     def _call(self, method: str, path: str, body: Any = None, *,
               subject: Subject | None = None, query: str = "") -> requests.Response:
-        headers = {"Authorization": f"Bearer {self.sandbox.token}"}
         impersonation = []
         if subject is not None:
             impersonation = [("Impersonate-User", subject.username),
                              *(("Impersonate-Group", group) for group in subject.groups)]
-        session = requests.Session()
-        request = requests.Request(method, f"{self.sandbox.url}{path}{query}", json=body,
-                                   headers=headers)
-        prepared = session.prepare_request(request)
-        for name, value in impersonation:  # repeated headers, as kubectl sends them
-            prepared.headers[name] = (
-                f"{prepared.headers[name]}, {value}" if name in prepared.headers else value)
-        return session.send(prepared, timeout=10)
+        request = requests.Request(method, f"{self.url}{path}{query}", json=body)
+        prepared = self.session.prepare_request(request)
+        # One header line per group, as kubectl sends them: the API server does not split
+        # a comma-joined value (a group name may hold a comma).
+        headers = HTTPHeaderDict(prepared.headers)
+        for name, value in impersonation:
+            headers.add(name, value)
+        prepared.headers = headers
+        return self.session.send(prepared, timeout=30, verify=self.session.verify,
+                                 cert=self.session.cert)
 
     def can_i(self, subject: Subject, verb: str, group: str, resource: str,
               namespace: str = "", name: str = "") -> bool:
@@ -134,8 +150,7 @@ class LiveCluster:
         """Make the request as `subject` (writes dry-run): ("allowed" | "RBAC" |
         "admission", the API server's message)."""
         query = "?dryRun=All" if method in {"POST", "PUT", "PATCH", "DELETE"} else ""
-        headers_body = body
-        answer = self._call(method, path, headers_body, subject=subject, query=query)
+        answer = self._call(method, path, body, subject=subject, query=query)
         if answer.status_code < 300:
             return "allowed", ""
         message = answer.json().get("message", answer.text)

@@ -2,7 +2,6 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
-from tenants.choices import NamePurpose
 from tenants.models import (
     Approval,
     AuditEvent,
@@ -16,9 +15,8 @@ from tenants.models import (
     Tenant,
     User,
 )
-from tenants.naming import argocd_apps_namespace
 from tenants.selectors.names import name_problem
-from tenants.services.names import claim_tenant_names
+from tenants.services.names import claim_tenant_names, tenant_names
 
 
 class WriteOnlySecretForm(forms.ModelForm):
@@ -53,12 +51,11 @@ class TenantForm(WriteOnlySecretForm):
         cleaned = super().clean()
         slug = cleaned.get("slug") or self.instance.slug
         for cluster in cleaned.get("allowed_clusters") or ():
-            problem = slug and name_problem(
-                cluster, argocd_apps_namespace(slug), purpose=NamePurpose.ARGOCD_APPS,
-                tenant=self.instance if self.instance.pk else None,
-            )
-            if problem:
-                self.add_error("allowed_clusters", problem)
+            for name, purpose in (tenant_names(slug) if slug else {}).items():
+                problem = name_problem(cluster, name, purpose=purpose,
+                                       tenant=self.instance if self.instance.pk else None)
+                if problem:
+                    self.add_error("allowed_clusters", problem)
         return cleaned
 
 

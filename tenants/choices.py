@@ -66,6 +66,7 @@ class NamePurpose(models.TextChoices):
     SHARED = "shared", "namespace shared by ephemeral environments"
     KARGO = "kargo", "Kargo project namespace"  # <tenant>-<project>-kargo
     ARGOCD_APPS = "argocd_apps", "Argo CD applications namespace"  # <tenant>-apps
+    GITOPS = "gitops", "Flux GitOps namespace"  # <tenant>-gitops
     PLATFORM = "platform", "platform namespace"  # kube-system, argocd, flux-system, ...
     FOUND = "found", "namespace found on the cluster"  # there before Berth; not Berth's
     BERTH = "berth", "Berth's own namespace"

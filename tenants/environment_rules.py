@@ -35,6 +35,7 @@ from tenants.naming import (
     RESERVED_SUFFIXES,
     argocd_apps_namespace,
     fit,
+    gitops_namespace,
     label_value,
     outside_prefix_reason,
     reserved_reason,
@@ -127,6 +128,8 @@ def name_problem(name: str, *, tenant: str) -> str | None:
         return problem
     if name == argocd_apps_namespace(tenant):
         return f"{name} is the tenant's Argo CD applications namespace."
+    if name == gitops_namespace(tenant):
+        return f"{name} is the tenant's Flux GitOps namespace."
     for suffix in sorted(RESERVED_SUFFIXES):
         if name.endswith(f"-{suffix}"):
             return f"{name} ends with -{suffix}: such names are projects' Kargo namespaces."

@@ -10,10 +10,11 @@ each name for one owner and says what holds it.
 Names from an ephemeral environment's rule template (`fit`) keep their start instead: the
 first 50 characters, a dash and the hash of the full name.
 
-Names Berth uses beside the tiers' (claimed with the request that needs them):
-`<tenant>-<project>-kargo` for a project's Kargo project and `<tenant>-apps` for the
-tenant's Argo CD Applications; `kargo` is therefore reserved as a tier slug and an
-environment slug.
+Names Berth uses beside the tiers': `<tenant>-<project>-kargo` for a project's Kargo
+project (claimed with the project), `<tenant>-apps` for the tenant's Argo CD Applications
+and `<tenant>-gitops` for its Flux root (claimed on every cluster the tenant may use);
+`kargo` is therefore reserved as a tier slug and an environment slug. The tenant's two
+have two words where a tier namespace has at least three, so they meet no tier's name.
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ def kargo_namespace(tenant: str, project: str) -> str:
 def argocd_apps_namespace(tenant: str) -> str:
     """Where the tenant's Argo CD Applications live (apps-in-any-namespace)."""
     return f"{tenant}-apps"
+
+
+def gitops_namespace(tenant: str) -> str:
+    """Where the tenant's Flux source and Kustomizations live, reconciled as the tenant."""
+    return f"{tenant}-gitops"
 
 
 def label_value(text: str) -> str:

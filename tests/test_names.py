@@ -77,10 +77,11 @@ def test_a_cluster_registered_claims_its_platform_namespaces_and_berths(world):
     assert purposes["berth-system"] == NamePurpose.BERTH
 
 
-def test_every_tenant_holds_its_argocd_applications_namespace_on_its_clusters(world):
-    claim = live("payments-apps")
-    assert claim.purpose == NamePurpose.ARGOCD_APPS
-    assert claim.tenant == world["tenant"]
+def test_every_tenant_holds_its_argocd_and_flux_namespaces_on_its_clusters(world):
+    for name, purpose in (("payments-apps", NamePurpose.ARGOCD_APPS),
+                          ("payments-gitops", NamePurpose.GITOPS)):
+        claim = live(name)
+        assert (claim.purpose, claim.tenant) == (purpose, world["tenant"])
 
 
 def test_a_project_claims_its_tier_namespaces_and_its_kargo_namespace_at_submission(world):
@@ -140,6 +141,7 @@ def test_an_environment_slug_of_a_tier_is_refused(world):
     ("payments-shop-kargo", "ends with -kargo"),
     ("$TENANT-$PROJECT-kargo", "ends with -kargo"),
     ("payments-apps", "the tenant's Argo CD applications namespace"),
+    ("$TENANT-gitops", "the tenant's Flux GitOps namespace"),
     ("kube-system", "reserved"),
 ])
 def test_environment_rules_may_not_name_berths_own_names(world, template, why):

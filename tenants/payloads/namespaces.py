@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from tenants.choices import EnvironmentState, GitOpsEngine, NamePurpose
 from tenants.models import Project
-from tenants.naming import argocd_apps_namespace, kargo_namespace
+from tenants.naming import argocd_apps_namespace, gitops_namespace, kargo_namespace
 from tenants.payloads.base import QuotaFields, TenantScoped, tier_owner
 from tenants.payloads.fields import APP_NAME_MAX, dns_label
 
@@ -50,6 +50,9 @@ class ProjectPayload(TenantScoped):
         if data["engine"] in (GitOpsEngine.ARGOCD, GitOpsEngine.ARGOCD_KARGO):
             wanted.append({"name": argocd_apps_namespace(self.tenant.slug),
                            "purpose": NamePurpose.ARGOCD_APPS})
+        else:
+            wanted.append({"name": gitops_namespace(self.tenant.slug),
+                           "purpose": NamePurpose.GITOPS})
         self._check_names(wanted, cluster=data["cluster"])
         return data
 

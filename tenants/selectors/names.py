@@ -9,10 +9,10 @@ from tenants.models import Cluster, EnvironmentTier, NamespaceClaim, Tenant
 from tenants.naming import namespace_name
 
 # Purposes whose name many requests of one owner use: the tenant's Argo CD applications
-# namespace (every Argo CD project of the tenant), a namespace shared by environments, and
-# the platform's namespaces (registered again with each cluster change).
-SHAREABLE = frozenset({NamePurpose.ARGOCD_APPS, NamePurpose.SHARED, NamePurpose.PLATFORM,
-                       NamePurpose.BERTH})
+# and Flux GitOps namespaces (every project of the tenant), a namespace shared by
+# environments, and the platform's namespaces (registered again with each cluster change).
+SHAREABLE = frozenset({NamePurpose.ARGOCD_APPS, NamePurpose.GITOPS, NamePurpose.SHARED,
+                       NamePurpose.PLATFORM, NamePurpose.BERTH})
 
 
 def live_claims() -> QuerySet[NamespaceClaim]:
@@ -46,6 +46,8 @@ def owner_phrase(claim: NamespaceClaim, *, tenant: Tenant | None) -> str:
         return f"the Kargo project namespace of {claim.app}"
     if purpose == NamePurpose.ARGOCD_APPS:
         return f"the Argo CD applications namespace of {claim.tenant.slug}"
+    if purpose == NamePurpose.GITOPS:
+        return f"the Flux GitOps namespace of {claim.tenant.slug}"
     return f"a namespace shared by {claim.tenant.slug}'s ephemeral environments"
 
 

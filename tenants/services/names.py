@@ -12,7 +12,7 @@ from django.utils import timezone
 from tenants.choices import NamePurpose
 from tenants.errors import DomainError
 from tenants.models import Cluster, Namespace, NamespaceClaim, Request, Tenant
-from tenants.naming import CLUSTER_NAMESPACES, argocd_apps_namespace
+from tenants.naming import CLUSTER_NAMESPACES, argocd_apps_namespace, gitops_namespace
 from tenants.selectors.names import claim_of, live_claims, name_problem
 
 # Tenant-level names outlive any one request: the tenant's Argo CD applications namespace
@@ -80,11 +80,18 @@ def release_namespaces(namespaces: QuerySet[Namespace]) -> list[str]:
     return release(live_claims().filter(namespace__in=namespaces))
 
 
+def tenant_names(slug: str) -> dict[str, str]:
+    """The names a tenant holds on every cluster it may use, with their purposes: its Argo
+    CD applications namespace and its Flux GitOps namespace."""
+    return {argocd_apps_namespace(slug): NamePurpose.ARGOCD_APPS,
+            gitops_namespace(slug): NamePurpose.GITOPS}
+
+
 def claim_tenant_names(tenant: Tenant, cluster: Cluster) -> None:
-    """The names a tenant holds on a cluster it may use, whatever it asks for: its Argo CD
-    applications namespace. Idempotent."""
-    claim(cluster=cluster, name=argocd_apps_namespace(tenant.slug),
-          purpose=NamePurpose.ARGOCD_APPS, tenant=tenant)
+    """Claim the tenant's own names on a cluster it may use, whatever it asks for.
+    Idempotent."""
+    for name, purpose in tenant_names(tenant.slug).items():
+        claim(cluster=cluster, name=name, purpose=purpose, tenant=tenant)
 
 
 def claim_found_namespaces(cluster: Cluster, found: list[str]) -> list[str]:

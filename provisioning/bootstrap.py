@@ -1,10 +1,11 @@
 """Cluster bootstrap: put Berth's guardrails on a cluster (Django admin → Clusters →
 "Install guardrails").
 
-What is applied is `provisioning.guardrails.bootstrap_objects`: Berth's tenant ClusterRoles,
-each tenant's allowed domains, and the ValidatingAdmissionPolicies with their bindings.
-Idempotent (server-side apply, field manager `berth`): run it once per cluster before the
-first tenant namespace, and again after onboarding a tenant or changing its domains.
+What is applied is `provisioning.guardrails.bootstrap_objects`: Berth's ClusterRoles and the
+ValidatingAdmissionPolicies with their bindings, the same whatever the tenants (each tenant's
+parameters, such as its allowed domains, come with its namespaces). Idempotent (server-side
+apply, field manager `berth`): run it once per cluster before the first tenant namespace,
+and again after upgrading Berth.
 
 The protect policy exempts one identity: Berth's ServiceAccount,
 `system:serviceaccount:<BERTH_NAMESPACE>:berth`. Installing it while Berth reaches the
@@ -26,12 +27,12 @@ from kubernetes.client.exceptions import ApiException
 
 from provisioning.engine import cluster_client
 from provisioning.guardrails import berth_username, bootstrap_objects
-from provisioning.inputs import cluster_spec, tenant_spec
+from provisioning.inputs import cluster_spec
 from provisioning.kube import ClusterClient, KubeError
-from provisioning.plan import ref_of
+from provisioning.plan import MANAGED_BY, ref_of
 from provisioning.schema import validate_objects
 from tenants import audit
-from tenants.models import Cluster, Tenant, User
+from tenants.models import Cluster, User
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class Installed:
         results = [result for _, result in self.outcomes]
         counts = ", ".join(
             f"{results.count(result)} {result}"
-            for result in ("created", "configured", "unchanged")
+            for result in ("created", "configured", "unchanged", "kept (the Helm chart's)")
             if results.count(result)
         )
         return f"{len(self.outcomes)} guardrail objects applied ({counts})"
@@ -62,12 +63,9 @@ def berth_identity() -> str:
 
 
 def guardrail_objects(cluster: Cluster) -> list[dict[str, Any]]:
-    """What "Install guardrails" applies to this cluster, as the database stands now."""
-    tenants = [tenant_spec(tenant) for tenant in Tenant.objects.order_by("slug")]
+    """What "Install guardrails" applies to this cluster."""
     return bootstrap_objects(
-        cluster_spec(cluster),
-        tenants,
-        berth_namespace=settings.BERTH_NAMESPACE,
+        cluster_spec(cluster), berth_namespace=settings.BERTH_NAMESPACE,
         berth_user=berth_identity(),
     )
 
@@ -119,8 +117,14 @@ def install_guardrails(*, cluster: Cluster, actor: User | None = None) -> Instal
         )
     outcomes = []
     for obj in objects:
+        ref = ref_of(obj)
+        live = client.get(ref)
+        if ((live or {}).get("metadata", {}).get("labels") or {}).get(MANAGED_BY) == "Helm":
+            # The chart installs some of these itself (admission.fluxTenancy): its own stay.
+            outcomes.append((str(ref), "kept (the Helm chart's)"))
+            continue
         outcome = client.apply(obj)
-        outcomes.append((str(ref_of(obj)), outcome.result))
+        outcomes.append((str(ref), outcome.result))
     installed = Installed(cluster=cluster.name, identity=identity, outcomes=tuple(outcomes))
     audit.record(
         actor=actor,

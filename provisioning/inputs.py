@@ -9,15 +9,26 @@ from dataclasses import replace
 
 from django.db.models import Q
 
+from provisioning import gitops
 from provisioning.plan import (
+    ARGOCD,
+    FLUX,
     ClaimSpec,
     ClusterSpec,
+    KargoProject,
     NamespaceSpec,
     PlanInput,
+    RepoCredential,
     TenantSpec,
     TierSpec,
 )
-from tenants.choices import EnvironmentState, NamePurpose, NamespaceState, RequestKind
+from tenants.choices import (
+    EnvironmentState,
+    GitOpsEngine,
+    NamePurpose,
+    NamespaceState,
+    RequestKind,
+)
 from tenants.models import (
     Cluster,
     EnvironmentTier,
@@ -28,7 +39,7 @@ from tenants.models import (
     Request,
     Tenant,
 )
-from tenants.naming import namespace_name
+from tenants.naming import kargo_namespace, namespace_name
 
 
 def tier_spec(tier: EnvironmentTier) -> TierSpec:
@@ -50,6 +61,25 @@ def tier_spec(tier: EnvironmentTier) -> TierSpec:
     )
 
 
+def repo_credential(tenant: Tenant) -> RepoCredential | None:
+    """How the tenant's engines authenticate to its repository, from its encrypted
+    credential (`token`, `user:token`, or an SSH deploy key), as Berth's own git does."""
+    url = tenant.gitops_repo_url.strip()
+    if not url:
+        return None
+    try:
+        remote = gitops.Remote.parse(url, credentials=tenant.gitops_credentials)
+    except gitops.GitError:
+        return None  # an unusable URL: the GitOps step says so
+    if not remote.credentials or remote.transport not in ("https", "ssh"):
+        return None
+    if remote.transport == "https":
+        user, token = gitops.token_pair(remote.credentials)
+        return RepoCredential(transport="https", username=user, password=token)
+    return RepoCredential(transport="ssh", ssh_private_key=gitops.private_key(remote.credentials),
+                          known_hosts=tenant.gitops_known_hosts.strip())
+
+
 def tenant_spec(tenant: Tenant, cluster: Cluster | None = None) -> TenantSpec:
     return TenantSpec(
         slug=tenant.slug,
@@ -66,6 +96,8 @@ def tenant_spec(tenant: Tenant, cluster: Cluster | None = None) -> TenantSpec:
         apps_namespace=(
             _claimed_name(cluster, tenant, NamePurpose.ARGOCD_APPS) if cluster else ""
         ),
+        gitops_namespace=_claimed_name(cluster, tenant, NamePurpose.GITOPS) if cluster else "",
+        credential=repo_credential(tenant),
     )
 
 
@@ -76,12 +108,59 @@ def cluster_spec(cluster: Cluster) -> ClusterSpec:
         has_kargo=cluster.has_kargo,
         ingress_namespace=cluster.ingress_namespace,
         argocd_impersonation=cluster.argocd_impersonation,
+        argocd_repository_secrets=cluster.argocd_repository_secrets,
     )
 
 
 def _live_namespace(tenant: Tenant, name: str) -> Namespace:
     return Namespace.objects.select_related("tier", "cluster", "project").get(
         tenant=tenant, name=name, state__in=[NamespaceState.ACTIVE, NamespaceState.PENDING]
+    )
+
+
+def engine_family(engine: str) -> str:
+    """Whose tenant-wide objects an engine needs: Argo CD's (with or without Kargo) or Flux's."""
+    return FLUX if engine == GitOpsEngine.FLUX else ARGOCD
+
+
+def tenant_engines(tenant: Tenant, cluster: Cluster, *also: str) -> frozenset[str]:
+    """The engines the tenant uses on a cluster: its default, those of its projects living
+    there, and `also` (what the request brings)."""
+    engines = {tenant.gitops_engine, *also}
+    engines |= set(
+        Project.objects.filter(tenant=tenant, environments__cluster=cluster,
+                               environments__state__in=GITOPS_LIVE_STATES)
+        .values_list("gitops_engine", flat=True)
+    )
+    return frozenset(engine_family(engine) for engine in engines if engine)
+
+
+def kargo_project(tenant: Tenant, cluster: Cluster, project: str,
+                  adding: tuple[TierSpec, ...] = ()) -> KargoProject:
+    """A project's Kargo side on a cluster: every tier it has there, with `adding`."""
+    tiers = {tier.slug: tier for tier in adding}
+    for tier in EnvironmentTier.objects.filter(
+        namespaces__tenant=tenant, namespaces__cluster=cluster,
+        namespaces__project__name=project, namespaces__state__in=GITOPS_LIVE_STATES,
+    ).distinct():
+        tiers.setdefault(tier.slug, tier_spec(tier))
+    name = _claimed_name(cluster, tenant, NamePurpose.KARGO, app=project)
+    return KargoProject(name=project, namespace=name or kargo_namespace(tenant.slug, project),
+                        tiers=tuple(sorted(tiers.values(), key=lambda t: (t.position, t.slug))))
+
+
+def _kargo_projects(tenant: Tenant, cluster: Cluster, engine: str, project: str,
+                    namespaces: list[NamespaceSpec]) -> tuple[KargoProject, ...]:
+    if engine != GitOpsEngine.ARGOCD_KARGO or not project or not cluster.has_kargo:
+        return ()
+    return (kargo_project(tenant, cluster, project, tuple(ns.tier for ns in namespaces)),)
+
+
+def _active_namespaces(tenant: Tenant, cluster: Cluster, **where: object) -> list[Namespace]:
+    return list(
+        Namespace.objects.filter(tenant=tenant, cluster=cluster, state=NamespaceState.ACTIVE,
+                                 **where)
+        .select_related("tier", "project", "request").order_by("name")
     )
 
 
@@ -94,6 +173,13 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
     project = ""
     namespaces: list[NamespaceSpec] = []
     removed: list[str] = []
+    # Requests that give the tenant (or a project) a home on a cluster apply the tenant's
+    # own objects there too: its roots, AppProject, credentials; and the project's Kargo side.
+    shared = kind in (RequestKind.NAMESPACE, RequestKind.PROJECT, RequestKind.ENVIRONMENT,
+                      RequestKind.TENANT_SYNC)
+    kargo: tuple[KargoProject, ...] = ()
+    remove_kargo: tuple[KargoProject, ...] = ()
+    remove_engines: frozenset[str] = frozenset()
 
     if kind == RequestKind.NAMESPACE:
         cluster = Cluster.objects.get(name=payload["cluster"])
@@ -122,6 +208,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
                     project=project,
                 )
             )
+        kargo = _kargo_projects(tenant, cluster, engine, project, namespaces)
     elif kind == RequestKind.ENVIRONMENT:
         cluster = Cluster.objects.get(name=payload["cluster"])
         app = Project.objects.get(tenant=tenant, name=payload["project"])
@@ -137,6 +224,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
                 project=project,
             )
         )
+        kargo = _kargo_projects(tenant, cluster, engine, project, namespaces)
     elif kind == RequestKind.QUOTA_CHANGE:
         current = _live_namespace(tenant, payload["namespace"])
         cluster = current.cluster
@@ -178,6 +266,35 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         current = _live_namespace(tenant, payload["namespace"])
         cluster = current.cluster
         removed.append(current.name)
+    elif kind == RequestKind.TENANT_SYNC:
+        cluster = Cluster.objects.get(name=payload["cluster"])
+        live = _active_namespaces(tenant, cluster)
+        namespaces = [namespace_spec(ns, engine=_engine_of(ns, tenant)) for ns in live]
+        kargo = tuple(
+            kargo_project(tenant, cluster, name)
+            for name in sorted({ns.project.name for ns in live if ns.project_id
+                                and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO})
+        ) if cluster.has_kargo else ()
+    elif kind in (RequestKind.PROJECT_DECOMMISSION, RequestKind.TENANT_DECOMMISSION):
+        cluster = Cluster.objects.get(name=payload["cluster"])
+        if kind == RequestKind.PROJECT_DECOMMISSION:
+            app = Project.objects.get(tenant=tenant, name=payload["project"])
+            engine, project = app.gitops_engine, app.name
+            going = _active_namespaces(tenant, cluster, project=app)
+        else:
+            going = _active_namespaces(tenant, cluster)
+        removed = [ns.name for ns in going]
+        if cluster.has_kargo:
+            remove_kargo = tuple(
+                kargo_project(tenant, cluster, name)
+                for name in sorted({ns.project.name for ns in going if ns.project_id
+                                    and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO})
+            )
+        staying = Namespace.objects.filter(
+            tenant=tenant, cluster=cluster, state__in=GITOPS_LIVE_STATES,
+        ).exclude(name__in=removed)
+        if not staying.exists():  # the tenant's last namespace there: its roots go too
+            remove_engines = tenant_engines(tenant, cluster, engine)
     else:  # pragma: no cover - payload validation admits only the kinds above
         raise ValueError(f"unknown request kind {kind!r}")
 
@@ -190,8 +307,16 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         project=project,
         remove_namespaces=tuple(removed),
         kargo_namespace=_claimed_name(cluster, tenant, NamePurpose.KARGO, app=project),
+        tenant_engines=tenant_engines(tenant, cluster, engine) if shared else frozenset(),
+        kargo_projects=kargo,
+        remove_kargo=remove_kargo,
+        remove_tenant_engines=remove_engines,
     )
     return replace(inputs, claims=claims_of(inputs, cluster))
+
+
+def _engine_of(namespace: Namespace, tenant: Tenant) -> str:
+    return namespace.project.gitops_engine if namespace.project_id else tenant.gitops_engine
 
 
 def _recorded_name(tenancy_request: Request, app: str, tier: EnvironmentTier) -> str:
@@ -218,7 +343,9 @@ def _claimed_name(cluster: Cluster, tenant: Tenant, purpose: str, *, app: str = 
 def claims_of(inputs: PlanInput, cluster: Cluster) -> dict[str, ClaimSpec]:
     """What the registry says of every namespace name the plan of `inputs` touches."""
     wanted = {ns.name for ns in inputs.namespaces} | set(inputs.remove_namespaces)
-    wanted |= {inputs.tenant.apps_namespace, inputs.cluster.argocd_namespace}
+    wanted |= {inputs.tenant.apps_namespace, inputs.tenant.gitops_namespace,
+               inputs.cluster.argocd_namespace}
+    wanted |= {project.namespace for project in (*inputs.kargo_projects, *inputs.remove_kargo)}
     if inputs.kargo_namespace:
         wanted.add(inputs.kargo_namespace)
     return {
@@ -242,7 +369,7 @@ def environment_takes_namespace(environment: EphemeralEnvironment) -> bool:
 
 
 def namespace_spec(namespace: Namespace, *, project: str | None = None,
-                   environment: str = "") -> NamespaceSpec:
+                   environment: str = "", engine: str = "") -> NamespaceSpec:
     """A namespace as Berth's records describe it now (after any quota changes)."""
     if project is None:
         project = namespace.project.name if namespace.project_id else ""
@@ -254,6 +381,8 @@ def namespace_spec(namespace: Namespace, *, project: str | None = None,
         storage_gib=namespace.storage_gib,
         project=project,
         environment=environment,
+        cluster=namespace.cluster.name,
+        engine=engine,
     )
 
 
@@ -282,12 +411,28 @@ def app_of(namespace: Namespace) -> str:
     return payload.get("app") or payload.get("project") or ""
 
 
+def apps_of_request(tenancy_request: Request, inputs: PlanInput) -> list[str]:
+    """The applications whose GitOps files a request changes: one, or for a tenant leaving
+    a cluster every application it had there, or none (the tenant's own objects)."""
+    if tenancy_request.kind == RequestKind.TENANT_SYNC:
+        return []
+    if tenancy_request.kind == RequestKind.TENANT_DECOMMISSION:
+        going = (Namespace.objects.filter(tenant=tenancy_request.tenant,
+                                          cluster__name=inputs.cluster.name,
+                                          name__in=inputs.remove_namespaces)
+                 .select_related("project", "request"))
+        return sorted({app for app in map(app_of, going) if app})
+    app = _app_of_request(tenancy_request, inputs)
+    return [app] if app else []
+
+
 def _app_of_request(tenancy_request: Request, inputs: PlanInput) -> str:
     payload = tenancy_request.payload
     if tenancy_request.kind in (RequestKind.NAMESPACE, RequestKind.PROJECT):
         return payload["app"]
     if tenancy_request.kind in (
-        RequestKind.ENVIRONMENT, RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT
+        RequestKind.ENVIRONMENT, RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT,
+        RequestKind.PROJECT_DECOMMISSION,
     ):
         return payload["project"]
     namespace = (
@@ -303,8 +448,10 @@ def _app_of_request(tenancy_request: Request, inputs: PlanInput) -> str:
     return app_of(namespace) if namespace else ""
 
 
-def gitops_input_for(tenancy_request: Request, inputs: PlanInput) -> PlanInput:
-    """What the GitOps files of the application this request touches are rendered from.
+def gitops_input_for(tenancy_request: Request, inputs: PlanInput, app: str | None = None
+                     ) -> PlanInput:
+    """What the GitOps files of the application `app` (the one this request touches, when
+    not given) are rendered from.
 
     Every live environment of that application as the database stands now: the request's
     own namespaces included (they are pending by then), the ones it removes left out. The
@@ -312,7 +459,8 @@ def gitops_input_for(tenancy_request: Request, inputs: PlanInput) -> PlanInput:
     earlier one wrote. One environment per tier: the request's own cluster wins.
     """
     tenant = tenancy_request.tenant
-    app = _app_of_request(tenancy_request, inputs)
+    if app is None:
+        app = _app_of_request(tenancy_request, inputs)
     project = Project.objects.filter(tenant=tenant, name=app).first() if app else None
     if project is not None:
         engine, project_name = project.gitops_engine, project.name
@@ -335,7 +483,7 @@ def gitops_input_for(tenancy_request: Request, inputs: PlanInput) -> PlanInput:
     )
     live = (
         Namespace.objects.filter(of_app, alive, tenant=tenant)
-        .exclude(name__in=inputs.remove_namespaces)
+        .exclude(cluster__name=inputs.cluster.name, name__in=inputs.remove_namespaces)
         # Ephemeral environments' namespaces: their files come from the environments below.
         .exclude(request__kind=RequestKind.EPHEMERAL)
         .select_related("tier", "project", "request", "cluster")
@@ -390,7 +538,8 @@ def _ephemeral_environments(
     if tenancy_request.kind == RequestKind.END_ENVIRONMENT:
         query = query.exclude(pk=tenancy_request.payload["environment"])
     return list(
-        query.exclude(namespace__name__in=inputs.remove_namespaces)
-        .select_related("namespace__tier")
+        query.exclude(namespace__cluster__name=inputs.cluster.name,
+                      namespace__name__in=inputs.remove_namespaces)
+        .select_related("namespace__tier", "namespace__cluster")
         .order_by("slug")
     )

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from django.core.exceptions import ObjectDoesNotExist
 
-from provisioning import access, engine
+from provisioning import access, engine, gitops
+from provisioning.engine.commits import gitops_remote
 from provisioning.gitops import GitError
 from provisioning.plan import Plan
-from tenants.engine import Engine
+from tenants.engine import Engine, GitOpsChange, RepositoryCheck
 from tenants.errors import PlanUnavailable, PreviewUnavailable
-from tenants.models import Request
+from tenants.models import Request, Tenant
 
 
 def plan(tenancy_request: Request) -> Plan:
@@ -20,13 +21,31 @@ def plan(tenancy_request: Request) -> Plan:
         raise PlanUnavailable(f"The plan cannot be rendered: {exc}") from exc
 
 
-def gitops_preview(tenancy_request: Request) -> str:
+def gitops_preview(tenancy_request: Request) -> GitOpsChange:
     try:
         return engine.gitops_preview(tenancy_request)
     except GitError as exc:
         raise PreviewUnavailable(f"The tenant's repository could not be read: {exc}") from exc
 
 
+def check_repository(tenant: Tenant) -> RepositoryCheck:
+    """Can Berth (and so the tenant's engines, with the same credential) read the tenant's
+    repository? `git ls-remote` of its branch."""
+    if not tenant.gitops_repo_url.strip():
+        return RepositoryCheck(True, "No GitOps repository is configured: nothing to read.")
+    try:
+        remote = gitops_remote(tenant)
+        head = gitops.probe(remote)
+    except GitError as exc:
+        where = gitops.display_url(tenant.gitops_repo_url)
+        return RepositoryCheck(False, f"Berth could not read {where}: {exc.message}")
+    if not head:
+        return RepositoryCheck(True, f"{remote.url} answers; it has no branch {remote.branch} "
+                                     "yet: Berth creates it with its first commit.")
+    return RepositoryCheck(True, f"{remote.url} answers: {remote.branch} is at {head[:12]}.")
+
+
 ENGINE = Engine(
-    plan=plan, gitops_preview=gitops_preview, effective_permissions=access.effective_permissions
+    plan=plan, gitops_preview=gitops_preview, effective_permissions=access.effective_permissions,
+    check_repository=check_repository,
 )

@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 from provisioning.guardrails.checks import claim_problems, guardrail_problems
-from provisioning.plan import Plan, PlanInput, ref_of
+from provisioning.plan import ARGOCD, FLUX, ROOT_NAME, Plan, PlanInput, ref_of
 
 logger = logging.getLogger(__name__)
 
@@ -40,16 +40,34 @@ def validate_plan(
         if errors:
             problems.setdefault(key, []).extend(errors)
     prefix = f"{inputs.tenant.slug}-"
+    others = deletable_objects(inputs)
     for ref in plan.delete:
-        if ref.kind != "Namespace" or not ref.name.startswith(prefix):
-            problems.setdefault(str(ref), []).append(
-                f"a tenant's plan deletes only namespaces named {prefix}*"
-            )
-        else:
+        if ref.kind == "Namespace" and ref.name.startswith(prefix):
             found = claim_problems(ref.name, inputs, deleting=True)
-            if found:
-                problems.setdefault(str(ref), []).extend(found)
+        elif ref.kind != "Namespace" and (ref.kind, ref.namespace, ref.name) in others:
+            found = []
+        else:
+            found = [f"a tenant's plan deletes only namespaces named {prefix}* and, when a "
+                     "project or the tenant goes, the Kargo Project, roots and credentials "
+                     "Berth made for them"]
+        if found:
+            problems.setdefault(str(ref), []).extend(found)
     return problems
+
+
+def deletable_objects(inputs: PlanInput) -> set[tuple[str, str, str]]:
+    """(kind, namespace, name) of what besides namespaces a plan may delete: what Berth made
+    for the project or tenant the request decommissions."""
+    tenant, argocd = inputs.tenant, inputs.cluster.argocd_namespace
+    found = set()
+    found |= {("Project", "", project.namespace) for project in inputs.remove_kargo}
+    if ARGOCD in inputs.remove_tenant_engines:
+        found |= {("Application", tenant.apps_namespace, ROOT_NAME),
+                  ("Secret", argocd, f"berth-repo-{tenant.slug}"),
+                  ("AppProject", argocd, tenant.slug)}
+    if FLUX in inputs.remove_tenant_engines:
+        found.add(("Kustomization", tenant.gitops_namespace, ROOT_NAME))
+    return found
 
 
 def _identity(obj: Any) -> tuple[str, str, str, str] | None:

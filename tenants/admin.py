@@ -17,6 +17,7 @@ from tenants.models import (
 )
 from tenants.selectors.names import name_problem
 from tenants.services.names import claim_tenant_names, tenant_names
+from tenants.services.onboarding import SYNCED_FIELDS, request_tenant_sync
 
 
 class WriteOnlySecretForm(forms.ModelForm):
@@ -46,7 +47,6 @@ class WriteOnlySecretForm(forms.ModelForm):
 
 class TenantForm(WriteOnlySecretForm):
     secret_fields = ("gitops_credentials",)
-
     def clean(self):  # noqa: ANN201 - Django API
         cleaned = super().clean()
         slug = cleaned.get("slug") or self.instance.slug
@@ -86,6 +86,16 @@ class TenantAdmin(admin.ModelAdmin):
         super().save_related(request, form, formsets, change)
         for cluster in form.instance.allowed_clusters.all():
             claim_tenant_names(form.instance, cluster)
+        changed = sorted(SYNCED_FIELDS & set(form.changed_data))
+        if changed or not change:
+            reason = (f"Tenant changed in the admin: {', '.join(changed)}." if change
+                      else f"Tenant {form.instance.slug} added in the admin.")
+            made = request_tenant_sync(tenant=form.instance, actor=request.user, reason=reason)
+            if made:
+                self.message_user(request, "Its objects on "
+                                  + ", ".join(r.payload["cluster"] for r in made)
+                                  + " follow in requests " + ", ".join(f"#{r.pk}" for r in made)
+                                  + ".")
 
 
 @admin.register(EnvironmentTier)

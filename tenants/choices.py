@@ -80,6 +80,9 @@ class RequestKind(models.TextChoices):
     DECOMMISSION = "decommission", "Decommission"
     EPHEMERAL = "ephemeral", "Ephemeral environment"
     END_ENVIRONMENT = "end_environment", "End of an ephemeral environment"
+    TENANT_SYNC = "tenant_sync", "Tenant's objects on a cluster"
+    PROJECT_DECOMMISSION = "project_decommission", "Project decommission"
+    TENANT_DECOMMISSION = "tenant_decommission", "Tenant decommission"
 
 
 class EnvironmentState(models.TextChoices):

@@ -9,6 +9,7 @@ here; the engine plugs itself in when Django starts (`provisioning.apps`).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 
 from tenants.choices import RequestState
+from tenants.errors import PlanUnavailable, PreviewUnavailable
 from tenants.models import Request, Tenant
 
 # States in which the plan still describes the future (afterwards, the run records the past).
@@ -28,11 +30,28 @@ class Engine:
     # The plan approval would apply (an object with `digest`, `apply`, `delete` and
     # `to_yaml()`); raises tenants.errors.PlanUnavailable.
     plan: Callable[[Request], Any]
-    # The GitOps files approval would push, as a unified diff; raises PreviewUnavailable.
-    gitops_preview: Callable[[Request], str]
+    # The GitOps change approval would push; raises PreviewUnavailable.
+    gitops_preview: Callable[[Request], GitOpsChange]
     # Per tier the tenant may use: what its owners, members, viewers and GitOps identity
     # may do there, in plain words.
     effective_permissions: Callable[[Tenant], list[dict]]
+    # Can the tenant's repository be read with its credential (git ls-remote)?
+    check_repository: Callable[[Tenant], RepositoryCheck]
+
+
+@dataclass(frozen=True)
+class GitOpsChange:
+    diff: str  # what approval would commit, as a unified diff against the branch
+    # What of it an approval binds to: the diff of the request's own application files and
+    # the lines it adds to or removes from the cluster's index (the index itself is shared:
+    # other applications' commits move its other lines without changing this request).
+    binds: str = ""
+
+
+@dataclass(frozen=True)
+class RepositoryCheck:
+    ok: bool
+    message: str
 
 
 _connected: list[Engine] = []
@@ -54,9 +73,51 @@ def plan(tenancy_request: Request) -> Any:
     return _engine().plan(tenancy_request)
 
 
-def gitops_preview(tenancy_request: Request) -> str:
+def gitops_preview(tenancy_request: Request) -> GitOpsChange:
     return _engine().gitops_preview(tenancy_request)
 
 
 def effective_permissions(tenant: Tenant) -> list[dict]:
     return _engine().effective_permissions(tenant)
+
+
+def check_repository(tenant: Tenant) -> RepositoryCheck:
+    return _engine().check_repository(tenant)
+
+
+def approval_digest(plan_digest: str, gitops_binds: str | None) -> str:
+    """What an approval binds to: the plan's objects and the change to the tenant's
+    repository (GitOpsChange.binds), as the approver saw them. None: the repository could
+    not be read, and approving binds to that (once it can be read, the request comes back
+    for approval)."""
+    change = "(the repository could not be read)" if gitops_binds is None else gitops_binds
+    return hashlib.sha256(f"{plan_digest}\n{change}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Review:
+    """A request as an approver sees it: the plan, the GitOps change, and the digest
+    approving binds to ("" when there is no plan to approve)."""
+
+    plan: Any = None
+    plan_error: str = ""
+    gitops_diff: str = ""
+    gitops_error: str = ""
+    digest: str = ""
+
+
+def review(tenancy_request: Request) -> Review:
+    """Renders the plan and reads the tenant's repository for the GitOps diff."""
+    if tenancy_request.state not in PLANNED_STATES:
+        return Review()
+    try:
+        planned = plan(tenancy_request)
+    except PlanUnavailable as exc:
+        return Review(plan_error=str(exc))
+    try:
+        change = gitops_preview(tenancy_request)
+    except PreviewUnavailable as exc:
+        return Review(plan=planned, gitops_error=str(exc),
+                      digest=approval_digest(planned.digest, None))
+    return Review(plan=planned, gitops_diff=change.diff,
+                  digest=approval_digest(planned.digest, change.binds))

@@ -4,7 +4,9 @@ CEL (the Common Expression Language Kubernetes uses for admission policies) is e
 with cel-python. A rule sees one variable, `request`, with these attributes:
 
     request.kind             namespace | project | environment | quota_change | decommission |
-                             ephemeral (ending one is never held for approval)
+                             ephemeral (ending one is never held for approval) |
+                             tenant_sync (the tenant's objects on a cluster, after a change
+                             to the tenant) | project_decommission | tenant_decommission
     request.tenant           the tenant's slug
     request.tier             the most sensitive tier the request touches ("prod" over "dev")
     request.tiers            every tier it touches (a project spans several)
@@ -14,6 +16,8 @@ with cel-python. A rule sees one variable, `request`, with these attributes:
     request.requester        the requester's username
     request.requester_role   "owner" | "member" | "viewer" | "" in this tenant
     request.requester_groups the groups claim at the requester's last sign-in
+    request.requester_platform_admin  true when a platform admin asks (or Berth asks after
+                             a platform admin changed the tenant)
 
 Budgets are enforced before rules are consulted: a request beyond the tenant's budget is
 refused at submission, so every request a rule sees fits.
@@ -44,6 +48,7 @@ SAMPLE_ATTRIBUTES: dict[str, Any] = {
     "requester": "dev",
     "requester_role": "member",
     "requester_groups": ["payments-devs"],
+    "requester_platform_admin": False,
 }
 FALLBACK = "no-rule-matched"
 
@@ -103,6 +108,7 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
     """The `request` variable rules see, from a validated payload."""
     from tenants.budget import demand
     from tenants.models import EnvironmentTier, Membership, Namespace
+    from tenants.selectors import is_platform_admin
 
     if kind in ("quota_change", "decommission", "end_environment"):
         namespace = Namespace.objects.select_related("tier", "cluster").get(
@@ -113,6 +119,14 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
             namespace.cluster.name,
             bool(namespace.tier.is_ephemeral),
         )
+    elif kind in ("tenant_sync", "project_decommission", "tenant_decommission"):
+        # Every tier the tenant (or the project) has on the cluster: what the request touches.
+        live = Namespace.objects.filter(tenant=tenant, cluster__name=payload["cluster"],
+                                        state__in=("pending", "active"))
+        if kind == "project_decommission":
+            live = live.filter(project__name=payload["project"])
+        tier_slugs = sorted(set(live.values_list("tier__slug", flat=True)))
+        cluster, ephemeral = payload["cluster"], False
     else:
         tier_slugs = payload["tiers"] if kind == "project" else [payload["tier"]]
         cluster = payload["cluster"]
@@ -141,4 +155,5 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
         "requester": requester.username,
         "requester_role": role or "",
         "requester_groups": list(requester.last_groups or []),
+        "requester_platform_admin": is_platform_admin(requester),
     }

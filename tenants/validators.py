@@ -26,3 +26,28 @@ def validate_dns_label(value: str) -> None:
             code="invalid_dns_label",
             params={"value": value},
         )
+
+
+_SCP_LIKE = re.compile(r"^(?:[^@/\s:]+@)?[^@/\s:]+:(?!//).+$")
+
+
+def is_ssh_url(url: str) -> bool:
+    """ssh://host/path or git's scp-like user@host:path."""
+    url = url.strip()
+    return url.startswith(("ssh://", "git+ssh://", "ssh+git://")) or bool(
+        "://" not in url and _SCP_LIKE.match(url))
+
+
+def known_hosts_problem(text: str) -> str | None:
+    """Why `text` is not an OpenSSH known_hosts file (hosts, key type, key per line)."""
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and not line.strip().startswith("#")]
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        if fields and fields[0].startswith("@"):  # @cert-authority / @revoked markers
+            fields = fields[1:]
+        if len(fields) < 3 or not re.fullmatch(r"[A-Za-z0-9+/=]{16,}", fields[2]):
+            return (f"line {number} is not a known_hosts line: expected `host key-type "
+                    "base64-key`, as `ssh-keyscan <host>` prints")
+    return None
+

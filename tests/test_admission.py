@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import celpy
 import pytest
 
+from kubesandbox.testing import upstream_crds
 from provisioning import guardrails
 from provisioning.guardrails import bootstrap_objects
-from provisioning.plan import ClusterSpec, TenantSpec
+from provisioning.plan import DOMAINS_CONFIG, GITOPS_SOURCES_CONFIG, ClusterSpec
 from provisioning.schema import validate_object, validate_objects
 from tests.authz import LiveCluster, Subject, path_of
 
@@ -21,22 +22,38 @@ GITOPS = "system:serviceaccount:payments-shop-dev:berth-gitops"
 ARGOCD = "system:serviceaccount:argocd:argocd-application-controller"
 CLUSTER = ClusterSpec(name="prod", argocd_namespace="argocd", has_kargo=True,
                       ingress_namespace="ingress-nginx")
-TENANTS = [
-    TenantSpec(slug="payments", name="Payments", groups={}, repo_url="",
-               allowed_domains=("payments.example.com", "Pay.Example.ORG")),
-    TenantSpec(slug="search", name="Search", groups={}, repo_url="",
-               allowed_domains=("search.example.com",)),
-    TenantSpec(slug="quiet", name="No domains", groups={}, repo_url=""),
-]
-BOOTSTRAP = bootstrap_objects(CLUSTER, TENANTS, berth_namespace="berth-system")
+BOOTSTRAP = bootstrap_objects(CLUSTER, berth_namespace="berth-system")
 NAMESPACES = {
     "payments-shop-dev": {"berth.dev/tenant": "payments"},
+    "payments-gitops": {"berth.dev/tenant": "payments"},
+    "payments-apps": {"berth.dev/tenant": "payments"},
     "search-web-dev": {"berth.dev/tenant": "search"},
     "quiet-app-dev": {"berth.dev/tenant": "quiet"},
-    "newcomer-app-dev": {"berth.dev/tenant": "newcomer"},  # onboarded after the install
+    "newcomer-app-dev": {"berth.dev/tenant": "newcomer"},  # its parameters never applied
     "ingress-nginx": {},
+    "flux-system": {},
 }
 BERTH_LABELS = {"app.kubernetes.io/managed-by": "berth", "berth.dev/tenant": "payments"}
+REPOSITORY = "https://git.example.com/payments/deploy.git"
+FLUX = "system:serviceaccount:flux-system:kustomize-controller"
+RECONCILER = "system:serviceaccount:payments-gitops:berth-reconciler"
+
+
+def config_map(name, namespace, data, tenant="payments"):
+    """A parameter of Berth's policies, as a tenant namespace's bundle carries it."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {**BERTH_LABELS, "berth.dev/tenant": tenant}},
+            "data": data}
+
+
+PARAMETERS = [
+    config_map(DOMAINS_CONFIG, "payments-shop-dev",
+               {"payments.example.com": "allowed", "pay.example.org": "allowed"}),
+    config_map(DOMAINS_CONFIG, "search-web-dev", {"search.example.com": "allowed"}, "search"),
+    config_map(DOMAINS_CONFIG, "quiet-app-dev", {}, "quiet"),
+    config_map(GITOPS_SOURCES_CONFIG, "payments-gitops", {"repository": REPOSITORY}),
+]
 
 
 # cert-manager's Certificate, for the domain policy: any spec (the upstream CRD is not here).
@@ -66,13 +83,15 @@ class Verdict:
     reasons: tuple[str, ...]
 
 
-def live_cluster(objects) -> LiveCluster:
+def live_cluster(objects, parameters=PARAMETERS) -> LiveCluster:
     namespaces = [{"apiVersion": "v1", "kind": "Namespace",
                    "metadata": {"name": name, "labels": labels}}
                   for name, labels in NAMESPACES.items()]
     existing = [network_policy(), network_policy("allow-web", labels={}), quota(),
-                ingress("shop.payments.example.com"), kargo_namespace()]
+                ingress("shop.payments.example.com"), kargo_namespace(), root_application(),
+                root_kustomization(), *parameters]
     return LiveCluster([CERTIFICATE_CRD, EVERYONE_ADMIN, *namespaces, *objects, *existing],
+                       crds=upstream_crds("argocd", "flux"),
                        namespaces=("argocd", "kargo", "berth-system", "platform"))
 
 
@@ -137,6 +156,38 @@ def quota(cpu="1"):
 def kargo_namespace():
     return {"apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": "payments-shop-kargo", "labels": BERTH_LABELS}}
+
+
+def root_application(path="clusters/prod", labels=BERTH_LABELS, status=None):
+    root = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "berth-root", "namespace": "payments-apps",
+                         "labels": dict(labels)},
+            "spec": {"project": "payments",
+                     "source": {"repoURL": REPOSITORY, "targetRevision": "main", "path": path},
+                     "destination": {"server": "https://kubernetes.default.svc",
+                                     "namespace": "payments-apps"}}}
+    if status:
+        root["status"] = status
+    return root
+
+
+def root_kustomization(**spec):
+    return kustomization("berth-root", **{"serviceAccountName": "berth-reconciler",
+                                          "targetNamespace": "payments-gitops", **spec},
+                         labels=BERTH_LABELS)
+
+
+def kustomization(name="app", namespace="payments-gitops", labels=None, **spec):
+    return {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+            "spec": {"interval": "10m", "path": "./", "prune": True,
+                     "sourceRef": {"kind": "GitRepository", "name": "payments"}, **spec}}
+
+
+def git_repository(url, namespace="payments-gitops"):
+    return {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+            "metadata": {"name": "more", "namespace": namespace},
+            "spec": {"interval": "1m", "url": url}}
 
 
 def certificate(*names, common_name=None):
@@ -209,7 +260,7 @@ def test_kargo_adopts_its_project_namespace_only_where_kargo_runs(cluster):
     assert admitted(cluster, "UPDATE", kargo, obj=adopted, old=namespace).allowed
     without = live_cluster(bootstrap_objects(
         ClusterSpec(name="x", argocd_namespace="argocd", has_kargo=False,
-                    ingress_namespace="i"), TENANTS, berth_namespace="berth-system"))
+                    ingress_namespace="i"), berth_namespace="berth-system"))
     try:
         assert not admitted(without, "UPDATE", kargo, obj=adopted, old=namespace).allowed
     finally:
@@ -217,7 +268,7 @@ def test_kargo_adopts_its_project_namespace_only_where_kargo_runs(cluster):
 
 
 def test_the_exempt_identity_follows_the_berth_namespace():
-    elsewhere = live_cluster(bootstrap_objects(CLUSTER, TENANTS, berth_namespace="platform"))
+    elsewhere = live_cluster(bootstrap_objects(CLUSTER, berth_namespace="platform"))
     try:
         assert admitted(elsewhere, "DELETE", "system:serviceaccount:platform:berth",
                         old=network_policy()).allowed
@@ -253,7 +304,7 @@ def test_the_exempt_identity_follows_the_berth_namespace():
         pytest.param(ingress("shop.payments.example.com", namespace="quiet-app-dev"), False,
                      id="ingress-tenant-without-domains"),
         pytest.param(ingress("newcomer.example.com", namespace="newcomer-app-dev"), False,
-                     id="ingress-tenant-onboarded-after-install-fails-closed"),
+                     id="ingress-namespace-without-its-domains-fails-closed"),
         pytest.param(ingress("anything.example.com", namespace="ingress-nginx"), True,
                      id="ingress-platform-namespace-not-a-tenants"),
         pytest.param(certificate("shop.payments.example.com", "payments.example.com"), True,
@@ -277,8 +328,7 @@ def test_an_update_is_checked_like_a_create(cluster):
 
 
 def test_a_missing_domain_list_refuses_instead_of_allowing():
-    without = live_cluster([o for o in BOOTSTRAP
-                            if o["metadata"]["name"] != "berth-domains-tenant-payments"])
+    without = live_cluster(BOOTSTRAP, parameters=PARAMETERS[1:])
     try:
         result = admitted(without, "CREATE", DANA, obj={
             **ingress("shop.payments.example.com"),
@@ -286,14 +336,87 @@ def test_a_missing_domain_list_refuses_instead_of_allowing():
     finally:
         without.close()
     assert not result.allowed
-    assert "'berth-ingress-domains-tenant-payments' denied request" in result.reasons[0]
     assert "no params found" in result.reasons[0]
 
 
-def test_domains_are_configmap_keys():
-    (param,) = [o for o in BOOTSTRAP if o["metadata"]["name"] == "berth-domains-tenant-payments"]
-    assert param["metadata"]["namespace"] == "berth-system"
-    assert param["data"] == {"pay.example.org": "allowed", "payments.example.com": "allowed"}
+def test_the_tenant_cannot_widen_its_own_domain_list(cluster):
+    mine = PARAMETERS[0]
+    wider = {**mine, "data": {**mine["data"], "bank.example.com": "allowed"}}
+    result = admitted(cluster, "UPDATE", DANA, obj=wider, old=mine)
+    assert not result.allowed
+    assert any("only Berth creates, changes or deletes it" in r for r in result.reasons)
+
+
+# --- the tenant's roots --------------------------------------------------------------------
+
+
+ARGOCD_STATUS = {"sync": {"status": "Synced"}, "health": {"status": "Healthy"}}
+
+
+@pytest.mark.parametrize(
+    ("operation", "user", "obj", "old", "allowed"),
+    [
+        pytest.param("UPDATE", ARGOCD, root_application(status=ARGOCD_STATUS),
+                     root_application(), True, id="argocd-records-the-roots-state"),
+        pytest.param("UPDATE", ARGOCD, root_application(path="clusters/other"),
+                     root_application(), False, id="argocd-syncing-a-root-over-the-root"),
+        pytest.param("UPDATE", DANA, root_application(path="/"), root_application(), False,
+                     id="tenant-user-points-the-root-elsewhere"),
+        pytest.param("UPDATE", DANA, root_application(labels={}), root_application(), False,
+                     id="tenant-user-unlabels-the-root"),
+        pytest.param("DELETE", DANA, None, root_application(), False,
+                     id="tenant-user-deletes-the-root"),
+        pytest.param("CREATE", ARGOCD, {**root_application(), "metadata": {
+            **root_application()["metadata"], "name": "another-root"}}, None, False,
+                     id="a-second-root-labelled-as-berths"),
+        pytest.param("UPDATE", BERTH, root_application(path="clusters/moved"),
+                     root_application(), True, id="berth-moves-its-root"),
+        pytest.param("UPDATE", FLUX, root_kustomization(suspend=True), root_kustomization(),
+                     False, id="suspending-the-root-is-a-spec-change"),
+        pytest.param("UPDATE", RECONCILER, root_kustomization(serviceAccountName="default"),
+                     root_kustomization(), False,
+                     id="the-tenants-reconciler-swaps-the-roots-account"),
+        pytest.param("DELETE", "system:serviceaccount:kube-system:namespace-controller", None,
+                     root_kustomization(), True, id="namespace-controller-empties-the-namespace"),
+    ],
+)
+def test_roots_policy(cluster, operation, user, obj, old, allowed):
+    result = admitted(cluster, operation, user, obj=obj, old=old)
+    assert result.allowed is allowed, result.reasons
+    if not allowed:
+        assert any("one of the tenant's roots" in r for r in result.reasons), result.reasons
+
+
+# --- Flux as the tenant --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("obj", "allowed", "why"),
+    [
+        pytest.param(kustomization(serviceAccountName="berth-reconciler",
+                                   targetNamespace="payments-shop-dev"), True, "",
+                     id="kustomization-as-the-reconciler"),
+        pytest.param(kustomization(targetNamespace="payments-shop-dev"), False,
+                     "must set spec.serviceAccountName", id="kustomization-without-account"),
+        pytest.param(kustomization(serviceAccountName="berth-reconciler",
+                                   sourceRef={"kind": "GitRepository", "name": "flux-system",
+                                              "namespace": "flux-system"}),
+                     False, "in its own namespace only", id="kustomization-platform-source"),
+        pytest.param(git_repository(REPOSITORY), True, "", id="source-the-tenants-repository"),
+        pytest.param(git_repository("https://git.example.com/platform/infra.git"), False,
+                     "only the tenant's own repository", id="source-another-repository"),
+        pytest.param(git_repository(REPOSITORY, namespace="payments-shop-dev"), False,
+                     "no params found", id="source-where-berth-put-no-list"),
+        pytest.param(git_repository("https://git.example.com/platform/infra.git",
+                                    namespace="flux-system"), True, "",
+                     id="the-platforms-own-namespace-is-not-a-tenants"),
+    ],
+)
+def test_flux_policy(cluster, obj, allowed, why):
+    result = admitted(cluster, "CREATE", RECONCILER, obj=obj)
+    assert result.allowed is allowed, result.reasons
+    if why:
+        assert any(why in r for r in result.reasons), result.reasons
 
 
 # --- the policies themselves -------------------------------------------------------------

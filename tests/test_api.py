@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning.engine import current_plan
 from tenants import services
 from tenants.choices import NamespaceState, RequestState, Role
+from tenants.engine import review
 from tenants.models import (
     AuditEvent,
     Cluster,
@@ -66,7 +66,7 @@ def test_member_requests_a_dev_namespace_and_policy_approves_it(world):
     assert body["state"] == RequestState.APPROVED
     assert body["payload"]["cpu_millis"] == 500
     assert body["requester"] == "dev" and body["tenant"] == "payments"
-    assert body["plan"]["digest"] == current_plan(Request.objects.get()).digest
+    assert body["plan"]["digest"] == review(Request.objects.get()).digest
     assert "kind: Namespace" in body["plan"]["yaml"]
     assert [event["action"] for event in body["history"]] == ["request.submit",
                                                               "request.approve"]
@@ -178,7 +178,7 @@ def test_request_detail_has_plan_approvals_comments_history_and_permissions(worl
     body = api(world.admin).get(f"{REQUESTS}{tenancy_request.pk}/").json()
 
     assert body["state"] == "submitted" and body["state_label"] == "Awaiting approval"
-    assert body["plan"]["digest"] == current_plan(tenancy_request).digest
+    assert body["plan"]["digest"] == review(tenancy_request).digest
     assert body["plan"]["objects"][0]["kind"] == "Namespace"
     assert body["comments"] == [{"id": body["comments"][0]["id"], "author": "olivia",
                                  "body": "LGTM", "created_at": body["comments"][0]["created_at"]}]
@@ -240,7 +240,7 @@ def test_pages_hold_page_size_items_at_most_200(world):
 
 
 def approve(client, tenancy_request, digest=None, note="ok"):  # noqa: ANN001
-    digest = digest or current_plan(tenancy_request).digest
+    digest = digest or review(tenancy_request).digest
     return client.post(f"{REQUESTS}{tenancy_request.pk}/approve/",
                        {"plan_digest": digest, "note": note}, format="json")
 
@@ -275,7 +275,7 @@ def test_approving_a_stale_plan_is_409_with_the_current_digest(world):
     tenancy_request = submit(world, tier="prod")
     body = assert_problem(approve(api(world.admin), tenancy_request, digest="0" * 64), 409,
                           "plan-changed")
-    assert body["current_plan_digest"] == current_plan(tenancy_request).digest
+    assert body["current_plan_digest"] == review(tenancy_request).digest
     assert Request.objects.get().state == RequestState.SUBMITTED
 
 

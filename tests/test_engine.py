@@ -12,6 +12,7 @@ from provisioning.kube import KubeError
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
+from tenants.engine import review
 from tenants.models import Cluster, Namespace, Request, Tenant, User
 from tests.cluster import as_admin, seed_demo
 from tests.workflow import approve_if_needed
@@ -131,7 +132,7 @@ def test_persistent_server_errors_fail_after_n_attempts_and_admin_retry_converge
     assert f"gave up after {settings.KUBE_MAX_ATTEMPTS} attempts" in tenancy_request.status_message
 
     services.retry_request(request_id=tenancy_request.pk, actor=world["admin"],
-                           plan_digest=engine.current_plan(tenancy_request).digest)
+                           plan_digest=review(tenancy_request).digest)
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.READY
@@ -155,7 +156,7 @@ def test_plan_changed_after_approval_returns_the_request_to_approval(world, sand
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.SUBMITTED
-    assert "plan changed after approval" in tenancy_request.status_message
+    assert "moved after approval" in tenancy_request.status_message
     assert sandbox.get("Namespace", "payments-shop-prod") is None
 
 

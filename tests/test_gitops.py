@@ -29,6 +29,7 @@ from provisioning.plan import (
 )
 from tenants import demo, services
 from tenants.choices import Decision, NamespaceState, RequestKind, RequestState
+from tenants.engine import review
 from tenants.models import Approval, Cluster, EnvironmentTier, Namespace, Request, Tenant, User
 from tests.cluster import seed_demo
 from tests.gitserver import (
@@ -104,7 +105,10 @@ def converge(tenancy_request: Request) -> Request:
 
 
 def gitops_step(tenancy_request: Request) -> dict:
-    return tenancy_request.runs.order_by("-pk").first().steps[-1]
+    """The run's GitOps step: its last when it adds, its first when it removes."""
+    (step,) = [step for step in tenancy_request.runs.order_by("-pk").first().steps
+               if step["action"] == "commit"]
+    return step
 
 
 def berth_commits(bare: Path) -> list[dict]:
@@ -126,7 +130,11 @@ def test_provisioned_namespace_writes_its_files_in_one_commit_by_the_berth_bot(w
         "apps/shop/base/kustomization.yaml",
         "apps/shop/overlays/dev/kustomization.yaml",
         "apps/shop/dev/application.yaml",
+        "apps/shop/dev/kustomization.yaml",
+        "clusters/sandbox/kustomization.yaml",  # what the tenant's roots on sandbox apply
     }
+    index = yaml.safe_load(files["clusters/sandbox/kustomization.yaml"])
+    assert index["resources"] == ["../../apps/shop/dev"]
     application_file = files["apps/shop/dev/application.yaml"]
     assert application_file.startswith(
         f"# Managed by Berth (request #{tenancy_request.pk}). Changes here are overwritten"
@@ -217,20 +225,32 @@ def test_project_request_writes_the_kargo_pipeline_and_an_application_per_enviro
         "payments-ledger-dev", "payments-ledger-prod", "payments-ledger-staging"]
 
 
-def test_flux_tenant_gets_gitrepository_and_kustomization_run_as_its_service_account(world):
-    Tenant.objects.filter(slug="payments").update(gitops_engine="flux", gitops_path="clusters/x")
-    world["tenant"].refresh_from_db()
-    tenancy_request = converge(approved(world))
-
-    assert gitops_step(tenancy_request)["outcome"] == "committed"
-    files = files_on(world["bare"])
-    repository, kustomization = yaml.safe_load_all(files["clusters/x/apps/shop/dev/flux.yaml"])
-    assert repository["kind"] == "GitRepository"
-    assert repository["metadata"]["namespace"] == "payments-shop-dev"
-    assert kustomization["spec"]["serviceAccountName"] == "berth-gitops"
+def test_flux_tenant_gets_a_kustomization_run_as_its_reconciler(world, tmp_path, sandbox):
+    repos = tmp_path / "https"
+    repos.mkdir()
+    init_bare(repos / "payments.git")
+    with GitHttpServer(repos, token=TOKEN) as server:  # Flux reads https:// and SSH only
+        Tenant.objects.filter(slug="payments").update(
+            gitops_engine="flux", gitops_path="clusters/x",
+            gitops_repo_url=server.url("payments.git"), gitops_credentials=f"bot:{TOKEN}")
+        world["tenant"].refresh_from_db()
+        tenancy_request = converge(approved(world))
+        assert gitops_step(tenancy_request)["outcome"] == "committed", tenancy_request.runs.get(
+        ).steps
+        files = files_on(repos / "payments.git")
+    source = sandbox.get("GitRepository", "payments", "payments-gitops",
+                         api_version="source.toolkit.fluxcd.io/v1")
+    assert source["spec"]["url"] == server.url("payments.git")
+    assert source["spec"]["secretRef"] == {"name": "berth-repo-credentials"}
+    (kustomization,) = yaml.safe_load_all(files["clusters/x/apps/shop/dev/flux.yaml"])
+    assert kustomization["metadata"]["namespace"] == "payments-gitops"
+    assert kustomization["spec"]["serviceAccountName"] == "berth-reconciler"
+    assert kustomization["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "payments"}
     assert kustomization["spec"]["targetNamespace"] == "payments-shop-dev"
     assert kustomization["spec"]["path"] == "./clusters/x/apps/shop/overlays/dev"
     assert "clusters/x/apps/shop/dev/application.yaml" not in files
+    assert yaml.safe_load(files["clusters/x/clusters/sandbox/kustomization.yaml"])[
+        "resources"] == ["../../apps/shop/dev"]
 
 
 def test_decommission_removes_the_namespace_files_in_a_new_commit(world):
@@ -256,13 +276,19 @@ def test_decommission_removes_the_namespace_files_in_a_new_commit(world):
     assert "Reason given: moved to the new cluster" in commits[0]["body"]
     recorded = GitCommit.objects.get(request=removal)
     assert recorded.files == {"apps/shop/dev/application.yaml": "deleted",
-                              "apps/shop/overlays/dev/kustomization.yaml": "deleted"}
+                              "apps/shop/dev/kustomization.yaml": "deleted",
+                              "apps/shop/overlays/dev/kustomization.yaml": "deleted",
+                              "clusters/sandbox/kustomization.yaml": "modified"}
     assert list(recorded.namespaces.values_list("name", flat=True)) == ["payments-shop-dev"]
 
     last = converge(approved(world, kind="decommission", namespace="payments-shop-staging",
                              reason="done"))
     assert last.state == RequestState.READY
-    assert set(files_on(world["bare"])) == {"README.md"}
+    # The tenant's roots on sandbox stay (only a project's or the tenant's decommission
+    # takes them): their index stays, listing nothing.
+    remaining = files_on(world["bare"])
+    assert set(remaining) == {"README.md", "clusters/sandbox/kustomization.yaml"}
+    assert yaml.safe_load(remaining["clusters/sandbox/kustomization.yaml"])["resources"] == []
 
 
 def test_an_overlay_the_team_edited_is_never_clobbered_nor_deleted(world):
@@ -380,7 +406,7 @@ def test_unreachable_remote_fails_with_gits_message_then_retry_converges_once(
 
     daemon.start()  # same port
     services.retry_request(request_id=tenancy_request.pk, actor=world["admin"],
-                           plan_digest=engine.current_plan(tenancy_request).digest)
+                           plan_digest=review(tenancy_request).digest)
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.READY
@@ -556,7 +582,7 @@ def test_plan_preview_shows_the_gitops_changes_as_a_diff(world):
         payload={"app": "shop", "tier": "staging", "cluster": "sandbox", "cpu": "1",
                  "memory": "2Gi"})
     assert submitted.state == RequestState.SUBMITTED
-    diff = engine.gitops_preview(submitted)
+    diff = engine.gitops_preview(submitted).diff
 
     assert "--- /dev/null\n+++ b/apps/shop/staging/application.yaml\n" in diff
     assert "+  project: payments\n" in diff

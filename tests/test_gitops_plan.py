@@ -97,15 +97,17 @@ def test_rendered_files_never_contain_a_kind_that_grants_or_bounds_permissions(e
 
 
 @pytest.mark.parametrize(("engine", "expected"), [
-    ("argocd", ["base/kustomization.yaml", "dev/application.yaml",
+    ("argocd", ["base/kustomization.yaml", "dev/application.yaml", "dev/kustomization.yaml",
                 "overlays/dev/kustomization.yaml", "overlays/prod/kustomization.yaml",
-                "prod/application.yaml"]),
+                "prod/application.yaml", "prod/kustomization.yaml"]),
     ("argocd_kargo", ["base/kustomization.yaml", "dev/application.yaml",
+                      "dev/kustomization.yaml", "kargo/kustomization.yaml",
                       "kargo/stages.yaml", "kargo/warehouse.yaml",
                       "overlays/dev/kustomization.yaml", "overlays/prod/kustomization.yaml",
-                      "prod/application.yaml"]),
-    ("flux", ["base/kustomization.yaml", "dev/flux.yaml", "overlays/dev/kustomization.yaml",
-              "overlays/prod/kustomization.yaml", "prod/flux.yaml"]),
+                      "prod/application.yaml", "prod/kustomization.yaml"]),
+    ("flux", ["base/kustomization.yaml", "dev/flux.yaml", "dev/kustomization.yaml",
+              "overlays/dev/kustomization.yaml", "overlays/prod/kustomization.yaml",
+              "prod/flux.yaml", "prod/kustomization.yaml"]),
 ])
 def test_layout_per_engine(engine, expected):
     files = gitops_plan.render_files(inputs(engine, ("dev", "prod"), path="/teams/payments/"))
@@ -159,17 +161,18 @@ def test_stages_promote_dev_then_staging_then_prod_and_review_takes_freight_dire
         "discoveryLimit": 20}}]
 
 
-def test_flux_objects_run_as_the_tenants_service_account_in_the_environment():
+def test_flux_kustomizations_run_as_the_tenants_reconciler_from_its_one_source():
     files = gitops_plan.render_files(inputs("flux", ("dev",),
                                             repo="git@git.example.com:payments/gitops.git"))
-    repository, kustomization = yaml.safe_load_all(files["apps/shop/dev/flux.yaml"])
-    assert repository["apiVersion"] == "source.toolkit.fluxcd.io/v1"
-    assert repository["spec"]["url"] == "ssh://git@git.example.com/payments/gitops.git"
+    (kustomization,) = yaml.safe_load_all(files["apps/shop/dev/flux.yaml"])
     assert kustomization["apiVersion"] == "kustomize.toolkit.fluxcd.io/v1"
-    assert kustomization["metadata"]["namespace"] == "payments-shop-dev"
-    assert kustomization["spec"]["serviceAccountName"] == "berth-gitops"
+    # Beside the tenant's one GitRepository, which Berth applies (no source in the repo).
+    assert kustomization["metadata"]["namespace"] == "payments-gitops"
+    assert kustomization["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "payments"}
+    assert kustomization["spec"]["serviceAccountName"] == "berth-reconciler"
     assert kustomization["spec"]["targetNamespace"] == "payments-shop-dev"
-    assert kustomization["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "shop"}
+    listed = yaml.safe_load(files["apps/shop/dev/kustomization.yaml"].split("\n", 1)[1])
+    assert listed["resources"] == ["flux.yaml"]
 
 
 def test_credentials_in_the_repository_url_never_reach_a_file():
@@ -246,6 +249,7 @@ def test_a_managed_file_follows_the_rendering_and_goes_with_its_environment():
         "apps/shop/kargo/stages.yaml": "modified",  # prod now follows dev
         "apps/shop/overlays/staging/kustomization.yaml": "deleted",  # untouched skeleton
         "apps/shop/staging/application.yaml": "deleted",
+        "apps/shop/staging/kustomization.yaml": "deleted",
     }
     assert converged.files["apps/shop/kargo/stages.yaml"].startswith(
         "# Managed by Berth (request #40)")
@@ -342,8 +346,8 @@ def test_each_ephemeral_environment_has_files_of_its_own(engine):
     names = {(obj["kind"], obj["metadata"]["name"])
              for obj in gitops_plan.cluster_objects(files)}
     if engine == "flux":
-        assert ("Kustomization", "shop-review-1") in names
-        assert ("Kustomization", "shop-review-2") in names  # same namespace, no clash
+        assert ("Kustomization", "payments-shop-review-1") in names
+        assert ("Kustomization", "payments-shop-review-2") in names  # same namespace, no clash
     else:
         assert ("Application", "payments-shop-review-1") in names
         assert ("Application", "payments-shop-review-2") in names
@@ -371,4 +375,78 @@ def test_removing_one_ephemeral_environment_touches_only_its_files():
     spec = with_review_apps("argocd", "review-2")
     changed = gitops_plan.changes(before, gitops_plan.converge(before, after, scope(spec)).files)
     assert changed == {"apps/shop/overlays/review/review-1/kustomization.yaml": "deleted",
-                       "apps/shop/review/review-1/application.yaml": "deleted"}
+                       "apps/shop/review/review-1/application.yaml": "deleted",
+                       "apps/shop/review/review-1/kustomization.yaml": "deleted"}
+
+
+# --- the cluster's index: what the tenant's roots apply --------------------------------------
+
+
+def listed(content: str) -> list[str]:
+    assert gitops_plan.is_managed(content)
+    return yaml.safe_load(content.split("\n", 1)[1])["resources"]
+
+
+def test_a_new_tenant_on_a_cluster_gets_an_empty_index_for_its_roots():
+    spec = inputs(path="teams/payments")
+    assert gitops_plan.index_path(spec) == "teams/payments/clusters/sandbox/kustomization.yaml"
+    content, note = gitops_plan.render_index(None, spec)
+    assert listed(content) == [] and not note
+
+
+def test_the_index_lists_the_applications_environments_and_kargo_and_keeps_the_others():
+    spec = inputs()
+    entries = gitops_plan.index_entries(spec)
+    assert entries == ["../../apps/shop/dev", "../../apps/shop/kargo", "../../apps/shop/prod",
+                       "../../apps/shop/staging"]
+    cart, _ = gitops_plan.render_index(None, spec, ["../../apps/cart/dev"], app="cart")
+    both, _ = gitops_plan.render_index(cart, spec, entries, app="shop")
+    assert listed(both) == ["../../apps/cart/dev", *entries]
+    # An application that leaves the cluster leaves the index; the others stay.
+    gone, _ = gitops_plan.render_index(both, spec, [], app="shop")
+    assert listed(gone) == ["../../apps/cart/dev"]
+    # Writing what is there already changes nothing, not even the header's request.
+    again, _ = gitops_plan.render_index(gone, replace(spec, request_id=99), [], app="shop")
+    assert again == gone
+
+
+def test_environments_on_another_cluster_stay_out_of_this_clusters_index():
+    spec = inputs(tiers=("dev", "prod"))
+    elsewhere = replace(spec.namespaces[1], cluster="prod-eu")
+    spec = replace(spec, namespaces=(spec.namespaces[0], elsewhere))
+    assert gitops_plan.index_entries(spec) == ["../../apps/shop/dev", "../../apps/shop/kargo"]
+
+
+def test_an_index_the_team_took_over_is_left_alone_with_a_note():
+    spec = inputs()
+    theirs = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
+    content, note = gitops_plan.render_index(theirs, spec, ["../../apps/shop/dev"], app="shop")
+    assert content == theirs
+    assert "not Berth's any more" in note
+
+
+def test_kubectl_kustomize_builds_the_index_into_every_environments_definitions(tmp_path):
+    import shutil
+    import subprocess
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl on PATH to build the kustomization with")
+    for engine in ENGINES:
+        spec = inputs(engine, ("review", "dev", "staging", "prod"))
+        files = gitops_plan.render_files(spec)
+        index, _ = gitops_plan.render_index(None, spec, gitops_plan.index_entries(spec),
+                                            app="shop")
+        files[gitops_plan.index_path(spec)] = index
+        root = tmp_path / engine
+        for path, content in files.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(content)
+        built = subprocess.run([kubectl, "kustomize", str(root / "clusters/sandbox")],
+                               capture_output=True, text=True, check=False, timeout=60)
+        assert built.returncode == 0, built.stderr
+        built_objects = sorted((doc["kind"], doc["metadata"]["name"])
+                               for doc in yaml.safe_load_all(built.stdout))
+        rendered = sorted((obj["kind"], obj["metadata"]["name"])
+                          for obj in gitops_plan.cluster_objects(files))
+        assert built_objects == rendered, engine

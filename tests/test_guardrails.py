@@ -11,19 +11,24 @@ from provisioning import guardrails
 from provisioning.guardrails import (
     EDIT_RULES,
     PROTECTED_RESOURCES,
+    ROOT_RESOURCES,
     VIEW_RULES,
     appproject_permits,
     bootstrap_objects,
     describe_role,
 )
 from provisioning.plan import (
+    ARGOCD,
+    FLUX,
     GITOPS_SERVICE_ACCOUNT,
     MANAGED_BY,
     TENANT_EDIT_ROLE,
     TENANT_VIEW_ROLE,
     ClusterSpec,
+    KargoProject,
     NamespaceSpec,
     PlanInput,
+    RepoCredential,
     TenantSpec,
     TierSpec,
     render,
@@ -38,6 +43,7 @@ TENANT = TenantSpec(
     slug="payments", name="Payments",
     groups={"owner": ("payments-owners",), "member": ("payments-devs",), "viewer": ()},
     repo_url="https://git.example.com/payments.git", allowed_domains=("payments.example.com",),
+    credential=RepoCredential(transport="https", username="bot", password="s3cr3t-token"),
 )
 TIER = TierSpec(
     slug="dev", pod_security_level="restricted", network_preset="ingress",
@@ -49,14 +55,19 @@ TIER = TierSpec(
 
 
 def inputs(engine: str = "argocd_kargo", tier: TierSpec = TIER, **cluster) -> PlanInput:
+    """A project's plan with everything of the tenant's on the cluster: its roots and
+    credentials, and (on Argo CD + Kargo) the Kargo side."""
+    kargo = (KargoProject("shop", "payments-shop-kargo", (tier,)),)
     return PlanInput(
         request_id=7, tenant=TENANT, cluster=ClusterSpec(**{**vars(CLUSTER), **cluster}),
         engine=engine, project="shop",
         namespaces=(NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 1, project="shop"),),
+        tenant_engines=frozenset({FLUX if engine == "flux" else ARGOCD}),
+        kargo_projects=kargo if engine == "argocd_kargo" else (),
     )
 
 
-BOOTSTRAP = bootstrap_objects(CLUSTER, [TENANT], berth_namespace="berth-system")
+BOOTSTRAP = bootstrap_objects(CLUSTER, berth_namespace="berth-system")
 NAMESPACE = "payments-shop-dev"
 GITOPS = Subject.service_account(NAMESPACE, GITOPS_SERVICE_ACCOUNT)
 
@@ -309,34 +320,39 @@ def test_argo_cd_project_rules_match_like_argo_cd():
 def test_bootstrap_objects_validate_against_the_kubernetes_schema():
     assert validate_objects(BOOTSTRAP) == {}
     kinds = [o["kind"] for o in BOOTSTRAP]
-    assert kinds.count("ClusterRole") == 2
-    # Each policy is created before its bindings, each parameter before its binding.
+    assert kinds.count("ClusterRole") == 4  # the tenant's two, and the GitOps roots' two
+    # Each policy is created before its bindings.
     assert kinds.index("ValidatingAdmissionPolicyBinding") > max(
-        i for i, kind in enumerate(kinds) if kind in ("ValidatingAdmissionPolicy", "ConfigMap"))
+        i for i, kind in enumerate(kinds) if kind == "ValidatingAdmissionPolicy")
 
 
-def test_bootstrap_has_a_domain_binding_per_tenant_and_one_for_the_rest():
-    tenants = [TENANT, TenantSpec(slug="search", name="S", groups={}, repo_url="")]
-    bindings = {o["metadata"]["name"]: o["spec"]
-                for o in bootstrap_objects(CLUSTER, tenants, berth_namespace="berth-system")
+def test_bootstrap_is_the_same_whatever_the_tenants():
+    """Parameters are read in the request's namespace, where each tenant namespace's bundle
+    put them: no binding names a tenant, so onboarding needs no second install."""
+    bindings = {o["metadata"]["name"]: o["spec"] for o in BOOTSTRAP
                 if o["kind"] == "ValidatingAdmissionPolicyBinding"}
-    assert bindings["berth-ingress-domains-tenant-search"] == {
+    assert bindings["berth-ingress-domains"] == {
         "policyName": "berth-ingress-domains",
         "validationActions": ["Deny"],
-        "paramRef": {"name": "berth-domains-tenant-search", "namespace": "berth-system",
-                     "parameterNotFoundAction": "Deny"},
-        "matchResources": {"namespaceSelector": {"matchLabels": {"berth.dev/tenant": "search"}}},
+        "paramRef": {"name": "berth-allowed-domains", "parameterNotFoundAction": "Deny"},
+        "matchResources": {"namespaceSelector": {"matchExpressions": [
+            {"key": "berth.dev/tenant", "operator": "Exists"}]}},
     }
-    assert bindings["berth-certificate-domains-tenant-unlisted-tenants"]["matchResources"] == {
-        "namespaceSelector": {"matchExpressions": [
-            {"key": "berth.dev/tenant", "operator": "Exists"},
-            {"key": "berth.dev/tenant", "operator": "NotIn", "values": ["payments", "search"]},
-        ]}}
+    assert bindings["berth-flux-tenancy"]["paramRef"]["name"] == "berth-gitops-sources"
     assert "matchResources" not in bindings["berth-protect-managed"]
+    assert not any("payments" in str(obj) for obj in BOOTSTRAP)
+
+
+def test_each_namespace_carries_its_tenants_domains():
+    (domains,) = [o for o in render(inputs()).apply
+                  if o["kind"] == "ConfigMap" and o["metadata"]["namespace"] == NAMESPACE]
+    assert domains["metadata"]["name"] == "berth-allowed-domains"
+    assert domains["data"] == {"payments.example.com": "allowed"}
 
 
 def test_everything_berth_labels_as_its_own_is_in_the_protect_policys_scope():
-    protected = {(group, resource) for group, _, resources in PROTECTED_RESOURCES
+    protected = {(group, resource) for group, _, resources in (*PROTECTED_RESOURCES,
+                                                               *ROOT_RESOURCES)
                  for resource in resources}
     labelled = [
         obj
@@ -363,6 +379,11 @@ def rolebinding(role="berth-tenant-edit", subject=None, namespace=NAMESPACE) -> 
         "subjects": [subject or {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
                                  "name": "payments-devs"}],
     }
+
+
+def labelled(obj: dict) -> dict:
+    obj["metadata"]["labels"] = {MANAGED_BY: "berth", "berth.dev/tenant": "payments"}
+    return obj
 
 
 def with_object(obj: dict, given: PlanInput | None = None):
@@ -402,9 +423,39 @@ def test_a_rendered_plan_passes(engine):
         pytest.param(rolebinding(namespace="search-web-dev"),
                      "namespace search-web-dev is outside the tenant's prefix payments-",
                      id="other-tenants-namespace"),
-        pytest.param({"apiVersion": "v1", "kind": "ConfigMap",
-                      "metadata": {"name": "x", "namespace": NAMESPACE}, "data": {"a": 1}},
-                     "never holds a ConfigMap", id="unexpected-kind"),
+        pytest.param({"apiVersion": "apps/v1", "kind": "Deployment",
+                      "metadata": {"name": "x", "namespace": NAMESPACE}},
+                     "never holds a Deployment", id="unexpected-kind"),
+        pytest.param(labelled({"apiVersion": "v1", "kind": "ConfigMap",
+                               "metadata": {"name": "x", "namespace": NAMESPACE}}),
+                     "Berth applies only berth-allowed-domains", id="another-config-map"),
+        pytest.param(labelled({"apiVersion": "v1", "kind": "Secret",
+                               "metadata": {"name": "berth-repo-credentials",
+                                            "namespace": NAMESPACE}}),
+                     "repository credentials are berth-repo-credentials in the tenant's GitOps "
+                     "or Kargo namespace", id="credentials-in-a-workload-namespace"),
+        pytest.param(labelled({"apiVersion": "v1", "kind": "Secret",
+                               "metadata": {"name": "argocd-secret", "namespace": "argocd"}}),
+                     "Berth writes only berth-repo-payments", id="argocds-own-secret"),
+        pytest.param(labelled({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                               "metadata": {"name": "sneaky", "namespace": "payments-apps"},
+                               "spec": {}}),
+                     "Berth applies only the root payments-apps/berth-root", id="another-app"),
+        pytest.param(labelled({"apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+                               "kind": "Kustomization",
+                               "metadata": {"name": "berth-root",
+                                            "namespace": "payments-gitops"},
+                               "spec": {"interval": "1m", "prune": True,
+                                        "sourceRef": {"kind": "GitRepository",
+                                                      "name": "payments"},
+                                        "targetNamespace": "payments-gitops"}}),
+                     "as berth-reconciler", id="root-kustomization-without-the-reconciler"),
+        pytest.param(labelled({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                               "metadata": {"name": "berth-members-promote",
+                                            "namespace": "payments-shop-kargo"},
+                               "rules": [{"apiGroups": [""], "resources": ["secrets"],
+                                          "verbs": ["get"]}]}),
+                     "only Roles let people promote", id="a-role-that-reads-secrets"),
         pytest.param({"apiVersion": "v1", "kind": "ResourceQuota",
                       "metadata": {"name": "more", "namespace": NAMESPACE,
                                    "labels": {MANAGED_BY: "berth",
@@ -472,8 +523,9 @@ def test_custom_kinds_are_checked_against_their_crds():
 def test_deletes_stay_within_the_tenant():
     plan = render(PlanInput(request_id=1, tenant=TENANT, cluster=CLUSTER, engine="flux",
                             remove_namespaces=("search-web-dev",)))
-    assert validate_plan(plan, inputs("flux")) == {
-        "Namespace/search-web-dev": ["a tenant's plan deletes only namespaces named payments-*"]}
+    ((key, (message,)),) = validate_plan(plan, inputs("flux")).items()
+    assert key == "Namespace/search-web-dev"
+    assert message.startswith("a tenant's plan deletes only namespaces named payments-*")
 
 
 def test_guardrail_kinds_and_plan_kinds_agree():

@@ -16,8 +16,10 @@ from kubesandbox.testing import upstream_crds
 from provisioning import guardrails
 from provisioning.guardrails import bootstrap_objects
 from provisioning.plan import (
+    ARGOCD,
     GITOPS_SERVICE_ACCOUNT,
     ClusterSpec,
+    KargoProject,
     NamespaceSpec,
     PlanInput,
     TenantSpec,
@@ -59,18 +61,16 @@ def tenant_plan(spec: dict, app: str) -> list[dict]:
                           cpu_millis=1000, memory_mib=1024, storage_gib=1, project=app)
             for slug in TIERS
         ),
+        tenant_engines=frozenset({ARGOCD}),
+        kargo_projects=(KargoProject(app, f"{spec['slug']}-{app}-kargo",
+                                     tuple(tier_spec(slug) for slug in TIERS)),),
     )
     return list(render(inputs).apply)
 
 
 PAYMENTS, SEARCH = demo.TENANTS
 PLANS = tenant_plan(PAYMENTS, "shop") + tenant_plan(SEARCH, "web")
-BOOTSTRAP = bootstrap_objects(
-    CLUSTER,
-    [TenantSpec(slug=t["slug"], name=t["name"], groups={}, repo_url="",
-                allowed_domains=tuple(t["allowed_domains"])) for t in demo.TENANTS],
-    berth_namespace="berth-system",
-)
+BOOTSTRAP = bootstrap_objects(CLUSTER, berth_namespace="berth-system")
 
 
 @pytest.fixture(scope="module")
@@ -176,6 +176,10 @@ ACTIONS = {
                                          "metadata": {"name": "mine", "namespace": "argocd"},
                                          "spec": {}}),
     "create Kargo Project": lambda ns: ("ask", "create", "kargo.akuity.io", "projects", "", ""),
+    "read the repository credential": lambda ns: (
+        "ask", "get", "", "secrets", ns.rsplit("-", 1)[0] + "-kargo", "berth-repo-credentials"),
+    "create a Flux Kustomization": lambda ns: (
+        "ask", "create", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, ""),
     "Deployment in search's ns": lambda ns: (
         "request", "POST", path_of(deployment(ns.replace("payments-shop", "search-web")),
                                    named=False),
@@ -209,6 +213,8 @@ EXPECTED = {
     "token for berth-gitops":       ("RBAC",                    "RBAC"),
     "create AppProject":            ("RBAC",                    "RBAC"),
     "create Kargo Project":         ("RBAC",                    "RBAC"),
+    "read the repository credential": ("RBAC",                  "RBAC"),
+    "create a Flux Kustomization":  ("RBAC",                    "RBAC"),
     "Deployment in search's ns":    ("RBAC",                    "RBAC"),
 }
 

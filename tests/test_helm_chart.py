@@ -9,11 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from provisioning.guardrails import BERTH_ROLES, bootstrap_objects
+from provisioning.guardrails import (
+    BERTH_ROLES,
+    FLUX_POLICY,
+    binding,
+    bootstrap_objects,
+    flux_policy,
+)
 from provisioning.plan import (
+    ARGOCD,
+    FLUX,
+    GITOPS_SOURCES_CONFIG,
     ClusterSpec,
+    KargoProject,
     NamespaceSpec,
     PlanInput,
+    RepoCredential,
     TenantSpec,
     TierSpec,
     namespace_objects,
@@ -57,7 +68,7 @@ def ask():
                     obj = {**obj, "metadata": {"namespace": check_chart.NAMESPACE,
                                                **obj["metadata"]}}
                 objects.append(obj)
-        started.append(LiveCluster(objects, namespaces=(check_chart.NAMESPACE,)))
+        started.append(LiveCluster(objects, namespaces=(check_chart.NAMESPACE, "argocd")))
         return started[-1]
 
     yield holding
@@ -92,7 +103,9 @@ def pod_specs(rendered: list[dict]) -> dict[str, dict]:
 
 
 def a_plan_input_with_every_kind() -> PlanInput:
-    """A project on Argo CD + Kargo that also removes a namespace: every kind Berth applies."""
+    """A project on Argo CD + Kargo, the tenant's objects of both engines (Argo CD
+    impersonating), and everything a tenant leaving the cluster deletes: every kind Berth
+    applies or deletes."""
     tier = TierSpec(
         slug="dev",
         pod_security_level="restricted",
@@ -110,14 +123,22 @@ def a_plan_input_with_every_kind() -> PlanInput:
             name="Payments",
             groups={"owner": ("po",), "member": ("pm",), "viewer": ("pv",)},
             repo_url="https://git.example.com/payments.git",
+            credential=RepoCredential(transport="https", username="bot", password="t0ken"),
         ),
         cluster=ClusterSpec(
-            name="prod", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress"
+            name="prod", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress",
+            argocd_impersonation=True,
         ),
         engine="argocd_kargo",
-        namespaces=(NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 5, project="shop"),),
+        namespaces=(NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 5, project="shop"),
+                    NamespaceSpec("payments-web-dev", tier, 1000, 1024, 5, project="web",
+                                  engine="flux")),
         project="shop",
         remove_namespaces=("payments-old-dev",),
+        tenant_engines=frozenset({ARGOCD, FLUX}),
+        kargo_projects=(KargoProject("shop", "payments-shop-kargo", (tier,)),),
+        remove_kargo=(KargoProject("old", "payments-old-kargo"),),
+        remove_tenant_engines=frozenset({ARGOCD, FLUX}),
     )
 
 
@@ -161,7 +182,9 @@ def test_the_bindable_roles_come_from_values(ask):
     authorizer = ask(rendered)
 
     (rule,) = [r for r in rbac_rules(rendered) if "bind" in r["verbs"]]
-    assert rule["resourceNames"] == ["edit", "view", "tenant-reader"]
+    # The tiers' roles, and the roles Berth's own GitOps bindings need.
+    assert rule["resourceNames"] == ["edit", "view", "tenant-reader", "berth-flux-reconciler",
+                                     "berth-argocd-applications", "kargo-viewer"]
     assert authorizer.can_i(BERTH, "bind", RBAC_GROUP, "clusterroles", name="tenant-reader")
     assert not authorizer.can_i(BERTH, "bind", RBAC_GROUP, "clusterroles", name="admin")
 
@@ -182,19 +205,27 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
         ask(obj, "get", "create", "patch")
         if obj["kind"] == "RoleBinding":  # engine.apply_object: a changed roleRef is recreated
             ask(obj, "delete")
-            needed.add(("bind", RBAC_GROUP, "clusterroles", "", obj["roleRef"]["name"]))
+            if obj["roleRef"]["kind"] == "ClusterRole":
+                needed.add(("bind", RBAC_GROUP, "clusterroles", "", obj["roleRef"]["name"]))
+        if obj["kind"] == "Role":  # who writes a Role must hold what it grants
+            for rule in obj["rules"]:
+                for group in rule["apiGroups"]:
+                    for resource in rule["resources"]:
+                        for verb in rule["verbs"]:
+                            needed.add((verb, group, resource, obj["metadata"]["namespace"],
+                                        (rule.get("resourceNames") or [""])[0]))
     for ref in plan.delete:  # decommission
         ask(
             {"apiVersion": ref.api_version, "kind": ref.kind, "metadata": vars(ref)},
             "get",
             "delete",
         )
-    for obj in namespace_objects(inputs, inputs.namespaces[0]):  # drift: engine.find_drift
+    for obj in namespace_objects(inputs, inputs.namespaces[1]):  # drift: engine.find_drift
         if obj["kind"] != "Namespace":
             group, resource = resource_of(obj["apiVersion"], obj["kind"])
             needed.add(("list", group, resource, obj["metadata"]["namespace"], ""))
     needed.add(("list", "", "namespaces", "", ""))  # a registered cluster's namespaces
-    bootstrap = bootstrap_objects(inputs.cluster, [inputs.tenant], berth_namespace=berth_namespace)
+    bootstrap = bootstrap_objects(inputs.cluster, berth_namespace=berth_namespace)
     for obj in bootstrap:  # "Install guardrails"
         ask(obj, "get", "create", "patch")
         if obj["kind"] == "ClusterRole":
@@ -234,7 +265,8 @@ def test_berth_may_do_nothing_more(ask):
         ("create", RBAC_GROUP, "clusterrolebindings", "", "anything"),
         ("delete", "", "resourcequotas", "payments-shop-dev", "berth-quota"),
         ("patch", RBAC_GROUP, "clusterroles", "", "cluster-admin"),
-        ("patch", "", "configmaps", "kube-system", "anything"),
+        ("get", "", "secrets", "kube-system", "anything"),
+        ("patch", RBAC_GROUP, "roles", "payments-shop-dev", "admin"),
     ):
         assert not authorizer.can_i(BERTH, *denied), denied
 
@@ -243,7 +275,8 @@ def test_without_guardrail_installs_berth_cannot_touch_roles_or_admission(ask):
     rendered = check_chart.render({**values(), "rbac": {"installGuardrails": False}})
     authorizer = ask(rendered)
 
-    assert not [obj for obj in rendered if obj["kind"] == "Role"]
+    assert [obj["metadata"]["name"] for obj in rendered if obj["kind"] == "Role"] == [
+        "berth-argocd-repositories"]
     assert not authorizer.can_i(BERTH, "escalate", RBAC_GROUP, "clusterroles", name=EDIT)
     assert not authorizer.can_i(
         BERTH,
@@ -339,3 +372,25 @@ def test_a_missing_secret_value_fails_the_render_with_what_to_set():
 def test_guardrail_installs_need_berths_service_account_in_berths_namespace(override, message):
     with pytest.raises(Exception, match=message):
         check_chart.render({**values(), **override})
+
+
+def test_argo_cds_repository_secrets_are_a_role_in_its_namespace_and_can_be_left_out(ask):
+    rendered = check_chart.render(values())
+    authorizer = ask(rendered)
+    assert authorizer.can_i(BERTH, "patch", "", "secrets", "argocd", "berth-repo-payments")
+    assert not authorizer.can_i(BERTH, "patch", "", "secrets", "payments-shop-dev", "x")
+    without = check_chart.render({**values(), "rbac": {"argocdRepositorySecrets": False}})
+    assert not ask(without).can_i(BERTH, "patch", "", "secrets", "argocd", "berth-repo-payments")
+
+
+def test_the_charts_flux_policy_is_the_one_install_guardrails_applies():
+    rendered = check_chart.render(values())
+    shipped = {obj["kind"]: obj for obj in rendered
+               if obj["metadata"]["name"] == FLUX_POLICY}
+    assert shipped["ValidatingAdmissionPolicy"]["spec"] == flux_policy()["spec"]
+    assert shipped["ValidatingAdmissionPolicyBinding"]["spec"] == binding(
+        FLUX_POLICY, param=GITOPS_SOURCES_CONFIG)["spec"]
+    assert shipped["ValidatingAdmissionPolicy"]["metadata"]["labels"][
+        "app.kubernetes.io/managed-by"] == "Helm"
+    off = check_chart.render({**values(), "admission": {"fluxTenancy": False}})
+    assert not [obj for obj in off if obj["metadata"]["name"] == FLUX_POLICY]

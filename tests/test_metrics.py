@@ -16,6 +16,7 @@ from provisioning import engine
 from provisioning.plan import ObjectRef
 from tenants import demo, services
 from tenants.choices import RequestState
+from tenants.engine import review
 from tenants.models import Namespace, Request, Tenant, User
 from tests.integration import celery_worker, needs_postgres_and_redis, wait_for
 
@@ -62,7 +63,7 @@ def submit_and_approve(sandbox_url: str) -> Request:
         services.approve_request(
             request_id=submitted.pk,
             approver=User.objects.get(username="pat"),
-            plan_digest=engine.current_plan(submitted).digest,
+            plan_digest=review(submitted).digest,
         )
     return submitted
 

@@ -5,6 +5,7 @@ import pytest
 from provisioning import engine
 from tenants import demo, services
 from tenants.choices import RequestState
+from tenants.engine import review
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant, User
 from tests.factories import TenantFactory
 
@@ -44,7 +45,7 @@ def approve(world, tenancy_request) -> Request:
     return services.approve_request(
         request_id=tenancy_request.pk,
         approver=world["admin"],
-        plan_digest=engine.current_plan(tenancy_request).digest,
+        plan_digest=review(tenancy_request).digest,
     )
 
 
@@ -53,7 +54,7 @@ def test_requester_sees_the_plan_and_history_of_their_request(client, world, sub
     page = client.get(f"/requests/{submitted.pk}/").content.decode()
 
     assert "kind: ResourceQuota" in page
-    assert engine.current_plan(submitted).digest in page
+    assert review(submitted).digest in page
     assert "request.submit" in page
     assert "Retry provisioning" not in page
 

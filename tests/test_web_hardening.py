@@ -10,6 +10,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from tenants import demo, services
+from tenants.engine import review
 from tenants.models import Request, User
 from tests.browser import needs_chromium, signed_in_page
 
@@ -189,7 +190,6 @@ def test_an_approval_saved_while_the_broker_is_down_is_not_a_500(client, world, 
     from kombu.exceptions import OperationalError
 
     from provisioning import tasks
-    from tenants.engine import plan
 
     def down(*_: object) -> None:
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
@@ -204,7 +204,7 @@ def test_an_approval_saved_while_the_broker_is_down_is_not_a_500(client, world, 
     client.force_login(world["admin"])
     with pytest.MonkeyPatch.context():
         response = client.post(f"/requests/{created.pk}/approve/",
-                               {"plan_digest": plan(created).digest, "note": ""}, follow=True)
+                               {"plan_digest": review(created).digest, "note": ""}, follow=True)
     assert response.status_code == 200
     assert Request.objects.get(pk=created.pk).state == "approved"
 

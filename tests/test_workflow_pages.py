@@ -328,7 +328,7 @@ def test_approving_a_plan_that_changed_since_the_page_was_read_approves_nothing(
     response = client.post(f"/requests/{tenancy_request.pk}/approve/", {"plan_digest": digest},
                            follow=True)
 
-    assert "The plan changed since you opened this page" in response.content.decode()
+    assert "moved since you opened this page" in response.content.decode()
     tenancy_request.refresh_from_db()
     assert tenancy_request.state == RequestState.SUBMITTED
     assert not tenancy_request.approvals.exists()

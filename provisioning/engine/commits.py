@@ -6,6 +6,7 @@ approval.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,11 +15,12 @@ from django.conf import settings
 from provisioning import gitops, gitops_plan
 from provisioning import selectors as reads
 from provisioning import services as records
-from provisioning.inputs import gitops_input_for, plan_input_for
+from provisioning.inputs import apps_of_request, gitops_input_for, plan_input_for
 from provisioning.models import GitCommit
 from provisioning.plan import PlanInput
 from provisioning.signals import git_push_failed
 from tenants.choices import NamespaceState, RequestKind
+from tenants.engine import GitOpsChange
 from tenants.models import Namespace, Request, Run, Tenant
 
 GITOPS_DONE = ("committed", "unchanged", "skipped")
@@ -41,9 +43,9 @@ def gitops_step_row(repo_url: str) -> dict[str, Any]:
     }
 
 
-def gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput) -> str:
-    """Run the GitOps step unless an earlier attempt finished it; "" or why it failed."""
-    index = len(run.steps) - 1
+def gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput, index: int) -> str:
+    """Run the GitOps step (row `index` of the run) unless an earlier attempt finished it;
+    "" or why it failed."""
     if run.steps[index]["outcome"] in GITOPS_DONE:
         return ""
     try:
@@ -84,10 +86,62 @@ def gitops_remote(tenant: Tenant) -> gitops.Remote:
     )
 
 
+@dataclass(frozen=True)
+class Proposed:
+    """What a request's commit would change: the files it reads and what they become."""
+
+    current: dict[str, str]
+    files: dict[str, str]
+    notes: tuple[str, ...]
+    app: str  # the application named in the message ("" for the tenant's own files)
+    engine: str
+
+
+def propose_files(tenancy_request: Request, inputs: PlanInput,
+                  read: Callable[[tuple[str, ...]], dict[str, str]]) -> Proposed:
+    """The repository as this request leaves it: each application it touches rendered
+    from every live environment (gitops_plan.converge keeps what the team owns), and the
+    index of the request's cluster listing what the tenant's roots there apply (deleted
+    when the tenant leaves the cluster). `read(paths)` gives what the branch holds now."""
+    template = settings.BERTH_GITOPS_IMAGE_REPOSITORY
+    desired = [gitops_input_for(tenancy_request, inputs, app=app)
+               for app in apps_of_request(tenancy_request, inputs)]
+    index = gitops_plan.index_path(inputs)
+    within = (index, *(path for d in desired for path in gitops_plan.scope(d)))
+    current = read(within)
+    files: dict[str, str] = {}
+    notes: list[str] = []
+    entries: dict[str, list[str]] = {}
+    for wanted in desired:
+        scope = gitops_plan.scope(wanted)
+        rendered = gitops_plan.render_files(wanted, image_repository_template=template)
+        converged = gitops_plan.converge(current, rendered, scope)
+        files.update(converged.files)
+        notes += converged.notes
+        entries[wanted.app] = gitops_plan.index_entries(wanted)
+    have = current.get(index)
+    if inputs.remove_tenant_engines:  # the tenant's roots here go: nothing reads the index
+        if have is not None and not gitops_plan.is_managed(have):
+            files[index] = have
+            notes.append(f"{index}: not Berth's any more (its first line is not Berth's "
+                         "header); the tenant's roots here are gone, so nothing applies it")
+    else:
+        content, note = have, ""
+        for app, listed in entries.items() or [("", [])]:
+            content, note = gitops_plan.render_index(content, inputs, listed, app=app)
+        if content is not None:
+            files[index] = content
+        notes += [note] if note else []
+    first = desired[0] if desired else None
+    return Proposed(current=current, files=dict(sorted(files.items())), notes=tuple(notes),
+                    app=first.app if first else "", engine=first.engine if first else
+                    inputs.engine)
+
+
 def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsWritten:
-    """Bring the tenant's repository in step with the application this request touches,
-    in one commit (none when it already is), and record the commit. Raises GitError (or
-    ValueError when the files cannot be rendered)."""
+    """Bring the tenant's repository in step with what this request changes, in one commit
+    (none when it already is), and record the commit. Raises GitError (or ValueError when
+    the files cannot be rendered)."""
     tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
     tenant = tenancy_request.tenant
     if tenancy_request.kind == RequestKind.QUOTA_CHANGE:
@@ -99,7 +153,6 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsW
         )
     inputs = inputs or plan_input_for(tenancy_request)
     remote = gitops_remote(tenant)
-    template = settings.BERTH_GITOPS_IMAGE_REPOSITORY
     approvers = reads.approvers_of(tenancy_request)
     own = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
     if tenancy_request.kind in (RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT):
@@ -109,13 +162,9 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsW
 
     def propose(checkout: gitops.Checkout) -> gitops.Proposal:
         # Read under the repository lock: a later writer sees what an earlier one wrote.
-        desired = gitops_input_for(tenancy_request, inputs)
-        within = gitops_plan.scope(desired)
-        current = checkout.read(within)
-        rendered = gitops_plan.render_files(desired, image_repository_template=template)
-        converged = gitops_plan.converge(current, rendered, within)
-        changed = gitops_plan.changes(current, converged.files)
-        notes[:] = converged.notes
+        proposed = propose_files(tenancy_request, inputs, checkout.read)
+        changed = gitops_plan.changes(proposed.current, proposed.files)
+        notes[:] = proposed.notes
         if not changed and not GitCommit.objects.filter(request=tenancy_request).exists():
             # Pushed by an attempt that died before recording it: record it now.
             found = checkout.find_commit(tenancy_request.pk)
@@ -124,16 +173,17 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsW
             kind=tenancy_request.kind,
             request_id=tenancy_request.pk,
             tenant=tenant.slug,
-            app=desired.app,
-            engine=desired.engine,
+            app=proposed.app,
+            engine=proposed.engine,
             namespaces=own,
             changed=changed,
-            notes=converged.notes,
+            notes=proposed.notes,
             approvers=approvers,
             reason=str(tenancy_request.payload.get("reason", "")),
             environment=str(tenancy_request.payload.get("env_slug", "")),
+            cluster=inputs.cluster.name,
         )
-        return gitops.Proposal(current=current, files=converged.files, message=message)
+        return gitops.Proposal(current=proposed.current, files=proposed.files, message=message)
 
     result = gitops.write(remote, propose)
     proposal = result.proposal
@@ -194,16 +244,22 @@ def _record_commit(
     return commit
 
 
-def gitops_preview(tenancy_request: Request) -> str:
-    """The GitOps file changes approving this request would push, as a unified diff
-    against the repository's current content (reads the remote; no lock, no commit)."""
+def gitops_preview(tenancy_request: Request) -> GitOpsChange:
+    """The GitOps change approving this request would push, against the repository's
+    current content (reads the remote; no lock, no commit)."""
     tenant = tenancy_request.tenant
-    if not tenant.gitops_repo_url.strip():
-        return ""
-    desired = gitops_input_for(tenancy_request, plan_input_for(tenancy_request))
-    within = gitops_plan.scope(desired)
-    current = gitops.read_files(gitops_remote(tenant), within)
-    rendered = gitops_plan.render_files(
-        desired, image_repository_template=settings.BERTH_GITOPS_IMAGE_REPOSITORY
+    if not tenant.gitops_repo_url.strip() or tenancy_request.kind == RequestKind.QUOTA_CHANGE:
+        return GitOpsChange(diff="", binds="")
+    remote = gitops_remote(tenant)
+    inputs = plan_input_for(tenancy_request)
+    proposed = propose_files(tenancy_request, inputs,
+                             lambda within: gitops.read_files(remote, within))
+    index = gitops_plan.index_path(inputs)
+    own_before = {path: c for path, c in proposed.current.items() if path != index}
+    own_after = {path: c for path, c in proposed.files.items() if path != index}
+    entries = gitops_plan.index_changes(proposed.current.get(index), proposed.files.get(index))
+    return GitOpsChange(
+        diff=gitops_plan.diff_files(proposed.current, proposed.files),
+        binds=gitops_plan.diff_files(own_before, own_after) + "".join(
+            f"{index} {entry}\n" for entry in entries),
     )
-    return gitops_plan.diff_files(current, gitops_plan.converge(current, rendered, within).files)

@@ -18,13 +18,15 @@ from django.conf import settings
 
 from provisioning import services as records
 from provisioning.engine.clusters import cluster_client
-from provisioning.engine.commits import gitops_step, gitops_step_row
+from provisioning.engine.commits import gitops_preview, gitops_step, gitops_step_row
+from provisioning.gitops import GitError
 from provisioning.inputs import plan_input_for
 from provisioning.kube import ClusterClient, KubeError, Outcome
 from provisioning.plan import LABEL_TENANT, MANAGED_BY, Plan, ref_of, render
 from provisioning.validation import validate_plan
 from tenants import services
 from tenants.choices import Decision, RequestKind, RequestState, RunState
+from tenants.engine import approval_digest
 from tenants.models import Cluster, Namespace, Request, Run
 
 logger = logging.getLogger(__name__)
@@ -32,6 +34,16 @@ logger = logging.getLogger(__name__)
 
 def current_plan(tenancy_request: Request) -> Plan:
     return render(plan_input_for(tenancy_request))
+
+
+def current_digest(tenancy_request: Request, plan: Plan) -> str:
+    """The digest a person approving now would bind to: the plan and the GitOps change
+    (read from the tenant's repository)."""
+    try:
+        binds: str | None = gitops_preview(tenancy_request).binds
+    except GitError:
+        binds = None
+    return approval_digest(plan.digest, binds)
 
 
 def approved_digest(tenancy_request: Request) -> str:
@@ -59,11 +71,12 @@ def _converge_locked(*, request_id: int, worker: str) -> str:
 
     if tenancy_request.state == RequestState.APPROVED:
         approved = approved_digest(tenancy_request)
-        if approved and approved != plan.digest:
+        if approved and approved != current_digest(tenancy_request, plan):
             services.return_to_approval(
                 request_id=request_id,
-                reason="The plan changed after approval (a tier preset, the tenant or its "
-                "namespaces changed); it needs a new approval.",
+                reason="The plan or its GitOps change moved after approval (a tier preset, "
+                "the tenant, its namespaces or its repository changed); it needs a new "
+                "approval.",
             )
             return "plan changed: returned to approval"
         run = services.start_provisioning(request_id=request_id, plan_digest=plan.digest)
@@ -82,9 +95,14 @@ def _converge_locked(*, request_id: int, worker: str) -> str:
 
 def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: str) -> str:  # noqa: ANN001
     cluster = Cluster.objects.get(name=inputs.cluster.name)
+    # Removing things, the repository goes first: the roots prune what its files described
+    # before Berth deletes where it ran, so no engine recreates what is being removed.
+    git_first = bool(plan.delete)
     steps = [records.step_row(ref_of(obj), "apply") for obj in plan.apply]
     steps += [records.step_row(ref, "delete") for ref in plan.delete]
-    steps.append(gitops_step_row(tenancy_request.tenant.gitops_repo_url))
+    git_row = gitops_step_row(tenancy_request.tenant.gitops_repo_url)
+    steps = [git_row, *steps] if git_first else [*steps, git_row]
+    git_index = 0 if git_first else len(steps) - 1
     records.start_steps(run=run, steps=steps)
     # Validate before create: a plan with one bad object creates nothing anywhere.
     problems = validate_plan(plan, inputs)
@@ -119,11 +137,20 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
             ending.request_id, reason=reason or f"Environment {ending.slug} ended ({cause})."
         )
 
-    client = cluster_client(cluster)
     lease = settings.PROVISIONING_LEASE_SECONDS
+    if git_first:
+        failure = gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs,
+                              index=git_index)
+        if failure:
+            services.mark_failed(run=run, error=failure)
+            return f"failed: {failure}"
+        records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
+    client = cluster_client(cluster)
     renewed_at = time.monotonic()
+    offset = 1 if git_first else 0
     try:
-        for index, obj in enumerate(plan.apply):
+        for position, obj in enumerate(plan.apply):
+            index = offset + position
             if run.steps[index]["outcome"] in ("created", "configured", "unchanged"):
                 continue  # reached by an earlier attempt of this run
             outcome = apply_object(client, obj)
@@ -134,11 +161,15 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
             if time.monotonic() - renewed_at > lease / 3:
                 records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
                 renewed_at = time.monotonic()
-        offset = len(plan.apply)
+        offset += len(plan.apply)
         for position, ref in enumerate(plan.delete):
+            if run.steps[offset + position]["outcome"] in ("deleted", "absent"):
+                continue
             _check_owned(client.get(ref), ref, tenant=inputs.tenant.slug)
             outcome = client.delete(ref)
-            if not client.wait_until_gone(ref, timeout=settings.NAMESPACE_TERMINATION_TIMEOUT):
+            if ref.kind == "Namespace" and not client.wait_until_gone(
+                ref, timeout=settings.NAMESPACE_TERMINATION_TIMEOUT
+            ):
                 raise KubeError(
                     f"{ref} is still terminating after "
                     f"{settings.NAMESPACE_TERMINATION_TIMEOUT:.0f}s",
@@ -160,11 +191,13 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
         services.mark_failed(run=run, error=message)
         return f"failed: {message}"
 
-    records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
-    failure = gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs)
-    if failure:
-        services.mark_failed(run=run, error=failure)
-        return f"failed: {failure}"
+    if not git_first:
+        records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
+        failure = gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs,
+                              index=git_index)
+        if failure:
+            services.mark_failed(run=run, error=failure)
+            return f"failed: {failure}"
 
     records.record_outcome(tenancy_request=tenancy_request, inputs=inputs)
     services.mark_ready(run=run)

@@ -35,11 +35,13 @@ from provisioning.gitops.remote import (
     Remote,
     display_url,
     policy_from_settings,
+    private_key,
     redact,
+    token_pair,
     transport,
 )
 from provisioning.gitops.session import session
-from provisioning.gitops.write import Proposal, WriteResult, read_files, write
+from provisioning.gitops.write import Proposal, WriteResult, probe, read_files, write
 
 __all__ = [
     "Checkout",
@@ -49,9 +51,13 @@ __all__ = [
     "WriteResult",
     "display_url",
     "policy_from_settings",
+    "private_key",
+    "probe",
+    "private_key",
     "read_files",
     "redact",
     "session",
+    "token_pair",
     "transport",
     "write",
 ]

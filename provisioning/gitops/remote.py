@@ -63,6 +63,18 @@ def transport(url: str) -> str:
     )
 
 
+def token_pair(credentials: str) -> tuple[str, str]:
+    """An HTTPS credential, `token` or `user:token`, as (user, token); a bare token is sent
+    as `x-access-token`, which GitHub, GitLab and Gitea accept with any token."""
+    user, sep, token = credentials.strip().partition(":")
+    return (user, token) if sep else ("x-access-token", user)
+
+
+def private_key(credentials: str) -> str:
+    key = credentials.replace("\r\n", "\n").strip()
+    return key + "\n"  # OpenSSH refuses a key without its final newline
+
+
 def display_url(url: str) -> str:
     """The URL as people may see it: no user:password@ in it."""
     parts = urlsplit(url.strip())

@@ -16,7 +16,15 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from provisioning.gitops.remote import GitError, Policy, Remote, redact, state_dir
+from provisioning.gitops.remote import (
+    GitError,
+    Policy,
+    Remote,
+    private_key,
+    redact,
+    state_dir,
+    token_pair,
+)
 
 _AUTH_REFUSED = re.compile(
     r"(?i)could not read username|authentication failed|returned error: 40[13]"
@@ -86,16 +94,9 @@ class Git:
 
 def _token_header(credentials: str) -> tuple[str, list[str]]:
     """`token` or `username:token` → an HTTP Basic Authorization header value."""
-    user, sep, token = credentials.strip().partition(":")
-    if not sep:
-        user, token = "x-access-token", user
+    user, token = token_pair(credentials)
     encoded = base64.b64encode(f"{user}:{token}".encode()).decode()
     return f"Authorization: Basic {encoded}", [token, encoded, credentials.strip()]
-
-
-def _private_key(credentials: str) -> str:
-    key = credentials.replace("\r\n", "\n").strip()
-    return key + "\n"  # OpenSSH refuses a key without its final newline
 
 
 @contextlib.contextmanager
@@ -156,7 +157,7 @@ def session(remote: Remote, policy: Policy) -> Iterator[Git]:
                 key_file = private / "deploy-key"
                 fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
                 with os.fdopen(fd, "w") as handle:
-                    handle.write(_private_key(remote.credentials))
+                    handle.write(private_key(remote.credentials))
                 ssh += ["-i", str(key_file), "-o", "IdentitiesOnly=yes"]
                 secrets += [
                     line.strip()

@@ -152,3 +152,15 @@ def read_files(
         git.run("checkout", "--quiet", "--force", "FETCH_HEAD", cwd=path)
         head = git.run("rev-parse", "HEAD", cwd=path).stdout.strip()
         return Checkout(git, path, remote, head).read(within)
+
+
+def probe(remote: Remote, *, policy: Policy | None = None) -> str:
+    """`git ls-remote` of the branch with the remote's credentials: the commit it points at,
+    "" when the repository answers but has no such branch yet. Raises GitError (unreachable,
+    credentials refused, no such repository), whose message says which."""
+    policy = policy or policy_from_settings()
+    with session(remote, policy) as git, tempfile.TemporaryDirectory(prefix="berth-probe-") as tmp:
+        listed = git.run("ls-remote", "--heads", remote.url, f"refs/heads/{remote.branch}",
+                         cwd=Path(tmp), network=True)
+    first = listed.stdout.split()
+    return first[0] if first else ""

@@ -6,7 +6,9 @@ application), output is `{path: content}`. No I/O, no string templates: manifest
 dumped with PyYAML in sorted key order, so the same inputs always give the same bytes.
 
 Only tenant-owned definitions are rendered here (Argo CD Applications, Kargo Warehouse and
-Stages, Flux GitRepository and Kustomization, kustomize skeletons). Anything that grants or
+Stages, Flux Kustomizations, kustomize files), and each cluster's index
+(`clusters/<cluster>/kustomization.yaml`), which the tenant's roots on that cluster apply
+(provisioning.plan.tenant). Anything that grants or
 bounds permissions is applied by Berth itself (`provisioning.plan`) and never written to a
 tenant's repository: `render_files` refuses any other kind.
 
@@ -28,18 +30,21 @@ result as a unified diff, `commit_message` says what changed and why.
     message    the commit message
 """
 
-from provisioning.gitops_plan.documents import application, flux_objects, stages, warehouse
+from provisioning.gitops_plan.documents import application, flux_kustomization, stages, warehouse
 from provisioning.gitops_plan.files import (
     changes,
     cluster_objects,
     converge,
     diff_files,
     documents,
+    index_changes,
+    index_entries,
     is_managed,
     is_skeleton,
     render_files,
+    render_index,
 )
-from provisioning.gitops_plan.layout import TENANT_KINDS, app_dir, overlay_path, scope
+from provisioning.gitops_plan.layout import TENANT_KINDS, app_dir, index_path, overlay_path, scope
 from provisioning.gitops_plan.message import commit_message
 
 __all__ = [
@@ -52,11 +57,15 @@ __all__ = [
     "converge",
     "diff_files",
     "documents",
-    "flux_objects",
+    "flux_kustomization",
+    "index_changes",
+    "index_entries",
+    "index_path",
     "is_managed",
     "is_skeleton",
     "overlay_path",
     "render_files",
+    "render_index",
     "scope",
     "stages",
     "warehouse",

@@ -1,5 +1,5 @@
-"""The tenant-owned definitions themselves: Argo CD Applications, Flux GitRepository and
-Kustomization, Kargo Warehouse and Stages, and the kustomize skeletons.
+"""The tenant-owned definitions themselves: Argo CD Applications, Flux Kustomizations, Kargo
+Warehouse and Stages, and the kustomize files (skeletons and Berth's own lists).
 """
 
 from __future__ import annotations
@@ -11,22 +11,21 @@ from provisioning.gitops_plan.layout import (
     LABEL_PART_OF,
     application_name,
     environment_dir,
-    flux_name,
-    flux_url,
     overlay_path,
-    public_url,
     stage_name,
-    uses_kargo,
     writes_argocd,
 )
 from provisioning.plan import (
-    GITOPS_SERVICE_ACCOUNT,
     IN_CLUSTER_SERVER,
+    LABEL_ENVIRONMENT,
     LABEL_PROJECT,
     LABEL_TENANT,
     LABEL_TIER,
+    RECONCILER_SERVICE_ACCOUNT,
     NamespaceSpec,
     PlanInput,
+    public_url,
+    uses_kargo,
 )
 
 
@@ -36,6 +35,8 @@ def part_of_labels(inputs: PlanInput, ns: NamespaceSpec | None = None) -> dict[s
     labels = {LABEL_TENANT: inputs.tenant.slug, LABEL_PART_OF: inputs.app}
     if ns is not None:
         labels[LABEL_TIER] = ns.tier.slug
+        if ns.environment:
+            labels[LABEL_ENVIRONMENT] = ns.environment
     if inputs.project:
         labels[LABEL_PROJECT] = inputs.project
     return labels
@@ -73,38 +74,27 @@ def application(inputs: PlanInput, ns: NamespaceSpec) -> dict[str, Any]:
     }
 
 
-def flux_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, Any]]:
-    """Flux source and Kustomization in the environment's namespace, run as its Flux SA."""
-    labels = part_of_labels(inputs, ns)
-    name = flux_name(inputs, ns)
-    return [
-        {
-            "apiVersion": "source.toolkit.fluxcd.io/v1",
-            "kind": "GitRepository",
-            "metadata": {"name": name, "namespace": ns.name, "labels": labels},
-            "spec": {
-                "interval": "1m0s",
-                "url": flux_url(inputs.tenant.repo_url),
-                "ref": {"branch": inputs.tenant.repo_branch},
-            },
+def flux_kustomization(inputs: PlanInput, ns: NamespaceSpec) -> dict[str, Any]:
+    """The environment's Flux Kustomization, in the tenant's GitOps namespace beside the
+    tenant's one source: applied by the root, it applies the environment's overlay into its
+    namespace as the tenant's reconciler (which may do there what the team may)."""
+    return {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": application_name(inputs, ns),
+                     "namespace": inputs.tenant.gitops_namespace,
+                     "labels": part_of_labels(inputs, ns)},
+        "spec": {
+            "interval": "10m0s",
+            "retryInterval": "1m0s",
+            "timeout": "5m0s",
+            "path": f"./{overlay_path(inputs, ns)}",
+            "prune": True,
+            "sourceRef": {"kind": "GitRepository", "name": inputs.tenant.slug},
+            "serviceAccountName": RECONCILER_SERVICE_ACCOUNT,
+            "targetNamespace": ns.name,
         },
-        {
-            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-            "kind": "Kustomization",
-            "metadata": {"name": name, "namespace": ns.name, "labels": labels},
-            "spec": {
-                "interval": "10m0s",
-                "retryInterval": "1m0s",
-                "timeout": "5m0s",
-                "path": f"./{overlay_path(inputs, ns)}",
-                "prune": True,
-                "sourceRef": {"kind": "GitRepository", "name": name},
-                # Flux impersonates the tenant's own account: it can do no more than the team.
-                "serviceAccountName": GITOPS_SERVICE_ACCOUNT,
-                "targetNamespace": ns.name,
-            },
-        },
-    ]
+    }
 
 
 def image_repository(inputs: PlanInput, template: str) -> str:

@@ -15,8 +15,9 @@ import yaml
 from provisioning.gitops_plan.documents import (
     application,
     base_skeleton,
-    flux_objects,
+    flux_kustomization,
     image_repository,
+    kustomization,
     overlay_skeleton,
     stages,
     warehouse,
@@ -30,10 +31,11 @@ from provisioning.gitops_plan.layout import (
     TENANT_KINDS,
     app_dir,
     environment_dir,
-    uses_kargo,
+    index_entry,
+    index_path,
     writes_argocd,
 )
-from provisioning.plan import PlanInput
+from provisioning.plan import FLUX, PlanInput, repo_root, uses_kargo
 
 
 def managed_header(request_id: int) -> str:
@@ -110,12 +112,18 @@ def render_files(
         skeletons[f"{here}overlays/{where}/kustomization.yaml"] = overlay_skeleton(inputs, ns)
         if writes_argocd(inputs):
             managed[f"{here}{where}/application.yaml"] = [application(inputs, ns)]
-        if inputs.engine == "flux":
-            managed[f"{here}{where}/flux.yaml"] = flux_objects(inputs, ns)
+            managed[f"{here}{where}/kustomization.yaml"] = [
+                kustomization(resources=["application.yaml"])]
+        if inputs.engine == FLUX:
+            managed[f"{here}{where}/flux.yaml"] = [flux_kustomization(inputs, ns)]
+            managed[f"{here}{where}/kustomization.yaml"] = [
+                kustomization(resources=["flux.yaml"])]
     if uses_kargo(inputs):
         image = image_repository(inputs, image_repository_template)
         managed[f"{here}kargo/warehouse.yaml"] = [warehouse(inputs, image)]
         managed[f"{here}kargo/stages.yaml"] = stages(inputs, image)
+        managed[f"{here}kargo/kustomization.yaml"] = [
+            kustomization(resources=["stages.yaml", "warehouse.yaml"])]
     built = [doc for docs in managed.values() for doc in docs]
     built += [doc for _, doc in skeletons.values()]
     for document in built:
@@ -141,6 +149,58 @@ def documents(files: Mapping[str, str]) -> list[dict[str, Any]]:
 def cluster_objects(files: Mapping[str, str]) -> list[dict[str, Any]]:
     """The Kubernetes objects among these files (kustomize's own files are not objects)."""
     return [d for d in documents(files) if d["apiVersion"] != "kustomize.config.k8s.io/v1beta1"]
+
+
+# --- the cluster's index -------------------------------------------------------------------
+
+
+def index_entries(inputs: PlanInput) -> list[str]:
+    """What the index of the request's cluster lists for the application: its environments
+    on that cluster (and the project's Kargo directory), none once it has none there."""
+    here = app_dir(inputs)
+    mine = [ns for ns in inputs.namespaces if ns.cluster in ("", inputs.cluster.name)]
+    entries = [index_entry(inputs, f"{here}{environment_dir(ns)}") for ns in mine]
+    if mine and uses_kargo(inputs):
+        entries.append(index_entry(inputs, f"{here}kargo"))
+    return sorted(set(entries))
+
+
+def render_index(
+    current: str | None, inputs: PlanInput, entries: Iterable[str] = (), *, app: str = ""
+) -> tuple[str | None, str]:
+    """The cluster's index once the application `app` lists exactly `entries` (and the
+    other applications what they list now): (content, note). A new tenant on a cluster
+    gets an empty index, so its roots have a directory to read; an index the team took
+    over (first line removed) is left alone, with a note saying so."""
+    path = index_path(inputs)
+    if current is not None and not is_managed(current):
+        return current, f"{path}: not Berth's any more (its first line is not Berth's header)"
+    kept: list[str] = []
+    if current is not None:
+        listed = (yaml.safe_load(body_of(current)) or {}).get("resources") or []
+        prefix = index_entry(inputs, f"{repo_root(inputs.tenant.repo_path)}apps/{app}") + "/"
+        kept = [entry for entry in listed if not (app and entry.startswith(prefix))]
+    wanted = sorted(set(kept) | set(entries))
+    # Shared by every application on the cluster, so its header names no request: what it
+    # says depends only on the environments it lists.
+    content = (f"{MANAGED_MARK}: what the tenant's roots on this cluster apply, one line per "
+               "environment. Changes here are overwritten.\n" + _dump([kustomization(
+                   resources=wanted)]))
+    if current is not None and body_of(current) == body_of(content):
+        return current, ""
+    return content, ""
+
+
+def index_changes(before: str | None, after: str | None) -> list[str]:
+    """The entries an index gains (+) and loses (-): what one request does to it, whatever
+    the other applications list around it."""
+    def entries(content: str | None) -> set[str]:
+        if not content or not is_managed(content):
+            return set()
+        return set((yaml.safe_load(body_of(content)) or {}).get("resources") or [])
+    old, new = entries(before), entries(after)
+    return [f"+{entry}" for entry in sorted(new - old)] + [f"-{entry}" for entry in
+                                                          sorted(old - new)]
 
 
 # --- converging a repository ---------------------------------------------------------------

@@ -1,14 +1,14 @@
 """Where an application's files live in a tenant's repository and what its objects are
-called: `apps/<app>/<environment>/`, overlays, the Kargo directory, repository URLs as
-each engine wants them.
+called: `apps/<app>/<environment>/`, overlays, the Kargo directory, and the index of each
+cluster (`clusters/<cluster>/kustomization.yaml`) that the cluster's roots apply.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
 
 from provisioning.plan import NamespaceSpec, PlanInput, uses_argocd
+from provisioning.plan.repository import cluster_dir, repo_root
 from tenants.naming import RESERVED_TIER_SLUGS, fit
 
 MANAGED_MARK = "# Managed by Berth"
@@ -26,31 +26,15 @@ TENANT_KINDS = frozenset(
         ("argoproj.io", "Application"),
         ("kargo.akuity.io", "Warehouse"),
         ("kargo.akuity.io", "Stage"),
-        ("source.toolkit.fluxcd.io", "GitRepository"),
         ("kustomize.toolkit.fluxcd.io", "Kustomization"),
         ("kustomize.config.k8s.io", "Kustomization"),  # kustomize's own file, not an object
     }
 )
 ENGINE_LABELS = {"argocd": "Argo CD", "argocd_kargo": "Argo CD + Kargo", "flux": "Flux"}
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_SCP_LIKE = re.compile(r"^(?P<user>[^@/\s:]+@)?(?P<host>[^@/\s:]+):(?!//)(?P<path>.+)$")
 
 
 # --- naming and paths --------------------------------------------------------------------
-
-
-def repo_root(path: str) -> str:
-    """The tenant's base path in its repository, as a prefix ("" or "some/dir/")."""
-    cleaned = path.strip().strip("/")
-    if not cleaned:
-        return ""
-    parts = cleaned.split("/")
-    if any(part in ("", ".", "..") or "\\" in part for part in parts):
-        raise ValueError(
-            f"GitOps base path {path!r} must be a relative path inside the repository "
-            "(no '.', '..' or empty parts)"
-        )
-    return cleaned + "/"
 
 
 def app_dir(inputs: PlanInput) -> str:
@@ -63,6 +47,19 @@ def app_dir(inputs: PlanInput) -> str:
 def scope(inputs: PlanInput) -> tuple[str, ...]:
     """The directories a write for these inputs may change (and reads before it does)."""
     return (app_dir(inputs),) if inputs.app else ()
+
+
+def index_path(inputs: PlanInput) -> str:
+    """The cluster's index: what the tenant's roots on it apply."""
+    return f"{cluster_dir(inputs.tenant, inputs.cluster.name)}/kustomization.yaml"
+
+
+def index_entry(inputs: PlanInput, directory: str) -> str:
+    """A directory under the tenant's base path as the index names it (relative to it)."""
+    base = repo_root(inputs.tenant.repo_path)
+    if not directory.startswith(base):  # pragma: no cover - every directory Berth writes is
+        raise ValueError(f"{directory} is outside the tenant's base path {base!r}")
+    return "../../" + directory[len(base):].rstrip("/")
 
 
 def environment_dir(ns: NamespaceSpec) -> str:
@@ -83,38 +80,8 @@ def application_name(inputs: PlanInput, ns: NamespaceSpec) -> str:
     return ns.name
 
 
-def flux_name(inputs: PlanInput, ns: NamespaceSpec) -> str:
-    return fit(f"{inputs.app}-{ns.environment}") if ns.environment else inputs.app
-
-
 def stage_name(ns: NamespaceSpec) -> str:
     return fit(f"{ns.tier.slug}-{ns.environment}") if ns.environment else ns.tier.slug
-
-
-def public_url(url: str) -> str:
-    """A repository URL fit to write into a file: never a password or token in it."""
-    parts = urlsplit(url)
-    if not parts.scheme or "@" not in parts.netloc:
-        return url  # scp-like git@host:path carries a user name, never a secret
-    userinfo, _, host = parts.netloc.rpartition("@")
-    user = userinfo.split(":", 1)[0]
-    # SSH names a login (git@); for HTTP(S) anything before @ is a credential.
-    netloc = f"{user}@{host}" if parts.scheme == "ssh" and user else host
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def flux_url(url: str) -> str:
-    """Flux wants ssh:// where git accepts the scp-like form git@host:path."""
-    url = public_url(url)
-    match = _SCP_LIKE.match(url)
-    if match and not urlsplit(url).scheme:
-        return f"ssh://{match['user'] or ''}{match['host']}/{match['path']}"
-    return url
-
-
-def uses_kargo(inputs: PlanInput) -> bool:
-    """Mirrors provisioning.plan.rendering.render: the Kargo project exists only for projects."""
-    return inputs.engine == "argocd_kargo" and bool(inputs.project) and inputs.cluster.has_kargo
 
 
 def writes_argocd(inputs: PlanInput) -> bool:

@@ -20,6 +20,7 @@ def commit_message(
     approvers: Iterable[str] = (),
     reason: str = "",
     environment: str = "",
+    cluster: str = "",
 ) -> str:
     """What changed and why, ending in the trailers Berth-Request and Approved-by.
     `namespaces` are the ones the request itself creates, changes or removes."""
@@ -43,12 +44,23 @@ def commit_message(
             f"Remove {environment} of {app} from {first} (end request #{request_id})",
             "remove",
         ),
+        "tenant_sync": (
+            f"Keep {tenant}'s index for {cluster} (tenant request #{request_id})", "keep"),
+        "project_decommission": (
+            f"Remove project {app} from {cluster} (decommission request #{request_id})",
+            "remove",
+        ),
+        "tenant_decommission": (
+            f"Remove tenant {tenant} from {cluster} (decommission request #{request_id})",
+            "remove",
+        ),
     }.get(kind, (f"Update {app} (request #{request_id})", "update"))
     why = f"{kind.replace('_', ' ')} request #{request_id}"
+    what = (f"the {ENGINE_LABELS.get(engine, engine)} definitions of {app}" if app
+            else f"the index of {cluster}")
     paragraphs = [
         subject,
-        f"Berth keeps the {ENGINE_LABELS.get(engine, engine)} definitions of {app} for "
-        f"tenant {tenant} in step with what was approved in {why}"
+        f"Berth keeps {what} for tenant {tenant} in step with what was approved in {why}"
         + (f", which asked to {verb} {', '.join(names)}." if names else "."),
     ]
     if reason.strip():

@@ -11,11 +11,10 @@ Pure data and pure checks, no I/O (docs/guardrails.md explains the model):
 - **Admission** (`admission`). ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1,
   Kubernetes >= 1.30) in CEL: objects labelled `app.kubernetes.io/managed-by: berth` are
   created, changed and deleted by Berth alone; Ingress hosts and cert-manager Certificate
-  names stay inside the tenant's allowed domains (per tenant: a binding selecting the
-  tenant's namespaces by their `berth.dev/tenant` label, with a ConfigMap of domains in
-  Berth's namespace as its parameter). `bootstrap_objects`: roles and policies, applied once
-  per cluster (and again after onboarding a tenant or changing its domains) by
-  `provisioning.bootstrap`.
+  names stay inside the tenant's allowed domains, and Flux in a tenant's namespaces applies
+  as the tenant from the tenant's repository (parameters: ConfigMaps Berth applies in each
+  tenant namespace). `bootstrap_objects`: roles, policies and bindings, the same for every
+  tenant, applied once per cluster by `provisioning.bootstrap`.
 - **Checks** (`checks`). Berth's own rules for every object of a tenant's plan, which
   `provisioning.validation.validate_plan` runs with the schema checks before the first API
   call.
@@ -26,20 +25,23 @@ from provisioning.guardrails.admission import (
     CERTIFICATE_DOMAINS_POLICY,
     CERTIFICATE_VALIDATIONS,
     CONTROLLER_USERS,
-    DOMAINS_PARAM_PREFIX,
+    FLUX_POLICY,
     INGRESS_DOMAINS_POLICY,
     INGRESS_VALIDATIONS,
     KARGO_CONTROLLER,
     PROTECT_POLICY,
     PROTECTED_RESOURCES,
-    UNLISTED,
+    ROOT_RESOURCES,
+    ROOTS_POLICY,
     admission_policies,
     berth_labels,
     berth_username,
+    binding,
     bootstrap_objects,
-    domain_bindings,
-    domains_param,
+    flux_policy,
+    policy_bindings,
     protect_policy,
+    roots_policy,
 )
 from provisioning.guardrails.checks import (
     CLUSTER_SCOPED,
@@ -73,7 +75,7 @@ __all__ = [
     "CERTIFICATE_VALIDATIONS",
     "CLUSTER_SCOPED",
     "CONTROLLER_USERS",
-    "DOMAINS_PARAM_PREFIX",
+    "FLUX_POLICY",
     "EDIT_RULES",
     "INGRESS_DOMAINS_POLICY",
     "INGRESS_VALIDATIONS",
@@ -82,12 +84,13 @@ __all__ = [
     "PART_OF",
     "PLAN_KINDS",
     "PROTECTED_RESOURCES",
+    "ROOT_RESOURCES",
+    "ROOTS_POLICY",
     "PROTECT_POLICY",
     "RBAC_GROUP",
     "READ",
     "ROLE_RULES",
     "ROLE_SUMMARIES",
-    "UNLISTED",
     "VIEW_RULES",
     "WRITE",
     "admission_policies",
@@ -95,12 +98,14 @@ __all__ = [
     "appproject_problems",
     "berth_labels",
     "berth_username",
+    "binding",
     "bootstrap_objects",
+    "flux_policy",
+    "policy_bindings",
     "cluster_roles",
     "describe_role",
-    "domain_bindings",
-    "domains_param",
     "guardrail_problems",
     "protect_policy",
+    "roots_policy",
     "role_writes",
 ]

@@ -1,6 +1,14 @@
-"""ValidatingAdmissionPolicies in CEL: Berth's objects are Berth's alone, and a tenant's
-Ingress hosts and Certificate names stay inside its allowed domains; and the bootstrap
-objects a cluster gets once (roles and policies).
+"""ValidatingAdmissionPolicies in CEL: Berth's objects are Berth's alone (its roots may be
+reconciled by their controllers, never changed by anyone else), a tenant's Ingress hosts and
+Certificate names stay inside its allowed domains, and a tenant's Flux objects run as the
+tenant from the tenant's repository; and the bootstrap objects a cluster gets once (roles,
+policies, bindings).
+
+The policies' parameters are per tenant namespace: ConfigMaps Berth applies with each
+namespace (`berth-allowed-domains`, `berth-gitops-sources`; the bindings name them without
+a namespace, so the API server reads the one in the request's namespace). A namespace
+without one gets nothing through (parameterNotFoundAction: Deny); one a tenant might change
+is Berth's, so the protect policy refuses the change.
 """
 
 from __future__ import annotations
@@ -9,14 +17,21 @@ from collections.abc import Iterable
 from typing import Any
 
 from provisioning.guardrails.roles import ADMISSION_GROUP, PART_OF, RBAC_GROUP, cluster_roles
-from provisioning.plan import LABEL_TENANT, MANAGED_BY, ClusterSpec, TenantSpec
+from provisioning.plan import (
+    DOMAINS_CONFIG,
+    GITOPS_SOURCES_CONFIG,
+    LABEL_TENANT,
+    MANAGED_BY,
+    ClusterSpec,
+)
 
 PROTECT_POLICY = "berth-protect-managed"
+ROOTS_POLICY = "berth-protect-roots"
 INGRESS_DOMAINS_POLICY = "berth-ingress-domains"
 CERTIFICATE_DOMAINS_POLICY = "berth-certificate-domains"
-DOMAINS_PARAM_PREFIX = "berth-domains-tenant-"
-UNLISTED = "unlisted-tenants"
+FLUX_POLICY = "berth-flux-tenancy"
 BERTH_SERVICE_ACCOUNT = "berth"
+TENANT_NAMESPACES = {"matchExpressions": [{"key": LABEL_TENANT, "operator": "Exists"}]}
 
 # Besides Berth, who must be able to change or delete Berth's objects: the controllers that
 # empty a namespace Berth deletes and collect what it owned (as ServiceAccounts, and as
@@ -36,12 +51,21 @@ PROTECTED_RESOURCES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "",
         "v1",
-        ("configmaps", "limitranges", "namespaces", "resourcequotas", "serviceaccounts"),
+        ("configmaps", "limitranges", "namespaces", "resourcequotas", "secrets",
+         "serviceaccounts"),
     ),
     ("networking.k8s.io", "v1", ("networkpolicies",)),
-    (RBAC_GROUP, "v1", ("clusterroles", "rolebindings")),
+    (RBAC_GROUP, "v1", ("clusterroles", "rolebindings", "roles")),
     ("argoproj.io", "v1alpha1", ("appprojects",)),
     ("kargo.akuity.io", "v1alpha1", ("projectconfigs", "projects")),
+)
+# The tenant's roots (provisioning.plan.tenant): their controllers write status, finalizers
+# and annotations on the object itself, so they are guarded apart: anyone may change those,
+# only Berth what they apply and from where (spec) and whose they are (labels).
+ROOT_RESOURCES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("argoproj.io", "v1alpha1", ("applications",)),
+    ("kustomize.toolkit.fluxcd.io", "v1", ("kustomizations",)),
+    ("source.toolkit.fluxcd.io", "v1", ("gitrepositories",)),
 )
 
 
@@ -64,40 +88,64 @@ def berth_labels(**extra: str) -> dict[str, str]:
     return {MANAGED_BY: "berth", PART_OF: "berth", **extra}
 
 
+def _rules(resources: Iterable[tuple[str, str, tuple[str, ...]]],
+           operations: Iterable[str]) -> list[dict[str, Any]]:
+    return [{"apiGroups": [group], "apiVersions": [version], "operations": list(operations),
+             "resources": list(names)} for group, version, names in resources]
+
+
+def _policy(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": f"{ADMISSION_GROUP}/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name, "labels": berth_labels()},
+            "spec": {"failurePolicy": "Fail", **spec}}
+
+
 def protect_policy(exempt_users: Iterable[str]) -> dict[str, Any]:
     users = ", ".join(_cel_string(user) for user in exempt_users)
-    return {
-        "apiVersion": f"{ADMISSION_GROUP}/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": PROTECT_POLICY, "labels": berth_labels()},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                # Old or new object labelled: also catches removing the label, and a team
-                # labelling its own object as Berth's.
-                "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
-                "resourceRules": [
-                    {
-                        "apiGroups": [group],
-                        "apiVersions": [version],
-                        "operations": ["CREATE", "UPDATE", "DELETE"],
-                        "resources": list(resources),
-                    }
-                    for group, version, resources in PROTECTED_RESOURCES
-                ],
-            },
-            "validations": [
-                {
-                    "expression": f"request.userInfo.username in [{users}]",
-                    "message": (
-                        "This object is Berth's (app.kubernetes.io/managed-by: berth): only "
-                        "Berth creates, changes or deletes it. Ask for the change in Berth."
-                    ),
-                    "reason": "Forbidden",
-                }
-            ],
+    return _policy(PROTECT_POLICY, {
+        "matchConstraints": {
+            # Old or new object labelled: also catches removing the label, and a team
+            # labelling its own object as Berth's.
+            "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
+            "resourceRules": _rules(PROTECTED_RESOURCES, ("CREATE", "UPDATE", "DELETE")),
         },
-    }
+        "validations": [
+            {
+                "expression": f"request.userInfo.username in [{users}]",
+                "message": (
+                    "This object is Berth's (app.kubernetes.io/managed-by: berth): only "
+                    "Berth creates, changes or deletes it. Ask for the change in Berth."
+                ),
+                "reason": "Forbidden",
+            }
+        ],
+    })
+
+
+def roots_policy(exempt_users: Iterable[str]) -> dict[str, Any]:
+    users = ", ".join(_cel_string(user) for user in exempt_users)
+    return _policy(ROOTS_POLICY, {
+        "matchConstraints": {
+            "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
+            "resourceRules": _rules(ROOT_RESOURCES, ("CREATE", "UPDATE", "DELETE")),
+        },
+        "validations": [
+            {
+                "expression": (
+                    f"request.userInfo.username in [{users}] || "
+                    "(request.operation == 'UPDATE' && object.spec == oldObject.spec && "
+                    "(has(object.metadata.labels) ? object.metadata.labels : {}) == "
+                    "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}))"
+                ),
+                "message": (
+                    "This is one of the tenant's roots, Berth's (app.kubernetes.io/managed-by: "
+                    "berth): its controller may record its state, but only Berth creates, "
+                    "changes or deletes what it applies. Change it through Berth."
+                ),
+                "reason": "Forbidden",
+            }
+        ],
+    })
 
 
 INGRESS_VALIDATIONS = (
@@ -142,106 +190,122 @@ CERTIFICATE_VALIDATIONS = (
 
 
 def _domains_policy(name: str, group: str, resource: str, validations: Iterable[dict]) -> dict:
-    return {
-        "apiVersion": f"{ADMISSION_GROUP}/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name, "labels": berth_labels()},
-        "spec": {
-            "failurePolicy": "Fail",
-            # The domains: a ConfigMap in Berth's namespace, one per tenant, whose data keys
-            # are the domains (values are ignored), named by each tenant's binding.
-            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [group],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": [resource],
-                    }
-                ]
-            },
-            "validations": [dict(v) for v in validations],
+    # The domains: the ConfigMap berth-allowed-domains in the request's namespace, whose data
+    # keys are the domains (values are ignored).
+    return _policy(name, {
+        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+        "matchConstraints": {
+            "resourceRules": _rules([(group, "v1", (resource,))], ("CREATE", "UPDATE")),
         },
-    }
+        "validations": [dict(v) for v in validations],
+    })
+
+
+FLUX_SERVICE_ACCOUNT = (
+    "!(request.resource.resource in ['kustomizations', 'helmreleases']) || "
+    "(has(object.spec.serviceAccountName) && object.spec.serviceAccountName != '')"
+)
+FLUX_SAME_NAMESPACE = (
+    "request.resource.resource != 'kustomizations' || "
+    "!has(object.spec.sourceRef.namespace) || "
+    "object.spec.sourceRef.namespace == object.metadata.namespace"
+)
+FLUX_CHART_SAME_NAMESPACE = (
+    "request.resource.resource != 'helmreleases' || "
+    "((!has(object.spec.chart) || !has(object.spec.chart.spec.sourceRef.namespace) || "
+    "object.spec.chart.spec.sourceRef.namespace == object.metadata.namespace) && "
+    "(!has(object.spec.chartRef) || !has(object.spec.chartRef.namespace) || "
+    "object.spec.chartRef.namespace == object.metadata.namespace))"
+)
+FLUX_OWN_REPOSITORY = (
+    "!(request.resource.resource in ['gitrepositories', 'ocirepositories']) || "
+    "(has(params.data) && params.data.exists(k, params.data[k] == object.spec.url))"
+)
+
+
+def flux_policy() -> dict[str, Any]:
+    """In a tenant's namespaces Flux applies as the tenant and reads the tenant's repository
+    only: what kustomize-controller's --default-service-account and
+    --no-cross-namespace-refs do cluster-wide, enforced here whatever flags it runs with."""
+    return _policy(FLUX_POLICY, {
+        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+        "matchConstraints": {
+            "resourceRules": _rules([
+                ("kustomize.toolkit.fluxcd.io", "v1", ("kustomizations",)),
+                ("helm.toolkit.fluxcd.io", "v2", ("helmreleases",)),
+                ("source.toolkit.fluxcd.io", "v1", ("gitrepositories", "ocirepositories")),
+            ], ("CREATE", "UPDATE")),
+        },
+        "validations": [
+            {"expression": FLUX_SERVICE_ACCOUNT, "reason": "Forbidden",
+             "message": "A Kustomization or HelmRelease in a tenant's namespace must set "
+                        "spec.serviceAccountName: without it Flux applies with its own "
+                        "cluster-wide rights."},
+            {"expression": FLUX_SAME_NAMESPACE, "reason": "Forbidden",
+             "message": "A Kustomization in a tenant's namespace reads a source in its own "
+                        "namespace only (spec.sourceRef.namespace)."},
+            {"expression": FLUX_CHART_SAME_NAMESPACE, "reason": "Forbidden",
+             "message": "A HelmRelease in a tenant's namespace reads a chart source in its "
+                        "own namespace only."},
+            {"expression": FLUX_OWN_REPOSITORY, "reason": "Forbidden",
+             "message": "A GitRepository or OCIRepository in a tenant's namespace may read "
+                        "only the tenant's own repository (the ConfigMap "
+                        "berth-gitops-sources of its GitOps namespace lists it)."},
+        ],
+    })
 
 
 def admission_policies(exempt_users: Iterable[str]) -> list[dict[str, Any]]:
+    exempt = list(exempt_users)
     return [
-        protect_policy(exempt_users),
+        protect_policy(exempt),
+        roots_policy(exempt),
         _domains_policy(
             INGRESS_DOMAINS_POLICY, "networking.k8s.io", "ingresses", INGRESS_VALIDATIONS
         ),
         _domains_policy(
             CERTIFICATE_DOMAINS_POLICY, "cert-manager.io", "certificates", CERTIFICATE_VALIDATIONS
         ),
+        flux_policy(),
     ]
 
 
-def domains_param(tenant: str, domains: Iterable[str], berth_namespace: str) -> dict[str, Any]:
-    """The tenant's allowed domains as a ConfigMap: one data key per domain."""
-    config_map: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": f"{DOMAINS_PARAM_PREFIX}{tenant}",
-            "namespace": berth_namespace,
-            "labels": berth_labels(**({LABEL_TENANT: tenant} if tenant != UNLISTED else {})),
-        },
-    }
-    data = {domain.strip().lower().rstrip("."): "allowed" for domain in domains if domain.strip()}
-    if data:
-        config_map["data"] = dict(sorted(data.items()))
-    return config_map
-
-
-def _binding(
-    name: str, policy: str, *, namespace_selector: dict | None, param: str = "", param_ns: str = ""
-) -> dict[str, Any]:
+def binding(policy: str, *, param: str = "") -> dict[str, Any]:
+    """Every policy binds once; those with a parameter read it from the request's namespace
+    (paramRef without a namespace) and only in tenants' namespaces."""
     spec: dict[str, Any] = {"policyName": policy, "validationActions": ["Deny"]}
     if param:
-        spec["paramRef"] = {
-            "name": param,
-            "namespace": param_ns,
-            # A tenant whose domains are missing gets no host at all, never any host.
-            "parameterNotFoundAction": "Deny",
-        }
-    if namespace_selector is not None:
-        spec["matchResources"] = {"namespaceSelector": namespace_selector}
+        # A namespace whose parameter is missing gets nothing through, never everything.
+        spec["paramRef"] = {"name": param, "parameterNotFoundAction": "Deny"}
+        spec["matchResources"] = {"namespaceSelector": TENANT_NAMESPACES}
     return {
         "apiVersion": f"{ADMISSION_GROUP}/v1",
         "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name, "labels": berth_labels()},
+        "metadata": {"name": policy, "labels": berth_labels()},
         "spec": spec,
     }
 
 
-def domain_bindings(tenant: str, berth_namespace: str, selector: dict) -> list[dict[str, Any]]:
-    param = f"{DOMAINS_PARAM_PREFIX}{tenant}"
+def policy_bindings() -> list[dict[str, Any]]:
     return [
-        _binding(
-            f"{policy}-tenant-{tenant}",
-            policy,
-            namespace_selector=selector,
-            param=param,
-            param_ns=berth_namespace,
-        )
-        for policy in (INGRESS_DOMAINS_POLICY, CERTIFICATE_DOMAINS_POLICY)
+        binding(PROTECT_POLICY),
+        binding(ROOTS_POLICY),
+        binding(INGRESS_DOMAINS_POLICY, param=DOMAINS_CONFIG),
+        binding(CERTIFICATE_DOMAINS_POLICY, param=DOMAINS_CONFIG),
+        binding(FLUX_POLICY, param=GITOPS_SOURCES_CONFIG),
     ]
 
 
 def bootstrap_objects(
     cluster: ClusterSpec,
-    tenants: Iterable[TenantSpec],
     *,
     berth_namespace: str,
     berth_user: str = "",
     extra_exempt_users: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
-    """The cluster-wide objects Berth installs once per cluster, in apply order: its tenant
-    ClusterRoles, Berth's namespace with each tenant's domains, the admission policies and
-    their bindings. Idempotent: apply again after onboarding a tenant or changing domains."""
-    tenants = sorted(tenants, key=lambda t: t.slug)
+    """The cluster-wide objects Berth installs once per cluster, in apply order: its
+    ClusterRoles, Berth's namespace, the admission policies and their bindings. The same
+    for every tenant (their parameters come with their namespaces): install once."""
     exempt = [berth_user or berth_username(berth_namespace), *CONTROLLER_USERS]
     if cluster.has_kargo:
         exempt.append(KARGO_CONTROLLER)
@@ -256,23 +320,6 @@ def bootstrap_objects(
             "metadata": {"name": berth_namespace, "labels": {PART_OF: "berth"}},
         }
     )
-    objects += [domains_param(t.slug, t.allowed_domains, berth_namespace) for t in tenants]
-    # A tenant onboarded after the last install has no binding of its own yet: its
-    # namespaces get an empty domain list (every host refused) until guardrails are
-    # installed again, never no check at all.
-    objects.append(domains_param(UNLISTED, (), berth_namespace))
     objects += admission_policies(exempt)
-    objects.append(_binding(PROTECT_POLICY, PROTECT_POLICY, namespace_selector=None))
-    for tenant in tenants:
-        objects += domain_bindings(
-            tenant.slug, berth_namespace, {"matchLabels": {LABEL_TENANT: tenant.slug}}
-        )
-    unlisted_selector: dict[str, Any] = {
-        "matchExpressions": [{"key": LABEL_TENANT, "operator": "Exists"}]
-    }
-    if tenants:
-        unlisted_selector["matchExpressions"].append(
-            {"key": LABEL_TENANT, "operator": "NotIn", "values": [t.slug for t in tenants]}
-        )
-    objects += domain_bindings(UNLISTED, berth_namespace, unlisted_selector)
+    objects += policy_bindings()
     return objects

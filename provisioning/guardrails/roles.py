@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from provisioning.plan import MANAGED_BY, TENANT_EDIT_ROLE, TENANT_VIEW_ROLE
+from provisioning.plan import (
+    ARGOCD_APPLICATIONS_ROLE,
+    FLUX_RECONCILER_ROLE,
+    MANAGED_BY,
+    TENANT_EDIT_ROLE,
+    TENANT_VIEW_ROLE,
+)
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 
@@ -139,6 +145,17 @@ ROLE_RULES: dict[str, tuple[dict, ...]] = {
     TENANT_VIEW_ROLE: VIEW_RULES,
 }
 
+# What the tenant's root applies into its GitOps namespaces, as the tenant: Flux
+# Kustomizations in <tenant>-gitops (each then applies as the same reconciler, bound to
+# berth-tenant-edit in the tenant's namespaces) and, when Argo CD impersonates, Argo CD
+# Applications in <tenant>-apps. Nothing else: no source, no Secret, no RBAC.
+GITOPS_ROLE_RULES: dict[str, tuple[dict, ...]] = {
+    FLUX_RECONCILER_ROLE: (
+        _rule(["kustomize.toolkit.fluxcd.io"], ["kustomizations"], READ + WRITE),
+    ),
+    ARGOCD_APPLICATIONS_ROLE: (_rule(["argoproj.io"], ["applications"], READ + WRITE),),
+}
+
 # What each of Berth's roles means, in the words the tenant page uses
 # (tests/test_guardrails.py checks each claim against the RBAC evaluator).
 ROLE_SUMMARIES: dict[str, str] = {
@@ -192,5 +209,5 @@ def cluster_roles() -> list[dict[str, Any]]:
             "metadata": {"name": name, "labels": {MANAGED_BY: "berth", PART_OF: "berth"}},
             "rules": [dict(rule) for rule in rules],
         }
-        for name, rules in ROLE_RULES.items()
+        for name, rules in {**ROLE_RULES, **GITOPS_ROLE_RULES}.items()
     ]

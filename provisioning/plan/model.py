@@ -5,6 +5,7 @@ approval binds to.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Mapping
@@ -13,13 +14,15 @@ from typing import Any
 
 import yaml
 
-from tenants.naming import argocd_apps_namespace, kargo_namespace
+from tenants.naming import argocd_apps_namespace, gitops_namespace, kargo_namespace
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_TENANT = "berth.dev/tenant"
 LABEL_TIER = "berth.dev/tier"
 LABEL_REQUEST = "berth.dev/request"
 LABEL_PROJECT = "berth.dev/project"
+# An ephemeral environment's slug, on its Kargo Stage (auto-promoted by the ProjectConfig).
+LABEL_ENVIRONMENT = "berth.dev/environment"
 GITOPS_SERVICE_ACCOUNT = "berth-gitops"
 # The ClusterRoles Berth ships (provisioning.guardrails defines them; a cluster gets them from
 # "Install guardrails"): Kubernetes' edit/view minus everything that would widen a tenant's
@@ -28,6 +31,25 @@ TENANT_EDIT_ROLE = "berth-tenant-edit"
 TENANT_VIEW_ROLE = "berth-tenant-view"
 IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
 ROLES = ("owner", "member", "viewer")
+
+# The tenant's own objects on a cluster (provisioning.plan.tenant) and a project's Kargo
+# side (provisioning.plan.projects), by name.
+ROOT_NAME = "berth-root"  # the Argo CD root Application, the Flux root Kustomization
+REPO_CREDENTIALS = "berth-repo-credentials"  # the repository Secret Kargo and Flux read
+RECONCILER_SERVICE_ACCOUNT = "berth-reconciler"  # Flux applies the tenant's files as it
+# ClusterRoles Berth ships beside its tenant roles (provisioning.guardrails.roles), bound
+# by plans in the tenant's GitOps namespaces.
+FLUX_RECONCILER_ROLE = "berth-flux-reconciler"  # Kustomizations in <tenant>-gitops
+ARGOCD_APPLICATIONS_ROLE = "berth-argocd-applications"  # Applications in <tenant>-apps
+# Kargo's own (its chart's): reading a project, which people's Kargo roles get.
+KARGO_VIEWER_ROLE = "kargo-viewer"
+# Parameters of Berth's admission policies, one ConfigMap per tenant namespace
+# (provisioning.guardrails.admission reads them there).
+DOMAINS_CONFIG = "berth-allowed-domains"
+GITOPS_SOURCES_CONFIG = "berth-gitops-sources"
+REDACTED = "<redacted>"
+ARGOCD = "argocd"
+FLUX = "flux"
 
 # Kinds a tenant's GitOps must never manage: they grant or bound permissions.
 GUARDRAIL_KINDS = (
@@ -52,10 +74,16 @@ KIND_ORDER = {
     "ResourceQuota": 2,
     "LimitRange": 3,
     "NetworkPolicy": 4,
-    "RoleBinding": 5,
-    "AppProject": 6,
-    "Project": 7,
-    "ProjectConfig": 8,
+    "ConfigMap": 5,
+    "Secret": 5,
+    "Role": 5,
+    "RoleBinding": 6,
+    "AppProject": 7,
+    "Project": 8,
+    "ProjectConfig": 9,
+    "GitRepository": 10,
+    "Kustomization": 11,
+    "Application": 11,
 }
 
 
@@ -75,6 +103,19 @@ class TierSpec:
 
 
 @dataclass(frozen=True)
+class RepoCredential:
+    """How the tenant's GitOps engines read its repository: an HTTPS token (with the user
+    name to send it as) or an SSH deploy key (with the host's key, which Flux checks).
+    Plans show it redacted, with a digest (`Plan.redacted`)."""
+
+    transport: str  # https | ssh
+    username: str = ""
+    password: str = field(default="", repr=False)
+    ssh_private_key: str = field(default="", repr=False)
+    known_hosts: str = ""
+
+
+@dataclass(frozen=True)
 class TenantSpec:
     slug: str
     name: str
@@ -86,13 +127,17 @@ class TenantSpec:
     # DNS domains the tenant's Ingresses and Certificates may use (provisioning.guardrails'
     # admission policy); not rendered into a plan.
     allowed_domains: tuple[str, ...] = ()
-    # The tenant's Argo CD applications namespace as the registry holds it (its usual name
-    # when not given).
+    # The tenant's Argo CD applications and Flux GitOps namespaces as the registry holds
+    # them (their usual names when not given).
     apps_namespace: str = ""
+    gitops_namespace: str = ""
+    credential: RepoCredential | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.apps_namespace:
             object.__setattr__(self, "apps_namespace", argocd_apps_namespace(self.slug))
+        if not self.gitops_namespace:
+            object.__setattr__(self, "gitops_namespace", gitops_namespace(self.slug))
 
 
 @dataclass(frozen=True)
@@ -104,6 +149,8 @@ class ClusterSpec:
     # Argo CD >= 2.13 with `application.sync.impersonation.enabled`: syncs run as the
     # destination namespace's GitOps ServiceAccount (AppProject destinationServiceAccounts).
     argocd_impersonation: bool = False
+    # Berth writes tenants' repository Secrets into Argo CD's namespace (it may, there).
+    argocd_repository_secrets: bool = True
 
 
 @dataclass(frozen=True)
@@ -117,6 +164,21 @@ class NamespaceSpec:
     # An ephemeral environment's slug (review-42): its GitOps files are its own, apart from
     # the tier's. Several may share one namespace. Only provisioning.gitops_plan reads it.
     environment: str = ""
+    # The cluster it is on, when it may differ from the plan's (the GitOps files of an
+    # application list every environment; each cluster's index only its own).
+    cluster: str = ""
+    # Its project's engine, when a plan spans projects (a tenant's objects on a cluster).
+    engine: str = ""
+
+
+@dataclass(frozen=True)
+class KargoProject:
+    """A project's Kargo side: its namespace (also the Kargo Project's name) and every tier
+    it has on the cluster (its Stages, which the tenant's groups promote as each allows)."""
+
+    name: str
+    namespace: str
+    tiers: tuple[TierSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,6 +208,17 @@ class PlanInput:
     # with the inputs; None when the inputs were made by hand (tests), which skips the check
     # that the plan touches only what is claimed for it (provisioning.guardrails.checks).
     claims: Mapping[str, ClaimSpec] | None = None
+    # The engines (ARGOCD, FLUX) whose tenant-wide objects this plan applies on the cluster:
+    # the AppProject and root Application, the Flux namespace and root, the repository
+    # credentials. Empty: the plan holds none.
+    tenant_engines: frozenset[str] = frozenset()
+    # The Kargo projects whose Kargo side (Project, ProjectConfig, credential, people's
+    # roles) this plan applies.
+    kargo_projects: tuple[KargoProject, ...] = ()
+    # Decommissioning a project or a tenant: these Kargo projects go, and (the tenant's
+    # last project on the cluster) the tenant-wide objects of these engines.
+    remove_kargo: tuple[KargoProject, ...] = ()
+    remove_tenant_engines: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.kargo_namespace and self.project:
@@ -166,22 +239,46 @@ class ObjectRef:
         return f"{self.kind}/{where}{self.name}"
 
 
+def _redacted_value(value: str) -> str:
+    digest = hashlib.sha256(value.encode()).hexdigest()[:16]
+    return f"{REDACTED} sha256:{digest}"
+
+
+def redact_secret(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Secret as people may see it: each value replaced by `<redacted>` and the first 16
+    hex of its SHA-256, so a changed credential shows as changed and nothing more."""
+    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
+        return obj
+    shown = copy.deepcopy(obj)
+    for section in ("data", "stringData"):
+        if isinstance(shown.get(section), dict):
+            shown[section] = {key: _redacted_value(str(value))
+                              for key, value in shown[section].items()}
+    return shown
+
+
 @dataclass(frozen=True)
 class Plan:
     apply: tuple[dict[str, Any], ...] = ()
     delete: tuple[ObjectRef, ...] = field(default_factory=tuple)
 
+    def redacted(self) -> tuple[dict[str, Any], ...]:
+        """The objects to apply as plans, previews, the API and logs show them: Secrets'
+        values redacted."""
+        return tuple(redact_secret(obj) for obj in self.apply)
+
     @property
     def digest(self) -> str:
+        """What an approval binds to: every object, a Secret by its values' digests."""
         canonical = json.dumps(
-            {"apply": list(self.apply), "delete": [vars(ref) for ref in self.delete]},
+            {"apply": list(self.redacted()), "delete": [vars(ref) for ref in self.delete]},
             sort_keys=True,
             separators=(",", ":"),
         )
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def to_yaml(self) -> str:
-        documents = list(self.apply)
+        documents = list(self.redacted())
         documents += [
             {
                 "delete": {

@@ -1,6 +1,7 @@
 """One namespace's bundle: the Namespace with Pod Security labels, its GitOps
-ServiceAccount, ResourceQuota, LimitRange, default-deny NetworkPolicies and the
-RoleBindings of the tenant's groups.
+ServiceAccount, ResourceQuota, LimitRange, default-deny NetworkPolicies, the tenant's
+allowed domains (what Berth's admission policies read) and the RoleBindings of the
+tenant's groups (and, on Flux, of the tenant's reconciler).
 """
 
 from __future__ import annotations
@@ -8,9 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from provisioning.plan.model import (
+    DOMAINS_CONFIG,
+    FLUX,
     GITOPS_SERVICE_ACCOUNT,
     LABEL_PROJECT,
     LABEL_TIER,
+    RECONCILER_SERVICE_ACCOUNT,
     ROLES,
     TENANT_EDIT_ROLE,
     ClusterSpec,
@@ -21,7 +25,7 @@ from provisioning.plan.model import (
 )
 
 
-def _pod_security(level: str) -> dict[str, str]:
+def pod_security(level: str) -> dict[str, str]:
     return {
         "pod-security.kubernetes.io/enforce": level,
         "pod-security.kubernetes.io/enforce-version": "latest",
@@ -103,18 +107,15 @@ def _network_policies(ns: NamespaceSpec, cluster: ClusterSpec, labels: dict) -> 
     return policies
 
 
-def _role_binding(
-    name: str, namespace: str, cluster_role: str, subjects: list[dict], labels: dict[str, str]
+def role_binding(
+    name: str, namespace: str, role: str, subjects: list[dict], labels: dict[str, str],
+    *, role_kind: str = "ClusterRole",
 ) -> dict[str, Any]:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": metadata_of(name, labels, namespace),
-        "roleRef": {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": cluster_role,
-        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
         "subjects": subjects,
     }
 
@@ -122,7 +123,7 @@ def _role_binding(
 def namespace_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, Any]]:
     """Everything that fences one namespace in: PSS labels, quota, limits, policies, RBAC."""
     labels = owned_labels(inputs, **{LABEL_TIER: ns.tier.slug, LABEL_PROJECT: ns.project})
-    namespace_labels = {**labels, **_pod_security(ns.tier.pod_security_level)}
+    namespace_labels = {**labels, **pod_security(ns.tier.pod_security_level)}
     tier = ns.tier
     objects: list[dict[str, Any]] = [
         {
@@ -170,7 +171,7 @@ def namespace_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, An
             "kind": "ServiceAccount",
             "metadata": metadata_of(GITOPS_SERVICE_ACCOUNT, labels, ns.name),
         },
-        _role_binding(
+        role_binding(
             GITOPS_SERVICE_ACCOUNT,
             ns.name,
             TENANT_EDIT_ROLE,
@@ -178,11 +179,24 @@ def namespace_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, An
             labels,
         ),
     ]
+    domains = sorted({d.strip().lower().rstrip(".") for d in inputs.tenant.allowed_domains
+                      if d.strip()})
+    # The parameter of Berth's Ingress and Certificate admission policies, read here.
+    objects.append({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": metadata_of(DOMAINS_CONFIG, labels, ns.name),
+                    "data": dict.fromkeys(domains, "allowed")})
+    if (ns.engine or inputs.engine) == FLUX:
+        # Flux applies this namespace's files as the tenant's reconciler (its GitOps
+        # namespace's ServiceAccount), with the same rights as the GitOps ServiceAccount.
+        objects.append(role_binding(
+            RECONCILER_SERVICE_ACCOUNT, ns.name, TENANT_EDIT_ROLE,
+            [{"kind": "ServiceAccount", "name": RECONCILER_SERVICE_ACCOUNT,
+              "namespace": inputs.tenant.gitops_namespace}], labels))
     for role in ROLES:
         groups = inputs.tenant.groups.get(role, ())
         if groups:
             objects.append(
-                _role_binding(
+                role_binding(
                     f"berth-{role}s",
                     ns.name,
                     tier.cluster_roles[role],

@@ -125,6 +125,38 @@ class DecommissionRequestForm(RequestForm):
         self.fields["namespace"].choices = self._live_namespaces()
 
 
+class ProjectDecommissionRequestForm(RequestForm):
+    kind = RequestKind.PROJECT_DECOMMISSION
+    title = "Decommission a project on a cluster"
+    project = forms.ChoiceField()
+    cluster = forms.ChoiceField()
+    reason = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 3}))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["project"].choices = [
+            (p.name, p.name) for p in self.tenant.projects.order_by("name")
+        ]
+        self.fields["project"].help_text = (
+            "Its namespaces there go, its GitOps files go (its roots prune what they "
+            "deployed first), its Kargo project goes; the tenant's last project on the "
+            "cluster takes the tenant's roots and credentials with it.")
+        self.fields["cluster"].choices = self._cluster_choices()
+
+
+class TenantDecommissionRequestForm(RequestForm):
+    kind = RequestKind.TENANT_DECOMMISSION
+    title = "Decommission the tenant on a cluster"
+    cluster = forms.ChoiceField(
+        help_text="Every namespace of the tenant there goes, with its GitOps files, Kargo "
+                  "projects, roots, AppProject and credentials.")
+    reason = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 3}))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["cluster"].choices = self._cluster_choices()
+
+
 TTL_HELP = "How long it lives, e.g. 30m, 2h or 3d; owners may extend it later."
 
 
@@ -178,7 +210,8 @@ class EphemeralRequestForm(RequestForm):
 REQUEST_FORMS: dict[str, type[RequestForm]] = {
     form.kind: form
     for form in (NamespaceRequestForm, ProjectRequestForm, EnvironmentRequestForm,
-                 QuotaChangeRequestForm, DecommissionRequestForm, EphemeralRequestForm)
+                 QuotaChangeRequestForm, DecommissionRequestForm, EphemeralRequestForm,
+                 ProjectDecommissionRequestForm, TenantDecommissionRequestForm)
 }
 
 

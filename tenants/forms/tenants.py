@@ -29,6 +29,11 @@ class TenantOnboardingForm(forms.Form):
         required=False, widget=forms.PasswordInput(render_value=False),
         help_text="HTTPS token or SSH deploy key; stored encrypted, never shown again.",
     )
+    known_hosts = forms.CharField(
+        label="SSH known_hosts", required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="For an SSH repository read by Flux: the host's key, as `ssh-keyscan <host>` "
+                  "prints it.",
+    )
     engine = forms.ChoiceField(label="GitOps engine", choices=GitOpsEngine.choices)
     cpu = forms.CharField(label="CPU budget", initial="8")
     memory = forms.CharField(label="Memory budget", initial="16Gi")
@@ -87,7 +92,8 @@ class TenantOnboardingForm(forms.Form):
                        "member": _split(data["member_groups"]),
                        "viewer": _split(data["viewer_groups"])},
             "repo_url": data["repo_url"], "branch": data["branch"], "path": data["path"],
-            "credentials": data["credentials"], "engine": data["engine"],
+            "credentials": data["credentials"], "known_hosts": data["known_hosts"],
+            "engine": data["engine"],
             "budget_limits": data["budget"], "clusters": list(data["clusters"]),
             "tiers": list(data["tiers"]), "allowed_domains": _split(data["allowed_domains"]),
             "notify_emails": _split(data["notify_emails"]),

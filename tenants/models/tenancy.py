@@ -16,7 +16,7 @@ from tenants.choices import (
 )
 from tenants.fields import EncryptedTextField
 from tenants.naming import reserved_reason, tier_slug_problem
-from tenants.validators import validate_dns_label
+from tenants.validators import is_ssh_url, known_hosts_problem, validate_dns_label
 
 # Leaves room for "-<app>-<tier>" inside a 63-character namespace name.
 TENANT_SLUG_MAX = 20
@@ -40,7 +40,12 @@ class Tenant(models.Model):
     gitops_branch = models.CharField(max_length=200, default="main")
     gitops_path = models.CharField("base path in the repository", max_length=300, blank=True)
     gitops_credentials = EncryptedTextField(
-        blank=True, help_text="HTTPS token or SSH deploy key; encrypted at rest."
+        blank=True, help_text="HTTPS token (or user:token) or SSH deploy key; encrypted at rest."
+    )
+    gitops_known_hosts = models.TextField(
+        "SSH known_hosts of the GitOps host", blank=True,
+        help_text="For an SSH repository read by Flux, which checks the host's key: its "
+        "known_hosts line(s), as `ssh-keyscan <host>` prints them.",
     )
     gitops_engine = models.CharField(
         max_length=20, choices=GitOpsEngine.choices, default=GitOpsEngine.ARGOCD
@@ -90,6 +95,24 @@ class Tenant(models.Model):
                 f"{self.slug!r} and {clashes[0]!r} would share a namespace prefix: "
                 "one tenant's namespaces would match the other's."
             )})
+        problem = known_hosts_problem(self.gitops_known_hosts)
+        if problem:
+            raise ValidationError({"gitops_known_hosts": problem})
+        if self.gitops_engine == GitOpsEngine.FLUX and self.flux_problem():
+            field = "gitops_known_hosts" if "host key" in self.flux_problem() else "gitops_repo_url"
+            raise ValidationError({field: self.flux_problem()})
+
+    def flux_problem(self) -> str | None:
+        """Why Flux could not read this tenant's repository: it reads https:// and SSH URLs
+        only, and an SSH repository only knowing its host key."""
+        url = self.gitops_repo_url.strip()
+        if url and not (url.startswith(("https://", "http://")) or is_ssh_url(url)):
+            return ("Flux reads https:// and SSH repositories only (not git:// or file://): "
+                    "give the repository's https:// or SSH URL.")
+        if self.gitops_credentials and is_ssh_url(url) and not self.gitops_known_hosts.strip():
+            return ("Flux reads this SSH repository only knowing its host key: add the "
+                    "host's known_hosts line(s) (`ssh-keyscan <host>`).")
+        return None
 
     def groups_for(self, role: str) -> list[str]:
         return {
@@ -151,6 +174,14 @@ class Cluster(models.Model):
     )
     is_sandbox = models.BooleanField(
         default=False, help_text="A local Kubernetes API stand-in, for development."
+    )
+    argocd_repository_secrets = models.BooleanField(
+        "writes Argo CD repository Secrets",
+        default=True,
+        help_text="Berth writes each tenant's repository credential into Argo CD's namespace "
+        "(scoped to the tenant's AppProject). That needs write access to Secrets there (the "
+        "chart's rbac.argocdRepositorySecrets); off: register tenants' repositories in Argo CD "
+        "yourself.",
     )
     argocd_impersonation = models.BooleanField(
         "Argo CD impersonation",

@@ -22,6 +22,11 @@ from tenants.payloads.namespaces import (
     ProjectPayload,
     QuotaChangePayload,
 )
+from tenants.payloads.tenancy import (
+    ProjectDecommissionPayload,
+    TenantDecommissionPayload,
+    TenantSyncPayload,
+)
 
 __all__ = ["APP_NAME_MAX", "PAYLOADS", "TtlField", "validate_payload"]
 
@@ -33,6 +38,9 @@ PAYLOADS: dict[str, type[TenantScoped]] = {
     RequestKind.DECOMMISSION: DecommissionPayload,
     RequestKind.EPHEMERAL: EphemeralPayload,
     RequestKind.END_ENVIRONMENT: EndEnvironmentPayload,
+    RequestKind.TENANT_SYNC: TenantSyncPayload,
+    RequestKind.PROJECT_DECOMMISSION: ProjectDecommissionPayload,
+    RequestKind.TENANT_DECOMMISSION: TenantDecommissionPayload,
 }
 
 

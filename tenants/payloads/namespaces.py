@@ -41,6 +41,10 @@ class ProjectPayload(TenantScoped):
         for slug in data["tiers"]:
             self._tier(slug)
         self._cluster(data["cluster"])
+        if data["engine"] == GitOpsEngine.FLUX and self.tenant.flux_problem():
+            raise serializers.ValidationError(
+                {"engine": f"{self.tenant.flux_problem()} (a platform admin sets it on the "
+                           "tenant)"})
         if Project.objects.filter(tenant=self.tenant, name=data["app"]).exists():
             raise serializers.ValidationError({"app": f"Project {data['app']!r} already exists."})
         wanted = [tier_owner(self.tenant, data["app"], slug) for slug in data["tiers"]]

@@ -6,7 +6,7 @@ change audited. A Request changes state only through `lifecycle`.
     lifecycle     the transition table, and the transitions the engine reports through
     environments  ephemeral environments: extend, end, expire, warn
     rules         approval rules and environment rules
-    onboarding    tenants: onboard, change
+    onboarding    tenants: onboard, change, and the requests that apply their objects
     clusters      clusters: add, change
     tokens        personal API tokens
 """
@@ -28,7 +28,7 @@ from tenants.services.lifecycle import (
     start_decommission,
     start_provisioning,
 )
-from tenants.services.onboarding import onboard_tenant, update_tenant
+from tenants.services.onboarding import onboard_tenant, request_tenant_sync, update_tenant
 from tenants.services.requests import (
     add_comment,
     approve_request,
@@ -61,6 +61,7 @@ __all__ = [
     "mark_ready",
     "onboard_tenant",
     "reject_request",
+    "request_tenant_sync",
     "replace_environment_rules",
     "retry_request",
     "return_to_approval",

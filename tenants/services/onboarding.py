@@ -1,4 +1,6 @@
-"""Tenants: onboarding in one step, and later changes over the REST API."""
+"""Tenants: onboarding in one step, and later changes over the REST API. Each is followed
+by a request per cluster the tenant uses to apply its objects there as the records now say
+(`request_tenant_sync`): its roots, AppProject, credentials, groups' bindings, domains."""
 
 from __future__ import annotations
 
@@ -6,13 +8,23 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
+from django.db.models import Q
 from rest_framework.exceptions import ValidationError
 
 from tenants import audit, selectors
-from tenants.errors import NotAllowed
-from tenants.models import Cluster, EnvironmentTier, Tenant, User
+from tenants.choices import NamespaceState, RequestKind, RequestState
+from tenants.errors import DomainError, NotAllowed
+from tenants.models import Cluster, EnvironmentTier, Namespace, Request, Tenant, User
 from tenants.services.editing import apply_changes, full_clean
 from tenants.services.names import NameTaken, claim_tenant_names
+from tenants.services.requests import submit_request
+
+# What a tenant's objects on a cluster are made of: a change to any of them is applied there.
+SYNCED_FIELDS = frozenset({
+    "owner_groups", "member_groups", "viewer_groups", "gitops_repo_url", "gitops_branch",
+    "gitops_path", "gitops_credentials", "gitops_known_hosts", "gitops_engine",
+    "allowed_domains", "allowed_clusters",
+})
 
 
 def onboard_tenant(
@@ -31,9 +43,11 @@ def onboard_tenant(
     tiers: list[EnvironmentTier],
     allowed_domains: list[str],
     notify_emails: list[str],
+    known_hosts: str = "",
     source_ip: str | None = None,
 ) -> Tenant:
-    """Create a tenant in one step: who belongs, where its GitOps lives, what it may use."""
+    """Create a tenant in one step: who belongs, where its GitOps lives, what it may use;
+    then ask for its objects on each of its clusters."""
     if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may onboard tenants.")
     tenant = Tenant(
@@ -46,6 +60,7 @@ def onboard_tenant(
         gitops_branch=branch or "main",
         gitops_path=path,
         gitops_credentials=credentials,
+        gitops_known_hosts=known_hosts,
         gitops_engine=engine,
         budget_cpu_millis=budget_limits["cpu_millis"],
         budget_memory_mib=budget_limits["memory_mib"],
@@ -80,6 +95,7 @@ def onboard_tenant(
                 "credentials_set": bool(credentials),
             },
         )
+    request_tenant_sync(tenant=tenant, actor=actor, reason=f"Tenant {slug} onboarded.")
     return tenant
 
 
@@ -130,7 +146,44 @@ def update_tenant(
                 after=after,
                 source_ip=source_ip,
             )
+    synced = sorted(SYNCED_FIELDS & set(after))
+    if synced:
+        request_tenant_sync(tenant=locked, actor=actor,
+                            reason=f"Tenant {locked.slug} changed: {', '.join(synced)}.")
     return locked
+
+
+def clusters_used(tenant: Tenant) -> list[Cluster]:
+    """The clusters the tenant may use and those it still has namespaces on."""
+    live = Namespace.objects.filter(
+        tenant=tenant, state__in=(NamespaceState.PENDING, NamespaceState.ACTIVE)
+    ).values("cluster")
+    return list(Cluster.objects.filter(
+        Q(pk__in=tenant.allowed_clusters.values("pk")) | Q(pk__in=live)).distinct())
+
+
+def request_tenant_sync(*, tenant: Tenant, actor: User, reason: str) -> list[Request]:
+    """Ask, per cluster the tenant uses, for its objects there to follow its records (one
+    open request per cluster is enough: its plan is rendered from the records when it runs).
+    The approval rules decide; what they refuse is in the audit log, the tenant change
+    stands."""
+    made = []
+    for cluster in sorted(clusters_used(tenant), key=lambda c: c.name):
+        pending = Request.objects.filter(
+            tenant=tenant, kind=RequestKind.TENANT_SYNC, payload__cluster=cluster.name,
+            state__in=(RequestState.SUBMITTED, RequestState.APPROVED),
+        )
+        if pending.exists():
+            continue
+        try:
+            made.append(submit_request(
+                tenant=tenant, kind=RequestKind.TENANT_SYNC, requester=actor,
+                payload={"cluster": cluster.name, "reason": reason},
+            ))
+        except (DomainError, ValidationError) as exc:
+            audit.record(actor=actor, action="tenant_sync.refused", obj=tenant,
+                         tenant_id=tenant.pk, after={"cluster": cluster.name, "why": str(exc)})
+    return made
 
 
 def _claim_names_on(tenant: Tenant, clusters: list[Cluster]) -> None:

@@ -13,7 +13,7 @@ from rest_framework.exceptions import ValidationError
 
 from tenants import engine, forms, selectors, services
 from tenants.choices import RequestKind, RequestState
-from tenants.errors import DomainError, NotAllowed, PlanUnavailable, PreviewUnavailable
+from tenants.errors import DomainError, NotAllowed
 from tenants.views.environments import environment_preview_of
 from tenants.views.support import client_ip, field_errors
 
@@ -34,31 +34,23 @@ def _progress_context(tenancy_request) -> dict:  # noqa: ANN001 - Request
 @login_required
 def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
-    plan, plan_error, gitops_diff, gitops_error = None, "", "", ""
-    if tenancy_request.state in engine.PLANNED_STATES:
-        try:
-            plan = engine.plan(tenancy_request)
-        except PlanUnavailable as exc:
-            plan_error = str(exc)
-        else:
-            try:
-                gitops_diff = engine.gitops_preview(tenancy_request)
-            except PreviewUnavailable as exc:
-                gitops_error = str(exc)
+    review = engine.review(tenancy_request)
     may_decide = (tenancy_request.state == RequestState.SUBMITTED
                   and selectors.why_cannot_decide(request.user, tenancy_request) is None)
     return render(request, "tenants/request_detail.html", {
         **_progress_context(tenancy_request),
-        "plan": plan,
-        "plan_error": plan_error,
-        "gitops_diff": gitops_diff,
-        "gitops_error": gitops_error,
+        "plan": review.plan,
+        "plan_objects": review.plan.redacted() if review.plan else (),
+        "plan_error": review.plan_error,
+        "gitops_diff": review.gitops_diff,
+        "gitops_error": review.gitops_error,
+        "digest": review.digest,
         "history": selectors.request_history(tenancy_request).select_related("actor"),
         "approvals": tenancy_request.approvals.select_related("approver"),
         "comments": tenancy_request.comments.select_related("author"),
         "comment_form": forms.CommentForm(),
         "may_decide": may_decide,
-        "approve_form": forms.ApproveForm(initial={"plan_digest": plan.digest if plan else ""}),
+        "approve_form": forms.ApproveForm(initial={"plan_digest": review.digest}),
         "reject_form": forms.RejectForm(),
         "may_cancel": (tenancy_request.state == RequestState.SUBMITTED
                        and (tenancy_request.requester_id == request.user.pk
@@ -83,7 +75,7 @@ def request_retry(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         services.retry_request(
             request_id=tenancy_request.pk, actor=request.user,
-            plan_digest=engine.plan(tenancy_request).digest, source_ip=client_ip(request),
+            plan_digest=engine.review(tenancy_request).digest, source_ip=client_ip(request),
         )
     except NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
@@ -176,9 +168,9 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
         # (Someone without the right is refused, and audited, by the service instead.)
         if (tenancy_request.state == RequestState.SUBMITTED
                 and selectors.why_cannot_decide(request.user, tenancy_request) is None
-                and engine.plan(tenancy_request).digest != form.cleaned_data["plan_digest"]):
-            messages.error(request, "The plan changed since you opened this page: review the "
-                                    "plan below and approve again if it is still right.")
+                and engine.review(tenancy_request).digest != form.cleaned_data["plan_digest"]):
+            messages.error(request, "The plan or its GitOps change moved since you opened this "
+                                    "page: review them below and approve again if still right.")
             return
         decided = services.approve_request(
             request_id=tenancy_request.pk, approver=request.user,

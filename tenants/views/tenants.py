@@ -55,5 +55,7 @@ def tenant_onboard(request: HttpRequest) -> HttpResponse:
             field_errors(form, exc)
         else:
             messages.success(request, f"Tenant {tenant.slug} is ready for requests.")
+            check = engine.check_repository(tenant)
+            (messages.info if check.ok else messages.warning)(request, check.message)
             return redirect("tenant-detail", slug=tenant.slug)
     return render(request, "tenants/tenant_onboard.html", {"form": form})

@@ -164,16 +164,18 @@ def test_a_missing_param_with_deny_action_refuses(sandbox: KubeSandbox, team: st
 @pytest.fixture
 def guardrails(sandbox: KubeSandbox) -> None:
     from provisioning.guardrails import bootstrap_objects
-    from provisioning.plan import ClusterSpec, TenantSpec
+    from provisioning.plan import DOMAINS_CONFIG, ClusterSpec
 
     cluster = ClusterSpec(name="prod", argocd_namespace="argocd", has_kargo=False,
                           ingress_namespace="ingress-nginx")
-    tenant = TenantSpec(slug="payments", name="Payments", groups={}, repo_url="",
-                        allowed_domains=("payments.example.com",))
-    for obj in bootstrap_objects(cluster, [tenant], berth_namespace="berth-system"):
+    for obj in bootstrap_objects(cluster, berth_namespace="berth-system"):
         sandbox.upsert(obj)
     sandbox.upsert({"apiVersion": "v1", "kind": "Namespace", "metadata": {
         "name": "payments-shop-dev", "labels": {"berth.dev/tenant": "payments"}}})
+    sandbox.upsert({"apiVersion": "v1", "kind": "ConfigMap",  # as the namespace's bundle has it
+                    "metadata": {"name": DOMAINS_CONFIG, "namespace": "payments-shop-dev",
+                                 "labels": {"app.kubernetes.io/managed-by": "berth"}},
+                    "data": {"payments.example.com": "allowed"}})
     sandbox.upsert(cluster_role_binding("berth", "cluster-admin", "ServiceAccount", BERTH))
     sandbox.upsert({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                     "metadata": {"name": "dana-edit", "namespace": "payments-shop-dev"},
@@ -202,7 +204,7 @@ def test_berths_ingress_domain_policy_admits_the_tenants_hosts_only(
     assert status == 403
     assert body["message"].startswith(
         "ValidatingAdmissionPolicy 'berth-ingress-domains' with binding "
-        "'berth-ingress-domains-tenant-payments' denied request: Every Ingress rule must name a "
+        "'berth-ingress-domains' denied request: Every Ingress rule must name a "
         "host in the tenant's allowed domains")
 
 

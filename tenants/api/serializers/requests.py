@@ -64,12 +64,21 @@ class HistoryEventSerializer(serializers.ModelSerializer):
 
 
 class PlanSerializer(serializers.Serializer):
-    digest = serializers.CharField(help_text="Approvals name it (plan_digest).")
+    digest = serializers.CharField(
+        help_text="Approvals name it (plan_digest): it covers the objects and the GitOps "
+        "change (gitops_diff); if either moves, the digest does.")
+    objects_digest = serializers.CharField(help_text="The objects' own digest.")
     objects = serializers.ListField(
-        child=serializers.DictField(), help_text="The objects to apply, in order."
+        child=serializers.DictField(),
+        help_text="The objects to apply, in order; Secrets' values redacted (each shown as "
+        "<redacted> and the start of its SHA-256).",
     )
     deletes = serializers.ListField(child=serializers.DictField())
     yaml = serializers.CharField(help_text="The same plan as YAML documents.")
+    gitops_diff = serializers.CharField(
+        help_text="What approval would commit to the tenant's repository (a unified diff).")
+    gitops_error = serializers.CharField(
+        help_text="Why the repository could not be read, if it could not.")
 
 
 class RequestPermissionsSerializer(serializers.Serializer):

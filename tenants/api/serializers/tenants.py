@@ -35,6 +35,10 @@ class TenantSerializer(serializers.ModelSerializer):
         help_text="HTTPS token or SSH deploy key; stored encrypted, never returned.",
     )
     gitops_credentials_set = serializers.SerializerMethodField()
+    gitops_known_hosts = serializers.CharField(
+        required=False, allow_blank=True, max_length=20000,
+        help_text="For an SSH repository read by Flux: the host's known_hosts line(s).",
+    )
     webhook_secret = serializers.CharField(
         write_only=True, required=False, allow_blank=True, max_length=500,
         help_text="Signs webhook bodies; stored encrypted, never returned.",
@@ -48,7 +52,7 @@ class TenantSerializer(serializers.ModelSerializer):
         fields = [
             "id", "slug", "name", "role", "owner_groups", "member_groups", "viewer_groups",
             "gitops_repo_url", "gitops_branch", "gitops_path", "gitops_engine",
-            "gitops_credentials", "gitops_credentials_set",
+            "gitops_credentials", "gitops_credentials_set", "gitops_known_hosts",
             "budget_cpu_millis", "budget_memory_mib", "budget_storage_gib",
             "budget_namespaces", "allowed_clusters", "allowed_tiers", "allowed_domains",
             "notify_emails", "webhook_url", "webhook_secret", "webhook_secret_set",
@@ -93,6 +97,11 @@ class BudgetSerializer(serializers.Serializer):
     namespaces = BudgetCountSerializer()
 
 
+class RepositoryCheckSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    message = serializers.CharField()
+
+
 class TenantDetailSerializer(TenantSerializer):
     """One tenant, with what it uses of its budget (a few queries per tenant, so lists of
     tenants leave it out)."""
@@ -101,9 +110,18 @@ class TenantDetailSerializer(TenantSerializer):
         help_text="What the tenant's requested, live and departing namespaces and pending "
         "quota increases take of its budget; `left` is never negative."
     )
+    repository_check = serializers.SerializerMethodField(
+        help_text="After onboarding or a change to its repository settings: whether Berth "
+        "can read the repository with the tenant's credential (git ls-remote); else null."
+    )
 
     class Meta(TenantSerializer.Meta):
-        fields = [*TenantSerializer.Meta.fields, "budget"]
+        fields = [*TenantSerializer.Meta.fields, "budget", "repository_check"]
+
+    @extend_schema_field(RepositoryCheckSerializer(allow_null=True))
+    def get_repository_check(self, tenant: Tenant) -> dict[str, Any] | None:
+        check = self.context.get("repository_check")
+        return {"ok": check.ok, "message": check.message} if check else None
 
     @extend_schema_field(BudgetSerializer)
     def get_budget(self, tenant: Tenant) -> dict[str, Any]:
@@ -143,7 +161,8 @@ class ClusterSerializer(serializers.ModelSerializer):
         model = Cluster
         fields = [
             "id", "name", "display_name", "api_url", "auth_method", "credentials",
-            "credentials_set", "ca_certificate", "argocd_namespace", "has_kargo", "has_flux",
+            "credentials_set", "ca_certificate", "argocd_namespace", "argocd_repository_secrets",
+            "has_kargo", "has_flux",
             "ingress_namespace", "plan_only", "is_sandbox", "created_at",
         ]
         read_only_fields = ["id", "created_at"]

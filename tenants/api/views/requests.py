@@ -17,28 +17,28 @@ from tenants.api import serializers as s
 from tenants.api.exceptions import Conflict
 from tenants.api.views.base import ID, ApiView, client_ip
 from tenants.choices import RequestState
-from tenants.errors import PlanUnavailable
 from tenants.filtersets import RequestFilterSet
 from tenants.models import Request, Run
 from tenants.models.tokens import TokenScope
 
 
 def _plan(tenancy_request: Request) -> tuple[dict[str, Any] | None, str]:
-    if tenancy_request.state not in engine.PLANNED_STATES:
-        return None, ""
-    try:
-        plan = engine.plan(tenancy_request)
-    except PlanUnavailable as exc:
-        return None, str(exc)
+    review = engine.review(tenancy_request)
+    if review.plan is None:
+        return None, review.plan_error
+    plan = review.plan
     return {
-        "digest": plan.digest,
-        "objects": list(plan.apply),
+        "digest": review.digest,
+        "objects_digest": plan.digest,
+        "objects": list(plan.redacted()),
         "deletes": [
             {"apiVersion": ref.api_version, "kind": ref.kind, "name": ref.name,
              "namespace": ref.namespace}
             for ref in plan.delete
         ],
         "yaml": plan.to_yaml(),
+        "gitops_diff": review.gitops_diff,
+        "gitops_error": review.gitops_error,
     }, ""
 
 
@@ -153,7 +153,8 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
                 raise Conflict(plan_error, problem="plan-changed")
             if plan["digest"] != digest:
                 raise Conflict(
-                    "The plan changed since you read it: approve the current plan.",
+                    "The plan or its GitOps change moved since you read it: approve the "
+                    "current one.",
                     problem="plan-changed", current_plan_digest=plan["digest"],
                 )
         services.approve_request(request_id=tenancy_request.pk, approver=request.user,

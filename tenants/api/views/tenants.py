@@ -11,7 +11,7 @@ from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tenants import selectors, services
+from tenants import engine, selectors, services
 from tenants.api import serializers as s
 from tenants.api.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, TokenHasScope
 from tenants.api.views.base import ApiView, client_ip
@@ -51,9 +51,14 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             context["roles"] = selectors.role_by_tenant(self.request.user)
         return context
 
-    def _show(self, slug: str, status_code: int = status.HTTP_200_OK) -> Response:
+    def _show(self, slug: str, status_code: int = status.HTTP_200_OK, *,
+              check: bool = False) -> Response:
         tenant = self.get_queryset().get(slug=slug)
-        return Response(self.get_serializer(tenant).data, status=status_code)
+        context = self.get_serializer_context()
+        if check:
+            context["repository_check"] = engine.check_repository(tenant)
+        return Response(s.TenantDetailSerializer(tenant, context=context).data,
+                        status=status_code)
 
     @extend_schema(summary="Onboard a tenant (platform admins)",
                    request=s.TenantCreateSerializer, responses={201: s.TenantDetailSerializer})
@@ -71,6 +76,7 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             branch=data.get("gitops_branch", "main"),
             path=data.get("gitops_path", ""),
             credentials=data.get("gitops_credentials", ""),
+            known_hosts=data.get("gitops_known_hosts", ""),
             engine=data["gitops_engine"],
             budget_limits={
                 "cpu_millis": data["budget_cpu_millis"],
@@ -84,7 +90,7 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             notify_emails=data.get("notify_emails", []),
             source_ip=client_ip(request),
         )
-        return self._show(tenant.slug, status.HTTP_201_CREATED)
+        return self._show(tenant.slug, status.HTTP_201_CREATED, check=True)
 
     @extend_schema(summary="Change a tenant's groups, budget, GitOps or allowances "
                            "(platform admins)",
@@ -102,7 +108,8 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             tiers=list(tiers) if tiers is not None else None,
             source_ip=client_ip(request),
         )
-        return self._show(tenant.slug)
+        repository = {"gitops_repo_url", "gitops_branch", "gitops_credentials"}
+        return self._show(tenant.slug, check=bool(repository & set(changes)))
 
 
 @extend_schema_view(

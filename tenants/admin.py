@@ -17,7 +17,7 @@ from tenants.models import (
 )
 from tenants.selectors.names import name_problem
 from tenants.services.names import claim_tenant_names, tenant_names
-from tenants.services.onboarding import SYNCED_FIELDS, request_tenant_sync
+from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync
 
 
 class WriteOnlySecretForm(forms.ModelForm):
@@ -47,8 +47,21 @@ class WriteOnlySecretForm(forms.ModelForm):
 
 class TenantForm(WriteOnlySecretForm):
     secret_fields = ("gitops_credentials",)
+    confirm_removals = forms.BooleanField(
+        required=False, label="Yes, remove everyone in the emptied roles",
+        help_text="Needed when a change empties a role's groups while people hold that role.",
+    )
+
     def clean(self):  # noqa: ANN201 - Django API
         cleaned = super().clean()
+        if self.instance.pk and not cleaned.get("confirm_removals"):
+            roles = [f"{role}_groups" for role in ("owner", "member", "viewer")]
+            emptied = emptied_roles(self.instance, {field: cleaned[field] for field in roles
+                                                    if field in cleaned})
+            for field, people in emptied.items():
+                self.add_error(field, f"This removes every {field.removesuffix('_groups')}: "
+                               f"{people} people lose the role at their next sign-in. Tick the "
+                               "confirmation below to do it.")
         slug = cleaned.get("slug") or self.instance.slug
         for cluster in cleaned.get("allowed_clusters") or ():
             for name, purpose in (tenant_names(slug) if slug else {}).items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from django.core.exceptions import ValidationError
 
@@ -51,3 +52,32 @@ def known_hosts_problem(text: str) -> str | None:
                     "base64-key`, as `ssh-keyscan <host>` prints")
     return None
 
+
+GROUP_NAME_MAX = 200
+
+
+def group_name_problem(name: object) -> str | None:
+    """Why `name` cannot be an OIDC group Berth binds: printable text, no surrounding spaces,
+    never a Kubernetes system group (a RoleBinding to `system:masters` would hand the
+    namespace to every cluster admin's credential, or worse)."""
+    if not isinstance(name, str) or not name:
+        return "a group name is non-empty text"
+    if len(name) > GROUP_NAME_MAX:
+        return f"{name[:40]!r}… is {len(name)} characters; at most {GROUP_NAME_MAX}"
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in name):
+        return f"{name!r} holds control or invisible characters"
+    if name != name.strip():
+        return f"{name!r} starts or ends with spaces"
+    if name.startswith("system:"):
+        return f"{name!r} is a Kubernetes system group; tenants' groups may not be"
+    return None
+
+
+def validate_group_names(value: object) -> None:
+    if not isinstance(value, list):
+        raise ValidationError("Give a list of group names.", code="invalid")
+    problems = [problem for problem in map(group_name_problem, value) if problem]
+    if problems:
+        raise ValidationError("; ".join(problems[:3]), code="invalid_group")
+    if len(set(value)) != len(value):
+        raise ValidationError("A group is listed twice.", code="duplicate_group")

@@ -126,3 +126,22 @@ def test_bad_fields_get_clear_errors_and_save_nothing(world, field, value, messa
         submit(world, **{field: value})
     assert message in errors_of(refused)[field]
     assert not Request.objects.exists() and not Namespace.objects.exists()
+
+
+def test_a_second_decommission_of_the_same_namespace_is_refused_naming_the_first(world):
+    submit(world)
+    Namespace.objects.filter(name="payments-shop-prod").update(state=NamespaceState.ACTIVE)
+
+    def decommission():
+        return services.submit_request(
+            tenant=world["tenant"], kind="decommission", requester=world["developer"],
+            payload={"namespace": "payments-shop-prod", "reason": "shop closed"})
+
+    first = decommission()
+    with pytest.raises(ValidationError) as refused:
+        decommission()
+    assert f"already asked for in request #{first.pk}" in errors_of(refused)["namespace"]
+    assert Request.objects.filter(kind="decommission").count() == 1
+    assert first.state == RequestState.SUBMITTED  # the demo rules ask a person
+    services.cancel_request(request_id=first.pk, actor=world["developer"])
+    assert decommission().pk != first.pk  # once the first is closed, asking again works

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator, MinValueValidator, URLValidator
@@ -16,7 +18,12 @@ from tenants.choices import (
 )
 from tenants.fields import EncryptedTextField
 from tenants.naming import reserved_reason, tier_slug_problem
-from tenants.validators import is_ssh_url, known_hosts_problem, validate_dns_label
+from tenants.validators import (
+    is_ssh_url,
+    known_hosts_problem,
+    validate_dns_label,
+    validate_group_names,
+)
 
 # Leaves room for "-<app>-<tier>" inside a 63-character namespace name.
 TENANT_SLUG_MAX = 20
@@ -32,9 +39,12 @@ class Tenant(models.Model):
         help_text="DNS label; every namespace of the tenant starts with it.",
     )
     name = models.CharField(max_length=200)
-    owner_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of owners.")
-    member_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of members.")
-    viewer_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of viewers.")
+    owner_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of owners.",
+                                   validators=[validate_group_names])
+    member_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of members.",
+                                   validators=[validate_group_names])
+    viewer_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of viewers.",
+                                   validators=[validate_group_names])
 
     gitops_repo_url = models.CharField("GitOps repository URL", max_length=500, blank=True)
     gitops_branch = models.CharField(max_length=200, default="main")
@@ -143,6 +153,31 @@ class Membership(models.Model):
         return f"{self.user} is {self.role} of {self.tenant}"
 
 
+_LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
+
+
+def _endpoint(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    host = "loopback" if host in _LOOPBACK else host
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # a port that is not a number: URLValidator says so
+        port = 0
+    return host, port
+
+
+def points_at_berth(url: str) -> bool:
+    """Whether `url` is Berth's own web address: a cluster there would have Berth send its
+    credentials to itself."""
+    if _endpoint(url) == _endpoint(settings.BERTH_BASE_URL):
+        return True
+    host, port = _endpoint(url)
+    named = {name.lower() for name in settings.ALLOWED_HOSTS
+             if name not in _LOOPBACK and not name.startswith(".") and name != "*"}
+    return host in named and port in (80, 443)
+
+
 class Cluster(models.Model):
     """A target cluster and how Berth reaches it."""
 
@@ -161,12 +196,14 @@ class Cluster(models.Model):
         blank=True, help_text="Bearer token or kubeconfig, per the auth method; encrypted at rest."
     )
     ca_certificate = models.TextField("CA certificate (PEM)", blank=True)
-    argocd_namespace = models.CharField(max_length=63, default="argocd", blank=True)
+    argocd_namespace = models.CharField(max_length=63, default="argocd", blank=True,
+                                        validators=[validate_dns_label])
     has_kargo = models.BooleanField(default=False)
     has_flux = models.BooleanField(default=False)
     ingress_namespace = models.CharField(
         max_length=63,
         default="ingress-nginx",
+        validators=[validate_dns_label],
         help_text="Namespace of the ingress controller whose traffic tenants' namespaces accept.",
     )
     plan_only = models.BooleanField(
@@ -196,6 +233,12 @@ class Cluster(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        if self.api_url and points_at_berth(self.api_url):
+            raise ValidationError({"api_url": (
+                f"{self.api_url} is Berth's own address ({settings.BERTH_BASE_URL}), not a "
+                "Kubernetes API server.")})
 
 
 class EnvironmentTier(models.Model):

@@ -12,9 +12,17 @@ from django.db.models import Q
 from rest_framework.exceptions import ValidationError
 
 from tenants import audit, selectors
-from tenants.choices import NamespaceState, RequestKind, RequestState
+from tenants.choices import MembershipSource, NamespaceState, RequestKind, RequestState, Role
 from tenants.errors import DomainError, NotAllowed
-from tenants.models import Cluster, EnvironmentTier, Namespace, Request, Tenant, User
+from tenants.models import (
+    Cluster,
+    EnvironmentTier,
+    Membership,
+    Namespace,
+    Request,
+    Tenant,
+    User,
+)
 from tenants.services.editing import apply_changes, full_clean
 from tenants.services.names import NameTaken, claim_tenant_names
 from tenants.services.requests import submit_request
@@ -99,6 +107,29 @@ def onboard_tenant(
     return tenant
 
 
+def emptied_roles(tenant: Tenant, changes: dict[str, Any]) -> dict[str, int]:
+    """Roles whose groups these changes empty, with how many people hold them by group."""
+    emptied = {}
+    for role in (Role.OWNER, Role.MEMBER, Role.VIEWER):
+        field = f"{role}_groups"
+        if field in changes and not changes[field] and getattr(tenant, field):
+            people = Membership.objects.filter(tenant=tenant, role=role,
+                                               source=MembershipSource.OIDC).count()
+            if people:
+                emptied[field] = people
+    return emptied
+
+
+def refuse_emptied_roles(tenant: Tenant, changes: dict[str, Any]) -> None:
+    emptied = emptied_roles(tenant, changes)
+    if emptied:
+        raise ValidationError({field: [
+            f"This removes every {field.removesuffix('_groups')} of {tenant.slug}: {people} "
+            f"{'person loses' if people == 1 else 'people lose'} the role at their next "
+            "sign-in. Confirm the removal (confirm_removals) to do it."
+        ] for field, people in emptied.items()})
+
+
 def update_tenant(
     *,
     actor: User,
@@ -107,10 +138,13 @@ def update_tenant(
     clusters: list[Cluster] | None = None,
     tiers: list[EnvironmentTier] | None = None,
     source_ip: str | None = None,
+    confirm_removals: bool = False,
 ) -> Tenant:
     """Change a tenant's groups, budget, GitOps settings or what it may use (not its slug).
 
-    Memberships follow the new groups at each member's next sign-in, as they always do.
+    Memberships follow the new groups at each member's next sign-in, as they always do. A
+    change that empties a role's groups while people hold that role needs
+    `confirm_removals`: one PATCH must not take a whole team out by accident.
     """
     if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may change tenants.")
@@ -119,6 +153,8 @@ def update_tenant(
     changes = {field: value for field, value in changes.items() if field != "slug"}
     with transaction.atomic():
         locked = Tenant.objects.select_for_update().get(pk=tenant.pk)
+        if not confirm_removals:
+            refuse_emptied_roles(locked, changes)
         before, after = apply_changes(locked, changes)
         full_clean(locked)
         locked.save()

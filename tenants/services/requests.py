@@ -51,6 +51,7 @@ def submit_request(
     with transaction.atomic():
         # One admission at a time per tenant: the budget check below must see every claim.
         Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+        refuse_duplicate(tenant=tenant, kind=kind, cleaned=cleaned)
         budget.check_fits(tenant=tenant, kind=kind, payload=cleaned)
         decision = policy.decide(
             policy.attributes_for(tenant=tenant, kind=kind, payload=cleaned, requester=requester)
@@ -79,6 +80,34 @@ def submit_request(
         )
         raise NotAllowed(denied.message or f"Denied by the approval rule {denied.rule}.")
     return tenancy_request
+
+
+# Removals asked for twice would only race each other: the second is refused while the
+# first is open (the payload keys that say what is removed).
+DEDUPLICATED_KINDS: dict[str, tuple[str, ...]] = {
+    RequestKind.DECOMMISSION: ("namespace",),
+    RequestKind.PROJECT_DECOMMISSION: ("project", "cluster"),
+    RequestKind.TENANT_DECOMMISSION: ("cluster",),
+}
+
+
+def refuse_duplicate(*, tenant: Tenant, kind: str, cleaned: dict[str, Any]) -> None:
+    """Under the tenant's lock, so two at once cannot both pass."""
+    keys = DEDUPLICATED_KINDS.get(kind)
+    if not keys:
+        return
+    same = {f"payload__{key}": cleaned[key] for key in keys}
+    first = (Request.objects.filter(tenant=tenant, kind=kind,
+                                    state__in=budget.PENDING_REQUEST_STATES, **same)
+             .order_by("pk").first())
+    if first is not None:
+        then = ("cancel it first" if first.state == RequestState.SUBMITTED
+                else "a platform admin may retry it" if first.state == RequestState.FAILED
+                else "it is under way")
+        raise ValidationError({keys[0]: [
+            f"This is already asked for in request #{first.pk} "
+            f"({first.get_state_display().lower()}): follow that one; {then}."
+        ]})
 
 
 def admit(

@@ -6,6 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from tenants.validators import GROUP_NAME_MAX, validate_group_names
+
 MAX_TEXT = 4000
 
 
@@ -21,5 +23,6 @@ class SlugReference(serializers.SlugRelatedField):
 
 def group_list(**kwargs: Any) -> serializers.ListField:
     return serializers.ListField(
-        child=serializers.CharField(max_length=200), max_length=100, **kwargs
+        child=serializers.CharField(max_length=GROUP_NAME_MAX, trim_whitespace=False),
+        max_length=100, validators=[validate_group_names], **kwargs
     )

@@ -44,6 +44,10 @@ class TenantSerializer(serializers.ModelSerializer):
         help_text="Signs webhook bodies; stored encrypted, never returned.",
     )
     webhook_secret_set = serializers.SerializerMethodField()
+    confirm_removals = serializers.BooleanField(
+        write_only=True, required=False,
+        help_text="Set to true to empty a role's groups while people hold that role.",
+    )
     role = serializers.SerializerMethodField(help_text="Your role in the tenant, if any.")
     live_namespace_count = serializers.SerializerMethodField()
 
@@ -56,7 +60,7 @@ class TenantSerializer(serializers.ModelSerializer):
             "budget_cpu_millis", "budget_memory_mib", "budget_storage_gib",
             "budget_namespaces", "allowed_clusters", "allowed_tiers", "allowed_domains",
             "notify_emails", "webhook_url", "webhook_secret", "webhook_secret_set",
-            "live_namespace_count", "created_at",
+            "confirm_removals", "live_namespace_count", "created_at",
         ]
         read_only_fields = ["id", "created_at"]
 

@@ -102,11 +102,12 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         changes = dict(form.validated_data)
         clusters = changes.pop("allowed_clusters", None)
         tiers = changes.pop("allowed_tiers", None)
+        confirmed = changes.pop("confirm_removals", False)
         services.update_tenant(
             actor=request.user, tenant=tenant, changes=changes,
             clusters=list(clusters) if clusters is not None else None,
             tiers=list(tiers) if tiers is not None else None,
-            source_ip=client_ip(request),
+            source_ip=client_ip(request), confirm_removals=confirmed,
         )
         repository = {"gitops_repo_url", "gitops_branch", "gitops_credentials"}
         return self._show(tenant.slug, check=bool(repository & set(changes)))

@@ -256,6 +256,13 @@ KUBE_BACKOFF_SECONDS = float(os.environ.get("BERTH_KUBE_BACKOFF_SECONDS", "0.5")
 KUBE_TIMEOUT_SECONDS = float(os.environ.get("BERTH_KUBE_TIMEOUT_SECONDS", "15"))
 PROVISIONING_LEASE_SECONDS = float(os.environ.get("BERTH_LEASE_SECONDS", "120"))
 NAMESPACE_TERMINATION_TIMEOUT = float(os.environ.get("BERTH_TERMINATION_TIMEOUT", "300"))
+# When the cluster or the repository stays unreachable past those retries, the request
+# waits and is tried again by itself: first after BERTH_OUTAGE_RETRY_SECONDS, then after
+# half the time it has waited so far (at most BERTH_OUTAGE_RETRY_MAX_SECONDS), until it has
+# waited BERTH_OUTAGE_DEADLINE_SECONDS; then it fails with the reason.
+BERTH_OUTAGE_RETRY_SECONDS = float(os.environ.get("BERTH_OUTAGE_RETRY_SECONDS", "15"))
+BERTH_OUTAGE_RETRY_MAX_SECONDS = float(os.environ.get("BERTH_OUTAGE_RETRY_MAX_SECONDS", "300"))
+BERTH_OUTAGE_DEADLINE_SECONDS = float(os.environ.get("BERTH_OUTAGE_DEADLINE_SECONDS", "3600"))
 
 # GitOps writer (provisioning.gitops, docs/gitops-layout.md): the identity of Berth's commits
 # in tenants' repositories, retries of git's network operations, and the image each Kargo

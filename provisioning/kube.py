@@ -11,6 +11,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
+import socket
+import ssl
 import tempfile
 import threading
 import time
@@ -35,6 +38,7 @@ from tenacity import (
 from provisioning.plan import ObjectRef, ref_of
 
 FIELD_MANAGER = "berth"
+logger = logging.getLogger(__name__)
 TRANSIENT_STATUSES = {429, 500, 502, 503, 504}
 
 
@@ -78,7 +82,24 @@ class KubeError(Exception):
         self.attempts = attempts
 
 
-def _describe(exc: BaseException) -> KubeError:
+def _speaks_tls(url: str) -> bool:
+    """Whether the server at an http:// URL answers a TLS handshake: then the URL is wrong,
+    and no retry will help."""
+    parts = urllib3.util.parse_url(url)
+    if parts.scheme != "http" or not parts.host:
+        return False
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((parts.host, parts.port or 80), timeout=3) as raw, \
+                context.wrap_socket(raw, server_hostname=parts.host):
+            return True
+    except OSError:  # ssl.SSLError included: not TLS, or not there at all
+        return False
+
+
+def _describe(exc: BaseException, url: str = "") -> KubeError:
     if isinstance(exc, ApiException):
         detail = exc.reason or ""
         try:
@@ -89,11 +110,38 @@ def _describe(exc: BaseException) -> KubeError:
         status = exc.status or 0
         transient = status in TRANSIENT_STATUSES or status == 0
         return KubeError(f"{status} {detail}".strip(), status=status, transient=transient)
+    if isinstance(exc, urllib3.exceptions.ProtocolError) and _speaks_tls(url):
+        exc = ValueError("Host value should start with https://")
     if isinstance(exc, (urllib3.exceptions.HTTPError, TimeoutError, ConnectionError)):
-        return KubeError(
-            f"cluster unreachable: {type(exc).__name__}: {exc}", status=None, transient=True
-        )
+        # People read this; the address and the library's wording go to the log only.
+        logger.warning("cluster API unreachable: %s: %s", type(exc).__name__, exc)
+        return KubeError(f"cluster unreachable: {_unreachable_cause(exc)}", status=None,
+                         transient=True)
+    if isinstance(exc, ValueError):
+        # The client refuses the cluster's settings (discovery: an http:// URL to an HTTPS
+        # server; a kubeconfig it cannot use): nothing heals that but a platform admin.
+        logger.warning("cluster settings refused by the client: %s", exc)
+        hint = ("its API URL must start with https://, the server speaks HTTPS"
+                if "should start with https://" in str(exc) else
+                "the client cannot use them")
+        return KubeError(f"the cluster's settings are not valid: {hint}; a platform admin "
+                         "must correct the cluster in Berth", status=None, transient=False)
     raise exc
+
+
+def _unreachable_cause(exc: BaseException) -> str:
+    """Why the API server did not answer, in words that name no address."""
+    reason = getattr(exc, "reason", None) or exc
+    text = f"{type(reason).__name__} {reason}".lower()
+    if "refused" in text:
+        return "the API server refused the connection (is it running?)"
+    if "timed out" in text or "timeout" in text:
+        return "the API server did not answer in time"
+    if "name or service not known" in text or "resolution" in text or "nodename" in text:
+        return "the API server's name does not resolve"
+    if "ssl" in text or "certificate" in text:
+        return "the TLS handshake with the API server failed (check its CA certificate)"
+    return "the connection to the API server failed"
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -102,7 +150,7 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, (urllib3.exceptions.HTTPError, TimeoutError, ConnectionError))
 
 
-def _with_retries(policy: RetryPolicy, call):  # noqa: ANN001, ANN202 - any zero-arg callable
+def _with_retries(policy: RetryPolicy, call, *, url: str = ""):  # noqa: ANN001, ANN202 - any zero-arg callable
     """Run `call` with retries on transient errors; return (result, attempts)."""
     retrying = Retrying(
         retry=retry_if_exception(_is_transient),
@@ -121,11 +169,11 @@ def _with_retries(policy: RetryPolicy, call):  # noqa: ANN001, ANN202 - any zero
             if not attempt.retry_state.outcome.failed:
                 return result, attempt_number
     except RetryError as exhausted:
-        error = _describe(exhausted.last_attempt.exception())
+        error = _describe(exhausted.last_attempt.exception(), url)
         error.attempts = attempt_number
         raise error from None
     except Exception as exc:  # noqa: BLE001 - classified, then re-raised as KubeError
-        error = _describe(exc)
+        error = _describe(exc, url)
         error.attempts = attempt_number
         raise error from exc
     raise AssertionError("unreachable")  # pragma: no cover
@@ -137,7 +185,13 @@ class ClusterClient:
     def __init__(self, access: ClusterAccess, policy: RetryPolicy) -> None:
         self.access_key = access.key
         self.policy = policy
-        self.api_client = _api_client(access)
+        try:
+            self.api_client = _api_client(access)
+        except (ValueError, k8s_config.ConfigException, yaml.YAMLError) as exc:
+            logger.warning("cluster credentials refused by the client: %s", exc)
+            raise KubeError("the cluster's credentials or kubeconfig cannot be used; a "
+                            "platform admin must correct the cluster in Berth",
+                            status=None, transient=False) from None
         self._dynamic: DynamicClient | None = None
         self._lock = threading.Lock()
 
@@ -146,11 +200,13 @@ class ClusterClient:
         with self._lock:
             if self._dynamic is None:
                 # Discovery itself may hit a flaky server: retried like any call.
-                self._dynamic, _ = _with_retries(
-                    self.policy,
+                self._dynamic, _ = self._retry(
                     lambda: DynamicClient(self.api_client, cache_file=_cache_file(self.access_key)),
                 )
             return self._dynamic
+
+    def _retry(self, call):  # noqa: ANN001, ANN202 - any zero-arg callable
+        return _with_retries(self.policy, call, url=self.api_client.configuration.host)
 
     def _timeout(self) -> dict[str, Any]:
         return {"_request_timeout": self.policy.timeout_seconds}
@@ -159,9 +215,8 @@ class ClusterClient:
         return self.dynamic.resources.get(api_version=api_version, kind=kind)
 
     def version(self) -> str:
-        info, _ = _with_retries(
-            self.policy, lambda: k8s.VersionApi(self.api_client).get_code(**self._timeout())
-        )
+        info, _ = self._retry(
+            lambda: k8s.VersionApi(self.api_client).get_code(**self._timeout()))
         return info.git_version
 
     def get(self, ref: ObjectRef) -> dict[str, Any] | None:
@@ -177,7 +232,7 @@ class ClusterClient:
                     return None
                 raise
 
-        live, _ = _with_retries(self.policy, fetch)
+        live, _ = self._retry(fetch)
         return live
 
     def apply(self, obj: dict[str, Any]) -> Outcome:
@@ -202,7 +257,7 @@ class ClusterClient:
                 **self._timeout(),
             ).to_dict()
 
-        applied, attempts_total = _with_retries(self.policy, apply_once)
+        applied, attempts_total = self._retry(apply_once)
         after = applied["metadata"].get("resourceVersion")
         if before is None:
             result = "created"
@@ -229,7 +284,7 @@ class ClusterClient:
                 raise
             return "deleted"
 
-        result, attempts = _with_retries(self.policy, delete_once)
+        result, attempts = self._retry(delete_once)
         return Outcome(ref=ref, result=result, attempts=attempts)
 
     def wait_until_gone(
@@ -256,7 +311,7 @@ class ClusterClient:
             )
             return [item.to_dict() for item in found.items]
 
-        items, _ = _with_retries(self.policy, list_once)
+        items, _ = self._retry(list_once)
         return items
 
 

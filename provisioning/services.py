@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -49,6 +49,25 @@ def renew_lease(*, request_id: int, owner: str, seconds: float) -> None:
 def release_lease(*, request_id: int, owner: str) -> None:
     Request.objects.filter(pk=request_id, lease_owner=owner).update(
         lease_owner="", lease_expires_at=None
+    )
+
+
+WAITING = "waiting"  # the lease owner of a request that waits out an outage
+
+
+def wait(*, request_id: int, since: datetime, until: datetime, reason: str) -> None:
+    """Park the request until `until`: no worker takes it before (the lease says so), the
+    sweep hands it out after."""
+    Request.objects.filter(pk=request_id).update(
+        waiting_since=since, next_try_at=until, wait_reason=reason[:500],
+        lease_owner=WAITING, lease_expires_at=until,
+    )
+
+
+def stop_waiting(*, request_id: int) -> None:
+    Request.objects.filter(pk=request_id).update(
+        waiting_since=None, next_try_at=None, wait_reason="", lease_owner="",
+        lease_expires_at=None,
     )
 
 

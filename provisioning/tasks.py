@@ -15,6 +15,7 @@ from django.utils import timezone
 from provisioning import engine
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
+from provisioning.services import WAITING
 from tenants.choices import RequestState
 from tenants.models import Cluster, Request
 
@@ -40,6 +41,11 @@ def converge(self, request_id: int) -> str:  # noqa: ANN001 - Celery task instan
         return f"request {request_id} does not exist"
     result = engine.converge(request_id=request_id, worker=worker)
     logger.info("request %s: %s", request_id, result)
+    next_try = (Request.objects.filter(pk=request_id, lease_owner=WAITING)
+                .values_list("next_try_at", flat=True).first())
+    if result.startswith("waiting") and next_try is not None:
+        # Waiting out an outage: come back then (the sweep would too, a little later).
+        converge.apply_async((request_id,), eta=next_try)
     return result
 
 

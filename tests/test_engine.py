@@ -1,18 +1,20 @@
 """The provisioning engine against the Kubernetes API stand-in, over real HTTP."""
 
+from datetime import timedelta
+
 import pytest
 import yaml
+from django.utils import timezone
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine
+from provisioning import engine, tasks
 from provisioning import services as records
 from provisioning.kube import KubeError
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
-from tenants.engine import review
 from tenants.models import Cluster, Namespace, Request, Tenant, User
 from tests.cluster import as_admin, seed_demo
 from tests.workflow import approve_if_needed
@@ -123,27 +125,99 @@ def test_validation_error_fails_fast_with_the_api_message(world, sandbox):
     assert run.state == RunState.FAILED
 
 
-def test_persistent_server_errors_fail_after_n_attempts_and_admin_retry_converges(
-    world, sandbox, settings
+def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itself(
+    world, sandbox, settings, monkeypatch
 ):
+    settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
+    handed_out: list[int] = []
+    monkeypatch.setattr(tasks.converge, "delay", handed_out.append)  # the broker's part
     sandbox.inject_faults(status=503, times=settings.KUBE_MAX_ATTEMPTS, method="PATCH")
     tenancy_request = converge(approved(world))
-    assert tenancy_request.state == RequestState.FAILED
-    assert f"gave up after {settings.KUBE_MAX_ATTEMPTS} attempts" in tenancy_request.status_message
 
-    services.retry_request(request_id=tenancy_request.pk, actor=world["admin"],
-                           plan_digest=review(tenancy_request).digest)
+    assert tenancy_request.state == RequestState.PROVISIONING  # not failed: waiting
+    assert tenancy_request.waiting_since is not None
+    assert tenancy_request.next_try_at > tenancy_request.waiting_since
+    assert "503" in tenancy_request.wait_reason
+    first = tenancy_request.runs.get().steps[0]
+    assert first["outcome"] == "pending"  # the next try starts there
+    # Nobody takes it before its time: a worker asking now is told it is busy.
+    assert engine.converge(request_id=tenancy_request.pk, worker="other").startswith("busy")
+
+    tasks.sweep.run()
+    assert handed_out == []  # not before its time
+    Request.objects.filter(pk=tenancy_request.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1))
+    tasks.sweep.run()
+    assert handed_out == [tenancy_request.pk]  # then the sweep hands it out
+    tenancy_request = converge(tenancy_request)  # what the worker does with it
+
+    assert tenancy_request.state == RequestState.READY
+    assert tenancy_request.runs.count() == 1  # the same run, resumed
+    assert tenancy_request.waiting_since is None and tenancy_request.wait_reason == ""
+
+
+def test_unreachable_cluster_waits_with_a_message_that_names_no_address(world, settings):
+    settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
+    Cluster.objects.filter(pk=world["cluster"].pk).update(api_url="http://127.0.0.1:9")
+    tenancy_request = converge(approved(world))
+    assert tenancy_request.state == RequestState.PROVISIONING
+    assert "cluster unreachable" in tenancy_request.wait_reason
+    assert "refused the connection" in tenancy_request.wait_reason
+    assert "127.0.0.1" not in tenancy_request.wait_reason
+    assert ":9" not in tenancy_request.wait_reason
+
+
+def test_an_outage_past_the_deadline_fails_the_request_with_the_reason(world, settings):
+    settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
+    Cluster.objects.filter(pk=world["cluster"].pk).update(api_url="http://127.0.0.1:9")
+    tenancy_request = converge(approved(world))
+    deadline = timedelta(seconds=settings.BERTH_OUTAGE_DEADLINE_SECONDS)
+    Request.objects.filter(pk=tenancy_request.pk).update(
+        waiting_since=timezone.now() - deadline, lease_expires_at=timezone.now())
+
+    tenancy_request = converge(tenancy_request)
+
+    assert tenancy_request.state == RequestState.FAILED
+    assert "cluster unreachable" in tenancy_request.status_message
+    assert "gave up after waiting since" in tenancy_request.status_message
+    assert tenancy_request.waiting_since is None
+
+
+def test_a_cluster_back_after_an_outage_is_provisioned_without_anyone_pressing_retry(
+    world, sandbox, settings
+):
+    settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
+    sandbox.stop()
+    tenancy_request = converge(approved(world))
+    assert tenancy_request.state == RequestState.PROVISIONING and tenancy_request.waiting_since
+
+    sandbox.start()  # same port, same objects: the cluster is back
+    Request.objects.filter(pk=tenancy_request.pk).update(lease_expires_at=timezone.now())
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.READY
-    assert tenancy_request.runs.count() == 2
+    assert sandbox.get("Namespace", "payments-shop-dev") is not None
 
 
-def test_unreachable_cluster_fails_with_a_readable_message(world, settings):
-    Cluster.objects.filter(pk=world["cluster"].pk).update(api_url="http://127.0.0.1:9")
+def test_an_unusable_kubeconfig_fails_at_once_saying_who_fixes_it(world):
+    Cluster.objects.filter(pk=world["cluster"].pk).update(
+        auth_method="kubeconfig", credentials="clusters: [not, a, kubeconfig")
     tenancy_request = converge(approved(world))
+
     assert tenancy_request.state == RequestState.FAILED
-    assert "cluster unreachable" in tenancy_request.status_message
+    assert "a platform admin must correct the cluster" in tenancy_request.status_message
+    assert tenancy_request.waiting_since is None
+
+
+def test_an_http_url_to_an_https_api_server_fails_at_once_saying_what_to_fix(world):
+    with KubeSandbox(tls=True) as https_only:
+        Cluster.objects.filter(pk=world["cluster"].pk).update(
+            api_url=https_only.url.replace("https://", "http://"))
+        tenancy_request = converge(approved(world))
+
+    assert tenancy_request.state == RequestState.FAILED, tenancy_request.wait_reason
+    assert "must start with https://" in tenancy_request.status_message
+    assert str(https_only.port) not in tenancy_request.status_message
 
 
 def test_plan_changed_after_approval_returns_the_request_to_approval(world, sandbox):

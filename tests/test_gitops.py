@@ -385,33 +385,51 @@ def test_a_push_refused_because_someone_else_pushed_is_redone_on_the_new_tip(wor
 # --- an unreachable remote -------------------------------------------------------------------
 
 
-def test_unreachable_remote_fails_with_gits_message_then_retry_converges_once(
-    world, daemon, client
+def test_unreachable_remote_makes_the_request_wait_then_it_commits_once_by_itself(
+    world, daemon, client, settings
 ):
     from tests.test_metrics import GIT_FAILURES, scrape
 
+    settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     failures_before = scrape(client).get(GIT_FAILURES, 0.0)
     daemon.stop()
     tenancy_request = converge(approved(world))
     assert scrape(client)[GIT_FAILURES] == failures_before + 1  # seen on /metrics
 
-    assert tenancy_request.state == RequestState.FAILED
-    assert "GitOps commit git://127.0.0.1" in tenancy_request.status_message
-    assert "unable to connect" in tenancy_request.status_message
-    assert "gave up after 3 attempts" in tenancy_request.status_message
-    step = gitops_step(tenancy_request)
-    assert step["outcome"] == "failed" and step["attempts"] == 3
+    assert tenancy_request.state == RequestState.PROVISIONING  # waiting, not failed
+    assert tenancy_request.wait_reason.startswith("repository unreachable: its server did")
+    assert "127.0.0.1" not in tenancy_request.wait_reason
+    assert gitops_step(tenancy_request)["outcome"] == "pending"
     # The cluster objects were applied; only the repository is missing its files.
     assert all(s["outcome"] == "created" for s in tenancy_request.runs.get().steps[:-1])
 
     daemon.start()  # same port
+    Request.objects.filter(pk=tenancy_request.pk).update(lease_expires_at=None)  # its time
+    tenancy_request = converge(tenancy_request)
+
+    assert tenancy_request.state == RequestState.READY
+    assert tenancy_request.runs.count() == 1  # resumed, nobody pressed Retry
+    assert gitops_step(tenancy_request)["outcome"] == "committed"
+    assert "apps/shop/dev/application.yaml" in files_on(world["bare"])
+    assert [c["request"] for c in berth_commits(world["bare"])] == [str(tenancy_request.pk)]
+
+
+def test_unreachable_remote_past_the_deadline_fails_then_retry_converges_once(world, daemon):
+    daemon.stop()  # the test settings' deadline is 0: the first outage gives up
+    tenancy_request = converge(approved(world))
+
+    assert tenancy_request.state == RequestState.FAILED
+    assert tenancy_request.status_message.startswith("GitOps commit git://127.0.0.1")
+    assert "repository unreachable" in tenancy_request.status_message
+    assert gitops_step(tenancy_request)["outcome"] == "failed"
+
+    daemon.start()
     services.retry_request(request_id=tenancy_request.pk, actor=world["admin"],
                            plan_digest=review(tenancy_request).digest)
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.READY
     assert gitops_step(tenancy_request)["outcome"] == "committed"
-    assert "apps/shop/dev/application.yaml" in files_on(world["bare"])
     assert [c["request"] for c in berth_commits(world["bare"])] == [str(tenancy_request.pk)]
     # Once more, as the sweep would: nothing new.
     assert engine.write_gitops(request_id=tenancy_request.pk).outcome == "unchanged"

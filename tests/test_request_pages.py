@@ -80,16 +80,26 @@ def test_other_tenants_namespace_and_tenant_pages_are_404(client, world):
     assert client.get("/tenants/search/").status_code == 200
 
 
-def test_progress_polls_while_approved_and_stops_when_finished(client, world, submitted):
+def test_progress_polls_while_approved_and_stops_when_finished(client, world, submitted,
+                                                              settings):
+    settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     approve(world, submitted)
     client.force_login(world["developer"])
     assert 'data-poll="' in client.get(f"/requests/{submitted.pk}/progress/").content.decode()
 
-    engine.converge(request_id=submitted.pk, worker="w")  # cluster unreachable → failed
+    engine.converge(request_id=submitted.pk, worker="w")  # cluster unreachable → waits
+    fragment = client.get(f"/requests/{submitted.pk}/progress/").content.decode()
+    assert 'data-poll="' in fragment  # still moving, by itself
+    assert "Waiting: sandbox: cluster unreachable" in fragment
+    assert "next try in" in fragment and "nothing is lost" in fragment
+
+    settings.BERTH_OUTAGE_DEADLINE_SECONDS = 0  # past its deadline, the next try gives up
+    Request.objects.filter(pk=submitted.pk).update(lease_expires_at=None)
+    engine.converge(request_id=submitted.pk, worker="w")
 
     fragment = client.get(f"/requests/{submitted.pk}/progress/").content.decode()
     assert "data-poll=" not in fragment
-    assert "cluster unreachable" in fragment
+    assert "cluster unreachable" in fragment and "Waiting:" not in fragment
     assert "failed" in fragment
 
 

@@ -43,25 +43,40 @@ def gitops_step_row(repo_url: str) -> dict[str, Any]:
     }
 
 
-def gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput, index: int) -> str:
+@dataclass(frozen=True)
+class GitFailure:
+    """Why the GitOps step failed: `error` for the request, `message` git's own (redacted);
+    `transient` when the remote did not answer (the request waits, it does not fail)."""
+
+    error: str
+    message: str
+    transient: bool
+
+
+def gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput,
+                index: int) -> GitFailure | None:
     """Run the GitOps step (row `index` of the run) unless an earlier attempt finished it;
-    "" or why it failed."""
+    None, or why it failed."""
     if run.steps[index]["outcome"] in GITOPS_DONE:
-        return ""
+        return None
     try:
         written = write_gitops(request_id=tenancy_request.pk, inputs=inputs)
     except (gitops.GitError, ValueError) as error:
         attempts = getattr(error, "attempts", 1)
         message = getattr(error, "message", str(error))
+        git_push_failed.send(sender=Request, request_id=tenancy_request.pk)
+        if getattr(error, "transient", False):
+            # Left pending: the next try starts with it. git's words name the server's
+            # address: the log has them, people read what happened.
+            logger.warning("request %s: repository unreachable: %s", tenancy_request.pk, message)
+            said = "its server did not answer (the connection failed or timed out)"
+            return GitFailure(error=said, message=said, transient=True)
         records.record_step(
             run=run, index=index, outcome="failed", attempts=attempts, message=message
         )
         failure = f"{run.steps[index]['object']}: {message}"
-        if getattr(error, "transient", False):
-            failure += f" (gave up after {attempts} attempts)"
         logger.warning("request %s failed: %s", tenancy_request.pk, failure)
-        git_push_failed.send(sender=Request, request_id=tenancy_request.pk)
-        return failure
+        return GitFailure(error=failure, message=message, transient=False)
     records.record_step(
         run=run,
         index=index,
@@ -69,7 +84,7 @@ def gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput, index:
         attempts=written.attempts,
         message=written.message,
     )
-    return ""
+    return None
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,15 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from provisioning import services as records
 from provisioning.engine.clusters import cluster_client
-from provisioning.engine.commits import gitops_preview, gitops_step, gitops_step_row
+from provisioning.engine.commits import GitFailure, gitops_preview, gitops_step, gitops_step_row
 from provisioning.gitops import GitError
 from provisioning.inputs import plan_input_for
 from provisioning.kube import ClusterClient, KubeError, Outcome
@@ -41,7 +43,9 @@ def current_digest(tenancy_request: Request, plan: Plan) -> str:
     (read from the tenant's repository)."""
     try:
         binds: str | None = gitops_preview(tenancy_request).binds
-    except GitError:
+    except GitError as error:
+        if error.transient:
+            raise  # not readable now says nothing about what it holds: wait, do not re-ask
         binds = None
     return approval_digest(plan.digest, binds)
 
@@ -71,7 +75,12 @@ def _converge_locked(*, request_id: int, worker: str) -> str:
 
     if tenancy_request.state == RequestState.APPROVED:
         approved = approved_digest(tenancy_request)
-        if approved and approved != current_digest(tenancy_request, plan):
+        try:
+            now_digest = current_digest(tenancy_request, plan) if approved else ""
+        except GitError as unreachable:
+            return wait_for_outage(tenancy_request=tenancy_request, run=None,
+                                   reason=f"repository unreachable: {unreachable.message}")
+        if approved and approved != now_digest:
             services.return_to_approval(
                 request_id=request_id,
                 reason="The plan or its GitOps change moved after approval (a tier preset, "
@@ -142,13 +151,12 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
         failure = gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs,
                               index=git_index)
         if failure:
-            services.mark_failed(run=run, error=failure)
-            return f"failed: {failure}"
+            return _git_failed(tenancy_request=tenancy_request, run=run, failure=failure)
         records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
-    client = cluster_client(cluster)
     renewed_at = time.monotonic()
     offset = 1 if git_first else 0
     try:
+        client = cluster_client(cluster)
         for position, obj in enumerate(plan.apply):
             index = offset + position
             if run.steps[index]["outcome"] in ("created", "configured", "unchanged"):
@@ -181,12 +189,14 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
             )
     except KubeError as error:
         failed = next(i for i, step in enumerate(run.steps) if step["outcome"] == "pending")
+        if error.transient:
+            # The step stays pending: the next try starts there.
+            return wait_for_outage(tenancy_request=tenancy_request, run=run,
+                                   reason=f"{cluster.name}: {error.message}")
         records.record_step(
             run=run, index=failed, outcome="failed", attempts=error.attempts, message=error.message
         )
         message = f"{run.steps[failed]['object']}: {error.message}"
-        if error.transient:
-            message += f" (gave up after {error.attempts} attempts)"
         logger.warning("request %s failed: %s", tenancy_request.pk, message)
         services.mark_failed(run=run, error=message)
         return f"failed: {message}"
@@ -196,8 +206,7 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
         failure = gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs,
                               index=git_index)
         if failure:
-            services.mark_failed(run=run, error=failure)
-            return f"failed: {failure}"
+            return _git_failed(tenancy_request=tenancy_request, run=run, failure=failure)
 
     records.record_outcome(tenancy_request=tenancy_request, inputs=inputs)
     services.mark_ready(run=run)
@@ -207,6 +216,51 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
     if ending is not None:
         finish_decommission_of(ending.request_id)
     return "ready"
+
+
+def _git_failed(*, tenancy_request: Request, run: Run, failure: GitFailure) -> str:
+    if failure.transient:
+        return wait_for_outage(tenancy_request=tenancy_request, run=run,
+                               reason=f"repository unreachable: {failure.message}")
+    services.mark_failed(run=run, error=failure.error)
+    return f"failed: {failure.error}"
+
+
+def outage_delay(waited: timedelta) -> timedelta:
+    """Half the time waited so far, within the configured bounds: tries thin out as an
+    outage lasts, and the first comes soon."""
+    seconds = max(settings.BERTH_OUTAGE_RETRY_SECONDS, waited.total_seconds() / 2)
+    return timedelta(seconds=min(seconds, settings.BERTH_OUTAGE_RETRY_MAX_SECONDS))
+
+
+def wait_for_outage(*, tenancy_request: Request, run: Run | None, reason: str) -> str:
+    """The cluster or the repository did not answer after the client's own retries: the
+    request waits and is tried again by itself (the sweep, or the worker's delayed task),
+    resuming where it stopped; past the deadline it fails with the reason."""
+    now = timezone.now()
+    since = tenancy_request.waiting_since or now
+    deadline = timedelta(seconds=settings.BERTH_OUTAGE_DEADLINE_SECONDS)
+    if now - since >= deadline:
+        message = (f"{reason}; gave up after waiting since {since:%Y-%m-%d %H:%M} UTC "
+                   f"({deadline.total_seconds() / 60:.0f} minutes). Retry when it is back.")
+        logger.warning("request %s failed: %s", tenancy_request.pk, message)
+        if run is not None:
+            stopped = next((i for i, step in enumerate(run.steps)
+                            if step["outcome"] == "pending"), None)
+            if stopped is not None:
+                records.record_step(run=run, index=stopped, outcome="failed", attempts=0,
+                                    message=reason)
+                message = f"{run.steps[stopped]['object']}: {message}"
+            services.mark_failed(run=run, error=message)
+            return f"failed: {message}"
+        records.stop_waiting(request_id=tenancy_request.pk)
+        services.return_to_approval(request_id=tenancy_request.pk, reason=message)
+        return f"returned to approval: {message}"
+    next_try = now + outage_delay(now - since)
+    records.wait(request_id=tenancy_request.pk, since=since, until=next_try, reason=reason)
+    logger.warning("request %s waits until %s: %s", tenancy_request.pk,
+                   next_try.isoformat(timespec="seconds"), reason)
+    return f"waiting: {reason}"
 
 
 def _refuse_invalid_plan(

@@ -71,7 +71,11 @@ def transition(
         before = {"state": tenancy_request.state}
         tenancy_request.state = rule.target
         tenancy_request.status_message = message
-        tenancy_request.save(update_fields=["state", "status_message", "updated_at"])
+        # Whatever it waited for, it is not waiting in its new state.
+        tenancy_request.waiting_since = tenancy_request.next_try_at = None
+        tenancy_request.wait_reason = ""
+        tenancy_request.save(update_fields=["state", "status_message", "waiting_since",
+                                            "next_try_at", "wait_reason", "updated_at"])
         after: dict[str, Any] = {"state": tenancy_request.state}
         if message:
             after["message"] = message

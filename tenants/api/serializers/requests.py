@@ -19,10 +19,16 @@ class RequestSerializer(serializers.ModelSerializer):
         model = Request
         fields = [
             "id", "tenant", "kind", "state", "state_label", "status_message", "payload",
-            "requester", "policy_rule", "approvals_required", "approver_role", "created_at",
-            "updated_at",
+            "requester", "policy_rule", "approvals_required", "approver_role",
+            "waiting_since", "next_try_at", "wait_reason", "created_at", "updated_at",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "waiting_since": {"help_text": "Set while the cluster or repository is "
+                              "unreachable: since when the request waits (null otherwise)."},
+            "next_try_at": {"help_text": "When Berth tries again by itself."},
+            "wait_reason": {"help_text": "What it waits for, in words that name no address."},
+        }
 
 
 class RequestCreateSerializer(serializers.Serializer):

@@ -113,7 +113,8 @@ def main() -> int:
     celery = [PYTHON, "-m", "celery", "-A", "portal"]
     commands = {
         "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
-        "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "2"],
+        "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "2",
+                   "--without-gossip", "--without-mingle"],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
         "idp": [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
     }

@@ -325,7 +325,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["tenants.api.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "tenants.api.pagination.PageNumberPagination",
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "tenants.api.filters.StrictFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_THROTTLE_CLASSES": ["tenants.api.throttling.ApiRateThrottle"],
@@ -356,6 +356,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "tenants.api.schema.add_problem_responses",
         "tenants.api.schema.add_links",
+        "tenants.api.schema.strict_query_parameters",
     ],
 }
 

@@ -135,3 +135,19 @@ def _paginated(answer: dict[str, Any], result: dict[str, Any]) -> bool:
     if ref:
         schema = result["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {})
     return "results" in schema.get("properties", {})
+
+
+def strict_query_parameters(result: dict[str, Any], generator: Any, request: Any,
+                            public: bool) -> dict[str, Any]:
+    """Filters say what tenants.api.filters.StrictFilterBackend enforces: given once, never
+    empty (leave a filter out to mean "any")."""
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method != "get":
+                continue
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                if (parameter.get("in") == "query" and schema.get("type") == "string"
+                        and parameter.get("name") != "ordering"):
+                    schema.setdefault("minLength", 1)
+    return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
@@ -34,7 +35,15 @@ def heartbeat(self) -> str:  # noqa: ANN001 - Celery task instance
     return hostname
 
 
-@shared_task(bind=True, name="provisioning.converge")
+# The database went away mid-task (a restart, a dropped connection): try again soon, with
+# the same task id, so the lease this task took is its own again, rather than leaving the
+# request to the sweep once that lease runs out. Celery's Django fixup drops the broken
+# connection before the retry.
+DATABASE_GONE = (OperationalError, InterfaceError)
+
+
+@shared_task(bind=True, name="provisioning.converge", autoretry_for=DATABASE_GONE,
+             max_retries=None, retry_backoff=2, retry_backoff_max=30, retry_jitter=True)
 def converge(self, request_id: int) -> str:  # noqa: ANN001 - Celery task instance
     worker = f"{self.request.hostname or 'local'}:{self.request.id or 'direct'}"
     if not Request.objects.filter(pk=request_id).exists():

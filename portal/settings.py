@@ -195,6 +195,10 @@ CSRF_FAILURE_VIEW = "portal.csrf.csrf_failure"
 SECURE_HSTS_SECONDS = int(os.environ.get("BERTH_HSTS_SECONDS", "0" if DEBUG else "31536000"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("BERTH_HSTS_INCLUDE_SUBDOMAINS")
 SECURE_HSTS_PRELOAD = env_bool("BERTH_HSTS_PRELOAD")
+# Where nothing in front of Berth redirects plain HTTP to HTTPS, Berth does (health checks
+# excepted: probes speak HTTP to the pod).
+SECURE_SSL_REDIRECT = env_bool("BERTH_SSL_REDIRECT")
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 

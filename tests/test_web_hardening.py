@@ -89,6 +89,16 @@ def test_hsts_is_only_sent_over_https(client, world, settings):
     assert "Strict-Transport-Security" not in client.get("/login/")
 
 
+def test_with_nothing_in_front_berth_redirects_plain_http_but_not_its_probes(client, world,
+                                                                            settings):
+    settings.SECURE_SSL_REDIRECT = True  # BERTH_SSL_REDIRECT=1
+    redirected = client.get("/login/?next=/")
+    assert redirected.status_code == 301
+    assert redirected["Location"] == "https://testserver/login/?next=/"
+    assert client.get("/healthz").status_code == 200  # kubelet probes speak HTTP
+    assert client.get("/login/", **HTTPS).status_code == 200
+
+
 def test_production_settings_turn_hsts_on_for_a_year(monkeypatch):
     import importlib
 

@@ -11,8 +11,6 @@ from django.db.models import Q
 
 from provisioning import gitops
 from provisioning.plan import (
-    ARGOCD,
-    FLUX,
     ClaimSpec,
     ClusterSpec,
     KargoProject,
@@ -21,6 +19,7 @@ from provisioning.plan import (
     RepoCredential,
     TenantSpec,
     TierSpec,
+    engine_family,
 )
 from tenants.choices import (
     EnvironmentState,
@@ -116,11 +115,6 @@ def _live_namespace(tenant: Tenant, name: str) -> Namespace:
     return Namespace.objects.select_related("tier", "cluster", "project").get(
         tenant=tenant, name=name, state__in=[NamespaceState.ACTIVE, NamespaceState.PENDING]
     )
-
-
-def engine_family(engine: str) -> str:
-    """Whose tenant-wide objects an engine needs: Argo CD's (with or without Kargo) or Flux's."""
-    return FLUX if engine == GitOpsEngine.FLUX else ARGOCD
 
 
 def tenant_engines(tenant: Tenant, cluster: Cluster, *also: str) -> frozenset[str]:

@@ -156,8 +156,8 @@ def test_fifty_environments_with_a_minute_to_live_all_go_and_leave_cluster_and_g
     assert tenant_namespaces(sandbox) == set()
     # Only the index of sandbox is left (the tenant's roots stay), listing nothing.
     left = files_on(bare)
-    assert set(left) == {"README.md", "clusters/sandbox/kustomization.yaml"}
-    assert "resources: []" in left["clusters/sandbox/kustomization.yaml"]
+    assert set(left) == {"README.md", "clusters/sandbox/argocd/kustomization.yaml"}
+    assert "resources: []" in left["clusters/sandbox/argocd/kustomization.yaml"]
     assert not Namespace.objects.exclude(state=NamespaceState.DECOMMISSIONED).filter(
         name__startswith="payments-shop-"
     ).exists()

@@ -131,10 +131,10 @@ def test_provisioned_namespace_writes_its_files_in_one_commit_by_the_berth_bot(w
         "apps/shop/overlays/dev/kustomization.yaml",
         "apps/shop/dev/application.yaml",
         "apps/shop/dev/kustomization.yaml",
-        "clusters/sandbox/kustomization.yaml",  # what the tenant's roots on sandbox apply
+        "clusters/sandbox/argocd/kustomization.yaml",  # what the tenant's roots on sandbox apply
     }
-    index = yaml.safe_load(files["clusters/sandbox/kustomization.yaml"])
-    assert index["resources"] == ["../../apps/shop/dev"]
+    index = yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])
+    assert index["resources"] == ["../../../apps/shop/dev"]
     application_file = files["apps/shop/dev/application.yaml"]
     assert application_file.startswith(
         f"# Managed by Berth (request #{tenancy_request.pk}). Changes here are overwritten"
@@ -249,8 +249,8 @@ def test_flux_tenant_gets_a_kustomization_run_as_its_reconciler(world, tmp_path,
     assert kustomization["spec"]["targetNamespace"] == "payments-shop-dev"
     assert kustomization["spec"]["path"] == "./clusters/x/apps/shop/overlays/dev"
     assert "clusters/x/apps/shop/dev/application.yaml" not in files
-    assert yaml.safe_load(files["clusters/x/clusters/sandbox/kustomization.yaml"])[
-        "resources"] == ["../../apps/shop/dev"]
+    assert yaml.safe_load(files["clusters/x/clusters/sandbox/flux/kustomization.yaml"])[
+        "resources"] == ["../../../apps/shop/dev"]
 
 
 def test_decommission_removes_the_namespace_files_in_a_new_commit(world):
@@ -278,7 +278,7 @@ def test_decommission_removes_the_namespace_files_in_a_new_commit(world):
     assert recorded.files == {"apps/shop/dev/application.yaml": "deleted",
                               "apps/shop/dev/kustomization.yaml": "deleted",
                               "apps/shop/overlays/dev/kustomization.yaml": "deleted",
-                              "clusters/sandbox/kustomization.yaml": "modified"}
+                              "clusters/sandbox/argocd/kustomization.yaml": "modified"}
     assert list(recorded.namespaces.values_list("name", flat=True)) == ["payments-shop-dev"]
 
     last = converge(approved(world, kind="decommission", namespace="payments-shop-staging",
@@ -287,8 +287,9 @@ def test_decommission_removes_the_namespace_files_in_a_new_commit(world):
     # The tenant's roots on sandbox stay (only a project's or the tenant's decommission
     # takes them): their index stays, listing nothing.
     remaining = files_on(world["bare"])
-    assert set(remaining) == {"README.md", "clusters/sandbox/kustomization.yaml"}
-    assert yaml.safe_load(remaining["clusters/sandbox/kustomization.yaml"])["resources"] == []
+    assert set(remaining) == {"README.md", "clusters/sandbox/argocd/kustomization.yaml"}
+    index = remaining["clusters/sandbox/argocd/kustomization.yaml"]
+    assert yaml.safe_load(index)["resources"] == []
 
 
 def test_an_overlay_the_team_edited_is_never_clobbered_nor_deleted(world):

@@ -146,7 +146,7 @@ def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbo
     argo_root = live(sandbox, "Application", "berth-root", "payments-apps", api=ARGO)
     assert argo_root["spec"]["project"] == "payments"  # the tenant's fences, not default
     assert argo_root["spec"]["source"] == {"repoURL": repo_url, "targetRevision": "main",
-                                           "path": "clusters/sandbox"}
+                                           "path": "clusters/sandbox/argocd"}
     repository = live(sandbox, "Secret", "berth-repo-payments", "argocd")
     assert repository["metadata"]["labels"]["argocd.argoproj.io/secret-type"] == "repository"
     assert secret_values(repository) == {"type": "git", "url": repo_url, "project": "payments",
@@ -178,18 +178,25 @@ def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbo
 
     # --- in git: every root's directory exists on its revision and builds
     checkout = clone(world, tmp_path)
-    for root in (argo_root, flux_root):
-        path = (root["spec"].get("source") or {}).get("path") or root["spec"]["path"]
-        directory = checkout / path.removeprefix("./")
-        assert (directory / "kustomization.yaml").is_file(), path
-        built = kustomize(directory)
-        assert validate_objects(built) == {}
-        names = {(obj["kind"], obj["metadata"]["name"]) for obj in built}
-        assert names == {
+    # Each root is handed its own engine's objects only: Argo CD would refuse the Flux
+    # Kustomization (its namespace is outside the AppProject) and Flux the Applications.
+    expected = {
+        "clusters/sandbox/argocd": {
             ("Application", "payments-shop-dev"), ("Application", "payments-cart-dev"),
             ("Application", "payments-cart-staging"), ("Warehouse", "cart"),
-            ("Stage", "dev"), ("Stage", "staging"), ("Kustomization", "payments-feed-dev"),
-        }
+            ("Stage", "dev"), ("Stage", "staging")},
+        "clusters/sandbox/flux": {("Kustomization", "payments-feed-dev")},
+    }
+    built = []
+    for root in (argo_root, flux_root):
+        path = ((root["spec"].get("source") or {}).get("path")
+                or root["spec"]["path"]).removeprefix("./")
+        directory = checkout / path
+        assert (directory / "kustomization.yaml").is_file(), path
+        objects = kustomize(directory)
+        assert validate_objects(objects) == {}
+        assert {(obj["kind"], obj["metadata"]["name"]) for obj in objects} == expected[path]
+        built += objects
     # What each child reads exists too, and builds: the environments' overlays.
     for obj in built:
         if obj["kind"] == "Application":
@@ -212,7 +219,7 @@ def test_the_plan_shows_roots_and_credentials_redacted_before_approval(world):
     assert TOKEN not in shown
     assert base64.b64encode(TOKEN.encode()).decode() not in shown
     assert "<redacted> sha256:" in shown
-    assert "+- ../../apps/shop/prod\n" in seen.gitops_diff  # the index gains the environment
+    assert "+- ../../../apps/shop/prod\n" in seen.gitops_diff  # the index gains the environment
 
 
 def test_a_changed_git_diff_sends_the_request_back_to_approval(world, tmp_path):
@@ -250,8 +257,9 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
     assert done.state == RequestState.READY, done.status_message
     files = files_on(world["bare"])
     assert not [path for path in files if path.startswith("apps/shop/")]
-    index = yaml.safe_load(files["clusters/sandbox/kustomization.yaml"])["resources"]
-    assert not [entry for entry in index if "/shop/" in entry]
+    index = yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])["resources"]
+    assert index == ["../../../apps/cart/dev", "../../../apps/cart/kargo",
+                     "../../../apps/cart/staging"]
     # The repository went first: the run's GitOps step precedes the deletes.
     assert [step["action"] for step in done.runs.get().steps][:2] == ["commit", "delete"]
     assert live(sandbox, "Namespace", "payments-shop-dev") is None
@@ -303,19 +311,21 @@ def test_each_of_two_clusters_gets_its_own_roots_and_index(world, sandbox, tmp_p
 
         here = live(sandbox, "Application", "berth-root", "payments-apps", api=ARGO)
         there = live(other, "Application", "berth-root", "payments-apps", api=ARGO)
-        assert here["spec"]["source"]["path"] == "clusters/sandbox"
-        assert there["spec"]["source"]["path"] == "clusters/eu"
+        assert here["spec"]["source"]["path"] == "clusters/sandbox/argocd"
+        assert there["spec"]["source"]["path"] == "clusters/eu/argocd"
         assert live(other, "Kustomization", "berth-root", "payments-gitops",
-                    api=FLUX_KUSTOMIZE)["spec"]["path"] == "./clusters/eu"
+                    api=FLUX_KUSTOMIZE)["spec"]["path"] == "./clusters/eu/flux"
         assert live(sandbox, "Namespace", "payments-web-dev") is None
         assert live(other, "Namespace", "payments-shop-dev") is None
         files = files_on(world["bare"])
-        assert yaml.safe_load(files["clusters/sandbox/kustomization.yaml"])["resources"] == [
-            "../../apps/shop/dev"]
-        assert yaml.safe_load(files["clusters/eu/kustomization.yaml"])["resources"] == [
-            "../../apps/web/dev"]
+        assert yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])[
+            "resources"] == ["../../../apps/shop/dev"]
+        assert yaml.safe_load(files["clusters/eu/flux/kustomization.yaml"])["resources"] == [
+            "../../../apps/web/dev"]
+        assert yaml.safe_load(files["clusters/eu/argocd/kustomization.yaml"])[
+            "resources"] == []  # the tenant's Argo CD root there reads an empty index
         checkout = clone(world, tmp_path)
-        assert {o["metadata"]["name"] for o in kustomize(checkout / "clusters/eu")} == {
+        assert {o["metadata"]["name"] for o in kustomize(checkout / "clusters/eu/flux")} == {
             "payments-web-dev"}
 
 

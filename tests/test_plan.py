@@ -232,7 +232,7 @@ def test_argocd_root_applies_the_clusters_directory_bound_to_the_tenants_project
     assert root["spec"] == {
         "project": "payments",
         "source": {"repoURL": TENANT.repo_url, "targetRevision": "main",
-                   "path": "clusters/sandbox"},
+                   "path": "clusters/sandbox/argocd"},
         "destination": {"server": plan.IN_CLUSTER_SERVER, "namespace": "payments-apps"},
         "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
     }
@@ -245,7 +245,7 @@ def test_argocd_root_applies_the_clusters_directory_bound_to_the_tenants_project
 def test_the_root_follows_the_tenants_base_path_and_branch():
     tenant = TenantSpec(**{**vars(TENANT), "repo_path": "teams/payments/", "repo_branch": "gitops"})
     (root,) = find(render(inputs(tenant=tenant)), "Application", plan.ROOT_NAME)
-    assert root["spec"]["source"]["path"] == "teams/payments/clusters/sandbox"
+    assert root["spec"]["source"]["path"] == "teams/payments/clusters/sandbox/argocd"
     assert root["spec"]["source"]["targetRevision"] == "gitops"
 
 
@@ -296,7 +296,7 @@ def test_flux_root_runs_as_the_tenants_reconciler_from_its_one_source():
     (root,) = find(result, "Kustomization", plan.ROOT_NAME)
     assert root["spec"]["serviceAccountName"] == plan.RECONCILER_SERVICE_ACCOUNT
     assert root["spec"]["targetNamespace"] == "payments-gitops"
-    assert root["spec"]["path"] == "./clusters/sandbox"
+    assert root["spec"]["path"] == "./clusters/sandbox/flux"
     assert root["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "payments"}
     (sources,) = find(result, "ConfigMap", plan.GITOPS_SOURCES_CONFIG)
     assert sources["data"] == {"repository": source["spec"]["url"]}

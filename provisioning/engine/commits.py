@@ -17,7 +17,7 @@ from provisioning import selectors as reads
 from provisioning import services as records
 from provisioning.inputs import apps_of_request, gitops_input_for, plan_input_for
 from provisioning.models import GitCommit
-from provisioning.plan import PlanInput
+from provisioning.plan import PlanInput, engine_family
 from provisioning.signals import git_push_failed
 from tenants.choices import NamespaceState, RequestKind
 from tenants.engine import GitOpsChange
@@ -110,6 +110,16 @@ class Proposed:
     notes: tuple[str, ...]
     app: str  # the application named in the message ("" for the tenant's own files)
     engine: str
+    indexes: tuple[str, ...] = ()  # the cluster indexes among the files
+
+
+def index_paths(inputs: PlanInput, desired: list[PlanInput]) -> dict[str, str]:
+    """The cluster indexes a request reads and writes, by engine family: those of the
+    applications it touches and of the tenant's roots it applies or removes."""
+    families = {engine_family(wanted.engine) for wanted in desired}
+    families |= inputs.tenant_engines | inputs.remove_tenant_engines
+    families = families or {engine_family(inputs.engine)}
+    return {family: gitops_plan.index_path(inputs, family) for family in sorted(families)}
 
 
 def propose_files(tenancy_request: Request, inputs: PlanInput,
@@ -121,36 +131,39 @@ def propose_files(tenancy_request: Request, inputs: PlanInput,
     template = settings.BERTH_GITOPS_IMAGE_REPOSITORY
     desired = [gitops_input_for(tenancy_request, inputs, app=app)
                for app in apps_of_request(tenancy_request, inputs)]
-    index = gitops_plan.index_path(inputs)
-    within = (index, *(path for d in desired for path in gitops_plan.scope(d)))
+    indexes = index_paths(inputs, desired)
+    within = (*indexes.values(), *(path for d in desired for path in gitops_plan.scope(d)))
     current = read(within)
     files: dict[str, str] = {}
     notes: list[str] = []
-    entries: dict[str, list[str]] = {}
+    entries: dict[str, dict[str, list[str]]] = {family: {} for family in indexes}
     for wanted in desired:
         scope = gitops_plan.scope(wanted)
         rendered = gitops_plan.render_files(wanted, image_repository_template=template)
         converged = gitops_plan.converge(current, rendered, scope)
         files.update(converged.files)
         notes += converged.notes
-        entries[wanted.app] = gitops_plan.index_entries(wanted)
-    have = current.get(index)
-    if inputs.remove_tenant_engines:  # the tenant's roots here go: nothing reads the index
-        if have is not None and not gitops_plan.is_managed(have):
-            files[index] = have
-            notes.append(f"{index}: not Berth's any more (its first line is not Berth's "
-                         "header); the tenant's roots here are gone, so nothing applies it")
-    else:
+        entries[engine_family(wanted.engine)][wanted.app] = gitops_plan.index_entries(wanted)
+    for family, index in indexes.items():
+        have = current.get(index)
+        if family in inputs.remove_tenant_engines:  # its root here goes: nothing reads it
+            if have is not None and not gitops_plan.is_managed(have):
+                files[index] = have
+                notes.append(f"{index}: not Berth's any more (its first line is not "
+                             "Berth's header); the tenant's root here is gone, so nothing "
+                             "applies it")
+            continue
         content, note = have, ""
-        for app, listed in entries.items() or [("", [])]:
-            content, note = gitops_plan.render_index(content, inputs, listed, app=app)
+        for app, listed in entries[family].items() or [("", [])]:
+            content, note = gitops_plan.render_index(content, inputs, listed, app=app,
+                                                     family=family)
         if content is not None:
             files[index] = content
         notes += [note] if note else []
     first = desired[0] if desired else None
     return Proposed(current=current, files=dict(sorted(files.items())), notes=tuple(notes),
                     app=first.app if first else "", engine=first.engine if first else
-                    inputs.engine)
+                    inputs.engine, indexes=tuple(indexes.values()))
 
 
 def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsWritten:
@@ -269,12 +282,12 @@ def gitops_preview(tenancy_request: Request) -> GitOpsChange:
     inputs = plan_input_for(tenancy_request)
     proposed = propose_files(tenancy_request, inputs,
                              lambda within: gitops.read_files(remote, within))
-    index = gitops_plan.index_path(inputs)
-    own_before = {path: c for path, c in proposed.current.items() if path != index}
-    own_after = {path: c for path, c in proposed.files.items() if path != index}
-    entries = gitops_plan.index_changes(proposed.current.get(index), proposed.files.get(index))
+    indexes = set(proposed.indexes)
+    own_before = {path: c for path, c in proposed.current.items() if path not in indexes}
+    own_after = {path: c for path, c in proposed.files.items() if path not in indexes}
+    lines = [f"{index} {entry}\n" for index in sorted(indexes) for entry in
+             gitops_plan.index_changes(proposed.current.get(index), proposed.files.get(index))]
     return GitOpsChange(
         diff=gitops_plan.diff_files(proposed.current, proposed.files),
-        binds=gitops_plan.diff_files(own_before, own_after) + "".join(
-            f"{index} {entry}\n" for entry in entries),
+        binds=gitops_plan.diff_files(own_before, own_after) + "".join(lines),
     )

@@ -166,13 +166,15 @@ def index_entries(inputs: PlanInput) -> list[str]:
 
 
 def render_index(
-    current: str | None, inputs: PlanInput, entries: Iterable[str] = (), *, app: str = ""
+    current: str | None, inputs: PlanInput, entries: Iterable[str] = (), *, app: str = "",
+    family: str = "",
 ) -> tuple[str | None, str]:
-    """The cluster's index once the application `app` lists exactly `entries` (and the
-    other applications what they list now): (content, note). A new tenant on a cluster
-    gets an empty index, so its roots have a directory to read; an index the team took
-    over (first line removed) is left alone, with a note saying so."""
-    path = index_path(inputs)
+    """The cluster's index of one engine family (the request's by default) once the
+    application `app` lists exactly `entries` (and the other applications what they list
+    now): (content, note). A new tenant on a cluster gets an empty index, so its root has a
+    directory to read; an index the team took over (first line removed) is left alone,
+    with a note saying so."""
+    path = index_path(inputs, family)
     if current is not None and not is_managed(current):
         return current, f"{path}: not Berth's any more (its first line is not Berth's header)"
     kept: list[str] = []
@@ -183,7 +185,7 @@ def render_index(
     wanted = sorted(set(kept) | set(entries))
     # Shared by every application on the cluster, so its header names no request: what it
     # says depends only on the environments it lists.
-    content = (f"{MANAGED_MARK}: what the tenant's roots on this cluster apply, one line per "
+    content = (f"{MANAGED_MARK}: what the tenant's root on this cluster applies, one line per "
                "environment. Changes here are overwritten.\n" + _dump([kustomization(
                    resources=wanted)]))
     if current is not None and body_of(current) == body_of(content):

@@ -1,13 +1,14 @@
 """Where an application's files live in a tenant's repository and what its objects are
 called: `apps/<app>/<environment>/`, overlays, the Kargo directory, and the index of each
-cluster (`clusters/<cluster>/kustomization.yaml`) that the cluster's roots apply.
+cluster and engine (`clusters/<cluster>/<argocd|flux>/kustomization.yaml`) that the
+tenant's root of that engine on the cluster applies.
 """
 
 from __future__ import annotations
 
 import re
 
-from provisioning.plan import NamespaceSpec, PlanInput, uses_argocd
+from provisioning.plan import NamespaceSpec, PlanInput, engine_family, uses_argocd
 from provisioning.plan.repository import cluster_dir, repo_root
 from tenants.naming import RESERVED_TIER_SLUGS, fit
 
@@ -49,9 +50,11 @@ def scope(inputs: PlanInput) -> tuple[str, ...]:
     return (app_dir(inputs),) if inputs.app else ()
 
 
-def index_path(inputs: PlanInput) -> str:
-    """The cluster's index: what the tenant's roots on it apply."""
-    return f"{cluster_dir(inputs.tenant, inputs.cluster.name)}/kustomization.yaml"
+def index_path(inputs: PlanInput, family: str = "") -> str:
+    """The cluster's index for one engine family (the request's by default): what the
+    tenant's root of that engine on the cluster applies."""
+    family = family or engine_family(inputs.engine)
+    return f"{cluster_dir(inputs.tenant, inputs.cluster.name, family)}/kustomization.yaml"
 
 
 def index_entry(inputs: PlanInput, directory: str) -> str:
@@ -59,7 +62,7 @@ def index_entry(inputs: PlanInput, directory: str) -> str:
     base = repo_root(inputs.tenant.repo_path)
     if not directory.startswith(base):  # pragma: no cover - every directory Berth writes is
         raise ValueError(f"{directory} is outside the tenant's base path {base!r}")
-    return "../../" + directory[len(base):].rstrip("/")
+    return "../../../" + directory[len(base):].rstrip("/")
 
 
 def environment_dir(ns: NamespaceSpec) -> str:

@@ -50,6 +50,7 @@ from provisioning.plan.model import (
     RepoCredential,
     TenantSpec,
     TierSpec,
+    engine_family,
     metadata_of,
     owned_labels,
     redact_secret,
@@ -113,5 +114,6 @@ __all__ = [
     "TenantSpec",
     "TierSpec",
     "uses_argocd",
+    "engine_family",
     "uses_kargo",
 ]

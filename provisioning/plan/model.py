@@ -298,6 +298,12 @@ def ref_of(obj: dict[str, Any]) -> ObjectRef:
     return ObjectRef(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace", ""))
 
 
+def engine_family(engine: str) -> str:
+    """Whose tenant-wide objects and root an engine uses: Argo CD's (with or without Kargo)
+    or Flux's."""
+    return FLUX if engine == FLUX else ARGOCD
+
+
 def uses_argocd(engine: str) -> bool:
     return engine in ("argocd", "argocd_kargo")
 

@@ -26,9 +26,11 @@ def repo_root(path: str) -> str:
     return cleaned + "/"
 
 
-def cluster_dir(tenant: TenantSpec, cluster: str) -> str:
-    """What the tenant's roots on `cluster` apply: `<base>clusters/<cluster>` (no slash)."""
-    return f"{repo_root(tenant.repo_path)}clusters/{cluster}"
+def cluster_dir(tenant: TenantSpec, cluster: str, family: str) -> str:
+    """What the tenant's root of one engine family (argocd, flux) on `cluster` applies:
+    `<base>clusters/<cluster>/<family>` (no slash). One directory per engine, so neither
+    root is handed the other's objects."""
+    return f"{repo_root(tenant.repo_path)}clusters/{cluster}/{family}"
 
 
 def public_url(url: str) -> str:

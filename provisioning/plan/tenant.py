@@ -80,7 +80,7 @@ def argocd_tenant_objects(inputs: PlanInput) -> list[dict[str, Any]]:
                 "project": tenant.slug,
                 "source": {"repoURL": public_url(tenant.repo_url),
                            "targetRevision": tenant.repo_branch,
-                           "path": cluster_dir(tenant, cluster.name)},
+                           "path": cluster_dir(tenant, cluster.name, ARGOCD)},
                 "destination": {"server": IN_CLUSTER_SERVER, "namespace": apps},
                 "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
             },
@@ -123,7 +123,7 @@ def flux_tenant_objects(inputs: PlanInput) -> list[dict[str, Any]]:
          "metadata": metadata_of(ROOT_NAME, labels, home),
          "spec": {
              "interval": "10m0s", "retryInterval": "1m0s", "timeout": "5m0s",
-             "path": f"./{cluster_dir(tenant, inputs.cluster.name)}",
+             "path": f"./{cluster_dir(tenant, inputs.cluster.name, FLUX)}",
              "prune": True,
              "sourceRef": {"kind": "GitRepository", "name": tenant.slug},
              # As the tenant, and only into its GitOps namespace: the files there can

@@ -63,6 +63,7 @@ TIMINGS = {"BERTH_OUTAGE_DEADLINE_SECONDS": "3600"} if PRODUCTION_TIMINGS else {
     "BERTH_KUBE_TIMEOUT_SECONDS": "3",
 }
 CONVERGE_TIMEOUT = 600.0 if PRODUCTION_TIMINGS else 180.0
+APPLICATION_NAME = "berth-fault-suite"  # how the worker and beat processes show in PostgreSQL
 
 
 class RedisServer:
@@ -126,7 +127,9 @@ class Stack:
 
     def __init__(self, redis_server: RedisServer, directory: Path) -> None:
         self.broker_url = redis_server.url
-        self.env = {**worker_env(), **TIMINGS, "REDIS_URL": redis_server.url}
+        env = worker_env()
+        env["DATABASE_URL"] += f"?application_name={APPLICATION_NAME}"
+        self.env = {**env, **TIMINGS, "REDIS_URL": redis_server.url}
         self.directory = directory
         self.workers: list[subprocess.Popen] = []
         self._stack = ExitStack()
@@ -294,9 +297,13 @@ def test_redis_restarted_twice(world, sandbox, stack, redis_server):
 
 def test_postgresql_connections_dropped(world, sandbox, stack):
     def drop_connections() -> None:
+        # The worker and beat processes' connections (they name themselves), not the test
+        # run's own: the rest of the suite goes on using those.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                           "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                           "WHERE datname = current_database() AND application_name = %s",
+                           [APPLICATION_NAME])
+            assert cursor.fetchall(), "no worker connection to drop"
 
     converge_after(drop_connections, world=world, sandbox=sandbox, stack=stack,
                    name="PostgreSQL connections dropped")

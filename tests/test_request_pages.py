@@ -91,7 +91,7 @@ def test_progress_polls_while_approved_and_stops_when_finished(client, world, su
     fragment = client.get(f"/requests/{submitted.pk}/progress/").content.decode()
     assert 'data-poll="' in fragment  # still moving, by itself
     assert "Waiting: sandbox: cluster unreachable" in fragment
-    assert "next try in" in fragment and "nothing is lost" in fragment
+    assert "next try at" in fragment and "nothing is lost" in fragment
 
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 0  # past its deadline, the next try gives up
     Request.objects.filter(pk=submitted.pk).update(lease_expires_at=None)

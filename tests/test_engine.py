@@ -165,6 +165,15 @@ def test_unreachable_cluster_waits_with_a_message_that_names_no_address(world, s
     assert "refused the connection" in tenancy_request.wait_reason
     assert "127.0.0.1" not in tenancy_request.wait_reason
     assert ":9" not in tenancy_request.wait_reason
+    # The requester sees the same over the API.
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(world["developer"])
+    shown = api.get(f"/api/v1/requests/{tenancy_request.pk}/").json()
+    assert shown["state"] == "provisioning"
+    assert shown["wait_reason"] == tenancy_request.wait_reason
+    assert shown["waiting_since"] and shown["next_try_at"]
 
 
 def test_an_outage_past_the_deadline_fails_the_request_with_the_reason(world, settings):

@@ -138,6 +138,9 @@ def test_an_expired_ephemeral_environment_is_removed_by_the_beat_job_through_a_w
             assert expire_environments()["ended"] == [environment.pk]
         wait_for(lambda: EphemeralEnvironment.objects.get(pk=environment.pk).state
                  == EnvironmentState.ENDED, what="environment ended")
+        # The same run closes the environment's own request a moment later: wait for it
+        # before the worker is stopped.
+        wait_for(lambda: state_of(created) == RequestState.DECOMMISSIONED,
+                 what="the environment's request decommissioned")
 
     assert sandbox.get("Namespace", "payments-shop-review-5") is None
-    assert state_of(created) == RequestState.DECOMMISSIONED

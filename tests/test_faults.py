@@ -28,16 +28,13 @@ import pytest
 from django.db import connection
 from kombu import Connection
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from provisioning.models import GitCommit
 from provisioning.tasks import converge
 from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant, User
-from tests.cluster import seed_demo
+from tests.cluster import seed_demo, stand_in
 from tests.gitserver import GitDaemon, commits_on, free_port, init_bare, push_outside_commit
 from tests.integration import ROOT, needs_postgres_and_redis, wait_for, worker_env
 from tests.workflow import approve_if_needed
@@ -161,9 +158,7 @@ class Stack:
 
 @pytest.fixture
 def sandbox():
-    namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
-    with KubeSandbox(termination_seconds=0.2, namespaces=namespaces,
-                     crds=upstream_crds()) as running:
+    with stand_in(termination_seconds=0.2) as running:
         yield running
 
 

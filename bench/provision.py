@@ -5,13 +5,17 @@ workers, against a raw script applying the same objects with the official client
 
 Uses DATABASE_URL (a scratch database `berth_bench` on the same PostgreSQL server) and
 REDIS_URL when set, else SQLite and the filesystem broker in a temporary directory. The
-Kubernetes API is the sandbox stand-in, started as its own process. Prints wall times and
-the ratio; nothing is asserted.
+Kubernetes API is the sandbox stand-in as `make run` starts it (HTTPS, Berth signed in
+with the chart's RBAC), its own process. The bench's own first approval rule makes every
+request wait for a person, whatever the demo's rules auto-approve; all are then approved
+at once. Prints wall times, the workers' peak memory and, last, the ratio; exits 1 when a
+request failed or did not finish (timings are never asserted).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import signal
@@ -19,57 +23,57 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import prepare_environment, stack, tree_peak_rss_mib  # noqa: E402
 
 
-def scratch_postgres(url: str) -> str:
-    """A fresh `berth_bench` database beside the one DATABASE_URL names."""
-    import psycopg
-
-    parts = urlsplit(url)
-    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS berth_bench WITH (FORCE)")
-        conn.execute("CREATE DATABASE berth_bench")
-    return urlunsplit(parts._replace(path="/berth_bench"))
+@dataclass(frozen=True)
+class Sandbox:
+    process: subprocess.Popen
+    url: str
+    token: str
+    ca_certificate: str
+    kubeconfig: Path
 
 
-def prepare_environment(workdir: Path) -> None:
-    from cryptography.fernet import Fernet
+def start_sandbox(workdir: Path) -> Sandbox:
+    """The stand-in as `make run` starts it (HTTPS, the chart's RBAC for Berth, the CRDs),
+    its own process, in memory: every run starts from an empty cluster."""
+    from portal import sandbox
 
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="portal.settings",
-        BERTH_DATA_DIR=str(workdir),
-        SECRET_KEY=secrets.token_urlsafe(40),
-        BERTH_FERNET_KEYS=Fernet.generate_key().decode(),
-        BERTH_QUEUE=f"berth-bench-{os.getpid()}",
-        BERTH_LOG_LEVEL="WARNING",
-    )
-    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        os.environ["DATABASE_URL"] = scratch_postgres(os.environ["DATABASE_URL"])
-    else:
-        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
-
-
-def start_sandbox(workdir: Path) -> tuple[subprocess.Popen, str]:
-    from portal.sandbox import sandbox_command
-
-    command = sandbox_command(port="0", data_dir=workdir)
+    token = secrets.token_urlsafe(32)
+    prepared = sandbox.prepare(data_dir=workdir, berth_namespace="berth-system", berth_token=token)
+    command = sandbox.sandbox_command(port="0", prepared=prepared)
     state = command.index("--state-file")
-    del command[state : state + 2]  # in memory: the bench starts from an empty cluster
+    del command[state : state + 2]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)  # noqa: S603
     url = process.stdout.readline().split()[-1]
-    return process, url
+    kubeconfig = Path(prepared["kubeconfig"])
+    while not kubeconfig.exists():
+        time.sleep(0.1)
+    return Sandbox(process, url, token, sandbox.ca_certificate(kubeconfig), kubeconfig)
 
 
-def submit(count: int, sandbox_url: str) -> list[int]:
+def submit(count: int, sandbox: Sandbox) -> list[int]:
+    """`count` namespace requests, all waiting for a person's approval whatever the demo's
+    rules auto-approve: the bench's own first rule says so."""
     from tenants import demo, services
-    from tenants.models import Tenant, User
+    from tenants.choices import ApproverRole, PolicyOutcome
+    from tenants.models import ApprovalRule, Tenant, User
 
-    demo.seed(sandbox_api_url=sandbox_url)
+    demo.seed(sandbox_api_url=sandbox.url, sandbox_token=sandbox.token,
+              sandbox_ca=sandbox.ca_certificate)
+    ApprovalRule.objects.create(
+        position=0, name="bench-approves-by-hand", condition="true",
+        outcome=PolicyOutcome.REQUIRE, approver_role=ApproverRole.PLATFORM_ADMIN,
+    )
     tenant = Tenant.objects.get(slug="payments")
     tenant.budget_namespaces = count + 10
     tenant.budget_cpu_millis = tenant.budget_memory_mib = 1000 * (count + 10)
@@ -93,9 +97,10 @@ def submit(count: int, sandbox_url: str) -> list[int]:
 
 
 def approve_all(ids: list[int]) -> None:
-    """Bulk approval: each approval enqueues its provisioning job as it commits."""
-    from provisioning.engine import current_plan
+    """Bulk approval, each bound to the digest an approver sees (objects and GitOps
+    change); each approval enqueues its provisioning job as it commits."""
     from tenants import services
+    from tenants.engine import review
     from tenants.models import Request, User
 
     admin = User.objects.get(username="pat")
@@ -103,7 +108,7 @@ def approve_all(ids: list[int]) -> None:
         services.approve_request(
             request_id=tenancy_request.pk,
             approver=admin,
-            plan_digest=current_plan(tenancy_request).digest,
+            plan_digest=review(tenancy_request).digest,
         )
 
 
@@ -145,26 +150,41 @@ def start_workers(*, workers: int, concurrency: int) -> list[subprocess.Popen]:
 
 def stop_workers(processes: list[subprocess.Popen]) -> None:
     for process in processes:
-        os.killpg(process.pid, signal.SIGTERM)
+        process.terminate()  # the worker stops its own pool (warm shutdown)
     for process in processes:
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
-def provision(ids: list[int]) -> float:
-    """Wall time from the first approval until every request is ready (or failed)."""
+def provision(ids: list[int], *, timeout: float) -> tuple[float, float]:
+    """Wall time from the first approval until every request is ready (or failed), and
+    the time the approvals took."""
     from tenants.choices import RequestState
     from tenants.models import Request
 
     started = time.perf_counter()
     approve_all(ids)
+    approving = time.perf_counter() - started
     finished = (RequestState.READY, RequestState.FAILED)
     while Request.objects.filter(pk__in=ids).exclude(state__in=finished).exists():
-        time.sleep(0.1)
-    elapsed = time.perf_counter() - started
-    failed = Request.objects.filter(pk__in=ids, state=RequestState.FAILED).count()
-    if failed:
-        print(f"warning: {failed} requests failed", file=sys.stderr)
-    return elapsed
+        if time.perf_counter() - started > timeout:
+            break
+        time.sleep(0.05)
+    return time.perf_counter() - started, approving
+
+
+def unfinished(ids: list[int]) -> dict[str, list[str]]:
+    """Requests that did not reach Ready, by state, with their status message."""
+    from tenants.choices import RequestState
+    from tenants.models import Request
+
+    found: dict[str, list[str]] = {}
+    for row in Request.objects.filter(pk__in=ids).exclude(state=RequestState.READY):
+        found.setdefault(row.state, []).append(f"#{row.pk}: {row.status_message[:200]}")
+    return found
 
 
 def objects_applied(ids: list[int]) -> list[dict]:
@@ -177,14 +197,19 @@ def objects_applied(ids: list[int]) -> list[dict]:
     return objects
 
 
-def raw_apply(objects: list[dict], sandbox_url: str) -> float:
-    """The baseline: the official client, one server-side apply after another."""
-    import urllib3
+def raw_apply(objects: list[dict], sandbox: Sandbox) -> float:
+    """The baseline: the official client, signed in as Berth, one server-side apply after
+    another into an empty cluster."""
     from kubernetes import client
     from kubernetes.dynamic import DynamicClient
 
-    urllib3.request("POST", f"{sandbox_url}/_sandbox/reset")  # an empty cluster again
-    configuration = client.Configuration(host=sandbox_url)
+    reset_cluster(sandbox)
+    configuration = client.Configuration(host=sandbox.url)
+    configuration.api_key = {"BearerToken": sandbox.token}
+    configuration.api_key_prefix = {"BearerToken": "Bearer"}
+    ca_file = Path(tempfile.mkstemp(suffix=".pem")[1])
+    ca_file.write_text(sandbox.ca_certificate)
+    configuration.ssl_ca_cert = str(ca_file)
     dynamic = DynamicClient(client.ApiClient(configuration))
     started = time.perf_counter()
     for obj in objects:
@@ -198,50 +223,87 @@ def raw_apply(objects: list[dict], sandbox_url: str) -> float:
     return time.perf_counter() - started
 
 
+def sandbox_hook(sandbox: Sandbox, method: str, path: str) -> dict:
+    """One of the stand-in's admin hooks, with the admin's token and CA from the kubeconfig
+    it wrote."""
+    import urllib3
+
+    config = json.loads(sandbox.kubeconfig.read_text())
+    token = config["users"][0]["user"]["token"]
+    ca_file = Path(tempfile.mkstemp(suffix=".pem")[1])
+    ca_file.write_text(sandbox.ca_certificate)
+    pool = urllib3.PoolManager(ca_certs=str(ca_file))
+    response = pool.request(method, f"{sandbox.url}/_sandbox{path}",
+                            headers={"Authorization": f"Bearer {token}"})
+    if response.status != 200:
+        raise SystemExit(f"stand-in hook {method} {path}: HTTP {response.status}")
+    return json.loads(response.data)
+
+
+def reset_cluster(sandbox: Sandbox) -> None:
+    """Empty the stand-in again, its request log too."""
+    sandbox_hook(sandbox, "POST", "/reset")
+
+
+def api_calls(sandbox: Sandbox) -> Counter:
+    """The calls the stand-in answered since its last reset, by method."""
+    return Counter(entry["method"] for entry in sandbox_hook(sandbox, "GET", "/requests")["items"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--concurrency", type=int, default=2, help="pool size per worker")
+    parser.add_argument("--timeout", type=float, default=1800,
+                        help="give up waiting for Ready after this many seconds")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-"))
-    prepare_environment(workdir)
+    prepare_environment(workdir, database="berth_bench")
     import django
     from django.core.management import call_command
 
     django.setup()
     call_command("migrate", verbosity=0)
-    sandbox, sandbox_url = start_sandbox(workdir)
+    sandbox = start_sandbox(workdir)
     try:
-        ids = submit(args.count, sandbox_url)
+        ids = submit(args.count, sandbox)
         workers = start_workers(workers=args.workers, concurrency=args.concurrency)
         try:
-            berth_seconds = provision(ids)
+            berth_seconds, approving = provision(ids, timeout=args.timeout)
+            worker_rss = [tree_peak_rss_mib(process.pid) for process in workers]
         finally:
             stop_workers(workers)
+        missing = unfinished(ids)
+        calls = api_calls(sandbox)
         objects = objects_applied(ids)
-        raw_seconds = raw_apply(objects, sandbox_url)
+        raw_seconds = raw_apply(objects, sandbox)
     finally:
-        sandbox.terminate()
-        sandbox.wait()
+        sandbox.process.terminate()
+        sandbox.process.wait()
 
-    database = "PostgreSQL" if os.environ["DATABASE_URL"].startswith("postgres") else "SQLite"
-    broker = "Redis" if os.environ.get("REDIS_URL") else "filesystem"
     print(f"namespaces            {args.count}")
     print(f"objects applied       {len(objects)}")
-    print(
-        f"stack                 {database}, {broker} broker, "
-        f"{args.workers} workers x {args.concurrency}"
-    )
+    print(f"stack                 {stack()}, {args.workers} workers x {args.concurrency}")
+    print(f"not ready             {sum(len(rows) for rows in missing.values())}")
+    print(f"API calls by Berth    {sum(calls.values())} "
+          f"({', '.join(f'{n} {method}' for method, n in calls.most_common())}; "
+          f"{sum(calls.values()) / len(objects):.2f} per object)")
+    for state, rows in missing.items():
+        print(f"  {state}: {len(rows)}, e.g. {rows[0]}")
+    print(f"worker peak RSS       {' + '.join(f'{rss:.0f}' for rss in worker_rss)} MiB")
     print(
         f"berth approve+apply   {berth_seconds:8.2f} s  "
         f"({args.count / berth_seconds:.1f} namespaces/s)"
     )
+    print(f"  of which approving  {approving:8.2f} s  (one after another, as the bench sends them)")
     print(
         f"raw sequential apply  {raw_seconds:8.2f} s  ({len(objects) / raw_seconds:.0f} objects/s)"
     )
     print(f"ratio berth / raw     {berth_seconds / raw_seconds:8.2f}")
+    if missing:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -236,6 +236,9 @@ else:
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # The folder is polled; kombu's default second between looks is most of an
+        # approval's wait for Ready on this stack.
+        "polling_interval": 0.05,
     }
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("BERTH_QUEUE", "berth")
 # A broker that goes away is waited for, forever, at start and while running; a task cut
@@ -247,6 +250,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+# Celery's Django fixup closes the database connection around every task unless told to
+# reuse it: a new PostgreSQL connection per task was a twentieth of a provisioning run.
+# Reused for this many tasks, then reopened (CONN_MAX_AGE and health checks still apply).
+CELERY_DB_REUSE_MAX = int(os.environ.get("BERTH_WORKER_DB_REUSE_MAX", "100"))
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_TIMEZONE = TIME_ZONE
 SWEEP_INTERVAL_SECONDS = float(os.environ.get("BERTH_SWEEP_INTERVAL", "60"))
@@ -265,6 +272,8 @@ KUBE_BACKOFF_SECONDS = float(os.environ.get("BERTH_KUBE_BACKOFF_SECONDS", "0.5")
 KUBE_TIMEOUT_SECONDS = float(os.environ.get("BERTH_KUBE_TIMEOUT_SECONDS", "15"))
 PROVISIONING_LEASE_SECONDS = float(os.environ.get("BERTH_LEASE_SECONDS", "120"))
 NAMESPACE_TERMINATION_TIMEOUT = float(os.environ.get("BERTH_TERMINATION_TIMEOUT", "300"))
+# Once a namespace exists its objects are applied this many at a time (per task).
+BERTH_APPLY_CONCURRENCY = int(os.environ.get("BERTH_APPLY_CONCURRENCY", "8"))
 # When the cluster or the repository stays unreachable past those retries, the request
 # waits and is tried again by itself: first after BERTH_OUTAGE_RETRY_SECONDS, then after
 # half the time it has waited so far (at most BERTH_OUTAGE_RETRY_MAX_SECONDS), until it has

@@ -123,7 +123,9 @@ def install_guardrails(*, cluster: Cluster, actor: User | None = None) -> Instal
             # The chart installs some of these itself (admission.fluxTenancy): its own stay.
             outcomes.append((str(ref), "kept (the Helm chart's)"))
             continue
-        outcome = client.apply(obj)
+        # Read first (it decides what is kept anyway): the version says "unchanged".
+        known = None if live is None else live["metadata"].get("resourceVersion")
+        outcome = client.apply(obj, known_version=known)
         outcomes.append((str(ref), outcome.result))
     installed = Installed(cluster=cluster.name, identity=identity, outcomes=tuple(outcomes))
     audit.record(

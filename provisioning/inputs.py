@@ -191,10 +191,12 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         cluster = Cluster.objects.get(name=payload["cluster"])
         engine = payload["engine"]
         project = payload["app"]
-        for tier in EnvironmentTier.objects.filter(slug__in=payload["tiers"]):
+        tiers = list(EnvironmentTier.objects.filter(slug__in=payload["tiers"]))
+        recorded = _recorded_names(tenancy_request, tiers)
+        for tier in tiers:
             namespaces.append(
                 NamespaceSpec(
-                    name=_recorded_name(tenancy_request, project, tier),
+                    name=recorded.get(tier.pk) or namespace_name(tenant.slug, project, tier.slug),
                     tier=tier_spec(tier),
                     cpu_millis=tier.default_cpu_millis,
                     memory_mib=tier.default_memory_mib,
@@ -316,11 +318,16 @@ def _engine_of(namespace: Namespace, tenant: Tenant) -> str:
 def _recorded_name(tenancy_request: Request, app: str, tier: EnvironmentTier) -> str:
     """The name claimed for this request's namespace in this tier when it was submitted
     (names are computed once and recorded, never recomputed)."""
-    recorded = (
-        Namespace.objects.filter(request=tenancy_request, tier=tier)
-        .order_by("-pk").values_list("name", flat=True).first()
-    )
+    recorded = _recorded_names(tenancy_request, [tier]).get(tier.pk)
     return recorded or namespace_name(tenancy_request.tenant.slug, app, tier.slug)
+
+
+def _recorded_names(tenancy_request: Request, tiers: list[EnvironmentTier]) -> dict[int, str]:
+    """tier id → the name recorded for this request's namespace in it, in one query (the
+    latest row where a tier has several)."""
+    rows = (Namespace.objects.filter(request=tenancy_request, tier__in=tiers)
+            .order_by("pk").values_list("tier_id", "name"))
+    return dict(rows)
 
 
 def _claimed_name(cluster: Cluster, tenant: Tenant, purpose: str, *, app: str = "") -> str:

@@ -69,6 +69,11 @@ class Outcome:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class Applied(Outcome):
+    resource_version: str = ""  # as the apply left the object
+
+
 class KubeError(Exception):
     """The API refused or never answered; `message` is what a person should read."""
 
@@ -235,37 +240,33 @@ class ClusterClient:
         live, _ = self._retry(fetch)
         return live
 
-    def apply(self, obj: dict[str, Any]) -> Outcome:
-        """Server-side apply; says whether the object was created, changed or left as it was."""
+    def apply(self, obj: dict[str, Any], *, known_version: str | None = None) -> Applied:
+        """Server-side apply, one call: the API answers 201 when it created the object.
+        `known_version` is the resourceVersion the caller last saw; the object is
+        "unchanged" when the apply left it at that version, else "configured"."""
         ref = ref_of(obj)
         resource = self._resource(ref.api_version, ref.kind)
-        attempts_total = 0
 
-        def read_version() -> str | None:
-            live = self.get(ref)
-            return None if live is None else live["metadata"].get("resourceVersion")
-
-        before = read_version()
-
-        def apply_once() -> dict[str, Any]:
+        def apply_once() -> Any:  # noqa: ANN401 - urllib3's response
             return resource.server_side_apply(
                 body=obj,
                 name=ref.name,
                 namespace=ref.namespace or None,
                 field_manager=FIELD_MANAGER,
                 force_conflicts=True,
+                serialize=False,  # the status code says whether it was created
                 **self._timeout(),
-            ).to_dict()
+            )
 
-        applied, attempts_total = self._retry(apply_once)
-        after = applied["metadata"].get("resourceVersion")
-        if before is None:
+        response, attempts = self._retry(apply_once)
+        version = json.loads(response.data)["metadata"].get("resourceVersion", "")
+        if response.status == 201:
             result = "created"
-        elif before == after:
+        elif known_version is not None and known_version == version:
             result = "unchanged"
         else:
             result = "configured"
-        return Outcome(ref=ref, result=result, attempts=attempts_total)
+        return Applied(ref=ref, result=result, attempts=attempts, resource_version=version)
 
     def delete(self, ref: ObjectRef) -> Outcome:
         resource = self._resource(ref.api_version, ref.kind)

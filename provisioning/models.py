@@ -45,3 +45,22 @@ class GitCommit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sha[:12]} on {self.branch} for request #{self.request_id}"
+
+
+class AppliedObject(models.Model):
+    """The resourceVersion an object had after Berth last applied it: the next apply that
+    leaves it there changed nothing, without reading it first."""
+
+    cluster = models.ForeignKey("tenants.Cluster", on_delete=models.CASCADE,
+                                related_name="applied_objects")
+    api_version = models.CharField(max_length=200)
+    object = models.CharField(max_length=600, help_text="Kind/namespace/name")
+    resource_version = models.CharField(max_length=100)
+    applied_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "api_version", "object"],
+                                               name="applied_object_once_per_cluster")]
+
+    def __str__(self) -> str:
+        return f"{self.object} at {self.resource_version} on {self.cluster_id}"

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from provisioning.models import AppliedObject
 from provisioning.plan import ObjectRef, PlanInput
 from tenants import audit
 from tenants.choices import EnvironmentState, NamespaceState, RequestKind
@@ -97,9 +98,46 @@ def start_steps(*, run: Run, steps: list[dict[str, Any]]) -> None:
 
 
 def record_step(*, run: Run, index: int, outcome: str, attempts: int, message: str = "") -> None:
-    step = run.steps[index]
-    step.update(outcome=outcome, attempts=step["attempts"] + attempts, message=message)
+    record_steps(run=run, outcomes={index: (outcome, attempts, message)})
+
+
+def record_steps(*, run: Run, outcomes: dict[int, tuple[str, int, str]]) -> None:
+    """Several steps' outcomes (index → outcome, attempts, message) in one write."""
+    if not outcomes:
+        return
+    for index, (outcome, attempts, message) in outcomes.items():
+        step = run.steps[index]
+        step.update(outcome=outcome, attempts=step["attempts"] + attempts, message=message)
     Run.objects.filter(pk=run.pk).update(steps=run.steps)
+
+
+def applied_versions(
+    *, cluster: Cluster, refs: list[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """(apiVersion, object) → the resourceVersion Berth's last apply left, for these refs."""
+    rows = AppliedObject.objects.filter(
+        cluster=cluster, object__in={ref for _, ref in refs}
+    ).values_list("api_version", "object", "resource_version")
+    return {(api_version, ref): version for api_version, ref, version in rows}
+
+
+def remember_versions(*, cluster: Cluster, versions: dict[tuple[str, str], str]) -> None:
+    """What each apply left, in one statement."""
+    if not versions:
+        return
+    now = timezone.now()
+    AppliedObject.objects.bulk_create(
+        [AppliedObject(cluster=cluster, api_version=api_version, object=ref,
+                       resource_version=version, applied_at=now)
+         for (api_version, ref), version in versions.items()],
+        update_conflicts=True,
+        unique_fields=["cluster", "api_version", "object"],
+        update_fields=["resource_version", "applied_at"],
+    )
+
+
+def forget_versions(*, cluster: Cluster, refs: list[str]) -> None:
+    AppliedObject.objects.filter(cluster=cluster, object__in=refs).delete()
 
 
 @transaction.atomic
@@ -112,22 +150,26 @@ def record_namespaces_pending(*, tenancy_request: Request, inputs: PlanInput) ->
     Namespace.objects.filter(request=tenancy_request, state=NamespaceState.REQUESTED).update(
         state=NamespaceState.PENDING
     )
-    for spec in inputs.namespaces:
-        if Namespace.objects.filter(
-            cluster=cluster, name=spec.name, state__in=LIVE_STATES
-        ).exists():
-            continue
-        Namespace.objects.create(
+    taken = set(Namespace.objects.filter(
+        cluster=cluster, name__in=[spec.name for spec in inputs.namespaces],
+        state__in=LIVE_STATES,
+    ).values_list("name", flat=True))
+    tiers = {tier.slug: tier for tier in EnvironmentTier.objects.filter(
+        slug__in={spec.tier.slug for spec in inputs.namespaces})}
+    Namespace.objects.bulk_create([
+        Namespace(
             name=spec.name,
             tenant=tenancy_request.tenant,
             cluster=cluster,
-            tier=EnvironmentTier.objects.get(slug=spec.tier.slug),
+            tier=tiers[spec.tier.slug],
             project=project,
             cpu_millis=spec.cpu_millis,
             memory_mib=spec.memory_mib,
             storage_gib=spec.storage_gib,
             request=tenancy_request,
         )
+        for spec in inputs.namespaces if spec.name not in taken
+    ])
 
 
 @transaction.atomic
@@ -141,18 +183,17 @@ def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
         Namespace.objects.filter(
             tenant=tenant, name__in=[ns.name for ns in inputs.namespaces], project__isnull=True
         ).update(project=project)
-    for spec in inputs.namespaces:
-        Namespace.objects.filter(
-            tenant=tenant,
-            cluster__name=inputs.cluster.name,
-            name=spec.name,
-            state__in=LIVE_STATES,
-        ).update(
-            state=NamespaceState.ACTIVE,
-            cpu_millis=spec.cpu_millis,
-            memory_mib=spec.memory_mib,
-            storage_gib=spec.storage_gib,
-        )
+    specs = {spec.name: spec for spec in inputs.namespaces}
+    live = list(Namespace.objects.filter(
+        tenant=tenant, cluster__name=inputs.cluster.name, name__in=specs, state__in=LIVE_STATES,
+    ))
+    for namespace in live:
+        spec = specs[namespace.name]
+        namespace.state = NamespaceState.ACTIVE
+        namespace.cpu_millis = spec.cpu_millis
+        namespace.memory_mib = spec.memory_mib
+        namespace.storage_gib = spec.storage_gib
+    Namespace.objects.bulk_update(live, ["state", "cpu_millis", "memory_mib", "storage_gib"])
     if tenancy_request.kind == RequestKind.EPHEMERAL:
         EphemeralEnvironment.objects.filter(
             request=tenancy_request, state=EnvironmentState.STARTING

@@ -9,8 +9,11 @@ Once the cluster matches, the tenant's GitOps repository is brought in step in o
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -23,8 +26,8 @@ from provisioning.engine.clusters import cluster_client
 from provisioning.engine.commits import GitFailure, gitops_preview, gitops_step, gitops_step_row
 from provisioning.gitops import GitError
 from provisioning.inputs import plan_input_for
-from provisioning.kube import ClusterClient, KubeError, Outcome
-from provisioning.plan import LABEL_TENANT, MANAGED_BY, Plan, ref_of, render
+from provisioning.kube import Applied, ClusterClient, KubeError
+from provisioning.plan import KIND_ORDER, LABEL_TENANT, MANAGED_BY, Plan, ref_of, render
 from provisioning.validation import validate_plan
 from tenants import services
 from tenants.choices import Decision, RequestKind, RequestState, RunState
@@ -153,42 +156,20 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
         if failure:
             return _git_failed(tenancy_request=tenancy_request, run=run, failure=failure)
         records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
-    renewed_at = time.monotonic()
     offset = 1 if git_first else 0
     try:
         client = cluster_client(cluster)
-        for position, obj in enumerate(plan.apply):
-            index = offset + position
-            if run.steps[index]["outcome"] in ("created", "configured", "unchanged"):
-                continue  # reached by an earlier attempt of this run
-            outcome = apply_object(client, obj)
-            records.record_step(
-                run=run, index=index, outcome=outcome.result, attempts=outcome.attempts
-            )
-            # Renewed well before it runs out, not after every object (one write saved each).
-            if time.monotonic() - renewed_at > lease / 3:
-                records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
-                renewed_at = time.monotonic()
-        offset += len(plan.apply)
-        for position, ref in enumerate(plan.delete):
-            if run.steps[offset + position]["outcome"] in ("deleted", "absent"):
-                continue
-            _check_owned(client.get(ref), ref, tenant=inputs.tenant.slug)
-            outcome = client.delete(ref)
-            if ref.kind == "Namespace" and not client.wait_until_gone(
-                ref, timeout=settings.NAMESPACE_TERMINATION_TIMEOUT
-            ):
-                raise KubeError(
-                    f"{ref} is still terminating after "
-                    f"{settings.NAMESPACE_TERMINATION_TIMEOUT:.0f}s",
-                    status=None,
-                    transient=True,
-                )
-            records.record_step(
-                run=run, index=offset + position, outcome=outcome.result, attempts=outcome.attempts
-            )
+        stopped = _apply_plan(client, plan, run=run, offset=offset, cluster=cluster,
+                              renew=lambda: records.renew_lease(
+                                  request_id=tenancy_request.pk, owner=worker, seconds=lease))
+        if stopped is None:
+            _delete_plan(client, plan, run=run, offset=offset + len(plan.apply),
+                         cluster=cluster, tenant=inputs.tenant.slug)
     except KubeError as error:
-        failed = next(i for i, step in enumerate(run.steps) if step["outcome"] == "pending")
+        stopped = (next(i for i, step in enumerate(run.steps) if step["outcome"] == "pending"),
+                   error)
+    if stopped is not None:
+        failed, error = stopped
         if error.transient:
             # The step stays pending: the next try starts there.
             return wait_for_outage(tenancy_request=tenancy_request, run=run,
@@ -216,6 +197,87 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
     if ending is not None:
         finish_decommission_of(ending.request_id)
     return "ready"
+
+
+APPLIED = ("created", "configured", "unchanged")
+
+
+def apply_waves(objects: tuple[dict[str, Any], ...]) -> list[list[int]]:
+    """Positions of `objects` (in apply order) grouped into waves applied one after the
+    other, each wave's objects concurrently: the Namespace first, then the namespace's own
+    objects (kinds before RoleBindings: nothing among them is checked against another), then
+    each later kind on its own (the GitOps engines' objects, which admission checks against
+    the ConfigMaps and Secrets before them)."""
+    waves: dict[int, list[int]] = {}
+    for position, obj in enumerate(objects):
+        rank = KIND_ORDER.get(obj["kind"], 99)
+        wave = 0 if rank == 0 else 1 if rank <= KIND_ORDER["RoleBinding"] else rank
+        waves.setdefault(wave, []).append(position)
+    return [waves[key] for key in sorted(waves)]
+
+
+@functools.cache
+def _apply_pool() -> ThreadPoolExecutor:
+    """One per process, made on first use (after a prefork worker forked): its threads only
+    make API calls, never database queries."""
+    return ThreadPoolExecutor(max_workers=settings.BERTH_APPLY_CONCURRENCY,
+                              thread_name_prefix="berth-apply")
+
+
+def _apply_plan(client: ClusterClient, plan: Plan, *, run: Run, offset: int, cluster: Cluster,
+                renew: Callable[[], None]) -> tuple[int, KubeError] | None:
+    """Apply the plan's objects, one server-side apply each, in waves; each wave's outcomes
+    and versions written together. Returns the first step that failed and why."""
+    lease = settings.PROVISIONING_LEASE_SECONDS
+    keys = [(obj["apiVersion"], str(ref_of(obj))) for obj in plan.apply]
+    known = records.applied_versions(cluster=cluster, refs=keys)
+    renewed_at = time.monotonic()
+    pool = _apply_pool()
+    for wave in apply_waves(plan.apply):
+        todo = [p for p in wave if run.steps[offset + p]["outcome"] not in APPLIED]
+        futures = {p: pool.submit(apply_object, client, plan.apply[p], known.get(keys[p]))
+                   for p in todo}
+        outcomes, versions, errors = {}, {}, []
+        for position, future in futures.items():
+            try:
+                applied = future.result()
+            except KubeError as error:
+                errors.append((offset + position, error))
+                continue
+            outcomes[offset + position] = (applied.result, applied.attempts, "")
+            versions[keys[position]] = applied.resource_version
+        records.record_steps(run=run, outcomes=outcomes)
+        records.remember_versions(cluster=cluster, versions=versions)
+        if errors:
+            return errors[0]
+        # Renewed well before it runs out, not after every wave (a write saved each).
+        if time.monotonic() - renewed_at > lease / 3:
+            renew()
+            renewed_at = time.monotonic()
+    return None
+
+
+def _delete_plan(client: ClusterClient, plan: Plan, *, run: Run, offset: int, cluster: Cluster,
+                 tenant: str) -> None:
+    """Delete in order, each only if Berth's labels say it is this tenant's."""
+    for position, ref in enumerate(plan.delete):
+        if run.steps[offset + position]["outcome"] in ("deleted", "absent"):
+            continue
+        _check_owned(client.get(ref), ref, tenant=tenant)
+        outcome = client.delete(ref)
+        if ref.kind == "Namespace" and not client.wait_until_gone(
+            ref, timeout=settings.NAMESPACE_TERMINATION_TIMEOUT
+        ):
+            raise KubeError(
+                f"{ref} is still terminating after "
+                f"{settings.NAMESPACE_TERMINATION_TIMEOUT:.0f}s",
+                status=None,
+                transient=True,
+            )
+        records.record_step(
+            run=run, index=offset + position, outcome=outcome.result, attempts=outcome.attempts
+        )
+    records.forget_versions(cluster=cluster, refs=[str(ref) for ref in plan.delete])
 
 
 def _git_failed(*, tenancy_request: Request, run: Run, failure: GitFailure) -> str:
@@ -279,21 +341,17 @@ def _refuse_invalid_plan(
     return f"failed: {message}"
 
 
-def apply_object(client: ClusterClient, obj: dict[str, Any]) -> Outcome:
-    """Server-side apply; a RoleBinding whose roleRef changed (Kubernetes refuses to change
+def apply_object(client: ClusterClient, obj: dict[str, Any],
+                 known_version: str | None = None) -> Applied:
+    """Server-side apply; a RoleBinding whose roleRef changed (the API refuses to change
     one: a tier moved to another ClusterRole) is deleted and created again."""
-    if obj["kind"] == "RoleBinding":
-        ref = ref_of(obj)
-        live = client.get(ref)
-        wanted = obj["roleRef"]
-        had = (live or {}).get("roleRef") or {}
-        if live is not None and (had.get("kind"), had.get("name")) != (
-            wanted["kind"],
-            wanted["name"],
-        ):
-            client.delete(ref)
-            return replace(client.apply(obj), result="configured")
-    return client.apply(obj)
+    try:
+        return client.apply(obj, known_version=known_version)
+    except KubeError as error:
+        if obj["kind"] != "RoleBinding" or "cannot change roleRef" not in error.message:
+            raise
+    client.delete(ref_of(obj))
+    return replace(client.apply(obj), result="configured")
 
 
 def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:  # noqa: ANN001

@@ -1,0 +1,105 @@
+"""What every bench sets up the same way: a scratch database, settings for a throwaway
+data directory, and peak memory of the processes it measured."""
+
+from __future__ import annotations
+
+import os
+import resource
+import secrets
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def scratch_postgres(url: str, name: str) -> str:
+    """A fresh database `name` beside the one `url` names; returns its URL."""
+    import psycopg
+
+    parts = urlsplit(url)
+    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def drop_scratch_postgres(url: str) -> None:
+    import psycopg
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def prepare_environment(workdir: Path, *, database: str, **extra: str) -> None:
+    """Settings for a bench run: Berth's production settings module, a data directory and
+    keys of its own, mail kept in memory, and PostgreSQL (a scratch database `database`
+    beside DATABASE_URL's) when DATABASE_URL names one, else SQLite in `workdir`."""
+    from cryptography.fernet import Fernet
+
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="portal.settings",
+        BERTH_DATA_DIR=str(workdir),
+        SECRET_KEY=secrets.token_urlsafe(40),
+        BERTH_FERNET_KEYS=Fernet.generate_key().decode(),
+        BERTH_QUEUE=f"berth-bench-{os.getpid()}",
+        BERTH_LOG_LEVEL="WARNING",
+        # Notifications are part of the work, delivery is not: no SMTP server here.
+        EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
+        **extra,
+    )
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        os.environ["DATABASE_URL"] = scratch_postgres(os.environ["DATABASE_URL"], database)
+    else:
+        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+
+
+def stack() -> str:
+    database = "PostgreSQL" if os.environ["DATABASE_URL"].startswith("postgres") else "SQLite"
+    broker = "Redis" if os.environ.get("REDIS_URL") else "filesystem queue"
+    return f"{database}, {broker}"
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of one live process (Linux /proc), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The high-water mark of one live process's resident memory, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def tree_pids(pid: int) -> list[int]:
+    """A process and its descendants (a Celery worker and its pool's children)."""
+    found = [pid]
+    for child in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (child / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found += tree_pids(int(child.name))
+    return found
+
+
+def tree_peak_rss_mib(pid: int) -> float:
+    """Peak resident memory summed over a process and its children (each one's own peak)."""
+    total = 0.0
+    for member in tree_pids(pid):
+        try:
+            total += peak_rss_mib(member)
+        except OSError:
+            continue
+    return total
+
+
+def own_peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

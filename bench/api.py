@@ -14,8 +14,8 @@ file as its settings module (DJANGO_SETTINGS_MODULE=bench.api: Berth's settings 
 plain view's URL). Uses a scratch database `berth_bench_api` beside DATABASE_URL's on
 PostgreSQL when DATABASE_URL is set (else SQLite in a temporary directory), and REDIS_URL
 for the cache (throttle counters) when set. `--clients` threads each send `--per-client`
-requests per round; two rounds alternate the endpoints. Prints p50 / p99 and the ratios;
-nothing is asserted.
+requests per round; two rounds alternate the endpoints. Prints p50 / p99 and, last, the
+ratios; exits 1 when a response is not 200 (timings are never asserted).
 """
 
 from __future__ import annotations
@@ -61,6 +61,9 @@ def plain_requests(request):  # noqa: ANN001, ANN201
             "policy_rule": row.policy_rule,
             "approvals_required": row.approvals_required,
             "approver_role": row.approver_role,
+            "waiting_since": _timestamp(row.waiting_since),
+            "next_try_at": _timestamp(row.next_try_at),
+            "wait_reason": row.wait_reason,
             "created_at": row.created_at.isoformat().replace("+00:00", "Z"),
             "updated_at": row.updated_at.isoformat().replace("+00:00", "Z"),
         }
@@ -68,10 +71,13 @@ def plain_requests(request):  # noqa: ANN001, ANN201
     ]})
 
 
+def _timestamp(value):  # noqa: ANN001, ANN202
+    return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
 # --- as a script (the driver) ----------------------------------------------------------------
 def main() -> None:  # noqa: PLR0915
     import argparse
-    import secrets
     import signal
     import socket
     import statistics
@@ -80,7 +86,6 @@ def main() -> None:  # noqa: PLR0915
     import threading
     import time
     from pathlib import Path
-    from urllib.parse import urlsplit, urlunsplit
 
     import requests
 
@@ -94,34 +99,13 @@ def main() -> None:  # noqa: PLR0915
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
 
+    sys.path.insert(0, str(root / "bench"))
+    from common import drop_scratch_postgres, prepare_environment, stack
+
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-api-"))
-    from cryptography.fernet import Fernet
-
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="portal.settings",
-        BERTH_DATA_DIR=str(workdir),
-        SECRET_KEY=secrets.token_urlsafe(40),
-        BERTH_FERNET_KEYS=Fernet.generate_key().decode(),
-        BERTH_LOG_LEVEL="WARNING",
-        BERTH_API_RATE="100000000/min",
-        ALLOWED_HOSTS="127.0.0.1",
-    )
-    database_url = os.environ.get("DATABASE_URL", "")
-    scratch = None
-    if database_url.startswith("postgres"):
-        import psycopg
-
-        parts = urlsplit(database_url)
-        admin_url = urlunsplit(parts._replace(path="/postgres"))
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute("DROP DATABASE IF EXISTS berth_bench_api WITH (FORCE)")
-            conn.execute("CREATE DATABASE berth_bench_api")
-        scratch = admin_url
-        os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path="/berth_bench_api"))
-        database = "PostgreSQL"
-    else:
-        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
-        database = "SQLite"
+    prepare_environment(workdir, database="berth_bench_api",
+                        BERTH_API_RATE="100000000/min", ALLOWED_HOSTS="127.0.0.1")
+    database = stack().split(",")[0]
 
     import django
 
@@ -251,11 +235,8 @@ def main() -> None:  # noqa: PLR0915
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
-        if scratch:
-            import psycopg
-
-            with psycopg.connect(scratch, autocommit=True) as conn:
-                conn.execute("DROP DATABASE IF EXISTS berth_bench_api WITH (FORCE)")
+        if database == "PostgreSQL":
+            drop_scratch_postgres(os.environ["DATABASE_URL"])
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ def prepare_environment(workdir: Path, *, database: str, **extra: str) -> None:
     beside DATABASE_URL's) when DATABASE_URL names one, else SQLite in `workdir`."""
     from cryptography.fernet import Fernet
 
+    workdir.mkdir(parents=True, exist_ok=True)
     os.environ.update(
         DJANGO_SETTINGS_MODULE="portal.settings",
         BERTH_DATA_DIR=str(workdir),

@@ -8,7 +8,9 @@ expiry job once, as beat would (the environments are marked live in between: the
 part is not measured here). Prints the admission latency (p50 / p99), the job's wall
 time and its database queries per environment. Provisioning is not part of it (see
 bench/provision.py); the end requests the job opens are queued on a scratch queue nobody
-consumes. Uses DATABASE_URL / REDIS_URL like bench/provision.py.
+consumes. Uses DATABASE_URL / REDIS_URL like bench/provision.py. Prints, last, the ratio of
+admission to writing the same rows with nothing checked; exits 1 when an environment was
+not ended.
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=500)
     args = parser.parse_args()
 
-    from provision import prepare_environment
+    from common import prepare_environment
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-ephemeral-"))
-    prepare_environment(workdir)
+    prepare_environment(workdir, database="berth_bench_ephemeral")
 
     import django
 
@@ -66,6 +68,7 @@ def main() -> None:
         )
         latencies.append(time.perf_counter() - started)
     latencies.sort()
+    plain = plain_inserts(args.count, tenant, developer)
     # What the workers would have done: every environment provisioned and live.
     Namespace.objects.filter(tenant=tenant).update(state=NamespaceState.ACTIVE)
     Request.objects.filter(kind="ephemeral").update(state=RequestState.READY)
@@ -89,6 +92,41 @@ def main() -> None:
     print(f"  expiry job {len(ended)} ended in {wall:.2f} s "
           f"({wall / max(len(ended), 1) * 1000:.1f} ms each, "
           f"{len(queries) / max(len(ended), 1):.1f} queries each)")
+    lost = args.count - len(ended)
+    print(f"  not ended  {lost}")
+    print(f"  plain rows p50 {statistics.median(plain) * 1000:.1f} ms (a request and its "
+          "namespace inserted, no rules, budget, policy or claims)")
+    print(f"ratio admission / plain rows  p50 "
+          f"{statistics.median(latencies) / statistics.median(plain):.2f}")
+    if lost:
+        sys.exit(1)
+
+
+def plain_inserts(count: int, tenant, developer) -> list[float]:  # noqa: ANN001
+    """The baseline: the rows an environment needs, written with nothing checked, in a
+    transaction each (as admission's are)."""
+    from django.db import transaction
+
+    from tenants.choices import NamespaceState
+    from tenants.models import EnvironmentTier, Namespace, Request
+
+    tier = EnvironmentTier.objects.filter(is_ephemeral=True).first()
+    cluster = tenant.allowed_clusters.first()
+    latencies = []
+    for number in range(count):
+        started = time.perf_counter()
+        with transaction.atomic():
+            created = Request.objects.create(
+                tenant=tenant, kind="ephemeral", requester=developer,
+                payload={"project": "shop", "env_slug": f"plain-{number}", "ttl": "1m"})
+            Namespace.objects.create(
+                name=f"payments-plain-{number}", tenant=tenant, tier=tier, cluster=cluster,
+                cpu_millis=100, memory_mib=128, request=created, state=NamespaceState.REQUESTED)
+        latencies.append(time.perf_counter() - started)
+    # Gone again before the expiry job runs: they are not environments.
+    Namespace.objects.filter(name__startswith="payments-plain-").delete()
+    Request.objects.filter(payload__env_slug__startswith="plain-").delete()
+    return latencies
 
 
 if __name__ == "__main__":

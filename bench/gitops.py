@@ -10,7 +10,8 @@ of them write the same repository, served by `git daemon` on loopback (or as a f
 path). Uses DATABASE_URL (a scratch database `berth_bench_gitops` on the same PostgreSQL
 server: workers then serialise on an advisory lock) when set, else SQLite in a temporary
 directory (workers serialise on a file lock). Prints wall time, commits, pushes (attempts
-included refused ones), retries and the ratio to the raw loop; nothing is asserted.
+included refused ones), retries and, last, the ratio to the raw loop; exits 1 when a request
+has no commit or more than one (timings are never asserted).
 """
 
 from __future__ import annotations
@@ -18,46 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-SCRATCH_DATABASE = "berth_bench_gitops"
-
-
-def scratch_postgres(url: str) -> str:
-    import psycopg
-
-    parts = urlsplit(url)
-    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {SCRATCH_DATABASE}")
-    return urlunsplit(parts._replace(path=f"/{SCRATCH_DATABASE}"))
-
-
-def prepare_environment(workdir: Path) -> None:
-    from cryptography.fernet import Fernet
-
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="portal.settings",
-        BERTH_DATA_DIR=str(workdir / "data"),
-        SECRET_KEY=secrets.token_urlsafe(40),
-        BERTH_FERNET_KEYS=Fernet.generate_key().decode(),
-        BERTH_LOG_LEVEL="WARNING",
-        BERTH_GIT_BACKOFF_SECONDS="0.2",
-    )
-    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        os.environ["DATABASE_URL"] = scratch_postgres(os.environ["DATABASE_URL"])
-    else:
-        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+from common import prepare_environment  # noqa: E402
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
@@ -215,7 +188,8 @@ def main() -> None:
     repos.mkdir()
     init_bare(repos / "payments.git")
     init_bare(repos / "raw.git")
-    prepare_environment(workdir)
+    prepare_environment(workdir / "data", database="berth_bench_gitops",
+                        BERTH_GIT_BACKOFF_SECONDS="0.2")
     import django
     from django.core.management import call_command
 
@@ -273,7 +247,12 @@ def main() -> None:
     print(f"pushes                {pushes} (refused and redone: {pushes - len(commits)})")
     print(f"transient retries     {retries}")
     print(f"raw commit+push loop  {raw_seconds:8.2f} s  ({args.count / raw_seconds:.1f} commits/s)")
+    lost = args.count - len({c["request"] for c in commits})
+    duplicated = len(commits) - len({c["request"] for c in commits})
+    print(f"lost / duplicated     {lost} / {duplicated}")
     print(f"ratio berth / raw     {writing_seconds / raw_seconds:8.2f}")
+    if lost or duplicated:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,109 @@
+"""Approval to Ready: how long a person waits after pressing Approve.
+
+    python bench/latency.py [--count 20] [--concurrency 2]
+
+One request at a time: approved (the approval service the page and the API call), then the
+database polled every 5 ms until the request is Ready; the time from the approve call
+returning to Ready is one sample. One worker process with `--concurrency` pool slots, as
+`make run` starts it. The stack is what the environment says, like bench/provision.py:
+PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set, else SQLite and the filesystem
+queue (`make run`'s); the demo tenants' GitOps repositories are local bare repositories, as
+`make run` has them, so every request ends in a commit. The baseline is the raw official client applying the same request's
+objects one after another. Prints p50 and max, the worker's peak memory and, last, the
+ratio of the p50 to the baseline; exits 1 when a request did not become Ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import prepare_environment, stack, tree_peak_rss_mib  # noqa: E402
+from provision import (  # noqa: E402
+    approve_all,
+    objects_applied,
+    raw_apply,
+    start_sandbox,
+    start_workers,
+    stop_workers,
+    submit,
+    unfinished,
+)
+
+
+def wait_until_settled(request_id: int, *, timeout: float) -> float:
+    """Seconds until the request is Ready or Failed (or the timeout passes)."""
+    from tenants.choices import RequestState
+    from tenants.models import Request
+
+    started = time.perf_counter()
+    settled = (RequestState.READY, RequestState.FAILED)
+    while not Request.objects.filter(pk=request_id, state__in=settled).exists():
+        if time.perf_counter() - started > timeout:
+            break
+        time.sleep(0.005)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=2, help="the worker's pool size")
+    parser.add_argument("--timeout", type=float, default=60, help="per request, seconds")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="berth-bench-latency-"))
+    prepare_environment(workdir, database="berth_bench_latency")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    sandbox = start_sandbox(workdir)
+    try:
+        ids = submit(args.count, sandbox)
+        # Each tenant's GitOps repository, as `make run` has it: every run ends in a commit.
+        from tenants import demo
+
+        demo.seed_git_repos()
+        workers = start_workers(workers=1, concurrency=args.concurrency)
+        samples = []
+        try:
+            for request_id in ids:
+                approve_all([request_id])
+                samples.append(wait_until_settled(request_id, timeout=args.timeout))
+            worker_rss = tree_peak_rss_mib(workers[0].pid)
+        finally:
+            stop_workers(workers)
+        missing = unfinished(ids)
+        objects = objects_applied(ids)
+        raw_seconds = raw_apply(objects, sandbox) / len(ids)
+    finally:
+        sandbox.process.terminate()
+        sandbox.process.wait()
+
+    p50 = statistics.median(samples)
+    print(f"requests              {args.count}, one at a time")
+    print(f"stack                 {stack()}, 1 worker x {args.concurrency}")
+    print(f"not ready             {sum(len(rows) for rows in missing.values())}")
+    for state, rows in missing.items():
+        print(f"  {state}: {len(rows)}, e.g. {rows[0]}")
+    print(f"worker peak RSS       {worker_rss:.0f} MiB")
+    print(f"approve -> Ready      p50 {p50 * 1000:7.0f} ms   max {max(samples) * 1000:7.0f} ms")
+    print(f"raw apply, 1 request      {raw_seconds * 1000:7.0f} ms  "
+          f"({len(objects) // len(ids)} objects, one after another)")
+    print(f"ratio p50 / raw       {p50 / raw_seconds:8.2f}")
+    if missing:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

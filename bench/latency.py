@@ -8,9 +8,10 @@ returning to Ready is one sample. One worker process with `--concurrency` pool s
 `make run` starts it. The stack is what the environment says, like bench/provision.py:
 PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set, else SQLite and the filesystem
 queue (`make run`'s); the demo tenants' GitOps repositories are local bare repositories, as
-`make run` has them, so every request ends in a commit. The baseline is the raw official client applying the same request's
-objects one after another. Prints p50 and max, the worker's peak memory and, last, the
-ratio of the p50 to the baseline; exits 1 when a request did not become Ready.
+`make run` has them, so every request ends in a commit. The baseline is the raw official
+client applying the same request's objects one after another. Prints p50 and max, the
+worker's peak memory and, last, the ratio of the p50 to the baseline; exits 1 when a request
+did not become Ready.
 """
 
 from __future__ import annotations

@@ -58,6 +58,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=2, help="the worker's pool size")
+    parser.add_argument("--pool", default="", help="the worker's pool (prefork, threads); "
+                        "default: Berth's setting")
     parser.add_argument("--timeout", type=float, default=60, help="per request, seconds")
     args = parser.parse_args()
 
@@ -75,7 +77,7 @@ def main() -> None:
         from tenants import demo
 
         demo.seed_git_repos()
-        workers = start_workers(workers=1, concurrency=args.concurrency)
+        workers = start_workers(workers=1, concurrency=args.concurrency, pool=args.pool)
         samples = []
         try:
             for request_id in ids:

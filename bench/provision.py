@@ -112,7 +112,9 @@ def approve_all(ids: list[int]) -> None:
         )
 
 
-def start_workers(*, workers: int, concurrency: int) -> list[subprocess.Popen]:
+def start_workers(*, workers: int, concurrency: int, pool: str = "") -> list[subprocess.Popen]:
+    """`workers` Celery worker processes with `concurrency` slots each, in `pool` (default:
+    the pool Berth's settings choose)."""
     from provisioning.models import WorkerHeartbeat
     from provisioning.tasks import heartbeat
 
@@ -134,6 +136,7 @@ def start_workers(*, workers: int, concurrency: int) -> list[subprocess.Popen]:
                 f"bench{n}@%h",
                 "--without-gossip",
                 "--without-mingle",
+                *(["--pool", pool] if pool else []),
             ],
             cwd=ROOT,
             start_new_session=True,
@@ -255,6 +258,8 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--concurrency", type=int, default=2, help="pool size per worker")
+    parser.add_argument("--pool", default="", help="the workers' pool (prefork, threads); "
+                        "default: Berth's setting")
     parser.add_argument("--timeout", type=float, default=1800,
                         help="give up waiting for Ready after this many seconds")
     args = parser.parse_args()
@@ -269,7 +274,8 @@ def main() -> None:
     sandbox = start_sandbox(workdir)
     try:
         ids = submit(args.count, sandbox)
-        workers = start_workers(workers=args.workers, concurrency=args.concurrency)
+        workers = start_workers(workers=args.workers, concurrency=args.concurrency,
+                                pool=args.pool)
         try:
             berth_seconds, approving = provision(ids, timeout=args.timeout)
             worker_rss = [tree_peak_rss_mib(process.pid) for process in workers]

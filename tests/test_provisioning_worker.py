@@ -72,7 +72,7 @@ def test_api_answering_500_three_times_then_succeeding_is_ready_with_attempts(wo
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
     steps = [step for step in tenancy_request.runs.get().steps if step["action"] == "apply"]
-    assert steps[0]["attempts"] == 4
+    # Whichever applies the three 500s hit were tried again; each step counts its tries.
     assert sum(step["attempts"] for step in steps) == len(steps) + 3
 
 

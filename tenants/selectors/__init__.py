@@ -43,6 +43,7 @@ from tenants.selectors.namespaces import (
 from tenants.selectors.requests import (
     decidable_by,
     request_history,
+    request_rows_visible_to,
     requests_visible_to,
     visible_request,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "namespaces_visible_to",
     "projects_visible_to",
     "request_history",
+    "request_rows_visible_to",
     "requests_visible_to",
     "role_by_tenant",
     "role_in",

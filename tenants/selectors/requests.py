@@ -17,6 +17,20 @@ def requests_visible_to(user: User) -> QuerySet[Request]:
     return requests.filter(tenant__memberships__user=user)
 
 
+# What a list of requests shows: its own columns, the tenant's slug and the requester's name.
+# Not the tenant's other columns: its secrets are decrypted as they load.
+LISTED_COLUMNS = (
+    "id", "tenant__slug", "kind", "state", "status_message", "payload", "requester__username",
+    "policy_rule", "approvals_required", "approver_role", "waiting_since", "next_try_at",
+    "wait_reason", "created_at", "updated_at",
+)
+
+
+def request_rows_visible_to(user: User) -> QuerySet[Request]:
+    """requests_visible_to, loading only what a list of them shows."""
+    return requests_visible_to(user).only(*LISTED_COLUMNS)
+
+
 def visible_request(user: User, pk: int) -> Request:
     """One request, or 404 — never a hint that another tenant's request exists."""
     return get_object_or_404(requests_visible_to(user), pk=pk)

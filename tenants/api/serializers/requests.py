@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from tenants.api.serializers.fields import MAX_TEXT
-from tenants.choices import RequestKind
+from tenants.api.serializers.fields import MAX_TEXT, ChoiceLabel
+from tenants.choices import RequestKind, RequestState
 from tenants.models import Approval, AuditEvent, Comment, Request, Run
 
 
 class RequestSerializer(serializers.ModelSerializer):
     tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     requester = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    state_label = serializers.CharField(source="get_state_display", read_only=True)
+    state_label = ChoiceLabel(RequestState.choices, source="state")
     payload = serializers.JSONField(read_only=True)
 
     class Meta:

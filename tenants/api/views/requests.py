@@ -91,6 +91,8 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
     queryset = Request.objects.none()
 
     def visible(self, user: Any) -> Any:
+        if self.action == "list":
+            return selectors.request_rows_visible_to(user)
         return selectors.requests_visible_to(user)
 
     def get_object(self) -> Request:

@@ -291,6 +291,8 @@ BERTH_GIT_MAX_ATTEMPTS = int(os.environ.get("BERTH_GIT_MAX_ATTEMPTS", "5"))
 BERTH_GIT_BACKOFF_SECONDS = float(os.environ.get("BERTH_GIT_BACKOFF_SECONDS", "1"))
 BERTH_GIT_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_TIMEOUT_SECONDS", "60"))
 BERTH_GIT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_LOCK_TIMEOUT_SECONDS", "60"))
+# Requests of one repository waiting for its writer go out in one push, this many at most.
+BERTH_GITOPS_BATCH_MAX = int(os.environ.get("BERTH_GITOPS_BATCH_MAX", "20"))
 BERTH_GITOPS_IMAGE_REPOSITORY = os.environ.get(
     "BERTH_GITOPS_IMAGE_REPOSITORY", "registry.example.com/{tenant}/{app}"
 )

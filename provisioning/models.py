@@ -64,3 +64,25 @@ class AppliedObject(models.Model):
 
     def __str__(self) -> str:
         return f"{self.object} at {self.resource_version} on {self.cluster_id}"
+
+
+class GitWrite(models.Model):
+    """A request whose GitOps commit waits for its repository's writer. Whichever worker
+    holds the repository's lock next commits every waiting request of that repository, one
+    commit each, and pushes them together; it leaves each one's outcome here for the
+    worker of that request, which takes it and deletes the row."""
+
+    repository = models.CharField(max_length=100, db_index=True,
+                                  help_text="The repository's lock name (never its URL).")
+    request = models.OneToOneField("tenants.Request", on_delete=models.CASCADE,
+                                   related_name="+")
+    queued_at = models.DateTimeField()
+    outcome = models.CharField(max_length=20, blank=True,
+                               help_text="Blank while waiting; committed | unchanged.")
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["queued_at", "id"]
+
+    def __str__(self) -> str:
+        return f"request #{self.request_id}: {self.outcome or 'waiting'}"

@@ -10,10 +10,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from provisioning.models import AppliedObject
+from provisioning.models import AppliedObject, GitWrite
 from provisioning.plan import ObjectRef, PlanInput
 from tenants import audit
-from tenants.choices import EnvironmentState, NamespaceState, RequestKind
+from tenants.choices import EnvironmentState, NamespaceState, RequestKind, RequestState
 from tenants.models import (
     Cluster,
     EnvironmentTier,
@@ -243,3 +243,50 @@ def record_drift(*, namespace: Namespace, findings: list[dict[str, Any]]) -> Non
     namespace.drift = findings
     namespace.drift_checked_at = timezone.now()
     namespace.save(update_fields=["drift", "drift_checked_at"])
+
+
+# -- GitOps writes waiting for their repository's writer (engine.commits) -----------------
+
+def queue_git_write(*, request_id: int, repository: str) -> GitWrite:
+    """The request waits for the writer of `repository`; a row an earlier push already
+    finished (the request's worker went away before taking it) is returned as it is."""
+    row, created = GitWrite.objects.get_or_create(
+        request_id=request_id, defaults={"repository": repository, "queued_at": timezone.now()})
+    if not created and not row.outcome:
+        GitWrite.objects.filter(pk=row.pk).update(repository=repository)
+    return row
+
+
+def git_write_waiting(*, request_id: int) -> bool:
+    return GitWrite.objects.filter(request_id=request_id, outcome="").exists()
+
+
+def waiting_git_writes(*, repository: str, exclude: int, limit: int,
+                       since: datetime) -> list[Request]:
+    """Other requests of the repository waiting for its writer, oldest first: those still
+    provisioning, queued since `since` (a row its worker abandoned long ago is not taken)."""
+    return list(
+        Request.objects.filter(
+            pk__in=GitWrite.objects.filter(repository=repository, outcome="",
+                                           queued_at__gte=since)
+            .exclude(request_id=exclude).values("request_id"),
+            state=RequestState.PROVISIONING,
+        ).select_related("tenant").order_by("pk")[:limit]
+    )
+
+
+def finish_git_write(*, request_id: int, outcome: str, message: str) -> None:
+    GitWrite.objects.filter(request_id=request_id, outcome="").update(
+        outcome=outcome, message=message)
+
+
+def take_git_write(*, request_id: int) -> GitWrite | None:
+    """The finished write of this request, removed from the queue; None if not finished."""
+    row = GitWrite.objects.filter(request_id=request_id).exclude(outcome="").first()
+    if row is not None:
+        row.delete()
+    return row
+
+
+def drop_git_write(*, request_id: int) -> None:
+    GitWrite.objects.filter(request_id=request_id).delete()

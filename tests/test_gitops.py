@@ -19,7 +19,9 @@ from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine, gitops, gitops_plan
-from provisioning.models import GitCommit
+from provisioning import services as records
+from provisioning.engine import commits
+from provisioning.models import GitCommit, GitWrite
 from provisioning.plan import (
     ClusterSpec,
     NamespaceSpec,
@@ -755,3 +757,61 @@ def test_a_demo_file_repository_receives_the_files(db, sandbox, fast_git, tmp_pa
 
     assert gitops_step(tenancy_request)["outcome"] == "committed"
     assert "apps/shop/dev/application.yaml" in files_on(tmp_path / "git" / "payments.git")
+
+
+def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
+    db, repos, daemon, fast_git
+):
+    ids = _many_requests(3)
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+    tenant = Tenant.objects.get(slug="payments")
+    queue = commits.writer_queue(tenant, commits.gitops_remote(tenant))
+    # The second and third requests' workers reached the writer while the first's held it.
+    for waiting in ids[1:]:
+        records.queue_git_write(request_id=waiting, repository=queue)
+
+    first = engine.write_gitops(request_id=ids[0])
+
+    bare = daemon.base / "payments.git"
+    _assert_all_arrived(bare, ids)
+    on_remote = {int(c["request"]): c["sha"] for c in berth_commits(bare)}
+    recorded = {c.request_id: c for c in GitCommit.objects.all()}
+    assert {pk: c.sha for pk, c in recorded.items()} == on_remote  # one commit each
+    assert {c.pushes for c in recorded.values()} == {1}  # all three in one push
+    assert first.outcome == "committed"
+
+    # The waiting workers find their outcome when the lock is theirs: nothing pushed again.
+    second = engine.write_gitops(request_id=ids[1])
+    assert second.outcome == "committed"
+    assert second.commit.sha == on_remote[ids[1]]
+    assert f"pushed together with request #{ids[0]}'s" in second.message
+    assert len(berth_commits(bare)) == 3
+
+
+def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, daemon, fast_git):
+    (only,) = _many_requests(1)
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+
+    written = engine.write_gitops(request_id=only)
+
+    assert written.outcome == "committed" and written.commit.pushes == 1
+    assert not GitWrite.objects.exists()
+
+
+def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
+    db, repos, daemon, fast_git
+):
+    first, broken = _many_requests(2)
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+    tenant = Tenant.objects.get(slug="payments")
+    records.queue_git_write(request_id=broken,
+                            repository=commits.writer_queue(tenant, commits.gitops_remote(tenant)))
+    # Its tier is gone: its plan cannot be rendered.
+    Request.objects.filter(pk=broken).update(payload={"app": "x", "tier": "gone",
+                                                      "cluster": "sandbox", "cpu_millis": 1,
+                                                      "memory_mib": 1})
+
+    assert engine.write_gitops(request_id=first).outcome == "committed"
+
+    assert [int(c["request"]) for c in berth_commits(daemon.base / "payments.git")] == [first]
+    assert records.git_write_waiting(request_id=broken)  # left for its own worker

@@ -5,12 +5,15 @@ approval.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from provisioning import gitops, gitops_plan
 from provisioning import selectors as reads
@@ -168,7 +171,10 @@ def propose_files(tenancy_request: Request, inputs: PlanInput,
 
 def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsWritten:
     """Bring the tenant's repository in step with what this request changes, in one commit
-    (none when it already is), and record the commit. Raises GitError (or ValueError when
+    (none when it already is), and record the commit. Requests of the same repository that
+    reach the writer together go out in one push, one commit each: whichever worker holds
+    the repository's lock commits every waiting request (`GitWrite`) and pushes once; the
+    others find their outcome when the lock is theirs. Raises GitError (or ValueError when
     the files cannot be rendered)."""
     tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
     tenant = tenancy_request.tenant
@@ -181,80 +187,174 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsW
         )
     inputs = inputs or plan_input_for(tenancy_request)
     remote = gitops_remote(tenant)
-    approvers = reads.approvers_of(tenancy_request)
-    own = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
-    if tenancy_request.kind in (RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT):
-        own = [tenancy_request.payload["namespace"]]
-    earlier: list[tuple[str, str, dict[str, str]]] = []
-    notes: list[str] = []
+    queue = writer_queue(tenant, remote)
+    if records.queue_git_write(request_id=request_id, repository=queue).outcome:
+        return _taken(tenancy_request)  # an earlier push took it; its worker went away
+    writes = {request_id: _RequestWrite(tenancy_request, inputs, remote)}
 
-    def propose(checkout: gitops.Checkout) -> gitops.Proposal:
+    def batch(checkout: gitops.Checkout) -> list[tuple[int, gitops.Proposer]]:
+        if not records.git_write_waiting(request_id=request_id):
+            return []  # the push of the worker before took this request with its own
+        others = records.waiting_git_writes(
+            repository=queue, exclude=request_id, limit=settings.BERTH_GITOPS_BATCH_MAX - 1,
+            since=timezone.now() - BATCH_HORIZON)
+        for other in others:
+            if other.pk not in writes:
+                try:
+                    writes[other.pk] = _RequestWrite(other, plan_input_for(other), remote,
+                                                     skip_on_error=True)
+                except Exception:  # noqa: BLE001 - its own worker meets it, not this push
+                    logger.warning("GitOps: request %s left to its own worker", other.pk,
+                                   exc_info=True)
+        carried = [o.pk for o in others if o.pk in writes]
+        return [(pk, writes[pk].propose) for pk in (request_id, *carried)]
+
+    written: dict[int, GitOpsWritten] = {}
+
+    def settled(results: dict[int, gitops.WriteResult]) -> None:
+        # Under the lock: each carried request's outcome is recorded before its own worker
+        # (waiting for the lock) looks for it.
+        for pk, result in results.items():
+            written[pk] = writes[pk].finish(result)
+            if pk != request_id:
+                records.finish_git_write(
+                    request_id=pk, outcome=written[pk].outcome,
+                    message=f"{written[pk].message} (pushed together with request "
+                            f"#{request_id}'s)")
+        records.drop_git_write(request_id=request_id)
+
+    try:
+        results = gitops.write_batch(remote, batch, settled=settled)
+    except gitops.GitError as error:
+        if not error.transient:
+            records.drop_git_write(request_id=request_id)
+        raise
+    except ValueError:
+        records.drop_git_write(request_id=request_id)
+        raise
+    if request_id not in results:
+        return _taken(tenancy_request)
+    return written[request_id]
+
+
+# A waiting write older than this was abandoned by its worker: nobody else takes it.
+BATCH_HORIZON = timedelta(minutes=10)
+
+
+def writer_queue(tenant: Tenant, remote: gitops.Remote) -> str:
+    """Requests batch with the same tenant's writes to the same branch only: the push is
+    made with that tenant's credentials."""
+    return hashlib.sha256(f"{tenant.pk}\n{remote.url}\n{remote.branch}".encode()).hexdigest()
+
+
+def _taken(tenancy_request: Request) -> GitOpsWritten:
+    """The outcome another worker's push left for this request."""
+    row = records.take_git_write(request_id=tenancy_request.pk)
+    if row is None:  # pragma: no cover - only a waiting row's push leaves none
+        raise gitops.GitError("the repository's writer lost this request", transient=True)
+    commit = GitCommit.objects.filter(request=tenancy_request).order_by("-pk").first()
+    return GitOpsWritten(row.outcome, row.message, 1, commit)
+
+
+class _RequestWrite:
+    """One request's commit within a push: what it proposes, and what is recorded after."""
+
+    def __init__(self, tenancy_request: Request, inputs: PlanInput, remote: gitops.Remote, *,
+                 skip_on_error: bool = False) -> None:
+        self.request = tenancy_request
+        self.inputs = inputs
+        self.remote = remote
+        self.skip_on_error = skip_on_error
+        self.approvers = reads.approvers_of(tenancy_request)
+        self.own = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
+        if tenancy_request.kind in (RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT):
+            self.own = [tenancy_request.payload["namespace"]]
+        self.earlier: list[tuple[str, str, dict[str, str]]] = []
+        self.notes: list[str] = []
+
+    def propose(self, checkout: gitops.Checkout) -> gitops.Proposal:
+        try:
+            return self._propose(checkout)
+        except gitops.GitError:
+            raise  # the repository's trouble is every request's
+        except Exception:
+            if not self.skip_on_error:
+                raise
+            # Another request's own trouble: its worker meets it, this push goes on.
+            logger.warning("GitOps: request %s left to its own worker", self.request.pk,
+                           exc_info=True)
+            raise gitops.Skip from None
+
+    def _propose(self, checkout: gitops.Checkout) -> gitops.Proposal:
         # Read under the repository lock: a later writer sees what an earlier one wrote.
+        tenancy_request, inputs = self.request, self.inputs
         proposed = propose_files(tenancy_request, inputs, checkout.read)
         changed = gitops_plan.changes(proposed.current, proposed.files)
-        notes[:] = proposed.notes
+        self.notes[:] = proposed.notes
         if not changed and not GitCommit.objects.filter(request=tenancy_request).exists():
             # Pushed by an attempt that died before recording it: record it now.
             found = checkout.find_commit(tenancy_request.pk)
-            earlier[:] = [found] if found else []
+            self.earlier[:] = [found] if found else []
         message = gitops_plan.commit_message(
             kind=tenancy_request.kind,
             request_id=tenancy_request.pk,
-            tenant=tenant.slug,
+            tenant=tenancy_request.tenant.slug,
             app=proposed.app,
             engine=proposed.engine,
-            namespaces=own,
+            namespaces=self.own,
             changed=changed,
             notes=proposed.notes,
-            approvers=approvers,
+            approvers=self.approvers,
             reason=str(tenancy_request.payload.get("reason", "")),
             environment=str(tenancy_request.payload.get("env_slug", "")),
             cluster=inputs.cluster.name,
         )
         return gitops.Proposal(current=proposed.current, files=proposed.files, message=message)
 
-    result = gitops.write(remote, propose)
-    proposal = result.proposal
-    left = "".join(f"; left {note}" for note in notes)
-    if result.outcome == "committed":
-        changed = gitops_plan.changes(proposal.current, proposal.files)
-        commit = _record_commit(
-            tenancy_request,
-            inputs,
-            remote,
-            sha=result.sha,
-            message=proposal.message,
-            diff=gitops_plan.diff_files(proposal.current, proposal.files),
-            files=changed,
-            pushes=result.pushes,
-        )
-        kinds = list(changed.values())
-        summary = ", ".join(
-            f"{kinds.count(kind)} {kind}"
-            for kind in ("added", "modified", "deleted")
-            if kinds.count(kind)
-        )
+    def finish(self, result: gitops.WriteResult) -> GitOpsWritten:
+        tenancy_request, inputs, remote = self.request, self.inputs, self.remote
+        proposal = result.proposal
+        left = "".join(f"; left {note}" for note in self.notes)
+        if result.outcome == "committed":
+            changed = gitops_plan.changes(proposal.current, proposal.files)
+            commit = _record_commit(
+                tenancy_request,
+                inputs,
+                remote,
+                sha=result.sha,
+                message=proposal.message,
+                diff=gitops_plan.diff_files(proposal.current, proposal.files),
+                files=changed,
+                pushes=result.pushes,
+            )
+            kinds = list(changed.values())
+            summary = ", ".join(
+                f"{kinds.count(kind)} {kind}"
+                for kind in ("added", "modified", "deleted")
+                if kinds.count(kind)
+            )
+            return GitOpsWritten(
+                "committed",
+                f"{result.sha[:12]} pushed to {remote.branch}: {summary}{left}",
+                result.attempts,
+                commit,
+            )
+        if self.earlier:
+            sha, diff, files = self.earlier[0]
+            commit = _record_commit(
+                tenancy_request, inputs, remote, sha=sha, message="", diff=diff, files=files,
+                pushes=0,
+            )
+            return GitOpsWritten(
+                "committed",
+                f"{sha[:12]} was pushed by an earlier attempt{left}",
+                result.attempts,
+                commit,
+            )
+        at = f" (at {result.sha[:12]})" if result.sha else ""
         return GitOpsWritten(
-            "committed",
-            f"{result.sha[:12]} pushed to {remote.branch}: {summary}{left}",
-            result.attempts,
-            commit,
+            "unchanged", f"{remote.branch} already holds these files{at}{left}", result.attempts
         )
-    if earlier:
-        sha, diff, files = earlier[0]
-        commit = _record_commit(
-            tenancy_request, inputs, remote, sha=sha, message="", diff=diff, files=files, pushes=0
-        )
-        return GitOpsWritten(
-            "committed",
-            f"{sha[:12]} was pushed by an earlier attempt{left}",
-            result.attempts,
-            commit,
-        )
-    at = f" (at {result.sha[:12]})" if result.sha else ""
-    return GitOpsWritten(
-        "unchanged", f"{remote.branch} already holds these files{at}{left}", result.attempts
-    )
 
 
 def _record_commit(

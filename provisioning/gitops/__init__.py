@@ -27,6 +27,7 @@ before anyone reads it.
     locks     the per-repository lock
     checkout  a working copy: read, commit, push, find a request's commit
     write     one commit, retried when the branch moved
+    write_batch  one commit each for several callers, pushed together
 """
 
 from provisioning.gitops.checkout import Checkout
@@ -41,13 +42,24 @@ from provisioning.gitops.remote import (
     transport,
 )
 from provisioning.gitops.session import session
-from provisioning.gitops.write import Proposal, WriteResult, probe, read_files, write
+from provisioning.gitops.write import (
+    Proposal,
+    Proposer,
+    Skip,
+    WriteResult,
+    probe,
+    read_files,
+    write,
+    write_batch,
+)
 
 __all__ = [
     "Checkout",
     "GitError",
     "Proposal",
+    "Proposer",
     "Remote",
+    "Skip",
     "WriteResult",
     "display_url",
     "policy_from_settings",
@@ -60,4 +72,5 @@ __all__ = [
     "token_pair",
     "transport",
     "write",
+    "write_batch",
 ]

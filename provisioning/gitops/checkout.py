@@ -28,15 +28,16 @@ class Checkout:
         self.git = git
         self.path = path
         self.remote = remote
-        self.head = head  # "" while the branch does not exist yet
+        self.head = head  # what the push must find on the remote; "" while no branch yet
         # False: built on the tip this host last saw (its own last push), not re-fetched.
         self.fetched = fetched
+        self.commits = 0  # made on top of `head`, not pushed yet
 
     def read(self, within: Iterable[str]) -> dict[str, str]:
         """Every tracked file under these directories, path → text. Symbolic links are
         reported as opaque content: never followed, never written through."""
         within = list(within)
-        if not within or not self.head:
+        if not within or not (self.head or self.commits):
             return {}
         listed = self.git.run("--literal-pathspecs", "ls-files", "-z", "--", *within, cwd=self.path)
         files = {}
@@ -108,6 +109,7 @@ class Checkout:
             input=message,
             env=identity,
         )
+        self.commits += 1
         return self.git.run("rev-parse", "HEAD", cwd=self.path).stdout.strip()
 
     def push(self) -> bool:

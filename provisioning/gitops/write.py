@@ -1,12 +1,14 @@
-"""One commit: under the lock, fetch, reset, ask the caller what the files should be,
-commit and push; recompute and push again when the branch moved meanwhile.
+"""Commits: under the lock, fetch, reset, ask the caller what the files should be, commit
+and push; recompute and push again when the branch moved meanwhile. `write_batch` makes
+one commit for each of several callers, one after the other on the same checkout, and
+pushes them together.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +51,10 @@ class WriteResult:
     pushes: int = 0  # pushes tried, refused ones included
 
 
+class Skip(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by a proposer of `write_batch` that cannot say now: left out of this push."""
+
+
 def write(
     remote: Remote,
     propose: Callable[[Checkout], Proposal],
@@ -62,11 +68,39 @@ def write(
     after a refused push, so whatever it reads (the database included) is as new as the
     last commit any Berth worker made. Raises GitError.
     """
+    return write_batch(remote, lambda work: [(None, propose)], author=author,
+                       policy=policy)[None]
+
+
+Proposer = Callable[[Checkout], Proposal]
+
+
+def write_batch(
+    remote: Remote,
+    batch: Callable[[Checkout], list[tuple[Hashable, Proposer]]],
+    *,
+    settled: Callable[[dict[Hashable, WriteResult]], None] | None = None,
+    author: Author | None = None,
+    policy: Policy | None = None,
+) -> dict[Hashable, WriteResult]:
+    """One commit per proposer that changes something, in the order `batch` gives them,
+    each built on the one before, all pushed at once. `batch` runs under the repository
+    lock (and again after a refused push) and says who is in this push; a proposer that
+    raises Skip is left out. `settled(results)` runs under the lock too, once they are
+    final: what it records is there before the next writer looks. Returns each key's
+    result ({} when `batch` named nobody). Raises GitError."""
     policy = policy or policy_from_settings()
     author = author or author_from_settings()
     pushes = 0
 
-    def once() -> WriteResult:
+    def final(results: dict[Hashable, WriteResult]) -> dict[Hashable, WriteResult]:
+        for result in results.values():
+            result.attempts, result.pushes = attempts, pushes
+        if settled is not None:
+            settled(results)
+        return results
+
+    def once() -> dict[Hashable, WriteResult]:
         nonlocal pushes
         with repo_lock(remote, timeout=policy.lock_timeout_seconds), session(remote, policy) as git:
             path = workdir_of(remote)
@@ -77,16 +111,29 @@ def write(
             for _ in range(policy.max_rebases):
                 work = checkout(git, remote, path, fetch=fetch)
                 fetch = True
-                proposal = propose(work)
-                if not proposal.changed:
+                proposers = batch(work)
+                if not proposers:
+                    return {}
+
+                results: dict[Hashable, WriteResult] = {}
+                for key, propose in proposers:
+                    try:
+                        proposal = propose(work)
+                    except Skip:
+                        continue
+                    if not proposal.changed:
+                        results[key] = WriteResult("unchanged", work.head, proposal)
+                        continue
+                    work.apply(proposal.current, proposal.files)
+                    results[key] = WriteResult("committed", work.commit(proposal.message, author),
+                                               proposal)
+                if not work.commits:
                     if not work.fetched:
                         continue  # "unchanged" is only ever said of what the remote holds
-                    return WriteResult("unchanged", work.head, proposal)
-                work.apply(proposal.current, proposal.files)
-                sha = work.commit(proposal.message, author)
+                    return final(results)
                 pushes += 1
                 if work.push():
-                    return WriteResult("committed", sha, proposal)
+                    return final(results)
                 logger.info(
                     "GitOps: %s %s moved while writing; starting again", remote.url, remote.branch
                 )
@@ -108,7 +155,7 @@ def write(
         for attempt in retrying:
             with attempt:
                 attempts = attempt.retry_state.attempt_number
-                result = once()
+                results = once()
     except GitError as error:
         error.attempts = attempts
         logger.warning(
@@ -119,8 +166,7 @@ def write(
             error.message,
         )
         raise
-    result.attempts, result.pushes = attempts, pushes
-    return result
+    return results
 
 
 def read_files(

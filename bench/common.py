@@ -56,6 +56,16 @@ def prepare_environment(workdir: Path, *, database: str, **extra: str) -> None:
         os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
 
 
+def start_django(workdir: Path, *, database: str, **extra: str) -> None:
+    """prepare_environment, then Django set up and the scratch database migrated."""
+    prepare_environment(workdir, database=database, **extra)
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
 def stack() -> str:
     database = "PostgreSQL" if os.environ["DATABASE_URL"].startswith("postgres") else "SQLite"
     broker = "Redis" if os.environ.get("REDIS_URL") else "filesystem queue"

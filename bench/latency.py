@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import prepare_environment, stack, tree_peak_rss_mib  # noqa: E402
+from common import stack, start_django, tree_peak_rss_mib  # noqa: E402
 from provision import (  # noqa: E402
     approve_all,
     objects_applied,
@@ -64,12 +64,7 @@ def main() -> None:
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-latency-"))
-    prepare_environment(workdir, database="berth_bench_latency")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
+    start_django(workdir, database="berth_bench_latency")
     sandbox = start_sandbox(workdir)
     try:
         ids = submit(args.count, sandbox)

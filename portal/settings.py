@@ -228,6 +228,10 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 BROKER_DIR = DATA_DIR / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    if REDIS_URL.startswith("redis://"):
+        # kombu's Redis transport with a repair that keeps a worker alive through a Redis
+        # restart (portal/broker.py). rediss:// keeps kombu's own, which sets up its TLS.
+        CELERY_BROKER_TRANSPORT = "portal.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
 else:
     CELERY_BROKER_URL = "filesystem://"

@@ -253,6 +253,8 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# prefork (processes) or threads (one process; docs/benchmarks.md has the memory of each).
+CELERY_WORKER_POOL = os.environ.get("BERTH_WORKER_POOL", "prefork")
 CELERY_TASK_IGNORE_RESULT = True
 # Celery's Django fixup closes the database connection around every task unless told to
 # reuse it: a new PostgreSQL connection per task was a twentieth of a provisioning run.

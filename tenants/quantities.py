@@ -141,3 +141,25 @@ def seconds_to_duration(seconds: int) -> str:
         if count:
             parts.append(f"{count}{unit}")
     return "".join(parts)
+
+
+# --- what people typed ------------------------------------------------------------------------
+
+# Payload keys stored in Berth's integer units, shown back in the units people write.
+_FOR_PEOPLE = {
+    "cpu_millis": ("cpu", millis_to_cpu),
+    "memory_mib": ("memory", mib_to_memory),
+    "storage_gib": ("storage", gib_to_storage),
+    "ttl_seconds": ("ttl", seconds_to_duration),
+}
+
+
+def payload_for_people(payload: dict) -> dict[str, object]:
+    """A request's payload with quantities as people write them: `cpu_millis: 1000` is
+    `cpu: 1`, `memory_mib: 2048` is `memory: 2Gi`, `ttl_seconds: 7200` is `ttl: 2h`."""
+    shown: dict[str, object] = {}
+    for key, value in payload.items():
+        name, convert = _FOR_PEOPLE.get(key, (key, None))
+        shown[name] = convert(value) if convert and isinstance(value, int) and not isinstance(
+            value, bool) else value
+    return shown

@@ -14,6 +14,7 @@ urlpatterns = [
     path("tenants/<slug:slug>/environment-rules/", environments.environment_rules_page,
          name="environment-rules"),
     path("approvals/", approvals.approval_queue, name="approval-queue"),
+    path("approvals/approve/", approvals.approve_selected, name="approve-selected"),
     path("audit/", audit.audit_log, name="audit-log"),
     path("names/", names.name_registry, name="name-registry"),
     path("policy/", approvals.rule_list, name="rule-list"),

@@ -81,3 +81,18 @@ def validate_group_names(value: object) -> None:
         raise ValidationError("; ".join(problems[:3]), code="invalid_group")
     if len(set(value)) != len(value):
         raise ValidationError("A group is listed twice.", code="duplicate_group")
+
+
+def validate_commit_url_template(value: str) -> None:
+    """A web page for one commit: an http(s) URL with `{sha}` where the commit goes."""
+    if not value:
+        return
+    if not value.startswith(("https://", "http://")) or any(c.isspace() for c in value):
+        raise ValidationError("The commit link must be an http(s) URL without spaces, "
+                              "e.g. https://forge.example/org/repo/commit/{sha}.",
+                              code="invalid_commit_url")
+    if value.count("{sha}") != 1 or value.replace("{sha}", "").count("{") \
+            or value.replace("{sha}", "").count("}"):
+        raise ValidationError("The commit link must hold {sha} once (and no other braces), "
+                              "e.g. https://forge.example/org/repo/commit/{sha}.",
+                              code="invalid_commit_url")

@@ -202,7 +202,7 @@ def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, wor
     client.force_login(world["admin"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
 
-    assert "GitOps changes" in page
+    assert "What approval will commit" in page
     assert "+++ b/apps/shop/prod/" in page
 
 

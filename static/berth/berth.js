@@ -2,6 +2,7 @@
 
 // Elements with data-poll="<url>" are replaced by what the URL returns, every
 // data-poll-interval milliseconds, until the returned element no longer asks to be polled.
+// Elements after the first in the answer replace the page's elements of the same id.
 function startPolling(element) {
   const interval = Number(element.dataset.pollInterval || 2000);
   window.setTimeout(async () => {
@@ -13,8 +14,13 @@ function startPolling(element) {
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const holder = document.createElement("div");
       holder.innerHTML = (await response.text()).trim();
-      const replacement = holder.firstElementChild;
+      const [replacement, ...others] = holder.children;
       element.replaceWith(replacement);
+      // Other parts of the page the answer brings (data-swap, by id): the history, say.
+      for (const part of others) {
+        const current = part.id && document.getElementById(part.id);
+        if (current && part.hasAttribute("data-swap")) current.replaceWith(part);
+      }
       if (replacement.dataset.poll) startPolling(replacement);
     } catch (error) {
       // A failed poll is retried; the page still shows the last state it knew.

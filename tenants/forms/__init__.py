@@ -9,7 +9,13 @@ from tenants.forms.environments import (
     rules_to_yaml,
 )
 from tenants.forms.policy import ApprovalRuleForm
-from tenants.forms.requests import REQUEST_FORMS, ApproveForm, CommentForm, RejectForm
+from tenants.forms.requests import (
+    REQUEST_FORMS,
+    ApproveForm,
+    ApproveTogetherForm,
+    CommentForm,
+    RejectForm,
+)
 from tenants.forms.tenants import TenantOnboardingForm
 from tenants.forms.tokens import ApiTokenForm
 
@@ -18,6 +24,7 @@ __all__ = [
     "ApiTokenForm",
     "ApprovalRuleForm",
     "ApproveForm",
+    "ApproveTogetherForm",
     "CommentForm",
     "EndEnvironmentForm",
     "EnvironmentRulesForm",

@@ -32,6 +32,11 @@ class RequestForm(forms.Form):
     def _tier_choices(self) -> list[tuple[str, str]]:
         return [(t.slug, t.name) for t in self.tenant.allowed_tiers.order_by("position")]
 
+    def _first_permanent_tier(self) -> str | None:
+        """What a tier field starts on: a namespace meant to stay, not a review app's."""
+        return (self.tenant.allowed_tiers.filter(is_ephemeral=False).order_by("position")
+                .values_list("slug", flat=True).first())
+
     def _cluster_choices(self) -> list[tuple[str, str]]:
         return [(c.name, c.display_name or c.name) for c in self.tenant.allowed_clusters.all()]
 
@@ -63,6 +68,7 @@ class NamespaceRequestForm(RequestForm, QuotaFields):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["tier"].choices = self._tier_choices()
+        self.fields["tier"].initial = self._first_permanent_tier()
         self.fields["cluster"].choices = self._cluster_choices()
 
 
@@ -100,6 +106,7 @@ class EnvironmentRequestForm(RequestForm, QuotaFields):
             (p.name, p.name) for p in self.tenant.projects.order_by("name")
         ]
         self.fields["tier"].choices = self._tier_choices()
+        self.fields["tier"].initial = self._first_permanent_tier()
         self.fields["cluster"].choices = self._cluster_choices()
 
 
@@ -226,6 +233,34 @@ class ApproveForm(forms.Form):
     plan_digest = forms.CharField(max_length=64, widget=forms.HiddenInput)
     note = forms.CharField(max_length=2000, required=False,
                            widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class _TickedRows(forms.MultipleChoiceField):
+    """Ticked rows of a queue whose rows are not known in advance; parsed by the form."""
+
+    def valid_value(self, value: str) -> bool:
+        return True
+
+
+class ApproveTogetherForm(forms.Form):
+    """The queue's bulk approval: rows ticked as "<request id>:<plan digest>"."""
+
+    selected = _TickedRows(required=True)
+    note = forms.CharField(max_length=2000, required=False, label="Note (optional)")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["selected"].error_messages["required"] = "Select the requests to approve."
+
+    def clean_selected(self) -> list[tuple[int, str]]:
+        decisions: dict[int, str] = {}
+        for value in self.cleaned_data["selected"]:
+            request_id, _, digest = value.partition(":")
+            if not request_id.isdigit() or len(request_id) > 12 or not digest \
+                    or len(digest) > 64:
+                raise forms.ValidationError("A selected row did not say which plan it approves.")
+            decisions[int(request_id)] = digest
+        return sorted(decisions.items())
 
 
 class CommentForm(forms.Form):

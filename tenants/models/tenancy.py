@@ -21,6 +21,7 @@ from tenants.naming import reserved_reason, tier_slug_problem
 from tenants.validators import (
     is_ssh_url,
     known_hosts_problem,
+    validate_commit_url_template,
     validate_dns_label,
     validate_group_names,
 )
@@ -59,6 +60,11 @@ class Tenant(models.Model):
     )
     gitops_engine = models.CharField(
         max_length=20, choices=GitOpsEngine.choices, default=GitOpsEngine.ARGOCD
+    )
+    gitops_commit_url = models.CharField(
+        "commit link", max_length=500, blank=True, validators=[validate_commit_url_template],
+        help_text="The repository's web page of one commit, with {sha} where the commit goes "
+        "(e.g. https://forge.example/org/repo/commit/{sha}); commits are shown as links.",
     )
 
     budget_cpu_millis = models.PositiveIntegerField("CPU budget (millicores)", default=8000)
@@ -111,6 +117,10 @@ class Tenant(models.Model):
         if self.gitops_engine == GitOpsEngine.FLUX and self.flux_problem():
             field = "gitops_known_hosts" if "host key" in self.flux_problem() else "gitops_repo_url"
             raise ValidationError({field: self.flux_problem()})
+
+    def commit_link(self, sha: str) -> str:
+        """The web page of one of the repository's commits, or "" when none is configured."""
+        return self.gitops_commit_url.replace("{sha}", sha) if self.gitops_commit_url else ""
 
     def flux_problem(self) -> str | None:
         """Why Flux could not read this tenant's repository: it reads https:// and SSH URLs

@@ -17,6 +17,10 @@ class User(AbstractUser):
         default=list, blank=True,
         help_text="The groups claim at the last sign-in; approval rules can refer to it.",
     )
+    muted_notifications = models.JSONField(
+        default=list, blank=True,
+        help_text="Request events this person is not e-mailed about (e.g. \"ready\").",
+    )
     is_platform_admin = models.BooleanField(
         default=False,
         help_text="Set from the identity provider's platform-admin groups at each login.",

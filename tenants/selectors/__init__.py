@@ -41,7 +41,9 @@ from tenants.selectors.namespaces import (
     visible_project,
 )
 from tenants.selectors.requests import (
+    commits_of_request,
     decidable_by,
+    namespaces_of_request,
     request_history,
     request_rows_visible_to,
     requests_visible_to,
@@ -52,6 +54,7 @@ __all__ = [
     "audit_events_visible_to",
     "budget_summary",
     "commits_for_namespace",
+    "commits_of_request",
     "decidable_by",
     "end_request_of",
     "environment_history",
@@ -67,6 +70,7 @@ __all__ = [
     "may_request",
     "may_see_audit",
     "name_preview",
+    "namespaces_of_request",
     "namespaces_visible_to",
     "projects_visible_to",
     "request_history",

@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from tenants.choices import ApproverRole, RequestState, Role
-from tenants.models import AuditEvent, Membership, Request, User
+from tenants.models import AuditEvent, Membership, Namespace, Request, User
 from tenants.selectors.access import is_platform_admin
 
 
@@ -40,6 +40,21 @@ def request_history(tenancy_request: Request) -> QuerySet[AuditEvent]:
     return AuditEvent.objects.filter(
         object_type=Request._meta.label_lower, object_id=str(tenancy_request.pk)
     ).order_by("created_at", "id")
+
+
+def namespaces_of_request(tenancy_request: Request) -> list[Namespace]:
+    """The namespaces a request created, or the one it changes or removes, newest first."""
+    namespaces = Namespace.objects.select_related("project").order_by("-created_at", "-id")
+    target = (tenancy_request.payload or {}).get("namespace")
+    made = list(namespaces.filter(request=tenancy_request))
+    if target and not made:
+        made = list(namespaces.filter(tenant_id=tenancy_request.tenant_id, name=target)[:1])
+    return made
+
+
+def commits_of_request(tenancy_request: Request) -> QuerySet:
+    """What Berth pushed to the tenant's repository for this request, newest first."""
+    return tenancy_request.git_commits.order_by("-created_at", "-id")
 
 
 def decidable_by(user: User) -> QuerySet[Request]:

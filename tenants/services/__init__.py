@@ -30,8 +30,10 @@ from tenants.services.lifecycle import (
 )
 from tenants.services.onboarding import onboard_tenant, request_tenant_sync, update_tenant
 from tenants.services.requests import (
+    APPROVE_TOGETHER_MAX,
     add_comment,
     approve_request,
+    approve_together,
     cancel_request,
     reject_request,
     retry_request,
@@ -45,10 +47,12 @@ from tenants.services.rules import (
 from tenants.services.tokens import create_api_token, revoke_api_token
 
 __all__ = [
+    "APPROVE_TOGETHER_MAX",
     "MAX_ENVIRONMENT_RULES",
     "TRANSITIONS",
     "add_comment",
     "approve_request",
+    "approve_together",
     "cancel_request",
     "create_api_token",
     "end_environment",

@@ -247,6 +247,47 @@ def approve_request(
         )
 
 
+# More at once is a review nobody did: the queue shows at most this many per page anyway.
+APPROVE_TOGETHER_MAX = 50
+
+
+def approve_together(
+    *,
+    decisions: list[tuple[int, str]],
+    approver: User,
+    reason: str = "",
+    source_ip: str | None = None,
+) -> list[Request]:
+    """Approve several requests at once, each bound to the plan digest the approver saw:
+    all of them or, if any cannot be approved, none. They must share one policy outcome
+    (the same rule, number of approvals and approver role), so one look covers them all."""
+    if not decisions:
+        raise DomainError("Select the requests to approve.")
+    if len(decisions) > APPROVE_TOGETHER_MAX:
+        raise DomainError(f"Approve at most {APPROVE_TOGETHER_MAX} requests at once.")
+    wanted = dict(decisions)
+    found = {r.pk: r for r in Request.objects.select_related("tenant").filter(pk__in=wanted)}
+    for request_id in wanted:
+        if request_id not in found:
+            raise DomainError(f"Request #{request_id} does not exist.")
+    for tenancy_request in found.values():
+        _refuse_decision(tenancy_request=tenancy_request, user=approver, action="approve",
+                         source_ip=source_ip)
+    outcomes = {(r.policy_rule, r.approvals_required, r.approver_role): r
+                for r in found.values()}
+    if len(outcomes) > 1:
+        described = "; ".join(
+            f"#{r.pk}: rule {rule or '—'}, {needed} approval{'s' if needed != 1 else ''} "
+            f"from a {r.get_approver_role_display().lower()}"
+            for (rule, needed, _), r in sorted(outcomes.items(), key=lambda o: o[1].pk))
+        raise DomainError("Only requests with the same policy outcome are approved together, "
+                          f"and these differ ({described}). Approve them separately.")
+    with transaction.atomic():
+        return [approve_request(request_id=request_id, approver=approver,
+                                plan_digest=digest, reason=reason, source_ip=source_ip)
+                for request_id, digest in sorted(wanted.items())]
+
+
 def reject_request(
     *, request_id: int, approver: User, reason: str, source_ip: str | None = None
 ) -> Request:

@@ -2,13 +2,19 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
-from tenants import forms, selectors, services
+from tenants import engine, forms, selectors, services
+from tenants.errors import DomainError, NotAllowed
 from tenants.filtersets import RequestFilterSet
 from tenants.models import ApprovalRule
 from tenants.views.support import client_ip, require_platform_admin
+
+QUEUE_PAGE_SIZE = services.APPROVE_TOGETHER_MAX
 
 
 @login_required
@@ -16,9 +22,52 @@ def approval_queue(request: HttpRequest) -> HttpResponse:
     queue = RequestFilterSet(
         request.GET or None, queryset=selectors.decidable_by(request.user), request=request
     )
+    page = Paginator(queue.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    # Each row is decided right here, so each carries the digest of the plan it approves.
+    rows = [(item, engine.review(item)) for item in page]
+    query = request.GET.copy()
+    query.pop("page", None)
     return render(request, "tenants/approval_queue.html", {
-        "filter": queue, "requests": queue.qs[:200],
+        "filter": queue, "page": page, "rows": rows, "query": query.urlencode(),
+        "approve_form": forms.ApproveTogetherForm(),
     })
+
+
+@login_required
+@require_POST
+def approve_selected(request: HttpRequest) -> HttpResponse:
+    """Bulk approval from the queue: every selected request, each bound to the digest of the
+    plan its row showed, or none of them."""
+    form = forms.ApproveTogetherForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(form.errors.get("selected", []))
+                       or "Select the requests to approve.")
+        return redirect("approval-queue")
+    moved = []
+    for request_id, digest in form.cleaned_data["selected"]:
+        try:
+            tenancy_request = selectors.visible_request(request.user, request_id)
+        except Http404:
+            messages.error(request, f"Request #{request_id} does not exist.")
+            return redirect("approval-queue")
+        if engine.review(tenancy_request).digest != digest:
+            moved.append(f"#{request_id}")
+    if moved:
+        messages.error(request, f"The plan of {', '.join(moved)} moved since the queue was "
+                                "shown: nothing was approved. Review them and approve again.")
+        return redirect("approval-queue")
+    try:
+        approved = services.approve_together(
+            decisions=form.cleaned_data["selected"], approver=request.user,
+            reason=form.cleaned_data["note"], source_ip=client_ip(request),
+        )
+    except NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except DomainError as exc:
+        messages.error(request, f"Nothing was approved: {exc}")
+    else:
+        messages.success(request, "Approved " + ", ".join(f"#{r.pk}" for r in approved) + ".")
+    return redirect("approval-queue")
 
 
 @login_required

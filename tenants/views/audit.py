@@ -9,6 +9,7 @@ from django.shortcuts import render
 
 from tenants import selectors
 from tenants.filtersets import AuditEventFilterSet
+from tenants.quantities import payload_for_people
 
 
 @login_required
@@ -36,6 +37,15 @@ def _cell(value: object) -> str:
     return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
 
 
+def _for_people(record: dict | None) -> dict | str:
+    """An event's before/after, with a request's payload in the units people wrote."""
+    if not record:
+        return ""
+    if isinstance(record.get("payload"), dict):
+        return {**record, "payload": payload_for_people(record["payload"])}
+    return record
+
+
 def _audit_csv(events) -> StreamingHttpResponse:  # noqa: ANN001 - QuerySet[AuditEvent]
     writer = csv.writer(_Echo())
     header = ["time", "actor", "action", "object_type", "object_id", "object", "tenant",
@@ -48,7 +58,7 @@ def _audit_csv(events) -> StreamingHttpResponse:  # noqa: ANN001 - QuerySet[Audi
                 event.created_at.isoformat(), event.actor_label, event.action,
                 event.object_type, event.object_id, event.object_repr,
                 event.tenant.slug if event.tenant else "", event.source_ip,
-                event.before or "", event.after or "",
+                _for_people(event.before), _for_people(event.after),
             )])
 
     response = StreamingHttpResponse(lines(), content_type="text/csv")

@@ -23,12 +23,23 @@ MOVING_STATES = {RequestState.SUBMITTED, RequestState.APPROVED, RequestState.PRO
                  RequestState.DECOMMISSIONING}
 
 
-def _progress_context(tenancy_request) -> dict:  # noqa: ANN001 - Request
-    return {
+def _progress_context(tenancy_request, *, live: bool = False) -> dict:  # noqa: ANN001
+    """What the live parts of a request page show. `live`: the poll's answer, which also
+    carries the history and, once the plan is history too, what was committed."""
+    planned = tenancy_request.state in engine.PLANNED_STATES
+    context = {
         "tenancy_request": tenancy_request,
         "run": tenancy_request.runs.first(),
         "polling": tenancy_request.state in MOVING_STATES,
+        "created": selectors.namespaces_of_request(tenancy_request),
+        "planned": planned,
+        "live": live,
     }
+    if live:
+        context["history"] = selectors.request_history(tenancy_request).select_related("actor")
+        if not planned:
+            context["commits"] = selectors.commits_of_request(tenancy_request)
+    return context
 
 
 @login_required
@@ -45,6 +56,7 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "gitops_diff": review.gitops_diff,
         "gitops_error": review.gitops_error,
         "digest": review.digest,
+        "commits": selectors.commits_of_request(tenancy_request),
         "history": selectors.request_history(tenancy_request).select_related("actor"),
         "approvals": tenancy_request.approvals.select_related("approver"),
         "comments": tenancy_request.comments.select_related("author"),
@@ -63,9 +75,10 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def request_progress(request: HttpRequest, pk: int) -> HttpResponse:
-    """The per-object progress table alone, polled by the request page while it moves."""
+    """The progress table and history, polled by the request page while it moves."""
     tenancy_request = selectors.visible_request(request.user, pk)
-    return render(request, "tenants/_request_progress.html", _progress_context(tenancy_request))
+    return render(request, "tenants/_request_progress.html",
+                  _progress_context(tenancy_request, live=True))
 
 
 @login_required
@@ -151,6 +164,13 @@ def _decide(request: HttpRequest, pk: int, action) -> HttpResponse:  # noqa: ANN
         raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
         messages.error(request, str(exc))
+    return _back(request, pk)
+
+
+def _back(request: HttpRequest, pk: int) -> HttpResponse:
+    """After a decision: back to the queue it was made from, else to the request's page."""
+    if request.POST.get("back") == "queue":
+        return redirect("approval-queue")
     return redirect("request-detail", pk=pk)
 
 
@@ -160,7 +180,7 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
     form = forms.ApproveForm(request.POST)
     if not form.is_valid():
         messages.error(request, "The approval did not say which plan it approves.")
-        return redirect("request-detail", pk=pk)
+        return _back(request, pk)
 
     def approve(tenancy_request) -> None:  # noqa: ANN001
         # An approval is bound to the plan the approver saw: a plan that changed since the
@@ -169,7 +189,10 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
         if (tenancy_request.state == RequestState.SUBMITTED
                 and selectors.why_cannot_decide(request.user, tenancy_request) is None
                 and engine.review(tenancy_request).digest != form.cleaned_data["plan_digest"]):
-            messages.error(request, "The plan or its GitOps change moved since you opened this "
+            messages.error(request, f"Request #{tenancy_request.pk}: the plan or its GitOps "
+                                    "change moved since the queue was shown: open it to "
+                                    "review them." if request.POST.get("back") == "queue" else
+                                    "The plan or its GitOps change moved since you opened this "
                                     "page: review them below and approve again if still right.")
             return
         decided = services.approve_request(
@@ -187,8 +210,9 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
 def request_reject(request: HttpRequest, pk: int) -> HttpResponse:
     form = forms.RejectForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "A rejection needs a reason the requester can act on.")
-        return redirect("request-detail", pk=pk)
+        messages.error(request, f"Request #{pk}: a rejection needs a reason the requester "
+                                "can act on.")
+        return _back(request, pk)
 
     def reject(tenancy_request) -> None:  # noqa: ANN001
         services.reject_request(request_id=tenancy_request.pk, approver=request.user,

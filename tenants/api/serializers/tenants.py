@@ -55,7 +55,7 @@ class TenantSerializer(serializers.ModelSerializer):
         model = Tenant
         fields = [
             "id", "slug", "name", "role", "owner_groups", "member_groups", "viewer_groups",
-            "gitops_repo_url", "gitops_branch", "gitops_path", "gitops_engine",
+            "gitops_repo_url", "gitops_branch", "gitops_path", "gitops_engine", "gitops_commit_url",
             "gitops_credentials", "gitops_credentials_set", "gitops_known_hosts",
             "budget_cpu_millis", "budget_memory_mib", "budget_storage_gib",
             "budget_namespaces", "allowed_clusters", "allowed_tiers", "allowed_domains",

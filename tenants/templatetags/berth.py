@@ -1,0 +1,24 @@
+"""Template filters for showing Berth's records the way people wrote them."""
+
+from django import template
+
+from tenants.quantities import gib_to_storage, mib_to_memory, millis_to_cpu, payload_for_people
+
+register = template.Library()
+
+
+@register.filter
+def for_people(payload: dict | None) -> list[tuple[str, object]]:
+    """`{% for key, value in request.payload|for_people %}`: quantities in people's units."""
+    return list(payload_for_people(payload or {}).items())
+
+
+@register.simple_tag
+def commit_link(tenant, sha: str) -> str:  # noqa: ANN001 - Tenant
+    """`{% commit_link tenant commit.sha as url %}`: the commit's page on the forge, or ""."""
+    return tenant.commit_link(sha)
+
+
+register.filter("cpu", millis_to_cpu)
+register.filter("memory", mib_to_memory)
+register.filter("storage", gib_to_storage)

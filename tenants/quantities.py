@@ -154,11 +154,17 @@ _FOR_PEOPLE = {
 }
 
 
+# What a request is about comes first; then how much of everything it asks for.
+_NAMING_KEYS = ("app", "project", "namespace", "tier", "tiers", "cluster", "env_slug")
+
+
 def payload_for_people(payload: dict) -> dict[str, object]:
     """A request's payload with quantities as people write them: `cpu_millis: 1000` is
     `cpu: 1`, `memory_mib: 2048` is `memory: 2Gi`, `ttl_seconds: 7200` is `ttl: 2h`."""
     shown: dict[str, object] = {}
-    for key, value in payload.items():
+    first = [key for key in _NAMING_KEYS if key in payload]
+    for key, value in [(k, payload[k]) for k in first] + [
+            (k, v) for k, v in payload.items() if k not in first]:
         name, convert = _FOR_PEOPLE.get(key, (key, None))
         shown[name] = convert(value) if convert and isinstance(value, int) and not isinstance(
             value, bool) else value

@@ -22,3 +22,11 @@ def commit_link(tenant, sha: str) -> str:  # noqa: ANN001 - Tenant
 register.filter("cpu", millis_to_cpu)
 register.filter("memory", mib_to_memory)
 register.filter("storage", gib_to_storage)
+
+
+@register.simple_tag
+def may_see_audit(user) -> bool:  # noqa: ANN001 - User
+    """`{% may_see_audit user as audit %}`: whether the top bar links the audit log."""
+    from tenants.selectors import may_see_audit as allowed
+
+    return user.is_authenticated and allowed(user)

@@ -273,6 +273,7 @@ def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
         "member_groups": "ledger-devs, ledger-contractors", "viewer_groups": "",
         "repo_url": "https://git.example.com/ledger/deploy.git", "branch": "main",
         "path": "clusters/prod", "credentials": "ghp_secret_token_value", "engine": "flux",
+        "commit_url": "https://git.example.com/ledger/deploy/commit/{sha}",
         "cpu": "4", "memory": "8Gi", "storage": "50Gi", "namespaces": 5,
         "clusters": [world["tenant"].allowed_clusters.get().pk],
         "tiers": list(world["tenant"].allowed_tiers.values_list("pk", flat=True)),
@@ -284,8 +285,20 @@ def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
     assert tenant.member_groups == ["ledger-devs", "ledger-contractors"]
     assert tenant.budget_memory_mib == 8192
     assert tenant.gitops_credentials == "ghp_secret_token_value"
+    assert tenant.commit_link("abc") == "https://git.example.com/ledger/deploy/commit/abc"
     event = AuditEvent.objects.get(action="tenant.onboard")
     assert "ghp_secret_token_value" not in str(event.after)
+
+
+def test_onboarding_refuses_a_commit_link_without_its_placeholder(client, world):
+    client.force_login(world["admin"])
+    page = client.post("/tenants/new/", {
+        "slug": "ledger", "name": "Ledger team", "branch": "main", "engine": "argocd",
+        "commit_url": "https://git.example.com/ledger/deploy/commit/", "cpu": "4",
+        "memory": "8Gi", "storage": "50Gi", "namespaces": 5,
+    }).content.decode()
+    assert "must hold {sha} once" in page
+    assert not Tenant.objects.filter(slug="ledger").exists()
 
 
 def test_onboarding_refuses_a_clashing_prefix_and_keeps_what_was_typed(client, world):

@@ -35,6 +35,11 @@ class TenantOnboardingForm(forms.Form):
                   "prints it.",
     )
     engine = forms.ChoiceField(label="GitOps engine", choices=GitOpsEngine.choices)
+    commit_url = forms.CharField(
+        label="Commit link", max_length=500, required=False,
+        help_text="The repository's page of one commit, with {sha} where the hash goes, e.g. "
+                  "https://forge.example/org/repo/commit/{sha}; commits are shown as links.",
+    )
     cpu = forms.CharField(label="CPU budget", initial="8")
     memory = forms.CharField(label="Memory budget", initial="16Gi")
     storage = forms.CharField(label="Storage budget", initial="100Gi")
@@ -84,6 +89,13 @@ class TenantOnboardingForm(forms.Form):
                 self.add_error("notify_emails", f"{address} is not an e-mail address.")
         return cleaned
 
+    def clean_commit_url(self) -> str:
+        from tenants.validators import validate_commit_url_template
+
+        value = self.cleaned_data["commit_url"].strip()
+        validate_commit_url_template(value)
+        return value
+
     def service_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data
         return {
@@ -93,7 +105,7 @@ class TenantOnboardingForm(forms.Form):
                        "viewer": _split(data["viewer_groups"])},
             "repo_url": data["repo_url"], "branch": data["branch"], "path": data["path"],
             "credentials": data["credentials"], "known_hosts": data["known_hosts"],
-            "engine": data["engine"],
+            "engine": data["engine"], "commit_url": data["commit_url"],
             "budget_limits": data["budget"], "clusters": list(data["clusters"]),
             "tiers": list(data["tiers"]), "allowed_domains": _split(data["allowed_domains"]),
             "notify_emails": _split(data["notify_emails"]),

@@ -52,6 +52,7 @@ def onboard_tenant(
     allowed_domains: list[str],
     notify_emails: list[str],
     known_hosts: str = "",
+    commit_url: str = "",
     source_ip: str | None = None,
 ) -> Tenant:
     """Create a tenant in one step: who belongs, where its GitOps lives, what it may use;
@@ -70,6 +71,7 @@ def onboard_tenant(
         gitops_credentials=credentials,
         gitops_known_hosts=known_hosts,
         gitops_engine=engine,
+        gitops_commit_url=commit_url,
         budget_cpu_millis=budget_limits["cpu_millis"],
         budget_memory_mib=budget_limits["memory_mib"],
         budget_storage_gib=budget_limits["storage_gib"],

@@ -253,8 +253,9 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# prefork (processes) or threads (one process; docs/benchmarks.md has the memory of each).
-CELERY_WORKER_POOL = os.environ.get("BERTH_WORKER_POOL", "prefork")
+# Threads: provisioning waits on the API server and git, not the CPU, and one process holds
+# one copy of Django (docs/benchmarks.md: 173 MiB against 393 MiB for two prefork children).
+CELERY_WORKER_POOL = os.environ.get("BERTH_WORKER_POOL", "threads")
 CELERY_TASK_IGNORE_RESULT = True
 # Celery's Django fixup closes the database connection around every task unless told to
 # reuse it: a new PostgreSQL connection per task was a twentieth of a provisioning run.

@@ -119,6 +119,14 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # `make run`'s web server, worker threads and beat share one file: readers beside the
+    # writer (WAL), and writers that queue for the lock from the start of a transaction
+    # instead of failing to upgrade a read lock ("database is locked").
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        transaction_mode="IMMEDIATE", timeout=30,
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "tenants.User"
 

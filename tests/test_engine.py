@@ -437,3 +437,19 @@ def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, san
     calls = [r for r in sandbox.requests() if "/api" in r["path"]]
     assert sorted({r["method"] for r in calls}) == ["PATCH"], calls
     assert len(calls) == three_objects
+
+
+def test_rolebindings_wait_for_the_roles_they_grant():
+    """A RoleBinding applied next to its Role can reach the API server first, whose
+    escalation check then finds no Role and refuses it (seen as a flaky 403)."""
+    from provisioning.engine.runs import apply_waves
+
+    kinds = ["Namespace", "ServiceAccount", "ResourceQuota", "Role", "RoleBinding",
+             "ConfigMap", "RoleBinding", "AppProject"]
+    waves = apply_waves(tuple({"kind": kind} for kind in kinds))
+
+    wave_of = {position: index for index, wave in enumerate(waves) for position in wave}
+    assert wave_of[0] == 0  # the Namespace alone, first
+    assert wave_of[1] == wave_of[2] == wave_of[3] == wave_of[5]  # then together
+    assert wave_of[4] == wave_of[6] > wave_of[3]  # RoleBindings after the Roles
+    assert wave_of[7] > wave_of[4]

@@ -205,13 +205,14 @@ APPLIED = ("created", "configured", "unchanged")
 def apply_waves(objects: tuple[dict[str, Any], ...]) -> list[list[int]]:
     """Positions of `objects` (in apply order) grouped into waves applied one after the
     other, each wave's objects concurrently: the Namespace first, then the namespace's own
-    objects (kinds before RoleBindings: nothing among them is checked against another), then
-    each later kind on its own (the GitOps engines' objects, which admission checks against
-    the ConfigMaps and Secrets before them)."""
+    objects up to the Roles (nothing among them is checked against another), then each later
+    kind on its own: RoleBindings once the Roles they grant exist (the API server's
+    escalation check reads the Role), and the GitOps engines' objects, which admission
+    checks against the ConfigMaps and Secrets before them."""
     waves: dict[int, list[int]] = {}
     for position, obj in enumerate(objects):
         rank = KIND_ORDER.get(obj["kind"], 99)
-        wave = 0 if rank == 0 else 1 if rank <= KIND_ORDER["RoleBinding"] else rank
+        wave = 0 if rank == 0 else 1 if rank < KIND_ORDER["RoleBinding"] else rank
         waves.setdefault(wave, []).append(position)
     return [waves[key] for key in sorted(waves)]
 

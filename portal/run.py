@@ -50,22 +50,21 @@ def load_or_create_dev_secrets(data_dir: Path) -> dict[str, str]:
     return values
 
 
-def main() -> int:
-    data_dir = Path(os.environ.get("BERTH_DATA_DIR", BASE_DIR / "data")).resolve()
-    data_dir.mkdir(parents=True, exist_ok=True)
+def data_directory() -> Path:
+    return Path(os.environ.get("BERTH_DATA_DIR", BASE_DIR / "data")).resolve()
+
+
+def development_environment(data_dir: Path) -> dict[str, str]:
+    """What `make run` sets for every process it starts, and what `manage.py` takes in a
+    second shell beside it: the generated secrets, DEBUG, the data directory, and the
+    development identity provider as the sign-in provider."""
     host = os.environ.get("BERTH_HOST", "127.0.0.1")
     port = os.environ.get("BERTH_PORT", "8000")
-
-    env = dict(os.environ)
-    env.update(load_or_create_dev_secrets(data_dir))
+    idp_url = f"http://{host}:{os.environ.get('BERTH_DEVIDP_PORT', '8001')}"
+    env = load_or_create_dev_secrets(data_dir)
     env.update(
-        BERTH_DEBUG="1", BERTH_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="portal.settings"
-    )
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    # Sign-in: Berth uses the development identity provider, which runs as its own process.
-    idp_port = os.environ.get("BERTH_DEVIDP_PORT", "8001")
-    idp_url = f"http://{host}:{idp_port}"
-    env.update(
+        BERTH_DEBUG="1", BERTH_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="portal.settings",
+        # Sign-in: Berth uses the development identity provider, its own process.
         BERTH_DEV_OIDC="1",
         OIDC_ISSUER=f"{idp_url}/openid",
         OIDC_CLIENT_ID="berth-dev",
@@ -77,6 +76,20 @@ def main() -> int:
         DEVIDP_URL=idp_url,
         DEVIDP_BERTH_URLS=f"http://{host}:{port},http://localhost:{port}",
     )
+    return env
+
+
+def main() -> int:
+    data_dir = data_directory()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    host = os.environ.get("BERTH_HOST", "127.0.0.1")
+    port = os.environ.get("BERTH_PORT", "8000")
+    idp_port = os.environ.get("BERTH_DEVIDP_PORT", "8001")
+    idp_url = f"http://{host}:{idp_port}"
+
+    env = dict(os.environ)
+    env.update(development_environment(data_dir))
+    env.setdefault("PYTHONUNBUFFERED", "1")
 
     def manage(*args: str) -> None:
         subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)  # noqa: S603
@@ -140,7 +153,7 @@ def main() -> int:
         f"  kubectl:            kubectl --kubeconfig {kubeconfig} get namespaces\n"
         f"  GitOps repos:       {data_dir / 'git'}/<tenant>.git (clone them to look)\n"
         f"  data:               {data_dir}\n"
-        "Press Ctrl-C to stop everything.\n",
+        f"Press Ctrl-C to stop everything: {described(children)}.\n",
         flush=True,
     )
 
@@ -166,6 +179,16 @@ def main() -> int:
     return exit_code
 
 
+# What each child is, for people: "Stopped web, worker, beat, ..." names all of them.
+CHILD_NAMES = {"sandbox": "the sandbox cluster", "idp": "the development identity provider"}
+
+
+def described(children: dict[str, subprocess.Popen]) -> str:
+    names = [CHILD_NAMES.get(name, name) for name in sorted(
+        children, key=lambda name: name in CHILD_NAMES)]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def stop(children: dict[str, subprocess.Popen]) -> None:
     """Stop every child, gently first (Celery then stops its own pool), and say which."""
     for child in children.values():
@@ -177,7 +200,7 @@ def stop(children: dict[str, subprocess.Popen]) -> None:
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
-    print(f"Stopped {', '.join(children)}.", flush=True)
+    print(f"Stopped {described(children)}.", flush=True)
 
 
 if __name__ == "__main__":

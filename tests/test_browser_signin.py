@@ -72,5 +72,6 @@ def test_platform_admin_signs_in_at_the_provider_sees_every_tenant_and_signs_out
 
     page.click("text=Sign out")  # RP-initiated logout: via the provider, back to Berth
     page.wait_for_url(f"{berth}/login/")
+    assert "You are signed out of Berth" in page.locator(".message-success").inner_text()
     page.goto(f"{berth}/")
     assert "/login/" in page.url

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import requests
 from django.conf import settings
-from django.contrib import auth
+from django.contrib import auth, messages
 from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render, resolve_url
@@ -145,6 +145,14 @@ class LogoutView(OIDCLogoutView):
     can make the browser send, ends nobody's session."""
 
     http_method_names = ["post"]
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        was_signed_in = request.user.is_authenticated
+        response = super().post(request)
+        if was_signed_in:
+            # Kept in a cookie (the session is gone), shown by the sign-in page it ends on.
+            messages.success(request, "You are signed out of Berth. Sign in again below.")
+        return response
 
 
 def _started_here(request: HttpRequest) -> bool:

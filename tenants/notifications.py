@@ -8,31 +8,87 @@ from __future__ import annotations
 from django.conf import settings
 
 from tenants.choices import ApproverRole, RequestKind, Role
-from tenants.models import EphemeralEnvironment, Membership, Request, User
+from tenants.models import AuditEvent, EphemeralEnvironment, Membership, Request, User
+from tenants.quantities import payload_for_people
 
+# Every move of a request someone waits on: the transition's action → the event's name.
+# (Starting to provision is not one: people wait for its end, ready or failed.)
 EVENTS = {
     "submit": "submitted",
     "approve": "approved",
     "reject": "rejected",
+    "cancel": "cancelled",
+    "return_to_approval": "returned",
+    "retry": "retried",
     "mark_ready": "ready",
     "mark_failed": "failed",
+    "start_decommission": "decommissioning",
+    "mark_decommissioned": "decommissioned",
 }
+ACTIONS = {event: action for action, event in EVENTS.items()}
+
+# What each event says of the request, in a subject line, and on the opt-out page.
+EVENT_LABELS = {
+    "submitted": "submitted",
+    "approved": "approved",
+    "rejected": "rejected",
+    "cancelled": "cancelled",
+    "returned": "back awaiting approval: its plan changed",
+    "retried": "being provisioned again",
+    "ready": "ready",
+    "failed": "failed",
+    "decommissioning": "being decommissioned",
+    "decommissioned": "decommissioned",
+}
+EVENT_CHOICES = [
+    ("submitted", "A request waits for my decision (or mine was submitted and approved by policy)"),
+    ("approved", "My request was approved"),
+    ("rejected", "My request was rejected"),
+    ("cancelled", "A request I asked for or was to decide was cancelled"),
+    ("returned", "A request went back to approval because its plan changed"),
+    ("retried", "Provisioning of my request was retried"),
+    ("ready", "My request is ready"),
+    ("failed", "My request failed"),
+    ("decommissioning", "What my request made is being decommissioned"),
+    ("decommissioned", "What my request made is gone"),
+    ("expiring", "An ephemeral environment I may extend expires soon"),
+]
+
+# Events whose news is for those who decide, as well as for the requester.
+FOR_DECIDERS = {"returned", "cancelled"}
+
+
+def _deciders(tenancy_request: Request):  # noqa: ANN202 - QuerySet[User]
+    deciders = User.objects.filter(is_platform_admin=True)
+    if tenancy_request.approver_role == ApproverRole.TENANT_OWNER:
+        owners = Membership.objects.filter(tenant=tenancy_request.tenant,
+                                           role=Role.OWNER).values("user_id")
+        deciders = deciders | User.objects.filter(pk__in=owners)
+    return deciders.exclude(pk=tenancy_request.requester_id)
+
+
+def _actor_id(tenancy_request: Request, event: str) -> int | None:
+    """Who made this move: they need no e-mail about what they just did."""
+    return (AuditEvent.objects.filter(
+        object_type=Request._meta.label_lower, object_id=str(tenancy_request.pk),
+        action=f"request.{ACTIONS[event]}",
+    ).order_by("-created_at", "-id").values_list("actor_id", flat=True).first())
 
 
 def recipients(tenancy_request: Request, event: str) -> list[str]:
-    """Who hears about it: approvers when it waits, the requester when it moves on."""
-    tenant = tenancy_request.tenant
+    """Who hears about it: approvers when it waits for them, the requester when it moves on,
+    both when it is withdrawn or comes back; never the person who made the move, nor anyone
+    who muted the event; and always the tenant's own notification addresses."""
     if event == "submitted" and tenancy_request.state == "submitted":
-        deciders = User.objects.filter(is_platform_admin=True)
-        if tenancy_request.approver_role == ApproverRole.TENANT_OWNER:
-            owners = Membership.objects.filter(tenant=tenant, role=Role.OWNER).values("user_id")
-            deciders = deciders | User.objects.filter(pk__in=owners)
-        addresses = list(
-            deciders.exclude(pk=tenancy_request.requester_id).values_list("email", flat=True)
-        )
+        people = list(_deciders(tenancy_request))
     else:
-        addresses = [tenancy_request.requester.email]
-    return sorted({a for a in [*addresses, *tenant.notify_emails] if a})
+        people = [tenancy_request.requester]
+        if event in FOR_DECIDERS:
+            people += list(_deciders(tenancy_request))
+    actor_id = _actor_id(tenancy_request, event) if event != "submitted" else None
+    addresses = [person.email for person in people
+                 if person.pk != actor_id and event not in (person.muted_notifications or [])]
+    return sorted({a for a in [*addresses, *tenancy_request.tenant.notify_emails] if a})
 
 
 def event_body(tenancy_request: Request, event: str) -> dict:
@@ -51,9 +107,26 @@ def event_body(tenancy_request: Request, event: str) -> dict:
     }
 
 
+def email_text(tenancy_request: Request, event: str) -> tuple[str, str]:
+    """Subject and body: what happened, what was asked for as it was typed, the link."""
+    body = event_body(tenancy_request, event)["request"]
+    label = EVENT_LABELS[event]
+    lines = [
+        f"Request #{body['id']} ({tenancy_request.get_kind_display().lower()}) for "
+        f"{body['tenant']} is {label}.",
+        "",
+        *(f"{key}: {value}" for key, value in payload_for_people(body["payload"]).items()),
+        "",
+        *([body["message"], ""] if body["message"] else []),
+        body["url"],
+    ]
+    return f"[Berth] {body['tenant']}: request #{body['id']} {label}", "\n".join(lines)
+
+
 # Review apps come and go by the dozen, started by CI (which has the API's answer) and ended
-# by expiry: people hear only when one is ready, failed, or waits for them.
+# by expiry: people hear only when one waits for them or is withdrawn, is ready, or failed.
 QUIET_KINDS = {RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT}
+QUIET_KIND_EVENTS = {"returned", "cancelled", "ready", "failed"}
 
 
 def wants_email(tenancy_request: Request, event: str) -> bool:
@@ -61,14 +134,16 @@ def wants_email(tenancy_request: Request, event: str) -> bool:
         return True
     if event == "submitted":
         return tenancy_request.state == "submitted"  # held for a decision
-    return event != "approved"
+    return event in QUIET_KIND_EVENTS
 
 
 def environment_recipients(environment: EphemeralEnvironment) -> list[str]:
-    """Who may extend it: its creator and the tenant's owners, plus the tenant's list."""
+    """Who may extend it: its creator and the tenant's owners (unless they muted expiry
+    warnings), plus the tenant's list."""
     owners = Membership.objects.filter(tenant=environment.tenant, role=Role.OWNER).values("user_id")
-    addresses = list(User.objects.filter(pk__in=owners).values_list("email", flat=True))
-    addresses.append(environment.request.requester.email)
+    people = [*User.objects.filter(pk__in=owners), environment.request.requester]
+    addresses = [person.email for person in people
+                 if "expiring" not in (person.muted_notifications or [])]
     return sorted({a for a in [*addresses, *environment.tenant.notify_emails] if a})
 
 

@@ -16,9 +16,9 @@ from django.core.mail import send_mail
 from tenants import services
 from tenants.models import EphemeralEnvironment, Request, Tenant
 from tenants.notifications import (
+    email_text,
     environment_body,
     environment_recipients,
-    event_body,
     recipients,
 )
 
@@ -55,22 +55,11 @@ def signature(secret: str, body: bytes) -> str:
 )
 def send_request_email(request_id: int, event: str) -> int:
     tenancy_request = Request.objects.select_related("tenant", "requester").get(pk=request_id)
-    body = event_body(tenancy_request, event)["request"]
-    lines = [
-        f"Request #{body['id']} ({tenancy_request.get_kind_display().lower()}) for "
-        f"{body['tenant']} is {event}.",
-        "",
-        *(f"{key}: {value}" for key, value in body["payload"].items()),
-        "",
-        *([body["message"], ""] if body["message"] else []),
-        body["url"],
-    ]
-    return send_mail(
-        subject=f"[Berth] {body['tenant']}: request #{body['id']} {event}",
-        message="\n".join(lines),
-        from_email=None,
-        recipient_list=recipients(tenancy_request, event),
-    )
+    to = recipients(tenancy_request, event)
+    if not to:
+        return 0
+    subject, body = email_text(tenancy_request, event)
+    return send_mail(subject=subject, message=body, from_email=None, recipient_list=to)
 
 
 @shared_task(

@@ -1,6 +1,15 @@
 from django.urls import path
 
-from tenants.views import approvals, audit, environments, names, requests, tenants, tokens
+from tenants.views import (
+    approvals,
+    audit,
+    environments,
+    names,
+    preferences,
+    requests,
+    tenants,
+    tokens,
+)
 
 urlpatterns = [
     path("", tenants.home, name="home"),
@@ -33,5 +42,7 @@ urlpatterns = [
          name="environment-extend"),
     path("environments/<int:pk>/end/", environments.environment_end, name="environment-end"),
     path("tokens/", tokens.api_tokens, name="api-tokens"),
+    path("settings/notifications/", preferences.notification_settings,
+         name="notification-settings"),
     path("tokens/<int:pk>/revoke/", tokens.api_token_revoke, name="api-token-revoke"),
 ]

@@ -11,7 +11,8 @@ from django.core import mail
 
 from portal.celery import app as celery_app
 from tenants import demo, services
-from tenants.models import Tenant, User
+from tenants.models import Request, Tenant, User
+from tenants.services.lifecycle import transition
 from tests.workflow import approve_if_needed
 
 
@@ -130,3 +131,127 @@ def test_review_apps_mail_nobody_on_the_way_but_webhooks_hear_everything(
     assert [s for s in subjects if s.endswith("failed")]
     events = [json.loads(body)["event"] for _, body in Receiver.deliveries]
     assert {"request.submitted", "request.approved"} <= set(events)
+
+
+# --- every state a person waits on, and each person's opt-out ---------------------------------
+
+def outbox_for(event_words: str) -> list:
+    return [m for m in mail.outbox if m.subject.endswith(event_words)]
+
+
+def test_submission_mail_shows_what_was_asked_for_in_people_units(
+    world, eager_tasks, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        submit(world)
+    body = mail.outbox[-1].body
+    assert "cpu: 1\n" in body and "memory: 1Gi\n" in body and "app: shop\n" in body
+    assert "cpu_millis" not in body and "memory_mib" not in body
+
+
+def test_cancel_tells_the_approvers_it_is_withdrawn_not_the_one_who_cancelled(
+    world, eager_tasks, django_capture_on_commit_callbacks
+):
+    tenancy_request = submit(world)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.cancel_request(request_id=tenancy_request.pk, actor=world["developer"])
+    [message] = outbox_for("cancelled")
+    assert message.to == ["pat@example.com"]  # the requester cancelled it: not told
+    assert f"Request #{tenancy_request.pk}" in message.body and "is cancelled" in message.body
+
+
+def test_cancel_by_an_admin_tells_the_requester(
+    world, eager_tasks, django_capture_on_commit_callbacks
+):
+    tenancy_request = submit(world)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.cancel_request(request_id=tenancy_request.pk, actor=world["admin"])
+    [message] = outbox_for("cancelled")
+    assert message.to == ["dev@example.com"]
+
+
+def test_return_to_approval_tells_requester_and_approvers(
+    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+):
+    Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
+    tenancy_request = submit(world)
+    Request.objects.filter(pk=tenancy_request.pk).update(state="approved")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.return_to_approval(request_id=tenancy_request.pk,
+                                    reason="The prod tier's Pod Security changed.")
+    [message] = outbox_for("back awaiting approval: its plan changed")
+    assert message.to == ["dev@example.com", "pat@example.com"]
+    assert "The prod tier's Pod Security changed." in message.body
+    events = [json.loads(body)["event"] for _, body in Receiver.deliveries]
+    assert "request.returned" in events
+
+
+def test_retry_decommissioning_and_decommissioned_tell_the_requester(
+    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+):
+    Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
+    tenancy_request = submit(world)
+    Request.objects.filter(pk=tenancy_request.pk).update(state="ready")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.start_decommission(request_id=tenancy_request.pk, actor=world["admin"],
+                                    reason="Decommission requested in #9.")
+        services.mark_decommissioned(request_id=tenancy_request.pk)
+    Request.objects.filter(pk=tenancy_request.pk).update(state="failed")
+    with django_capture_on_commit_callbacks(execute=True):
+        transition(request_id=tenancy_request.pk, action="retry", actor=world["admin"])
+
+    for words in ("being decommissioned", "decommissioned", "being provisioned again"):
+        messages = outbox_for(words)
+        assert messages and messages[0].to == ["dev@example.com"], words
+    events = {json.loads(body)["event"] for _, body in Receiver.deliveries}
+    assert {"request.decommissioning", "request.decommissioned", "request.retried"} <= events
+
+
+def test_a_person_who_muted_an_event_is_not_mailed_it_but_others_and_webhooks_are(
+    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+):
+    Tenant.objects.filter(pk=world["tenant"].pk).update(
+        webhook_url=receiver, notify_emails=["payments-team@example.com"])
+    services.set_muted_notifications(user=world["admin"], muted=["submitted"])
+    with django_capture_on_commit_callbacks(execute=True):
+        tenancy_request = submit(world)
+    [message] = outbox_for("submitted")
+    assert message.to == ["payments-team@example.com"]  # not pat, who muted it
+    assert [json.loads(body)["event"] for _, body in Receiver.deliveries] == [
+        "request.submitted"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.cancel_request(request_id=tenancy_request.pk, actor=world["developer"])
+    assert "pat@example.com" in outbox_for("cancelled")[0].to  # only what was muted
+
+
+def test_unknown_events_cannot_be_muted(world):
+    from rest_framework.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as error:
+        services.set_muted_notifications(user=world["developer"], muted=["ready", "lunch"])
+    assert "lunch" in str(error.value.detail)
+    world["developer"].refresh_from_db()
+    assert world["developer"].muted_notifications == []
+
+
+def test_notifications_page_saves_the_choice_and_audits_it(client, world):
+    from tenants.models import AuditEvent
+
+    client.force_login(world["developer"])
+    page = client.get("/settings/notifications/").content.decode()
+    assert page.count('type="checkbox"') == 11 and page.count("checked") == 11
+
+    wanted = ["submitted", "approved", "rejected", "cancelled", "returned", "retried",
+              "failed", "decommissioning", "decommissioned", "expiring"]
+    response = client.post("/settings/notifications/", {"wanted": wanted}, follow=True)
+
+    assert "you are not e-mailed about 1 kind of event" in response.content.decode()
+    world["developer"].refresh_from_db()
+    assert world["developer"].muted_notifications == ["ready"]
+    assert AuditEvent.objects.get(action="user.notifications").after == {"muted": ["ready"]}
+    bad = client.post("/settings/notifications/", {"wanted": ["lunch"]})
+    assert bad.status_code == 200 and "lunch is not one of the available choices" in (
+        bad.content.decode().replace("&quot;", ""))
+    world["developer"].refresh_from_db()
+    assert world["developer"].muted_notifications == ["ready"]

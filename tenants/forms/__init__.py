@@ -9,6 +9,7 @@ from tenants.forms.environments import (
     rules_to_yaml,
 )
 from tenants.forms.policy import ApprovalRuleForm
+from tenants.forms.preferences import NotificationsForm
 from tenants.forms.requests import (
     REQUEST_FORMS,
     ApproveForm,
@@ -26,6 +27,7 @@ __all__ = [
     "ApproveForm",
     "ApproveTogetherForm",
     "CommentForm",
+    "NotificationsForm",
     "EndEnvironmentForm",
     "EnvironmentRulesForm",
     "ExtendEnvironmentForm",

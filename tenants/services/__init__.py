@@ -29,6 +29,7 @@ from tenants.services.lifecycle import (
     start_provisioning,
 )
 from tenants.services.onboarding import onboard_tenant, request_tenant_sync, update_tenant
+from tenants.services.preferences import set_muted_notifications
 from tenants.services.requests import (
     APPROVE_TOGETHER_MAX,
     add_comment,
@@ -72,6 +73,7 @@ __all__ = [
     "revoke_api_token",
     "save_approval_rule",
     "save_cluster",
+    "set_muted_notifications",
     "start_decommission",
     "start_provisioning",
     "submit_request",

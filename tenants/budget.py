@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 
 from tenants import quantities
@@ -55,14 +55,32 @@ def limits(tenant: Tenant) -> Usage:
     )
 
 
+LIVE_STATES = (NamespaceState.ACTIVE, NamespaceState.DECOMMISSIONING)
+
+
 def usage(tenant: Tenant) -> Usage:
+    live, requested = usage_parts(tenant)
+    return live + requested
+
+
+def usage_parts(tenant: Tenant) -> tuple[Usage, Usage]:
+    """What the tenant's live namespaces hold (being torn down included), and what its
+    requests claim on top: namespaces not live yet, and pending quota increases."""
+    def summed(field: str, live: bool) -> Coalesce:
+        states = LIVE_STATES if live else tuple(set(COUNTED_STATES) - set(LIVE_STATES))
+        return Coalesce(Sum(field, filter=Q(state__in=states)), 0)
+
     totals = Namespace.objects.filter(tenant=tenant, state__in=COUNTED_STATES).aggregate(
-        cpu=Coalesce(Sum("cpu_millis"), 0),
-        memory=Coalesce(Sum("memory_mib"), 0),
-        storage=Coalesce(Sum("storage_gib"), 0),
-        count=Count("id"),
+        **{f"{field}_{part}": summed(field, part == "live")
+           for field in ("cpu_millis", "memory_mib", "storage_gib") for part in ("live", "asked")},
+        count_live=Count("id", filter=Q(state__in=LIVE_STATES)),
+        count_asked=Count("id", filter=~Q(state__in=LIVE_STATES)),
     )
-    used = Usage(totals["cpu"], totals["memory"], totals["storage"], totals["count"])
+    live, requested = (
+        Usage(totals[f"cpu_millis_{part}"], totals[f"memory_mib_{part}"],
+              totals[f"storage_gib_{part}"], totals[f"count_{part}"])
+        for part in ("live", "asked")
+    )
     changes = Request.objects.filter(
         tenant=tenant, kind=RequestKind.QUOTA_CHANGE, state__in=PENDING_REQUEST_STATES
     )
@@ -77,8 +95,8 @@ def usage(tenant: Tenant) -> Usage:
     for change in changes:
         namespace = current.get(change.payload["namespace"])
         if namespace is not None:
-            used = used + increase(namespace, change.payload)
-    return used
+            requested = requested + increase(namespace, change.payload)
+    return live, requested
 
 
 def increase(namespace: Namespace, payload: dict) -> Usage:

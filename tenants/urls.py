@@ -3,6 +3,7 @@ from django.urls import path
 from tenants.views import (
     approvals,
     audit,
+    dashboard,
     environments,
     names,
     preferences,
@@ -25,6 +26,7 @@ urlpatterns = [
     path("approvals/", approvals.approval_queue, name="approval-queue"),
     path("approvals/approve/", approvals.approve_selected, name="approve-selected"),
     path("audit/", audit.audit_log, name="audit-log"),
+    path("dashboard/", dashboard.admin_dashboard, name="admin-dashboard"),
     path("names/", names.name_registry, name="name-registry"),
     path("policy/", approvals.rule_list, name="rule-list"),
     path("policy/new/", approvals.rule_edit, name="rule-new"),

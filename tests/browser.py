@@ -10,6 +10,7 @@ import pytest
 
 CHROMIUM = os.environ.get("BERTH_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+DOCS_SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 
 needs_chromium = pytest.mark.skipif(
     not shutil.which(CHROMIUM),
@@ -31,6 +32,18 @@ def launch_args() -> list[str]:
 def screenshot(page, name: str) -> Path:  # noqa: ANN001 - playwright Page
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def docs_screenshot(page, name: str, selector: str | None = None) -> Path:  # noqa: ANN001
+    """A picture for docs/screenshots/, retaken by every run so the docs show the pages as
+    they are; of one element when `selector` names it."""
+    path = DOCS_SCREENSHOTS / f"{name}.png"
+    path.parent.mkdir(exist_ok=True)
+    if selector:
+        page.locator(selector).screenshot(path=str(path))
+    else:
+        page.screenshot(path=str(path), full_page=True)
     return path
 
 

@@ -12,14 +12,11 @@ from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from tenants import services
 from tenants.models import Request, Tenant, User
-from tests.browser import needs_chromium, signed_in_page
+from tests.browser import docs_screenshot, needs_chromium, signed_in_page
 from tests.cluster import seed_demo
 from tests.gitserver import GitDaemon, init_bare
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-DOCS_SCREENSHOTS = "docs/screenshots"
-
 
 @pytest.fixture
 def sandbox():
@@ -32,14 +29,6 @@ def sandbox():
 def git_daemon(tmp_path):
     with GitDaemon(tmp_path) as daemon:
         yield daemon
-
-
-def docs_screenshot(page, name: str) -> None:  # noqa: ANN001 - playwright Page
-    from pathlib import Path
-
-    folder = Path(__file__).resolve().parent.parent / DOCS_SCREENSHOTS
-    folder.mkdir(exist_ok=True)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -59,12 +59,13 @@ def used_tenant(tenant, developer):
 
 
 class BudgetCard(HTMLParser):
-    """The budget card as a reader meets it: each meter's attributes, each row's text."""
+    """The budget card as a reader meets it: each bar's parts, each row's label and texts."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.meters: dict[str, dict[str, str]] = {}
+        self.bars: dict[str, dict[str, str]] = {}
         self.texts: dict[str, str] = {}
+        self.parts: dict[str, str] = {}
         self.labels: dict[str, str] = {}
         self._into: tuple[dict[str, str], str] | None = None
         self._depth = 0
@@ -73,13 +74,13 @@ class BudgetCard(HTMLParser):
         attrs = dict(attrs)
         if self._into is not None:
             self._depth += 1
-        elif tag == "meter" and attrs.get("id", "").startswith("budget-"):
-            self.meters[attrs["id"].removeprefix("budget-")] = attrs
-        elif tag == "label" and attrs.get("for", "").startswith("budget-"):
-            self._into, self._depth = (self.labels, attrs["for"].removeprefix("budget-")), 1
-        elif attrs.get("class") == "budget-text":
-            key = attrs["id"].removeprefix("budget-").removesuffix("-text")
-            self._into, self._depth = (self.texts, key), 1
+        elif tag == "svg" and attrs.get("class") == "budget-bar":
+            self.bars[attrs["id"].removeprefix("budget-")] = attrs
+        elif attrs.get("class") in ("budget-label", "budget-text", "budget-parts"):
+            target = {"budget-label": self.labels, "budget-text": self.texts,
+                      "budget-parts": self.parts}[attrs["class"]]
+            key = attrs["id"].removeprefix("budget-").rsplit("-", 1)[0]
+            self._into, self._depth = (target, key), 1
 
     def handle_endtag(self, tag: str) -> None:
         if self._into is not None:
@@ -94,7 +95,7 @@ class BudgetCard(HTMLParser):
 
     def close(self) -> None:
         super().close()
-        for found in (self.texts, self.labels):
+        for found in (self.texts, self.labels, self.parts):
             found.update({key: " ".join(text.split()) for key, text in found.items()})
 
 
@@ -110,7 +111,7 @@ def budget_card(client, slug: str) -> BudgetCard:  # noqa: ANN001
 # --- the tenant page ----------------------------------------------------------------------
 
 
-def test_tenant_page_shows_a_meter_per_budget_dimension_with_the_numbers(
+def test_tenant_page_shows_a_bar_per_budget_dimension_with_the_numbers(
     client, used_tenant, developer
 ):
     client.force_login(developer)
@@ -122,10 +123,31 @@ def test_tenant_page_shows_a_meter_per_budget_dimension_with_the_numbers(
     assert card.texts["memory"] == "3Gi of 8Gi (5Gi left)"
     assert card.texts["storage"] == "10Gi of 20Gi (10Gi left)"
     assert card.texts["namespaces"] == "2 of 2 (0 left) 100% used"
-    cpu = card.meters["cpu"]
-    assert (cpu["min"], cpu["max"], cpu["value"]) == ("0", "4000", "3500")
-    assert (cpu["low"], cpu["high"], cpu["optimum"]) == ("3000.0", "3600.0", "0")
-    assert (card.meters["memory"]["max"], card.meters["memory"]["value"]) == ("8192", "3072")
+    # In use: the live namespace; requested: the one the pending request claims.
+    assert card.parts["cpu"] == "in use 1500m, requested 2, left 500m of 4"
+    assert card.parts["memory"] == "in use 2Gi, requested 1Gi, left 5Gi of 8Gi"
+    assert card.parts["namespaces"] == "in use 1, requested 1, left 0 of 2"
+    cpu = card.bars["cpu"]
+    assert (cpu["data-live"], cpu["data-requested"]) == ("37.5", "50.0")
+    assert cpu["role"] == "img"
+    assert cpu["aria-labelledby"] == "budget-cpu-label budget-cpu-parts"
+
+
+def test_tenant_page_lists_the_namespaces_using_most_of_the_budget(
+    client, used_tenant, developer
+):
+    live_namespace(used_tenant, "tiny-dev", cpu_millis=100, memory_mib=128)
+    client.force_login(developer)
+    page = client.get(f"/tenants/{used_tenant.slug}/").content.decode()
+    table = page.split('id="using-most"')[1].split("</table>")[0]
+    rows = [row for row in table.split("<tr>")[2:]]
+
+    # api-dev claims half the CPU, web-dev half the storage; tiny-dev 2.5 % of the CPU.
+    assert ["payments-api-dev" in rows[0], "payments-web-dev" in rows[1],
+            "payments-tiny-dev" in rows[2]] == [True, True, True]
+    assert [row.count("50%") for row in rows[:2]] == [1, 1] and "3%" in rows[2]
+    assert "(requested)" in rows[0] and "(requested)" not in rows[1]
+    assert "payments-old-dev" not in table  # torn down: it holds nothing any more
 
 
 def test_only_a_dimension_at_ninety_percent_or_more_is_flagged(client, used_tenant, developer):
@@ -160,10 +182,13 @@ def test_api_tenant_detail_includes_the_budget_in_quantities(used_tenant, develo
     body = api(developer).get(f"/api/v1/tenants/{used_tenant.slug}/").json()
 
     assert body["budget"] == {
-        "cpu": {"used": "3500m", "total": "4", "left": "500m"},
-        "memory": {"used": "3Gi", "total": "8Gi", "left": "5Gi"},
-        "storage": {"used": "10Gi", "total": "20Gi", "left": "10Gi"},
-        "namespaces": {"used": 2, "total": 2, "left": 0},
+        "cpu": {"used": "3500m", "in_use": "1500m", "requested": "2", "total": "4",
+                "left": "500m"},
+        "memory": {"used": "3Gi", "in_use": "2Gi", "requested": "1Gi", "total": "8Gi",
+                   "left": "5Gi"},
+        "storage": {"used": "10Gi", "in_use": "10Gi", "requested": "0Gi", "total": "20Gi",
+                    "left": "10Gi"},
+        "namespaces": {"used": 2, "in_use": 1, "requested": 1, "total": 2, "left": 0},
     }
 
 

@@ -18,7 +18,8 @@ from tenants.selectors.access import (
     why_cannot_decide,
 )
 from tenants.selectors.audit import audit_events_visible_to, may_see_audit
-from tenants.selectors.budgets import budget_summary
+from tenants.selectors.budgets import budget_summary, namespaces_using_most
+from tenants.selectors.dashboard import admin_dashboard
 from tenants.selectors.environments import (
     end_request_of,
     environment_history,
@@ -51,6 +52,7 @@ from tenants.selectors.requests import (
 )
 
 __all__ = [
+    "admin_dashboard",
     "audit_events_visible_to",
     "budget_summary",
     "commits_for_namespace",
@@ -71,6 +73,7 @@ __all__ = [
     "may_see_audit",
     "name_preview",
     "namespaces_of_request",
+    "namespaces_using_most",
     "namespaces_visible_to",
     "projects_visible_to",
     "request_history",

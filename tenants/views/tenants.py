@@ -25,6 +25,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "tenants/tenant_detail.html", {
         "tenant": tenant,
         "budget": selectors.budget_summary(tenant),
+        "using_most": selectors.namespaces_using_most(tenant),
         "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
         "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
         "permissions": engine.effective_permissions(tenant),

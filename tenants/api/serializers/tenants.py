@@ -83,13 +83,19 @@ class TenantSerializer(serializers.ModelSerializer):
 
 
 class BudgetQuantitySerializer(serializers.Serializer):
-    used = serializers.CharField(help_text="A Kubernetes quantity, e.g. 1500m, 2Gi, 10Gi.")
+    used = serializers.CharField(help_text="A Kubernetes quantity, e.g. 1500m, 2Gi, 10Gi: "
+                                 "in_use + requested.")
+    in_use = serializers.CharField(help_text="What live namespaces hold.")
+    requested = serializers.CharField(help_text="What requests claim on top: namespaces not "
+                                      "live yet, pending quota increases.")
     total = serializers.CharField()
     left = serializers.CharField()
 
 
 class BudgetCountSerializer(serializers.Serializer):
     used = serializers.IntegerField()
+    in_use = serializers.IntegerField()
+    requested = serializers.IntegerField()
     total = serializers.IntegerField()
     left = serializers.IntegerField()
 
@@ -130,7 +136,9 @@ class TenantDetailSerializer(TenantSerializer):
     @extend_schema_field(BudgetSerializer)
     def get_budget(self, tenant: Tenant) -> dict[str, Any]:
         return {
-            row["key"]: {"used": row["used"], "total": row["total"], "left": row["left"]}
+            row["key"]: {"used": row["used"], "in_use": row["live"],
+                         "requested": row["requested"], "total": row["total"],
+                         "left": row["left"]}
             for row in selectors.budget_summary(tenant)
         }
 

@@ -1,0 +1,14 @@
+"""The platform admins' dashboard: the state of every request, and how the last 30 days went."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from tenants import selectors
+from tenants.views.support import require_platform_admin
+
+
+@login_required
+def admin_dashboard(request: HttpRequest) -> HttpResponse:
+    require_platform_admin(request)
+    return render(request, "tenants/dashboard.html", selectors.admin_dashboard())

@@ -1,0 +1,70 @@
+"""The pictures people read instead of tables, in headless Chromium: a tenant's budget as
+bars (in use, requested, left) with the namespaces using most, and the admin dashboard.
+The screenshots in docs/ come from here."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from tenants import demo
+from tenants.choices import NamespaceState
+from tenants.models import Namespace, Tenant, User
+from tests.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.test_dashboard import NOW, ask, at, provision
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tenant_budget_bars_and_admin_dashboard(live_server, browser):
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    world = {"tenant": Tenant.objects.get(slug="payments"),
+             "developer": User.objects.get(username="dev"),
+             "admin": User.objects.get(username="pat")}
+    from tenants import services
+    from tenants.engine import review
+
+    day = NOW - timedelta(days=2)
+    for index, app in enumerate(("shop", "cart")):
+        made = at(day, lambda app=app: ask(world, app))
+        at(day + timedelta(hours=index + 1), lambda made=made: services.approve_request(
+            request_id=made.pk, approver=world["admin"], plan_digest=review(made).digest))
+        at(day + timedelta(hours=index + 1, seconds=40), lambda made=made: provision(
+            made.pk, ready=True))
+        Namespace.objects.filter(request=made).update(state=NamespaceState.ACTIVE)
+    failed = at(day, lambda: ask(world, "till", tier="dev"))
+    at(day + timedelta(seconds=20), lambda: provision(
+        failed.pk, ready=False, message="sandbox: cluster unreachable: connection refused"))
+    # A month's decisions and runs, for the charts; their namespaces are gone again.
+    for index in range(9):
+        asked = NOW - timedelta(days=index * 3 + 1, hours=index)
+        made = at(asked, lambda index=index: ask(world, f"past{index}"))
+        decided = asked + timedelta(minutes=15 + 25 * (index % 4))
+        at(decided, lambda made=made: services.approve_request(
+            request_id=made.pk, approver=world["admin"], plan_digest=review(made).digest))
+        at(decided + timedelta(seconds=25 + 9 * index), lambda made=made: provision(
+            made.pk, ready=True))
+        Namespace.objects.filter(request=made).update(state=NamespaceState.DECOMMISSIONED)
+    waiting = at(timezone.now() - timedelta(hours=3, minutes=1), lambda: ask(world, "search"))
+
+    developer = signed_in_page(browser, live_server, world["developer"])
+    developer.goto(f"{live_server.url}/tenants/payments/")
+    budget = developer.locator("#budget")
+    assert "in use 2, requested 2, left 4 of 8" in budget.locator("#budget-cpu-parts").inner_text()
+    bar = developer.locator("#budget-cpu")
+    assert bar.get_attribute("role") == "img"
+    assert float(developer.locator("#budget-cpu .bar-live").get_attribute("width")) == 25
+    assert "payments-shop-prod" in developer.locator("#using-most").inner_text()
+    docs_screenshot(developer, "tenant-budget", "#budget")
+
+    admin = signed_in_page(browser, live_server, world["admin"])
+    admin.goto(f"{live_server.url}/")
+    admin.click("nav >> text=Dashboard")
+    oldest = admin.locator("#oldest-waiting")
+    assert "waiting 3h 1m" in oldest.inner_text()
+    assert oldest.locator("a").first.get_attribute("href") == f"/requests/{waiting.pk}/"
+    assert "over 11 decisions" in admin.locator("#lead-time figcaption").inner_text()
+    assert "Cluster unreachable" in admin.locator("#failures").inner_text()
+    assert admin.locator("#lead-time rect.day-bar").count() == 10  # days with decisions
+    docs_screenshot(admin, "admin-dashboard")

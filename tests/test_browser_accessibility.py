@@ -99,3 +99,16 @@ def test_every_page_passes_axe_without_serious_violations(live_server, browser, 
     assert violations == {}, "\n".join(
         f"{path}: {v['id']} ({v['help']}) at {v['nodes']}"
         for path, found in sorted(violations.items()) for v in found)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_signed_out_pages_pass_axe_without_serious_violations(live_server, page):
+    axe = Axe()
+    found = {}
+    for path in ("/login/", "/login/failed/?reason=no_groups"):
+        page.goto(live_server.url + path)
+        serious = [v["id"] for v in axe.run(page).response["violations"]
+                   if v["impact"] in BLOCKING]
+        if serious:
+            found[path] = serious
+    assert found == {}

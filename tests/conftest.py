@@ -23,6 +23,22 @@ def platform_admin(db):
 
 
 @pytest.fixture
+def demo_world(db) -> dict:
+    """The demo seed (tenants.demo) with its cluster unreachable, and its people."""
+    from tenants import demo
+    from tenants.models import Tenant, User
+
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")  # nothing listens: provisioning fails
+    return {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),  # a payments developer
+        "owner": User.objects.get(username="olivia"),  # payments' owner
+        "admin": User.objects.get(username="pat"),  # a platform admin
+        "outsider": User.objects.get(username="sam"),  # a developer of the search tenant
+    }
+
+
+@pytest.fixture
 def browser() -> Iterator:
     from playwright.sync_api import sync_playwright
 

@@ -7,9 +7,9 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from tenants import demo, services
+from tenants import services
 from tenants.engine import review
-from tenants.models import Tenant, User
+from tenants.models import Tenant
 from tenants.selectors.dashboard import admin_dashboard, failure_cause, readable_duration
 from tenants.services.lifecycle import transition
 
@@ -17,11 +17,8 @@ NOW = timezone.now().replace(hour=18, minute=0, second=0, microsecond=0)
 
 
 @pytest.fixture
-def world(db):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {"tenant": Tenant.objects.get(slug="payments"),
-            "developer": User.objects.get(username="dev"),
-            "admin": User.objects.get(username="pat")}
+def world(demo_world):
+    return demo_world
 
 
 def at(moment, action):  # noqa: ANN001, ANN201

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from provisioning.models import GitCommit
-from tenants import demo, services
+from tenants import services
 from tenants.choices import NamespaceState, RequestState
 from tenants.engine import review
 from tenants.models import (
@@ -18,22 +18,14 @@ from tenants.models import (
     Namespace,
     Request,
     Tenant,
-    User,
 )
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 @pytest.fixture
-def world(db):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "owner": User.objects.get(username="olivia"),
-        "admin": User.objects.get(username="pat"),
-        "outsider": User.objects.get(username="sam"),
-    }
+def world(demo_world):
+    return demo_world
 
 
 def submit(world, *, app="shop", tier="prod", cpu="1", memory="2Gi", requester=None):

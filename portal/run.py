@@ -9,12 +9,14 @@ sessions and encrypted values readable.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -114,12 +116,17 @@ def main() -> int:
             stop(children)
             return 1
         time.sleep(0.2)
-    manage("seed_demo", "--sandbox-url", sandbox_url,
-           "--sandbox-token", env["BERTH_SANDBOX_TOKEN"],
-           "--sandbox-ca", sandbox.ca_certificate(kubeconfig))
-    # Each demo tenant's GitOps repository: a local bare repo under data/git/ (file://).
-    manage("shell", "--no-imports", "-c", "import tenants.demo as d; d.seed_git_repos()")
-    manage("ensure_superuser", "--username", "admin")
+    try:
+        manage("seed_demo", "--sandbox-url", sandbox_url,
+               "--sandbox-token", env["BERTH_SANDBOX_TOKEN"],
+               "--sandbox-ca", sandbox.ca_certificate(kubeconfig))
+        # Each demo tenant's GitOps repository: a local bare repo under data/git/ (file://).
+        manage("shell", "--no-imports", "-c", "import tenants.demo as d; d.seed_git_repos()")
+        manage("ensure_superuser", "--username", "admin")
+    except (subprocess.CalledProcessError, KeyboardInterrupt):
+        # The sandbox runs in a session of its own: left alone it would outlive us.
+        stop(children)
+        return 1
 
     # Metrics files of the previous run's processes (prometheus_client multiprocess mode).
     shutil.rmtree(env.get("PROMETHEUS_MULTIPROC_DIR", data_dir / "prometheus"), ignore_errors=True)
@@ -153,7 +160,8 @@ def main() -> int:
         f"  kubectl:            kubectl --kubeconfig {kubeconfig} get namespaces\n"
         f"  GitOps repos:       {data_dir / 'git'}/<tenant>.git (clone them to look)\n"
         f"  data:               {data_dir}\n"
-        f"Press Ctrl-C to stop everything: {described(children)}.\n",
+        + textwrap.fill(f"Press Ctrl-C to stop everything: {described(children)}.", 90)
+        + "\n",
         flush=True,
     )
 
@@ -168,7 +176,9 @@ def main() -> int:
         while True:
             for name, child in children.items():
                 if child.poll() is not None:
-                    print(f"{name} exited with status {child.returncode}; stopping.", flush=True)
+                    which = described({name: child})
+                    print(f"{which[0].upper()}{which[1:]} exited with status "
+                          f"{child.returncode}; stopping everything.", flush=True)
                     exit_code = child.returncode or 1
                     raise KeyboardInterrupt
             time.sleep(0.5)
@@ -179,27 +189,41 @@ def main() -> int:
     return exit_code
 
 
-# What each child is, for people: "Stopped web, worker, beat, ..." names all of them.
-CHILD_NAMES = {"sandbox": "the sandbox cluster", "idp": "the development identity provider"}
+# What each child is, for people, in the order they are named: "Stopped the web server, …".
+CHILD_NAMES = {
+    "web": "the web server",
+    "worker": "the Celery worker",
+    "beat": "Celery beat",
+    "sandbox": "the sandbox cluster",
+    "idp": "the development identity provider",
+}
 
 
 def described(children: dict[str, subprocess.Popen]) -> str:
+    order = list(CHILD_NAMES)
     names = [CHILD_NAMES.get(name, name) for name in sorted(
-        children, key=lambda name: name in CHILD_NAMES)]
+        children, key=lambda name: order.index(name) if name in order else len(order))]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def stop(children: dict[str, subprocess.Popen]) -> None:
-    """Stop every child, gently first (Celery then stops its own pool), and say which."""
+def stop(children: dict[str, subprocess.Popen], grace: float = 10) -> None:
+    """Stop every child, gently first (Celery then stops its own pool), and say which. Each
+    runs in a session of its own, so a Ctrl-C in the terminal reaches none of them: what is
+    still running after `grace` seconds, or at a second Ctrl-C, is killed."""
     for child in children.values():
         if child.poll() is None:
             child.terminate()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + grace
+    try:
+        for child in children.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except KeyboardInterrupt:
+        print("Ctrl-C again: killing what is still running.", flush=True)
     for child in children.values():
-        try:
-            child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+        if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
     print(f"Stopped {described(children)}.", flush=True)
 
 

@@ -1,10 +1,17 @@
-"""The commands README.md shows, run as written against `make run` (`python -m portal.run`,
-on ports and a data directory of the test's own): the API session in its console block, and
-every `manage.py` command it names, from a second shell that sets nothing (as a newcomer
-types them beside a running `make run`). Then Ctrl-C, and what `make run` says it stopped.
+"""The commands README.md shows a person typing, run as written beside `make run`.
 
-The console block is read from README.md itself, so an edit that breaks a command, or an
-output it shows that Berth no longer prints, fails here."""
+`make run` itself (`python -m portal.run`) prepares and runs the portal here, on ports and a
+data directory of the test's own, so the data is exactly what a newcomer has: migrated,
+the demo seeded, the sandbox cluster and the workers running. Then, from a second shell
+that sets nothing but where the data is, every command README.md shows that runs Python
+(`manage.py`, `python -m`, `python -c`, a script): the API session of its console block in
+one shell (the token carries over), then each other command in a shell of its own. Each
+must exit 0 and print what README (or a person) expects. Last, Ctrl-C, and what `make run`
+says it stopped.
+
+The commands are read from README.md itself (`readme_commands`), so an edit that breaks
+one, a command added without a check here, or an output README shows that Berth no longer
+prints, fails this test."""
 
 from __future__ import annotations
 
@@ -19,25 +26,55 @@ from pathlib import Path
 
 import pytest
 import requests
+from cryptography.fernet import Fernet
 
+from portal.run import load_or_create_dev_secrets
 from tests.gitserver import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PYTHON = str(Path(sys.executable))
 
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+INLINE = re.compile(r"`([^`]+)`")
+RUNS_PYTHON = re.compile(r"manage\.py|\bpython\b")
 # `"key": value` pairs of the outputs README shows, whose values are whole (no "…").
 JSON_PAIR = re.compile(r'"(\w+)": ("[^"…]*"|-?\d+)(?=[,}\s])')
-# The `manage.py` commands README names, each run below.
-MANAGE_COMMAND = re.compile(r"manage\.py (\w+)")
+
+# Commands README shows that cannot run here, and why; a command matches by its pattern.
+NOT_RUN_HERE = {
+    r"<command>": "the general form of a command, not one",
+    r"python -m portal\.devidp": "the identity provider `make run` itself starts (a server)",
+    r"DATABASE_URL=\.\.\.": "needs PostgreSQL and Redis; tests/test_benches.py runs the benches",
+}
+ADMIN_PASSWORD = "readme-test-break-glass"
+# What the test writes for README's placeholders; {request_id} is the session's request.
+PLACEHOLDERS = {"<request-id>": "{request_id}", "BERTH_ADMIN_PASSWORD=...":
+                f"BERTH_ADMIN_PASSWORD={ADMIN_PASSWORD}"}
 
 
-def console_session() -> list[tuple[str, list[str]]]:
-    """(command, the output lines README shows for it) from the README's console block: a
-    command starts with `$ ` and goes on while a line ends with `\\` or a quote is open."""
-    text = README.read_text()
-    block = next(b for b in re.findall(r"```console\n(.*?)```", text, re.S)
-                 if "create_api_token" in b)
+def readme_commands(text: str) -> tuple[list[str], list[str]]:
+    """(the console session, the other commands that run Python), in README's order.
+
+    - A ```console block is a session: a command follows a `$ ` prompt and goes on while a
+      line ends with `\\` or leaves a quote open; the lines up to the next prompt are what
+      it printed (`console_session`). The block that creates an API token is the session.
+    - In a ```sh block each line is a command (`make run  # …`), taken only when it runs
+      Python, as is an inline `code` span outside the fenced blocks.
+    """
+    session = [command for command, _ in console_session(text)]
+    others: list[str] = []
+    for language, body in FENCE.findall(text):
+        if language in ("sh", "shell", "bash"):
+            others += body.splitlines()
+    others += [" ".join(span.split()) for span in INLINE.findall(FENCE.sub("", text))]
+    return session, [command for command in others if RUNS_PYTHON.search(command)]
+
+
+def console_session(text: str) -> list[tuple[str, list[str]]]:
+    """(command, the output lines README shows for it) from the README's console block."""
+    block = next(body for language, body in FENCE.findall(text)
+                 if language == "console" and "create_api_token" in body)
     session: list[tuple[str, list[str]]] = []
     open_command: list[str] = []
     for line in block.splitlines():
@@ -55,11 +92,36 @@ def console_session() -> list[tuple[str, list[str]]]:
     return session
 
 
+def commands_to_run(text: str) -> list[str]:
+    """README's other commands, less those that cannot run here (NOT_RUN_HERE) and mentions
+    another command spells out in full (`manage.py create_api_token` is the session's)."""
+    session, others = readme_commands(text)
+    everything = session + others
+    return [command for command in dict.fromkeys(others)
+            if not any(re.search(pattern, command) for pattern in NOT_RUN_HERE)
+            and not any(command != other and command in other for other in everything)]
+
+
+def test_readme_parser_finds_the_commands_a_person_types():
+    session, others = readme_commands(README.read_text())
+
+    assert session[0].startswith("TOKEN=$(.venv/bin/python manage.py create_api_token dev")
+    assert any(command.startswith("curl ") for command in session)
+    assert "python -m portal.devidp" in others
+    assert not any(command.startswith("make ") for command in others)
+    assert set(commands_to_run(README.read_text())) >= {
+        "python manage.py plan <request-id>",
+        "BERTH_ADMIN_PASSWORD=... python manage.py ensure_superuser",
+    }
+
+
 def clean_environment(**extra: str) -> dict[str, str]:
-    """A shell's environment with nothing of Berth's or of the test settings in it."""
+    """A shell's environment with nothing of Berth's or of the test settings in it, and the
+    virtualenv's `python` first on PATH (as in a shell that activated it)."""
     kept = {key: value for key, value in os.environ.items()
             if not key.startswith(("BERTH_", "DJANGO_", "OIDC_", "DEVIDP_"))
             and key not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PYTHONPATH")}
+    kept["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{kept.get('PATH', '')}"
     return {**kept, **extra}
 
 
@@ -81,16 +143,17 @@ def make_run(tmp_path):
     reader.start()
     url = f"http://127.0.0.1:{ports['web']}"
     deadline = time.monotonic() + 180
-    while True:
-        assert process.poll() is None, "make run exited:\n" + "".join(output[-40:])
-        assert time.monotonic() < deadline, "make run did not start:\n" + "".join(output[-40:])
-        try:
-            if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
-                break
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.5)
     try:
+        while True:
+            assert process.poll() is None, "make run exited:\n" + "".join(output[-40:])
+            assert time.monotonic() < deadline, "make run did not start:\n" + "".join(
+                output[-40:])
+            try:
+                if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.5)
         yield {"url": url, "process": process, "output": output, "data": tmp_path / "data"}
     finally:
         # Its children run in sessions of their own: only make run itself can stop them.
@@ -102,22 +165,109 @@ def make_run(tmp_path):
                 os.killpg(process.pid, signal.SIGKILL)
 
 
-def run_session(url: str, session: list[tuple[str, list[str]]], tmp_path: Path) -> list[str]:
-    """Every command in one shell (the token carries over); what each one printed."""
-    marker = "@@@ berth readme command"
-    script = ["set -e", f"cd {ROOT}"]
-    for command, _ in session:
-        script += [f"echo '{marker}'", command.replace("http://127.0.0.1:8000", url), "echo"]
-    path = tmp_path / "session.sh"
-    path.write_text("\n".join(script) + "\n")
-    finished = subprocess.run(  # noqa: S603 - the README's own commands
-        ["bash", str(path)], cwd=ROOT, env=clean_environment(BERTH_DATA_DIR=str(
-            tmp_path / "data")), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        timeout=240,
+def in_a_shell(script: str, data: Path, url: str) -> subprocess.CompletedProcess:
+    """Commands typed in a second terminal at the checkout, README's URL made this run's."""
+    return subprocess.run(  # noqa: S603 - README's own commands
+        ["bash", "-c", f"set -e\ncd {ROOT}\n{script.replace('http://127.0.0.1:8000', url)}"],
+        cwd=ROOT, env=clean_environment(BERTH_DATA_DIR=str(data)), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=240,
     )
+
+
+def run_session(make_run: dict, session: list[tuple[str, list[str]]]) -> list[str]:
+    """Every command of the console session in one shell; what each one printed."""
+    marker = "@@@ berth readme command"
+    script = "\n".join(f"echo '{marker}'\n{command}\necho" for command, _ in session)
+    finished = in_a_shell(script, make_run["data"], make_run["url"])
     printed = finished.stdout.split(marker + "\n")[1:]
     assert finished.returncode == 0 and len(printed) == len(session), finished.stdout
     return printed
+
+
+def check_session_output(session: list[tuple[str, list[str]]], printed: list[str]) -> None:
+    """Each line README shows is printed, but for lines cut short with "…"; of JSON, each
+    `"key": value` README shows whole."""
+    for (command, shown), actual in zip(session, printed, strict=True):
+        compact = re.sub(r"\s+", "", actual)
+        for line in shown:
+            if "…" not in line and not line.lstrip().startswith("{"):
+                assert line.strip() in actual, f"{command}\nshows {line!r}; printed:\n{actual}"
+            for key, value in JSON_PAIR.findall(line):
+                assert re.sub(r"\s+", "", f'"{key}":{value}') in compact, (
+                    f"{command}\nshows {key}: {value}; printed:\n{actual}")
+
+
+def check_plan(output: str, made: dict) -> None:
+    assert "kind: Namespace" in output and "name: payments-shop-dev" in output, output
+
+
+def check_superuser(output: str, made: dict) -> None:
+    assert "Updated break-glass superuser 'admin'." in output, output
+    # The password typed on the command line is the one that now signs in.
+    browser = requests.Session()
+    login = f"{made['url']}/admin/login/"
+    browser.get(login, timeout=10)
+    answer = browser.post(login, timeout=10, headers={"Referer": login}, data={
+        "username": "admin", "password": ADMIN_PASSWORD, "next": "/admin/",
+        "csrfmiddlewaretoken": browser.cookies["csrftoken"]})
+    assert answer.url == f"{made['url']}/admin/", "the password README sets does not sign in"
+
+
+def check_fernet_key(output: str, made: dict) -> None:
+    Fernet(output.strip())  # raises unless it is a key for BERTH_FERNET_KEYS
+
+
+# What each command a person runs should print, by a pattern of the command.
+EXPECTED = {
+    r"manage\.py plan ": check_plan,
+    r"manage\.py ensure_superuser": check_superuser,
+    r"Fernet\.generate_key": check_fernet_key,
+}
+
+
+@pytest.mark.skipif(not (ROOT / ".venv" / "bin" / "python").exists(),
+                    reason="README's commands use .venv/bin/python, which `make test` creates")
+def test_readme_commands_work_as_written_beside_make_run(make_run):
+    text = README.read_text()
+    session = console_session(text)
+    assert len(session) >= 5, session
+
+    printed = run_session(make_run, session)
+    check_session_output(session, printed)
+    created = printed[1]
+    made = {
+        "url": make_run["url"],
+        "request_id": re.search(r"Location: /api/v1/requests/(\d+)/", created).group(1),
+        "objects_digest": re.search(r'"objects_digest":\s*"([0-9a-f]{64})"', created).group(1),
+    }
+
+    # README's other commands, each typed in a shell of its own.
+    commands = commands_to_run(text)
+    assert commands, "README shows no command besides the session?"
+    for command in commands:
+        checks = [check for pattern, check in EXPECTED.items() if re.search(pattern, command)]
+        assert checks, f"README shows `{command}`: say here what it prints (EXPECTED)"
+        typed = command
+        for placeholder, value in PLACEHOLDERS.items():
+            typed = typed.replace(placeholder, value.format(**made))
+        assert not re.search(r"<[\w-]+>|\.\.\.", typed), f"fill in README's `{command}`"
+        result = in_a_shell(typed, make_run["data"], make_run["url"])
+        assert result.returncode == 0, f"`{typed}` exited {result.returncode}:\n{result.stdout}"
+        for check in checks:
+            check(result.stdout, made)
+        if re.search(r"manage\.py plan ", command):
+            # README: "`--digest`: their digest", the API's plan.objects_digest.
+            digest = in_a_shell(f"{typed} --digest", make_run["data"], make_run["url"])
+            assert digest.stdout == f"{made['objects_digest']}\n", digest.stdout
+
+    # Ctrl-C stops everything it started, and says so.
+    make_run["process"].send_signal(signal.SIGINT)
+    assert make_run["process"].wait(timeout=60) == 0
+    said = " ".join("".join(make_run["output"]).split())
+    everything = ("the web server, the Celery worker, Celery beat, the sandbox cluster and the "
+                  "development identity provider")
+    assert f"Press Ctrl-C to stop everything: {everything}." in said
+    assert f"Stopped {everything}." in said
 
 
 def second_shell(data: Path, *arguments: str, **extra: str) -> subprocess.CompletedProcess:
@@ -128,41 +278,18 @@ def second_shell(data: Path, *arguments: str, **extra: str) -> subprocess.Comple
     )
 
 
-def test_readme_commands_work_as_written_beside_make_run(make_run, tmp_path):
-    session = console_session()
-    assert len(session) >= 5, session
+def test_manage_py_takes_make_runs_settings_and_what_the_shell_sets(tmp_path):
+    secrets = load_or_create_dev_secrets(tmp_path)
+    shown = ("from django.conf import settings; import os; print(settings.DEBUG, "
+             "settings.SECRET_KEY == os.environ['SECRET_KEY'], settings.DATA_DIR, "
+             "os.environ['BERTH_ADMIN_PASSWORD'])")
 
-    printed = run_session(make_run["url"], session, tmp_path)
+    result = second_shell(tmp_path, "shell", "--no-imports", "-c", shown,
+                          BERTH_ADMIN_PASSWORD="typed-here")
 
-    for (command, shown), actual in zip(session, printed, strict=True):
-        compact = re.sub(r"\s+", "", actual)
-        for line in shown:
-            if "…" not in line and not line.lstrip().startswith("{"):
-                assert line.strip() in actual, f"{command}\nshows {line!r}; printed:\n{actual}"
-            for key, value in JSON_PAIR.findall(line):
-                assert re.sub(r"\s+", "", f'"{key}":{value}') in compact, (
-                    f"{command}\nshows {key}: {value}; printed:\n{actual}")
-
-    # Every manage.py command README names, from a second shell beside make run.
-    named = set(MANAGE_COMMAND.findall(README.read_text()))
-    ran = {"create_api_token", "plan", "ensure_superuser"}
-    assert named <= ran, f"README names manage.py {sorted(named - ran)}: run them here too"
-    plan = second_shell(make_run["data"], "plan", "1")
-    digest = second_shell(make_run["data"], "plan", "1", "--digest")
-    superuser = second_shell(make_run["data"], "ensure_superuser",
-                             BERTH_ADMIN_PASSWORD="readme-test-password")
-    assert plan.returncode == 0, plan.stderr
-    assert "kind: Namespace" in plan.stdout and "payments-shop-dev" in plan.stdout
-    assert digest.returncode == 0 and re.fullmatch(r"[0-9a-f]{64}\n", digest.stdout), digest
-    assert superuser.returncode == 0, superuser.stderr
-
-    # Ctrl-C stops everything it started, and says so.
-    make_run["process"].send_signal(signal.SIGINT)
-    assert make_run["process"].wait(timeout=60) == 0
-    said = "".join(make_run["output"])
-    everything = "web, worker, beat, the sandbox cluster and the development identity provider"
-    assert f"Press Ctrl-C to stop everything: {everything}." in said
-    assert f"Stopped {everything}." in said
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", str(tmp_path.resolve()), "typed-here"]
+    assert secrets["SECRET_KEY"] in (tmp_path / "dev-secrets.env").read_text()
 
 
 def test_manage_py_without_settings_or_make_run_data_says_what_to_do(tmp_path):
@@ -170,3 +297,13 @@ def test_manage_py_without_settings_or_make_run_data_says_what_to_do(tmp_path):
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1  # one line, no traceback
     assert "SECRET_KEY" in result.stderr and "make run" in result.stderr
+
+
+def test_manage_py_with_settings_of_its_own_takes_none_of_make_runs(tmp_path):
+    load_or_create_dev_secrets(tmp_path)  # make run's data is there, but SECRET_KEY is set
+
+    result = second_shell(tmp_path, "create_api_token", "dev", SECRET_KEY="x" * 50)
+
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "KeyError" not in result.stderr
+    assert "BERTH_FERNET_KEYS is not set" in result.stderr

@@ -1,0 +1,82 @@
+"""What `make run` (portal/run.py) says when it stops, and that stopping leaves nothing behind.
+
+Its children run in sessions of their own, so a Ctrl-C in the terminal reaches only
+`make run`: `stop` is the only way they end. Here the children are plain sleepers."""
+
+from __future__ import annotations
+
+import _thread
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from portal.run import described, stop
+
+EVERYTHING = ("the web server, the Celery worker, Celery beat, the sandbox cluster and the "
+              "development identity provider")
+
+
+def sleeper(*, ignores_sigterm: bool = False) -> subprocess.Popen:
+    code = "import signal, sys, time\n"
+    if ignores_sigterm:
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += "print('ready', flush=True)\ntime.sleep(120)\n"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    assert child.stdout.readline() == "ready\n"  # its SIGTERM handling is in place
+    return child
+
+
+@pytest.fixture
+def children():
+    started: dict[str, subprocess.Popen] = {}
+    yield started
+    for child in started.values():  # whatever a failing test left
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_stop_names_everything_make_run_started(children, capsys):
+    for name in ("sandbox", "web", "worker", "beat", "idp"):  # the order main() starts them
+        children[name] = sleeper()
+
+    stop(children)
+
+    assert capsys.readouterr().out == f"Stopped {EVERYTHING}.\n"
+    assert all(child.poll() is not None for child in children.values())
+
+
+def test_one_child_is_named_alone():
+    assert described({"sandbox": None}) == "the sandbox cluster"
+    assert described({"web": None, "idp": None}) == (
+        "the web server and the development identity provider")
+
+
+def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period(children, capsys):
+    children["worker"] = sleeper(ignores_sigterm=True)
+
+    stop(children, grace=0.5)
+
+    assert children["worker"].returncode == -signal.SIGKILL
+    assert capsys.readouterr().out == "Stopped the Celery worker.\n"
+
+
+def test_a_second_ctrl_c_kills_at_once(children, capsys):
+    children["worker"] = sleeper(ignores_sigterm=True)
+    children["web"] = sleeper()
+    # The person presses Ctrl-C again while make run waits for the worker.
+    threading.Timer(0.5, _thread.interrupt_main).start()
+    started = time.monotonic()
+
+    stop(children, grace=60)
+
+    assert time.monotonic() - started < 10
+    assert children["worker"].returncode == -signal.SIGKILL
+    assert capsys.readouterr().out == (
+        "Ctrl-C again: killing what is still running.\n"
+        "Stopped the web server and the Celery worker.\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,8 @@ class Engine:
     effective_permissions: Callable[[Tenant], list[dict]]
     # Can the tenant's repository be read with its credential (git ls-remote)?
     check_repository: Callable[[Tenant], RepositoryCheck]
+    # Within it, each repository branch is fetched once for every preview (a page of many).
+    one_read_per_repository: Callable[[], AbstractContextManager[None]]
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,12 @@ def effective_permissions(tenant: Tenant) -> list[dict]:
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:
     return _engine().check_repository(tenant)
+
+
+def one_read_per_repository() -> AbstractContextManager[None]:
+    """`with engine.one_read_per_repository(): [review(r) for r in page]` reads each
+    tenant's repository once for the whole page."""
+    return _engine().one_read_per_repository()
 
 
 def approval_digest(plan_digest: str, gitops_binds: str | None) -> str:

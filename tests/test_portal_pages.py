@@ -321,3 +321,33 @@ def test_oldest_waiting_request_is_marked_in_the_queue(client, world):
     assert f'<tr id="queue-row-{oldest.pk}" class="oldest">' in page
     assert page.count('class="badge badge-oldest"') == 1
 
+
+
+def test_queue_reads_each_tenants_repository_once_and_binds_the_same_digests(
+    client, world, tmp_path, monkeypatch
+):
+    """Every row previews its GitOps change; the page fetches the tenant's branch once for
+    all of them, and each row's digest is the one its own page would show."""
+    import importlib
+
+    from tests.gitserver import init_bare
+
+    write = importlib.import_module("provisioning.gitops.write")  # the module, not write()
+
+    bare = init_bare(tmp_path / "payments.git")
+    Tenant.objects.filter(pk=world["tenant"].pk).update(gitops_repo_url=f"file://{bare}")
+    world["tenant"].refresh_from_db()
+    made = [submit(world, app=app) for app in ("shop", "cart", "till")]
+    fetches = []
+    real = write._fetched
+    monkeypatch.setattr(write, "_fetched", lambda remote, policy: (
+        fetches.append(remote.url), real(remote, policy))[1])
+    client.force_login(world["admin"])
+
+    page = client.get("/approvals/").content.decode()
+
+    assert fetches == [f"file://{bare}"]
+    fetches.clear()
+    for tenancy_request in made:
+        assert queue_digest(page, tenancy_request.pk) == review(tenancy_request).digest
+    assert len(fetches) == 3  # outside the page, one fetch per preview, as before

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,12 +171,30 @@ def write_batch(
     return results
 
 
-def read_files(
-    remote: Remote, within: Iterable[str], *, policy: Policy | None = None
-) -> dict[str, str]:
-    """What the remote branch holds under these directories now (for a plan preview).
-    Reads a shallow fetch in a temporary directory; needs no lock."""
-    policy = policy or policy_from_settings()
+# Inside `one_fetch_per_branch`: the checkouts read so far, and what closes them.
+_shared_reads: ContextVar[tuple[ExitStack, dict] | None] = ContextVar(
+    "berth_shared_reads", default=None)
+
+
+@contextmanager
+def one_fetch_per_branch() -> Iterator[None]:
+    """Within it, `read_files` fetches each remote branch once and reads every later
+    question from that checkout: a page previewing many requests of one tenant (the
+    approval queue) reads its repository once, not once per request."""
+    if _shared_reads.get() is not None:
+        yield
+        return
+    with ExitStack() as stack:
+        token = _shared_reads.set((stack, {}))
+        try:
+            yield
+        finally:
+            _shared_reads.reset(token)
+
+
+@contextmanager
+def _fetched(remote: Remote, policy: Policy) -> Iterator[Checkout | None]:
+    """A shallow fetch of the branch in a temporary directory (None: no such branch)."""
     with session(remote, policy) as git, tempfile.TemporaryDirectory(prefix="berth-read-") as tmp:
         path = Path(tmp)
         git.run("init", "--quiet", cwd=path)
@@ -192,12 +212,31 @@ def read_files(
             network=True,
         )
         if fetched.returncode != 0:
-            if "couldn't find remote ref" in fetched.stderr:
-                return {}
-            raise git.error("fetch", fetched, network=True)
+            if "couldn't find remote ref" not in fetched.stderr:
+                raise git.error("fetch", fetched, network=True)
+            yield None
+            return
         git.run("checkout", "--quiet", "--force", "FETCH_HEAD", cwd=path)
         head = git.run("rev-parse", "HEAD", cwd=path).stdout.strip()
-        return Checkout(git, path, remote, head).read(within)
+        yield Checkout(git, path, remote, head)
+
+
+def read_files(
+    remote: Remote, within: Iterable[str], *, policy: Policy | None = None
+) -> dict[str, str]:
+    """What the remote branch holds under these directories now (for a plan preview).
+    Reads a shallow fetch in a temporary directory (shared within `one_fetch_per_branch`);
+    needs no lock."""
+    policy = policy or policy_from_settings()
+    shared = _shared_reads.get()
+    if shared is None:
+        with _fetched(remote, policy) as fetched:
+            return fetched.read(within) if fetched else {}
+    stack, checkouts = shared
+    key = (remote.url, remote.branch, remote.credentials)
+    if key not in checkouts:
+        checkouts[key] = stack.enter_context(_fetched(remote, policy))
+    return checkouts[key].read(within) if checkouts[key] else {}
 
 
 def probe(remote: Remote, *, policy: Policy | None = None) -> str:

@@ -24,7 +24,8 @@ def approval_queue(request: HttpRequest) -> HttpResponse:
     )
     page = Paginator(queue.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
     # Each row is decided right here, so each carries the digest of the plan it approves.
-    rows = [(item, engine.review(item)) for item in page]
+    with engine.one_read_per_repository():
+        rows = [(item, engine.review(item)) for item in page]
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "tenants/approval_queue.html", {
@@ -44,14 +45,15 @@ def approve_selected(request: HttpRequest) -> HttpResponse:
                        or "Select the requests to approve.")
         return redirect("approval-queue")
     moved = []
-    for request_id, digest in form.cleaned_data["selected"]:
-        try:
-            tenancy_request = selectors.visible_request(request.user, request_id)
-        except Http404:
-            messages.error(request, f"Request #{request_id} does not exist.")
-            return redirect("approval-queue")
-        if engine.review(tenancy_request).digest != digest:
-            moved.append(f"#{request_id}")
+    with engine.one_read_per_repository():
+        for request_id, digest in form.cleaned_data["selected"]:
+            try:
+                tenancy_request = selectors.visible_request(request.user, request_id)
+            except Http404:
+                messages.error(request, f"Request #{request_id} does not exist.")
+                return redirect("approval-queue")
+            if engine.review(tenancy_request).digest != digest:
+                moved.append(f"#{request_id}")
     if moved:
         messages.error(request, f"The plan of {', '.join(moved)} moved since the queue was "
                                 "shown: nothing was approved. Review them and approve again.")

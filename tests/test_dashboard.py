@@ -11,7 +11,8 @@ from tenants import services
 from tenants.engine import review
 from tenants.models import Tenant
 from tenants.selectors.dashboard import admin_dashboard, failure_cause, readable_duration
-from tenants.services.lifecycle import transition
+from tenants.services.lifecycle import return_to_approval, transition
+from tests.factories import UserFactory
 
 NOW = timezone.now().replace(hour=18, minute=0, second=0, microsecond=0)
 
@@ -84,6 +85,25 @@ def test_figures_come_from_the_moments_in_the_audit_log(history):
     yesterday = per_day[timezone.localdate(NOW - timedelta(days=1))]
     assert (yesterday["count"], yesterday["median_text"]) == (2, "30m")
     assert max(row["height"] for row in lead["days"]) == 100
+    assert (lead["top"], lead["half"]) == ("2h", "1h")  # the chart's scale
+
+
+def test_a_request_sent_back_to_approval_waits_again_from_then(world):
+    admin, start = world["admin"], NOW - timedelta(days=2)
+    shop = at(start, lambda: ask(world, "shop"))
+    at(start + timedelta(hours=1), lambda: services.approve_request(
+        request_id=shop.pk, approver=admin, plan_digest=review(shop).digest))
+    # Its plan changed before provisioning: a new decision, waited for from here.
+    at(start + timedelta(hours=5), lambda: return_to_approval(request_id=shop.pk, reason="x"))
+    other_admin = UserFactory(username="avery", is_platform_admin=True)
+    at(start + timedelta(hours=5, minutes=20), lambda: services.approve_request(
+        request_id=shop.pk, approver=other_admin, plan_digest=review(shop).digest))
+    at(start + timedelta(hours=5, minutes=21), lambda: provision(shop.pk, ready=True))
+
+    board = at(NOW, admin_dashboard)
+    lead = board["lead_time"]  # 1h, then 20m (not 5h 20m since it was first submitted)
+    assert (lead["count"], lead["p50"], lead["p90"]) == (2, "20m", "1h")
+    assert board["provisioning_time"]["p50"] == "1m"  # from the approval that counted
 
 
 def test_the_window_is_thirty_days(history):
@@ -93,20 +113,22 @@ def test_the_window_is_thirty_days(history):
 
 
 def test_dashboard_is_for_platform_admins(client, world, history):
-    client.force_login(world["developer"])
-    assert client.get("/dashboard/").status_code == 403
+    for member in ("developer", "owner"):  # of a tenant, even its owner
+        client.force_login(world[member])
+        assert client.get("/dashboard/").status_code == 403
     client.force_login(world["admin"])
     page = client.get("/dashboard/").content.decode()
     assert f'href="/requests/{history["waiting"].pk}/"' in page.split('id="oldest-waiting"')[1]
     assert "p50 <strong>1h</strong>, p90 <strong>2h</strong> over 3 decisions" in page
     assert "Cluster unreachable" in page
     assert 'role="img"' in page and "<title" in page
+    assert 'class="tick scale" text-anchor="end">2h</text>' in page  # the chart's scale
 
 
 def test_dashboard_queries_do_not_grow_with_requests(client, world, history,
                                                      django_assert_max_num_queries):
     client.force_login(world["admin"])
-    # session, user, audit-link check, states, window events, earlier events, oldest
+    # session, user, audit-link check, then the selector's four
     with django_assert_max_num_queries(8):
         assert client.get("/dashboard/").status_code == 200
     Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=100_000,
@@ -118,11 +140,48 @@ def test_dashboard_queries_do_not_grow_with_requests(client, world, history,
         assert client.get("/dashboard/").status_code == 200
 
 
+def test_the_selector_costs_four_queries_however_many_requests(world, history,
+                                                               django_assert_num_queries):
+    # states, the window's events, those requests' earlier events, the oldest waiting
+    with django_assert_num_queries(4):
+        at(NOW, admin_dashboard)
+    for index in range(5):
+        made = at(NOW - timedelta(days=2), lambda index=index: ask(world, f"more{index}"))
+        at(NOW - timedelta(days=1), lambda made=made: services.reject_request(
+            request_id=made.pk, approver=world["admin"], reason="no"))
+    with django_assert_num_queries(4):
+        board = at(NOW, admin_dashboard)
+    assert board["lead_time"]["count"] == 8
+
+
+# As the engine words failures (provisioning/engine/runs.py, commits.py; provisioning/kube.py).
 @pytest.mark.parametrize(("message", "cause"), [
-    ("sandbox: cluster unreachable: connection refused", "cluster unreachable"),
-    ("RoleBinding/a/b: 403 forbidden", "refused by the API server (403)"),
-    ("Namespace/x: 422 Namespace is invalid", "invalid object (422)"),
-    ("GitOps: repository unreachable", "GitOps repository"),
+    ("Namespace/payments-shop-prod: sandbox: cluster unreachable: connection refused; gave "
+     "up after waiting since 2026-01-05 10:00 UTC (30 minutes). Retry when it is back.",
+     "cluster unreachable"),
+    ("GitOps commit https://git.example/payments.git: repository unreachable: its server did "
+     "not answer (the connection failed or timed out); gave up after waiting since "
+     "2026-01-05 10:00 UTC (30 minutes). Retry when it is back.",
+     "GitOps repository unreachable"),
+    ("GitOps commit https://git.example/payments.git: ! [remote rejected] main (protected "
+     "branch hook declined)", "GitOps commit refused"),
+    ("RoleBinding/payments-shop-prod/edit: 403 rolebindings.rbac.authorization.k8s.io is "
+     "forbidden", "refused by the API server (401/403)"),
+    ("Namespace/payments-shop-prod: 422 Namespace \"x\" is invalid", "invalid object (422)"),
+    ("ConfigMap/payments-shop-prod/a: 409 Apply failed with 1 conflict",
+     "conflict with another owner (409)"),
+    ("Namespace/payments-shop-prod: sandbox: 503 Service Unavailable; gave up after waiting",
+     "API server error (5xx)"),
+    ("Namespace/payments-shop-prod: 404 the server could not find the requested resource",
+     "other API refusal (4xx)"),
+    ("The plan failed validation, nothing was applied: Namespace/x: name too long",
+     "plan failed validation"),
+    ("Namespace/x: the cluster's credentials or kubeconfig cannot be used; a platform admin "
+     "must correct the cluster in Berth", "cluster settings or credentials"),
+    ("Namespace/old: sandbox: Namespace/old is still terminating after 120s; gave up",
+     "namespace still terminating"),
+    ("Namespace/x: refusing to delete Namespace/x: it is not labelled as Berth's for tenant "
+     "payments", "object not Berth's"),
     ("something new", "other"),
 ])
 def test_failure_causes(message, cause):

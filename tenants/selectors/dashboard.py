@@ -2,9 +2,9 @@
 long decisions and provisioning took and why runs failed; the oldest request waiting.
 
 Times come from the audit log, which records every move of a request with its moment:
-submit → first decision by a person (approve or reject; approvals by policy are not a
-wait), approval (or the submission policy approved) → ready. Four queries, whatever the
-number of requests."""
+submitted (or returned to approval) → decided by a person (approve or reject; approvals by
+policy are not a wait), approved (or approved by policy as submitted) → ready. Four
+queries, whatever the number of requests."""
 
 from __future__ import annotations
 
@@ -20,14 +20,23 @@ from tenants.models import AuditEvent, Request
 WINDOW_DAYS = 30
 REQUEST_TYPE = Request._meta.label_lower
 
-# Failure messages → the cause a platform admin would name; the first that matches wins.
+# How the engine words a failed run (provisioning/engine/runs.py and commits.py,
+# provisioning/kube.py: mostly "<object>: <why>", the API's status first in <why>), mapped
+# to the cause a platform admin would name. The first match wins, so the GitOps step's own
+# outage ("... connection failed or timed out") is not taken for the cluster's.
 FAILURE_CAUSES = (
-    (re.compile(r"cluster unreachable|timed out|connection", re.I), "cluster unreachable"),
-    (re.compile(r"repository|git ", re.I), "GitOps repository"),
-    (re.compile(r"\b403\b|forbidden", re.I), "refused by the API server (403)"),
-    (re.compile(r"\b422\b|invalid", re.I), "invalid object (422)"),
-    (re.compile(r"\b409\b|conflict", re.I), "conflict with another owner (409)"),
-    (re.compile(r"\b5\d\d\b", re.I), "API server error (5xx)"),
+    (re.compile(r"^The plan failed validation"), "plan failed validation"),
+    (re.compile(r"^GitOps commit .*: repository unreachable"), "GitOps repository unreachable"),
+    (re.compile(r"^GitOps commit "), "GitOps commit refused"),
+    (re.compile(r"cluster unreachable"), "cluster unreachable"),
+    (re.compile(r"the cluster's (settings|credentials)"), "cluster settings or credentials"),
+    (re.compile(r"is still terminating after"), "namespace still terminating"),
+    (re.compile(r"not labelled as Berth's"), "object not Berth's"),
+    (re.compile(r": 40[13]\b"), "refused by the API server (401/403)"),
+    (re.compile(r": 409\b"), "conflict with another owner (409)"),
+    (re.compile(r": 422\b"), "invalid object (422)"),
+    (re.compile(r": 5\d\d\b"), "API server error (5xx)"),
+    (re.compile(r": 4\d\d\b"), "other API refusal (4xx)"),
 )
 
 
@@ -58,8 +67,9 @@ def percentile(values: list[float], percent: int) -> float | None:
     return ordered[rank - 1]
 
 
-def _daily(samples: list[tuple[datetime, float]], days: list) -> list[dict]:
-    """Per day of the window: the median of that day's samples, as a bar's height."""
+def _daily(samples: list[tuple[datetime, float]], days: list) -> tuple[list[dict], float]:
+    """Per day of the window: the median of that day's samples, as a bar's height; and the
+    longest median, the chart's full height."""
     by_day: dict = {day: [] for day in days}
     for moment, seconds in samples:
         day = timezone.localdate(moment)
@@ -76,18 +86,24 @@ def _daily(samples: list[tuple[datetime, float]], days: list) -> list[dict]:
             "median_text": readable_duration(median) if median is not None else "—",
             # The bar in a 300 × 100 drawing: ten units a day, the longest day full height.
             "x": index * 10 + 1, "y": round(100 - height, 2), "height": height,
+            # A date under every seventh day back from today, clear of the two ends'.
+            "tick": (len(days) - 1 - index) % 7 == 0 and 3 < index < len(days) - 4,
         })
-    return rows
+    return rows, top
 
 
 def _summary(samples: list[tuple[datetime, float]], days: list) -> dict:
     values = [seconds for _, seconds in samples]
     p50, p90 = percentile(values, 50), percentile(values, 90)
+    rows, top = _daily(samples, days)
     return {
         "count": len(values),
         "p50": readable_duration(p50) if p50 is not None else "—",
         "p90": readable_duration(p90) if p90 is not None else "—",
-        "days": _daily(samples, days),
+        "days": rows,
+        # The scale: what full height and half height stand for.
+        "top": readable_duration(top) if values else "",
+        "half": readable_duration(top / 2) if values else "",
     }
 
 
@@ -104,36 +120,42 @@ def admin_dashboard(now: datetime | None = None) -> dict:
     for row in states:
         row["width"] = round(row["count"] * 100 / top_state, 2)
 
-    recent = list(AuditEvent.objects.filter(
+    in_window = AuditEvent.objects.filter(
         object_type=REQUEST_TYPE, created_at__gte=since,
         action__in=("request.approve", "request.reject", "request.mark_ready",
                     "request.mark_failed"),
-    ).order_by("created_at", "id").values("object_id", "action", "actor_id", "after",
-                                           "created_at"))
-    ids = {event["object_id"] for event in recent}
-    # When each of those requests was submitted and approved, however long ago.
+    )
+    fields = ("object_id", "action", "actor_id", "after", "created_at")
+    recent = list(in_window.order_by("created_at", "id").values(*fields))
+    # When those requests started waiting for a person and were approved, however long
+    # ago: a subquery, so the window's size never becomes a list of parameters.
     earlier: dict[tuple[str, str], list] = {}
     for event in AuditEvent.objects.filter(
-        object_type=REQUEST_TYPE, object_id__in=ids,
-        action__in=("request.submit", "request.approve"),
-    ).order_by("created_at", "id").values("object_id", "action", "actor_id", "after",
-                                           "created_at"):
-        earlier.setdefault((event["object_id"], event["action"]), []).append(event)
+        object_type=REQUEST_TYPE,
+        object_id__in=in_window.order_by().values("object_id"),
+        action__in=("request.submit", "request.return_to_approval", "request.approve"),
+    ).order_by("created_at", "id").values(*fields):
+        key = "request.approve" if event["action"] == "request.approve" else "waiting"
+        earlier.setdefault((event["object_id"], key), []).append(event)
+
+    def last_before(request_id: str, action: str, moment: datetime) -> dict | None:
+        found = [e for e in earlier.get((request_id, action), []) if e["created_at"] <= moment]
+        return found[-1] if found else None
 
     lead, provisioning, failures = [], [], {}
-    decided: set[str] = set()
     for event in recent:
         request_id, action, moment = event["object_id"], event["action"], event["created_at"]
-        submitted = earlier.get((request_id, "request.submit"), [None])[0]
-        if action in ("request.approve", "request.reject") and event["actor_id"] \
-                and request_id not in decided and submitted:
-            decided.add(request_id)
-            lead.append((moment, (moment - submitted["created_at"]).total_seconds()))
+        if action in ("request.approve", "request.reject"):
+            # A decision by a person ends the wait since the request was submitted, or
+            # since a changed plan sent it back to approval.
+            waiting = last_before(request_id, "waiting", moment)
+            if event["actor_id"] and waiting:
+                lead.append((moment, (moment - waiting["created_at"]).total_seconds()))
         elif action == "request.mark_ready":
-            approvals = [e for e in earlier.get((request_id, "request.approve"), [])
-                         if e["created_at"] <= moment]
-            if approvals:
-                approved = approvals[-1]["created_at"]
+            approval = last_before(request_id, "request.approve", moment)
+            submitted = (earlier.get((request_id, "waiting")) or [None])[0]  # the first wait
+            if approval:
+                approved = approval["created_at"]
             elif submitted and (submitted["after"] or {}).get("state") == RequestState.APPROVED:
                 approved = submitted["created_at"]  # approved by policy as it was submitted
             else:

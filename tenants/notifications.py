@@ -41,7 +41,7 @@ EVENT_LABELS = {
     "decommissioned": "decommissioned",
 }
 EVENT_CHOICES = [
-    ("submitted", "A request waits for my decision (or mine was submitted and approved by policy)"),
+    ("submitted", "A request waits for my decision"),
     ("approved", "My request was approved"),
     ("rejected", "My request was rejected"),
     ("cancelled", "A request I asked for or was to decide was cancelled"),
@@ -79,13 +79,15 @@ def recipients(tenancy_request: Request, event: str) -> list[str]:
     """Who hears about it: approvers when it waits for them, the requester when it moves on,
     both when it is withdrawn or comes back; never the person who made the move, nor anyone
     who muted the event; and always the tenant's own notification addresses."""
-    if event == "submitted" and tenancy_request.state == "submitted":
-        people = list(_deciders(tenancy_request))
+    if event == "submitted":
+        # Only a request held for a decision is news; one approved by policy is told as
+        # "approved", and its requester knows they submitted it.
+        people = list(_deciders(tenancy_request)) if tenancy_request.state == "submitted" else []
     else:
         people = [tenancy_request.requester]
         if event in FOR_DECIDERS:
             people += list(_deciders(tenancy_request))
-    actor_id = _actor_id(tenancy_request, event) if event != "submitted" else None
+    actor_id = _actor_id(tenancy_request, event)
     addresses = [person.email for person in people
                  if person.pk != actor_id and event not in (person.muted_notifications or [])]
     return sorted({a for a in [*addresses, *tenancy_request.tenant.notify_emails] if a})
@@ -107,6 +109,11 @@ def event_body(tenancy_request: Request, event: str) -> dict:
     }
 
 
+def _for_people(value: object) -> str:
+    # A project's tiers read "dev, prod", not as a Python list.
+    return ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
 def email_text(tenancy_request: Request, event: str) -> tuple[str, str]:
     """Subject and body: what happened, what was asked for as it was typed, the link."""
     body = event_body(tenancy_request, event)["request"]
@@ -115,7 +122,8 @@ def email_text(tenancy_request: Request, event: str) -> tuple[str, str]:
         f"Request #{body['id']} ({tenancy_request.get_kind_display().lower()}) for "
         f"{body['tenant']} is {label}.",
         "",
-        *(f"{key}: {value}" for key, value in payload_for_people(body["payload"]).items()),
+        *(f"{key}: {_for_people(value)}"
+          for key, value in payload_for_people(body["payload"]).items()),
         "",
         *([body["message"], ""] if body["message"] else []),
         body["url"],

@@ -2,6 +2,7 @@
 and is then not e-mailed it, while still hearing about the rest."""
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from django.core import mail
 
 from portal.celery import app as celery_app
@@ -28,7 +29,7 @@ def test_developer_mutes_approvals_and_still_hears_of_rejections(live_server, br
     page = signed_in_page(browser, live_server, developer)
 
     page.goto(f"{live_server.url}/")
-    page.click("nav >> text=Notifications")
+    page.click(".session >> text=Notifications")
     page.uncheck("label:has-text('My request was approved')")
     page.click("#notifications button[type=submit]")
     page.wait_for_selector(".message-success")
@@ -36,6 +37,9 @@ def test_developer_mutes_approvals_and_still_hears_of_rejections(live_server, br
     assert not page.is_checked("label:has-text('My request was approved')")
     assert page.is_checked("label:has-text('My request was rejected')")
     screenshot(page, "notification-settings")
+    serious = [v["id"] for v in Axe().run(page).response["violations"]
+               if v["impact"] in {"serious", "critical"}]
+    assert serious == []
 
     tenant = Tenant.objects.get(slug="payments")
 

@@ -14,7 +14,12 @@ from tenants.api.serializers.environments import (
     EphemeralEnvironmentPreviewSerializer,
     EphemeralEnvironmentSerializer,
 )
-from tenants.api.serializers.me import MembershipSummarySerializer, MeSerializer, token_summary
+from tenants.api.serializers.me import (
+    MembershipSummarySerializer,
+    MeSerializer,
+    MeUpdateSerializer,
+    token_summary,
+)
 from tenants.api.serializers.namespaces import (
     NamespaceSerializer,
     ProjectSerializer,
@@ -65,6 +70,7 @@ __all__ = [
     "EphemeralEnvironmentSerializer",
     "HistoryEventSerializer",
     "MeSerializer",
+    "MeUpdateSerializer",
     "MembershipSummarySerializer",
     "NamespaceSerializer",
     "PlanSerializer",

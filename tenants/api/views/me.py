@@ -1,4 +1,4 @@
-"""/api/v1/me/: who is calling, with which credential and scopes."""
+"""/api/v1/me/: who is calling, with which credential and scopes; and their own settings."""
 
 from __future__ import annotations
 
@@ -7,18 +7,36 @@ from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tenants import selectors
+from tenants import selectors, services
 from tenants.api import serializers as s
 from tenants.api.authentication import AccessToken
-from tenants.api.views.base import ApiView
+from tenants.api.views.base import ApiView, client_ip
 from tenants.models import ApiToken
 from tenants.models.tokens import TokenScope
 
 
 class MeView(ApiView, APIView):
+    # Changing one's own settings is no admin's business: the scope that submits requests.
+    scopes = {"*": TokenScope.REQUEST}
+
     @extend_schema(summary="Who the credential acts as, and what it may do",
                    responses=s.MeSerializer)
     def get(self, request: ApiRequest) -> Response:
+        return self._me(request)
+
+    @extend_schema(summary="Change your own settings: the notification events you are not "
+                           "e-mailed about",
+                   request=s.MeUpdateSerializer, responses=s.MeSerializer)
+    def patch(self, request: ApiRequest) -> Response:
+        form = s.MeUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        if "muted_notifications" in form.validated_data:
+            services.set_muted_notifications(
+                user=request.user, muted=form.validated_data["muted_notifications"],
+                source_ip=client_ip(request))
+        return self._me(request)
+
+    def _me(self, request: ApiRequest) -> Response:
         user, auth = request.user, request.auth
         if isinstance(auth, ApiToken):
             kind, scopes, token = "api_token", list(auth.scopes), s.token_summary(auth)
@@ -37,4 +55,5 @@ class MeView(ApiView, APIView):
             "authentication": kind,
             "scopes": scopes,
             "token": token,
+            "muted_notifications": list(user.muted_notifications or []),
         }).data)

@@ -154,7 +154,7 @@ def _active_namespaces(tenant: Tenant, cluster: Cluster, **where: object) -> lis
     return list(
         Namespace.objects.filter(tenant=tenant, cluster=cluster, state=NamespaceState.ACTIVE,
                                  **where)
-        .select_related("tier", "project", "request").order_by("name")
+        .select_related("tier", "project", "request", "cluster").order_by("name")
     )
 
 
@@ -264,13 +264,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         removed.append(current.name)
     elif kind == RequestKind.TENANT_SYNC:
         cluster = Cluster.objects.get(name=payload["cluster"])
-        live = _active_namespaces(tenant, cluster)
-        namespaces = [namespace_spec(ns, engine=_engine_of(ns, tenant)) for ns in live]
-        kargo = tuple(
-            kargo_project(tenant, cluster, name)
-            for name in sorted({ns.project.name for ns in live if ns.project_id
-                                and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO})
-        ) if cluster.has_kargo else ()
+        namespaces, kargo = _kept_on(tenant, cluster)
     elif kind in (RequestKind.PROJECT_DECOMMISSION, RequestKind.TENANT_DECOMMISSION):
         cluster = Cluster.objects.get(name=payload["cluster"])
         if kind == RequestKind.PROJECT_DECOMMISSION:
@@ -309,6 +303,42 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         remove_tenant_engines=remove_engines,
     )
     return replace(inputs, claims=claims_of(inputs, cluster))
+
+
+def _kept_on(tenant: Tenant, cluster: Cluster) -> tuple[list[NamespaceSpec],
+                                                        tuple[KargoProject, ...]]:
+    """The tenant's live namespaces on a cluster and its projects' Kargo side there."""
+    live = _active_namespaces(tenant, cluster)
+    namespaces = [namespace_spec(ns, engine=_engine_of(ns, tenant)) for ns in live]
+    kargo = tuple(
+        kargo_project(tenant, cluster, name)
+        for name in sorted({ns.project.name for ns in live if ns.project_id
+                            and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO})
+    ) if cluster.has_kargo else ()
+    return namespaces, kargo
+
+
+def kept_input(tenant: Tenant, cluster: Cluster) -> PlanInput:
+    """Everything Berth keeps for the tenant on a cluster now, as a tenant_sync would apply
+    it: the live namespaces, the projects' Kargo side and the tenant's own objects."""
+    namespaces, kargo = _kept_on(tenant, cluster)
+    inputs = PlanInput(
+        request_id=0,
+        tenant=tenant_spec(tenant, cluster),
+        cluster=cluster_spec(cluster),
+        engine=tenant.gitops_engine,
+        namespaces=tuple(namespaces),
+        tenant_engines=tenant_engines(tenant, cluster),
+        kargo_projects=kargo,
+    )
+    return replace(inputs, claims=claims_of(inputs, cluster))
+
+
+def clusters_of(tenant: Tenant) -> list[Cluster]:
+    """The clusters where the tenant has a live namespace."""
+    return list(Cluster.objects.filter(namespaces__tenant=tenant,
+                                       namespaces__state=NamespaceState.ACTIVE)
+                .distinct().order_by("name"))
 
 
 def _engine_of(namespace: Namespace, tenant: Tenant) -> str:

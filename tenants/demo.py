@@ -188,6 +188,7 @@ def seed(
                 email=person.email,
                 oidc_subject=person.subject,
                 is_platform_admin=PLATFORM_ADMIN_GROUP in person.groups,
+                last_groups=sorted(person.groups),
             ),
         )
         if created:  # demo people sign in through the identity provider, never a password

@@ -40,6 +40,31 @@ class Engine:
     check_repository: Callable[[Tenant], RepositoryCheck]
     # Within it, each repository branch is fetched once for every preview (a page of many).
     one_read_per_repository: Callable[[], AbstractContextManager[None]]
+    # Everything the tenant's plans give its groups and GitOps identities on every cluster
+    # where it has live namespaces, read off the objects those plans apply.
+    access_grants: Callable[[Tenant], list[Grant]]
+
+
+# Where a grant takes effect.
+KUBERNETES, ARGOCD, KARGO, FLUX = "kubernetes", "argocd", "kargo", "flux"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One right a plan object gives: `group` (an OIDC group; "" for a GitOps identity,
+    then named by `identity`) may do `summary` in `namespace` of `cluster`, through `obj`."""
+
+    tenant: str
+    cluster: str
+    system: str  # KUBERNETES, ARGOCD, KARGO or FLUX
+    group: str
+    tenant_role: str  # owner, member, viewer; "" for a GitOps identity
+    namespace: str
+    obj: str  # the object that grants it: "RoleBinding shop-dev/berth-members"
+    role: str  # the ClusterRole, Argo CD project role or Kargo ServiceAccount
+    summary: str  # in plain words
+    verbs: str = ""  # counted from the role's rules, where Berth ships the role
+    identity: str = ""  # for a GitOps identity: the ServiceAccount it acts as
 
 
 @dataclass(frozen=True)
@@ -82,6 +107,10 @@ def gitops_preview(tenancy_request: Request) -> GitOpsChange:
 
 def effective_permissions(tenant: Tenant) -> list[dict]:
     return _engine().effective_permissions(tenant)
+
+
+def access_grants(tenant: Tenant) -> list[Grant]:
+    return _engine().access_grants(tenant)
 
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:

@@ -78,6 +78,11 @@ def sync_memberships(
             locked.save(update_fields=["is_platform_admin"])
             result.platform_admin_changed = True
         user.is_platform_admin = is_admin
+        # Approval rules (request.requester_groups) and the access map read them.
+        if locked.last_groups != sorted(held):
+            locked.last_groups = sorted(held)
+            locked.save(update_fields=["last_groups"])
+        user.last_groups = locked.last_groups
 
         tenants = Tenant.objects.only(
             "id", "slug", "owner_groups", "member_groups", "viewer_groups"

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from tenants.views import (
+    access,
     approvals,
     audit,
     dashboard,
@@ -23,6 +24,10 @@ urlpatterns = [
          name="environment-preview"),
     path("tenants/<slug:slug>/environment-rules/", environments.environment_rules_page,
          name="environment-rules"),
+    path("access/", access.access_index, name="access-index"),
+    path("access/groups/<path:group>/", access.access_group, name="access-group"),
+    path("access/people/<str:username>/", access.access_person, name="access-person"),
+    path("access/namespaces/<slug:name>/", access.access_namespace, name="access-namespace"),
     path("approvals/", approvals.approval_queue, name="approval-queue"),
     path("approvals/approve/", approvals.approve_selected, name="approve-selected"),
     path("audit/", audit.audit_log, name="audit-log"),

@@ -135,3 +135,19 @@ def test_platform_admin_flag_is_not_audited_when_it_stays_the_same(dana):
     sync(dana, "platform-admins")
     sync(dana, "platform-admins")
     assert AuditEvent.objects.filter(action__startswith="user.platform_admin").count() == 1
+
+
+def test_the_groups_of_the_last_sign_in_are_kept_for_rules_to_read(dana, payments):
+    from tenants.policy import attributes_for
+
+    sync(dana, "payments-devs", "on-call")
+    dana.refresh_from_db()
+    assert dana.last_groups == ["on-call", "payments-devs"]
+    attributes = attributes_for(tenant=payments, kind="namespace", requester=dana, payload={
+        "app": "shop", "tier": "dev", "cluster": "sandbox", "cpu_millis": 500,
+        "memory_mib": 512})
+    assert attributes["requester_groups"] == ["on-call", "payments-devs"]
+
+    sync(dana, "payments-devs")
+    dana.refresh_from_db()
+    assert dana.last_groups == ["payments-devs"]

@@ -5,9 +5,11 @@ find drift afterwards.
     commits   the GitOps step: one commit per request, recorded; and its preview
     drift     what changed behind Berth's back, repaired where the tier says so
     discovery the namespaces already on a cluster, claimed so none is given away
+    access    the tenant's plans as they stand, for the access map
     clusters  how the engine reaches a cluster
 """
 
+from provisioning.engine.access import access_grants
 from provisioning.engine.clusters import cluster_access, cluster_client, retry_policy
 from provisioning.engine.commits import GitOpsWritten, gitops_preview, write_gitops
 from provisioning.engine.discovery import discover_namespaces
@@ -15,6 +17,7 @@ from provisioning.engine.drift import active_namespaces, find_drift, reconcile_n
 from provisioning.engine.runs import apply_object, approved_digest, converge, current_plan
 
 __all__ = [
+    "access_grants",
     "GitOpsWritten",
     "active_namespaces",
     "apply_object",

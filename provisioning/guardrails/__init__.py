@@ -64,6 +64,7 @@ from provisioning.guardrails.roles import (
     WRITE,
     cluster_roles,
     describe_role,
+    role_verbs,
     role_writes,
 )
 
@@ -107,5 +108,6 @@ __all__ = [
     "guardrail_problems",
     "protect_policy",
     "roots_policy",
+    "role_verbs",
     "role_writes",
 ]

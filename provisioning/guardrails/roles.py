@@ -167,6 +167,14 @@ ROLE_SUMMARIES: dict[str, str] = {
     TENANT_VIEW_ROLE: "read everything except Secrets; change nothing",
 }
 
+# What the GitOps identities' roles in the tenant's GitOps namespaces mean.
+GITOPS_ROLE_SUMMARIES: dict[str, str] = {
+    FLUX_RECONCILER_ROLE: "manage Flux Kustomizations in the tenant's GitOps namespace, each "
+                          "applying as this same reconciler; nothing else there",
+    ARGOCD_APPLICATIONS_ROLE: "manage Argo CD Applications in the tenant's Applications "
+                              "namespace; nothing else there",
+}
+
 # Built-in roles that undo the guardrails from inside the namespace: refused in a plan.
 LEAKY_ROLES: dict[str, str] = {
     "cluster-admin": "may do anything in the namespace, raising its own ResourceQuota included",
@@ -179,6 +187,8 @@ def describe_role(cluster_role: str) -> str:
     """What a ClusterRole bound by a tier lets people do, in plain words."""
     if cluster_role in ROLE_SUMMARIES:
         return ROLE_SUMMARIES[cluster_role]
+    if cluster_role in GITOPS_ROLE_SUMMARIES:
+        return GITOPS_ROLE_SUMMARIES[cluster_role]
     if cluster_role in LEAKY_ROLES:
         return (
             f"Kubernetes' built-in {cluster_role}, which {LEAKY_ROLES[cluster_role]}: Berth "
@@ -190,6 +200,25 @@ def describe_role(cluster_role: str) -> str:
         f"the custom ClusterRole {cluster_role}: not one of Berth's roles, so Berth cannot say "
         "what it allows and its guardrails rest on admission alone"
     )
+
+
+def role_verbs(cluster_role: str) -> str:
+    """The verbs a role gives, counted from its rules: what it writes by name, how much it
+    reads. "" for a role Berth does not ship (it cannot see its rules)."""
+    rules = {**ROLE_RULES, **GITOPS_ROLE_RULES}.get(cluster_role)
+    if rules is None:
+        return ""
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for rule in rules:
+        verbs = set(rule["verbs"])
+        for resource in rule["resources"]:
+            if verbs & set(READ):
+                reads.add(resource)
+            if verbs & (set(WRITE) | {"create"}):
+                writes.add(resource)
+    wrote = f"writes {len(writes)}: {', '.join(sorted(writes))}" if writes else "writes nothing"
+    return f"reads {len(reads)} resources; {wrote}"
 
 
 def role_writes(cluster_role: str) -> bool | None:

@@ -9,7 +9,7 @@ from rest_framework.routers import SimpleRouter
 
 from tenants.api import schema  # noqa: F401 - registers the OpenAPI extensions
 from tenants.api.exceptions import PROBLEM_TYPES, problem_response, problem_type
-from tenants.api.views import audit, environments, me, namespaces, requests, tenants
+from tenants.api.views import access, audit, environments, me, namespaces, requests, tenants
 from tenants.api.views.base import ID
 
 app_name = "api"
@@ -44,6 +44,13 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResp
 urlpatterns = [
     path("v1/", include(router.urls)),
     path("v1/me/", me.MeView.as_view(), name="me"),
+    path("v1/access/", access.AccessSearchView.as_view(), name="access-search"),
+    re_path(r"^v1/access/groups/(?P<group>[^\x00-\x1f]{1,255})/$",
+            access.GroupAccessView.as_view(), name="access-group"),
+    re_path(r"^v1/access/people/(?P<username>[\w.@+-]{1,150})/$",
+            access.PersonAccessView.as_view(), name="access-person"),
+    re_path(r"^v1/access/namespaces/(?P<name>[a-z0-9-]{1,63})/$",
+            access.NamespaceAccessView.as_view(), name="access-namespace"),
     re_path(r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/environment-rules/$",
             tenants.EnvironmentRulesView.as_view(), name="environment-rules"),
     re_path(rf"^v1/requests/(?P<pk>{ID})/runs/$", requests.RequestRunsView.as_view(),

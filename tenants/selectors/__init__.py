@@ -1,6 +1,7 @@
 """Reads of the tenancy domain, always scoped to what the user may see: one module per noun.
 
     access        platform admins, tenant roles, who may decide a request
+    access_map    what a group, a person or a namespace's bindings come down to everywhere
     requests      requests, their history, the approval queue
     namespaces    namespaces, projects, the name a request would get, their commits
     environments  ephemeral environments and the environment rules' preview
@@ -16,6 +17,15 @@ from tenants.selectors.access import (
     tenants_for_user,
     visible_tenant,
     why_cannot_decide,
+)
+from tenants.selectors.access_map import (
+    PLATFORM_ADMIN_RIGHTS,
+    group_map,
+    known_groups,
+    namespace_maps,
+    person_map,
+    search,
+    why_may_approve,
 )
 from tenants.selectors.audit import audit_events_visible_to, may_see_audit
 from tenants.selectors.budgets import budget_summary, namespaces_using_most
@@ -52,6 +62,13 @@ from tenants.selectors.requests import (
 )
 
 __all__ = [
+    "PLATFORM_ADMIN_RIGHTS",
+    "group_map",
+    "known_groups",
+    "namespace_maps",
+    "person_map",
+    "search",
+    "why_may_approve",
     "admin_dashboard",
     "audit_events_visible_to",
     "budget_summary",

@@ -30,3 +30,12 @@ def may_see_audit(user) -> bool:  # noqa: ANN001 - User
     from tenants.selectors import may_see_audit as allowed
 
     return user.is_authenticated and allowed(user)
+
+
+SYSTEM_NAMES = {"kubernetes": "Kubernetes", "argocd": "Argo CD", "kargo": "Kargo", "flux": "Flux"}
+
+
+@register.filter
+def system_name(system: str) -> str:
+    """`{{ grant.system|system_name }}`: where a grant of the access map takes effect."""
+    return SYSTEM_NAMES.get(system, system)

@@ -264,3 +264,15 @@ def test_the_api_search_wants_a_query_and_says_so(provisioned):
     assert body["errors"] == {"q": ["This field is required."]}
     body = assert_problem(dana.get("/api/v1/access/", {"q": "x" * 201}), 400)
     assert body["errors"] == {"q": ["Ensure this field has no more than 200 characters."]}
+
+
+def test_a_persons_groups_of_other_tenants_stay_hidden_from_members(provisioned):
+    from tests.test_api_support import api
+
+    User.objects.filter(username="dev").update(last_groups=["payments-devs", "search-devs"])
+    olivia = User.objects.get(username="olivia")
+    assert selectors.person_map(olivia, "dev").groups == ["payments-devs"]
+    body = api(olivia, scopes=["read"]).get("/api/v1/access/people/dev/").json()
+    assert body["groups"] == ["payments-devs"]
+    assert selectors.person_map(provisioned["admin"], "dev").groups == [
+        "payments-devs", "search-devs"]

@@ -214,7 +214,11 @@ def person_map(viewer: User, username: str) -> PersonMap:
             via_groups=sorted(groups & set(tenant.groups_for(membership.role)))
             if membership.source == MembershipSource.OIDC else []))
     admin_via = sorted(groups & set(settings.BERTH_PLATFORM_ADMIN_GROUPS))
-    found = PersonMap(person=person, groups=sorted(groups),
+    # Only the groups the viewer's own tenants name (and the platform's): another tenant's
+    # group names are that tenant's business.
+    shown = groups & ({group for group, _ in known_groups(viewer)}
+                      | set(settings.BERTH_PLATFORM_ADMIN_GROUPS))
+    found = PersonMap(person=person, groups=sorted(shown),
                       platform_admin=is_platform_admin(person), platform_admin_via=admin_via,
                       memberships=memberships)
     for membership in memberships:

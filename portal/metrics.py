@@ -14,7 +14,7 @@ What is measured where:
   cache was down);
 - read from the database and the broker at scrape time, so they are right however many
   processes there are: `berth_requests{state}`, `berth_queue_depth{queue}`,
-  `berth_drifted_namespaces` and `berth_drift_findings`.
+  `berth_drifted_namespaces`, `berth_drift_findings` and `berth_truth_objects{state}`.
 
 The web app and the Celery workers see the same multiprocess directory when they share the
 data dir (`make run`, docker compose). Where they do not (Kubernetes: one emptyDir per pod),
@@ -162,7 +162,7 @@ class StateCollector(Collector):
     """Figures that are facts in the database or the broker, read when Prometheus scrapes."""
 
     def collect(self) -> Iterator[Metric]:
-        for family in (self._requests, self._drift, self._queue):
+        for family in (self._requests, self._drift, self._truth, self._queue):
             try:
                 yield from family()
             except Exception as error:  # noqa: BLE001 - one source must not empty the scrape
@@ -206,6 +206,23 @@ class StateCollector(Collector):
             "Drift findings (missing, changed, unexpected objects) over all active namespaces.",
             value=sum(len(drift) for drift in drifted),
         )
+
+    @staticmethod
+    def _truth() -> Iterator[Metric]:
+        from tenants.models import TruthTable
+
+        states = ("in_sync", "drifted", "missing_in_git", "missing_in_cluster", "orphan")
+        totals = dict.fromkeys(states, 0)
+        for counts in TruthTable.objects.values_list("counts", flat=True):
+            for state, count in (counts or {}).items():
+                totals[state] = totals.get(state, 0) + count
+        family = GaugeMetricFamily(
+            "berth_truth_objects",
+            "Objects in each state of the tenants' last truth tables (database, repository, "
+            "cluster compared).", labels=["state"])
+        for state, count in totals.items():
+            family.add_metric([state], count)
+        yield family
 
     @staticmethod
     def _queue() -> Iterator[Metric]:

@@ -448,6 +448,7 @@ CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "provisioning.heartbeat", "schedule": 60.0},
     "sweep": {"task": "provisioning.sweep", "schedule": SWEEP_INTERVAL_SECONDS},
     "reconcile": {"task": "provisioning.reconcile", "schedule": RECONCILE_INTERVAL_SECONDS},
+    "truth": {"task": "provisioning.truth", "schedule": RECONCILE_INTERVAL_SECONDS},
     "expire": {"task": "tenants.expire_environments", "schedule": EXPIRY_INTERVAL_SECONDS},
 }
 

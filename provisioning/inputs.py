@@ -446,7 +446,9 @@ def apps_of_request(tenancy_request: Request, inputs: PlanInput) -> list[str]:
     """The applications whose GitOps files a request changes: one, or for a tenant leaving
     a cluster every application it had there, or none (the tenant's own objects)."""
     if tenancy_request.kind == RequestKind.TENANT_SYNC:
-        return []
+        # Every application living on the cluster: its files follow the records too (a
+        # changed repository, a file deleted by hand), which makes a sync the repair.
+        return apps_on(tenancy_request.tenant, inputs.cluster.name)
     if tenancy_request.kind == RequestKind.TENANT_DECOMMISSION:
         going = (Namespace.objects.filter(tenant=tenancy_request.tenant,
                                           cluster__name=inputs.cluster.name,
@@ -455,6 +457,15 @@ def apps_of_request(tenancy_request: Request, inputs: PlanInput) -> list[str]:
         return sorted({app for app in map(app_of, going) if app})
     app = _app_of_request(tenancy_request, inputs)
     return [app] if app else []
+
+
+def apps_on(tenant: Tenant, cluster: str) -> list[str]:
+    """The applications with a live namespace of the tenant on the cluster (review apps'
+    namespaces included: their files live under their project)."""
+    live = (Namespace.objects.filter(tenant=tenant, cluster__name=cluster,
+                                     state__in=GITOPS_LIVE_STATES)
+            .select_related("project", "request"))
+    return sorted({app for app in map(app_of, live) if app})
 
 
 def _app_of_request(tenancy_request: Request, inputs: PlanInput) -> str:

@@ -48,5 +48,5 @@ def check_repository(tenant: Tenant) -> RepositoryCheck:
 ENGINE = Engine(
     plan=plan, gitops_preview=gitops_preview, effective_permissions=access.effective_permissions,
     check_repository=check_repository, one_read_per_repository=gitops.one_fetch_per_branch,
-    access_grants=engine.access_grants,
+    access_grants=engine.access_grants, take_truth=engine.take_truth,
 )

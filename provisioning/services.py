@@ -22,6 +22,8 @@ from tenants.models import (
     Project,
     Request,
     Run,
+    Tenant,
+    TruthTable,
 )
 from tenants.services.names import release_namespaces
 
@@ -243,6 +245,12 @@ def record_drift(*, namespace: Namespace, findings: list[dict[str, Any]]) -> Non
     namespace.drift = findings
     namespace.drift_checked_at = timezone.now()
     namespace.save(update_fields=["drift", "drift_checked_at"])
+
+
+def record_truth(*, tenant: Tenant, table: dict[str, Any]) -> None:
+    TruthTable.objects.update_or_create(tenant=tenant, defaults={
+        "taken_at": table["taken_at"], "rows": table["rows"], "counts": table["counts"],
+        "problems": table["problems"]})
 
 
 # -- GitOps writes waiting for their repository's writer (engine.commits) -----------------

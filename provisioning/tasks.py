@@ -17,8 +17,8 @@ from provisioning import engine
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
 from provisioning.services import WAITING
-from tenants.choices import RequestState
-from tenants.models import Cluster, Request
+from tenants.choices import NamespaceState, RequestState
+from tenants.models import Cluster, Request, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -96,3 +96,17 @@ def reconcile() -> int:
         except KubeError as error:
             logger.warning("reconcile of %s failed: %s", namespace.name, error.message)
     return drifted
+
+
+@shared_task(name="provisioning.truth")
+def take_truth_tables() -> int:
+    """Every tenant with live namespaces: its truth table retaken (what disagrees is counted
+    by the berth_truth_objects gauge)."""
+    taken = 0
+    for tenant in Tenant.objects.filter(namespaces__state=NamespaceState.ACTIVE).distinct():
+        try:
+            engine.take_truth(tenant)
+            taken += 1
+        except Exception:  # one tenant's failure must not stop the others
+            logger.exception("truth table of %s failed", tenant.slug)
+    return taken

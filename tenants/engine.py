@@ -43,6 +43,9 @@ class Engine:
     # Everything the tenant's plans give its groups and GitOps identities on every cluster
     # where it has live namespaces, read off the objects those plans apply.
     access_grants: Callable[[Tenant], list[Grant]]
+    # Compare what the database says should exist for the tenant with its repository and
+    # its clusters, and record it (tenants.models.TruthTable); returns the table.
+    take_truth: Callable[[Tenant], dict]
 
 
 # Where a grant takes effect.
@@ -111,6 +114,10 @@ def effective_permissions(tenant: Tenant) -> list[dict]:
 
 def access_grants(tenant: Tenant) -> list[Grant]:
     return _engine().access_grants(tenant)
+
+
+def take_truth(tenant: Tenant) -> dict:
+    return _engine().take_truth(tenant)
 
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:

@@ -11,12 +11,16 @@ from tenants.views import (
     requests,
     tenants,
     tokens,
+    truth,
 )
 
 urlpatterns = [
     path("", tenants.home, name="home"),
     path("tenants/new/", tenants.tenant_onboard, name="tenant-onboard"),
     path("tenants/<slug:slug>/", tenants.tenant_detail, name="tenant-detail"),
+    path("tenants/<slug:slug>/truth/", truth.truth_table, name="truth-table"),
+    path("tenants/<slug:slug>/truth/refresh/", truth.truth_refresh, name="truth-refresh"),
+    path("tenants/<slug:slug>/truth/repair/", truth.truth_repair, name="truth-repair"),
     path("tenants/<slug:slug>/request/", requests.request_new, name="request-new"),
     path("tenants/<slug:slug>/request/<slug:kind>/", requests.request_form, name="request-form"),
     path("tenants/<slug:slug>/name-preview/", requests.name_preview, name="name-preview"),

@@ -6,6 +6,7 @@ find drift afterwards.
     drift     what changed behind Berth's back, repaired where the tier says so
     discovery the namespaces already on a cluster, claimed so none is given away
     access    the tenant's plans as they stand, for the access map
+    truth     database, repository and cluster compared, object by object
     clusters  how the engine reaches a cluster
 """
 
@@ -15,6 +16,7 @@ from provisioning.engine.commits import GitOpsWritten, gitops_preview, write_git
 from provisioning.engine.discovery import discover_namespaces
 from provisioning.engine.drift import active_namespaces, find_drift, reconcile_namespace
 from provisioning.engine.runs import apply_object, approved_digest, converge, current_plan
+from provisioning.engine.truth import take as take_truth
 
 __all__ = [
     "access_grants",
@@ -31,5 +33,6 @@ __all__ = [
     "gitops_preview",
     "reconcile_namespace",
     "retry_policy",
+    "take_truth",
     "write_gitops",
 ]

@@ -16,21 +16,21 @@ from tenants.choices import NamespaceState
 from tenants.models import Namespace
 
 
-def _differences(desired: Any, live: Any, path: str = "") -> list[str]:
+def differences(desired: Any, live: Any, path: str = "") -> list[str]:
     """Where live differs from desired, looking only at what Berth sets."""
     if isinstance(desired, dict):
         if not isinstance(live, dict):
             return [path or "."]
         found = []
         for key, value in desired.items():
-            found += _differences(value, live.get(key), f"{path}.{key}" if path else key)
+            found += differences(value, live.get(key), f"{path}.{key}" if path else key)
         return found
     if isinstance(desired, list):
         if not isinstance(live, list) or len(live) != len(desired):
             return [path]
         found = []
         for index, (want, have) in enumerate(zip(desired, live, strict=True)):
-            found += _differences(want, have, f"{path}[{index}]")
+            found += differences(want, have, f"{path}[{index}]")
         return found
     return [] if desired == live or str(desired) == str(live) else [path]
 
@@ -49,10 +49,10 @@ def find_drift(
         if live is None:
             findings.append({"object": str(ref), "status": "missing", "detail": ""})
             continue
-        changed = _differences({k: v for k, v in obj.items() if k != "metadata"}, live)
+        changed = differences({k: v for k, v in obj.items() if k != "metadata"}, live)
         # Which request last applied an object is bookkeeping, not drift.
         labels = {k: v for k, v in obj["metadata"].get("labels", {}).items() if k != LABEL_REQUEST}
-        changed += _differences(labels, live["metadata"].get("labels") or {}, "metadata.labels")
+        changed += differences(labels, live["metadata"].get("labels") or {}, "metadata.labels")
         if changed:
             findings.append(
                 {"object": str(ref), "status": "changed", "detail": ", ".join(sorted(changed))}

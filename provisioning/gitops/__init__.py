@@ -50,6 +50,7 @@ from provisioning.gitops.write import (
     one_fetch_per_branch,
     probe,
     read_files,
+    read_snapshot,
     write,
     write_batch,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "private_key",
     "one_fetch_per_branch",
     "read_files",
+    "read_snapshot",
     "redact",
     "session",
     "token_pair",

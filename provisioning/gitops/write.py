@@ -239,6 +239,15 @@ def read_files(
     return checkouts[key].read(within) if checkouts[key] else {}
 
 
+def read_snapshot(remote: Remote, within: Iterable[str], *, policy: Policy | None = None
+                  ) -> tuple[str, dict[str, str]]:
+    """The commit the branch points at ("" when it has none yet) and what it holds under
+    these directories (a shallow fetch; no lock)."""
+    policy = policy or policy_from_settings()
+    with _fetched(remote, policy) as fetched:
+        return (fetched.head, fetched.read(within)) if fetched else ("", {})
+
+
 def probe(remote: Remote, *, policy: Policy | None = None) -> str:
     """`git ls-remote` of the branch with the remote's credentials: the commit it points at,
     "" when the repository answers but has no such branch yet. Raises GitError (unreachable,

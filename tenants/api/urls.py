@@ -9,7 +9,16 @@ from rest_framework.routers import SimpleRouter
 
 from tenants.api import schema  # noqa: F401 - registers the OpenAPI extensions
 from tenants.api.exceptions import PROBLEM_TYPES, problem_response, problem_type
-from tenants.api.views import access, audit, environments, me, namespaces, requests, tenants
+from tenants.api.views import (
+    access,
+    audit,
+    environments,
+    me,
+    namespaces,
+    requests,
+    tenants,
+    truth,
+)
 from tenants.api.views.base import ID
 
 app_name = "api"
@@ -53,6 +62,12 @@ urlpatterns = [
             access.NamespaceAccessView.as_view(), name="access-namespace"),
     re_path(r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/environment-rules/$",
             tenants.EnvironmentRulesView.as_view(), name="environment-rules"),
+    re_path(r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/truth/$", truth.TruthTableView.as_view(),
+            name="truth-table"),
+    re_path(r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/truth/refresh/$",
+            truth.TruthRefreshView.as_view(), name="truth-refresh"),
+    re_path(r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/truth/repair/$",
+            truth.TruthRepairView.as_view(), name="truth-repair"),
     re_path(rf"^v1/requests/(?P<pk>{ID})/runs/$", requests.RequestRunsView.as_view(),
             name="request-runs"),
     re_path(rf"^v1/projects/(?P<pk>{ID})/environments/$",

@@ -3,7 +3,15 @@ from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.names import NamespaceClaim
 from tenants.models.policy import ApprovalRule
 from tenants.models.requests import Approval, Comment, Request, Run
-from tenants.models.tenancy import Cluster, EnvironmentTier, Membership, Namespace, Project, Tenant
+from tenants.models.tenancy import (
+    Cluster,
+    EnvironmentTier,
+    Membership,
+    Namespace,
+    Project,
+    Tenant,
+    TruthTable,
+)
 from tenants.models.tokens import ApiToken, IdempotencyRecord
 from tenants.models.users import User
 
@@ -25,5 +33,6 @@ __all__ = [
     "Request",
     "Run",
     "Tenant",
+    "TruthTable",
     "User",
 ]

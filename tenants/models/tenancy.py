@@ -370,3 +370,20 @@ class Namespace(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class TruthTable(models.Model):
+    """The last comparison of everything Berth owns for a tenant: what the database says
+    should exist, what its repository holds, what the clusters hold (taken by the engine,
+    provisioning.engine.truth; on demand and by beat)."""
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, related_name="truth_table")
+    taken_at = models.DateTimeField()
+    # [{"source": cluster|git, "cluster", "object", "namespace", "state", "detail", "db",
+    #   "git", "live", "engine"}]
+    rows = models.JSONField(default=list, blank=True)
+    counts = models.JSONField(default=dict, blank=True)  # state -> rows in it
+    problems = models.JSONField(default=list, blank=True)  # what could not be read
+
+    def __str__(self) -> str:
+        return f"truth table of {self.tenant} at {self.taken_at:%Y-%m-%d %H:%M}"

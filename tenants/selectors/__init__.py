@@ -2,6 +2,7 @@
 
     access        platform admins, tenant roles, who may decide a request
     access_map    what a group, a person or a namespace's bindings come down to everywhere
+    truth         a tenant's truth table: database, repository, cluster compared
     requests      requests, their history, the approval queue
     namespaces    namespaces, projects, the name a request would get, their commits
     environments  ephemeral environments and the environment rules' preview
@@ -60,8 +61,11 @@ from tenants.selectors.requests import (
     requests_visible_to,
     visible_request,
 )
+from tenants.selectors.truth import STATE_LABELS, truth_table
 
 __all__ = [
+    "STATE_LABELS",
+    "truth_table",
     "PLATFORM_ADMIN_RIGHTS",
     "group_map",
     "known_groups",

@@ -46,8 +46,10 @@ from tenants.services.rules import (
     save_approval_rule,
 )
 from tenants.services.tokens import create_api_token, revoke_api_token
+from tenants.services.truth import repair_truth
 
 __all__ = [
+    "repair_truth",
     "APPROVE_TOGETHER_MAX",
     "MAX_ENVIRONMENT_RULES",
     "TRANSITIONS",

@@ -39,3 +39,11 @@ SYSTEM_NAMES = {"kubernetes": "Kubernetes", "argocd": "Argo CD", "kargo": "Kargo
 def system_name(system: str) -> str:
     """`{{ grant.system|system_name }}`: where a grant of the access map takes effect."""
     return SYSTEM_NAMES.get(system, system)
+
+
+@register.filter
+def truth_state(state: str) -> str:
+    """`{{ row.state|truth_state }}`: a truth table state in words ("missing in git")."""
+    from tenants.selectors import STATE_LABELS
+
+    return STATE_LABELS.get(state, state)

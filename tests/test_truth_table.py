@@ -214,3 +214,19 @@ def test_the_flux_roots_ready_condition_is_read(provisioned, sandbox):
     [row] = [r for r in table["rows"]
              if r["object"] == "Kustomization/payments-gitops/berth-root"]
     assert row["engine"] == "Not ready: BuildFailed"
+
+
+def test_beat_retakes_every_tenants_table_and_a_cluster_down_is_said(provisioned, settings):
+    from provisioning.tasks import take_truth_tables
+    from tenants.models import Cluster
+
+    assert take_truth_tables() == 1  # payments: the one tenant with live namespaces
+    assert TruthTable.objects.get(tenant=provisioned["tenant"]).counts["drifted"] == 0
+
+    settings.KUBE_BACKOFF_SECONDS = 0.01
+    Cluster.objects.filter(name="sandbox").update(api_url="http://127.0.0.1:9")
+    table = domain_engine.take_truth(provisioned["tenant"])
+    [problem] = table["problems"]
+    assert problem.startswith("sandbox: the cluster could not be read:")
+    assert {row["source"] for row in table["rows"]} == {"git"}  # the repository still is
+    assert all(row["state"] == "in_sync" for row in table["rows"])

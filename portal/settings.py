@@ -273,6 +273,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_TIMEZONE = TIME_ZONE
 SWEEP_INTERVAL_SECONDS = float(os.environ.get("BERTH_SWEEP_INTERVAL", "60"))
 RECONCILE_INTERVAL_SECONDS = float(os.environ.get("BERTH_RECONCILE_INTERVAL", "300"))
+# A truth table is retaken on demand at most this often (each take reads the repository and
+# every object on the clusters).
+BERTH_TRUTH_REFRESH_SECONDS = float(os.environ.get("BERTH_TRUTH_REFRESH_SECONDS", "10"))
 # Ephemeral environments: how often beat looks for expired ones, how long before expiry their
 # owners are warned, and the TTLs for tiers that set none.
 EXPIRY_INTERVAL_SECONDS = float(os.environ.get("BERTH_EXPIRY_INTERVAL", "60"))

@@ -140,6 +140,8 @@ def test_the_page_refreshes_filters_and_lets_only_admins_repair(provisioned, san
     client.force_login(olivia)
     assert "Not taken yet" in client.get("/tenants/payments/truth/").content.decode()
     refreshed = client.post("/tenants/payments/truth/refresh/", follow=True)
+    again = client.post("/tenants/payments/truth/refresh/", follow=True).content.decode()
+    assert "The table was taken moments ago; refresh again in" in again
     html = refreshed.content.decode()
     assert "disagrees" in html and "ResourceQuota/payments-shop-dev/berth-quota" in html
     assert "spec.hard.requests.cpu" in html and "Repair</button>" not in html
@@ -173,6 +175,8 @@ def test_the_api_answers_the_table_and_keeps_other_tenants_out(provisioned, sand
     shop = dana.get("/api/v1/tenants/payments/truth/", {"namespace": "payments-shop-dev"}).json()
     assert {r["namespace"] for r in shop["rows"] if r["source"] == "cluster"} == {
         "payments-shop-dev"}
+    again = dana.post("/api/v1/tenants/payments/truth/refresh/")
+    assert again.status_code == 429 and 1 <= int(again["Retry-After"]) <= 10
     assert_problem(dana.get("/api/v1/tenants/payments/truth/", {"namespace": "Bad Name"}), 400)
     assert_problem(dana.post("/api/v1/tenants/payments/truth/repair/"), 403)
 

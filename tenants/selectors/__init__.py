@@ -61,11 +61,12 @@ from tenants.selectors.requests import (
     requests_visible_to,
     visible_request,
 )
-from tenants.selectors.truth import STATE_LABELS, truth_table
+from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
 
 __all__ = [
     "STATE_LABELS",
     "truth_table",
+    "refresh_wait",
     "PLATFORM_ADMIN_RIGHTS",
     "group_map",
     "known_groups",

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.http import Http404
+from django.utils import timezone
 
 from tenants.models import Namespace, Project, Tenant, TruthTable, User
 from tenants.selectors.access import is_platform_admin, visible_tenant
@@ -63,3 +65,13 @@ def truth_table(user: User, slug: str, *, namespace: str = "", project: str = ""
     counts = {state: sum(row["state"] == state for row in rows) for state in STATES}
     return TruthView(tenant=tenant, table=table, rows=rows, counts=counts,
                      namespace=namespace, project=project, may_repair=is_platform_admin(user))
+
+
+def refresh_wait(tenant: Tenant) -> int:
+    """Seconds until the tenant's table may be retaken on demand (0: now). Each comparison
+    fetches the repository and reads every object on the clusters: not on every click."""
+    taken = TruthTable.objects.filter(tenant=tenant).values_list("taken_at", flat=True).first()
+    if taken is None:
+        return 0
+    left = settings.BERTH_TRUTH_REFRESH_SECONDS - (timezone.now() - taken).total_seconds()
+    return max(0, int(left + 0.999))

@@ -31,6 +31,10 @@ def _back(slug: str, request: HttpRequest) -> HttpResponse:
 @require_POST
 def truth_refresh(request: HttpRequest, slug: str) -> HttpResponse:
     tenant = selectors.visible_tenant(request.user, slug)
+    wait = selectors.refresh_wait(tenant)
+    if wait:
+        messages.info(request, f"The table was taken moments ago; refresh again in {wait} s.")
+        return _back(slug, request)
     table = engine.take_truth(tenant)
     off = sum(n for state, n in table["counts"].items() if state != "in_sync")
     messages.success(request, f"Compared {len(table['rows'])} objects: "

@@ -6,6 +6,7 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.exceptions import Throttled
 from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -38,10 +39,17 @@ class TruthTableView(_TenantView):
 class TruthRefreshView(_TenantView):
     scopes = {"*": TokenScope.REQUEST}
 
-    @extend_schema(summary="Compare now and answer the new table", request=None,
-                   parameters=[s.TruthQuerySerializer], responses=s.TruthTableSerializer)
+    @extend_schema(summary="Compare now and answer the new table (at most every "
+                           "BERTH_TRUTH_REFRESH_SECONDS: 429 with Retry-After before)",
+                   request=None, parameters=[s.TruthQuerySerializer],
+                   responses=s.TruthTableSerializer)
     def post(self, request: ApiRequest, slug: str) -> Response:
-        engine.take_truth(selectors.visible_tenant(request.user, slug))
+        tenant = selectors.visible_tenant(request.user, slug)
+        wait = selectors.refresh_wait(tenant)
+        if wait:
+            raise Throttled(wait=wait, detail=f"The table was taken moments ago; refresh "
+                                              f"again in {wait} s.")
+        engine.take_truth(tenant)
         return self._table(request, slug)
 
 

@@ -384,6 +384,9 @@ SPECTACULAR_SETTINGS = {
         "NamespaceStateEnum": "tenants.choices.NamespaceState",
         "RunStateEnum": "tenants.choices.RunState",
         "TokenScopeEnum": "tenants.models.tokens.TokenScope",
+        "CampaignStateEnum": "tenants.models.campaigns.CampaignState",
+        "TargetStateEnum": "tenants.models.campaigns.TargetState",
+        "TruthStateEnum": "tenants.api.serializers.truth.STATES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -6,8 +6,10 @@ from __future__ import annotations
 from django.core.exceptions import ObjectDoesNotExist
 
 from provisioning import access, engine, gitops
+from provisioning.engine import campaigns
 from provisioning.engine.commits import gitops_remote
 from provisioning.gitops import GitError
+from provisioning.kube import KubeError
 from provisioning.plan import Plan
 from tenants.engine import Engine, GitOpsChange, RepositoryCheck
 from tenants.errors import PlanUnavailable, PreviewUnavailable
@@ -26,6 +28,14 @@ def gitops_preview(tenancy_request: Request) -> GitOpsChange:
         return engine.gitops_preview(tenancy_request)
     except GitError as exc:
         raise PreviewUnavailable(f"The tenant's repository could not be read: {exc}") from exc
+
+
+def campaign_changes(tier_id: int | None) -> list:
+    try:
+        return campaigns.campaign_changes(tier_id)
+    except KubeError as exc:
+        raise PreviewUnavailable(f"The diffs cannot be computed: a cluster could not be "
+                                 f"read: {exc.message}") from exc
 
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:
@@ -49,4 +59,5 @@ ENGINE = Engine(
     plan=plan, gitops_preview=gitops_preview, effective_permissions=access.effective_permissions,
     check_repository=check_repository, one_read_per_repository=gitops.one_fetch_per_branch,
     access_grants=engine.access_grants, take_truth=engine.take_truth,
+    campaign_changes=campaign_changes,
 )

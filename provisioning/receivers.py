@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from tenants.models import Cluster, Request
-from tenants.signals import cluster_registered, request_state_changed
+from tenants.models import Cluster, Request, UpgradeCampaign
+from tenants.signals import campaign_moved, cluster_registered, request_state_changed
 from tenants.tasks import enqueue
 
 # A worker's own transitions (start, ready, failed) need no new job.
@@ -25,3 +25,10 @@ def discover_namespaces(sender, *, cluster_id: int, **_: object) -> None:  # noq
     from provisioning.tasks import discover_namespaces
 
     enqueue(discover_namespaces, cluster_id)
+
+
+@receiver(campaign_moved, sender=UpgradeCampaign)
+def roll_campaign(sender, *, campaign_id: int, action: str, **_: object) -> None:  # noqa: ANN001
+    from provisioning.tasks import roll_back_campaign, roll_campaign
+
+    enqueue(roll_back_campaign if action == "roll_back" else roll_campaign, campaign_id)

@@ -15,6 +15,8 @@ from provisioning.plan import ObjectRef, PlanInput
 from tenants import audit
 from tenants.choices import EnvironmentState, NamespaceState, RequestKind, RequestState
 from tenants.models import (
+    CampaignState,
+    CampaignTarget,
     Cluster,
     EnvironmentTier,
     EphemeralEnvironment,
@@ -22,8 +24,10 @@ from tenants.models import (
     Project,
     Request,
     Run,
+    TargetState,
     Tenant,
     TruthTable,
+    UpgradeCampaign,
 )
 from tenants.services.names import release_namespaces
 
@@ -251,6 +255,56 @@ def record_truth(*, tenant: Tenant, table: dict[str, Any]) -> None:
     TruthTable.objects.update_or_create(tenant=tenant, defaults={
         "taken_at": table["taken_at"], "rows": table["rows"], "counts": table["counts"],
         "problems": table["problems"]})
+
+
+# -- upgrade campaigns (engine.campaigns) ----------------------------------------------------
+
+def campaign_target_applied(*, target_id: int) -> None:
+    CampaignTarget.objects.filter(pk=target_id).update(
+        state=TargetState.APPLIED, error="", applied_at=timezone.now())
+
+
+def campaign_target_failed(*, target_id: int, error: str) -> None:
+    """The first failure pauses the campaign: nothing more rolls out until someone looks."""
+    with transaction.atomic():
+        target = CampaignTarget.objects.select_related("namespace").get(pk=target_id)
+        target.state, target.error = TargetState.FAILED, error
+        target.save(update_fields=["state", "error"])
+        message = f"Paused: {target.namespace.name} failed: {error}"
+        UpgradeCampaign.objects.filter(pk=target.campaign_id).update(
+            state=CampaignState.PAUSED, status_message=message)
+        audit.record(actor=None, action="campaign.paused", obj=target.campaign,
+                     after={"namespace": target.namespace.name, "error": error})
+
+
+def finish_campaign(*, campaign_id: int) -> None:
+    campaign = UpgradeCampaign.objects.get(pk=campaign_id)
+    campaign.state, campaign.finished_at = CampaignState.DONE, timezone.now()
+    campaign.status_message = f"Applied to {campaign.targets.count()} namespace(s)."
+    campaign.save(update_fields=["state", "finished_at", "status_message"])
+    audit.record(actor=None, action="campaign.done", obj=campaign)
+
+
+def campaign_target_rolled_back(*, target_id: int) -> None:
+    CampaignTarget.objects.filter(pk=target_id).update(state=TargetState.ROLLED_BACK, error="")
+
+
+def campaign_rollback_failed(*, target_id: int, error: str) -> None:
+    target = CampaignTarget.objects.select_related("namespace").get(pk=target_id)
+    CampaignTarget.objects.filter(pk=target_id).update(error=error)
+    UpgradeCampaign.objects.filter(pk=target.campaign_id).update(
+        state=CampaignState.PAUSED,
+        status_message=f"Rollback paused: {target.namespace.name} failed: {error}")
+    audit.record(actor=None, action="campaign.rollback_paused", obj=target.campaign,
+                 after={"namespace": target.namespace.name, "error": error})
+
+
+def finish_rollback(*, campaign_id: int) -> None:
+    campaign = UpgradeCampaign.objects.get(pk=campaign_id)
+    campaign.state, campaign.finished_at = CampaignState.ROLLED_BACK, timezone.now()
+    campaign.status_message = "Every namespace it reached holds what it held before."
+    campaign.save(update_fields=["state", "finished_at", "status_message"])
+    audit.record(actor=None, action="campaign.rolled_back", obj=campaign)
 
 
 # -- GitOps writes waiting for their repository's writer (engine.commits) -----------------

@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from provisioning import engine
+from provisioning.engine import campaigns
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
 from provisioning.services import WAITING
@@ -110,3 +111,14 @@ def take_truth_tables() -> int:
         except Exception:  # one tenant's failure must not stop the others
             logger.exception("truth table of %s failed", tenant.slug)
     return taken
+
+
+@shared_task(name="provisioning.roll_campaign")
+def roll_campaign(campaign_id: int) -> str:
+    """An approved or resumed upgrade campaign, wave by wave."""
+    return campaigns.roll(campaign_id)
+
+
+@shared_task(name="provisioning.roll_back_campaign")
+def roll_back_campaign(campaign_id: int) -> str:
+    return campaigns.roll_back(campaign_id)

@@ -46,6 +46,9 @@ class Engine:
     # Compare what the database says should exist for the tenant with its repository and
     # its clusters, and record it (tenants.models.TruthTable); returns the table.
     take_truth: Callable[[Tenant], dict]
+    # What the current definitions would change in every active namespace (of a tier, by
+    # id; None: every tier): [(namespace, {"desired", "before", "diff", "group"})].
+    campaign_changes: Callable[[int | None], list[tuple[Any, dict]]]
 
 
 # Where a grant takes effect.
@@ -118,6 +121,10 @@ def access_grants(tenant: Tenant) -> list[Grant]:
 
 def take_truth(tenant: Tenant) -> dict:
     return _engine().take_truth(tenant)
+
+
+def campaign_changes(tier_id: int | None) -> list[tuple[Any, dict]]:
+    return _engine().campaign_changes(tier_id)
 
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:

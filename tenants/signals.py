@@ -12,3 +12,7 @@ cluster_registered = Signal()
 
 # The API's rate limiter could not reach its cache and let a request through (fail open).
 throttle_cache_failed = Signal()
+
+# An upgrade campaign moved so that the engine has work: action is "roll" (approved,
+# resumed) or "roll_back". Sent on commit.
+campaign_moved = Signal()

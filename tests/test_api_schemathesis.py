@@ -121,6 +121,7 @@ def existing_objects() -> dict[str, dict[str, str]]:
         "/api/v1/clusters/": {"name": "sandbox"},
         "/api/v1/tiers/": {"slug": "dev"},
         "/api/v1/access/groups/": {"group": "payments-devs"},
+        "/api/v1/campaigns/": {"id": "1"},
         "/api/v1/access/people/": {"username": "dev"},
         "/api/v1/access/namespaces/": {"name": namespace.name},
     }

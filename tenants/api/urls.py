@@ -12,6 +12,7 @@ from tenants.api.exceptions import PROBLEM_TYPES, problem_response, problem_type
 from tenants.api.views import (
     access,
     audit,
+    campaigns,
     environments,
     me,
     namespaces,
@@ -53,6 +54,11 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResp
 urlpatterns = [
     path("v1/", include(router.urls)),
     path("v1/me/", me.MeView.as_view(), name="me"),
+    path("v1/campaigns/", campaigns.CampaignListView.as_view(), name="campaign-list"),
+    re_path(rf"^v1/campaigns/(?P<pk>{ID})/$", campaigns.CampaignDetailView.as_view(),
+            name="campaign-detail"),
+    re_path(rf"^v1/campaigns/(?P<pk>{ID})/(?P<move>approve|reject|pause|resume|rollback)/$",
+            campaigns.CampaignMoveView.as_view(), name="campaign-move"),
     path("v1/access/", access.AccessSearchView.as_view(), name="access-search"),
     re_path(r"^v1/access/groups/(?P<group>[^\x00-\x1f]{1,255})/$",
             access.GroupAccessView.as_view(), name="access-group"),

@@ -1,6 +1,7 @@
 """Django forms of the domain's pages, one module per noun: requests (and deciding them),
 environments (and their rules), policy (approval rules), tenants (onboarding), tokens."""
 
+from tenants.forms.campaigns import CampaignForm
 from tenants.forms.environments import (
     EndEnvironmentForm,
     EnvironmentRulesForm,
@@ -21,6 +22,7 @@ from tenants.forms.tenants import TenantOnboardingForm
 from tenants.forms.tokens import ApiTokenForm
 
 __all__ = [
+    "CampaignForm",
     "REQUEST_FORMS",
     "ApiTokenForm",
     "ApprovalRuleForm",

@@ -1,4 +1,10 @@
 from tenants.models.audit import AuditEvent
+from tenants.models.campaigns import (
+    CampaignState,
+    CampaignTarget,
+    TargetState,
+    UpgradeCampaign,
+)
 from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.names import NamespaceClaim
 from tenants.models.policy import ApprovalRule
@@ -20,6 +26,8 @@ __all__ = [
     "Approval",
     "ApprovalRule",
     "AuditEvent",
+    "CampaignState",
+    "CampaignTarget",
     "Cluster",
     "Comment",
     "EnvironmentRule",
@@ -32,7 +40,9 @@ __all__ = [
     "Project",
     "Request",
     "Run",
+    "TargetState",
     "Tenant",
     "TruthTable",
+    "UpgradeCampaign",
     "User",
 ]

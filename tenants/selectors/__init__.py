@@ -3,6 +3,7 @@
     access        platform admins, tenant roles, who may decide a request
     access_map    what a group, a person or a namespace's bindings come down to everywhere
     truth         a tenant's truth table: database, repository, cluster compared
+    campaigns     upgrade campaigns: grouped diffs, progress, the notices on namespaces
     requests      requests, their history, the approval queue
     namespaces    namespaces, projects, the name a request would get, their commits
     environments  ephemeral environments and the environment rules' preview
@@ -30,6 +31,13 @@ from tenants.selectors.access_map import (
 )
 from tenants.selectors.audit import audit_events_visible_to, may_see_audit
 from tenants.selectors.budgets import budget_summary, namespaces_using_most
+from tenants.selectors.campaigns import (
+    campaign,
+    campaign_notices,
+    campaign_targets,
+    campaigns,
+    diff_groups,
+)
 from tenants.selectors.dashboard import admin_dashboard
 from tenants.selectors.environments import (
     end_request_of,
@@ -64,6 +72,11 @@ from tenants.selectors.requests import (
 from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
 
 __all__ = [
+    "campaign",
+    "campaign_notices",
+    "campaign_targets",
+    "campaigns",
+    "diff_groups",
     "STATE_LABELS",
     "truth_table",
     "refresh_wait",

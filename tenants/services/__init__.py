@@ -11,6 +11,15 @@ change audited. A Request changes state only through `lifecycle`.
     tokens        personal API tokens
 """
 
+from tenants.services.campaigns import (
+    CampaignMove,
+    approve_campaign,
+    create_campaign,
+    pause_campaign,
+    reject_campaign,
+    resume_campaign,
+    roll_back_campaign,
+)
 from tenants.services.clusters import save_cluster
 from tenants.services.environments import (
     end_environment,
@@ -49,6 +58,13 @@ from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
 
 __all__ = [
+    "CampaignMove",
+    "approve_campaign",
+    "create_campaign",
+    "pause_campaign",
+    "reject_campaign",
+    "resume_campaign",
+    "roll_back_campaign",
     "repair_truth",
     "APPROVE_TOGETHER_MAX",
     "MAX_ENVIRONMENT_RULES",

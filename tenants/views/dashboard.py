@@ -11,4 +11,7 @@ from tenants.views.support import require_platform_admin
 @login_required
 def admin_dashboard(request: HttpRequest) -> HttpResponse:
     require_platform_admin(request)
-    return render(request, "tenants/dashboard.html", selectors.admin_dashboard())
+    context = selectors.admin_dashboard()
+    context["open_campaigns"] = list(selectors.campaigns().exclude(
+        state__in=("done", "rolled_back", "rejected"))[:10])
+    return render(request, "tenants/dashboard.html", context)

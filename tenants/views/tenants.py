@@ -41,6 +41,7 @@ def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "namespace": namespace,
         "git_commits": selectors.commits_for_namespace(namespace),
         "environments": selectors.environments_in(namespace),
+        "campaign_notices": selectors.campaign_notices(namespace),
     })
 
 

@@ -1,0 +1,151 @@
+"""Upgrade campaigns, the engine's side: what the current definitions would change in every
+namespace (read against the cluster, so a hand edit shows in the diff), the rollout in
+waves that pauses on the first failure, and the rollback to what each namespace held.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import logging
+from typing import Any
+
+import yaml
+
+from provisioning import services as records
+from provisioning.engine.clusters import cluster_client
+from provisioning.engine.runs import apply_object
+from provisioning.inputs import namespace_input
+from provisioning.kube import ClusterClient, KubeError
+from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
+from tenants.choices import NamespaceState
+from tenants.models import CampaignState, CampaignTarget, Namespace, TargetState, UpgradeCampaign
+
+logger = logging.getLogger(__name__)
+
+
+def held(desired: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the cluster holds of the fields Berth sets on this object (None: absent)."""
+    if live is None:
+        return None
+    meta = live.get("metadata") or {}
+    wanted_labels = desired["metadata"].get("labels", {})
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k in wanted_labels}
+    metadata = {key: meta[key] for key in ("name", "namespace") if meta.get(key)}
+    if labels:
+        metadata["labels"] = labels
+    found = {"apiVersion": desired["apiVersion"], "kind": desired["kind"], "metadata": metadata}
+    for key in desired:
+        if key not in ("apiVersion", "kind", "metadata") and key in live:
+            found[key] = live[key]
+    return found
+
+
+class _Plain(yaml.SafeDumper):
+    # A plan may share one list between two places: spell it out twice, no &anchors.
+    def ignore_aliases(self, data: Any) -> bool:  # noqa: ARG002 - PyYAML's signature
+        return True
+
+
+def _yaml(obj: dict[str, Any] | None) -> list[str]:
+    if obj is None:
+        return []
+    return yaml.dump(obj, Dumper=_Plain, sort_keys=True,
+                     default_flow_style=False).splitlines(True)
+
+
+def namespace_change(namespace: Namespace, client: ClusterClient) -> dict[str, Any] | None:
+    """The namespace's objects as the current definitions render them, what the cluster
+    holds of them and the YAML diff between; None when nothing would change."""
+    inputs = namespace_input(namespace)
+    desired = namespace_objects(inputs, inputs.namespaces[0])
+    before, lines = [], []
+    for obj in desired:
+        ref = ref_of(obj)
+        now = held(obj, client.get(ref))
+        before.append({"ref": str(ref), "object": now})
+        lines += difflib.unified_diff(_yaml(now), _yaml(obj), fromfile=f"a/{ref}",
+                                      tofile=f"b/{ref}")
+    if not lines:
+        return None
+    diff = "".join(lines)
+    shape = diff.replace(namespace.name, "<namespace>")
+    return {"desired": desired, "before": before, "diff": diff,
+            "group": hashlib.sha256(shape.encode()).hexdigest()[:16]}
+
+
+def campaign_changes(tier_id: int | None) -> list[tuple[Namespace, dict[str, Any]]]:
+    """Every active namespace (of the tier) the current definitions would change, with its
+    change. Raises KubeError when a cluster cannot be read: a campaign is planned on all of
+    it or not at all."""
+    namespaces = (Namespace.objects.filter(state=NamespaceState.ACTIVE,
+                                           cluster__plan_only=False)
+                  .select_related("tenant", "tier", "cluster", "project").order_by("name"))
+    if tier_id is not None:
+        namespaces = namespaces.filter(tier_id=tier_id)
+    clients: dict[int, ClusterClient] = {}
+    found = []
+    for namespace in namespaces:
+        client = clients.setdefault(namespace.cluster_id, cluster_client(namespace.cluster))
+        change = namespace_change(namespace, client)
+        if change is not None:
+            found.append((namespace, change))
+    return found
+
+
+def roll(campaign_id: int) -> str:
+    """Apply the campaign's pending namespaces wave by wave; pause at the first failure.
+    Stops between namespaces when someone paused it meanwhile."""
+    campaign = UpgradeCampaign.objects.get(pk=campaign_id)
+    clients: dict[int, ClusterClient] = {}
+    while True:
+        campaign.refresh_from_db(fields=["state"])
+        if campaign.state != CampaignState.ROLLING:
+            return campaign.state
+        target = (CampaignTarget.objects.filter(campaign=campaign, state__in=(
+            TargetState.PENDING, TargetState.FAILED)).select_related("namespace__cluster")
+            .order_by("wave", "id").first())
+        if target is None:
+            records.finish_campaign(campaign_id=campaign.pk)
+            return CampaignState.DONE
+        cluster = target.namespace.cluster
+        client = clients.setdefault(cluster.pk, cluster_client(cluster))
+        try:
+            for obj in target.desired:
+                apply_object(client, obj)
+        except KubeError as error:
+            logger.warning("campaign %s: %s failed: %s", campaign.pk, target.namespace.name,
+                           error.message)
+            records.campaign_target_failed(target_id=target.pk, error=error.message)
+            return CampaignState.PAUSED
+        records.campaign_target_applied(target_id=target.pk)
+
+
+def roll_back(campaign_id: int) -> str:
+    """Put every namespace the campaign reached back to what it held before: the fields
+    Berth set as they were, objects the campaign added deleted."""
+    campaign = UpgradeCampaign.objects.get(pk=campaign_id)
+    clients: dict[int, ClusterClient] = {}
+    reached = (CampaignTarget.objects.filter(campaign=campaign, state__in=(
+        TargetState.APPLIED, TargetState.FAILED)).select_related("namespace__tenant",
+                                                                  "namespace__cluster")
+        .order_by("-wave", "-id"))
+    for target in reached:
+        cluster = target.namespace.cluster
+        client = clients.setdefault(cluster.pk, cluster_client(cluster))
+        try:
+            for desired, was in zip(target.desired, target.before, strict=True):
+                if was["object"] is not None:
+                    apply_object(client, was["object"])
+                    continue
+                live = client.get(ref_of(desired))
+                labels = (live or {}).get("metadata", {}).get("labels") or {}
+                if labels.get(MANAGED_BY) == "berth" and \
+                        labels.get(LABEL_TENANT) == target.namespace.tenant.slug:
+                    client.delete(ref_of(desired))
+        except KubeError as error:
+            records.campaign_rollback_failed(target_id=target.pk, error=error.message)
+            return CampaignState.PAUSED
+        records.campaign_target_rolled_back(target_id=target.pk)
+    records.finish_rollback(campaign_id=campaign.pk)
+    return CampaignState.ROLLED_BACK

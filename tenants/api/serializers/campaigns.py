@@ -1,0 +1,57 @@
+"""Upgrade campaigns over the API."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from tenants.models import CampaignState, EnvironmentTier, TargetState
+
+
+class CampaignTargetSerializer(serializers.Serializer):
+    namespace = serializers.CharField(source="namespace.name")
+    tenant = serializers.CharField(source="namespace.tenant.slug")
+    wave = serializers.IntegerField(help_text="1 is the canary.")
+    group = serializers.CharField(help_text="Same value: the same diff, up to the name.")
+    state = serializers.ChoiceField(choices=TargetState.choices)
+    error = serializers.CharField()
+    applied_at = serializers.DateTimeField(allow_null=True)
+
+
+class DiffGroupSerializer(serializers.Serializer):
+    group = serializers.CharField()
+    diff = serializers.CharField(help_text="The first namespace's YAML diff against what its "
+                                           "cluster holds.")
+    namespaces = serializers.ListField(child=serializers.CharField())
+
+
+class CampaignSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    tier = serializers.CharField(source="tier.slug", allow_null=True, default=None)
+    reason = serializers.CharField()
+    state = serializers.ChoiceField(choices=CampaignState.choices)
+    status_message = serializers.CharField()
+    created_by = serializers.CharField(source="created_by.username")
+    created_at = serializers.DateTimeField()
+    policy_rule = serializers.CharField()
+    decided_by = serializers.CharField(source="decided_by.username", allow_null=True,
+                                       default=None)
+    canary = serializers.IntegerField()
+    batch = serializers.IntegerField()
+    namespaces = serializers.IntegerField(help_text="How many it reaches.")
+    applied = serializers.IntegerField()
+    failed = serializers.IntegerField()
+
+
+class CampaignDetailSerializer(CampaignSerializer):
+    groups = DiffGroupSerializer(many=True)
+    targets = CampaignTargetSerializer(many=True)
+
+
+class CampaignCreateSerializer(serializers.Serializer):
+    tier = serializers.SlugRelatedField(slug_field="slug", queryset=EnvironmentTier.objects.all(),
+                                        allow_null=True, required=False, default=None,
+                                        help_text="The tier whose definition changed; null: "
+                                                  "every tier.")
+    reason = serializers.CharField(max_length=300)
+    canary = serializers.IntegerField(min_value=1, max_value=1000, default=1)
+    batch = serializers.IntegerField(min_value=1, max_value=1000, default=10)

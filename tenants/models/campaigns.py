@@ -1,0 +1,80 @@
+"""Upgrade campaigns: a changed tier (or bundle) rolled out to the namespaces it produces,
+with the exact diff of each, in waves, under approval."""
+
+from django.conf import settings
+from django.db import models
+
+from tenants.models.tenancy import EnvironmentTier, Namespace
+
+
+class CampaignState(models.TextChoices):
+    AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+    ROLLING = "rolling", "Rolling out"
+    PAUSED = "paused", "Paused"
+    DONE = "done", "Done"
+    ROLLING_BACK = "rolling_back", "Rolling back"
+    ROLLED_BACK = "rolled_back", "Rolled back"
+    REJECTED = "rejected", "Rejected"
+
+
+class TargetState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    APPLIED = "applied", "Applied"
+    FAILED = "failed", "Failed"
+    ROLLED_BACK = "rolled_back", "Rolled back"
+
+
+class UpgradeCampaign(models.Model):
+    tier = models.ForeignKey(EnvironmentTier, on_delete=models.PROTECT, null=True, blank=True,
+                             related_name="campaigns",
+                             help_text="The tier whose namespaces it reaches; none: every tier.")
+    reason = models.CharField(max_length=300)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    state = models.CharField(max_length=20, choices=CampaignState.choices,
+                             default=CampaignState.AWAITING_APPROVAL)
+    canary = models.PositiveSmallIntegerField(default=1, help_text="Namespaces in the first "
+                                                                   "wave.")
+    batch = models.PositiveSmallIntegerField(default=10, help_text="Namespaces per wave after "
+                                                                   "the canary.")
+    policy_rule = models.CharField(max_length=100, blank=True)
+    approver_role = models.CharField(max_length=20, blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   null=True, blank=True, related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    status_message = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"campaign #{self.pk} ({self.tier.slug if self.tier else 'every tier'})"
+
+
+class CampaignTarget(models.Model):
+    """One namespace of a campaign: what changes there and how far it got."""
+
+    campaign = models.ForeignKey(UpgradeCampaign, on_delete=models.CASCADE,
+                                 related_name="targets")
+    namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT,
+                                  related_name="campaign_targets")
+    wave = models.PositiveIntegerField()
+    group = models.CharField(max_length=16, help_text="Same value: the same diff, up to the "
+                                                      "namespace's name.")
+    diff = models.TextField()
+    desired = models.JSONField(default=list)  # the objects the new definition renders
+    before = models.JSONField(default=list)  # [{"ref", "object" or None}] for a rollback
+    state = models.CharField(max_length=20, choices=TargetState.choices,
+                             default=TargetState.PENDING)
+    error = models.TextField(blank=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["wave", "id"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "namespace"],
+                                               name="one_target_per_namespace")]
+
+    def __str__(self) -> str:
+        return f"{self.namespace} in {self.campaign}"

@@ -1,0 +1,67 @@
+"""Upgrade campaigns: platform admins start one, read its grouped diffs, decide it, watch
+it roll out, pause, resume or roll it back."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+from rest_framework.exceptions import ValidationError
+
+from tenants import forms, selectors, services
+from tenants.errors import DomainError
+from tenants.views.support import client_ip, field_errors, require_platform_admin
+
+MOVES = {
+    "approve": services.approve_campaign,
+    "reject": services.reject_campaign,
+    "pause": services.pause_campaign,
+    "resume": services.resume_campaign,
+    "rollback": services.roll_back_campaign,
+}
+
+
+@login_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    require_platform_admin(request)
+    form = forms.CampaignForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign = services.create_campaign(actor=request.user,
+                                                source_ip=client_ip(request), **form.cleaned_data)
+        except ValidationError as exc:
+            field_errors(form, exc)
+        except DomainError as exc:  # a cluster could not be read: nothing was made
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Campaign #{campaign.pk}: {campaign.targets.count()} "
+                                      f"namespace(s) would change. {campaign.status_message}")
+            return redirect("campaign-detail", pk=campaign.pk)
+    return render(request, "tenants/campaign_list.html", {
+        "form": form, "campaigns": selectors.campaigns()[:100]})
+
+
+@login_required
+def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    require_platform_admin(request)
+    campaign = selectors.campaign(pk)
+    return render(request, "tenants/campaign_detail.html", {
+        "campaign": campaign, "groups": selectors.diff_groups(campaign),
+        "targets": selectors.campaign_targets(campaign),
+    })
+
+
+@login_required
+@require_POST
+def campaign_move(request: HttpRequest, pk: int, move: str) -> HttpResponse:
+    require_platform_admin(request)
+    if move not in MOVES:
+        raise Http404("No such move.")
+    try:
+        campaign = MOVES[move](campaign_id=selectors.campaign(pk).pk, actor=request.user,
+                               source_ip=client_ip(request))
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, campaign.status_message)
+    return redirect("campaign-detail", pk=pk)

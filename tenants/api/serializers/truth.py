@@ -25,9 +25,10 @@ class TruthRowSerializer(serializers.Serializer):
 
 
 class TruthQuerySerializer(serializers.Serializer):
-    namespace = serializers.RegexField(r"^[a-z0-9-]{1,63}$", required=False,
+    # Empty: no filter, as an empty form field reads.
+    namespace = serializers.RegexField(r"^[a-z0-9-]{0,63}$", required=False, allow_blank=True,
                                        help_text="Only this namespace's objects and files.")
-    project = serializers.RegexField(r"^[a-z0-9-]{1,63}$", required=False,
+    project = serializers.RegexField(r"^[a-z0-9-]{0,63}$", required=False, allow_blank=True,
                                      help_text="Only this project's objects and files.")
 
 

@@ -384,8 +384,8 @@ SPECTACULAR_SETTINGS = {
         "NamespaceStateEnum": "tenants.choices.NamespaceState",
         "RunStateEnum": "tenants.choices.RunState",
         "TokenScopeEnum": "tenants.models.tokens.TokenScope",
-        "CampaignStateEnum": "tenants.models.campaigns.CampaignState",
-        "TargetStateEnum": "tenants.models.campaigns.TargetState",
+        "CampaignStateEnum": "tenants.choices.CampaignState",
+        "TargetStateEnum": "tenants.choices.TargetState",
         "TruthStateEnum": "tenants.api.serializers.truth.STATES",
     },
     "POSTPROCESSING_HOOKS": [

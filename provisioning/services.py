@@ -13,9 +13,15 @@ from django.utils import timezone
 from provisioning.models import AppliedObject, GitWrite
 from provisioning.plan import ObjectRef, PlanInput
 from tenants import audit
-from tenants.choices import EnvironmentState, NamespaceState, RequestKind, RequestState
-from tenants.models import (
+from tenants.choices import (
     CampaignState,
+    EnvironmentState,
+    NamespaceState,
+    RequestKind,
+    RequestState,
+    TargetState,
+)
+from tenants.models import (
     CampaignTarget,
     Cluster,
     EnvironmentTier,
@@ -24,7 +30,6 @@ from tenants.models import (
     Project,
     Request,
     Run,
-    TargetState,
     Tenant,
     TruthTable,
     UpgradeCampaign,

@@ -121,3 +121,21 @@ class RunState(models.TextChoices):
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
+
+
+# Upgrade campaigns (tenants.models.campaigns).
+class CampaignState(models.TextChoices):
+    AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+    ROLLING = "rolling", "Rolling out"
+    PAUSED = "paused", "Paused"
+    DONE = "done", "Done"
+    ROLLING_BACK = "rolling_back", "Rolling back"
+    ROLLED_BACK = "rolled_back", "Rolled back"
+    REJECTED = "rejected", "Rejected"
+
+
+class TargetState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    APPLIED = "applied", "Applied"
+    FAILED = "failed", "Failed"
+    ROLLED_BACK = "rolled_back", "Rolled back"

@@ -10,14 +10,13 @@ import pytest
 
 from provisioning.engine import campaigns as engine_campaigns
 from tenants import services
+from tenants.choices import CampaignState, TargetState
 from tenants.errors import NotAllowed
 from tenants.models import (
     AuditEvent,
-    CampaignState,
     CampaignTarget,
     EnvironmentTier,
     Namespace,
-    TargetState,
     User,
 )
 from tests.cluster import as_admin

@@ -18,8 +18,8 @@ from provisioning.engine.runs import apply_object
 from provisioning.inputs import namespace_input
 from provisioning.kube import ClusterClient, KubeError
 from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
-from tenants.choices import NamespaceState
-from tenants.models import CampaignState, CampaignTarget, Namespace, TargetState, UpgradeCampaign
+from tenants.choices import CampaignState, NamespaceState, TargetState
+from tenants.models import CampaignTarget, Namespace, UpgradeCampaign
 
 logger = logging.getLogger(__name__)
 

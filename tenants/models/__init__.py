@@ -1,10 +1,5 @@
 from tenants.models.audit import AuditEvent
-from tenants.models.campaigns import (
-    CampaignState,
-    CampaignTarget,
-    TargetState,
-    UpgradeCampaign,
-)
+from tenants.models.campaigns import CampaignTarget, UpgradeCampaign
 from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.names import NamespaceClaim
 from tenants.models.policy import ApprovalRule
@@ -26,7 +21,6 @@ __all__ = [
     "Approval",
     "ApprovalRule",
     "AuditEvent",
-    "CampaignState",
     "CampaignTarget",
     "Cluster",
     "Comment",
@@ -40,7 +34,6 @@ __all__ = [
     "Project",
     "Request",
     "Run",
-    "TargetState",
     "Tenant",
     "TruthTable",
     "UpgradeCampaign",

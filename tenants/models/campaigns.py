@@ -4,24 +4,8 @@ with the exact diff of each, in waves, under approval."""
 from django.conf import settings
 from django.db import models
 
+from tenants.choices import CampaignState, TargetState
 from tenants.models.tenancy import EnvironmentTier, Namespace
-
-
-class CampaignState(models.TextChoices):
-    AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
-    ROLLING = "rolling", "Rolling out"
-    PAUSED = "paused", "Paused"
-    DONE = "done", "Done"
-    ROLLING_BACK = "rolling_back", "Rolling back"
-    ROLLED_BACK = "rolled_back", "Rolled back"
-    REJECTED = "rejected", "Rejected"
-
-
-class TargetState(models.TextChoices):
-    PENDING = "pending", "Pending"
-    APPLIED = "applied", "Applied"
-    FAILED = "failed", "Failed"
-    ROLLED_BACK = "rolled_back", "Rolled back"
 
 
 class UpgradeCampaign(models.Model):

@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
+from tenants.choices import CampaignState, TargetState
 from tenants.models import (
-    CampaignState,
     CampaignTarget,
     Namespace,
-    TargetState,
     UpgradeCampaign,
 )
 

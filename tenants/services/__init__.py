@@ -12,6 +12,7 @@ change audited. A Request changes state only through `lifecycle`.
 """
 
 from tenants.services.campaigns import (
+    CAMPAIGN_MOVES,
     CampaignMove,
     approve_campaign,
     create_campaign,
@@ -58,6 +59,7 @@ from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
 
 __all__ = [
+    "CAMPAIGN_MOVES",
     "CampaignMove",
     "approve_campaign",
     "create_campaign",

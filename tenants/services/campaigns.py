@@ -9,13 +9,11 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from tenants import audit, engine, policy
-from tenants.choices import ApproverRole, PolicyOutcome
+from tenants.choices import ApproverRole, CampaignState, PolicyOutcome, TargetState
 from tenants.errors import DomainError, NotAllowed
 from tenants.models import (
-    CampaignState,
     CampaignTarget,
     EnvironmentTier,
-    TargetState,
     UpgradeCampaign,
     User,
 )
@@ -167,3 +165,13 @@ def roll_back_campaign(*, campaign_id: int, actor: User,
                      message=f"Rollback started by {actor.username}.", source_ip=source_ip)
     _signal(campaign, "roll_back")
     return campaign
+
+
+# The moves people make on a campaign, by the name pages and the API use.
+CAMPAIGN_MOVES = {
+    "approve": approve_campaign,
+    "reject": reject_campaign,
+    "pause": pause_campaign,
+    "resume": resume_campaign,
+    "rollback": roll_back_campaign,
+}

@@ -12,14 +12,6 @@ from tenants import forms, selectors, services
 from tenants.errors import DomainError
 from tenants.views.support import client_ip, field_errors, require_platform_admin
 
-MOVES = {
-    "approve": services.approve_campaign,
-    "reject": services.reject_campaign,
-    "pause": services.pause_campaign,
-    "resume": services.resume_campaign,
-    "rollback": services.roll_back_campaign,
-}
-
 
 @login_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
@@ -55,11 +47,12 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def campaign_move(request: HttpRequest, pk: int, move: str) -> HttpResponse:
     require_platform_admin(request)
-    if move not in MOVES:
+    if move not in services.CAMPAIGN_MOVES:
         raise Http404("No such move.")
     try:
-        campaign = MOVES[move](campaign_id=selectors.campaign(pk).pk, actor=request.user,
-                               source_ip=client_ip(request))
+        campaign = services.CAMPAIGN_MOVES[move](
+            campaign_id=selectors.campaign(pk).pk, actor=request.user,
+            source_ip=client_ip(request))
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

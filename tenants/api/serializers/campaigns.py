@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from tenants.models import CampaignState, EnvironmentTier, TargetState
+from tenants.choices import CampaignState, TargetState
+from tenants.models import EnvironmentTier
 
 
 class CampaignTargetSerializer(serializers.Serializer):

@@ -15,14 +15,6 @@ from tenants.api.serializers import campaigns as s
 from tenants.api.views.base import ApiView, client_ip
 from tenants.models.tokens import TokenScope
 
-MOVES = {
-    "approve": services.approve_campaign,
-    "reject": services.reject_campaign,
-    "pause": services.pause_campaign,
-    "resume": services.resume_campaign,
-    "rollback": services.roll_back_campaign,
-}
-
 
 def _detail(pk: int) -> dict:
     campaign = selectors.campaign(pk)
@@ -73,6 +65,6 @@ class CampaignMoveView(ApiView, APIView):
                    summary="approve, reject, pause, resume (retrying the failed) or rollback",
                    request=None, responses=s.CampaignDetailSerializer)
     def post(self, request: ApiRequest, pk: int, move: str) -> Response:
-        MOVES[move](campaign_id=selectors.campaign(pk).pk, actor=request.user,
-                    source_ip=client_ip(request))
+        services.CAMPAIGN_MOVES[move](campaign_id=selectors.campaign(pk).pk,
+                                      actor=request.user, source_ip=client_ip(request))
         return Response(_detail(pk))

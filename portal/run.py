@@ -117,9 +117,11 @@ def main() -> int:
             return 1
         time.sleep(0.2)
     try:
-        manage("seed_demo", "--sandbox-url", sandbox_url,
-               "--sandbox-token", env["BERTH_SANDBOX_TOKEN"],
-               "--sandbox-ca", sandbox.ca_certificate(kubeconfig))
+        # `--option=value`: a random token may start with "-", which argparse would take
+        # for an option of its own.
+        manage("seed_demo", f"--sandbox-url={sandbox_url}",
+               f"--sandbox-token={env['BERTH_SANDBOX_TOKEN']}",
+               f"--sandbox-ca={sandbox.ca_certificate(kubeconfig)}")
         # Each demo tenant's GitOps repository: a local bare repo under data/git/ (file://).
         manage("shell", "--no-imports", "-c", "import tenants.demo as d; d.seed_git_repos()")
         manage("ensure_superuser", "--username", "admin")

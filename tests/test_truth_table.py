@@ -234,3 +234,12 @@ def test_beat_retakes_every_tenants_table_and_a_cluster_down_is_said(provisioned
     assert problem.startswith("sandbox: the cluster could not be read:")
     assert {row["source"] for row in table["rows"]} == {"git"}  # the repository still is
     assert all(row["state"] == "in_sync" for row in table["rows"])
+
+
+def test_a_kargo_stage_berth_may_not_read_says_so(provisioned):
+    """The chart gives Berth `promote` on Stages, not `get`: the table says it cannot read
+    their status instead of showing nothing."""
+    table = domain_engine.take_truth(provisioned["tenant"])
+    stages = [r for r in table["rows"] if r["source"] == "git" and "Stage " in r["engine"]]
+    assert stages, "cart's Kargo files name Stages"
+    assert all("Berth cannot read it (403" in r["engine"] for r in stages)

@@ -251,7 +251,11 @@ def _live_engine_objects(files: dict[str, str], client: ClusterClient | None) ->
                 continue
             try:
                 live = client.get(ref_of(obj))
-            except KubeError:
+            except KubeError as error:
+                # Berth's RBAC may not read it (the chart gives only `promote` on Kargo
+                # Stages): say so rather than show nothing.
+                statuses.append(f"{obj['kind']} {obj['metadata']['name']}: Berth cannot read "
+                                f"it ({error.message.splitlines()[0][:80]})")
                 continue
             said = engine_status({**live, "kind": obj["kind"]}) if live else \
                 "not on the cluster yet"

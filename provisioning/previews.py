@@ -9,11 +9,13 @@ from provisioning import access, engine, gitops
 from provisioning.engine import campaigns
 from provisioning.engine.commits import gitops_remote
 from provisioning.gitops import GitError
+from provisioning.inputs import tier_spec
 from provisioning.kube import KubeError
 from provisioning.plan import Plan
+from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants.engine import Engine, GitOpsChange, RepositoryCheck
 from tenants.errors import PlanUnavailable, PreviewUnavailable
-from tenants.models import Request, Tenant
+from tenants.models import EnvironmentTier, Request, Tenant
 
 
 def plan(tenancy_request: Request) -> Plan:
@@ -38,6 +40,11 @@ def campaign_changes(tier_id: int | None) -> list:
                                  f"read: {exc.message}") from exc
 
 
+def tier_definition_of(tier: EnvironmentTier) -> tuple[str, dict]:
+    spec = tier_spec(tier)
+    return tier_digest(spec), tier_definition(spec)
+
+
 def check_repository(tenant: Tenant) -> RepositoryCheck:
     """Can Berth (and so the tenant's engines, with the same credential) read the tenant's
     repository? `git ls-remote` of its branch."""
@@ -59,5 +66,6 @@ ENGINE = Engine(
     plan=plan, gitops_preview=gitops_preview, effective_permissions=access.effective_permissions,
     check_repository=check_repository, one_read_per_repository=gitops.one_fetch_per_branch,
     access_grants=engine.access_grants, take_truth=engine.take_truth,
-    campaign_changes=campaign_changes,
+    campaign_changes=campaign_changes, tier_definition=tier_definition_of,
+    bundle_digest=bundle_digest,
 )

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from provisioning.models import AppliedObject, GitWrite
 from provisioning.plan import ObjectRef, PlanInput
+from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants import audit
 from tenants.choices import (
     CampaignState,
@@ -34,6 +35,7 @@ from tenants.models import (
     TruthTable,
     UpgradeCampaign,
 )
+from tenants.services import definitions
 from tenants.services.names import release_namespaces
 
 LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
@@ -197,14 +199,19 @@ def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
     specs = {spec.name: spec for spec in inputs.namespaces}
     live = list(Namespace.objects.filter(
         tenant=tenant, cluster__name=inputs.cluster.name, name__in=specs, state__in=LIVE_STATES,
-    ))
+    ).select_related("tier"))
+    revisions = _revisions_applied(live, specs)
+    bundle = definitions.bundle_revision(digest=bundle_digest()) if live else None
     for namespace in live:
         spec = specs[namespace.name]
         namespace.state = NamespaceState.ACTIVE
         namespace.cpu_millis = spec.cpu_millis
         namespace.memory_mib = spec.memory_mib
         namespace.storage_gib = spec.storage_gib
-    Namespace.objects.bulk_update(live, ["state", "cpu_millis", "memory_mib", "storage_gib"])
+        namespace.tier_revision = revisions[namespace.tier_id]
+        namespace.bundle_revision = bundle
+    Namespace.objects.bulk_update(live, ["state", "cpu_millis", "memory_mib", "storage_gib",
+                                         "tier_revision", "bundle_revision"])
     if tenancy_request.kind == RequestKind.EPHEMERAL:
         EphemeralEnvironment.objects.filter(
             request=tenancy_request, state=EnvironmentState.STARTING
@@ -229,6 +236,16 @@ def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
         ).exclude(state=NamespaceState.DECOMMISSIONED)
         release_namespaces(gone)  # their names are free again
         gone.update(state=NamespaceState.DECOMMISSIONED, drift=[])
+
+
+def _revisions_applied(live: list[Namespace], specs: dict[str, Any]) -> dict[int, Any]:
+    """Tier id -> the revision of the tier definition the run rendered these namespaces
+    from (the plan's own TierSpec, not the tier as it may stand by now)."""
+    wanted = {}
+    for namespace in live:
+        tier = specs[namespace.name].tier
+        wanted[namespace.tier] = (tier_digest(tier), tier_definition(tier))
+    return definitions.tier_revisions(wanted=wanted)
 
 
 def environment_ended_by(tenancy_request: Request) -> EphemeralEnvironment | None:
@@ -264,9 +281,33 @@ def record_truth(*, tenant: Tenant, table: dict[str, Any]) -> None:
 
 # -- upgrade campaigns (engine.campaigns) ----------------------------------------------------
 
+def acquire_campaign_lease(*, campaign_id: int, owner: str, seconds: float) -> bool:
+    """Take the campaign's lease if it is free or lapsed; True when this worker holds it."""
+    now = timezone.now()
+    return UpgradeCampaign.objects.filter(pk=campaign_id).filter(
+        Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now) | Q(lease_owner=owner)
+    ).update(lease_owner=owner, lease_expires_at=now + timedelta(seconds=seconds)) == 1
+
+
+def renew_campaign_lease(*, campaign_id: int, owner: str, seconds: float) -> None:
+    UpgradeCampaign.objects.filter(pk=campaign_id, lease_owner=owner).update(
+        lease_expires_at=timezone.now() + timedelta(seconds=seconds))
+
+
+def release_campaign_lease(*, campaign_id: int, owner: str) -> None:
+    UpgradeCampaign.objects.filter(pk=campaign_id, lease_owner=owner).update(
+        lease_owner="", lease_expires_at=None)
+
+
+@transaction.atomic
 def campaign_target_applied(*, target_id: int) -> None:
+    """The namespace now runs the revisions the campaign rolls out."""
+    target = CampaignTarget.objects.select_related("campaign").get(pk=target_id)
     CampaignTarget.objects.filter(pk=target_id).update(
         state=TargetState.APPLIED, error="", applied_at=timezone.now())
+    Namespace.objects.filter(pk=target.namespace_id).update(
+        tier_revision=target.to_tier_revision_id,
+        bundle_revision=target.campaign.bundle_revision_id)
 
 
 def campaign_target_failed(*, target_id: int, error: str) -> None:
@@ -290,8 +331,14 @@ def finish_campaign(*, campaign_id: int) -> None:
     audit.record(actor=None, action="campaign.done", obj=campaign)
 
 
+@transaction.atomic
 def campaign_target_rolled_back(*, target_id: int) -> None:
+    """The namespace runs what it ran before the campaign again."""
+    target = CampaignTarget.objects.get(pk=target_id)
     CampaignTarget.objects.filter(pk=target_id).update(state=TargetState.ROLLED_BACK, error="")
+    Namespace.objects.filter(pk=target.namespace_id).update(
+        tier_revision=target.from_tier_revision_id,
+        bundle_revision=target.from_bundle_revision_id)
 
 
 def campaign_rollback_failed(*, target_id: int, error: str) -> None:

@@ -18,8 +18,8 @@ from provisioning.engine import campaigns
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
 from provisioning.services import WAITING
-from tenants.choices import NamespaceState, RequestState
-from tenants.models import Cluster, Request, Tenant
+from tenants.choices import CampaignState, NamespaceState, RequestState
+from tenants.models import Cluster, Request, Tenant, UpgradeCampaign
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ DATABASE_GONE = (OperationalError, InterfaceError)
 @shared_task(bind=True, name="provisioning.converge", autoretry_for=DATABASE_GONE,
              max_retries=None, retry_backoff=2, retry_backoff_max=30, retry_jitter=True)
 def converge(self, request_id: int) -> str:  # noqa: ANN001 - Celery task instance
-    worker = f"{self.request.hostname or 'local'}:{self.request.id or 'direct'}"
+    worker = _worker(self)
     if not Request.objects.filter(pk=request_id).exists():
         return f"request {request_id} does not exist"
     result = engine.converge(request_id=request_id, worker=worker)
@@ -70,7 +70,25 @@ def sweep() -> list[int]:
     )
     for request_id in stranded:
         converge.delay(request_id)
+    sweep_campaigns()
     return stranded
+
+
+def sweep_campaigns() -> list[int]:
+    """Campaigns rolling (or rolling back) with no worker on them: a worker died mid-wave,
+    or the message was lost. The lease keeps a campaign to one worker, so a second message
+    for a live one does nothing."""
+    now = timezone.now()
+    stranded = (UpgradeCampaign.objects
+                .filter(state__in=(CampaignState.ROLLING, CampaignState.ROLLING_BACK))
+                .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
+                .values_list("pk", "state"))
+    found = []
+    for campaign_id, state in stranded:
+        task = roll_back_campaign if state == CampaignState.ROLLING_BACK else roll_campaign
+        task.delay(campaign_id)
+        found.append(campaign_id)
+    return found
 
 
 @shared_task(name="provisioning.discover_namespaces")
@@ -113,12 +131,17 @@ def take_truth_tables() -> int:
     return taken
 
 
-@shared_task(name="provisioning.roll_campaign")
-def roll_campaign(campaign_id: int) -> str:
+def _worker(task: object) -> str:
+    request = task.request  # type: ignore[attr-defined]
+    return f"{request.hostname or 'local'}:{request.id or 'direct'}"
+
+
+@shared_task(bind=True, name="provisioning.roll_campaign")
+def roll_campaign(self, campaign_id: int) -> str:  # noqa: ANN001 - Celery task instance
     """An approved or resumed upgrade campaign, wave by wave."""
-    return campaigns.roll(campaign_id)
+    return campaigns.roll(campaign_id, _worker(self))
 
 
-@shared_task(name="provisioning.roll_back_campaign")
-def roll_back_campaign(campaign_id: int) -> str:
-    return campaigns.roll_back(campaign_id)
+@shared_task(bind=True, name="provisioning.roll_back_campaign")
+def roll_back_campaign(self, campaign_id: int) -> str:  # noqa: ANN001 - Celery task instance
+    return campaigns.roll_back(campaign_id, _worker(self))

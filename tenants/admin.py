@@ -16,6 +16,7 @@ from tenants.models import (
     User,
 )
 from tenants.selectors.names import name_problem
+from tenants.services.definitions import current_tier_revision
 from tenants.services.names import claim_tenant_names, tenant_names
 from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync
 
@@ -114,6 +115,15 @@ class TenantAdmin(admin.ModelAdmin):
 @admin.register(EnvironmentTier)
 class EnvironmentTierAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "pod_security_level", "is_ephemeral")
+
+    def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201 - Django API
+        super().save_model(request, obj, form, change)
+        known = obj.revisions.count()
+        revision = current_tier_revision(tier=obj)
+        if change and revision.number > known:
+            self.message_user(request, f"Tier {obj.slug} is now at definition v{revision.number}. "
+                              "Namespaces made under earlier versions keep them until an "
+                              "upgrade campaign rolls this one out (Upgrades).")
 
 
 @admin.register(Project)

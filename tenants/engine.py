@@ -49,6 +49,10 @@ class Engine:
     # What the current definitions would change in every active namespace (of a tier, by
     # id; None: every tier): [(namespace, {"desired", "before", "diff", "group"})].
     campaign_changes: Callable[[int | None], list[tuple[Any, dict]]]
+    # A tier's definition as plans see it: (digest, definition).
+    tier_definition: Callable[[Any], tuple[str, dict]]
+    # The digest of what this Berth's templates render (changes with a new version).
+    bundle_digest: Callable[[], str]
 
 
 # Where a grant takes effect.
@@ -125,6 +129,14 @@ def take_truth(tenant: Tenant) -> dict:
 
 def campaign_changes(tier_id: int | None) -> list[tuple[Any, dict]]:
     return _engine().campaign_changes(tier_id)
+
+
+def tier_definition(tier: Any) -> tuple[str, dict]:
+    return _engine().tier_definition(tier)
+
+
+def bundle_digest() -> str:
+    return _engine().bundle_digest()
 
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:

@@ -49,8 +49,18 @@ def roll(campaign) -> str:
     return engine_campaigns.roll(campaign.pk)
 
 
+def versions(tier: str = "dev") -> dict[int, int]:
+    """Tier definition version -> how many live namespaces of the tier run it."""
+    found: dict[int, int] = {}
+    for number in Namespace.objects.filter(state="active", tier__slug=tier).values_list(
+            "tier_revision__number", flat=True):
+        found[number] = found.get(number, 0) + 1
+    return found
+
+
 def test_a_tier_change_reaches_thirty_namespaces_in_waves_pausing_at_a_failure(thirty, sandbox):
     admin = thirty["admin"]
+    assert versions() == {1: COUNT}  # provisioning recorded what it applied
     EnvironmentTier.objects.filter(slug="dev").update(container_default_memory_mib=768)
     hand = "/api/v1/namespaces/payments-app03-dev/resourcequotas/berth-quota"
     quota = as_admin(sandbox, "GET", hand)
@@ -87,6 +97,8 @@ def test_a_tier_change_reaches_thirty_namespaces_in_waves_pausing_at_a_failure(t
         f"payments-app{n:02}-dev" for n in range(1, 7)]
     assert states["payments-app07-dev"] == TargetState.FAILED
     assert sum(s == TargetState.PENDING for s in states.values()) == COUNT - 7
+    assert campaign.tier_revision.number == 2
+    assert versions() == {2: 6, 1: COUNT - 6}  # the failed one still runs v1
     assert limits(sandbox, "payments-app01-dev")["spec"]["limits"][0]["default"]["memory"] \
         == "768Mi"
     assert limits(sandbox, "payments-app20-dev")["spec"]["limits"][0]["default"]["memory"] \
@@ -101,12 +113,14 @@ def test_a_tier_change_reaches_thirty_namespaces_in_waves_pausing_at_a_failure(t
         assert limits(sandbox, f"payments-app{n:02}-dev")["spec"]["limits"][0]["default"][
             "memory"] == "768Mi"
     assert as_admin(sandbox, "GET", hand)["spec"]["hard"]["requests.cpu"] != "8"
+    assert versions() == {2: COUNT}
 
     services.roll_back_campaign(campaign_id=campaign.pk, actor=admin)
     assert engine_campaigns.roll_back(campaign.pk) == CampaignState.ROLLED_BACK
     assert limits(sandbox, "payments-app20-dev")["spec"]["limits"][0]["default"]["memory"] \
         != "768Mi"
     assert as_admin(sandbox, "GET", hand)["spec"]["hard"]["requests.cpu"] == "8"  # as it was
+    assert versions() == {1: COUNT}
     assert list(AuditEvent.objects.filter(object_id=str(campaign.pk),
                                           action__startswith="campaign.")
                 .order_by("id").values_list("action", flat=True)) == [
@@ -148,6 +162,90 @@ def test_nothing_to_change_is_said_and_no_campaign_is_made(world):
     with pytest.raises(ValidationError, match="No active namespace would change"):
         services.create_campaign(actor=world["admin"], tier=EnvironmentTier.objects.get(
             slug="dev"), reason="Nothing changed.")
+
+
+# --- versions: what each namespace runs ------------------------------------------------------
+
+def test_a_tier_definition_is_numbered_once_per_change_and_namespaces_show_what_they_run(
+        world, client):
+    from tenants.services.definitions import current_tier_revision
+    from tests.test_api_support import api
+
+    submit(world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m",
+           memory="256Mi")
+    work()
+    dev = EnvironmentTier.objects.get(slug="dev")
+    shop = Namespace.objects.get(name="payments-shop-dev")
+    assert (shop.tier_revision.number, shop.bundle_revision.number) == (1, 1)
+    assert current_tier_revision(tier=dev).number == 1  # the same definition: no new number
+    owner = api(User.objects.get(username="olivia"))
+    shown = owner.get(f"/api/v1/namespaces/{shop.pk}/").json()["definition"]
+    assert shown == {"tier_version": 1, "bundle_version": 1, "current": True, "behind": []}
+
+    dev.pod_security_level = "restricted"
+    dev.save()
+    shown = owner.get(f"/api/v1/namespaces/{shop.pk}/").json()["definition"]
+    assert shown["current"] is False
+    assert shown["behind"] == ["the dev tier's definition has changed since v1"]
+    client.force_login(world["owner"])
+    page = client.get(f"/namespaces/{shop.pk}/").content.decode()
+    assert "dev v1 · bundle v1" in page and "upgrade due" in page
+    assert current_tier_revision(tier=dev).number == 2
+    dev.pod_security_level = "baseline"  # back as it was: still a change, a new number
+    dev.save()
+    assert current_tier_revision(tier=dev).number == 3
+    assert api(world["admin"]).get("/api/v1/tiers/dev/").json()["version"] == 3
+
+
+def test_saving_a_tier_in_the_admin_numbers_its_new_definition(world, client):
+    dev = EnvironmentTier.objects.get(slug="dev")
+    before = dev.revisions.count()
+    staff = world["admin"]
+    staff.is_staff = staff.is_superuser = True  # Django's admin is for staff
+    staff.save()
+    client.force_login(staff)
+    url = f"/admin/tenants/environmenttier/{dev.pk}/change/"
+    form = client.get(url).context["adminform"].form
+    data = {name: form.initial.get(name) for name in form.fields}
+    data = {name: "" if value is None else value for name, value in data.items()
+            if value is not False}
+    data["container_default_memory_mib"] = 1536
+    saved = client.post(url, data, follow=True).content.decode()
+    latest = dev.revisions.order_by("-number").first()
+    assert latest.number == before + 1
+    assert latest.definition["container_default_memory_mib"] == 1536
+    assert f"Tier dev is now at definition v{latest.number}" in saved
+
+
+def test_a_campaign_whose_worker_died_is_picked_up_by_the_sweep(prod_change, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from portal.celery import app as celery_app
+    from provisioning.tasks import sweep_campaigns
+    from tenants.models import UpgradeCampaign
+
+    other = User.objects.create(username="pia", is_platform_admin=True)
+    campaign = services.create_campaign(actor=prod_change["admin"],
+                                        tier=EnvironmentTier.objects.get(slug="prod"),
+                                        reason="Bigger defaults.", canary=1, batch=1)
+    services.approve_campaign(campaign_id=campaign.pk, actor=other)
+    # A worker took it and died: its lease holds the campaign until it lapses.
+    UpgradeCampaign.objects.filter(pk=campaign.pk).update(
+        lease_owner="gone:1", lease_expires_at=timezone.now() + timedelta(minutes=5))
+    assert engine_campaigns.roll(campaign.pk, "alive:2") == "held by another worker"
+    assert sweep_campaigns() == []  # not lapsed yet
+    UpgradeCampaign.objects.filter(pk=campaign.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1))
+    celery_app.conf.task_always_eager = True
+    try:
+        assert sweep_campaigns() == [campaign.pk]
+    finally:
+        celery_app.conf.task_always_eager = False
+    campaign.refresh_from_db()
+    assert campaign.state == CampaignState.DONE and not campaign.lease_owner
+    assert versions("prod") == {2: 2}
 
 
 # --- pages, API, the tenant's notice -------------------------------------------------------

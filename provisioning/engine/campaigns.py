@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 import yaml
+from django.conf import settings
 
 from provisioning import services as records
 from provisioning.engine.clusters import cluster_client
@@ -93,9 +94,20 @@ def campaign_changes(tier_id: int | None) -> list[tuple[Namespace, dict[str, Any
     return found
 
 
-def roll(campaign_id: int) -> str:
+def roll(campaign_id: int, worker: str = "local") -> str:
     """Apply the campaign's pending namespaces wave by wave; pause at the first failure.
-    Stops between namespaces when someone paused it meanwhile."""
+    Stops between namespaces when someone paused it meanwhile. One worker at a time: the
+    one holding the campaign's lease (the sweep hands a lapsed one to another)."""
+    lease = settings.PROVISIONING_LEASE_SECONDS
+    if not records.acquire_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease):
+        return "held by another worker"
+    try:
+        return _roll(campaign_id, worker, lease)
+    finally:
+        records.release_campaign_lease(campaign_id=campaign_id, owner=worker)
+
+
+def _roll(campaign_id: int, worker: str, lease: float) -> str:
     campaign = UpgradeCampaign.objects.get(pk=campaign_id)
     clients: dict[int, ClusterClient] = {}
     while True:
@@ -119,12 +131,25 @@ def roll(campaign_id: int) -> str:
             records.campaign_target_failed(target_id=target.pk, error=error.message)
             return CampaignState.PAUSED
         records.campaign_target_applied(target_id=target.pk)
+        records.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)
 
 
-def roll_back(campaign_id: int) -> str:
+def roll_back(campaign_id: int, worker: str = "local") -> str:
     """Put every namespace the campaign reached back to what it held before: the fields
     Berth set as they were, objects the campaign added deleted."""
+    lease = settings.PROVISIONING_LEASE_SECONDS
+    if not records.acquire_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease):
+        return "held by another worker"
+    try:
+        return _roll_back(campaign_id, worker, lease)
+    finally:
+        records.release_campaign_lease(campaign_id=campaign_id, owner=worker)
+
+
+def _roll_back(campaign_id: int, worker: str, lease: float) -> str:
     campaign = UpgradeCampaign.objects.get(pk=campaign_id)
+    if campaign.state != CampaignState.ROLLING_BACK:
+        return campaign.state
     clients: dict[int, ClusterClient] = {}
     reached = (CampaignTarget.objects.filter(campaign=campaign, state__in=(
         TargetState.APPLIED, TargetState.FAILED)).select_related("namespace__tenant",
@@ -147,5 +172,6 @@ def roll_back(campaign_id: int) -> str:
             records.campaign_rollback_failed(target_id=target.pk, error=error.message)
             return CampaignState.PAUSED
         records.campaign_target_rolled_back(target_id=target.pk)
+        records.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)
     records.finish_rollback(campaign_id=campaign.pk)
     return CampaignState.ROLLED_BACK

@@ -1,5 +1,6 @@
 from tenants.models.audit import AuditEvent
 from tenants.models.campaigns import CampaignTarget, UpgradeCampaign
+from tenants.models.definitions import BundleRevision, TierRevision
 from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.names import NamespaceClaim
 from tenants.models.policy import ApprovalRule
@@ -21,6 +22,7 @@ __all__ = [
     "Approval",
     "ApprovalRule",
     "AuditEvent",
+    "BundleRevision",
     "CampaignTarget",
     "Cluster",
     "Comment",
@@ -35,6 +37,7 @@ __all__ = [
     "Request",
     "Run",
     "Tenant",
+    "TierRevision",
     "TruthTable",
     "UpgradeCampaign",
     "User",

@@ -28,6 +28,16 @@ class UpgradeCampaign(models.Model):
                                    null=True, blank=True, related_name="+")
     decided_at = models.DateTimeField(null=True, blank=True)
     status_message = models.TextField(blank=True)
+    # What it rolls out: the tier's revision (none for every tier: each target says) and
+    # Berth's templates.
+    tier_revision = models.ForeignKey("TierRevision", on_delete=models.PROTECT, null=True,
+                                      blank=True, related_name="+")
+    bundle_revision = models.ForeignKey("BundleRevision", on_delete=models.PROTECT, null=True,
+                                        blank=True, related_name="+")
+    # The worker rolling it (or rolling it back) holds this; the sweep hands a campaign whose
+    # lease ran out to another worker.
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -53,6 +63,13 @@ class CampaignTarget(models.Model):
     state = models.CharField(max_length=20, choices=TargetState.choices,
                              default=TargetState.PENDING)
     error = models.TextField(blank=True)
+    # The revisions the namespace ran before and the tier revision it runs once applied.
+    from_tier_revision = models.ForeignKey("TierRevision", on_delete=models.PROTECT, null=True,
+                                           blank=True, related_name="+")
+    from_bundle_revision = models.ForeignKey("BundleRevision", on_delete=models.PROTECT,
+                                             null=True, blank=True, related_name="+")
+    to_tier_revision = models.ForeignKey("TierRevision", on_delete=models.PROTECT, null=True,
+                                         blank=True, related_name="+")
     applied_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

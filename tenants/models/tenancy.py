@@ -356,6 +356,12 @@ class Namespace(models.Model):
     # Reconcile's last finding: [{"object", "status": missing|changed|unexpected, "detail"}].
     drift = models.JSONField(default=list, blank=True)
     drift_checked_at = models.DateTimeField(null=True, blank=True)
+    # The definitions its objects were last applied from (provisioning or a campaign); none:
+    # made before Berth recorded them.
+    tier_revision = models.ForeignKey("TierRevision", on_delete=models.PROTECT, null=True,
+                                      blank=True, related_name="+")
+    bundle_revision = models.ForeignKey("BundleRevision", on_delete=models.PROTECT, null=True,
+                                        blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -39,6 +39,7 @@ from tenants.selectors.campaigns import (
     diff_groups,
 )
 from tenants.selectors.dashboard import admin_dashboard
+from tenants.selectors.definitions import definition_of
 from tenants.selectors.environments import (
     end_request_of,
     environment_history,
@@ -76,6 +77,7 @@ __all__ = [
     "campaign_notices",
     "campaign_targets",
     "campaigns",
+    "definition_of",
     "diff_groups",
     "STATE_LABELS",
     "truth_table",

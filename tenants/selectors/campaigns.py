@@ -24,7 +24,8 @@ class DiffGroup:
 
 
 def campaigns() -> QuerySet[UpgradeCampaign]:
-    return UpgradeCampaign.objects.select_related("tier", "created_by", "decided_by").annotate(
+    return UpgradeCampaign.objects.select_related(
+        "tier", "created_by", "decided_by", "tier_revision", "bundle_revision").annotate(
         namespaces=Count("targets"),
         applied=Count("targets", filter=Q(targets__state=TargetState.APPLIED)),
         failed=Count("targets", filter=Q(targets__state=TargetState.FAILED)),
@@ -36,9 +37,12 @@ def campaign(pk: int) -> UpgradeCampaign:
 
 
 def campaign_targets(found: UpgradeCampaign) -> list[CampaignTarget]:
-    return list(found.targets.select_related("namespace__tenant").order_by("wave", "id")
+    return list(found.targets.select_related("namespace__tenant", "from_tier_revision",
+                                             "to_tier_revision", "from_bundle_revision")
+                .order_by("wave", "id")
                 .only("id", "wave", "group", "state", "error", "applied_at", "namespace__name",
-                      "namespace__tenant__slug", "namespace__id"))
+                      "namespace__tenant__slug", "namespace__id", "from_tier_revision__number",
+                      "to_tier_revision__number", "from_bundle_revision__number"))
 
 
 def diff_groups(found: UpgradeCampaign) -> list[DiffGroup]:

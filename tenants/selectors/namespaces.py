@@ -11,7 +11,8 @@ from tenants.selectors.access import is_platform_admin
 
 
 def namespaces_visible_to(user: User) -> QuerySet[Namespace]:
-    namespaces = Namespace.objects.select_related("tenant", "tier", "cluster", "project")
+    namespaces = Namespace.objects.select_related("tenant", "tier", "cluster", "project",
+                                                 "tier_revision", "bundle_revision")
     if is_platform_admin(user):
         return namespaces
     return namespaces.filter(tenant__memberships__user=user)

@@ -9,15 +9,25 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from tenants import audit, engine, policy
-from tenants.choices import ApproverRole, CampaignState, PolicyOutcome, TargetState
+from tenants.choices import (
+    ApproverRole,
+    CampaignState,
+    NamespaceState,
+    PolicyOutcome,
+    TargetState,
+)
 from tenants.errors import DomainError, NotAllowed
 from tenants.models import (
+    BundleRevision,
     CampaignTarget,
     EnvironmentTier,
+    Namespace,
+    TierRevision,
     UpgradeCampaign,
     User,
 )
 from tenants.selectors import is_platform_admin
+from tenants.services import definitions
 from tenants.signals import campaign_moved
 
 
@@ -63,6 +73,10 @@ def create_campaign(*, actor: User, tier: EnvironmentTier | None, reason: str,
     if errors:
         raise ValidationError(errors)
     changes = engine.campaign_changes(tier.pk if tier else None)
+    bundle = definitions.current_bundle_revision()
+    revisions = {each.pk: definitions.current_tier_revision(tier=each)
+                 for each in ([tier] if tier else EnvironmentTier.objects.all())}
+    _record_unchanged(revisions, bundle, changed=[namespace.pk for namespace, _ in changes])
     if not changes:
         raise ValidationError({"tier": ["No active namespace would change: every one already "
                                         "holds what the current definitions produce."]})
@@ -76,12 +90,16 @@ def create_campaign(*, actor: User, tier: EnvironmentTier | None, reason: str,
             policy_rule=decision.rule, approver_role=ApproverRole.PLATFORM_ADMIN,
             state=CampaignState.ROLLING if approved else CampaignState.AWAITING_APPROVAL,
             decided_at=timezone.now() if approved else None,
+            tier_revision=revisions[tier.pk] if tier else None, bundle_revision=bundle,
             status_message=f"Approved by rule {decision.rule}." if approved else
             f"Awaiting a platform admin's approval (rule {decision.rule}).")
         CampaignTarget.objects.bulk_create(
             CampaignTarget(campaign=campaign, namespace=namespace, wave=_wave(i, canary, batch),
                            group=change["group"], diff=change["diff"],
-                           desired=change["desired"], before=change["before"])
+                           desired=change["desired"], before=change["before"],
+                           from_tier_revision_id=namespace.tier_revision_id,
+                           from_bundle_revision_id=namespace.bundle_revision_id,
+                           to_tier_revision=revisions[namespace.tier_id])
             for i, (namespace, change) in enumerate(changes))
         audit.record(actor=actor, action="campaign.create", obj=campaign, source_ip=source_ip,
                      after={"tier": tier.slug if tier else None, "namespaces": len(changes),
@@ -89,6 +107,16 @@ def create_campaign(*, actor: User, tier: EnvironmentTier | None, reason: str,
         if approved:
             _signal(campaign, "roll")
     return campaign
+
+
+def _record_unchanged(revisions: dict[int, TierRevision], bundle: BundleRevision, *,
+                      changed: list[int]) -> None:
+    """Namespaces the current definitions would not change already run them: their records
+    say so (the campaign has nothing to apply there)."""
+    for tier_id, revision in revisions.items():
+        (Namespace.objects.filter(tier_id=tier_id, state=NamespaceState.ACTIVE,
+                                  cluster__plan_only=False)
+         .exclude(pk__in=changed).update(tier_revision=revision, bundle_revision=bundle))
 
 
 def _wave(index: int, canary: int, batch: int) -> int:

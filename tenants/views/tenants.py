@@ -42,6 +42,7 @@ def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "git_commits": selectors.commits_for_namespace(namespace),
         "environments": selectors.environments_in(namespace),
         "campaign_notices": selectors.campaign_notices(namespace),
+        "definition": selectors.definition_of(namespace),
     })
 
 

@@ -14,6 +14,13 @@ class CampaignTargetSerializer(serializers.Serializer):
     wave = serializers.IntegerField(help_text="1 is the canary.")
     group = serializers.CharField(help_text="Same value: the same diff, up to the name.")
     state = serializers.ChoiceField(choices=TargetState.choices)
+    from_version = serializers.IntegerField(source="from_tier_revision.number", allow_null=True,
+                                            default=None, help_text="The tier definition it "
+                                            "ran before; null: not recorded.")
+    to_version = serializers.IntegerField(source="to_tier_revision.number", allow_null=True,
+                                          default=None)
+    from_bundle_version = serializers.IntegerField(source="from_bundle_revision.number",
+                                                   allow_null=True, default=None)
     error = serializers.CharField()
     applied_at = serializers.DateTimeField(allow_null=True)
 
@@ -28,6 +35,12 @@ class DiffGroupSerializer(serializers.Serializer):
 class CampaignSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     tier = serializers.CharField(source="tier.slug", allow_null=True, default=None)
+    tier_version = serializers.IntegerField(source="tier_revision.number", allow_null=True,
+                                            default=None, help_text="The tier definition it "
+                                            "rolls out; null for every tier (each target says).")
+    bundle_version = serializers.IntegerField(source="bundle_revision.number", allow_null=True,
+                                              default=None, help_text="Berth's templates it "
+                                              "rolls out.")
     reason = serializers.CharField()
     state = serializers.ChoiceField(choices=CampaignState.choices)
     status_message = serializers.CharField()

@@ -7,8 +7,18 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from tenants import quantities
+from tenants import quantities, selectors
 from tenants.models import Namespace, Project
+
+
+class DefinitionSerializer(serializers.Serializer):
+    tier_version = serializers.IntegerField(allow_null=True, help_text="The revision of its "
+                                            "tier's definition it was last applied from.")
+    bundle_version = serializers.IntegerField(allow_null=True, help_text="The revision of "
+                                              "Berth's templates it was last applied from.")
+    current = serializers.BooleanField()
+    behind = serializers.ListField(child=serializers.CharField(), help_text="Why an upgrade is "
+                                   "due, in plain words.")
 
 
 class QuotaSerializer(serializers.Serializer):
@@ -26,18 +36,25 @@ class NamespaceSerializer(serializers.ModelSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     project_name = serializers.SerializerMethodField()
     quota = serializers.SerializerMethodField()
+    definition = serializers.SerializerMethodField()
 
     class Meta:
         model = Namespace
         fields = [
             "id", "name", "tenant", "tier", "cluster", "project", "project_name", "state",
             "quota", "labels", "expires_at", "request", "drift", "drift_checked_at",
-            "created_at",
+            "definition", "created_at",
         ]
         read_only_fields = fields
 
     def get_project_name(self, namespace: Namespace) -> str | None:
         return namespace.project.name if namespace.project_id else None
+
+    @extend_schema_field(DefinitionSerializer)
+    def get_definition(self, namespace: Namespace) -> dict[str, Any]:
+        found = selectors.definition_of(namespace)
+        return {"tier_version": found.version, "bundle_version": found.bundle,
+                "current": not found.behind, "behind": list(found.behind)}
 
     @extend_schema_field(QuotaSerializer)
     def get_quota(self, namespace: Namespace) -> dict[str, Any]:

@@ -190,6 +190,10 @@ class ClusterSerializer(serializers.ModelSerializer):
 
 
 class TierSerializer(serializers.ModelSerializer):
+    version = serializers.IntegerField(read_only=True, allow_null=True, help_text=(
+        "Its definition's latest recorded revision (namespaces record the one they run); "
+        "null before any was recorded."))
+
     class Meta:
         model = EnvironmentTier
         exclude: list[str] = []

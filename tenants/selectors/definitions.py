@@ -1,0 +1,39 @@
+"""What a namespace runs: the revision of its tier's definition and of Berth's templates it
+was last applied from, and whether either has changed since (an upgrade is due)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tenants import engine
+from tenants.models import Namespace
+
+
+@dataclass(frozen=True)
+class Definition:
+    tier: str
+    version: int | None  # the tier revision it runs; None: not recorded
+    bundle: int | None  # the templates' revision it runs
+    behind: tuple[str, ...]  # why it is not current, in plain words; empty: current
+
+    @property
+    def label(self) -> str:
+        tier = (f"{self.tier} v{self.version}" if self.version
+                else f"{self.tier} (version not recorded)")
+        return f"{tier} · bundle v{self.bundle}" if self.bundle else tier
+
+
+def definition_of(namespace: Namespace) -> Definition:
+    """Reads nothing beyond the namespace's tier and revisions (select them with it)."""
+    tier_revision, bundle_revision = namespace.tier_revision, namespace.bundle_revision
+    behind = []
+    if tier_revision is None:
+        behind.append("made before Berth recorded definitions: the next upgrade campaign "
+                      "of its tier records it")
+    elif tier_revision.digest != engine.tier_definition(namespace.tier)[0]:
+        behind.append(f"the {namespace.tier.slug} tier's definition has changed since "
+                      f"v{tier_revision.number}")
+    if bundle_revision is not None and bundle_revision.digest != engine.bundle_digest():
+        behind.append(f"Berth's templates have changed since bundle v{bundle_revision.number}")
+    return Definition(namespace.tier.slug, tier_revision.number if tier_revision else None,
+                      bundle_revision.number if bundle_revision else None, tuple(behind))

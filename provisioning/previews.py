@@ -13,7 +13,7 @@ from provisioning.inputs import tier_spec
 from provisioning.kube import KubeError
 from provisioning.plan import Plan
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
-from tenants.engine import Engine, GitOpsChange, RepositoryCheck
+from tenants.engine import CampaignChanges, Engine, GitOpsChange, RepositoryCheck
 from tenants.errors import PlanUnavailable, PreviewUnavailable
 from tenants.models import EnvironmentTier, Request, Tenant
 
@@ -32,12 +32,15 @@ def gitops_preview(tenancy_request: Request) -> GitOpsChange:
         raise PreviewUnavailable(f"The tenant's repository could not be read: {exc}") from exc
 
 
-def campaign_changes(tier_id: int | None) -> list:
+def campaign_changes(tier_id: int | None) -> CampaignChanges:
     try:
         return campaigns.campaign_changes(tier_id)
     except KubeError as exc:
         raise PreviewUnavailable(f"The diffs cannot be computed: a cluster could not be "
                                  f"read: {exc.message}") from exc
+    except GitError as exc:
+        raise PreviewUnavailable(f"The diffs cannot be computed: a tenant's repository could "
+                                 f"not be read: {exc.message}") from exc
 
 
 def tier_definition_of(tier: EnvironmentTier) -> tuple[str, dict]:

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from rest_framework.exceptions import ValidationError
 
 from provisioning.models import AppliedObject, GitWrite
 from provisioning.plan import ObjectRef, PlanInput
@@ -22,7 +23,9 @@ from tenants.choices import (
     RequestState,
     TargetState,
 )
+from tenants.errors import DomainError
 from tenants.models import (
+    CampaignCommit,
     CampaignTarget,
     Cluster,
     EnvironmentTier,
@@ -35,7 +38,7 @@ from tenants.models import (
     TruthTable,
     UpgradeCampaign,
 )
-from tenants.services import definitions
+from tenants.services import definitions, submit_request
 from tenants.services.names import release_namespaces
 
 LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
@@ -302,12 +305,15 @@ def release_campaign_lease(*, campaign_id: int, owner: str) -> None:
 @transaction.atomic
 def campaign_target_applied(*, target_id: int) -> None:
     """The namespace now runs the revisions the campaign rolls out."""
-    target = CampaignTarget.objects.select_related("campaign").get(pk=target_id)
+    target = CampaignTarget.objects.select_related("campaign", "namespace").get(pk=target_id)
     CampaignTarget.objects.filter(pk=target_id).update(
         state=TargetState.APPLIED, error="", applied_at=timezone.now())
-    Namespace.objects.filter(pk=target.namespace_id).update(
-        tier_revision=target.to_tier_revision_id,
-        bundle_revision=target.campaign.bundle_revision_id)
+    moved: dict[str, Any] = {"tier_revision": target.to_tier_revision_id}
+    if not CampaignCommit.objects.filter(  # else its templates' version moves with its files
+            campaign=target.campaign, tenant_id=target.namespace.tenant_id,
+            cluster_id=target.namespace.cluster_id, state=TargetState.PENDING).exists():
+        moved["bundle_revision"] = target.campaign.bundle_revision_id
+    Namespace.objects.filter(pk=target.namespace_id).update(**moved)
 
 
 def campaign_target_failed(*, target_id: int, error: str) -> None:
@@ -323,10 +329,52 @@ def campaign_target_failed(*, target_id: int, error: str) -> None:
                      after={"namespace": target.namespace.name, "error": error})
 
 
+def file_campaign_commit(*, commit_id: int) -> bool:
+    """File the tenant_sync request whose commit writes a repository's files for a campaign
+    (an open one for that tenant and cluster serves as well: it renders when it runs); the
+    campaign's namespaces there now run its templates. False, and the campaign paused, when
+    the rules or the request's checks refuse it."""
+    commit = CampaignCommit.objects.select_related("campaign__created_by", "tenant",
+                                                   "cluster").get(pk=commit_id)
+    campaign, cluster = commit.campaign, commit.cluster.name
+    filed = Request.objects.filter(
+        tenant=commit.tenant, kind=RequestKind.TENANT_SYNC, payload__cluster=cluster,
+        state__in=(RequestState.SUBMITTED, RequestState.APPROVED)).first()
+    try:
+        filed = filed or submit_request(
+            tenant=commit.tenant, kind=RequestKind.TENANT_SYNC, requester=campaign.created_by,
+            payload={"cluster": cluster,
+                     "reason": f"Upgrade campaign #{campaign.pk}: {campaign.reason}"})
+    except (DomainError, ValidationError) as error:
+        message = error.detail if isinstance(error, ValidationError) else str(error)
+        with transaction.atomic():
+            CampaignCommit.objects.filter(pk=commit.pk).update(state=TargetState.FAILED,
+                                                               error=str(message))
+            UpgradeCampaign.objects.filter(pk=campaign.pk).update(
+                state=CampaignState.PAUSED,
+                status_message=f"Paused: {commit.tenant.slug}'s files on {cluster} were not "
+                               f"filed: {message}")
+            audit.record(actor=None, action="campaign.paused", obj=campaign,
+                         after={"tenant": commit.tenant.slug, "cluster": cluster,
+                                "error": str(message)})
+        return False
+    with transaction.atomic():
+        CampaignCommit.objects.filter(pk=commit.pk).update(state=TargetState.FILED,
+                                                           request=filed, error="")
+        reached = Namespace.objects.filter(tenant=commit.tenant, cluster=commit.cluster,
+                                           state=NamespaceState.ACTIVE)
+        if campaign.tier_id:
+            reached = reached.filter(tier_id=campaign.tier_id)
+        reached.update(bundle_revision=campaign.bundle_revision_id)
+    return True
+
+
 def finish_campaign(*, campaign_id: int) -> None:
     campaign = UpgradeCampaign.objects.get(pk=campaign_id)
     campaign.state, campaign.finished_at = CampaignState.DONE, timezone.now()
-    campaign.status_message = f"Applied to {campaign.targets.count()} namespace(s)."
+    commits = campaign.commits.count()
+    campaign.status_message = f"Applied to {campaign.targets.count()} namespace(s)." + (
+        f" {commits} repository commit(s) filed as tenant_sync requests." if commits else "")
     campaign.save(update_fields=["state", "finished_at", "status_message"])
     audit.record(actor=None, action="campaign.done", obj=campaign)
 

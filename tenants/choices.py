@@ -137,5 +137,6 @@ class CampaignState(models.TextChoices):
 class TargetState(models.TextChoices):
     PENDING = "pending", "Pending"
     APPLIED = "applied", "Applied"
+    FILED = "filed", "Filed as a request"  # a repository's files: its tenant_sync request
     FAILED = "failed", "Failed"
     ROLLED_BACK = "rolled_back", "Rolled back"

@@ -47,8 +47,8 @@ class Engine:
     # its clusters, and record it (tenants.models.TruthTable); returns the table.
     take_truth: Callable[[Tenant], dict]
     # What the current definitions would change in every active namespace (of a tier, by
-    # id; None: every tier): [(namespace, {"desired", "before", "diff", "group"})].
-    campaign_changes: Callable[[int | None], list[tuple[Any, dict]]]
+    # id; None: every tier) and in those namespaces' tenants' repositories.
+    campaign_changes: Callable[[int | None], CampaignChanges]
     # A tier's definition as plans see it: (digest, definition).
     tier_definition: Callable[[Any], tuple[str, dict]]
     # The digest of what this Berth's templates render (changes with a new version).
@@ -75,6 +75,14 @@ class Grant:
     summary: str  # in plain words
     verbs: str = ""  # counted from the role's rules, where Berth ships the role
     identity: str = ""  # for a GitOps identity: the ServiceAccount it acts as
+
+
+@dataclass(frozen=True)
+class CampaignChanges:
+    # [(namespace, {"desired", "before", "diff", "group"})]
+    namespaces: list[tuple[Any, dict]]
+    # [(tenant, cluster, {"diff", "paths"})]: what a tenant_sync commit would change
+    repositories: list[tuple[Any, Any, dict]]
 
 
 @dataclass(frozen=True)
@@ -127,7 +135,7 @@ def take_truth(tenant: Tenant) -> dict:
     return _engine().take_truth(tenant)
 
 
-def campaign_changes(tier_id: int | None) -> list[tuple[Any, dict]]:
+def campaign_changes(tier_id: int | None) -> CampaignChanges:
     return _engine().campaign_changes(tier_id)
 
 

@@ -1,6 +1,7 @@
 """Upgrade campaigns, the engine's side: what the current definitions would change in every
-namespace (read against the cluster, so a hand edit shows in the diff), the rollout in
-waves that pauses on the first failure, and the rollback to what each namespace held.
+namespace (read against the cluster, so a hand edit shows in the diff) and in its tenant's
+repository (read against the branch), the rollout in waves that pauses on the first
+failure, and the rollback to what each namespace held.
 """
 
 from __future__ import annotations
@@ -12,15 +13,26 @@ from typing import Any
 
 import yaml
 from django.conf import settings
+from django.db.models import QuerySet
 
+from provisioning import gitops, gitops_plan
 from provisioning import services as records
 from provisioning.engine.clusters import cluster_client
+from provisioning.engine.commits import gitops_remote, proposed_sync
 from provisioning.engine.runs import apply_object
 from provisioning.inputs import namespace_input
 from provisioning.kube import ClusterClient, KubeError
-from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
+from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of, repo_root
 from tenants.choices import CampaignState, NamespaceState, TargetState
-from tenants.models import CampaignTarget, Namespace, UpgradeCampaign
+from tenants.engine import CampaignChanges
+from tenants.models import (
+    CampaignCommit,
+    CampaignTarget,
+    Cluster,
+    Namespace,
+    Tenant,
+    UpgradeCampaign,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -75,15 +87,19 @@ def namespace_change(namespace: Namespace, client: ClusterClient) -> dict[str, A
             "group": hashlib.sha256(shape.encode()).hexdigest()[:16]}
 
 
-def campaign_changes(tier_id: int | None) -> list[tuple[Namespace, dict[str, Any]]]:
-    """Every active namespace (of the tier) the current definitions would change, with its
-    change. Raises KubeError when a cluster cannot be read: a campaign is planned on all of
-    it or not at all."""
+def _in_scope(tier_id: int | None) -> QuerySet[Namespace]:
     namespaces = (Namespace.objects.filter(state=NamespaceState.ACTIVE,
                                            cluster__plan_only=False)
                   .select_related("tenant", "tier", "cluster", "project").order_by("name"))
-    if tier_id is not None:
-        namespaces = namespaces.filter(tier_id=tier_id)
+    return namespaces if tier_id is None else namespaces.filter(tier_id=tier_id)
+
+
+def campaign_changes(tier_id: int | None) -> CampaignChanges:
+    """Every active namespace (of the tier) the current definitions would change, with its
+    change, and every repository of their tenants whose files the current templates would
+    change. Raises KubeError (a cluster) or GitError (a repository) when one cannot be
+    read: a campaign is planned on all of it or not at all."""
+    namespaces = list(_in_scope(tier_id))
     clients: dict[int, ClusterClient] = {}
     found = []
     for namespace in namespaces:
@@ -91,6 +107,29 @@ def campaign_changes(tier_id: int | None) -> list[tuple[Namespace, dict[str, Any
         change = namespace_change(namespace, client)
         if change is not None:
             found.append((namespace, change))
+    return CampaignChanges(namespaces=found, repositories=repository_changes(namespaces))
+
+
+def repository_changes(namespaces: list[Namespace]) -> list[tuple[Tenant, Cluster, dict]]:
+    """Per tenant and cluster of these namespaces: what the commit of a tenant_sync would
+    change in the tenant's repository (the files Berth manages, rendered by the current
+    templates, against the branch as it is; a file the team took over is left alone)."""
+    clusters: dict[Tenant, dict[str, Cluster]] = {}
+    for namespace in namespaces:
+        if namespace.tenant.gitops_repo_url.strip():
+            clusters.setdefault(namespace.tenant, {})[namespace.cluster.name] = namespace.cluster
+    found = []
+    for tenant, on in sorted(clusters.items(), key=lambda pair: pair[0].slug):
+        root = repo_root(tenant.gitops_path)
+        _, branch = gitops.read_snapshot(gitops_remote(tenant),
+                                         (f"{root}apps/", f"{root}clusters/"))
+        for name in sorted(on):
+            proposed = proposed_sync(tenant, on[name], branch)
+            changed = gitops_plan.changes(proposed.current, proposed.files)
+            if changed:
+                found.append((tenant, on[name], {
+                    "diff": gitops_plan.diff_files(proposed.current, proposed.files),
+                    "paths": sorted(changed)}))
     return found
 
 
@@ -118,8 +157,7 @@ def _roll(campaign_id: int, worker: str, lease: float) -> str:
             TargetState.PENDING, TargetState.FAILED)).select_related("namespace__cluster")
             .order_by("wave", "id").first())
         if target is None:
-            records.finish_campaign(campaign_id=campaign.pk)
-            return CampaignState.DONE
+            return _file_commits(campaign)
         cluster = target.namespace.cluster
         client = clients.setdefault(cluster.pk, cluster_client(cluster))
         try:
@@ -132,6 +170,16 @@ def _roll(campaign_id: int, worker: str, lease: float) -> str:
             return CampaignState.PAUSED
         records.campaign_target_applied(target_id=target.pk)
         records.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)
+
+
+def _file_commits(campaign: UpgradeCampaign) -> str:
+    """The namespaces are done: each repository's files go out as a tenant_sync request."""
+    for commit in CampaignCommit.objects.filter(campaign=campaign, state__in=(
+            TargetState.PENDING, TargetState.FAILED)).order_by("id"):
+        if not records.file_campaign_commit(commit_id=commit.pk):
+            return CampaignState.PAUSED
+    records.finish_campaign(campaign_id=campaign.pk)
+    return CampaignState.DONE
 
 
 def roll_back(campaign_id: int, worker: str = "local") -> str:

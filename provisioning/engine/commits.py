@@ -18,13 +18,13 @@ from django.utils import timezone
 from provisioning import gitops, gitops_plan
 from provisioning import selectors as reads
 from provisioning import services as records
-from provisioning.inputs import apps_of_request, gitops_input_for, plan_input_for
+from provisioning.inputs import apps_of_request, gitops_input_for, kept_input, plan_input_for
 from provisioning.models import GitCommit
 from provisioning.plan import PlanInput, engine_family
 from provisioning.signals import git_push_failed
 from tenants.choices import NamespaceState, RequestKind
 from tenants.engine import GitOpsChange
-from tenants.models import Namespace, Request, Run, Tenant
+from tenants.models import Cluster, Namespace, Request, Run, Tenant
 
 GITOPS_DONE = ("committed", "unchanged", "skipped")
 
@@ -370,6 +370,18 @@ def _record_commit(
         ).exclude(state=NamespaceState.DECOMMISSIONED)
     )
     return commit
+
+
+def proposed_sync(tenant: Tenant, cluster: Cluster, branch: dict[str, str],
+                  inputs: PlanInput | None = None) -> Proposed:
+    """The files a tenant_sync of the tenant on the cluster would leave (every live
+    application's, the cluster's index), read against a snapshot of the branch
+    (`gitops.read_snapshot`): what the truth table compares and a campaign rolls out."""
+    unsaved = Request(pk=0, tenant=tenant, kind=RequestKind.TENANT_SYNC,
+                      payload={"cluster": cluster.name})
+    return propose_files(unsaved, inputs or kept_input(tenant, cluster),
+                         lambda within: {path: content for path, content in branch.items()
+                                         if path.startswith(tuple(within))})
 
 
 def gitops_preview(tenancy_request: Request) -> GitOpsChange:

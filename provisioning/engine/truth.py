@@ -18,7 +18,6 @@ Stages, from the plan or from the repository's files) the live sync status is re
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from typing import Any
@@ -28,7 +27,7 @@ from django.utils import timezone
 from provisioning import gitops, gitops_plan
 from provisioning import services as records
 from provisioning.engine.clusters import cluster_client
-from provisioning.engine.commits import gitops_remote, propose_files
+from provisioning.engine.commits import gitops_remote, proposed_sync
 from provisioning.engine.drift import differences
 from provisioning.inputs import clusters_of, kept_input
 from provisioning.kube import FIELD_MANAGER, ClusterClient, KubeError
@@ -41,8 +40,7 @@ from provisioning.plan import (
     render,
     repo_root,
 )
-from tenants.choices import RequestKind
-from tenants.models import Cluster, Request, Tenant
+from tenants.models import Tenant
 
 IN_SYNC, DRIFTED, MISSING_IN_GIT, MISSING_IN_CLUSTER, ORPHAN = (
     "in_sync", "drifted", "missing_in_git", "missing_in_cluster", "orphan")
@@ -81,8 +79,7 @@ def take(tenant: Tenant) -> dict[str, Any]:
             problems.append(f"{cluster.name}: the cluster could not be read: {error.message}")
             client = None
         if branch is not None:
-            proposed = propose_files(_sync_request(tenant, cluster), inputs,
-                                     functools.partial(_under, branch))
+            proposed = proposed_sync(tenant, cluster, branch, inputs)
             statuses = _live_engine_objects(proposed.files, client)
             for path, content in proposed.files.items():
                 expected.setdefault(path, (cluster.name, content, statuses.get(path, "")))
@@ -94,9 +91,6 @@ def take(tenant: Tenant) -> dict[str, Any]:
     records.record_truth(tenant=tenant, table=table)
     return table
 
-
-def _under(files: dict[str, str], within: tuple[str, ...]) -> dict[str, str]:
-    return {path: content for path, content in files.items() if path.startswith(tuple(within))}
 
 
 def _digest(obj: Any) -> str:
@@ -201,12 +195,6 @@ def _cluster_orphans(tenant: Tenant, cluster: str, desired: list[dict[str, Any]]
                                  live="present", detail="labelled as Berth's; no plan "
                                                         "applies it"))
     return rows
-
-
-def _sync_request(tenant: Tenant, cluster: Cluster) -> Request:
-    # The tenant_sync a repair would file, never saved: what its commit would leave.
-    return Request(pk=0, tenant=tenant, kind=RequestKind.TENANT_SYNC,
-                   payload={"cluster": cluster.name})
 
 
 def git_rows(head: str, branch: dict[str, str],

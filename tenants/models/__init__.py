@@ -1,5 +1,5 @@
 from tenants.models.audit import AuditEvent
-from tenants.models.campaigns import CampaignTarget, UpgradeCampaign
+from tenants.models.campaigns import CampaignCommit, CampaignTarget, UpgradeCampaign
 from tenants.models.definitions import BundleRevision, TierRevision
 from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.names import NamespaceClaim
@@ -23,6 +23,7 @@ __all__ = [
     "ApprovalRule",
     "AuditEvent",
     "BundleRevision",
+    "CampaignCommit",
     "CampaignTarget",
     "Cluster",
     "Comment",

@@ -5,7 +5,8 @@ from django.conf import settings
 from django.db import models
 
 from tenants.choices import CampaignState, TargetState
-from tenants.models.tenancy import EnvironmentTier, Namespace
+from tenants.models.requests import Request
+from tenants.models.tenancy import Cluster, EnvironmentTier, Namespace, Tenant
 
 
 class UpgradeCampaign(models.Model):
@@ -79,3 +80,29 @@ class CampaignTarget(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace} in {self.campaign}"
+
+
+class CampaignCommit(models.Model):
+    """One tenant repository's files for one cluster: what a tenant_sync commit would change
+    there under the current templates. Rolled out after the campaign's namespaces by filing
+    that request, so the commit goes through the normal path (rules, writer, trailers)."""
+
+    campaign = models.ForeignKey(UpgradeCampaign, on_delete=models.CASCADE,
+                                 related_name="commits")
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="+")
+    diff = models.TextField()
+    paths = models.JSONField(default=list)  # the files it adds, changes or deletes
+    state = models.CharField(max_length=20, choices=TargetState.choices,
+                             default=TargetState.PENDING)
+    request = models.ForeignKey(Request, on_delete=models.SET_NULL, null=True, blank=True,
+                                related_name="+")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "tenant", "cluster"],
+                                               name="one_commit_per_repository_and_cluster")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} files on {self.cluster} in {self.campaign}"

@@ -33,6 +33,7 @@ from tenants.selectors.audit import audit_events_visible_to, may_see_audit
 from tenants.selectors.budgets import budget_summary, namespaces_using_most
 from tenants.selectors.campaigns import (
     campaign,
+    campaign_commits,
     campaign_notices,
     campaign_targets,
     campaigns,
@@ -74,6 +75,7 @@ from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
 
 __all__ = [
     "campaign",
+    "campaign_commits",
     "campaign_notices",
     "campaign_targets",
     "campaigns",

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 
 from tenants.choices import CampaignState, TargetState
 from tenants.models import (
+    CampaignCommit,
     CampaignTarget,
     Namespace,
     UpgradeCampaign,
@@ -43,6 +44,10 @@ def campaign_targets(found: UpgradeCampaign) -> list[CampaignTarget]:
                 .only("id", "wave", "group", "state", "error", "applied_at", "namespace__name",
                       "namespace__tenant__slug", "namespace__id", "from_tier_revision__number",
                       "to_tier_revision__number", "from_bundle_revision__number"))
+
+
+def campaign_commits(found: UpgradeCampaign) -> list[CampaignCommit]:
+    return list(found.commits.select_related("tenant", "cluster", "request").order_by("id"))
 
 
 def diff_groups(found: UpgradeCampaign) -> list[DiffGroup]:

@@ -19,6 +19,7 @@ from tenants.choices import (
 from tenants.errors import DomainError, NotAllowed
 from tenants.models import (
     BundleRevision,
+    CampaignCommit,
     CampaignTarget,
     EnvironmentTier,
     Namespace,
@@ -72,14 +73,18 @@ def create_campaign(*, actor: User, tier: EnvironmentTier | None, reason: str,
         errors["batch"] = ["A wave is at least one namespace."]
     if errors:
         raise ValidationError(errors)
-    changes = engine.campaign_changes(tier.pk if tier else None)
+    found = engine.campaign_changes(tier.pk if tier else None)
+    changes, repositories = found.namespaces, found.repositories
     bundle = definitions.current_bundle_revision()
     revisions = {each.pk: definitions.current_tier_revision(tier=each)
                  for each in ([tier] if tier else EnvironmentTier.objects.all())}
-    _record_unchanged(revisions, bundle, changed=[namespace.pk for namespace, _ in changes])
-    if not changes:
+    _record_unchanged(revisions, bundle, changed=[namespace.pk for namespace, _ in changes],
+                      files_behind=[(t.pk, c.pk) for t, c, _ in repositories])
+    if not changes and not repositories:
         raise ValidationError({"tier": ["No active namespace would change: every one already "
-                                        "holds what the current definitions produce."]})
+                                        "holds what the current definitions produce, and "
+                                        "its tenant's repository what the current "
+                                        "templates write."]})
     decision = policy.decide(_attributes(tier, actor))
     if decision.outcome == PolicyOutcome.DENY:
         raise ValidationError({"tier": [decision.message or f"Denied by rule {decision.rule}."]})
@@ -101,8 +106,13 @@ def create_campaign(*, actor: User, tier: EnvironmentTier | None, reason: str,
                            from_bundle_revision_id=namespace.bundle_revision_id,
                            to_tier_revision=revisions[namespace.tier_id])
             for i, (namespace, change) in enumerate(changes))
+        CampaignCommit.objects.bulk_create(
+            CampaignCommit(campaign=campaign, tenant=tenant, cluster=cluster,
+                           diff=change["diff"], paths=change["paths"])
+            for tenant, cluster, change in repositories)
         audit.record(actor=actor, action="campaign.create", obj=campaign, source_ip=source_ip,
                      after={"tier": tier.slug if tier else None, "namespaces": len(changes),
+                            "repositories": len(repositories),
                             "rule": decision.rule, "outcome": decision.outcome})
         if approved:
             _signal(campaign, "roll")
@@ -110,13 +120,17 @@ def create_campaign(*, actor: User, tier: EnvironmentTier | None, reason: str,
 
 
 def _record_unchanged(revisions: dict[int, TierRevision], bundle: BundleRevision, *,
-                      changed: list[int]) -> None:
+                      changed: list[int], files_behind: list[tuple[int, int]]) -> None:
     """Namespaces the current definitions would not change already run them: their records
-    say so (the campaign has nothing to apply there)."""
+    say so (the campaign has nothing to apply there). Their templates' version moves too,
+    unless their tenant's files on that cluster are still to be written."""
     for tier_id, revision in revisions.items():
-        (Namespace.objects.filter(tier_id=tier_id, state=NamespaceState.ACTIVE,
-                                  cluster__plan_only=False)
-         .exclude(pk__in=changed).update(tier_revision=revision, bundle_revision=bundle))
+        unchanged = (Namespace.objects.filter(tier_id=tier_id, state=NamespaceState.ACTIVE,
+                                              cluster__plan_only=False).exclude(pk__in=changed))
+        unchanged.update(tier_revision=revision)
+        for tenant_id, cluster_id in files_behind:
+            unchanged = unchanged.exclude(tenant_id=tenant_id, cluster_id=cluster_id)
+        unchanged.update(bundle_revision=bundle)
 
 
 def _wave(index: int, canary: int, batch: int) -> int:

@@ -26,8 +26,11 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         except DomainError as exc:  # a cluster could not be read: nothing was made
             form.add_error(None, str(exc))
         else:
+            files = campaign.commits.count()
             messages.success(request, f"Campaign #{campaign.pk}: {campaign.targets.count()} "
-                                      f"namespace(s) would change. {campaign.status_message}")
+                                      "namespace(s) would change" + (
+                                          f", and {files} repository commit(s)" if files else "")
+                             + f". {campaign.status_message}")
             return redirect("campaign-detail", pk=campaign.pk)
     return render(request, "tenants/campaign_list.html", {
         "form": form, "campaigns": selectors.campaigns()[:100]})
@@ -40,6 +43,7 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "tenants/campaign_detail.html", {
         "campaign": campaign, "groups": selectors.diff_groups(campaign),
         "targets": selectors.campaign_targets(campaign),
+        "commits": selectors.campaign_commits(campaign),
     })
 
 

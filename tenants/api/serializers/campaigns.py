@@ -25,6 +25,19 @@ class CampaignTargetSerializer(serializers.Serializer):
     applied_at = serializers.DateTimeField(allow_null=True)
 
 
+class CampaignCommitSerializer(serializers.Serializer):
+    tenant = serializers.CharField(source="tenant.slug")
+    cluster = serializers.CharField(source="cluster.name")
+    paths = serializers.ListField(child=serializers.CharField(), help_text="The files it "
+                                  "adds, changes or deletes.")
+    diff = serializers.CharField(help_text="Against the branch when the campaign was planned.")
+    state = serializers.ChoiceField(choices=TargetState.choices, help_text="filed: its "
+                                    "tenant_sync request carries the commit.")
+    request = serializers.IntegerField(source="request_id", allow_null=True)
+    request_state = serializers.CharField(source="request.state", allow_null=True, default=None)
+    error = serializers.CharField()
+
+
 class DiffGroupSerializer(serializers.Serializer):
     group = serializers.CharField()
     diff = serializers.CharField(help_text="The first namespace's YAML diff against what its "
@@ -59,6 +72,7 @@ class CampaignSerializer(serializers.Serializer):
 class CampaignDetailSerializer(CampaignSerializer):
     groups = DiffGroupSerializer(many=True)
     targets = CampaignTargetSerializer(many=True)
+    commits = CampaignCommitSerializer(many=True)
 
 
 class CampaignCreateSerializer(serializers.Serializer):

@@ -22,6 +22,8 @@ def _detail(pk: int) -> dict:
     data["groups"] = s.DiffGroupSerializer(selectors.diff_groups(campaign), many=True).data
     data["targets"] = s.CampaignTargetSerializer(selectors.campaign_targets(campaign),
                                                  many=True).data
+    data["commits"] = s.CampaignCommitSerializer(selectors.campaign_commits(campaign),
+                                                 many=True).data
     return data
 
 

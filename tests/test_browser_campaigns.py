@@ -1,6 +1,7 @@
 """Upgrade campaigns in headless Chromium: a platform admin starts one for a changed tier,
-reads its grouped diffs, a second admin approves, the rollout pauses at a failure. The
-screenshot in docs/upgrade-campaigns.md comes from here."""
+reads its grouped diffs, a second admin approves, the rollout pauses at a failure, and the
+tenant sees on the namespace what it runs and what is due. The screenshots in
+docs/upgrade-campaigns.md come from here."""
 
 # ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 import pytest
@@ -53,3 +54,14 @@ def test_two_admins_start_approve_and_watch_a_campaign_pause(live_server, browse
                if v["impact"] in {"serious", "critical"}]
     assert serious == []
     docs_screenshot(other, "upgrade-campaign")
+
+    # The tenant's side: the namespace where it paused says what it runs and what is due.
+    owner = signed_in_page(browser, live_server, prod_change["owner"])
+    owner.goto(f"{live_server.url}/")
+    owner.click("text=payments")
+    owner.click("a >> text=payments-shop-prod")
+    definition = owner.inner_text(".definition")
+    assert "prod v1 · bundle v1" in definition and "upgrade due" in definition
+    assert "the prod tier's definition has changed since v1" in definition
+    assert "Upgrade paused here" in owner.inner_text(".campaign-notice")
+    docs_screenshot(owner, "namespace-upgrade-due")

@@ -5,10 +5,13 @@ Rendered with the `helm` binary when one is on PATH, else with the helm-python-s
 """
 
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from provisioning import gitops_plan
+from provisioning.engine import truth
 from provisioning.guardrails import (
     BERTH_ROLES,
     FLUX_POLICY,
@@ -225,6 +228,11 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
             group, resource = resource_of(obj["apiVersion"], obj["kind"])
             needed.add(("list", group, resource, obj["metadata"]["namespace"], ""))
     needed.add(("list", "", "namespaces", "", ""))  # a registered cluster's namespaces
+    # The truth table reads the status of what the engines reconcile from the tenant's files.
+    for obj in gitops_plan.cluster_objects(gitops_plan.render_files(
+            replace(inputs, app="shop", kargo_namespace="payments-shop-kargo"))):
+        if (obj["apiVersion"].split("/")[0], obj["kind"]) in truth.ENGINE_KINDS:
+            ask(obj, "get")
     bootstrap = bootstrap_objects(inputs.cluster, berth_namespace=berth_namespace)
     for obj in bootstrap:  # "Install guardrails"
         ask(obj, "get", "create", "patch")

@@ -236,10 +236,17 @@ def test_beat_retakes_every_tenants_table_and_a_cluster_down_is_said(provisioned
     assert all(row["state"] == "in_sync" for row in table["rows"])
 
 
-def test_a_kargo_stage_berth_may_not_read_says_so(provisioned):
-    """The chart gives Berth `promote` on Stages, not `get`: the table says it cannot read
-    their status instead of showing nothing."""
-    table = domain_engine.take_truth(provisioned["tenant"])
-    stages = [r for r in table["rows"] if r["source"] == "git" and "Stage " in r["engine"]]
+def test_a_kargo_stage_is_read_under_the_charts_role_and_a_refusal_is_said(provisioned,
+                                                                             sandbox):
+    """The chart gives Berth `get` on Stages: their status shows. A cluster whose role does
+    not (an older chart) answers 403, and the table says so instead of showing nothing."""
+    def stage_rows() -> list[dict]:
+        table = domain_engine.take_truth(provisioned["tenant"])
+        return [r for r in table["rows"] if r["source"] == "git" and "Stage " in r["engine"]]
+
+    stages = stage_rows()
     assert stages, "cart's Kargo files name Stages"
-    assert all("Berth cannot read it (403" in r["engine"] for r in stages)
+    assert not any("cannot read" in r["engine"] for r in stages)
+    sandbox.inject_faults(403, times=None, method="GET", path_contains="/stages/",
+                          message='stages.kargo.akuity.io "dev" is forbidden')
+    assert all("Berth cannot read it (403" in r["engine"] for r in stage_rows())

@@ -15,7 +15,8 @@ plain view's URL). Uses a scratch database `berth_bench_api` beside DATABASE_URL
 PostgreSQL when DATABASE_URL is set (else SQLite in a temporary directory), and REDIS_URL
 for the cache (throttle counters) when set. `--clients` threads each send `--per-client`
 requests per round; two rounds alternate the endpoints. Prints p50 / p99 and, last, the
-ratios; exits 1 when a response is not 200 (timings are never asserted).
+ratios, after each web worker's peak RSS; exits 1 when a response is not 200 (timings are
+never asserted).
 """
 
 from __future__ import annotations
@@ -100,7 +101,13 @@ def main() -> None:  # noqa: PLR0915
     args = parser.parse_args()
 
     sys.path.insert(0, str(root / "bench"))
-    from common import drop_scratch_postgres, prepare_environment, stack
+    from common import (
+        drop_scratch_postgres,
+        peak_rss_mib,
+        prepare_environment,
+        stack,
+        tree_pids,
+    )
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-api-"))
     prepare_environment(workdir, database="berth_bench_api",
@@ -214,6 +221,9 @@ def main() -> None:  # noqa: PLR0915
                 results[name] += load(name, args.per_client // 2)
                 walls[name] += time.perf_counter() - started
 
+        # Each gunicorn worker is one web process: its own high-water mark after the load.
+        web_rss = [peak_rss_mib(pid) for pid in tree_pids(server.pid) if pid != server.pid]
+
         def percentile(values: list[float], fraction: float) -> float:
             ordered = sorted(values)
             return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
@@ -229,6 +239,8 @@ def main() -> None:  # noqa: PLR0915
             print(f"  {name:5}  p50 {p50 * 1000:7.1f} ms   p99 {p99 * 1000:7.1f} ms   "
                   f"mean {statistics.mean(values) * 1000:7.1f} ms   "
                   f"{len(values) / walls[name]:6.0f} req/s")
+        print(f"  web peak RSS per gunicorn worker: {max(web_rss):.0f} MiB "
+              f"({', '.join(f'{rss:.0f}' for rss in sorted(web_rss))})")
         print(f"  ratio API/plain: p50 {figures['API'][0] / figures['plain'][0]:.2f}x, "
               f"p99 {figures['API'][1] / figures['plain'][1]:.2f}x")
     finally:

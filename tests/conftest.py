@@ -73,5 +73,6 @@ def rows_from_data_migrations(request):
     from django.apps import apps
 
     request.getfixturevalue("transactional_db")
-    for migration in ("0004_default_approval_rules", "0009_ephemeral_auto_approve"):
+    for migration in ("0004_default_approval_rules", "0009_ephemeral_auto_approve",
+                      "0015_gitops_loop_rules"):
         importlib.import_module(f"tenants.migrations.{migration}").create_rules(apps, None)

@@ -301,6 +301,31 @@ def test_anonymous_callers_are_throttled_per_address(db, three_a_minute):
     assert other.get("/api/schema/").status_code == 200
 
 
+@pytest.mark.parametrize("backend", ["locmem", "redis"])
+def test_a_window_ends_a_period_after_its_first_request_and_counts_afresh(
+        world, settings, backend):
+    """One counter per caller and window, in whichever cache the web processes share."""
+    import os
+    import time
+    import uuid
+
+    if backend == "redis":
+        if not os.environ.get("REDIS_URL"):
+            pytest.skip("needs Redis (set REDIS_URL): the counters all web processes share")
+        settings.CACHES = {"default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"], "KEY_PREFIX": f"throttle-{uuid.uuid4()}"}}
+    else:
+        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                       "LOCATION": f"window-{uuid.uuid4()}"}}
+    settings.BERTH_API_RATE = "2/s"
+    client = api(world.member)
+    assert [client.get("/api/v1/me/").status_code for _ in range(3)] == [200, 200, 429]
+    assert client.get("/api/v1/me/")["Retry-After"] == "1"
+    time.sleep(1.1)
+    assert [client.get("/api/v1/me/").status_code for _ in range(3)] == [200, 200, 429]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_concurrent_duplicate_gets_409_while_the_first_is_answered(live_server, monkeypatch,
                                                                      settings):

@@ -19,9 +19,9 @@ from urllib.parse import quote
 
 import hypothesis
 import pytest
-from django.core.management import call_command
 import requests
 import schemathesis
+from django.core.management import call_command
 from hypothesis import HealthCheck, Phase, configuration, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error

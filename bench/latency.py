@@ -1,6 +1,6 @@
 """Approval to Ready: how long a person waits after pressing Approve.
 
-    python bench/latency.py [--count 20] [--concurrency 2]
+    python bench/latency.py [--count 20] [--concurrency 2] [--namespaces 10000]
 
 One request at a time: approved (the approval service the page and the API call), then the
 database polled every 5 ms until the request is Ready; the time from the approve call
@@ -54,6 +54,23 @@ def wait_until_settled(request_id: int, *, timeout: float) -> float:
     return time.perf_counter() - started
 
 
+def seed_namespaces(count: int) -> None:
+    """`count` active namespaces of a tenant of their own on a plan-only cluster: rows the
+    worker's queries pass over, none of them the benched tenants'."""
+    if not count:
+        return
+    from tenants.models import Cluster, EnvironmentTier, Namespace, Tenant
+
+    cluster = Cluster.objects.create(name="bench-filler", api_url="http://127.0.0.1:9",
+                                     plan_only=True)
+    tenant = Tenant.objects.create(slug="filler", name="Rows for the bench")
+    tier = EnvironmentTier.objects.get(slug="dev")
+    Namespace.objects.bulk_create(
+        [Namespace(name=f"filler-app{index:05d}-dev", tenant=tenant, tier=tier, cluster=cluster,
+                   cpu_millis=100, memory_mib=128, state="active") for index in range(count)],
+        batch_size=2000)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=20)
@@ -61,6 +78,9 @@ def main() -> None:
     parser.add_argument("--pool", default="", help="the worker's pool (prefork, threads); "
                         "default: Berth's setting")
     parser.add_argument("--timeout", type=float, default=60, help="per request, seconds")
+    parser.add_argument("--namespaces", type=int, default=0, help="active namespaces of "
+                        "another tenant already in the database (the worker's memory with "
+                        "many rows)")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-latency-"))
@@ -72,6 +92,7 @@ def main() -> None:
         from tenants import demo
 
         demo.seed_git_repos()
+        seed_namespaces(args.namespaces)
         workers = start_workers(workers=1, concurrency=args.concurrency, pool=args.pool)
         samples = []
         try:
@@ -94,7 +115,8 @@ def main() -> None:
     print(f"not ready             {sum(len(rows) for rows in missing.values())}")
     for state, rows in missing.items():
         print(f"  {state}: {len(rows)}, e.g. {rows[0]}")
-    print(f"worker peak RSS       {worker_rss:.0f} MiB")
+    print(f"worker peak RSS       {worker_rss:.0f} MiB"
+          + (f" ({args.namespaces} other namespaces in the database)" if args.namespaces else ""))
     print(f"approve -> Ready      p50 {p50 * 1000:7.0f} ms   max {max(samples) * 1000:7.0f} ms")
     print(f"raw apply, 1 request      {raw_seconds * 1000:7.0f} ms  "
           f"({len(objects) // len(ids)} objects, one after another)")

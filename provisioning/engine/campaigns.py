@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -137,13 +138,7 @@ def roll(campaign_id: int, worker: str = "local") -> str:
     """Apply the campaign's pending namespaces wave by wave; pause at the first failure.
     Stops between namespaces when someone paused it meanwhile. One worker at a time: the
     one holding the campaign's lease (the sweep hands a lapsed one to another)."""
-    lease = settings.PROVISIONING_LEASE_SECONDS
-    if not records.acquire_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease):
-        return "held by another worker"
-    try:
-        return _roll(campaign_id, worker, lease)
-    finally:
-        records.release_campaign_lease(campaign_id=campaign_id, owner=worker)
+    return _leased(_roll, campaign_id, worker)
 
 
 def _roll(campaign_id: int, worker: str, lease: float) -> str:
@@ -185,11 +180,16 @@ def _file_commits(campaign: UpgradeCampaign) -> str:
 def roll_back(campaign_id: int, worker: str = "local") -> str:
     """Put every namespace the campaign reached back to what it held before: the fields
     Berth set as they were, objects the campaign added deleted."""
+    return _leased(_roll_back, campaign_id, worker)
+
+
+def _leased(work: Callable[[int, str, float], str], campaign_id: int, worker: str) -> str:
+    """Run `work` while this worker holds the campaign's lease; another's: nothing to do."""
     lease = settings.PROVISIONING_LEASE_SECONDS
     if not records.acquire_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease):
         return "held by another worker"
     try:
-        return _roll_back(campaign_id, worker, lease)
+        return work(campaign_id, worker, lease)
     finally:
         records.release_campaign_lease(campaign_id=campaign_id, owner=worker)
 

@@ -114,3 +114,21 @@ def tree_peak_rss_mib(pid: int) -> float:
 
 def own_peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a live process has used so far, its reaped children's too."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # fields[11:15] are utime, stime, cutime, cstime, in clock ticks
+    return sum(int(tick) for tick in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time used so far by a process and its live children."""
+    total = 0.0
+    for member in tree_pids(pid):
+        try:
+            total += cpu_seconds(member)
+        except OSError:
+            continue
+    return total

@@ -206,10 +206,8 @@ class PolicyAdmission:
         found: list[dict] = []
         if rt is not None:
             namespace = (ref.get("namespace") or req.namespace) if rt.namespaced else ""
-            for obj in self.store.stored(rt.group, rt.plural):
+            for obj in self.store.stored(rt.group, rt.plural, namespace or ""):
                 meta = obj["metadata"]
-                if rt.namespaced and meta.get("namespace") != namespace:
-                    continue
                 if ref.get("name"):
                     if meta["name"] == ref["name"]:
                         found.append(obj)
@@ -235,8 +233,7 @@ class PolicyAdmission:
         source = obj if obj is not None else old or {}
         ns = (source.get("metadata") or {}).get("namespace") if rt.namespaced else None
         if ns:
-            namespace_object = next((n for n in self.store.stored("", "namespaces")
-                                     if n["metadata"]["name"] == ns), None)
+            namespace_object = self.store.stored_object("", "namespaces", "", ns)
         req = _Request(operation, rt, subresource, obj, old, user, namespace_object, dry_run)
         warnings: list[str] = []
         for binding in bindings:

@@ -3,6 +3,7 @@ request bodies (JSON, YAML, protobuf), discovery, OpenAPI, CRUD and watch."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -21,6 +22,9 @@ from .rbac import Attributes, forbidden_message
 from .resources import AUTHN, NAMESPACES, ResourceType
 from .store import APPLY_PATCH, PATCH_TYPES, WriteContext
 from .validation import WARN
+
+# libyaml's loader when PyYAML was built with it: the pure-Python one is far slower.
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 if TYPE_CHECKING:
     from .server import KubeSandbox
@@ -325,8 +329,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def parse_patch(self, body: bytes, patch_type: str) -> Any:
         if patch_type == APPLY_PATCH:
+            # Clients send JSON, which is YAML too; the real server reads both the same way
+            # (sigs.k8s.io/yaml), and the JSON parser is some fifty times cheaper here.
+            with contextlib.suppress(ValueError):
+                return json.loads(body)
             try:
-                return yaml.safe_load(body)
+                return yaml.load(body, Loader=SafeLoader)  # noqa: S506 - a safe loader
             except yaml.YAMLError as error:
                 raise ApiError(400, f"error decoding YAML: {error}") from error
         try:

@@ -90,26 +90,18 @@ class Authorizer:
 
     def _role_rules(self, ref: dict, namespace: str) -> list[dict] | None:
         if ref.get("kind") == "ClusterRole":
-            roles = self.store.stored(RBAC, "clusterroles")
-            namespace = ""
+            role = self.store.stored_object(RBAC, "clusterroles", "", ref.get("name") or "")
         else:
-            roles = self.store.stored(RBAC, "roles")
-        for role in roles:
-            meta = role["metadata"]
-            if meta["name"] == ref.get("name") and meta.get("namespace", "") == namespace:
-                return role.get("rules") or []
-        return None
+            role = self.store.stored_object(RBAC, "roles", namespace, ref.get("name") or "")
+        return None if role is None else role.get("rules") or []
 
     def bindings_for(self, user: UserInfo, namespace: str) -> list[tuple[dict, list[dict]]]:
         """(binding, rules of its role) for each binding naming this user."""
         found = []
         with self.store.lock:
-            bindings = list(self.store.stored(RBAC, "clusterrolebindings"))
+            bindings = self.store.stored(RBAC, "clusterrolebindings")
             if namespace:
-                bindings += [
-                    b for b in self.store.stored(RBAC, "rolebindings")
-                    if b["metadata"].get("namespace") == namespace
-                ]
+                bindings += self.store.stored(RBAC, "rolebindings", namespace)
             for binding in bindings:
                 binding_ns = binding["metadata"].get("namespace", "")
                 if not any(subject_matches(s, user, binding_ns)

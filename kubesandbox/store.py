@@ -21,6 +21,7 @@ from pathlib import Path
 from . import fields, selectors
 from .apply import ServerSideApply
 from .errors import MODIFIED, ApiError, already_exists, bad_request, conflict, forbidden, not_found
+from .index import ObjectIndex
 from .namespaces import NamespaceLifecycle
 from .objects import (
     APPLY_PATCH,
@@ -78,7 +79,7 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
         self._seed_namespaces = tuple(namespaces)
         self._lock = threading.RLock()
-        self._objects: dict[Key, dict] = {}
+        self._objects = ObjectIndex()
         self._resource_version = 0
         # Terminating namespace -> epoch second at which it and its content disappear.
         self._terminating: dict[str, float] = {}
@@ -118,11 +119,8 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
         with self._lock:
             self._reap()
             keys = sorted(
-                key
-                for key in self._objects
-                if key[:2] == (rt.group, rt.plural)
-                and (namespace is None or key[2] == namespace)
-                and key[2:] > after
+                key for key in self._objects.of_type(rt.group, rt.plural, namespace)
+                if key[2:] > after
             )
             items = [
                 as_version(rt, self._objects[key])
@@ -147,12 +145,12 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
         """Copies of the stored objects, optionally of one type and/or one namespace."""
         with self._lock:
             self._reap()
-            return [
-                copy.deepcopy(obj)
-                for key, obj in sorted(self._objects.items())
-                if (rt is None or key[:2] == (rt.group, rt.plural))
-                and (namespace is None or key[2] == namespace)
-            ]
+            if rt is None:
+                chosen = {key: obj for key, obj in self._objects.items()
+                          if namespace is None or key[2] == namespace}
+            else:
+                chosen = self._objects.of_type(rt.group, rt.plural, namespace)
+            return [copy.deepcopy(obj) for _, obj in sorted(chosen.items())]
 
     # -- writes --------------------------------------------------------------------------
 
@@ -505,12 +503,17 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
         self._commit(rt, obj, old)
 
     def remove_all(self, group: str, plural: str) -> None:
-        for key in [k for k in self._objects if k[:2] == (group, plural)]:
+        for key in list(self._objects.of_type(group, plural)):
             self._remove(None, key)
 
-    def stored(self, group: str, plural: str) -> list[dict]:
-        """The live objects of one type (no copies: callers inside the lock only read)."""
-        return [obj for key, obj in self._objects.items() if key[:2] == (group, plural)]
+    def stored(self, group: str, plural: str, namespace: str | None = None) -> list[dict]:
+        """The live objects of one type, in one namespace or all (no copies: callers inside
+        the lock only read)."""
+        return list(self._objects.of_type(group, plural, namespace).values())
+
+    def stored_object(self, group: str, plural: str, namespace: str, name: str) -> dict | None:
+        """One live object by its key, or None (no copy: callers inside the lock only read)."""
+        return self._objects.get((group, plural, namespace, name))
 
     @property
     def lock(self) -> threading.RLock:

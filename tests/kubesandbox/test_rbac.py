@@ -85,6 +85,25 @@ def test_the_view_role_reads_but_does_not_write_or_read_secrets(sandbox: KubeSan
     assert alice(sandbox, "GET", "/api/v1/namespaces/default/configmaps")[0] == 403
 
 
+def test_access_ends_with_the_binding_or_its_role_and_stays_in_its_namespace(
+        sandbox: KubeSandbox, ns: str) -> None:
+    assert admin(sandbox, "POST", "/api/v1/namespaces", {"metadata": {"name": "team-b"}})[0] == 201
+    for namespace in (ns, "team-b"):
+        admin(sandbox, "POST", f"{RBAC}/namespaces/{namespace}/roles", role(
+            "read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}))
+    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-read", "read"))
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 200
+    assert alice(sandbox, "GET", "/api/v1/namespaces/team-b/configmaps")[0] == 403
+
+    admin(sandbox, "DELETE", f"{RBAC}/namespaces/{ns}/roles/read")
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 403
+    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/roles", role(
+        "read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}))
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 200
+    admin(sandbox, "DELETE", f"{RBAC}/namespaces/{ns}/rolebindings/alice-read")
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 403
+
+
 def test_resource_names_and_subresources_narrow_a_rule(sandbox: KubeSandbox, ns: str) -> None:
     for name in ("a", "b"):
         admin(sandbox, "POST", f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": name}})

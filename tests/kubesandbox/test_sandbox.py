@@ -561,6 +561,18 @@ def test_server_side_apply_accepts_a_yaml_body(sandbox: KubeSandbox, team: str) 
     assert (status, body["data"]) == (201, {"a": "1"})
 
 
+def test_server_side_apply_of_a_body_that_is_neither_json_nor_yaml_is_400(
+        sandbox: KubeSandbox, team: str) -> None:
+    status, body = raw(
+        sandbox,
+        "PATCH",
+        f"/api/v1/namespaces/{team}/configmaps/y?fieldManager=berth&force=true",
+        "data: {a: [1\n",
+        {"Content-Type": APPLY},
+    )
+    assert status == 400 and body["message"].startswith("error decoding YAML")
+
+
 # -- names, labels and namespaces ---------------------------------------------------------
 
 

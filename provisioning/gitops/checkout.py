@@ -17,6 +17,10 @@ from provisioning.gitops.session import Git
 _MOVED = re.compile(
     r"\[rejected\]|non-fast-forward|fetch first|stale info|failed to update ref|cannot lock ref"
 )
+# In a working copy's .git: "this working copy is exactly the commit named here, which this
+# host pushed last". Written after a push, removed before anything else touches the copy, so
+# the next writer under the lock can build on it without resetting it (three git processes).
+_SETTLED = "berth-settled"
 
 
 class Checkout:
@@ -32,6 +36,7 @@ class Checkout:
         # False: built on the tip this host last saw (its own last push), not re-fetched.
         self.fetched = fetched
         self.commits = 0  # made on top of `head`, not pushed yet
+        self.tip = head  # the last commit made here
 
     def read(self, within: Iterable[str]) -> dict[str, str]:
         """Every tracked file under these directories, path → text. Symbolic links are
@@ -91,7 +96,7 @@ class Checkout:
         )
         return changed
 
-    def commit(self, message: str, author: Author) -> str:
+    def commit(self, message: str, author: Author) -> None:
         identity = {
             "GIT_AUTHOR_NAME": author.name,
             "GIT_AUTHOR_EMAIL": author.email,
@@ -110,7 +115,15 @@ class Checkout:
             env=identity,
         )
         self.commits += 1
-        return self.git.run("rev-parse", "HEAD", cwd=self.path).stdout.strip()
+
+    def made(self) -> list[str]:
+        """The commits made here on top of `head`, oldest first (one git call for all)."""
+        if not self.commits:
+            return []
+        since = [f"^{self.head}"] if self.head else []
+        made = self.git.run("rev-list", "--reverse", "HEAD", *since, cwd=self.path).stdout.split()
+        self.tip = made[-1]
+        return made
 
     def push(self) -> bool:
         """True when pushed; False when the branch is not where this commit was built on
@@ -128,8 +141,8 @@ class Checkout:
             network=True,
         )
         if proc.returncode == 0:
-            tracking = f"refs/remotes/origin/{self.remote.branch}"
-            self.git.run("update-ref", tracking, "HEAD", cwd=self.path)
+            # git moved refs/remotes/origin/<branch> itself (origin's fetch refspec maps it).
+            (self.path / ".git" / _SETTLED).write_text(self.tip)
             return True
         if _MOVED.search(f"{proc.stdout}\n{proc.stderr}"):
             return False
@@ -172,7 +185,15 @@ def workdir_of(remote: Remote) -> Path:
 def checkout(git: Git, remote: Remote, path: Path, *, fetch: bool = True) -> Checkout:
     """Reset the working copy to the remote branch (nothing local survives): fetched, or
     with `fetch=False` as this host last saw it, when it has seen it (the push then
-    finds out whether that is still the tip)."""
+    finds out whether that is still the tip). With `fetch=False` right after this host's
+    own push, the copy is already that commit and is used as it is."""
+    settled = path / ".git" / _SETTLED
+    if not fetch and settled.is_file():
+        tip = settled.read_text().strip()
+        settled.unlink()
+        if tip:
+            return Checkout(git, path, remote, tip, fetched=False)
+    settled.unlink(missing_ok=True)
     try:
         if not (path / ".git").is_dir():
             shutil.rmtree(path, ignore_errors=True)

@@ -118,6 +118,7 @@ def write_batch(
                     return {}
 
                 results: dict[Hashable, WriteResult] = {}
+                committed: list[Hashable] = []
                 for key, propose in proposers:
                     try:
                         proposal = propose(work)
@@ -127,8 +128,11 @@ def write_batch(
                         results[key] = WriteResult("unchanged", work.head, proposal)
                         continue
                     work.apply(proposal.current, proposal.files)
-                    results[key] = WriteResult("committed", work.commit(proposal.message, author),
-                                               proposal)
+                    work.commit(proposal.message, author)
+                    results[key] = WriteResult("committed", "", proposal)
+                    committed.append(key)
+                for key, sha in zip(committed, work.made(), strict=True):
+                    results[key].sha = sha
                 if not work.commits:
                     if not work.fetched:
                         continue  # "unchanged" is only ever said of what the remote holds

@@ -104,7 +104,7 @@ def main() -> None:
             stop_workers(workers)
         missing = unfinished(ids)
         objects = objects_applied(ids)
-        raw_seconds = raw_apply(objects, sandbox) / len(ids)
+        raw_seconds = raw_apply(objects, sandbox)[0] / len(ids)
     finally:
         sandbox.process.terminate()
         sandbox.process.wait()

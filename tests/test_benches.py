@@ -43,3 +43,9 @@ def test_bench_runs_to_the_end_and_prints_its_ratio_last(bench):
     assert finished.returncode == 0, "\n".join(
         [*printed[-20:], *finished.stderr.splitlines()[-30:]])
     assert printed[-1].strip().startswith("ratio"), printed[-5:]
+    if bench == "provision.py":
+        # Where the ratio comes from: each side's CPU, which must have been measured.
+        cpu = next(line for line in printed if line.startswith("CPU seconds"))
+        figures = [float(word) for word in cpu.replace("(", " ").split()
+                   if word.replace(".", "", 1).isdigit()]
+        assert len(figures) == 4 and all(figure > 0 for figure in figures), cpu

@@ -1,11 +1,12 @@
 """What every bench sets up the same way: a scratch database, settings for a throwaway
-data directory, and peak memory of the processes it measured."""
+data directory, and the peak memory and CPU time of the processes it measured."""
 
 from __future__ import annotations
 
 import os
 import resource
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -101,15 +102,20 @@ def tree_pids(pid: int) -> list[int]:
     return found
 
 
-def tree_peak_rss_mib(pid: int) -> float:
-    """Peak resident memory summed over a process and its children (each one's own peak)."""
+def _summed_over_tree(pid: int, measure: Callable[[int], float]) -> float:
+    """`measure` of a process plus its live children's (a child gone meanwhile counts 0)."""
     total = 0.0
     for member in tree_pids(pid):
         try:
-            total += peak_rss_mib(member)
+            total += measure(member)
         except OSError:
             continue
     return total
+
+
+def tree_peak_rss_mib(pid: int) -> float:
+    """Peak resident memory summed over a process and its children (each one's own peak)."""
+    return _summed_over_tree(pid, peak_rss_mib)
 
 
 def own_peak_rss_mib() -> float:
@@ -125,10 +131,4 @@ def cpu_seconds(pid: int) -> float:
 
 def tree_cpu_seconds(pid: int) -> float:
     """CPU time used so far by a process and its live children."""
-    total = 0.0
-    for member in tree_pids(pid):
-        try:
-            total += cpu_seconds(member)
-        except OSError:
-            continue
-    return total
+    return _summed_over_tree(pid, cpu_seconds)

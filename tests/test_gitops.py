@@ -385,6 +385,26 @@ def test_a_push_refused_because_someone_else_pushed_is_redone_on_the_new_tip(wor
     assert GitCommit.objects.get(request=tenancy_request).pushes == 2
 
 
+def test_after_its_own_push_berth_builds_on_its_copy_and_still_sees_a_later_team_push(world):
+    """The working copy is reused as it is after Berth's own push; when the team pushed
+    meanwhile, the push is refused and redone on the team's commit, which survives."""
+    first = converge(approved(world))
+    assert GitCommit.objects.get(request=first).pushes == 1
+    outside = push_outside_commit(world["bare"], "team/notes.md", "hello\n")
+
+    second = converge(approved(world, app="cart", tier="dev", cluster="sandbox", cpu="1",
+                              memory="2Gi"))
+
+    assert (first.state, second.state) == (RequestState.READY, RequestState.READY)
+    files = files_on(world["bare"])
+    assert files["team/notes.md"] == "hello\n"
+    assert {"apps/shop/dev/application.yaml", "apps/cart/dev/application.yaml"} <= set(files)
+    commits = commits_on(world["bare"])
+    assert commits[0]["request"] == str(second.pk) and commits[1]["sha"] == outside
+    # Built first on its own last push (refused: the team's commit came since), then again.
+    assert GitCommit.objects.get(request=second).pushes == 2
+
+
 # --- an unreachable remote -------------------------------------------------------------------
 
 

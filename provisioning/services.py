@@ -157,9 +157,9 @@ def forget_versions(*, cluster: Cluster, refs: list[str]) -> None:
 
 
 @transaction.atomic
-def record_namespaces_pending(*, tenancy_request: Request, inputs: PlanInput) -> None:
-    """The names the request claimed become namespaces being provisioned."""
-    cluster = Cluster.objects.get(name=inputs.cluster.name)
+def record_namespaces_pending(*, tenancy_request: Request, inputs: PlanInput,
+                              cluster: Cluster) -> None:
+    """The names the request claimed become namespaces being provisioned on `cluster`."""
     project = None
     if inputs.project:
         project = Project.objects.filter(tenant=tenancy_request.tenant, name=inputs.project).first()

@@ -91,12 +91,14 @@ def _converge_locked(*, request_id: int, worker: str) -> str:
                 "approval.",
             )
             return "plan changed: returned to approval"
-        run = services.start_provisioning(request_id=request_id, plan_digest=plan.digest)
+        run = services.start_provisioning(request_id=request_id, plan_digest=plan.digest,
+                                          steps=steps_of(plan, tenancy_request))
     elif tenancy_request.state == RequestState.PROVISIONING:
         # A previous worker died mid-run, or an admin pressed Retry: continue its run.
         run = tenancy_request.runs.filter(state=RunState.RUNNING).first()
         if run is None:
             return "nothing to do: no open run"
+        records.start_steps(run=run, steps=steps_of(plan, tenancy_request))
     else:
         return f"nothing to do: request is {tenancy_request.state}"
 
@@ -105,22 +107,27 @@ def _converge_locked(*, request_id: int, worker: str) -> str:
     )
 
 
-def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: str) -> str:  # noqa: ANN001
-    cluster = Cluster.objects.get(name=inputs.cluster.name)
-    # Removing things, the repository goes first: the roots prune what its files described
-    # before Berth deletes where it ran, so no engine recreates what is being removed.
-    git_first = bool(plan.delete)
+def steps_of(plan: Plan, tenancy_request: Request) -> list[dict[str, Any]]:
+    """The run's steps, all pending: one per object applied or deleted, and the GitOps
+    commit. Removing things, the repository goes first: the roots prune what its files
+    described before Berth deletes where it ran, so no engine recreates what is being
+    removed."""
     steps = [records.step_row(ref_of(obj), "apply") for obj in plan.apply]
     steps += [records.step_row(ref, "delete") for ref in plan.delete]
     git_row = gitops_step_row(tenancy_request.tenant.gitops_repo_url)
-    steps = [git_row, *steps] if git_first else [*steps, git_row]
-    git_index = 0 if git_first else len(steps) - 1
-    records.start_steps(run=run, steps=steps)
+    return [git_row, *steps] if plan.delete else [*steps, git_row]
+
+
+def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: str) -> str:  # noqa: ANN001
+    cluster = Cluster.objects.get(name=inputs.cluster.name)
+    git_first = bool(plan.delete)
+    git_index = 0 if git_first else len(run.steps) - 1
     # Validate before create: a plan with one bad object creates nothing anywhere.
     problems = validate_plan(plan, inputs)
     if problems:
         return _refuse_invalid_plan(tenancy_request=tenancy_request, run=run, problems=problems)
-    records.record_namespaces_pending(tenancy_request=tenancy_request, inputs=inputs)
+    records.record_namespaces_pending(tenancy_request=tenancy_request, inputs=inputs,
+                                     cluster=cluster)
 
     if cluster.plan_only:
         for index in range(len(run.steps)):
@@ -200,6 +207,8 @@ def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: 
 
 
 APPLIED = ("created", "configured", "unchanged")
+# How stale a running plan's recorded progress may get (the run page shows it live).
+PROGRESS_SECONDS = 1.0
 
 
 def apply_waves(objects: tuple[dict[str, Any], ...]) -> list[list[int]]:
@@ -227,34 +236,49 @@ def _apply_pool() -> ThreadPoolExecutor:
 
 def _apply_plan(client: ClusterClient, plan: Plan, *, run: Run, offset: int, cluster: Cluster,
                 renew: Callable[[], None]) -> tuple[int, KubeError] | None:
-    """Apply the plan's objects, one server-side apply each, in waves; each wave's outcomes
-    and versions written together. Returns the first step that failed and why."""
+    """Apply the plan's objects, one server-side apply each, in waves. Outcomes and versions
+    are written together: when the plan is done or stopped, and while it runs at most every
+    PROGRESS_SECONDS, so a long plan shows its progress and a short one costs two writes."""
     lease = settings.PROVISIONING_LEASE_SECONDS
     keys = [(obj["apiVersion"], str(ref_of(obj))) for obj in plan.apply]
     known = records.applied_versions(cluster=cluster, refs=keys)
-    renewed_at = time.monotonic()
-    pool = _apply_pool()
-    for wave in apply_waves(plan.apply):
-        todo = [p for p in wave if run.steps[offset + p]["outcome"] not in APPLIED]
-        futures = {p: pool.submit(apply_object, client, plan.apply[p], known.get(keys[p]))
-                   for p in todo}
-        outcomes, versions, errors = {}, {}, []
-        for position, future in futures.items():
-            try:
-                applied = future.result()
-            except KubeError as error:
-                errors.append((offset + position, error))
-                continue
-            outcomes[offset + position] = (applied.result, applied.attempts, "")
-            versions[keys[position]] = applied.resource_version
+    outcomes: dict[int, tuple[str, int, str]] = {}
+    versions: dict[tuple[str, str], str] = {}
+
+    def write_progress() -> None:
         records.record_steps(run=run, outcomes=outcomes)
         records.remember_versions(cluster=cluster, versions=versions)
-        if errors:
-            return errors[0]
-        # Renewed well before it runs out, not after every wave (a write saved each).
-        if time.monotonic() - renewed_at > lease / 3:
-            renew()
-            renewed_at = time.monotonic()
+        outcomes.clear()
+        versions.clear()
+
+    renewed_at = written_at = time.monotonic()
+    pool = _apply_pool()
+    try:
+        for wave in apply_waves(plan.apply):
+            todo = [p for p in wave if run.steps[offset + p]["outcome"] not in APPLIED]
+            futures = {p: pool.submit(apply_object, client, plan.apply[p], known.get(keys[p]))
+                       for p in todo}
+            errors = []
+            for position, future in futures.items():
+                try:
+                    applied = future.result()
+                except KubeError as error:
+                    errors.append((offset + position, error))
+                    continue
+                outcomes[offset + position] = (applied.result, applied.attempts, "")
+                versions[keys[position]] = applied.resource_version
+            if errors:
+                return errors[0]
+            if time.monotonic() - written_at > PROGRESS_SECONDS:
+                write_progress()
+                written_at = time.monotonic()
+            # Renewed well before it runs out, not after every wave (a write saved each).
+            if time.monotonic() - renewed_at > lease / 3:
+                renew()
+                renewed_at = time.monotonic()
+    finally:
+        # Whatever stopped the plan, what was applied is on record: a retry skips it.
+        write_progress()
     return None
 
 

@@ -106,12 +106,15 @@ def transition_opening_run(
     plan_digest: str,
     actor: User | None = None,
     source_ip: str | None = None,
+    steps: list[dict[str, Any]] | None = None,
 ) -> Run:
-    """A transition into provisioning, with the Run that records this attempt."""
+    """A transition into provisioning, with the Run that records this attempt: its steps
+    laid out already when the worker opens it (a retry's are laid out by the worker)."""
     opened: list[Run] = []
 
     def open_run(locked: Request) -> dict[str, Any]:
-        opened.append(Run.objects.create(request=locked, plan_digest=plan_digest))
+        opened.append(Run.objects.create(request=locked, plan_digest=plan_digest,
+                                         steps=steps or [], attempts=1 if steps else 0))
         return {"run": opened[0].pk}
 
     transition(
@@ -120,10 +123,12 @@ def transition_opening_run(
     return opened[0]
 
 
-def start_provisioning(*, request_id: int, plan_digest: str) -> Run:
-    """The worker takes an approved request: it moves to provisioning with a new Run."""
+def start_provisioning(*, request_id: int, plan_digest: str,
+                       steps: list[dict[str, Any]] | None = None) -> Run:
+    """The worker takes an approved request: it moves to provisioning with a new Run, its
+    steps laid out pending."""
     return transition_opening_run(
-        request_id=request_id, action="start_provisioning", plan_digest=plan_digest
+        request_id=request_id, action="start_provisioning", plan_digest=plan_digest, steps=steps
     )
 
 

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tenants import services
+from tenants import selectors, services
 from tenants.choices import NamespaceState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Run, Tenant
 from tests.test_api_support import api, generous_rate, submit, world  # noqa: F401 - fixtures
@@ -112,7 +112,11 @@ def test_request_rows_are_what_drfs_field_walk_would_give(world):  # noqa: F811
 
     built = RequestSerializer(rows, many=True).data
     walked = FieldWalk(rows, many=True).data
+    # What the list endpoint passes: the selector's rows, not model instances.
+    listed = RequestSerializer(
+        selectors.request_rows_visible_to(world.member).order_by("id"), many=True).data
 
     assert [dict(row) for row in built] == [dict(row) for row in walked]
+    assert [dict(row) for row in listed] == [dict(row) for row in walked]
     assert list(built[0]) == RequestSerializer.Meta.fields
     assert built[1]["waiting_since"].endswith("Z") and built[0]["waiting_since"] is None

@@ -63,6 +63,7 @@ from tenants.selectors.namespaces import (
     visible_project,
 )
 from tenants.selectors.requests import (
+    LISTED_COLUMNS,
     commits_of_request,
     decidable_by,
     namespaces_of_request,
@@ -82,6 +83,7 @@ __all__ = [
     "definition_of",
     "diff_groups",
     "STATE_LABELS",
+    "LISTED_COLUMNS",
     "truth_table",
     "refresh_wait",
     "PLATFORM_ADMIN_RIGHTS",

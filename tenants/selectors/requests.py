@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
 from tenants.choices import ApproverRole, RequestState, Role
-from tenants.models import AuditEvent, Membership, Namespace, Request, User
+from tenants.models import AuditEvent, Membership, Namespace, Request, Tenant, User
 from tenants.selectors.access import is_platform_admin
 
 
@@ -17,18 +17,25 @@ def requests_visible_to(user: User) -> QuerySet[Request]:
     return requests.filter(tenant__memberships__user=user)
 
 
-# What a list of requests shows: its own columns, the tenant's slug and the requester's name.
-# Not the tenant's other columns: its secrets are decrypted as they load.
+# What a list of requests shows of each: its own columns, then (as `tenant_slug` and
+# `requester_name`) its tenant's slug and its requester's username.
 LISTED_COLUMNS = (
-    "id", "tenant__slug", "kind", "state", "status_message", "payload", "requester__username",
-    "policy_rule", "approvals_required", "approver_role", "waiting_since", "next_try_at",
-    "wait_reason", "created_at", "updated_at",
+    "id", "kind", "state", "status_message", "payload", "policy_rule", "approvals_required",
+    "approver_role", "waiting_since", "next_try_at", "wait_reason", "created_at", "updated_at",
 )
 
 
-def request_rows_visible_to(user: User) -> QuerySet[Request]:
-    """requests_visible_to, loading only what a list of them shows."""
-    return requests_visible_to(user).only(*LISTED_COLUMNS)
+def request_rows_visible_to(user: User) -> QuerySet:
+    """requests_visible_to as rows (dicts of LISTED_COLUMNS, tenant_slug, requester_name),
+    not model instances: a page of instances built three per row (request, tenant,
+    requester) and took 40 % of the list's time (docs/benchmarks.md). The slug and the name
+    are subqueries, not joins, so the page's COUNT, which leaves unused subqueries out,
+    reads the requests alone."""
+    return requests_visible_to(user).annotate(
+        tenant_slug=Subquery(Tenant.objects.filter(pk=OuterRef("tenant_id")).values("slug")),
+        requester_name=Subquery(
+            User.objects.filter(pk=OuterRef("requester_id")).values("username")),
+    ).values(*LISTED_COLUMNS, "tenant_slug", "requester_name")
 
 
 def visible_request(user: User, pk: int) -> Request:

@@ -359,7 +359,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "tenants.api.pagination.PageNumberPagination",
     "DEFAULT_FILTER_BACKENDS": [
         "tenants.api.filters.StrictFilterBackend",
-        "rest_framework.filters.OrderingFilter",
+        "tenants.api.filters.StrictOrderingFilter",
     ],
     "DEFAULT_THROTTLE_CLASSES": ["tenants.api.throttling.ApiRateThrottle"],
     "EXCEPTION_HANDLER": "tenants.api.exceptions.problem_handler",

@@ -156,6 +156,8 @@ def test_odd_query_strings_are_4xx(world, query):
     ("page_size=0.5", "page_size"), ("page_size=false", "page_size"), ("page_size=", "page_size"),
     ("page_size=0", "page_size"), ("page_size=2&page_size=3", "page_size"), ("page=null", "page"),
     ("state=", "state"), ("kind=&state=", "kind"), ("tenant=payments&tenant=search", "tenant"),
+    ("ordering=", "ordering"), ("ordering=id&ordering=-id", "ordering"),
+    ("ordering=id,,kind", "ordering"), ("ordering=--id", "ordering"),
 ])
 def test_a_paging_or_filter_value_the_schema_refuses_is_a_400_naming_it(world, query, field):
     response = api(world.member).get(f"{REQUESTS}?{query}")

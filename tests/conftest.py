@@ -45,12 +45,19 @@ def browser() -> Iterator:
     # Playwright runs an event loop in this thread; test data is written before it starts.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     ARTIFACTS.mkdir(exist_ok=True)
+    # Django's connections are per context, and Playwright's running loop is another one: a
+    # connection opened on either side of it would stay open, unseen from the other, and keep
+    # the test database from being dropped at the end. Each is closed on its own side.
+    from django.db import connections
+
+    connections.close_all()
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         try:
             yield launched
         finally:
             launched.close()
+            connections.close_all()
 
 
 @pytest.fixture

@@ -232,6 +232,9 @@ def test_an_ordering_the_list_cannot_sort_by_is_refused_naming_what_it_can(world
     [message] = assert_problem(response, 400)["errors"]["ordering"]
     assert "'requester__password'" in message and "'-id'" not in message
     assert "created_at, id, kind, state, updated_at" in message
+    # What is echoed back is cut short.
+    long = api(world.member).get(REQUESTS, {"ordering": "x" * 5000})
+    assert len(assert_problem(long, 400)["errors"]["ordering"][0]) < 300
 
 
 def test_pages_hold_page_size_items_at_most_200(world):

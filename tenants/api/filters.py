@@ -47,7 +47,7 @@ class StrictOrderingFilter(OrderingFilter):
     def remove_invalid_fields(self, queryset, fields, view, request):  # noqa: ANN001, ANN201 - DRF API
         valid = super().remove_invalid_fields(queryset, fields, view, request)
         if len(valid) < len(fields):
-            unknown = ", ".join(repr(term) for term in fields if term not in valid)
+            unknown = ", ".join(repr(term[:60]) for term in fields if term not in valid)
             allowed = ", ".join(sorted(
                 name for name, _ in self.get_valid_fields(queryset, view, {"request": request})))
             raise ValidationError({self.ordering_param: [

@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 
@@ -19,3 +19,12 @@ def make_filesystem_broker_folders(sender: Celery, **_: object) -> None:
     for key in ("data_folder_in", "data_folder_out", "control_folder"):
         if options.get(key):
             Path(options[key]).mkdir(parents=True, exist_ok=True)
+
+
+@signals.worker_init.connect
+def warm_the_engine(**_: object) -> None:
+    """Before the worker takes jobs (and before a prefork pool forks, so its children share
+    it): what the first provisioning job would otherwise load on the way."""
+    from provisioning.validation import warm
+
+    warm()

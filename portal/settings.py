@@ -292,6 +292,9 @@ PROVISIONING_LEASE_SECONDS = float(os.environ.get("BERTH_LEASE_SECONDS", "120"))
 NAMESPACE_TERMINATION_TIMEOUT = float(os.environ.get("BERTH_TERMINATION_TIMEOUT", "300"))
 # Once a namespace exists its objects are applied this many at a time (per task).
 BERTH_APPLY_CONCURRENCY = int(os.environ.get("BERTH_APPLY_CONCURRENCY", "8"))
+# A worker taking an approved request also takes up to this many minus one others approved
+# for the same cluster that no worker holds, and provisions them together.
+BERTH_PROVISION_BATCH_MAX = int(os.environ.get("BERTH_PROVISION_BATCH_MAX", "20"))
 # When the cluster or the repository stays unreachable past those retries, the request
 # waits and is tried again by itself: first after BERTH_OUTAGE_RETRY_SECONDS, then after
 # half the time it has waited so far (at most BERTH_OUTAGE_RETRY_MAX_SECONDS), until it has

@@ -5,8 +5,13 @@ The only database access on the way to a plan; everything after it is pure.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
+from typing import TypeVar
 
+from django.db import DatabaseError
 from django.db.models import Q
 
 from provisioning import gitops
@@ -39,6 +44,43 @@ from tenants.models import (
     Tenant,
 )
 from tenants.naming import kargo_namespace, namespace_name
+
+T = TypeVar("T")
+# Inside `shared_reads`: what the plans of one batch read alike, by what was asked.
+_shared: ContextVar[dict[Hashable, object] | None] = ContextVar("berth_plan_reads",
+                                                                default=None)
+
+
+@contextmanager
+def shared_reads() -> Iterator[None]:
+    """Within it, what several plans read alike (a cluster, a tier, a tenant's claimed names,
+    engines and credentials) is read once. For the plans of one batch, rendered before the
+    batch writes anything. Inside another, it is that one."""
+    if _shared.get() is not None:
+        yield
+        return
+    token = _shared.set({})
+    try:
+        yield
+    finally:
+        _shared.reset(token)
+
+
+def _read_once(key: Hashable, read: Callable[[], T]) -> T:
+    cache = _shared.get()
+    if cache is None:
+        return read()
+    if key not in cache:
+        cache[key] = read()
+    return cache[key]  # type: ignore[return-value]
+
+
+def _cluster(name: str) -> Cluster:
+    return _read_once(("cluster", name), lambda: Cluster.objects.get(name=name))
+
+
+def _tier(slug: str) -> EnvironmentTier:
+    return _read_once(("tier", slug), lambda: EnvironmentTier.objects.get(slug=slug))
 
 
 def tier_spec(tier: EnvironmentTier) -> TierSpec:
@@ -80,6 +122,11 @@ def repo_credential(tenant: Tenant) -> RepoCredential | None:
 
 
 def tenant_spec(tenant: Tenant, cluster: Cluster | None = None) -> TenantSpec:
+    return _read_once(("tenant", tenant.pk, cluster.pk if cluster else None),
+                      lambda: _tenant_spec(tenant, cluster))
+
+
+def _tenant_spec(tenant: Tenant, cluster: Cluster | None) -> TenantSpec:
     return TenantSpec(
         slug=tenant.slug,
         name=tenant.name,
@@ -121,11 +168,11 @@ def tenant_engines(tenant: Tenant, cluster: Cluster, *also: str) -> frozenset[st
     """The engines the tenant uses on a cluster: its default, those of its projects living
     there, and `also` (what the request brings)."""
     engines = {tenant.gitops_engine, *also}
-    engines |= set(
+    engines |= _read_once(("engines", tenant.pk, cluster.pk), lambda: set(
         Project.objects.filter(tenant=tenant, environments__cluster=cluster,
                                environments__state__in=GITOPS_LIVE_STATES)
         .values_list("gitops_engine", flat=True)
-    )
+    ))
     return frozenset(engine_family(engine) for engine in engines if engine)
 
 
@@ -176,8 +223,8 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
     remove_engines: frozenset[str] = frozenset()
 
     if kind == RequestKind.NAMESPACE:
-        cluster = Cluster.objects.get(name=payload["cluster"])
-        tier = EnvironmentTier.objects.get(slug=payload["tier"])
+        cluster = _cluster(payload["cluster"])
+        tier = _tier(payload["tier"])
         namespaces.append(
             NamespaceSpec(
                 name=_recorded_name(tenancy_request, payload["app"], tier),
@@ -188,7 +235,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
             )
         )
     elif kind == RequestKind.PROJECT:
-        cluster = Cluster.objects.get(name=payload["cluster"])
+        cluster = _cluster(payload["cluster"])
         engine = payload["engine"]
         project = payload["app"]
         tiers = list(EnvironmentTier.objects.filter(slug__in=payload["tiers"]))
@@ -206,10 +253,10 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
             )
         kargo = _kargo_projects(tenant, cluster, engine, project, namespaces)
     elif kind == RequestKind.ENVIRONMENT:
-        cluster = Cluster.objects.get(name=payload["cluster"])
+        cluster = _cluster(payload["cluster"])
         app = Project.objects.get(tenant=tenant, name=payload["project"])
         engine, project = app.gitops_engine, app.name
-        tier = EnvironmentTier.objects.get(slug=payload["tier"])
+        tier = _tier(payload["tier"])
         namespaces.append(
             NamespaceSpec(
                 name=_recorded_name(tenancy_request, project, tier),
@@ -235,11 +282,11 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
             )
         )
     elif kind == RequestKind.EPHEMERAL:
-        cluster = Cluster.objects.get(name=payload["cluster"])
+        cluster = _cluster(payload["cluster"])
         app = Project.objects.get(tenant=tenant, name=payload["project"])
         engine, project = app.gitops_engine, app.name
         if payload["creates_namespace"]:
-            tier = EnvironmentTier.objects.get(slug=payload["tier"])
+            tier = _tier(payload["tier"])
             namespaces.append(
                 NamespaceSpec(
                     name=payload["namespace"],
@@ -263,10 +310,10 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         cluster = current.cluster
         removed.append(current.name)
     elif kind == RequestKind.TENANT_SYNC:
-        cluster = Cluster.objects.get(name=payload["cluster"])
+        cluster = _cluster(payload["cluster"])
         namespaces, kargo = _kept_on(tenant, cluster)
     elif kind in (RequestKind.PROJECT_DECOMMISSION, RequestKind.TENANT_DECOMMISSION):
-        cluster = Cluster.objects.get(name=payload["cluster"])
+        cluster = _cluster(payload["cluster"])
         if kind == RequestKind.PROJECT_DECOMMISSION:
             app = Project.objects.get(tenant=tenant, name=payload["project"])
             engine, project = app.gitops_engine, app.name
@@ -355,9 +402,10 @@ def _recorded_name(tenancy_request: Request, app: str, tier: EnvironmentTier) ->
 def _recorded_names(tenancy_request: Request, tiers: list[EnvironmentTier]) -> dict[int, str]:
     """tier id → the name recorded for this request's namespace in it, in one query (the
     latest row where a tier has several)."""
-    rows = (Namespace.objects.filter(request=tenancy_request, tier__in=tiers)
-            .order_by("pk").values_list("tier_id", "name"))
-    return dict(rows)
+    recorded = _read_once(("recorded", tenancy_request.pk), lambda: dict(
+        Namespace.objects.filter(request=tenancy_request).order_by("pk")
+        .values_list("tier_id", "name")))
+    return {tier.pk: recorded[tier.pk] for tier in tiers if tier.pk in recorded}
 
 
 def _claimed_name(cluster: Cluster, tenant: Tenant, purpose: str, *, app: str = "") -> str:
@@ -365,10 +413,10 @@ def _claimed_name(cluster: Cluster, tenant: Tenant, purpose: str, *, app: str = 
     purpose on this cluster; "" when none is claimed (the plan then uses the usual name)."""
     if purpose == NamePurpose.KARGO and not app:
         return ""
-    return (
+    return _read_once(("claimed", cluster.pk, tenant.pk, purpose, app), lambda: (
         NamespaceClaim.objects.filter(cluster=cluster, tenant=tenant, purpose=purpose, app=app)
         .order_by("released_at", "-pk").values_list("name", flat=True).first()
-    ) or ""
+    ) or "")
 
 
 def claims_of(inputs: PlanInput, cluster: Cluster) -> dict[str, ClaimSpec]:
@@ -379,13 +427,62 @@ def claims_of(inputs: PlanInput, cluster: Cluster) -> dict[str, ClaimSpec]:
     wanted |= {project.namespace for project in (*inputs.kargo_projects, *inputs.remove_kargo)}
     if inputs.kargo_namespace:
         wanted.add(inputs.kargo_namespace)
-    return {
-        claim.name: ClaimSpec(purpose=claim.purpose,
-                              tenant=claim.tenant.slug if claim.tenant else "", app=claim.app)
-        for claim in NamespaceClaim.objects.filter(
-            cluster=cluster, name__in=wanted, released_at__isnull=True
-        ).select_related("tenant")
-    }
+    wanted.discard("")
+    known = _claims_known(cluster.pk)
+    _read_claims(cluster.pk, wanted - known.keys(), known)
+    return {name: known[name] for name in sorted(wanted) if known[name] is not None}
+
+
+def _claims_known(cluster_id: int) -> dict[str, ClaimSpec | None]:
+    """Name -> its live claim (None: unclaimed) on the cluster, as read so far: shared by a
+    batch's plans (`shared_reads`), else each plan's own."""
+    return _read_once(("claims", cluster_id), dict)
+
+
+def _read_claims(cluster_id: int, names: set[str], into: dict[str, ClaimSpec | None]) -> None:
+    if not names:
+        return
+    into.update(dict.fromkeys(names))
+    for claim in NamespaceClaim.objects.filter(
+        cluster_id=cluster_id, name__in=names, released_at__isnull=True
+    ).select_related("tenant"):
+        into[claim.name] = ClaimSpec(purpose=claim.purpose,
+                                     tenant=claim.tenant.slug if claim.tenant else "",
+                                     app=claim.app)
+
+
+def plan_inputs_for(requests: list[Request]) -> dict[int, PlanInput | Exception]:
+    """`plan_input_for` of several requests, what they share read once: each one's inputs,
+    or the error that stopped it (a tier, project or namespace it names is gone)."""
+    found: dict[int, PlanInput | Exception] = {}
+    with shared_reads():
+        if len(requests) > 1:
+            prefetch(requests)
+        for tenancy_request in requests:
+            try:
+                found[tenancy_request.pk] = plan_input_for(tenancy_request)
+            except DatabaseError:
+                raise  # the database went away: nothing to say of the request
+            except Exception as error:  # noqa: BLE001 - said of its request, not of all
+                found[tenancy_request.pk] = error
+    return found
+
+
+def prefetch(requests: list[Request]) -> None:
+    """Within `shared_reads`: the names recorded for these requests, and the registry's
+    claims on them, in a query each for all of them (else one each per plan)."""
+    recorded: dict[int, dict[int, str]] = {r.pk: {} for r in requests}
+    names: dict[int, set[str]] = {}
+    for request_id, tier_id, name, cluster_id in (
+        Namespace.objects.filter(request__in=requests).order_by("pk")
+        .values_list("request_id", "tier_id", "name", "cluster_id")
+    ):
+        recorded[request_id][tier_id] = name
+        names.setdefault(cluster_id, set()).add(name)
+    for request_id, by_tier in recorded.items():
+        _read_once(("recorded", request_id), lambda by_tier=by_tier: by_tier)
+    for cluster_id, wanted in names.items():
+        _read_claims(cluster_id, wanted, _claims_known(cluster_id))
 
 
 def environment_takes_namespace(environment: EphemeralEnvironment) -> bool:

@@ -13,11 +13,16 @@ ENQUEUE_AFTER = {"approve", "retry"}
 
 
 @receiver(request_state_changed, sender=Request)
-def enqueue_for_provisioning(sender, *, request_id: int, action: str, **_: object) -> None:  # noqa: ANN001
+def enqueue_for_provisioning(sender, *, request_ids: list[int], action: str,  # noqa: ANN001
+                             **_: object) -> None:
+    """A job per batch of requests a worker provisions together (engine.batches_of)."""
     if action in ENQUEUE_AFTER:
+        from provisioning.engine import batches_of
         from provisioning.tasks import converge
 
-        enqueue(converge, request_id)  # if the broker is down, the sweep finds it later
+        for leader, *companions in batches_of(request_ids):
+            # If the broker is down, the sweep finds them later.
+            enqueue(converge, leader, companions)
 
 
 @receiver(cluster_registered, sender=Cluster)

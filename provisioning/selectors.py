@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from tenants.choices import Decision
-from tenants.models import Request
+from tenants.models import Approval, Request
 
 
 def approvers_of(tenancy_request: Request) -> list[str]:
     """Who approved the request, in order; "policy" for an automatic approval."""
-    names: list[str] = []
-    approvals = tenancy_request.approvals.filter(decision=Decision.APPROVE).select_related(
-        "approver"
-    )
-    for approval in approvals.order_by("created_at", "id"):
-        name = approval.approver.username if approval.approver_id else "policy"
+    return approvers_by_request([tenancy_request.pk]).get(tenancy_request.pk, [])
+
+
+def approvers_by_request(request_ids: list[int]) -> dict[int, list[str]]:
+    """approvers_of of several requests, in one query."""
+    found: dict[int, list[str]] = {}
+    for request_id, username in (Approval.objects
+                                 .filter(request_id__in=request_ids, decision=Decision.APPROVE)
+                                 .order_by("created_at", "id")
+                                 .values_list("request_id", "approver__username")):
+        names = found.setdefault(request_id, [])
+        name = username or "policy"
         if name not in names:
             names.append(name)
-    return names
+    return found

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Case, Q, When
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
@@ -57,14 +57,38 @@ def acquire_lease(*, request_id: int, owner: str, seconds: float) -> bool:
     return taken == 1
 
 
-def renew_lease(*, request_id: int, owner: str, seconds: float) -> None:
-    Request.objects.filter(pk=request_id, lease_owner=owner).update(
+def claim_companions(*, leader_id: int, owner: str, seconds: float, kinds: tuple[str, ...],
+                     cluster: str, limit: int, first: tuple[int, ...] = ()) -> list[int]:
+    """Lease, for `owner`, up to `limit` other approved requests of these kinds on this
+    cluster that no worker holds, those in `first` first, then the oldest: they are
+    provisioned with the leader. Returns their ids."""
+    if limit <= 0:
+        return []
+    now = timezone.now()
+    free = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now)
+    candidates = (Request.objects.filter(free, state=RequestState.APPROVED, kind__in=kinds,
+                                         payload__cluster=cluster)
+                  .exclude(pk=leader_id)
+                  .order_by(Case(When(pk__in=first, then=0), default=1), "pk")
+                  .values("pk")[:limit])
+    # The lease conditions again outside the subquery: two workers picking the same rows,
+    # the second one's UPDATE re-reads them after the first commits and leaves them.
+    taken = Request.objects.filter(free, pk__in=candidates, state=RequestState.APPROVED).update(
+        lease_owner=owner, lease_expires_at=now + timedelta(seconds=seconds))
+    if not taken:
+        return []
+    return list(Request.objects.filter(lease_owner=owner, state=RequestState.APPROVED)
+                .exclude(pk=leader_id).order_by("pk").values_list("pk", flat=True))
+
+
+def renew_leases(*, request_ids: list[int], owner: str, seconds: float) -> None:
+    Request.objects.filter(pk__in=request_ids, lease_owner=owner).update(
         lease_expires_at=timezone.now() + timedelta(seconds=seconds)
     )
 
 
-def release_lease(*, request_id: int, owner: str) -> None:
-    Request.objects.filter(pk=request_id, lease_owner=owner).update(
+def release_leases(*, request_ids: list[int], owner: str) -> None:
+    Request.objects.filter(pk__in=request_ids, lease_owner=owner).update(
         lease_owner="", lease_expires_at=None
     )
 
@@ -114,17 +138,22 @@ def start_steps(*, run: Run, steps: list[dict[str, Any]]) -> None:
 
 
 def record_step(*, run: Run, index: int, outcome: str, attempts: int, message: str = "") -> None:
-    record_steps(run=run, outcomes={index: (outcome, attempts, message)})
+    note_step(run=run, index=index, outcome=outcome, attempts=attempts, message=message)
+    write_steps(runs=[run])
 
 
-def record_steps(*, run: Run, outcomes: dict[int, tuple[str, int, str]]) -> None:
-    """Several steps' outcomes (index → outcome, attempts, message) in one write."""
-    if not outcomes:
-        return
-    for index, (outcome, attempts, message) in outcomes.items():
-        step = run.steps[index]
-        step.update(outcome=outcome, attempts=step["attempts"] + attempts, message=message)
-    Run.objects.filter(pk=run.pk).update(steps=run.steps)
+def note_step(*, run: Run, index: int, outcome: str, attempts: int, message: str = "") -> None:
+    """A step's outcome in the run as held in memory; `write_steps` writes it."""
+    step = run.steps[index]
+    step.update(outcome=outcome, attempts=step["attempts"] + attempts, message=message)
+
+
+def write_steps(*, runs: list[Run]) -> None:
+    """The steps of these runs as held in memory, in one statement."""
+    if len(runs) == 1:
+        Run.objects.filter(pk=runs[0].pk).update(steps=runs[0].steps)
+    elif runs:
+        Run.objects.bulk_update(runs, ["steps"])
 
 
 def applied_versions(
@@ -157,56 +186,78 @@ def forget_versions(*, cluster: Cluster, refs: list[str]) -> None:
 
 
 @transaction.atomic
-def record_namespaces_pending(*, tenancy_request: Request, inputs: PlanInput,
+def record_namespaces_pending(*, requests: list[tuple[Request, PlanInput]],
                               cluster: Cluster) -> None:
-    """The names the request claimed become namespaces being provisioned on `cluster`."""
-    project = None
-    if inputs.project:
-        project = Project.objects.filter(tenant=tenancy_request.tenant, name=inputs.project).first()
-    Namespace.objects.filter(request=tenancy_request, state=NamespaceState.REQUESTED).update(
-        state=NamespaceState.PENDING
-    )
+    """The names these requests claimed become namespaces being provisioned on `cluster`."""
+    Namespace.objects.filter(request__in=[r for r, _ in requests],
+                             state=NamespaceState.REQUESTED).update(state=NamespaceState.PENDING)
+    specs = [(tenancy_request, inputs, spec) for tenancy_request, inputs in requests
+             for spec in inputs.namespaces]
     taken = set(Namespace.objects.filter(
-        cluster=cluster, name__in=[spec.name for spec in inputs.namespaces],
-        state__in=LIVE_STATES,
+        cluster=cluster, name__in=[spec.name for _, _, spec in specs], state__in=LIVE_STATES,
     ).values_list("name", flat=True))
     tiers = {tier.slug: tier for tier in EnvironmentTier.objects.filter(
-        slug__in={spec.tier.slug for spec in inputs.namespaces})}
+        slug__in={spec.tier.slug for _, _, spec in specs})}
+    projects = {(r.tenant_id, inputs.project):
+                Project.objects.filter(tenant=r.tenant, name=inputs.project).first()
+                for r, inputs in requests if inputs.project}
     Namespace.objects.bulk_create([
         Namespace(
             name=spec.name,
             tenant=tenancy_request.tenant,
             cluster=cluster,
             tier=tiers[spec.tier.slug],
-            project=project,
+            project=projects.get((tenancy_request.tenant_id, inputs.project)),
             cpu_millis=spec.cpu_millis,
             memory_mib=spec.memory_mib,
             storage_gib=spec.storage_gib,
             request=tenancy_request,
         )
-        for spec in inputs.namespaces if spec.name not in taken
+        for tenancy_request, inputs, spec in specs if spec.name not in taken
     ])
 
 
-@transaction.atomic
 def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
-    """After a successful run: Berth's records say what the cluster now has."""
-    tenant = tenancy_request.tenant
-    if tenancy_request.kind == RequestKind.PROJECT:
-        project, _ = Project.objects.get_or_create(
-            tenant=tenant, name=inputs.project, defaults={"gitops_engine": inputs.engine}
-        )
-        Namespace.objects.filter(
-            tenant=tenant, name__in=[ns.name for ns in inputs.namespaces], project__isnull=True
-        ).update(project=project)
-    specs = {spec.name: spec for spec in inputs.namespaces}
-    live = list(Namespace.objects.filter(
-        tenant=tenant, cluster__name=inputs.cluster.name, name__in=specs, state__in=LIVE_STATES,
-    ).select_related("tier"))
-    revisions = _revisions_applied(live, specs)
-    bundle = definitions.bundle_revision(digest=bundle_digest()) if live else None
+    record_outcomes(requests=[(tenancy_request, inputs)])
+
+
+@transaction.atomic
+def record_outcomes(*, requests: list[tuple[Request, PlanInput]]) -> None:
+    """After successful runs: Berth's records say what the cluster now has."""
+    for tenancy_request, inputs in requests:
+        if tenancy_request.kind == RequestKind.PROJECT:
+            project, _ = Project.objects.get_or_create(
+                tenant=tenancy_request.tenant, name=inputs.project,
+                defaults={"gitops_engine": inputs.engine})
+            Namespace.objects.filter(
+                tenant=tenancy_request.tenant, name__in=[ns.name for ns in inputs.namespaces],
+                project__isnull=True,
+            ).update(project=project)
+    _activate_namespaces(requests)
+    for tenancy_request, inputs in requests:
+        _record_environment_outcome(tenancy_request, inputs)
+
+
+def _activate_namespaces(requests: list[tuple[Request, PlanInput]]) -> None:
+    """Each request's namespaces active, as its plan rendered them (quota, tier and
+    template revisions)."""
+    specs = {(r.tenant_id, inputs.cluster.name, spec.name): spec
+             for r, inputs in requests for spec in inputs.namespaces}
+    if not specs:
+        return
+    live = [namespace for namespace in Namespace.objects.filter(
+        cluster__name__in={cluster for _, cluster, _ in specs},
+        name__in={name for _, _, name in specs}, state__in=LIVE_STATES,
+    ).select_related("tier", "cluster")
+        if (namespace.tenant_id, namespace.cluster.name, namespace.name) in specs]
+    if not live:
+        return
+    spec_of = {namespace.pk: specs[(namespace.tenant_id, namespace.cluster.name, namespace.name)]
+               for namespace in live}
+    revisions = _revisions_applied(live, spec_of)
+    bundle = definitions.bundle_revision(digest=bundle_digest())
     for namespace in live:
-        spec = specs[namespace.name]
+        spec = spec_of[namespace.pk]
         namespace.state = NamespaceState.ACTIVE
         namespace.cpu_millis = spec.cpu_millis
         namespace.memory_mib = spec.memory_mib
@@ -215,6 +266,11 @@ def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
         namespace.bundle_revision = bundle
     Namespace.objects.bulk_update(live, ["state", "cpu_millis", "memory_mib", "storage_gib",
                                          "tier_revision", "bundle_revision"])
+
+
+def _record_environment_outcome(tenancy_request: Request, inputs: PlanInput) -> None:
+    """An ephemeral environment started, or one ended (and the namespaces it removed)."""
+    tenant = tenancy_request.tenant
     if tenancy_request.kind == RequestKind.EPHEMERAL:
         EphemeralEnvironment.objects.filter(
             request=tenancy_request, state=EnvironmentState.STARTING
@@ -241,12 +297,12 @@ def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
         gone.update(state=NamespaceState.DECOMMISSIONED, drift=[])
 
 
-def _revisions_applied(live: list[Namespace], specs: dict[str, Any]) -> dict[int, Any]:
+def _revisions_applied(live: list[Namespace], spec_of: dict[int, Any]) -> dict[int, Any]:
     """Tier id -> the revision of the tier definition the run rendered these namespaces
     from (the plan's own TierSpec, not the tier as it may stand by now)."""
     wanted = {}
     for namespace in live:
-        tier = specs[namespace.name].tier
+        tier = spec_of[namespace.pk].tier
         wanted[namespace.tier] = (tier_digest(tier), tier_definition(tier))
     return definitions.tier_revisions(wanted=wanted)
 
@@ -437,9 +493,12 @@ def waiting_git_writes(*, repository: str, exclude: int, limit: int,
     )
 
 
-def finish_git_write(*, request_id: int, outcome: str, message: str) -> None:
-    GitWrite.objects.filter(request_id=request_id, outcome="").update(
-        outcome=outcome, message=message)
+def finish_git_writes(*, outcomes: dict[int, tuple[str, str]]) -> None:
+    """Requests a push carried: request id -> (outcome, message), in one statement."""
+    rows = list(GitWrite.objects.filter(request_id__in=outcomes, outcome=""))
+    for row in rows:
+        row.outcome, row.message = outcomes[row.request_id]
+    GitWrite.objects.bulk_update(rows, ["outcome", "message"])
 
 
 def take_git_write(*, request_id: int) -> GitWrite | None:

@@ -45,18 +45,30 @@ DATABASE_GONE = (OperationalError, InterfaceError)
 
 @shared_task(bind=True, name="provisioning.converge", autoretry_for=DATABASE_GONE,
              max_retries=None, retry_backoff=2, retry_backoff_max=30, retry_jitter=True)
-def converge(self, request_id: int) -> str:  # noqa: ANN001 - Celery task instance
+def converge(self, request_id: int, companions: list[int] | None = None) -> str:  # noqa: ANN001
+    """Provision the request, with `companions` (queued with it) and others approved for its
+    cluster (engine.converge_batch); a request another worker's batch holds or finished costs
+    one query."""
     worker = _worker(self)
-    if not Request.objects.filter(pk=request_id).exists():
+    found = (Request.objects.filter(pk=request_id)
+             .values_list("state", "lease_owner", "lease_expires_at").first())
+    if found is None:
         return f"request {request_id} does not exist"
-    result = engine.converge(request_id=request_id, worker=worker)
-    logger.info("request %s: %s", request_id, result)
-    next_try = (Request.objects.filter(pk=request_id, lease_owner=WAITING)
-                .values_list("next_try_at", flat=True).first())
-    if result.startswith("waiting") and next_try is not None:
-        # Waiting out an outage: come back then (the sweep would too, a little later).
-        converge.apply_async((request_id,), eta=next_try)
-    return result
+    state, owner, lease_ends = found
+    if state not in WORKING_STATES:
+        return f"nothing to do: request is {state}"
+    if owner not in ("", worker) and lease_ends and lease_ends > timezone.now():
+        return "busy: another worker holds the lease"  # a batch has it
+    results = engine.converge_batch(request_id=request_id, worker=worker,
+                                    companions=tuple(companions or ()))
+    for each, result in results.items():
+        logger.info("request %s: %s", each, result)
+    waiting = [each for each, result in results.items() if result.startswith("waiting")]
+    # Waiting out an outage: come back then (the sweep would too, a little later).
+    for each, next_try in (Request.objects.filter(pk__in=waiting, lease_owner=WAITING)
+                           .exclude(next_try_at=None).values_list("pk", "next_try_at")):
+        converge.apply_async((each,), eta=next_try)
+    return results[request_id]
 
 
 @shared_task(name="provisioning.sweep")
@@ -68,8 +80,8 @@ def sweep() -> list[int]:
         .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
         .values_list("pk", flat=True)
     )
-    for request_id in stranded:
-        converge.delay(request_id)
+    for leader, *companions in engine.batches_of(stranded):
+        converge.delay(leader, companions)
     sweep_campaigns()
     return stranded
 

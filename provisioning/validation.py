@@ -55,6 +55,17 @@ def validate_plan(
     return problems
 
 
+def warm() -> None:
+    """Load what a plan is checked against (the client's models, the CRDs) and the
+    templates' digest now, as a worker starts: else its first request pays for them."""
+    from provisioning.plan import render
+    from provisioning.versions import bundle_digest, samples
+
+    bundle_digest()
+    for inputs in samples():
+        validate_plan(render(inputs), inputs)
+
+
 def deletable_objects(inputs: PlanInput) -> set[tuple[str, str, str]]:
     """(kind, namespace, name) of what besides namespaces a plan may delete: what Berth made
     for the project or tenant the request decommissions."""

@@ -73,6 +73,11 @@ def _sample(engine: str) -> PlanInput:
                      kargo_projects=kargo)
 
 
+def samples() -> list[PlanInput]:
+    """The fixed sample the bundle's digest renders, once per engine."""
+    return [_sample(engine) for engine in ENGINES]
+
+
 @lru_cache(maxsize=1)
 def bundle_digest() -> str:
     """The digest of what this Berth renders for the sample: changes with the templates."""

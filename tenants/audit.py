@@ -1,4 +1,5 @@
-"""Writing audit events. Every service that changes something calls `record`."""
+"""Writing audit events. Every service that changes something calls `record` (or, for
+several objects changed together, `record_all` of `event`s)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from tenants.models import AuditEvent, User
 SYSTEM_ACTOR = "system"
 
 
-def record(
+def event(
     *,
     actor: User | None,
     action: str,
@@ -21,7 +22,8 @@ def record(
     after: dict[str, Any] | None = None,
     source_ip: str | None = None,
 ) -> AuditEvent:
-    return AuditEvent.objects.create(
+    """An audit event, not written yet."""
+    return AuditEvent(
         actor=actor,
         actor_label=actor.username if actor is not None else SYSTEM_ACTOR,
         action=action,
@@ -33,3 +35,24 @@ def record(
         after=after,
         source_ip=source_ip,
     )
+
+
+def record(
+    *,
+    actor: User | None,
+    action: str,
+    obj: models.Model,
+    tenant_id: int | None = None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    source_ip: str | None = None,
+) -> AuditEvent:
+    written = event(actor=actor, action=action, obj=obj, tenant_id=tenant_id, before=before,
+                    after=after, source_ip=source_ip)
+    written.save()
+    return written
+
+
+def record_all(events: list[AuditEvent]) -> None:
+    """Several events in one statement, in the order given."""
+    AuditEvent.objects.bulk_create(events)

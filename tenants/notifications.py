@@ -67,18 +67,24 @@ def _deciders(tenancy_request: Request):  # noqa: ANN202 - QuerySet[User]
     return deciders.exclude(pk=tenancy_request.requester_id)
 
 
-def _actor_id(tenancy_request: Request, event: str) -> int | None:
-    """Who made this move: they need no e-mail about what they just did."""
-    return (AuditEvent.objects.filter(
-        object_type=Request._meta.label_lower, object_id=str(tenancy_request.pk),
+def actors_of(request_ids: list[int], event: str) -> dict[int, int | None]:
+    """Who made this move, per request (its last audit event of it): they need no e-mail
+    about what they just did."""
+    actors: dict[int, int | None] = {}
+    for object_id, actor_id in (AuditEvent.objects.filter(
+        object_type=Request._meta.label_lower, object_id__in=[str(pk) for pk in request_ids],
         action=f"request.{ACTIONS[event]}",
-    ).order_by("-created_at", "-id").values_list("actor_id", flat=True).first())
+    ).order_by("object_id", "-created_at", "-id").values_list("object_id", "actor_id")):
+        actors.setdefault(int(object_id), actor_id)
+    return actors
 
 
-def recipients(tenancy_request: Request, event: str) -> list[str]:
+def recipients(tenancy_request: Request, event: str, *,
+               actors: dict[int, int | None] | None = None) -> list[str]:
     """Who hears about it: approvers when it waits for them, the requester when it moves on,
     both when it is withdrawn or comes back; never the person who made the move, nor anyone
-    who muted the event; and always the tenant's own notification addresses."""
+    who muted the event; and always the tenant's own notification addresses. `actors`: who
+    made the move, by request (`actors_of`), when already read."""
     if event == "submitted":
         # Only a request held for a decision is news; one approved by policy is told as
         # "approved", and its requester knows they submitted it.
@@ -87,7 +93,9 @@ def recipients(tenancy_request: Request, event: str) -> list[str]:
         people = [tenancy_request.requester]
         if event in FOR_DECIDERS:
             people += list(_deciders(tenancy_request))
-    actor_id = _actor_id(tenancy_request, event)
+    if actors is None:
+        actors = actors_of([tenancy_request.pk], event)
+    actor_id = actors.get(tenancy_request.pk)
     addresses = [person.email for person in people
                  if person.pk != actor_id and event not in (person.muted_notifications or [])]
     return sorted({a for a in [*addresses, *tenancy_request.tenant.notify_emails] if a})

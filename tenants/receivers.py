@@ -1,22 +1,28 @@
-"""When a request moves, tell people: e-mail and the tenant's webhook, queued as tasks."""
+"""When requests move, tell people: e-mail and the tenant's webhook, queued as tasks."""
 
 from __future__ import annotations
 
 from django.dispatch import receiver
 
 from tenants.models import Request
-from tenants.notifications import EVENTS, event_body, recipients, wants_email
+from tenants.notifications import EVENTS, event_body, wants_email
 from tenants.signals import request_state_changed
-from tenants.tasks import deliver_webhook, enqueue, send_request_email
+from tenants.tasks import deliver_webhook, enqueue, send_request_emails
 
 
 @receiver(request_state_changed, sender=Request)
-def notify(sender, *, request_id: int, action: str, **_: object) -> None:  # noqa: ANN001
+def notify(sender, *, request_ids: list[int], action: str, **_: object) -> None:  # noqa: ANN001
+    """One e-mail job for the requests one transition moved (it finds who hears of each),
+    one webhook delivery per request."""
     event = EVENTS.get(action)
     if event is None:
         return
-    tenancy_request = Request.objects.select_related("tenant", "requester").get(pk=request_id)
-    if wants_email(tenancy_request, event) and recipients(tenancy_request, event):
-        enqueue(send_request_email, request_id, event)
-    if tenancy_request.tenant.webhook_url:
-        enqueue(deliver_webhook, tenancy_request.tenant_id, event_body(tenancy_request, event))
+    moved = list(Request.objects.select_related("tenant", "requester")
+                 .filter(pk__in=request_ids).order_by("pk"))
+    mailed = [moving.pk for moving in moved if wants_email(moving, event)]
+    if mailed:
+        enqueue(send_request_emails, mailed, event)
+    for tenancy_request in moved:
+        if tenancy_request.tenant.webhook_url:
+            enqueue(deliver_webhook, tenancy_request.tenant_id,
+                    event_body(tenancy_request, event))

@@ -2,8 +2,9 @@
 
 from django.dispatch import Signal
 
-# Sent after the transaction that changed a request's state commits:
-# request_id, action (a key of tenants.services.lifecycle.TRANSITIONS), state.
+# Sent after the transaction that changed requests' state commits, once for all the requests
+# one transition moved together: request_ids, action (a key of
+# tenants.services.lifecycle.TRANSITIONS), state.
 request_state_changed = Signal()
 
 # Sent after a cluster is added or its API server changes (on commit): cluster_id. The

@@ -11,11 +11,13 @@ import logging
 
 import urllib3
 from celery import shared_task
-from django.core.mail import send_mail
+from celery.utils.time import get_exponential_backoff_interval
+from django.core.mail import EmailMessage, get_connection, send_mail
 
 from tenants import services
 from tenants.models import EphemeralEnvironment, Request, Tenant
 from tenants.notifications import (
+    actors_of,
     email_text,
     environment_body,
     environment_recipients,
@@ -46,20 +48,32 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-@shared_task(
-    name="tenants.send_request_email",
-    autoretry_for=(OSError,),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    max_retries=5,
-)
-def send_request_email(request_id: int, event: str) -> int:
-    tenancy_request = Request.objects.select_related("tenant", "requester").get(pk=request_id)
-    to = recipients(tenancy_request, event)
-    if not to:
-        return 0
-    subject, body = email_text(tenancy_request, event)
-    return send_mail(subject=subject, message=body, from_email=None, recipient_list=to)
+@shared_task(bind=True, name="tenants.send_request_emails", max_retries=5)
+def send_request_emails(self, request_ids: list[int], event: str) -> int:  # noqa: ANN001 - Celery task
+    """The e-mail of each of these requests' move to whoever should hear of it, over one
+    connection to the mail server. When the server fails, the ones not sent yet are tried
+    again later, with backoff: none is sent twice."""
+    moved = list(Request.objects.select_related("tenant", "requester")
+                 .filter(pk__in=request_ids).order_by("pk"))
+    actors = actors_of(request_ids, event)
+    sent = 0
+    with get_connection() as connection:
+        for position, tenancy_request in enumerate(moved):
+            to = recipients(tenancy_request, event, actors=actors)
+            if not to:
+                continue
+            subject, body = email_text(tenancy_request, event)
+            try:
+                sent += connection.send_messages([EmailMessage(subject, body, None, to)])
+            except OSError as error:
+                unsent = [r.pk for r in moved[position:]]
+                logger.warning("e-mail of %s not sent (%s): tried again later",
+                               event, type(error).__name__)
+                raise self.retry(args=(unsent, event), exc=error, countdown=
+                                 get_exponential_backoff_interval(
+                                     factor=1, retries=self.request.retries, maximum=600,
+                                     full_jitter=True)) from error
+    return sent
 
 
 @shared_task(

@@ -16,8 +16,9 @@ from provisioning import services as records
 from provisioning.kube import KubeError
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
 from tenants import demo, services
-from tenants.choices import NamespaceState, RequestState, RunState
-from tenants.models import Cluster, Namespace, Request, Tenant, User
+from tenants.choices import ApproverRole, NamespaceState, PolicyOutcome, RequestState, RunState
+from tenants.engine import review
+from tenants.models import ApprovalRule, AuditEvent, Cluster, Namespace, Request, Tenant, User
 from tests.cluster import as_admin, seed_demo
 from tests.workflow import approve_if_needed
 
@@ -140,7 +141,8 @@ def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itsel
 ):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     handed_out: list[int] = []
-    monkeypatch.setattr(tasks.converge, "delay", handed_out.append)  # the broker's part
+    monkeypatch.setattr(tasks.converge, "delay",  # the broker's part
+                        lambda request_id, companions=(): handed_out.append(request_id))
     # The API answers 503 to every apply until it comes back (below).
     sandbox.inject_faults(status=503, times=10_000, method="PATCH")
     tenancy_request = converge(approved(world))
@@ -443,7 +445,9 @@ def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, san
 
 
 def steps_written(sql: list[str]) -> int:
-    return sum(query.startswith('UPDATE "tenants_run" SET "steps"') for query in sql)
+    """Writes of a run's steps: progress, and the last one as the run closes."""
+    return sum(query.startswith('UPDATE "tenants_run" SET') and '"steps" =' in query
+               for query in sql)
 
 
 def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
@@ -452,7 +456,7 @@ def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     from provisioning.engine import runs
 
     _, quick_sql = provision_counting_queries(approved(world).pk)
-    # Every wave's outcomes at once, at the end; then the GitOps step's.
+    # Every wave's outcomes at once, at the end; then the GitOps step's as the run closes.
     assert steps_written(quick_sql) == 2
 
     # A plan slower than PROGRESS_SECONDS per wave: each wave's outcomes as it ends.
@@ -494,3 +498,175 @@ def test_rolebindings_wait_for_the_roles_they_grant():
     assert wave_of[1] == wave_of[2] == wave_of[3] == wave_of[5]  # then together
     assert wave_of[4] == wave_of[6] > wave_of[3]  # RoleBindings after the Roles
     assert wave_of[7] > wave_of[4]
+
+
+# --- requests approved together are provisioned together ----------------------------------
+
+
+def submitted_many(world, count: int, prefix: str = "app") -> list[Request]:  # noqa: ANN001
+    Tenant.objects.filter(pk=world["tenant"].pk).update(
+        budget_cpu_millis=100_000, budget_memory_mib=200_000, budget_namespaces=50)
+    world["tenant"].refresh_from_db()
+    return [services.submit_request(
+        tenant=world["tenant"], kind="namespace", requester=world["developer"],
+        payload={"app": f"{prefix}{number}", "tier": "dev", "cluster": "sandbox",
+                 "cpu": "100m", "memory": "128Mi"}) for number in range(count)]
+
+
+def approved_many(world, count: int, prefix: str = "app") -> list[Request]:  # noqa: ANN001
+    return [approve_if_needed(submitted, approver=world["admin"])
+            for submitted in submitted_many(world, count, prefix)]
+
+
+def test_requests_approved_together_are_provisioned_together_each_with_its_own_run(
+    world, sandbox
+):
+    batch = approved_many(world, 3)
+    sandbox.clear_requests()
+
+    assert engine.converge(request_id=batch[0].pk, worker=WORKER) == "ready"
+
+    wanted: dict[str, dict] = {}
+    for tenancy_request in batch:
+        tenancy_request.refresh_from_db()
+        assert tenancy_request.state == RequestState.READY
+        run = tenancy_request.runs.get()
+        assert run.state == RunState.SUCCEEDED
+        plan = engine.current_plan(tenancy_request).apply
+        assert [step["object"] for step in run.steps[:-1]] == [str(ref_of(o)) for o in plan]
+        assert {step["outcome"] for step in run.steps[:-1]} <= {"created", "configured",
+                                                                "unchanged"}
+        actions = list(AuditEvent.objects.filter(object_id=str(tenancy_request.pk),
+                                                 action__startswith="request.")
+                       .order_by("pk").values_list("action", flat=True))
+        assert actions[-2:] == ["request.start_provisioning", "request.mark_ready"]
+        assert Namespace.objects.get(request=tenancy_request).state == NamespaceState.ACTIVE
+        wanted.update((str(ref_of(obj)), obj) for obj in plan)
+    for obj in wanted.values():
+        meta = obj["metadata"]
+        assert sandbox.get(obj["kind"], meta["name"], meta.get("namespace"),
+                           api_version=obj["apiVersion"]) is not None
+    # The tenant's own objects, alike in the three plans, went out once: one apply each.
+    patches = [r for r in sandbox.requests() if r["method"] == "PATCH"]
+    assert len(patches) == len(wanted)
+    assert sum(r["path"].endswith("/namespaces/payments-apps") for r in patches) == 1
+
+
+def test_a_refused_object_fails_only_its_own_request_in_a_batch(world, sandbox):
+    first, refused, last = approved_many(world, 3)
+    sandbox.inject_faults(status=422, times=1, method="PATCH",
+                          path_contains="namespaces/payments-app1-dev/rolebindings",
+                          message="RoleBinding is invalid")
+
+    converge(first)
+
+    for tenancy_request in (first, refused, last):
+        tenancy_request.refresh_from_db()
+    assert (first.state, refused.state, last.state) == (
+        RequestState.READY, RequestState.FAILED, RequestState.READY)
+    steps = refused.runs.get().steps
+    assert [step["kind"] for step in steps if step["outcome"] == "failed"] == ["RoleBinding"]
+    assert "RoleBinding is invalid" in refused.status_message
+    assert Namespace.objects.get(request=last).state == NamespaceState.ACTIVE
+
+
+def test_a_worker_takes_at_most_the_batch_size_and_only_requests_for_its_cluster(
+    world, sandbox, settings
+):
+    settings.BERTH_PROVISION_BATCH_MAX = 2
+    first, second, third, elsewhere = approved_many(world, 4)
+    Request.objects.filter(pk=elsewhere.pk).update(
+        payload={**elsewhere.payload, "cluster": "another"})
+
+    converge(first)
+
+    states = [Request.objects.get(pk=r.pk).state for r in (first, second, third, elsewhere)]
+    assert states == [RequestState.READY, RequestState.READY, RequestState.APPROVED,
+                      RequestState.APPROVED]
+    # Nobody holds what the batch did not take.
+    assert not Request.objects.exclude(lease_owner="").exists()
+
+
+def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(world, sandbox):
+    first, second = approved_many(world, 2)
+    assert tasks.converge(first.pk) == "ready"
+
+    with CaptureQueriesContext(connection) as captured:
+        result = tasks.converge(second.pk)
+
+    assert result == "nothing to do: request is ready"
+    assert len(captured) == 1
+
+
+def test_a_batch_costs_the_same_queries_whatever_its_size(world, sandbox):
+    converge(approved(world))  # the tenant's first request makes its own objects
+
+    two = approved_many(world, 2, prefix="two")
+    two_count, two_sql = provision_counting_queries(two[0].pk)
+    six = approved_many(world, 6, prefix="six")
+    six_count, six_sql = provision_counting_queries(six[0].pk)
+
+    assert {Request.objects.get(pk=r.pk).state for r in (*two, *six)} == {RequestState.READY}
+    # The plans' shared reads, the names and claims, the transitions, runs, outcomes and
+    # versions are each one statement for the whole batch.
+    assert six_count == two_count, "\n".join(six_sql)
+
+
+def test_requests_approved_together_are_queued_one_job_per_batch(
+    world, sandbox, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    settings.BERTH_PROVISION_BATCH_MAX = 2
+    ApprovalRule.objects.create(position=0, name="by-hand", condition="true",
+                                outcome=PolicyOutcome.REQUIRE,
+                                approver_role=ApproverRole.PLATFORM_ADMIN)
+    waiting = submitted_many(world, 3)
+    assert {r.state for r in waiting} == {RequestState.SUBMITTED}
+    queued: list[list[int]] = []
+    monkeypatch.setattr(tasks.converge, "delay", lambda request_id, companions=():
+                        queued.append([request_id, *companions]))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.approve_together(
+            decisions=[(r.pk, review(r).digest) for r in waiting], approver=world["admin"])
+
+    first, second, third = (r.pk for r in waiting)
+    assert queued == [[first, second], [third]]
+
+
+def test_a_job_takes_the_requests_queued_with_it_before_older_ones(world, sandbox, settings):
+    settings.BERTH_PROVISION_BATCH_MAX = 2
+    older, leader, queued_with_it = approved_many(world, 3)
+
+    engine.converge_batch(request_id=leader.pk, worker=WORKER, companions=(queued_with_it.pk,))
+
+    states = [Request.objects.get(pk=r.pk).state for r in (older, leader, queued_with_it)]
+    assert states == [RequestState.APPROVED, RequestState.READY, RequestState.READY]
+
+
+def test_only_requests_that_create_are_batched_by_cluster(world, sandbox, settings):
+    settings.BERTH_PROVISION_BATCH_MAX = 10
+    one, two, elsewhere = approved_many(world, 3)
+    Request.objects.filter(pk=elsewhere.pk).update(
+        payload={**elsewhere.payload, "cluster": "another"})
+    converge(one)
+    removal = services.submit_request(tenant=world["tenant"], kind="decommission",
+                                      requester=world["developer"],
+                                      payload={"namespace": "payments-app0-dev", "reason": "x"})
+
+    assert engine.batches_of([one.pk, two.pk, elsewhere.pk, removal.pk]) == [
+        [one.pk, two.pk], [elsewhere.pk], [removal.pk]]
+
+
+def test_a_request_whose_plan_cannot_be_rendered_fails_alone_saying_why(world, sandbox):
+    first, broken, last = approved_many(world, 3)
+    # Its tier is gone: nothing it asked for can be rendered.
+    Request.objects.filter(pk=broken.pk).update(payload={**broken.payload, "tier": "gone"})
+
+    converge(first)
+
+    for tenancy_request in (first, broken, last):
+        tenancy_request.refresh_from_db()
+    assert (first.state, broken.state, last.state) == (
+        RequestState.READY, RequestState.FAILED, RequestState.READY)
+    assert "Its plan could not be rendered, nothing was applied" in broken.status_message
+    assert broken.runs.get().state == RunState.FAILED

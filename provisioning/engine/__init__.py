@@ -12,10 +12,22 @@ find drift afterwards.
 
 from provisioning.engine.access import access_grants
 from provisioning.engine.clusters import cluster_access, cluster_client, retry_policy
-from provisioning.engine.commits import GitOpsWritten, gitops_preview, write_gitops
+from provisioning.engine.commits import (
+    GitOpsWritten,
+    gitops_preview,
+    write_gitops,
+    write_gitops_all,
+)
 from provisioning.engine.discovery import discover_namespaces
 from provisioning.engine.drift import active_namespaces, find_drift, reconcile_namespace
-from provisioning.engine.runs import apply_object, approved_digest, converge, current_plan
+from provisioning.engine.runs import (
+    apply_object,
+    approved_digest,
+    batches_of,
+    converge,
+    converge_batch,
+    current_plan,
+)
 from provisioning.engine.truth import take as take_truth
 
 __all__ = [
@@ -23,10 +35,12 @@ __all__ = [
     "GitOpsWritten",
     "active_namespaces",
     "apply_object",
+    "batches_of",
     "approved_digest",
     "cluster_access",
     "cluster_client",
     "converge",
+    "converge_batch",
     "current_plan",
     "discover_namespaces",
     "find_drift",
@@ -35,4 +49,5 @@ __all__ = [
     "retry_policy",
     "take_truth",
     "write_gitops",
+    "write_gitops_all",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -18,7 +18,13 @@ from django.utils import timezone
 from provisioning import gitops, gitops_plan
 from provisioning import selectors as reads
 from provisioning import services as records
-from provisioning.inputs import apps_of_request, gitops_input_for, kept_input, plan_input_for
+from provisioning.inputs import (
+    apps_of_request,
+    gitops_input_for,
+    kept_input,
+    plan_input_for,
+    plan_inputs_for,
+)
 from provisioning.models import GitCommit
 from provisioning.plan import PlanInput, engine_family
 from provisioning.signals import git_push_failed
@@ -59,35 +65,82 @@ class GitFailure:
 def gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput,
                 index: int) -> GitFailure | None:
     """Run the GitOps step (row `index` of the run) unless an earlier attempt finished it;
-    None, or why it failed."""
-    if run.steps[index]["outcome"] in GITOPS_DONE:
-        return None
-    try:
-        written = write_gitops(request_id=tenancy_request.pk, inputs=inputs)
-    except (gitops.GitError, ValueError) as error:
-        attempts = getattr(error, "attempts", 1)
-        message = getattr(error, "message", str(error))
-        git_push_failed.send(sender=Request, request_id=tenancy_request.pk)
-        if getattr(error, "transient", False):
-            # Left pending: the next try starts with it. git's words name the server's
-            # address: the log has them, people read what happened.
-            logger.warning("request %s: repository unreachable: %s", tenancy_request.pk, message)
-            said = "its server did not answer (the connection failed or timed out)"
-            return GitFailure(error=said, message=said, transient=True)
-        records.record_step(
-            run=run, index=index, outcome="failed", attempts=attempts, message=message
-        )
-        failure = f"{run.steps[index]['object']}: {message}"
-        logger.warning("request %s failed: %s", tenancy_request.pk, failure)
-        return GitFailure(error=failure, message=message, transient=False)
-    records.record_step(
-        run=run,
-        index=index,
-        outcome=written.outcome,
-        attempts=written.attempts,
-        message=written.message,
-    )
-    return None
+    None, or why it failed. Its outcome is noted in the run; the caller writes it."""
+    return gitops_steps([(tenancy_request, run, inputs, index)])[tenancy_request.pk]
+
+
+def gitops_steps(steps: list[tuple[Request, Run, PlanInput, int]]
+                 ) -> dict[int, GitFailure | None]:
+    """The GitOps step of several requests' runs (request, run, inputs, row), by request id:
+    None, or why it failed. Written together (`write_gitops_all`); each outcome is noted in
+    its run, which the caller writes."""
+    todo = [(r, inputs) for r, run, inputs, index in steps
+            if run.steps[index]["outcome"] not in GITOPS_DONE]
+    written = write_gitops_all(requests=[r for r, _ in todo],
+                               inputs={r.pk: inputs for r, inputs in todo})
+    failures: dict[int, GitFailure | None] = {}
+    for tenancy_request, run, _, index in steps:
+        outcome = written.get(tenancy_request.pk)
+        failures[tenancy_request.pk] = None
+        if isinstance(outcome, GitOpsWritten):
+            records.note_step(run=run, index=index, outcome=outcome.outcome,
+                              attempts=outcome.attempts, message=outcome.message)
+        elif outcome is not None:
+            failures[tenancy_request.pk] = _git_failure(tenancy_request, run, index, outcome)
+    return failures
+
+
+def _git_failure(tenancy_request: Request, run: Run, index: int,
+                 error: Exception) -> GitFailure:
+    attempts = getattr(error, "attempts", 1)
+    message = getattr(error, "message", str(error))
+    git_push_failed.send(sender=Request, request_id=tenancy_request.pk)
+    if getattr(error, "transient", False):
+        # Left pending: the next try starts with it. git's words name the server's
+        # address: the log has them, people read what happened.
+        logger.warning("request %s: repository unreachable: %s", tenancy_request.pk, message)
+        said = "its server did not answer (the connection failed or timed out)"
+        return GitFailure(error=said, message=said, transient=True)
+    records.note_step(run=run, index=index, outcome="failed", attempts=attempts, message=message)
+    failure = f"{run.steps[index]['object']}: {message}"
+    logger.warning("request %s failed: %s", tenancy_request.pk, failure)
+    return GitFailure(error=failure, message=message, transient=False)
+
+
+def write_gitops_all(*, requests: list[Request], inputs: dict[int, PlanInput] | None = None
+                     ) -> dict[int, GitOpsWritten | Exception]:
+    """`write_gitops` of several requests (their plan inputs by id when at hand): all are
+    queued for their repository's writer first, so the first one written carries the others
+    of its repository in its push, one commit each. A repository that does not answer is
+    tried once, not once per request. Each request's outcome, or the GitError (ValueError:
+    its files cannot be rendered) it met."""
+    inputs = inputs or {}
+    queues: dict[int, str] = {}
+    for tenancy_request in requests:
+        try:
+            writer = _writer_of(tenancy_request)
+        except gitops.GitError:
+            continue  # an unusable URL: its own write says so
+        if isinstance(writer, tuple):
+            queues[tenancy_request.pk] = writer[1]
+            if len(requests) > 1:
+                records.queue_git_write(request_id=tenancy_request.pk, repository=writer[1])
+    results: dict[int, GitOpsWritten | Exception] = {}
+    unreachable: dict[str, Exception] = {}
+    for tenancy_request in requests:
+        queue = queues.get(tenancy_request.pk)
+        if queue in unreachable:
+            results[tenancy_request.pk] = unreachable[queue]
+            continue
+        try:
+            results[tenancy_request.pk] = write_gitops(
+                request_id=tenancy_request.pk, inputs=inputs.get(tenancy_request.pk),
+                known=inputs, loaded=tenancy_request)
+        except (gitops.GitError, ValueError) as error:
+            results[tenancy_request.pk] = error
+            if getattr(error, "transient", False) and queue:
+                unreachable[queue] = error
+    return results
 
 
 @dataclass(frozen=True)
@@ -169,14 +222,8 @@ def propose_files(tenancy_request: Request, inputs: PlanInput,
                     inputs.engine, indexes=tuple(indexes.values()))
 
 
-def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsWritten:
-    """Bring the tenant's repository in step with what this request changes, in one commit
-    (none when it already is), and record the commit. Requests of the same repository that
-    reach the writer together go out in one push, one commit each: whichever worker holds
-    the repository's lock commits every waiting request (`GitWrite`) and pushes once; the
-    others find their outcome when the lock is theirs. Raises GitError (or ValueError when
-    the files cannot be rendered)."""
-    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
+def _writer_of(tenancy_request: Request) -> tuple[gitops.Remote, str] | GitOpsWritten:
+    """The repository a request writes and its writer's queue, or why it writes none."""
     tenant = tenancy_request.tenant
     if tenancy_request.kind == RequestKind.QUOTA_CHANGE:
         # Quotas are Berth's, never in the repository: nothing there depends on them.
@@ -185,28 +232,50 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsW
         return GitOpsWritten(
             "skipped", f"tenant {tenant.slug} has no GitOps repository configured: nothing written"
         )
-    inputs = inputs or plan_input_for(tenancy_request)
     remote = gitops_remote(tenant)
-    queue = writer_queue(tenant, remote)
+    return remote, writer_queue(tenant, remote)
+
+
+def write_gitops(*, request_id: int, inputs: PlanInput | None = None,
+                 known: dict[int, PlanInput] | None = None,
+                 loaded: Request | None = None) -> GitOpsWritten:
+    """Bring the tenant's repository in step with what this request changes, in one commit
+    (none when it already is), and record the commit. Requests of the same repository that
+    reach the writer together go out in one push, one commit each: whichever worker holds
+    the repository's lock commits every waiting request (`GitWrite`) and pushes once; the
+    others find their outcome when the lock is theirs. `known`: plan inputs of other
+    requests at hand, by id; `loaded`: the request, when at hand. Raises GitError (or
+    ValueError when the files cannot be rendered)."""
+    tenancy_request = loaded or Request.objects.select_related("tenant").get(pk=request_id)
+    writer = _writer_of(tenancy_request)
+    if isinstance(writer, GitOpsWritten):
+        return writer
+    remote, queue = writer
+    inputs = inputs or plan_input_for(tenancy_request)
+    known = known or {}
     if records.queue_git_write(request_id=request_id, repository=queue).outcome:
-        return _taken(tenancy_request)  # an earlier push took it; its worker went away
+        return _taken(tenancy_request)  # an earlier push took it (this worker's, or another's)
     writes = {request_id: _RequestWrite(tenancy_request, inputs, remote)}
 
     def batch(checkout: gitops.Checkout) -> list[tuple[int, gitops.Proposer]]:
         if not records.git_write_waiting(request_id=request_id):
             return []  # the push of the worker before took this request with its own
-        others = records.waiting_git_writes(
+        others = [other for other in records.waiting_git_writes(
             repository=queue, exclude=request_id, limit=settings.BERTH_GITOPS_BATCH_MAX - 1,
-            since=timezone.now() - BATCH_HORIZON)
+            since=timezone.now() - BATCH_HORIZON) if other.pk not in writes]
+        found = plan_inputs_for([other for other in others if other.pk not in known])
+        approvers = reads.approvers_by_request([other.pk for other in others])
         for other in others:
-            if other.pk not in writes:
-                try:
-                    writes[other.pk] = _RequestWrite(other, plan_input_for(other), remote,
-                                                     skip_on_error=True)
-                except Exception:  # noqa: BLE001 - its own worker meets it, not this push
-                    logger.warning("GitOps: request %s left to its own worker", other.pk,
-                                   exc_info=True)
-        carried = [o.pk for o in others if o.pk in writes]
+            inputs_of_other = known.get(other.pk) or found[other.pk]
+            if isinstance(inputs_of_other, Exception):
+                # Its own worker meets it, not this push.
+                logger.warning("GitOps: request %s left to its own worker: %s", other.pk,
+                               inputs_of_other)
+                continue
+            writes[other.pk] = _RequestWrite(other, inputs_of_other, remote,
+                                             approvers=approvers.get(other.pk, []),
+                                             skip_on_error=True)
+        carried = [pk for pk in writes if pk != request_id]
         return [(pk, writes[pk].propose) for pk in (request_id, *carried)]
 
     written: dict[int, GitOpsWritten] = {}
@@ -214,13 +283,11 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None) -> GitOpsW
     def settled(results: dict[int, gitops.WriteResult]) -> None:
         # Under the lock: each carried request's outcome is recorded before its own worker
         # (waiting for the lock) looks for it.
-        for pk, result in results.items():
-            written[pk] = writes[pk].finish(result)
-            if pk != request_id:
-                records.finish_git_write(
-                    request_id=pk, outcome=written[pk].outcome,
-                    message=f"{written[pk].message} (pushed together with request "
-                            f"#{request_id}'s)")
+        written.update(_finish_all({pk: writes[pk] for pk in results}, results))
+        records.finish_git_writes(outcomes={
+            pk: (outcome.outcome, f"{outcome.message} (pushed together with request "
+                                  f"#{request_id}'s)")
+            for pk, outcome in written.items() if pk != request_id})
         records.drop_git_write(request_id=request_id)
 
     try:
@@ -260,12 +327,12 @@ class _RequestWrite:
     """One request's commit within a push: what it proposes, and what is recorded after."""
 
     def __init__(self, tenancy_request: Request, inputs: PlanInput, remote: gitops.Remote, *,
-                 skip_on_error: bool = False) -> None:
+                 approvers: list[str] | None = None, skip_on_error: bool = False) -> None:
         self.request = tenancy_request
         self.inputs = inputs
         self.remote = remote
         self.skip_on_error = skip_on_error
-        self.approvers = reads.approvers_of(tenancy_request)
+        self.approvers = reads.approvers_of(tenancy_request) if approvers is None else approvers
         self.own = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
         if tenancy_request.kind in (RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT):
             self.own = [tenancy_request.payload["namespace"]]
@@ -311,16 +378,14 @@ class _RequestWrite:
         )
         return gitops.Proposal(current=proposed.current, files=proposed.files, message=message)
 
-    def finish(self, result: gitops.WriteResult) -> GitOpsWritten:
-        tenancy_request, inputs, remote = self.request, self.inputs, self.remote
+    def finish(self, result: gitops.WriteResult) -> tuple[GitOpsWritten, GitCommit | None]:
+        """What the push did for this request, and the commit to record (not saved yet)."""
+        remote = self.remote
         proposal = result.proposal
         left = "".join(f"; left {note}" for note in self.notes)
         if result.outcome == "committed":
             changed = gitops_plan.changes(proposal.current, proposal.files)
-            commit = _record_commit(
-                tenancy_request,
-                inputs,
-                remote,
+            commit = self._commit(
                 sha=result.sha,
                 message=proposal.message,
                 diff=gitops_plan.diff_files(proposal.current, proposal.files),
@@ -337,39 +402,53 @@ class _RequestWrite:
                 "committed",
                 f"{result.sha[:12]} pushed to {remote.branch}: {summary}{left}",
                 result.attempts,
-                commit,
-            )
+            ), commit
         if self.earlier:
             sha, diff, files = self.earlier[0]
-            commit = _record_commit(
-                tenancy_request, inputs, remote, sha=sha, message="", diff=diff, files=files,
-                pushes=0,
-            )
+            commit = self._commit(sha=sha, message="", diff=diff, files=files, pushes=0)
             return GitOpsWritten(
                 "committed",
                 f"{sha[:12]} was pushed by an earlier attempt{left}",
                 result.attempts,
-                commit,
-            )
+            ), commit
         at = f" (at {result.sha[:12]})" if result.sha else ""
         return GitOpsWritten(
             "unchanged", f"{remote.branch} already holds these files{at}{left}", result.attempts
-        )
+        ), None
+
+    def _commit(self, **fields: Any) -> GitCommit:  # noqa: ANN401 - GitCommit's fields
+        return GitCommit(request=self.request, repo_url=self.remote.url,
+                         branch=self.remote.branch, **fields)
+
+    @property
+    def namespaces(self) -> set[tuple[str, str]]:
+        """(cluster, name) of the namespaces its commit is about."""
+        names = [ns.name for ns in self.inputs.namespaces] + list(self.inputs.remove_namespaces)
+        return {(self.inputs.cluster.name, name) for name in names}
 
 
-def _record_commit(
-    tenancy_request: Request, inputs: PlanInput, remote: gitops.Remote, **fields: Any
-) -> GitCommit:
-    commit = GitCommit.objects.create(
-        request=tenancy_request, repo_url=remote.url, branch=remote.branch, **fields
-    )
-    names = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
-    commit.namespaces.set(
-        Namespace.objects.filter(
-            tenant=tenancy_request.tenant, cluster__name=inputs.cluster.name, name__in=names
-        ).exclude(state=NamespaceState.DECOMMISSIONED)
-    )
-    return commit
+def _finish_all(writes: dict[int, _RequestWrite], results: dict[int, gitops.WriteResult]
+                ) -> dict[int, GitOpsWritten]:
+    """Each request's outcome of a push, its commit recorded with the namespaces it is
+    about: a few statements for the whole push."""
+    finished = {pk: writes[pk].finish(result) for pk, result in results.items()}
+    commits = {pk: commit for pk, (_, commit) in finished.items() if commit is not None}
+    GitCommit.objects.bulk_create(list(commits.values()))
+    about = {pk: writes[pk].namespaces for pk in commits}
+    tenants = {writes[pk].request.tenant_id for pk in commits}
+    found = (Namespace.objects.filter(tenant_id__in=tenants,
+                                      name__in={name for pairs in about.values()
+                                                for _, name in pairs})
+             .exclude(state=NamespaceState.DECOMMISSIONED)
+             .values_list("pk", "tenant_id", "cluster__name", "name")) if commits else []
+    link = GitCommit.namespaces.through
+    link.objects.bulk_create([
+        link(gitcommit_id=commit.pk, namespace_id=namespace_id)
+        for namespace_id, tenant_id, cluster, name in found
+        for pk, commit in commits.items()
+        if tenant_id == writes[pk].request.tenant_id and (cluster, name) in about[pk]
+    ])
+    return {pk: replace(outcome, commit=commits.get(pk)) for pk, (outcome, _) in finished.items()}
 
 
 def proposed_sync(tenant: Tenant, cluster: Cluster, branch: dict[str, str],
@@ -384,14 +463,15 @@ def proposed_sync(tenant: Tenant, cluster: Cluster, branch: dict[str, str],
                                          if path.startswith(tuple(within))})
 
 
-def gitops_preview(tenancy_request: Request) -> GitOpsChange:
+def gitops_preview(tenancy_request: Request, inputs: PlanInput | None = None) -> GitOpsChange:
     """The GitOps change approving this request would push, against the repository's
-    current content (reads the remote; no lock, no commit)."""
+    current content (reads the remote; no lock, no commit). `inputs`: its plan's, when at
+    hand."""
     tenant = tenancy_request.tenant
     if not tenant.gitops_repo_url.strip() or tenancy_request.kind == RequestKind.QUOTA_CHANGE:
         return GitOpsChange(diff="", binds="")
     remote = gitops_remote(tenant)
-    inputs = plan_input_for(tenancy_request)
+    inputs = inputs or plan_input_for(tenancy_request)
     proposed = propose_files(tenancy_request, inputs,
                              lambda within: gitops.read_files(remote, within))
     indexes = set(proposed.indexes)

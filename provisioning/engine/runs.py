@@ -14,25 +14,32 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
+from provisioning import gitops
 from provisioning import services as records
 from provisioning.engine.clusters import cluster_client
-from provisioning.engine.commits import GitFailure, gitops_preview, gitops_step, gitops_step_row
+from provisioning.engine.commits import (
+    GitFailure,
+    gitops_preview,
+    gitops_step,
+    gitops_step_row,
+    gitops_steps,
+)
 from provisioning.gitops import GitError
-from provisioning.inputs import plan_input_for
+from provisioning.inputs import plan_input_for, plan_inputs_for, shared_reads
 from provisioning.kube import Applied, ClusterClient, KubeError
-from provisioning.plan import KIND_ORDER, LABEL_TENANT, MANAGED_BY, Plan, ref_of, render
+from provisioning.plan import KIND_ORDER, LABEL_TENANT, MANAGED_BY, Plan, PlanInput, ref_of, render
 from provisioning.validation import validate_plan
 from tenants import services
 from tenants.choices import Decision, RequestKind, RequestState, RunState
 from tenants.engine import approval_digest
-from tenants.models import Cluster, Namespace, Request, Run
+from tenants.models import Approval, Cluster, Namespace, Request, Run
 
 logger = logging.getLogger(__name__)
 
@@ -41,11 +48,11 @@ def current_plan(tenancy_request: Request) -> Plan:
     return render(plan_input_for(tenancy_request))
 
 
-def current_digest(tenancy_request: Request, plan: Plan) -> str:
-    """The digest a person approving now would bind to: the plan and the GitOps change
-    (read from the tenant's repository)."""
+def current_digest(tenancy_request: Request, plan: Plan, inputs: PlanInput | None = None) -> str:
+    """The digest a person approving now would bind to: the plan (rendered from `inputs`)
+    and the GitOps change (read from the tenant's repository)."""
     try:
-        binds: str | None = gitops_preview(tenancy_request).binds
+        binds: str | None = gitops_preview(tenancy_request, inputs).binds
     except GitError as error:
         if error.transient:
             raise  # not readable now says nothing about what it holds: wait, do not re-ask
@@ -54,57 +61,177 @@ def current_digest(tenancy_request: Request, plan: Plan) -> str:
 
 
 def approved_digest(tenancy_request: Request) -> str:
-    approval = (
-        tenancy_request.approvals.filter(decision=Decision.APPROVE).order_by("-created_at").first()
-    )
-    return approval.plan_digest if approval else ""
+    return approved_digests([tenancy_request.pk]).get(tenancy_request.pk, "")
+
+
+def approved_digests(request_ids: list[int]) -> dict[int, str]:
+    """Request id -> the digest its latest approval is bound to (none: not approved by
+    anyone who saw a plan)."""
+    latest: dict[int, str] = {}
+    for request_id, digest in (Approval.objects
+                               .filter(request_id__in=request_ids, decision=Decision.APPROVE)
+                               .order_by("request_id", "-created_at", "-id")
+                               .values_list("request_id", "plan_digest")):
+        latest.setdefault(request_id, digest)
+    return latest
+
+
+# Requests that only create: a worker taking one of them approved takes others approved for
+# the same cluster with it. Removals and the rest go one at a time.
+BATCHED_KINDS = (RequestKind.NAMESPACE, RequestKind.PROJECT, RequestKind.ENVIRONMENT,
+                 RequestKind.EPHEMERAL)
+
+
+@dataclass
+class Item:
+    """One request of a batch, as far as the worker got with it."""
+
+    request: Request
+    run: Run
+    inputs: PlanInput
+    plan: Plan
+
+    @property
+    def pk(self) -> int:
+        return self.request.pk
+
+    @property
+    def git_index(self) -> int:
+        """Removing things, the repository goes first (see steps_of); else last."""
+        return 0 if self.plan.delete else len(self.run.steps) - 1
+
+    @property
+    def offset(self) -> int:
+        """Where the plan's apply steps start in the run."""
+        return 1 if self.plan.delete else 0
+
+
+def batches_of(request_ids: list[int]) -> list[list[int]]:
+    """The requests one transition made ready for a worker, as the jobs to queue: those that
+    only create, by cluster, up to BERTH_PROVISION_BATCH_MAX a job (the first id leads);
+    the rest one a job."""
+    size = max(settings.BERTH_PROVISION_BATCH_MAX, 1)
+    together: dict[str, list[int]] = {}
+    alone = []
+    for request_id, kind, payload in (Request.objects.filter(pk__in=request_ids)
+                                      .order_by("pk").values_list("pk", "kind", "payload")):
+        cluster = payload.get("cluster") if isinstance(payload, dict) else None
+        if kind in BATCHED_KINDS and cluster:
+            together.setdefault(cluster, []).append(request_id)
+        else:
+            alone.append([request_id])
+    return [ids[start:start + size] for ids in together.values()
+            for start in range(0, len(ids), size)] + alone
 
 
 def converge(*, request_id: int, worker: str) -> str:
     """Bring one request's objects into the cluster. Returns what happened, for logs."""
+    return converge_batch(request_id=request_id, worker=worker)[request_id]
+
+
+def converge_batch(*, request_id: int, worker: str,
+                   companions: tuple[int, ...] = ()) -> dict[int, str]:
+    """Provision the request and, when it is an approved one that only creates, up to
+    BERTH_PROVISION_BATCH_MAX - 1 others approved for the same cluster that no worker holds
+    (`companions` first: the job was queued for them too): one lease, one transition, one
+    apply phase and one GitOps push for them all, while each keeps its own run, audit events
+    and outcome. Returns what happened to each."""
     lease = settings.PROVISIONING_LEASE_SECONDS
     if not records.acquire_lease(request_id=request_id, owner=worker, seconds=lease):
-        return "busy: another worker holds the lease"
+        return {request_id: "busy: another worker holds the lease"}
+    batch = [request_id]
     try:
-        return _converge_locked(request_id=request_id, worker=worker)
+        leader = Request.objects.select_related("tenant").get(pk=request_id)
+        if leader.state not in (RequestState.APPROVED, RequestState.PROVISIONING):
+            return {request_id: f"nothing to do: request is {leader.state}"}
+        cluster = leader.payload.get("cluster")
+        if leader.state == RequestState.APPROVED and leader.kind in BATCHED_KINDS and cluster:
+            batch += records.claim_companions(
+                leader_id=request_id, owner=worker, seconds=lease, kinds=BATCHED_KINDS,
+                cluster=cluster, limit=settings.BERTH_PROVISION_BATCH_MAX - 1,
+                first=companions)
+        return _converge_locked(leader, batch, worker=worker)
     finally:
-        records.release_lease(request_id=request_id, owner=worker)
+        records.release_leases(request_ids=batch, owner=worker)
 
 
-def _converge_locked(*, request_id: int, worker: str) -> str:
-    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
-    inputs = plan_input_for(tenancy_request)
-    plan = render(inputs)
+def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[int, str]:
+    requests = {leader.pk: leader}
+    requests.update((r.pk, r) for r in Request.objects.select_related("tenant")
+                    .filter(pk__in=batch[1:]))
+    approved = approved_digests(batch)
+    results: dict[int, str] = {}
+    opening: dict[int, tuple[str, list[dict[str, Any]]]] = {}
+    prepared: dict[int, tuple[PlanInput, Plan]] = {}
+    resumed: list[Item] = []
+    # The batch's plans read what they share once, its digests each repository once.
+    with shared_reads(), gitops.one_fetch_per_branch():
+        inputs_of = plan_inputs_for([requests[request_id] for request_id in sorted(requests)])
+        for request_id in sorted(requests):
+            tenancy_request, inputs = requests[request_id], inputs_of[request_id]
+            if isinstance(inputs, Exception):
+                results[request_id] = _unrenderable(tenancy_request, inputs)
+                continue
+            plan = render(inputs)
+            if tenancy_request.state == RequestState.APPROVED:
+                moved = _moved_since_approval(tenancy_request, inputs, plan,
+                                              approved.get(request_id))
+                if moved:
+                    results[request_id] = moved
+                    continue
+                opening[request_id] = (plan.digest, steps_of(plan, tenancy_request))
+                prepared[request_id] = (inputs, plan)
+            else:
+                # A previous worker died mid-run, or an admin pressed Retry: continue its run.
+                run = tenancy_request.runs.filter(state=RunState.RUNNING).first()
+                if run is None:
+                    results[request_id] = "nothing to do: no open run"
+                    continue
+                records.start_steps(run=run, steps=steps_of(plan, tenancy_request))
+                resumed.append(Item(tenancy_request, run, inputs, plan))
+    started = services.start_provisioning_all(opening=opening) if opening else []
+    items = [Item(requests[run.request_id], run, *prepared[run.request_id]) for run in started]
+    items += resumed
+    if items:
+        results.update(_execute(items, worker=worker))
+    return results
 
+
+def _unrenderable(tenancy_request: Request, error: Exception) -> str:
+    """What the request names cannot be read into a plan (a tier, a project or a namespace
+    it names is gone): it fails saying so, and the others of its batch go on."""
+    message = f"Its plan could not be rendered, nothing was applied: {error}"
+    logger.warning("request %s: %s", tenancy_request.pk, message, exc_info=True)
     if tenancy_request.state == RequestState.APPROVED:
-        approved = approved_digest(tenancy_request)
-        try:
-            now_digest = current_digest(tenancy_request, plan) if approved else ""
-        except GitError as unreachable:
-            return wait_for_outage(tenancy_request=tenancy_request, run=None,
-                                   reason=f"repository unreachable: {unreachable.message}")
-        if approved and approved != now_digest:
-            services.return_to_approval(
-                request_id=request_id,
-                reason="The plan or its GitOps change moved after approval (a tier preset, "
-                "the tenant, its namespaces or its repository changed); it needs a new "
-                "approval.",
-            )
-            return "plan changed: returned to approval"
-        run = services.start_provisioning(request_id=request_id, plan_digest=plan.digest,
-                                          steps=steps_of(plan, tenancy_request))
-    elif tenancy_request.state == RequestState.PROVISIONING:
-        # A previous worker died mid-run, or an admin pressed Retry: continue its run.
-        run = tenancy_request.runs.filter(state=RunState.RUNNING).first()
-        if run is None:
-            return "nothing to do: no open run"
-        records.start_steps(run=run, steps=steps_of(plan, tenancy_request))
+        run = services.start_provisioning(request_id=tenancy_request.pk, plan_digest="")
     else:
-        return f"nothing to do: request is {tenancy_request.state}"
+        run = tenancy_request.runs.filter(state=RunState.RUNNING).first()
+    if run is None:
+        return "nothing to do: no open run"
+    services.mark_failed(run=run, error=message)
+    return f"failed: {message}"
 
-    return _execute(
-        tenancy_request=tenancy_request, run=run, inputs=inputs, plan=plan, worker=worker
+
+def _moved_since_approval(tenancy_request: Request, inputs: PlanInput, plan: Plan,
+                          approved: str | None) -> str:
+    """Why an approved request does not start now ("" when it does): its plan or GitOps
+    change is not what was approved (back to approval), or the repository that says so
+    does not answer (it waits)."""
+    if not approved:
+        return ""
+    try:
+        now_digest = current_digest(tenancy_request, plan, inputs)
+    except GitError as unreachable:
+        return wait_for_outage(tenancy_request=tenancy_request, run=None,
+                               reason=f"repository unreachable: {unreachable.message}")
+    if approved == now_digest:
+        return ""
+    services.return_to_approval(
+        request_id=tenancy_request.pk,
+        reason="The plan or its GitOps change moved after approval (a tier preset, the "
+        "tenant, its namespaces or its repository changed); it needs a new approval.",
     )
+    return "plan changed: returned to approval"
 
 
 def steps_of(plan: Plan, tenancy_request: Request) -> list[dict[str, Any]]:
@@ -118,92 +245,133 @@ def steps_of(plan: Plan, tenancy_request: Request) -> list[dict[str, Any]]:
     return [git_row, *steps] if plan.delete else [*steps, git_row]
 
 
-def _execute(*, tenancy_request: Request, run: Run, inputs, plan: Plan, worker: str) -> str:  # noqa: ANN001
-    cluster = Cluster.objects.get(name=inputs.cluster.name)
-    git_first = bool(plan.delete)
-    git_index = 0 if git_first else len(run.steps) - 1
+def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
+    """Every item's plan on its cluster (one cluster per batch), then its GitOps step."""
+    results: dict[int, str] = {}
+    cluster = Cluster.objects.get(name=items[0].inputs.cluster.name)
     # Validate before create: a plan with one bad object creates nothing anywhere.
-    problems = validate_plan(plan, inputs)
-    if problems:
-        return _refuse_invalid_plan(tenancy_request=tenancy_request, run=run, problems=problems)
-    records.record_namespaces_pending(tenancy_request=tenancy_request, inputs=inputs,
-                                     cluster=cluster)
+    valid = []
+    for item in items:
+        problems = validate_plan(item.plan, item.inputs)
+        if problems:
+            results[item.pk] = _refuse_invalid_plan(
+                tenancy_request=item.request, run=item.run, problems=problems)
+        else:
+            valid.append(item)
+    items = valid
+    if not items:
+        return results
+    records.record_namespaces_pending(requests=[(i.request, i.inputs) for i in items],
+                                      cluster=cluster)
 
     if cluster.plan_only:
-        for index in range(len(run.steps)):
-            records.record_step(
-                run=run,
-                index=index,
-                outcome="skipped",
-                attempts=0,
-                message="plan-only cluster: nothing was applied",
-            )
-        records.record_outcome(tenancy_request=tenancy_request, inputs=inputs)
-        services.mark_ready(run=run)
-        return "ready (plan-only cluster)"
-
-    reason = tenancy_request.payload.get("reason", "")
-    if plan.delete:
-        for creator in records.mark_namespaces_decommissioning(
-            tenancy_request=tenancy_request, inputs=inputs
-        ):
-            start_decommission_of(creator, reason=reason)
-    ending = records.environment_ended_by(tenancy_request)
-    if ending is not None:
-        # The environment's own request follows it, whether or not its namespace goes too.
-        cause = tenancy_request.payload.get("cause", "")
-        start_decommission_of(
-            ending.request_id, reason=reason or f"Environment {ending.slug} ended ({cause})."
-        )
+        for item in items:
+            for index in range(len(item.run.steps)):
+                records.note_step(run=item.run, index=index, outcome="skipped", attempts=0,
+                                  message="plan-only cluster: nothing was applied")
+        return results | _finish(items, outcome="ready (plan-only cluster)")
 
     lease = settings.PROVISIONING_LEASE_SECONDS
-    if git_first:
-        failure = gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs,
-                              index=git_index)
+    batch = [item.pk for item in items]
+
+    def renew() -> None:
+        records.renew_leases(request_ids=batch, owner=worker, seconds=lease)
+
+    _start_removals(items)
+    removing = [item for item in items if item.plan.delete]
+    for item in removing:
+        failure = gitops_step(tenancy_request=item.request, run=item.run, inputs=item.inputs,
+                              index=item.git_index)
         if failure:
-            return _git_failed(tenancy_request=tenancy_request, run=run, failure=failure)
-        records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
-    offset = 1 if git_first else 0
+            results[item.pk] = _git_failed(tenancy_request=item.request, run=item.run,
+                                           failure=failure)
+    if removing:
+        records.write_steps(runs=[item.run for item in removing if item.pk not in results])
+        renew()
+    items = [item for item in items if item.pk not in results]
+
     try:
         client = cluster_client(cluster)
-        stopped = _apply_plan(client, plan, run=run, offset=offset, cluster=cluster,
-                              renew=lambda: records.renew_lease(
-                                  request_id=tenancy_request.pk, owner=worker, seconds=lease))
-        if stopped is None:
-            _delete_plan(client, plan, run=run, offset=offset + len(plan.apply),
-                         cluster=cluster, tenant=inputs.tenant.slug)
-    except KubeError as error:
-        stopped = (next(i for i, step in enumerate(run.steps) if step["outcome"] == "pending"),
-                   error)
-    if stopped is not None:
-        failed, error = stopped
-        if error.transient:
-            # The step stays pending: the next try starts there.
-            return wait_for_outage(tenancy_request=tenancy_request, run=run,
-                                   reason=f"{cluster.name}: {error.message}")
-        records.record_step(
-            run=run, index=failed, outcome="failed", attempts=error.attempts, message=error.message
-        )
-        message = f"{run.steps[failed]['object']}: {error.message}"
-        logger.warning("request %s failed: %s", tenancy_request.pk, message)
-        services.mark_failed(run=run, error=message)
-        return f"failed: {message}"
+        stopped = _apply_plans(client, items, cluster=cluster, renew=renew)
+        for item in items:
+            if item.plan.delete and item.pk not in stopped:
+                try:
+                    _delete_plan(client, item, cluster=cluster)
+                except KubeError as error:
+                    stopped[item.pk] = (_first_pending(item.run), error)
+    except KubeError as error:  # no client for the cluster: nothing was tried
+        stopped = {item.pk: (_first_pending(item.run), error) for item in items}
+    for item in items:
+        if item.pk in stopped:
+            failed, error = stopped[item.pk]
+            results[item.pk] = _stopped(item, failed, error, cluster=cluster)
+    items = [item for item in items if item.pk not in results]
 
-    if not git_first:
-        records.renew_lease(request_id=tenancy_request.pk, owner=worker, seconds=lease)
-        failure = gitops_step(tenancy_request=tenancy_request, run=run, inputs=inputs,
-                              index=git_index)
-        if failure:
-            return _git_failed(tenancy_request=tenancy_request, run=run, failure=failure)
+    creating = [item for item in items if not item.plan.delete]
+    if creating:
+        renew()
+        failures = gitops_steps([(i.request, i.run, i.inputs, i.git_index) for i in creating])
+        for item in creating:
+            if failures[item.pk]:
+                results[item.pk] = _git_failed(tenancy_request=item.request, run=item.run,
+                                               failure=failures[item.pk])
+    items = [item for item in items if item.pk not in results]
+    return results | _finish(items, outcome="ready")
 
-    records.record_outcome(tenancy_request=tenancy_request, inputs=inputs)
-    services.mark_ready(run=run)
-    if plan.delete:
-        for creator in creators_of(inputs.remove_namespaces, tenancy_request):
-            finish_decommission_of(creator)
-    if ending is not None:
-        finish_decommission_of(ending.request_id)
-    return "ready"
+
+def _finish(items: list[Item], *, outcome: str) -> dict[int, str]:
+    """Records say what the cluster now has, the requests are ready, and what they removed
+    ends with them."""
+    if not items:
+        return {}
+    records.record_outcomes(requests=[(i.request, i.inputs) for i in items])
+    services.mark_all_ready(runs=[item.run for item in items])
+    for item in items:
+        if item.plan.delete:
+            for creator in creators_of(item.inputs.remove_namespaces, item.request):
+                finish_decommission_of(creator)
+        ending = records.environment_ended_by(item.request)
+        if ending is not None:
+            finish_decommission_of(ending.request_id)
+    return {item.pk: outcome for item in items}
+
+
+def _start_removals(items: list[Item]) -> None:
+    """What the items remove starts its own decommission: the requests that made the
+    namespaces, and an ending environment's own request."""
+    for item in items:
+        tenancy_request = item.request
+        reason = tenancy_request.payload.get("reason", "")
+        if item.plan.delete:
+            for creator in records.mark_namespaces_decommissioning(
+                tenancy_request=tenancy_request, inputs=item.inputs
+            ):
+                start_decommission_of(creator, reason=reason)
+        ending = records.environment_ended_by(tenancy_request)
+        if ending is not None:
+            # The environment's own request follows it, whether or not its namespace goes.
+            cause = tenancy_request.payload.get("cause", "")
+            start_decommission_of(
+                ending.request_id, reason=reason or f"Environment {ending.slug} ended ({cause})."
+            )
+
+
+def _first_pending(run: Run) -> int:
+    return next(i for i, step in enumerate(run.steps) if step["outcome"] == "pending")
+
+
+def _stopped(item: Item, failed: int, error: KubeError, *, cluster: Cluster) -> str:
+    """An object of the item's plan was refused, or the cluster did not answer."""
+    if error.transient:
+        # The step stays pending: the next try starts there.
+        return wait_for_outage(tenancy_request=item.request, run=item.run,
+                               reason=f"{cluster.name}: {error.message}")
+    records.note_step(run=item.run, index=failed, outcome="failed", attempts=error.attempts,
+                      message=error.message)
+    message = f"{item.run.steps[failed]['object']}: {error.message}"
+    logger.warning("request %s failed: %s", item.pk, message)
+    services.mark_failed(run=item.run, error=message)
+    return f"failed: {message}"
 
 
 APPLIED = ("created", "configured", "unchanged")
@@ -211,18 +379,22 @@ APPLIED = ("created", "configured", "unchanged")
 PROGRESS_SECONDS = 1.0
 
 
-def apply_waves(objects: tuple[dict[str, Any], ...]) -> list[list[int]]:
-    """Positions of `objects` (in apply order) grouped into waves applied one after the
-    other, each wave's objects concurrently: the Namespace first, then the namespace's own
-    objects up to the Roles (nothing among them is checked against another), then each later
-    kind on its own: RoleBindings once the Roles they grant exist (the API server's
+def wave_of(obj: dict[str, Any]) -> int:
+    """When an object is applied, as a rank: the Namespace first, then the namespace's own
+    objects up to the Roles (nothing among them is checked against another), then each
+    later kind on its own: RoleBindings once the Roles they grant exist (the API server's
     escalation check reads the Role), and the GitOps engines' objects, which admission
     checks against the ConfigMaps and Secrets before them."""
+    rank = KIND_ORDER.get(obj["kind"], 99)
+    return 0 if rank == 0 else 1 if rank < KIND_ORDER["RoleBinding"] else rank
+
+
+def apply_waves(objects: tuple[dict[str, Any], ...]) -> list[list[int]]:
+    """Positions of `objects` (in apply order) grouped into waves applied one after the
+    other, each wave's objects concurrently (see wave_of)."""
     waves: dict[int, list[int]] = {}
     for position, obj in enumerate(objects):
-        rank = KIND_ORDER.get(obj["kind"], 99)
-        wave = 0 if rank == 0 else 1 if rank < KIND_ORDER["RoleBinding"] else rank
-        waves.setdefault(wave, []).append(position)
+        waves.setdefault(wave_of(obj), []).append(position)
     return [waves[key] for key in sorted(waves)]
 
 
@@ -234,41 +406,72 @@ def _apply_pool() -> ThreadPoolExecutor:
                               thread_name_prefix="berth-apply")
 
 
-def _apply_plan(client: ClusterClient, plan: Plan, *, run: Run, offset: int, cluster: Cluster,
-                renew: Callable[[], None]) -> tuple[int, KubeError] | None:
-    """Apply the plan's objects, one server-side apply each, in waves. Outcomes and versions
-    are written together: when the plan is done or stopped, and while it runs at most every
-    PROGRESS_SECONDS, so a long plan shows its progress and a short one costs two writes."""
+@dataclass(frozen=True)
+class _Step:
+    item: Item
+    index: int  # in the item's run
+    obj: dict[str, Any]
+    key: tuple[str, str]  # (apiVersion, Kind/namespace/name)
+
+
+def _apply_plans(client: ClusterClient, items: list[Item], *, cluster: Cluster,
+                 renew: Callable[[], None]) -> dict[int, tuple[int, KubeError]]:
+    """Apply every item's objects, one server-side apply each, wave by wave across the
+    items: a wave's objects go out together, BERTH_APPLY_CONCURRENCY at a time. An object
+    several items want (the tenant's own, in a batch of its requests) is applied once, as
+    the last of them renders it: a server-side apply leaves what the last apply of its
+    field manager said, so applying the others first would change nothing in the end. An
+    item stops at its first refused object and the others go on. Outcomes and versions are
+    written together: when the plans are done or stopped, and while they run at most every
+    PROGRESS_SECONDS, so a long batch shows its progress. Returns, per stopped item, the
+    step that stopped it and why."""
     lease = settings.PROVISIONING_LEASE_SECONDS
-    keys = [(obj["apiVersion"], str(ref_of(obj))) for obj in plan.apply]
-    known = records.applied_versions(cluster=cluster, refs=keys)
-    outcomes: dict[int, tuple[str, int, str]] = {}
+    waves: dict[int, list[_Step]] = {}
+    for item in items:
+        for position, obj in enumerate(item.plan.apply):
+            index = item.offset + position
+            if item.run.steps[index]["outcome"] not in APPLIED:
+                key = (obj["apiVersion"], str(ref_of(obj)))
+                waves.setdefault(wave_of(obj), []).append(_Step(item, index, obj, key))
+    known = records.applied_versions(
+        cluster=cluster, refs=[step.key for wave in waves.values() for step in wave])
     versions: dict[tuple[str, str], str] = {}
+    stopped: dict[int, tuple[int, KubeError]] = {}
+    unwritten = [False]  # an outcome noted since the last write
 
     def write_progress() -> None:
-        records.record_steps(run=run, outcomes=outcomes)
-        records.remember_versions(cluster=cluster, versions=versions)
-        outcomes.clear()
-        versions.clear()
+        if unwritten[0]:
+            records.write_steps(runs=[item.run for item in items])
+            records.remember_versions(cluster=cluster, versions=versions)
+            versions.clear()
+            unwritten[0] = False
 
     renewed_at = written_at = time.monotonic()
     pool = _apply_pool()
     try:
-        for wave in apply_waves(plan.apply):
-            todo = [p for p in wave if run.steps[offset + p]["outcome"] not in APPLIED]
-            futures = {p: pool.submit(apply_object, client, plan.apply[p], known.get(keys[p]))
-                       for p in todo}
-            errors = []
-            for position, future in futures.items():
+        for rank in sorted(waves):
+            wanting: dict[tuple[str, str], list[_Step]] = {}
+            for step in waves[rank]:
+                if step.item.pk not in stopped:
+                    wanting.setdefault(step.key, []).append(step)
+            futures = {key: pool.submit(apply_object, client, steps[-1].obj, known.get(key))
+                       for key, steps in wanting.items()}
+            for key, future in futures.items():
+                unwritten[0] = True
                 try:
                     applied = future.result()
                 except KubeError as error:
-                    errors.append((offset + position, error))
+                    for step in wanting[key]:
+                        stopped.setdefault(step.item.pk, (step.index, error))
                     continue
-                outcomes[offset + position] = (applied.result, applied.attempts, "")
-                versions[keys[position]] = applied.resource_version
-            if errors:
-                return errors[0]
+                versions[key] = applied.resource_version
+                *others, last = wanting[key]
+                records.note_step(run=last.item.run, index=last.index, outcome=applied.result,
+                                  attempts=applied.attempts)
+                for step in others:
+                    records.note_step(
+                        run=step.item.run, index=step.index, outcome=applied.result, attempts=0,
+                        message=f"applied once for the batch, as request #{last.item.pk}'s")
             if time.monotonic() - written_at > PROGRESS_SECONDS:
                 write_progress()
                 written_at = time.monotonic()
@@ -277,14 +480,15 @@ def _apply_plan(client: ClusterClient, plan: Plan, *, run: Run, offset: int, clu
                 renew()
                 renewed_at = time.monotonic()
     finally:
-        # Whatever stopped the plan, what was applied is on record: a retry skips it.
+        # Whatever stopped a plan, what was applied is on record: a retry skips it.
         write_progress()
-    return None
+    return stopped
 
 
-def _delete_plan(client: ClusterClient, plan: Plan, *, run: Run, offset: int, cluster: Cluster,
-                 tenant: str) -> None:
+def _delete_plan(client: ClusterClient, item: Item, *, cluster: Cluster) -> None:
     """Delete in order, each only if Berth's labels say it is this tenant's."""
+    plan, run, tenant = item.plan, item.run, item.inputs.tenant.slug
+    offset = item.offset + len(plan.apply)
     for position, ref in enumerate(plan.delete):
         if run.steps[offset + position]["outcome"] in ("deleted", "absent"):
             continue

@@ -31,12 +31,14 @@ from tenants.services.environments import (
 )
 from tenants.services.lifecycle import (
     TRANSITIONS,
+    mark_all_ready,
     mark_decommissioned,
     mark_failed,
     mark_ready,
     return_to_approval,
     start_decommission,
     start_provisioning,
+    start_provisioning_all,
 )
 from tenants.services.onboarding import onboard_tenant, request_tenant_sync, update_tenant
 from tenants.services.preferences import set_muted_notifications
@@ -82,6 +84,7 @@ __all__ = [
     "expire_environments",
     "extend_environment",
     "mark_decommissioned",
+    "mark_all_ready",
     "mark_failed",
     "mark_ready",
     "onboard_tenant",
@@ -96,6 +99,7 @@ __all__ = [
     "set_muted_notifications",
     "start_decommission",
     "start_provisioning",
+    "start_provisioning_all",
     "submit_request",
     "update_tenant",
 ]

@@ -8,7 +8,7 @@ run's progress through the transitions at the end of this module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,44 +59,71 @@ def transition(
     source_ip: str | None = None,
     side_effect: Callable[[Request], dict[str, Any]] | None = None,
 ) -> Request:
+    def each(locked: list[Request]) -> dict[int, dict[str, Any]]:
+        return {locked[0].pk: side_effect(locked[0])} if side_effect else {}
+
+    return transition_many(request_ids=[request_id], action=action, actor=actor,
+                           message=message, source_ip=source_ip, side_effect=each)[0]
+
+
+def transition_many(
+    *,
+    request_ids: Sequence[int],
+    action: str,
+    actor: User | None,
+    message: str = "",
+    source_ip: str | None = None,
+    side_effect: Callable[[list[Request]], dict[int, dict[str, Any]]] | None = None,
+) -> list[Request]:
+    """The same transition for several requests in one transaction: all of them, or none
+    when one may not move this way (IllegalTransition names it). Each still gets its own
+    audit event; once committed, one `request_state_changed` names them all. `side_effect(locked)`
+    runs inside the transaction; what it returns per request id joins that audit event."""
     rule = TRANSITIONS[action]
     with transaction.atomic():
-        tenancy_request = Request.objects.select_for_update().get(pk=request_id)
-        if tenancy_request.state not in rule.sources:
-            raise IllegalTransition(
-                request_id=request_id,
-                state_label=tenancy_request.get_state_display(),
-                action=rule.verb,
-            )
-        before = {"state": tenancy_request.state}
-        tenancy_request.state = rule.target
-        tenancy_request.status_message = message
+        # Locked in id order, so two batches sharing a request cannot deadlock.
+        locked = list(Request.objects.select_for_update().filter(pk__in=request_ids)
+                      .order_by("pk"))
+        if len(locked) != len(set(request_ids)):
+            missing = sorted(set(request_ids) - {r.pk for r in locked})
+            raise Request.DoesNotExist(f"Request #{missing[0]} does not exist.")
+        for tenancy_request in locked:
+            if tenancy_request.state not in rule.sources:
+                raise IllegalTransition(
+                    request_id=tenancy_request.pk,
+                    state_label=tenancy_request.get_state_display(),
+                    action=rule.verb,
+                )
+        before = {r.pk: {"state": r.state} for r in locked}
         # Whatever it waited for, it is not waiting in its new state.
-        tenancy_request.waiting_since = tenancy_request.next_try_at = None
-        tenancy_request.wait_reason = ""
-        tenancy_request.save(update_fields=["state", "status_message", "waiting_since",
-                                            "next_try_at", "wait_reason", "updated_at"])
-        after: dict[str, Any] = {"state": tenancy_request.state}
-        if message:
-            after["message"] = message
-        if side_effect is not None:
-            after.update(side_effect(tenancy_request))
-        audit.record(
-            actor=actor,
-            action=f"request.{action}",
-            obj=tenancy_request,
-            tenant_id=tenancy_request.tenant_id,
-            before=before,
-            after=after,
-            source_ip=source_ip,
-        )
-        state = tenancy_request.state
-        transaction.on_commit(
-            lambda: request_state_changed.send(
-                sender=Request, request_id=request_id, action=action, state=state
-            )
-        )
-    return tenancy_request
+        moved = {"state": rule.target, "status_message": message, "waiting_since": None,
+                 "next_try_at": None, "wait_reason": "", "updated_at": timezone.now()}
+        Request.objects.filter(pk__in=[r.pk for r in locked]).update(**moved)
+        for tenancy_request in locked:
+            for field, value in moved.items():
+                setattr(tenancy_request, field, value)
+        extra = side_effect(locked) if side_effect is not None else {}
+        events = []
+        for tenancy_request in locked:
+            after: dict[str, Any] = {"state": rule.target}
+            if message:
+                after["message"] = message
+            after.update(extra.get(tenancy_request.pk, {}))
+            events.append(audit.event(
+                actor=actor,
+                action=f"request.{action}",
+                obj=tenancy_request,
+                tenant_id=tenancy_request.tenant_id,
+                before=before[tenancy_request.pk],
+                after=after,
+                source_ip=source_ip,
+            ))
+        audit.record_all(events)
+        moved_ids, state = [r.pk for r in locked], rule.target
+
+        transaction.on_commit(lambda: request_state_changed.send(
+            sender=Request, request_ids=moved_ids, action=action, state=state))
+    return locked
 
 
 def transition_opening_run(
@@ -110,17 +137,35 @@ def transition_opening_run(
 ) -> Run:
     """A transition into provisioning, with the Run that records this attempt: its steps
     laid out already when the worker opens it (a retry's are laid out by the worker)."""
-    opened: list[Run] = []
+    return transition_opening_runs(
+        opening={request_id: (plan_digest, steps or [])}, action=action, actor=actor,
+        source_ip=source_ip)[0]
 
-    def open_run(locked: Request) -> dict[str, Any]:
-        opened.append(Run.objects.create(request=locked, plan_digest=plan_digest,
-                                         steps=steps or [], attempts=1 if steps else 0))
-        return {"run": opened[0].pk}
 
-    transition(
-        request_id=request_id, action=action, actor=actor, source_ip=source_ip, side_effect=open_run
-    )
-    return opened[0]
+def transition_opening_runs(
+    *,
+    opening: dict[int, tuple[str, list[dict[str, Any]]]],
+    action: str,
+    actor: User | None = None,
+    source_ip: str | None = None,
+) -> list[Run]:
+    """Requests into provisioning together, each with the Run of this attempt; `opening`
+    is request id -> (plan digest, steps laid out pending), in the order runs are
+    returned."""
+    opened: dict[int, Run] = {}
+
+    def open_runs(locked: list[Request]) -> dict[int, dict[str, Any]]:
+        runs = Run.objects.bulk_create([
+            Run(request=r, plan_digest=opening[r.pk][0], steps=opening[r.pk][1],
+                attempts=1 if opening[r.pk][1] else 0)
+            for r in locked
+        ])
+        opened.update((run.request_id, run) for run in runs)
+        return {run.request_id: {"run": run.pk} for run in runs}
+
+    transition_many(request_ids=list(opening), action=action, actor=actor,
+                    source_ip=source_ip, side_effect=open_runs)
+    return [opened[request_id] for request_id in opening]
 
 
 def start_provisioning(*, request_id: int, plan_digest: str,
@@ -132,26 +177,38 @@ def start_provisioning(*, request_id: int, plan_digest: str,
     )
 
 
-def _close_run(run: Run, *, state: str, error: str = "") -> None:
-    run.state = state
-    run.error = error
-    run.finished_at = timezone.now()
-    run.save(update_fields=["state", "error", "finished_at"])
+def start_provisioning_all(*, opening: dict[int, tuple[str, list[dict[str, Any]]]]
+                           ) -> list[Run]:
+    """`start_provisioning` for the approved requests a worker took together."""
+    return transition_opening_runs(opening=opening, action="start_provisioning")
+
+
+def _close_runs(runs: list[Run], *, state: str, error: str = "") -> None:
+    """Each run finished: its state, its error, and the steps as it leaves them."""
+    now = timezone.now()
+    for run in runs:
+        run.state, run.error, run.finished_at = state, error, now
+    Run.objects.bulk_update(runs, ["state", "error", "finished_at", "steps"])
 
 
 def mark_ready(*, run: Run) -> Request:
-    def close(locked: Request) -> dict[str, Any]:
-        _close_run(run, state=RunState.SUCCEEDED)
-        return {"run": run.pk}
+    return mark_all_ready(runs=[run])[0]
 
-    return transition(
-        request_id=run.request_id, action="mark_ready", actor=None, side_effect=close
-    )
+
+def mark_all_ready(*, runs: list[Run]) -> list[Request]:
+    """Several runs succeeded: their requests are ready, their runs closed in the same
+    transaction."""
+    def close(locked: list[Request]) -> dict[int, dict[str, Any]]:
+        _close_runs(runs, state=RunState.SUCCEEDED)
+        return {run.request_id: {"run": run.pk} for run in runs}
+
+    return transition_many(request_ids=[run.request_id for run in runs], action="mark_ready",
+                           actor=None, side_effect=close)
 
 
 def mark_failed(*, run: Run, error: str) -> Request:
     def close(locked: Request) -> dict[str, Any]:
-        _close_run(run, state=RunState.FAILED, error=error)
+        _close_runs([run], state=RunState.FAILED, error=error)
         return {"run": run.pk}
 
     return transition(

@@ -4,9 +4,11 @@ says), approve it bound to a plan digest, reject, cancel, retry, comment.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from tenants import audit, budget, policy, selectors
@@ -22,7 +24,12 @@ from tenants.errors import DomainError, IllegalTransition, NotAllowed
 from tenants.models import Approval, Comment, EphemeralEnvironment, Request, Run, Tenant, User
 from tenants.payloads import validate_payload
 from tenants.services.claims import claim_names, release_claims
-from tenants.services.lifecycle import TRANSITIONS, transition, transition_opening_run
+from tenants.services.lifecycle import (
+    TRANSITIONS,
+    transition,
+    transition_many,
+    transition_opening_run,
+)
 from tenants.signals import request_state_changed
 
 
@@ -149,8 +156,8 @@ def admit(
     request_id = tenancy_request.pk
     transaction.on_commit(
         lambda: request_state_changed.send(
-            sender=Request, request_id=request_id, action="submit", state=RequestState.SUBMITTED
-        )
+            sender=Request, request_ids=[request_id], action="submit",
+            state=RequestState.SUBMITTED)
     )
     if decision.outcome == PolicyOutcome.AUTO_APPROVE:
         Approval.objects.create(
@@ -205,46 +212,8 @@ def approve_request(
         tenancy_request=tenancy_request, user=approver, action="approve", source_ip=source_ip
     )
     with transaction.atomic():
-        locked = Request.objects.select_for_update().get(pk=request_id)
-        if locked.state not in TRANSITIONS["approve"].sources:
-            raise IllegalTransition(
-                request_id=request_id, state_label=locked.get_state_display(), action="approved"
-            )
-        approvals = locked.approvals.filter(decision=Decision.APPROVE, plan_digest=plan_digest)
-        if approvals.filter(approver=approver).exists():
-            raise DomainError("You have already approved this plan.")
-        Approval.objects.create(
-            request=locked,
-            approver=approver,
-            decision=Decision.APPROVE,
-            reason=reason,
-            plan_digest=plan_digest,
-        )
-        have = approvals.count()
-        if have < locked.approvals_required:
-            locked.status_message = _awaiting(locked.approvals_required, locked.approver_role, have)
-            locked.save(update_fields=["status_message", "updated_at"])
-            audit.record(
-                actor=approver,
-                action="request.approval_recorded",
-                obj=locked,
-                tenant_id=locked.tenant_id,
-                source_ip=source_ip,
-                after={
-                    "approvals": have,
-                    "required": locked.approvals_required,
-                    "plan_digest": plan_digest,
-                },
-            )
-            return locked
-        return transition(
-            request_id=request_id,
-            action="approve",
-            actor=approver,
-            message=reason,
-            source_ip=source_ip,
-            side_effect=lambda _: {"plan_digest": plan_digest},
-        )
+        return _record_approvals(digests={request_id: plan_digest}, approver=approver,
+                                 reason=reason, source_ip=source_ip)[0]
 
 
 # More at once is a review nobody did: the queue shows at most this many per page anyway.
@@ -283,9 +252,58 @@ def approve_together(
         raise DomainError("Only requests with the same policy outcome are approved together, "
                           f"and these differ ({described}). Approve them separately.")
     with transaction.atomic():
-        return [approve_request(request_id=request_id, approver=approver,
-                                plan_digest=digest, reason=reason, source_ip=source_ip)
-                for request_id, digest in sorted(wanted.items())]
+        return _record_approvals(digests=wanted, approver=approver, reason=reason,
+                                 source_ip=source_ip)
+
+
+def _record_approvals(*, digests: dict[int, str], approver: User, reason: str,
+                      source_ip: str | None) -> list[Request]:
+    """Inside a transaction: each request's approval by `approver`, bound to its digest;
+    those that reach their policy's number of approvals move to approved, together. In
+    request order; raises (saving nothing) when one may not be approved."""
+    ids = sorted(digests)
+    locked = {r.pk: r for r in Request.objects.select_for_update().filter(pk__in=ids)
+              .order_by("pk")}
+    for request_id in ids:
+        if locked[request_id].state not in TRANSITIONS["approve"].sources:
+            raise IllegalTransition(request_id=request_id,
+                                    state_label=locked[request_id].get_state_display(),
+                                    action="approved")
+    mine = set(Approval.objects.filter(request_id__in=ids, approver=approver,
+                                       decision=Decision.APPROVE)
+               .values_list("request_id", "plan_digest"))
+    if any((request_id, digests[request_id]) in mine for request_id in ids):
+        raise DomainError("You have already approved this plan.")
+    Approval.objects.bulk_create([
+        Approval(request=locked[request_id], approver=approver, decision=Decision.APPROVE,
+                 reason=reason, plan_digest=digests[request_id])
+        for request_id in ids
+    ])
+    have = Counter(Approval.objects.filter(request_id__in=ids, decision=Decision.APPROVE)
+                   .values_list("request_id", "plan_digest"))
+    short = [locked[request_id] for request_id in ids
+             if have[(request_id, digests[request_id])] < locked[request_id].approvals_required]
+    for tenancy_request in short:
+        tenancy_request.status_message = _awaiting(
+            tenancy_request.approvals_required, tenancy_request.approver_role,
+            have[(tenancy_request.pk, digests[tenancy_request.pk])])
+        tenancy_request.updated_at = timezone.now()
+    Request.objects.bulk_update(short, ["status_message", "updated_at"])
+    audit.record_all([
+        audit.event(actor=approver, action="request.approval_recorded", obj=tenancy_request,
+                    tenant_id=tenancy_request.tenant_id, source_ip=source_ip,
+                    after={"approvals": have[(tenancy_request.pk, digests[tenancy_request.pk])],
+                           "required": tenancy_request.approvals_required,
+                           "plan_digest": digests[tenancy_request.pk]})
+        for tenancy_request in short
+    ])
+    reached = [request_id for request_id in ids if locked[request_id] not in short]
+    approved = {r.pk: r for r in transition_many(
+        request_ids=reached, action="approve", actor=approver, message=reason,
+        source_ip=source_ip,
+        side_effect=lambda moved: {r.pk: {"plan_digest": digests[r.pk]} for r in moved},
+    )} if reached else {}
+    return [approved.get(request_id) or locked[request_id] for request_id in ids]
 
 
 def reject_request(

@@ -4,9 +4,10 @@ same files.
 
     python bench/gitops.py [--count 200] [--workers 4] [--transport daemon|file]
 
-Each worker is its own process calling the writer (`provisioning.engine.write_gitops`) for
-its share of the requests, as Celery workers do after the cluster objects are applied; all
-of them write the same repository, served by `git daemon` on loopback (or as a file://
+Each worker is its own process calling the writer (`provisioning.engine.write_gitops_all`)
+for its share of the requests, BERTH_PROVISION_BATCH_MAX at a time, as a provisioning job
+hands its batch to the writer once the cluster objects are applied; all of them write the
+same repository, served by `git daemon` on loopback (or as a file://
 path). Uses DATABASE_URL (a scratch database `berth_bench_gitops` on the same PostgreSQL
 server: workers then serialise on an advisory lock) when set, else SQLite in a temporary
 directory (workers serialise on a file lock). Prints wall time, commits, pushes (attempts
@@ -109,31 +110,45 @@ def create_requests(count: int, repo_url: str) -> list[int]:
 
 
 def worker(ids: list[int]) -> None:
-    """One worker process: write each request's GitOps, print one JSON line per request."""
+    """One worker process: write the GitOps of its requests as provisioning jobs hand them to
+    the writer, BERTH_PROVISION_BATCH_MAX at a time; print one JSON line per request."""
     import django
 
     django.setup()
-    from provisioning import engine
+    from django.conf import settings
 
-    for request_id in ids:
+    from provisioning import engine
+    from provisioning.inputs import plan_inputs_for
+    from tenants.models import Request
+
+    size = settings.BERTH_PROVISION_BATCH_MAX
+    for start in range(0, len(ids), size):
+        batch = ids[start:start + size]
         started = time.time()
-        written = engine.write_gitops(request_id=request_id)
-        pushes = written.commit.pushes if written.commit else 0
-        print(
-            json.dumps(
-                {
-                    "id": request_id,
-                    "outcome": written.outcome,
-                    "attempts": written.attempts,
-                    "pushes": pushes,
-                    # Committed by another worker's push, together with its own.
-                    "carried": "pushed together with" in written.message,
-                    "started": started,
-                    "ended": time.time(),
-                }
-            ),
-            flush=True,
-        )
+        # The job has its requests' plan inputs at hand by then: it rendered their plans.
+        requests = list(Request.objects.select_related("tenant").filter(pk__in=batch)
+                        .order_by("pk"))
+        written = engine.write_gitops_all(requests=requests, inputs=plan_inputs_for(requests))
+        ended = time.time()
+        for request_id in batch:
+            outcome = written[request_id]
+            if isinstance(outcome, Exception):
+                raise outcome
+            print(
+                json.dumps(
+                    {
+                        "id": request_id,
+                        "outcome": outcome.outcome,
+                        "attempts": outcome.attempts,
+                        "pushes": outcome.commit.pushes if outcome.commit else 0,
+                        # Committed by another request's push, together with its own.
+                        "carried": "pushed together with" in outcome.message,
+                        "started": started,
+                        "ended": ended,
+                    }
+                ),
+                flush=True,
+            )
 
 
 def run_workers(ids: list[int], workers: int) -> list[dict]:
@@ -196,6 +211,8 @@ def main() -> None:
     from django.core.management import call_command
 
     django.setup()
+    from django.conf import settings
+
     call_command("migrate", verbosity=0)
     daemon = GitDaemon(repos).start() if args.transport == "daemon" else None
     try:
@@ -237,8 +254,8 @@ def main() -> None:
     lock = "advisory lock" if database == "PostgreSQL" else "file lock"
     print(f"requests              {args.count}")
     print(
-        f"stack                 {database} ({lock}), {args.workers} worker processes, "
-        f"git {args.transport}"
+        f"stack                 {database} ({lock}), {args.workers} worker processes "
+        f"handed {settings.BERTH_PROVISION_BATCH_MAX} requests at a time, git {args.transport}"
     )
     print(f"berth wall time       {berth_seconds:8.2f} s  (from spawning the workers)")
     print(

@@ -5,9 +5,12 @@ find a request's commit by its trailer.
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 import shutil
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from provisioning.gitops.remote import WORK_BRANCH, Author, GitError, Remote, state_dir
@@ -23,8 +26,22 @@ _MOVED = re.compile(
 _SETTLED = "berth-settled"
 
 
+@dataclass(frozen=True)
+class _Commit:
+    """A commit made here and not yet written into the repository (see `made`)."""
+
+    message: str
+    author: Author
+    when: int
+    changes: dict[str, tuple[str, bytes] | None]  # path -> (mode, content), or deleted
+
+
 class Checkout:
-    """The remote branch as just fetched, in a working copy only this writer uses now."""
+    """The remote branch as just fetched, in a working copy only this writer uses now.
+
+    Commits are made in memory: the files go into the working copy (what the next proposal
+    reads) and `made` writes every commit into the repository with one `git fast-import`,
+    so a push of many commits costs a few git processes, not three per commit."""
 
     def __init__(
         self, git: Git, path: Path, remote: Remote, head: str, *, fetched: bool = True
@@ -37,16 +54,27 @@ class Checkout:
         self.fetched = fetched
         self.commits = 0  # made on top of `head`, not pushed yet
         self.tip = head  # the last commit made here
+        self._tracked: set[str] | None = None  # what `head` and the commits since hold
+        self._staged: dict[str, tuple[str, bytes] | None] = {}
+        self._unwritten: list[_Commit] = []
+
+    def _files(self) -> set[str]:
+        if self._tracked is None:
+            listed = self.git.run("ls-files", "-z", cwd=self.path) if self.head else None
+            self._tracked = set(filter(None, listed.stdout.split("\0"))) if listed else set()
+        return self._tracked
 
     def read(self, within: Iterable[str]) -> dict[str, str]:
-        """Every tracked file under these directories, path → text. Symbolic links are
-        reported as opaque content: never followed, never written through."""
-        within = list(within)
-        if not within or not (self.head or self.commits):
+        """Every tracked file under these directories (or these files), path → text.
+        Symbolic links are reported as opaque content: never followed, never written
+        through."""
+        prefixes = tuple(f"{place.rstrip('/')}/" for place in within)
+        if not prefixes:
             return {}
-        listed = self.git.run("--literal-pathspecs", "ls-files", "-z", "--", *within, cwd=self.path)
         files = {}
-        for path in filter(None, listed.stdout.split("\0")):
+        for path in sorted(self._files()):
+            if not f"{path}/".startswith(prefixes) and not path.startswith(prefixes):
+                continue
             full = self.path / path
             if full.is_symlink() or not full.is_file():
                 files[path] = f"<not a regular file: {path}>\n"
@@ -69,59 +97,70 @@ class Checkout:
         return here
 
     def apply(self, current: dict[str, str], files: dict[str, str]) -> list[str]:
+        """Make the files under the write's directories what `files` says (`current`: what
+        they are now), for the next commit. Returns the paths changed."""
         changed: list[str] = []
+        tracked = self._files()
         path = ""
         try:
             for path in sorted(set(current) - set(files)):
                 self._target(path).unlink(missing_ok=True)
+                self._staged[path] = None
+                tracked.discard(path)
                 changed.append(path)
             for path, content in sorted(files.items()):
                 if current.get(path) != content:
                     target = self._target(path)
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(content.encode("utf-8", "surrogateescape"))
+                    data = content.encode("utf-8", "surrogateescape")
+                    target.write_bytes(data)
+                    # A file the team made executable stays so, as `git add` would keep it.
+                    mode = "100755" if target.stat().st_mode & 0o111 else "100644"
+                    self._staged[path] = (mode, data)
+                    tracked.add(path)
                     changed.append(path)
         except OSError as exc:  # e.g. the team made a directory where Berth writes a file
             raise GitError(
                 f"cannot write {path} in the repository: {exc.strerror}", transient=False
             ) from exc
-        self.git.run(
-            "--literal-pathspecs",
-            "add",
-            "--all",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-            cwd=self.path,
-            input="\0".join(changed),
-        )
         return changed
 
     def commit(self, message: str, author: Author) -> None:
-        identity = {
-            "GIT_AUTHOR_NAME": author.name,
-            "GIT_AUTHOR_EMAIL": author.email,
-            "GIT_COMMITTER_NAME": author.name,
-            "GIT_COMMITTER_EMAIL": author.email,
-        }
-        self.git.run(
-            "commit",
-            "--quiet",
-            "--no-verify",
-            "--cleanup=verbatim",
-            "-F",
-            "-",
-            cwd=self.path,
-            input=message,
-            env=identity,
-        )
+        """What `apply` staged, as one commit with this message (kept verbatim)."""
+        self._unwritten.append(_Commit(message, author, int(time.time()), self._staged))
+        self._staged = {}
         self.commits += 1
 
     def made(self) -> list[str]:
-        """The commits made here on top of `head`, oldest first (one git call for all)."""
-        if not self.commits:
+        """The commits made here on top of `head`, oldest first: written into the repository
+        now, all with one `git fast-import`, and the working copy's index brought to them."""
+        if not self._unwritten:
             return []
-        since = [f"^{self.head}"] if self.head else []
-        made = self.git.run("rev-list", "--reverse", "HEAD", *since, cwd=self.path).stdout.split()
+        stream = io.BytesIO()
+        for mark, made in enumerate(self._unwritten, start=1):
+            who = f"{made.author.name} <{made.author.email}> {made.when} +0000"
+            message = made.message.encode()
+            stream.write(f"commit refs/heads/{WORK_BRANCH}\nmark :{mark}\n".encode())
+            stream.write(f"author {who}\ncommitter {who}\n".encode())
+            stream.write(b"data %d\n%s\n" % (len(message), message))
+            if mark == 1 and self.tip:
+                stream.write(f"from {self.tip}\n".encode())
+            for path, change in made.changes.items():
+                if change is None:
+                    stream.write(b"D %s\n" % _quoted(path))
+                else:
+                    mode, data = change
+                    stream.write(b"M %s inline %s\ndata %d\n%s\n"
+                                 % (mode.encode(), _quoted(path), len(data), data))
+        stream.write(b"done\n")
+        marks = self.path / ".git" / "berth-marks"
+        self.git.run("fast-import", "--quiet", "--done", f"--export-marks={marks}",
+                     cwd=self.path, input=stream.getvalue())
+        by_mark = dict(line.split() for line in marks.read_text().splitlines())
+        made = [by_mark[f":{mark}"] for mark in range(1, len(self._unwritten) + 1)]
+        # HEAD names the work branch, which fast-import moved; the index follows it.
+        self.git.run("reset", "--quiet", cwd=self.path)
+        self._unwritten.clear()
         self.tip = made[-1]
         return made
 
@@ -240,3 +279,13 @@ def checkout(git: Git, remote: Remote, path: Path, *, fetch: bool = True) -> Che
         shutil.rmtree(path, ignore_errors=True)
         raise GitError(error.message, transient=True) from error
     return Checkout(git, path, remote, head)
+
+
+def _quoted(path: str) -> bytes:
+    """A path as fast-import reads it: C-style quoted when it starts with a quote or holds a
+    line break, else as it is."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if not raw.startswith(b'"') and b"\n" not in raw:
+        return raw
+    escaped = raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n")
+    return b'"' + escaped + b'"'

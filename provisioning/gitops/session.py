@@ -51,11 +51,15 @@ class Git:
         self,
         *args: str,
         cwd: Path,
-        input: str | None = None,  # noqa: A002 - subprocess's name
+        input: str | bytes | None = None,  # noqa: A002 - subprocess's name
         check: bool = True,
         network: bool = False,
         env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        """git with these arguments; `input` as text, or as bytes when it must reach git as
+        they are (file contents in a fast-import stream). Its output is text either way."""
+        text = {} if isinstance(input, bytes) else {
+            "text": True, "encoding": "utf-8", "errors": "replace"}
         try:
             proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
                 ["git", *args],  # noqa: S607 - git from PATH, like the operator's own
@@ -63,15 +67,17 @@ class Git:
                 env={**self.env, **(env or {})},
                 input=input,
                 capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
                 timeout=self.timeout,
+                **text,
             )
         except subprocess.TimeoutExpired:
             raise GitError(
                 f"git {args[0]} timed out after {self.timeout:.0f}s", transient=True
             ) from None
+        if not text:
+            proc = subprocess.CompletedProcess(
+                proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
+                proc.stderr.decode("utf-8", "replace"))
         if check and proc.returncode != 0:
             raise self.error(args[0], proc, network=network)
         return proc

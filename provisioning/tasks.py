@@ -7,6 +7,7 @@ twice; a lost message is recovered by `sweep`, which beat runs periodically.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
@@ -50,17 +51,16 @@ def converge(self, request_id: int, companions: list[int] | None = None) -> str:
     cluster (engine.converge_batch); a request another worker's batch holds or finished costs
     one query."""
     worker = _worker(self)
-    found = (Request.objects.filter(pk=request_id)
-             .values_list("state", "lease_owner", "lease_expires_at").first())
-    if found is None:
-        return f"request {request_id} does not exist"
-    state, owner, lease_ends = found
-    if state not in WORKING_STATES:
-        return f"nothing to do: request is {state}"
-    if owner not in ("", worker) and lease_ends and lease_ends > timezone.now():
-        return "busy: another worker holds the lease"  # a batch has it
-    results = engine.converge_batch(request_id=request_id, worker=worker,
-                                    companions=tuple(companions or ()))
+    queued = [request_id, *(companions or ())]
+    # Those already done, or held by another worker's batch, cost this one query.
+    found = {pk: _why_not(*row, worker=worker) for pk, *row in
+             Request.objects.filter(pk__in=queued)
+             .values_list("pk", "state", "lease_owner", "lease_expires_at")}
+    open_ids = [pk for pk in queued if found.get(pk, "gone") == ""]
+    if not open_ids:
+        return found.get(request_id) or f"request {request_id} does not exist"
+    results = engine.converge_batch(request_id=open_ids[0], worker=worker,
+                                    companions=tuple(open_ids[1:]))
     for each, result in results.items():
         logger.info("request %s: %s", each, result)
     waiting = [each for each, result in results.items() if result.startswith("waiting")]
@@ -68,7 +68,17 @@ def converge(self, request_id: int, companions: list[int] | None = None) -> str:
     for each, next_try in (Request.objects.filter(pk__in=waiting, lease_owner=WAITING)
                            .exclude(next_try_at=None).values_list("pk", "next_try_at")):
         converge.apply_async((each,), eta=next_try)
-    return results[request_id]
+    return (results.get(request_id) or found.get(request_id)
+            or f"request {request_id} does not exist")
+
+
+def _why_not(state: str, owner: str, lease_ends: datetime | None, *, worker: str) -> str:
+    """Why a worker has nothing to do for a request now ("": it has)."""
+    if state not in WORKING_STATES:
+        return f"nothing to do: request is {state}"
+    if owner not in ("", worker) and lease_ends is not None and lease_ends > timezone.now():
+        return "busy: another worker holds the lease"
+    return ""
 
 
 @shared_task(name="provisioning.sweep")

@@ -456,8 +456,9 @@ def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     from provisioning.engine import runs
 
     _, quick_sql = provision_counting_queries(approved(world).pk)
-    # Every wave's outcomes at once, at the end; then the GitOps step's as the run closes.
-    assert steps_written(quick_sql) == 2
+    # Every wave's outcome and the GitOps step's (no repository here) at once, as the run
+    # closes.
+    assert steps_written(quick_sql) == 1
 
     # A plan slower than PROGRESS_SECONDS per wave: each wave's outcomes as it ends.
     monkeypatch.setattr(runs, "PROGRESS_SECONDS", 0.0)
@@ -670,3 +671,17 @@ def test_a_request_whose_plan_cannot_be_rendered_fails_alone_saying_why(world, s
         RequestState.READY, RequestState.FAILED, RequestState.READY)
     assert "Its plan could not be rendered, nothing was applied" in broken.status_message
     assert broken.runs.get().state == RunState.FAILED
+
+
+def test_a_job_whose_first_request_another_batch_took_still_provisions_the_rest(
+    world, sandbox, settings
+):
+    settings.BERTH_PROVISION_BATCH_MAX = 2
+    first, second, third = approved_many(world, 3)
+    converge(first)  # takes the oldest one waiting with it: the second
+    assert Request.objects.get(pk=second.pk).state == RequestState.READY
+
+    # The job queued for the second and the third: the second is done, the third leads.
+    assert tasks.converge(second.pk, [third.pk]) == "nothing to do: request is ready"
+
+    assert Request.objects.get(pk=third.pk).state == RequestState.READY

@@ -924,3 +924,19 @@ def test_a_batch_of_requests_goes_out_in_one_push_one_commit_each(db, repos, dae
     assert {w.commit.pushes for w in written.values()} == {1}
     assert len({w.commit.sha for w in written.values()}) == 5
     assert not GitWrite.objects.exists()  # every queued write taken
+
+
+def test_what_was_applied_is_on_record_before_the_push(world):
+    from django.test.utils import CaptureQueriesContext
+
+    tenancy_request = approved(world)
+    with CaptureQueriesContext(connection) as captured:
+        converge(tenancy_request)
+
+    writes = [q["sql"] for q in captured if q["sql"].startswith('UPDATE "tenants_run" SET')
+              and '"steps" =' in q["sql"]]
+    # The objects' outcomes before the push (a worker dying mid-push keeps them), then the
+    # commit's as the run closes.
+    assert len(writes) == 2
+    assert '"outcome": "created"' in writes[0] and '"outcome": "committed"' not in writes[0]
+    assert '"outcome": "committed"' in writes[1]

@@ -222,6 +222,12 @@ def propose_files(tenancy_request: Request, inputs: PlanInput,
                     inputs.engine, indexes=tuple(indexes.values()))
 
 
+def writes_a_repository(tenancy_request: Request) -> bool:
+    """Whether the request's GitOps step commits to a repository (else it is skipped)."""
+    return (tenancy_request.kind != RequestKind.QUOTA_CHANGE
+            and bool(tenancy_request.tenant.gitops_repo_url.strip()))
+
+
 def _writer_of(tenancy_request: Request) -> tuple[gitops.Remote, str] | GitOpsWritten:
     """The repository a request writes and its writer's queue, or why it writes none."""
     tenant = tenancy_request.tenant

@@ -30,6 +30,7 @@ from provisioning.engine.commits import (
     gitops_step,
     gitops_step_row,
     gitops_steps,
+    writes_a_repository,
 )
 from provisioning.gitops import GitError
 from provisioning.inputs import plan_input_for, plan_inputs_for, shared_reads
@@ -135,7 +136,19 @@ def converge_batch(*, request_id: int, worker: str,
     BERTH_PROVISION_BATCH_MAX - 1 others approved for the same cluster that no worker holds
     (`companions` first: the job was queued for them too): one lease, one transition, one
     apply phase and one GitOps push for them all, while each keeps its own run, audit events
-    and outcome. Returns what happened to each."""
+    and outcome. A job answers for every request it was queued for: when the first is taken
+    or done, the next one leads. Returns what happened to each."""
+    results: dict[int, str] = {}
+    queued = [request_id, *companions]
+    while queued:
+        taken = _converge_led_by(queued[0], worker=worker, companions=tuple(queued[1:]))
+        results.update(taken)
+        queued = [pk for pk in queued if pk not in taken]
+    return results
+
+
+def _converge_led_by(request_id: int, *, worker: str,
+                     companions: tuple[int, ...]) -> dict[int, str]:
     lease = settings.PROVISIONING_LEASE_SECONDS
     if not records.acquire_lease(request_id=request_id, owner=worker, seconds=lease):
         return {request_id: "busy: another worker holds the lease"}
@@ -310,6 +323,10 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
     creating = [item for item in items if not item.plan.delete]
     if creating:
         renew()
+        if any(writes_a_repository(item.request) for item in creating):
+            # A push takes a while: what was applied is on record meanwhile. (Else the
+            # steps are written once, as the runs close.)
+            records.write_steps(runs=[item.run for item in creating])
         failures = gitops_steps([(i.request, i.run, i.inputs, i.git_index) for i in creating])
         for item in creating:
             if failures[item.pk]:
@@ -363,7 +380,8 @@ def _first_pending(run: Run) -> int:
 def _stopped(item: Item, failed: int, error: KubeError, *, cluster: Cluster) -> str:
     """An object of the item's plan was refused, or the cluster did not answer."""
     if error.transient:
-        # The step stays pending: the next try starts there.
+        # The step stays pending: the next try starts there, past what this one applied.
+        records.write_steps(runs=[item.run])
         return wait_for_outage(tenancy_request=item.request, run=item.run,
                                reason=f"{cluster.name}: {error.message}")
     records.note_step(run=item.run, index=failed, outcome="failed", attempts=error.attempts,
@@ -479,9 +497,12 @@ def _apply_plans(client: ClusterClient, items: list[Item], *, cluster: Cluster,
             if time.monotonic() - renewed_at > lease / 3:
                 renew()
                 renewed_at = time.monotonic()
-    finally:
-        # Whatever stopped a plan, what was applied is on record: a retry skips it.
+    except BaseException:
+        # Whatever stopped the plans, what was applied is on record: a retry skips it.
         write_progress()
+        raise
+    # The steps go with what comes next (see _execute): the push, a wait, or the runs' close.
+    records.remember_versions(cluster=cluster, versions=versions)
     return stopped
 
 

@@ -633,6 +633,25 @@ def test_unknown_custom_resource_fields_are_refused():
 
 
 @needs_crds
+def test_a_custom_resource_checked_before_is_judged_the_same_with_other_metadata():
+    """Its schema is checked once per body (the tenant's AppProject in every plan of a
+    batch): what differs in metadata is still checked, against ObjectMeta, every time."""
+    bad = copy.deepcopy(APP_PROJECT)
+    bad["spec"]["sourceRepo"] = ["*"]
+    first = validate_object(bad)
+    again = copy.deepcopy(bad)
+    again["metadata"]["labels"] = {"berth.dev/request": "7"}
+    assert validate_object(again) == first == [
+        SchemaError("spec.sourceRepo", "unknown field 'sourceRepo'")]
+    again["metadata"]["labels"] = {"berth.dev/request": 7}
+    assert sorted(paths(validate_object(again))) == ['metadata.labels["berth.dev/request"]',
+                                                     "spec.sourceRepo"]
+    good = copy.deepcopy(APP_PROJECT)
+    good["metadata"]["labels"] = {"berth.dev/request": "8"}
+    assert validate_object(good) == []
+
+
+@needs_crds
 def test_kargo_project_has_no_spec():
     project = copy.deepcopy(KARGO_PROJECT)
     project["spec"] = {"promotionPolicies": [{"stage": "dev", "autoPromotionEnabled": True}]}

@@ -6,6 +6,7 @@ approval binds to.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -267,9 +268,10 @@ class Plan:
         values redacted."""
         return tuple(redact_secret(obj) for obj in self.apply)
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """What an approval binds to: every object, a Secret by its values' digests."""
+        """What an approval binds to: every object, a Secret by its values' digests. (A
+        plan's objects are not changed once rendered: worked out once.)"""
         canonical = json.dumps(
             {"apply": list(self.redacted()), "delete": [vars(ref) for ref in self.delete]},
             sort_keys=True,

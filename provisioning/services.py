@@ -15,6 +15,7 @@ from provisioning.models import AppliedObject, GitWrite
 from provisioning.plan import ObjectRef, PlanInput
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants import audit
+from tenants.bulk import update_each
 from tenants.choices import (
     CampaignState,
     EnvironmentState,
@@ -150,18 +151,17 @@ def note_step(*, run: Run, index: int, outcome: str, attempts: int, message: str
 
 def write_steps(*, runs: list[Run]) -> None:
     """The steps of these runs as held in memory, in one statement."""
-    if len(runs) == 1:
-        Run.objects.filter(pk=runs[0].pk).update(steps=runs[0].steps)
-    elif runs:
-        Run.objects.bulk_update(runs, ["steps"])
+    update_each(Run, {run.pk: {"steps": run.steps} for run in runs})
 
 
 def applied_versions(
     *, cluster: Cluster, refs: list[tuple[str, str]]
 ) -> dict[tuple[str, str], str]:
     """(apiVersion, object) → the resourceVersion Berth's last apply left, for these refs."""
+    # Both columns of the unique index: found by it, not by reading the cluster's every row.
     rows = AppliedObject.objects.filter(
-        cluster=cluster, object__in={ref for _, ref in refs}
+        cluster=cluster, api_version__in={api_version for api_version, _ in refs},
+        object__in={ref for _, ref in refs},
     ).values_list("api_version", "object", "resource_version")
     return {(api_version, ref): version for api_version, ref, version in rows}
 
@@ -256,16 +256,14 @@ def _activate_namespaces(requests: list[tuple[Request, PlanInput]]) -> None:
                for namespace in live}
     revisions = _revisions_applied(live, spec_of)
     bundle = definitions.bundle_revision(digest=bundle_digest())
-    for namespace in live:
-        spec = spec_of[namespace.pk]
-        namespace.state = NamespaceState.ACTIVE
-        namespace.cpu_millis = spec.cpu_millis
-        namespace.memory_mib = spec.memory_mib
-        namespace.storage_gib = spec.storage_gib
-        namespace.tier_revision = revisions[namespace.tier_id]
-        namespace.bundle_revision = bundle
-    Namespace.objects.bulk_update(live, ["state", "cpu_millis", "memory_mib", "storage_gib",
-                                         "tier_revision", "bundle_revision"])
+    update_each(Namespace, {namespace.pk: {
+        "state": NamespaceState.ACTIVE,
+        "cpu_millis": spec_of[namespace.pk].cpu_millis,
+        "memory_mib": spec_of[namespace.pk].memory_mib,
+        "storage_gib": spec_of[namespace.pk].storage_gib,
+        "tier_revision": revisions[namespace.tier_id].pk,
+        "bundle_revision": bundle.pk,
+    } for namespace in live})
 
 
 def _record_environment_outcome(tenancy_request: Request, inputs: PlanInput) -> None:

@@ -40,6 +40,9 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        # A request's or an environment's history (its page, who made a move for the
+        # e-mail): read by object, never by scanning the whole log.
+        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object")]
 
     def __str__(self) -> str:
         return f"{self.actor_label} {self.action} {self.object_type} {self.object_id}"

@@ -132,3 +132,26 @@ def cpu_seconds(pid: int) -> float:
 def tree_cpu_seconds(pid: int) -> float:
     """CPU time used so far by a process and its live children."""
     return _summed_over_tree(pid, cpu_seconds)
+
+
+def machine_busy_seconds() -> float:
+    """CPU time every CPU of this machine has spent busy so far (Linux /proc/stat): what
+    the bench's own processes, the database, the broker and anything else used."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def processes_cpu_seconds(name: str) -> float:
+    """CPU time used so far by every live process whose command is `name` (the database
+    server's processes, which are not the bench's children)."""
+    total = 0.0
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if stat.split("(", 1)[1].rsplit(")", 1)[0] == name:
+            fields = stat.rsplit(")", 1)[1].split()
+            total += sum(int(tick) for tick in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+    return total

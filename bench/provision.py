@@ -35,6 +35,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from common import (  # noqa: E402
     cpu_seconds,
+    machine_busy_seconds,
+    processes_cpu_seconds,
     stack,
     start_django,
     tree_cpu_seconds,
@@ -179,13 +181,13 @@ def stop_workers(processes: list[subprocess.Popen]) -> None:
             process.wait()
 
 
-def provision(ids: list[int], *, timeout: float) -> tuple[float, float]:
+def provision(ids: list[int], decisions: list[tuple[int, str]], *,
+              timeout: float) -> tuple[float, float]:
     """Wall time from the first approval until every request is ready (or failed), and
-    the time the approvals took. The approver's review of the plans comes before."""
+    the time the approvals took."""
     from tenants.choices import RequestState
     from tenants.models import Request
 
-    decisions = reviewed(ids)
     started = time.perf_counter()
     approve_all(decisions)
     approving = time.perf_counter() - started
@@ -311,10 +313,16 @@ def main() -> None:
         workers = start_workers(workers=args.workers, concurrency=args.concurrency,
                                 pool=args.pool)
         try:
+            # The approver's review of the plans comes before the clock.
+            decisions = reviewed(ids)
             sandbox_cpu_before = cpu_seconds(sandbox.process.pid)
             # What the workers spent starting (imports, the engine warmed) is not counted.
             worker_cpu_before = sum(tree_cpu_seconds(process.pid) for process in workers)
-            berth_seconds, approving = provision(ids, timeout=args.timeout)
+            busy_before = machine_busy_seconds()
+            database_before = processes_cpu_seconds("postgres")
+            berth_seconds, approving = provision(ids, decisions, timeout=args.timeout)
+            busy = machine_busy_seconds() - busy_before
+            database_cpu = processes_cpu_seconds("postgres") - database_before
             sandbox_cpu_berth = cpu_seconds(sandbox.process.pid) - sandbox_cpu_before
             worker_rss = [tree_peak_rss_mib(process.pid) for process in workers]
             worker_cpu = (sum(tree_cpu_seconds(process.pid) for process in workers)
@@ -350,6 +358,8 @@ def main() -> None:
     print(f"CPU seconds           stand-in {sandbox_cpu_berth:.2f} + workers {worker_cpu:.2f} "
           f"(berth); stand-in {(sandbox_cpu_raw_before + sandbox_cpu_raw_after) / 2:.2f} + "
           f"client {(raw_cpu_before + raw_cpu_after) / 2:.2f} (raw, mean)")
+    print(f"machine while berth   {busy:.2f} CPU s busy of {berth_seconds * os.cpu_count():.2f} "
+          f"({os.cpu_count()} CPUs); PostgreSQL's processes {database_cpu:.2f}")
     print(f"ratio berth / raw     {berth_seconds / raw_seconds:8.2f}")
     if missing:
         sys.exit(1)

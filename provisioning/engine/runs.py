@@ -143,7 +143,8 @@ def converge_batch(*, request_id: int, worker: str,
     while queued:
         taken = _converge_led_by(queued[0], worker=worker, companions=tuple(queued[1:]))
         results.update(taken)
-        queued = [pk for pk in queued if pk not in taken]
+        # The leader is done with either way (taken, busy elsewhere, or nothing to do).
+        queued = [pk for pk in queued[1:] if pk not in taken]
     return results
 
 

@@ -184,7 +184,7 @@ def main() -> None:  # noqa: PLR0915
         assert [r["id"] for r in page["results"]] == [r["id"] for r in plain]
         assert page["results"][0] == {**plain[0]}, (page["results"][0], plain[0])
 
-        def load(name: str, per_client: int) -> list[float]:
+        def load(name: str, per_client: int, clients: int = args.clients) -> list[float]:
             url, params, headers = endpoints[name]
             latencies: list[float] = []
             lock = threading.Lock()
@@ -202,7 +202,7 @@ def main() -> None:  # noqa: PLR0915
                 with lock:
                     latencies.extend(mine)
 
-            threads = [threading.Thread(target=client) for _ in range(args.clients)]
+            threads = [threading.Thread(target=client) for _ in range(clients)]
             for thread in threads:
                 thread.start()
             for thread in threads:
@@ -211,8 +211,12 @@ def main() -> None:  # noqa: PLR0915
                 raise SystemExit(f"{len(errors)} errors, e.g. {errors[0]}")
             return latencies
 
-        for name in endpoints:  # warm every worker's connections and caches
-            load(name, 5)
+        # Warm every worker's connections and caches. A sync worker serves one connection at a
+        # time and closes it, so as many clients as workers, at once, reach every worker:
+        # one client's few calls could leave a worker cold, its first call (~150 ms) then
+        # timed.
+        for name in endpoints:
+            load(name, 5, clients=max(args.clients, args.workers))
         results: dict[str, list[float]] = {name: [] for name in endpoints}
         walls: dict[str, float] = {name: 0.0 for name in endpoints}
         for round_ in range(2):

@@ -37,18 +37,10 @@ def event(
     )
 
 
-def record(
-    *,
-    actor: User | None,
-    action: str,
-    obj: models.Model,
-    tenant_id: int | None = None,
-    before: dict[str, Any] | None = None,
-    after: dict[str, Any] | None = None,
-    source_ip: str | None = None,
-) -> AuditEvent:
-    written = event(actor=actor, action=action, obj=obj, tenant_id=tenant_id, before=before,
-                    after=after, source_ip=source_ip)
+def record(*, actor: User | None, action: str, obj: models.Model,
+           **details: Any) -> AuditEvent:  # noqa: ANN401 - event's own keyword arguments
+    """An `event` (with its tenant_id, before, after, source_ip), written at once."""
+    written = event(actor=actor, action=action, obj=obj, **details)
     written.save()
     return written
 

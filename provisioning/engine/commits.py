@@ -224,20 +224,28 @@ def propose_files(tenancy_request: Request, inputs: PlanInput,
 
 def writes_a_repository(tenancy_request: Request) -> bool:
     """Whether the request's GitOps step commits to a repository (else it is skipped)."""
-    return (tenancy_request.kind != RequestKind.QUOTA_CHANGE
-            and bool(tenancy_request.tenant.gitops_repo_url.strip()))
+    return _why_no_repository(tenancy_request) is None
 
 
-def _writer_of(tenancy_request: Request) -> tuple[gitops.Remote, str] | GitOpsWritten:
-    """The repository a request writes and its writer's queue, or why it writes none."""
-    tenant = tenancy_request.tenant
+def _why_no_repository(tenancy_request: Request) -> GitOpsWritten | None:
+    """The skipped outcome of a request that writes no repository (None: it writes one)."""
     if tenancy_request.kind == RequestKind.QUOTA_CHANGE:
         # Quotas are Berth's, never in the repository: nothing there depends on them.
         return GitOpsWritten("skipped", "a quota change changes no GitOps file")
+    tenant = tenancy_request.tenant
     if not tenant.gitops_repo_url.strip():
         return GitOpsWritten(
             "skipped", f"tenant {tenant.slug} has no GitOps repository configured: nothing written"
         )
+    return None
+
+
+def _writer_of(tenancy_request: Request) -> tuple[gitops.Remote, str] | GitOpsWritten:
+    """The repository a request writes and its writer's queue, or why it writes none."""
+    skipped = _why_no_repository(tenancy_request)
+    if skipped is not None:
+        return skipped
+    tenant = tenancy_request.tenant
     remote = gitops_remote(tenant)
     return remote, writer_queue(tenant, remote)
 

@@ -15,6 +15,7 @@ from django.db import DatabaseError
 from django.db.models import Q
 
 from provisioning import gitops
+from provisioning.versions import tier_from_definition
 from provisioning.plan import (
     ClaimSpec,
     ClusterSpec,
@@ -102,6 +103,15 @@ def tier_spec(tier: EnvironmentTier) -> TierSpec:
     )
 
 
+def pinned_tier_spec(namespace: Namespace) -> TierSpec:
+    """The tier definition a namespace runs: the revision it was last applied from (by its
+    request or an upgrade campaign), rendered again as it was, so a tier edited since
+    reaches it only through a campaign. One made before Berth recorded revisions runs the
+    tier as it stands (select `tier_revision` with the namespace)."""
+    revision = namespace.tier_revision
+    return tier_from_definition(revision.definition) if revision else tier_spec(namespace.tier)
+
+
 def repo_credential(tenant: Tenant) -> RepoCredential | None:
     """How the tenant's engines authenticate to its repository, from its encrypted
     credential (`token`, `user:token`, or an SSH deploy key), as Berth's own git does."""
@@ -159,7 +169,7 @@ def cluster_spec(cluster: Cluster) -> ClusterSpec:
 
 
 def _live_namespace(tenant: Tenant, name: str) -> Namespace:
-    return Namespace.objects.select_related("tier", "cluster", "project").get(
+    return Namespace.objects.select_related("tier", "tier_revision", "cluster", "project").get(
         tenant=tenant, name=name, state__in=[NamespaceState.ACTIVE, NamespaceState.PENDING]
     )
 
@@ -180,11 +190,10 @@ def kargo_project(tenant: Tenant, cluster: Cluster, project: str,
                   adding: tuple[TierSpec, ...] = ()) -> KargoProject:
     """A project's Kargo side on a cluster: every tier it has there, with `adding`."""
     tiers = {tier.slug: tier for tier in adding}
-    for tier in EnvironmentTier.objects.filter(
-        namespaces__tenant=tenant, namespaces__cluster=cluster,
-        namespaces__project__name=project, namespaces__state__in=GITOPS_LIVE_STATES,
-    ).distinct():
-        tiers.setdefault(tier.slug, tier_spec(tier))
+    for namespace in Namespace.objects.filter(
+        tenant=tenant, cluster=cluster, project__name=project, state__in=GITOPS_LIVE_STATES,
+    ).select_related("tier", "tier_revision").order_by("pk"):
+        tiers.setdefault(namespace.tier.slug, pinned_tier_spec(namespace))
     name = _claimed_name(cluster, tenant, NamePurpose.KARGO, app=project)
     return KargoProject(name=project, namespace=name or kargo_namespace(tenant.slug, project),
                         tiers=tuple(sorted(tiers.values(), key=lambda t: (t.position, t.slug))))
@@ -201,7 +210,8 @@ def _active_namespaces(tenant: Tenant, cluster: Cluster, **where: object) -> lis
     return list(
         Namespace.objects.filter(tenant=tenant, cluster=cluster, state=NamespaceState.ACTIVE,
                                  **where)
-        .select_related("tier", "project", "request", "cluster").order_by("name")
+        .select_related("tier", "tier_revision", "project", "request", "cluster")
+        .order_by("name")
     )
 
 
@@ -274,7 +284,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         namespaces.append(
             NamespaceSpec(
                 name=current.name,
-                tier=tier_spec(current.tier),
+                tier=pinned_tier_spec(current),
                 cpu_millis=payload["cpu_millis"],
                 memory_mib=payload["memory_mib"],
                 storage_gib=payload.get("storage_gib", 0),
@@ -497,13 +507,16 @@ def environment_takes_namespace(environment: EphemeralEnvironment) -> bool:
 
 
 def namespace_spec(namespace: Namespace, *, project: str | None = None,
-                   environment: str = "", engine: str = "") -> NamespaceSpec:
-    """A namespace as Berth's records describe it now (after any quota changes)."""
+                   environment: str = "", engine: str = "", current: bool = False
+                   ) -> NamespaceSpec:
+    """A namespace as Berth's records describe it now (after any quota changes), with the
+    tier definition it runs; `current`: with its tier as it stands (what an upgrade
+    campaign would roll out)."""
     if project is None:
         project = namespace.project.name if namespace.project_id else ""
     return NamespaceSpec(
         name=namespace.name,
-        tier=tier_spec(namespace.tier),
+        tier=tier_spec(namespace.tier) if current else pinned_tier_spec(namespace),
         cpu_millis=namespace.cpu_millis,
         memory_mib=namespace.memory_mib,
         storage_gib=namespace.storage_gib,
@@ -514,15 +527,17 @@ def namespace_spec(namespace: Namespace, *, project: str | None = None,
     )
 
 
-def namespace_input(namespace: Namespace) -> PlanInput:
-    """A live namespace as Berth's records describe it now (after any quota changes)."""
+def namespace_input(namespace: Namespace, *, current: bool = False) -> PlanInput:
+    """A live namespace as Berth's records describe it now (after any quota changes), with
+    the tier definition it runs (drift is measured against that), or with its tier as it
+    stands (`current`: what an upgrade campaign would apply)."""
     project = namespace.project
     return PlanInput(
         request_id=namespace.request_id or 0,
         tenant=tenant_spec(namespace.tenant, namespace.cluster),
         cluster=cluster_spec(namespace.cluster),
         engine=project.gitops_engine if project else namespace.tenant.gitops_engine,
-        namespaces=(namespace_spec(namespace),),
+        namespaces=(namespace_spec(namespace, current=current),),
     )
 
 
@@ -625,7 +640,7 @@ def gitops_input_for(tenancy_request: Request, inputs: PlanInput, app: str | Non
         .exclude(cluster__name=inputs.cluster.name, name__in=inputs.remove_namespaces)
         # Ephemeral environments' namespaces: their files come from the environments below.
         .exclude(request__kind=RequestKind.EPHEMERAL)
-        .select_related("tier", "project", "request", "cluster")
+        .select_related("tier", "tier_revision", "project", "request", "cluster")
         .order_by("pk")
     )
     for namespace in live:
@@ -679,6 +694,6 @@ def _ephemeral_environments(
     return list(
         query.exclude(namespace__cluster__name=inputs.cluster.name,
                       namespace__name__in=inputs.remove_namespaces)
-        .select_related("namespace__tier", "namespace__cluster")
+        .select_related("namespace__tier", "namespace__tier_revision", "namespace__cluster")
         .order_by("slug")
     )

@@ -49,6 +49,13 @@ def tier_digest(spec: TierSpec) -> str:
     return _digest(tier_definition(spec))
 
 
+def tier_from_definition(definition: dict[str, object]) -> TierSpec:
+    """The tier a stored revision describes, to render it again as it was. A field the
+    revision predates takes its default; one since removed is left out."""
+    known = {each.name for each in dataclasses.fields(TierSpec)}
+    return TierSpec(**{key: value for key, value in definition.items() if key in known})
+
+
 def _sample_tiers() -> list[TierSpec]:
     roles = {"owner": "berth-tenant-edit", "member": "berth-tenant-edit",
              "viewer": "berth-tenant-view"}

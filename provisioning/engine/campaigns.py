@@ -71,7 +71,7 @@ def _yaml(obj: dict[str, Any] | None) -> list[str]:
 def namespace_change(namespace: Namespace, client: ClusterClient) -> dict[str, Any] | None:
     """The namespace's objects as the current definitions render them, what the cluster
     holds of them and the YAML diff between; None when nothing would change."""
-    inputs = namespace_input(namespace)
+    inputs = namespace_input(namespace, current=True)
     desired = namespace_objects(inputs, inputs.namespaces[0])
     before, lines = [], []
     for obj in desired:

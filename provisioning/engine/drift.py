@@ -71,7 +71,9 @@ def find_drift(
 
 
 def reconcile_namespace(namespace: Namespace) -> list[dict[str, Any]]:
-    """Record drift for one active namespace; repair it when its tier says so."""
+    """Record drift for one active namespace against the definition it runs (a tier edited
+    since is an upgrade, rolled out by a campaign, never by repair); repair it when its
+    tier says so."""
     if namespace.cluster.plan_only:
         return []
     inputs = namespace_input(namespace)
@@ -91,5 +93,5 @@ def reconcile_namespace(namespace: Namespace) -> list[dict[str, Any]]:
 
 def active_namespaces():  # noqa: ANN201 - QuerySet[Namespace]
     return Namespace.objects.filter(state=NamespaceState.ACTIVE).select_related(
-        "tenant", "tier", "cluster", "project"
+        "tenant", "tier", "tier_revision", "cluster", "project"
     )

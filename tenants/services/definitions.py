@@ -13,12 +13,15 @@ from tenants.models import BundleRevision, EnvironmentTier, TierRevision
 
 
 def tier_revision(*, tier: EnvironmentTier, digest: str, definition: dict) -> TierRevision:
-    """The tier's revision with this digest: its latest if it matches, else a new one."""
+    """The tier's revision with this digest, else a new one. A namespace rolled back to v1
+    and applied again runs v1, not a copy of it numbered v3."""
     with transaction.atomic():
         EnvironmentTier.objects.select_for_update().filter(pk=tier.pk).first()
-        latest = TierRevision.objects.filter(tier=tier).order_by("-number").first()
-        if latest is not None and latest.digest == digest:
-            return latest
+        revisions = TierRevision.objects.filter(tier=tier).order_by("-number")
+        same = revisions.filter(digest=digest).first()
+        if same is not None:
+            return same
+        latest = revisions.first()
         return TierRevision.objects.create(
             tier=tier, number=(latest.number if latest else 0) + 1, digest=digest,
             definition=definition)
@@ -27,14 +30,15 @@ def tier_revision(*, tier: EnvironmentTier, digest: str, definition: dict) -> Ti
 def tier_revisions(*, wanted: dict[EnvironmentTier, tuple[str, dict]]
                    ) -> dict[int, TierRevision]:
     """Tier id -> its revision with the wanted (digest, definition); one query when every
-    digest is its tier's latest, as it is on all but the first run after a change."""
-    latest: dict[int, TierRevision] = {}
-    for revision in TierRevision.objects.filter(tier__in=list(wanted)).order_by("tier", "-number"):
-        latest.setdefault(revision.tier_id, revision)
+    digest is already numbered, as it is on all but the first run after a change."""
+    known: dict[tuple[int, str], TierRevision] = {}
+    for revision in TierRevision.objects.filter(
+            tier__in=list(wanted), digest__in={digest for digest, _ in wanted.values()}
+    ).order_by("tier", "-number"):
+        known.setdefault((revision.tier_id, revision.digest), revision)
     found = {}
     for tier, (digest, definition) in wanted.items():
-        known = latest.get(tier.pk)
-        found[tier.pk] = known if known is not None and known.digest == digest else \
+        found[tier.pk] = known.get((tier.pk, digest)) or \
             tier_revision(tier=tier, digest=digest, definition=definition)
     return found
 

@@ -5,6 +5,7 @@ Runs on SQLite with no broker server unless DATABASE_URL / REDIS_URL are set.
 
 import os
 import tempfile
+from pathlib import Path
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 # A fixed, test-only Fernet key so encrypted fields are exercised exactly as in production.
@@ -12,6 +13,15 @@ os.environ.setdefault("BERTH_FERNET_KEYS", "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3
 os.environ.setdefault("BERTH_DATA_DIR", tempfile.mkdtemp(prefix="berth-test-"))
 # Integration tests start workers on a queue of their own so stray messages never collide.
 os.environ.setdefault("BERTH_QUEUE", f"berth-test-{os.getpid()}")
+# The upstream Argo CD, Kargo and Flux CRDs lie beside Berth's own checkouts, not in a clone:
+# used when there; tests marked `crds` skip without them (tests/conftest.py).
+_UPSTREAM_CRDS = Path(__file__).resolve().parents[2] / "shared" / "crds"
+if _UPSTREAM_CRDS.is_dir():
+    os.environ.setdefault("BERTH_CRD_DIR", str(_UPSTREAM_CRDS))
+# The stand-in's CRDs (kubesandbox.testing) come from the same place: a cluster never serves
+# kinds the schema checks cannot read.
+os.environ.setdefault("KUBESANDBOX_CRD_DIR",
+                      os.environ.get("BERTH_CRD_DIR") or str(_UPSTREAM_CRDS))
 
 from portal.settings import *  # noqa: E402, F403
 

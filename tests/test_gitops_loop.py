@@ -34,6 +34,9 @@ FLUX_KUSTOMIZE = "kustomize.toolkit.fluxcd.io/v1"
 FLUX_SOURCE = "source.toolkit.fluxcd.io/v1"
 KARGO = "kargo.akuity.io/v1alpha1"
 RBAC = "rbac.authorization.k8s.io/v1"
+# Every test runs against the stand-in with the upstream CRDs, and checks what the roots
+# read against them.
+pytestmark = pytest.mark.crds
 
 
 @pytest.fixture

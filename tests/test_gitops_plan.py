@@ -17,7 +17,7 @@ from provisioning.plan import (
     TenantSpec,
     TierSpec,
 )
-from provisioning.schema import crd_directory, validate_objects
+from provisioning.schema import validate_objects
 from tenants.naming import fit
 
 ENGINES = ("argocd", "argocd_kargo", "flux")
@@ -194,8 +194,7 @@ def test_nothing_is_rendered_once_no_environment_is_left():
     assert gitops_plan.render_files(inputs(tiers=())) == {}
 
 
-@pytest.mark.skipif(crd_directory() is None,
-                    reason="the upstream CRDs (../shared/crds or $BERTH_CRD_DIR) are not here")
+@pytest.mark.crds
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("repo", ["https://git.example.com/payments/gitops.git",
                                   "git@git.example.com:payments/gitops.git"])
@@ -207,8 +206,7 @@ def test_every_generated_manifest_validates_against_the_upstream_crds(engine, re
     assert validate_objects(objects) == {}
 
 
-@pytest.mark.skipif(crd_directory() is None,
-                    reason="the upstream CRDs (../shared/crds or $BERTH_CRD_DIR) are not here")
+@pytest.mark.crds
 def test_the_crd_check_refuses_an_unknown_field():
     objects = gitops_plan.cluster_objects(gitops_plan.render_files(inputs()))
     broken = copy.deepcopy(objects)
@@ -361,8 +359,7 @@ def test_each_ephemeral_environment_has_files_of_its_own(engine):
         assert stages["prod"]["spec"]["requestedFreight"][0]["sources"] == {"stages": ["dev"]}
 
 
-@pytest.mark.skipif(crd_directory() is None,
-                    reason="the upstream CRDs (../shared/crds or $BERTH_CRD_DIR) are not here")
+@pytest.mark.crds
 @pytest.mark.parametrize("engine", ENGINES)
 def test_ephemeral_environments_validate_against_the_upstream_crds(engine):
     files = gitops_plan.render_files(with_review_apps(engine, "review-1", "x" * 60))

@@ -33,7 +33,7 @@ from provisioning.plan import (
     TierSpec,
     render,
 )
-from provisioning.schema import crd_directory, validate_objects
+from provisioning.schema import validate_objects
 from provisioning.validation import validate_plan
 from tests.authz import LiveCluster, Subject, resource_of
 
@@ -508,7 +508,7 @@ def test_without_crds_custom_kinds_are_skipped_but_built_in_ones_still_checked(t
     assert list(problems) == ["LimitRange/payments-shop-dev/x"]
 
 
-@pytest.mark.skipif(crd_directory() is None, reason="the upstream CRDs are not on this machine")
+@pytest.mark.crds
 def test_custom_kinds_are_checked_against_their_crds():
     plan, given = with_object({"apiVersion": "kargo.akuity.io/v1alpha1", "kind": "ProjectConfig",
                                "metadata": {"name": "payments-shop-kargo",

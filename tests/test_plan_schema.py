@@ -4,14 +4,11 @@ client's models) and, for Argo CD / Kargo / Flux kinds, against the upstream CRD
 import pytest
 
 from provisioning import engine
-from provisioning.schema import crd_directory, validate_objects
+from provisioning.schema import validate_objects
 from tenants import demo, services
 from tenants.models import Tenant, User
 
-pytestmark = pytest.mark.skipif(
-    crd_directory() is None,
-    reason="the upstream CRDs (../shared/crds or $BERTH_CRD_DIR) are not on this machine",
-)
+pytestmark = pytest.mark.crds
 
 PAYLOADS = [
     ("namespace", {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "500m",

@@ -17,10 +17,7 @@ from provisioning.schema import (
 from provisioning.schema import common as schema_common
 
 CRD_DIR = crd_directory()
-needs_crds = pytest.mark.skipif(
-    CRD_DIR is None,
-    reason=f"CRD directory not found (set ${schema.CRD_DIR_ENV} or check out ../shared/crds)",
-)
+needs_crds = pytest.mark.crds  # skipped where $BERTH_CRD_DIR names none (tests/conftest.py)
 
 NS = "payments"
 
@@ -745,6 +742,16 @@ def test_missing_crd_directory_raises_schema_unavailable(tmp_path, monkeypatch):
     assert crd_directory() is None
     with pytest.raises(SchemaUnavailable, match=schema.CRD_DIR_ENV):
         validate_object(KARGO_PROJECT)
+
+
+def test_without_berth_crd_dir_no_crds_are_looked_for_beside_the_installation(monkeypatch):
+    # Berth's own checkouts keep the upstream CRDs in ../shared/crds; an installation reads
+    # CRDs from $BERTH_CRD_DIR only, and says so when a custom kind cannot be checked.
+    monkeypatch.delenv(schema.CRD_DIR_ENV, raising=False)
+    assert crd_directory() is None
+    with pytest.raises(SchemaUnavailable, match=r"\$BERTH_CRD_DIR is not set"):
+        validate_object(KARGO_PROJECT)
+    assert validate_object(NAMESPACE) == []  # built-in kinds need no CRDs
 
 
 @needs_crds

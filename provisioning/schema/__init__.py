@@ -21,10 +21,11 @@ Where the schemas come from
   ``int | str`` is an IntOrString (integer or string), ``Dict[str, Any]`` must be a JSON object,
   anything else is free-form.
 * **Custom resources** (Argo CD, Kargo, Flux): the upstream CRD YAMLs in a directory (the
-  ``crd_dir`` argument, else ``$BERTH_CRD_DIR``, else ``<repo>/../shared/crds``; see
-  ``SOURCES.md`` there). The ``openAPIV3Schema`` of the served version named by the object's
-  apiVersion is checked with ``jsonschema`` (Draft 4 semantics, which OpenAPI v3.0 schemas
-  follow), after this translation of the structural-schema dialect:
+  ``crd_dir`` argument, else ``$BERTH_CRD_DIR``; nothing else is looked for: without
+  either, a custom kind raises, see below). The ``openAPIV3Schema`` of the served
+  version named by the object's apiVersion is checked with ``jsonschema`` (Draft 4
+  semantics, which OpenAPI v3.0 schemas follow), after this translation of the
+  structural-schema dialect:
 
   - objects with ``type: object`` and no ``additionalProperties`` and no
     ``x-kubernetes-preserve-unknown-fields: true`` get ``additionalProperties: false``: the API
@@ -58,9 +59,9 @@ What it cannot check
   webhooks of Argo CD / Kargo / Flux, ``x-kubernetes-list-type``/``-map-keys`` uniqueness,
   or references between objects (a Stage's Warehouse existing, a RoleBinding's Role...).
 
-If a custom kind is to be validated but the CRD directory does not exist, or the client models
-are not the pydantic kind this module understands, :class:`SchemaUnavailable` is raised rather
-than letting the object pass.
+If a custom kind is to be validated but no CRD directory is configured or it does not exist,
+or the client models are not the pydantic kind this module understands,
+:class:`SchemaUnavailable` is raised rather than letting the object pass.
 
     validate  the entry points
     builtin   built-in kinds, from the client's models

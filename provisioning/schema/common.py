@@ -10,7 +10,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -36,8 +35,8 @@ class SchemaUnavailable(Exception):
 RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
 INT64 = (-(2**63), 2**63 - 1)
 INT32 = (-(2**31), 2**31 - 1)
+# The only way Berth finds the upstream CRDs: an installation has no folder of them by default.
 CRD_DIR_ENV = "BERTH_CRD_DIR"
-_DEFAULT_CRD_DIR = Path(__file__).resolve().parents[3] / "shared" / "crds"
 
 
 def yaml_documents(stream: Any) -> list[Any]:

@@ -17,7 +17,6 @@ import jsonschema
 import yaml
 
 from provisioning.schema.common import (
-    _DEFAULT_CRD_DIR,
     CRD_DIR_ENV,
     INT32,
     INT64,
@@ -33,17 +32,24 @@ from provisioning.schema.common import (
 )
 
 
-def crd_dir_candidate(crd_dir: str | os.PathLike[str] | None) -> tuple[Path, str]:
+def crd_dir_candidate(crd_dir: str | os.PathLike[str] | None) -> tuple[Path | None, str]:
+    """The CRD directory asked for, and by what: the argument, else ``$BERTH_CRD_DIR``; no
+    directory when neither names one (nothing is looked for elsewhere)."""
     if crd_dir is not None:
         return Path(crd_dir), "crd_dir argument"
     from_env = os.environ.get(CRD_DIR_ENV)
     if from_env:
         return Path(from_env), f"${CRD_DIR_ENV}"
-    return _DEFAULT_CRD_DIR, "default"
+    return None, f"${CRD_DIR_ENV} is not set"
 
 
 def require_crd_dir(crd_dir: str | os.PathLike[str] | None, api_version: str, kind: str) -> Path:
     path, source = crd_dir_candidate(crd_dir)
+    if path is None:
+        raise SchemaUnavailable(
+            f"cannot validate {kind} ({api_version}): it is not a built-in kind and no CRD "
+            f"directory is configured ({source}); set {CRD_DIR_ENV} or pass crd_dir"
+        )
     if not path.is_dir():
         raise SchemaUnavailable(
             f"cannot validate {kind} ({api_version}): it is not a built-in kind and the CRD "

@@ -31,10 +31,10 @@ from provisioning.schema.crds import (
 
 
 def crd_directory(crd_dir: str | os.PathLike[str] | None = None) -> Path | None:
-    """The CRD directory that would be used: ``crd_dir``, else ``$BERTH_CRD_DIR``, else
-    ``<repo>/../shared/crds``. ``None`` when that directory does not exist."""
+    """The CRD directory that would be used: ``crd_dir``, else ``$BERTH_CRD_DIR``. ``None``
+    when neither names one or that directory does not exist."""
     path, _ = crd_dir_candidate(crd_dir)
-    return path.resolve() if path.is_dir() else None
+    return path.resolve() if path is not None and path.is_dir() else None
 
 
 def validate_object(
@@ -42,8 +42,8 @@ def validate_object(
 ) -> list[SchemaError]:
     """Validate one rendered object; return its problems (empty list when valid).
 
-    Raises :class:`SchemaUnavailable` when ``obj`` is not a built-in kind and the CRD directory
-    does not exist.
+    Raises :class:`SchemaUnavailable` when ``obj`` is not a built-in kind and no CRD directory
+    is configured or it does not exist.
     """
     if not isinstance(obj, Mapping):
         return [SchemaError("", f"object must be a mapping, got {json_type(obj)}")]

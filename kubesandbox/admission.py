@@ -70,8 +70,18 @@ def _index_of(s: Any, sub: Any) -> Any:
     return celtypes.IntType(str(s).find(str(sub)))
 
 
+def _not_equal(a: Any, b: Any) -> Any:
+    """`!=` with null on either side, as cel-go (heterogeneous equality) answers it:
+    `oldObject != null` is how a policy asks whether a request has an old object, and
+    cel-python raises "no such overload" for a map or list against null."""
+    if a is None or b is None:
+        return celtypes.BoolType(a is not b)
+    return celpy.evaluation.bool_ne(a, b)
+
+
 _FUNCTIONS = {"lowerAscii": _lower, "upperAscii": _upper, "trim": _trim, "split": _split,
-              "join": _join, "replace": _replace, "indexOf": _index_of, **celauthz.FUNCTIONS}
+              "join": _join, "replace": _replace, "indexOf": _index_of, "_!=_": _not_equal,
+              **celauthz.FUNCTIONS}
 _ENV = celpy.Environment()
 
 

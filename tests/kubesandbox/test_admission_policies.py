@@ -158,6 +158,37 @@ def test_a_missing_param_with_deny_action_refuses(sandbox: KubeSandbox, team: st
                                     "object.spec.replicas <= int(params.data.max)")
 
 
+def test_object_and_old_object_compare_with_null_on_every_operation(sandbox: KubeSandbox,
+                                                                    team: str) -> None:
+    """As kube-apiserver (cel-go compares any value with null): oldObject is null on
+    CREATE, object on DELETE, and `!= null` says so whichever side null is on."""
+    policy = replicas_policy()
+    policy["spec"]["matchConstraints"]["resourceRules"][0]["operations"] = [
+        "CREATE", "UPDATE", "DELETE"]
+    policy["spec"]["variables"] = []
+    policy["spec"]["validations"] = [{
+        "expression": "false",
+        "messageExpression": "request.operation + ': object ' + "
+                             "(object != null ? 'set' : 'null') + ', oldObject ' + "
+                             "(null != oldObject ? 'set' : 'null')"}]
+    raw(sandbox, "POST", f"{ADMISSION}/validatingadmissionpolicies", policy)
+    raw(sandbox, "POST", f"{ADMISSION}/validatingadmissionpolicybindings",
+        binding("max-replicas", ["Deny"], matchResources={"objectSelector": {
+            "matchLabels": {"checked": "yes"}}}))
+    path = f"/apis/apps/v1/namespaces/{team}/deployments"
+    sandbox.upsert({**deployment("web", 1, {"checked": "yes"}),
+                    "metadata": {"name": "web", "namespace": team,
+                                 "labels": {"checked": "yes"}}})
+
+    answers = [raw(sandbox, "POST", path, deployment("new", 1, {"checked": "yes"}))[1],
+               raw(sandbox, "PUT", f"{path}/web", deployment("web", 2, {"checked": "yes"}))[1],
+               raw(sandbox, "DELETE", f"{path}/web")[1]]
+
+    assert [answer["message"].partition("denied request: ")[2] for answer in answers] == [
+        "CREATE: object set, oldObject null", "UPDATE: object set, oldObject set",
+        "DELETE: object null, oldObject set"]
+
+
 # -- Berth's own guardrails ------------------------------------------------------------------
 
 

@@ -102,6 +102,9 @@ def main() -> int:
     berth_namespace = env.get("BERTH_NAMESPACE", "berth-system")
     prepared = sandbox.prepare(data_dir=data_dir, berth_namespace=berth_namespace,
                                berth_token=env["BERTH_SANDBOX_TOKEN"])
+    if prepared["upstream_crds"]:
+        # Berth checks what it writes against the same CRDs its sandbox serves.
+        env["BERTH_CRD_DIR"] = str(prepared["crds"])
     kubeconfig = Path(prepared["kubeconfig"])
     kubeconfig.unlink(missing_ok=True)
     # The sandbox cluster first: the demo's cluster record needs its CA.
@@ -145,9 +148,6 @@ def main() -> int:
         for name, command in commands.items()
     )
     broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"
-    crds = ("the upstream Argo CD, Kargo and Flux CRDs" if prepared["upstream_crds"] else
-            "stand-ins for the Argo CD, Kargo and Flux CRDs that take any spec\n"
-            "                      (the upstream ones in ../shared/crds or BERTH_CRD_DIR validate)")
     print(
         f"\nBerth is starting at http://{host}:{port}/\n"
         f"  break-glass admin:  admin / {env['BERTH_ADMIN_PASSWORD']}  (at /admin/)\n"
@@ -158,7 +158,7 @@ def main() -> int:
         f"  broker:             {broker}\n"
         f"  sandbox cluster:    {sandbox_url}, a local Kubernetes API stand-in; Berth is its\n"
         f"                      ServiceAccount {berth_namespace}/berth with the Helm chart's RBAC\n"
-        f"  CRDs there:         {crds}\n"
+        f"  {sandbox.crds_said(prepared)}\n"
         f"  kubectl:            kubectl --kubeconfig {kubeconfig} get namespaces\n"
         f"  GitOps repos:       {data_dir / 'git'}/<tenant>.git (clone them to look)\n"
         f"  data:               {data_dir}\n"

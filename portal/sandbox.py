@@ -4,9 +4,11 @@ platform team would set up a cluster for Berth:
 
 - over HTTPS (its CA is trusted by the demo cluster's record), so `kubectl` works with the
   admin kubeconfig it writes (`data/sandbox/kubeconfig`);
-- with the CRDs Berth writes objects of: the upstream Argo CD, Kargo and Flux CRDs when they
-  are beside the checkout (`../shared/crds`, or `BERTH_CRD_DIR`), else stand-ins for the same
-  kinds that accept any spec (said so at start);
+- with the CRDs Berth writes objects of: the upstream Argo CD, Kargo and Flux CRDs from
+  `BERTH_CRD_DIR`, else from `../shared/crds` where Berth's own checkouts keep them (this
+  development tool may look there; Berth itself never does), else stand-ins for the same
+  kinds that accept any spec; `make run` says which, and hands the upstream ones to Berth as
+  its `BERTH_CRD_DIR`;
 - with Berth's ServiceAccount holding exactly the RBAC the Helm chart ships
   (`deploy/helm/check_chart.py --berth-rbac`), and a token for it that Berth signs in with.
 
@@ -49,7 +51,14 @@ CRD_STANDINS = (
 def upstream_crd_dir() -> Path | None:
     configured = os.environ.get("BERTH_CRD_DIR")
     candidate = Path(configured) if configured else BASE_DIR.parent / "shared" / "crds"
-    return candidate if candidate.is_dir() else None
+    return candidate.resolve() if candidate.is_dir() else None
+
+
+def crds_said(prepared: dict[str, object]) -> str:
+    """The line `make run` prints about the CRDs its sandbox got."""
+    if prepared["upstream_crds"]:
+        return f"CRDs: upstream from {prepared['crds']}"
+    return "CRDs: Berth's stand-ins (set BERTH_CRD_DIR for the upstream ones)"
 
 
 def crd_standins() -> list[dict]:

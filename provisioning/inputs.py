@@ -15,7 +15,6 @@ from django.db import DatabaseError
 from django.db.models import Q
 
 from provisioning import gitops
-from provisioning.versions import tier_from_definition
 from provisioning.plan import (
     ClaimSpec,
     ClusterSpec,
@@ -27,6 +26,7 @@ from provisioning.plan import (
     TierSpec,
     engine_family,
 )
+from provisioning.versions import tier_from_definition
 from tenants.choices import (
     EnvironmentState,
     GitOpsEngine,

@@ -40,7 +40,7 @@ from tenants.selectors.campaigns import (
     diff_groups,
 )
 from tenants.selectors.dashboard import admin_dashboard
-from tenants.selectors.definitions import definition_of
+from tenants.selectors.definitions import definition_of, tier_version
 from tenants.selectors.environments import (
     end_request_of,
     environment_history,
@@ -81,6 +81,7 @@ __all__ = [
     "campaign_targets",
     "campaigns",
     "definition_of",
+    "tier_version",
     "diff_groups",
     "STATE_LABELS",
     "LISTED_COLUMNS",

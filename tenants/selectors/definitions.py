@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tenants import engine
-from tenants.models import Namespace
+from tenants.models import EnvironmentTier, Namespace, TierRevision
 
 
 @dataclass(frozen=True)
@@ -37,3 +37,11 @@ def definition_of(namespace: Namespace) -> Definition:
         behind.append(f"Berth's templates have changed since bundle v{bundle_revision.number}")
     return Definition(namespace.tier.slug, tier_revision.number if tier_revision else None,
                       bundle_revision.number if bundle_revision else None, tuple(behind))
+
+
+def tier_version(tier: EnvironmentTier) -> int | None:
+    """The number of the tier's definition as it stands; None until one is recorded (by a
+    save in the admin, a run or a campaign). A definition seen before keeps its number."""
+    digest = engine.tier_definition(tier)[0]
+    return (TierRevision.objects.filter(tier=tier, digest=digest)
+            .values_list("number", flat=True).first())

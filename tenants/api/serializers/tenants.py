@@ -190,10 +190,14 @@ class ClusterSerializer(serializers.ModelSerializer):
 
 
 class TierSerializer(serializers.ModelSerializer):
-    version = serializers.IntegerField(read_only=True, allow_null=True, help_text=(
-        "Its definition's latest recorded revision (namespaces record the one they run); "
-        "null before any was recorded."))
+    version = serializers.SerializerMethodField(help_text=(
+        "The revision number of its definition as it stands (namespaces record the one "
+        "they run); null before it was recorded."))
 
     class Meta:
         model = EnvironmentTier
         exclude: list[str] = []
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_version(self, tier: EnvironmentTier) -> int | None:
+        return selectors.tier_version(tier)

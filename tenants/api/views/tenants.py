@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Max
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.permissions import IsAuthenticated
@@ -161,7 +160,7 @@ class ClusterViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
 )
 class TierViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
     serializer_class = s.TierSerializer
-    queryset = EnvironmentTier.objects.annotate(version=Max("revisions__number"))
+    queryset = EnvironmentTier.objects.all()
     lookup_field = "slug"
     lookup_value_regex = r"[a-z0-9-]{1,63}"
     ordering_fields = ["position", "slug"]

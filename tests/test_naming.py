@@ -3,8 +3,8 @@ import re
 import pytest
 from django.core.exceptions import ValidationError
 
-from tenants.models import Tenant
-from tenants.naming import namespace_name, was_truncated
+from tenants.models import Cluster, Tenant
+from tenants.naming import namespace_name, platform_names, reserved_coverage, was_truncated
 from tenants.validators import validate_dns_label
 
 
@@ -57,3 +57,28 @@ def test_tenant_slug_that_another_extends_is_refused(db):
 def test_tenant_slugs_sharing_letters_but_not_a_dash_prefix_are_fine(db):
     Tenant.objects.create(slug="pay", name="Pay")
     Tenant(slug="payroll", name="Payroll").clean()
+
+
+@pytest.mark.parametrize(("slug", "covered"), [
+    ("kube", "names starting with 'kube-'"),
+    ("flux", "flux-system"),
+    ("ingress", "ingress-nginx"),
+    ("berth", "berth-system"),
+    ("argocd", "names starting with 'argocd'"),
+    ("default", "'default' is the namespace Kubernetes uses"),
+])
+def test_a_slug_whose_prefix_reaches_a_name_every_cluster_keeps_is_refused(slug, covered):
+    assert covered in reserved_coverage(slug, berth_namespace="berth-system")
+
+
+@pytest.mark.parametrize("slug", ["payments", "ingressive", "kub", "argo", "cert", "berthold"])
+def test_a_slug_covering_no_kept_name_passes(slug):
+    assert reserved_coverage(slug, berth_namespace="berth-system") is None
+
+
+def test_the_names_kept_on_every_cluster_follow_the_clusters_defaults():
+    """A cluster registered as it comes claims its Argo CD and ingress namespaces for the
+    platform: those names are kept before any cluster is registered."""
+    names = platform_names(berth_namespace="berth-system")
+    for field in ("argocd_namespace", "ingress_namespace"):
+        assert Cluster._meta.get_field(field).default in names

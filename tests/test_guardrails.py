@@ -263,6 +263,7 @@ def gitops_rbac():
     cluster.close()
 
 
+@pytest.mark.crds  # the guardrails' API server serves the upstream CRDs
 @pytest.mark.parametrize(
     ("api_version", "kind", "namespaced"),
     [
@@ -293,6 +294,7 @@ def test_a_guardrail_object_committed_to_the_tenants_repo_cannot_take_effect(
         assert not gitops_rbac.can_i(GITOPS, verb, group, resource, where, "x"), verb
 
 
+@pytest.mark.crds  # the guardrails' API server serves the upstream CRDs
 @pytest.mark.parametrize(
     ("api_version", "kind"),
     [("apps/v1", "Deployment"), ("v1", "Service"), ("v1", "ConfigMap"),

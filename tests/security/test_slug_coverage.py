@@ -11,14 +11,13 @@ from __future__ import annotations
 from html import unescape
 
 import pytest
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.exceptions import ValidationError
 
 from tenants import services
 from tenants.choices import NamePurpose
-from tenants.models import Cluster, NamespaceClaim, Tenant
+from tenants.models import Cluster, NamespaceClaim, Tenant, User
 from tests.test_api_support import api, assert_problem
 
 ONBOARDING = {"branch": "main", "engine": "argocd", "cpu": "4", "memory": "8Gi",
@@ -130,10 +129,23 @@ def test_the_onboarding_form_shows_the_error_on_the_slug(client, demo_world):
     assert not Tenant.objects.filter(slug="berth").exists()
 
 
-def test_the_admin_refuses_the_slug_too(demo_world):
-    with pytest.raises(DjangoValidationError) as refused:
-        Tenant(slug="ingress", name="Ingress").full_clean()
-    assert "ingress-nginx" in str(refused.value.message_dict["slug"])
+def test_the_admin_refuses_the_slug_on_its_field(client, demo_world):
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw-unused"))
+    response = client.post("/admin/tenants/tenant/add/", {
+        "slug": "ingress", "name": "Ingress team", "owner_groups": "[]", "member_groups": "[]",
+        "viewer_groups": "[]", "gitops_repo_url": "", "gitops_branch": "main",
+        "gitops_path": "", "gitops_credentials": "", "gitops_known_hosts": "",
+        "gitops_engine": "argocd", "gitops_commit_url": "", "budget_cpu_millis": "8000",
+        "budget_memory_mib": "16384", "budget_storage_gib": "100", "budget_namespaces": "10",
+        "allowed_domains": "[]", "notify_emails": "[]", "webhook_url": "",
+        "webhook_secret": "", "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0", "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+    })
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert "ingress-nginx on cluster sandbox" in " ".join(errors["slug"]), errors
+    assert not Tenant.objects.filter(slug="ingress").exists()
 
 
 # --- a name that comes under a prefix later is reported ------------------------------------
@@ -158,6 +170,20 @@ def test_a_namespace_found_inside_a_prefix_shows_on_the_names_page(client, demo_
     page = unescape(client.get("/names/", {"tenant": "search"}).content.decode())
     assert "payments-legacy-dev (found on the cluster) on sandbox is inside tenant payments's" \
         in page
+
+
+def test_a_name_another_tenant_holds_inside_a_prefix_shows_on_the_names_page(
+    client, demo_world, sandbox
+):
+    """search kept a name from before a slug change that payments' prefix covers."""
+    NamespaceClaim.objects.create(cluster=sandbox, name="payments-web-review-1",
+                                  purpose=NamePurpose.EPHEMERAL,
+                                  tenant=Tenant.objects.get(slug="search"), app="web",
+                                  environment="review-1")
+    client.force_login(demo_world["admin"])
+    page = unescape(client.get("/names/").content.decode())
+    assert ("payments-web-review-1 (tenant search's) on sandbox is inside tenant payments's "
+            "prefix payments-*") in page
 
 
 def test_the_names_page_reports_nothing_when_every_prefix_holds_only_its_own(

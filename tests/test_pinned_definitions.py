@@ -138,3 +138,28 @@ def test_the_truth_table_calls_the_edited_tier_an_upgrade_not_a_disagreement(run
     namespace_rows = [row for row in table["rows"] if row.get("namespace") == NAME]
     assert namespace_rows
     assert all(row["state"] == "in_sync" for row in namespace_rows), namespace_rows
+
+
+def test_an_auto_approved_request_whose_plan_moves_before_its_run_goes_back_to_approval(
+        world, sandbox):
+    made = submit(world, "namespace", app="api", tier="dev", cluster="sandbox",
+                  cpu="500m", memory="512Mi")
+    assert made.state == RequestState.APPROVED  # dev: a rule approves on its own
+    [approval] = made.approvals.all()
+    assert approval.approver is None and approval.plan_digest  # bound to what the rule saw
+
+    edit_dev_tier()  # before the worker gets to it: the plan it would apply is another
+    work()
+
+    made.refresh_from_db()
+    assert made.state == RequestState.SUBMITTED
+    assert "moved after approval" in made.status_message
+    assert sandbox.get("Namespace", "payments-api-dev") is None
+
+
+def test_an_auto_approved_request_whose_plan_holds_is_provisioned(world, sandbox):
+    made = submit(world, "namespace", app="api", tier="dev", cluster="sandbox",
+                  cpu="500m", memory="512Mi")
+    work()
+    made.refresh_from_db()
+    assert made.state == RequestState.READY

@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.utils import timezone
@@ -62,18 +62,29 @@ def current_digest(tenancy_request: Request, plan: Plan, inputs: PlanInput | Non
 
 
 def approved_digest(tenancy_request: Request) -> str:
-    return approved_digests([tenancy_request.pk]).get(tenancy_request.pk, "")
+    bound = approved_digests([tenancy_request.pk]).get(tenancy_request.pk)
+    return bound.digest if bound else ""
 
 
-def approved_digests(request_ids: list[int]) -> dict[int, str]:
-    """Request id -> the digest its latest approval is bound to (none: not approved by
-    anyone who saw a plan)."""
-    latest: dict[int, str] = {}
-    for request_id, digest in (Approval.objects
-                               .filter(request_id__in=request_ids, decision=Decision.APPROVE)
-                               .order_by("request_id", "-created_at", "-id")
-                               .values_list("request_id", "plan_digest")):
-        latest.setdefault(request_id, digest)
+@dataclass(frozen=True)
+class Bound:
+    """The digest an approval is bound to, and whether a rule gave it (bound to the plan
+    alone: a rule reads no repository) or a person who saw the plan and the GitOps diff."""
+
+    digest: str
+    by_policy: bool
+
+
+def approved_digests(request_ids: list[int]) -> dict[int, Bound]:
+    """Request id -> what its latest approval is bound to (none: approved before Berth
+    bound approvals to digests)."""
+    latest: dict[int, Bound] = {}
+    for request_id, digest, approver in (
+            Approval.objects.filter(request_id__in=request_ids, decision=Decision.APPROVE)
+            .order_by("request_id", "-created_at", "-id")
+            .values_list("request_id", "plan_digest", "approver_id")):
+        if request_id not in latest and digest:
+            latest[request_id] = Bound(digest, by_policy=approver is None)
     return latest
 
 
@@ -227,18 +238,21 @@ def _unrenderable(tenancy_request: Request, error: Exception) -> str:
 
 
 def _moved_since_approval(tenancy_request: Request, inputs: PlanInput, plan: Plan,
-                          approved: str | None) -> str:
+                          approved: Bound | None) -> str:
     """Why an approved request does not start now ("" when it does): its plan or GitOps
     change is not what was approved (back to approval), or the repository that says so
-    does not answer (it waits)."""
-    if not approved:
+    does not answer (it waits). A rule's approval is bound to the plan alone."""
+    if approved is None:
         return ""
-    try:
-        now_digest = current_digest(tenancy_request, plan, inputs)
-    except GitError as unreachable:
-        return wait_for_outage(tenancy_request=tenancy_request, run=None,
-                               reason=f"repository unreachable: {unreachable.message}")
-    if approved == now_digest:
+    if approved.by_policy:
+        now_digest = approval_digest(plan.digest, None)
+    else:
+        try:
+            now_digest = current_digest(tenancy_request, plan, inputs)
+        except GitError as unreachable:
+            return wait_for_outage(tenancy_request=tenancy_request, run=None,
+                                   reason=f"repository unreachable: {unreachable.message}")
+    if approved.digest == now_digest:
         return ""
     services.return_to_approval(
         request_id=tenancy_request.pk,
@@ -398,6 +412,9 @@ APPLIED = ("created", "configured", "unchanged")
 PROGRESS_SECONDS = 1.0
 
 
+S = TypeVar("S")
+
+
 def wave_of(obj: dict[str, Any]) -> int:
     """When an object is applied, as a rank: the Namespace first, then the namespace's own
     objects up to the Roles (nothing among them is checked against another), then each
@@ -408,13 +425,14 @@ def wave_of(obj: dict[str, Any]) -> int:
     return 0 if rank == 0 else 1 if rank < KIND_ORDER["RoleBinding"] else rank
 
 
-def apply_waves(objects: tuple[dict[str, Any], ...]) -> list[list[int]]:
-    """Positions of `objects` (in apply order) grouped into waves applied one after the
-    other, each wave's objects concurrently (see wave_of)."""
-    waves: dict[int, list[int]] = {}
-    for position, obj in enumerate(objects):
-        waves.setdefault(wave_of(obj), []).append(position)
-    return [waves[key] for key in sorted(waves)]
+def apply_waves(steps: Iterable[S], object_of: Callable[[S], dict[str, Any]]
+                ) -> list[list[S]]:
+    """`steps` (in apply order) grouped into the waves applied one after the other, each
+    wave's objects concurrently (see wave_of); within a wave, in the order given."""
+    waves: dict[int, list[S]] = {}
+    for step in steps:
+        waves.setdefault(wave_of(object_of(step)), []).append(step)
+    return [waves[rank] for rank in sorted(waves)]
 
 
 @functools.cache
@@ -445,15 +463,13 @@ def _apply_plans(client: ClusterClient, items: list[Item], *, cluster: Cluster,
     PROGRESS_SECONDS, so a long batch shows its progress. Returns, per stopped item, the
     step that stopped it and why."""
     lease = settings.PROVISIONING_LEASE_SECONDS
-    waves: dict[int, list[_Step]] = {}
-    for item in items:
-        for position, obj in enumerate(item.plan.apply):
-            index = item.offset + position
-            if item.run.steps[index]["outcome"] not in APPLIED:
-                key = (obj["apiVersion"], str(ref_of(obj)))
-                waves.setdefault(wave_of(obj), []).append(_Step(item, index, obj, key))
+    waves = apply_waves((
+        _Step(item, item.offset + position, obj, (obj["apiVersion"], str(ref_of(obj))))
+        for item in items for position, obj in enumerate(item.plan.apply)
+        if item.run.steps[item.offset + position]["outcome"] not in APPLIED
+    ), lambda step: step.obj)
     known = records.applied_versions(
-        cluster=cluster, refs=[step.key for wave in waves.values() for step in wave])
+        cluster=cluster, refs=[step.key for wave in waves for step in wave])
     versions: dict[tuple[str, str], str] = {}
     stopped: dict[int, tuple[int, KubeError]] = {}
     unwritten = [False]  # an outcome noted since the last write
@@ -468,9 +484,9 @@ def _apply_plans(client: ClusterClient, items: list[Item], *, cluster: Cluster,
     renewed_at = written_at = time.monotonic()
     pool = _apply_pool()
     try:
-        for rank in sorted(waves):
+        for wave in waves:
             wanting: dict[tuple[str, str], list[_Step]] = {}
-            for step in waves[rank]:
+            for step in wave:
                 if step.item.pk not in stopped:
                     wanting.setdefault(step.key, []).append(step)
             futures = {key: pool.submit(apply_object, client, steps[-1].obj, known.get(key))

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import audit, budget, policy, selectors
+from tenants import audit, budget, engine, policy, selectors
 from tenants.choices import (
     ApproverRole,
     Decision,
@@ -165,6 +165,7 @@ def admit(
             approver=None,
             decision=Decision.APPROVE,
             reason=f"Rule {decision.rule} approves automatically.",
+            plan_digest=policy_digest(tenancy_request),
         )
         tenancy_request = transition(
             request_id=request_id,
@@ -173,6 +174,16 @@ def admit(
             message=f"Approved automatically by rule {decision.rule}.",
         )
     return tenancy_request
+
+
+def policy_digest(tenancy_request: Request) -> str:
+    """What a rule approving on its own is bound to: the plan as it renders now (no
+    repository read on the way in; the run compares the plan it renders with this one and
+    sends a request whose plan moved back to approval, as it does for a person's)."""
+    try:
+        return engine.approval_digest(engine.plan(tenancy_request).digest, None)
+    except engine.PlanUnavailable:
+        return ""  # the run fails it, saying what is gone
 
 
 def _awaiting(required: int, role: str, have: int) -> str:

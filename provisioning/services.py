@@ -217,10 +217,6 @@ def record_namespaces_pending(*, requests: list[tuple[Request, PlanInput]],
     ])
 
 
-def record_outcome(*, tenancy_request: Request, inputs: PlanInput) -> None:
-    record_outcomes(requests=[(tenancy_request, inputs)])
-
-
 @transaction.atomic
 def record_outcomes(*, requests: list[tuple[Request, PlanInput]]) -> None:
     """After successful runs: Berth's records say what the cluster now has."""

@@ -466,7 +466,7 @@ def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     _, slow_sql = provision_counting_queries(slow.pk)
     slow.refresh_from_db()
     assert slow.state == RequestState.READY
-    waves = len(runs.apply_waves(engine.current_plan(slow).apply))
+    waves = len(runs.apply_waves(engine.current_plan(slow).apply, lambda obj: obj))
     assert waves > 1
     assert steps_written(slow_sql) == waves + 1
 
@@ -492,9 +492,9 @@ def test_rolebindings_wait_for_the_roles_they_grant():
 
     kinds = ["Namespace", "ServiceAccount", "ResourceQuota", "Role", "RoleBinding",
              "ConfigMap", "RoleBinding", "AppProject"]
-    waves = apply_waves(tuple({"kind": kind} for kind in kinds))
+    waves = apply_waves(enumerate(kinds), lambda step: {"kind": step[1]})
 
-    wave_of = {position: index for index, wave in enumerate(waves) for position in wave}
+    wave_of = {position: index for index, wave in enumerate(waves) for position, _ in wave}
     assert wave_of[0] == 0  # the Namespace alone, first
     assert wave_of[1] == wave_of[2] == wave_of[3] == wave_of[5]  # then together
     assert wave_of[4] == wave_of[6] > wave_of[3]  # RoleBindings after the Roles

@@ -104,7 +104,7 @@ def test_refusing_a_request_frees_its_names_but_not_the_tenants(world):
 
 
 def test_a_decommissioned_namespace_frees_its_name(world):
-    from provisioning.services import record_outcome
+    from provisioning.services import record_outcomes
 
     ns = Namespace.objects.create(
         name="payments-old-dev", tenant=world["tenant"], cluster=world["cluster"],
@@ -114,7 +114,7 @@ def test_a_decommissioned_namespace_frees_its_name(world):
                          tenant=world["tenant"], app="old", tier="dev", namespace=ns)
     decommission = submit(world, RequestKind.DECOMMISSION, requester=world["owner"],
                           namespace=ns.name, reason="Gone.")
-    record_outcome(tenancy_request=decommission, inputs=plan_input_for(decommission))
+    record_outcomes(requests=[(decommission, plan_input_for(decommission))])
     assert live("payments-old-dev") is None
 
 

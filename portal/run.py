@@ -77,6 +77,9 @@ def development_environment(data_dir: Path) -> dict[str, str]:
         BERTH_PLATFORM_ADMIN_GROUPS="platform-admins",
         DEVIDP_URL=idp_url,
         DEVIDP_BERTH_URLS=f"http://{host}:{port},http://localhost:{port}",
+        # The stand-in, its repositories and any local webhook receiver are on loopback,
+        # which Berth otherwise never connects to for a tenant (tenants.egress).
+        BERTH_EGRESS_ALLOW=os.environ.get("BERTH_EGRESS_ALLOW", "127.0.0.0/8,::1/128"),
     )
     return env
 

@@ -6,6 +6,7 @@ it cannot do without is missing, with a message naming the variable to set.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -314,11 +315,31 @@ BERTH_GIT_MAX_ATTEMPTS = int(os.environ.get("BERTH_GIT_MAX_ATTEMPTS", "5"))
 BERTH_GIT_BACKOFF_SECONDS = float(os.environ.get("BERTH_GIT_BACKOFF_SECONDS", "1"))
 BERTH_GIT_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_TIMEOUT_SECONDS", "60"))
 BERTH_GIT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_LOCK_TIMEOUT_SECONDS", "60"))
+# http://, git:// and file:// repository URLs (tenants.gitrepo): unencrypted, or any
+# repository on Berth's own disk. Off unless an operator turns it on; `make run` does.
+BERTH_GIT_ALLOW_INSECURE = env_bool("BERTH_GIT_ALLOW_INSECURE")
+# A git command run by a web process (a page or API call reading a repository) is killed
+# after this long, whatever the transport: a request must never outlast gunicorn's timeout.
+BERTH_GIT_WEB_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_WEB_TIMEOUT_SECONDS", "5"))
 # Requests of one repository waiting for its writer go out in one push, this many at most.
 BERTH_GITOPS_BATCH_MAX = int(os.environ.get("BERTH_GITOPS_BATCH_MAX", "20"))
 BERTH_GITOPS_IMAGE_REPOSITORY = os.environ.get(
     "BERTH_GITOPS_IMAGE_REPOSITORY", "registry.example.com/{tenant}/{app}"
 )
+
+# Outbound connections for tenants (webhooks, GitOps repositories; tenants.egress) go only to
+# public addresses: never loopback, link-local (cloud metadata), private, reserved or Berth's
+# own, unless the network is listed here (comma-separated CIDRs, e.g. 10.20.0.0/16 for an
+# in-house forge). `make run` allows loopback: its repositories and receivers are local.
+BERTH_EGRESS_ALLOW = env_list("BERTH_EGRESS_ALLOW")
+for _cidr in BERTH_EGRESS_ALLOW:
+    try:
+        ipaddress.ip_network(_cidr, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(
+            f"BERTH_EGRESS_ALLOW: {_cidr!r} is not a network ({_error}); give comma-separated "
+            "CIDRs such as 127.0.0.0/8,10.20.0.0/16."
+        ) from None
 
 # Notifications: links in e-mails and webhooks point here.
 BERTH_BASE_URL = os.environ.get("BERTH_BASE_URL", "http://127.0.0.1:8000").rstrip("/")

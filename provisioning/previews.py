@@ -3,6 +3,10 @@ diff approval would push, and what each role may do. Connected in provisioning.a
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from django.core.exceptions import ObjectDoesNotExist
 
 from provisioning import access, engine, gitops
@@ -16,6 +20,8 @@ from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants.engine import CampaignChanges, Engine, GitOpsChange, RepositoryCheck
 from tenants.errors import PlanUnavailable, PreviewUnavailable
 from tenants.models import EnvironmentTier, Request, Tenant
+
+T = TypeVar("T")
 
 
 def plan(tenancy_request: Request) -> Plan:
@@ -50,12 +56,15 @@ def tier_definition_of(tier: EnvironmentTier) -> tuple[str, dict]:
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:
     """Can Berth (and so the tenant's engines, with the same credential) read the tenant's
-    repository? `git ls-remote` of its branch."""
+    repository? `git ls-remote` of its branch, with the short timeout of a question someone
+    waits on (a worker runs it: tenants.tasks.check_repository), and only if the
+    repository's host is one Berth may connect to (tenants.egress)."""
     if not tenant.gitops_repo_url.strip():
         return RepositoryCheck(True, "No GitOps repository is configured: nothing to read.")
     try:
         remote = gitops_remote(tenant)
-        head = gitops.probe(remote)
+        with gitops.interactive():
+            head = gitops.probe(remote)
     except GitError as exc:
         where = gitops.display_url(tenant.gitops_repo_url)
         return RepositoryCheck(False, f"Berth could not read {where}: {exc.message}")
@@ -65,10 +74,21 @@ def check_repository(tenant: Tenant) -> RepositoryCheck:
     return RepositoryCheck(True, f"{remote.url} answers: {remote.branch} is at {head[:12]}.")
 
 
+def _interactive(answer: Callable[..., T]) -> Callable[..., T]:
+    """A page or an API call waits for this answer: git gets BERTH_GIT_WEB_TIMEOUT_SECONDS
+    per command, not a worker's patience."""
+    @functools.wraps(answer)
+    def waited_for(*args: Any) -> T:
+        with gitops.interactive():
+            return answer(*args)
+    return waited_for
+
+
 ENGINE = Engine(
-    plan=plan, gitops_preview=gitops_preview, effective_permissions=access.effective_permissions,
+    plan=plan, gitops_preview=_interactive(gitops_preview),
+    effective_permissions=access.effective_permissions,
     check_repository=check_repository, one_read_per_repository=gitops.one_fetch_per_branch,
-    access_grants=engine.access_grants, take_truth=engine.take_truth,
-    campaign_changes=campaign_changes, tier_definition=tier_definition_of,
+    access_grants=engine.access_grants, take_truth=_interactive(engine.take_truth),
+    campaign_changes=_interactive(campaign_changes), tier_definition=tier_definition_of,
     bundle_digest=bundle_digest,
 )

@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
+from tenants.egress import webhook_url_problem
 from tenants.models import (
     Approval,
     AuditEvent,
@@ -19,6 +20,7 @@ from tenants.selectors.names import name_problem
 from tenants.services.definitions import current_tier_revision
 from tenants.services.names import claim_tenant_names, tenant_names
 from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync
+from tenants.tasks import REPOSITORY_FIELDS, request_repository_check
 
 
 class WriteOnlySecretForm(forms.ModelForm):
@@ -52,6 +54,13 @@ class TenantForm(WriteOnlySecretForm):
         required=False, label="Yes, remove everyone in the emptied roles",
         help_text="Needed when a change empties a role's groups while people hold that role.",
     )
+
+    def clean_webhook_url(self) -> str:
+        url = self.cleaned_data.get("webhook_url", "")
+        problem = webhook_url_problem(url)
+        if problem:
+            raise forms.ValidationError(problem)
+        return url.strip()
 
     def clean(self):  # noqa: ANN201 - Django API
         cleaned = super().clean()
@@ -100,6 +109,8 @@ class TenantAdmin(admin.ModelAdmin):
         super().save_related(request, form, formsets, change)
         for cluster in form.instance.allowed_clusters.all():
             claim_tenant_names(form.instance, cluster)
+        if not change or REPOSITORY_FIELDS & set(form.changed_data):
+            request_repository_check(form.instance)  # a worker answers; the page shows it
         changed = sorted(SYNCED_FIELDS & set(form.changed_data))
         if changed or not change:
             reason = (f"Tenant changed in the admin: {', '.join(changed)}." if change

@@ -1,6 +1,6 @@
 """Celery tasks of the domain: notification delivery, retried with backoff so a slow mail
-server or a flaky webhook receiver never holds up a request; and the expiry of ephemeral
-environments, which beat runs."""
+server or a flaky webhook receiver never holds up a request; the repository check, which
+no web request waits for; and the expiry of ephemeral environments, which beat runs."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import urllib3
 from celery import shared_task
 from celery.utils.time import get_exponential_backoff_interval
 from django.core.mail import EmailMessage, get_connection, send_mail
+from django.utils.dateparse import parse_datetime
 
-from tenants import services
+from tenants import engine, services
+from tenants.egress import Destination, EgressRefused, Unresolvable, check_webhook_url
 from tenants.models import EphemeralEnvironment, Request, Tenant
 from tenants.notifications import (
     actors_of,
@@ -41,7 +43,8 @@ def enqueue(task, *args: object) -> bool:  # noqa: ANN001 - a Celery task
 
 
 class WebhookRefused(Exception):
-    """The receiver answered with an error status; worth retrying."""
+    """The receiver answered with an error status, or its name did not resolve; worth
+    retrying."""
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -111,24 +114,93 @@ def send_expiry_warning(environment_id: int) -> int:
     max_retries=6,
 )
 def deliver_webhook(tenant_id: int, event: dict) -> int:
+    """POST the signed event to the tenant's webhook; the answer's status (0: not sent).
+
+    The URL is checked again here (DNS may have changed since it was saved) and the
+    connection goes to the address that was checked, with the URL's name as Host and for
+    TLS. A refused address is never retried; a redirect is not followed (its target was
+    never checked) and not retried either: both are logged for the operator."""
     tenant = Tenant.objects.get(pk=tenant_id)
     if not tenant.webhook_url:
         return 0
+    try:
+        destination = check_webhook_url(tenant.webhook_url)
+    except Unresolvable as exc:
+        raise WebhookRefused(f"webhook of {tenant.slug}: {exc.message}") from exc
+    except EgressRefused as exc:
+        logger.warning("webhook for %s not sent: %s", tenant.slug, exc.message)
+        return 0
     body = json.dumps(event, sort_keys=True).encode()
     headers = {
+        "Host": destination.host_header,
         "Content-Type": "application/json",
         "User-Agent": "Berth",
         "X-Berth-Event": event["event"],
     }
     if tenant.webhook_secret:
         headers[SIGNATURE_HEADER] = signature(tenant.webhook_secret, body)
-    response = urllib3.request(
-        "POST", tenant.webhook_url, body=body, headers=headers, timeout=10, retries=False
-    )
+    response = _post(destination, body, headers)
+    if 300 <= response.status < 400:
+        logger.warning("webhook for %s answered %s, a redirect: not followed (set the webhook "
+                       "URL to where it points)", tenant.slug, response.status)
+        return response.status
     if response.status >= 300:
         logger.warning("webhook for %s answered %s", tenant.slug, response.status)
-        raise WebhookRefused(f"{tenant.webhook_url} answered {response.status}")
+        raise WebhookRefused(f"the webhook of {tenant.slug} answered {response.status}")
     return response.status
+
+
+def _post(destination: Destination, body: bytes,
+          headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
+    """POST to the first of the checked addresses that takes the connection."""
+    last = WebhookRefused(f"{destination.host} has no address")
+    for address in destination.addresses:
+        options = {"timeout": 10, "retries": False, "maxsize": 1}
+        if destination.scheme == "https":
+            pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
+                str(address), destination.port, server_hostname=destination.host,
+                assert_hostname=destination.host, cert_reqs="CERT_REQUIRED", **options)
+        else:
+            pool = urllib3.HTTPConnectionPool(str(address), destination.port, **options)
+        try:
+            with pool:
+                return pool.urlopen("POST", destination.path, body=body, headers=headers,
+                                    redirect=False, assert_same_host=False)
+        except urllib3.exceptions.NewConnectionError as error:
+            last = error
+    raise last
+
+
+@shared_task(name="tenants.check_repository")
+def check_repository(tenant_id: int, queued_at: str) -> bool:
+    """Can Berth read the tenant's repository with its credential? The answer is stored on
+    the tenant (unless a newer check was queued meanwhile); git's commands run with the short
+    timeout of an answer a person waits for."""
+    when = parse_datetime(queued_at)
+    tenant = Tenant.objects.filter(pk=tenant_id, repository_check_queued_at=when).first()
+    if tenant is None:
+        return False  # gone, or a newer check is queued
+    check = engine.check_repository(tenant)
+    return services.record_repository_check(tenant_id=tenant_id, queued_at=when, ok=check.ok,
+                                            message=check.message)
+
+
+# A change to any of these is checked again.
+REPOSITORY_FIELDS = frozenset({"gitops_repo_url", "gitops_branch", "gitops_credentials"})
+
+
+def request_repository_check(tenant: Tenant) -> None:
+    """Mark the tenant's repository check pending and queue it for a worker; when the queue
+    is down, say so on the tenant instead of pending forever."""
+    queued_at = services.queue_repository_check(tenant=tenant)
+    if not enqueue(check_repository, tenant.pk, queued_at.isoformat()):
+        services.record_repository_check(
+            tenant_id=tenant.pk, queued_at=queued_at, ok=False,
+            message="The repository was not checked: the task queue is unavailable. Save "
+                    "the repository settings again to check it.")
+    # What is known now (an answer already, when tasks run where they are queued).
+    tenant.refresh_from_db(fields=["repository_check_queued_at", "repository_check_ok",
+                                   "repository_check_message", "repository_checked_at"])
 
 
 @shared_task(name="tenants.expire_environments")

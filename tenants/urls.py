@@ -19,6 +19,8 @@ urlpatterns = [
     path("", tenants.home, name="home"),
     path("tenants/new/", tenants.tenant_onboard, name="tenant-onboard"),
     path("tenants/<slug:slug>/", tenants.tenant_detail, name="tenant-detail"),
+    path("tenants/<slug:slug>/repository-check/", tenants.tenant_repository_check,
+         name="tenant-repository-check"),
     path("tenants/<slug:slug>/truth/", truth.truth_table, name="truth-table"),
     path("tenants/<slug:slug>/truth/refresh/", truth.truth_refresh, name="truth-refresh"),
     path("tenants/<slug:slug>/truth/repair/", truth.truth_repair, name="truth-repair"),

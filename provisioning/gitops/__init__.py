@@ -41,7 +41,7 @@ from provisioning.gitops.remote import (
     token_pair,
     transport,
 )
-from provisioning.gitops.session import session
+from provisioning.gitops.session import interactive, session
 from provisioning.gitops.write import (
     Proposal,
     Proposer,
@@ -64,6 +64,7 @@ __all__ = [
     "Skip",
     "WriteResult",
     "display_url",
+    "interactive",
     "policy_from_settings",
     "private_key",
     "probe",

@@ -11,10 +11,15 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.conf import settings
 
 from provisioning.gitops.remote import (
     GitError,
@@ -25,6 +30,7 @@ from provisioning.gitops.remote import (
     state_dir,
     token_pair,
 )
+from tenants.egress import EgressRefused, Unresolvable, check_host
 
 _AUTH_REFUSED = re.compile(
     r"(?i)could not read username|authentication failed|returned error: 40[13]"
@@ -37,6 +43,23 @@ _PERMANENT = re.compile(
     r"|does not appear to be a git repository|access denied|not exported"
     r"|host key verification failed|hook declined|protected branch|unsupported"
 )
+_SCP_HOST = re.compile(r"^(?:[^@/\s:]+@)?(?P<host>\[[^\]]+\]|[^@/\s:]+):")
+_DEFAULT_PORTS = {"https": 443, "http": 80, "ssh": 22, "git": 9418}
+# Inside `interactive()`: the most any git command may take (seconds).
+_interactive_timeout: ContextVar[float | None] = ContextVar("berth_git_interactive",
+                                                            default=None)
+
+
+@contextlib.contextmanager
+def interactive() -> Iterator[None]:
+    """Within it, someone is waiting for git's answer (a page, an API call, the repository
+    check): every command, whatever its transport, is killed after
+    BERTH_GIT_WEB_TIMEOUT_SECONDS instead of the worker's longer BERTH_GIT_TIMEOUT_SECONDS."""
+    token = _interactive_timeout.set(float(settings.BERTH_GIT_WEB_TIMEOUT_SECONDS))
+    try:
+        yield
+    finally:
+        _interactive_timeout.reset(token)
 
 
 class Git:
@@ -60,20 +83,28 @@ class Git:
         they are (file contents in a fast-import stream). Its output is text either way."""
         text = {} if isinstance(input, bytes) else {
             "text": True, "encoding": "utf-8", "errors": "replace"}
-        try:
-            proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
-                ["git", *args],  # noqa: S607 - git from PATH, like the operator's own
-                cwd=cwd,
-                env={**self.env, **(env or {})},
-                input=input,
-                capture_output=True,
-                timeout=self.timeout,
-                **text,
-            )
-        except subprocess.TimeoutExpired:
-            raise GitError(
-                f"git {args[0]} timed out after {self.timeout:.0f}s", transient=True
-            ) from None
+        # Its own process group: on timeout its helpers (ssh, git-remote-https) go with it,
+        # or their open pipes would keep us waiting for them.
+        with subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            ["git", *args],  # noqa: S607 - git from PATH, like the operator's own
+            cwd=cwd,
+            env={**self.env, **(env or {})},
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            **text,
+        ) as child:
+            try:
+                stdout, stderr = child.communicate(input, timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.pid, signal.SIGKILL)
+                child.communicate()
+                raise GitError(
+                    f"git {args[0]} timed out after {self.timeout:g}s", transient=True
+                ) from None
+        proc = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
         if not text:
             proc = subprocess.CompletedProcess(
                 proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
@@ -105,9 +136,48 @@ def _token_header(credentials: str) -> tuple[str, list[str]]:
     return f"Authorization: Basic {encoded}", [token, encoded, credentials.strip()]
 
 
+def endpoint(url: str, kind: str) -> tuple[str, int] | None:
+    """The host and port git connects to for `url` (None: file://, no network)."""
+    if kind == "file":
+        return None
+    parts = urlsplit(url)
+    if parts.scheme:
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise GitError(f"the repository URL's port is not a number ({exc})",
+                           transient=False) from None
+        scheme = "ssh" if kind == "ssh" else parts.scheme.lower()
+        return parts.hostname or "", port or _DEFAULT_PORTS.get(scheme, 0)
+    scp = _SCP_HOST.match(url)  # git@host:path
+    return (scp["host"].strip("[]") if scp else ""), 22
+
+
+def checked_addresses(remote: Remote) -> tuple[str, int, list[str]]:
+    """The repository's host and port and the addresses it resolves to, each checked
+    against Berth's egress policy (tenants.egress). Raises GitError: permanent when the
+    address is refused, transient when the name does not resolve now."""
+    host, port = endpoint(remote.url, remote.transport) or ("", 0)
+    try:
+        addresses = check_host(host, port)
+    except Unresolvable as exc:
+        raise GitError(exc.message, transient=True, network=True) from None
+    except EgressRefused as exc:
+        raise GitError(f"Berth does not connect there: {exc.message}", transient=False,
+                       network=True) from None
+    return host, port, [str(address) for address in addresses]
+
+
 @contextlib.contextmanager
 def session(remote: Remote, policy: Policy) -> Iterator[Git]:
-    """A git environment for `remote`, its credentials in it, gone afterwards."""
+    """A git environment for `remote`, its credentials in it, gone afterwards. The remote's
+    host is checked first (tenants.egress) and, for https and ssh, git connects to the
+    address that was checked, not to a second DNS answer."""
+    kind = remote.transport
+    pinned = checked_addresses(remote) if kind != "file" else None
+    timeout = policy.timeout_seconds
+    if _interactive_timeout.get() is not None:
+        timeout = min(timeout, _interactive_timeout.get())
     base = state_dir()
     home = base / "home"
     home.mkdir(exist_ok=True)
@@ -147,12 +217,15 @@ def session(remote: Remote, policy: Policy) -> Iterator[Git]:
             ("commit.gpgSign", "false"),
         ]
         secrets: list[str] = []
-        kind = remote.transport
         if kind == "https":
             config += [
                 ("http.lowSpeedLimit", "1000"),
-                ("http.lowSpeedTime", str(max(int(policy.timeout_seconds), 1))),
+                ("http.lowSpeedTime", str(max(int(timeout), 1))),
             ]
+            if pinned:
+                host, port, addresses = pinned
+                shown = ",".join(f"[{a}]" if ":" in a else a for a in addresses)
+                config.append(("http.curloptResolve", f"{host}:{port}:{shown}"))
             if remote.credentials:
                 header, values = _token_header(remote.credentials)
                 config.append((f"http.{remote.url}.extraHeader", header))
@@ -170,6 +243,9 @@ def session(remote: Remote, policy: Policy) -> Iterator[Git]:
                     for line in remote.credentials.splitlines()
                     if len(line.strip()) >= 16 and not line.startswith("-----")
                 ]
+            if pinned:  # the checked address; host keys stay filed under the name
+                host, _, addresses = pinned
+                ssh += ["-o", f"HostName={addresses[0]}", "-o", f"HostKeyAlias={host}"]
             ssh += [
                 "-o",
                 "BatchMode=yes",
@@ -178,7 +254,7 @@ def session(remote: Remote, policy: Policy) -> Iterator[Git]:
                 "-o",
                 f"UserKnownHostsFile={base / 'known_hosts'}",
                 "-o",
-                f"ConnectTimeout={max(int(policy.timeout_seconds), 1)}",
+                f"ConnectTimeout={max(int(timeout), 1)}",
             ]
             env["GIT_SSH_COMMAND"] = shlex.join(ssh)
             env["GIT_SSH_VARIANT"] = "ssh"
@@ -186,6 +262,6 @@ def session(remote: Remote, policy: Policy) -> Iterator[Git]:
         for index, (key, value) in enumerate(config):
             env[f"GIT_CONFIG_KEY_{index}"] = key
             env[f"GIT_CONFIG_VALUE_{index}"] = value
-        yield Git(env, secrets, policy.timeout_seconds)
+        yield Git(env, secrets, timeout)
     finally:
         shutil.rmtree(private, ignore_errors=True)

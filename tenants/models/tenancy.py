@@ -88,6 +88,12 @@ class Tenant(models.Model):
     webhook_secret = EncryptedTextField(
         blank=True, help_text="Signs webhook bodies (HMAC-SHA256); encrypted at rest."
     )
+    # Whether Berth can read the repository, asked of a worker after onboarding or a change
+    # of the repository settings (tenants.tasks.check_repository): queued, then answered.
+    repository_check_queued_at = models.DateTimeField(null=True, blank=True, editable=False)
+    repository_check_ok = models.BooleanField(null=True, blank=True, editable=False)
+    repository_check_message = models.TextField(blank=True, editable=False)
+    repository_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -7,6 +7,7 @@ change audited. A Request changes state only through `lifecycle`.
     environments  ephemeral environments: extend, end, expire, warn
     rules         approval rules and environment rules
     onboarding    tenants: onboard, change, and the requests that apply their objects
+    repository_checks  whether the tenant's repository can be read: queued, answered
     clusters      clusters: add, change
     tokens        personal API tokens
 """
@@ -42,6 +43,7 @@ from tenants.services.lifecycle import (
 )
 from tenants.services.onboarding import onboard_tenant, request_tenant_sync, update_tenant
 from tenants.services.preferences import set_muted_notifications
+from tenants.services.repository_checks import queue_repository_check, record_repository_check
 from tenants.services.requests import (
     APPROVE_TOGETHER_MAX,
     add_comment,
@@ -88,6 +90,8 @@ __all__ = [
     "mark_failed",
     "mark_ready",
     "onboard_tenant",
+    "queue_repository_check",
+    "record_repository_check",
     "reject_request",
     "request_tenant_sync",
     "replace_environment_rules",

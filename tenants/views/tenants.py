@@ -7,7 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import engine, forms, selectors, services
+from tenants import engine, forms, selectors, services, tasks
 from tenants.views.support import client_ip, field_errors, require_platform_admin
 
 
@@ -35,6 +35,13 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+def tenant_repository_check(request: HttpRequest, slug: str) -> HttpResponse:
+    """The repository check's answer, polled by the tenant's page while it is pending."""
+    tenant = selectors.visible_tenant(request.user, slug)
+    return render(request, "tenants/_repository_check.html", {"tenant": tenant})
+
+
+@login_required
 def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     namespace = selectors.visible_namespace(request.user, pk)
     return render(request, "tenants/namespace_detail.html", {
@@ -58,7 +65,6 @@ def tenant_onboard(request: HttpRequest) -> HttpResponse:
             field_errors(form, exc)
         else:
             messages.success(request, f"Tenant {tenant.slug} is ready for requests.")
-            check = engine.check_repository(tenant)
-            (messages.info if check.ok else messages.warning)(request, check.message)
+            tasks.request_repository_check(tenant)  # its answer shows on the tenant's page
             return redirect("tenant-detail", slug=tenant.slug)
     return render(request, "tenants/tenant_onboard.html", {"form": form})

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from tenants import selectors
 from tenants.api.serializers.fields import SlugReference, group_list
 from tenants.choices import GitOpsEngine
+from tenants.egress import webhook_url_problem
 from tenants.models import Cluster, EnvironmentTier, Tenant
 
 
@@ -69,6 +70,12 @@ class TenantSerializer(serializers.ModelSerializer):
         if self.instance is not None and not isinstance(self.instance, list | tuple):
             self.fields["slug"].read_only = True
 
+    def validate_webhook_url(self, value: str) -> str:
+        problem = webhook_url_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value.strip()
+
     def get_gitops_credentials_set(self, tenant: Tenant) -> bool:
         return bool(tenant.gitops_credentials)
 
@@ -108,8 +115,13 @@ class BudgetSerializer(serializers.Serializer):
 
 
 class RepositoryCheckSerializer(serializers.Serializer):
-    ok = serializers.BooleanField()
-    message = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=["pending", "ok", "failed"],
+        help_text="pending: queued for a worker; ok: Berth read the repository; failed: it "
+        "could not (the message says what failed).")
+    message = serializers.CharField(allow_blank=True)
+    checked_at = serializers.DateTimeField(allow_null=True,
+                                           help_text="When the answer came; null while pending.")
 
 
 class TenantDetailSerializer(TenantSerializer):
@@ -121,8 +133,9 @@ class TenantDetailSerializer(TenantSerializer):
         "quota increases take of its budget; `left` is never negative."
     )
     repository_check = serializers.SerializerMethodField(
-        help_text="After onboarding or a change to its repository settings: whether Berth "
-        "can read the repository with the tenant's credential (git ls-remote); else null."
+        help_text="Whether Berth can read the repository with the tenant's credential (git "
+        "ls-remote), checked by a worker after onboarding and after each change of the "
+        "repository settings: pending until the answer comes; null if never checked."
     )
 
     class Meta(TenantSerializer.Meta):
@@ -130,8 +143,14 @@ class TenantDetailSerializer(TenantSerializer):
 
     @extend_schema_field(RepositoryCheckSerializer(allow_null=True))
     def get_repository_check(self, tenant: Tenant) -> dict[str, Any] | None:
-        check = self.context.get("repository_check")
-        return {"ok": check.ok, "message": check.message} if check else None
+        if tenant.repository_check_queued_at is None:
+            return None
+        if tenant.repository_check_ok is None:
+            return {"status": "pending", "message": "Queued for a worker.", "checked_at": None}
+        return {"status": "ok" if tenant.repository_check_ok else "failed",
+                "message": tenant.repository_check_message,
+                "checked_at": serializers.DateTimeField().to_representation(
+                    tenant.repository_checked_at)}
 
     @extend_schema_field(BudgetSerializer)
     def get_budget(self, tenant: Tenant) -> dict[str, Any]:

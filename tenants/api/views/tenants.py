@@ -11,7 +11,7 @@ from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tenants import engine, selectors, services
+from tenants import selectors, services, tasks
 from tenants.api import serializers as s
 from tenants.api.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, TokenHasScope
 from tenants.api.views.base import ApiView, client_ip
@@ -53,12 +53,13 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
 
     def _show(self, slug: str, status_code: int = status.HTTP_200_OK, *,
               check: bool = False) -> Response:
+        """The tenant; `check`: its repository check queued first (a worker answers it, the
+        answer shows in `repository_check`: no request waits for git)."""
         tenant = self.get_queryset().get(slug=slug)
-        context = self.get_serializer_context()
         if check:
-            context["repository_check"] = engine.check_repository(tenant)
-        return Response(s.TenantDetailSerializer(tenant, context=context).data,
-                        status=status_code)
+            tasks.request_repository_check(tenant)
+        return Response(s.TenantDetailSerializer(tenant, context=self.get_serializer_context())
+                        .data, status=status_code)
 
     @extend_schema(summary="Onboard a tenant (platform admins)",
                    request=s.TenantCreateSerializer, responses={201: s.TenantDetailSerializer})
@@ -109,8 +110,7 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             tiers=list(tiers) if tiers is not None else None,
             source_ip=client_ip(request), confirm_removals=confirmed,
         )
-        repository = {"gitops_repo_url", "gitops_branch", "gitops_credentials"}
-        return self._show(tenant.slug, check=bool(repository & set(changes)))
+        return self._show(tenant.slug, check=bool(tasks.REPOSITORY_FIELDS & set(changes)))
 
 
 @extend_schema_view(

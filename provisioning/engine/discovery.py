@@ -1,6 +1,7 @@
 """The namespaces already on a cluster: claimed in the registry when the cluster is
 registered (or on an admin's demand), so Berth never hands a tenant a namespace it did not
-make. Its own (labelled as Berth's) are left to the claims that made them."""
+make, nor lets a tenant's prefix cover one. Its own (labelled as Berth's, and known to the
+registry) are left to the claims that made them."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ def discover_namespaces(cluster: Cluster) -> list[str]:
     Raises provisioning.kube.KubeError when the cluster cannot be read."""
     if cluster.plan_only:
         return []
-    found = [
-        item["metadata"]["name"]
-        for item in cluster_client(cluster).list("v1", "Namespace")
-        if (item["metadata"].get("labels") or {}).get(MANAGED_BY) != "berth"
-    ]
-    return claim_found_namespaces(cluster, sorted(found))
+    found: list[str] = []
+    labelled_berths: list[str] = []
+    for item in cluster_client(cluster).list("v1", "Namespace"):
+        ours = (item["metadata"].get("labels") or {}).get(MANAGED_BY) == "berth"
+        (labelled_berths if ours else found).append(item["metadata"]["name"])
+    return claim_found_namespaces(cluster, found, labelled_berths=labelled_berths)

@@ -4,6 +4,8 @@ names is refused or gone. A name that belongs to something else is refused, sayi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
@@ -94,11 +96,20 @@ def claim_tenant_names(tenant: Tenant, cluster: Cluster) -> None:
         claim(cluster=cluster, name=name, purpose=purpose, tenant=tenant)
 
 
-def claim_found_namespaces(cluster: Cluster, found: list[str]) -> list[str]:
+def claim_found_namespaces(
+    cluster: Cluster, found: Sequence[str], *, labelled_berths: Sequence[str] = ()
+) -> list[str]:
     """Claim the namespaces found on a cluster that the registry does not know yet: they
-    were there before Berth (or made beside it) and are nobody's to be given."""
+    were there before Berth (or made beside it) and are nobody's to be given.
+
+    Those labelled as Berth's (`labelled_berths`) are left to the claims that made them,
+    live or released (one being deleted); a label is anyone's to set, so one whose name
+    the registry never held (another Berth's, or a forgery) is claimed as found too: no
+    tenant's prefix may take it over (docs/naming.md)."""
+    known = set(NamespaceClaim.objects.filter(cluster=cluster, name__in=labelled_berths)
+                .values_list("name", flat=True))
     claimed = []
-    for name in found:
+    for name in sorted({*found, *(name for name in labelled_berths if name not in known)}):
         if claim_of(cluster, name) is None:
             claim(cluster=cluster, name=name, purpose=NamePurpose.FOUND)
             claimed.append(name)

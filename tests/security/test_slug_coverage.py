@@ -79,6 +79,33 @@ def test_a_namespace_found_on_a_cluster_refuses_the_slug_that_would_cover_it(
         in slug_error(demo_world, "cert")
 
 
+def test_a_namespace_labelled_as_berths_that_the_registry_never_held_is_claimed_and_covered(
+    demo_world, sandbox
+):
+    """A label is anyone's to set (or another Berth's): the one Berth made stays its
+    tenant's, the other is claimed as found when the cluster's namespaces are listed, and
+    refuses the slug that would cover it."""
+    from provisioning.engine import discover_namespaces
+    from provisioning.plan import MANAGED_BY
+    from tests.cluster import as_admin, sign_in_as_berth, stand_in
+
+    services.names.claim(cluster=sandbox, name="payments-shop-dev", purpose=NamePurpose.TIER,
+                         tenant=demo_world["tenant"], app="shop", tier="dev")
+    with stand_in() as kube:
+        Cluster.objects.filter(pk=sandbox.pk).update(api_url=kube.url)
+        cluster = Cluster.objects.get(pk=sandbox.pk)
+        sign_in_as_berth(kube, cluster)
+        for name in ("payments-shop-dev", "orders-shop-dev"):
+            as_admin(kube, "POST", "/api/v1/namespaces", {
+                "apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "labels": {MANAGED_BY: "berth"}}})
+        claimed = discover_namespaces(cluster)
+    assert "orders-shop-dev" in claimed and "payments-shop-dev" not in claimed
+    assert NamespaceClaim.objects.get(name="payments-shop-dev").tenant == demo_world["tenant"]
+    assert "would cover orders-shop-dev on cluster sandbox, which was on the cluster before" \
+        in slug_error(demo_world, "orders")
+
+
 def test_a_slug_covering_another_tenants_environment_is_refused_without_naming_it(
     demo_world, sandbox
 ):

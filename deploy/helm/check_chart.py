@@ -3,9 +3,10 @@
     python deploy/helm/check_chart.py [--output DIR]
     python deploy/helm/check_chart.py --berth-rbac FILE [--namespace NS]
 
-The second form writes only Berth's ServiceAccount and RBAC, as the chart renders them with
-its default values into NS: `make run` gives them to the sandbox cluster so Berth there has
-exactly the rights a real installation gives it (tests do the same through `berth_rbac`).
+The second form writes only Berth's ServiceAccount, its RBAC and the admission policies that
+fence it, as the chart renders them with its default values into NS: `make run` gives them
+to the sandbox cluster so Berth there has exactly the rights a real installation gives it
+(tests do the same through `berth_rbac`).
 
 Checks the chart with every values file in deploy/helm/berth/ci/ (the chart-testing
 convention). Uses the `helm` binary when one is on PATH, otherwise Helm's own Go engine
@@ -128,14 +129,21 @@ def load_values(path: Path) -> dict[str, Any]:
 
 
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+# What RBAC cannot say of Berth (admission.berthLeastPrivilege): matched to Berth's user.
+LEAST_PRIVILEGE_POLICIES = ("berth-own-namespaces", "berth-own-argocd-secrets")
+ADMISSION_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
 
 
 def berth_rbac(namespace: str) -> list[dict[str, Any]]:
-    """Berth's ServiceAccount, ClusterRole, Role and their bindings, rendered with the
-    default values into `namespace` (namespaced objects carry it, as `helm install -n` does)."""
+    """Berth's ServiceAccount, ClusterRole, Role and their bindings, and the admission
+    policies that keep Berth to its own namespaces and Argo CD repository Secrets, rendered
+    with the default values into `namespace` (namespaced objects carry it, as
+    `helm install -n` does)."""
     objects = []
     for obj in render(load_values(CHART / "ci" / "default-values.yaml"), namespace=namespace):
-        if obj["kind"] not in RBAC_KINDS:
+        fences_berth = (obj["kind"] in ADMISSION_KINDS
+                        and obj["metadata"]["name"] in LEAST_PRIVILEGE_POLICIES)
+        if obj["kind"] not in RBAC_KINDS and not fences_berth:
             continue
         if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding"):
             obj["metadata"].setdefault("namespace", namespace)
@@ -147,7 +155,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, help="write each rendering here as YAML")
     parser.add_argument("--berth-rbac", type=Path, metavar="FILE",
-                        help="only write Berth's ServiceAccount and RBAC here, and stop")
+                        help="only write Berth's ServiceAccount, RBAC and the admission "
+                             "policies fencing it here, and stop")
     parser.add_argument("--namespace", default="berth-system",
                         help="Berth's namespace, for --berth-rbac (default: berth-system)")
     args = parser.parse_args()

@@ -30,6 +30,11 @@
 {{- end }}
 {{- end }}
 
+{{/* Who Berth is to the API server: its ServiceAccount's user name (admission policies). */}}
+{{- define "berth.serviceAccountUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "berth.serviceAccountName" .) }}
+{{- end }}
+
 {{/* Berth's own namespace (BERTH_NAMESPACE): the release's unless config.berthNamespace says. */}}
 {{- define "berth.berthNamespace" -}}
 {{- default .Release.Namespace .Values.config.berthNamespace }}

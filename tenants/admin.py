@@ -21,6 +21,7 @@ from tenants.services.definitions import current_tier_revision
 from tenants.services.names import claim_tenant_names, tenant_names
 from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync
 from tenants.tasks import REPOSITORY_FIELDS, request_repository_check
+from tenants.validators import clean_repo_path, validate_branch, validate_repo_url
 
 
 class WriteOnlySecretForm(forms.ModelForm):
@@ -61,6 +62,18 @@ class TenantForm(WriteOnlySecretForm):
         if problem:
             raise forms.ValidationError(problem)
         return url.strip()
+
+    # The repository fields: the checks the onboarding form, the API and Tenant.clean() make.
+    def clean_gitops_repo_url(self) -> str:
+        validate_repo_url(self.cleaned_data["gitops_repo_url"])
+        return self.cleaned_data["gitops_repo_url"]
+
+    def clean_gitops_branch(self) -> str:
+        validate_branch(self.cleaned_data["gitops_branch"])
+        return self.cleaned_data["gitops_branch"]
+
+    def clean_gitops_path(self) -> str:
+        return clean_repo_path(self.cleaned_data["gitops_path"])
 
     def clean(self):  # noqa: ANN201 - Django API
         cleaned = super().clean()

@@ -5,8 +5,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from tenants.gitrepo import (
+    RepositoryInputError,
+    branch_problem,
+    normalise_repo_path,
+    parse_repo_url,
+)
 from tenants.naming import DNS_LABEL_MAX
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -29,14 +36,61 @@ def validate_dns_label(value: str) -> None:
         )
 
 
-_SCP_LIKE = re.compile(r"^(?:[^@/\s:]+@)?[^@/\s:]+:(?!//).+$")
-
-
 def is_ssh_url(url: str) -> bool:
-    """ssh://host/path or git's scp-like user@host:path."""
-    url = url.strip()
-    return url.startswith(("ssh://", "git+ssh://", "ssh+git://")) or bool(
-        "://" not in url and _SCP_LIKE.match(url))
+    """ssh://host/path or git's scp-like user@host:path (tenants.gitrepo reads it)."""
+    try:
+        return parse_repo_url(url.strip(), allow_insecure=True).scheme == "ssh"
+    except RepositoryInputError:
+        return False
+
+
+def insecure_git_allowed() -> bool:
+    """http://, git:// and file:// repositories: local development only (the setting)."""
+    return bool(getattr(settings, "BERTH_GIT_ALLOW_INSECURE", False))
+
+
+def validate_repo_url(value: str) -> None:
+    """A GitOps repository URL Berth may hand to git (tenants.gitrepo says which)."""
+    if not value:
+        return
+    try:
+        parse_repo_url(value, allow_insecure=insecure_git_allowed())
+    except RepositoryInputError as exc:
+        raise ValidationError(f"GitOps repository URL: {exc}", code="invalid_repo_url") from None
+
+
+def validate_branch(value: str) -> None:
+    """A branch git takes as one (git check-ref-format --branch), with nothing a shell reads."""
+    problem = branch_problem(value)
+    if problem:
+        raise ValidationError(f"GitOps branch: {problem}", code="invalid_branch")
+
+
+def clean_repo_path(value: str) -> str:
+    """The base path in the repository, normalised (what is stored), or ValidationError."""
+    try:
+        return normalise_repo_path(value)
+    except RepositoryInputError as exc:
+        raise ValidationError(f"GitOps base path: {exc}", code="invalid_repo_path") from None
+
+
+def clean_gitops_fields(url: str, branch: str, path: str) -> str:
+    """All three of a tenant's repository fields at once (Tenant.clean): ValidationError
+    naming each bad field; else the normalised path."""
+    errors: dict[str, ValidationError] = {}
+    for field, check in (("gitops_repo_url", lambda: validate_repo_url(url)),
+                         ("gitops_branch", lambda: validate_branch(branch))):
+        try:
+            check()
+        except ValidationError as exc:
+            errors[field] = exc
+    try:
+        path = clean_repo_path(path)
+    except ValidationError as exc:
+        errors["gitops_path"] = exc
+    if errors:
+        raise ValidationError(errors)
+    return path
 
 
 def known_hosts_problem(text: str) -> str | None:

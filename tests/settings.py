@@ -13,6 +13,9 @@ os.environ.setdefault("BERTH_FERNET_KEYS", "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3
 os.environ.setdefault("BERTH_DATA_DIR", tempfile.mkdtemp(prefix="berth-test-"))
 # Integration tests start workers on a queue of their own so stray messages never collide.
 os.environ.setdefault("BERTH_QUEUE", f"berth-test-{os.getpid()}")
+# The tests' git servers are local: git daemon (git://), http-backend (http://), file://.
+# Set in the environment so the worker processes some tests start have it too.
+os.environ.setdefault("BERTH_GIT_ALLOW_INSECURE", "1")
 # The upstream Argo CD, Kargo and Flux CRDs lie beside Berth's own checkouts, not in a clone:
 # used when there; tests marked `crds` skip without them (tests/conftest.py).
 _UPSTREAM_CRDS = Path(__file__).resolve().parents[2] / "shared" / "crds"

@@ -173,6 +173,7 @@ class Checkout:
             "--porcelain",
             # Accepted only if the remote branch is exactly what we built on.
             f"--force-with-lease={branch}:{self.head}",
+            "--",  # the configured remote's name: its URL never is on a command line
             "origin",
             f"HEAD:{branch}",
             cwd=self.path,
@@ -199,13 +200,15 @@ class Checkout:
             f"--grep=^Berth-Request: {request_id}$",
             "--format=%H",
             self.head,
+            "--",
             cwd=self.path,
         ).stdout.split()
         if not found:
             return None
-        diff = self.git.run("show", "--format=", "--no-color", found[0], cwd=self.path).stdout
+        diff = self.git.run("show", "--format=", "--no-color", found[0], "--",
+                            cwd=self.path).stdout
         listed = self.git.run(
-            "show", "--format=", "--name-status", "--no-renames", found[0], cwd=self.path
+            "show", "--format=", "--name-status", "--no-renames", found[0], "--", cwd=self.path
         ).stdout
         words = {"A": "added", "M": "modified", "D": "deleted"}
         files = {
@@ -238,7 +241,8 @@ def checkout(git: Git, remote: Remote, path: Path, *, fetch: bool = True) -> Che
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True)
             git.run("init", "--quiet", cwd=path)
-            git.run("remote", "add", "origin", remote.url, cwd=path)
+            # After `--`: a URL is never read as an option (Remote refused such URLs anyway).
+            git.run("remote", "add", "--", "origin", remote.url, cwd=path)
         else:  # a worker killed mid-write may have left git's own lock files behind
             for stale in ("index.lock", "HEAD.lock", f"refs/heads/{WORK_BRANCH}.lock"):
                 (path / ".git" / stale).unlink(missing_ok=True)
@@ -246,13 +250,15 @@ def checkout(git: Git, remote: Remote, path: Path, *, fetch: bool = True) -> Che
         if not fetch:
             known = git.run("rev-parse", "--verify", "--quiet", tracking, cwd=path, check=False)
             if known.returncode == 0:
-                git.run("checkout", "--quiet", "--force", "-B", WORK_BRANCH, tracking, cwd=path)
+                git.run("checkout", "--quiet", "--force", "-B", WORK_BRANCH, tracking, "--",
+                        cwd=path)
                 git.run("clean", "--quiet", "-ffdx", cwd=path)
                 return Checkout(git, path, remote, known.stdout.strip(), fetched=False)
         fetched = git.run(
             "fetch",
             "--quiet",
             "--no-tags",
+            "--",
             "origin",
             f"+refs/heads/{remote.branch}:{tracking}",
             cwd=path,
@@ -269,7 +275,7 @@ def checkout(git: Git, remote: Remote, path: Path, *, fetch: bool = True) -> Che
             git.run("read-tree", "--empty", cwd=path)
             head = ""
         else:
-            git.run("checkout", "--quiet", "--force", "-B", WORK_BRANCH, tracking, cwd=path)
+            git.run("checkout", "--quiet", "--force", "-B", WORK_BRANCH, tracking, "--", cwd=path)
             head = git.run("rev-parse", "HEAD", cwd=path).stdout.strip()
         git.run("clean", "--quiet", "-ffdx", cwd=path)
     except GitError as error:

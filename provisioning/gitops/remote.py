@@ -1,6 +1,10 @@
 """A tenant's repository as Berth reaches it: its URL (shown without credentials), branch
 and credentials, the retry policy and commit author from settings, and GitError, whose
 messages are redacted before anyone reads them.
+
+A Remote is checked when it is made, with the same rules the forms and the API apply
+(tenants.gitrepo): a URL or branch stored before those rules existed, or written around
+them, is refused here before git is run with it.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from django.conf import settings
 
+from tenants.gitrepo import RepositoryInputError, branch_problem, parse_repo_url
+
 logger = logging.getLogger(__name__)
 
 REDACTED = "[REDACTED]"
 WORK_BRANCH = "berth-work"
-_SCP_LIKE = re.compile(r"^(?:[^@/\s:]+@)?[^@/\s:]+:(?!//).+$")
 _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@")
 _AUTH_HEADER = re.compile(r"(?i)(authorization:\s*\w+\s+)\S+")
 
@@ -45,22 +50,19 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _AUTH_HEADER.sub(rf"\1{REDACTED}", text)
 
 
+def insecure_allowed() -> bool:
+    return bool(getattr(settings, "BERTH_GIT_ALLOW_INSECURE", False))
+
+
 def transport(url: str) -> str:
-    """https (a token), ssh (a deploy key), file or git (no credentials)."""
-    scheme = urlsplit(url).scheme.lower()
-    if scheme in ("http", "https"):
-        return "https"
-    if scheme in ("ssh", "git+ssh", "ssh+git"):
-        return "ssh"
-    if scheme in ("file", "git"):
-        return scheme
-    if _SCP_LIKE.match(url):
-        return "ssh"
-    raise GitError(
-        f"unsupported GitOps repository URL {redact(url)!r}: use https://, ssh://, "
-        "git@host:path or file://",
-        transient=False,
-    )
+    """https (a token; plain http too), ssh (a deploy key), file or git (no credentials).
+    Raises GitError for a URL git must not be handed (tenants.gitrepo)."""
+    try:
+        scheme = parse_repo_url(url, allow_insecure=insecure_allowed()).scheme
+    except RepositoryInputError as exc:
+        # Not echoed: the URL may be hostile, and may carry a credential.
+        raise GitError(f"refusing the GitOps repository URL: {exc}", transient=False) from None
+    return "https" if scheme == "http" else scheme
 
 
 def token_pair(credentials: str) -> tuple[str, str]:
@@ -94,16 +96,22 @@ class Remote:
     branch: str = "main"
     credentials: str = field(default="", repr=False)
 
+    def __post_init__(self) -> None:
+        # However it was made: git is never handed a URL or branch the forms would refuse.
+        transport(self.url)
+        problem = branch_problem(self.branch)
+        if problem:
+            raise GitError(f"refusing the GitOps branch: {problem}", transient=False)
+
     @classmethod
     def parse(cls, url: str, *, branch: str = "main", credentials: str = "") -> Remote:
         """Credentials written into an https URL (user:token@) move out of it."""
         url = url.strip()
+        transport(url)  # before anything else reads it
         parts = urlsplit(url)
         if parts.scheme in ("http", "https") and "@" in parts.netloc and not credentials:
             credentials = unquote(parts.netloc.rpartition("@")[0])
-        remote = cls(url=display_url(url), branch=branch or "main", credentials=credentials)
-        transport(remote.url)  # refuses what git would not be given
-        return remote
+        return cls(url=display_url(url), branch=branch or "main", credentials=credentials)
 
     @property
     def transport(self) -> str:

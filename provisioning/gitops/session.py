@@ -25,6 +25,7 @@ from provisioning.gitops.remote import (
     GitError,
     Policy,
     Remote,
+    insecure_allowed,
     private_key,
     redact,
     state_dir,
@@ -215,6 +216,13 @@ def session(remote: Remote, policy: Policy) -> Iterator[Git]:
             ("init.defaultBranch", "main"),
             ("advice.detachedHead", "false"),
             ("commit.gpgSign", "false"),
+            # git's own allow-list of transports, as Remote's: never ext:: or fd::, and
+            # file://, git://, http:// only where the operator allows them.
+            ("protocol.allow", "never"),
+            ("protocol.https.allow", "always"),
+            ("protocol.ssh.allow", "always"),
+            *((f"protocol.{name}.allow", "always" if insecure_allowed() else "never")
+              for name in ("http", "git", "file")),
         ]
         secrets: list[str] = []
         if kind == "https":

@@ -202,13 +202,14 @@ def _fetched(remote: Remote, policy: Policy) -> Iterator[Checkout | None]:
     with session(remote, policy) as git, tempfile.TemporaryDirectory(prefix="berth-read-") as tmp:
         path = Path(tmp)
         git.run("init", "--quiet", cwd=path)
-        git.run("remote", "add", "origin", remote.url, cwd=path)
+        git.run("remote", "add", "--", "origin", remote.url, cwd=path)
         fetched = git.run(
             "fetch",
             "--quiet",
             "--depth",
             "1",
             "--no-tags",
+            "--",
             "origin",
             f"refs/heads/{remote.branch}",
             cwd=path,
@@ -220,7 +221,7 @@ def _fetched(remote: Remote, policy: Policy) -> Iterator[Checkout | None]:
                 raise git.error("fetch", fetched, network=True)
             yield None
             return
-        git.run("checkout", "--quiet", "--force", "FETCH_HEAD", cwd=path)
+        git.run("checkout", "--quiet", "--force", "FETCH_HEAD", "--", cwd=path)
         head = git.run("rev-parse", "HEAD", cwd=path).stdout.strip()
         yield Checkout(git, path, remote, head)
 
@@ -258,7 +259,8 @@ def probe(remote: Remote, *, policy: Policy | None = None) -> str:
     credentials refused, no such repository), whose message says which."""
     policy = policy or policy_from_settings()
     with session(remote, policy) as git, tempfile.TemporaryDirectory(prefix="berth-probe-") as tmp:
-        listed = git.run("ls-remote", "--heads", remote.url, f"refs/heads/{remote.branch}",
-                         cwd=Path(tmp), network=True)
+        # After `--`: the URL is the repository, never an option (--upload-pack=...).
+        listed = git.run("ls-remote", "--heads", "--", remote.url,
+                         f"refs/heads/{remote.branch}", cwd=Path(tmp), network=True)
     first = listed.stdout.split()
     return first[0] if first else ""

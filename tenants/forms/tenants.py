@@ -22,7 +22,8 @@ class TenantOnboardingForm(forms.Form):
     member_groups = forms.CharField(required=False)
     viewer_groups = forms.CharField(required=False)
     repo_url = forms.CharField(label="GitOps repository URL", max_length=500, required=False,
-                               help_text="https://, ssh:// or file://")
+                               help_text="https://host/org/repo.git, ssh://git@host/org/repo.git "
+                                         "or git@host:org/repo.git")
     branch = forms.CharField(max_length=200, initial="main")
     path = forms.CharField(label="Base path in the repository", max_length=300, required=False)
     credentials = forms.CharField(
@@ -88,6 +89,24 @@ class TenantOnboardingForm(forms.Form):
             except forms.ValidationError:
                 self.add_error("notify_emails", f"{address} is not an e-mail address.")
         return cleaned
+
+    # The repository fields: the checks the API, the admin and Tenant.clean() make too.
+    def clean_repo_url(self) -> str:
+        from tenants.validators import validate_repo_url
+
+        validate_repo_url(self.cleaned_data["repo_url"])
+        return self.cleaned_data["repo_url"]
+
+    def clean_branch(self) -> str:
+        from tenants.validators import validate_branch
+
+        validate_branch(self.cleaned_data["branch"])
+        return self.cleaned_data["branch"]
+
+    def clean_path(self) -> str:
+        from tenants.validators import clean_repo_path
+
+        return clean_repo_path(self.cleaned_data["path"])
 
     def clean_commit_url(self) -> str:
         from tenants.validators import validate_commit_url_template

@@ -20,6 +20,7 @@ from tenants.fields import EncryptedTextField
 from tenants.models.prefixes import slug_coverage_problem
 from tenants.naming import tier_slug_problem
 from tenants.validators import (
+    clean_gitops_fields,
     is_ssh_url,
     known_hosts_problem,
     validate_commit_url_template,
@@ -122,6 +123,9 @@ class Tenant(models.Model):
             covered = slug_coverage_problem(self.slug, tenant=self)
             if covered:
                 raise ValidationError({"slug": covered})
+        # What git and the engines are handed: checked here too, whoever saves the tenant.
+        self.gitops_path = clean_gitops_fields(
+            self.gitops_repo_url, self.gitops_branch, self.gitops_path)
         problem = known_hosts_problem(self.gitops_known_hosts)
         if problem:
             raise ValidationError({"gitops_known_hosts": problem})

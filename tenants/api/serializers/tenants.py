@@ -12,6 +12,7 @@ from tenants.api.serializers.fields import SlugReference, group_list
 from tenants.choices import GitOpsEngine
 from tenants.egress import webhook_url_problem
 from tenants.models import Cluster, EnvironmentTier, Tenant
+from tenants.validators import clean_repo_path, validate_branch, validate_repo_url
 
 
 class TenantSerializer(serializers.ModelSerializer):
@@ -75,6 +76,18 @@ class TenantSerializer(serializers.ModelSerializer):
         if problem:
             raise serializers.ValidationError(problem)
         return value.strip()
+
+    # The repository fields: the checks the form, the admin and Tenant.clean() make too.
+    def validate_gitops_repo_url(self, value: str) -> str:
+        validate_repo_url(value)
+        return value
+
+    def validate_gitops_branch(self, value: str) -> str:
+        validate_branch(value)
+        return value
+
+    def validate_gitops_path(self, value: str) -> str:
+        return clean_repo_path(value)
 
     def get_gitops_credentials_set(self, tenant: Tenant) -> bool:
         return bool(tenant.gitops_credentials)

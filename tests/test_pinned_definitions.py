@@ -13,7 +13,9 @@ from provisioning.engine import campaigns as engine_campaigns
 from tenants import engine, selectors, services
 from tenants.choices import CampaignState, RequestKind, RequestState
 from tenants.models import EnvironmentTier, Namespace, Request
+from tenants.services.definitions import current_tier_revision
 from tests.cluster import as_admin
+from tests.test_api_support import api
 from tests.test_gitops_loop import sandbox, server, submit, work, world  # noqa: F401
 from tests.workflow import approve_if_needed
 
@@ -49,9 +51,11 @@ def running(world, sandbox):
 
 
 def edit_dev_tier() -> EnvironmentTier:
+    """768Mi by default, numbered as a save in the admin numbers it."""
     tier = EnvironmentTier.objects.get(slug="dev")
     tier.container_default_memory_mib = 768
     tier.save()
+    current_tier_revision(tier=tier)
     return tier
 
 
@@ -132,12 +136,19 @@ def test_a_quota_change_keeps_the_definition_the_namespace_runs(running, sandbox
     assert default_memory(sandbox) == "512Mi"
 
 
-def test_the_truth_table_calls_the_edited_tier_an_upgrade_not_a_disagreement(running):
+def test_the_truth_table_calls_the_edited_tier_an_upgrade_not_a_disagreement(running, client):
     edit_dev_tier()
     table = engine.take_truth(running["tenant"])
     namespace_rows = [row for row in table["rows"] if row.get("namespace") == NAME]
     assert namespace_rows
     assert all(row["state"] == "in_sync" for row in namespace_rows), namespace_rows
+
+    said = f"{NAME} runs dev v1; v2 available"
+    owner = api(running["owner"])
+    assert owner.get("/api/v1/tenants/payments/truth/").json()["upgrades"] == [said]
+    client.force_login(running["owner"])
+    page = client.get(f"/tenants/payments/truth/?namespace={NAME}").content.decode()
+    assert said in page
 
 
 def test_an_auto_approved_request_whose_plan_moves_before_its_run_goes_back_to_approval(

@@ -45,3 +45,21 @@ def tier_version(tier: EnvironmentTier) -> int | None:
     digest = engine.tier_definition(tier)[0]
     return (TierRevision.objects.filter(tier=tier, digest=digest)
             .values_list("number", flat=True).first())
+
+
+def upgrades_available(namespaces: list[Namespace]) -> list[str]:
+    """For each namespace behind its tier, in people's words: "payments-web-dev runs dev v1;
+    v2 available". An upgrade, rolled out by a campaign: never drift. (Select `tier`,
+    `tier_revision` and `bundle_revision` with the namespaces.)"""
+    versions: dict[int, int | None] = {}
+    found = []
+    for namespace in namespaces:
+        definition = definition_of(namespace)
+        if not definition.behind or definition.version is None:
+            continue
+        if namespace.tier_id not in versions:
+            versions[namespace.tier_id] = tier_version(namespace.tier)
+        available = versions[namespace.tier_id]
+        newer = f"v{available} available" if available else "a new definition is available"
+        found.append(f"{namespace.name} runs {definition.tier} v{definition.version}; {newer}")
+    return found

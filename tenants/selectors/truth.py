@@ -9,8 +9,10 @@ from django.conf import settings
 from django.http import Http404
 from django.utils import timezone
 
+from tenants.choices import NamespaceState
 from tenants.models import Namespace, Project, Tenant, TruthTable, User
 from tenants.selectors.access import is_platform_admin, visible_tenant
+from tenants.selectors.definitions import upgrades_available
 
 STATES = ("drifted", "missing_in_git", "missing_in_cluster", "orphan", "in_sync")
 STATE_LABELS = {"in_sync": "in sync", "drifted": "drifted", "missing_in_git": "missing in git",
@@ -26,6 +28,9 @@ class TruthView:
     namespace: str
     project: str
     may_repair: bool
+    # Namespaces whose tier has a newer definition than the one they run: upgrades (a
+    # campaign rolls them out), shown apart from drift.
+    upgrades: list[str]
 
 
 def _about(row: dict, namespaces: set[str], apps: set[str]) -> bool:
@@ -61,10 +66,17 @@ def truth_table(user: User, slug: str, *, namespace: str = "", project: str = ""
                       if row["namespace"].startswith(f"{tenant.slug}-{project}-kargo")}
             apps = {project}
         rows = [row for row in rows if _about(row, names, apps)]
+    else:
+        names = None
     rows.sort(key=lambda row: (STATES.index(row["state"]), row["source"], row["object"]))
     counts = {state: sum(row["state"] == state for row in rows) for state in STATES}
+    live = (Namespace.objects.filter(tenant=tenant, state=NamespaceState.ACTIVE)
+            .select_related("tier", "tier_revision", "bundle_revision").order_by("name"))
+    if names is not None:
+        live = live.filter(name__in=names)
     return TruthView(tenant=tenant, table=table, rows=rows, counts=counts,
-                     namespace=namespace, project=project, may_repair=is_platform_admin(user))
+                     namespace=namespace, project=project, may_repair=is_platform_admin(user),
+                     upgrades=upgrades_available(list(live)))
 
 
 def refresh_wait(tenant: Tenant) -> int:

@@ -38,11 +38,15 @@ class TruthTableSerializer(serializers.Serializer):
     problems = serializers.ListField(child=serializers.CharField(), source="table.problems")
     counts = serializers.DictField(child=serializers.IntegerField())
     rows = TruthRowSerializer(many=True)
+    upgrades = serializers.ListField(
+        child=serializers.CharField(), help_text="Namespaces whose tier has a newer definition "
+        "than the one they run (\"payments-web-dev runs dev v1; v2 available\"): an upgrade "
+        "campaign rolls it out; never drift.")
 
     def to_representation(self, instance):  # noqa: ANN001, ANN201 - a TruthView
         if instance.table is None:  # not taken yet
             return {"tenant": instance.tenant.slug, "taken_at": None, "problems": [],
-                    "counts": instance.counts, "rows": []}
+                    "counts": instance.counts, "rows": [], "upgrades": instance.upgrades}
         return super().to_representation(instance)
 
 

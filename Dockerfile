@@ -2,6 +2,10 @@
 # Build stage: wheels for Berth and its pinned dependencies.
 FROM python:3.11-slim-bookworm AS build
 WORKDIR /src
+# PyICU compiles against the system's ICU.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends g++ pkg-config libicu-dev \
+ && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml README.md ./
 COPY portal portal
 COPY tenants tenants
@@ -15,7 +19,7 @@ FROM python:3.11-slim-bookworm
 ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 \
     BERTH_DATA_DIR=/var/lib/berth BERTH_STATIC_ROOT=/app/staticfiles
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git openssh-client \
+ && apt-get install -y --no-install-recommends git openssh-client libicu72 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 berth \
  && useradd --system --uid 10001 --gid 10001 --home-dir /app --no-create-home berth \

@@ -16,12 +16,19 @@ from tenants.models import (
     Tenant,
     User,
 )
+from tenants.selectors.groups import groups_of_other_tenants
 from tenants.selectors.names import name_problem
 from tenants.services.definitions import current_tier_revision
 from tenants.services.names import claim_tenant_names, tenant_names
 from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync
 from tenants.tasks import REPOSITORY_FIELDS, request_repository_check
-from tenants.validators import clean_repo_path, validate_branch, validate_repo_url
+from tenants.validators import (
+    GROUP_FIELDS,
+    clean_repo_path,
+    validate_branch,
+    validate_repo_url,
+    validate_tenant_groups,
+)
 
 
 class WriteOnlySecretForm(forms.ModelForm):
@@ -92,6 +99,12 @@ class TenantForm(WriteOnlySecretForm):
                                        tenant=self.instance if self.instance.pk else None)
                 if problem:
                     self.add_error("allowed_clusters", problem)
+        groups = {field: cleaned[field] for field in GROUP_FIELDS if field in cleaned}
+        try:
+            validate_tenant_groups(groups, others=groups_of_other_tenants(
+                self.instance if self.instance.pk else None))
+        except forms.ValidationError as exc:
+            self.add_error(None, exc)
         return cleaned
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from tenants.confusables import lookalike, mixed_scripts
 from tenants.gitrepo import (
     RepositoryInputError,
     branch_problem,
@@ -108,12 +110,23 @@ def known_hosts_problem(text: str) -> str | None:
 
 
 GROUP_NAME_MAX = 200
+GROUP_FIELDS = ("owner_groups", "member_groups", "viewer_groups")
 
 
-def group_name_problem(name: object) -> str | None:
+def _listed(names: list[str]) -> str:
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+def group_name_problem(name: object, known: Iterable[str] = ()) -> str | None:
     """Why `name` cannot be an OIDC group Berth binds: printable text, no surrounding spaces,
     never a Kubernetes system group (a RoleBinding to `system:masters` would hand the
-    namespace to every cluster admin's credential, or worse)."""
+    namespace to every cluster admin's credential, or worse), never the platform admins'
+    group (BERTH_PLATFORM_ADMIN_GROUPS) nor a name that looks like it or like one of `known`
+    (TR39 skeletons), written in one script (TR39 mixed-script detection).
+
+    Names are refused, not rewritten, unless already in Unicode's NFKC form: the identity
+    provider sends a group's name as it is spelled there, and Berth compares them as they
+    are, so a normalised name would no longer match the group it was meant to be."""
     if not isinstance(name, str) or not name:
         return "a group name is non-empty text"
     if len(name) > GROUP_NAME_MAX:
@@ -124,17 +137,55 @@ def group_name_problem(name: object) -> str | None:
         return f"{name!r} starts or ends with spaces"
     if name.startswith("system:"):
         return f"{name!r} is a Kubernetes system group; tenants' groups may not be"
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        return (f"{name!r} is written with compatibility or decomposed characters: write it "
+                f"as {normal!r} (Unicode NFKC)")
+    platform = list(settings.BERTH_PLATFORM_ADMIN_GROUPS)
+    if name in platform:
+        return f"{name!r} is the platform admins' group; a tenant's groups never are"
+    scripts = mixed_scripts(name)
+    mixes = f" (mixes {_listed(scripts)})" if scripts else ""
+    admins = lookalike(name, platform, ignore_case=True)
+    if admins:
+        return f"{name!r} looks like the platform admins' group {admins!r}{mixes}"
+    other = lookalike(name, list(known))
+    if other:
+        return f"{name!r} looks like {other!r}{mixes}"
+    if scripts:
+        return f"{name!r} mixes {_listed(scripts)}; write a group's name in one script"
     return None
 
 
-def validate_group_names(value: object) -> None:
+def validate_group_names(value: object, known: Iterable[str] = ()) -> None:
+    """A list of group names (see group_name_problem); no two alike, none like one of
+    `known`, the groups already in use elsewhere."""
     if not isinstance(value, list):
         raise ValidationError("Give a list of group names.", code="invalid")
-    problems = [problem for problem in map(group_name_problem, value) if problem]
+    known = [*known, *(name for name in value if isinstance(name, str))]
+    problems = [problem for name in value if (problem := group_name_problem(name, known))]
     if problems:
         raise ValidationError("; ".join(problems[:3]), code="invalid_group")
     if len(set(value)) != len(value):
         raise ValidationError("A group is listed twice.", code="duplicate_group")
+
+
+def validate_tenant_groups(groups: Mapping[str, list[str]], others: Iterable[str]) -> None:
+    """A tenant's groups by field (owner_groups, …), each field's checked against `others`
+    (every other tenant's groups) and the tenant's groups in its other fields: a
+    ValidationError naming each field refused."""
+    others = list(others)
+    errors: dict[str, ValidationError] = {}
+    for field, names in groups.items():
+        elsewhere = [name for other, listed in groups.items() if other != field
+                     for name in (listed if isinstance(listed, list) else [])
+                     if isinstance(name, str)]
+        try:
+            validate_group_names(names, [*others, *elsewhere])
+        except ValidationError as exc:
+            errors[field] = exc
+    if errors:
+        raise ValidationError(errors)
 
 
 def validate_commit_url_template(value: str) -> None:

@@ -73,6 +73,8 @@ class TenantOnboardingForm(forms.Form):
         from django.core.validators import validate_email
 
         from tenants import quantities
+        from tenants.selectors.groups import groups_of_other_tenants
+        from tenants.validators import GROUP_FIELDS, validate_tenant_groups
 
         cleaned = super().clean()
         if self.errors:
@@ -88,6 +90,11 @@ class TenantOnboardingForm(forms.Form):
                 validate_email(address)
             except forms.ValidationError:
                 self.add_error("notify_emails", f"{address} is not an e-mail address.")
+        try:
+            validate_tenant_groups({field: _split(cleaned[field]) for field in GROUP_FIELDS},
+                                   others=groups_of_other_tenants())
+        except forms.ValidationError as exc:
+            self.add_error(None, exc)
         return cleaned
 
     # The repository fields: the checks the API, the admin and Tenant.clean() make too.

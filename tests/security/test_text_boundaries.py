@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tenants.models import AuditEvent
+from tenants.models import AuditEvent, Tenant
 from tests.test_api_support import api, assert_problem, world  # noqa: F401 - fixtures
 
 # The security review's URLs: each was a server error on PostgreSQL, which refuses a NUL in
@@ -104,3 +104,92 @@ def test_audit_csv_cells_a_spreadsheet_would_evaluate_are_defused(client, world,
                                            newline="")))
     row = next(row for row in rows if row["action"] == "tenant.update")
     assert row["actor"] == row["object"] == f"'{hostile}"
+
+
+# --- group names ---------------------------------------------------------------------------
+
+CYRILLIC_A = "\u0430"  # а, drawn like Latin a
+
+
+@pytest.fixture
+def platform_group(settings):
+    settings.BERTH_PLATFORM_ADMIN_GROUPS = ["platform-admins"]
+
+
+def onboard(world, **groups):  # noqa: ANN001, ANN003, F811
+    return api(world.admin).post("/api/v1/tenants/", {"slug": "orders", "name": "Orders",
+                                                       **groups}, format="json")
+
+
+@pytest.mark.parametrize(("field", "name", "message"), [
+    # Payments' owners are `payments-owners`: this one has a Cyrillic а.
+    ("owner_groups", f"p{CYRILLIC_A}yments-owners",
+     f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)"),
+    # The same script throughout, and still drawn alike: rn for m.
+    ("member_groups", "payrnents-owners", "'payrnents-owners' looks like 'payments-owners'"),
+    ("viewer_groups", f"orders-te{CYRILLIC_A}m",
+     f"'orders-te{CYRILLIC_A}m' mixes Latin and Cyrillic; write a group's name in one script"),
+    ("owner_groups", "platform-admins",
+     "'platform-admins' is the platform admins' group; a tenant's groups never are"),
+    ("owner_groups", f"platform-{CYRILLIC_A}dmins",
+     f"'platform-{CYRILLIC_A}dmins' looks like the platform admins' group 'platform-admins' "
+     "(mixes Latin and Cyrillic)"),
+    ("owner_groups", "Platform-Admins",
+     "'Platform-Admins' looks like the platform admins' group 'platform-admins'"),
+])
+def test_onboarding_over_the_api_refuses_a_group_that_passes_for_another(
+        world, platform_group, field, name, message):  # noqa: F811
+    body = assert_problem(onboard(world, **{field: [name]}), 400, "validation-error")
+    assert body["errors"] == {field: [message]}
+    assert not Tenant.objects.filter(slug="orders").exists()
+
+
+def test_a_group_written_in_compatibility_characters_is_refused_with_its_nfkc_form(world):  # noqa: F811
+    """Names are refused, not rewritten: the identity provider sends a group's name as it is
+    spelled there, so a name Berth normalised would no longer match the group."""
+    body = assert_problem(onboard(world, member_groups=["ｐａｙｍｅｎｔｓ-devs"]), 400)
+    assert body["errors"] == {"member_groups": [
+        "'ｐａｙｍｅｎｔｓ-devs' is written with compatibility or decomposed characters: "
+        "write it as 'payments-devs' (Unicode NFKC)"]}
+    assert not Tenant.objects.filter(slug="orders").exists()
+
+
+def test_two_roles_of_one_tenant_cannot_name_look_alike_groups(world):  # noqa: F811
+    body = assert_problem(onboard(world, owner_groups=["orders-admins"],
+                                  member_groups=["orders-adrnins"]), 400)
+    assert set(body["errors"]) == {"owner_groups", "member_groups"}
+
+
+def test_changing_a_tenant_over_the_api_refuses_a_look_alike_and_keeps_its_groups(world):  # noqa: F811
+    response = api(world.admin).patch("/api/v1/tenants/search/", {
+        "member_groups": [f"p{CYRILLIC_A}yments-owners"]}, format="json")
+    body = assert_problem(response, 400, "validation-error")
+    assert "looks like 'payments-owners'" in body["errors"]["member_groups"][0]
+    world.search.refresh_from_db()
+    assert f"p{CYRILLIC_A}yments-owners" not in world.search.member_groups
+
+
+def test_names_in_one_script_and_a_tenants_own_groups_are_accepted(world, platform_group):  # noqa: F811
+    # Japanese mixes Han and kana (and Latin), as TR39 allows; ελληνικά is Greek throughout.
+    response = onboard(world, owner_groups=["開発チーム", "dev-開発"],
+                       member_groups=["ελληνικά", "orders-devs"])
+    assert response.status_code == 201, response.json()
+    # Payments keeps its own groups when they change around them.
+    response = api(world.admin).patch("/api/v1/tenants/payments/", {
+        "owner_groups": ["payments-owners"], "member_groups": ["payments-devs", "paym-devs"]},
+        format="json")
+    assert response.status_code == 200, response.json()
+
+
+def test_the_onboarding_form_refuses_a_look_alike_group_on_its_field(client, world):  # noqa: F811
+    client.force_login(world.admin)
+    page = client.post("/tenants/new/", {
+        "slug": "orders", "name": "Orders", "owner_groups": f"p{CYRILLIC_A}yments-owners",
+        "branch": "main", "engine": "argocd", "cpu": "4", "memory": "8Gi", "storage": "50Gi",
+        "namespaces": 5,
+    })
+    assert page.status_code == 200
+    errors = page.context["form"].errors
+    assert errors["owner_groups"] == [
+        f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)"]
+    assert not Tenant.objects.filter(slug="orders").exists()

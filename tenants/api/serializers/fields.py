@@ -6,7 +6,9 @@ from typing import Any
 
 from rest_framework import serializers
 
-from tenants.validators import GROUP_NAME_MAX, validate_group_names
+from tenants.models import Tenant
+from tenants.selectors.groups import groups_of_other_tenants
+from tenants.validators import GROUP_FIELDS, GROUP_NAME_MAX, validate_group_names
 
 MAX_TEXT = 4000
 
@@ -34,8 +36,27 @@ class ChoiceLabel(serializers.CharField):
         return self.labels.get(value, str(value))
 
 
+class TenantGroupNames:
+    """A tenant's groups in one role: valid names, none looking like a group of another
+    tenant, of the platform admins, or of this tenant in another role (given in the same
+    body, or as stored)."""
+
+    requires_context = True
+
+    def __call__(self, value: list[str], field: serializers.Field) -> None:
+        serializer = field.parent
+        tenant = serializer.instance if isinstance(serializer.instance, Tenant) else None
+        given = serializer.initial_data if isinstance(serializer.initial_data, dict) else {}
+        elsewhere = []
+        for name in GROUP_FIELDS:
+            groups = given[name] if name in given else getattr(tenant, name, [])
+            if name != field.field_name and isinstance(groups, list):
+                elsewhere += [group for group in groups if isinstance(group, str)]
+        validate_group_names(value, [*groups_of_other_tenants(tenant), *elsewhere])
+
+
 def group_list(**kwargs: Any) -> serializers.ListField:
     return serializers.ListField(
         child=serializers.CharField(max_length=GROUP_NAME_MAX, trim_whitespace=False),
-        max_length=100, validators=[validate_group_names], **kwargs
+        max_length=100, validators=[TenantGroupNames()], **kwargs
     )

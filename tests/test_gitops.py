@@ -569,7 +569,8 @@ def test_ssh_deploy_key_is_a_private_file_that_is_gone_afterwards(fast_git):
     key = ("-----BEGIN OPENSSH PRIVATE KEY-----\n"
            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
            "-----END OPENSSH PRIVATE KEY-----")
-    remote = gitops.Remote.parse("git@git.example.com:team/gitops.git", credentials=key)
+    # A host that resolves: a session checks where it would connect before anything else.
+    remote = gitops.Remote.parse("git@localhost:team/gitops.git", credentials=key)
     assert remote.transport == "ssh"
     with gitops.session(remote, gitops.policy_from_settings()) as git:
         command = git.env["GIT_SSH_COMMAND"].split()

@@ -270,6 +270,24 @@ def test_a_writer_refuses_a_repository_on_a_refused_network_for_good(db, no_loop
     assert "a loopback address" in refused.value.message
 
 
+def test_git_connects_to_the_address_that_was_checked(db):
+    from provisioning import gitops
+
+    policy = gitops.policy_from_settings()
+    https = gitops.Remote.parse("https://localhost:8443/org/gitops.git", credentials="t")
+    with gitops.session(https, policy) as git:
+        config = {git.env[f"GIT_CONFIG_KEY_{i}"]: git.env[f"GIT_CONFIG_VALUE_{i}"]
+                  for i in range(int(git.env["GIT_CONFIG_COUNT"]))}
+    assert config["http.curloptResolve"].startswith("localhost:8443:")
+    assert "127.0.0.1" in config["http.curloptResolve"]
+
+    ssh = gitops.Remote.parse("ssh://git@localhost:2222/org/gitops.git")
+    with gitops.session(ssh, policy) as git:
+        command = git.env["GIT_SSH_COMMAND"].split()
+    assert any(option in command for option in ("HostName=127.0.0.1", "HostName=::1"))
+    assert "HostKeyAlias=localhost" in command  # known hosts stay filed under the name
+
+
 def test_a_git_server_that_never_answers_fails_the_check_within_the_web_timeout(db, settings):
     settings.BERTH_GIT_WEB_TIMEOUT_SECONDS = 1
     settings.BERTH_GIT_TIMEOUT_SECONDS = 600  # the worker's patience must not apply here

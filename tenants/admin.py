@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
 from tenants.egress import webhook_url_problem
+from tenants.forms.base import ModelForm
 from tenants.models import (
     Approval,
     AuditEvent,
@@ -31,7 +32,7 @@ from tenants.validators import (
 )
 
 
-class WriteOnlySecretForm(forms.ModelForm):
+class WriteOnlySecretForm(ModelForm):
     """Secrets are never shown back; leaving the field blank keeps the stored value."""
 
     secret_fields: tuple[str, ...] = ()

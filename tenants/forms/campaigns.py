@@ -2,10 +2,11 @@
 
 from django import forms
 
+from tenants.forms.base import Form
 from tenants.models import EnvironmentTier
 
 
-class CampaignForm(forms.Form):
+class CampaignForm(Form):
     tier = forms.ModelChoiceField(
         EnvironmentTier.objects.order_by("position"), required=False,
         empty_label="Every tier", help_text="The tier whose definition changed.")

@@ -6,8 +6,10 @@ from typing import Any
 
 from django import forms
 
+from tenants.forms.base import Form
 
-class ExtendEnvironmentForm(forms.Form):
+
+class ExtendEnvironmentForm(Form):
     ttl = forms.CharField(label="Live for", max_length=20,
                           help_text="From now, e.g. 30m, 2h or 3d; never past its maximum.")
 
@@ -21,7 +23,7 @@ class ExtendEnvironmentForm(forms.Form):
             raise forms.ValidationError(str(exc)) from exc
 
 
-class EndEnvironmentForm(forms.Form):
+class EndEnvironmentForm(Form):
     reason = forms.CharField(max_length=500, required=False,
                              widget=forms.Textarea(attrs={"rows": 2}),
                              help_text="Optional; recorded with its end request.")
@@ -51,7 +53,7 @@ def rules_to_yaml(rules: list[Any]) -> str:
     return yaml.safe_dump(rows, sort_keys=False, allow_unicode=True, width=1000)
 
 
-class EnvironmentRulesForm(forms.Form):
+class EnvironmentRulesForm(Form):
     """The tenant's environment rules as YAML; the service checks each rule's meaning."""
 
     rules = forms.CharField(
@@ -106,7 +108,7 @@ class EnvironmentRulesForm(forms.Form):
         return rules
 
 
-class TryEnvironmentRulesForm(forms.Form):
+class TryEnvironmentRulesForm(Form):
     """Variables of an imagined environment, to see which rule it meets (nothing is saved)."""
 
     project = forms.CharField(max_length=63, required=False)

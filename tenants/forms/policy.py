@@ -7,11 +7,12 @@ from typing import Any
 from django import forms
 
 from tenants.choices import ApproverRole, PolicyOutcome
+from tenants.forms.base import ModelForm
 from tenants.models import ApprovalRule
 from tenants.policy import PolicyError, compile_condition
 
 
-class ApprovalRuleForm(forms.ModelForm):
+class ApprovalRuleForm(ModelForm):
     class Meta:
         model = ApprovalRule
         fields = ["position", "name", "description", "condition", "outcome",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django import forms
 
+from tenants.forms.base import Form
 from tenants.notifications import EVENT_CHOICES
 
 
-class NotificationsForm(forms.Form):
+class NotificationsForm(Form):
     """Ticked: e-mailed. Berth keeps what is not ticked (muted), so a new event reaches
     people until they turn it off."""
 

@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 
 from tenants.choices import GitOpsEngine, NamespaceState, RequestKind
+from tenants.forms.base import Form
 from tenants.models import Namespace, Tenant
 from tenants.payloads import APP_NAME_MAX
 
@@ -16,7 +17,7 @@ QUANTITY_HELP = ("A Kubernetes quantity: CPU in whole millicores, e.g. 500m or 2
                  "memory in whole MiB, e.g. 512Mi or 4Gi (at least 1Mi).")
 
 
-class RequestForm(forms.Form):
+class RequestForm(Form):
     """Base for the per-kind forms; `payload()` is what the services validate."""
 
     kind: str = ""
@@ -47,7 +48,7 @@ class RequestForm(forms.Form):
         return [(name, name) for name in names]
 
 
-class QuotaFields(forms.Form):
+class QuotaFields(Form):
     cpu = forms.CharField(label="CPU", max_length=20, initial="1", help_text=QUANTITY_HELP)
     memory = forms.CharField(max_length=20, initial="2Gi")
     storage = forms.CharField(max_length=20, initial="0Gi", required=False)
@@ -222,14 +223,14 @@ REQUEST_FORMS: dict[str, type[RequestForm]] = {
 }
 
 
-class RejectForm(forms.Form):
+class RejectForm(Form):
     reason = forms.CharField(
         max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Required: tell the requester what to change.",
     )
 
 
-class ApproveForm(forms.Form):
+class ApproveForm(Form):
     plan_digest = forms.CharField(max_length=64, widget=forms.HiddenInput)
     note = forms.CharField(max_length=2000, required=False,
                            widget=forms.Textarea(attrs={"rows": 2}))
@@ -242,7 +243,7 @@ class _TickedRows(forms.MultipleChoiceField):
         return True
 
 
-class ApproveTogetherForm(forms.Form):
+class ApproveTogetherForm(Form):
     """The queue's bulk approval: rows ticked as "<request id>:<plan digest>"."""
 
     selected = _TickedRows(required=True)
@@ -263,6 +264,6 @@ class ApproveTogetherForm(forms.Form):
         return sorted(decisions.items())
 
 
-class CommentForm(forms.Form):
+class CommentForm(Form):
     body = forms.CharField(label="Comment", max_length=4000,
                            widget=forms.Textarea(attrs={"rows": 3}))

@@ -7,13 +7,14 @@ from typing import Any
 from django import forms
 
 from tenants.choices import GitOpsEngine
+from tenants.forms.base import Form
 
 
 def _split(text: str) -> list[str]:
     return [item.strip() for item in text.replace("\n", ",").split(",") if item.strip()]
 
 
-class TenantOnboardingForm(forms.Form):
+class TenantOnboardingForm(Form):
     """Everything a new team needs, in one form for platform admins."""
 
     slug = forms.CharField(max_length=20, help_text="DNS label; every namespace starts with it.")

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from django import forms
 from django.utils import timezone
 
+from tenants.forms.base import Form
 from tenants.models.tokens import TokenScope
 
 EXPIRY_CHOICES = [
@@ -18,7 +19,7 @@ EXPIRY_CHOICES = [
 ]
 
 
-class ApiTokenForm(forms.Form):
+class ApiTokenForm(Form):
     name = forms.CharField(
         max_length=100, help_text="What it is for, e.g. “CI pipeline of payments-shop”."
     )

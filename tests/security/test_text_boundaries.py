@@ -5,14 +5,19 @@ as a formula in a spreadsheet."""
 from __future__ import annotations
 
 import csv
+import importlib
 import io
+import pkgutil
 
 import pytest
+from django import forms
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tenants.models import AuditEvent, Tenant
-from tests.test_api_support import api, assert_problem, world  # noqa: F401 - fixtures
+import tenants.forms
+from tenants.forms.base import RefusesControlCharacters
+from tenants.models import ApiToken, AuditEvent, Comment, Tenant
+from tests.test_api_support import api, assert_problem, submit, world  # noqa: F401 - fixtures
 
 # The security review's URLs: each was a server error on PostgreSQL, which refuses a NUL in
 # text the moment a query carries one.
@@ -85,6 +90,59 @@ def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):  # noqa:
                  "/api/v1/tenants/pay%E2%80%AEments/"):
         body = assert_problem(api(world.admin).get(path), 400, "validation-error")
         assert "The path holds" in body["detail"]
+
+
+# --- form fields ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("char", CONTROL_CORPUS)
+def test_a_control_character_in_a_page_form_field_is_a_field_error_and_nothing_is_stored(
+        client, world, char):  # noqa: F811
+    client.force_login(world.member)
+    page = client.post("/tokens/", {"name": f"ci{char}bot", "scopes": ["read"],
+                                    "expires": "90"})
+    assert page.status_code == 200
+    kind = "a bidirectional control" if char in BIDI else "a control"
+    assert page.context["form"].errors == {
+        "name": [f"This field holds {kind} character (U+{ord(char):04X}): remove it."]}
+    assert not ApiToken.objects.filter(user=world.member).exists()
+
+
+def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, world):  # noqa: F811
+    """The onboarding form's clusters are looked up in the database by what was sent."""
+    client.force_login(world.admin)
+    page = client.post("/tenants/new/", {
+        "slug": "orders", "name": "Orders", "branch": "main", "engine": "argocd", "cpu": "4",
+        "memory": "8Gi", "storage": "50Gi", "namespaces": 5, "clusters": ["1\x00"],
+        "known_hosts": "git.example.com ssh-ed25519 AAAA\x00",
+    })
+    errors = page.context["form"].errors
+    assert errors["clusters"] == ["This field holds a control character (U+0000): remove it."]
+    assert errors["known_hosts"] == [
+        "This field holds a control character (U+0000): remove it."]
+    assert not Tenant.objects.filter(slug="orders").exists()
+
+
+def test_a_multi_line_field_keeps_its_tabs_and_line_breaks_and_refuses_escapes(client, world):  # noqa: F811
+    request = submit(world)
+    client.force_login(world.member)
+    client.post(f"/requests/{request.pk}/comment/", {"body": "Looks fine.\r\n\tShip it."})
+    client.post(f"/requests/{request.pk}/comment/", {"body": "\x1b[2J\x1b[31mdone"})
+    assert list(Comment.objects.filter(request=request).values_list("body", flat=True)) == [
+        "Looks fine.\r\n\tShip it."]
+
+
+def test_every_page_form_refuses_control_characters():
+    """A new form cannot forget it: every form of the pages derives from tenants.forms.base."""
+    unchecked = []
+    for module in pkgutil.iter_modules(tenants.forms.__path__):
+        loaded = importlib.import_module(f"tenants.forms.{module.name}")
+        for value in vars(loaded).values():
+            if (isinstance(value, type) and issubclass(value, forms.BaseForm)
+                    and value.__module__ == loaded.__name__
+                    and not issubclass(value, RefusesControlCharacters)):
+                unchecked.append(f"{loaded.__name__}.{value.__name__}")
+    assert not unchecked
 
 
 # --- the audit CSV -------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import importlib
 import io
+import json
 import pkgutil
 
 import pytest
@@ -91,6 +92,26 @@ def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):  # noqa:
         body = assert_problem(api(world.admin).get(path), 400, "validation-error")
         assert "The path holds" in body["detail"]
 
+
+
+def test_the_admin_refuses_a_look_alike_group_on_its_field(world, rf):  # noqa: F811
+    from django.contrib import admin
+    from django.forms.models import model_to_dict
+
+    tenant = world.search
+    request = rf.get("/admin/")
+    request.user = world.admin
+    TenantForm = admin.site._registry[Tenant].get_form(request, obj=tenant)  # noqa: N806
+    data = {key: value for key, value in model_to_dict(tenant).items() if value is not None}
+    data |= {field: json.dumps(getattr(tenant, field)) for field in (
+        "owner_groups", "member_groups", "viewer_groups", "allowed_domains", "notify_emails")}
+    data |= {"member_groups": json.dumps([*tenant.member_groups, f"p{CYRILLIC_A}yments-owners"]),
+             "allowed_clusters": [c.pk for c in tenant.allowed_clusters.all()],
+             "allowed_tiers": [t.pk for t in tenant.allowed_tiers.all()]}
+    form = TenantForm(data=data, instance=tenant)
+    assert not form.is_valid()
+    assert form.errors["member_groups"] == [
+        f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)"]
 
 # --- form fields ---------------------------------------------------------------------------
 

@@ -66,9 +66,8 @@ def _embedded(address: IPAddress) -> IPAddress | None:
 def _kind(address: IPAddress) -> str | None:
     """What makes the address one Berth does not reach for its users, in plain words."""
     inner = _embedded(address)
-    if inner is not None:
-        kind = _kind(inner)
-        return f"{kind} (as IPv6)" if kind else None
+    if inner is not None and _kind(inner):
+        return f"{_kind(inner)} (as IPv6)"
     for test, words in (
         ("is_unspecified", "an unspecified address"),
         ("is_loopback", "a loopback address"),
@@ -89,13 +88,11 @@ def _kind(address: IPAddress) -> str | None:
 @functools.cache
 def _hostname_addresses() -> frozenset[IPAddress]:
     """The addresses this machine's own name resolves to (looked up once per process)."""
-    found: set[IPAddress] = set()
-    for name in {socket.gethostname(), socket.getfqdn()}:
-        try:
-            found |= {_parse(info[4][0]) for info in socket.getaddrinfo(name, None)}
-        except OSError:
-            continue
-    return frozenset(found)
+    try:  # not getfqdn(): a reverse lookup can take seconds where DNS is slow
+        infos = socket.getaddrinfo(socket.gethostname(), None)
+    except OSError:
+        return frozenset()
+    return frozenset(_parse(str(info[4][0])) for info in infos)
 
 
 def own_addresses() -> frozenset[IPAddress]:

@@ -417,3 +417,12 @@ def test_allowing_a_network_lets_exactly_that_network_through(settings):
         check_host("10.21.0.1", 443)
     with pytest.raises(EgressRefused, match="loopback"):
         check_host("127.0.0.1", 443)
+
+
+def test_berths_own_names_and_addresses_are_refused(settings, monkeypatch):
+    resolving(monkeypatch, {"berth.example.org": "8.8.8.8"})
+    settings.ALLOWED_HOSTS = ["berth.example.org", "8.8.4.4"]
+    with pytest.raises(EgressRefused, match="berth.example.org is one of this Berth's own"):
+        check_host("berth.example.org", 443)
+    with pytest.raises(EgressRefused, match="8.8.4.4 is this Berth's own address"):
+        check_host("8.8.4.4", 443)

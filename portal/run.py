@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet
 
-from portal import sandbox
+from portal import gitserver, sandbox
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -80,8 +81,27 @@ def development_environment(data_dir: Path) -> dict[str, str]:
         # The stand-in, its repositories and any local webhook receiver are on loopback,
         # which Berth otherwise never connects to for a tenant (tenants.egress).
         BERTH_EGRESS_ALLOW=os.environ.get("BERTH_EGRESS_ALLOW", "127.0.0.0/8,::1/128"),
+        # The demo's repositories: file:// and the demo git server's plain http:// on
+        # loopback, which production refuses (tenants.gitrepo).
+        BERTH_GIT_ALLOW_INSECURE="1",
+        BERTH_DEMO_GIT_URL=f"http://127.0.0.1:{git_server_port()}",
     )
     return env
+
+
+def git_server_port() -> int:
+    return int(os.environ.get("BERTH_GITSERVER_PORT", str(gitserver.DEFAULT_PORT)))
+
+
+def wait_for_port(port: int, child: subprocess.Popen, timeout: float = 30) -> bool:
+    """Whether something listens on the loopback port before `child` exits or time is up."""
+    deadline = time.monotonic() + timeout
+    while child.poll() is None and time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.1)
+    return False
 
 
 def main() -> int:
@@ -122,14 +142,28 @@ def main() -> int:
             stop(children)
             return 1
         time.sleep(0.2)
+    # The demo's repositories over HTTP: the Flux tenant's GitRepository takes no file://.
+    git_dir = data_dir / "git"
+    git_dir.mkdir(exist_ok=True)
+    children["git"] = subprocess.Popen(  # noqa: S603 - our own module, fixed argv
+        [PYTHON, "-m", "portal.gitserver", f"--root={git_dir}", f"--port={git_server_port()}"],
+        cwd=BASE_DIR, env=env, start_new_session=True,
+    )
+    if not wait_for_port(git_server_port(), children["git"]):
+        print("The demo git server did not start; see its output above.", flush=True)
+        stop(children)
+        return 1
     try:
         # `--option=value`: a random token may start with "-", which argparse would take
         # for an option of its own.
         manage("seed_demo", f"--sandbox-url={sandbox_url}",
                f"--sandbox-token={env['BERTH_SANDBOX_TOKEN']}",
                f"--sandbox-ca={sandbox.ca_certificate(kubeconfig)}")
-        # Each demo tenant's GitOps repository: a local bare repo under data/git/ (file://).
-        manage("shell", "--no-imports", "-c", "import tenants.demo as d; d.seed_git_repos()")
+        # Each demo tenant's GitOps repository: a bare repo under data/git/, read by Argo CD
+        # tenants as file://, by the Flux tenant over the demo git server (the URL from the
+        # environment, never pasted into the code run).
+        manage("shell", "--no-imports", "-c", "import os, tenants.demo as d; "
+               "d.seed_git_repos(http_url=os.environ['BERTH_DEMO_GIT_URL'])")
         manage("ensure_superuser", "--username", "admin")
     except (subprocess.CalledProcessError, KeyboardInterrupt):
         # The sandbox runs in a session of its own: left alone it would outlive us.
@@ -163,7 +197,8 @@ def main() -> int:
         f"                      ServiceAccount {berth_namespace}/berth with the Helm chart's RBAC\n"
         f"  {sandbox.crds_said(prepared)}\n"
         f"  kubectl:            kubectl --kubeconfig {kubeconfig} get namespaces\n"
-        f"  GitOps repos:       {data_dir / 'git'}/<tenant>.git (clone them to look)\n"
+        f"  GitOps repos:       {git_dir}/<tenant>.git (clone them to look), also at\n"
+        f"                      {env['BERTH_DEMO_GIT_URL']}/<tenant>.git (the Flux tenant's)\n"
         f"  data:               {data_dir}\n"
         + textwrap.fill(f"Press Ctrl-C to stop everything: {described(children)}.", 90)
         + "\n",
@@ -200,6 +235,7 @@ CHILD_NAMES = {
     "worker": "the Celery worker",
     "beat": "Celery beat",
     "sandbox": "the sandbox cluster",
+    "git": "the demo git server",
     "idp": "the development identity provider",
 }
 

@@ -6,6 +6,7 @@ Idempotent: running it again updates the same rows instead of adding new ones.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from datetime import timedelta
@@ -13,7 +14,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 
 from tenants.choices import GitOpsEngine, MembershipSource, NetworkPreset
 from tenants.membership_sync import memberships_from_groups
@@ -170,10 +170,16 @@ def seed(
     register_platform_namespaces(cluster)
     tenants = []
     for spec in TENANTS:
-        defaults = dict(spec)
+        tenant = Tenant.objects.filter(slug=spec["slug"]).first() or Tenant()
+        for field, value in spec.items():
+            setattr(tenant, field, value)
         if repo_url_for and spec["slug"] in repo_url_for:
-            defaults["gitops_repo_url"] = repo_url_for[spec["slug"]]
-        tenant, _ = Tenant.objects.update_or_create(slug=spec["slug"], defaults=defaults)
+            tenant.gitops_repo_url = repo_url_for[spec["slug"]]
+        elif _earlier_demo_url(tenant) and tenant.gitops_repo_url.startswith("file://"):
+            tenant.gitops_repo_url = ""  # seed_git_repos gives it one Flux can read
+        # The checks every other way of saving a tenant goes through (its URL among them).
+        tenant.full_clean()
+        tenant.save()
         tenant.allowed_clusters.set([cluster])
         claim_tenant_names(tenant, cluster)
         tenant.allowed_tiers.set(tiers)
@@ -237,13 +243,13 @@ def ensure_git_repo(path: Path) -> str:
     Returns its file:// URL."""
     if not (path / "HEAD").exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(  # noqa: S603
-            ["git", "init", "--quiet", "--bare", "-b", "main", str(path)],  # noqa: S607
+        subprocess.run(  # noqa: S603 - fixed argv, the path after `--`
+            ["git", "init", "--quiet", "--bare", "-b", "main", "--", str(path)],  # noqa: S607 - git from PATH
             check=True,
             capture_output=True,
         )
-    has_main = subprocess.run(  # noqa: S603
-        ["git", f"--git-dir={path}", "rev-parse", "--verify", "--quiet", "refs/heads/main"],  # noqa: S607
+    has_main = subprocess.run(  # noqa: S603 - fixed argv, the repository in an option's value
+        ["git", f"--git-dir={path}", "rev-parse", "--verify", "--quiet", "refs/heads/main"],  # noqa: S607 - git from PATH
         capture_output=True,
     )
     if has_main.returncode != 0:
@@ -254,16 +260,37 @@ def ensure_git_repo(path: Path) -> str:
     return path.resolve().as_uri()
 
 
-def seed_git_repos(git_dir: Path | None = None) -> dict[str, str]:
+def _earlier_demo_url(tenant: Tenant) -> bool:
+    """A URL an earlier `make run` gave this demo tenant: its file:// repository, which
+    Flux cannot read (the Flux CRD takes http, https and ssh URLs only), or the demo git
+    server's on another port."""
+    url = tenant.gitops_repo_url
+    local = url.startswith("file://") and url.endswith(f"/git/{tenant.slug}.git")
+    served = re.fullmatch(rf"http://127\.0\.0\.1:\d+/{re.escape(tenant.slug)}\.git", url)
+    return tenant.gitops_engine == GitOpsEngine.FLUX and bool(local or served)
+
+
+def seed_git_repos(git_dir: Path | None = None, *, http_url: str = "") -> dict[str, str]:
     """`make run`: a local bare repository per demo tenant under the data dir
-    (`data/git/<tenant>.git`), and each demo tenant pointed at its own. Idempotent; a
-    repository someone configured in the admin instead is left as it is."""
+    (`data/git/<tenant>.git`), and each demo tenant pointed at its own: an Argo CD tenant
+    at its file:// URL, a Flux tenant at the demo git server's http:// one (`http_url`, the
+    server portal.gitserver serving `git_dir`; without it a Flux tenant keeps no URL).
+    Idempotent; a repository someone configured in the admin instead is left as it is.
+    Every change goes through the tenant's own checks (full_clean)."""
     git_dir = git_dir or Path(settings.DATA_DIR) / "git"
     urls = {}
     for spec in TENANTS:
-        url = ensure_git_repo(git_dir / f"{spec['slug']}.git")
-        Tenant.objects.filter(slug=spec["slug"]).filter(
-            Q(gitops_repo_url="") | Q(gitops_repo_url=url)
-        ).update(gitops_repo_url=url, gitops_branch="main")
+        local = ensure_git_repo(git_dir / f"{spec['slug']}.git")
+        tenant = Tenant.objects.get(slug=spec["slug"])
+        if tenant.gitops_engine == GitOpsEngine.FLUX:
+            if not http_url:
+                continue
+            url = f"{http_url.rstrip('/')}/{spec['slug']}.git"
+        else:
+            url = local
+        if tenant.gitops_repo_url in ("", url) or _earlier_demo_url(tenant):
+            tenant.gitops_repo_url, tenant.gitops_branch = url, "main"
+            tenant.full_clean()
+            tenant.save(update_fields=["gitops_repo_url", "gitops_branch", "gitops_path"])
         urls[spec["slug"]] = url
     return urls

@@ -4,7 +4,8 @@
   started again on the same port, to test an unreachable remote.
 - `GitHttpServer`: `git http-backend` behind a small threaded WSGI server that wants HTTP
   Basic auth with a given token (the https:// path of the writer, over plain HTTP on
-  loopback). It records what it was asked, so tests can check no token is in a URL.
+  loopback). It records what it was asked, so tests can check no token is in a URL. It is
+  `make run`'s git server too (portal.gitserver), without the token.
 
 Also an entry point for the concurrency test's worker processes:
 
@@ -13,18 +14,16 @@ Also an entry point for the concurrency test's worker processes:
 
 from __future__ import annotations
 
-import base64
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from portal.gitserver import GitHttpServer  # noqa: F401 - the tests' server over HTTP too
 
 GIT_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -167,109 +166,6 @@ class GitDaemon:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
-
-
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class GitHttpServer:
-    """`git http-backend` over HTTP on loopback, wanting `Authorization: Basic` with `token`
-    as the password (what GitHub, GitLab and Gitea accept for tokens)."""
-
-    def __init__(self, root: Path, *, token: str) -> None:
-        self.root = root
-        self.token = token
-        self.seen: list[dict[str, str]] = []
-        self._server = make_server(
-            "127.0.0.1",
-            0,
-            self.app,
-            server_class=_ThreadingWSGIServer,
-            handler_class=_QuietHandler,
-        )
-        self.port = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self.port}/{name}"
-
-    def _authorized(self, header: str) -> bool:
-        scheme, _, value = header.partition(" ")
-        if scheme.lower() != "basic":
-            return False
-        try:
-            _, _, password = base64.b64decode(value).decode().partition(":")
-        except ValueError:
-            return False
-        return password == self.token
-
-    def app(self, environ, start_response):  # noqa: ANN001, ANN201 - WSGI
-        authorization = environ.get("HTTP_AUTHORIZATION", "")
-        self.seen.append(
-            {
-                "method": environ["REQUEST_METHOD"],
-                "path": environ.get("PATH_INFO", ""),
-                "query": environ.get("QUERY_STRING", ""),
-                "authorized": str(self._authorized(authorization)),
-            }
-        )
-        if not self._authorized(authorization):
-            start_response(
-                "401 Unauthorized",
-                [("WWW-Authenticate", 'Basic realm="git"'), ("Content-Type", "text/plain")],
-            )
-            return [b"a token is required\n"]
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        body = environ["wsgi.input"].read(length) if length else b""
-        cgi = {
-            "PATH": GIT_ENV["PATH"],
-            "GIT_PROJECT_ROOT": str(self.root),
-            "GIT_HTTP_EXPORT_ALL": "1",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_CONFIG_COUNT": "1",
-            "GIT_CONFIG_KEY_0": "http.receivepack",
-            "GIT_CONFIG_VALUE_0": "true",
-            "REQUEST_METHOD": environ["REQUEST_METHOD"],
-            "PATH_INFO": environ.get("PATH_INFO", ""),
-            "QUERY_STRING": environ.get("QUERY_STRING", ""),
-            "CONTENT_TYPE": environ.get("CONTENT_TYPE", ""),
-            "CONTENT_LENGTH": str(len(body)),
-            "REMOTE_USER": "berth",
-            "REMOTE_ADDR": "127.0.0.1",
-        }
-        if environ.get("HTTP_CONTENT_ENCODING"):
-            cgi["HTTP_CONTENT_ENCODING"] = environ["HTTP_CONTENT_ENCODING"]
-        if environ.get("HTTP_GIT_PROTOCOL"):
-            cgi["GIT_PROTOCOL"] = environ["HTTP_GIT_PROTOCOL"]
-        proc = subprocess.run(
-            ["git", "http-backend"], input=body, env=cgi, capture_output=True, check=False
-        )
-        separator = b"\r\n\r\n" if b"\r\n\r\n" in proc.stdout else b"\n\n"
-        head, _, payload = proc.stdout.partition(separator)
-        status, headers = "200 OK", []
-        for line in head.decode("latin-1").splitlines():
-            key, _, value = line.partition(":")
-            if key.lower() == "status":
-                status = value.strip()
-            elif key:
-                headers.append((key.strip(), value.strip()))
-        start_response(status, headers)
-        return [payload]
-
-    def __enter__(self) -> GitHttpServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 def main(argv: list[str]) -> int:

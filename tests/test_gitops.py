@@ -597,7 +597,7 @@ def test_the_credential_kind_follows_the_url_scheme(url, kind):
 
 
 def test_an_unsupported_url_is_refused():
-    with pytest.raises(gitops.GitError, match="unsupported GitOps repository URL"):
+    with pytest.raises(gitops.GitError, match="refusing the GitOps repository URL.*not ftp://"):
         gitops.Remote.parse("ftp://git.example.com/team.git")
 
 

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from portal.run import described, stop
+from portal.run import described, development_environment, stop
 
-EVERYTHING = ("the web server, the Celery worker, Celery beat, the sandbox cluster and the "
-              "development identity provider")
+EVERYTHING = ("the web server, the Celery worker, Celery beat, the sandbox cluster, the demo git "
+              "server and the development identity provider")
 
 
 def sleeper(*, ignores_sigterm: bool = False) -> subprocess.Popen:
@@ -42,7 +42,7 @@ def children():
 
 
 def test_stop_names_everything_make_run_started(children, capsys):
-    for name in ("sandbox", "web", "worker", "beat", "idp"):  # the order main() starts them
+    for name in ("sandbox", "git", "web", "worker", "beat", "idp"):  # the order main() starts them
         children[name] = sleeper()
 
     stop(children)
@@ -80,3 +80,15 @@ def test_a_second_ctrl_c_kills_at_once(children, capsys):
     assert capsys.readouterr().out == (
         "Ctrl-C again: killing what is still running.\n"
         "Stopped the web server and the Celery worker.\n")
+
+
+def test_make_run_allows_the_demos_local_repositories_and_names_its_git_server(tmp_path,
+                                                                              monkeypatch):
+    """Production refuses http://, git:// and file:// repositories; `make run` serves the
+    Flux tenant's over http:// on loopback and keeps the Argo CD tenants' on file://."""
+    monkeypatch.setenv("BERTH_GITSERVER_PORT", "8123")
+
+    env = development_environment(tmp_path)
+
+    assert env["BERTH_GIT_ALLOW_INSECURE"] == "1"
+    assert env["BERTH_DEMO_GIT_URL"] == "http://127.0.0.1:8123"

@@ -128,10 +128,11 @@ def clean_environment(**extra: str) -> dict[str, str]:
 @pytest.fixture
 def make_run(tmp_path):
     """`make run` on free ports, its data in tmp_path; yields its URL and its output."""
-    ports = {name: str(free_port()) for name in ("web", "idp", "sandbox")}
+    ports = {name: str(free_port()) for name in ("web", "idp", "sandbox", "git")}
     environment = clean_environment(
         BERTH_DATA_DIR=str(tmp_path / "data"), BERTH_PORT=ports["web"],
         BERTH_DEVIDP_PORT=ports["idp"], BERTH_SANDBOX_PORT=ports["sandbox"],
+        BERTH_GITSERVER_PORT=ports["git"],
         PYTHONUNBUFFERED="1",
     )
     process = subprocess.Popen(  # noqa: S603 - our own entry point
@@ -264,8 +265,8 @@ def test_readme_commands_work_as_written_beside_make_run(make_run):
     make_run["process"].send_signal(signal.SIGINT)
     assert make_run["process"].wait(timeout=60) == 0
     said = " ".join("".join(make_run["output"]).split())
-    everything = ("the web server, the Celery worker, Celery beat, the sandbox cluster and the "
-                  "development identity provider")
+    everything = ("the web server, the Celery worker, Celery beat, the sandbox cluster, the "
+                  "demo git server and the development identity provider")
     assert f"Press Ctrl-C to stop everything: {everything}." in said
     assert f"Stopped {everything}." in said
 

@@ -160,7 +160,7 @@ class ClusterViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
 )
 class TierViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
     serializer_class = s.TierSerializer
-    queryset = EnvironmentTier.objects.all()
+    queryset = EnvironmentTier.objects.prefetch_related("revisions")
     lookup_field = "slug"
     lookup_value_regex = r"[a-z0-9-]{1,63}"
     ordering_fields = ["position", "slug"]

@@ -4,16 +4,18 @@
 from django.contrib import admin, messages
 from django.db import transaction
 
-from provisioning.bootstrap import BootstrapError, install_guardrails
+from provisioning import tasks
 from provisioning.engine import cluster_client, discover_namespaces
 from provisioning.kube import KubeError
 from provisioning.models import GitCommit
 from tenants.admin import WriteOnlySecretForm
 from tenants.choices import NamePurpose
 from tenants.models import Cluster
+from tenants.selectors.guardrails import guardrails_state
 from tenants.selectors.names import name_problem
 from tenants.services.clusters import register_platform_namespaces
 from tenants.signals import cluster_registered
+from tenants.tasks import enqueue
 
 
 class ClusterForm(WriteOnlySecretForm):
@@ -52,9 +54,15 @@ class GitCommitAdmin(admin.ModelAdmin):
 class ClusterAdmin(admin.ModelAdmin):
     form = ClusterForm
     list_display = (
-        "name", "api_url", "auth_method", "plan_only", "is_sandbox", "argocd_impersonation"
+        "name", "api_url", "auth_method", "plan_only", "is_sandbox", "argocd_impersonation",
+        "guardrails_column",
     )
     actions = ["test_connection", "install_guardrails", "claim_found_namespaces"]
+    readonly_fields = ("guardrails_digest", "guardrails_installed_at")
+
+    @admin.display(description="Guardrails")
+    def guardrails_column(self, cluster: Cluster) -> str:
+        return guardrails_state(cluster)
 
     def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201 - Django API
         with transaction.atomic():
@@ -98,19 +106,19 @@ class ClusterAdmin(admin.ModelAdmin):
 
     @admin.action(description="Install guardrails (Berth's tenant roles and admission policies)")
     def install_guardrails(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+        """A worker installs them (tasks.install_guardrails): the Guardrails column says when
+        they are current, the audit log what was applied or why not."""
         for cluster in queryset:
-            try:
-                installed = install_guardrails(cluster=cluster, actor=request.user)
-            except BootstrapError as error:
-                self.message_user(request, f"{cluster.name}: {error}", level=messages.ERROR)
-            except KubeError as error:
+            if cluster.plan_only:
+                self.message_user(request, f"{cluster.name} is plan-only: nothing is ever "
+                                  "applied to it", level=messages.ERROR)
+            elif enqueue(tasks.install_guardrails, cluster.pk, request.user.pk):
                 self.message_user(
-                    request,
-                    f"{cluster.name}: {error.message} (installing guardrails needs rights to "
-                    "create ClusterRoles and admission policies; see docs/guardrails.md)",
-                    level=messages.ERROR,
-                )
+                    request, f"{cluster.name}: guardrail install queued; a worker applies "
+                    "them (the Guardrails column shows when they are current; installing "
+                    "needs rights to create ClusterRoles and admission policies, see "
+                    "docs/guardrails.md).", level=messages.SUCCESS)
             else:
-                self.message_user(
-                    request, f"{cluster.name}: {installed.summary}", level=messages.SUCCESS
-                )
+                self.message_user(request, f"{cluster.name}: the install was not queued: the "
+                                  "task queue is unreachable. Try again once it is back.",
+                                  level=messages.ERROR)

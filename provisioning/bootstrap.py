@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 import urllib3
-from django.conf import settings
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from provisioning import services as records
 from provisioning.engine import cluster_client
-from provisioning.guardrails import berth_username, bootstrap_objects
-from provisioning.inputs import cluster_spec
+from provisioning.engine.guardrails import berth_identity, forget_checks, guardrail_objects
+from provisioning.guardrails.stamp import guardrails_digest, stamped
 from provisioning.kube import ClusterClient, KubeError
 from provisioning.plan import MANAGED_BY, ref_of
 from provisioning.schema import validate_objects
@@ -56,18 +55,6 @@ class Installed:
             if results.count(result)
         )
         return f"{len(self.outcomes)} guardrail objects applied ({counts})"
-
-
-def berth_identity() -> str:
-    return berth_username(settings.BERTH_NAMESPACE)
-
-
-def guardrail_objects(cluster: Cluster) -> list[dict[str, Any]]:
-    """What "Install guardrails" applies to this cluster."""
-    return bootstrap_objects(
-        cluster_spec(cluster), berth_namespace=settings.BERTH_NAMESPACE,
-        berth_user=berth_identity(),
-    )
 
 
 def whoami(client: ClusterClient) -> str:
@@ -99,6 +86,8 @@ def install_guardrails(*, cluster: Cluster, actor: User | None = None) -> Instal
     if cluster.plan_only:
         raise BootstrapError(f"{cluster.name} is plan-only: nothing is ever applied to it")
     objects = guardrail_objects(cluster)
+    digest = guardrails_digest(objects)
+    objects = stamped(objects, digest)
     problems = validate_objects(objects)
     if problems:  # pragma: no cover - the bootstrap is fixed data; tests keep it valid
         raise BootstrapError(
@@ -128,11 +117,13 @@ def install_guardrails(*, cluster: Cluster, actor: User | None = None) -> Instal
         outcome = client.apply(obj, known_version=known)
         outcomes.append((str(ref), outcome.result))
     installed = Installed(cluster=cluster.name, identity=identity, outcomes=tuple(outcomes))
+    records.guardrails_installed(cluster_id=cluster.pk, digest=digest)
+    forget_checks(cluster)
     audit.record(
         actor=actor,
         action="install_guardrails",
         obj=cluster,
-        after={"identity": identity, "objects": dict(outcomes)},
+        after={"identity": identity, "objects": dict(outcomes), "digest": digest},
     )
     logger.info("guardrails installed on %s: %s", cluster.name, installed.summary)
     return installed

@@ -12,6 +12,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from provisioning import access, engine, gitops
 from provisioning.engine import campaigns
 from provisioning.engine.commits import gitops_remote
+from provisioning.engine.guardrails import expected_digest
 from provisioning.gitops import GitError
 from provisioning.inputs import tier_spec
 from provisioning.kube import KubeError
@@ -90,5 +91,5 @@ ENGINE = Engine(
     check_repository=check_repository, one_read_per_repository=gitops.one_fetch_per_branch,
     access_grants=engine.access_grants, take_truth=_interactive(engine.take_truth),
     campaign_changes=_interactive(campaign_changes), tier_definition=tier_definition_of,
-    bundle_digest=bundle_digest,
+    bundle_digest=bundle_digest, guardrails_digest=expected_digest,
 )

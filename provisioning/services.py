@@ -39,6 +39,7 @@ from tenants.models import (
     TruthTable,
     UpgradeCampaign,
 )
+from tenants.selectors.guardrails import GUARDRAILS_WAIT
 from tenants.services import definitions, submit_request
 from tenants.services.names import release_namespaces
 
@@ -95,6 +96,15 @@ def release_leases(*, request_ids: list[int], owner: str) -> None:
 
 
 WAITING = "waiting"  # the lease owner of a request that waits out an outage
+
+
+def guardrails_installed(*, cluster_id: int, digest: str) -> None:
+    """The cluster holds the guardrails of this digest since now; requests waiting for
+    them go on (the sweep hands them out)."""
+    Cluster.objects.filter(pk=cluster_id).update(guardrails_digest=digest,
+                                                 guardrails_installed_at=timezone.now())
+    Request.objects.filter(lease_owner=WAITING, wait_reason__startswith=GUARDRAILS_WAIT).update(
+        next_try_at=None, lease_expires_at=None)
 
 
 def wait(*, request_id: int, since: datetime, until: datetime, reason: str) -> None:

@@ -14,13 +14,14 @@ from django.db import InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
-from provisioning import engine
+from provisioning import bootstrap, engine
 from provisioning.engine import campaigns
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
 from provisioning.services import WAITING
+from tenants import audit
 from tenants.choices import CampaignState, NamespaceState, RequestState
-from tenants.models import Cluster, Request, Tenant, UpgradeCampaign
+from tenants.models import Cluster, Request, Tenant, UpgradeCampaign, User
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +126,24 @@ def discover_namespaces(cluster_id: int) -> list[str]:
         logger.warning("namespaces on %s not read: %s (retry from its admin page)",
                        cluster.name, error.message)
         return []
+
+
+@shared_task(name="provisioning.install_guardrails")
+def install_guardrails(cluster_id: int, actor_id: int | None = None) -> str:
+    """Put Berth's guardrails on a cluster (a platform admin's action, or `make run` for its
+    sandbox); the cluster records their digest, and requests waiting for them go on."""
+    cluster = Cluster.objects.get(pk=cluster_id)
+    actor = User.objects.filter(pk=actor_id).first() if actor_id else None
+    try:
+        installed = bootstrap.install_guardrails(cluster=cluster, actor=actor)
+    except (bootstrap.BootstrapError, KubeError) as error:
+        why = error.message if isinstance(error, KubeError) else str(error)
+        audit.record(actor=actor, action="install_guardrails.failed", obj=cluster,
+                     after={"why": why})
+        logger.warning("guardrails not installed on %s: %s", cluster.name, why)
+        return f"failed: {why}"
+    sweep.delay()  # the requests that waited for them, now rather than at the next sweep
+    return installed.summary
 
 
 @shared_task(name="provisioning.reconcile")

@@ -20,6 +20,15 @@ class ClusterAuth(models.TextChoices):
     IN_CLUSTER = "in_cluster", "In-cluster service account"
 
 
+class GuardrailsMode(models.TextChoices):
+    # Berth installs its admission policies and tenant roles, and provisions a tenant
+    # namespace only where they are present and current (provisioning.engine.guardrails).
+    BERTH = "berth", "installed and checked by Berth"
+    # The platform fences tenants with its own admission control (Kyverno, Gatekeeper,
+    # Capsule...): Berth neither installs nor checks, and says so wherever it shows it.
+    EXTERNAL = "external", "the platform's own (not checked by Berth)"
+
+
 class PodSecurityLevel(models.TextChoices):
     PRIVILEGED = "privileged", "Privileged"
     BASELINE = "baseline", "Baseline"

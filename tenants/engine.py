@@ -53,6 +53,9 @@ class Engine:
     tier_definition: Callable[[Any], tuple[str, dict]]
     # The digest of what this Berth's templates render (changes with a new version).
     bundle_digest: Callable[[], str]
+    # The digest of the guardrails this Berth installs on a cluster: a cluster recording
+    # another has outdated ones.
+    guardrails_digest: Callable[[Any], str]
 
 
 # Where a grant takes effect.
@@ -155,6 +158,10 @@ def one_read_per_repository() -> AbstractContextManager[None]:
     """`with engine.one_read_per_repository(): [review(r) for r in page]` reads each
     tenant's repository once for the whole page."""
     return _engine().one_read_per_repository()
+
+
+def guardrails_digest(cluster: Any) -> str:
+    return _engine().guardrails_digest(cluster)
 
 
 def approval_digest(plan_digest: str, gitops_binds: str | None) -> str:

@@ -70,13 +70,26 @@ def stand_in(**options: Any) -> Iterator[KubeSandbox]:
         yield sandbox
 
 
-def seed_demo(sandbox: KubeSandbox, **options: Any) -> Cluster:
-    """The demo world on this sandbox (tenants.demo.seed), Berth signed in to it."""
+def seed_demo(sandbox: KubeSandbox, *, guardrails: bool = False, **options: Any) -> Cluster:
+    """The demo world on this sandbox (tenants.demo.seed), Berth signed in to it.
+
+    `guardrails`: installed by the worker's job, as `make run` does. Without, the cluster
+    is marked as fenced by the platform's own admission control: most tests change Berth's
+    objects by hand as the cluster's admin (drift, repair, campaigns), which Berth's
+    guardrails exist to refuse. tests/test_guardrails_before_use.py tests them in use."""
+    from provisioning import tasks
     from tenants import demo
+    from tenants.choices import GuardrailsMode
 
     demo.seed(sandbox_api_url=sandbox.url, **options)
     cluster = Cluster.objects.get(name="sandbox")
     sign_in_as_berth(sandbox, cluster)
+    if guardrails:
+        assert not tasks.install_guardrails(cluster.pk).startswith("failed")
+    else:
+        cluster.guardrails = GuardrailsMode.EXTERNAL
+        cluster.save(update_fields=["guardrails"])
+    cluster.refresh_from_db()
     return cluster
 
 

@@ -194,7 +194,11 @@ def test_install_guardrails_applies_nothing_to_a_plan_only_cluster(world, sandbo
     assert sandbox.requests() == []
 
 
-def test_the_admin_action_installs_guardrails(client, world, sandbox):
+def test_the_admin_action_installs_guardrails(client, world, sandbox, monkeypatch):
+    from provisioning import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.install_guardrails, "delay", lambda *args: queued.append(args))
     root = UserFactory(username="root", is_staff=True, is_superuser=True)
     client.force_login(root)
     response = client.post(
@@ -203,7 +207,8 @@ def test_the_admin_action_installs_guardrails(client, world, sandbox):
          "index": "0"},
         follow=True,
     )
-    assert "guardrail objects applied" in response.content.decode()
+    assert "guardrail install queued" in response.content.decode()
+    assert "guardrail objects applied" in tasks.install_guardrails(*queued[0])  # the worker
     assert sandbox.get("ClusterRole", "berth-tenant-view",
                        api_version="rbac.authorization.k8s.io/v1") is not None
 

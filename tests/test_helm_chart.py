@@ -19,6 +19,7 @@ from provisioning.guardrails import (
     bootstrap_objects,
     flux_policy,
 )
+from provisioning.guardrails.stamp import CHECKED_KINDS
 from provisioning.plan import (
     ARGOCD,
     FLUX,
@@ -171,7 +172,8 @@ def test_bind_and_escalate_are_limited_to_named_cluster_roles(rendered, ask):
         if {"bind", "escalate"} & set(rule["verbs"]):
             assert rule["resources"] == ["clusterroles"] and rule["resourceNames"], rule
         assert "impersonate" not in rule["verbs"], rule
-        if set(rule["resources"]) & {"roles", "clusterroles"}:
+        if set(rule["resources"]) & {"roles", "clusterroles"} and \
+                set(rule["verbs"]) - {"get", "list", "watch"}:  # writes: named roles only
             assert rule.get("resourceNames"), rule
     authorizer = ask(rendered)
     for role in ("cluster-admin", "admin", "system:controller:namespace-controller"):
@@ -228,6 +230,10 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
             group, resource = resource_of(obj["apiVersion"], obj["kind"])
             needed.add(("list", group, resource, obj["metadata"]["namespace"], ""))
     needed.add(("list", "", "namespaces", "", ""))  # a registered cluster's namespaces
+    # Before a tenant namespace: are the guardrails there and current (engine.guardrails)?
+    for api_version, kind in CHECKED_KINDS:
+        group, resource = resource_of(api_version, kind)
+        needed.add(("list", group, resource, "", ""))
     # The truth table reads the status of what the engines reconcile from the tenant's files.
     for obj in gitops_plan.cluster_objects(gitops_plan.render_files(
             replace(inputs, app="shop", kargo_namespace="payments-shop-kargo"))):

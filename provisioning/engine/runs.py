@@ -32,6 +32,7 @@ from provisioning.engine.commits import (
     gitops_steps,
     writes_a_repository,
 )
+from provisioning.engine.guardrails import guardrails_problem
 from provisioning.gitops import GitError
 from provisioning.inputs import plan_input_for, plan_inputs_for, shared_reads
 from provisioning.kube import Applied, ClusterClient, KubeError
@@ -192,11 +193,20 @@ def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[
     # The batch's plans read what they share once, its digests each repository once.
     with shared_reads(), gitops.one_fetch_per_branch():
         inputs_of = plan_inputs_for([requests[request_id] for request_id in sorted(requests)])
+        unfenced: dict[str, str] = {}  # cluster -> why its guardrails do not hold ("": they do)
         for request_id in sorted(requests):
             tenancy_request, inputs = requests[request_id], inputs_of[request_id]
             if isinstance(inputs, Exception):
                 results[request_id] = _unrenderable(tenancy_request, inputs)
                 continue
+            if inputs.namespaces:  # it applies tenant namespaces: only where they are fenced
+                if inputs.cluster.name not in unfenced:
+                    unfenced[inputs.cluster.name] = guardrails_problem(
+                        Cluster.objects.get(name=inputs.cluster.name))
+                if unfenced[inputs.cluster.name]:
+                    results[request_id] = _wait_for_guardrails(
+                        tenancy_request, unfenced[inputs.cluster.name])
+                    continue
             plan = render(inputs)
             if tenancy_request.state == RequestState.APPROVED:
                 moved = _moved_since_approval(tenancy_request, inputs, plan,
@@ -220,6 +230,18 @@ def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[
     if items:
         results.update(_execute(items, worker=worker))
     return results
+
+
+def _wait_for_guardrails(tenancy_request: Request, problem: str) -> str:
+    """The cluster's guardrails are missing or outdated: the request waits, saying so, as
+    long as that lasts (no deadline: nothing is wrong with the request), and goes on once a
+    platform admin installs them."""
+    now = timezone.now()
+    records.wait(request_id=tenancy_request.pk, since=tenancy_request.waiting_since or now,
+                 until=now + timedelta(seconds=settings.BERTH_GUARDRAILS_CHECK_SECONDS),
+                 reason=problem)
+    logger.warning("request %s waits: %s", tenancy_request.pk, problem)
+    return f"waiting: {problem}"
 
 
 def _unrenderable(tenancy_request: Request, error: Exception) -> str:

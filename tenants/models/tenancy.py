@@ -10,6 +10,7 @@ from django.db import models
 from tenants.choices import (
     ClusterAuth,
     GitOpsEngine,
+    GuardrailsMode,
     MembershipSource,
     NamespaceState,
     NetworkPreset,
@@ -251,6 +252,14 @@ class Cluster(models.Model):
         help_text="Argo CD here (2.13 or later) has application.sync.impersonation.enabled: "
         "tenants' syncs run as each namespace's berth-gitops ServiceAccount.",
     )
+    guardrails = models.CharField(
+        max_length=20, choices=GuardrailsMode.choices, default=GuardrailsMode.BERTH,
+        help_text="Berth's: tenant namespaces are provisioned only once Berth's admission "
+        "policies and tenant roles are installed and current here. The platform's own: "
+        "you fence tenants with your own admission control, and Berth does not check it.")
+    # What "Install guardrails" last put here: the digest of those objects, and when.
+    guardrails_digest = models.CharField(max_length=64, blank=True)
+    guardrails_installed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -54,6 +54,7 @@ from tenants.selectors.environments import (
     may_manage_environment,
     visible_environment,
 )
+from tenants.selectors.guardrails import guardrails_state, unfenced_clusters
 from tenants.selectors.namespaces import (
     commits_for_namespace,
     name_preview,
@@ -81,6 +82,8 @@ __all__ = [
     "campaign_targets",
     "campaigns",
     "definition_of",
+    "guardrails_state",
+    "unfenced_clusters",
     "tier_version",
     "diff_groups",
     "STATE_LABELS",

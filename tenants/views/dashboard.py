@@ -14,4 +14,5 @@ def admin_dashboard(request: HttpRequest) -> HttpResponse:
     context = selectors.admin_dashboard()
     context["open_campaigns"] = list(selectors.campaigns().exclude(
         state__in=("done", "rolled_back", "rejected"))[:10])
+    context["unfenced"] = selectors.unfenced_clusters()
     return render(request, "tenants/dashboard.html", context)

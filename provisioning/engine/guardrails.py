@@ -1,0 +1,90 @@
+"""Guardrails before use: a tenant namespace goes only onto a cluster whose admission
+policies, their bindings and Berth's tenant roles are present and current (docs/guardrails.md).
+
+What a cluster should hold is `guardrail_objects`; "Install guardrails" stamps each with the
+digest of the set (provisioning.guardrails.stamp). Checking is one list per kind, by Berth's
+label, remembered for BERTH_GUARDRAILS_CHECK_SECONDS per cluster so a batch of requests, or
+a busy minute, costs three reads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from django.conf import settings
+
+from provisioning.engine.clusters import cluster_client
+from provisioning.guardrails import PART_OF, berth_username, bootstrap_objects
+from provisioning.guardrails.stamp import CHECKED_KINDS, gaps, guardrails_digest
+from provisioning.inputs import cluster_spec
+from provisioning.kube import ClusterClient, KubeError
+from tenants.choices import GuardrailsMode
+from tenants.models import Cluster
+
+_checked: dict[tuple[int, str], tuple[float, str]] = {}  # (cluster, digest) -> (when, problem)
+_lock = threading.Lock()
+
+
+def berth_identity() -> str:
+    return berth_username(settings.BERTH_NAMESPACE)
+
+
+def guardrail_objects(cluster: Cluster) -> list[dict[str, Any]]:
+    """What "Install guardrails" applies to this cluster (before stamping)."""
+    return bootstrap_objects(
+        cluster_spec(cluster), berth_namespace=settings.BERTH_NAMESPACE,
+        berth_user=berth_identity(),
+    )
+
+
+def expected_digest(cluster: Cluster) -> str:
+    return guardrails_digest(guardrail_objects(cluster))
+
+
+def needs_guardrails(cluster: Cluster) -> bool:
+    return not cluster.plan_only and cluster.guardrails == GuardrailsMode.BERTH
+
+
+def live_guardrails(client: ClusterClient) -> list[dict[str, Any]]:
+    """Berth's objects of the guardrail kinds on the cluster (those it installed and those
+    its Helm chart did): one list per kind."""
+    found = []
+    for api_version, kind in CHECKED_KINDS:
+        found += [{**obj, "kind": kind} for obj in client.list(
+            api_version, kind, label_selector=f"{PART_OF}=berth")]
+    return found
+
+
+def guardrails_problem(cluster: Cluster, client: ClusterClient | None = None) -> str:
+    """Why tenant namespaces may not go onto this cluster now ("" when they may): its
+    guardrails are missing or from another Berth version, or cannot be read."""
+    if not needs_guardrails(cluster):
+        return ""
+    digest = expected_digest(cluster)
+    key = (cluster.pk, digest)
+    now = time.monotonic()
+    with _lock:
+        remembered = _checked.get(key)
+    if remembered is not None and now - remembered[0] < settings.BERTH_GUARDRAILS_CHECK_SECONDS:
+        return remembered[1]
+    try:
+        missing = gaps(guardrail_objects(cluster), live_guardrails(client or cluster_client(
+            cluster)), digest)
+    except KubeError as error:
+        return f"the guardrails on {cluster.name} could not be checked: {error.message}"
+    problem = "" if not missing else (
+        f"guardrails not installed on {cluster.name} ({'; '.join(missing)}): a platform "
+        "admin installs them (admin: Clusters, Install guardrails); the request goes on "
+        "by itself once they are there")
+    with _lock:
+        _checked[key] = (now, problem)
+    return problem
+
+
+def forget_checks(cluster: Cluster) -> None:
+    """After an install: the next request checks again at once."""
+    with _lock:
+        for key in [key for key in _checked if key[0] == cluster.pk]:
+            del _checked[key]

@@ -165,6 +165,9 @@ def main() -> int:
         manage("shell", "--no-imports", "-c", "import os, tenants.demo as d; "
                "d.seed_git_repos(http_url=os.environ['BERTH_DEMO_GIT_URL'])")
         manage("ensure_superuser", "--username", "admin")
+        # The sandbox's guardrails (tenant roles, admission policies), by the same worker
+        # job as a platform admin's install: tenant namespaces wait for them.
+        manage("install_guardrails", "sandbox")
     except (subprocess.CalledProcessError, KeyboardInterrupt):
         # The sandbox runs in a session of its own: left alone it would outlive us.
         stop(children)

@@ -40,9 +40,12 @@ class GitHttpServer:
     no token is in a URL."""
 
     def __init__(self, root: Path, *, token: str | None = None, host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 port: int = 0, read_only_token: str | None = None) -> None:
         self.root = Path(root)
         self.token = token
+        # A token that may fetch but not push, as a forge's read-only deploy token: pushes
+        # with it are answered 403.
+        self.read_only_token = read_only_token
         self.seen: list[dict[str, str]] = []
         self._server = make_server(host, port, self.app, server_class=_ThreadingWSGIServer,
                                    handler_class=_QuietHandler)
@@ -67,9 +70,24 @@ class GitHttpServer:
             _, _, password = base64.b64decode(value).decode().partition(":")
         except ValueError:
             return False
-        return password == self.token
+        return password in (self.token, self.read_only_token)
+
+    def _pushing_read_only(self, environ: dict) -> bool:
+        if self.read_only_token is None:
+            return False
+        pushing = "git-receive-pack" in environ.get("PATH_INFO", "") + environ.get(
+            "QUERY_STRING", "")
+        scheme, _, value = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
+        try:
+            password = base64.b64decode(value).decode().partition(":")[2]
+        except ValueError:
+            return False
+        return pushing and scheme.lower() == "basic" and password == self.read_only_token
 
     def app(self, environ, start_response):  # noqa: ANN001, ANN201 - WSGI
+        if self._pushing_read_only(environ):
+            start_response("403 Forbidden", [("Content-Type", "text/plain")])
+            return [b"this token may read, not push\n"]
         authorized = self._authorized(environ.get("HTTP_AUTHORIZATION", ""))
         if self.token is not None:
             self.seen.append({

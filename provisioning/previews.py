@@ -56,23 +56,30 @@ def tier_definition_of(tier: EnvironmentTier) -> tuple[str, dict]:
 
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:
-    """Can Berth (and so the tenant's engines, with the same credential) read the tenant's
-    repository? `git ls-remote` of its branch, with the short timeout of a question someone
-    waits on (a worker runs it: tenants.tasks.check_repository), and only if the
-    repository's host is one Berth may connect to (tenants.egress)."""
+    """Can Berth write the tenant's repository with its credential (and so its engines read
+    it)? `git ls-remote` of its branch, then an empty commit pushed to a throwaway ref and
+    deleted again (a read-only credential passes the first and not the second), with the
+    short timeout of a question someone waits on (a worker runs it:
+    tenants.tasks.check_repository), and only if the repository's host is one Berth may
+    connect to (tenants.egress)."""
     if not tenant.gitops_repo_url.strip():
         return RepositoryCheck(True, "No GitOps repository is configured: nothing to read.")
+    where = gitops.display_url(tenant.gitops_repo_url)
     try:
         remote = gitops_remote(tenant)
         with gitops.interactive():
             head = gitops.probe(remote)
     except GitError as exc:
-        where = gitops.display_url(tenant.gitops_repo_url)
         return RepositoryCheck(False, f"Berth could not read {where}: {exc.message}")
-    if not head:
-        return RepositoryCheck(True, f"{remote.url} answers; it has no branch {remote.branch} "
-                                     "yet: Berth creates it with its first commit.")
-    return RepositoryCheck(True, f"{remote.url} answers: {remote.branch} is at {head[:12]}.")
+    try:
+        with gitops.interactive():
+            gitops.probe_write(remote)
+    except GitError as exc:
+        return RepositoryCheck(False, f"Berth can read {where} but cannot push to it (its "
+                                      f"credential must be allowed to write): {exc.message}")
+    at = (f"{remote.branch} is at {head[:12]}" if head else
+          f"it has no branch {remote.branch} yet: Berth creates it with its first commit")
+    return RepositoryCheck(True, f"{remote.url} answers and takes Berth's pushes: {at}.")
 
 
 def _interactive(answer: Callable[..., T]) -> Callable[..., T]:

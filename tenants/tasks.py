@@ -173,7 +173,7 @@ def _post(destination: Destination, body: bytes,
 
 @shared_task(name="tenants.check_repository")
 def check_repository(tenant_id: int, queued_at: str) -> bool:
-    """Can Berth read the tenant's repository with its credential? The answer is stored on
+    """Can Berth write the tenant's repository with its credential? The answer is stored on
     the tenant (unless a newer check was queued meanwhile); git's commands run with the short
     timeout of an answer a person waits for."""
     when = parse_datetime(queued_at)
@@ -195,7 +195,7 @@ def request_repository_check(tenant: Tenant) -> None:
     queued_at = services.queue_repository_check(tenant=tenant)
     if not enqueue(check_repository, tenant.pk, queued_at.isoformat()):
         services.record_repository_check(
-            tenant_id=tenant.pk, queued_at=queued_at, ok=False,
+            tenant_id=tenant.pk, queued_at=queued_at, ok=None,
             message="The repository was not checked: the task queue is unavailable. Save "
                     "the repository settings again to check it.")
     # What is known now (an answer already, when tasks run where they are queued).

@@ -7,6 +7,7 @@ pushes them together.
 from __future__ import annotations
 
 import logging
+import secrets
 import tempfile
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -264,3 +265,29 @@ def probe(remote: Remote, *, policy: Policy | None = None) -> str:
                          f"refs/heads/{remote.branch}", cwd=Path(tmp), network=True)
     first = listed.stdout.split()
     return first[0] if first else ""
+
+
+# Where the write check puts its throwaway commit: outside refs/heads and refs/tags, so no
+# branch protection, CI pipeline or webhook of the forge takes it for a push of work.
+WRITE_CHECK_REFS = "refs/berth/write-check"
+
+
+def probe_write(remote: Remote, *, policy: Policy | None = None) -> None:
+    """Prove the remote's credentials may push: an empty commit pushed to a throwaway ref,
+    deleted again at once. Raises GitError (unreachable, refused: a read-only credential, a
+    repository that takes no pushes), whose message says which."""
+    policy = policy or policy_from_settings()
+    ref = f"{WRITE_CHECK_REFS}/{secrets.token_hex(8)}"
+    with session(remote, policy) as git, tempfile.TemporaryDirectory(prefix="berth-probe-") as tmp:
+        path = Path(tmp)
+        git.run("init", "--quiet", "--bare", cwd=path)
+        tree = git.run("hash-object", "-t", "tree", "-w", "--stdin", input="", cwd=path)
+        author = author_from_settings()
+        identity = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
+                    for what, value in (("NAME", author.name), ("EMAIL", author.email))}
+        commit = git.run("commit-tree", "-m", "Berth checks that it may push here",
+                         tree.stdout.strip(), cwd=path, env=identity)
+        # After `--`: the URL is the repository, never an option.
+        git.run("push", "--quiet", "--", remote.url, f"{commit.stdout.strip()}:{ref}",
+                cwd=path, network=True)
+        git.run("push", "--quiet", "--", remote.url, f":{ref}", cwd=path, network=True)

@@ -25,9 +25,10 @@ def queue_repository_check(*, tenant: Tenant) -> datetime:
     return queued_at
 
 
-def record_repository_check(*, tenant_id: int, queued_at: datetime, ok: bool,
+def record_repository_check(*, tenant_id: int, queued_at: datetime, ok: bool | None,
                             message: str) -> bool:
-    """Store a check's answer, unless a newer check was queued meanwhile (then False)."""
+    """Store a check's answer (None: no answer, the message says why), unless a newer check
+    was queued meanwhile (then False)."""
     return Tenant.objects.filter(pk=tenant_id, repository_check_queued_at=queued_at).update(
         repository_check_ok=ok, repository_check_message=message,
         repository_checked_at=timezone.now(),

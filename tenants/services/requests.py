@@ -54,6 +54,7 @@ def submit_request(
             "An ephemeral environment is ended from its page or with "
             "POST /api/v1/environments/{id}/end/."
         ]})
+    refuse_unwritable_repository(tenant=tenant, kind=kind)
     cleaned = validate_payload(kind=kind, tenant=tenant, payload=payload)
     with transaction.atomic():
         # One admission at a time per tenant: the budget check below must see every claim.
@@ -115,6 +116,23 @@ def refuse_duplicate(*, tenant: Tenant, kind: str, cleaned: dict[str, Any]) -> N
             f"This is already asked for in request #{first.pk} "
             f"({first.get_state_display().lower()}): follow that one; {then}."
         ]})
+
+
+# What still goes through while the tenant's repository cannot be written: taking things
+# away (their files go with a later sync; the cluster side must not be held back).
+REMOVALS = frozenset({RequestKind.DECOMMISSION, RequestKind.PROJECT_DECOMMISSION,
+                      RequestKind.TENANT_DECOMMISSION})
+
+
+def refuse_unwritable_repository(*, tenant: Tenant, kind: str) -> None:
+    """A tenant whose repository check failed (Berth cannot read or push to it) gets no new
+    request: each would fail at its GitOps commit. Until the settings pass the check."""
+    if tenant.gitops_repo_url.strip() and tenant.repository_check_ok is False \
+            and kind not in REMOVALS:
+        raise ValidationError({"tenant": [
+            f"{tenant.slug}'s GitOps repository failed its check: "
+            f"{tenant.repository_check_message} A platform admin fixes the repository "
+            "settings; requests are taken again once the check passes."]})
 
 
 def admit(

@@ -129,9 +129,10 @@ class BudgetSerializer(serializers.Serializer):
 
 class RepositoryCheckSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
-        choices=["pending", "ok", "failed"],
-        help_text="pending: queued for a worker; ok: Berth read the repository; failed: it "
-        "could not (the message says what failed).")
+        choices=["pending", "ok", "failed", "not_checked"],
+        help_text="pending: queued for a worker; ok: Berth read the repository and pushed "
+        "to it; failed: it could not (the message says what failed); not_checked: the check "
+        "could not be queued.")
     message = serializers.CharField(allow_blank=True)
     checked_at = serializers.DateTimeField(allow_null=True,
                                            help_text="When the answer came; null while pending.")
@@ -146,9 +147,11 @@ class TenantDetailSerializer(TenantSerializer):
         "quota increases take of its budget; `left` is never negative."
     )
     repository_check = serializers.SerializerMethodField(
-        help_text="Whether Berth can read the repository with the tenant's credential (git "
-        "ls-remote), checked by a worker after onboarding and after each change of the "
-        "repository settings: pending until the answer comes; null if never checked."
+        help_text="Whether Berth can write the repository with the tenant's credential (git "
+        "ls-remote, then a throwaway ref pushed and deleted), checked by a worker after "
+        "onboarding and after each change of the repository settings: pending until the "
+        "answer comes, not_checked when it could not be queued; null if never checked. "
+        "While it says failed, the tenant's new requests are refused."
     )
 
     class Meta(TenantSerializer.Meta):
@@ -158,8 +161,12 @@ class TenantDetailSerializer(TenantSerializer):
     def get_repository_check(self, tenant: Tenant) -> dict[str, Any] | None:
         if tenant.repository_check_queued_at is None:
             return None
-        if tenant.repository_check_ok is None:
+        if tenant.repository_check_ok is None and tenant.repository_checked_at is None:
             return {"status": "pending", "message": "Queued for a worker.", "checked_at": None}
+        if tenant.repository_check_ok is None:
+            return {"status": "not_checked", "message": tenant.repository_check_message,
+                    "checked_at": serializers.DateTimeField().to_representation(
+                        tenant.repository_checked_at)}
         return {"status": "ok" if tenant.repository_check_ok else "failed",
                 "message": tenant.repository_check_message,
                 "checked_at": serializers.DateTimeField().to_representation(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,7 +51,7 @@ NOT_RUN_HERE = {
 ADMIN_PASSWORD = "readme-test-break-glass"
 # What the test writes for README's placeholders; {request_id} is the session's request.
 PLACEHOLDERS = {"<request-id>": "{request_id}", "BERTH_ADMIN_PASSWORD=...":
-                f"BERTH_ADMIN_PASSWORD={ADMIN_PASSWORD}"}
+                f"BERTH_ADMIN_PASSWORD={ADMIN_PASSWORD}", "<cluster>": "sandbox"}
 
 
 def readme_commands(text: str) -> tuple[list[str], list[str]]:
@@ -214,6 +215,10 @@ def check_superuser(output: str, made: dict) -> None:
     assert answer.url == f"{made['url']}/admin/", "the password README sets does not sign in"
 
 
+def check_guardrails_queued(output: str, made: dict) -> None:
+    assert "sandbox: guardrail install queued for a worker." in output, output
+
+
 def check_fernet_key(output: str, made: dict) -> None:
     Fernet(output.strip())  # raises unless it is a key for BERTH_FERNET_KEYS
 
@@ -223,6 +228,7 @@ EXPECTED = {
     r"manage\.py plan ": check_plan,
     r"manage\.py ensure_superuser": check_superuser,
     r"Fernet\.generate_key": check_fernet_key,
+    r"manage\.py install_guardrails": check_guardrails_queued,
 }
 
 
@@ -235,6 +241,7 @@ def test_readme_commands_work_as_written_beside_make_run(make_run):
 
     printed = run_session(make_run, session)
     check_session_output(session, printed)
+    check_the_developer_may_deploy(make_run["data"], "payments-shop-dev")
     created = printed[1]
     made = {
         "url": make_run["url"],
@@ -269,6 +276,28 @@ def test_readme_commands_work_as_written_beside_make_run(make_run):
                   "demo git server and the development identity provider")
     assert f"Press Ctrl-C to stop everything: {everything}." in said
     assert f"Stopped {everything}." in said
+
+
+def check_the_developer_may_deploy(data: Path, namespace: str) -> None:
+    """What the tenant page promises the developer of the namespace the README made, asked
+    of the sandbox as kubectl asks a cluster (SelfSubjectAccessReviews, impersonating dev):
+    only true where `make run` installed the guardrails' roles the RoleBindings name."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        return  # the API session above still ran; kubectl's view needs kubectl
+    config = data / "sandbox" / "kubeconfig"
+
+    def can_i(verb: str, resource: str) -> str:
+        return subprocess.run(  # noqa: S603 - kubectl with fixed arguments
+            [kubectl, f"--kubeconfig={config}", "auth", "can-i", verb, resource,
+             "--as=dev", "--as-group=payments-devs", "-n", namespace],
+            capture_output=True, text=True, timeout=60,
+        ).stdout.strip()
+
+    assert can_i("create", "deployments") == "yes"
+    assert can_i("get", "pods") == "yes"
+    assert can_i("patch", "resourcequotas") == "no"  # the guardrails' edit, minus quota
+    assert can_i("create", "rolebindings") == "no"
 
 
 def second_shell(data: Path, *arguments: str, **extra: str) -> subprocess.CompletedProcess:

@@ -104,8 +104,11 @@ def messages_for(errors: dict, field: str) -> list[str]:
 
 
 def names_the_field(messages: list[str]) -> bool:
+    """Each message says which setting it refuses, or is the refusal of control characters
+    that every page form attaches to the field holding one (tenants.forms.base)."""
     return bool(messages) and all(
-        "GitOps" in message or "Null characters" in message for message in messages)
+        "GitOps" in message or "Null characters" in message
+        or "holds a control character" in message for message in messages)
 
 
 def stored(slug: str) -> dict:

@@ -387,6 +387,9 @@ def _finish(items: list[Item], *, outcome: str) -> dict[int, str]:
         ending = records.environment_ended_by(item.request)
         if ending is not None:
             finish_decommission_of(ending.request_id)
+        if item.request.kind == RequestKind.TENANT_DECOMMISSION and \
+                item.request.payload.get("retire"):
+            services.retire_tenant(tenant_id=item.request.tenant_id, tenancy_request=item.request)
     return {item.pk: outcome for item in items}
 
 

@@ -159,6 +159,10 @@ class TenantDecommissionRequestForm(RequestForm):
         help_text="Every namespace of the tenant there goes, with its GitOps files, Kargo "
                   "projects, roots, AppProject and credentials.")
     reason = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 3}))
+    retire = forms.BooleanField(
+        required=False, label="Retire the tenant once this cluster is cleaned",
+        help_text="Only for its last cluster. A retired tenant takes no request and leaves "
+                  "its members' lists; its records and audit trail stay.")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -98,6 +98,10 @@ class Tenant(models.Model):
     repository_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # Set when its last cluster was cleaned by a tenant decommission asked to retire it: no
+    # new request, gone from its members' lists; its records and audit trail stay.
+    retired_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ["slug"]
 

@@ -74,9 +74,21 @@ class ProjectDecommissionPayload(ClusterScoped):
 
 class TenantDecommissionPayload(ClusterScoped):
     reason = serializers.CharField(max_length=500)
+    retire = serializers.BooleanField(
+        default=False, help_text="Retire the tenant once this cluster is cleaned: it must be "
+        "the tenant's last cluster. A retired tenant takes no request and leaves its members' "
+        "lists; its records and audit trail stay.")
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         cluster = self._used_cluster(data["cluster"])
         self._no_live_environments(EphemeralEnvironment.objects.filter(
             tenant=self.tenant, namespace__cluster=cluster))
+        if data.get("retire"):
+            elsewhere = sorted(set(Namespace.objects.filter(
+                tenant=self.tenant, state__in=LIVE).exclude(cluster=cluster)
+                .values_list("cluster__name", flat=True)))
+            if elsewhere:
+                raise serializers.ValidationError({"retire": (
+                    f"{self.tenant.slug} still has namespaces on {', '.join(elsewhere)}: "
+                    "decommission it there first; the last cluster's decommission retires it.")})
         return data

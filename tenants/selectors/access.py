@@ -10,10 +10,10 @@ from tenants.models import Membership, Request, Tenant, User
 
 
 def tenants_for_user(user: User) -> QuerySet[Tenant]:
-    """Tenants the user belongs to; platform admins see every tenant."""
+    """Tenants the user belongs to (not retired ones); platform admins see every tenant."""
     tenants = Tenant.objects.all()
-    if not is_platform_admin(user):
-        tenants = tenants.filter(memberships__user=user)
+    if not is_platform_admin(user):  # a retired tenant leaves its members' lists
+        tenants = tenants.filter(memberships__user=user, retired_at__isnull=True)
     return tenants.annotate(
         live_namespace_count=Count(
             "namespaces", filter=~Q(namespaces__state=NamespaceState.DECOMMISSIONED), distinct=True

@@ -41,7 +41,12 @@ from tenants.services.lifecycle import (
     start_provisioning,
     start_provisioning_all,
 )
-from tenants.services.onboarding import onboard_tenant, request_tenant_sync, update_tenant
+from tenants.services.onboarding import (
+    onboard_tenant,
+    request_tenant_sync,
+    retire_tenant,
+    update_tenant,
+)
 from tenants.services.preferences import set_muted_notifications
 from tenants.services.repository_checks import queue_repository_check, record_repository_check
 from tenants.services.requests import (
@@ -94,6 +99,7 @@ __all__ = [
     "record_repository_check",
     "reject_request",
     "request_tenant_sync",
+    "retire_tenant",
     "replace_environment_rules",
     "retry_request",
     "return_to_approval",

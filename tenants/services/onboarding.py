@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from tenants import audit, selectors
@@ -19,12 +20,13 @@ from tenants.models import (
     EnvironmentTier,
     Membership,
     Namespace,
+    NamespaceClaim,
     Request,
     Tenant,
     User,
 )
 from tenants.services.editing import apply_changes, full_clean
-from tenants.services.names import NameTaken, claim_tenant_names
+from tenants.services.names import NameTaken, claim_tenant_names, release
 from tenants.services.requests import submit_request
 
 # What a tenant's objects on a cluster are made of: a change to any of them is applied there.
@@ -222,6 +224,33 @@ def request_tenant_sync(*, tenant: Tenant, actor: User, reason: str) -> list[Req
             audit.record(actor=actor, action="tenant_sync.refused", obj=tenant,
                          tenant_id=tenant.pk, after={"cluster": cluster.name, "why": str(exc)})
     return made
+
+
+def retire_tenant(*, tenant_id: int, tenancy_request: Request) -> bool:
+    """The tenant decommission that cleaned the tenant's last cluster asked to retire it:
+    it takes no new request, leaves its members' lists, and the names it held are free
+    again; its records and audit trail stay. False when a namespace lives on somewhere (a
+    request provisioned meanwhile): then it stays, and the audit log says why."""
+    with transaction.atomic():
+        tenant = Tenant.objects.select_for_update().get(pk=tenant_id)
+        if tenant.retired_at is not None:
+            return True
+        live = sorted(Namespace.objects.filter(
+            tenant=tenant, state__in=(NamespaceState.PENDING, NamespaceState.ACTIVE,
+                                      NamespaceState.DECOMMISSIONING))
+            .values_list("name", flat=True))
+        if live:
+            audit.record(actor=None, action="tenant.retire_refused", obj=tenant,
+                         tenant_id=tenant.pk, after={"request": tenancy_request.pk,
+                                                     "live_namespaces": live[:20]})
+            return False
+        tenant.retired_at = timezone.now()
+        tenant.save(update_fields=["retired_at"])
+        freed = release(NamespaceClaim.objects.filter(tenant=tenant))
+        audit.record(actor=tenancy_request.requester, action="tenant.retire", obj=tenant,
+                     tenant_id=tenant.pk, after={"request": tenancy_request.pk,
+                                                 "names_released": freed})
+    return True
 
 
 def _claim_names_on(tenant: Tenant, clusters: list[Cluster]) -> None:

@@ -49,6 +49,9 @@ def submit_request(
     """
     if not selectors.may_request(requester, tenant):
         raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
+    if tenant.retired_at is not None:
+        raise ValidationError({"tenant": [
+            f"{tenant.slug} was retired on {tenant.retired_at:%Y-%m-%d}: it takes no request."]})
     if kind == RequestKind.END_ENVIRONMENT:
         raise ValidationError({"kind": [
             "An ephemeral environment is ended from its page or with "

@@ -45,8 +45,8 @@ def git(*args: str, cwd: Path | None = None) -> str:
         "GIT_COMMITTER_NAME": "Raw",
         "GIT_COMMITTER_EMAIL": "raw@localhost",
     }
-    return subprocess.run(  # noqa: S603
-        ["git", *args],  # noqa: S607
+    return subprocess.run(  # noqa: S603 - fixed argv, no shell
+        ["git", *args],  # noqa: S607 - git from PATH
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -153,7 +153,7 @@ def worker(ids: list[int]) -> None:
 
 def run_workers(ids: list[int], workers: int) -> list[dict]:
     processes = [
-        subprocess.Popen(  # noqa: S603
+        subprocess.Popen(  # noqa: S603 - our own processes, fixed argv
             [sys.executable, __file__, "--worker", *map(str, ids[index::workers])],
             cwd=ROOT,
             stdout=subprocess.PIPE,

@@ -63,7 +63,7 @@ def start_sandbox(workdir: Path) -> Sandbox:
     command = sandbox.sandbox_command(port="0", prepared=prepared)
     state = command.index("--state-file")
     del command[state : state + 2]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)  # noqa: S603
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)  # noqa: S603 - our own command line
     url = process.stdout.readline().split()[-1]
     kubeconfig = Path(prepared["kubeconfig"])
     while not kubeconfig.exists():
@@ -137,7 +137,7 @@ def start_workers(*, workers: int, concurrency: int, pool: str = "") -> list[sub
     from provisioning.tasks import heartbeat
 
     processes = [
-        subprocess.Popen(  # noqa: S603
+        subprocess.Popen(  # noqa: S603 - our own processes, fixed argv
             [
                 sys.executable,
                 "-m",

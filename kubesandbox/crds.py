@@ -135,7 +135,7 @@ def _documents(file: Path) -> list[dict]:
     stat = file.stat()
     key = (str(file.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _parsed:
-        _parsed[key] = [d for d in yaml.load_all(file.read_text(), Loader=_LOADER)  # noqa: S506
+        _parsed[key] = [d for d in yaml.load_all(file.read_text(), Loader=_LOADER)  # noqa: S506 - a safe loader subclass
                         if isinstance(d, dict) and d]
     return copy.deepcopy(_parsed[key])
 

@@ -117,7 +117,7 @@ def main() -> int:
     env.setdefault("PYTHONUNBUFFERED", "1")
 
     def manage(*args: str) -> None:
-        subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)  # noqa: S603
+        subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)  # noqa: S603 - our manage.py, fixed argv
 
     manage("migrate", "--noinput")
     sandbox_port = os.environ.get("BERTH_SANDBOX_PORT", "6550")
@@ -131,7 +131,7 @@ def main() -> int:
     kubeconfig = Path(prepared["kubeconfig"])
     kubeconfig.unlink(missing_ok=True)
     # The sandbox cluster first: the demo's cluster record needs its CA.
-    children = {"sandbox": subprocess.Popen(  # noqa: S603
+    children = {"sandbox": subprocess.Popen(  # noqa: S603 - our own stand-in, fixed argv
         sandbox.sandbox_command(port=sandbox_port, prepared=prepared),
         cwd=BASE_DIR, env=env, start_new_session=True,
     )}
@@ -184,7 +184,7 @@ def main() -> int:
         "idp": [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
     }
     children.update(
-        (name, subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True))  # noqa: S603
+        (name, subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True))  # noqa: S603 - our processes
         for name, command in commands.items()
     )
     broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"

@@ -3,8 +3,10 @@
 
 from django.contrib import admin, messages
 from django.db import transaction
+from django.utils.html import format_html
 
 from provisioning import tasks
+from provisioning.bootstrap import install_change
 from provisioning.engine import cluster_client, discover_namespaces
 from provisioning.kube import KubeError
 from provisioning.models import GitCommit
@@ -58,11 +60,25 @@ class ClusterAdmin(admin.ModelAdmin):
         "guardrails_column",
     )
     actions = ["test_connection", "install_guardrails", "claim_found_namespaces"]
-    readonly_fields = ("guardrails_digest", "guardrails_installed_at")
+    readonly_fields = ("guardrails_digest", "guardrails_installed_at", "guardrails_change")
 
     @admin.display(description="Guardrails")
     def guardrails_column(self, cluster: Cluster) -> str:
         return guardrails_state(cluster)
+
+    @admin.display(description="What installing guardrails would change")
+    def guardrails_change(self, cluster: Cluster) -> str:
+        """Read off the cluster when the page opens, so an install is decided on its diff
+        (the action "Install guardrails" on the list applies it)."""
+        if not cluster.pk or cluster.plan_only:
+            return "Nothing: nothing is ever applied to a plan-only cluster." \
+                if cluster.plan_only else "—"
+        try:
+            diff = install_change(cluster)
+        except KubeError as error:
+            return f"The cluster could not be read: {error.message}"
+        return format_html("<pre class=\"diff\">{}</pre>", diff) if diff else \
+            "Nothing: the guardrails there are current."
 
     def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201 - Django API
         with transaction.atomic():

@@ -16,6 +16,7 @@ answer differs. An API server that cannot say (the sandbox, older clusters) is t
 
 from __future__ import annotations
 
+import difflib
 import logging
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from kubernetes.client.exceptions import ApiException
 
 from provisioning import services as records
 from provisioning.engine import cluster_client
+from provisioning.engine.campaigns import held, yaml_lines
 from provisioning.engine.guardrails import berth_identity, forget_checks, guardrail_objects
 from provisioning.guardrails.stamp import guardrails_digest, stamped
 from provisioning.kube import ClusterClient, KubeError
@@ -55,6 +57,19 @@ class Installed:
             if results.count(result)
         )
         return f"{len(self.outcomes)} guardrail objects applied ({counts})"
+
+
+def install_change(cluster: Cluster) -> str:
+    """What installing the guardrails now would change on the cluster: a YAML diff of the
+    fields Berth sets, object by object ("" when they are current). Reads the cluster."""
+    client = cluster_client(cluster)
+    lines: list[str] = []
+    # Unstamped: the digest annotation follows from the rest, which the diff shows.
+    for obj in guardrail_objects(cluster):
+        ref = ref_of(obj)
+        lines += difflib.unified_diff(yaml_lines(held(obj, client.get(ref))), yaml_lines(obj),
+                                      fromfile=f"a/{ref}", tofile=f"b/{ref}")
+    return "".join(lines)
 
 
 def whoami(client: ClusterClient) -> str:

@@ -143,3 +143,20 @@ def test_the_admin_action_queues_the_install_and_the_list_says_where_they_stand(
     tasks.install_guardrails(*queued[0])  # what the worker does with it
     listed = client.get("/admin/tenants/cluster/").content.decode()
     assert "current (installed" in listed
+
+
+def test_the_cluster_page_shows_what_an_install_would_change_before_it_is_decided(
+        unfenced, client):
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
+    client.force_login(root)
+    cluster = Cluster.objects.get(name="sandbox")
+    page = client.get(f"/admin/tenants/cluster/{cluster.pk}/change/").content.decode()
+    assert "+++ b/ValidatingAdmissionPolicy/berth-protect-managed" in page  # all new
+
+    tasks.install_guardrails(cluster.pk)
+    page = client.get(f"/admin/tenants/cluster/{cluster.pk}/change/").content.decode()
+    assert "Nothing: the guardrails there are current." in page
+
+    Cluster.objects.filter(pk=cluster.pk).update(has_kargo=False)  # the exempt users change
+    page = client.get(f"/admin/tenants/cluster/{cluster.pk}/change/").content.decode()
+    assert "kargo-management-controller" in page and "--- a/ValidatingAdmissionPolicy" in page

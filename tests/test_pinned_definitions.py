@@ -83,7 +83,10 @@ def test_an_edited_tier_changes_no_namespace_until_a_campaign_applies_it(running
     assert namespace.drift == []  # v2's difference is an upgrade, not drift
     definition = selectors.definition_of(namespace)
     assert definition.version == 1
-    assert any("changed since v1" in why for why in definition.behind)
+    said = "the dev tier's definition has changed since v1: v2 available"
+    assert said in definition.behind
+    shown = api(running["owner"]).get(f"/api/v1/namespaces/{namespace.pk}/").json()
+    assert shown["definition"]["tier_version"] == 1 and said in shown["definition"]["behind"]
 
     campaign = services.create_campaign(actor=running["admin"], tier=namespace.tier,
                                         reason="Dev containers default to 768Mi.")

@@ -61,7 +61,7 @@ class _Plain(yaml.SafeDumper):
         return True
 
 
-def _yaml(obj: dict[str, Any] | None) -> list[str]:
+def yaml_lines(obj: dict[str, Any] | None) -> list[str]:
     if obj is None:
         return []
     return yaml.dump(obj, Dumper=_Plain, sort_keys=True,
@@ -78,7 +78,7 @@ def namespace_change(namespace: Namespace, client: ClusterClient) -> dict[str, A
         ref = ref_of(obj)
         now = held(obj, client.get(ref))
         before.append({"ref": str(ref), "object": now})
-        lines += difflib.unified_diff(_yaml(now), _yaml(obj), fromfile=f"a/{ref}",
+        lines += difflib.unified_diff(yaml_lines(now), yaml_lines(obj), fromfile=f"a/{ref}",
                                       tofile=f"b/{ref}")
     if not lines:
         return None

@@ -31,8 +31,10 @@ def definition_of(namespace: Namespace) -> Definition:
         behind.append("made before Berth recorded definitions: the next upgrade campaign "
                       "of its tier records it")
     elif tier_revision.digest != engine.tier_definition(namespace.tier)[0]:
+        available = tier_version(namespace.tier)
         behind.append(f"the {namespace.tier.slug} tier's definition has changed since "
-                      f"v{tier_revision.number}")
+                      f"v{tier_revision.number}"
+                      + (f": v{available} available" if available else ""))
     if bundle_revision is not None and bundle_revision.digest != engine.bundle_digest():
         behind.append(f"Berth's templates have changed since bundle v{bundle_revision.number}")
     return Definition(namespace.tier.slug, tier_revision.number if tier_revision else None,

@@ -28,7 +28,8 @@ class NamespaceViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
     queryset = Namespace.objects.none()
 
     def visible(self, user: Any) -> Any:
-        return selectors.namespaces_visible_to(user)
+        # The tiers' revisions: a namespace behind its tier names the version available.
+        return selectors.namespaces_visible_to(user).prefetch_related("tier__revisions")
 
     def get_object(self) -> Any:
         return selectors.visible_namespace(self.request.user, int(self.kwargs["pk"]))

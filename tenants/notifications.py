@@ -40,6 +40,20 @@ EVENT_LABELS = {
     "decommissioning": "being decommissioned",
     "decommissioned": "decommissioned",
 }
+# What each event says of the request in a sentence: "Request #4 (new namespace) for search
+# failed.", not "is failed".
+EVENT_SENTENCES = {
+    "submitted": "awaits approval",
+    "approved": "was approved",
+    "rejected": "was rejected",
+    "cancelled": "was cancelled",
+    "returned": "is back awaiting approval: its plan changed",
+    "retried": "is being provisioned again",
+    "ready": "is ready",
+    "failed": "failed",
+    "decommissioning": "is being decommissioned",
+    "decommissioned": "was decommissioned",
+}
 EVENT_CHOICES = [
     ("submitted", "A request waits for my decision"),
     ("approved", "My request was approved"),
@@ -117,20 +131,15 @@ def event_body(tenancy_request: Request, event: str) -> dict:
     }
 
 
-def _for_people(value: object) -> str:
-    # A project's tiers read "dev, prod", not as a Python list.
-    return ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
-
-
 def email_text(tenancy_request: Request, event: str) -> tuple[str, str]:
-    """Subject and body: what happened, what was asked for as it was typed, the link."""
+    """Subject and body: what happened, what was asked for as people read it, the link."""
     body = event_body(tenancy_request, event)["request"]
     label = EVENT_LABELS[event]
     lines = [
         f"Request #{body['id']} ({tenancy_request.get_kind_display().lower()}) for "
-        f"{body['tenant']} is {label}.",
+        f"{body['tenant']} {EVENT_SENTENCES[event]}.",
         "",
-        *(f"{key}: {_for_people(value)}"
+        *(f"{key}: {value}"
           for key, value in payload_for_people(body["payload"]).items()),
         "",
         *([body["message"], ""] if body["message"] else []),

@@ -12,9 +12,14 @@ exact number of the unit Berth stores and at least its minimum: nothing is round
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString
 from kubernetes.utils.quantity import parse_quantity
+
+from tenants.choices import EndCause, GitOpsEngine
 
 MIB = Decimal(2**20)
 GIB = Decimal(2**30)
@@ -143,29 +148,109 @@ def seconds_to_duration(seconds: int) -> str:
     return "".join(parts)
 
 
-# --- what people typed ------------------------------------------------------------------------
+# --- as people read them ---------------------------------------------------------------------
 
-# Payload keys stored in Berth's integer units, shown back in the units people write.
-_FOR_PEOPLE = {
-    "cpu_millis": ("cpu", millis_to_cpu),
-    "memory_mib": ("memory", mib_to_memory),
-    "storage_gib": ("storage", gib_to_storage),
-    "ttl_seconds": ("ttl", seconds_to_duration),
+# Stored unit → what a person reads: CPU in cores, memory and storage in GiB, at most this
+# many decimals (the exact Kubernetes quantity stays on hover).
+_READ_AS = {
+    "cpu": (Decimal(1000), 3, ("core", "cores"), millis_to_cpu),
+    "memory": (Decimal(1024), 2, ("GiB", "GiB"), mib_to_memory),
+    "storage": (Decimal(1), 2, ("GiB", "GiB"), gib_to_storage),
+    "namespaces": (Decimal(1), 0, ("", ""), str),
 }
 
+
+@dataclass(frozen=True)
+class Amount:
+    """An amount as people read it ("8.2 cores", "16.25 GiB") and as Kubernetes writes it
+    ("8200m", "16640Mi"). Pages show `html()`, an `<abbr>` holding the exact quantity, so
+    every page that shows one shows it the same way; `bare()` drops the unit, for "8.2 of
+    32 cores"."""
+
+    number: str
+    unit: str
+    exact: str
+
+    def bare(self) -> Amount:
+        return Amount(self.number, "", self.exact)
+
+    def __str__(self) -> str:
+        return f"{self.number} {self.unit}" if self.unit else self.number
+
+    def html(self) -> SafeString:
+        if self.exact.removesuffix("Gi") == self.number:  # "2 GiB" says all "2Gi" does
+            return escape(str(self))
+        return format_html('<abbr class="quantity" title="{}">{}</abbr>', self.exact, str(self))
+
+    # format_html and conditional_escape take it as its html() (`{{ }}` takes str()).
+    __html__ = html
+
+
+def amount(dimension: str, stored: int) -> Amount:
+    """`amount("cpu", 8200)` reads "8.2 cores"; `amount("memory", 16640)` "16.25 GiB"; an
+    amount rounded to be read starts with "≈"."""
+    per_unit, places, (one, many), exact = _READ_AS[dimension]
+    value = Decimal(stored) / per_unit
+    shown = round(value, places)
+    number = f"{shown.normalize():f}" if shown else "0"
+    if shown != value:
+        number = f"≈{number}"
+    return Amount(number, one if value == 1 else many, exact(stored))
+
+
+# --- what people typed ------------------------------------------------------------------------
+
+# Payload keys stored in Berth's integer units, shown back in the units people read.
+_FOR_PEOPLE = {
+    "cpu_millis": ("cpu", "cpu"),
+    "memory_mib": ("memory", "memory"),
+    "storage_gib": ("storage", "storage"),
+}
+# Payload keys holding one of Berth's choices: shown by their label.
+_CHOICES = {"engine": dict(GitOpsEngine.choices), "cause": dict(EndCause.choices)}
 
 # What a request is about comes first; then how much of everything it asks for.
 _NAMING_KEYS = ("app", "project", "namespace", "tier", "tiers", "cluster", "env_slug")
 
 
-def payload_for_people(payload: dict) -> dict[str, object]:
-    """A request's payload with quantities as people write them: `cpu_millis: 1000` is
-    `cpu: 1`, `memory_mib: 2048` is `memory: 2Gi`, `ttl_seconds: 7200` is `ttl: 2h`."""
-    shown: dict[str, object] = {}
+def payload_items(payload: dict) -> list[tuple[str, object]]:
+    """A request's payload as people read it: `cpu_millis: 1000` is `cpu: 1 core` (an
+    Amount), `memory_mib: 2048` `memory: 2 GiB`, `ttl_seconds: 7200` `ttl: 2h`, a list of
+    tiers "dev, staging, prod", an engine its label ("Argo CD + Kargo")."""
     first = [key for key in _NAMING_KEYS if key in payload]
+    items = []
     for key, value in [(k, payload[k]) for k in first] + [
             (k, v) for k, v in payload.items() if k not in first]:
-        name, convert = _FOR_PEOPLE.get(key, (key, None))
-        shown[name] = convert(value) if convert and isinstance(value, int) and not isinstance(
-            value, bool) else value
-    return shown
+        number = isinstance(value, int) and not isinstance(value, bool)
+        if key in _FOR_PEOPLE and number:
+            name, dimension = _FOR_PEOPLE[key]
+            items.append((name, amount(dimension, value)))
+        elif key == "ttl_seconds" and number:
+            items.append(("ttl", seconds_to_duration(value)))
+        elif key in _CHOICES and isinstance(value, str):
+            items.append((key, _CHOICES[key].get(value, value)))
+        elif isinstance(value, list | tuple):
+            items.append((key, ", ".join(map(str, value))))
+        else:
+            items.append((key, value))
+    return items
+
+
+def payload_for_people(payload: dict) -> dict[str, str]:
+    """payload_items as plain text, for e-mails: `{"cpu": "1 core", ...}`; a rounded amount
+    says its exact quantity too ("≈0.1 GiB (100Mi)"), as there is nothing to hover."""
+    return {key: f"{value} ({value.exact})" if isinstance(value, Amount)
+            and value.number.startswith("≈") else str(value)
+            for key, value in payload_items(payload)}
+
+
+def payload_as_written(payload: dict) -> dict[str, object]:
+    """A request's payload with quantities as Kubernetes writes them (`cpu: 500m`, `memory:
+    16640Mi`): exact, for exports that are read again."""
+    written: dict[str, object] = {}
+    for key, value in payload_items(payload):
+        if isinstance(value, Amount):
+            written[key] = value.exact
+        else:  # lists and choices as stored; a TTL as a duration ("2h")
+            written[key] = payload.get(key, value)
+    return written

@@ -119,13 +119,13 @@ def test_tenant_page_shows_a_bar_per_budget_dimension_with_the_numbers(
 
     assert card.labels == {"cpu": "CPU", "memory": "Memory", "storage": "Storage",
                            "namespaces": "Namespaces"}
-    assert card.texts["cpu"] == "3500m of 4 (500m left)"
-    assert card.texts["memory"] == "3Gi of 8Gi (5Gi left)"
-    assert card.texts["storage"] == "10Gi of 20Gi (10Gi left)"
+    assert card.texts["cpu"] == "3.5 of 4 cores (0.5 left)"
+    assert card.texts["memory"] == "3 of 8 GiB (5 left)"
+    assert card.texts["storage"] == "10 of 20 GiB (10 left)"
     assert card.texts["namespaces"] == "2 of 2 (0 left) 100% used"
     # In use: the live namespace; requested: the one the pending request claims.
-    assert card.parts["cpu"] == "in use 1500m, requested 2, left 500m of 4"
-    assert card.parts["memory"] == "in use 2Gi, requested 1Gi, left 5Gi of 8Gi"
+    assert card.parts["cpu"] == "in use 1.5, requested 2, left 0.5 of 4 cores"
+    assert card.parts["memory"] == "in use 2, requested 1, left 5 of 8 GiB"
     assert card.parts["namespaces"] == "in use 1, requested 1, left 0 of 2"
     cpu = card.bars["cpu"]
     assert (cpu["data-live"], cpu["data-requested"]) == ("37.5", "50.0")
@@ -160,7 +160,7 @@ def test_only_a_dimension_at_ninety_percent_or_more_is_flagged(client, used_tena
 
     set_budget(used_tenant, cpu_millis=3800)  # 3500m of 3800m is 92 %
     card = budget_card(client, used_tenant.slug)
-    assert card.texts["cpu"] == "3500m of 3800m (300m left) 92% used"
+    assert card.texts["cpu"] == "3.5 of 3.8 cores (0.3 left) 92% used"
 
 
 def test_the_budget_costs_the_same_queries_however_many_namespaces(

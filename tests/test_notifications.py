@@ -146,7 +146,7 @@ def test_submission_mail_shows_what_was_asked_for_in_people_units(
     with django_capture_on_commit_callbacks(execute=True):
         submit(world)
     body = mail.outbox[-1].body
-    assert "cpu: 1\n" in body and "memory: 1Gi\n" in body and "app: shop\n" in body
+    assert "cpu: 1 core\n" in body and "memory: 1 GiB\n" in body and "app: shop\n" in body
     assert "cpu_millis" not in body and "memory_mib" not in body
 
 
@@ -162,7 +162,7 @@ def test_cancel_tells_whoever_waited_on_it_but_not_the_one_who_cancelled(
         services.cancel_request(request_id=tenancy_request.pk, actor=world[who])
     [message] = outbox_for("cancelled")
     assert message.to == told
-    assert f"Request #{tenancy_request.pk}" in message.body and "is cancelled" in message.body
+    assert f"Request #{tenancy_request.pk}" in message.body and "was cancelled" in message.body
 
 
 def hooked_request_in(world, receiver, state: str) -> Request:  # noqa: ANN001
@@ -301,8 +301,8 @@ def test_each_waited_on_event_mails_what_was_asked_in_peoples_units_and_posts_th
     [message] = [m for m in mail.outbox
                  if m.subject == f"[Berth] payments: request #{tenancy_request.pk} "
                                  f"{SUBJECT_WORDS[event]}"]
-    assert f"Request #{tenancy_request.pk} (new namespace) for payments is" in message.body
-    assert "cpu: 1\n" in message.body and "memory: 2Gi\n" in message.body
+    assert f"Request #{tenancy_request.pk} (new namespace) for payments " in message.body
+    assert "cpu: 1 core\n" in message.body and "memory: 2 GiB\n" in message.body
     assert "cpu_millis" not in message.body and "memory_mib" not in message.body
     assert f"/requests/{tenancy_request.pk}/" in message.body
     if tenancy_request.status_message:

@@ -51,12 +51,12 @@ def made_ready(tenancy_request: Request) -> Namespace:
 
 # --- people's units --------------------------------------------------------------------------
 
-def test_asked_for_shows_the_quantities_as_typed_not_berths_units(client, world):
+def test_asked_for_shows_the_quantities_in_cores_and_gib_not_berths_units(client, world):
     tenancy_request = submit(world, cpu="1", memory="2Gi")
     client.force_login(world["developer"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
 
-    assert "cpu: 1<" in page and "memory: 2Gi<" in page
+    assert "cpu: 1 core<" in page and "memory: 2 GiB<" in page
     assert "cpu_millis" not in page and "memory_mib" not in page
 
 
@@ -69,8 +69,9 @@ def test_queue_and_audit_show_people_units_too(client, world):
     export = client.get("/audit/?format=csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode())))
 
-    assert "cpu: 500m" in queue and "memory: 512Mi" in queue
-    assert "cpu: 500m" in audit_page
+    assert "cpu: <abbr class=\"quantity\" title=\"500m\">0.5 cores</abbr>" in queue
+    assert "memory: <abbr class=\"quantity\" title=\"512Mi\">0.5 GiB</abbr>" in queue
+    assert "title=\"500m\">0.5 cores</abbr>" in audit_page
     submitted = next(row for row in rows if row["action"] == "request.submit")
     assert "'cpu': '500m'" in submitted["after"] and "'memory': '512Mi'" in submitted["after"]
     assert "cpu_millis" not in submitted["after"]
@@ -80,7 +81,8 @@ def test_namespace_page_shows_its_quota_in_people_units(client, world):
     namespace = made_ready(submit(world, cpu="1500m", memory="3Gi"))
     client.force_login(world["developer"])
     page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
-    assert "CPU 1500m · memory 3Gi · storage 0Gi" in page
+    assert ("CPU <abbr class=\"quantity\" title=\"1500m\">1.5 cores</abbr> · memory "
+            "3 GiB · storage 0 GiB") in page
 
 
 # --- the form starts on a tier meant to stay -------------------------------------------------
@@ -172,7 +174,7 @@ def test_progress_poll_brings_the_history_and_the_commit_once_ready(client, worl
     tenancy_request = submit(world)
     client.force_login(world["developer"])
     moving = client.get(f"/requests/{tenancy_request.pk}/progress/").content.decode()
-    assert 'id="history" data-swap' in moving and "request.submit" in moving
+    assert 'id="history" data-swap' in moving and "submitted the request" in moving
     assert 'id="gitops"' not in moving  # the plan still describes the future
 
     services.approve_request(request_id=tenancy_request.pk, approver=world["admin"],
@@ -180,7 +182,7 @@ def test_progress_poll_brings_the_history_and_the_commit_once_ready(client, worl
     made_ready(tenancy_request)
     done = client.get(f"/requests/{tenancy_request.pk}/progress/").content.decode()
 
-    assert "request.approve" in done
+    assert "approved the request" in done
     assert 'id="gitops" data-swap' in done and COMMIT[:12] in done
     assert "data-poll=" not in done
     assert "Created" in done and "/namespaces/" in done

@@ -55,7 +55,7 @@ def test_requester_sees_the_plan_and_history_of_their_request(client, world, sub
 
     assert "kind: ResourceQuota" in page
     assert review(submitted).digest in page
-    assert "request.submit" in page
+    assert "submitted the request" in page
     assert "Retry provisioning" not in page
 
 

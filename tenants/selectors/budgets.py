@@ -52,6 +52,8 @@ def budget_summary(tenant: Tenant) -> list[dict]:
             "total": show(total),
             "left": show(left),
             "used_amount": have,
+            "live_amount": live,
+            "requested_amount": requested,
             "total_amount": total,
             "left_amount": left,
             "percent": percent,
@@ -83,9 +85,9 @@ def namespaces_using_most(tenant: Tenant, limit: int = 5) -> list[dict]:
             .order_by("-largest", "name")[:limit])
     return [{
         "namespace": namespace,
-        "cpu": quantities.millis_to_cpu(namespace.cpu_millis),
-        "memory": quantities.mib_to_memory(namespace.memory_mib),
-        "storage": quantities.gib_to_storage(namespace.storage_gib),
+        "cpu": quantities.amount("cpu", namespace.cpu_millis),
+        "memory": quantities.amount("memory", namespace.memory_mib),
+        "storage": quantities.amount("storage", namespace.storage_gib),
         "largest": int(namespace.largest + 0.5),  # half up: 2.5 % reads 3 %
         "live": namespace.state in budget.LIVE_STATES,
     } for namespace in rows]

@@ -1,16 +1,95 @@
-"""Template filters for showing Berth's records the way people wrote them."""
+"""Template filters for showing Berth's records the way people read them: quantities in
+cores and GiB (tenants.quantities.amount, the exact quantity on hover), lists joined,
+choices and audit actions by their words, objects by their names with links."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
 
 from django import template
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
 
-from tenants.quantities import gib_to_storage, mib_to_memory, millis_to_cpu, payload_for_people
+from tenants.choices import AUDIT_ACTIONS, RequestKind
+from tenants.quantities import Amount, amount, payload_items
 
 register = template.Library()
 
 
 @register.filter
 def for_people(payload: dict | None) -> list[tuple[str, object]]:
-    """`{% for key, value in request.payload|for_people %}`: quantities in people's units."""
-    return list(payload_for_people(payload or {}).items())
+    """`{% for key, value in request.payload|for_people %}`: what a request asks for, in
+    people's units (the exact quantity on hover) and words."""
+    return [(key, value.html() if isinstance(value, Amount) else value)
+            for key, value in payload_items(payload or {})]
+
+
+@register.inclusion_tag("tenants/_asked_for.html")
+def asked_for(payload: dict | None) -> dict:
+    """`{% asked_for request.payload %}`: a request's payload as pills people read."""
+    return {"items": for_people(payload)}
+
+
+@register.filter
+def budget_figures(row: dict) -> str:
+    """A budget row of selectors.budget_summary as "8.2 of 32 cores (23.8 left)"."""
+    used, total, left = (amount(row["key"], row[f"{part}_amount"])
+                         for part in ("used", "total", "left"))
+    return format_html("{} of {} ({} left)", used.bare(), total, left.bare())
+
+
+@register.filter
+def budget_parts(row: dict) -> str:
+    """The same row split: "in use 1.5, requested 2, left 0.5 of 4 cores"."""
+    live, requested, left, total = (amount(row["key"], row[f"{part}_amount"])
+                                    for part in ("live", "requested", "left", "total"))
+    return format_html("in use {}, requested {}, left {} of {}",
+                       live.bare(), requested.bare(), left.bare(), total)
+
+
+@register.filter
+def action_words(action: str) -> str:
+    """`{{ event.action|action_words }}`: "request.mark_ready" as "finished provisioning:
+    ready"; an action not in the list loses its dots and underscores."""
+    return AUDIT_ACTIONS.get(action) or re.sub(r"[._]+", " ", action)
+
+
+# What the audit log names an object by, and where its page is.
+_KINDS = dict(RequestKind.choices)
+_REQUEST_REPR = re.compile(r"#\d+ (?P<kind>.+) for \S+")
+
+
+def _link(name: str, *args: object) -> str | None:
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+@register.simple_tag
+def audit_object(event) -> str:  # noqa: ANN001 - AuditEvent, its tenant selected with it
+    """`{% audit_object event %}`: the event's object by its name (a tenant by its slug,
+    not its id) with a link to its page when it has one."""
+    kind, pk, shown = event.object_type.rsplit(".", 1)[-1], event.object_id, event.object_repr
+    tenant = event.tenant.slug if event.tenant_id else ""
+    url = None
+    if kind == "request":
+        found = _REQUEST_REPR.fullmatch(shown)
+        what = found["kind"].lower() if found else "request"
+        shown = f"Request #{pk}, {what}" + (f" for {tenant}" if tenant else "")
+        url = _link("request-detail", pk) if pk.isdigit() else None
+    elif kind == "tenant":
+        url = _link("tenant-detail", shown)
+        shown = f"Tenant {shown}"
+    else:
+        pages = {"namespace": "namespace-detail", "ephemeralenvironment": "environment-detail",
+                 "upgradecampaign": "campaign-detail", "approvalrule": "rule-edit"}
+        link = partial(_link, pages[kind]) if kind in pages else None
+        url = link(pk) if link and pk.isdigit() else None
+        if kind == "user":
+            url = _link("access-person", shown)
+    return format_html('<a href="{}">{}</a>', url, shown) if url else shown
 
 
 @register.simple_tag
@@ -19,9 +98,15 @@ def commit_link(tenant, sha: str) -> str:  # noqa: ANN001 - Tenant
     return tenant.commit_link(sha)
 
 
-register.filter("cpu", millis_to_cpu)
-register.filter("memory", mib_to_memory)
-register.filter("storage", gib_to_storage)
+@register.filter
+def quantity(stored: int, dimension: str) -> str:
+    """`{{ namespace.cpu_millis|quantity:"cpu" }}`: "1.5 cores", 1500m on hover."""
+    return amount(dimension, stored).html()
+
+
+register.filter("cpu", partial(quantity, dimension="cpu"))
+register.filter("memory", partial(quantity, dimension="memory"))
+register.filter("storage", partial(quantity, dimension="storage"))
 
 
 @register.simple_tag

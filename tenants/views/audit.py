@@ -9,7 +9,7 @@ from django.shortcuts import render
 
 from tenants import selectors
 from tenants.filtersets import AuditEventFilterSet
-from tenants.quantities import payload_for_people
+from tenants.quantities import payload_as_written
 
 
 @login_required
@@ -42,11 +42,11 @@ def _cell(value: object) -> str:
 
 
 def _for_people(record: dict | None) -> dict | str:
-    """An event's before/after, with a request's payload in the units people wrote."""
+    """An event's before/after, with a request's payload as Kubernetes quantities."""
     if not record:
         return ""
     if isinstance(record.get("payload"), dict):
-        return {**record, "payload": payload_for_people(record["payload"])}
+        return {**record, "payload": payload_as_written(record["payload"])}
     return record
 
 

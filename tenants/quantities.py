@@ -178,7 +178,7 @@ class Amount:
         return f"{self.number} {self.unit}" if self.unit else self.number
 
     def html(self) -> SafeString:
-        if self.exact.removesuffix("Gi") == self.number:  # "2 GiB" says all "2Gi" does
+        if re.sub(r"(Gi|Mi|m)$", "", self.exact) == self.number:  # "2 GiB" is all of "2Gi"
             return escape(str(self))
         return format_html('<abbr class="quantity" title="{}">{}</abbr>', self.exact, str(self))
 

@@ -74,8 +74,9 @@ def test_tenant_budget_bars_and_admin_dashboard(live_server, browser, fixed_cloc
     developer = signed_in_page(browser, live_server, world["developer"])
     developer.goto(f"{live_server.url}/tenants/payments/")
     budget = developer.locator("#budget")
-    assert "in use 2, requested 2, left 4 of 8" in budget.locator("#budget-cpu-parts").inner_text()
-    assert "in use 2Gi, requested 2Gi, left 12Gi of 16Gi" in budget.locator(
+    assert "in use 2, requested 2, left 4 of 8 cores" in budget.locator(
+        "#budget-cpu-parts").inner_text()
+    assert "in use 2, requested 2, left 12 of 16 GiB" in budget.locator(
         "#budget-memory-parts").inner_text()
     bar = developer.locator("#budget-cpu")
     assert bar.get_attribute("role") == "img"

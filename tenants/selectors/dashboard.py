@@ -67,16 +67,35 @@ def percentile(values: list[float], percent: int) -> float | None:
     return ordered[rank - 1]
 
 
-def _daily(samples: list[tuple[datetime, float]], days: list) -> tuple[list[dict], float]:
+# Steps a duration axis may count in, in seconds: each a whole number of the units
+# readable_duration writes, so no two ticks read the same.
+NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
+              43200, 86400, 172800, 432000, 864000)
+MOST_TICK_STEPS = 4
+
+
+def nice_scale(longest: float) -> tuple[int, int]:
+    """(step, top) of an axis from 0 past `longest`: the smallest nice step that reaches it
+    in at most MOST_TICK_STEPS steps, and the top it reaches."""
+    for step in NICE_STEPS:
+        count = max(1, -(-int(longest * 1000) // (step * 1000)))  # ceil, to the millisecond
+        if count <= MOST_TICK_STEPS:
+            return step, step * count
+    step = NICE_STEPS[-1] * -(-int(longest) // (NICE_STEPS[-1] * MOST_TICK_STEPS))
+    return step, step * max(1, -(-int(longest) // step))
+
+
+def _daily(samples: list[tuple[datetime, float]],
+           days: list) -> tuple[list[dict], int, int]:
     """Per day of the window: the median of that day's samples, as a bar's height; and the
-    longest median, the chart's full height."""
+    axis' step and top, a nice duration at or above the longest median."""
     by_day: dict = {day: [] for day in days}
     for moment, seconds in samples:
         day = timezone.localdate(moment)
         if day in by_day:
             by_day[day].append(seconds)
     medians = {day: percentile(values, 50) for day, values in by_day.items()}
-    top = max([m for m in medians.values() if m is not None], default=0) or 1
+    step, top = nice_scale(max([m for m in medians.values() if m is not None], default=0))
     rows = []
     for index, day in enumerate(days):
         median = medians[day]
@@ -84,26 +103,32 @@ def _daily(samples: list[tuple[datetime, float]], days: list) -> tuple[list[dict
         rows.append({
             "day": day, "count": len(by_day[day]), "median": median,
             "median_text": readable_duration(median) if median is not None else "—",
-            # The bar in a 300 × 100 drawing: ten units a day, the longest day full height.
+            # The bar in a 300 × 100 drawing: ten units a day, the axis' top full height.
             "x": index * 10 + 1, "y": round(100 - height, 2), "height": height,
             # A date under every seventh day back from today, clear of the two ends'.
             "tick": (len(days) - 1 - index) % 7 == 0 and 3 < index < len(days) - 4,
         })
-    return rows, top
+    return rows, step, top
+
+
+def _tick(at: int, top: int) -> dict:
+    y = round(100 - at * 100 / top, 2)
+    # The label's baseline a little below the line, so the line runs through its middle.
+    return {"label": readable_duration(at) if at else "0", "y": y, "text_y": y + 2.5}
 
 
 def _summary(samples: list[tuple[datetime, float]], days: list) -> dict:
     values = [seconds for _, seconds in samples]
     p50, p90 = percentile(values, 50), percentile(values, 90)
-    rows, top = _daily(samples, days)
+    rows, step, top = _daily(samples, days)
     return {
         "count": len(values),
         "p50": readable_duration(p50) if p50 is not None else "—",
         "p90": readable_duration(p90) if p90 is not None else "—",
         "days": rows,
-        # The scale: what full height and half height stand for.
+        # The y-axis: a tick every `step` from 0 to the top, at its height in the drawing.
         "top": readable_duration(top) if values else "",
-        "half": readable_duration(top / 2) if values else "",
+        "ticks": [_tick(at, top) for at in range(0, top + 1, step)] if values else [],
     }
 
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
-from tenants.choices import ApproverRole, RequestState, Role
-from tenants.models import AuditEvent, Membership, Namespace, Request, Tenant, User
+from tenants.choices import ApproverRole, NamePurpose, RequestState, Role
+from tenants.models import (
+    AuditEvent,
+    Membership,
+    Namespace,
+    NamespaceClaim,
+    Request,
+    Tenant,
+    User,
+)
 from tenants.selectors.access import is_platform_admin
 
 
@@ -50,13 +58,22 @@ def request_history(tenancy_request: Request) -> QuerySet[AuditEvent]:
 
 
 def namespaces_of_request(tenancy_request: Request) -> list[Namespace]:
-    """The namespaces a request created, or the one it changes or removes, newest first."""
-    namespaces = Namespace.objects.select_related("project").order_by("-created_at", "-id")
+    """The namespaces a request created, in promotion order (dev before prod), or the one it
+    changes or removes."""
+    namespaces = Namespace.objects.select_related("project").order_by(
+        "tier__position", "tier__slug", "name")
     target = (tenancy_request.payload or {}).get("namespace")
     made = list(namespaces.filter(request=tenancy_request))
     if target and not made:
         made = list(namespaces.filter(tenant_id=tenancy_request.tenant_id, name=target)[:1])
     return made
+
+
+def kargo_namespace_of_request(tenancy_request: Request) -> str:
+    """The Kargo project namespace a project request claimed beside its tiers', or ""."""
+    return NamespaceClaim.objects.filter(
+        request=tenancy_request, purpose=NamePurpose.KARGO,
+    ).order_by("-created_at").values_list("name", flat=True).first() or ""
 
 
 def commits_of_request(tenancy_request: Request) -> QuerySet:

@@ -110,6 +110,14 @@ register.filter("storage", partial(quantity, dimension="storage"))
 
 
 @register.simple_tag
+def kargo_namespace(tenancy_request) -> str:  # noqa: ANN001 - Request
+    """`{% kargo_namespace request as kargo %}`: its project's Kargo namespace, or ""."""
+    from tenants.selectors import kargo_namespace_of_request
+
+    return kargo_namespace_of_request(tenancy_request)
+
+
+@register.simple_tag
 def may_see_audit(user) -> bool:  # noqa: ANN001 - User
     """`{% may_see_audit user as audit %}`: whether the top bar links the audit log."""
     from tenants.selectors import may_see_audit as allowed

@@ -222,11 +222,16 @@ def test_the_tenant_page_says_who_may_do_what_per_tier(client, world):
 
     assert "Permissions in the cluster" in page
     section = page.split('id="permissions"')[1].split("</section>")[0]
-    prod = section.split("<code>prod</code>")[1].split("</tbody>")[0]
-    assert "only GitOps deploys" in prod
+    # One row group per role; in it, a row per set of tiers that give the same rights.
+    members = next(group for group in section.split("<tbody>") if "Members" in group)
+    assert "payments-devs" in members
+    rows = members.split("<tr>")[1:]
+    prod = next(row for row in rows if "<code>prod</code>" in row)
+    dev = next(row for row in rows if "<code>dev</code>" in row)
     assert "Read everything except Secrets; change nothing." in prod
-    assert "payments-devs" in prod
-    dev = section.split("<code>dev</code>")[1].split("</tbody>")[0]
-    assert "only GitOps deploys" not in dev
     assert "Deploy and change workloads" in dev
-    assert "GitOps (berth-gitops)" in dev
+    gitops = next(group for group in section.split("<tbody>") if "GitOps (berth-gitops)" in group)
+    assert "every tier" in gitops and "Deploy and change workloads" in gitops
+    only = section.split('id="gitops-only"')[1].split("</p>")[0]
+    assert "Only GitOps deploys in" in section
+    assert ">prod</code>" in only and ">dev</code>" not in only

@@ -109,6 +109,36 @@ register.filter("memory", partial(quantity, dimension="memory"))
 register.filter("storage", partial(quantity, dimension="storage"))
 
 
+@register.filter
+def by_role(tiers: list[dict]) -> list[dict]:
+    """engine.effective_permissions (per tier, per role) turned round for reading: one entry
+    per role, with the tiers that give it the same rights together ("Development,
+    Staging: deploy..."; "Production: read..."). `every` marks rights alike on every tier."""
+    roles: dict[str, dict] = {}
+    for row in tiers:
+        for entry in row["entries"]:
+            role = roles.setdefault(entry["label"], {
+                "label": entry["label"], "groups": entry["groups"], "grants": []})
+            same = (entry["summary"], entry["cluster_role"])
+            grant = next((g for g in role["grants"]
+                          if (g["summary"], g["cluster_role"]) == same), None)
+            if grant is None:
+                grant = {"summary": entry["summary"], "cluster_role": entry["cluster_role"],
+                         "tiers": []}
+                role["grants"].append(grant)
+            grant["tiers"].append(row["tier"])
+    for role in roles.values():
+        for grant in role["grants"]:
+            grant["every"] = len(grant["tiers"]) == len(tiers) > 1
+    return list(roles.values())
+
+
+@register.filter
+def gitops_only_tiers(tiers: list[dict]) -> list:
+    """The tiers of engine.effective_permissions where only GitOps may deploy."""
+    return [row["tier"] for row in tiers if row["gitops_only"]]
+
+
 @register.simple_tag
 def kargo_namespace(tenancy_request) -> str:  # noqa: ANN001 - Request
     """`{% kargo_namespace request as kargo %}`: its project's Kargo namespace, or ""."""

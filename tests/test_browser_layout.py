@@ -49,10 +49,17 @@ def test_a_platform_admins_top_bar_is_one_line_at_1280_px(live_server, browser, 
     if who == "admin":
         User.objects.create_superuser("admin", "admin@example.com", "x" * 20)
     person = User.objects.get(username=who)
+    Tenant.objects.filter(slug="payments").update(budget_cpu_millis=32_000,
+                                                  budget_memory_mib=65_536)
+    asked = services.submit_request(
+        tenant=Tenant.objects.get(slug="payments"), kind="project",
+        requester=User.objects.get(username="dev"),
+        payload={"app": "checkout", "engine": "argocd_kargo", "cluster": "sandbox",
+                 "tiers": ["dev", "staging", "prod"]})
 
     page = signed_in_page(browser, live_server, person)
     assert page.viewport_size["width"] == WIDTH
-    for path in ("/", "/dashboard/", "/tenants/payments/", "/audit/"):
+    for path in ("/", "/dashboard/", "/tenants/payments/", "/audit/", f"/requests/{asked.pk}/"):
         page.goto(f"{live_server.url}{path}")
         bar = one_line(page)
         name = path.strip("/").replace("/", "-") or "home"

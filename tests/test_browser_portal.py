@@ -56,18 +56,18 @@ def test_request_reaches_ready_with_links_and_history_live(live_server, browser,
     tenancy_request = Request.objects.get()
 
     facts = developer.locator("dl.facts").inner_text()
-    assert "cpu: 1" in facts and "memory: 2Gi" in facts and "cpu_millis" not in facts
+    assert "cpu: 1 core" in facts and "memory: 2 GiB" in facts and "cpu_millis" not in facts
     assert "What approval will commit" in developer.locator("#gitops").inner_text()
 
     # The admin approves from the queue's row; the developer's page hears of it by itself.
     admin.goto(f"{live_server.url}/approvals/")
     row = admin.locator(f"#queue-row-{tenancy_request.pk}")
-    assert "cpu: 1" in row.inner_text()
+    assert "cpu: 1 core" in row.inner_text()
     row.get_by_role("button", name=f"Approve request #{tenancy_request.pk}").click()
     admin.wait_for_selector(".message-success")
     assert "/approvals/" in admin.url
 
-    developer.locator("#history li", has_text="request.approve").wait_for(timeout=10_000)
+    developer.locator("#history li", has_text="approved the request").wait_for(timeout=10_000)
     engine.converge(request_id=tenancy_request.pk, worker="browser-test")
     developer.wait_for_selector("#progress .state-ready", timeout=10_000)
 
@@ -80,12 +80,12 @@ def test_request_reaches_ready_with_links_and_history_live(live_server, browser,
     assert gitops.locator("a").first.get_attribute("href") == (
         f"https://forge.example/payments/gitops/commit/{sha}")
     assert "What approval will commit" not in gitops.inner_text()
-    assert "request.mark_ready" in developer.locator("#history").inner_text()
+    assert "finished provisioning: ready" in developer.locator("#history").inner_text()
     docs_screenshot(developer, "request-page")
 
     namespace_link.click()
     developer.wait_for_url(re.compile(r"/namespaces/\d+/$"))
-    assert "CPU 1 · memory 2Gi" in developer.locator("dl.facts").inner_text()
+    assert "CPU 1 core · memory 2 GiB" in developer.locator("dl.facts").inner_text()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -136,22 +136,26 @@ def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
     """Field → message for every dimension the request would push past the budget."""
     used, budget = usage(tenant), limits(tenant)
     dimensions = {
-        "cpu": ("cpu_millis", quantities.millis_to_cpu, "CPU"),
-        "memory": ("memory_mib", quantities.mib_to_memory, "memory"),
-        "storage": ("storage_gib", quantities.gib_to_storage, "storage"),
-        "namespaces": ("namespaces", str, "namespaces"),
+        "cpu": ("cpu_millis", " of CPU"),
+        "memory": ("memory_mib", " of memory"),
+        "storage": ("storage_gib", " of storage"),
+        "namespaces": ("namespaces", ""),
     }
     problems = {}
-    for field, (attribute, show, label) in dimensions.items():
+    for field, (attribute, of_what) in dimensions.items():
         need, have, total = (
             getattr(wanted, attribute),
             getattr(used, attribute),
             getattr(budget, attribute),
         )
         if need and have + need > total:
+            # In the units people read (cores, GiB), as every page shows them.
+            asked, using, limit, left = (quantities.amount(field, amount) for amount in (
+                need, have, total, max(total - have, 0)))
             problems[field] = (
-                f"Asks for {show(need)} {label}, but {tenant.slug} uses {show(have)} of its "
-                f"{show(total)} budget: {show(max(total - have, 0))} left."
+                f"Asks for {asked.plain()}{of_what}, but {tenant.slug} uses "
+                f"{using.bare().plain()} of its budget of {limit.plain()}: "
+                f"{left.bare().plain()} left."
             )
     return problems
 

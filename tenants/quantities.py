@@ -156,7 +156,7 @@ _READ_AS = {
     "cpu": (Decimal(1000), 3, ("core", "cores"), millis_to_cpu),
     "memory": (Decimal(1024), 2, ("GiB", "GiB"), mib_to_memory),
     "storage": (Decimal(1), 2, ("GiB", "GiB"), gib_to_storage),
-    "namespaces": (Decimal(1), 0, ("", ""), str),
+    "namespaces": (Decimal(1), 0, ("namespace", "namespaces"), str),
 }
 
 
@@ -176,6 +176,11 @@ class Amount:
 
     def __str__(self) -> str:
         return f"{self.number} {self.unit}" if self.unit else self.number
+
+    def plain(self) -> str:
+        """As text where nothing can be hovered (e-mails, refusals): a rounded amount says
+        its exact quantity too, "≈0.1 GiB (100Mi)"."""
+        return f"{self} ({self.exact})" if self.number.startswith("≈") else str(self)
 
     def html(self) -> SafeString:
         if re.sub(r"(Gi|Mi|m)$", "", self.exact) == self.number:  # "2 GiB" is all of "2Gi"
@@ -237,10 +242,8 @@ def payload_items(payload: dict) -> list[tuple[str, object]]:
 
 
 def payload_for_people(payload: dict) -> dict[str, str]:
-    """payload_items as plain text, for e-mails: `{"cpu": "1 core", ...}`; a rounded amount
-    says its exact quantity too ("≈0.1 GiB (100Mi)"), as there is nothing to hover."""
-    return {key: f"{value} ({value.exact})" if isinstance(value, Amount)
-            and value.number.startswith("≈") else str(value)
+    """payload_items as plain text, for e-mails: `{"cpu": "1 core", ...}`."""
+    return {key: value.plain() if isinstance(value, Amount) else str(value)
             for key, value in payload_items(payload)}
 
 

@@ -122,11 +122,11 @@ def test_tenant_page_shows_a_bar_per_budget_dimension_with_the_numbers(
     assert card.texts["cpu"] == "3.5 of 4 cores (0.5 left)"
     assert card.texts["memory"] == "3 of 8 GiB (5 left)"
     assert card.texts["storage"] == "10 of 20 GiB (10 left)"
-    assert card.texts["namespaces"] == "2 of 2 (0 left) 100% used"
+    assert card.texts["namespaces"] == "2 of 2 namespaces (0 left) 100% used"
     # In use: the live namespace; requested: the one the pending request claims.
     assert card.parts["cpu"] == "in use 1.5, requested 2, left 0.5 of 4 cores"
     assert card.parts["memory"] == "in use 2, requested 1, left 5 of 8 GiB"
-    assert card.parts["namespaces"] == "in use 1, requested 1, left 0 of 2"
+    assert card.parts["namespaces"] == "in use 1, requested 1, left 0 of 2 namespaces"
     cpu = card.bars["cpu"]
     assert (cpu["data-live"], cpu["data-requested"]) == ("37.5", "50.0")
     assert cpu["role"] == "img"
@@ -279,7 +279,8 @@ def test_ten_concurrent_requests_beyond_the_budget_admit_only_what_fits():
     assert (len(admitted), len(refused)) == (4, 6)
     for detail in refused:
         assert {field: [str(m) for m in messages] for field, messages in detail.items()} == {
-            "cpu": ["Asks for 1 CPU, but payments uses 4 of its 4 budget: 0 left."]
+            "cpu": ["Asks for 1 core of CPU, but payments uses 4 of its budget of 4 cores: "
+                    "0 left."]
         }
     assert set(Request.objects.values_list("state", flat=True)) == {RequestState.APPROVED}
     assert assert_within_budget(tenant) == 4000

@@ -205,3 +205,18 @@ def test_permissions_are_one_row_group_per_role_with_alike_tiers_together(client
     rights = [re.findall(r"<code>([a-z]+)</code>", row) for row in members.split("<tr>")[1:]]
     assert rights == [["review", "dev", "staging"], ["prod"]]
 
+
+
+@pytest.mark.parametrize(("dimension", "stored", "shown", "exact"), [
+    ("cpu", 8200, "8.2 cores", "8200m"), ("cpu", 1000, "1 core", "1"),
+    ("cpu", 125, "0.125 cores", "125m"), ("memory", 16640, "16.25 GiB", "16640Mi"),
+    ("memory", 100, "≈0.1 GiB", "100Mi"), ("storage", 0, "0 GiB", "0Gi"),
+    ("namespaces", 3, "3 namespaces", "3"),
+])
+def test_one_helper_reads_every_amount_as_people_do(dimension, stored, shown, exact):
+    from tenants.quantities import amount
+
+    read = amount(dimension, stored)
+    assert (str(read), read.exact) == (shown, exact)
+    # Rounded amounts say their exact quantity where nothing can be hovered.
+    assert read.plain() == (f"{shown} ({exact})" if shown.startswith("≈") else shown)

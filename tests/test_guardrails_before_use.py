@@ -160,3 +160,17 @@ def test_the_cluster_page_shows_what_an_install_would_change_before_it_is_decide
     Cluster.objects.filter(pk=cluster.pk).update(has_kargo=False)  # the exempt users change
     page = client.get(f"/admin/tenants/cluster/{cluster.pk}/change/").content.decode()
     assert "kargo-management-controller" in page and "--- a/ValidatingAdmissionPolicy" in page
+
+
+def test_a_cluster_that_does_not_answer_is_an_outage_not_a_wait_for_guardrails(unfenced):
+    from tests.gitserver import free_port
+
+    Cluster.objects.filter(name="sandbox").update(api_url=f"https://127.0.0.1:{free_port()}")
+    made = ask(unfenced)
+    work()
+    made.refresh_from_db()
+    # As any outage (the tests give up waiting at once): failed, saying the cluster is
+    # unreachable; nothing was applied anywhere.
+    assert made.state == RequestState.FAILED
+    assert "unreachable" in made.status_message
+    assert not made.wait_reason.startswith("guardrails")

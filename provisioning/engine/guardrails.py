@@ -9,6 +9,7 @@ a busy minute, costs three reads.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
@@ -23,6 +24,7 @@ from provisioning.kube import ClusterClient, KubeError
 from tenants.choices import GuardrailsMode
 from tenants.models import Cluster
 
+logger = logging.getLogger(__name__)
 _checked: dict[tuple[int, str], tuple[float, str]] = {}  # (cluster, digest) -> (when, problem)
 _lock = threading.Lock()
 
@@ -73,7 +75,14 @@ def guardrails_problem(cluster: Cluster, client: ClusterClient | None = None) ->
         missing = gaps(guardrail_objects(cluster), live_guardrails(client or cluster_client(
             cluster)), digest)
     except KubeError as error:
-        return f"the guardrails on {cluster.name} could not be checked: {error.message}"
+        if error.transient:
+            # The cluster does not answer at all: an outage, which the run meets at its
+            # first apply and waits out (or fails) as any other; nothing is applied there
+            # meanwhile. Not remembered: the next request checks again.
+            logger.warning("guardrails on %s not checked: %s", cluster.name, error.message)
+            return ""
+        return (f"guardrails on {cluster.name} could not be checked ({error.message}): Berth "
+                "needs to list ClusterRoles and admission policies there (docs/guardrails.md)")
     problem = "" if not missing else (
         f"guardrails not installed on {cluster.name} ({'; '.join(missing)}): a platform "
         "admin installs them (admin: Clusters, Install guardrails); the request goes on "

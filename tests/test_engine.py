@@ -16,7 +16,14 @@ from provisioning import services as records
 from provisioning.kube import KubeError
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
 from tenants import demo, services
-from tenants.choices import ApproverRole, NamespaceState, PolicyOutcome, RequestState, RunState
+from tenants.choices import (
+    ApproverRole,
+    GuardrailsMode,
+    NamespaceState,
+    PolicyOutcome,
+    RequestState,
+    RunState,
+)
 from tenants.engine import review
 from tenants.models import ApprovalRule, AuditEvent, Cluster, Namespace, Request, Tenant, User
 from tests.cluster import as_admin, seed_demo
@@ -364,6 +371,8 @@ def test_cluster_credentials_reach_a_cluster_that_requires_a_token(db, auth_meth
         }[auth_method]
         cluster = Cluster.objects.get(name="sandbox")
         cluster.auth_method, cluster.credentials = auth_method, credentials
+        # Berth is this stand-in's admin, whom Berth's guardrails would not exempt.
+        cluster.guardrails = GuardrailsMode.EXTERNAL
         cluster.save()
         world = {"tenant": Tenant.objects.get(slug="payments"),
                  "developer": User.objects.get(username="dev"),

@@ -20,6 +20,7 @@ import yaml
 
 from provisioning import engine
 from provisioning.schema import validate_objects
+from provisioning.tasks import install_guardrails
 from tenants import services
 from tenants.choices import RequestKind, RequestState
 from tenants.engine import review
@@ -304,6 +305,9 @@ def test_each_of_two_clusters_gets_its_own_roots_and_index(world, sandbox, tmp_p
         eu = Cluster.objects.create(name="eu", api_url=other.url, has_kargo=True,
                                     is_sandbox=True)
         sign_in_as_berth(other, eu)
+        # A new cluster gets Berth's guardrails before any tenant namespace, by the worker's
+        # job a platform admin queues.
+        assert "applied" in install_guardrails(eu.pk)
         world["tenant"].allowed_clusters.add(eu)
         services.request_tenant_sync(tenant=world["tenant"], actor=world["admin"],
                                      reason="eu opened")

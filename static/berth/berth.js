@@ -17,9 +17,12 @@ function startPolling(element) {
       const [replacement, ...others] = holder.children;
       element.replaceWith(replacement);
       // Other parts of the page the answer brings (data-swap, by id): the history, say.
+      // A part whose data-swap-key is unchanged is left alone, with what was typed into it.
       for (const part of others) {
         const current = part.id && document.getElementById(part.id);
-        if (current && part.hasAttribute("data-swap")) current.replaceWith(part);
+        if (!current || !part.hasAttribute("data-swap")) continue;
+        if ("swapKey" in part.dataset && current.dataset.swapKey === part.dataset.swapKey) continue;
+        current.replaceWith(part);
       }
       if (replacement.dataset.poll) startPolling(replacement);
     } catch (error) {

@@ -4,7 +4,7 @@
     access_map    what a group, a person or a namespace's bindings come down to everywhere
     truth         a tenant's truth table: database, repository, cluster compared
     campaigns     upgrade campaigns: grouped diffs, progress, the notices on namespaces
-    requests      requests, their history, the approval queue
+    requests      requests, their history, what a person may do with one, the approval queue
     namespaces    namespaces, projects, the name a request would get, their commits
     environments  ephemeral environments and the environment rules' preview
     budgets       a tenant's budget as people read it
@@ -65,10 +65,13 @@ from tenants.selectors.namespaces import (
 )
 from tenants.selectors.requests import (
     LISTED_COLUMNS,
+    MOVING_STATES,
+    RequestActions,
     commits_of_request,
     decidable_by,
     kargo_namespace_of_request,
     namespaces_of_request,
+    request_actions,
     request_history,
     request_rows_visible_to,
     requests_visible_to,
@@ -89,6 +92,8 @@ __all__ = [
     "diff_groups",
     "STATE_LABELS",
     "LISTED_COLUMNS",
+    "MOVING_STATES",
+    "RequestActions",
     "truth_table",
     "refresh_wait",
     "PLATFORM_ADMIN_RIGHTS",
@@ -123,6 +128,7 @@ __all__ = [
     "namespaces_using_most",
     "namespaces_visible_to",
     "projects_visible_to",
+    "request_actions",
     "request_history",
     "request_rows_visible_to",
     "requests_visible_to",

@@ -1,13 +1,25 @@
-"""Requests a person may see, their history, and the approval queue."""
+"""Requests a person may see, their history, what they may do with one, and the approval
+queue."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
-from tenants.choices import ApproverRole, NamePurpose, RequestState, Role
+from tenants.choices import (
+    ApproverRole,
+    Decision,
+    EnvironmentState,
+    NamePurpose,
+    RequestState,
+    Role,
+)
 from tenants.models import (
+    Approval,
     AuditEvent,
+    EphemeralEnvironment,
     Membership,
     Namespace,
     NamespaceClaim,
@@ -15,7 +27,7 @@ from tenants.models import (
     Tenant,
     User,
 )
-from tenants.selectors.access import is_platform_admin
+from tenants.selectors.access import is_platform_admin, why_cannot_decide
 
 
 def requests_visible_to(user: User) -> QuerySet[Request]:
@@ -49,6 +61,54 @@ def request_rows_visible_to(user: User) -> QuerySet:
 def visible_request(user: User, pk: int) -> Request:
     """One request, or 404 — never a hint that another tenant's request exists."""
     return get_object_or_404(requests_visible_to(user), pk=pk)
+
+
+# The states a request can still leave by itself (a worker, a decision): its page keeps
+# asking for news while it is in one. Ready, failed, rejected, cancelled and decommissioned
+# change only when someone acts on the page or elsewhere.
+MOVING_STATES = frozenset({RequestState.SUBMITTED, RequestState.APPROVED,
+                           RequestState.PROVISIONING, RequestState.DECOMMISSIONING})
+
+# The states each action starts from: the services' transitions (tested to agree).
+DECIDABLE_STATES = frozenset({RequestState.SUBMITTED})
+CANCELLABLE_STATES = frozenset({RequestState.SUBMITTED})
+RETRYABLE_STATES = frozenset({RequestState.FAILED})
+
+
+@dataclass(frozen=True)
+class RequestActions:
+    """What a person may do with a request now: what its page offers and the API reports."""
+
+    decide: bool = False
+    cancel: bool = False
+    retry: bool = False
+
+    @property
+    def key(self) -> str:
+        """The offer in a word or three ("decide cancel"): a page keeps its open forms (and
+        what was typed into them) while its poll answers with the same key."""
+        return " ".join(name for name in ("decide", "cancel", "retry") if getattr(self, name))
+
+
+def request_actions(user: User, tenancy_request: Request, *,
+                    plan_digest: str | None = None) -> RequestActions:
+    """The one answer to "what may this person do with this request", asked by the page,
+    its poll and the API, so nothing is offered that the services would refuse.
+    `plan_digest`: the plan the person is shown; approving it again is not offered."""
+    state = tenancy_request.state
+    admin = is_platform_admin(user)
+    decide = (state in DECIDABLE_STATES
+              and why_cannot_decide(user, tenancy_request) is None
+              and not (plan_digest and Approval.objects.filter(
+                  request=tenancy_request, approver=user, decision=Decision.APPROVE,
+                  plan_digest=plan_digest).exists()))
+    cancel = state in CANCELLABLE_STATES and (tenancy_request.requester_id == user.pk or admin)
+    # An ended ephemeral environment has nothing left to retry.
+    retry = (state in RETRYABLE_STATES and admin
+             and not EphemeralEnvironment.objects.filter(
+                 request=tenancy_request,
+                 state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)).exists())
+    return RequestActions(decide=decide, cancel=cancel, retry=retry)
 
 
 def request_history(tenancy_request: Request) -> QuerySet[AuditEvent]:

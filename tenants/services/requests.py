@@ -366,7 +366,7 @@ def reject_request(
 
 def cancel_request(*, request_id: int, actor: User, source_ip: str | None = None) -> Request:
     tenancy_request = Request.objects.get(pk=request_id)
-    if tenancy_request.requester_id != actor.pk and not actor.is_platform_admin:
+    if tenancy_request.requester_id != actor.pk and not selectors.is_platform_admin(actor):
         raise NotAllowed("Only the requester or a platform admin may cancel a request.")
     return transition(
         side_effect=release_claims,

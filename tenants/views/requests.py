@@ -12,33 +12,34 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
 from tenants import engine, forms, selectors, services
-from tenants.choices import RequestKind, RequestState
+from tenants.choices import RequestKind
 from tenants.errors import DomainError, NotAllowed
 from tenants.views.environments import environment_preview_of
 from tenants.views.support import client_ip, field_errors
 
-# While a request is in one of these states its page keeps polling, so a decision or
-# progress shows up without a reload.
-MOVING_STATES = {RequestState.SUBMITTED, RequestState.APPROVED, RequestState.PROVISIONING,
-                 RequestState.DECOMMISSIONING}
 
-
-def _progress_context(tenancy_request, *, live: bool = False) -> dict:  # noqa: ANN001
-    """What the live parts of a request page show. `live`: the poll's answer, which also
-    carries the history and, once the plan is history too, what was committed."""
+def _live_context(tenancy_request, user, *, digest: str,  # noqa: ANN001
+                  live: bool = False) -> dict:
+    """What the live parts of a request page show (its header, the actions offered, its
+    progress, decisions and history); the page and its poll render the same.
+    `digest`: the plan the page shows, which its poll carries along. `live`: the poll's
+    answer, which also brings what was committed once the plan is history."""
     planned = tenancy_request.state in engine.PLANNED_STATES
     context = {
         "tenancy_request": tenancy_request,
         "run": tenancy_request.runs.first(),
-        "polling": tenancy_request.state in MOVING_STATES,
+        "polling": tenancy_request.state in selectors.MOVING_STATES,
         "created": selectors.namespaces_of_request(tenancy_request),
         "planned": planned,
         "live": live,
+        "digest": digest,
+        "actions": selectors.request_actions(user, tenancy_request, plan_digest=digest),
+        "history": selectors.request_history(tenancy_request).select_related("actor"),
+        "approvals": tenancy_request.approvals.select_related("approver"),
+        "environment": selectors.environment_of_request(tenancy_request),
     }
-    if live:
-        context["history"] = selectors.request_history(tenancy_request).select_related("actor")
-        if not planned:
-            context["commits"] = selectors.commits_of_request(tenancy_request)
+    if live and not planned:
+        context["commits"] = selectors.commits_of_request(tenancy_request)
     return context
 
 
@@ -46,39 +47,28 @@ def _progress_context(tenancy_request, *, live: bool = False) -> dict:  # noqa: 
 def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
     review = engine.review(tenancy_request)
-    may_decide = (tenancy_request.state == RequestState.SUBMITTED
-                  and selectors.why_cannot_decide(request.user, tenancy_request) is None)
     return render(request, "tenants/request_detail.html", {
-        **_progress_context(tenancy_request),
+        **_live_context(tenancy_request, request.user, digest=review.digest),
         "plan": review.plan,
         "plan_objects": review.plan.redacted() if review.plan else (),
         "plan_error": review.plan_error,
         "gitops_diff": review.gitops_diff,
         "gitops_error": review.gitops_error,
-        "digest": review.digest,
         "commits": selectors.commits_of_request(tenancy_request),
-        "history": selectors.request_history(tenancy_request).select_related("actor"),
-        "approvals": tenancy_request.approvals.select_related("approver"),
         "comments": tenancy_request.comments.select_related("author"),
         "comment_form": forms.CommentForm(),
-        "may_decide": may_decide,
         "approve_form": forms.ApproveForm(initial={"plan_digest": review.digest}),
         "reject_form": forms.RejectForm(),
-        "may_cancel": (tenancy_request.state == RequestState.SUBMITTED
-                       and (tenancy_request.requester_id == request.user.pk
-                            or selectors.is_platform_admin(request.user))),
-        "can_retry": (tenancy_request.state == RequestState.FAILED
-                      and selectors.is_platform_admin(request.user)),
-        "environment": selectors.environment_of_request(tenancy_request),
     })
 
 
 @login_required
 def request_progress(request: HttpRequest, pk: int) -> HttpResponse:
-    """The progress table and history, polled by the request page while it moves."""
+    """The live parts of a request page, polled by it while the request moves."""
     tenancy_request = selectors.visible_request(request.user, pk)
     return render(request, "tenants/_request_progress.html",
-                  _progress_context(tenancy_request, live=True))
+                  _live_context(tenancy_request, request.user,
+                                digest=request.GET.get("digest", "")[:100], live=True))
 
 
 @login_required
@@ -126,8 +116,8 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
         except NotAllowed as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Request #{created.pk} submitted: "
-                                      f"{created.get_state_display().lower()}.")
+            # Its state is the page's live header: a message saying it would go stale.
+            messages.success(request, f"Request #{created.pk} submitted.")
             return redirect("request-detail", pk=created.pk)
     ephemeral = kind == RequestKind.EPHEMERAL
     return render(request, "tenants/request_form.html", {
@@ -186,8 +176,7 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
         # An approval is bound to the plan the approver saw: a plan that changed since the
         # page was rendered (a tier preset, the tenant, its namespaces) is shown again.
         # (Someone without the right is refused, and audited, by the service instead.)
-        if (tenancy_request.state == RequestState.SUBMITTED
-                and selectors.why_cannot_decide(request.user, tenancy_request) is None
+        if (selectors.request_actions(request.user, tenancy_request).decide
                 and engine.review(tenancy_request).digest != form.cleaned_data["plan_digest"]):
             messages.error(request, f"Request #{tenancy_request.pk}: the plan or its GitOps "
                                     "change moved since the queue was shown: open it to "

@@ -45,7 +45,9 @@ def _plan(tenancy_request: Request) -> tuple[dict[str, Any] | None, str]:
 def request_detail(tenancy_request: Request, user: Any) -> dict[str, Any]:
     """The request as its page shows it: plan, approvals, comments, history, what you may do."""
     plan, plan_error = _plan(tenancy_request)
-    submitted = tenancy_request.state == RequestState.SUBMITTED
+    # What the request's page offers, for the plan returned here.
+    actions = selectors.request_actions(user, tenancy_request,
+                                        plan_digest=plan["digest"] if plan else None)
     body = dict(s.RequestSerializer(tenancy_request).data)
     body.update(
         plan=s.PlanSerializer(plan).data if plan else None,
@@ -58,14 +60,8 @@ def request_detail(tenancy_request: Request, user: Any) -> dict[str, Any]:
         ).data,
         history=s.HistoryEventSerializer(selectors.request_history(tenancy_request),
                                          many=True).data,
-        permissions={
-            "may_decide": submitted
-            and selectors.why_cannot_decide(user, tenancy_request) is None,
-            "may_cancel": submitted and (tenancy_request.requester_id == user.pk
-                                         or selectors.is_platform_admin(user)),
-            "may_retry": tenancy_request.state == RequestState.FAILED
-            and selectors.is_platform_admin(user),
-        },
+        permissions={"may_decide": actions.decide, "may_cancel": actions.cancel,
+                     "may_retry": actions.retry},
     )
     return body
 

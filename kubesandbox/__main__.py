@@ -3,7 +3,9 @@
 The first line on stdout is ``listening on <url>`` so a parent process can read the port.
 Requests need a bearer token: the admin's (``--token``, else one is generated and written
 to ``--kubeconfig``), a static one (``--token-file``) or a ServiceAccount's. Without one a
-request is ``system:anonymous``, unless ``--anonymous-user`` says otherwise.
+request is ``system:anonymous``, unless ``--anonymous-user`` says otherwise. With
+``--oidc-issuer-url`` and ``--oidc-client-id`` it also accepts that provider's ID tokens, as
+kube-apiserver does with the same flags.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import signal
 import threading
 from pathlib import Path
 
+from .authn import OidcOptions
 from .server import KubeSandbox
 from .store import DEFAULT_NAMESPACES
 
@@ -71,8 +74,22 @@ def main(argv: list[str] | None = None) -> None:
         help="serve HTTPS with a certificate made at start (its CA goes into --kubeconfig); "
         "kubectl sends a kubeconfig's token over HTTPS only",
     )
+    oidc = parser.add_argument_group(
+        "OpenID Connect", "ID tokens of one provider, as kube-apiserver's --oidc-* flags")
+    oidc.add_argument("--oidc-issuer-url", help="the provider's issuer (https://…); its "
+                      "discovery document names the JWKS that signs ID tokens")
+    oidc.add_argument("--oidc-client-id", help="the audience ID tokens must carry")
+    oidc.add_argument("--oidc-username-claim", default="sub", help="the claim that names "
+                      "the user (default: sub)")
+    oidc.add_argument("--oidc-username-prefix", help="put before every user name; '-' for "
+                      "none (default: none for email, '<issuer>#' for any other claim)")
+    oidc.add_argument("--oidc-groups-claim", default="", help="the claim that lists the "
+                      "user's groups (default: none)")
+    oidc.add_argument("--oidc-groups-prefix", default="", help="put before every group")
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
+    if bool(args.oidc_issuer_url) != bool(args.oidc_client_id):
+        parser.error("--oidc-issuer-url and --oidc-client-id go together")
 
     sandbox = KubeSandbox(
         args.host,
@@ -87,6 +104,12 @@ def main(argv: list[str] | None = None) -> None:
         manifests=args.manifest,
         tls=args.tls,
         verbose=args.verbose,
+        oidc=OidcOptions(
+            issuer_url=args.oidc_issuer_url, client_id=args.oidc_client_id,
+            username_claim=args.oidc_username_claim,
+            username_prefix=args.oidc_username_prefix,
+            groups_claim=args.oidc_groups_claim, groups_prefix=args.oidc_groups_prefix,
+        ) if args.oidc_issuer_url else None,
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

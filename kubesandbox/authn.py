@@ -8,7 +8,12 @@
   (``POST /api/v1/namespaces/<ns>/serviceaccounts/<name>/token``): user
   ``system:serviceaccount:<ns>:<name>`` in ``system:serviceaccounts`` and
   ``system:serviceaccounts:<ns>``; they stop working when they expire or the ServiceAccount
-  is deleted (or re-created with another uid).
+  is deleted (or re-created with another uid);
+* OpenID Connect ID tokens, as kube-apiserver's ``--oidc-*`` flags configure them
+  (``OidcOptions``): RS256-signed by a key of the issuer's JWKS (found through its discovery
+  document and fetched over HTTP with PyJWT's ``PyJWKClient``), ``iss`` the issuer,
+  ``aud`` holding the client id, not expired; the user and groups come from the claims named,
+  with their prefixes.
 
 Every authenticated user is also in ``system:authenticated``. A request without credentials
 is ``system:anonymous`` in ``system:unauthenticated``, unless the sandbox was told to treat
@@ -19,14 +24,19 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import secrets
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import jwt
 
 AUTHENTICATED = "system:authenticated"
 UNAUTHENTICATED = "system:unauthenticated"
@@ -97,6 +107,92 @@ class _Minted:
     audiences: tuple[str, ...]
 
 
+# kube-apiserver's --oidc-signing-algs default; a token signed otherwise is refused.
+OIDC_ALGORITHMS = ("RS256",)
+DISCOVERY_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class OidcOptions:
+    """kube-apiserver's ``--oidc-issuer-url``, ``--oidc-client-id``,
+    ``--oidc-username-claim``, ``--oidc-username-prefix``, ``--oidc-groups-claim`` and
+    ``--oidc-groups-prefix``. ``username_prefix`` None is kube-apiserver's default: none
+    for the ``email`` claim, ``<issuer>#`` for any other; ``"-"`` means none."""
+
+    issuer_url: str
+    client_id: str
+    username_claim: str = "sub"
+    username_prefix: str | None = None
+    groups_claim: str = ""
+    groups_prefix: str = ""
+
+    def prefix(self) -> str:
+        if self.username_prefix is None:
+            return "" if self.username_claim == "email" else f"{self.issuer_url}#"
+        return "" if self.username_prefix == "-" else self.username_prefix
+
+
+class OidcAuthenticator:
+    """ID tokens from one issuer to users. The issuer's keys are looked up at the first
+    token (its discovery document names the JWKS), so the stand-in starts while the
+    provider is still starting; a token signed by a key not seen yet refetches the JWKS."""
+
+    def __init__(self, options: OidcOptions) -> None:
+        self.options = options
+        self._keys: jwt.PyJWKClient | None = None
+        self._lock = threading.Lock()
+
+    def _jwks(self) -> jwt.PyJWKClient:
+        with self._lock:
+            if self._keys is None:
+                url = self.options.issuer_url.rstrip("/") + "/.well-known/openid-configuration"
+                if not url.startswith(("http://", "https://")):
+                    raise jwt.PyJWKClientError(f"the issuer URL is not http(s): {url}")
+                with urllib.request.urlopen(url, timeout=DISCOVERY_TIMEOUT) as answer:  # noqa: S310 - http(s) only, checked above
+                    discovery = json.load(answer)
+                if discovery.get("issuer") != self.options.issuer_url:
+                    # As kube-apiserver: the discovery document must name the issuer we trust.
+                    raise jwt.PyJWKClientError(
+                        f"the provider calls itself {discovery.get('issuer')!r}, not "
+                        f"{self.options.issuer_url!r}")
+                self._keys = jwt.PyJWKClient(discovery["jwks_uri"], timeout=DISCOVERY_TIMEOUT)
+            return self._keys
+
+    def claims(self, token: str) -> dict[str, Any] | None:
+        """The token's claims once signature, issuer, audience and expiry hold; else None."""
+        try:
+            if jwt.decode(token, options={"verify_signature": False}).get("iss") != \
+                    self.options.issuer_url:
+                return None  # another issuer's token (or not a JWT): not ours to judge
+            key = self._jwks().get_signing_key_from_jwt(token)
+            return jwt.decode(
+                token, key.key, algorithms=list(OIDC_ALGORITHMS),
+                audience=self.options.client_id, issuer=self.options.issuer_url,
+                options={"require": ["iss", "aud", "exp"]},
+            )
+        except (jwt.InvalidTokenError, jwt.PyJWKClientError, OSError, ValueError, KeyError):
+            return None
+
+    def user_for_token(self, token: str) -> UserInfo | None:
+        claims = self.claims(token)
+        if claims is None:
+            return None
+        options = self.options
+        name = claims.get(options.username_claim)
+        if not isinstance(name, str) or not name:
+            return None
+        if options.username_claim == "email" and claims.get("email_verified") is False:
+            return None  # kube-apiserver takes an e-mail as a name only once it is verified
+        groups: tuple[str, ...] = ()
+        if options.groups_claim:
+            found = claims.get(options.groups_claim, [])
+            found = [found] if isinstance(found, str) else found
+            if not isinstance(found, list) or not all(isinstance(g, str) for g in found):
+                return None
+            groups = tuple(f"{options.groups_prefix}{group}" for group in found)
+        return with_authenticated(UserInfo(f"{options.prefix()}{name}", groups=groups))
+
+
 class Authenticator:
     def __init__(
         self,
@@ -105,11 +201,13 @@ class Authenticator:
         static_tokens: dict[str, UserInfo] | None = None,
         anonymous: UserInfo = ANONYMOUS,
         service_account_uid: Callable[[str, str], str | None] = lambda ns, name: None,
+        oidc: OidcOptions | None = None,
     ) -> None:
         self.admin_token = admin_token
         self.static_tokens = dict(static_tokens or {})
         self.anonymous = anonymous
         self.service_account_uid = service_account_uid
+        self.oidc = OidcAuthenticator(oidc) if oidc else None
         self._minted: dict[str, _Minted] = {}
         self._lock = threading.Lock()
 
@@ -133,6 +231,8 @@ class Authenticator:
             return self.static_tokens[token]
         with self._lock:
             minted = self._minted.get(token)
+        if minted is None and self.oidc is not None and token.count(".") == 2:
+            return self.oidc.user_for_token(token)
         if minted is None or minted.expires < time.time():
             return None
         if self.service_account_uid(minted.namespace, minted.name) != minted.uid:

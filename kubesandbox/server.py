@@ -66,7 +66,7 @@ from typing import Any
 from . import crds as crd_support
 from . import rbac
 from .admission import PolicyAdmission
-from .authn import ADMIN, ANONYMOUS, Authenticator, UserInfo, parse_token_file
+from .authn import ADMIN, ANONYMOUS, Authenticator, OidcOptions, UserInfo, parse_token_file
 from .errors import ApiError
 from .httpserver import Fault, Faults, SandboxHTTPServer
 from .openapi import Documents
@@ -110,7 +110,8 @@ class KubeSandbox:
     ``python -m kubesandbox`` does. ``crds`` and ``manifests`` are YAML files (or
     directories of them) applied as the admin at start and at every ``reset()``. ``tls``
     serves HTTPS with a certificate made at start (kubectl sends credentials over HTTPS
-    only); ``kubeconfig()`` then carries its CA.
+    only); ``kubeconfig()`` then carries its CA. ``oidc`` accepts ID tokens of an OpenID
+    Connect provider as kube-apiserver's ``--oidc-*`` flags do (``authn.OidcOptions``).
     """
 
     def __init__(
@@ -128,6 +129,7 @@ class KubeSandbox:
         manifests: list[str | os.PathLike[str]] | tuple = (),
         tls: bool = False,
         verbose: bool = False,
+        oidc: OidcOptions | None = None,
     ) -> None:
         self.host = host
         self.certificates = make_certificates(host) if tls else None
@@ -145,6 +147,7 @@ class KubeSandbox:
             static_tokens=static,
             anonymous=_anonymous(anonymous_user),
             service_account_uid=self._service_account_uid,
+            oidc=oidc,
         )
         self.store = Store(
             termination_seconds=termination_seconds,

@@ -132,7 +132,9 @@ def main() -> int:
     kubeconfig.unlink(missing_ok=True)
     # The sandbox cluster first: the demo's cluster record needs its CA.
     children = {"sandbox": subprocess.Popen(  # noqa: S603 - our own stand-in, fixed argv
-        sandbox.sandbox_command(port=sandbox_port, prepared=prepared),
+        sandbox.sandbox_command(port=sandbox_port, prepared=prepared,
+                                oidc_issuer=env["OIDC_ISSUER"],
+                                oidc_client_id=env["OIDC_CLIENT_ID"]),
         cwd=BASE_DIR, env=env, start_new_session=True,
     )}
     deadline = time.monotonic() + 60

@@ -10,7 +10,10 @@ platform team would set up a cluster for Berth:
   kinds that accept any spec; `make run` says which, and hands the upstream ones to Berth as
   its `BERTH_CRD_DIR`;
 - with Berth's ServiceAccount holding exactly the RBAC the Helm chart ships
-  (`deploy/helm/check_chart.py --berth-rbac`), and a token for it that Berth signs in with.
+  (`deploy/helm/check_chart.py --berth-rbac`), and a token for it that Berth signs in with;
+- trusting the development identity provider's ID tokens, as a cluster's kube-apiserver
+  trusts the organisation's (`--oidc-*`): people reach their namespaces with kubectl as
+  themselves, their groups bound by the tenants' RoleBindings.
 
 Kept free of Django so the `run` launcher can use it before settings exist.
 """
@@ -112,7 +115,22 @@ def prepare(*, data_dir: Path, berth_namespace: str, berth_token: str) -> dict[s
             "kubeconfig": folder / "kubeconfig", "state": folder / "cluster.json"}
 
 
-def sandbox_command(*, port: str, prepared: dict[str, object]) -> list[str]:
+# The user names the stand-in gives people signing in with an ID token: oidc:<sub>.
+OIDC_USERNAME_PREFIX = "oidc:"
+
+
+def oidc_options(*, issuer: str, client_id: str) -> list[str]:
+    """kube-apiserver's flags for trusting `issuer`'s ID tokens for `client_id`: the user is
+    the `sub` (prefixed), the groups are the `groups` claim as the tenants name them."""
+    if not (issuer and client_id):
+        return []
+    return [f"--oidc-issuer-url={issuer}", f"--oidc-client-id={client_id}",
+            "--oidc-username-claim=sub", f"--oidc-username-prefix={OIDC_USERNAME_PREFIX}",
+            "--oidc-groups-claim=groups"]
+
+
+def sandbox_command(*, port: str, prepared: dict[str, object], oidc_issuer: str = "",
+                    oidc_client_id: str = "") -> list[str]:
     return [
         sys.executable, "-m", "kubesandbox", "--port", port, "--tls",
         "--state-file", str(prepared["state"]),
@@ -123,6 +141,7 @@ def sandbox_command(*, port: str, prepared: dict[str, object]) -> list[str]:
         # Deleted namespaces linger briefly, as on a real cluster.
         "--termination-seconds", "1",
         *(f"--namespace={name}" for name in PLATFORM_NAMESPACES),
+        *oidc_options(issuer=oidc_issuer, client_id=oidc_client_id),
     ]
 
 

@@ -1,0 +1,130 @@
+"""The stand-in takes OpenID Connect ID tokens as kube-apiserver does with `--oidc-*`: a
+token the development identity provider minted is a user with its groups; a token signed by
+another key, for another client, or expired is 401. `make run` starts it with those flags.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import jwt
+import pytest
+import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from kubesandbox import KubeSandbox
+from kubesandbox.authn import OidcOptions
+from portal.sandbox import OIDC_USERNAME_PREFIX, oidc_options
+from tests.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
+
+ROOT = Path(__file__).resolve().parents[2]
+BERTH_URL = "http://127.0.0.1:9"  # only named in redirect URIs: never called
+REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+@pytest.fixture(scope="module")
+def dev_idp(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("devidp")
+    with running_dev_idp(berth_url=BERTH_URL, data_dir=data_dir, env=dict(os.environ)) as issuer:
+        yield issuer, data_dir
+
+
+def id_token_of(issuer: str, username: str) -> str:
+    """An ID token for Berth's client, as a person's sign-in gets it (code flow with PKCE)."""
+    provider = issuer.removesuffix("/openid")
+    session = requests.Session()
+    login = session.get(f"{provider}/login/", timeout=10)
+    session.post(f"{provider}/login/", data={
+        "username": username, "password": username * 2, "next": "/",
+        "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
+    }, headers={"Referer": login.url}, timeout=10)
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    redirect_uri = f"{BERTH_URL}/oidc/callback/"
+    authorized = session.get(f"{issuer}/authorize", params={
+        "client_id": CLIENT_ID, "redirect_uri": redirect_uri, "response_type": "code",
+        "scope": "openid groups", "state": "s", "nonce": "n",
+        "code_challenge": challenge.rstrip(b"=").decode(), "code_challenge_method": "S256",
+    }, allow_redirects=False, timeout=10)
+    code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
+    tokens = requests.post(f"{issuer}/token", data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "code_verifier": verifier,
+    }, timeout=10).json()
+    return tokens["id_token"]
+
+
+def who(url: str, token: str) -> requests.Response:
+    return requests.post(f"{url}{REVIEW}", json={
+        "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        headers={"Authorization": f"Bearer {token}"}, timeout=10)
+
+
+def resigned(token: str, key, **changes) -> str:  # noqa: ANN001 - an RSA private key
+    """The same token with `changes` to its claims, signed by `key` under the same kid."""
+    claims = {**jwt.decode(token, options={"verify_signature": False}), **changes}
+    return jwt.encode(claims, key, algorithm="RS256",
+                      headers={"kid": jwt.get_unverified_header(token)["kid"]})
+
+
+@pytest.fixture(scope="module")
+def sandbox(dev_idp):
+    issuer, _ = dev_idp
+    options = OidcOptions(issuer_url=issuer, client_id=CLIENT_ID, username_claim="sub",
+                          username_prefix=OIDC_USERNAME_PREFIX, groups_claim="groups")
+    with KubeSandbox(token="admin-token", oidc=options) as running:
+        yield running
+
+
+def test_an_id_token_from_the_provider_is_its_person_with_their_groups(dev_idp, sandbox):
+    issuer, _ = dev_idp
+    answer = who(sandbox.url, id_token_of(issuer, "dev"))
+
+    assert answer.status_code == 201, answer.text
+    user = answer.json()["status"]["userInfo"]
+    assert user["username"] == "oidc:devidp-dev"
+    assert "payments-devs" in user["groups"]
+    assert "system:authenticated" in user["groups"]
+
+
+def test_tokens_the_provider_did_not_sign_for_this_cluster_are_refused(dev_idp, sandbox):
+    issuer, data_dir = dev_idp
+    token = id_token_of(issuer, "dev")
+    provider_key = serialization.load_pem_private_key(
+        (data_dir / "devidp-signing-key.pem").read_bytes(), password=None)
+    impostor = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    assert who(sandbox.url, resigned(token, provider_key)).status_code == 201  # the control
+
+    refused = {
+        "another key": resigned(token, impostor),
+        "another client": resigned(token, provider_key, aud="someone-else"),
+        "expired": resigned(token, provider_key, exp=int(time.time()) - 60),
+        "another issuer": resigned(token, provider_key, iss="https://elsewhere.example"),
+    }
+    for why, bad in refused.items():
+        assert who(sandbox.url, bad).status_code == 401, why
+
+
+def test_make_runs_stand_in_command_trusts_the_provider(dev_idp):
+    """`python -m kubesandbox` with the flags portal.sandbox gives it under `make run`."""
+    issuer, _ = dev_idp
+    command = [sys.executable, "-m", "kubesandbox", "--port", "0", "--token", "admin-token",
+               *oidc_options(issuer=issuer, client_id=CLIENT_ID)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        url = process.stdout.readline().strip().removeprefix("listening on ")
+        answer = who(url, id_token_of(issuer, "dev"))
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["status"]["userInfo"]["username"] == "oidc:devidp-dev"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

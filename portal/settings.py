@@ -171,6 +171,11 @@ OIDC_VERIFY_SSL = env_bool("OIDC_VERIFY_SSL", True)
 OIDC_AUTHENTICATE_CLASS = "portal.auth.views.AuthenticateView"
 OIDC_CALLBACK_CLASS = "portal.auth.views.CallbackView"
 OIDC_OP_LOGOUT_URL_METHOD = "portal.auth.logout.provider_logout_url"
+# What the clusters' kube-apiserver trusts (its --oidc-issuer-url, --oidc-client-id): the
+# kubeconfigs Berth hands out sign in there with kubelogin. The client is usually a public
+# one of its own ("kubernetes"); Berth's secret never goes into a kubeconfig.
+KUBE_OIDC_ISSUER_URL = os.environ.get("KUBE_OIDC_ISSUER_URL", OIDC_ISSUER)
+KUBE_OIDC_CLIENT_ID = os.environ.get("KUBE_OIDC_CLIENT_ID", OIDC_RP_CLIENT_ID)
 AUTHENTICATION_BACKENDS = [
     "portal.auth.backends.OIDCBackend",
     # Passwords sign in superusers only: the break-glass account for when the provider is down.

@@ -76,6 +76,8 @@ urlpatterns = [
             truth.TruthRepairView.as_view(), name="truth-repair"),
     re_path(rf"^v1/requests/(?P<pk>{ID})/runs/$", requests.RequestRunsView.as_view(),
             name="request-runs"),
+    re_path(r"^v1/namespaces/(?P<namespace>[a-z0-9-]{1,63})/kubeconfig/$",
+            namespaces.NamespaceKubeconfigView.as_view(), name="namespace-kubeconfig"),
     re_path(rf"^v1/projects/(?P<pk>{ID})/environments/$",
             namespaces.ProjectEnvironmentsView.as_view(), name="project-environments"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -8,6 +8,7 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from tenants import engine, forms, selectors, services, tasks
+from tenants.selectors import kubeconfig
 from tenants.views.support import client_ip, field_errors, require_platform_admin
 
 
@@ -50,6 +51,8 @@ def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "environments": selectors.environments_in(namespace),
         "campaign_notices": selectors.campaign_notices(namespace),
         "definition": selectors.definition_of(namespace),
+        "kubeconfig": kubeconfig.panel(request.user, namespace,
+                                       credentials=request.GET.get("credentials", "")),
     })
 
 

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, viewsets
+from rest_framework.request import Request as ApiRequest
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from tenants import selectors
 from tenants.api import serializers as s
+from tenants.api.serializers.kubeconfig import KubeconfigQuerySerializer, KubeconfigSerializer
 from tenants.api.views.base import ID, ApiView
 from tenants.filtersets import NamespaceFilterSet, ProjectFilterSet
 from tenants.models import Namespace, Project
+from tenants.selectors import kubeconfig
 
 
 @extend_schema_view(
@@ -69,3 +74,22 @@ class ProjectEnvironmentsView(ApiView, generics.ListAPIView):
     def visible(self, user: Any) -> Any:
         project = selectors.visible_project(user, int(self.kwargs["pk"]))
         return selectors.namespaces_visible_to(user).filter(project=project)
+
+
+class NamespaceKubeconfigView(ApiView, APIView):
+    @extend_schema(
+        summary="Use it: a kubeconfig for a namespace you can see, signing in through the "
+                "identity provider, and what kubectl should answer you there",
+        parameters=[KubeconfigQuerySerializer, OpenApiParameter(
+            "namespace", str, OpenApiParameter.PATH,
+            description="The namespace's name (a live one), or its id.")],
+        responses=KubeconfigSerializer)
+    def get(self, request: ApiRequest, namespace: str) -> Response:
+        query = KubeconfigQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        # Refusals (no provider, no API address, a name on two clusters) are 409 problems.
+        found = kubeconfig.namespace_by_reference(
+            request.user, namespace, cluster=query.validated_data.get("cluster", ""))
+        answer = kubeconfig.use_it(request.user, found,
+                                   credentials=query.validated_data["credentials"])
+        return Response(KubeconfigSerializer(answer).data)

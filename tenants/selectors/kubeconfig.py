@@ -1,0 +1,204 @@
+"""How a person reaches a namespace with kubectl: a kubeconfig for its cluster whose user
+signs in through the organisation's identity provider (kubelogin, or `berth token --exec`),
+and what `kubectl` should answer them there, read off the ClusterRole their tier binds to
+their role (engine.effective_permissions).
+
+Only for namespaces the person may see (selectors.namespaces_visible_to); the kubeconfig
+holds no secret: the cluster's address and CA, and how to ask the provider for a token.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+
+import yaml
+from django.conf import settings
+from django.http import Http404
+
+from tenants import engine
+from tenants.choices import NamespaceState, Role
+from tenants.errors import DomainError
+from tenants.models import Namespace, User
+from tenants.selectors.access import role_in
+from tenants.selectors.namespaces import namespaces_visible_to
+
+# Who gets the person's ID token for kubectl: the kubelogin plugin, or the `berth` command.
+KUBELOGIN = "kubelogin"
+BERTH = "berth"
+CREDENTIALS = {
+    KUBELOGIN: "kubelogin (kubectl oidc-login), the usual exec plugin for OpenID Connect",
+    BERTH: "the berth command (berth token --exec), where kubelogin is not installed",
+}
+EXEC_API_VERSION = "client.authentication.k8s.io/v1"
+ROLE_LABELS = {Role.OWNER: "Owners", Role.MEMBER: "Members", Role.VIEWER: "Viewers"}
+
+
+class KubeconfigUnavailable(DomainError):
+    """Berth cannot say how to reach this namespace (no sign-in provider, no API address)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A command to try, and what it should answer."""
+
+    command: str
+    expect: str
+
+
+@dataclass(frozen=True)
+class Access:
+    """What the person's role gives them in this namespace."""
+
+    role: str | None
+    cluster_role: str
+    summary: str
+    groups: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class UseIt:
+    namespace: Namespace
+    credentials: str
+    filename: str
+    kubeconfig: dict
+    access: Access
+    attempts: list[Attempt]
+
+    @property
+    def text(self) -> str:
+        return yaml.safe_dump(self.kubeconfig, sort_keys=False)
+
+
+def namespace_by_reference(user: User, reference: str, *, cluster: str = "") -> Namespace:
+    """The namespace a URL names: digits are its id, anything else its name (a live one; with
+    `cluster` when the name is live on more than one). 404 outside what `user` may see."""
+    visible = namespaces_visible_to(user)
+    if reference.isdigit():
+        found = visible.filter(pk=int(reference)).first()
+        if found is None:
+            raise Http404("No namespace with this id among those you can see.")
+        return found
+    live = visible.filter(name=reference).exclude(state=NamespaceState.DECOMMISSIONED)
+    if cluster:
+        live = live.filter(cluster__name=cluster)
+    candidates = list(live.order_by("cluster__name")[:2])
+    if not candidates:
+        raise Http404("No live namespace of this name among those you can see.")
+    if len(candidates) > 1:
+        raise KubeconfigUnavailable(
+            f"{reference} is live on more than one cluster ({candidates[0].cluster.name}, "
+            f"{candidates[1].cluster.name}, …): name one with cluster.")
+    return candidates[0]
+
+
+def provider() -> tuple[str, str]:
+    """The issuer and client id the clusters trust for people's ID tokens."""
+    return settings.KUBE_OIDC_ISSUER_URL, settings.KUBE_OIDC_CLIENT_ID
+
+
+def _user_exec(credentials: str, issuer: str, client_id: str) -> dict:
+    if credentials == BERTH:
+        return {
+            "apiVersion": EXEC_API_VERSION,
+            "command": "berth",
+            "args": ["token", "--exec", f"--oidc-issuer-url={issuer}",
+                     f"--oidc-client-id={client_id}"],
+            "interactiveMode": "IfAvailable",
+            "provideClusterInfo": False,
+            "installHint": "Install the berth command: pip install from Berth's repository.",
+        }
+    return {
+        "apiVersion": EXEC_API_VERSION,
+        "command": "kubectl",
+        "args": ["oidc-login", "get-token", f"--oidc-issuer-url={issuer}",
+                 f"--oidc-client-id={client_id}", "--oidc-extra-scope=groups"],
+        "interactiveMode": "IfAvailable",
+        "provideClusterInfo": False,
+        "installHint": "Install kubelogin: kubectl krew install oidc-login "
+                       "(https://github.com/int128/kubelogin).",
+    }
+
+
+def access_of(user: User, namespace: Namespace) -> Access:
+    """The ClusterRole the namespace's tier binds to the person's role in its tenant."""
+    role = role_in(user, namespace.tenant)
+    if role is None:
+        return Access(role=None, cluster_role="", summary=(
+            f"nothing of the tenant's: you have no role in {namespace.tenant.slug}, so only "
+            "what the platform binds to you elsewhere"))
+    label = ROLE_LABELS[role]
+    for row in engine.effective_permissions(namespace.tenant):
+        if row["tier"].pk != namespace.tier_id:
+            continue
+        entry = next(e for e in row["entries"] if e["label"] == label)
+        return Access(role=role, cluster_role=entry["cluster_role"], summary=entry["summary"],
+                      groups=list(entry["groups"]))
+    return Access(role=role, cluster_role=namespace.tier.cluster_role_for(role),
+                  summary=f"what {namespace.tier.cluster_role_for(role)} allows",
+                  groups=namespace.tenant.groups_for(role))
+
+
+def attempts_for(namespace: Namespace, access: Access) -> list[Attempt]:
+    name = namespace.name
+    if not access.cluster_role:
+        listed = "only the rights every signed-in user has (selfsubjectreviews and the like)"
+        pods = f"Error from server (Forbidden): … cannot list resource \"pods\" in \"{name}\""
+    elif not access.groups:
+        listed = (f"only the rights every signed-in user has: the tenant names no group for "
+                  f"its {ROLE_LABELS[access.role].lower()}, so {access.cluster_role} is bound "
+                  "to nobody")
+        pods = f"Error from server (Forbidden): … cannot list resource \"pods\" in \"{name}\""
+    else:
+        listed = (f"the rules of {access.cluster_role}, bound to "
+                  f"{', '.join(access.groups)}: {access.summary}")
+        pods = f"No resources found in {name} namespace. (or the pods running there)"
+    return [
+        Attempt(command=f"kubectl get pods -n {name}", expect=pods),
+        Attempt(command=f"kubectl auth can-i --list -n {name}", expect=listed),
+    ]
+
+
+def use_it(user: User, namespace: Namespace, *, credentials: str = KUBELOGIN) -> UseIt:
+    """The kubeconfig and commands for `namespace`, which `user` may see."""
+    issuer, client_id = provider()
+    cluster = namespace.cluster
+    if not (issuer and client_id):
+        raise KubeconfigUnavailable(
+            "Berth has no OpenID Connect provider configured (KUBE_OIDC_ISSUER_URL and "
+            "KUBE_OIDC_CLIENT_ID, else OIDC_ISSUER and OIDC_CLIENT_ID), so it cannot say how "
+            "kubectl signs in.")
+    if not cluster.api_url:
+        raise KubeconfigUnavailable(
+            f"Cluster {cluster.name} has no API server URL in Berth: ask a platform admin.")
+    server: dict = {"server": cluster.api_url}
+    if cluster.ca_certificate.strip():
+        server["certificate-authority-data"] = base64.b64encode(
+            cluster.ca_certificate.strip().encode() + b"\n").decode()
+    user_name = f"{cluster.name}-oidc"
+    context = f"{cluster.name}-{namespace.name}"
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster.name, "cluster": server}],
+        "users": [{"name": user_name, "user": {"exec": _user_exec(credentials, issuer,
+                                                                  client_id)}}],
+        "contexts": [{"name": context, "context": {
+            "cluster": cluster.name, "user": user_name, "namespace": namespace.name}}],
+        "current-context": context,
+    }
+    access = access_of(user, namespace)
+    return UseIt(namespace=namespace, credentials=credentials,
+                 filename=f"{namespace.name}.kubeconfig", kubeconfig=config, access=access,
+                 attempts=attempts_for(namespace, access))
+
+
+def panel(user: User, namespace: Namespace, *, credentials: str = "") -> dict:
+    """The namespace page's "Use it" section: the kubeconfig, or why there is none."""
+    chosen = credentials if credentials in CREDENTIALS else KUBELOGIN
+    try:
+        found = use_it(user, namespace, credentials=chosen)
+    except KubeconfigUnavailable as refused:
+        return {"use_it": None, "unavailable": str(refused), "credentials": chosen,
+                "choices": CREDENTIALS}
+    return {"use_it": found, "unavailable": "", "credentials": chosen, "choices": CREDENTIALS}

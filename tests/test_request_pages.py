@@ -474,3 +474,15 @@ def test_the_api_reports_what_the_page_offers(client, world, submitted):
     body = client.get(f"/api/v1/requests/{submitted.pk}/").json()
     # Pat has approved this plan: approving it again would be refused.
     assert body["permissions"] == {"may_decide": False, "may_cancel": True, "may_retry": False}
+
+
+def test_a_decision_newly_offered_by_the_poll_sends_the_approver_to_review_the_plan(
+    client, world, submitted
+):
+    # A page opened without the decision (here: before the plan it would approve was
+    # known) never gets an approve button from the poll, which reads no repository.
+    client.force_login(world["admin"])
+    actions = part(fragment(client, submitted), "request-actions")
+    assert 'data-swap-key="decide cancel"' in actions
+    assert "approve-button" not in actions and "plan_digest" not in actions
+    assert f'href="/requests/{submitted.pk}/">Open it again</a>' in actions

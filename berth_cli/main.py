@@ -1,0 +1,367 @@
+"""The `berth` command: request, approve, watch and use Berth's namespaces and ephemeral
+environments from a terminal or a CI job.
+
+Exit codes: 0 done (with --wait: Ready), 1 the API refused or the work failed (its
+problem detail is printed), 2 a usage or configuration error, 3 --wait ran out of time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+import yaml
+from click.shell_completion import get_completion_class
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn
+from rich.table import Table
+
+from berth_cli import oidc
+from berth_cli.client import ApiProblem, Berth, NotConfigured, read_config, write_config
+
+err = Console(stderr=True)
+FORMATS = click.Choice(["table", "json", "yaml"])
+# How far along each object is: a request's states, then an environment's.
+REQUEST_STEPS = ("submitted", "approved", "provisioning", "ready")
+REQUEST_ENDS = {"rejected", "cancelled", "failed", "decommissioned"}
+ENVIRONMENT_STEPS = ("starting", "live")
+TIMED_OUT = 3
+COLUMNS = {
+    "requests": ("id", "tenant", "kind", "state", "requester", "created_at"),
+    "namespaces": ("id", "name", "tenant", "tier", "cluster", "state"),
+    "environments": ("id", "tenant", "project", "env_slug", "namespace", "state",
+                     "expires_at"),
+}
+
+
+class Context:
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self._berth: Berth | None = None
+
+    @property
+    def berth(self) -> Berth:
+        if self._berth is None:
+            self._berth = Berth.from_settings(url=self.url)
+        return self._berth
+
+    def tenant(self, given: str | None) -> str:
+        """--tenant / BERTH_TENANT, the config file's, else the caller's only tenant."""
+        if given:
+            return given
+        if read_config().get("tenant"):
+            return read_config()["tenant"]
+        slugs = [row["slug"] for row in self.berth.every("tenants")]
+        if len(slugs) == 1:
+            return slugs[0]
+        raise click.UsageError("Name the tenant with --tenant (you are in "
+                               f"{', '.join(slugs) or 'no tenant'}).")
+
+
+pass_context = click.make_pass_decorator(Context)
+
+
+def show(rows: list[dict[str, Any]] | dict[str, Any], output: str, columns: tuple[str, ...]
+         ) -> None:
+    if output == "json":
+        click.echo(json.dumps(rows, indent=2))
+    elif output == "yaml":
+        click.echo(yaml.safe_dump(rows, sort_keys=False), nl=False)
+    else:
+        table = Table(*columns, box=None, pad_edge=False)
+        for row in rows if isinstance(rows, list) else [rows]:
+            table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+        Console(soft_wrap=True).print(table)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--url", envvar="BERTH_URL", help="Berth's address (BERTH_URL; else the "
+              "config file's; else http://127.0.0.1:8000).")
+@click.version_option(package_name="berth", prog_name="berth")
+@click.pass_context
+def cli(ctx: click.Context, url: str | None) -> None:
+    """Berth from a terminal: request namespaces, projects and environments, approve them,
+    wait for them, and get a kubeconfig to use them.
+
+    Authenticates with a Berth API token: BERTH_TOKEN, or `berth login`, which keeps it in
+    ~/.config/berth/config.toml."""
+    ctx.obj = Context(url)
+
+
+@cli.command()
+@click.option("--token", help="An API token (default: BERTH_TOKEN, else asked for).")
+@pass_context
+def login(context: Context, token: str | None) -> None:
+    """Check an API token against Berth and keep it, with the URL, in the config file."""
+    import os
+
+    token = token or os.environ.get("BERTH_TOKEN") or click.prompt("API token",
+                                                                   hide_input=True)
+    berth = Berth.from_settings(url=context.url, token=token)
+    me = berth.call("me")
+    path = write_config({**read_config(), "url": berth.url, "token": token})
+    click.echo(f"Signed in to {berth.url} as {me['username']} (scopes: "
+               f"{', '.join(me.get('scopes') or ['all'])}); saved in {path}.")
+
+
+# --- requests --------------------------------------------------------------------------------
+
+@cli.group()
+def request() -> None:
+    """Ask for a namespace, a project or an environment (the approval rules decide)."""
+
+
+def submit(context: Context, tenant: str | None, kind: str, payload: dict[str, Any]) -> None:
+    payload = {k: v for k, v in payload.items() if v not in (None, "")}
+    created = context.berth.call("submit", body={
+        "tenant": context.tenant(tenant), "kind": kind, "payload": payload})
+    click.echo(f"Request #{created['id']} ({kind}): {created['state']}"
+               + (f" — {created['status_message']}" if created.get("status_message") else ""))
+
+
+def tenant_option(function: Callable) -> Callable:
+    return click.option("--tenant", envvar="BERTH_TENANT",
+                        help="The tenant's slug (BERTH_TENANT; default: your only one).")(
+        function)
+
+
+@request.command("namespace")
+@tenant_option
+@click.option("--app", required=True, help="The application's name: <tenant>-<app>-<tier>.")
+@click.option("--tier", required=True, help="e.g. dev, staging, prod.")
+@click.option("--cluster", required=True)
+@click.option("--cpu", required=True, help="CPU quota, e.g. 500m or 2.")
+@click.option("--memory", required=True, help="Memory quota, e.g. 512Mi or 2Gi.")
+@click.option("--storage", help="Storage quota, e.g. 10Gi.")
+@pass_context
+def request_namespace(context: Context, tenant: str | None, **payload: Any) -> None:
+    """Request a namespace."""
+    submit(context, tenant, "namespace", payload)
+
+
+@request.command("project")
+@tenant_option
+@click.option("--app", required=True, help="The project's name.")
+@click.option("--engine", type=click.Choice(["argocd", "flux"]), default="argocd",
+              show_default=True)
+@click.option("--cluster", required=True)
+@click.option("--tiers", required=True, help="Comma-separated, in promotion order: "
+              "dev,staging,prod.")
+@pass_context
+def request_project(context: Context, tenant: str | None, tiers: str, **payload: Any) -> None:
+    """Request an application project with one namespace per tier."""
+    submit(context, tenant, "project",
+           {**payload, "tiers": [t.strip() for t in tiers.split(",") if t.strip()]})
+
+
+@request.command("environment")
+@tenant_option
+@click.option("--project", required=True)
+@click.option("--tier", required=True)
+@click.option("--cluster", required=True)
+@click.option("--cpu", required=True)
+@click.option("--memory", required=True)
+@click.option("--storage")
+@pass_context
+def request_environment(context: Context, tenant: str | None, **payload: Any) -> None:
+    """Request another environment (tier) of a project."""
+    submit(context, tenant, "environment", payload)
+
+
+@cli.command()
+@click.argument("request_id", type=int)
+@click.option("--reason", default="", help="A note kept with the approval.")
+@pass_context
+def approve(context: Context, request_id: int, reason: str) -> None:
+    """Approve a request: the plan you approve is the one Berth shows now."""
+    seen = context.berth.call("request", path={"id": request_id})
+    digest = (seen.get("plan") or {}).get("digest") or seen.get("digest") or ""
+    done = context.berth.call("approve", path={"id": request_id},
+                              body={"plan_digest": digest, "note": reason})
+    click.echo(f"Request #{request_id}: {done['state']}")
+
+
+@cli.command()
+@click.argument("request_id", type=int)
+@click.option("--reason", required=True, help="Why: the requester reads it.")
+@pass_context
+def reject(context: Context, request_id: int, reason: str) -> None:
+    """Reject a request."""
+    done = context.berth.call("reject", path={"id": request_id}, body={"reason": reason})
+    click.echo(f"Request #{request_id}: {done['state']}")
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+@cli.command()
+@click.argument("what", type=click.Choice(sorted(COLUMNS)))
+@click.option("-o", "--output", type=FORMATS, default="table", show_default=True)
+@click.option("--tenant", envvar="BERTH_TENANT", help="Only this tenant's.")
+@click.option("--state", help="Only in this state.")
+@pass_context
+def get(context: Context, what: str, output: str, tenant: str | None,
+        state: str | None) -> None:
+    """List requests, namespaces or environments you can see."""
+    show(context.berth.every(what, tenant=tenant, state=state), output, COLUMNS[what])
+
+
+@cli.command()
+@click.argument("namespace")
+@click.option("--credentials", type=click.Choice(["kubelogin", "berth"]),
+              default="kubelogin", show_default=True,
+              help="Who signs kubectl in: kubelogin, or `berth token --exec`.")
+@click.option("--cluster", help="When the namespace's name is live on several clusters.")
+@click.option("--output", "-o", "target", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write it here (readable by you only) instead of printing it.")
+@pass_context
+def kubeconfig(context: Context, namespace: str, credentials: str, cluster: str | None,
+               target: Path | None) -> None:
+    """A kubeconfig for NAMESPACE (its name or id) that signs in as you, and what to try."""
+    answer = context.berth.call("kubeconfig", path={"namespace": namespace},
+                                query={"credentials": credentials, "cluster": cluster})
+    if target is None:
+        click.echo(answer["kubeconfig"], nl=False)
+    else:
+        target.touch(mode=0o600, exist_ok=True)
+        target.write_text(answer["kubeconfig"])
+        err.print(f"Wrote {target}: export KUBECONFIG={target.resolve()}")
+    err.print(f"Your role here: {answer['role'] or 'none'}"
+              + (f" ({answer['cluster_role']})" if answer["cluster_role"] else ""))
+    for attempt in answer["try"]:
+        err.print(f"  $ {attempt['command']}\n    {attempt['expect']}", highlight=False)
+
+
+@cli.command()
+@click.option("--exec", "as_exec", is_flag=True, required=True,
+              help="Print a client.authentication.k8s.io/v1 ExecCredential (kubectl's exec "
+                   "plugin protocol).")
+@click.option("--oidc-issuer-url", required=True)
+@click.option("--oidc-client-id", required=True)
+def token(as_exec: bool, oidc_issuer_url: str, oidc_client_id: str) -> None:
+    """kubectl's exec plugin: your ID token, cached, refreshed, or from a device sign-in."""
+    value = oidc.id_token(oidc_issuer_url, oidc_client_id)
+    click.echo(json.dumps(oidc.exec_credential(value)))
+
+
+# --- ephemeral environments ------------------------------------------------------------------
+
+@cli.group()
+def env() -> None:
+    """Ephemeral environments: one per pull request, created and removed by CI."""
+
+
+def step(states: tuple[str, ...], state: str) -> int:
+    return states.index(state) + 1 if state in states else 0
+
+
+def wait_until_ready(context: Context, environment: dict[str, Any], timeout: float,
+                     interval: float) -> int:
+    """Progress per object (the request, the namespace) until Ready; the exit code."""
+    deadline = time.monotonic() + timeout
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[state]}"),
+                  console=err, transient=False) as progress:
+        request_bar = progress.add_task(f"request #{environment['request']}",
+                                        total=len(REQUEST_STEPS), state="")
+        namespace_bar = progress.add_task(f"namespace {environment['namespace']}",
+                                          total=len(ENVIRONMENT_STEPS), state="")
+        while True:
+            request_state = environment.get("request_state", "")
+            progress.update(request_bar, completed=step(REQUEST_STEPS, request_state),
+                            state=request_state)
+            progress.update(namespace_bar, completed=step(ENVIRONMENT_STEPS,
+                                                          environment["state"]),
+                            state=environment["state"])
+            if request_state == "ready" and environment["state"] == "live":
+                return 0
+            if request_state in REQUEST_ENDS or environment["state"] in ("ending", "ended"):
+                seen = context.berth.call("request", path={"id": environment["request"]})
+                err.print(f"Request #{environment['request']} is {request_state}: "
+                          f"{seen.get('status_message') or 'no reason given'}")
+                return 1
+            if time.monotonic() >= deadline:
+                err.print(f"Not Ready after {timeout:.0f} s (request {request_state}, "
+                          f"environment {environment['state']}).")
+                return TIMED_OUT
+            time.sleep(interval)  # polling the API at a fixed pace
+            environment = context.berth.call("environment", path={"id": environment["id"]})
+
+
+@env.command("create")
+@tenant_option
+@click.option("--project", required=True)
+@click.option("--slug", required=True, help="The environment's name, e.g. pr-42 "
+              "(CI_ENVIRONMENT_SLUG).")
+@click.option("--branch", default="", help="The branch it deploys.")
+@click.option("--mr", "mr_id", default="", help="The pull/merge request's number.")
+@click.option("--ttl", help="How long it lives, e.g. 4h (default: the tier's).")
+@click.option("--tier", help="An ephemeral tier (default: the tenant's first).")
+@click.option("--cluster")
+@click.option("--wait", is_flag=True, help="Show progress until it is Ready; exit 0 only then.")
+@click.option("--timeout", default=900.0, show_default=True, help="Seconds --wait waits.")
+@click.option("--interval", default=2.0, show_default=True, help="Seconds between polls.")
+@pass_context
+def env_create(context: Context, tenant: str | None, slug: str, wait: bool, timeout: float,
+               interval: float, **fields: Any) -> None:
+    """Create an ephemeral environment; its namespace is named at once."""
+    created = context.berth.call("create_environment", body={
+        **fields, "tenant": context.tenant(tenant), "env_slug": slug})
+    err.print(f"Environment {created['project']}/{created['env_slug']} (#{created['id']}): "
+              f"namespace {created['namespace']} on {created['cluster']}", highlight=False)
+    code = wait_until_ready(context, created, timeout, interval) if wait else 0
+    click.echo(created["namespace"])
+    sys.exit(code)
+
+
+@env.command("delete")
+@tenant_option
+@click.option("--project", required=True)
+@click.option("--slug", required=True)
+@click.option("--reason", default="", help="Kept in the audit log.")
+@pass_context
+def env_delete(context: Context, tenant: str | None, project: str, slug: str,
+               reason: str) -> None:
+    """End an ephemeral environment: its namespace and GitOps files go."""
+    done = context.berth.call("stop_environment", body={
+        "tenant": context.tenant(tenant), "project": project, "env_slug": slug,
+        "reason": reason})
+    click.echo(f"Environment {project}/{slug}: {done['state']}")
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script: eval "$(berth completion bash)"."""
+    complete = get_completion_class(shell)(cli, {}, "berth", "_BERTH_COMPLETE")
+    click.echo(complete.source())
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.Abort:
+        err.print("Aborted.")
+        sys.exit(1)
+    except click.ClickException as problem:
+        problem.show()
+        sys.exit(problem.exit_code)
+    except ApiProblem as problem:
+        err.print(problem.describe(), highlight=False)
+        sys.exit(1)
+    except (NotConfigured, oidc.SignInFailed) as problem:
+        err.print(str(problem), highlight=False)
+        sys.exit(2 if isinstance(problem, NotConfigured) else 1)
+    except httpx.HTTPError as problem:
+        err.print(f"Cannot reach Berth: {problem}", highlight=False)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""`berth token --exec`: kubectl's exec plugin where kubelogin is not installed. It prints
+a client.authentication.k8s.io/v1 ExecCredential holding the person's ID token: a cached
+one while it is valid, else one from the cached refresh token, else from the OAuth 2.0
+device authorization grant (RFC 8628) where the provider offers it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+
+EXEC_API_VERSION = "client.authentication.k8s.io/v1"
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+# An ID token this close to its expiry is not handed to kubectl.
+MARGIN_SECONDS = 60
+TIMEOUT = 30.0
+
+
+class SignInFailed(Exception):
+    pass
+
+
+def cache_file(issuer: str, client_id: str) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    key = hashlib.sha256(f"{issuer}\n{client_id}".encode()).hexdigest()[:32]
+    return Path(base) / "berth" / "oidc" / f"{key}.json"
+
+
+def _save(path: Path, tokens: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump({k: tokens[k] for k in ("id_token", "refresh_token") if tokens.get(k)},
+                  handle)
+
+
+def expiry(id_token: str) -> int:
+    """The token's `exp` (its signature is the cluster's to check, not ours)."""
+    try:
+        return int(jwt.decode(id_token, options={"verify_signature": False})["exp"])
+    except (jwt.InvalidTokenError, KeyError, TypeError, ValueError):
+        return 0
+
+
+def exec_credential(id_token: str) -> dict[str, Any]:
+    stamp = datetime.fromtimestamp(expiry(id_token), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"apiVersion": EXEC_API_VERSION, "kind": "ExecCredential",
+            "status": {"token": id_token, "expirationTimestamp": stamp}}
+
+
+def discover(http: httpx.Client, issuer: str) -> dict[str, Any]:
+    answer = http.get(issuer.rstrip("/") + "/.well-known/openid-configuration")
+    if answer.status_code != 200:
+        raise SignInFailed(f"{issuer} has no OpenID Connect discovery document "
+                           f"({answer.status_code}).")
+    return answer.json()
+
+
+def _token(http: httpx.Client, endpoint: str, form: dict[str, str]) -> dict[str, Any]:
+    return http.post(endpoint, data=form).json()
+
+
+def refreshed(http: httpx.Client, discovery: dict, client_id: str,
+              refresh_token: str) -> dict[str, Any] | None:
+    answer = _token(http, discovery["token_endpoint"], {
+        "grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": client_id})
+    return answer if answer.get("id_token") else None
+
+
+def device_sign_in(http: httpx.Client, discovery: dict, issuer: str,
+                   client_id: str) -> dict[str, Any]:
+    endpoint = discovery.get("device_authorization_endpoint")
+    if not endpoint:
+        raise SignInFailed(
+            f"{issuer} does not offer the device authorization grant, so berth cannot sign "
+            "you in from a terminal. Use kubelogin (kubectl oidc-login) as the exec plugin: "
+            "Berth's 'Use it' panel and `berth kubeconfig NAMESPACE` give a kubeconfig for it.")
+    started = http.post(endpoint, data={"client_id": client_id,
+                                        "scope": "openid groups offline_access"}).json()
+    if "device_code" not in started:
+        raise SignInFailed(f"{issuer} refused to start a device sign-in: "
+                           f"{started.get('error_description') or started.get('error')}")
+    where = started.get("verification_uri_complete") or started["verification_uri"]
+    print(f"To sign in, open {where} and enter the code {started.get('user_code', '')}.",
+          file=sys.stderr, flush=True)
+    interval = int(started.get("interval", 5))
+    deadline = time.monotonic() + int(started.get("expires_in", 600))
+    while time.monotonic() < deadline:
+        time.sleep(interval)  # the provider's pace (RFC 8628 section 3.5)
+        answer = _token(http, discovery["token_endpoint"], {
+            "grant_type": DEVICE_GRANT, "device_code": started["device_code"],
+            "client_id": client_id})
+        if answer.get("id_token"):
+            return answer
+        error = answer.get("error")
+        if error == "slow_down":
+            interval += 5
+        elif error != "authorization_pending":
+            raise SignInFailed(f"sign-in refused: {answer.get('error_description') or error}")
+    raise SignInFailed("the device sign-in expired before it was completed")
+
+
+def id_token(issuer: str, client_id: str, *, transport: httpx.BaseTransport | None = None) -> str:
+    path = cache_file(issuer, client_id)
+    cached: dict[str, Any] = {}
+    if path.exists():
+        try:
+            cached = json.loads(path.read_text())
+        except ValueError:
+            cached = {}
+    if cached.get("id_token") and expiry(cached["id_token"]) > time.time() + MARGIN_SECONDS:
+        return cached["id_token"]
+    with httpx.Client(transport=transport, timeout=TIMEOUT) as http:
+        discovery = discover(http, issuer)
+        tokens = None
+        if cached.get("refresh_token"):
+            tokens = refreshed(http, discovery, client_id, cached["refresh_token"])
+        if tokens is None:
+            tokens = device_sign_in(http, discovery, issuer, client_id)
+    _save(path, {**tokens, "refresh_token": tokens.get("refresh_token")
+                 or cached.get("refresh_token")})
+    return tokens["id_token"]

@@ -133,8 +133,10 @@ def demand(*, tenant: Tenant, kind: str, payload: dict) -> Usage:
 
 
 def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
-    """Field → message for every dimension the request would push past the budget."""
-    used, budget = usage(tenant), limits(tenant)
+    """Field → message for every dimension the request would push past the budget, saying
+    how much of it is in use by live namespaces and how much only requested."""
+    (live, asked), budget = usage_parts(tenant), limits(tenant)
+    used = live + asked
     dimensions = {
         "cpu": ("cpu_millis", " of CPU"),
         "memory": ("memory_mib", " of memory"),
@@ -149,13 +151,18 @@ def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
             getattr(budget, attribute),
         )
         if need and have + need > total:
-            # In the units people read (cores, GiB), as every page shows them.
-            asked, using, limit, left = (quantities.amount(field, amount) for amount in (
-                need, have, total, max(total - have, 0)))
+            # In the units people read (cores, GiB), as every page shows them; the parts
+            # taken without a unit, after "of its 8 cores".
+            def bare(stored: int, dimension: str = field) -> str:
+                return quantities.amount(dimension, stored).bare().plain()
+            asked_for = quantities.amount(field, need).plain()
+            limit = quantities.amount(field, total).plain()
+            by_namespaces = "in use" if field == "namespaces" else "in use by its namespaces"
             problems[field] = (
-                f"Asks for {asked.plain()}{of_what}, but {tenant.slug} uses "
-                f"{using.bare().plain()} of its budget of {limit.plain()}: "
-                f"{left.bare().plain()} left."
+                f"Asks for {asked_for}{of_what}, but {tenant.slug} has {bare(have)} of its "
+                f"{limit}{of_what} taken: {bare(getattr(live, attribute))} {by_namespaces}, "
+                f"{bare(getattr(asked, attribute))} requested by requests not yet "
+                f"provisioned; {bare(max(total - have, 0))} left."
             )
     return problems
 

@@ -116,6 +116,16 @@ class DemoPerson:
         return f"devidp-{self.username}"
 
 
+# Room for the README's journey and more: a dev namespace (1 core, 2 GiB, 10 GiB) and a
+# three-tier project (7 cores, 14 GiB, 80 GiB, 3 namespaces), then two more requests as
+# large as that project, with 10 cores still left (tests/test_first_hour.py).
+DEMO_BUDGET = dict(
+    budget_cpu_millis=32000,
+    budget_memory_mib=64 * 1024,
+    budget_storage_gib=500,
+    budget_namespaces=20,
+)
+
 TENANTS = [
     dict(
         slug="payments",
@@ -125,6 +135,7 @@ TENANTS = [
         viewer_groups=["payments-auditors"],
         gitops_engine=GitOpsEngine.ARGOCD_KARGO,
         allowed_domains=["payments.example.com"],
+        **DEMO_BUDGET,
     ),
     dict(
         slug="search",
@@ -134,6 +145,7 @@ TENANTS = [
         viewer_groups=[],
         gitops_engine=GitOpsEngine.FLUX,
         allowed_domains=["search.example.com"],
+        **DEMO_BUDGET,
     ),
 ]
 

@@ -159,6 +159,13 @@ def check_rule(*, tenant: str, condition: str, namespace: str, refuse: bool) -> 
         raise RuleError(f"{name!r} is longer than {DNS_LABEL_MAX} characters.")
 
 
+def rule_named(choice: Choice) -> str:
+    """Which rule chose a namespace, for a sentence: "Rule 2" or the default template."""
+    if choice.rule_position is None:
+        return f"The default rule ({DEFAULT_TEMPLATE})"
+    return f"Rule {choice.rule_position}"
+
+
 def choose(rules: list[Any], variables: dict[str, str]) -> Choice | None:
     """The first rule whose condition holds, as the namespace it names; None if none does.
 

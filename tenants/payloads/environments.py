@@ -45,7 +45,6 @@ class EphemeralPayload(TenantScoped):
             raise serializers.ValidationError(
                 {"project": f"{data['project']!r} is not a project of this tenant."}
             )
-        self._check_env_slug(data["env_slug"], project)
         tier = self._ephemeral_tier(data.get("tier"))
         cluster = self._cluster_for(project, data.get("cluster"))
         for key, default in (
@@ -81,11 +80,15 @@ class EphemeralPayload(TenantScoped):
             )})
         if choice.refused:
             raise serializers.ValidationError({"env_slug": choice.refused})
+        self._check_env_slug(data["env_slug"], project, choice.namespace)
         problem = environment_rules.name_problem(
             choice.namespace, tenant=self.tenant.slug
         ) or kept_for_tier(self.tenant, choice.namespace)
         if problem:
-            raise serializers.ValidationError({"env_slug": f"The rule names {problem}"})
+            raise serializers.ValidationError({"env_slug": (
+                f"{environment_rules.rule_named(choice)} names the namespace "
+                f"{choice.namespace}, which an environment may not have: {problem}"
+            )})
         data.update(
             cluster=cluster,
             tier=tier.slug,
@@ -101,19 +104,26 @@ class EphemeralPayload(TenantScoped):
         )
         return data
 
-    def _check_env_slug(self, slug: str, project: Project) -> None:
-        """An environment slug may not be a word Berth ends a project's own namespaces with:
-        `<tenant>-<project>-<slug>` would be the project's Kargo or tier namespace."""
-        reason = None
-        if slug in RESERVED_SUFFIXES:
-            reason = "the project's Kargo namespace"
-        elif EnvironmentTier.objects.filter(slug=slug).exists():
-            reason = f"the project's {slug} namespace"
-        if reason:
-            name = namespace_name(self.tenant.slug, project.name, slug)
-            raise serializers.ValidationError({"env_slug": (
-                f"{slug!r} is reserved: {name} is {reason}. Choose another environment slug."
-            )})
+    def _check_env_slug(self, slug: str, project: Project, named: str) -> None:
+        """An environment slug may not be a word Berth ends a project's own names with,
+        judged by the namespace the rule names (`named`): with `<tenant>-<project>-<slug>`,
+        `kargo` would be the project's Kargo namespace; a tier's slug is refused wherever
+        the environment lives, as its GitOps application (`<tenant>-<project>-<slug>`,
+        provisioning.gitops_plan.layout) would be the tier's."""
+        own = namespace_name(self.tenant.slug, project.name, slug)
+        is_tier = EnvironmentTier.objects.filter(slug=slug).exists()
+        if named == own and slug in RESERVED_SUFFIXES:
+            reason = f"{own} is the project's Kargo namespace"
+        elif named == own and is_tier:
+            reason = f"{own} is the project's {slug} namespace"
+        elif is_tier:
+            reason = (f"it is a tier, and the environment's GitOps application would be named "
+                      f"{own}, as the project's {slug} one is")
+        else:
+            return
+        raise serializers.ValidationError({"env_slug": (
+            f"{slug!r} is reserved: {reason}. Choose another environment slug."
+        )})
 
     def _ephemeral_tier(self, slug: str | None):  # noqa: ANN202 - EnvironmentTier
         tiers = self.tenant.allowed_tiers.filter(is_ephemeral=True).order_by("position", "slug")

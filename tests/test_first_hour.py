@@ -1,0 +1,126 @@
+"""A newcomer's first hour with `make run`: the demo budget carries them through the README's
+journey and more, refusals say what is in use and what only requested, environment names
+are refused by the name the rule makes, in sentences."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.exceptions import ValidationError
+
+from tenants import demo, services
+from tenants.choices import NamespaceState, RequestKind
+from tenants.models import Namespace, Project, Tenant, User
+
+
+@pytest.fixture
+def world(db):
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    return {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "owner": User.objects.get(username="olivia"),
+    }
+
+
+def submit(world, kind, *, requester=None, **payload):
+    return services.submit_request(tenant=world["tenant"], kind=kind, payload=payload,
+                                   requester=requester or world["developer"])
+
+
+def refusal(excinfo) -> dict[str, str]:
+    return {field: " ".join(str(m) for m in messages)
+            for field, messages in excinfo.value.detail.items()}
+
+
+# --- the demo budget ---------------------------------------------------------------------
+
+
+def test_the_demo_budget_carries_the_readme_journey_and_two_more_requests(world):
+    # The README's journey: a dev namespace as the form offers it, a three-tier project...
+    submit(world, RequestKind.NAMESPACE, app="shop", tier="dev", cluster="sandbox", cpu="1",
+           memory="2Gi", storage="10Gi")
+    submit(world, RequestKind.PROJECT, requester=world["owner"], app="checkout",
+           engine="argocd_kargo", cluster="sandbox", tiers=["dev", "staging", "prod"])
+    # ... and two more, each as large as that project.
+    for app in ("ledger", "refunds"):
+        submit(world, RequestKind.PROJECT, requester=world["owner"], app=app,
+               engine="argocd", cluster="sandbox", tiers=["dev", "staging", "prod"])
+
+    assert Namespace.objects.filter(tenant=world["tenant"]).exclude(
+        name__endswith="-kargo").count() == 10
+
+
+def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(world):
+    Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=8000)
+    world["tenant"].refresh_from_db()
+    live = submit(world, RequestKind.NAMESPACE, app="shop", tier="dev", cluster="sandbox",
+                  cpu="2", memory="2Gi")
+    Namespace.objects.filter(request=live).update(state=NamespaceState.ACTIVE)
+    submit(world, RequestKind.NAMESPACE, app="cart", tier="staging", cluster="sandbox",
+           requester=world["owner"], cpu="6", memory="2Gi")
+
+    with pytest.raises(ValidationError) as refused:
+        submit(world, RequestKind.NAMESPACE, app="more", tier="dev", cluster="sandbox",
+               cpu="1", memory="2Gi")
+
+    assert refusal(refused)["cpu"] == (
+        "Asks for 1 core of CPU, but payments has 8 of its 8 cores of CPU taken: 2 in use by "
+        "its namespaces, 6 requested by requests not yet provisioned; 0 left.")
+
+
+# --- environment names, by the name the rule makes -------------------------------------------
+
+
+def rule(world, template: str) -> None:
+    services.replace_environment_rules(tenant=world["tenant"], actor=world["owner"],
+                                       rules=[{"if": "", "namespace": template}])
+
+
+def start_environment(world, **payload):
+    Project.objects.get_or_create(tenant=world["tenant"], name="checkout",
+                                  defaults={"gitops_engine": "argocd_kargo"})
+    return submit(world, RequestKind.EPHEMERAL, project="checkout", **payload)
+
+
+def test_an_environment_slug_of_kargo_is_refused_naming_the_namespace_the_rule_makes(world):
+    rule(world, "$TENANT-$ENV_SLUG")
+
+    with pytest.raises(ValidationError) as refused:
+        start_environment(world, env_slug="kargo")
+
+    message = refusal(refused)["env_slug"]
+    assert "payments-kargo" in message
+    assert "payments-checkout-kargo" not in message
+    assert message.startswith("Rule 1 names the namespace payments-kargo, which an "
+                              "environment may not have: payments-kargo ends with -kargo")
+
+
+def test_an_environment_slug_of_kargo_in_a_shared_namespace_is_welcome(world):
+    rule(world, "payments-previews")
+
+    started = start_environment(world, env_slug="kargo")
+
+    assert started.payload["namespace"] == "payments-previews"
+
+
+def test_a_rule_naming_the_tenants_own_namespace_is_refused_in_a_sentence(world):
+    rule(world, "$TENANT-$BRANCH")
+
+    with pytest.raises(ValidationError) as refused:
+        start_environment(world, env_slug="review-1", branch="apps")
+
+    assert refusal(refused)["env_slug"] == (
+        "Rule 1 names the namespace payments-apps, which an environment may not have: "
+        "payments-apps is the tenant's Argo CD applications namespace.")
+
+
+def test_a_tier_slug_elsewhere_is_refused_naming_the_application_it_would_share(world):
+    rule(world, "payments-previews")
+
+    with pytest.raises(ValidationError) as refused:
+        start_environment(world, env_slug="prod")
+
+    assert refusal(refused)["env_slug"] == (
+        "'prod' is reserved: it is a tier, and the environment's GitOps application would "
+        "be named payments-checkout-prod, as the project's prod one is. Choose another "
+        "environment slug.")

@@ -183,20 +183,40 @@ class Review:
     gitops_diff: str = ""
     gitops_error: str = ""
     digest: str = ""
+    # The request's GitOps engines that cannot read the tenant's repository URL, one line
+    # each (tenants.repository_readers): said before approval, not found at provisioning.
+    repository_warnings: tuple[str, ...] = ()
+
+
+def repository_warnings(tenancy_request: Request) -> tuple[str, ...]:
+    """What the engines this request writes for (its project's, or the tenant's) cannot
+    read of the tenant's repository URL."""
+    from tenants.models import Project
+    from tenants.repository_readers import unreadable
+
+    tenant, payload = tenancy_request.tenant, tenancy_request.payload or {}
+    engine_name = payload.get("engine")
+    if not engine_name and payload.get("project"):
+        engine_name = (Project.objects.filter(tenant=tenant, name=payload["project"])
+                       .values_list("gitops_engine", flat=True).first())
+    return tuple(unreadable(engine_name or tenant.gitops_engine, tenant.gitops_repo_url))
 
 
 def review(tenancy_request: Request) -> Review:
     """Renders the plan and reads the tenant's repository for the GitOps diff."""
     if tenancy_request.state not in PLANNED_STATES:
         return Review()
+    warnings = repository_warnings(tenancy_request)
     try:
         planned = plan(tenancy_request)
     except PlanUnavailable as exc:
-        return Review(plan_error=str(exc))
+        return Review(plan_error=str(exc), repository_warnings=warnings)
     try:
         change = gitops_preview(tenancy_request)
     except PreviewUnavailable as exc:
         return Review(plan=planned, gitops_error=str(exc),
-                      digest=approval_digest(planned.digest, None))
+                      digest=approval_digest(planned.digest, None),
+                      repository_warnings=warnings)
     return Review(plan=planned, gitops_diff=change.diff,
-                  digest=approval_digest(planned.digest, change.binds))
+                  digest=approval_digest(planned.digest, change.binds),
+                  repository_warnings=warnings)

@@ -124,3 +124,77 @@ def test_a_tier_slug_elsewhere_is_refused_naming_the_application_it_would_share(
         "'prod' is reserved: it is a tier, and the environment's GitOps application would "
         "be named payments-checkout-prod, as the project's prod one is. Choose another "
         "environment slug.")
+
+
+# --- a repository URL the tenant's engine cannot read, said before approval ------------------
+
+
+@pytest.mark.parametrize(("engine", "url", "said"), [
+    ("flux", "file:///srv/git/search.git", ["Flux cannot read file:///srv/git/search.git: "
+                                            "its GitRepository takes http://, https:// and "
+                                            "ssh:// URLs only."]),
+    ("flux", "git://git.example.com/search.git", ["Flux cannot read"]),
+    ("flux", "git@git.example.com:search/deploy.git", []),  # Berth writes it as ssh://
+    ("flux", "https://git.example.com/search.git", []),
+    ("argocd", "file:///srv/git/payments.git", ["Argo CD cannot read file:///srv/git/"
+                                                "payments.git: its repo-server reads"]),
+    ("argocd", "git@git.example.com:payments/deploy.git", []),
+    ("argocd_kargo", "git.example.com:payments/deploy.git", [
+        "Kargo cannot read git.example.com:payments/deploy.git: it takes git@host:path only "
+        "with the user before @"]),
+    ("argocd_kargo", "ssh://git@git.example.com/payments/deploy.git", []),
+    ("argocd", "", []),
+])
+def test_which_engines_read_which_repository_urls(engine, url, said):
+    from tenants.repository_readers import unreadable
+
+    warnings = unreadable(engine, url)
+
+    assert len(warnings) == len(said)
+    for warning, start in zip(warnings, said, strict=True):
+        assert warning.startswith(start)
+
+
+def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(client, world):
+    # A row saved before Flux's rule was checked on save, as the demo's once was.
+    Tenant.objects.filter(slug="search").update(gitops_repo_url="file:///srv/git/search.git")
+    search = Tenant.objects.get(slug="search")
+    asked = services.submit_request(
+        tenant=search, kind=RequestKind.NAMESPACE, requester=User.objects.get(username="sam"),
+        payload={"app": "index", "tier": "staging", "cluster": "sandbox", "cpu": "1",
+                 "memory": "1Gi"})
+    client.force_login(User.objects.get(username="pat"))
+
+    page = client.get(f"/requests/{asked.pk}/").content.decode()
+
+    assert asked.state == "submitted"
+    assert ("Before approving:</strong> Flux cannot read file:///srv/git/search.git: its "
+            "GitRepository takes http://, https:// and ssh:// URLs only.") in page
+
+
+def test_the_plan_preview_of_a_readable_url_warns_of_nothing(client, world):
+    asked = submit(world, RequestKind.NAMESPACE, app="shop", tier="staging",
+                   cluster="sandbox", cpu="1", memory="1Gi")
+    Tenant.objects.filter(slug="payments").update(
+        gitops_repo_url="https://git.example.com/payments.git")
+    client.force_login(User.objects.get(username="pat"))
+
+    page = client.get(f"/requests/{asked.pk}/").content.decode()
+
+    assert "Before approving" not in page
+
+
+def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tenant(client,
+                                                                                    world):
+    client.force_login(User.objects.get(username="pat"))
+
+    page = client.post("/tenants/new/", {
+        "slug": "ledger", "name": "Ledger team", "owner_groups": "ledger-owners",
+        "repo_url": "file:///srv/git/ledger.git", "branch": "main", "engine": "argocd_kargo",
+        "cpu": "4", "memory": "8Gi", "storage": "50Gi", "namespaces": 5,
+    }, follow=True).content.decode()
+
+    assert Tenant.objects.filter(slug="ledger").exists()
+    assert "Tenant ledger is ready for requests." in page
+    assert "Argo CD cannot read file:///srv/git/ledger.git" in page
+    assert "Kargo cannot read file:///srv/git/ledger.git" in page

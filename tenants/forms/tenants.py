@@ -98,6 +98,15 @@ class TenantOnboardingForm(Form):
             self.add_error(None, exc)
         return cleaned
 
+    @property
+    def repository_warnings(self) -> list[str]:
+        """What the chosen engine cannot read of the repository URL: said, not refused (a
+        URL git reads is the tenant's to keep), before anyone approves a request."""
+        from tenants.repository_readers import unreadable
+
+        data = getattr(self, "cleaned_data", {})
+        return unreadable(data.get("engine", ""), data.get("repo_url", ""))
+
     # The repository fields: the checks the API, the admin and Tenant.clean() make too.
     def clean_repo_url(self) -> str:
         from tenants.validators import validate_repo_url

@@ -54,6 +54,7 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "plan_error": review.plan_error,
         "gitops_diff": review.gitops_diff,
         "gitops_error": review.gitops_error,
+        "repository_warnings": review.repository_warnings,
         "commits": selectors.commits_of_request(tenancy_request),
         "comments": tenancy_request.comments.select_related("author"),
         "comment_form": forms.CommentForm(),

@@ -68,6 +68,8 @@ def tenant_onboard(request: HttpRequest) -> HttpResponse:
             field_errors(form, exc)
         else:
             messages.success(request, f"Tenant {tenant.slug} is ready for requests.")
+            for warning in form.repository_warnings:
+                messages.warning(request, warning)
             tasks.request_repository_check(tenant)  # its answer shows on the tenant's page
             return redirect("tenant-detail", slug=tenant.slug)
     return render(request, "tenants/tenant_onboard.html", {"form": form})

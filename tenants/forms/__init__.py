@@ -9,7 +9,7 @@ from tenants.forms.environments import (
     TryEnvironmentRulesForm,
     rules_to_yaml,
 )
-from tenants.forms.policy import ApprovalRuleForm
+from tenants.forms.policy import ApprovalRuleForm, WhatIfForm
 from tenants.forms.preferences import NotificationsForm
 from tenants.forms.requests import (
     REQUEST_FORMS,
@@ -26,6 +26,7 @@ __all__ = [
     "REQUEST_FORMS",
     "ApiTokenForm",
     "ApprovalRuleForm",
+    "WhatIfForm",
     "ApproveForm",
     "ApproveTogetherForm",
     "CommentForm",

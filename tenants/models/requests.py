@@ -27,6 +27,10 @@ class Request(models.Model):
     approver_role = models.CharField(
         max_length=20, choices=ApproverRole.choices, default=ApproverRole.PLATFORM_ADMIN
     )
+    # The `request` variable the rules saw when they decided (tenants.policy.attributes_for),
+    # so a proposed rule set can be replayed over past decisions (tenants.whatif). Empty on
+    # requests decided before it was kept: their attributes are reconstructed.
+    policy_attributes = models.JSONField(null=True, blank=True)
     # A worker holds the lease while it provisions, so two never work on one request; it
     # expires by itself if the worker dies, and the sweep hands the request to another.
     lease_owner = models.CharField(max_length=255, blank=True)

@@ -8,6 +8,7 @@
     namespaces    namespaces, projects, the name a request would get, their commits
     environments  ephemeral environments and the environment rules' preview
     budgets       a tenant's budget as people read it
+    whatif        the approval rules in force, and past decisions to replay others over
     audit         the audit log
 """
 
@@ -78,8 +79,12 @@ from tenants.selectors.requests import (
     visible_request,
 )
 from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
+from tenants.selectors.whatif import past_decisions, rules_in_force, rules_with_edit
 
 __all__ = [
+    "past_decisions",
+    "rules_in_force",
+    "rules_with_edit",
     "campaign",
     "campaign_commits",
     "campaign_notices",

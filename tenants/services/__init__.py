@@ -61,8 +61,10 @@ from tenants.services.requests import (
 )
 from tenants.services.rules import (
     MAX_ENVIRONMENT_RULES,
+    proposed_from,
     replace_environment_rules,
     save_approval_rule,
+    try_approval_rules,
 )
 from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
@@ -105,6 +107,8 @@ __all__ = [
     "return_to_approval",
     "revoke_api_token",
     "save_approval_rule",
+    "try_approval_rules",
+    "proposed_from",
     "save_cluster",
     "set_muted_notifications",
     "start_decommission",

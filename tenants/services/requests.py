@@ -64,9 +64,9 @@ def submit_request(
         Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
         refuse_duplicate(tenant=tenant, kind=kind, cleaned=cleaned)
         budget.check_fits(tenant=tenant, kind=kind, payload=cleaned)
-        decision = policy.decide(
-            policy.attributes_for(tenant=tenant, kind=kind, payload=cleaned, requester=requester)
-        )
+        attributes = policy.attributes_for(
+            tenant=tenant, kind=kind, payload=cleaned, requester=requester)
+        decision = policy.decide(attributes)
         if decision.outcome == PolicyOutcome.DENY:
             denied = decision
         else:
@@ -78,6 +78,7 @@ def submit_request(
                 requester=requester,
                 decision=decision,
                 source_ip=source_ip,
+                attributes=attributes,
             )
     if denied is not None:
         # Recorded after the admission transaction ends, which saved nothing.
@@ -87,7 +88,8 @@ def submit_request(
             obj=tenant,
             tenant_id=tenant.pk,
             source_ip=source_ip,
-            after={"kind": kind, "payload": cleaned, "rule": denied.rule},
+            after={"kind": kind, "payload": cleaned, "rule": denied.rule,
+                   "attributes": attributes},
         )
         raise NotAllowed(denied.message or f"Denied by the approval rule {denied.rule}.")
     return tenancy_request
@@ -147,9 +149,11 @@ def admit(
     decision: policy.PolicyDecision,
     source_ip: str | None,
     system: bool = False,
+    attributes: dict[str, Any] | None = None,
 ) -> Request:
     """Record an admitted request; `system` when Berth itself asks (on expiry), on behalf
-    of `requester`: the audit log then names no person as its actor."""
+    of `requester`: the audit log then names no person as its actor. `attributes`: what
+    the rules saw when they decided, kept for replaying other rules over it."""
     tenancy_request = Request.objects.create(
         tenant=tenant,
         kind=kind,
@@ -158,6 +162,7 @@ def admit(
         policy_rule=decision.rule,
         approvals_required=decision.approvals_required,
         approver_role=decision.approver_role,
+        policy_attributes=attributes,
         status_message=_awaiting(decision.approvals_required, decision.approver_role, 0),
     )
     claim_names(tenancy_request)

@@ -4,16 +4,23 @@ rules (its owners), each validated whole before anything is saved, and audited.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from django.core.cache import cache
 from django.db import transaction
+from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import audit, environment_rules, selectors
+from tenants import audit, environment_rules, selectors, whatif
 from tenants.choices import NamePurpose, Role
 from tenants.errors import NotAllowed
 from tenants.models import ApprovalRule, EnvironmentRule, Tenant, User
 from tenants.selectors.names import kept_for_tier, name_problem
+from tenants.selectors.whatif import past_decisions, rules_with_edit
+
+# How long a what-if's summary waits for the save of its proposal (into the audit event).
+WHATIF_KEPT_SECONDS = 24 * 3600
 
 
 def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> ApprovalRule:  # noqa: ANN001
@@ -30,16 +37,67 @@ def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> Ap
             .items()
         }
     with transaction.atomic():
+        # What saving puts in force, named as a what-if names it: its last replay is kept.
+        tried = cache.get(_whatif_key(whatif.proposal_digest(rules_with_edit(
+            pk=form.instance.pk, rule=proposed_from(form.cleaned_data),
+            position=form.cleaned_data["position"]))))
         rule = form.save()
+        after = {field: str(getattr(rule, field)) for field in form.Meta.fields}
+        if tried is not None:
+            after["what_if"] = tried
         audit.record(
             actor=actor,
             action="policy.rule_saved",
             obj=rule,
             before=before,
-            after={field: str(getattr(rule, field)) for field in form.Meta.fields},
+            after=after,
             source_ip=source_ip,
         )
     return rule
+
+
+def proposed_from(cleaned: dict[str, Any]) -> whatif.ProposedRule:
+    """The rule a validated ApprovalRuleForm (or its fields) describes."""
+    return whatif.ProposedRule(
+        name=cleaned["name"], condition=cleaned["condition"], outcome=cleaned["outcome"],
+        approvals_required=cleaned["approvals_required"],
+        approver_role=cleaned["approver_role"], message=cleaned.get("message", ""),
+        enabled=bool(cleaned.get("enabled")),
+    )
+
+
+def _whatif_key(digest: str) -> str:
+    return f"policy-whatif:{digest}"
+
+
+def try_approval_rules(
+    *, actor: User, rules: list[whatif.ProposedRule], tenant: Tenant | None = None,
+    kind: str = "", since: datetime | None = None, limit: int = whatif.REPLAY_LIMIT,
+) -> whatif.WhatIf:
+    """Replay `rules` (a whole proposed rule set, in order) over the last `limit` decided
+    requests; nothing is saved but the summary, kept for the audit event of the save that
+    puts exactly these rules in force. Platform admins only: it reads every tenant."""
+    if not selectors.is_platform_admin(actor):
+        raise NotAllowed("Only platform admins may try approval rules.")
+    if not 1 <= limit <= whatif.REPLAY_LIMIT:
+        raise ValidationError({"limit": [f"Between 1 and {whatif.REPLAY_LIMIT}."]})
+    if len(rules) > whatif.MAX_RULES:
+        raise ValidationError({"rules": [f"At most {whatif.MAX_RULES} rules."]})
+    problems = [f"Rule {number} ({rule.name}): {message}"
+                for number, rule in enumerate(rules, start=1)
+                for message in whatif.rule_problems(rule).values()]
+    if problems:
+        raise ValidationError({"rules": problems})
+    found = whatif.replay(rules, past_decisions(tenant=tenant, kind=kind, since=since,
+                                                limit=limit))
+    cache.set(_whatif_key(whatif.proposal_digest(rules)), {
+        **found.summary(),
+        "by": actor.username,
+        "at": timezone.now().isoformat(timespec="seconds"),
+        "filters": {"tenant": tenant.slug if tenant else "", "kind": kind,
+                    "since": since.isoformat() if since else "", "limit": limit},
+    }, WHATIF_KEPT_SECONDS)
+    return found
 
 
 def _rule_row(rule: EnvironmentRule) -> dict[str, Any]:

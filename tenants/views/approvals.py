@@ -80,12 +80,27 @@ def rule_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def rule_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    """Edit or add a rule; "Try before saving" replays the rules as saving would leave them
+    over past decisions and shows what would change, saving nothing."""
     require_platform_admin(request)
     rule = get_object_or_404(ApprovalRule, pk=pk) if pk else None
     form = forms.ApprovalRuleForm(request.POST or None, instance=rule)
+    trying = request.method == "POST" and "try" in request.POST
+    whatif_form = forms.WhatIfForm(request.POST if trying else None)
+    found = None
     if request.method == "POST" and form.is_valid():
-        saved = services.save_approval_rule(form=form, actor=request.user,
-                                            source_ip=client_ip(request))
-        messages.success(request, f"Rule {saved.name} saved.")
-        return redirect("rule-list")
-    return render(request, "tenants/rule_form.html", {"form": form, "rule": rule})
+        if not trying:
+            saved = services.save_approval_rule(form=form, actor=request.user,
+                                                source_ip=client_ip(request))
+            messages.success(request, f"Rule {saved.name} saved.")
+            return redirect("rule-list")
+        if whatif_form.is_valid():
+            proposal = selectors.rules_with_edit(
+                pk=rule.pk if rule else None, rule=services.proposed_from(form.cleaned_data),
+                position=form.cleaned_data["position"])
+            found = services.try_approval_rules(actor=request.user, rules=proposal,
+                                                **whatif_form.filters())
+    return render(request, "tenants/rule_form.html", {
+        "form": form, "rule": rule, "whatif_form": whatif_form, "whatif": found,
+        "tried": trying,
+    })

@@ -44,6 +44,14 @@ class EventLog:
             self._events.append(event)
             self._changed.notify_all()
 
+    def compact(self) -> None:
+        """Forget the history, as etcd's compaction does: a watch from any version before
+        now is 410 Gone (and has to list again); watches already running go on."""
+        with self._changed:
+            if self._events:
+                self.first_kept = self._events[-1].resource_version
+                self._events.clear()
+
     def since(self, resource_version: int) -> list[Event]:
         with self._changed:
             return [e for e in self._events if e.resource_version > resource_version]

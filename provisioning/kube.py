@@ -8,6 +8,7 @@ server's own message.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -17,6 +18,7 @@ import ssl
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
+from kubernetes.watch.watch import iter_resp_lines
 from tenacity import (
     RetryError,
     Retrying,
@@ -324,6 +327,55 @@ class ClusterClient:
 
         items, _ = self._retry(list_once)
         return items
+
+    def list_everywhere(self, api_version: str, kind: str, *, label_selector: str,
+                        ) -> tuple[list[dict[str, Any]], str]:
+        """One LIST over all namespaces (no retries: a watcher has its own backoff): the
+        items and the list's resourceVersion, where a watch of the same takes up."""
+        body = self._raw_get(api_version, kind, [("labelSelector", label_selector)],
+                             read_timeout=self.policy.timeout_seconds).read()
+        found = json.loads(body)
+        return found.get("items") or [], found["metadata"].get("resourceVersion", "")
+
+    def watch(self, api_version: str, kind: str, *, label_selector: str,
+              resource_version: str, timeout_seconds: int) -> Iterator[dict[str, Any]]:
+        """The watch events (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) over all namespaces
+        after `resource_version`, as they come, until the server ends the stream after
+        `timeout_seconds`. A 410 answered as a status, not an event, is raised as KubeError."""
+        response = self._raw_get(api_version, kind, [
+            ("watch", "true"), ("allowWatchBookmarks", "true"),
+            ("labelSelector", label_selector), ("resourceVersion", resource_version),
+            ("timeoutSeconds", str(timeout_seconds))],
+            read_timeout=timeout_seconds + self.policy.timeout_seconds, stream=True)
+        try:
+            for line in iter_resp_lines(response):
+                if line:
+                    yield json.loads(line)
+        finally:
+            response.release_conn()
+
+    def _raw_get(self, api_version: str, kind: str, query: list[tuple[str, str]], *,
+                 read_timeout: float, stream: bool = False) -> Any:  # noqa: ANN401 - urllib3
+        path = self._resource(api_version, kind).path()
+        method, url, headers, body, post = self.api_client.param_serialize(
+            "GET", path, query_params=query, header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"])
+        try:
+            answer = self.api_client.call_api(
+                method, url, headers, body, post,
+                _request_timeout=(self.policy.timeout_seconds, read_timeout))
+        except Exception as exc:  # noqa: BLE001 - classified as every other call's
+            raise _describe(exc, self.api_client.configuration.host) from exc
+        response = answer.response
+        if not 200 <= response.status <= 299:
+            text = response.data.decode(errors="replace")
+            response.release_conn()
+            message = text
+            with contextlib.suppress(ValueError):
+                message = json.loads(text).get("message") or text
+            raise KubeError(message[:500], status=response.status,
+                            transient=response.status >= 500 or response.status == 429)
+        return response if stream else answer
 
 
 @functools.cache

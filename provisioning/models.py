@@ -86,3 +86,24 @@ class GitWrite(models.Model):
 
     def __str__(self) -> str:
         return f"request #{self.request_id}: {self.outcome or 'waiting'}"
+
+
+class ClusterWatch(models.Model):
+    """Who watches a cluster for drift (one watcher across all replicas) and how it fares:
+    the lease (where there is no PostgreSQL advisory lock), the heartbeat /readyz reads and
+    beat's reconcile trusts, and the figures /metrics shows."""
+
+    cluster = models.OneToOneField("tenants.Cluster", on_delete=models.CASCADE,
+                                   related_name="watch")
+    holder = models.CharField(max_length=255, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Since the cluster was first watched, over every holder.
+    events = models.BigIntegerField(default=0)
+    relists = models.BigIntegerField(default=0)
+    restarts = models.BigIntegerField(default=0)
+    # Seconds from the API server's event to its comparison, the last one handled.
+    lag_seconds = models.FloatField(default=0.0)
+
+    def __str__(self) -> str:
+        return f"watch of cluster {self.cluster_id} by {self.holder or 'nobody'}"

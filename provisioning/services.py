@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Case, Q, When
+from django.db import IntegrityError, transaction
+from django.db.models import Case, F, Q, When
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from provisioning.models import AppliedObject, GitWrite
+from provisioning.models import AppliedObject, ClusterWatch, GitWrite
 from provisioning.plan import ObjectRef, PlanInput
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants import audit
@@ -336,6 +337,24 @@ def record_drift(*, namespace: Namespace, findings: list[dict[str, Any]]) -> Non
     namespace.save(update_fields=["drift", "drift_checked_at"])
 
 
+def record_object_drift(*, namespace_id: int, ref: str, finding: dict[str, Any] | None) -> bool:
+    """One object's finding (None: it matches its plan again) in its namespace's drift, as
+    the watcher sees each object on its own; True when what was recorded changed."""
+    with transaction.atomic():
+        namespace = Namespace.objects.select_for_update().filter(pk=namespace_id).first()
+        if namespace is None:
+            return False
+        before = list(namespace.drift or [])
+        after = [each for each in before if each.get("object") != ref]
+        if finding is not None:
+            after.append(finding)
+            after.sort(key=lambda each: each.get("object", ""))
+        namespace.drift = after
+        namespace.drift_checked_at = timezone.now()
+        namespace.save(update_fields=["drift", "drift_checked_at"])
+        return after != before
+
+
 def record_truth(*, tenant: Tenant, table: dict[str, Any]) -> None:
     TruthTable.objects.update_or_create(tenant=tenant, defaults={
         "taken_at": table["taken_at"], "rows": table["rows"], "counts": table["counts"],
@@ -515,3 +534,41 @@ def take_git_write(*, request_id: int) -> GitWrite | None:
 
 def drop_git_write(*, request_id: int) -> None:
     GitWrite.objects.filter(request_id=request_id).delete()
+
+
+# -- the cluster watcher (engine.watch) -----------------------------------------------------
+
+def take_watch_lease(*, cluster_id: int, holder: str, seconds: float,
+                     force: bool = False) -> bool:
+    """The cluster's watch lease, if free, lapsed or already this holder's (or `force`: the
+    caller holds the database's advisory lock): True when held."""
+    now = timezone.now()
+    # another replica may make the row first
+    with contextlib.suppress(IntegrityError), transaction.atomic():
+        ClusterWatch.objects.get_or_create(cluster_id=cluster_id)
+    free = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now) | Q(holder=holder)
+    return ClusterWatch.objects.filter(cluster_id=cluster_id).filter(
+        Q() if force else free
+    ).update(holder=holder, lease_expires_at=now + timedelta(seconds=seconds),
+             heartbeat_at=now) == 1
+
+
+def release_watch_lease(*, cluster_id: int, holder: str) -> None:
+    ClusterWatch.objects.filter(cluster_id=cluster_id, holder=holder).update(
+        lease_expires_at=None)
+
+
+def watch_heartbeat(*, cluster_id: int, holder: str, seconds: float, events: int = 0,
+                    relists: int = 0, restarts: int = 0, lag_seconds: float | None = None,
+                    ) -> bool:
+    """The holder is alive: its lease runs `seconds` more and its figures grow by what it
+    did since the last beat. False when another holder has the cluster now."""
+    changes: dict[str, Any] = {
+        "heartbeat_at": timezone.now(),
+        "lease_expires_at": timezone.now() + timedelta(seconds=seconds),
+        "events": F("events") + events, "relists": F("relists") + relists,
+        "restarts": F("restarts") + restarts}
+    if lag_seconds is not None:
+        changes["lag_seconds"] = lag_seconds
+    return ClusterWatch.objects.filter(cluster_id=cluster_id, holder=holder).update(
+        **changes) == 1

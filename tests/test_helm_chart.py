@@ -12,6 +12,7 @@ import pytest
 
 from provisioning import gitops_plan
 from provisioning.engine import truth
+from provisioning.engine.watch import WATCHED_KINDS
 from provisioning.guardrails import (
     BERTH_ROLES,
     FLUX_POLICY,
@@ -230,6 +231,9 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
             group, resource = resource_of(obj["apiVersion"], obj["kind"])
             needed.add(("list", group, resource, obj["metadata"]["namespace"], ""))
     needed.add(("list", "", "namespaces", "", ""))  # a registered cluster's namespaces
+    for api_version, kind in WATCHED_KINDS:  # the watcher: all namespaces, list then watch
+        group, resource = resource_of(api_version, kind)
+        needed.update({("list", group, resource, "", ""), ("watch", group, resource, "", "")})
     # Before a tenant namespace: are the guardrails there and current (engine.guardrails)?
     for api_version, kind in CHECKED_KINDS:
         group, resource = resource_of(api_version, kind)

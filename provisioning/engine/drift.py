@@ -1,9 +1,13 @@
 """Drift: compare what Berth applied with what the cluster holds, record it, and repair it
-where the tier says so (run by beat's reconcile job).
+where the tier says so. One comparison of one object (`object_finding`, `digest_in`) serves
+the watcher (engine.watch), which sees each change as it happens, and beat's reconcile job,
+which reads every namespace when no watcher is healthy.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from provisioning import services as records
@@ -35,6 +39,64 @@ def differences(desired: Any, live: Any, path: str = "") -> list[str]:
     return [] if desired == live or str(desired) == str(live) else [path]
 
 
+def compared_fields(desired: dict[str, Any]) -> dict[str, Any]:
+    """What of a desired object drift looks at: all Berth sets but its metadata, and its
+    labels (which request last applied an object is bookkeeping, not drift)."""
+    labels = {k: v for k, v in desired["metadata"].get("labels", {}).items()
+              if k != LABEL_REQUEST}
+    return {**{k: v for k, v in desired.items() if k != "metadata"},
+            "metadata": {"labels": labels}}
+
+
+def object_finding(desired: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any] | None:
+    """ONE object against its desired form: missing, changed (where), or None when it
+    matches. The periodic reconcile and the watcher both ask this."""
+    ref = str(ref_of(desired))
+    if live is None:
+        return {"object": ref, "status": "missing", "detail": ""}
+    live = {**live, "metadata": {"labels": (live.get("metadata") or {}).get("labels") or {}}}
+    changed = differences(compared_fields(desired), live)
+    if changed:
+        return {"object": ref, "status": "changed", "detail": ", ".join(sorted(changed))}
+    return None
+
+
+# A digest of the fields Berth sets, so a watcher holds a few bytes per object rather than
+# objects: the desired object's shape (its keys, the length of its lists) is walked in the
+# live one, and the values found there are hashed. Shapes repeat from namespace to namespace
+# and are kept once (`intern_shape`).
+_MISMATCH = "\x00shape"
+
+
+def shape_of(value: Any) -> Any:  # noqa: ANN401 - a JSON value's shape
+    if isinstance(value, dict):
+        return {key: shape_of(each) for key, each in value.items()}
+    if isinstance(value, list):
+        return [shape_of(each) for each in value]
+    return None
+
+
+def _project(shape: Any, value: Any) -> Any:  # noqa: ANN401 - JSON values
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return _MISMATCH
+        return {key: _project(each, value.get(key)) for key, each in shape.items()}
+    if isinstance(shape, list):
+        if not isinstance(value, list) or len(value) != len(shape):
+            return _MISMATCH
+        return [_project(want, have) for want, have in zip(shape, value, strict=True)]
+    return str(value)  # as `differences` does: "1" and 1 are the same quantity
+
+
+def digest_in(shape: Any, obj: dict[str, Any]) -> str:  # noqa: ANN401 - a shape
+    """The digest of what `obj` holds where the shape (of a desired object's compared
+    fields) has values; equal to the desired object's own digest when nothing drifted."""
+    projected = _project(shape, {**obj, "metadata": {
+        "labels": (obj.get("metadata") or {}).get("labels") or {}}})
+    text = json.dumps(projected, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
 def find_drift(
     namespace: Namespace, desired: list[dict[str, Any]], client: ClusterClient
 ) -> list[dict[str, Any]]:
@@ -45,18 +107,9 @@ def find_drift(
     for obj in desired:
         ref = ref_of(obj)
         wanted.add((ref.kind, ref.name))
-        live = client.get(ref)
-        if live is None:
-            findings.append({"object": str(ref), "status": "missing", "detail": ""})
-            continue
-        changed = differences({k: v for k, v in obj.items() if k != "metadata"}, live)
-        # Which request last applied an object is bookkeeping, not drift.
-        labels = {k: v for k, v in obj["metadata"].get("labels", {}).items() if k != LABEL_REQUEST}
-        changed += differences(labels, live["metadata"].get("labels") or {}, "metadata.labels")
-        if changed:
-            findings.append(
-                {"object": str(ref), "status": "changed", "detail": ", ".join(sorted(changed))}
-            )
+        finding = object_finding(obj, client.get(ref))
+        if finding is not None:
+            findings.append(finding)
     selector = f"{MANAGED_BY}=berth,{LABEL_TENANT}={namespace.tenant.slug}"
     for api_version, kind in sorted(
         {(o["apiVersion"], o["kind"]) for o in desired if o["kind"] != "Namespace"}
@@ -65,9 +118,20 @@ def find_drift(
             api_version, kind, namespace=namespace.name, label_selector=selector
         ):
             if (kind, live["metadata"]["name"]) not in wanted:
-                ref = ref_of({**live, "apiVersion": api_version, "kind": kind})
-                findings.append({"object": str(ref), "status": "unexpected", "detail": ""})
+                findings.append(unexpected(api_version, kind, live))
     return findings
+
+
+def unexpected(api_version: str, kind: str, live: dict[str, Any]) -> dict[str, Any]:
+    ref = ref_of({**live, "apiVersion": api_version, "kind": kind})
+    return {"object": str(ref), "status": "unexpected", "detail": ""}
+
+
+def repair(client: ClusterClient, desired: dict[str, Any], finding: dict[str, Any]) -> None:
+    """Put a missing or changed object back as its plan says (never an unexpected one)."""
+    if finding["status"] in ("missing", "changed"):
+        apply_object(client, desired)
+        finding["repaired"] = True
 
 
 def reconcile_namespace(namespace: Namespace) -> list[dict[str, Any]]:
@@ -81,12 +145,10 @@ def reconcile_namespace(namespace: Namespace) -> list[dict[str, Any]]:
     client = cluster_client(namespace.cluster)
     findings = find_drift(namespace, desired, client)
     if findings and namespace.tier.auto_repair_drift:
-        for obj in desired:
-            ref = str(ref_of(obj))
-            for finding in findings:
-                if finding["object"] == ref and finding["status"] in ("missing", "changed"):
-                    apply_object(client, obj)
-                    finding["repaired"] = True
+        by_ref = {str(ref_of(obj)): obj for obj in desired}
+        for finding in findings:
+            if finding["object"] in by_ref:
+                repair(client, by_ref[finding["object"]], finding)
     records.record_drift(namespace=namespace, findings=findings)
     return findings
 

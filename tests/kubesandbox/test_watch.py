@@ -127,3 +127,19 @@ def test_field_selectors_know_each_kinds_field_labels(sandbox: KubeSandbox, core
     status, body = raw(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps?fieldSelector="
                                        "type%3DOpaque")
     assert (status, body["message"]) == (400, "field label not supported: type")
+
+
+def test_after_compaction_a_watch_from_before_is_410_and_one_from_now_goes_on(
+    sandbox: KubeSandbox, core: client.CoreV1Api, team: str
+) -> None:
+    before = core.create_namespaced_config_map(team, config_map("a")).metadata.resource_version
+    now = core.create_namespaced_config_map(team, config_map("b")).metadata.resource_version
+    sandbox.store.events.compact()
+    core.create_namespaced_config_map(team, config_map("c"))
+
+    stale = stream(sandbox, f"/api/v1/namespaces/{team}/configmaps?watch=1&resourceVersion="
+                            f"{before}&timeoutSeconds=1")
+    current = stream(sandbox, f"/api/v1/namespaces/{team}/configmaps?watch=1&resourceVersion="
+                              f"{now}&timeoutSeconds=1")
+    assert [(e["type"], e["object"]["code"]) for e in stale] == [("ERROR", 410)]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in current] == [("ADDED", "c")]

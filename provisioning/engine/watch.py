@@ -1,0 +1,500 @@
+"""The cluster watcher: drift seen as it happens, at a standing cost that does not grow with
+everything Berth has made.
+
+Per cluster, one list-then-watch stream per kind Berth puts in a tenant namespace (all
+namespaces, `app.kubernetes.io/managed-by=berth`), as controllers built on client-go do:
+each stream lists once, then watches from the list's resourceVersion with bookmarks, takes
+up again from the last version it saw when the server ends the stream or the connection
+drops (backing off while the API is away), and lists again on `410 Gone` or once per
+`resync_seconds`. Every event is compared with the plan the namespace runs (its pinned tier
+definition, engine.drift); only a digest of the fields Berth sets is kept per object. A
+difference is recorded within seconds and repaired where the tier says so.
+
+One watcher per cluster across every replica: a PostgreSQL advisory lock where the
+database is PostgreSQL, else a lease row (`ClusterWatch`). The holder beats into that row;
+/readyz and beat's reconcile read it (a healthy watcher makes the periodic job a no-op).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+from tenacity import Retrying, retry_if_exception_type, stop_when_event_set
+from tenacity.wait import wait_exponential_jitter
+
+from provisioning import services as records
+from provisioning.engine.clusters import cluster_client
+from provisioning.engine.drift import digest_in, object_finding, repair, shape_of, unexpected
+from provisioning.inputs import namespace_input
+from provisioning.kube import ClusterClient, KubeError
+from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
+from tenants.choices import CampaignState, NamespaceState, RequestState
+from tenants.models import CampaignTarget, Cluster, Namespace, Request
+
+logger = logging.getLogger(__name__)
+
+# What provisioning.plan.namespace_objects puts in a tenant namespace (tests hold the two
+# together): one stream each.
+WATCHED_KINDS = (
+    ("v1", "Namespace"),
+    ("v1", "ResourceQuota"),
+    ("v1", "LimitRange"),
+    ("v1", "ServiceAccount"),
+    ("v1", "ConfigMap"),
+    ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+)
+SELECTOR = f"{MANAGED_BY}=berth"
+ADVISORY_CLASS = 0x6265  # "be": the first key of the two-key advisory lock, the cluster's id second
+WORKING = (RequestState.APPROVED, RequestState.PROVISIONING)
+ROLLING = (CampaignState.ROLLING, CampaignState.ROLLING_BACK)
+
+
+@dataclass(frozen=True)
+class Timing:
+    watch_seconds: int = 300  # how long one watch request lasts before it is taken up again
+    resync_seconds: float = 3600.0  # a LIST per kind this often, as a safety net
+    heartbeat_seconds: float = 5.0
+    lease_seconds: float = 30.0  # a holder that stopped beating this long loses the cluster
+    refresh_seconds: float = 30.0  # new and gone namespaces noticed this often
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+
+
+@dataclass
+class Figures:
+    """What the streams did since the last heartbeat (added to the cluster's row)."""
+
+    events: int = 0
+    relists: int = 0
+    restarts: int = 0
+    lag_seconds: float | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for name, count in counts.items():
+                setattr(self, name, getattr(self, name) + count)
+
+    def take(self) -> dict[str, Any]:
+        with self.lock:
+            taken = {"events": self.events, "relists": self.relists,
+                     "restarts": self.restarts, "lag_seconds": self.lag_seconds}
+            self.events = self.relists = self.restarts = 0
+            return taken
+
+
+@dataclass(frozen=True)
+class Listed:
+    api_version: str
+    kind: str
+    items: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Changed:
+    api_version: str
+    kind: str
+    type: str  # ADDED | MODIFIED | DELETED
+    obj: dict[str, Any]
+    received: float
+
+
+class KindStream(threading.Thread):
+    """List, then watch, one kind over all namespaces, into `out`."""
+
+    def __init__(self, client: ClusterClient, api_version: str, kind: str, *,
+                 out: queue.Queue, stop: threading.Event, figures: Figures,
+                 timing: Timing) -> None:
+        super().__init__(name=f"watch-{kind}", daemon=True)
+        self.client, self.api_version, self.kind = client, api_version, kind
+        self.out, self.stop, self.figures, self.timing = out, stop, figures, timing
+        self.version = ""  # the last resourceVersion seen: a reconnect takes up from here
+        self.listed_at = 0.0
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            retrying = Retrying(
+                retry=retry_if_exception_type(Exception),
+                wait=wait_exponential_jitter(multiplier=self.timing.backoff_initial,
+                                             jitter=self.timing.backoff_initial,
+                                             max=self.timing.backoff_max),
+                stop=stop_when_event_set(self.stop), sleep=self.stop.wait,
+                before_sleep=self._lost, reraise=True)
+            try:
+                retrying(self._once)
+            except Exception:  # noqa: BLE001 - only when stopping: the retries never end
+                return
+
+    def _lost(self, state: Any) -> None:  # noqa: ANN401 - tenacity's RetryCallState
+        self.figures.add(restarts=1)
+        error = state.outcome.exception() if state.outcome else None
+        logger.warning("watch of %s interrupted (%s); again in %.1f s", self.kind,
+                       getattr(error, "message", error), state.upcoming_sleep)
+
+    def _once(self) -> None:
+        """A LIST when there is no version to take up from or a resync is due, then one
+        watch request until the server ends it."""
+        if not self.version or time.monotonic() - self.listed_at >= self.timing.resync_seconds:
+            items, self.version = self.client.list_everywhere(
+                self.api_version, self.kind, label_selector=SELECTOR)
+            self.listed_at = time.monotonic()
+            self.figures.add(relists=1)
+            self.out.put(Listed(self.api_version, self.kind, items))
+        try:
+            for event in self.client.watch(
+                    self.api_version, self.kind, label_selector=SELECTOR,
+                    resource_version=self.version, timeout_seconds=self.timing.watch_seconds):
+                obj = event.get("object") or {}
+                if event["type"] == "ERROR":
+                    if obj.get("code") == 410:  # the server's history moved on: list again
+                        self.version = ""
+                        return
+                    raise KubeError(obj.get("message", "watch error"), status=obj.get("code"),
+                                    transient=True)
+                self.version = obj.get("metadata", {}).get("resourceVersion") or self.version
+                if event["type"] != "BOOKMARK":
+                    self.figures.add(events=1)
+                    self.out.put(Changed(self.api_version, self.kind, event["type"], obj,
+                                         time.monotonic()))
+                if self.stop.is_set():
+                    return
+        except KubeError as error:
+            if error.status != 410:
+                raise
+            self.version = ""
+
+
+@dataclass
+class NamespacePlan:
+    """What the watcher keeps of one namespace: its objects' digests, not the objects."""
+
+    id: int
+    tenant: str
+    tenant_id: int
+    repair: bool
+    objects: dict[tuple[str, str], tuple[Any, str]]  # (kind, name) -> (shape, digest)
+    findings: dict[str, dict[str, Any]]  # object -> what is recorded for it
+
+
+class Lock:
+    """The cluster's one watcher: a PostgreSQL advisory lock (held by this thread's database
+    session), else a lease row that must be renewed."""
+
+    def __init__(self, cluster_id: int, holder: str, timing: Timing) -> None:
+        self.cluster_id, self.holder, self.timing = cluster_id, holder, timing
+        self.advisory = connection.vendor == "postgresql"
+
+    def take(self) -> bool:
+        if self.advisory:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_try_advisory_lock(%s, %s)",
+                               [ADVISORY_CLASS, self.cluster_id])
+                if not cursor.fetchone()[0]:
+                    return False
+        return records.take_watch_lease(cluster_id=self.cluster_id, holder=self.holder,
+                                        seconds=self.timing.lease_seconds, force=self.advisory)
+
+    def still_held(self) -> bool:
+        if not self.advisory:
+            return True  # the heartbeat's conditional update says
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+                           "pid = pg_backend_pid() AND classid = %s AND objid = %s",
+                           [ADVISORY_CLASS, self.cluster_id])
+            return cursor.fetchone()[0] > 0
+
+    def release(self) -> None:
+        records.release_watch_lease(cluster_id=self.cluster_id, holder=self.holder)
+        if self.advisory:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)",
+                               [ADVISORY_CLASS, self.cluster_id])
+
+
+class ClusterWatcher:
+    """Watches one cluster while it holds its lock; run() returns when `stop` is set or the
+    lock is lost."""
+
+    def __init__(self, cluster_id: int, *, holder: str, timing: Timing | None = None) -> None:
+        self.cluster_id, self.holder = cluster_id, holder
+        self.timing = timing or Timing()
+        self.alive_at = time.monotonic()  # its last beat, or try for the lock
+        self.events: queue.Queue = queue.Queue()
+        self.figures = Figures()
+        self.plans: dict[str, NamespacePlan] = {}
+        self.shapes: dict[str, Any] = {}
+        self.deferred: set[tuple[str, str, str, str]] = set()
+        self.holding = threading.Event()  # set while this watcher holds the cluster
+        self.client: ClusterClient | None = None
+
+    # --- the loop ---------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        lock = Lock(self.cluster_id, self.holder, self.timing)
+        try:
+            while not stop.is_set() and not lock.take():
+                self.alive_at = time.monotonic()
+                stop.wait(self.timing.heartbeat_seconds)
+            if stop.is_set():
+                return
+            self.holding.set()
+            logger.info("watching cluster %s as %s", self.cluster_id, self.holder)
+            self._watch(stop, lock)
+        finally:
+            self.holding.clear()
+            try:
+                lock.release()
+            finally:
+                connection.close()
+
+    def _watch(self, stop: threading.Event, lock: Lock) -> None:
+        cluster = Cluster.objects.get(pk=self.cluster_id)
+        self.client = cluster_client(cluster)
+        self._refresh()
+        streams_stop = threading.Event()
+        streams = [KindStream(self.client, api_version, kind, out=self.events,
+                              stop=streams_stop, figures=self.figures, timing=self.timing)
+                   for api_version, kind in WATCHED_KINDS]
+        for stream in streams:
+            stream.start()
+        next_beat = next_refresh = time.monotonic()
+        try:
+            while not stop.is_set():
+                now = time.monotonic()
+                if now >= next_beat:
+                    next_beat = now + self.timing.heartbeat_seconds
+                    if not self._beat(lock):
+                        logger.warning("cluster %s: lock lost; another watcher has it",
+                                       self.cluster_id)
+                        return
+                if now >= next_refresh:
+                    next_refresh = now + self.timing.refresh_seconds
+                    self._refresh()
+                    self._retry_deferred()
+                try:
+                    item = self.events.get(timeout=min(0.5, self.timing.heartbeat_seconds))
+                except queue.Empty:
+                    continue
+                try:
+                    self._handle(item)
+                except Exception:  # one namespace's trouble must not blind the others
+                    logger.exception("cluster %s: an event could not be checked",
+                                     self.cluster_id)
+        finally:
+            streams_stop.set()
+
+    def _beat(self, lock: Lock) -> bool:
+        if not lock.still_held():
+            return False
+        alive = records.watch_heartbeat(cluster_id=self.cluster_id, holder=self.holder,
+                                        seconds=self.timing.lease_seconds,
+                                        **self.figures.take())
+        if alive:
+            self.alive_at = time.monotonic()
+        return alive
+
+    # --- what Berth wants there ---------------------------------------------------------
+
+    def _refresh(self) -> None:
+        """Namespaces that became active on this cluster are planned; gone ones dropped."""
+        active = dict(Namespace.objects.filter(cluster_id=self.cluster_id,
+                                               state=NamespaceState.ACTIVE)
+                      .values_list("name", "pk"))
+        for name in set(self.plans) - set(active):
+            del self.plans[name]
+        for name in set(active) - set(self.plans):
+            self._plan(name)
+
+    def _plan(self, name: str) -> tuple[NamespacePlan, list[dict[str, Any]]] | None:
+        """The namespace's plan as its records and pinned definition say now."""
+        namespace = (Namespace.objects.filter(cluster_id=self.cluster_id, name=name,
+                                              state=NamespaceState.ACTIVE)
+                     .select_related("tenant", "tier", "tier_revision", "cluster", "project",
+                                     "request").first())
+        if namespace is None:
+            self.plans.pop(name, None)
+            return None
+        inputs = namespace_input(namespace)
+        desired = namespace_objects(inputs, inputs.namespaces[0])
+        objects = {}
+        for obj in desired:
+            shape = shape_of({**{k: v for k, v in obj.items() if k != "metadata"},
+                              "metadata": {"labels": obj["metadata"].get("labels", {})}})
+            shape = self.shapes.setdefault(json.dumps(shape, sort_keys=True), shape)
+            objects[(obj["kind"], obj["metadata"]["name"])] = (shape, digest_in(shape, obj))
+        plan = NamespacePlan(id=namespace.pk, tenant=namespace.tenant.slug,
+                             tenant_id=namespace.tenant_id,
+                             repair=namespace.tier.auto_repair_drift, objects=objects,
+                             findings={f["object"]: f for f in namespace.drift or []})
+        self.plans[name] = plan
+        return plan, desired
+
+    # --- events -----------------------------------------------------------------------
+
+    def _handle(self, item: Listed | Changed) -> None:
+        if isinstance(item, Listed):
+            self._resync(item)
+            return
+        self._see(item.api_version, item.kind, item.obj, deleted=item.type == "DELETED")
+        self.figures.lag_seconds = time.monotonic() - item.received
+
+    def _resync(self, listed: Listed) -> None:
+        """A full LIST of one kind: every object compared, every planned one not in it
+        missing, and findings of objects gone from it (or repaired since) cleared."""
+        seen = set()
+        for obj in listed.items:
+            self._see(listed.api_version, listed.kind, obj, deleted=False, resync=True)
+            meta = obj.get("metadata") or {}
+            seen.add((namespace_of(listed.kind, obj), meta.get("name")))
+        for name, plan in list(self.plans.items()):
+            for kind, object_name in list(plan.objects):
+                if kind == listed.kind and (name, object_name) not in seen:
+                    self._see(listed.api_version, kind, _stub(listed.api_version, kind, name,
+                                                              object_name), deleted=True)
+            for ref, finding in list(plan.findings.items()):
+                kind, _, rest = ref.partition("/")
+                if kind == listed.kind and finding["status"] == "unexpected" and \
+                        (name, rest.rpartition("/")[2]) not in seen:
+                    self._record(name, plan, ref, None)
+
+    def _see(self, api_version: str, kind: str, obj: dict[str, Any], *, deleted: bool,
+             resync: bool = False) -> None:
+        """One object as the API has it now (or gone), against its plan."""
+        meta = obj.get("metadata") or {}
+        name = namespace_of(kind, obj)
+        plan = self.plans.get(name)
+        if plan is None:
+            return  # not a namespace of Berth's that is active here (yet)
+        ref = str(ref_of({"apiVersion": api_version, "kind": kind, "metadata": meta}))
+        entry = plan.objects.get((kind, meta.get("name")))
+        recorded = plan.findings.get(ref)
+        if entry is not None and not deleted and digest_in(entry[0], obj) == entry[1]:
+            if recorded is not None and (resync or not recorded.get("repaired")):
+                # Back as planned. A repaired finding stays until the next resync says so.
+                self._record(name, plan, ref, None)
+            return
+        if entry is None and (deleted or kind == "Namespace" or
+                              (meta.get("labels") or {}).get(LABEL_TENANT) != plan.tenant):
+            if recorded is not None:
+                self._record(name, plan, ref, None)
+            return
+        self._confirm(name, api_version, kind, None if deleted else obj, ref)
+
+    def _confirm(self, name: str, api_version: str, kind: str, live: dict[str, Any] | None,
+                 ref: str) -> None:
+        """A difference against the cached digests: read the namespace's records again (an
+        upgrade or a quota change moves its plan) and, unless Berth itself is changing
+        the namespace right now, record it and repair it where the tier says so."""
+        planned = self._plan(name)
+        if planned is None:
+            return
+        plan, desired = planned
+        if self._busy(plan):
+            meta = (live or {}).get("metadata") or {}
+            self.deferred.add((name, api_version, kind, meta.get("name") or ref.rsplit("/")[-1]))
+            return
+        wanted = next((obj for obj in desired if str(ref_of(obj)) == ref), None)
+        if wanted is not None:
+            finding = object_finding(wanted, live)
+            if finding is not None and plan.repair:
+                try:
+                    repair(self.client, wanted, finding)
+                except KubeError as error:
+                    logger.warning("repair of %s failed: %s", ref, error.message)
+        elif live is not None:
+            finding = unexpected(api_version, kind, live)
+        else:
+            finding = None
+        recorded = plan.findings.get(ref)
+        if finding is None and recorded is not None and recorded.get("repaired"):
+            return
+        self._record(name, plan, ref, finding)
+
+    def _record(self, name: str, plan: NamespacePlan, ref: str,
+                finding: dict[str, Any] | None) -> None:
+        if plan.findings.get(ref) == finding:
+            return
+        records.record_object_drift(namespace_id=plan.id, ref=ref, finding=finding)
+        if finding is None:
+            plan.findings.pop(ref, None)
+        else:
+            plan.findings[ref] = finding
+            logger.info("drift in %s: %s %s%s", name, ref, finding["status"],
+                        " (repaired)" if finding.get("repaired") else "")
+
+    def _busy(self, plan: NamespacePlan) -> bool:
+        """Berth is changing the namespace (a request of its tenant, a campaign): what the
+        watch sees may be Berth's own write before its records follow."""
+        return (Request.objects.filter(tenant_id=plan.tenant_id, state__in=WORKING).exists()
+                or CampaignTarget.objects.filter(namespace_id=plan.id,
+                                                 campaign__state__in=ROLLING).exists())
+
+    def _retry_deferred(self) -> None:
+        for name, api_version, kind, object_name in list(self.deferred):
+            plan = self.plans.get(name)
+            if plan is not None and self._busy(plan):
+                continue
+            self.deferred.discard((name, api_version, kind, object_name))
+            if plan is None:
+                continue
+            stub = _stub(api_version, kind, name, object_name)
+            try:
+                live = self.client.get(ref_of(stub))
+            except KubeError as error:
+                logger.warning("drift check of %s/%s deferred again: %s", kind, object_name,
+                               error.message)
+                self.deferred.add((name, api_version, kind, object_name))
+                continue
+            self._see(api_version, kind, live or stub, deleted=live is None)
+
+
+def namespace_of(kind: str, obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return meta.get("name", "") if kind == "Namespace" else meta.get("namespace", "")
+
+
+def _stub(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any]:
+    meta = {"name": name} if kind == "Namespace" else {"name": name, "namespace": namespace}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta}
+
+
+def watch_clusters(*, holder: str, stop: threading.Event, timing: Timing | None = None,
+                   on_beat: Callable[[], None] | None = None,
+                   cluster_ids: list[int] | None = None) -> None:
+    """Every cluster Berth applies to, one watcher thread each, until `stop`; a cluster
+    whose lock another replica holds is tried again until it is free. `on_beat` is called
+    while every watcher of this process is alive (holding and beating, or waiting)."""
+    timing = timing or Timing()
+    running: dict[int, tuple[ClusterWatcher, threading.Thread]] = {}
+    next_look = 0.0
+    try:
+        while not stop.is_set():
+            if time.monotonic() >= next_look:
+                next_look = time.monotonic() + timing.refresh_seconds
+                wanted = cluster_ids if cluster_ids is not None else list(
+                    Cluster.objects.filter(plan_only=False).values_list("pk", flat=True))
+                for cluster_id in wanted:
+                    if cluster_id in running and running[cluster_id][1].is_alive():
+                        continue
+                    watcher = ClusterWatcher(cluster_id, holder=holder, timing=timing)
+                    thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True,
+                                              name=f"cluster-{cluster_id}")
+                    running[cluster_id] = (watcher, thread)
+                    thread.start()
+            stale = time.monotonic() - timing.lease_seconds
+            if on_beat and all(w.alive_at >= stale for w, _ in running.values()):
+                on_beat()
+            stop.wait(timing.heartbeat_seconds)
+    finally:
+        connection.close()
+        for _, thread in running.values():
+            thread.join(timeout=timing.watch_seconds + 5)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import generics, viewsets
 from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
@@ -83,7 +89,10 @@ class NamespaceKubeconfigView(ApiView, APIView):
         parameters=[KubeconfigQuerySerializer, OpenApiParameter(
             "namespace", str, OpenApiParameter.PATH,
             description="The namespace's name (a live one), or its id.")],
-        responses=KubeconfigSerializer)
+        responses={200: KubeconfigSerializer, (409, "application/problem+json"): OpenApiResponse(
+            OpenApiTypes.OBJECT, description="No kubeconfig can be made: Berth has no identity "
+            "provider configured, the cluster has no API URL, or the name is live on more "
+            "than one cluster (name one with cluster).")})
     def get(self, request: ApiRequest, namespace: str) -> Response:
         query = KubeconfigQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -36,17 +36,37 @@ def _check_broker() -> str | None:
     return None
 
 
+def _check_watcher() -> str | None:
+    """Every cluster Berth applies to has a watcher whose heartbeat is fresh."""
+    from provisioning.engine.watch import watched_clusters
+    from tenants.models import Cluster
+
+    try:
+        unwatched = sorted(Cluster.objects.filter(plan_only=False)
+                           .exclude(pk__in=watched_clusters()).values_list("name", flat=True))
+    except Exception as exc:  # noqa: BLE001 - any failure means "not known"
+        return f"{type(exc).__name__}: {exc}"
+    if unwatched:
+        return ("no fresh watcher heartbeat for " + ", ".join(unwatched)
+                + " (beat's reconcile reads those clusters instead)")
+    return None
+
+
 @never_cache
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
-    """200 when the database and the broker answer, 503 (with which one failed) otherwise."""
+    """200 when the database and the broker answer, 503 (with which one failed) otherwise.
+    The drift watcher's health is reported beside them but does not take the portal out of
+    rotation: without it, beat's reconcile reads the clusters as it always did."""
     checks = {"database": _check_database(), "broker": _check_broker()}
     ready = all(error is None for error in checks.values())
+    watcher = _check_watcher() if checks["database"] is None else "database unavailable"
     body = {
         "status": "ready" if ready else "unavailable",
         "checks": {
             name: {"ok": error is None, **({"error": error} if error else {})}
             for name, error in checks.items()
         },
+        "watcher": {"ok": watcher is None, **({"error": watcher} if watcher else {})},
     }
     return JsonResponse(body, status=200 if ready else 503)

@@ -14,7 +14,10 @@ What is measured where:
   cache was down);
 - read from the database and the broker at scrape time, so they are right however many
   processes there are: `berth_requests{state}`, `berth_queue_depth{queue}`,
-  `berth_drifted_namespaces`, `berth_drift_findings` and `berth_truth_objects{state}`.
+  `berth_drifted_namespaces`, `berth_drift_findings` and `berth_truth_objects{state}`;
+  and the drift watcher's, which it keeps in its cluster's row as it beats:
+  `berth_watch_events_total`, `berth_watch_relists_total`, `berth_watch_restarts_total`,
+  `berth_watch_lag_seconds` and `berth_watch_heartbeat_age_seconds`, by cluster.
 
 The web app and the Celery workers see the same multiprocess directory when they share the
 data dir (`make run`, docker compose). Where they do not (Kubernetes: one emptyDir per pod),
@@ -49,7 +52,7 @@ from prometheus_client import (
     start_http_server,
     values,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from provisioning.signals import git_push_failed
@@ -162,7 +165,7 @@ class StateCollector(Collector):
     """Figures that are facts in the database or the broker, read when Prometheus scrapes."""
 
     def collect(self) -> Iterator[Metric]:
-        for family in (self._requests, self._drift, self._truth, self._queue):
+        for family in (self._requests, self._drift, self._truth, self._queue, self._watch):
             try:
                 yield from family()
             except Exception as error:  # noqa: BLE001 - one source must not empty the scrape
@@ -223,6 +226,43 @@ class StateCollector(Collector):
         for state, count in totals.items():
             family.add_metric([state], count)
         yield family
+
+    @staticmethod
+    def _watch() -> Iterator[Metric]:
+        """The drift watcher's figures, kept in its cluster's row (it runs in a process, on
+        Kubernetes a pod, of its own): counters since the cluster was first watched."""
+        from django.utils import timezone
+
+        from provisioning.models import ClusterWatch
+
+        rows = list(ClusterWatch.objects.values_list(
+            "cluster__name", "events", "relists", "restarts", "lag_seconds", "heartbeat_at"))
+        families = {
+            "events": CounterMetricFamily(
+                "berth_watch_events", "Watch events the drift watcher compared.",
+                labels=["cluster"]),
+            "relists": CounterMetricFamily(
+                "berth_watch_relists", "Full LISTs of a kind: at start, after 410 Gone, and "
+                "the hourly resync.", labels=["cluster"]),
+            "restarts": CounterMetricFamily(
+                "berth_watch_restarts", "Watch streams interrupted (API outage, dropped "
+                "connection) and taken up again.", labels=["cluster"]),
+            "lag": GaugeMetricFamily(
+                "berth_watch_lag_seconds", "From an event's arrival to its comparison, the last "
+                "one.", labels=["cluster"]),
+            "age": GaugeMetricFamily(
+                "berth_watch_heartbeat_age_seconds", "Since the cluster's watcher last beat.",
+                labels=["cluster"]),
+        }
+        now = timezone.now()
+        for cluster, events, relists, restarts, lag, beat in rows:
+            families["events"].add_metric([cluster], events)
+            families["relists"].add_metric([cluster], relists)
+            families["restarts"].add_metric([cluster], restarts)
+            families["lag"].add_metric([cluster], lag)
+            if beat is not None:
+                families["age"].add_metric([cluster], (now - beat).total_seconds())
+        yield from families.values()
 
     @staticmethod
     def _queue() -> Iterator[Metric]:

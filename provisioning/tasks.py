@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from provisioning import bootstrap, engine
 from provisioning.engine import campaigns
+from provisioning.engine.watch import watched_clusters
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
 from provisioning.services import WAITING
@@ -148,9 +149,12 @@ def install_guardrails(cluster_id: int, actor_id: int | None = None) -> str:
 
 @shared_task(name="provisioning.reconcile")
 def reconcile() -> int:
-    """Find drift in every active namespace; repair where the tier says so."""
+    """Find drift in every active namespace; repair where the tier says so. Namespaces on a
+    cluster whose watcher is healthy cost nothing here: it sees their drift as it happens
+    (and lists each kind once an hour as its own safety net)."""
     drifted = 0
-    for namespace in engine.active_namespaces():
+    watched = watched_clusters()
+    for namespace in engine.active_namespaces().exclude(cluster_id__in=watched):
         try:
             drifted += bool(engine.reconcile_namespace(namespace))
         except KubeError as error:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from provisioning import engine
+from provisioning import engine, tasks
 from provisioning.engine.watch import WATCHED_KINDS, Timing, watch_clusters
 from provisioning.inputs import namespace_input
 from provisioning.models import ClusterWatch
@@ -224,3 +224,34 @@ def test_two_watchers_one_lease_and_the_other_takes_over_when_it_stops(world, sa
             as_admin(sandbox, "DELETE", DNS_POLICY)
             eventually(lambda: finding(namespace, "NetworkPolicy/payments-shop-dev/"
                                                   "berth-allow-dns"), "replica-b records drift")
+
+
+def test_beats_reconcile_reads_nothing_from_a_cluster_whose_watcher_is_healthy(world, sandbox):
+    repairing(world["namespace"], False)
+    with watcher():
+        synced(world["cluster"])
+        sandbox.clear_requests()
+        tasks.reconcile()
+        reads = [r for r in sandbox.requests() if "watch=true" not in r["query"]]
+    assert reads == []
+    # With the watcher gone (its lease lapsed), the periodic job reads each namespace again.
+    ClusterWatch.objects.update(heartbeat_at=None, lease_expires_at=None)
+    tasks.reconcile()
+    assert [r for r in sandbox.requests() if r["path"] == QUOTA and r["method"] == "GET"]
+
+
+def test_readyz_and_metrics_show_the_watchers_health_and_figures(world, sandbox, client):
+    repairing(world["namespace"], False)
+    assert client.get("/readyz").json()["watcher"]["ok"] is False  # nobody watches yet
+    with watcher():
+        synced(world["cluster"])
+        edit_quota(sandbox)
+        eventually(lambda: ClusterWatch.objects.filter(events__gte=1).exists(), "event counted")
+        health = client.get("/readyz").json()["watcher"]
+        text = client.get("/metrics").content.decode()
+    assert health == {"ok": True}
+    assert 'berth_watch_relists_total{cluster="sandbox"} 7.0' in text
+    events = next(line for line in text.splitlines()
+                  if line.startswith('berth_watch_events_total{cluster="sandbox"}'))
+    assert float(events.split()[-1]) >= 1
+    assert 'berth_watch_restarts_total{cluster="sandbox"}' in text

@@ -24,9 +24,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection
+from django.utils import timezone
 from tenacity import Retrying, retry_if_exception_type, stop_when_event_set
 from tenacity.wait import wait_exponential_jitter
 
@@ -35,6 +37,7 @@ from provisioning.engine.clusters import cluster_client
 from provisioning.engine.drift import digest_in, object_finding, repair, shape_of, unexpected
 from provisioning.inputs import namespace_input
 from provisioning.kube import ClusterClient, KubeError
+from provisioning.models import ClusterWatch
 from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
 from tenants.choices import CampaignState, NamespaceState, RequestState
 from tenants.models import CampaignTarget, Cluster, Namespace, Request
@@ -455,6 +458,14 @@ class ClusterWatcher:
                 self.deferred.add((name, api_version, kind, object_name))
                 continue
             self._see(api_version, kind, live or stub, deleted=live is None)
+
+
+def watched_clusters(*, within_seconds: float | None = None) -> set[int]:
+    """Clusters whose watcher beat recently: their drift is already seen as it happens."""
+    seconds = Timing().lease_seconds if within_seconds is None else within_seconds
+    since = timezone.now() - timedelta(seconds=seconds)
+    return set(ClusterWatch.objects.filter(heartbeat_at__gte=since, lease_expires_at__gte=
+                                           timezone.now()).values_list("cluster_id", flat=True))
 
 
 def namespace_of(kind: str, obj: dict[str, Any]) -> str:

@@ -4,6 +4,9 @@ https:// and ssh:// that Flux's GitRepository admits. A development tool, never 
 `git http-backend` behind a small threaded WSGI server, pushes allowed. The tests use it too
 (tests/gitserver.py), with a token it then wants as an HTTP Basic password.
 
+It has one web page, so the demo's commits are links: `GET /<repository>.git/commit/<sha>`
+answers what `git show` prints of that commit, as text (the demo tenants' commit link).
+
     python -m portal.gitserver --root data/git --port 8002
 """
 
@@ -13,6 +16,7 @@ import argparse
 import base64
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +26,10 @@ from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 DEFAULT_PORT = 8002
+# A commit's page: a repository directly under the root, and a commit id (never an option
+# or a path: git reads nothing else from the request).
+COMMIT_PAGE = re.compile(r"^/(?P<repo>[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.git)"
+                         r"/commit/(?P<sha>[0-9a-f]{4,64})/?$")
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -98,6 +106,9 @@ class GitHttpServer:
             start_response("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="git"'),
                                                 ("Content-Type", "text/plain")])
             return [b"a token is required\n"]
+        page = COMMIT_PAGE.match(environ.get("PATH_INFO", ""))
+        if page and environ["REQUEST_METHOD"] in ("GET", "HEAD"):
+            return self._commit_page(page["repo"], page["sha"], start_response)
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
         # The request reaches git only as CGI environment values; git http-backend refuses
@@ -138,6 +149,25 @@ class GitHttpServer:
                 headers.append((key.strip(), value.strip()))
         start_response(status, headers)
         return [payload]
+
+    def _commit_page(self, repo: str, sha: str, start_response):  # noqa: ANN001, ANN202 - WSGI
+        """What `git show` prints of one commit, as text; 404 for an unknown one."""
+        git_dir = self.root / repo
+        shown = None
+        if (git_dir / "HEAD").is_file():
+            shown = subprocess.run(  # noqa: S603 - fixed argv; repo and sha matched COMMIT_PAGE
+                ["git", f"--git-dir={git_dir}", "show", "--no-color", "--format=fuller",  # noqa: S607 - git from PATH
+                 "--stat", "--patch", f"{sha}^{{commit}}", "--"],
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                     "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull},
+                capture_output=True, check=False,
+            )
+        if shown is None or shown.returncode != 0:
+            start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
+            return [f"No commit {sha} in {repo}.\n".encode()]
+        start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8"),
+                                  ("X-Content-Type-Options", "nosniff")])
+        return [shown.stdout]
 
     def serve_forever(self) -> None:
         """In this thread, until interrupted (the command line's way)."""

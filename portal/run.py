@@ -19,6 +19,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.request
 from pathlib import Path
 
 from cryptography.fernet import Fernet
@@ -104,6 +105,20 @@ def wait_for_port(port: int, child: subprocess.Popen, timeout: float = 30) -> bo
     return False
 
 
+def wait_for_health(url: str, children: dict[str, subprocess.Popen]) -> bool:
+    """Whether `url` answers 200 before any child exits: the web server serves requests, so
+    the URL printed next works at once."""
+    while all(child.poll() is None for child in children.values()):
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:  # noqa: S310 - our own http://
+                if answer.status == 200:
+                    return True
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    return False
+
+
 def main() -> int:
     data_dir = data_directory()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -161,9 +176,9 @@ def main() -> int:
         manage("seed_demo", f"--sandbox-url={sandbox_url}",
                f"--sandbox-token={env['BERTH_SANDBOX_TOKEN']}",
                f"--sandbox-ca={sandbox.ca_certificate(kubeconfig)}")
-        # Each demo tenant's GitOps repository: a bare repo under data/git/, read by Argo CD
-        # tenants as file://, by the Flux tenant over the demo git server (the URL from the
-        # environment, never pasted into the code run).
+        # Each demo tenant's GitOps repository: a bare repo under data/git/, read over the
+        # demo git server, which also shows their commits (the URL from the environment,
+        # never pasted into the code run).
         manage("shell", "--no-imports", "-c", "import os, tenants.demo as d; "
                "d.seed_git_repos(http_url=os.environ['BERTH_DEMO_GIT_URL'])")
         manage("ensure_superuser", "--username", "admin")
@@ -183,6 +198,7 @@ def main() -> int:
         "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "2",
                    "--without-gossip", "--without-mingle"],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
+        "watcher": [PYTHON, "manage.py", "watch_clusters"],
         "idp": [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
     }
     children.update(
@@ -190,8 +206,21 @@ def main() -> int:
         for name, command in commands.items()
     )
     broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"
+    # The URL line only once the web server answers: a browser or curl right after it works.
+    try:
+        answered = wait_for_health(f"http://{host}:{port}/healthz", children)
+    except KeyboardInterrupt:  # Ctrl-C while it starts: its children run in sessions of their own
+        answered = False
+    if not answered:
+        for name, child in children.items():
+            if child.poll() is not None:
+                which = described({name: child})
+                print(f"{which[0].upper()}{which[1:]} exited with status {child.returncode} "
+                      "before Berth answered; stopping everything.", flush=True)
+        stop(children)
+        return 1
     print(
-        f"\nBerth is starting at http://{host}:{port}/\n"
+        f"\nBerth is running at http://{host}:{port}/\n"
         f"  break-glass admin:  admin / {env['BERTH_ADMIN_PASSWORD']}  (at /admin/)\n"
         f"  sign in:            at the development identity provider ({idp_url}/),\n"
         "                      password = the username twice:\n"
@@ -202,8 +231,8 @@ def main() -> int:
         f"                      ServiceAccount {berth_namespace}/berth with the Helm chart's RBAC\n"
         f"  {sandbox.crds_said(prepared)}\n"
         f"  kubectl:            kubectl --kubeconfig {kubeconfig} get namespaces\n"
-        f"  GitOps repos:       {git_dir}/<tenant>.git (clone them to look), also at\n"
-        f"                      {env['BERTH_DEMO_GIT_URL']}/<tenant>.git (the Flux tenant's)\n"
+        f"  GitOps repos:       {env['BERTH_DEMO_GIT_URL']}/<tenant>.git (clone them to look;\n"
+        f"                      a commit's page at <tenant>.git/commit/<sha>), kept in {git_dir}\n"
         f"  data:               {data_dir}\n"
         + textwrap.fill(f"Press Ctrl-C to stop everything: {described(children)}.", 90)
         + "\n",
@@ -239,6 +268,7 @@ CHILD_NAMES = {
     "web": "the web server",
     "worker": "the Celery worker",
     "beat": "Celery beat",
+    "watcher": "the drift watcher",
     "sandbox": "the sandbox cluster",
     "git": "the demo git server",
     "idp": "the development identity provider",

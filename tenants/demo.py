@@ -273,36 +273,47 @@ def ensure_git_repo(path: Path) -> str:
 
 
 def _earlier_demo_url(tenant: Tenant) -> bool:
-    """A URL an earlier `make run` gave this demo tenant: its file:// repository, which
-    Flux cannot read (the Flux CRD takes http, https and ssh URLs only), or the demo git
-    server's on another port."""
+    """A URL an earlier `make run` gave this demo tenant: its file:// repository (which
+    Flux cannot read: the Flux CRD takes http, https and ssh URLs only; nor Argo CD or Kargo
+    in a cluster), or the demo git server's on another port."""
     url = tenant.gitops_repo_url
     local = url.startswith("file://") and url.endswith(f"/git/{tenant.slug}.git")
-    served = re.fullmatch(rf"http://127\.0\.0\.1:\d+/{re.escape(tenant.slug)}\.git", url)
-    return tenant.gitops_engine == GitOpsEngine.FLUX and bool(local or served)
+    return bool(local or _served_by_demo(url, tenant.slug))
+
+
+def _served_by_demo(url: str, slug: str, *, suffix: str = "") -> bool:
+    return bool(re.fullmatch(rf"http://127\.0\.0\.1:\d+/{re.escape(slug)}\.git"
+                             + re.escape(suffix), url))
 
 
 def seed_git_repos(git_dir: Path | None = None, *, http_url: str = "") -> dict[str, str]:
     """`make run`: a local bare repository per demo tenant under the data dir
-    (`data/git/<tenant>.git`), and each demo tenant pointed at its own: an Argo CD tenant
-    at its file:// URL, a Flux tenant at the demo git server's http:// one (`http_url`, the
-    server portal.gitserver serving `git_dir`; without it a Flux tenant keeps no URL).
-    Idempotent; a repository someone configured in the admin instead is left as it is.
-    Every change goes through the tenant's own checks (full_clean)."""
+    (`data/git/<tenant>.git`), and each demo tenant pointed at its own over the demo git
+    server (`http_url`, portal.gitserver serving `git_dir`), the kind of URL every engine
+    reads, with commits linked to the server's commit pages. Without `http_url`, Argo CD
+    tenants get the file:// URL and a Flux tenant none. Idempotent; a repository or commit
+    link someone configured in the admin instead is left as it is. Every change goes
+    through the tenant's own checks (full_clean)."""
     git_dir = git_dir or Path(settings.DATA_DIR) / "git"
     urls = {}
     for spec in TENANTS:
         local = ensure_git_repo(git_dir / f"{spec['slug']}.git")
         tenant = Tenant.objects.get(slug=spec["slug"])
-        if tenant.gitops_engine == GitOpsEngine.FLUX:
-            if not http_url:
-                continue
+        if http_url:
             url = f"{http_url.rstrip('/')}/{spec['slug']}.git"
+        elif tenant.gitops_engine == GitOpsEngine.FLUX:
+            continue
         else:
             url = local
         if tenant.gitops_repo_url in ("", url) or _earlier_demo_url(tenant):
             tenant.gitops_repo_url, tenant.gitops_branch = url, "main"
+            # The demo git server shows a commit at <repository>/commit/<sha>.
+            commit_url = f"{url}/commit/{{sha}}" if http_url else ""
+            if tenant.gitops_commit_url == "" or _served_by_demo(
+                    tenant.gitops_commit_url, spec["slug"], suffix="/commit/{sha}"):
+                tenant.gitops_commit_url = commit_url
             tenant.full_clean()
-            tenant.save(update_fields=["gitops_repo_url", "gitops_branch", "gitops_path"])
+            tenant.save(update_fields=["gitops_repo_url", "gitops_branch", "gitops_path",
+                                       "gitops_commit_url"])
         urls[spec["slug"]] = url
     return urls

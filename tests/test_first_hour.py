@@ -4,6 +4,13 @@ are refused by the name the rule makes, in sentences."""
 
 from __future__ import annotations
 
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+
 import pytest
 from rest_framework.exceptions import ValidationError
 
@@ -198,3 +205,119 @@ def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tena
     assert "Tenant ledger is ready for requests." in page
     assert "Argo CD cannot read file:///srv/git/ledger.git" in page
     assert "Kargo cannot read file:///srv/git/ledger.git" in page
+
+
+# --- the demo's commits are links -------------------------------------------------------------
+
+
+def test_the_demo_tenants_commits_link_to_the_demo_git_servers_commit_page(world, tmp_path):
+    import subprocess
+
+    import requests
+
+    from portal.gitserver import GitHttpServer
+
+    git_dir = tmp_path / "git"
+    with GitHttpServer(git_dir) as server:
+        urls = demo.seed_git_repos(git_dir, http_url=server.base_url)
+        first = subprocess.run(  # noqa: S603 - a test's own repository
+            ["git", f"--git-dir={git_dir / 'payments.git'}", "rev-parse", "main"],  # noqa: S607
+            capture_output=True, text=True, check=True).stdout.strip()
+        payments = Tenant.objects.get(slug="payments")
+        link = payments.commit_link(first)
+        page = requests.get(link, timeout=10)
+        unknown = requests.get(f"{urls['payments']}/commit/{'0' * 40}", timeout=10)
+
+    assert urls == {"payments": server.url("payments.git"), "search": server.url("search.git")}
+    assert link == f"{server.url('payments.git')}/commit/{first}"
+    assert page.status_code == 200
+    assert page.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert f"commit {first}" in page.text and "Initial commit" in page.text
+    assert "+# GitOps repository of a Berth demo tenant" in page.text
+    assert unknown.status_code == 404
+    assert Tenant.objects.get(slug="search").commit_link(first) == (
+        f"{server.url('search.git')}/commit/{first}")
+
+
+def test_an_earlier_demo_commit_link_follows_the_git_server_to_its_new_port(world, tmp_path):
+    git_dir = tmp_path / "git"
+    demo.seed_git_repos(git_dir, http_url="http://127.0.0.1:8002")
+    Tenant.objects.filter(slug="search").update(
+        gitops_commit_url="https://forge.example/search/commit/{sha}")
+
+    demo.seed_git_repos(git_dir, http_url="http://127.0.0.1:8123")
+
+    assert Tenant.objects.get(slug="payments").gitops_commit_url == (
+        "http://127.0.0.1:8123/payments.git/commit/{sha}")
+    # One someone set in the admin stays.
+    assert Tenant.objects.get(slug="search").gitops_commit_url == (
+        "https://forge.example/search/commit/{sha}")
+
+
+# --- make run prints its URL when it answers ------------------------------------------------
+
+URL_LINE = re.compile(r"^Berth is \w+ at (?P<url>http://\S+?)/?$")
+
+
+@pytest.fixture
+def make_run_answering(tmp_path):
+    """`make run` (`python -m portal.run`) on free ports, its data in tmp_path, followed
+    until it prints its URL line; /healthz is asked the moment it does. Yields its URL,
+    that answer (or the error), its output and data directory."""
+    import requests
+
+    from tests.gitserver import free_port
+    from tests.test_readme_commands import PYTHON, ROOT, clean_environment
+
+    ports = {name: str(free_port()) for name in ("web", "idp", "sandbox", "git")}
+    environment = clean_environment(
+        BERTH_DATA_DIR=str(tmp_path / "data"), BERTH_PORT=ports["web"],
+        BERTH_DEVIDP_PORT=ports["idp"], BERTH_SANDBOX_PORT=ports["sandbox"],
+        BERTH_GITSERVER_PORT=ports["git"], PYTHONUNBUFFERED="1",
+    )
+    process = subprocess.Popen(  # noqa: S603 - our own entry point
+        [PYTHON, "-m", "portal.run"], cwd=ROOT, env=environment, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )
+    output: list[str] = []
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        for line in process.stdout:
+            output.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        while True:
+            # A cold start (virtualenv warm, migrations, the sandbox) takes a minute or two.
+            line = lines.get(timeout=600)
+            assert line is not None, "make run exited:\n" + "".join(output[-40:])
+            printed = URL_LINE.match(line.strip())
+            if printed:
+                break
+        url = printed["url"]
+        try:
+            health: object = requests.get(f"{url}/healthz", timeout=10)
+        except requests.ConnectionError as exc:
+            health = exc
+        yield {"url": url, "health": health, "line": line.strip(), "output": output,
+               "data": tmp_path / "data", "process": process}
+    finally:
+        # Its children run in sessions of their own: only make run itself can stop them.
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_make_run_prints_its_url_when_the_web_server_answers(make_run_answering):
+    run = make_run_answering
+    health = run["health"]
+
+    assert run["line"] == f"Berth is running at {run['url']}/"
+    assert not isinstance(health, Exception), f"{run['line']}, yet /healthz: {health}"
+    assert health.status_code == 200 and health.json() == {"status": "ok"}

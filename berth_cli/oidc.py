@@ -28,8 +28,9 @@ class SignInFailed(Exception):
     pass
 
 
-def cache_file(issuer: str, client_id: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+def cache_file(issuer: str, client_id: str, *, cache_home: str | Path | None = None) -> Path:
+    """Where the tokens of one issuer and client are kept ($XDG_CACHE_HOME/berth/oidc/)."""
+    base = cache_home or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     key = hashlib.sha256(f"{issuer}\n{client_id}".encode()).hexdigest()[:32]
     return Path(base) / "berth" / "oidc" / f"{key}.json"
 

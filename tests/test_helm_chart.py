@@ -308,7 +308,7 @@ def test_without_guardrail_installs_berth_cannot_touch_roles_or_admission(ask):
 
 def test_deployments_and_the_job_run_as_non_root_on_a_read_only_root(rendered):
     specs = pod_specs(rendered)
-    assert len(specs) == 4  # web, worker, beat, migrate
+    assert len(specs) == 5  # web, worker, beat, watcher, migrate
     for name, spec in specs.items():
         pod = spec["securityContext"]
         assert pod["runAsNonRoot"] is True and pod["runAsUser"] == 10001, name
@@ -346,6 +346,17 @@ def test_web_has_probes_and_beat_runs_alone(rendered):
     assert web["livenessProbe"]["httpGet"]["path"] == "/healthz"
     beat = deployments["berth-beat"]["spec"]
     assert beat["replicas"] == 1 and beat["strategy"] == {"type": "Recreate"}
+
+
+def test_the_watcher_runs_beside_a_standby_and_is_restarted_when_its_heartbeat_stops(rendered):
+    deployments = {obj["metadata"]["name"]: obj for obj in objects_of(rendered, "Deployment")}
+    watcher = deployments["berth-watcher"]["spec"]
+    container = watcher["template"]["spec"]["containers"][0]
+    assert container["command"][:3] == ["python", "manage.py", "watch_clusters"]
+    assert "--heartbeat-file=/var/lib/berth/watcher-alive" in container["command"]
+    assert "/var/lib/berth/watcher-alive" in " ".join(container["livenessProbe"]["exec"]["command"])
+    assert watcher["replicas"] == 2
+    assert watcher["template"]["spec"]["automountServiceAccountToken"] is True
 
 
 def test_web_and_worker_have_disruption_budgets_and_autoscalers():

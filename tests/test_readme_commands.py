@@ -272,8 +272,8 @@ def test_readme_commands_work_as_written_beside_make_run(make_run):
     make_run["process"].send_signal(signal.SIGINT)
     assert make_run["process"].wait(timeout=60) == 0
     said = " ".join("".join(make_run["output"]).split())
-    everything = ("the web server, the Celery worker, Celery beat, the sandbox cluster, the "
-                  "demo git server and the development identity provider")
+    everything = ("the web server, the Celery worker, Celery beat, the drift watcher, the "
+                  "sandbox cluster, the demo git server and the development identity provider")
     assert f"Press Ctrl-C to stop everything: {everything}." in said
     assert f"Stopped {everything}." in said
 

@@ -199,7 +199,6 @@ def main() -> int:
                    "--without-gossip", "--without-mingle"],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
         "watcher": [PYTHON, "manage.py", "watch_clusters"],
-        "watcher": [PYTHON, "manage.py", "watch_clusters"],
         "idp": [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
     }
     children.update(
@@ -269,7 +268,6 @@ CHILD_NAMES = {
     "web": "the web server",
     "worker": "the Celery worker",
     "beat": "Celery beat",
-    "watcher": "the drift watcher",
     "watcher": "the drift watcher",
     "sandbox": "the sandbox cluster",
     "git": "the demo git server",

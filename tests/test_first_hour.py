@@ -321,3 +321,43 @@ def test_make_run_prints_its_url_when_the_web_server_answers(make_run_answering)
     assert run["line"] == f"Berth is running at {run['url']}/"
     assert not isinstance(health, Exception), f"{run['line']}, yet /healthz: {health}"
     assert health.status_code == 200 and health.json() == {"status": "ok"}
+
+
+# --- the pages' references to the docs are links ----------------------------------------------
+
+
+def test_the_names_page_links_docs_naming_md_to_a_page_that_reads_it(client, world):
+    client.force_login(User.objects.get(username="pat"))
+
+    names = client.get("/names/").content.decode()
+    doc = client.get("/docs/naming.md")
+
+    assert '<a href="/docs/naming.md">docs/naming.md</a>' in names
+    assert doc.status_code == 200
+    assert "<h1>Names: one owner per namespace name</h1>" in doc.content.decode()
+    assert "<h2>A tenant owns exactly its namespaces</h2>" in doc.content.decode()
+
+
+def test_the_sign_in_page_links_the_oidc_docs_which_anyone_may_read(client, db):
+    signin = client.get("/login/").content.decode()
+    doc = client.get("/docs/oidc.md")
+
+    assert '<a href="/docs/oidc.md"><code>docs/oidc.md</code></a>' in signin
+    assert doc.status_code == 200 and "Keycloak" in doc.content.decode()
+
+
+@pytest.mark.parametrize("name", ["../README", "missing", "screenshots"])
+def test_only_the_documents_in_docs_are_pages(client, db, name):
+    assert client.get(f"/docs/{name}.md").status_code == 404
+
+
+def test_raw_html_in_a_document_is_shown_as_text(tmp_path, monkeypatch, client, db):
+    from tenants.views import docs
+
+    (tmp_path / "note.md").write_text("# Note\n\n<script>alert(1)</script>\n")
+    monkeypatch.setattr(docs, "DOCS_DIR", tmp_path)
+
+    page = client.get("/docs/note.md").content.decode()
+
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -23,6 +23,7 @@ SMOKE_RUNS = {
     "gitops.py": ["--count", "20", "--workers", "2"],
     "api.py": ["--rows", "500", "--clients", "2", "--per-client", "10", "--workers", "1"],
     "ephemeral.py": ["--count", "20"],
+    "standing.py": ["--count", "4", "--window", "2", "--changes", "4"],
     "policy_whatif.py": ["--count", "200"],
 }
 

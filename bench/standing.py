@@ -1,0 +1,211 @@
+"""Standing cost: what Berth costs a cluster while nothing happens, and how soon it sees
+what someone changed by hand.
+
+    python bench/standing.py [--count 200] [--window 60] [--changes 100]
+
+Provisions N namespaces (the dev tier, which repairs drift) into the stand-in as `make run`
+starts it (its own process, HTTPS, Berth with the chart's RBAC), through the engine. Then,
+with the drift watcher running (in this process, as `manage.py watch_clusters` runs it) and
+nothing changing for `--window` seconds: the API calls the stand-in answered (its request
+log), per hour; and beat's reconcile run once, its API calls counted, with the watcher
+healthy and, for comparison, without. Then `--changes` out-of-band changes through the
+cluster admin's token (half quota edits, half NetworkPolicy deletions): the time until
+each is recorded as drift and until it is repaired (p50 / p99). Peak memory is this
+process's (the watcher's, plus the seeding). Prints, last, the ratio: idle API calls per
+hour divided by namespaces. Exits 1 when a change was never recorded or repaired.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
+
+
+def main() -> None:  # noqa: PLR0915 - one measured story, told in order
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--window", type=float, default=60.0, help="idle seconds measured")
+    parser.add_argument("--changes", type=int, default=100)
+    parser.add_argument("--deadline", type=float, default=120.0)
+    args = parser.parse_args()
+
+    from common import own_peak_rss_mib, stack, start_django
+
+    workdir = Path(tempfile.mkdtemp(prefix="berth-bench-standing-"))
+    start_django(workdir, database="berth_bench_standing")
+    from provision import reviewed, sandbox_hook, start_sandbox, submit
+
+    sandbox = start_sandbox(workdir)
+    try:
+        run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack)
+    finally:
+        sandbox.process.terminate()
+        sandbox.process.wait(timeout=30)
+
+
+def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) -> None:  # noqa: ANN001, PLR0913, PLR0915
+    import urllib3
+    from django.db import connection
+
+    from provisioning import engine, tasks
+    from provisioning.engine.watch import WATCHED_KINDS, Timing, watch_clusters
+    from provisioning.models import ClusterWatch
+    from tenants import services
+    from tenants.models import Cluster, Namespace, User
+
+    # --- N namespaces, provisioned through the engine --------------------------------------
+    started = time.perf_counter()
+    ids = submit(args.count, sandbox)
+    admin = User.objects.get(username="pat")
+    for request_id, digest in reviewed(ids):
+        services.approve_request(request_id=request_id, approver=admin, plan_digest=digest)
+        engine.converge(request_id=request_id, worker="bench")
+    names = sorted(Namespace.objects.filter(state="active").values_list("name", flat=True))
+    if len(names) != args.count:
+        raise SystemExit(f"only {len(names)} of {args.count} namespaces provisioned")
+    seeding = time.perf_counter() - started
+    cluster = Cluster.objects.get(name="sandbox")
+
+    def calls() -> list[dict]:
+        return sandbox_hook(sandbox, "GET", "/requests")["items"]
+
+    # --- beat's reconcile without a watcher: what it cost before -------------------------
+    before = len(calls())
+    tasks.reconcile()
+    polled = len(calls()) - before
+
+    # --- idle, watched ---------------------------------------------------------------------
+    count_queries()
+    stop = threading.Event()
+    timing = Timing()  # as manage.py watch_clusters runs
+    watcher = threading.Thread(target=watch_clusters, daemon=True,
+                               kwargs={"holder": "bench", "stop": stop, "timing": timing})
+    watcher.start()
+    deadline = time.monotonic() + args.deadline
+    while not ClusterWatch.objects.filter(cluster=cluster,
+                                          relists__gte=len(WATCHED_KINDS)).exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("the watcher never listed every kind")
+        time.sleep(0.2)
+    time.sleep(2 * timing.heartbeat_seconds)  # the initial comparison settles
+    before = len(calls())
+    queries_before = _queries()
+    time.sleep(args.window)
+    # A watch request is logged when it ends: the window's own streams are counted by what
+    # they are, one request per kind per `watch_seconds`.
+    idle_logged = len(calls()) - before
+    idle_per_hour = (max(idle_logged, len(WATCHED_KINDS) * args.window / timing.watch_seconds)
+                     * 3600 / args.window
+                     + len(WATCHED_KINDS) * 3600 / timing.resync_seconds)
+    queries_per_hour = (_queries() - queries_before) * 3600 / args.window
+    before = len(calls())
+    tasks.reconcile()
+    reconcile_watched = len(calls()) - before
+
+    # --- out-of-band changes -----------------------------------------------------------------
+    config = json.loads(sandbox.kubeconfig.read_text())
+    token = config["users"][0]["user"]["token"]
+    ca_file = Path(tempfile.mkstemp(suffix=".pem")[1])
+    ca_file.write_text(sandbox.ca_certificate)
+    pool = urllib3.PoolManager(ca_certs=str(ca_file))
+    recorded, repaired, lost = [], [], 0
+    for number in range(args.changes):
+        name = names[number % len(names)]
+        edit = number % 2 == 0
+        if edit:
+            path = f"/api/v1/namespaces/{name}/resourcequotas/berth-quota"
+            ref = f"ResourceQuota/{name}/berth-quota"
+            body = json.dumps({"spec": {"hard": {"requests.cpu": f"{64 + number}"}}})
+            answer = pool.request("PATCH", sandbox.url + path, body=body, headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/merge-patch+json"})
+        else:
+            path = (f"/apis/networking.k8s.io/v1/namespaces/{name}/networkpolicies/"
+                    "berth-allow-dns")
+            ref = f"NetworkPolicy/{name}/berth-allow-dns"
+            answer = pool.request("DELETE", sandbox.url + path,
+                                  headers={"Authorization": f"Bearer {token}"})
+        if answer.status >= 300:
+            raise SystemExit(f"the out-of-band change {path} was refused: {answer.status}")
+        changed_at = time.perf_counter()
+        seen = fixed = None
+        deadline = time.monotonic() + args.deadline
+        while (seen is None or fixed is None) and time.monotonic() < deadline:
+            drift = Namespace.objects.filter(name=name, state="active").values_list(
+                "drift", flat=True).get()
+            finding = next((f for f in drift if f["object"] == ref), None)
+            if finding is not None and seen is None:
+                seen = time.perf_counter() - changed_at
+            if finding is not None and finding.get("repaired") and fixed is None:
+                fixed = time.perf_counter() - changed_at
+            time.sleep(0.01)
+        if seen is None or fixed is None:
+            lost += 1
+            continue
+        recorded.append(seen)
+        repaired.append(fixed)
+    stop.set()
+    watcher.join(timeout=timing.watch_seconds + 10)
+    connection.close()
+
+    print(f"stack: {stack()}; {args.count} namespaces provisioned in {seeding:.1f} s")
+    print(f"beat's reconcile, no watcher: {polled} API calls "
+          f"({polled / args.count:.1f} per namespace)")
+    print(f"beat's reconcile, watcher healthy: {reconcile_watched} API calls")
+    print(f"idle, watched, {args.window:.0f} s: {idle_logged} API calls logged; "
+          f"{idle_per_hour:.0f} per hour per cluster (a watch per kind every "
+          f"{timing.watch_seconds} s, the resync's LISTs)")
+    print(f"database queries while idle: {queries_per_hour:.0f} per hour")
+    print(f"out-of-band changes: {len(recorded)} of {args.changes} recorded and repaired")
+    print(f"recorded as drift after: p50 {statistics.median(recorded or [0]):.3f} s, "
+          f"p99 {percentile(recorded, 0.99):.3f} s")
+    print(f"repaired after: p50 {statistics.median(repaired or [0]):.3f} s, "
+          f"p99 {percentile(repaired, 0.99):.3f} s")
+    print(f"peak memory of this process (watcher and seeding): {own_peak_rss_mib():.0f} MiB")
+    print(f"ratio idle API calls per hour / namespaces: {idle_per_hour / args.count:.3f}")
+    if lost:
+        raise SystemExit(f"{lost} change(s) never recorded and repaired")
+
+
+QUERIES = [0]
+
+
+def _queries() -> int:
+    """Statements run so far on every connection opened since counting began (the watcher's
+    thread opens its own)."""
+    return QUERIES[0]
+
+
+def count_queries() -> None:
+    from django.db import connections
+    from django.db.backends.signals import connection_created
+
+    def counted(execute, sql, params, many, context):  # noqa: ANN001, ANN202 - Django's hook
+        QUERIES[0] += 1
+        return execute(sql, params, many, context)
+
+    def wrap(sender, connection, **_):  # noqa: ANN001, ANN202 - a signal receiver
+        connection.execute_wrappers.append(counted)
+
+    connection_created.connect(wrap, weak=False)
+    for each in connections.all():
+        each.close()  # opened again, counted
+
+
+if __name__ == "__main__":
+    main()

@@ -79,9 +79,16 @@ def _not_equal(a: Any, b: Any) -> Any:
     return celpy.evaluation.bool_ne(a, b)
 
 
-_FUNCTIONS = {"lowerAscii": _lower, "upperAscii": _upper, "trim": _trim, "split": _split,
-              "join": _join, "replace": _replace, "indexOf": _index_of, "_!=_": _not_equal,
-              **celauthz.FUNCTIONS}
+def _string(value: Any) -> Any:
+    """`string()`, with a bool spelt as cel-go spells it (true, not Python's True)."""
+    if isinstance(value, celtypes.BoolType):
+        return celtypes.StringType("true" if value else "false")
+    return celtypes.StringType(value)
+
+
+_FUNCTIONS = {"string": _string, "lowerAscii": _lower, "upperAscii": _upper, "trim": _trim,
+              "split": _split, "join": _join, "replace": _replace, "indexOf": _index_of,
+              "_!=_": _not_equal, **celauthz.FUNCTIONS}
 _ENV = celpy.Environment()
 
 
@@ -166,6 +173,26 @@ def _matches(match: dict | None, req: _Request) -> bool:
     )
 
 
+# What of a Namespace's metadata kube-apiserver hands a policy as `namespaceObject` (its
+# CreateNamespaceObject): no managedFields, ownerReferences or the like.
+_NAMESPACE_METADATA = ("name", "generateName", "namespace", "uid", "resourceVersion",
+                       "generation", "creationTimestamp", "deletionTimestamp",
+                       "deletionGracePeriodSeconds", "labels", "annotations", "finalizers")
+
+
+def _namespace_object(namespace: dict | None) -> dict | None:
+    """`namespaceObject`: null for a cluster-scoped kind (a Namespace included), else the
+    object's namespace with its spec, status and the metadata above."""
+    if namespace is None:
+        return None
+    meta = namespace.get("metadata") or {}
+    pruned: dict = {"metadata": {key: meta[key] for key in _NAMESPACE_METADATA if key in meta}}
+    for key in ("spec", "status"):
+        if key in namespace:
+            pruned[key] = namespace[key]
+    return pruned
+
+
 class _Request:
     def __init__(self, operation: str, rt: ResourceType, subresource: str, obj: dict | None,
                  old: dict | None, user: Any, namespace_object: dict | None,
@@ -243,7 +270,8 @@ class PolicyAdmission:
         source = obj if obj is not None else old or {}
         ns = (source.get("metadata") or {}).get("namespace") if rt.namespaced else None
         if ns:
-            namespace_object = self.store.stored_object("", "namespaces", "", ns)
+            namespace_object = _namespace_object(
+                self.store.stored_object("", "namespaces", "", ns))
         req = _Request(operation, rt, subresource, obj, old, user, namespace_object, dry_run)
         warnings: list[str] = []
         for binding in bindings:

@@ -234,6 +234,27 @@ class ClusterClient:
             lambda: k8s.VersionApi(self.api_client).get_code(**self._timeout()))
         return info.git_version
 
+    def openapi_v3(self, group: str, version: str) -> dict[str, Any] | None:
+        """The cluster's OpenAPI v3 document of one group-version (what kubectl validates
+        against); None when the cluster does not serve it (404)."""
+        path = f"/openapi/v3/apis/{group}/{version}" if group else "/openapi/v3/api/v1"
+
+        def fetch() -> dict[str, Any] | None:
+            request = self.api_client.param_serialize(
+                "GET", path, header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"])
+            response = self.api_client.call_api(*request, **self._timeout()).response
+            if response.status == 404:
+                return None
+            if not 200 <= response.status <= 299:
+                # Raised as the client would, so that retries and messages are as for any call.
+                raise ApiException(status=response.status, reason=response.reason,
+                                   http_resp=response)
+            return json.loads(response.data)
+
+        document, _ = self._retry(fetch)
+        return document
+
     def get(self, ref: ObjectRef) -> dict[str, Any] | None:
         resource = self._resource(ref.api_version, ref.kind)
 

@@ -4,23 +4,33 @@ before the first API call.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 
+from django.conf import settings
+
 from provisioning.guardrails.checks import claim_problems, guardrail_problems
+from provisioning.kube import ClusterAccess, KubeError, RetryPolicy, client_for
 from provisioning.plan import ARGOCD, FLUX, ROOT_NAME, Plan, PlanInput, ref_of
+from provisioning.schema import SchemaUnavailable, ServedSchemas, validate_object
 
 logger = logging.getLogger(__name__)
 
 
 def validate_plan(
-    plan: Plan, inputs: PlanInput, *, crd_dir: str | None = None
+    plan: Plan, inputs: PlanInput, *, crd_dir: str | None = None,
+    served: ServedSchemas | None = None,
 ) -> dict[str, list[str]]:
     """Every problem of a plan, by object ("Kind/namespace/name"), before anything is
-    applied: its schema (built-in kinds always; custom kinds when the CRDs are on this
-    machine, else skipped and logged) and Berth's own guardrail rules. Empty: go ahead."""
-    from provisioning.schema import SchemaUnavailable, validate_object
+    applied: its schema (built-in kinds always; custom kinds against the schemas the target
+    cluster serves, else the CRDs in $BERTH_CRD_DIR, else skipped and logged) and Berth's
+    own guardrail rules. Empty: go ahead.
 
+    ``served`` defaults to the target cluster's schemas when the inputs were read from the
+    database (their claims are set) and the cluster is registered and applied to."""
+    if served is None and inputs.claims is not None:
+        served = cluster_schemas(inputs.cluster.name)
     problems: dict[str, list[str]] = {}
     seen: set[tuple[str, str, str, str]] = set()
     for index, obj in enumerate(plan.apply):
@@ -32,7 +42,8 @@ def validate_plan(
             )
         seen.add(identity)
         try:
-            errors = [f"schema: {error}" for error in validate_object(obj, crd_dir=crd_dir)]
+            errors = [f"schema: {error}"
+                      for error in validate_object(obj, crd_dir=crd_dir, served=served)]
         except SchemaUnavailable as exc:
             logger.info("schema check of %s skipped: %s", key, exc)
             errors = []
@@ -53,6 +64,41 @@ def validate_plan(
         if found:
             problems.setdefault(str(ref), []).extend(found)
     return problems
+
+
+def cluster_schemas(cluster_name: str) -> ServedSchemas | None:
+    """The schemas a registered cluster serves, fetched through its client; None for a
+    plan-only cluster (nothing to ask: custom kinds are checked against $BERTH_CRD_DIR)."""
+    from tenants.models import Cluster
+
+    cluster = Cluster.objects.filter(name=cluster_name).first()
+    if cluster is None or cluster.plan_only:
+        logger.info("cluster %s is plan-only or not registered: custom resources are checked "
+                    "against the CRD directory ($BERTH_CRD_DIR)", cluster_name)
+        return None
+    # The same access and retry policy as the engine's (provisioning.engine.clusters), so
+    # the check shares the client, and its discovery, the apply then uses.
+    fingerprint = hashlib.sha256(
+        f"{cluster.api_url}|{cluster.auth_method}|{cluster.credentials}|"
+        f"{cluster.ca_certificate}".encode()).hexdigest()[:16]
+    access = ClusterAccess(key=f"{cluster.pk}:{fingerprint}", api_url=cluster.api_url,
+                           auth_method=cluster.auth_method, credentials=cluster.credentials,
+                           ca_certificate=cluster.ca_certificate)
+    policy = RetryPolicy(attempts=settings.KUBE_MAX_ATTEMPTS,
+                         initial_seconds=settings.KUBE_BACKOFF_SECONDS,
+                         max_seconds=max(settings.KUBE_BACKOFF_SECONDS * 20, 1.0),
+                         timeout_seconds=settings.KUBE_TIMEOUT_SECONDS)
+
+    def fetch(group: str, version: str) -> dict[str, Any] | None:
+        try:
+            return client_for(access, policy).openapi_v3(group, version)
+        except KubeError as error:
+            raise SchemaUnavailable(
+                f"cluster {cluster_name} did not serve its schemas for {group}/{version}: "
+                f"{error.message}") from error
+
+    # Cached by the access key: new credentials or a new URL fetch again.
+    return ServedSchemas(cluster.name, fetch, key=access.key)
 
 
 def warm() -> None:

@@ -1,9 +1,11 @@
-"""Offline schema validation of the Kubernetes objects Berth renders, before anything is applied.
+"""Schema validation of the Kubernetes objects Berth renders, before anything is applied.
 
 Berth renders objects as plain dicts (``apiVersion``, ``kind``, ``metadata``, ``spec``...).
 :func:`validate_object` checks one such dict against the schema of its kind and returns a list of
 :class:`SchemaError` (empty when valid); :func:`validate_objects` does the same for a batch.
-Nothing here talks to a cluster or the network.
+Nothing here talks to a cluster or the network itself: the target cluster's schemas come
+through a :class:`ServedSchemas` whose ``fetch`` the caller gives (``provisioning.validation``
+gives the cluster client's).
 
 Where the schemas come from
 ---------------------------
@@ -20,10 +22,14 @@ Where the schemas come from
   .is_required()`` which fields are required. ``object`` is refined from the pydantic annotation:
   ``int | str`` is an IntOrString (integer or string), ``Dict[str, Any]`` must be a JSON object,
   anything else is free-form.
-* **Custom resources** (Argo CD, Kargo, Flux): the upstream CRD YAMLs in a directory (the
-  ``crd_dir`` argument, else ``$BERTH_CRD_DIR``; nothing else is looked for: without
-  either, a custom kind raises, see below). The ``openAPIV3Schema`` of the served
-  version named by the object's apiVersion is checked with ``jsonschema`` (Draft 4
+* **Custom resources** (Argo CD, Kargo, Flux): as kubectl does, the schema the target
+  cluster itself serves at ``/openapi/v3/apis/<group>/<version>`` (built by its API server
+  from the CRDs it has; ``served``, see ``served.py``: fetched once per cluster and
+  group-version, kept for a few minutes). Where there is no cluster to ask (a plan-only
+  cluster, offline checks) or it serves no such group-version, the upstream CRD YAMLs in a
+  directory (the ``crd_dir`` argument, else ``$BERTH_CRD_DIR``; nothing else is looked
+  for: without either, a custom kind raises, see below). The ``openAPIV3Schema`` of the
+  served version named by the object's apiVersion is checked with ``jsonschema`` (Draft 4
   semantics, which OpenAPI v3.0 schemas follow), after this translation of the
   structural-schema dialect:
 
@@ -66,16 +72,19 @@ or the client models are not the pydantic kind this module understands,
     validate  the entry points
     builtin   built-in kinds, from the client's models
     crds      custom resources, from the CRDs
+    served    custom resources, from the schemas a cluster serves
     common    what both share
 """
 
 from provisioning.schema.common import CRD_DIR_ENV, SchemaError, SchemaUnavailable
+from provisioning.schema.served import ServedSchemas
 from provisioning.schema.validate import crd_directory, validate_object, validate_objects
 
 __all__ = [
     "CRD_DIR_ENV",
     "SchemaError",
     "SchemaUnavailable",
+    "ServedSchemas",
     "crd_directory",
     "validate_object",
     "validate_objects",

@@ -128,10 +128,14 @@ def crd_definition(directory: Path, group: str, kind: str) -> _CRD | None:
         schema = (version.get("schema") or {}).get("openAPIV3Schema")
         if not isinstance(schema, dict):
             raise SchemaUnavailable(f"{path}: version {version.get('name')} has no openAPIV3Schema")
-        validators[version["name"]] = jsonschema.Draft4Validator(
-            _root_schema(schema), format_checker=_FORMAT_CHECKER
-        )
+        validators[version["name"]] = schema_validator(schema)
     return _CRD(path, doc["spec"].get("scope", "Namespaced") == "Namespaced", validators)
+
+
+def schema_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    """A validator for one version's ``openAPIV3Schema`` (from a CRD file or as a cluster
+    serves it)."""
+    return jsonschema.Draft4Validator(_root_schema(schema), format_checker=_FORMAT_CHECKER)
 
 
 def _root_schema(schema: dict[str, Any]) -> dict[str, Any]:

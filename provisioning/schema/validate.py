@@ -25,6 +25,7 @@ from provisioning.schema.crds import (
     jsonschema_errors,
     require_crd_dir,
 )
+from provisioning.schema.served import ServedKind, ServedSchemas
 
 # --------------------------------------------------------------------------------------------
 # Public API
@@ -38,12 +39,15 @@ def crd_directory(crd_dir: str | os.PathLike[str] | None = None) -> Path | None:
 
 
 def validate_object(
-    obj: Mapping[str, Any], *, crd_dir: str | os.PathLike[str] | None = None
+    obj: Mapping[str, Any], *, crd_dir: str | os.PathLike[str] | None = None,
+    served: ServedSchemas | None = None,
 ) -> list[SchemaError]:
     """Validate one rendered object; return its problems (empty list when valid).
 
-    Raises :class:`SchemaUnavailable` when ``obj`` is not a built-in kind and no CRD directory
-    is configured or it does not exist.
+    A custom resource is checked against the schema ``served`` (the target cluster) has for
+    its group-version; where there is no cluster to ask, or it serves no such group-version,
+    against the CRD directory. Raises :class:`SchemaUnavailable` when it comes to the CRD
+    directory and none is configured or it does not exist.
     """
     if not isinstance(obj, Mapping):
         return [SchemaError("", f"object must be a mapping, got {json_type(obj)}")]
@@ -81,6 +85,18 @@ def validate_object(
         check_metadata_rules(obj, namespaced, kind, errors)
         return errors
 
+    if served is not None and (served_kinds := served.kinds(group, version)) is not None:
+        found = served_kinds.get(kind)
+        if found is None:
+            return [
+                SchemaError(
+                    "kind",
+                    f"unknown kind: cluster {served.cluster} serves no {kind} in "
+                    f"{api_version} (served: {', '.join(sorted(served_kinds)) or 'none'})",
+                )
+            ]
+        return _served_errors(obj, kind, found)
+
     directory = require_crd_dir(crd_dir, api_version, kind)
     crd = crd_definition(directory, group, kind)
     if crd is None:
@@ -112,6 +128,15 @@ def validate_object(
     return errors
 
 
+def _served_errors(obj: Mapping[str, Any], kind: str, served: ServedKind) -> list[SchemaError]:
+    errors: list[SchemaError] = []
+    if "metadata" in obj:
+        check_model(obj["metadata"], "V1ObjectMeta", "metadata", errors)
+    check_metadata_rules(obj, served.namespaced, kind, errors)
+    errors.extend(jsonschema_errors(served.validator, {**obj, "metadata": {}}))
+    return errors
+
+
 @functools.lru_cache(maxsize=512)
 def _crd_errors(directory: Path, group: str, kind: str, version: str,
                 body: str) -> tuple[SchemaError, ...]:
@@ -120,7 +145,8 @@ def _crd_errors(directory: Path, group: str, kind: str, version: str,
 
 
 def validate_objects(
-    objs: Iterable[Mapping[str, Any]], *, crd_dir: str | os.PathLike[str] | None = None
+    objs: Iterable[Mapping[str, Any]], *, crd_dir: str | os.PathLike[str] | None = None,
+    served: ServedSchemas | None = None,
 ) -> dict[str, list[SchemaError]]:
     """Validate a batch. Returns only the objects that have problems, keyed
     ``"Kind/namespace/name"`` (``"Kind/name"`` when the object has no namespace; ``#<index>``
@@ -129,7 +155,7 @@ def validate_objects(
     """
     result: dict[str, list[SchemaError]] = {}
     for index, obj in enumerate(objs):
-        errors = validate_object(obj, crd_dir=crd_dir)
+        errors = validate_object(obj, crd_dir=crd_dir, served=served)
         if not errors:
             continue
         key = object_key(obj, index)

@@ -350,6 +350,11 @@ for _cidr in BERTH_EGRESS_ALLOW:
             "CIDRs such as 127.0.0.0/8,10.20.0.0/16."
         ) from None
 
+# Showback's measured usage (tenants.usage): a Prometheus-compatible endpoint (Prometheus,
+# Thanos, OpenCost's), queried through its HTTP API under the egress policy above. Unset:
+# pages show allocation only, and say so.
+BERTH_PROMETHEUS_URL = os.environ.get("BERTH_PROMETHEUS_URL", "").strip()
+
 # Notifications: links in e-mails and webhooks point here.
 BERTH_BASE_URL = os.environ.get("BERTH_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 EMAIL_BACKEND = os.environ.get(

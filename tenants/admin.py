@@ -7,6 +7,7 @@ from tenants.forms.base import ModelForm
 from tenants.models import (
     Approval,
     AuditEvent,
+    ClusterPrice,
     EnvironmentTier,
     Membership,
     Namespace,
@@ -22,6 +23,8 @@ from tenants.selectors.names import name_problem
 from tenants.services.definitions import current_tier_revision
 from tenants.services.names import claim_tenant_names, tenant_names
 from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync
+from tenants.services.prices import FIELDS as PRICE_FIELDS
+from tenants.services.prices import set_cluster_prices
 from tenants.tasks import REPOSITORY_FIELDS, request_repository_check
 from tenants.validators import (
     GROUP_FIELDS,
@@ -251,3 +254,20 @@ class NamespaceClaimAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:  # noqa: ANN001 - Django API
         return False
+
+
+@admin.register(ClusterPrice)
+class ClusterPriceAdmin(admin.ModelAdmin):
+    """Showback prices per cluster (platform admins); checked by ClusterPrice.clean, saved
+    and audited by the service the API uses."""
+
+    list_display = ("cluster", "currency", "cpu_core_hour", "memory_gib_hour",
+                    "storage_gib_month", "namespace_month", "updated_at")
+    fields = ("cluster", "currency", "cpu_core_hour", "memory_gib_hour", "storage_gib_month",
+              "namespace_month")
+
+    def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001 - Django's hook
+        saved = set_cluster_prices(actor=request.user, cluster=obj.cluster,
+                                   values={name: getattr(obj, name) for name in PRICE_FIELDS},
+                                   source_ip=request.META.get("REMOTE_ADDR"))
+        obj.pk = saved.pk

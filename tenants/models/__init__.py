@@ -7,6 +7,7 @@ from tenants.models.policy import ApprovalRule
 from tenants.models.requests import Approval, Comment, Request, Run
 from tenants.models.tenancy import (
     Cluster,
+    ClusterPrice,
     EnvironmentTier,
     Membership,
     Namespace,
@@ -26,6 +27,7 @@ __all__ = [
     "CampaignCommit",
     "CampaignTarget",
     "Cluster",
+    "ClusterPrice",
     "Comment",
     "EnvironmentRule",
     "EnvironmentTier",

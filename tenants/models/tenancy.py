@@ -20,6 +20,7 @@ from tenants.choices import (
 from tenants.fields import EncryptedTextField
 from tenants.models.prefixes import slug_coverage_problem
 from tenants.naming import tier_slug_problem
+from tenants.pricing import PRICE_FIELDS, price_problems
 from tenants.validators import (
     clean_gitops_fields,
     is_ssh_url,
@@ -421,3 +422,25 @@ class TruthTable(models.Model):
 
     def __str__(self) -> str:
         return f"truth table of {self.tenant} at {self.taken_at:%Y-%m-%d %H:%M}"
+
+
+class ClusterPrice(models.Model):
+    """What a unit of allocated quota costs on one cluster (showback): set by platform
+    admins, applied to every namespace's lifetime on it (tenants.selectors.costs)."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="price")
+    currency = models.CharField(max_length=3, default="EUR")
+    cpu_core_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    memory_gib_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    storage_gib_month = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    namespace_month = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"prices on {self.cluster}"
+
+    def clean(self) -> None:
+        problems = price_problems({name: getattr(self, name)
+                                   for name in [*PRICE_FIELDS, "currency"]})
+        if problems:
+            raise ValidationError(problems)

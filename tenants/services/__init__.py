@@ -5,7 +5,8 @@ change audited. A Request changes state only through `lifecycle`.
     claims        the names a waiting request holds
     lifecycle     the transition table, and the transitions the engine reports through
     environments  ephemeral environments: extend, end, expire, warn
-    rules         approval rules and environment rules
+    rules         approval rules and environment rules, and trying rules before saving
+    prices        showback prices per cluster
     onboarding    tenants: onboard, change, and the requests that apply their objects
     repository_checks  whether the tenant's repository can be read: queued, answered
     clusters      clusters: add, change
@@ -48,6 +49,7 @@ from tenants.services.onboarding import (
     update_tenant,
 )
 from tenants.services.preferences import set_muted_notifications
+from tenants.services.prices import set_cluster_prices
 from tenants.services.repository_checks import queue_repository_check, record_repository_check
 from tenants.services.requests import (
     APPROVE_TOGETHER_MAX,
@@ -108,6 +110,7 @@ __all__ = [
     "revoke_api_token",
     "save_approval_rule",
     "try_approval_rules",
+    "set_cluster_prices",
     "proposed_from",
     "save_cluster",
     "set_muted_notifications",

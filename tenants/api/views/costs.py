@@ -1,0 +1,66 @@
+"""/api/v1/tenants/{slug}/costs/ (members, platform admins) and
+/api/v1/clusters/{name}/prices/ (platform admins): showback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request as ApiRequest
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from tenants import selectors, services, usage
+from tenants.api.permissions import IsPlatformAdmin
+from tenants.api.serializers import costs as s
+from tenants.api.views.base import ApiView, client_ip
+from tenants.models import Cluster, ClusterPrice
+from tenants.models.tokens import TokenScope
+from tenants.selectors.costs import parse_month, tenant_costs
+
+
+class TenantCostsView(ApiView, APIView):
+    def named_object_visible(self, user: Any) -> bool:
+        return selectors.tenants_for_user(user).filter(slug=self.kwargs["slug"]).exists()
+
+    @extend_schema(summary="What the tenant's allocated quota costs in a month, per "
+                           "namespace, project, tier and day", parameters=[s.CostsQuerySerializer],
+                   responses=s.CostsSerializer)
+    def get(self, request: ApiRequest, slug: str) -> Response:
+        query = s.CostsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        tenant = selectors.visible_tenant(request.user, slug)
+        costs = tenant_costs(tenant, month=parse_month(query.validated_data.get("month")))
+        measured = usage.measured_for([row.name for row in costs.namespaces
+                                       if row.ended_at is None])
+        return Response(s.CostsSerializer(costs, context={"measured": measured}).data)
+
+
+class ClusterPricesView(ApiView, APIView):
+    permission_classes = [*ApiView.permission_classes, IsPlatformAdmin]
+    scopes = {"*": TokenScope.ADMIN}
+
+    def named_object_visible(self, user: Any) -> bool:
+        return selectors.is_platform_admin(user) and Cluster.objects.filter(
+            name=self.kwargs["name"]).exists()
+
+    def _show(self, cluster: Cluster) -> Response:
+        price = ClusterPrice.objects.filter(cluster=cluster).first() or ClusterPrice(
+            cluster=cluster)
+        return Response(s.PricesSerializer(price).data)
+
+    @extend_schema(summary="The cluster's prices (platform admins)",
+                   responses=s.PricesSerializer)
+    def get(self, request: ApiRequest, name: str) -> Response:
+        return self._show(Cluster.objects.get(name=name))
+
+    @extend_schema(summary="Set the cluster's prices (platform admins); those left out stay",
+                   request=s.PricesSerializer, responses=s.PricesSerializer)
+    def put(self, request: ApiRequest, name: str) -> Response:
+        cluster = Cluster.objects.get(name=name)
+        form = s.PricesSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        services.set_cluster_prices(actor=request.user, cluster=cluster,
+                                    values=dict(form.validated_data),
+                                    source_ip=client_ip(request))
+        return self._show(cluster)

@@ -1,0 +1,327 @@
+"""Showback: what a tenant's allocated quota costs, namespace by namespace, at the prices
+platform admins set per cluster (tenants.models.ClusterPrice).
+
+A namespace costs from its creation until it went away: for a decommissioned namespace,
+the moment the request that removed it finished (the audit log's event), or for an
+ephemeral environment's own namespace its `ended_at`. Cost is of the quota allocated, not
+of what is used (tenants.selectors.usage adds measured usage where Prometheus is set).
+The prices in force now apply to the whole window: Berth keeps no history of prices.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.db.models import Q
+from django.utils import timezone
+
+from tenants.choices import NamespaceState, RequestKind
+from tenants.models import (
+    AuditEvent,
+    ClusterPrice,
+    EphemeralEnvironment,
+    Namespace,
+    Request,
+    Tenant,
+)
+from tenants.pricing import PRICE_FIELDS, hourly
+
+CENT = Decimal("0.01")
+# A claim is not yet a namespace: nothing runs, nothing is billed.
+HELD = ~Q(state=NamespaceState.REQUESTED)
+# Requests that take namespaces away, and the audit events that say they finished.
+REMOVALS = (RequestKind.DECOMMISSION, RequestKind.PROJECT_DECOMMISSION,
+            RequestKind.TENANT_DECOMMISSION, RequestKind.END_ENVIRONMENT)
+FINISHED = ("request.mark_decommissioned", "request.mark_ready")
+
+
+@dataclass
+class NamespaceCost:
+    name: str
+    cluster: str
+    tier: str
+    project: str
+    state: str
+    ephemeral: bool
+    cpu_millis: int
+    memory_mib: int
+    storage_gib: int
+    created_at: datetime
+    ended_at: datetime | None
+    end_unknown: bool
+    currency: str
+    per_hour: Decimal
+    month: Decimal = Decimal(0)
+    today: Decimal = Decimal(0)
+    expires_at: datetime | None = None
+    until_expiry: Decimal | None = None
+    measured: dict[str, float] | None = None
+    by_day: dict[date, Decimal] = field(default_factory=dict)
+
+    @property
+    def per_day(self) -> Decimal:
+        return self.per_hour * 24
+
+
+@dataclass
+class DayCost:
+    day: date
+    amount: Decimal
+
+
+@dataclass
+class TenantCosts:
+    tenant: Tenant
+    month: date
+    now: datetime
+    currency: str
+    namespaces: list[NamespaceCost] = field(default_factory=list)
+    days: list[DayCost] = field(default_factory=list)
+    projects: list[tuple[str, Decimal]] = field(default_factory=list)
+    tiers: list[tuple[str, Decimal]] = field(default_factory=list)
+    unpriced_clusters: list[str] = field(default_factory=list)
+    other_currencies: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> Decimal:
+        return sum((each.month for each in self.namespaces), Decimal(0))
+
+    @property
+    def today(self) -> Decimal:
+        return sum((each.today for each in self.namespaces), Decimal(0))
+
+    @property
+    def until_expiry(self) -> Decimal:
+        return sum((each.until_expiry or Decimal(0) for each in self.namespaces), Decimal(0))
+
+
+def parse_month(text: str | None) -> date | None:
+    """`YYYY-MM` → its first day; None when absent; ValueError when not a month."""
+    if not text:
+        return None
+    year, _, month = text.partition("-")
+    if not (len(year) == 4 and year.isdigit() and len(month) == 2 and month.isdigit()):
+        raise ValueError(text)
+    return date(int(year), int(month), 1)
+
+
+def month_start(day: date) -> date:
+    return day.replace(day=1)
+
+
+def _next_month(first: date) -> date:
+    return (first + timedelta(days=32)).replace(day=1)
+
+
+def _hours(start: datetime, end: datetime) -> Decimal:
+    seconds = max((end - start).total_seconds(), 0)
+    return Decimal(seconds) / 3600
+
+
+def tenant_costs(tenant: Tenant, *, month: date | None = None,
+                 now: datetime | None = None) -> TenantCosts:
+    """What `tenant` holds costs in `month` (default: this one), per namespace, project,
+    tier and day, in the currency of its clusters' prices."""
+    return _costs_of([tenant], month=month, now=now)[0]
+
+
+def _costs_of(tenants: list[Tenant], *, month: date | None,
+              now: datetime | None) -> list[TenantCosts]:
+    """tenant_costs of each of `tenants`, read in a fixed number of queries."""
+    now = now or timezone.now()
+    zone = timezone.get_current_timezone()
+    first = month_start(month or timezone.localdate(now))
+    window_start = datetime.combine(first, datetime.min.time(), tzinfo=zone)
+    window_end = min(datetime.combine(_next_month(first), datetime.min.time(), tzinfo=zone),
+                     now)
+    namespaces = list(
+        Namespace.objects.filter(HELD, tenant__in=tenants, created_at__lt=window_end)
+        .select_related("cluster", "tier", "project").order_by("cluster__name", "name"))
+    prices = {price.cluster_id: price for price in ClusterPrice.objects.all()}
+    # An environment's own namespace lives until the environment expires (extensions too),
+    # and went when the environment ended.
+    environments = list(EphemeralEnvironment.objects.filter(
+        namespace__in=namespaces, owns_namespace=True,
+    ).values_list("namespace_id", "expires_at", "ended_at"))
+    expiring = {pk: expires for pk, expires, ended in environments if ended is None}
+    ended = {pk: gone for pk, _, gone in environments if gone is not None}
+    ended |= _ended_at([n for n in namespaces if n.state == NamespaceState.DECOMMISSIONED
+                        and n.pk not in ended])
+    by_tenant: dict[int, list[Namespace]] = defaultdict(list)
+    for namespace in namespaces:
+        by_tenant[namespace.tenant_id].append(namespace)
+    return [_costs(tenant, by_tenant[tenant.pk], prices=prices, expiring=expiring,
+                   ended=ended, first=first, window=(window_start, window_end), now=now)
+            for tenant in tenants]
+
+
+def _costs(tenant: Tenant, namespaces: list[Namespace], *, prices: dict[int, ClusterPrice],
+           expiring: dict[int, datetime], ended: dict[int, datetime], first: date,
+           window: tuple[datetime, datetime], now: datetime) -> TenantCosts:
+    zone = timezone.get_current_timezone()
+    window_start, window_end = window
+    main = _main({namespace.cluster_id: prices[namespace.cluster_id]
+                  for namespace in namespaces if namespace.cluster_id in prices})
+    currencies = defaultdict(Decimal)
+    rows = []
+    daily: dict[date, Decimal] = defaultdict(Decimal)
+    unpriced = set()
+    for namespace in namespaces:
+        price = prices.get(namespace.cluster_id)
+        if price is None:
+            unpriced.add(namespace.cluster.name)
+            continue
+        gone = namespace.state == NamespaceState.DECOMMISSIONED
+        end = ended.get(namespace.pk) if gone else None
+        if gone and end is None:
+            end = namespace.created_at  # when it went is not known: nothing is counted
+        if end is not None and end <= window_start:
+            continue
+        per_hour = hourly(cpu_millis=namespace.cpu_millis, memory_mib=namespace.memory_mib,
+                          storage_gib=namespace.storage_gib,
+                          prices={name: getattr(price, name) for name in PRICE_FIELDS})
+        row = NamespaceCost(
+            name=namespace.name, cluster=namespace.cluster.name, tier=namespace.tier.slug,
+            project=namespace.project.name if namespace.project_id else "",
+            state=namespace.state, ephemeral=namespace.tier.is_ephemeral,
+            cpu_millis=namespace.cpu_millis, memory_mib=namespace.memory_mib,
+            storage_gib=namespace.storage_gib, created_at=namespace.created_at,
+            ended_at=end if gone else None, end_unknown=gone and namespace.pk not in ended,
+            currency=price.currency, per_hour=per_hour,
+            expires_at=expiring.get(namespace.pk, namespace.expires_at))
+        alive_until = min(end or window_end, window_end)
+        day = first
+        while day < _next_month(first):
+            start = max(datetime.combine(day, datetime.min.time(), tzinfo=zone),
+                        namespace.created_at, window_start)
+            stop = min(datetime.combine(day + timedelta(days=1), datetime.min.time(),
+                                        tzinfo=zone), alive_until)
+            if stop > start:
+                amount = per_hour * _hours(start, stop)
+                row.month += amount
+                row.by_day[day] = amount
+                if price.currency == main:
+                    daily[day] += amount
+                if day == timezone.localdate(now):
+                    row.today += amount
+            day += timedelta(days=1)
+        if not gone and row.expires_at and row.expires_at > now:
+            row.until_expiry = per_hour * _hours(now, row.expires_at)
+        currencies[price.currency] += row.month
+        rows.append(row)
+    costs = TenantCosts(tenant=tenant, month=first, now=now, currency=main,
+                        namespaces=rows, unpriced_clusters=sorted(unpriced),
+                        other_currencies=sorted(set(currencies) - {main}))
+    day = first
+    while day < _next_month(first):
+        costs.days.append(DayCost(day=day, amount=daily.get(day, Decimal(0))))
+        day += timedelta(days=1)
+    costs.projects = _grouped(rows, main, lambda row: row.project or "(no project)")
+    costs.tiers = _grouped(rows, main, lambda row: row.tier)
+    return costs
+
+
+def _main(prices: dict[int, ClusterPrice]) -> str:
+    """The currency totals are given in: the one most clusters use (EUR if none)."""
+    counted = defaultdict(int)
+    for price in prices.values():
+        counted[price.currency] += 1
+    return max(sorted(counted), key=lambda currency: counted[currency]) if counted else "EUR"
+
+
+def _grouped(rows: list[NamespaceCost], currency: str, key) -> list[tuple[str, Decimal]]:  # noqa: ANN001
+    totals: dict[str, Decimal] = defaultdict(Decimal)
+    for row in rows:
+        if row.currency == currency:
+            totals[key(row)] += row.month
+    return sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _ended_at(gone: list[Namespace]) -> dict[int, datetime]:
+    """Namespace id → when it went away: when the request that removed it finished, from
+    the audit log."""
+    if not gone:
+        return {}
+    removals = list(Request.objects.filter(tenant__in={n.tenant_id for n in gone},
+                                           kind__in=REMOVALS)
+                    .values("pk", "tenant_id", "kind", "payload"))
+    finished = {}
+    for event in AuditEvent.objects.filter(
+            object_type="tenants.request", action__in=FINISHED,
+            object_id__in=[str(each["pk"]) for each in removals]).order_by("created_at"):
+        finished.setdefault(int(event.object_id), event.created_at)
+    ended = {}
+    for namespace in gone:
+        candidates = [finished[each["pk"]] for each in removals
+                      if each["pk"] in finished and each["tenant_id"] == namespace.tenant_id
+                      and finished[each["pk"]] > namespace.created_at
+                      and _removes(each, namespace)]
+        if candidates:
+            ended[namespace.pk] = min(candidates)
+    return ended
+
+
+def _removes(removal: dict, namespace: Namespace) -> bool:
+    payload = removal["payload"] or {}
+    if removal["kind"] == RequestKind.DECOMMISSION:
+        return payload.get("namespace") == namespace.name
+    if removal["kind"] == RequestKind.PROJECT_DECOMMISSION:
+        return (namespace.project_id is not None
+                and payload.get("project") == namespace.project.name
+                and payload.get("cluster") == namespace.cluster.name)
+    if removal["kind"] == RequestKind.TENANT_DECOMMISSION:
+        return payload.get("cluster") == namespace.cluster.name
+    return False
+
+
+def rounded(amount: Decimal) -> Decimal:
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def _nice_money_scale(largest: Decimal) -> tuple[Decimal, Decimal]:
+    """(step, top) of a money axis from 0 past `largest`: 1, 2 or 5 times a power of ten,
+    in at most four steps."""
+    if largest <= 0:
+        return Decimal(1), Decimal(1)
+    power = Decimal(10) ** (largest.adjusted() - 1)
+    while True:
+        for factor in (1, 2, 5):
+            step = power * factor
+            count = -(-largest // step)  # ceil
+            if count <= 4:
+                return step, step * max(count, 1)
+        power *= 10
+
+
+def cost_chart(costs: TenantCosts) -> dict:
+    """The month's days as bars in a 300 × 100 drawing (the dashboard's chart's geometry):
+    ten units a day, the axis' top full height."""
+    largest = max((each.amount for each in costs.days), default=Decimal(0))
+    step, top = _nice_money_scale(largest)
+    days = []
+    for index, each in enumerate(costs.days):
+        height = float(each.amount * 100 / top) if top else 0.0
+        days.append({"day": each.day, "amount": rounded(each.amount),
+                     "x": index * 10 + 1, "y": round(100 - height, 2),
+                     "height": round(height, 2),
+                     "tick": index % 7 == 0 and 3 < index < len(costs.days) - 4})
+    ticks = []
+    at = Decimal(0)
+    while at <= top:
+        y = round(100 - float(at * 100 / top), 2)
+        ticks.append({"label": f"{at.normalize():f}", "y": y, "text_y": y + 2.5})
+        at += step
+    return {"days": days, "ticks": ticks, "top": f"{top.normalize():f}",
+            "any": largest > 0, "width": len(days) * 10}
+
+
+def costs_by_tenant(*, month: date | None = None, now: datetime | None = None,
+                    tenants: list[Tenant] | None = None) -> list[TenantCosts]:
+    """Every tenant's costs this month, dearest first (the dashboard's card)."""
+    chosen = tenants if tenants is not None else list(
+        Tenant.objects.filter(retired_at__isnull=True).order_by("slug"))
+    found = _costs_of(chosen, month=month, now=now)
+    return sorted(found, key=lambda each: (-each.total, each.tenant.slug))

@@ -1,0 +1,40 @@
+"""`{% tenant_costs tenant %}` and `{% costs_card %}`: the showback section of a tenant's
+page and the dashboard's card, each a partial fed by tenants.selectors.costs, so the pages
+that show them need one line each."""
+
+from __future__ import annotations
+
+from django import template
+
+from tenants import usage
+from tenants.models import Tenant
+from tenants.selectors.costs import cost_chart, costs_by_tenant, rounded, tenant_costs
+
+register = template.Library()
+
+
+@register.inclusion_tag("tenants/_tenant_costs.html")
+def tenant_costs_section(tenant: Tenant) -> dict:
+    costs = tenant_costs(tenant)
+    measured = usage.measured_for([row.name for row in costs.namespaces
+                                   if row.ended_at is None])
+    return {"tenant": tenant, "costs": costs, "chart": cost_chart(costs),
+            "measured": measured}
+
+
+@register.inclusion_tag("tenants/_costs_card.html")
+def costs_card(limit: int = 8) -> dict:
+    found = costs_by_tenant()
+    return {"rows": [each for each in found if each.namespaces][:limit],
+            "unpriced": sorted({cluster for each in found for cluster in each.unpriced_clusters})}
+
+
+@register.filter
+def money(amount: object) -> str:
+    """An amount to the cent, grouped: 1,234.50."""
+    return f"{rounded(amount):,.2f}" if amount is not None else "—"
+
+
+@register.filter
+def get_usage(by_namespace: dict, name: str) -> dict | None:
+    return (by_namespace or {}).get(name)

@@ -1,0 +1,40 @@
+"""A tenant's costs (showback) as CSV: one row per namespace and day. The page section is
+a partial of the tenant's page (tenants.templatetags.showback)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+
+from tenants import selectors
+from tenants.selectors.costs import parse_month, rounded, tenant_costs
+from tenants.views.audit import _cell as defused
+
+COLUMNS = ["day", "namespace", "cluster", "project", "tier", "cpu_cores", "memory_gib",
+           "storage_gib", "currency", "cost"]
+
+
+@login_required
+def tenant_costs_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    tenant = selectors.visible_tenant(request.user, slug)
+    try:
+        month = parse_month(request.GET.get("month"))
+    except ValueError:
+        return HttpResponseBadRequest("month: give a month as YYYY-MM, e.g. 2026-11.")
+    costs = tenant_costs(tenant, month=month)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    for row in costs.namespaces:
+        for day, amount in sorted(row.by_day.items()):
+            writer.writerow([defused(value) for value in (
+                day.isoformat(), row.name, row.cluster, row.project, row.tier,
+                f"{row.cpu_millis / 1000:g}", f"{row.memory_mib / 1024:g}", row.storage_gib,
+                row.currency, rounded(amount))])
+    response = HttpResponse(out.getvalue(), content_type="text/csv")
+    response["Content-Disposition"] = (
+        f'attachment; filename="berth-costs-{tenant.slug}-{costs.month:%Y-%m}.csv"')
+    return response

@@ -58,3 +58,55 @@ def test_an_admin_tries_a_rule_change_sees_what_it_changes_and_saves_it(live_ser
     assert f"Rule {rule.name} saved." in page.inner_text(".messages")
     saved = AuditEvent.objects.get(action="policy.rule_saved")
     assert saved.after["what_if"]["counts"] == {"auto_approve_to_require": 3}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_member_reads_what_the_tenants_namespaces_cost(live_server, browser):
+    from datetime import timedelta
+    from decimal import Decimal
+
+    from django.utils import timezone
+
+    from tenants import demo
+    from tenants.models import (
+        Cluster,
+        ClusterPrice,
+        EnvironmentTier,
+        Namespace,
+        Project,
+        Tenant,
+        User,
+    )
+
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    payments = Tenant.objects.get(slug="payments")
+    sandbox = Cluster.objects.get(name="sandbox")
+    ClusterPrice.objects.create(cluster=sandbox, cpu_core_hour=Decimal("0.04"),
+                                memory_gib_hour=Decimal("0.005"),
+                                storage_gib_month=Decimal("0.10"),
+                                namespace_month=Decimal("7.30"))
+    shop = Project.objects.create(tenant=payments, name="shop")
+    now = timezone.now()
+    made = [("payments-shop-dev", "dev", 2000, 4096, 20), ("payments-shop-prod", "prod", 4000,
+                                                            8192, 10),
+            ("payments-shop-review-7", "review", 500, 512, 1)]
+    for name, tier, cpu, memory, days in made:
+        namespace = Namespace.objects.create(
+            name=name, tenant=payments, tier=EnvironmentTier.objects.get(slug=tier),
+            cluster=sandbox, project=shop, cpu_millis=cpu, memory_mib=memory, storage_gib=5,
+            state="active", expires_at=now + timedelta(hours=6) if tier == "review" else None)
+        Namespace.objects.filter(pk=namespace.pk).update(
+            created_at=now - timedelta(days=min(days, now.day - 1), hours=3))
+
+    page = signed_in_page(browser, live_server, User.objects.get(username="dev"))
+    page.goto(f"{live_server.url}/tenants/payments/#costs")
+
+    section = page.locator("#costs")
+    assert section.is_visible()
+    assert "EUR" in page.inner_text("#costs-month-total")
+    assert section.locator("#costs-namespaces tbody tr").count() == 3
+    assert "until then" in section.inner_text()  # the review environment, until it expires
+    assert "no Prometheus or OpenCost endpoint is configured" in section.inner_text()
+    assert section.locator("svg.daily-chart rect.day-bar").count() >= 1
+    assert serious_violations(page) == []
+    docs_screenshot(page, "tenant-costs", "#costs")

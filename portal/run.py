@@ -105,18 +105,21 @@ def wait_for_port(port: int, child: subprocess.Popen, timeout: float = 30) -> bo
     return False
 
 
-def wait_for_health(url: str, children: dict[str, subprocess.Popen]) -> bool:
-    """Whether `url` answers 200 before any child exits: the web server serves requests, so
-    the URL printed next works at once."""
-    while all(child.poll() is None for child in children.values()):
+def wait_for_health(urls: list[str], children: dict[str, subprocess.Popen]) -> bool:
+    """Whether every one of `urls` answers 200 before any child exits: the web server and
+    the identity provider serve requests, so the URL printed next works at once, sign-in
+    included."""
+    waiting = list(urls)
+    while waiting and all(child.poll() is None for child in children.values()):
         try:
-            with urllib.request.urlopen(url, timeout=2) as answer:  # noqa: S310 - our own http://
+            with urllib.request.urlopen(waiting[0], timeout=2) as answer:  # noqa: S310 - our own http://
                 if answer.status == 200:
-                    return True
+                    waiting.pop(0)
+                    continue
         except (OSError, ValueError):
             pass
         time.sleep(0.2)
-    return False
+    return not waiting
 
 
 def main() -> int:
@@ -208,7 +211,9 @@ def main() -> int:
     broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"
     # The URL line only once the web server answers: a browser or curl right after it works.
     try:
-        answered = wait_for_health(f"http://{host}:{port}/healthz", children)
+        answered = wait_for_health([f"http://{host}:{port}/healthz",
+                                    f"{env['OIDC_ISSUER']}/.well-known/openid-configuration"],
+                                   children)
     except KeyboardInterrupt:  # Ctrl-C while it starts: its children run in sessions of their own
         answered = False
     if not answered:

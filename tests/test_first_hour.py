@@ -262,8 +262,9 @@ URL_LINE = re.compile(r"^Berth is \w+ at (?P<url>http://\S+?)/?$")
 @pytest.fixture
 def make_run_answering(tmp_path):
     """`make run` (`python -m portal.run`) on free ports, its data in tmp_path, followed
-    until it prints its URL line; /healthz is asked the moment it does. Yields its URL,
-    that answer (or the error), its output and data directory."""
+    until it prints its URL line; /healthz and the identity provider's discovery document
+    are asked the moment it does. Yields its URL, those answers (or errors), its output and
+    data directory."""
     import requests
 
     from tests.gitserver import free_port
@@ -298,11 +299,14 @@ def make_run_answering(tmp_path):
             if printed:
                 break
         url = printed["url"]
-        try:
-            health: object = requests.get(f"{url}/healthz", timeout=10)
-        except requests.ConnectionError as exc:
-            health = exc
-        yield {"url": url, "health": health, "line": line.strip(), "output": output,
+        answers: dict[str, object] = {}
+        for name, asked in (("health", f"{url}/healthz"), ("provider", (
+                f"http://127.0.0.1:{ports['idp']}/openid/.well-known/openid-configuration"))):
+            try:
+                answers[name] = requests.get(asked, timeout=10)
+            except requests.ConnectionError as exc:
+                answers[name] = exc
+        yield {"url": url, **answers, "line": line.strip(), "output": output,
                "data": tmp_path / "data", "process": process}
     finally:
         # Its children run in sessions of their own: only make run itself can stop them.
@@ -321,6 +325,9 @@ def test_make_run_prints_its_url_when_the_web_server_answers(make_run_answering)
     assert run["line"] == f"Berth is running at {run['url']}/"
     assert not isinstance(health, Exception), f"{run['line']}, yet /healthz: {health}"
     assert health.status_code == 200 and health.json() == {"status": "ok"}
+    # Signing in starts at the identity provider: it answers too.
+    assert not isinstance(run["provider"], Exception), run["provider"]
+    assert run["provider"].status_code == 200
 
 
 # --- the pages' references to the docs are links ----------------------------------------------

@@ -31,6 +31,8 @@ WORKDIR /app
 COPY manage.py ./
 COPY templates templates
 COPY static static
+# The docs, which the pages link to (/docs/<name>.md).
+COPY docs docs
 COPY portal portal
 COPY tenants tenants
 COPY provisioning provisioning

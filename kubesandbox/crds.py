@@ -41,6 +41,7 @@ def types_of(crd: dict) -> list[ResourceType]:
             categories=tuple(names.get("categories") or ()),
             schema=(version.get("schema") or {}).get("openAPIV3Schema"),
             crd_name=crd["metadata"]["name"],
+            printer_columns=list(version.get("additionalPrinterColumns") or []),
         ))
     return types
 

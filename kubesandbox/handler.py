@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
-from . import protobuf, selectors, watch
+from . import protobuf, selectors, tables, watch
 from .authn import SA_PREFIX, UserInfo, service_account_user, with_authenticated
 from .errors import ApiError, status_body
 from .rbac import Attributes, forbidden_message
@@ -313,7 +313,13 @@ class Handler(BaseHTTPRequestHandler):
             namespace=attr_namespace, name=name or ""))
         if verb == "watch":
             return self._watch(rt, namespace, name)
-        return self.sandbox.operations.run(self, route, verb, body, user)
+        code, answer = self.sandbox.operations.run(self, route, verb, body, user)
+        table_version = tables.table_version(self.headers.get("Accept") or "")
+        if table_version and verb in ("get", "list") and not sub and not rt.virtual:
+            # kubectl get asks the server to print (its columns, its empty-list message).
+            answer = tables.table(rt, answer, version=table_version,
+                                  include=self.query.get("includeObject") or "Metadata")
+        return code, answer
 
     def write_context(self, user: UserInfo, sub: str, dry_run: bool) -> WriteContext:
         requested = self.query.get("fieldValidation") or WARN

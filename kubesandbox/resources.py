@@ -43,6 +43,8 @@ class ResourceType:
     # For custom resources: the version's openAPIV3Schema and where it came from.
     schema: dict | None = None
     crd_name: str = ""
+    # For custom resources: the version's additionalPrinterColumns (kubectl get's columns).
+    printer_columns: list[dict] = field(default_factory=list)
     # Derived data (a compiled validator) kept with the type; a new CRD makes a new type.
     cache: dict = field(default_factory=dict, repr=False)
 

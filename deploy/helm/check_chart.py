@@ -130,7 +130,8 @@ def load_values(path: Path) -> dict[str, Any]:
 
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 # What RBAC cannot say of Berth (admission.berthLeastPrivilege): matched to Berth's user.
-LEAST_PRIVILEGE_POLICIES = ("berth-own-namespaces", "berth-own-argocd-secrets")
+LEAST_PRIVILEGE_POLICIES = ("berth-own-namespaces", "berth-own-objects",
+                            "berth-own-argocd-secrets")
 ADMISSION_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
 
 

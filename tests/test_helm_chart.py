@@ -423,3 +423,34 @@ def test_the_charts_flux_policy_is_the_one_install_guardrails_applies():
         "app.kubernetes.io/managed-by"] == "Helm"
     off = check_chart.render({**values(), "admission": {"fluxTenancy": False}})
     assert not [obj for obj in off if obj["metadata"]["name"] == FLUX_POLICY]
+
+
+# What only the least-privilege policies keep to Berth's own: namespaces (own-namespaces),
+# and the cluster-wide objects "Install guardrails" writes, by name.
+FENCED_BY_NAME = {("", "namespaces"), (RBAC_GROUP, "clusterroles"),
+                  ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+                  ("admissionregistration.k8s.io", "validatingadmissionpolicybindings")}
+WRITES = {"create", "update", "patch", "delete", "deletecollection"}
+
+
+def test_every_kind_berth_may_write_is_fenced_to_its_own_namespaces(rendered):
+    """A kind added to the ClusterRole or Argo CD's Role without the own-objects policy
+    matching it could be written in any namespace (kube-system included)."""
+    policy = {obj["kind"]: obj for obj in rendered
+              if obj["metadata"]["name"] == "berth-own-objects"}
+    assert set(policy) == {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+    matched = {(group, resource)
+               for rule in policy["ValidatingAdmissionPolicy"]["spec"]["matchConstraints"][
+                   "resourceRules"]
+               if {"CREATE", "UPDATE", "DELETE"} <= set(rule["operations"])
+               for group in rule["apiGroups"] for resource in rule["resources"]}
+    writable = {(group, resource) for rule in rbac_rules(rendered)
+                if WRITES & set(rule["verbs"])
+                for group in rule["apiGroups"] for resource in rule["resources"]}
+
+    assert writable - FENCED_BY_NAME <= matched
+    # And every kind a plan applies or deletes is among them.
+    plan = render(a_plan_input_with_every_kind())
+    kinds = {resource_of(obj["apiVersion"], obj["kind"]) for obj in plan.apply}
+    kinds |= {resource_of(ref.api_version, ref.kind) for ref in plan.delete}
+    assert kinds - {("", "namespaces")} <= matched

@@ -23,7 +23,7 @@ urlpatterns = [
     path("tenants/<slug:slug>/", tenants.tenant_detail, name="tenant-detail"),
     path("tenants/<slug:slug>/repository-check/", tenants.tenant_repository_check,
          name="tenant-repository-check"),
-    path("tenants/<slug:slug>/costs.csv", costs.tenant_costs_csv, name="tenant-costs-csv"),
+    path("tenants/<slug:slug>/costs/", costs.tenant_costs_csv, name="tenant-costs-csv"),
     path("tenants/<slug:slug>/truth/", truth.truth_table, name="truth-table"),
     path("tenants/<slug:slug>/truth/refresh/", truth.truth_refresh, name="truth-refresh"),
     path("tenants/<slug:slug>/truth/repair/", truth.truth_repair, name="truth-repair"),

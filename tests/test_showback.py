@@ -263,19 +263,20 @@ def test_costs_download_as_csv_one_row_per_namespace_and_day_cells_defused(
     namespace(world, created=NOW - timedelta(hours=48), project=sneaky)
     client.force_login(world.member)
 
-    response = client.get("/tenants/payments/costs.csv", {"month": "2026-11"})
+    response = client.get("/tenants/payments/costs/", {"format": "csv", "month": "2026-11"})
 
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert response["Content-Type"] == "text/csv"
     assert [row["day"] for row in rows] == ["2026-11-10", "2026-11-11"]
     assert rows[0]["cost"] == str((HOURLY * 24).quantize(Decimal("0.01")))
     assert rows[0]["project"] == "'=HYPERLINK(evil)"
-    assert client.get("/tenants/payments/costs.csv", {"month": "soon"}).status_code == 400
+    assert client.get("/tenants/payments/costs/",
+                      {"format": "csv", "month": "soon"}).status_code == 400
 
 
 def test_someone_outside_the_tenant_cannot_download_its_costs(world, client):
     client.force_login(world.outsider)
-    assert client.get("/tenants/payments/costs.csv").status_code == 404
+    assert client.get("/tenants/payments/costs/", {"format": "csv"}).status_code == 404
 
 
 # --- measured usage from Prometheus ----------------------------------------------------------

@@ -8,6 +8,8 @@ import io
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect
+from django.urls import reverse
 
 from tenants import selectors
 from tenants.selectors.costs import parse_month, rounded, tenant_costs
@@ -19,7 +21,11 @@ COLUMNS = ["day", "namespace", "cluster", "project", "tier", "cpu_cores", "memor
 
 @login_required
 def tenant_costs_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """`?format=csv` (as the audit log's export); anything else is the tenant's page's
+    Costs section."""
     tenant = selectors.visible_tenant(request.user, slug)
+    if request.GET.get("format") != "csv":
+        return redirect(reverse("tenant-detail", args=[tenant.slug]) + "#costs")
     try:
         month = parse_month(request.GET.get("month"))
     except ValueError:

@@ -382,6 +382,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         bookmarks = query.get("allowWatchBookmarks") == "true"
+        table_version = tables.table_version(self.headers.get("Accept") or "")
+        headers_sent = False
         try:
             if requested not in ("", "0") and start < store.events.first_kept:
                 self._chunk(watch.gone(start))
@@ -395,7 +397,17 @@ class Handler(BaseHTTPRequestHandler):
                 ):
                     if event["type"] != "BOOKMARK" and rt.custom:
                         event["object"]["apiVersion"] = rt.api_version
-                    self._chunk(event)
+                    if table_version and event["type"] in watch.OBJECT_EVENTS:
+                        # Each event a one-row Table; the columns with the first only, as
+                        # kube-apiserver sends them.
+                        printed = tables.table(rt, event["object"], version=table_version,
+                                               include=query.get("includeObject") or "Metadata")
+                        if headers_sent:
+                            printed["columnDefinitions"] = []
+                        headers_sent = True
+                        self._chunk({**event, "object": printed})
+                    else:
+                        self._chunk(event)
                     if initial and event["object"] is initial[-1] and query.get(
                             "sendInitialEvents") == "true" and bookmarks:
                         self._chunk({"type": "BOOKMARK", "object": {

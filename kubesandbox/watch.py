@@ -18,6 +18,7 @@ from .errors import status_body
 
 HISTORY_SIZE = 10_000
 BOOKMARK_SECONDS = 1.0
+OBJECT_EVENTS = ("ADDED", "MODIFIED", "DELETED")  # the events that carry an object
 
 Predicate = Callable[[dict], bool]
 

@@ -326,6 +326,25 @@ def test_get_shows_a_custom_kinds_printer_columns(kubectl: Kubectl,
         "NAME", "COLOUR", "READY", "SIZE", "AGE"]
 
 
+def test_get_watch_prints_each_change_under_the_same_columns(kubectl: Kubectl) -> None:
+    kubectl.ok("create", "configmap", "first", "--from-literal=a=b")
+    watcher = subprocess.Popen(
+        [KUBECTL or "kubectl", "get", "configmaps", "--watch", "--request-timeout=20s"],
+        env=kubectl.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert watcher.stdout is not None
+        listed = [watcher.stdout.readline(), watcher.stdout.readline()]
+        # The watch starts at the list's version: what changes from here on is printed.
+        kubectl.ok("create", "configmap", "second", "--from-literal=a=b", "--from-literal=c=d")
+        changed = watcher.stdout.readline()
+    finally:
+        watcher.kill()
+        watcher.communicate()
+    assert table("".join(listed))[0] == ["NAME", "DATA", "AGE"]
+    assert table("".join(listed))[1][:2] == ["first", "1"]
+    assert table(changed)[0][:2] == ["second", "2"]  # a row, no second header
+
+
 def test_an_empty_cluster_scoped_list_names_no_namespace(kubectl: Kubectl) -> None:
     result = kubectl("get", "clusterroles", "-l", "team=nobody")
     assert (result.returncode, result.stdout, result.stderr.strip()) == (

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 
 from provisioning.guardrails.checks import claim_problems, guardrail_problems
-from provisioning.kube import ClusterAccess, KubeError, RetryPolicy, client_for
+from provisioning.kube import ClusterAccess, ClusterClient, KubeError, RetryPolicy, client_for
 from provisioning.plan import ARGOCD, FLUX, ROOT_NAME, Plan, PlanInput, ref_of
 from provisioning.schema import SchemaUnavailable, ServedSchemas, validate_object
 
@@ -28,7 +28,7 @@ def validate_plan(
     own guardrail rules. Empty: go ahead.
 
     ``served`` defaults to the target cluster's schemas when the inputs were read from the
-    database (their claims are set) and the cluster is registered and applied to."""
+    database (their claims are set): hand-made inputs name no registered cluster."""
     if served is None and inputs.claims is not None:
         served = cluster_schemas(inputs.cluster.name)
     problems: dict[str, list[str]] = {}
@@ -66,18 +66,33 @@ def validate_plan(
     return problems
 
 
-def cluster_schemas(cluster_name: str) -> ServedSchemas | None:
-    """The schemas a registered cluster serves, fetched through its client; None for a
-    plan-only cluster (nothing to ask: custom kinds are checked against $BERTH_CRD_DIR)."""
-    from tenants.models import Cluster
+def cluster_schemas(cluster_name: str) -> ServedSchemas:
+    """The schemas a registered cluster serves, fetched through its client when the cache
+    has none (so a batch of plans reads the cluster's row once, not once per plan). A
+    plan-only or unregistered cluster has none to give: custom kinds are then checked
+    against $BERTH_CRD_DIR."""
 
-    cluster = Cluster.objects.filter(name=cluster_name).first()
-    if cluster is None or cluster.plan_only:
-        logger.info("cluster %s is plan-only or not registered: custom resources are checked "
-                    "against the CRD directory ($BERTH_CRD_DIR)", cluster_name)
-        return None
-    # The same access and retry policy as the engine's (provisioning.engine.clusters), so
-    # the check shares the client, and its discovery, the apply then uses.
+    def fetch(group: str, version: str) -> dict[str, Any] | None:
+        from tenants.models import Cluster
+
+        cluster = Cluster.objects.filter(name=cluster_name).first()
+        if cluster is None or cluster.plan_only:
+            logger.info("cluster %s is plan-only or not registered: Berth asks it for no "
+                        "schemas", cluster_name)
+            return None
+        try:
+            return _client(cluster).openapi_v3(group, version)
+        except KubeError as error:
+            raise SchemaUnavailable(
+                f"cluster {cluster_name} did not give its schemas for {group}/{version}: "
+                f"{error.message}") from error
+
+    return ServedSchemas(cluster_name, fetch)
+
+
+def _client(cluster: Any) -> ClusterClient:  # noqa: ANN401 - a tenants.models.Cluster
+    """The same client as the engine's (provisioning.engine.clusters, a layer above): the
+    same access key and retry policy, so the check shares its client and discovery."""
     fingerprint = hashlib.sha256(
         f"{cluster.api_url}|{cluster.auth_method}|{cluster.credentials}|"
         f"{cluster.ca_certificate}".encode()).hexdigest()[:16]
@@ -88,17 +103,7 @@ def cluster_schemas(cluster_name: str) -> ServedSchemas | None:
                          initial_seconds=settings.KUBE_BACKOFF_SECONDS,
                          max_seconds=max(settings.KUBE_BACKOFF_SECONDS * 20, 1.0),
                          timeout_seconds=settings.KUBE_TIMEOUT_SECONDS)
-
-    def fetch(group: str, version: str) -> dict[str, Any] | None:
-        try:
-            return client_for(access, policy).openapi_v3(group, version)
-        except KubeError as error:
-            raise SchemaUnavailable(
-                f"cluster {cluster_name} did not serve its schemas for {group}/{version}: "
-                f"{error.message}") from error
-
-    # Cached by the access key: new credentials or a new URL fetch again.
-    return ServedSchemas(cluster.name, fetch, key=access.key)
+    return client_for(access, policy)
 
 
 def warm() -> None:

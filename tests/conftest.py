@@ -22,6 +22,17 @@ def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest's sig
             item.add_marker(pytest.mark.skip(reason=CRDS_MISSING))
 
 
+@pytest.fixture(autouse=True)
+def _forget_cluster_schemas() -> Iterator[None]:
+    """Clusters of one name are other stand-ins in other tests: what one served (kept by
+    name, for minutes) must not answer for the next."""
+    from provisioning.schema import served
+
+    served.forget()
+    yield
+    served.forget()
+
+
 @pytest.fixture
 def tenant(db):
     return TenantFactory(slug="payments")

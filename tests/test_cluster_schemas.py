@@ -14,7 +14,7 @@ import pytest
 
 from kubesandbox import KubeSandbox
 from provisioning.plan import ARGOCD, render
-from provisioning.schema import CRD_DIR_ENV, ServedSchemas, served
+from provisioning.schema import CRD_DIR_ENV, ServedSchemas
 from provisioning.validation import validate_plan
 from tenants.models import Cluster
 
@@ -72,12 +72,9 @@ OPENAPI_PATH = "/openapi/v3/apis/argoproj.io/v1alpha1"
 
 
 @pytest.fixture(autouse=True)
-def no_crd_directory(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def no_crd_directory(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing on this machine to fall back on, unless a test says so."""
     monkeypatch.delenv(CRD_DIR_ENV, raising=False)
-    served.forget()
-    yield
-    served.forget()
 
 
 @pytest.fixture

@@ -28,8 +28,8 @@ from provisioning.schema.crds import schema_validator
 
 logger = logging.getLogger(__name__)
 
-# (group, version) -> the OpenAPI v3 document, None when the cluster does not serve it (404);
-# SchemaUnavailable when the cluster did not answer.
+# (group, version) -> the OpenAPI v3 document; None when the cluster serves none (404) or is
+# not to be asked (plan-only); SchemaUnavailable when it did not answer.
 Fetch = Callable[[str, str], Mapping[str, Any] | None]
 DEFAULT_TTL_SECONDS = 300.0
 RETRY_SECONDS = 30.0  # after the cluster did not answer
@@ -102,8 +102,9 @@ class ServedSchemas:
                 _cache.documents[key] = _Document(now - self.ttl + RETRY_SECONDS, None)
             return None
         if document is None:
-            logger.info("cluster %s serves no %s: its custom resources are checked against "
-                        "the CRD directory ($BERTH_CRD_DIR) instead", self.cluster, path)
+            logger.info("no %s from cluster %s: its custom resources of %s/%s are checked "
+                        "against the CRD directory ($BERTH_CRD_DIR)", path, self.cluster,
+                        group, version)
             kinds = None
         else:
             kinds = _kinds_in(document, group, version,

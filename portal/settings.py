@@ -192,6 +192,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+# Berth keeps no uploads. Named anyway: with no MEDIA_URL, Django's test live server would
+# answer every path that names a file of the checkout (/docs/naming.md) with that file.
+MEDIA_URL = "media/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # WhiteNoise serves /static/ from the app itself: from STATIC_ROOT where the image ran
 # collectstatic (BERTH_STATIC_ROOT), else straight from the source folders.

@@ -138,8 +138,8 @@ def test_after_compaction_a_watch_from_before_is_410_and_one_from_now_goes_on(
     core.create_namespaced_config_map(team, config_map("c"))
 
     stale = stream(sandbox, f"/api/v1/namespaces/{team}/configmaps?watch=1&resourceVersion="
-                            f"{before}&timeoutSeconds=1")
+                            f"{before}&timeoutSeconds=5")
     current = stream(sandbox, f"/api/v1/namespaces/{team}/configmaps?watch=1&resourceVersion="
-                              f"{now}&timeoutSeconds=1")
+                              f"{now}&timeoutSeconds=5")
     assert [(e["type"], e["object"]["code"]) for e in stale] == [("ERROR", 410)]
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in current] == [("ADDED", "c")]

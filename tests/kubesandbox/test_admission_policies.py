@@ -340,9 +340,10 @@ def test_namespace_object_is_the_objects_namespace_as_kube_apiserver_hands_it(
 
 
 def test_a_namespace_selector_never_skips_a_cluster_scoped_kind(sandbox: KubeSandbox) -> None:
-    """namespaceSelector: a namespaced object by its namespace's labels, a Namespace by its
-    own, any other cluster-scoped object always."""
-    for name, labels in (("mine", {"owner": "payments"}), ("theirs", {"owner": "ops"})):
+    """namespaceSelector: a namespaced object by its namespace's labels (NotIn selects one
+    without the label too), a Namespace by its own, any other cluster-scoped object always."""
+    for name, labels in (("mine", {"owner": "payments"}), ("theirs", {"owner": "ops"}),
+                         ("unlabelled", {})):
         assert raw(sandbox, "POST", "/api/v1/namespaces",
                    {"metadata": {"name": name, "labels": labels}})[0] == 201
     raw(sandbox, "POST", f"{ADMISSION}/validatingadmissionpolicies", describe_namespace_policy(
@@ -355,6 +356,8 @@ def test_a_namespace_selector_never_skips_a_cluster_scoped_kind(sandbox: KubeSan
                {"metadata": {"name": "c"}})[0] == 201
     assert refusal(raw(sandbox, "POST", "/api/v1/namespaces/theirs/configmaps",
                        {"metadata": {"name": "c"}})).startswith("CREATE configmaps: theirs")
+    assert raw(sandbox, "POST", "/api/v1/namespaces/unlabelled/configmaps",
+               {"metadata": {"name": "c"}})[0] == 422
     assert raw(sandbox, "PUT", "/api/v1/namespaces/mine", {
         "metadata": {"name": "mine", "labels": {"owner": "payments", "x": "y"}}})[0] == 200
     assert refusal(raw(sandbox, "DELETE", "/api/v1/namespaces/theirs")) == (

@@ -11,6 +11,7 @@ import pytest
 
 from tenants import services
 from tenants.choices import NamespaceState, RequestState, Role
+from tenants.demo import DEMO_BUDGET
 from tenants.engine import review
 from tenants.models import (
     AuditEvent,
@@ -501,16 +502,17 @@ def test_members_cannot_onboard_or_change_tenants(world):
 def test_platform_admin_changes_groups_and_budget_audited(world):
     response = api(world.admin).patch("/api/v1/tenants/payments/", {
         "member_groups": ["payments-devs", "payments-contractors"],
-        "budget_namespaces": 20, "allowed_tiers": ["dev"], "webhook_secret": "hush",
+        "budget_namespaces": 25, "allowed_tiers": ["dev"], "webhook_secret": "hush",
     }, format="json")
 
     assert response.status_code == 200, response.json()
     tenant = Tenant.objects.get(slug="payments")
     assert tenant.member_groups == ["payments-devs", "payments-contractors"]
-    assert tenant.budget_namespaces == 20 and tenant.webhook_secret == "hush"
+    assert tenant.budget_namespaces == 25 and tenant.webhook_secret == "hush"
     assert list(tenant.allowed_tiers.values_list("slug", flat=True)) == ["dev"]
     event = AuditEvent.objects.get(action="tenant.update")
-    assert event.after["budget_namespaces"] == 20 and event.before["budget_namespaces"] == 10
+    before = DEMO_BUDGET["budget_namespaces"]  # the demo's
+    assert event.after["budget_namespaces"] == 25 and event.before["budget_namespaces"] == before
     assert event.after["webhook_secret"] == "(set)" and "hush" not in str(event.after)
     assert response.json()["webhook_secret_set"] is True
 

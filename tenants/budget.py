@@ -160,7 +160,8 @@ def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
             by_namespaces = "in use" if field == "namespaces" else "in use by its namespaces"
             problems[field] = (
                 f"Asks for {asked_for}{of_what}, but {tenant.slug} has {bare(have)} of its "
-                f"budget of {limit}{of_what} taken: {bare(getattr(live, attribute))} {by_namespaces}, "
+                f"budget of {limit}{of_what} taken: "
+                f"{bare(getattr(live, attribute))} {by_namespaces}, "
                 f"{bare(getattr(asked, attribute))} requested by requests not yet "
                 f"provisioned; {bare(max(total - have, 0))} left."
             )

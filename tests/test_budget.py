@@ -279,7 +279,8 @@ def test_ten_concurrent_requests_beyond_the_budget_admit_only_what_fits():
     assert (len(admitted), len(refused)) == (4, 6)
     for detail in refused:
         assert {field: [str(m) for m in messages] for field, messages in detail.items()} == {
-            "cpu": ["Asks for 1 core of CPU, but payments has 4 of its budget of 4 cores of CPU taken: "
+            "cpu": ["Asks for 1 core of CPU, but payments has 4 of its budget of 4 cores "
+                    "of CPU taken: "
                     "0 in use by its namespaces, 4 requested by requests not yet provisioned; "
                     "0 left."]
         }

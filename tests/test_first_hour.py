@@ -71,7 +71,8 @@ def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(world
                cpu="1", memory="2Gi")
 
     assert refusal(refused)["cpu"] == (
-        "Asks for 1 core of CPU, but payments has 8 of its budget of 8 cores of CPU taken: 2 in use by "
+        "Asks for 1 core of CPU, but payments has 8 of its budget of 8 cores of CPU "
+        "taken: 2 in use by "
         "its namespaces, 6 requested by requests not yet provisioned; 0 left.")
 
 

@@ -91,7 +91,8 @@ def test_quota_beyond_the_remaining_budget_is_refused_with_numbers(world):
     with pytest.raises(ValidationError) as refused:
         submit(world, app="two", cpu="1500m")
     assert errors_of(refused)["cpu"] == (
-        "Asks for 1.5 cores of CPU, but payments has 2 of its budget of 3 cores of CPU taken: 0 in use by "
+        "Asks for 1.5 cores of CPU, but payments has 2 of its budget of 3 cores of CPU "
+        "taken: 0 in use by "
         "its namespaces, 2 requested by requests not yet provisioned; 1 left."
     )
 

@@ -83,7 +83,8 @@ def test_over_budget_is_shown_with_the_numbers(client, world):
 
     page = client.post(NAMESPACE_FORM, form_data(app="two")).content.decode()
 
-    assert ("Asks for 1 core of CPU, but payments has 1 of its budget of 1.5 cores of CPU taken: 0 in use "
+    assert ("Asks for 1 core of CPU, but payments has 1 of its budget of 1.5 cores of "
+            "CPU taken: 0 in use "
             "by its namespaces, 1 requested by requests not yet provisioned; 0.5 left." in page)
     assert Request.objects.count() == 1
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 import functools
 import ipaddress
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import urllib3
 from django.conf import settings
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -169,6 +171,20 @@ class Destination:
         shown = f"[{self.host}]" if ":" in self.host else self.host
         default = {"https": 443, "http": 80}[self.scheme]
         return shown if self.port == default else f"{shown}:{self.port}"
+
+
+def connection_pools(destination: Destination, *, timeout: float
+                     ) -> Iterator[urllib3.HTTPConnectionPool]:
+    """A pool per checked address, in order: connect to what was checked (the name kept for
+    SNI and the certificate), never to a second lookup of the name."""
+    for address in destination.addresses:
+        options = {"timeout": timeout, "retries": False, "maxsize": 1}
+        if destination.scheme == "https":
+            yield urllib3.HTTPSConnectionPool(
+                str(address), destination.port, server_hostname=destination.host,
+                assert_hostname=destination.host, cert_reqs="CERT_REQUIRED", **options)
+        else:
+            yield urllib3.HTTPConnectionPool(str(address), destination.port, **options)
 
 
 def check_webhook_url(url: str) -> Destination:

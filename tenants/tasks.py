@@ -16,7 +16,13 @@ from django.core.mail import EmailMessage, get_connection, send_mail
 from django.utils.dateparse import parse_datetime
 
 from tenants import engine, services
-from tenants.egress import Destination, EgressRefused, Unresolvable, check_webhook_url
+from tenants.egress import (
+    Destination,
+    EgressRefused,
+    Unresolvable,
+    check_webhook_url,
+    connection_pools,
+)
 from tenants.models import EphemeralEnvironment, Request, Tenant
 from tenants.notifications import (
     actors_of,
@@ -154,14 +160,7 @@ def _post(destination: Destination, body: bytes,
           headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
     """POST to the first of the checked addresses that takes the connection."""
     last = WebhookRefused(f"{destination.host} has no address")
-    for address in destination.addresses:
-        options = {"timeout": 10, "retries": False, "maxsize": 1}
-        if destination.scheme == "https":
-            pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
-                str(address), destination.port, server_hostname=destination.host,
-                assert_hostname=destination.host, cert_reqs="CERT_REQUIRED", **options)
-        else:
-            pool = urllib3.HTTPConnectionPool(str(address), destination.port, **options)
+    for pool in connection_pools(destination, timeout=10):
         try:
             with pool:
                 return pool.urlopen("POST", destination.path, body=body, headers=headers,

@@ -20,7 +20,7 @@ import urllib3
 from django.conf import settings
 from django.core.cache import cache
 
-from tenants.egress import EgressRefused, check_webhook_url
+from tenants.egress import EgressRefused, check_webhook_url, connection_pools
 
 TIMEOUT_SECONDS = 3
 KEPT_SECONDS = 60
@@ -108,14 +108,7 @@ def query_vector(base: str, query: str) -> dict[str, float]:
 def _get(destination) -> bytes:  # noqa: ANN001 - tenants.egress.Destination
     """GET from the first of the checked addresses that takes the connection."""
     last: Exception = UsageUnavailable(f"{destination.host} has no address")
-    for address in destination.addresses:
-        options = {"timeout": TIMEOUT_SECONDS, "retries": False, "maxsize": 1}
-        if destination.scheme == "https":
-            pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
-                str(address), destination.port, server_hostname=destination.host,
-                assert_hostname=destination.host, cert_reqs="CERT_REQUIRED", **options)
-        else:
-            pool = urllib3.HTTPConnectionPool(str(address), destination.port, **options)
+    for pool in connection_pools(destination, timeout=TIMEOUT_SECONDS):
         try:
             with pool:
                 response = pool.urlopen("GET", destination.path,

@@ -71,6 +71,9 @@ def test_tenant_budget_bars_and_admin_dashboard(live_server, browser, fixed_cloc
         Namespace.objects.filter(request=made).update(state=NamespaceState.DECOMMISSIONED)
     waiting = at(timezone.now() - timedelta(hours=3, minutes=1), lambda: ask(world, "search"))
 
+    # A budget this team has half spent, so the picture shows what the bars say.
+    Tenant.objects.filter(slug="payments").update(budget_cpu_millis=8000,
+                                                  budget_memory_mib=16 * 1024)
     developer = signed_in_page(browser, live_server, world["developer"])
     developer.goto(f"{live_server.url}/tenants/payments/")
     budget = developer.locator("#budget")

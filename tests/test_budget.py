@@ -304,9 +304,9 @@ def test_concurrent_requests_of_mixed_sizes_never_exceed_the_budget():
         if outcome == "refused":
             millis = quantities.cpu_to_millis(size)
             assert set(detail) == {"cpu"}, detail
+            asked = quantities.amount("cpu", millis).plain()
             assert str(detail["cpu"][0]).startswith(
-                f"Asks for {quantities.millis_to_cpu(millis)} CPU, but payments uses"
-            )
+                f"Asks for {asked} of CPU, but payments has "), detail
             # Admission is one at a time and usage only grew: it did not fit, and still does
             # not.
             assert millis > left

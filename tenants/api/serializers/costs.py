@@ -26,7 +26,9 @@ class PricesSerializer(serializers.Serializer):
     memory_gib_hour = _price_field(PRICE_FIELDS["memory_gib_hour"])
     storage_gib_month = _price_field(PRICE_FIELDS["storage_gib_month"])
     namespace_month = _price_field(PRICE_FIELDS["namespace_month"])
-    updated_at = serializers.DateTimeField(read_only=True)
+    updated_at = serializers.DateTimeField(
+        read_only=True, allow_null=True,
+        help_text="When the prices were last set; null before any were.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         problems = price_problems(attrs)

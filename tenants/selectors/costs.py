@@ -105,6 +105,8 @@ def parse_month(text: str | None) -> date | None:
     year, _, month = text.partition("-")
     if not (len(year) == 4 and year.isdigit() and len(month) == 2 and month.isdigit()):
         raise ValueError(text)
+    if not 1970 <= int(year) <= 9998:  # Berth's records start later; the next month exists
+        raise ValueError(f"{text}: a month between 1970-01 and 9998-12")
     return date(int(year), int(month), 1)
 
 

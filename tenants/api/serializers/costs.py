@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from tenants.pricing import PRICE_FIELDS, PRICE_MAX, PRICE_PLACES, price_problems
-from tenants.selectors.costs import rounded
+from tenants.selectors.costs import parse_month, rounded
 
 
 def _price_field(what: str) -> serializers.DecimalField:
@@ -44,8 +44,17 @@ class PricesSerializer(serializers.Serializer):
 
 class CostsQuerySerializer(serializers.Serializer):
     month = serializers.RegexField(r"^[0-9]{4}-(0[1-9]|1[0-2])$", required=False,
-                                   help_text="YYYY-MM; this month when absent.",
+                                   help_text="YYYY-MM (1970-01 to 9998-12); this month when "
+                                   "absent.",
                                    error_messages={"invalid": "Give a month as YYYY-MM."})
+
+    def validate_month(self, value: str) -> str:
+        try:
+            parse_month(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(
+                "Give a month between 1970-01 and 9998-12, as YYYY-MM.") from exc
+        return value
 
 
 @extend_schema_field(OpenApiTypes.STR)

@@ -15,6 +15,10 @@ from tests.cluster import as_admin
 from tests.factories import UserFactory
 from tests.test_gitops_loop import sandbox, server, submit, work, world  # noqa: F401
 
+# The world of tests.test_gitops_loop applies Argo CD's and Kargo's objects: with the
+# upstream CRDs only (they skip, saying why, without them).
+pytestmark = pytest.mark.crds
+
 NAME = "payments-web-dev"
 
 

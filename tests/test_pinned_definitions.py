@@ -19,7 +19,9 @@ from tests.test_api_support import api
 from tests.test_gitops_loop import sandbox, server, submit, work, world  # noqa: F401
 from tests.workflow import approve_if_needed
 
-pytestmark = pytest.mark.django_db(transaction=False)
+# The world of tests.test_gitops_loop applies Argo CD's and Kargo's objects: with the
+# upstream CRDs only (they skip, saying why, without them).
+pytestmark = [pytest.mark.django_db(transaction=False), pytest.mark.crds]
 
 NAME = "payments-web-dev"
 

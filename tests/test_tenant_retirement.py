@@ -13,6 +13,10 @@ from tenants.choices import RequestKind, RequestState
 from tenants.models import AuditEvent, NamespaceClaim, Tenant
 from tests.test_gitops_loop import decide, sandbox, server, submit, work, world  # noqa: F401
 
+# The world of tests.test_gitops_loop applies Argo CD's and Kargo's objects: with the
+# upstream CRDs only (they skip, saying why, without them).
+pytestmark = pytest.mark.crds
+
 
 def provisioned(world) -> None:
     submit(world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="500m",

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from portal.gitserver import GitHttpServer  # noqa: F401 - the tests' server over HTTP too
@@ -75,6 +77,17 @@ def init_bare(path: Path, *, readme: bool = True) -> Path:
             git("commit", "--quiet", "-m", "Initial commit", cwd=work)
             git("push", "--quiet", str(path), "main", cwd=work)
     return path
+
+
+@contextmanager
+def payments_repo_server(root: Path, **tokens: str | None) -> Iterator[GitHttpServer]:
+    """A git HTTP server over `root`/repos holding a fresh payments.git: the repository of
+    the demo's payments tenant, as the tests that push and check it want it."""
+    repos = root / "repos"
+    repos.mkdir()
+    init_bare(repos / "payments.git")
+    with GitHttpServer(repos, **tokens) as running:
+        yield running
 
 
 def files_on(bare: Path, branch: str = "main") -> dict[str, str]:

@@ -26,7 +26,7 @@ from tenants.choices import RequestKind, RequestState
 from tenants.engine import review
 from tenants.models import Cluster, Request, Tenant, User
 from tests.cluster import seed_demo, sign_in_as_berth, stand_in
-from tests.gitserver import GitHttpServer, files_on, git, init_bare
+from tests.gitserver import files_on, git, payments_repo_server
 from tests.workflow import approve_if_needed
 
 TOKEN = "glpat-loop-Secr3t-token"
@@ -48,10 +48,7 @@ def sandbox():
 
 @pytest.fixture
 def server(tmp_path):
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    init_bare(repos / "payments.git")
-    with GitHttpServer(repos, token=TOKEN) as running:
+    with payments_repo_server(tmp_path, token=TOKEN) as running:
         yield running
 
 

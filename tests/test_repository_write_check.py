@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from tenants import tasks
 from tenants.models import Request, Tenant
 from tests.factories import ClusterFactory, TenantFactory, TierFactory, UserFactory
-from tests.gitserver import GitHttpServer, git, init_bare
+from tests.gitserver import git, payments_repo_server
 
 WRITER = "write-token-0123456789abcdef"
 READER = "read-token-0123456789abcdef"
@@ -20,10 +20,7 @@ READER = "read-token-0123456789abcdef"
 def forge(tmp_path):
     """A repository served over HTTP that takes one token for pushes and another for reads
     only, as a forge's deploy tokens."""
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    init_bare(repos / "payments.git")
-    with GitHttpServer(repos, token=WRITER, read_only_token=READER) as running:
+    with payments_repo_server(tmp_path, token=WRITER, read_only_token=READER) as running:
         yield running
 
 

@@ -28,7 +28,7 @@ from tenants import engine, tasks
 from tenants.egress import EgressRefused, check_host
 from tenants.models import Tenant
 from tests.factories import TenantFactory, UserFactory
-from tests.gitserver import GitHttpServer, init_bare
+from tests.gitserver import payments_repo_server
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "egress-test-token-0123456789"
@@ -311,10 +311,7 @@ def test_a_git_server_that_never_answers_fails_the_check_within_the_web_timeout(
 
 @pytest.fixture
 def git_server(tmp_path):
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    init_bare(repos / "payments.git")
-    with GitHttpServer(repos, token=TOKEN) as running:
+    with payments_repo_server(tmp_path, token=TOKEN) as running:
         yield running
 
 

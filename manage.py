@@ -22,9 +22,11 @@ def development_settings() -> str | None:
         return None
     if os.environ.get("BERTH_DEBUG") == "1":
         return None  # development without `make run` (e.g. the image's collectstatic)
-    return (f"Berth's manage.py needs SECRET_KEY and BERTH_FERNET_KEYS (README.md, "
-            f"Configuration), or `make run`'s development data in {data_dir}: run `make run` "
-            "once, or set BERTH_DATA_DIR to its data directory.")
+    return (
+        f"Berth's manage.py needs SECRET_KEY and BERTH_FERNET_KEYS (README.md, "
+        f"Configuration), or `make run`'s development data in {data_dir}: run `make run` "
+        "once, or set BERTH_DATA_DIR to its data directory."
+    )
 
 
 def settings_problem() -> str | None:

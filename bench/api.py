@@ -31,7 +31,7 @@ if os.environ.get("BERTH_BENCH_SERVER") == "1":
     ROOT_URLCONF = "bench.api"
 
 
-def __getattr__(name: str):  # noqa: ANN202 - the URLconf, built once Django is ready
+def __getattr__(name: str):
     if name == "urlpatterns":
         from django.urls import include, path
 
@@ -42,42 +42,46 @@ def __getattr__(name: str):  # noqa: ANN202 - the URLconf, built once Django is 
     raise AttributeError(name)
 
 
-def plain_requests(request):  # noqa: ANN001, ANN201
+def plain_requests(request):
     """The same 50 rows the API's first page has, as a bare JsonResponse."""
     from django.http import JsonResponse
 
     from tenants.models import Request
 
     rows = Request.objects.select_related("tenant", "requester").order_by("-created_at", "-id")
-    return JsonResponse({"results": [
+    return JsonResponse(
         {
-            "id": row.pk,
-            "tenant": row.tenant.slug,
-            "kind": row.kind,
-            "state": row.state,
-            "state_label": row.get_state_display(),
-            "status_message": row.status_message,
-            "payload": row.payload,
-            "requester": row.requester.username,
-            "policy_rule": row.policy_rule,
-            "approvals_required": row.approvals_required,
-            "approver_role": row.approver_role,
-            "waiting_since": _timestamp(row.waiting_since),
-            "next_try_at": _timestamp(row.next_try_at),
-            "wait_reason": row.wait_reason,
-            "created_at": row.created_at.isoformat().replace("+00:00", "Z"),
-            "updated_at": row.updated_at.isoformat().replace("+00:00", "Z"),
+            "results": [
+                {
+                    "id": row.pk,
+                    "tenant": row.tenant.slug,
+                    "kind": row.kind,
+                    "state": row.state,
+                    "state_label": row.get_state_display(),
+                    "status_message": row.status_message,
+                    "payload": row.payload,
+                    "requester": row.requester.username,
+                    "policy_rule": row.policy_rule,
+                    "approvals_required": row.approvals_required,
+                    "approver_role": row.approver_role,
+                    "waiting_since": _timestamp(row.waiting_since),
+                    "next_try_at": _timestamp(row.next_try_at),
+                    "wait_reason": row.wait_reason,
+                    "created_at": row.created_at.isoformat().replace("+00:00", "Z"),
+                    "updated_at": row.updated_at.isoformat().replace("+00:00", "Z"),
+                }
+                for row in rows[:50]
+            ]
         }
-        for row in rows[:50]
-    ]})
+    )
 
 
-def _timestamp(value):  # noqa: ANN001, ANN202
+def _timestamp(value):
     return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
 # --- as a script (the driver) ----------------------------------------------------------------
-def main() -> None:  # noqa: PLR0915
+def main() -> None:
     import argparse
     import signal
     import socket
@@ -110,8 +114,12 @@ def main() -> None:  # noqa: PLR0915
     )
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-api-"))
-    prepare_environment(workdir, database="berth_bench_api",
-                        BERTH_API_RATE="100000000/min", ALLOWED_HOSTS="127.0.0.1")
+    prepare_environment(
+        workdir,
+        database="berth_bench_api",
+        BERTH_API_RATE="100000000/min",
+        ALLOWED_HOSTS="127.0.0.1",
+    )
     database = stack().split(",")[0]
 
     import django
@@ -133,8 +141,14 @@ def main() -> None:  # noqa: PLR0915
                 requester=people[index % len(people)],
                 kind="namespace",
                 state=("submitted", "approved", "ready", "rejected")[index % 4],
-                payload={"app": f"bench{index:05d}", "tier": "dev", "cluster": "sandbox",
-                         "cpu_millis": 100, "memory_mib": 128, "storage_gib": 0},
+                payload={
+                    "app": f"bench{index:05d}",
+                    "tier": "dev",
+                    "cluster": "sandbox",
+                    "cpu_millis": 100,
+                    "memory_mib": 128,
+                    "storage_gib": 0,
+                },
                 policy_rule="bench",
                 status_message="Seeded by bench/api.py.",
             )
@@ -142,8 +156,9 @@ def main() -> None:  # noqa: PLR0915
         ],
         batch_size=1000,
     )
-    token = services.create_api_token(user=User.objects.get(username="pat"), name="bench",
-                                      scopes=["read"])[1]
+    token = services.create_api_token(
+        user=User.objects.get(username="pat"), name="bench", scopes=["read"]
+    )[1]
     from django.db import connections
 
     connections.close_all()
@@ -153,8 +168,18 @@ def main() -> None:  # noqa: PLR0915
         port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(  # noqa: S603 - fixed argv
-        [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "--bind",
-         f"127.0.0.1:{port}", "--workers", str(args.workers), "--log-level", "warning"],
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "portal.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+            "--log-level",
+            "warning",
+        ],
         cwd=root,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "bench.api", "BERTH_BENCH_SERVER": "1"},
         start_new_session=True,
@@ -172,12 +197,16 @@ def main() -> None:  # noqa: PLR0915
             time.sleep(0.2)
 
         endpoints = {
-            "API": (f"{base}/api/v1/requests/", {"page_size": "50"},
-                    {"Authorization": f"Bearer {token}"}),
+            "API": (
+                f"{base}/api/v1/requests/",
+                {"page_size": "50"},
+                {"Authorization": f"Bearer {token}"},
+            ),
             "plain": (f"{base}/bench/plain/requests/", {}, {}),
         }
-        first = requests.get(endpoints["API"][0], params=endpoints["API"][1],
-                             headers=endpoints["API"][2], timeout=30)
+        first = requests.get(
+            endpoints["API"][0], params=endpoints["API"][1], headers=endpoints["API"][2], timeout=30
+        )
         plain = requests.get(endpoints["plain"][0], timeout=30).json()["results"]
         page = first.json()
         assert first.status_code == 200 and len(page["results"]) == 50, first.text[:300]
@@ -220,7 +249,7 @@ def main() -> None:  # noqa: PLR0915
         results: dict[str, list[float]] = {name: [] for name in endpoints}
         walls: dict[str, float] = {name: 0.0 for name in endpoints}
         for round_ in range(2):
-            for name in (endpoints if round_ == 0 else reversed(list(endpoints))):
+            for name in endpoints if round_ == 0 else reversed(list(endpoints)):
                 started = time.perf_counter()
                 results[name] += load(name, args.per_client // 2)
                 walls[name] += time.perf_counter() - started
@@ -232,21 +261,29 @@ def main() -> None:  # noqa: PLR0915
             ordered = sorted(values)
             return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
-        print(f"bench/api.py: {args.rows} requests in {database}, cache "
-              f"{'Redis' if os.environ.get('REDIS_URL') else 'per-process memory'}, "
-              f"gunicorn {args.workers} sync workers, {args.clients} concurrent clients, "
-              f"{len(results['API'])} requests per endpoint")
+        print(
+            f"bench/api.py: {args.rows} requests in {database}, cache "
+            f"{'Redis' if os.environ.get('REDIS_URL') else 'per-process memory'}, "
+            f"gunicorn {args.workers} sync workers, {args.clients} concurrent clients, "
+            f"{len(results['API'])} requests per endpoint"
+        )
         figures = {}
         for name, values in results.items():
             p50, p99 = percentile(values, 0.50), percentile(values, 0.99)
             figures[name] = (p50, p99)
-            print(f"  {name:5}  p50 {p50 * 1000:7.1f} ms   p99 {p99 * 1000:7.1f} ms   "
-                  f"mean {statistics.mean(values) * 1000:7.1f} ms   "
-                  f"{len(values) / walls[name]:6.0f} req/s")
-        print(f"  web peak RSS per gunicorn worker: {max(web_rss):.0f} MiB "
-              f"({', '.join(f'{rss:.0f}' for rss in sorted(web_rss))})")
-        print(f"  ratio API/plain: p50 {figures['API'][0] / figures['plain'][0]:.2f}x, "
-              f"p99 {figures['API'][1] / figures['plain'][1]:.2f}x")
+            print(
+                f"  {name:5}  p50 {p50 * 1000:7.1f} ms   p99 {p99 * 1000:7.1f} ms   "
+                f"mean {statistics.mean(values) * 1000:7.1f} ms   "
+                f"{len(values) / walls[name]:6.0f} req/s"
+            )
+        print(
+            f"  web peak RSS per gunicorn worker: {max(web_rss):.0f} MiB "
+            f"({', '.join(f'{rss:.0f}' for rss in sorted(web_rss))})"
+        )
+        print(
+            f"  ratio API/plain: p50 {figures['API'][0] / figures['plain'][0]:.2f}x, "
+            f"p99 {figures['API'][1] / figures['plain'][1]:.2f}x"
+        )
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)

@@ -63,7 +63,9 @@ def main() -> None:
     for number in range(args.count):
         started = time.perf_counter()
         services.submit_request(
-            tenant=tenant, kind="ephemeral", requester=developer,
+            tenant=tenant,
+            kind="ephemeral",
+            requester=developer,
             payload={"project": "shop", "env_slug": f"review-{number}", "ttl": "1m"},
         )
         latencies.append(time.perf_counter() - started)
@@ -76,7 +78,7 @@ def main() -> None:
 
     queries = []
 
-    def count(execute, sql, params, many, context):  # noqa: ANN001, ANN202 - Django's hook
+    def count(execute, sql, params, many, context):
         queries.append(sql)
         return execute(sql, params, many, context)
 
@@ -87,22 +89,30 @@ def main() -> None:
         wall = time.perf_counter() - started
 
     print(f"{args.count} ephemeral environments ({connection.vendor})")
-    print(f"  admission  p50 {statistics.median(latencies) * 1000:.1f} ms   "
-          f"p99 {latencies[int(len(latencies) * 0.99) - 1] * 1000:.1f} ms")
-    print(f"  expiry job {len(ended)} ended in {wall:.2f} s "
-          f"({wall / max(len(ended), 1) * 1000:.1f} ms each, "
-          f"{len(queries) / max(len(ended), 1):.1f} queries each)")
+    print(
+        f"  admission  p50 {statistics.median(latencies) * 1000:.1f} ms   "
+        f"p99 {latencies[int(len(latencies) * 0.99) - 1] * 1000:.1f} ms"
+    )
+    print(
+        f"  expiry job {len(ended)} ended in {wall:.2f} s "
+        f"({wall / max(len(ended), 1) * 1000:.1f} ms each, "
+        f"{len(queries) / max(len(ended), 1):.1f} queries each)"
+    )
     lost = args.count - len(ended)
     print(f"  not ended  {lost}")
-    print(f"  plain rows p50 {statistics.median(plain) * 1000:.1f} ms (a request and its "
-          "namespace inserted, no rules, budget, policy or claims)")
-    print(f"ratio admission / plain rows  p50 "
-          f"{statistics.median(latencies) / statistics.median(plain):.2f}")
+    print(
+        f"  plain rows p50 {statistics.median(plain) * 1000:.1f} ms (a request and its "
+        "namespace inserted, no rules, budget, policy or claims)"
+    )
+    print(
+        f"ratio admission / plain rows  p50 "
+        f"{statistics.median(latencies) / statistics.median(plain):.2f}"
+    )
     if lost:
         sys.exit(1)
 
 
-def plain_inserts(count: int, tenant, developer) -> list[float]:  # noqa: ANN001
+def plain_inserts(count: int, tenant, developer) -> list[float]:
     """The baseline: the rows an environment needs, written with nothing checked, in a
     transaction each (as admission's are)."""
     from django.db import transaction
@@ -117,11 +127,21 @@ def plain_inserts(count: int, tenant, developer) -> list[float]:  # noqa: ANN001
         started = time.perf_counter()
         with transaction.atomic():
             created = Request.objects.create(
-                tenant=tenant, kind="ephemeral", requester=developer,
-                payload={"project": "shop", "env_slug": f"plain-{number}", "ttl": "1m"})
+                tenant=tenant,
+                kind="ephemeral",
+                requester=developer,
+                payload={"project": "shop", "env_slug": f"plain-{number}", "ttl": "1m"},
+            )
             Namespace.objects.create(
-                name=f"payments-plain-{number}", tenant=tenant, tier=tier, cluster=cluster,
-                cpu_millis=100, memory_mib=128, request=created, state=NamespaceState.REQUESTED)
+                name=f"payments-plain-{number}",
+                tenant=tenant,
+                tier=tier,
+                cluster=cluster,
+                cpu_millis=100,
+                memory_mib=128,
+                request=created,
+                state=NamespaceState.REQUESTED,
+            )
         latencies.append(time.perf_counter() - started)
     # Gone again before the expiry job runs: they are not environments.
     Namespace.objects.filter(name__startswith="payments-plain-").delete()

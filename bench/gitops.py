@@ -123,11 +123,12 @@ def worker(ids: list[int]) -> None:
 
     size = settings.BERTH_PROVISION_BATCH_MAX
     for start in range(0, len(ids), size):
-        batch = ids[start:start + size]
+        batch = ids[start : start + size]
         started = time.time()
         # The job has its requests' plan inputs at hand by then: it rendered their plans.
-        requests = list(Request.objects.select_related("tenant").filter(pk__in=batch)
-                        .order_by("pk"))
+        requests = list(
+            Request.objects.select_related("tenant").filter(pk__in=batch).order_by("pk")
+        )
         written = engine.write_gitops_all(requests=requests, inputs=plan_inputs_for(requests))
         ended = time.time()
         for request_id in batch:
@@ -205,8 +206,9 @@ def main() -> None:
     repos.mkdir()
     init_bare(repos / "payments.git")
     init_bare(repos / "raw.git")
-    prepare_environment(workdir / "data", database="berth_bench_gitops",
-                        BERTH_GIT_BACKOFF_SECONDS="0.2")
+    prepare_environment(
+        workdir / "data", database="berth_bench_gitops", BERTH_GIT_BACKOFF_SECONDS="0.2"
+    )
     import django
     from django.core.management import call_command
 
@@ -226,7 +228,6 @@ def main() -> None:
         berth_seconds = time.perf_counter() - started
         first = min(r["started"] for r in results)
         writing_seconds = max(r["ended"] for r in results) - first
-
 
         commits = [c for c in commits_on(repos / "payments.git") if c["request"]]
         written = files_on(repos / "payments.git")
@@ -267,8 +268,10 @@ def main() -> None:
         f"{len({c['request'] for c in commits})})"
     )
     leaders = len(results) - carried
-    print(f"pushes                {pushes} (refused and redone: {pushes - leaders}); "
-          f"{carried} commits went out in another request's push")
+    print(
+        f"pushes                {pushes} (refused and redone: {pushes - leaders}); "
+        f"{carried} commits went out in another request's push"
+    )
     print(f"transient retries     {retries}")
     print(f"raw commit+push loop  {raw_seconds:8.2f} s  ({args.count / raw_seconds:.1f} commits/s)")
     lost = args.count - len({c["request"] for c in commits})

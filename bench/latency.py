@@ -47,8 +47,9 @@ def approve(request_id: int) -> None:
     from tenants.models import Request, User
 
     digest = review(Request.objects.select_related("tenant").get(pk=request_id)).digest
-    services.approve_request(request_id=request_id, approver=User.objects.get(username="pat"),
-                             plan_digest=digest)
+    services.approve_request(
+        request_id=request_id, approver=User.objects.get(username="pat"), plan_digest=digest
+    )
 
 
 def wait_until_settled(request_id: int, *, timeout: float) -> float:
@@ -72,26 +73,44 @@ def seed_namespaces(count: int) -> None:
         return
     from tenants.models import Cluster, EnvironmentTier, Namespace, Tenant
 
-    cluster = Cluster.objects.create(name="bench-filler", api_url="http://127.0.0.1:9",
-                                     plan_only=True)
+    cluster = Cluster.objects.create(
+        name="bench-filler", api_url="http://127.0.0.1:9", plan_only=True
+    )
     tenant = Tenant.objects.create(slug="filler", name="Rows for the bench")
     tier = EnvironmentTier.objects.get(slug="dev")
     Namespace.objects.bulk_create(
-        [Namespace(name=f"filler-app{index:05d}-dev", tenant=tenant, tier=tier, cluster=cluster,
-                   cpu_millis=100, memory_mib=128, state="active") for index in range(count)],
-        batch_size=2000)
+        [
+            Namespace(
+                name=f"filler-app{index:05d}-dev",
+                tenant=tenant,
+                tier=tier,
+                cluster=cluster,
+                cpu_millis=100,
+                memory_mib=128,
+                state="active",
+            )
+            for index in range(count)
+        ],
+        batch_size=2000,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=2, help="the worker's pool size")
-    parser.add_argument("--pool", default="", help="the worker's pool (prefork, threads); "
-                        "default: Berth's setting")
+    parser.add_argument(
+        "--pool", default="", help="the worker's pool (prefork, threads); default: Berth's setting"
+    )
     parser.add_argument("--timeout", type=float, default=60, help="per request, seconds")
-    parser.add_argument("--namespaces", type=int, default=0, help="active namespaces of "
-                        "another tenant already in the database (the worker's memory with "
-                        "many rows)")
+    parser.add_argument(
+        "--namespaces",
+        type=int,
+        default=0,
+        help="active namespaces of "
+        "another tenant already in the database (the worker's memory with "
+        "many rows)",
+    )
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-latency-"))
@@ -131,11 +150,15 @@ def main() -> None:
     print(f"not ready             {sum(len(rows) for rows in missing.values())}")
     for state, rows in missing.items():
         print(f"  {state}: {len(rows)}, e.g. {rows[0]}")
-    print(f"worker peak RSS       {worker_rss:.0f} MiB"
-          + (f" ({args.namespaces} other namespaces in the database)" if args.namespaces else ""))
+    print(
+        f"worker peak RSS       {worker_rss:.0f} MiB"
+        + (f" ({args.namespaces} other namespaces in the database)" if args.namespaces else "")
+    )
     print(f"approve -> Ready      p50 {p50 * 1000:7.0f} ms   max {max(samples) * 1000:7.0f} ms")
-    print(f"raw apply, 1 request      {raw_seconds * 1000:7.0f} ms  "
-          f"({len(objects) // len(ids)} objects, one after another)")
+    print(
+        f"raw apply, 1 request      {raw_seconds * 1000:7.0f} ms  "
+        f"({len(objects) // len(ids)} objects, one after another)"
+    )
     print(f"ratio p50 / raw       {p50 / raw_seconds:8.2f}")
     if missing:
         sys.exit(1)

@@ -54,11 +54,21 @@ def main() -> None:
     past = decisions(args.count, current)
 
     # The proposal: staging now needs a platform admin, and big prod asks are denied.
-    proposed = [replace(rule, approver_role="platform_admin")
-                if rule.name == "staging-needs-tenant-owner" else rule for rule in current]
-    proposed.insert(0, whatif.ProposedRule(
-        name="no-big-prod", condition='"prod" in request.tiers && request.cpu_millis > 8000',
-        outcome="deny", message="Ask for at most 8 cores in prod."))
+    proposed = [
+        replace(rule, approver_role="platform_admin")
+        if rule.name == "staging-needs-tenant-owner"
+        else rule
+        for rule in current
+    ]
+    proposed.insert(
+        0,
+        whatif.ProposedRule(
+            name="no-big-prod",
+            condition='"prod" in request.tiers && request.cpu_millis > 8000',
+            outcome="deny",
+            message="Ask for at most 8 cores in prod.",
+        ),
+    )
 
     started = time.perf_counter()
     found = whatif.replay(proposed, past)
@@ -77,7 +87,7 @@ def main() -> None:
         sys.exit(1)
 
 
-def decisions(count: int, rules: list) -> list:  # noqa: ANN001 - whatif types
+def decisions(count: int, rules: list) -> list:
     """`count` requests as the rules saw them, each decided by `rules` (as they were)."""
     from tenants import whatif
 
@@ -89,22 +99,35 @@ def decisions(count: int, rules: list) -> list:  # noqa: ANN001 - whatif types
     seen = []
     for number in range(count):
         tiers = chooser.choice(tier_sets)
-        seen.append({
-            "kind": chooser.choice(kinds), "tenant": f"team-{number % 40}", "tier": tiers[-1],
-            "tiers": tiers, "cluster": chooser.choice(["sandbox", "prod-eu"]),
-            "cpu_millis": chooser.choice([500, 1000, 4000, 16000]),
-            "memory_mib": chooser.choice([512, 2048, 8192]), "storage_gib": 0,
-            "ephemeral": tiers == ["review"], "requester": f"dev{number % 300}",
-            "requester_role": chooser.choice(roles),
-            "requester_groups": [f"team-{number % 40}-devs"],
-            "requester_platform_admin": False,
-        })
+        seen.append(
+            {
+                "kind": chooser.choice(kinds),
+                "tenant": f"team-{number % 40}",
+                "tier": tiers[-1],
+                "tiers": tiers,
+                "cluster": chooser.choice(["sandbox", "prod-eu"]),
+                "cpu_millis": chooser.choice([500, 1000, 4000, 16000]),
+                "memory_mib": chooser.choice([512, 2048, 8192]),
+                "storage_gib": 0,
+                "ephemeral": tiers == ["review"],
+                "requester": f"dev{number % 300}",
+                "requester_role": chooser.choice(roles),
+                "requester_groups": [f"team-{number % 40}-devs"],
+                "requester_platform_admin": False,
+            }
+        )
     return [
-        whatif.PastDecision(tenant=attributes["tenant"], kind=attributes["kind"],
-                            decided_at=now - timedelta(minutes=number), attributes=attributes,
-                            decided=decided, request_id=number + 1)
+        whatif.PastDecision(
+            tenant=attributes["tenant"],
+            kind=attributes["kind"],
+            decided_at=now - timedelta(minutes=number),
+            attributes=attributes,
+            decided=decided,
+            request_id=number + 1,
+        )
         for number, (attributes, decided) in enumerate(
-            zip(seen, whatif.decide_each(rules, seen), strict=True))
+            zip(seen, whatif.decide_each(rules, seen), strict=True)
+        )
     ]
 
 

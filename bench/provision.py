@@ -78,14 +78,18 @@ def submit(count: int, sandbox: Sandbox) -> list[int]:
     from tenants.choices import ApproverRole, GuardrailsMode, PolicyOutcome
     from tenants.models import ApprovalRule, Cluster, Tenant, User
 
-    demo.seed(sandbox_api_url=sandbox.url, sandbox_token=sandbox.token,
-              sandbox_ca=sandbox.ca_certificate)
+    demo.seed(
+        sandbox_api_url=sandbox.url, sandbox_token=sandbox.token, sandbox_ca=sandbox.ca_certificate
+    )
     # Berth signs in as the stand-in's admin here, whom Berth's guardrails would not exempt:
     # the bench measures provisioning, on a cluster fenced by nothing Berth checks.
     Cluster.objects.filter(name="sandbox").update(guardrails=GuardrailsMode.EXTERNAL)
     ApprovalRule.objects.create(
-        position=0, name="bench-approves-by-hand", condition="true",
-        outcome=PolicyOutcome.REQUIRE, approver_role=ApproverRole.PLATFORM_ADMIN,
+        position=0,
+        name="bench-approves-by-hand",
+        condition="true",
+        outcome=PolicyOutcome.REQUIRE,
+        approver_role=ApproverRole.PLATFORM_ADMIN,
     )
     tenant = Tenant.objects.get(slug="payments")
     tenant.budget_namespaces = count + 10
@@ -115,9 +119,12 @@ def reviewed(ids: list[int]) -> list[tuple[int, str]]:
     from tenants.engine import review
     from tenants.models import Request
 
-    return [(tenancy_request.pk, review(tenancy_request).digest)
-            for tenancy_request in Request.objects.filter(pk__in=ids).select_related("tenant")
-            .order_by("pk")]
+    return [
+        (tenancy_request.pk, review(tenancy_request).digest)
+        for tenancy_request in Request.objects.filter(pk__in=ids)
+        .select_related("tenant")
+        .order_by("pk")
+    ]
 
 
 def approve_all(decisions: list[tuple[int, str]]) -> None:
@@ -130,7 +137,7 @@ def approve_all(decisions: list[tuple[int, str]]) -> None:
     admin = User.objects.get(username="pat")
     step = services.APPROVE_TOGETHER_MAX
     for start in range(0, len(decisions), step):
-        services.approve_together(decisions=decisions[start:start + step], approver=admin)
+        services.approve_together(decisions=decisions[start : start + step], approver=admin)
 
 
 def start_workers(*, workers: int, concurrency: int, pool: str = "") -> list[subprocess.Popen]:
@@ -184,8 +191,9 @@ def stop_workers(processes: list[subprocess.Popen]) -> None:
             process.wait()
 
 
-def provision(ids: list[int], decisions: list[tuple[int, str]], *,
-              timeout: float) -> tuple[float, float]:
+def provision(
+    ids: list[int], decisions: list[tuple[int, str]], *, timeout: float
+) -> tuple[float, float]:
     """Wall time from the first approval until every request is ready (or failed), and
     the time the approvals took."""
     from tenants.choices import RequestState
@@ -196,8 +204,7 @@ def provision(ids: list[int], decisions: list[tuple[int, str]], *,
     approving = time.perf_counter() - started
     finished = (RequestState.READY, RequestState.FAILED)
     # The bench's own polling kept cheap (the ids are a range): it shares the CPUs.
-    pending = Request.objects.filter(pk__gte=min(ids), pk__lte=max(ids)).exclude(
-        state__in=finished)
+    pending = Request.objects.filter(pk__gte=min(ids), pk__lte=max(ids)).exclude(state__in=finished)
     while pending.exists():
         if time.perf_counter() - started > timeout:
             break
@@ -269,8 +276,9 @@ def sandbox_hook(sandbox: Sandbox, method: str, path: str) -> dict:
     ca_file = Path(tempfile.mkstemp(suffix=".pem")[1])
     ca_file.write_text(sandbox.ca_certificate)
     pool = urllib3.PoolManager(ca_certs=str(ca_file))
-    response = pool.request(method, f"{sandbox.url}/_sandbox{path}",
-                            headers={"Authorization": f"Bearer {token}"})
+    response = pool.request(
+        method, f"{sandbox.url}/_sandbox{path}", headers={"Authorization": f"Bearer {token}"}
+    )
     if response.status != 200:
         raise SystemExit(f"stand-in hook {method} {path}: HTTP {response.status}")
     return json.loads(response.data)
@@ -291,15 +299,21 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--concurrency", type=int, default=2, help="pool size per worker")
-    parser.add_argument("--pool", default="", help="the workers' pool (prefork, threads); "
-                        "default: Berth's setting")
-    parser.add_argument("--timeout", type=float, default=1800,
-                        help="give up waiting for Ready after this many seconds")
+    parser.add_argument(
+        "--pool", default="", help="the workers' pool (prefork, threads); default: Berth's setting"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1800,
+        help="give up waiting for Ready after this many seconds",
+    )
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-"))
     start_django(workdir, database="berth_bench")
     from tenants.services import APPROVE_TOGETHER_MAX
+
     sandbox = start_sandbox(workdir)
     try:
         ids = submit(args.count, sandbox)
@@ -313,8 +327,7 @@ def main() -> None:
         objects = objects_applied(ids)
         raw_before, raw_cpu_before, sandbox_cpu_raw_before = timed_raw_apply(objects, sandbox)
         reset_cluster(sandbox)
-        workers = start_workers(workers=args.workers, concurrency=args.concurrency,
-                                pool=args.pool)
+        workers = start_workers(workers=args.workers, concurrency=args.concurrency, pool=args.pool)
         try:
             # The approver's review of the plans comes before the clock.
             decisions = reviewed(ids)
@@ -328,8 +341,9 @@ def main() -> None:
             database_cpu = processes_cpu_seconds("postgres") - database_before
             sandbox_cpu_berth = cpu_seconds(sandbox.process.pid) - sandbox_cpu_before
             worker_rss = [tree_peak_rss_mib(process.pid) for process in workers]
-            worker_cpu = (sum(tree_cpu_seconds(process.pid) for process in workers)
-                          - worker_cpu_before)
+            worker_cpu = (
+                sum(tree_cpu_seconds(process.pid) for process in workers) - worker_cpu_before
+            )
         finally:
             stop_workers(workers)
         missing = unfinished(ids)
@@ -343,9 +357,11 @@ def main() -> None:
     print(f"objects applied       {len(objects)}")
     print(f"stack                 {stack()}, {args.workers} workers x {args.concurrency}")
     print(f"not ready             {sum(len(rows) for rows in missing.values())}")
-    print(f"API calls by Berth    {sum(calls.values())} "
-          f"({', '.join(f'{n} {method}' for method, n in calls.most_common())}; "
-          f"{sum(calls.values()) / len(objects):.2f} per object)")
+    print(
+        f"API calls by Berth    {sum(calls.values())} "
+        f"({', '.join(f'{n} {method}' for method, n in calls.most_common())}; "
+        f"{sum(calls.values()) / len(objects):.2f} per object)"
+    )
     for state, rows in missing.items():
         print(f"  {state}: {len(rows)}, e.g. {rows[0]}")
     print(f"worker peak RSS       {' + '.join(f'{rss:.0f}' for rss in worker_rss)} MiB")
@@ -353,16 +369,24 @@ def main() -> None:
         f"berth approve+apply   {berth_seconds:8.2f} s  "
         f"({args.count / berth_seconds:.1f} namespaces/s)"
     )
-    print(f"  of which approving  {approving:8.2f} s  (approved together, "
-          f"{APPROVE_TOGETHER_MAX} at a time, as the approval queue does)")
+    print(
+        f"  of which approving  {approving:8.2f} s  (approved together, "
+        f"{APPROVE_TOGETHER_MAX} at a time, as the approval queue does)"
+    )
     raw_seconds = (raw_before + raw_after) / 2
-    print(f"raw sequential apply  {raw_seconds:8.2f} s  ({len(objects) / raw_seconds:.0f} "
-          f"objects/s; mean of {raw_before:.2f} s before and {raw_after:.2f} s after)")
-    print(f"CPU seconds           stand-in {sandbox_cpu_berth:.2f} + workers {worker_cpu:.2f} "
-          f"(berth); stand-in {(sandbox_cpu_raw_before + sandbox_cpu_raw_after) / 2:.2f} + "
-          f"client {(raw_cpu_before + raw_cpu_after) / 2:.2f} (raw, mean)")
-    print(f"machine while berth   {busy:.2f} CPU s busy of {berth_seconds * os.cpu_count():.2f} "
-          f"({os.cpu_count()} CPUs); PostgreSQL's processes {database_cpu:.2f}")
+    print(
+        f"raw sequential apply  {raw_seconds:8.2f} s  ({len(objects) / raw_seconds:.0f} "
+        f"objects/s; mean of {raw_before:.2f} s before and {raw_after:.2f} s after)"
+    )
+    print(
+        f"CPU seconds           stand-in {sandbox_cpu_berth:.2f} + workers {worker_cpu:.2f} "
+        f"(berth); stand-in {(sandbox_cpu_raw_before + sandbox_cpu_raw_after) / 2:.2f} + "
+        f"client {(raw_cpu_before + raw_cpu_after) / 2:.2f} (raw, mean)"
+    )
+    print(
+        f"machine while berth   {busy:.2f} CPU s busy of {berth_seconds * os.cpu_count():.2f} "
+        f"({os.cpu_count()} CPUs); PostgreSQL's processes {database_cpu:.2f}"
+    )
     print(f"ratio berth / raw     {berth_seconds / raw_seconds:8.2f}")
     if missing:
         sys.exit(1)

@@ -36,7 +36,7 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
-def main() -> None:  # noqa: PLR0915 - one measured story, told in order
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--window", type=float, default=60.0, help="idle seconds measured")
@@ -58,7 +58,7 @@ def main() -> None:  # noqa: PLR0915 - one measured story, told in order
         sandbox.process.wait(timeout=30)
 
 
-def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) -> None:  # noqa: ANN001, PLR0913, PLR0915
+def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) -> None:
     import urllib3
     from django.db import connection
 
@@ -93,12 +93,16 @@ def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) 
     count_queries()
     stop = threading.Event()
     timing = Timing()  # as manage.py watch_clusters runs
-    watcher = threading.Thread(target=watch_clusters, daemon=True,
-                               kwargs={"holder": "bench", "stop": stop, "timing": timing})
+    watcher = threading.Thread(
+        target=watch_clusters,
+        daemon=True,
+        kwargs={"holder": "bench", "stop": stop, "timing": timing},
+    )
     watcher.start()
     deadline = time.monotonic() + args.deadline
-    while not ClusterWatch.objects.filter(cluster=cluster,
-                                          relists__gte=len(WATCHED_KINDS)).exists():
+    while not ClusterWatch.objects.filter(
+        cluster=cluster, relists__gte=len(WATCHED_KINDS)
+    ).exists():
         if time.monotonic() > deadline:
             raise SystemExit("the watcher never listed every kind")
         time.sleep(0.2)
@@ -109,9 +113,12 @@ def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) 
     # A watch request is logged when it ends: the window's own streams are counted by what
     # they are, one request per kind per `watch_seconds`.
     idle_logged = len(calls()) - before
-    idle_per_hour = (max(idle_logged, len(WATCHED_KINDS) * args.window / timing.watch_seconds)
-                     * 3600 / args.window
-                     + len(WATCHED_KINDS) * 3600 / timing.resync_seconds)
+    idle_per_hour = (
+        max(idle_logged, len(WATCHED_KINDS) * args.window / timing.watch_seconds)
+        * 3600
+        / args.window
+        + len(WATCHED_KINDS) * 3600 / timing.resync_seconds
+    )
     queries_per_hour = (_queries() - queries_before) * 3600 / args.window
     before = len(calls())
     tasks.reconcile()
@@ -131,23 +138,32 @@ def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) 
             path = f"/api/v1/namespaces/{name}/resourcequotas/berth-quota"
             ref = f"ResourceQuota/{name}/berth-quota"
             body = json.dumps({"spec": {"hard": {"requests.cpu": f"{64 + number}"}}})
-            answer = pool.request("PATCH", sandbox.url + path, body=body, headers={
-                "Authorization": f"Bearer {token}",
-                "Content-Type": "application/merge-patch+json"})
+            answer = pool.request(
+                "PATCH",
+                sandbox.url + path,
+                body=body,
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "Content-Type": "application/merge-patch+json",
+                },
+            )
         else:
-            path = (f"/apis/networking.k8s.io/v1/namespaces/{name}/networkpolicies/"
-                    "berth-allow-dns")
+            path = f"/apis/networking.k8s.io/v1/namespaces/{name}/networkpolicies/berth-allow-dns"
             ref = f"NetworkPolicy/{name}/berth-allow-dns"
-            answer = pool.request("DELETE", sandbox.url + path,
-                                  headers={"Authorization": f"Bearer {token}"})
+            answer = pool.request(
+                "DELETE", sandbox.url + path, headers={"Authorization": f"Bearer {token}"}
+            )
         if answer.status >= 300:
             raise SystemExit(f"the out-of-band change {path} was refused: {answer.status}")
         changed_at = time.perf_counter()
         seen = fixed = None
         deadline = time.monotonic() + args.deadline
         while (seen is None or fixed is None) and time.monotonic() < deadline:
-            drift = Namespace.objects.filter(name=name, state="active").values_list(
-                "drift", flat=True).get()
+            drift = (
+                Namespace.objects.filter(name=name, state="active")
+                .values_list("drift", flat=True)
+                .get()
+            )
             finding = next((f for f in drift if f["object"] == ref), None)
             if finding is not None and seen is None:
                 seen = time.perf_counter() - changed_at
@@ -164,18 +180,26 @@ def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) 
     connection.close()
 
     print(f"stack: {stack()}; {args.count} namespaces provisioned in {seeding:.1f} s")
-    print(f"beat's reconcile, no watcher: {polled} API calls "
-          f"({polled / args.count:.1f} per namespace)")
+    print(
+        f"beat's reconcile, no watcher: {polled} API calls "
+        f"({polled / args.count:.1f} per namespace)"
+    )
     print(f"beat's reconcile, watcher healthy: {reconcile_watched} API calls")
-    print(f"idle, watched, {args.window:.0f} s: {idle_logged} API calls logged; "
-          f"{idle_per_hour:.0f} per hour per cluster (a watch per kind every "
-          f"{timing.watch_seconds} s, the resync's LISTs)")
+    print(
+        f"idle, watched, {args.window:.0f} s: {idle_logged} API calls logged; "
+        f"{idle_per_hour:.0f} per hour per cluster (a watch per kind every "
+        f"{timing.watch_seconds} s, the resync's LISTs)"
+    )
     print(f"database queries while idle: {queries_per_hour:.0f} per hour")
     print(f"out-of-band changes: {len(recorded)} of {args.changes} recorded and repaired")
-    print(f"recorded as drift after: p50 {statistics.median(recorded or [0]):.3f} s, "
-          f"p99 {percentile(recorded, 0.99):.3f} s")
-    print(f"repaired after: p50 {statistics.median(repaired or [0]):.3f} s, "
-          f"p99 {percentile(repaired, 0.99):.3f} s")
+    print(
+        f"recorded as drift after: p50 {statistics.median(recorded or [0]):.3f} s, "
+        f"p99 {percentile(recorded, 0.99):.3f} s"
+    )
+    print(
+        f"repaired after: p50 {statistics.median(repaired or [0]):.3f} s, "
+        f"p99 {percentile(repaired, 0.99):.3f} s"
+    )
     print(f"peak memory of this process (watcher and seeding): {own_peak_rss_mib():.0f} MiB")
     print(f"ratio idle API calls per hour / namespaces: {idle_per_hour / args.count:.3f}")
     if lost:
@@ -195,11 +219,11 @@ def count_queries() -> None:
     from django.db import connections
     from django.db.backends.signals import connection_created
 
-    def counted(execute, sql, params, many, context):  # noqa: ANN001, ANN202 - Django's hook
+    def counted(execute, sql, params, many, context):
         QUERIES[0] += 1
         return execute(sql, params, many, context)
 
-    def wrap(sender, connection, **_):  # noqa: ANN001, ANN202 - a signal receiver
+    def wrap(sender, connection, **_):
         connection.execute_wrappers.append(counted)
 
     connection_created.connect(wrap, weak=False)

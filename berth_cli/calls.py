@@ -26,14 +26,19 @@ CALLS: dict[str, Call] = {
     "approve": Call("POST", "/api/v1/requests/{id}/approve/", body=("plan_digest", "note")),
     "reject": Call("POST", "/api/v1/requests/{id}/reject/", body=("reason",)),
     "namespaces": Call("GET", "/api/v1/namespaces/", query=(*LIST, "tenant", "state")),
-    "kubeconfig": Call("GET", "/api/v1/namespaces/{namespace}/kubeconfig/",
-                       query=("credentials", "cluster")),
-    "environments": Call("GET", "/api/v1/environments/",
-                         query=(*LIST, "tenant", "project", "env_slug", "state")),
+    "kubeconfig": Call(
+        "GET", "/api/v1/namespaces/{namespace}/kubeconfig/", query=("credentials", "cluster")
+    ),
+    "environments": Call(
+        "GET", "/api/v1/environments/", query=(*LIST, "tenant", "project", "env_slug", "state")
+    ),
     "environment": Call("GET", "/api/v1/environments/{id}/"),
-    "create_environment": Call("POST", "/api/v1/environments/",
-                               body=("tenant", "project", "env_slug", "branch", "mr_id",
-                                     "tier", "cluster", "ttl")),
-    "stop_environment": Call("POST", "/api/v1/environments/stop/",
-                             body=("tenant", "project", "env_slug", "reason")),
+    "create_environment": Call(
+        "POST",
+        "/api/v1/environments/",
+        body=("tenant", "project", "env_slug", "branch", "mr_id", "tier", "cluster", "ttl"),
+    ),
+    "stop_environment": Call(
+        "POST", "/api/v1/environments/stop/", body=("tenant", "project", "env_slug", "reason")
+    ),
 }

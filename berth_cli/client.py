@@ -55,8 +55,11 @@ class ApiProblem(Exception):
 
     def describe(self) -> str:
         problem = self.problem
-        lines = [f"{self.status} {problem.get('title', 'error')}: {problem.get('detail', '')}"
-                 .rstrip(": ")]
+        lines = [
+            f"{self.status} {problem.get('title', 'error')}: {problem.get('detail', '')}".rstrip(
+                ": "
+            )
+        ]
         for field, messages in (problem.get("errors") or {}).items():
             lines.append(f"  {field}: {' '.join(messages)}")
         return "\n".join(lines)
@@ -79,12 +82,20 @@ class Berth:
         url = url or os.environ.get("BERTH_URL") or config.get("url") or DEFAULT_URL
         token = token or os.environ.get("BERTH_TOKEN") or config.get("token") or ""
         if not token:
-            raise NotConfigured("No API token: set BERTH_TOKEN or run `berth login` (make "
-                                f"one on Berth's API tokens page, {url.rstrip('/')}/tokens/).")
+            raise NotConfigured(
+                "No API token: set BERTH_TOKEN or run `berth login` (make "
+                f"one on Berth's API tokens page, {url.rstrip('/')}/tokens/)."
+            )
         return cls(url=url.rstrip("/"), token=token)
 
-    def call(self, name: str, *, path: dict[str, Any] | None = None,
-             query: dict[str, Any] | None = None, body: dict[str, Any] | None = None) -> Any:
+    def call(
+        self,
+        name: str,
+        *,
+        path: dict[str, Any] | None = None,
+        query: dict[str, Any] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> Any:
         """One call of the table, sending only what the table says it sends."""
         spec = CALLS[name]
         sent_query = {k: v for k, v in (query or {}).items() if v not in (None, "")}
@@ -97,9 +108,12 @@ class Berth:
             headers["Idempotency-Key"] = str(uuid.uuid4())  # safe to retry
         with httpx.Client(transport=self.transport, timeout=TIMEOUT) as http:
             answer = http.request(
-                spec.method, self.url + spec.path.format(**(path or {})),
-                params=sent_query, json=sent_body if spec.method != "GET" else None,
-                headers=headers)
+                spec.method,
+                self.url + spec.path.format(**(path or {})),
+                params=sent_query,
+                json=sent_body if spec.method != "GET" else None,
+                headers=headers,
+            )
         if answer.status_code >= 400:
             try:
                 problem = answer.json()

@@ -35,8 +35,7 @@ TIMED_OUT = 3
 COLUMNS = {
     "requests": ("id", "tenant", "kind", "state", "requester", "created_at"),
     "namespaces": ("id", "name", "tenant", "tier", "cluster", "state"),
-    "environments": ("id", "tenant", "project", "env_slug", "namespace", "state",
-                     "expires_at"),
+    "environments": ("id", "tenant", "project", "env_slug", "namespace", "state", "expires_at"),
 }
 
 
@@ -60,15 +59,17 @@ class Context:
         slugs = [row["slug"] for row in self.berth.every("tenants")]
         if len(slugs) == 1:
             return slugs[0]
-        raise click.UsageError("Name the tenant with --tenant (you are in "
-                               f"{', '.join(slugs) or 'no tenant'}).")
+        raise click.UsageError(
+            f"Name the tenant with --tenant (you are in {', '.join(slugs) or 'no tenant'})."
+        )
 
 
 pass_context = click.make_pass_decorator(Context)
 
 
-def show(rows: list[dict[str, Any]] | dict[str, Any], output: str, columns: tuple[str, ...]
-         ) -> None:
+def show(
+    rows: list[dict[str, Any]] | dict[str, Any], output: str, columns: tuple[str, ...]
+) -> None:
     if output == "json":
         click.echo(json.dumps(rows, indent=2))
     elif output == "yaml":
@@ -81,8 +82,11 @@ def show(rows: list[dict[str, Any]] | dict[str, Any], output: str, columns: tupl
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--url", envvar="BERTH_URL", help="Berth's address (BERTH_URL; else the "
-              "config file's; else http://127.0.0.1:8000).")
+@click.option(
+    "--url",
+    envvar="BERTH_URL",
+    help="Berth's address (BERTH_URL; else the config file's; else http://127.0.0.1:8000).",
+)
 @click.version_option(package_name="berth", prog_name="berth")
 @click.pass_context
 def cli(ctx: click.Context, url: str | None) -> None:
@@ -101,16 +105,18 @@ def login(context: Context, token: str | None) -> None:
     """Check an API token against Berth and keep it, with the URL, in the config file."""
     import os
 
-    token = token or os.environ.get("BERTH_TOKEN") or click.prompt("API token",
-                                                                   hide_input=True)
+    token = token or os.environ.get("BERTH_TOKEN") or click.prompt("API token", hide_input=True)
     berth = Berth.from_settings(url=context.url, token=token)
     me = berth.call("me")
     path = write_config({**read_config(), "url": berth.url, "token": token})
-    click.echo(f"Signed in to {berth.url} as {me['username']} (scopes: "
-               f"{', '.join(me.get('scopes') or ['all'])}); saved in {path}.")
+    click.echo(
+        f"Signed in to {berth.url} as {me['username']} (scopes: "
+        f"{', '.join(me.get('scopes') or ['all'])}); saved in {path}."
+    )
 
 
 # --- requests --------------------------------------------------------------------------------
+
 
 @cli.group()
 def request() -> None:
@@ -119,16 +125,21 @@ def request() -> None:
 
 def submit(context: Context, tenant: str | None, kind: str, payload: dict[str, Any]) -> None:
     payload = {k: v for k, v in payload.items() if v not in (None, "")}
-    created = context.berth.call("submit", body={
-        "tenant": context.tenant(tenant), "kind": kind, "payload": payload})
-    click.echo(f"Request #{created['id']} ({kind}): {created['state']}"
-               + (f" — {created['status_message']}" if created.get("status_message") else ""))
+    created = context.berth.call(
+        "submit", body={"tenant": context.tenant(tenant), "kind": kind, "payload": payload}
+    )
+    click.echo(
+        f"Request #{created['id']} ({kind}): {created['state']}"
+        + (f" — {created['status_message']}" if created.get("status_message") else "")
+    )
 
 
 def tenant_option(function: Callable) -> Callable:
-    return click.option("--tenant", envvar="BERTH_TENANT",
-                        help="The tenant's slug (BERTH_TENANT; default: your only one).")(
-        function)
+    return click.option(
+        "--tenant",
+        envvar="BERTH_TENANT",
+        help="The tenant's slug (BERTH_TENANT; default: your only one).",
+    )(function)
 
 
 @request.command("namespace")
@@ -148,16 +159,22 @@ def request_namespace(context: Context, tenant: str | None, **payload: Any) -> N
 @request.command("project")
 @tenant_option
 @click.option("--app", required=True, help="The project's name.")
-@click.option("--engine", type=click.Choice(["argocd", "flux"]), default="argocd",
-              show_default=True)
+@click.option(
+    "--engine", type=click.Choice(["argocd", "flux"]), default="argocd", show_default=True
+)
 @click.option("--cluster", required=True)
-@click.option("--tiers", required=True, help="Comma-separated, in promotion order: "
-              "dev,staging,prod.")
+@click.option(
+    "--tiers", required=True, help="Comma-separated, in promotion order: dev,staging,prod."
+)
 @pass_context
 def request_project(context: Context, tenant: str | None, tiers: str, **payload: Any) -> None:
     """Request an application project with one namespace per tier."""
-    submit(context, tenant, "project",
-           {**payload, "tiers": [t.strip() for t in tiers.split(",") if t.strip()]})
+    submit(
+        context,
+        tenant,
+        "project",
+        {**payload, "tiers": [t.strip() for t in tiers.split(",") if t.strip()]},
+    )
 
 
 @request.command("environment")
@@ -182,8 +199,9 @@ def approve(context: Context, request_id: int, reason: str) -> None:
     """Approve a request: the plan you approve is the one Berth shows now."""
     seen = context.berth.call("request", path={"id": request_id})
     digest = (seen.get("plan") or {}).get("digest") or seen.get("digest") or ""
-    done = context.berth.call("approve", path={"id": request_id},
-                              body={"plan_digest": digest, "note": reason})
+    done = context.berth.call(
+        "approve", path={"id": request_id}, body={"plan_digest": digest, "note": reason}
+    )
     click.echo(f"Request #{request_id}: {done['state']}")
 
 
@@ -199,48 +217,67 @@ def reject(context: Context, request_id: int, reason: str) -> None:
 
 # --- reading ---------------------------------------------------------------------------------
 
+
 @cli.command()
 @click.argument("what", type=click.Choice(sorted(COLUMNS)))
 @click.option("-o", "--output", type=FORMATS, default="table", show_default=True)
 @click.option("--tenant", envvar="BERTH_TENANT", help="Only this tenant's.")
 @click.option("--state", help="Only in this state.")
 @pass_context
-def get(context: Context, what: str, output: str, tenant: str | None,
-        state: str | None) -> None:
+def get(context: Context, what: str, output: str, tenant: str | None, state: str | None) -> None:
     """List requests, namespaces or environments you can see."""
     show(context.berth.every(what, tenant=tenant, state=state), output, COLUMNS[what])
 
 
 @cli.command()
 @click.argument("namespace")
-@click.option("--credentials", type=click.Choice(["kubelogin", "berth"]),
-              default="kubelogin", show_default=True,
-              help="Who signs kubectl in: kubelogin, or `berth token --exec`.")
+@click.option(
+    "--credentials",
+    type=click.Choice(["kubelogin", "berth"]),
+    default="kubelogin",
+    show_default=True,
+    help="Who signs kubectl in: kubelogin, or `berth token --exec`.",
+)
 @click.option("--cluster", help="When the namespace's name is live on several clusters.")
-@click.option("--output", "-o", "target", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write it here (readable by you only) instead of printing it.")
+@click.option(
+    "--output",
+    "-o",
+    "target",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write it here (readable by you only) instead of printing it.",
+)
 @pass_context
-def kubeconfig(context: Context, namespace: str, credentials: str, cluster: str | None,
-               target: Path | None) -> None:
+def kubeconfig(
+    context: Context, namespace: str, credentials: str, cluster: str | None, target: Path | None
+) -> None:
     """A kubeconfig for NAMESPACE (its name or id) that signs in as you, and what to try."""
-    answer = context.berth.call("kubeconfig", path={"namespace": namespace},
-                                query={"credentials": credentials, "cluster": cluster})
+    answer = context.berth.call(
+        "kubeconfig",
+        path={"namespace": namespace},
+        query={"credentials": credentials, "cluster": cluster},
+    )
     if target is None:
         click.echo(answer["kubeconfig"], nl=False)
     else:
         target.touch(mode=0o600, exist_ok=True)
         target.write_text(answer["kubeconfig"])
         err.print(f"Wrote {target}: export KUBECONFIG={target.resolve()}")
-    err.print(f"Your role here: {answer['role'] or 'none'}"
-              + (f" ({answer['cluster_role']})" if answer["cluster_role"] else ""))
+    err.print(
+        f"Your role here: {answer['role'] or 'none'}"
+        + (f" ({answer['cluster_role']})" if answer["cluster_role"] else "")
+    )
     for attempt in answer["try"]:
         err.print(f"  $ {attempt['command']}\n    {attempt['expect']}", highlight=False)
 
 
 @cli.command()
-@click.option("--exec", "as_exec", is_flag=True, required=True,
-              help="Print a client.authentication.k8s.io/v1 ExecCredential (kubectl's exec "
-                   "plugin protocol).")
+@click.option(
+    "--exec",
+    "as_exec",
+    is_flag=True,
+    required=True,
+    help="Print a client.authentication.k8s.io/v1 ExecCredential (kubectl's exec plugin protocol).",
+)
 @click.option("--oidc-issuer-url", required=True)
 @click.option("--oidc-client-id", required=True)
 def token(as_exec: bool, oidc_issuer_url: str, oidc_client_id: str) -> None:
@@ -251,6 +288,7 @@ def token(as_exec: bool, oidc_issuer_url: str, oidc_client_id: str) -> None:
 
 # --- ephemeral environments ------------------------------------------------------------------
 
+
 @cli.group()
 def env() -> None:
     """Ephemeral environments: one per pull request, created and removed by CI."""
@@ -260,33 +298,48 @@ def step(states: tuple[str, ...], state: str) -> int:
     return states.index(state) + 1 if state in states else 0
 
 
-def wait_until_ready(context: Context, environment: dict[str, Any], timeout: float,
-                     interval: float) -> int:
+def wait_until_ready(
+    context: Context, environment: dict[str, Any], timeout: float, interval: float
+) -> int:
     """Progress per object (the request, the namespace) until Ready; the exit code."""
     deadline = time.monotonic() + timeout
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[state]}"),
-                  console=err, transient=False) as progress:
-        request_bar = progress.add_task(f"request #{environment['request']}",
-                                        total=len(REQUEST_STEPS), state="")
-        namespace_bar = progress.add_task(f"namespace {environment['namespace']}",
-                                          total=len(ENVIRONMENT_STEPS), state="")
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[state]}"),
+        console=err,
+        transient=False,
+    ) as progress:
+        request_bar = progress.add_task(
+            f"request #{environment['request']}", total=len(REQUEST_STEPS), state=""
+        )
+        namespace_bar = progress.add_task(
+            f"namespace {environment['namespace']}", total=len(ENVIRONMENT_STEPS), state=""
+        )
         while True:
             request_state = environment.get("request_state", "")
-            progress.update(request_bar, completed=step(REQUEST_STEPS, request_state),
-                            state=request_state)
-            progress.update(namespace_bar, completed=step(ENVIRONMENT_STEPS,
-                                                          environment["state"]),
-                            state=environment["state"])
+            progress.update(
+                request_bar, completed=step(REQUEST_STEPS, request_state), state=request_state
+            )
+            progress.update(
+                namespace_bar,
+                completed=step(ENVIRONMENT_STEPS, environment["state"]),
+                state=environment["state"],
+            )
             if request_state == "ready" and environment["state"] == "live":
                 return 0
             if request_state in REQUEST_ENDS or environment["state"] in ("ending", "ended"):
                 seen = context.berth.call("request", path={"id": environment["request"]})
-                err.print(f"Request #{environment['request']} is {request_state}: "
-                          f"{seen.get('status_message') or 'no reason given'}")
+                err.print(
+                    f"Request #{environment['request']} is {request_state}: "
+                    f"{seen.get('status_message') or 'no reason given'}"
+                )
                 return 1
             if time.monotonic() >= deadline:
-                err.print(f"Not Ready after {timeout:.0f} s (request {request_state}, "
-                          f"environment {environment['state']}).")
+                err.print(
+                    f"Not Ready after {timeout:.0f} s (request {request_state}, "
+                    f"environment {environment['state']})."
+                )
                 return TIMED_OUT
             time.sleep(interval)  # polling the API at a fixed pace
             environment = context.berth.call("environment", path={"id": environment["id"]})
@@ -295,8 +348,9 @@ def wait_until_ready(context: Context, environment: dict[str, Any], timeout: flo
 @env.command("create")
 @tenant_option
 @click.option("--project", required=True)
-@click.option("--slug", required=True, help="The environment's name, e.g. pr-42 "
-              "(CI_ENVIRONMENT_SLUG).")
+@click.option(
+    "--slug", required=True, help="The environment's name, e.g. pr-42 (CI_ENVIRONMENT_SLUG)."
+)
 @click.option("--branch", default="", help="The branch it deploys.")
 @click.option("--mr", "mr_id", default="", help="The pull/merge request's number.")
 @click.option("--ttl", help="How long it lives, e.g. 4h (default: the tier's).")
@@ -306,13 +360,24 @@ def wait_until_ready(context: Context, environment: dict[str, Any], timeout: flo
 @click.option("--timeout", default=900.0, show_default=True, help="Seconds --wait waits.")
 @click.option("--interval", default=2.0, show_default=True, help="Seconds between polls.")
 @pass_context
-def env_create(context: Context, tenant: str | None, slug: str, wait: bool, timeout: float,
-               interval: float, **fields: Any) -> None:
+def env_create(
+    context: Context,
+    tenant: str | None,
+    slug: str,
+    wait: bool,
+    timeout: float,
+    interval: float,
+    **fields: Any,
+) -> None:
     """Create an ephemeral environment; its namespace is named at once."""
-    created = context.berth.call("create_environment", body={
-        **fields, "tenant": context.tenant(tenant), "env_slug": slug})
-    err.print(f"Environment {created['project']}/{created['env_slug']} (#{created['id']}): "
-              f"namespace {created['namespace']} on {created['cluster']}", highlight=False)
+    created = context.berth.call(
+        "create_environment", body={**fields, "tenant": context.tenant(tenant), "env_slug": slug}
+    )
+    err.print(
+        f"Environment {created['project']}/{created['env_slug']} (#{created['id']}): "
+        f"namespace {created['namespace']} on {created['cluster']}",
+        highlight=False,
+    )
     code = wait_until_ready(context, created, timeout, interval) if wait else 0
     click.echo(created["namespace"])
     sys.exit(code)
@@ -324,12 +389,17 @@ def env_create(context: Context, tenant: str | None, slug: str, wait: bool, time
 @click.option("--slug", required=True)
 @click.option("--reason", default="", help="Kept in the audit log.")
 @pass_context
-def env_delete(context: Context, tenant: str | None, project: str, slug: str,
-               reason: str) -> None:
+def env_delete(context: Context, tenant: str | None, project: str, slug: str, reason: str) -> None:
     """End an ephemeral environment: its namespace and GitOps files go."""
-    done = context.berth.call("stop_environment", body={
-        "tenant": context.tenant(tenant), "project": project, "env_slug": slug,
-        "reason": reason})
+    done = context.berth.call(
+        "stop_environment",
+        body={
+            "tenant": context.tenant(tenant),
+            "project": project,
+            "env_slug": slug,
+            "reason": reason,
+        },
+    )
     click.echo(f"Environment {project}/{slug}: {done['state']}")
 
 

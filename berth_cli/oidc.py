@@ -39,8 +39,7 @@ def _save(path: Path, tokens: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
-        json.dump({k: tokens[k] for k in ("id_token", "refresh_token") if tokens.get(k)},
-                  handle)
+        json.dump({k: tokens[k] for k in ("id_token", "refresh_token") if tokens.get(k)}, handle)
 
 
 def expiry(id_token: str) -> int:
@@ -53,15 +52,19 @@ def expiry(id_token: str) -> int:
 
 def exec_credential(id_token: str) -> dict[str, Any]:
     stamp = datetime.fromtimestamp(expiry(id_token), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"apiVersion": EXEC_API_VERSION, "kind": "ExecCredential",
-            "status": {"token": id_token, "expirationTimestamp": stamp}}
+    return {
+        "apiVersion": EXEC_API_VERSION,
+        "kind": "ExecCredential",
+        "status": {"token": id_token, "expirationTimestamp": stamp},
+    }
 
 
 def discover(http: httpx.Client, issuer: str) -> dict[str, Any]:
     answer = http.get(issuer.rstrip("/") + "/.well-known/openid-configuration")
     if answer.status_code != 200:
-        raise SignInFailed(f"{issuer} has no OpenID Connect discovery document "
-                           f"({answer.status_code}).")
+        raise SignInFailed(
+            f"{issuer} has no OpenID Connect discovery document ({answer.status_code})."
+        )
     return answer.json()
 
 
@@ -69,36 +72,54 @@ def _token(http: httpx.Client, endpoint: str, form: dict[str, str]) -> dict[str,
     return http.post(endpoint, data=form).json()
 
 
-def refreshed(http: httpx.Client, discovery: dict, client_id: str,
-              refresh_token: str) -> dict[str, Any] | None:
-    answer = _token(http, discovery["token_endpoint"], {
-        "grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": client_id})
+def refreshed(
+    http: httpx.Client, discovery: dict, client_id: str, refresh_token: str
+) -> dict[str, Any] | None:
+    answer = _token(
+        http,
+        discovery["token_endpoint"],
+        {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": client_id},
+    )
     return answer if answer.get("id_token") else None
 
 
-def device_sign_in(http: httpx.Client, discovery: dict, issuer: str,
-                   client_id: str) -> dict[str, Any]:
+def device_sign_in(
+    http: httpx.Client, discovery: dict, issuer: str, client_id: str
+) -> dict[str, Any]:
     endpoint = discovery.get("device_authorization_endpoint")
     if not endpoint:
         raise SignInFailed(
             f"{issuer} does not offer the device authorization grant, so berth cannot sign "
             "you in from a terminal. Use kubelogin (kubectl oidc-login) as the exec plugin: "
-            "Berth's 'Use it' panel and `berth kubeconfig NAMESPACE` give a kubeconfig for it.")
-    started = http.post(endpoint, data={"client_id": client_id,
-                                        "scope": "openid groups offline_access"}).json()
+            "Berth's 'Use it' panel and `berth kubeconfig NAMESPACE` give a kubeconfig for it."
+        )
+    started = http.post(
+        endpoint, data={"client_id": client_id, "scope": "openid groups offline_access"}
+    ).json()
     if "device_code" not in started:
-        raise SignInFailed(f"{issuer} refused to start a device sign-in: "
-                           f"{started.get('error_description') or started.get('error')}")
+        raise SignInFailed(
+            f"{issuer} refused to start a device sign-in: "
+            f"{started.get('error_description') or started.get('error')}"
+        )
     where = started.get("verification_uri_complete") or started["verification_uri"]
-    print(f"To sign in, open {where} and enter the code {started.get('user_code', '')}.",
-          file=sys.stderr, flush=True)
+    print(
+        f"To sign in, open {where} and enter the code {started.get('user_code', '')}.",
+        file=sys.stderr,
+        flush=True,
+    )
     interval = int(started.get("interval", 5))
     deadline = time.monotonic() + int(started.get("expires_in", 600))
     while time.monotonic() < deadline:
         time.sleep(interval)  # the provider's pace (RFC 8628 section 3.5)
-        answer = _token(http, discovery["token_endpoint"], {
-            "grant_type": DEVICE_GRANT, "device_code": started["device_code"],
-            "client_id": client_id})
+        answer = _token(
+            http,
+            discovery["token_endpoint"],
+            {
+                "grant_type": DEVICE_GRANT,
+                "device_code": started["device_code"],
+                "client_id": client_id,
+            },
+        )
         if answer.get("id_token"):
             return answer
         error = answer.get("error")
@@ -126,6 +147,8 @@ def id_token(issuer: str, client_id: str, *, transport: httpx.BaseTransport | No
             tokens = refreshed(http, discovery, client_id, cached["refresh_token"])
         if tokens is None:
             tokens = device_sign_in(http, discovery, issuer, client_id)
-    _save(path, {**tokens, "refresh_token": tokens.get("refresh_token")
-                 or cached.get("refresh_token")})
+    _save(
+        path,
+        {**tokens, "refresh_token": tokens.get("refresh_token") or cached.get("refresh_token")},
+    )
     return tokens["id_token"]

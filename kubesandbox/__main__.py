@@ -75,16 +75,27 @@ def main(argv: list[str] | None = None) -> None:
         "kubectl sends a kubeconfig's token over HTTPS only",
     )
     oidc = parser.add_argument_group(
-        "OpenID Connect", "ID tokens of one provider, as kube-apiserver's --oidc-* flags")
-    oidc.add_argument("--oidc-issuer-url", help="the provider's issuer (https://…); its "
-                      "discovery document names the JWKS that signs ID tokens")
+        "OpenID Connect", "ID tokens of one provider, as kube-apiserver's --oidc-* flags"
+    )
+    oidc.add_argument(
+        "--oidc-issuer-url",
+        help="the provider's issuer (https://…); its "
+        "discovery document names the JWKS that signs ID tokens",
+    )
     oidc.add_argument("--oidc-client-id", help="the audience ID tokens must carry")
-    oidc.add_argument("--oidc-username-claim", default="sub", help="the claim that names "
-                      "the user (default: sub)")
-    oidc.add_argument("--oidc-username-prefix", help="put before every user name; '-' for "
-                      "none (default: none for email, '<issuer>#' for any other claim)")
-    oidc.add_argument("--oidc-groups-claim", default="", help="the claim that lists the "
-                      "user's groups (default: none)")
+    oidc.add_argument(
+        "--oidc-username-claim", default="sub", help="the claim that names the user (default: sub)"
+    )
+    oidc.add_argument(
+        "--oidc-username-prefix",
+        help="put before every user name; '-' for "
+        "none (default: none for email, '<issuer>#' for any other claim)",
+    )
+    oidc.add_argument(
+        "--oidc-groups-claim",
+        default="",
+        help="the claim that lists the user's groups (default: none)",
+    )
     oidc.add_argument("--oidc-groups-prefix", default="", help="put before every group")
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
@@ -105,11 +116,15 @@ def main(argv: list[str] | None = None) -> None:
         tls=args.tls,
         verbose=args.verbose,
         oidc=OidcOptions(
-            issuer_url=args.oidc_issuer_url, client_id=args.oidc_client_id,
+            issuer_url=args.oidc_issuer_url,
+            client_id=args.oidc_client_id,
             username_claim=args.oidc_username_claim,
             username_prefix=args.oidc_username_prefix,
-            groups_claim=args.oidc_groups_claim, groups_prefix=args.oidc_groups_prefix,
-        ) if args.oidc_issuer_url else None,
+            groups_claim=args.oidc_groups_claim,
+            groups_prefix=args.oidc_groups_prefix,
+        )
+        if args.oidc_issuer_url
+        else None,
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

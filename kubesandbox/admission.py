@@ -33,10 +33,15 @@ from .selectors import matches_label_selector
 
 _CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
 # Policies never apply to the objects that configure admission (upstream avoids lock-outs so).
-_EXEMPT = {(ADMISSION, p) for p in ("validatingadmissionpolicies",
-                                    "validatingadmissionpolicybindings",
-                                    "validatingwebhookconfigurations",
-                                    "mutatingwebhookconfigurations")}
+_EXEMPT = {
+    (ADMISSION, p)
+    for p in (
+        "validatingadmissionpolicies",
+        "validatingadmissionpolicybindings",
+        "validatingwebhookconfigurations",
+        "mutatingwebhookconfigurations",
+    )
+}
 
 
 # -- CEL: the environment, with some of the Kubernetes string library -----------------------
@@ -86,9 +91,18 @@ def _string(value: Any) -> Any:
     return celtypes.StringType(value)
 
 
-_FUNCTIONS = {"string": _string, "lowerAscii": _lower, "upperAscii": _upper, "trim": _trim,
-              "split": _split, "join": _join, "replace": _replace, "indexOf": _index_of,
-              "_!=_": _not_equal, **celauthz.FUNCTIONS}
+_FUNCTIONS = {
+    "string": _string,
+    "lowerAscii": _lower,
+    "upperAscii": _upper,
+    "trim": _trim,
+    "split": _split,
+    "join": _join,
+    "replace": _replace,
+    "indexOf": _index_of,
+    "_!=_": _not_equal,
+    **celauthz.FUNCTIONS,
+}
 _ENV = celpy.Environment()
 
 
@@ -153,15 +167,18 @@ def _matches(match: dict | None, req: _Request) -> bool:
         for r in rules
     ):
         return False
-    if any(_rule_matches(r, req.operation, req.rt, req.subresource)
-           for r in match.get("excludeResourceRules") or []):
+    if any(
+        _rule_matches(r, req.operation, req.rt, req.subresource)
+        for r in match.get("excludeResourceRules") or []
+    ):
         return False
     objects = [o for o in (req.obj, req.old) if o is not None]
     selector = match.get("namespaceSelector")
     if selector:
         if req.rt is NAMESPACES:
-            if not any(matches_label_selector(selector, o["metadata"].get("labels"))
-                       for o in objects):
+            if not any(
+                matches_label_selector(selector, o["metadata"].get("labels")) for o in objects
+            ):
                 return False
         elif req.rt.namespaced:
             labels = ((req.namespace_object or {}).get("metadata") or {}).get("labels")
@@ -175,9 +192,20 @@ def _matches(match: dict | None, req: _Request) -> bool:
 
 # What of a Namespace's metadata kube-apiserver hands a policy as `namespaceObject` (its
 # CreateNamespaceObject): no managedFields, ownerReferences or the like.
-_NAMESPACE_METADATA = ("name", "generateName", "namespace", "uid", "resourceVersion",
-                       "generation", "creationTimestamp", "deletionTimestamp",
-                       "deletionGracePeriodSeconds", "labels", "annotations", "finalizers")
+_NAMESPACE_METADATA = (
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "finalizers",
+)
 
 
 def _namespace_object(namespace: dict | None) -> dict | None:
@@ -194,9 +222,17 @@ def _namespace_object(namespace: dict | None) -> dict | None:
 
 
 class _Request:
-    def __init__(self, operation: str, rt: ResourceType, subresource: str, obj: dict | None,
-                 old: dict | None, user: Any, namespace_object: dict | None,
-                 dry_run: bool) -> None:
+    def __init__(
+        self,
+        operation: str,
+        rt: ResourceType,
+        subresource: str,
+        obj: dict | None,
+        old: dict | None,
+        user: Any,
+        namespace_object: dict | None,
+        dry_run: bool,
+    ) -> None:
         self.operation, self.rt, self.subresource = operation, rt, subresource
         self.obj, self.old, self.user = obj, old, user
         self.namespace_object = namespace_object
@@ -248,30 +284,42 @@ class PolicyAdmission:
                 if ref.get("name"):
                     if meta["name"] == ref["name"]:
                         found.append(obj)
-                elif "selector" in ref and matches_label_selector(ref["selector"],
-                                                                  meta.get("labels")):
+                elif "selector" in ref and matches_label_selector(
+                    ref["selector"], meta.get("labels")
+                ):
                     found.append(obj)
         if not found and ref.get("parameterNotFoundAction", "Deny") == "Deny":
             return None
         return found
 
-    def admit(self, operation: str, rt: ResourceType, subresource: str, obj: dict | None,
-              old: dict | None, user: Any, dry_run: bool) -> list[str]:
+    def admit(
+        self,
+        operation: str,
+        rt: ResourceType,
+        subresource: str,
+        obj: dict | None,
+        old: dict | None,
+        user: Any,
+        dry_run: bool,
+    ) -> list[str]:
         """Raise ApiError to deny; return warnings (Warn actions)."""
         if (rt.group, rt.plural) in _EXEMPT or rt.virtual:
             return []
-        policies = {p["metadata"]["name"]: p for p in self.store.stored(
-            ADMISSION, "validatingadmissionpolicies")}
-        bindings = sorted(self.store.stored(ADMISSION, "validatingadmissionpolicybindings"),
-                          key=lambda b: b["metadata"]["name"])
+        policies = {
+            p["metadata"]["name"]: p
+            for p in self.store.stored(ADMISSION, "validatingadmissionpolicies")
+        }
+        bindings = sorted(
+            self.store.stored(ADMISSION, "validatingadmissionpolicybindings"),
+            key=lambda b: b["metadata"]["name"],
+        )
         if not bindings:
             return []
         namespace_object = None
         source = obj if obj is not None else old or {}
         ns = (source.get("metadata") or {}).get("namespace") if rt.namespaced else None
         if ns:
-            namespace_object = _namespace_object(
-                self.store.stored_object("", "namespaces", "", ns))
+            namespace_object = _namespace_object(self.store.stored_object("", "namespaces", "", ns))
         req = _Request(operation, rt, subresource, obj, old, user, namespace_object, dry_run)
         warnings: list[str] = []
         for binding in bindings:
@@ -290,34 +338,53 @@ class PolicyAdmission:
     def _evaluate(self, policy: dict, binding: dict, req: _Request) -> list[str]:
         spec = binding.get("spec") or {}
         actions = spec.get("validationActions") or []
-        label = (f"ValidatingAdmissionPolicy '{policy['metadata']['name']}' with binding "
-                 f"'{binding['metadata']['name']}'")
+        label = (
+            f"ValidatingAdmissionPolicy '{policy['metadata']['name']}' with binding "
+            f"'{binding['metadata']['name']}'"
+        )
         fail_closed = policy["spec"].get("failurePolicy", "Fail") == "Fail"
         params_list = self._params(policy, binding, req)
         if params_list is None:
             if "Deny" in actions:
-                raise ApiError(403, f"{label} denied request: failed to configure binding: no "
-                                    "params found for policy binding with `Deny` "
-                                    "parameterNotFoundAction")
+                raise ApiError(
+                    403,
+                    f"{label} denied request: failed to configure binding: no "
+                    "params found for policy binding with `Deny` "
+                    "parameterNotFoundAction",
+                )
             return []
         warnings: list[str] = []
         for params in params_list:
-            activation = celpy.json_to_cel({
-                "object": req.obj, "oldObject": req.old, "request": req.request,
-                "params": params, "namespaceObject": req.namespace_object,
-            })
-            activation[celtypes.StringType("authorizer")] = celauthz.variable(req.user, {
-                **req.request["resource"], "subresource": req.subresource,
-                "namespace": req.namespace, "name": req.request["name"]})
+            activation = celpy.json_to_cel(
+                {
+                    "object": req.obj,
+                    "oldObject": req.old,
+                    "request": req.request,
+                    "params": params,
+                    "namespaceObject": req.namespace_object,
+                }
+            )
+            activation[celtypes.StringType("authorizer")] = celauthz.variable(
+                req.user,
+                {
+                    **req.request["resource"],
+                    "subresource": req.subresource,
+                    "namespace": req.namespace,
+                    "name": req.request["name"],
+                },
+            )
             try:
-                if not all(_true(c["expression"], activation)
-                           for c in policy["spec"].get("matchConditions") or []):
+                if not all(
+                    _true(c["expression"], activation)
+                    for c in policy["spec"].get("matchConditions") or []
+                ):
                     continue
                 variables = celtypes.MapType()
                 activation[celtypes.StringType("variables")] = variables
                 for variable in policy["spec"].get("variables") or []:
                     variables[celtypes.StringType(variable["name"])] = evaluate(
-                        variable["expression"], activation)
+                        variable["expression"], activation
+                    )
             except _EvalError as error:
                 if fail_closed and "Deny" in actions:
                     raise ApiError(403, f"{label} denied request: {error}") from error
@@ -335,8 +402,11 @@ class PolicyAdmission:
                     message = f"expression '{expression}' resulted in error: {error}"
                     code = 403
                 if "Deny" in actions:
-                    raise ApiError(code, f"{label} denied request: {message}",
-                                   reason=validation.get("reason") or "Invalid")
+                    raise ApiError(
+                        code,
+                        f"{label} denied request: {message}",
+                        reason=validation.get("reason") or "Invalid",
+                    )
                 if "Warn" in actions:
                     warnings.append(f"Validation failed for {label}: {message}")
         return warnings

@@ -80,4 +80,3 @@ class ServerSideApply:
             fields.remove(merged, path)
         owners[own] = applied
         return self._update(rt, existing, merged, own, dry_run, owners, ctx), False
-

@@ -154,20 +154,26 @@ class OidcAuthenticator:
                     # As kube-apiserver: the discovery document must name the issuer we trust.
                     raise jwt.PyJWKClientError(
                         f"the provider calls itself {discovery.get('issuer')!r}, not "
-                        f"{self.options.issuer_url!r}")
+                        f"{self.options.issuer_url!r}"
+                    )
                 self._keys = jwt.PyJWKClient(discovery["jwks_uri"], timeout=DISCOVERY_TIMEOUT)
             return self._keys
 
     def claims(self, token: str) -> dict[str, Any] | None:
         """The token's claims once signature, issuer, audience and expiry hold; else None."""
         try:
-            if jwt.decode(token, options={"verify_signature": False}).get("iss") != \
-                    self.options.issuer_url:
+            if (
+                jwt.decode(token, options={"verify_signature": False}).get("iss")
+                != self.options.issuer_url
+            ):
                 return None  # another issuer's token (or not a JWT): not ours to judge
             key = self._jwks().get_signing_key_from_jwt(token)
             return jwt.decode(
-                token, key.key, algorithms=list(OIDC_ALGORITHMS),
-                audience=self.options.client_id, issuer=self.options.issuer_url,
+                token,
+                key.key,
+                algorithms=list(OIDC_ALGORITHMS),
+                audience=self.options.client_id,
+                issuer=self.options.issuer_url,
                 options={"require": ["iss", "aud", "exp"]},
             )
         except (jwt.InvalidTokenError, jwt.PyJWKClientError, OSError, ValueError, KeyError):

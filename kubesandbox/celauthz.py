@@ -37,12 +37,20 @@ def _get(target: Any, key: str, default: str = "") -> str:
 
 def variable(user: UserInfo, resource: dict) -> celtypes.MapType:
     """The ``authorizer`` value for one admission request."""
-    base = {"kind": S("authorizer"), "user": S(user.username),
-            "groups": celtypes.ListType([S(g) for g in user.groups])}
-    request = _map(**base, check=S("resource"), group=S(resource.get("group", "")),
-                   resource=S(resource.get("resource", "")),
-                   subresource=S(resource.get("subresource", "")),
-                   namespace=S(resource.get("namespace", "")), name=S(resource.get("name", "")))
+    base = {
+        "kind": S("authorizer"),
+        "user": S(user.username),
+        "groups": celtypes.ListType([S(g) for g in user.groups]),
+    }
+    request = _map(
+        **base,
+        check=S("resource"),
+        group=S(resource.get("group", "")),
+        resource=S(resource.get("resource", "")),
+        subresource=S(resource.get("subresource", "")),
+        namespace=S(resource.get("namespace", "")),
+        name=S(resource.get("name", "")),
+    )
     return _map(**base, requestResource=request)
 
 
@@ -68,10 +76,14 @@ def _check(target: Any, verb: Any) -> celtypes.MapType:
     if _get(target, "check") == "path":
         attrs = Attributes(str(verb), resource_request=False, path=_get(target, "path"))
     else:
-        attrs = Attributes(str(verb), api_group=_get(target, "group"),
-                           resource=_get(target, "resource"),
-                           subresource=_get(target, "subresource"),
-                           namespace=_get(target, "namespace"), name=_get(target, "name"))
+        attrs = Attributes(
+            str(verb),
+            api_group=_get(target, "group"),
+            resource=_get(target, "resource"),
+            subresource=_get(target, "subresource"),
+            namespace=_get(target, "namespace"),
+            name=_get(target, "name"),
+        )
     authorizer = getattr(_current, "authorizer", None)
     allowed, reason = authorizer.authorize(user, attrs) if authorizer else (False, "")
     return _map(kind=S("decision"), allowed=celtypes.BoolType(allowed), reason=S(reason))
@@ -79,8 +91,9 @@ def _check(target: Any, verb: Any) -> celtypes.MapType:
 
 def _service_account(target: Any, namespace: Any, name: Any) -> celtypes.MapType:
     account = service_account_user(str(namespace), str(name))
-    return _with(target, user=account.username,
-                 groups=celtypes.ListType([S(g) for g in account.groups]))
+    return _with(
+        target, user=account.username, groups=celtypes.ListType([S(g) for g in account.groups])
+    )
 
 
 FUNCTIONS = {

@@ -12,8 +12,14 @@ import celpy
 from .admission import _EvalError, evaluate
 
 Cause = tuple[str, str, str]
-_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
-               float: "number"}
+_TYPE_NAMES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+}
 
 
 def _path(base: str, key: str | int) -> str:
@@ -35,9 +41,15 @@ def rule_problems(value: Any, schema: dict, path: str = "", old: Any = None) -> 
         try:
             result = evaluate(expression, activation)
         except _EvalError as error:
-            problems.append(("FieldValueInvalid", where, f"Invalid value: "
-                             f'"{_TYPE_NAMES.get(type(value), "value")}": rule compile or '
-                             f"evaluation error: {error}"))
+            problems.append(
+                (
+                    "FieldValueInvalid",
+                    where,
+                    f"Invalid value: "
+                    f'"{_TYPE_NAMES.get(type(value), "value")}": rule compile or '
+                    f"evaluation error: {error}",
+                )
+            )
             continue
         if isinstance(result, celpy.celtypes.BoolType) and bool(result):
             continue
@@ -56,8 +68,11 @@ def rule_problems(value: Any, schema: dict, path: str = "", old: Any = None) -> 
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
         for key, item in value.items():
-            child = properties.get(key) if properties else (
-                additional if isinstance(additional, dict) else None)
+            child = (
+                properties.get(key)
+                if properties
+                else (additional if isinstance(additional, dict) else None)
+            )
             if child is not None:
                 old_item = old.get(key) if isinstance(old, dict) else None
                 problems += rule_problems(item, child, _path(path, key), old_item)

@@ -28,21 +28,23 @@ def types_of(crd: dict) -> list[ResourceType]:
         if not version.get("served", True):
             continue
         subresources = version.get("subresources") or {}
-        types.append(ResourceType(
-            group=spec["group"],
-            version=version["name"],
-            plural=names["plural"],
-            kind=names["kind"],
-            namespaced=spec.get("scope") == "Namespaced",
-            short_names=tuple(names.get("shortNames") or ()),
-            name_rule=NAME_SUBDOMAIN,
-            has_status="status" in subresources,
-            custom=True,
-            categories=tuple(names.get("categories") or ()),
-            schema=(version.get("schema") or {}).get("openAPIV3Schema"),
-            crd_name=crd["metadata"]["name"],
-            printer_columns=list(version.get("additionalPrinterColumns") or []),
-        ))
+        types.append(
+            ResourceType(
+                group=spec["group"],
+                version=version["name"],
+                plural=names["plural"],
+                kind=names["kind"],
+                namespaced=spec.get("scope") == "Namespaced",
+                short_names=tuple(names.get("shortNames") or ()),
+                name_rule=NAME_SUBDOMAIN,
+                has_status="status" in subresources,
+                custom=True,
+                categories=tuple(names.get("categories") or ()),
+                schema=(version.get("schema") or {}).get("openAPIV3Schema"),
+                crd_name=crd["metadata"]["name"],
+                printer_columns=list(version.get("additionalPrinterColumns") or []),
+            )
+        )
     return types
 
 
@@ -55,39 +57,70 @@ def crd_problems(crd: dict) -> list[Cause]:
     if not group:
         problems.append(("FieldValueRequired", "spec.group", "Required value"))
     elif "." not in group:
-        problems.append(("FieldValueInvalid", "spec.group",
-                         f'Invalid value: "{group}": should be a domain with at least one dot'))
+        problems.append(
+            (
+                "FieldValueInvalid",
+                "spec.group",
+                f'Invalid value: "{group}": should be a domain with at least one dot',
+            )
+        )
     for field in ("plural", "kind"):
         if not names.get(field):
             problems.append(("FieldValueRequired", f"spec.names.{field}", "Required value"))
     name = crd.get("metadata", {}).get("name", "")
     expected = f"{names.get('plural', '')}.{group}"
     if names.get("plural") and group and name != expected:
-        problems.append(("FieldValueInvalid", "metadata.name",
-                         f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
+        problems.append(
+            (
+                "FieldValueInvalid",
+                "metadata.name",
+                f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
+            )
+        )
     scope = spec.get("scope")
     if scope not in ("Namespaced", "Cluster"):
-        problems.append(("FieldValueNotSupported", "spec.scope",
-                         f'Unsupported value: "{scope or ""}": supported values: "Cluster", '
-                         '"Namespaced"'))
+        problems.append(
+            (
+                "FieldValueNotSupported",
+                "spec.scope",
+                f'Unsupported value: "{scope or ""}": supported values: "Cluster", "Namespaced"',
+            )
+        )
     versions = spec.get("versions") or []
     if not versions:
-        problems.append(("FieldValueInvalid", "spec.versions",
-                         "Invalid value: null: must have exactly one version marked as storage "
-                         "version"))
+        problems.append(
+            (
+                "FieldValueInvalid",
+                "spec.versions",
+                "Invalid value: null: must have exactly one version marked as storage version",
+            )
+        )
     elif sum(1 for v in versions if v.get("storage")) != 1:
-        problems.append(("FieldValueInvalid", "spec.versions",
-                         "Invalid value: ...: must have exactly one version marked as storage "
-                         "version"))
+        problems.append(
+            (
+                "FieldValueInvalid",
+                "spec.versions",
+                "Invalid value: ...: must have exactly one version marked as storage version",
+            )
+        )
     for index, version in enumerate(versions):
         schema = (version.get("schema") or {}).get("openAPIV3Schema")
         if not schema:
-            problems.append(("FieldValueRequired", f"spec.versions[{index}].schema."
-                             "openAPIV3Schema", "Required value: schemas are required"))
+            problems.append(
+                (
+                    "FieldValueRequired",
+                    f"spec.versions[{index}].schema.openAPIV3Schema",
+                    "Required value: schemas are required",
+                )
+            )
         elif schema.get("type") != "object":
-            problems.append(("FieldValueRequired", f"spec.versions[{index}].schema."
-                             "openAPIV3Schema.type", "Required value: must not be empty at the "
-                             "root"))
+            problems.append(
+                (
+                    "FieldValueRequired",
+                    f"spec.versions[{index}].schema.openAPIV3Schema.type",
+                    "Required value: must not be empty at the root",
+                )
+            )
     return problems
 
 
@@ -118,12 +151,18 @@ def crd_controller(store: Any, rt: ResourceType, obj: dict, deleted: bool) -> No
     stamp = obj["metadata"].get("creationTimestamp")
     status["acceptedNames"] = accepted
     status["conditions"] = [
-        {"type": kind, "status": "True", "reason": reason, "message": message,
-         "lastTransitionTime": stamp}
+        {
+            "type": kind,
+            "status": "True",
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": stamp,
+        }
         for kind, (reason, message) in wanted_conditions.items()
     ]
-    status["storedVersions"] = [v["name"] for v in (obj.get("spec") or {}).get("versions") or []
-                                if v.get("storage")]
+    status["storedVersions"] = [
+        v["name"] for v in (obj.get("spec") or {}).get("versions") or [] if v.get("storage")
+    ]
     store.write_internal(rt, {**obj, "status": status})
 
 
@@ -136,8 +175,9 @@ def _documents(file: Path) -> list[dict]:
     stat = file.stat()
     key = (str(file.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _parsed:
-        _parsed[key] = [d for d in yaml.load_all(file.read_text(), Loader=_LOADER)  # noqa: S506 - a safe loader subclass
-                        if isinstance(d, dict) and d]
+        _parsed[key] = [
+            d for d in yaml.load_all(file.read_text(), Loader=_LOADER) if isinstance(d, dict) and d
+        ]
     return copy.deepcopy(_parsed[key])
 
 
@@ -146,8 +186,11 @@ def load_manifests(paths: list[str | Path]) -> list[dict]:
     objects = []
     for path in paths:
         path = Path(path)
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json")) if (
-            path.is_dir()) else [path]
+        files = (
+            sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+            if (path.is_dir())
+            else [path]
+        )
         for file in files:
             for doc in _documents(file):
                 if doc.get("kind") == "List":

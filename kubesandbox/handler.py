@@ -32,9 +32,15 @@ if TYPE_CHECKING:
 IDLE_CONNECTION_SECONDS = 120
 DEFAULT_WATCH_SECONDS = 1800
 BODY_TYPES = ("application/json", "application/yaml", protobuf.PROTOBUF)
-_VERBS = {("GET", True): "get", ("GET", False): "list", ("POST", False): "create",
-          ("PUT", True): "update", ("PATCH", True): "patch", ("DELETE", True): "delete",
-          ("DELETE", False): "deletecollection"}
+_VERBS = {
+    ("GET", True): "get",
+    ("GET", False): "list",
+    ("POST", False): "create",
+    ("PUT", True): "update",
+    ("PATCH", True): "patch",
+    ("DELETE", True): "delete",
+    ("DELETE", False): "deletecollection",
+}
 
 
 @dataclass
@@ -50,14 +56,20 @@ def not_found_path() -> ApiError:
 
 
 def method_not_allowed() -> ApiError:
-    return ApiError(405, "the server does not allow this method on the requested resource",
-                    details={})
+    return ApiError(
+        405, "the server does not allow this method on the requested resource", details={}
+    )
 
 
 def _api_group(name: str, versions: list[str]) -> dict:
     listed = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
-    return {"kind": "APIGroup", "apiVersion": "v1", "name": name, "versions": listed,
-            "preferredVersion": listed[0]}
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": name,
+        "versions": listed,
+        "preferredVersion": listed[0],
+    }
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -118,8 +130,9 @@ class Handler(BaseHTTPRequestHandler):
             traceback.print_exc()
             code, payload = 500, status_body(500, f"kubesandbox internal error: {error!r}")
         if not path.startswith("/_sandbox"):
-            sandbox.record(self.command, path, url.query, code, injected=fault is not None,
-                           user=username)
+            sandbox.record(
+                self.command, path, url.query, code, injected=fault is not None, user=username
+            )
         if code >= 0:  # a watch has answered already
             self._send(code, payload)
 
@@ -138,8 +151,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _parse(self, body: bytes, *, allow_empty: bool = False,
-               accepted: tuple[str, ...] = BODY_TYPES) -> Any:
+    def _parse(
+        self, body: bytes, *, allow_empty: bool = False, accepted: tuple[str, ...] = BODY_TYPES
+    ) -> Any:
         if not body.strip():
             if allow_empty:
                 return None
@@ -147,8 +161,11 @@ class Handler(BaseHTTPRequestHandler):
         content_type = (self.headers.get("Content-Type") or "application/json").split(";")[0]
         content_type = content_type.strip().lower()
         if content_type not in accepted:
-            raise ApiError(415, f"the body of the request was in an unknown format - accepted "
-                                f"media types include: {', '.join(accepted)}")
+            raise ApiError(
+                415,
+                f"the body of the request was in an unknown format - accepted "
+                f"media types include: {', '.join(accepted)}",
+            )
         if content_type == protobuf.PROTOBUF:
             return protobuf.decode(body)
         try:
@@ -168,34 +185,43 @@ class Handler(BaseHTTPRequestHandler):
         name = self.headers.get("Impersonate-User")
         groups = self.headers.get_all("Impersonate-Group") or []
         uid = self.headers.get("Impersonate-Uid")
-        extra = {k[len("Impersonate-Extra-"):].lower(): self.headers.get_all(k)
-                 for k in self.headers if k.lower().startswith("impersonate-extra-")}
+        extra = {
+            k[len("Impersonate-Extra-") :].lower(): self.headers.get_all(k)
+            for k in self.headers
+            if k.lower().startswith("impersonate-extra-")
+        }
         if not name:
             if groups or uid or extra:
-                raise ApiError(400, "requested impersonation of groups, uid or extra without "
-                                    "a user")
+                raise ApiError(
+                    400, "requested impersonation of groups, uid or extra without a user"
+                )
             return user
         checks = []
         if name.startswith(SA_PREFIX):
-            namespace, _, sa = name[len(SA_PREFIX):].partition(":")
-            checks.append(Attributes("impersonate", resource="serviceaccounts",
-                                     namespace=namespace, name=sa))
+            namespace, _, sa = name[len(SA_PREFIX) :].partition(":")
+            checks.append(
+                Attributes("impersonate", resource="serviceaccounts", namespace=namespace, name=sa)
+            )
         else:
             checks.append(Attributes("impersonate", resource="users", name=name))
         checks += [Attributes("impersonate", resource="groups", name=g) for g in groups]
         if uid:
             checks.append(Attributes("impersonate", api_group=AUTHN, resource="uids", name=uid))
-        checks += [Attributes("impersonate", api_group=AUTHN, resource="userextras",
-                              subresource=key, name=value)
-                   for key, values in extra.items() for value in values]
+        checks += [
+            Attributes(
+                "impersonate", api_group=AUTHN, resource="userextras", subresource=key, name=value
+            )
+            for key, values in extra.items()
+            for value in values
+        ]
         for attrs in checks:
             self._authorize(user, attrs)
         if name.startswith(SA_PREFIX) and not groups:
-            namespace, _, sa = name[len(SA_PREFIX):].partition(":")
+            namespace, _, sa = name[len(SA_PREFIX) :].partition(":")
             return service_account_user(namespace, sa, uid or "")
-        return with_authenticated(UserInfo(
-            name, uid or "", tuple(groups),
-            tuple((k, tuple(v)) for k, v in extra.items())))
+        return with_authenticated(
+            UserInfo(name, uid or "", tuple(groups), tuple((k, tuple(v)) for k, v in extra.items()))
+        )
 
     def _authorize(self, user: UserInfo, attrs: Attributes) -> None:
         allowed, _ = self.sandbox.authorizer.authorize(user, attrs)
@@ -223,9 +249,12 @@ class Handler(BaseHTTPRequestHandler):
             types = list(registry.types_in(group, version))
             if not types:
                 raise not_found_path()
-            return {"kind": "APIResourceList", "apiVersion": "v1",
-                    "groupVersion": types[0].api_version,
-                    "resources": [e for rt in types for e in rt.discovery_entries()]}
+            return {
+                "kind": "APIResourceList",
+                "apiVersion": "v1",
+                "groupVersion": types[0].api_version,
+                "resources": [e for rt in types for e in rt.discovery_entries()],
+            }
         namespace = None
         scoped = registry.find_type(group, version, rest[2]) if len(rest) >= 3 else None
         if rest[0] == "namespaces" and scoped is not None and scoped.namespaced:
@@ -243,7 +272,8 @@ class Handler(BaseHTTPRequestHandler):
         # Split before unquoting: a %2F inside a name must not make a new segment.
         segments = [unquote(segment) for segment in path.strip("/").split("/")]
         is_api = (segments[0] == "api" and len(segments) >= 2) or (
-            segments[0] == "apis" and len(segments) >= 3)
+            segments[0] == "apis" and len(segments) >= 3
+        )
         route = self._route(segments) if is_api else None
         if isinstance(route, Route):
             return self._resource(route, body, user)
@@ -260,8 +290,13 @@ class Handler(BaseHTTPRequestHandler):
             return sandbox.version_info
         if path == "/api":
             address = "{}:{}".format(*self.server.server_address[:2])
-            return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
-                {"clientCIDR": "0.0.0.0/0", "serverAddress": address}]}
+            return {
+                "kind": "APIVersions",
+                "versions": ["v1"],
+                "serverAddressByClientCIDRs": [
+                    {"clientCIDR": "0.0.0.0/0", "serverAddress": address}
+                ],
+            }
         if path == "/apis":
             groups = [_api_group(g, v) for g, v in sandbox.registry.group_versions().items()]
             return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
@@ -273,8 +308,10 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/openapi/v2":
             accept = self.headers.get("Accept") or "application/json"
             if "json" not in accept and "*/*" not in accept:
-                raise ApiError(406, "only application/json is served here: the sandbox does "
-                                    "not encode protobuf")
+                raise ApiError(
+                    406,
+                    "only application/json is served here: the sandbox does not encode protobuf",
+                )
             return sandbox.documents.v2()
         if path == "/openapi/v3":
             return sandbox.documents.v3_paths()
@@ -308,29 +345,49 @@ class Handler(BaseHTTPRequestHandler):
         if verb not in allowed or (cluster_wide and verb not in ("list", "watch")):
             raise method_not_allowed()
         attr_namespace = namespace or (name if rt is NAMESPACES else "") or ""
-        self._authorize(user, Attributes(
-            verb, api_group=rt.group, resource=rt.plural, subresource=sub,
-            namespace=attr_namespace, name=name or ""))
+        self._authorize(
+            user,
+            Attributes(
+                verb,
+                api_group=rt.group,
+                resource=rt.plural,
+                subresource=sub,
+                namespace=attr_namespace,
+                name=name or "",
+            ),
+        )
         if verb == "watch":
             return self._watch(rt, namespace, name)
         code, answer = self.sandbox.operations.run(self, route, verb, body, user)
         table_version = tables.table_version(self.headers.get("Accept") or "")
         if table_version and verb in ("get", "list") and not sub and not rt.virtual:
             # kubectl get asks the server to print (its columns, its empty-list message).
-            answer = tables.table(rt, answer, version=table_version,
-                                  include=self.query.get("includeObject") or "Metadata")
+            answer = tables.table(
+                rt,
+                answer,
+                version=table_version,
+                include=self.query.get("includeObject") or "Metadata",
+            )
         return code, answer
 
     def write_context(self, user: UserInfo, sub: str, dry_run: bool) -> WriteContext:
         requested = self.query.get("fieldValidation") or WARN
-        return WriteContext(user=user, field_validation=requested, subresource=sub,
-                            dry_run=dry_run, warnings=self.warnings)
+        return WriteContext(
+            user=user,
+            field_validation=requested,
+            subresource=sub,
+            dry_run=dry_run,
+            warnings=self.warnings,
+        )
 
     def patch_type(self) -> str:
         patch_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
         if patch_type not in PATCH_TYPES:
-            raise ApiError(415, f"the body of the request was in an unknown format - accepted "
-                                f"media types include: {', '.join(PATCH_TYPES)}")
+            raise ApiError(
+                415,
+                f"the body of the request was in an unknown format - accepted "
+                f"media types include: {', '.join(PATCH_TYPES)}",
+            )
         return patch_type
 
     def parse_patch(self, body: bytes, patch_type: str) -> Any:
@@ -368,15 +425,20 @@ class Handler(BaseHTTPRequestHandler):
         with store.lock:
             initial: list[dict] = []
             if requested in ("", "0") or query.get("sendInitialEvents") == "true":
-                listing = store.list_objects(rt, namespace, label_selector=query.get(
-                    "labelSelector"), field_selector=field_selector)
+                listing = store.list_objects(
+                    rt,
+                    namespace,
+                    label_selector=query.get("labelSelector"),
+                    field_selector=field_selector,
+                )
                 initial = listing["items"]
                 start = int(listing["metadata"]["resourceVersion"])
             else:
                 start = int(requested)
         timeout = query.get("timeoutSeconds")
-        deadline = time.monotonic() + (int(timeout) if timeout and timeout.isdigit()
-                                       else DEFAULT_WATCH_SECONDS)
+        deadline = time.monotonic() + (
+            int(timeout) if timeout and timeout.isdigit() else DEFAULT_WATCH_SECONDS
+        )
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -389,10 +451,19 @@ class Handler(BaseHTTPRequestHandler):
                 self._chunk(watch.gone(start))
             else:
                 for event in watch.stream(
-                    store.events, group=rt.group, plural=rt.plural, namespace=namespace,
-                    name=name, start=start, initial=initial, matches=matches,
-                    current_version=lambda: store.resource_version, deadline=deadline,
-                    bookmarks=bookmarks, api_version=rt.api_version, kind=rt.kind,
+                    store.events,
+                    group=rt.group,
+                    plural=rt.plural,
+                    namespace=namespace,
+                    name=name,
+                    start=start,
+                    initial=initial,
+                    matches=matches,
+                    current_version=lambda: store.resource_version,
+                    deadline=deadline,
+                    bookmarks=bookmarks,
+                    api_version=rt.api_version,
+                    kind=rt.kind,
                     stopping=self.sandbox.stopping,
                 ):
                     if event["type"] != "BOOKMARK" and rt.custom:
@@ -400,20 +471,37 @@ class Handler(BaseHTTPRequestHandler):
                     if table_version and event["type"] in watch.OBJECT_EVENTS:
                         # Each event a one-row Table; the columns with the first only, as
                         # kube-apiserver sends them.
-                        printed = tables.table(rt, event["object"], version=table_version,
-                                               include=query.get("includeObject") or "Metadata")
+                        printed = tables.table(
+                            rt,
+                            event["object"],
+                            version=table_version,
+                            include=query.get("includeObject") or "Metadata",
+                        )
                         if headers_sent:
                             printed["columnDefinitions"] = []
                         headers_sent = True
                         self._chunk({**event, "object": printed})
                     else:
                         self._chunk(event)
-                    if initial and event["object"] is initial[-1] and query.get(
-                            "sendInitialEvents") == "true" and bookmarks:
-                        self._chunk({"type": "BOOKMARK", "object": {
-                            "kind": rt.kind, "apiVersion": rt.api_version, "metadata": {
-                                "resourceVersion": str(start),
-                                "annotations": {"k8s.io/initial-events-end": "true"}}}})
+                    if (
+                        initial
+                        and event["object"] is initial[-1]
+                        and query.get("sendInitialEvents") == "true"
+                        and bookmarks
+                    ):
+                        self._chunk(
+                            {
+                                "type": "BOOKMARK",
+                                "object": {
+                                    "kind": rt.kind,
+                                    "apiVersion": rt.api_version,
+                                    "metadata": {
+                                        "resourceVersion": str(start),
+                                        "annotations": {"k8s.io/initial-events-end": "true"},
+                                    },
+                                },
+                            }
+                        )
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionError):
             pass
@@ -451,4 +539,3 @@ class Handler(BaseHTTPRequestHandler):
             sandbox.reset()
             return 200, status_body(200, "sandbox reset")
         return 404, status_body(404, f"no sandbox hook {self.command} {path}")
-

@@ -109,7 +109,8 @@ class SandboxHTTPServer(ThreadingHTTPServer):
         if self.tls_context is not None:
             # The handshake happens on the handler's thread, at its first read.
             connection = self.tls_context.wrap_socket(
-                connection, server_side=True, do_handshake_on_connect=False)
+                connection, server_side=True, do_handshake_on_connect=False
+            )
         return connection, address
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -48,10 +48,10 @@ class ObjectIndex:
     def __len__(self) -> int:
         return len(self._all)
 
-    def items(self):  # noqa: ANN201 - the dict's own view
+    def items(self):
         return self._all.items()
 
-    def values(self):  # noqa: ANN201 - the dict's own view
+    def values(self):
         return self._all.values()
 
     def of_type(self, group: str, plural: str, namespace: str | None = None) -> dict[Key, dict]:

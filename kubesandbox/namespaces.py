@@ -35,4 +35,3 @@ class NamespaceLifecycle:
             self._remove(NAMESPACES, object_key(NAMESPACES, None, name))
         if due:
             self._persist()
-

@@ -97,9 +97,7 @@ def comparable(obj: dict) -> dict:
     return result
 
 
-
-def prepare(rt: ResourceType, namespace: str | None, body: object, *, url_name: str | None
-) -> dict:
+def prepare(rt: ResourceType, namespace: str | None, body: object, *, url_name: str | None) -> dict:
     """Check a request body against the URL and fill in apiVersion, kind and namespace."""
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON or YAML object")
@@ -108,8 +106,7 @@ def prepare(rt: ResourceType, namespace: str | None, body: object, *, url_name: 
         sent = obj.setdefault(field, expected)
         if sent != expected:
             raise bad_request(
-                f"the {field} in the data ({sent}) does not match the expected {field} "
-                f"({expected})"
+                f"the {field} in the data ({sent}) does not match the expected {field} ({expected})"
             )
     metadata = obj.setdefault("metadata", {})
     if not isinstance(metadata, dict):
@@ -160,4 +157,3 @@ def decode_continue(token: str | None) -> tuple[str, str]:
     except (ValueError, TypeError, binascii.Error) as exc:
         raise bad_request(f"invalid continue token: {exc}") from exc
     return (str(namespace), str(name))
-

@@ -169,11 +169,16 @@ def _parameter(name: str, description: str, where: str = "query", v3: bool = Tru
 
 _WRITE_PARAMS = (
     ("dryRun", "When present, indicates that modifications should not be persisted."),
-    ("fieldManager", "fieldManager is a name associated with the actor or entity that is "
-     "making these changes."),
-    ("fieldValidation", "fieldValidation instructs the server on how to handle objects in the "
-     "request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: "
-     "Ignore, Warn (the default) and Strict."),
+    (
+        "fieldManager",
+        "fieldManager is a name associated with the actor or entity that is making these changes.",
+    ),
+    (
+        "fieldValidation",
+        "fieldValidation instructs the server on how to handle objects in the "
+        "request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: "
+        "Ignore, Warn (the default) and Strict.",
+    ),
 )
 
 
@@ -195,15 +200,17 @@ def _operations(rt: ResourceType, ref: str, v3: bool) -> dict[str, dict]:
         }
         schema = {"$ref": ref}
         if v3:
-            op["responses"] = {"200": {"description": "OK", "content": {
-                "application/json": {"schema": schema}}}}
+            op["responses"] = {
+                "200": {"description": "OK", "content": {"application/json": {"schema": schema}}}
+            }
             if body:
                 op["requestBody"] = {"content": {"*/*": {"schema": schema}}, "required": True}
         else:
             op["responses"] = {"200": {"description": "OK", "schema": schema}}
             if body:
-                op["parameters"].append({"name": "body", "in": "body", "required": True,
-                                         "schema": schema})
+                op["parameters"].append(
+                    {"name": "body", "in": "body", "required": True, "schema": schema}
+                )
         return op
 
     paths: dict[str, dict] = {}
@@ -216,13 +223,17 @@ def _operations(rt: ResourceType, ref: str, v3: bool) -> dict[str, dict]:
     paths[item] = {
         "get": operation("get", "read"),
         "put": operation("put", "replace", _WRITE_PARAMS, True),
-        "patch": operation("patch", "patch", (*_WRITE_PARAMS, ("force", "Force is going to "
-                           "\"force\" Apply requests.")), True),
+        "patch": operation(
+            "patch",
+            "patch",
+            (*_WRITE_PARAMS, ("force", 'Force is going to "force" Apply requests.')),
+            True,
+        ),
         "delete": operation("delete", "delete", _WRITE_PARAMS[:1]),
     }
     path_params = [_parameter("name", "name of the " + rt.kind, "path", v3)] + (
-        [_parameter("namespace", "object name and auth scope", "path", v3)]
-        if rt.namespaced else [])
+        [_parameter("namespace", "object name and auth scope", "path", v3)] if rt.namespaced else []
+    )
     paths[item]["parameters"] = path_params
     if rt.namespaced:
         paths[collection]["parameters"] = path_params[1:]
@@ -246,13 +257,16 @@ class Documents:
 
     def v3_paths(self) -> dict:
         """``/openapi/v3``: where each group-version's document is, with its hash."""
+
         def build() -> dict:
             paths = {}
             for group, version in self._group_versions():
                 path = f"apis/{group}/{version}" if group else "api/v1"
-                digest = hashlib.sha512(
-                    json.dumps(self.v3(group, version), sort_keys=True).encode()
-                ).hexdigest().upper()
+                digest = (
+                    hashlib.sha512(json.dumps(self.v3(group, version), sort_keys=True).encode())
+                    .hexdigest()
+                    .upper()
+                )
                 paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
             return {"paths": paths}
 

@@ -37,9 +37,11 @@ class Persistence:
                 rt = self.registry.lookup(obj["kind"], obj["apiVersion"])
             except KeyError:  # a kind this version no longer serves (or its CRD is gone)
                 meta = obj.get("metadata") or {}
-                sys.stderr.write(f"kubesandbox: dropping {obj.get('apiVersion')} "
-                                 f"{obj.get('kind')} {meta.get('namespace', '')}/"
-                                 f"{meta.get('name')} from the state file: not served\n")
+                sys.stderr.write(
+                    f"kubesandbox: dropping {obj.get('apiVersion')} "
+                    f"{obj.get('kind')} {meta.get('namespace', '')}/"
+                    f"{meta.get('name')} from the state file: not served\n"
+                )
                 continue
             meta = obj["metadata"]
             self._objects[object_key(rt, meta.get("namespace"), meta["name"])] = obj

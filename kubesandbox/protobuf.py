@@ -23,80 +23,165 @@ _META = "ObjectMeta"
 # message -> {field number: "jsonName type"}; types: string int bool bytes Time Quantity
 # IntOrString <Message>; "[]" prefix repeated; "{T}" a map from string to T.
 MESSAGES: dict[str, dict[int, str]] = {
-    "Unknown": {1: "typeMeta TypeMeta", 2: "raw bytes", 3: "contentEncoding string",
-                4: "contentType string"},
+    "Unknown": {
+        1: "typeMeta TypeMeta",
+        2: "raw bytes",
+        3: "contentEncoding string",
+        4: "contentType string",
+    },
     "TypeMeta": {1: "apiVersion string", 2: "kind string"},
-    "ObjectMeta": {1: "name string", 2: "generateName string", 3: "namespace string",
-                   5: "uid string", 6: "resourceVersion string", 7: "generation int",
-                   11: "labels {string}", 12: "annotations {string}",
-                   13: "ownerReferences []OwnerReference", 14: "finalizers []string"},
-    "OwnerReference": {1: "kind string", 3: "name string", 4: "uid string",
-                       5: "apiVersion string", 6: "controller bool",
-                       7: "blockOwnerDeletion bool"},
-    "LabelSelector": {1: "matchLabels {string}",
-                      2: "matchExpressions []LabelSelectorRequirement"},
+    "ObjectMeta": {
+        1: "name string",
+        2: "generateName string",
+        3: "namespace string",
+        5: "uid string",
+        6: "resourceVersion string",
+        7: "generation int",
+        11: "labels {string}",
+        12: "annotations {string}",
+        13: "ownerReferences []OwnerReference",
+        14: "finalizers []string",
+    },
+    "OwnerReference": {
+        1: "kind string",
+        3: "name string",
+        4: "uid string",
+        5: "apiVersion string",
+        6: "controller bool",
+        7: "blockOwnerDeletion bool",
+    },
+    "LabelSelector": {1: "matchLabels {string}", 2: "matchExpressions []LabelSelectorRequirement"},
     "LabelSelectorRequirement": {1: "key string", 2: "operator string", 3: "values []string"},
-    "ConfigMap": {1: f"metadata {_META}", 2: "data {string}", 3: "binaryData {bytes}",
-                  4: "immutable bool"},
-    "Secret": {1: f"metadata {_META}", 2: "data {bytes}", 3: "type string",
-               4: "stringData {string}", 5: "immutable bool"},
+    "ConfigMap": {
+        1: f"metadata {_META}",
+        2: "data {string}",
+        3: "binaryData {bytes}",
+        4: "immutable bool",
+    },
+    "Secret": {
+        1: f"metadata {_META}",
+        2: "data {bytes}",
+        3: "type string",
+        4: "stringData {string}",
+        5: "immutable bool",
+    },
     "Namespace": {1: f"metadata {_META}", 2: "spec NamespaceSpec"},
     "NamespaceSpec": {1: "finalizers []string"},
-    "ServiceAccount": {1: f"metadata {_META}", 3: "imagePullSecrets []LocalObjectReference",
-                       4: "automountServiceAccountToken bool"},
+    "ServiceAccount": {
+        1: f"metadata {_META}",
+        3: "imagePullSecrets []LocalObjectReference",
+        4: "automountServiceAccountToken bool",
+    },
     "LocalObjectReference": {1: "name string"},
     "ResourceQuota": {1: f"metadata {_META}", 2: "spec ResourceQuotaSpec"},
     "ResourceQuotaSpec": {1: "hard {Quantity}", 2: "scopes []string"},
     "Service": {1: f"metadata {_META}", 2: "spec ServiceSpec"},
-    "ServiceSpec": {1: "ports []ServicePort", 2: "selector {string}", 3: "clusterIP string",
-                    4: "type string", 10: "externalName string"},
-    "ServicePort": {1: "name string", 2: "protocol string", 3: "port int",
-                    4: "targetPort IntOrString", 5: "nodePort int"},
+    "ServiceSpec": {
+        1: "ports []ServicePort",
+        2: "selector {string}",
+        3: "clusterIP string",
+        4: "type string",
+        10: "externalName string",
+    },
+    "ServicePort": {
+        1: "name string",
+        2: "protocol string",
+        3: "port int",
+        4: "targetPort IntOrString",
+        5: "nodePort int",
+    },
     "Deployment": {1: f"metadata {_META}", 2: "spec DeploymentSpec"},
-    "DeploymentSpec": {1: "replicas int", 2: "selector LabelSelector",
-                       3: "template PodTemplateSpec", 4: "strategy DeploymentStrategy",
-                       5: "minReadySeconds int", 6: "revisionHistoryLimit int", 7: "paused bool",
-                       9: "progressDeadlineSeconds int"},
+    "DeploymentSpec": {
+        1: "replicas int",
+        2: "selector LabelSelector",
+        3: "template PodTemplateSpec",
+        4: "strategy DeploymentStrategy",
+        5: "minReadySeconds int",
+        6: "revisionHistoryLimit int",
+        7: "paused bool",
+        9: "progressDeadlineSeconds int",
+    },
     "DeploymentStrategy": {1: "type string", 2: "rollingUpdate RollingUpdateDeployment"},
     "RollingUpdateDeployment": {1: "maxUnavailable IntOrString", 2: "maxSurge IntOrString"},
     "PodTemplateSpec": {1: f"metadata {_META}", 2: "spec PodSpec"},
-    "PodSpec": {2: "containers []Container", 3: "restartPolicy string",
-                8: "serviceAccountName string", 20: "initContainers []Container"},
-    "Container": {1: "name string", 2: "image string", 3: "command []string",
-                  4: "args []string", 6: "ports []ContainerPort", 7: "env []EnvVar",
-                  8: "resources ResourceRequirements", 14: "imagePullPolicy string"},
+    "PodSpec": {
+        2: "containers []Container",
+        3: "restartPolicy string",
+        8: "serviceAccountName string",
+        20: "initContainers []Container",
+    },
+    "Container": {
+        1: "name string",
+        2: "image string",
+        3: "command []string",
+        4: "args []string",
+        6: "ports []ContainerPort",
+        7: "env []EnvVar",
+        8: "resources ResourceRequirements",
+        14: "imagePullPolicy string",
+    },
     "ContainerPort": {1: "name string", 3: "containerPort int", 4: "protocol string"},
     "EnvVar": {1: "name string", 2: "value string"},
     "ResourceRequirements": {1: "limits {Quantity}", 2: "requests {Quantity}"},
     "Job": {1: f"metadata {_META}", 2: "spec JobSpec"},
-    "JobSpec": {1: "parallelism int", 2: "completions int", 4: "selector LabelSelector",
-                6: "template PodTemplateSpec", 7: "backoffLimit int", 10: "suspend bool"},
+    "JobSpec": {
+        1: "parallelism int",
+        2: "completions int",
+        4: "selector LabelSelector",
+        6: "template PodTemplateSpec",
+        7: "backoffLimit int",
+        10: "suspend bool",
+    },
     "CronJob": {1: f"metadata {_META}", 2: "spec CronJobSpec"},
-    "CronJobSpec": {1: "schedule string", 3: "concurrencyPolicy string", 4: "suspend bool",
-                    5: "jobTemplate JobTemplateSpec", 8: "timeZone string"},
+    "CronJobSpec": {
+        1: "schedule string",
+        3: "concurrencyPolicy string",
+        4: "suspend bool",
+        5: "jobTemplate JobTemplateSpec",
+        8: "timeZone string",
+    },
     "JobTemplateSpec": {1: f"metadata {_META}", 2: "spec JobSpec"},
     "Role": {1: f"metadata {_META}", 2: "rules []PolicyRule"},
-    "ClusterRole": {1: f"metadata {_META}", 2: "rules []PolicyRule",
-                    3: "aggregationRule AggregationRule"},
-    "PolicyRule": {1: "verbs []string", 2: "apiGroups []string", 3: "resources []string",
-                   4: "resourceNames []string", 5: "nonResourceURLs []string"},
+    "ClusterRole": {
+        1: f"metadata {_META}",
+        2: "rules []PolicyRule",
+        3: "aggregationRule AggregationRule",
+    },
+    "PolicyRule": {
+        1: "verbs []string",
+        2: "apiGroups []string",
+        3: "resources []string",
+        4: "resourceNames []string",
+        5: "nonResourceURLs []string",
+    },
     "AggregationRule": {1: "clusterRoleSelectors []LabelSelector"},
     "RoleBinding": {1: f"metadata {_META}", 2: "subjects []Subject", 3: "roleRef RoleRef"},
-    "ClusterRoleBinding": {1: f"metadata {_META}", 2: "subjects []Subject",
-                           3: "roleRef RoleRef"},
+    "ClusterRoleBinding": {1: f"metadata {_META}", 2: "subjects []Subject", 3: "roleRef RoleRef"},
     "Subject": {1: "kind string", 2: "apiGroup string", 3: "name string", 4: "namespace string"},
     "RoleRef": {1: "apiGroup string", 2: "kind string", 3: "name string"},
     "SelfSubjectAccessReview": {1: f"metadata {_META}", 2: "spec SelfSubjectAccessReviewSpec"},
-    "SelfSubjectAccessReviewSpec": {1: "resourceAttributes ResourceAttributes",
-                                    2: "nonResourceAttributes NonResourceAttributes"},
+    "SelfSubjectAccessReviewSpec": {
+        1: "resourceAttributes ResourceAttributes",
+        2: "nonResourceAttributes NonResourceAttributes",
+    },
     "SubjectAccessReview": {1: f"metadata {_META}", 2: "spec SubjectAccessReviewSpec"},
     "LocalSubjectAccessReview": {1: f"metadata {_META}", 2: "spec SubjectAccessReviewSpec"},
-    "SubjectAccessReviewSpec": {1: "resourceAttributes ResourceAttributes",
-                                2: "nonResourceAttributes NonResourceAttributes",
-                                3: "user string", 4: "groups []string", 6: "uid string"},
-    "ResourceAttributes": {1: "namespace string", 2: "verb string", 3: "group string",
-                           4: "version string", 5: "resource string", 6: "subresource string",
-                           7: "name string"},
+    "SubjectAccessReviewSpec": {
+        1: "resourceAttributes ResourceAttributes",
+        2: "nonResourceAttributes NonResourceAttributes",
+        3: "user string",
+        4: "groups []string",
+        6: "uid string",
+    },
+    "ResourceAttributes": {
+        1: "namespace string",
+        2: "verb string",
+        3: "group string",
+        4: "version string",
+        5: "resource string",
+        6: "subresource string",
+        7: "name string",
+    },
     "NonResourceAttributes": {1: "path string", 2: "verb string"},
     "SelfSubjectRulesReview": {1: f"metadata {_META}", 2: "spec SelfSubjectRulesReviewSpec"},
     "SelfSubjectRulesReviewSpec": {1: "namespace string"},
@@ -105,15 +190,28 @@ MESSAGES: dict[str, dict[int, str]] = {
     "TokenReviewSpec": {1: "token string", 2: "audiences []string"},
     "TokenRequest": {1: f"metadata {_META}", 2: "spec TokenRequestSpec"},
     "TokenRequestSpec": {1: "audiences []string", 4: "expirationSeconds int"},
-    "DeleteOptions": {1: "gracePeriodSeconds int", 2: "preconditions Preconditions",
-                      3: "orphanDependents bool", 4: "propagationPolicy string",
-                      5: "dryRun []string"},
+    "DeleteOptions": {
+        1: "gracePeriodSeconds int",
+        2: "preconditions Preconditions",
+        3: "orphanDependents bool",
+        4: "propagationPolicy string",
+        5: "dryRun []string",
+    },
     "Preconditions": {1: "uid string", 2: "resourceVersion string"},
 }
 # Pointer fields in Go: present on the wire means set, even when zero or false.
-_KEEP_ZERO = {"replicas", "immutable", "automountServiceAccountToken", "expirationSeconds",
-              "suspend", "backoffLimit", "parallelism", "completions",
-              "gracePeriodSeconds", "orphanDependents"}
+_KEEP_ZERO = {
+    "replicas",
+    "immutable",
+    "automountServiceAccountToken",
+    "expirationSeconds",
+    "suspend",
+    "backoffLimit",
+    "parallelism",
+    "completions",
+    "gracePeriodSeconds",
+    "orphanDependents",
+}
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -138,12 +236,12 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
+            value, pos = data[pos : pos + 8], pos + 8
         elif wire == 2:
             length, pos = _varint(data, pos)
-            value, pos = data[pos:pos + length], pos + length
+            value, pos = data[pos : pos + length], pos + length
         elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
+            value, pos = data[pos : pos + 4], pos + 4
         else:
             raise ValueError(f"unsupported wire type {wire}")
         out.append((number, wire, value))
@@ -186,13 +284,15 @@ def decode_message(name: str, data: bytes) -> dict:
         if kind.startswith("{"):
             entry = dict((n, v) for n, _, v in _fields(value))
             out.setdefault(field, {})[entry.get(1, b"").decode()] = _scalar(
-                kind[1:-1], entry.get(2, b""))
+                kind[1:-1], entry.get(2, b"")
+            )
         elif kind.startswith("[]"):
             out.setdefault(field, []).append(_scalar(kind[2:], value))
         else:
             out[field] = _scalar(kind, value)
-    return {k: v for k, v in out.items() if v not in ("", 0, False, None, [], {}) or (
-        k in _KEEP_ZERO)}
+    return {
+        k: v for k, v in out.items() if v not in ("", 0, False, None, [], {}) or (k in _KEEP_ZERO)
+    }
 
 
 def decode(body: bytes) -> dict:
@@ -200,15 +300,18 @@ def decode(body: bytes) -> dict:
     if not body.startswith(MAGIC):
         raise ApiError(400, "the protobuf body does not start with the Kubernetes magic number")
     try:
-        envelope = decode_message("Unknown", body[len(MAGIC):])
+        envelope = decode_message("Unknown", body[len(MAGIC) :])
         type_meta = envelope.get("typeMeta") or {}
         kind = type_meta.get("kind", "")
         raw = base64.b64decode(envelope.get("raw", ""))
         obj = decode_message(kind, raw)
     except KeyError as error:
-        raise ApiError(415, f"the body of the request was in an unknown format - accepted "
-                            f"media types include: application/json, application/yaml "
-                            f"(no protobuf decoding for {error.args[0]})") from error
+        raise ApiError(
+            415,
+            f"the body of the request was in an unknown format - accepted "
+            f"media types include: application/json, application/yaml "
+            f"(no protobuf decoding for {error.args[0]})",
+        ) from error
     except (ValueError, UnicodeDecodeError) as error:
         raise ApiError(400, f"the protobuf body could not be decoded: {error}") from error
     obj = {"apiVersion": type_meta.get("apiVersion", ""), "kind": kind, **obj}

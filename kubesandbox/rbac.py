@@ -104,8 +104,9 @@ class Authorizer:
                 bindings += self.store.stored(RBAC, "rolebindings", namespace)
             for binding in bindings:
                 binding_ns = binding["metadata"].get("namespace", "")
-                if not any(subject_matches(s, user, binding_ns)
-                           for s in binding.get("subjects") or []):
+                if not any(
+                    subject_matches(s, user, binding_ns) for s in binding.get("subjects") or []
+                ):
                     continue
                 rules = self._role_rules(binding.get("roleRef") or {}, binding_ns)
                 if rules is not None:
@@ -114,8 +115,10 @@ class Authorizer:
 
     def rules_for(self, user: UserInfo, namespace: str) -> list[dict]:
         if user.is_admin:
-            return [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                    {"nonResourceURLs": ["*"], "verbs": ["*"]}]
+            return [
+                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                {"nonResourceURLs": ["*"], "verbs": ["*"]},
+            ]
         return [rule for _, rules in self.bindings_for(user, namespace) for rule in rules]
 
     def authorize(self, user: UserInfo, attrs: Attributes) -> tuple[bool, str]:
@@ -123,14 +126,19 @@ class Authorizer:
             return True, ""
         for binding, rules in self.bindings_for(user, attrs.namespace):
             if any(rule_allows(rule, attrs) for rule in rules):
-                kind = "RoleBinding" if binding["metadata"].get("namespace") else (
-                    "ClusterRoleBinding")
+                kind = (
+                    "RoleBinding"
+                    if binding["metadata"].get("namespace")
+                    else ("ClusterRoleBinding")
+                )
                 ref = binding.get("roleRef") or {}
                 where = binding["metadata"]["name"]
                 if kind == "RoleBinding":
-                    where = f'{binding["metadata"]["namespace"]}/{where}'
-                return True, (f'RBAC: allowed by {kind} "{where}" of {ref.get("kind")} '
-                              f'"{ref.get("name")}" to User "{user.username}"')
+                    where = f"{binding['metadata']['namespace']}/{where}"
+                return True, (
+                    f'RBAC: allowed by {kind} "{where}" of {ref.get("kind")} '
+                    f'"{ref.get("name")}" to User "{user.username}"'
+                )
         return False, ""
 
     # -- escalation prevention -----------------------------------------------------------
@@ -147,9 +155,16 @@ class Authorizer:
 
     def check_role_write(self, user: UserInfo, rt: ResourceType, obj: dict) -> None:
         namespace = obj["metadata"].get("namespace", "")
-        allowed, _ = self.authorize(user, Attributes(
-            "escalate", api_group=RBAC, resource=rt.plural, namespace=namespace,
-            name=obj["metadata"].get("name", "")))
+        allowed, _ = self.authorize(
+            user,
+            Attributes(
+                "escalate",
+                api_group=RBAC,
+                resource=rt.plural,
+                namespace=namespace,
+                name=obj["metadata"].get("name", ""),
+            ),
+        )
         if allowed:
             return
         missing = self.uncovered(user, namespace, obj.get("rules") or [])
@@ -160,18 +175,27 @@ class Authorizer:
         namespace = obj["metadata"].get("namespace", "")
         ref = obj.get("roleRef") or {}
         role_resource = "clusterroles" if ref.get("kind") == "ClusterRole" else "roles"
-        allowed, _ = self.authorize(user, Attributes(
-            "bind", api_group=RBAC, resource=role_resource, namespace=namespace,
-            name=ref.get("name", "")))
+        allowed, _ = self.authorize(
+            user,
+            Attributes(
+                "bind",
+                api_group=RBAC,
+                resource=role_resource,
+                namespace=namespace,
+                name=ref.get("name", ""),
+            ),
+        )
         if allowed:
             return
         with self.store.lock:
             rules = self._role_rules(ref, namespace)
         if rules is None:
-            raise ApiError(403, f'{rt.group_resource} "{obj["metadata"].get("name")}" is '
-                                f'forbidden: {role_resource}.{RBAC} "{ref.get("name")}" not found',
-                           details={"name": obj["metadata"].get("name"), "group": RBAC,
-                                    "kind": rt.plural})
+            raise ApiError(
+                403,
+                f'{rt.group_resource} "{obj["metadata"].get("name")}" is '
+                f'forbidden: {role_resource}.{RBAC} "{ref.get("name")}" not found',
+                details={"name": obj["metadata"].get("name"), "group": RBAC, "kind": rt.plural},
+            )
         missing = self.uncovered(user, namespace, rules)
         if missing:
             raise _escalation(rt, obj, user, missing)
@@ -181,8 +205,9 @@ def _break_down(rule: dict) -> list[dict]:
     pieces = []
     for verb in rule.get("verbs") or []:
         if rule.get("nonResourceURLs"):
-            pieces += [{"nonResourceURLs": [url], "verbs": [verb]}
-                       for url in rule["nonResourceURLs"]]
+            pieces += [
+                {"nonResourceURLs": [url], "verbs": [verb]} for url in rule["nonResourceURLs"]
+            ]
             continue
         for group in rule.get("apiGroups") or []:
             for resource in rule.get("resources") or []:
@@ -199,8 +224,10 @@ def _covers(own: dict, piece: dict) -> bool:
         return False
     if "nonResourceURLs" in piece:
         url = piece["nonResourceURLs"][0]
-        return any(u in ("*", url) or (u.endswith("*") and url.startswith(u[:-1]))
-                   for u in own.get("nonResourceURLs") or [])
+        return any(
+            u in ("*", url) or (u.endswith("*") and url.startswith(u[:-1]))
+            for u in own.get("nonResourceURLs") or []
+        )
     if own.get("nonResourceURLs") and not own.get("resources"):
         return False
     resource = piece["resources"][0]
@@ -209,17 +236,24 @@ def _covers(own: dict, piece: dict) -> bool:
     wanted_names = piece.get("resourceNames") or []
     return (
         _has(own.get("apiGroups"), piece["apiGroups"][0])
-        and (resource in (own.get("resources") or []) or "*" in (own.get("resources") or [])
-             or (sub and _resource_matches(own.get("resources") or [], base, sub)))
+        and (
+            resource in (own.get("resources") or [])
+            or "*" in (own.get("resources") or [])
+            or (sub and _resource_matches(own.get("resources") or [], base, sub))
+        )
         and (not names or (wanted_names and wanted_names[0] in names))
     )
 
 
 def _go_rule(rule: dict) -> str:
     parts = []
-    for key, label in (("apiGroups", "APIGroups"), ("resources", "Resources"),
-                       ("resourceNames", "ResourceNames"), ("nonResourceURLs", "NonResourceURLs"),
-                       ("verbs", "Verbs")):
+    for key, label in (
+        ("apiGroups", "APIGroups"),
+        ("resources", "Resources"),
+        ("resourceNames", "ResourceNames"),
+        ("nonResourceURLs", "NonResourceURLs"),
+        ("verbs", "Verbs"),
+    ):
         if key in rule:
             parts.append(f"{label}:[" + " ".join(json.dumps(v) for v in rule[key]) + "]")
     return "{" + ", ".join(parts) + "}"
@@ -245,8 +279,10 @@ def forbidden_message(user: UserInfo, attrs: Attributes) -> str:
     if attrs.name:
         target += f' "{attrs.name}"'
     scope = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
-    return (f'{target} is forbidden: {who} cannot {attrs.verb} resource "{resource}" in API '
-            f'group "{attrs.api_group}" {scope}')
+    return (
+        f'{target} is forbidden: {who} cannot {attrs.verb} resource "{resource}" in API '
+        f'group "{attrs.api_group}" {scope}'
+    )
 
 
 # -- ClusterRole aggregation (upstream's clusterrole-aggregation controller) ----------------
@@ -278,12 +314,40 @@ def aggregation_controller(store: Any, rt: ResourceType, obj: dict, deleted: boo
 _READ = ["get", "list", "watch"]
 _WRITE = ["create", "delete", "deletecollection", "patch", "update"]
 _VIEW = [
-    ("", ["configmaps", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status",
-          "pods", "pods/log", "pods/status", "services", "services/status", "serviceaccounts",
-          "resourcequotas", "resourcequotas/status", "limitranges", "events", "namespaces",
-          "namespaces/status"]),
-    ("apps", ["deployments", "deployments/status", "statefulsets", "statefulsets/status",
-              "daemonsets", "daemonsets/status", "replicasets", "replicasets/status"]),
+    (
+        "",
+        [
+            "configmaps",
+            "endpoints",
+            "persistentvolumeclaims",
+            "persistentvolumeclaims/status",
+            "pods",
+            "pods/log",
+            "pods/status",
+            "services",
+            "services/status",
+            "serviceaccounts",
+            "resourcequotas",
+            "resourcequotas/status",
+            "limitranges",
+            "events",
+            "namespaces",
+            "namespaces/status",
+        ],
+    ),
+    (
+        "apps",
+        [
+            "deployments",
+            "deployments/status",
+            "statefulsets",
+            "statefulsets/status",
+            "daemonsets",
+            "daemonsets/status",
+            "replicasets",
+            "replicasets/status",
+        ],
+    ),
     ("batch", ["jobs", "jobs/status", "cronjobs", "cronjobs/status"]),
     ("networking.k8s.io", ["ingresses", "ingresses/status", "networkpolicies"]),
     ("policy", ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
@@ -291,8 +355,19 @@ _VIEW = [
     ("coordination.k8s.io", ["leases"]),
 ]
 _EDIT = [
-    ("", ["configmaps", "endpoints", "persistentvolumeclaims", "pods", "secrets", "services",
-          "serviceaccounts", "events"]),
+    (
+        "",
+        [
+            "configmaps",
+            "endpoints",
+            "persistentvolumeclaims",
+            "pods",
+            "secrets",
+            "services",
+            "serviceaccounts",
+            "events",
+        ],
+    ),
     ("apps", ["deployments", "statefulsets", "daemonsets", "replicasets"]),
     ("batch", ["jobs", "cronjobs"]),
     ("networking.k8s.io", ["ingresses", "networkpolicies"]),
@@ -300,25 +375,40 @@ _EDIT = [
     ("autoscaling", ["horizontalpodautoscalers"]),
     ("coordination.k8s.io", ["leases"]),
 ]
-_DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
-                   "/openapi/*", "/readyz", "/version", "/version/"]
+_DISCOVERY_URLS = [
+    "/api",
+    "/api/*",
+    "/apis",
+    "/apis/*",
+    "/healthz",
+    "/livez",
+    "/openapi",
+    "/openapi/*",
+    "/readyz",
+    "/version",
+    "/version/",
+]
 _PUBLIC_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
 _AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
 
 
-def _cluster_role(name: str, rules: list[dict], labels: dict | None = None,
-                  aggregate: str = "") -> dict:
+def _cluster_role(
+    name: str, rules: list[dict], labels: dict | None = None, aggregate: str = ""
+) -> dict:
     role: dict = {
         "apiVersion": f"{RBAC}/v1",
         "kind": "ClusterRole",
-        "metadata": {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults",
-                                              **(labels or {})},
-                     "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+        },
         "rules": rules,
     }
     if aggregate:
-        role["aggregationRule"] = {"clusterRoleSelectors": [
-            {"matchLabels": {_AGGREGATE + aggregate: "true"}}]}
+        role["aggregationRule"] = {
+            "clusterRoleSelectors": [{"matchLabels": {_AGGREGATE + aggregate: "true"}}]
+        }
         role["rules"] = []
     return role
 
@@ -327,8 +417,11 @@ def _binding(name: str, role: str, groups: list[str]) -> dict:
     return {
         "apiVersion": f"{RBAC}/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-                     "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+        },
         "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": role},
         "subjects": [{"apiGroup": RBAC, "kind": "Group", "name": g} for g in groups],
     }
@@ -344,35 +437,52 @@ def bootstrap_objects() -> list[dict]:
     ]
     admin = [
         {"apiGroups": [RBAC], "resources": ["roles", "rolebindings"], "verbs": [*_READ, *_WRITE]},
-        {"apiGroups": ["authorization.k8s.io"], "resources": ["localsubjectaccessreviews"],
-         "verbs": ["create"]},
+        {
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["localsubjectaccessreviews"],
+            "verbs": ["create"],
+        },
     ]
     to = _AGGREGATE
     return [
-        _cluster_role("cluster-admin", [
-            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-            {"nonResourceURLs": ["*"], "verbs": ["*"]},
-        ]),
+        _cluster_role(
+            "cluster-admin",
+            [
+                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                {"nonResourceURLs": ["*"], "verbs": ["*"]},
+            ],
+        ),
         _cluster_role("admin", [], aggregate="admin"),
         _cluster_role("edit", [], {to + "admin": "true"}, aggregate="edit"),
         _cluster_role("view", [], {to + "edit": "true"}, aggregate="view"),
         _cluster_role("system:aggregate-to-admin", admin, {to + "admin": "true"}),
         _cluster_role("system:aggregate-to-edit", edit, {to + "edit": "true"}),
         _cluster_role("system:aggregate-to-view", view, {to + "view": "true"}),
-        _cluster_role("system:discovery", [{"nonResourceURLs": _DISCOVERY_URLS,
-                                            "verbs": ["get"]}]),
-        _cluster_role("system:public-info-viewer", [{"nonResourceURLs": _PUBLIC_URLS,
-                                                     "verbs": ["get"]}]),
-        _cluster_role("system:basic-user", [
-            {"apiGroups": ["authorization.k8s.io"],
-             "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-             "verbs": ["create"]},
-            {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"],
-             "verbs": ["create"]},
-        ]),
+        _cluster_role("system:discovery", [{"nonResourceURLs": _DISCOVERY_URLS, "verbs": ["get"]}]),
+        _cluster_role(
+            "system:public-info-viewer", [{"nonResourceURLs": _PUBLIC_URLS, "verbs": ["get"]}]
+        ),
+        _cluster_role(
+            "system:basic-user",
+            [
+                {
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                    "verbs": ["create"],
+                },
+                {
+                    "apiGroups": ["authentication.k8s.io"],
+                    "resources": ["selfsubjectreviews"],
+                    "verbs": ["create"],
+                },
+            ],
+        ),
         _binding("cluster-admin", "cluster-admin", ["system:masters"]),
         _binding("system:discovery", "system:discovery", ["system:authenticated"]),
         _binding("system:basic-user", "system:basic-user", ["system:authenticated"]),
-        _binding("system:public-info-viewer", "system:public-info-viewer",
-                 ["system:authenticated", "system:unauthenticated"]),
+        _binding(
+            "system:public-info-viewer",
+            "system:public-info-viewer",
+            ["system:authenticated", "system:unauthenticated"],
+        ),
     ]

@@ -24,11 +24,16 @@ def _attributes(spec: dict, namespace: str = "") -> Attributes:
         )
     non_resource = spec.get("nonResourceAttributes")
     if non_resource is not None:
-        return Attributes(verb=non_resource.get("verb", ""), resource_request=False,
-                          path=non_resource.get("path", ""))
-    raise ApiError(422, "exactly one of nonResourceAttributes or resourceAttributes must be "
-                        "specified", details={"causes": [{"reason": "FieldValueRequired",
-                                                          "field": "spec.resourceAttributes"}]})
+        return Attributes(
+            verb=non_resource.get("verb", ""),
+            resource_request=False,
+            path=non_resource.get("path", ""),
+        )
+    raise ApiError(
+        422,
+        "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        details={"causes": [{"reason": "FieldValueRequired", "field": "spec.resourceAttributes"}]},
+    )
 
 
 def _access_status(authorizer: Authorizer, user: UserInfo, attrs: Attributes) -> dict:
@@ -55,14 +60,20 @@ def answer(
     spec = body.get("spec") or {}
     if (rt.group, rt.kind) == (AUTHZ, "SelfSubjectAccessReview"):
         reply["status"] = _access_status(authorizer, user, _attributes(spec))
-    elif (rt.group, rt.kind) in ((AUTHZ, "SubjectAccessReview"),
-                                 (AUTHZ, "LocalSubjectAccessReview")):
+    elif (rt.group, rt.kind) in (
+        (AUTHZ, "SubjectAccessReview"),
+        (AUTHZ, "LocalSubjectAccessReview"),
+    ):
         if not spec.get("user") and not spec.get("groups"):
-            raise ApiError(422, f'{rt.kind}.authorization.k8s.io "" is invalid: spec.user: '
-                                "Invalid value: \"\": at least one of user or group must be "
-                                "specified")
-        subject = UserInfo(spec.get("user", ""), spec.get("uid", ""),
-                           tuple(spec.get("groups") or ()))
+            raise ApiError(
+                422,
+                f'{rt.kind}.authorization.k8s.io "" is invalid: spec.user: '
+                'Invalid value: "": at least one of user or group must be '
+                "specified",
+            )
+        subject = UserInfo(
+            spec.get("user", ""), spec.get("uid", ""), tuple(spec.get("groups") or ())
+        )
         attrs = _attributes(spec, namespace or "")
         reply["status"] = _access_status(authorizer, subject, attrs)
     elif (rt.group, rt.kind) == (AUTHZ, "SelfSubjectRulesReview"):
@@ -70,11 +81,13 @@ def answer(
         reply["status"] = {
             "resourceRules": [
                 {k: r[k] for k in ("verbs", "apiGroups", "resources", "resourceNames") if k in r}
-                for r in rules if not r.get("nonResourceURLs")
+                for r in rules
+                if not r.get("nonResourceURLs")
             ],
             "nonResourceRules": [
                 {"verbs": r["verbs"], "nonResourceURLs": r["nonResourceURLs"]}
-                for r in rules if r.get("nonResourceURLs")
+                for r in rules
+                if r.get("nonResourceURLs")
             ],
             "incomplete": False,
         }
@@ -83,18 +96,20 @@ def answer(
     elif (rt.group, rt.kind) == (AUTHN, "TokenReview"):
         found = authenticator.user_for_token(spec.get("token") or "")
         reply["status"] = (
-            {"authenticated": True, "user": with_authenticated(found).as_dict(),
-             "audiences": spec.get("audiences") or []}
-            if found else {"authenticated": False, "user": {}}
+            {
+                "authenticated": True,
+                "user": with_authenticated(found).as_dict(),
+                "audiences": spec.get("audiences") or [],
+            }
+            if found
+            else {"authenticated": False, "user": {}}
         )
     else:
         raise bad_request(f"{rt.kind} cannot be created here")
     return reply
 
 
-def token_request(
-    body: Any, service_account: dict, authenticator: Authenticator
-) -> dict:
+def token_request(body: Any, service_account: dict, authenticator: Authenticator) -> dict:
     """``POST .../serviceaccounts/<name>/token``: a TokenRequest with a fresh token."""
     body = body or {}
     if not isinstance(body, dict):
@@ -102,20 +117,30 @@ def token_request(
     spec = dict(body.get("spec") or {})
     seconds = int(spec.get("expirationSeconds") or 3600)
     if seconds < 600:
-        raise ApiError(422, 'TokenRequest.authentication.k8s.io "" is invalid: '
-                            "spec.expirationSeconds: Invalid value: "
-                            f"{seconds}: may not specify a duration less than 10 minutes")
+        raise ApiError(
+            422,
+            'TokenRequest.authentication.k8s.io "" is invalid: '
+            "spec.expirationSeconds: Invalid value: "
+            f"{seconds}: may not specify a duration less than 10 minutes",
+        )
     meta = service_account["metadata"]
-    token, expires = authenticator.mint(meta["namespace"], meta["name"], meta["uid"],
-                                        expiration_seconds=seconds,
-                                        audiences=tuple(spec.get("audiences") or ()))
+    token, expires = authenticator.mint(
+        meta["namespace"],
+        meta["name"],
+        meta["uid"],
+        expiration_seconds=seconds,
+        audiences=tuple(spec.get("audiences") or ()),
+    )
     spec["expirationSeconds"] = seconds
     spec.setdefault("audiences", ["https://kubernetes.default.svc.cluster.local"])
     return {
         "kind": "TokenRequest",
         "apiVersion": f"{AUTHN}/v1",
-        "metadata": {"name": meta["name"], "namespace": meta["namespace"],
-                     "creationTimestamp": None},
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "creationTimestamp": None,
+        },
         "spec": spec,
         "status": {"token": token, "expirationTimestamp": expires},
     }

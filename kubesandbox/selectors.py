@@ -67,12 +67,29 @@ def label_selector(selector: str | None) -> Predicate:
 
 # Beyond metadata.name and metadata.namespace, the field labels each kind supports upstream.
 EXTRA_FIELDS: dict[str, tuple[str, ...]] = {
-    "Pod": ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-            "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
-            "status.nominatedNodeName"),
-    "Event": ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-              "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-              "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"),
+    "Pod": (
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+    ),
+    "Event": (
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+    ),
     "Secret": ("type",),
     "Namespace": ("status.phase",),
     "ReplicaSet": ("status.replicas",),
@@ -100,7 +117,7 @@ def field_selector(selector: str | None, kind: str = "") -> Predicate:
         if not match:
             raise ApiError(400, f"invalid field selector: {part!r}")
         if match[1] not in known:
-            raise ApiError(400, f'field label not supported: {match[1]}')
+            raise ApiError(400, f"field label not supported: {match[1]}")
         terms.append((match[1], match[2] == "!=", match[3].strip()))
 
     def matches(obj: dict) -> bool:

@@ -199,8 +199,14 @@ class KubeSandbox:
         account = self.get("ServiceAccount", name, namespace)
         return account["metadata"]["uid"] if account else None
 
-    def _admit(self, operation: str, rt: ResourceType, new: dict | None, old: dict | None,
-               ctx: WriteContext) -> None:
+    def _admit(
+        self,
+        operation: str,
+        rt: ResourceType,
+        new: dict | None,
+        old: dict | None,
+        ctx: WriteContext,
+    ) -> None:
         user = ctx.user
         if user is None:
             return  # the Python API (seeding, upsert) is the cluster's operator
@@ -209,8 +215,9 @@ class KubeSandbox:
                 self.authorizer.check_role_write(user, rt, new)
             else:
                 self.authorizer.check_binding_write(user, rt, new)
-        ctx.warnings += self.policies.admit(operation, rt, ctx.subresource, new, old, user,
-                                            ctx.dry_run)
+        ctx.warnings += self.policies.admit(
+            operation, rt, ctx.subresource, new, old, user, ctx.dry_run
+        )
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -269,7 +276,8 @@ class KubeSandbox:
         entry = {"server": self.url}
         if self.certificates:
             entry["certificate-authority-data"] = base64.b64encode(
-                self.certificates.ca_pem).decode()
+                self.certificates.ca_pem
+            ).decode()
         return entry
 
     @property
@@ -284,15 +292,18 @@ class KubeSandbox:
         account = self.get("ServiceAccount", name, namespace)
         if account is None:
             raise KeyError(f"no ServiceAccount {namespace}/{name}")
-        token, _ = self.authenticator.mint(namespace, name, account["metadata"]["uid"],
-                                           expiration_seconds=expiration_seconds)
+        token, _ = self.authenticator.mint(
+            namespace, name, account["metadata"]["uid"], expiration_seconds=expiration_seconds
+        )
         return token
 
-    def add_token(self, token: str, user: str, *, uid: str = "",
-                  groups: tuple[str, ...] = ()) -> None:
+    def add_token(
+        self, token: str, user: str, *, uid: str = "", groups: tuple[str, ...] = ()
+    ) -> None:
         """Accept ``token`` as ``user`` (a static token, like --token-auth-file's lines)."""
         self.authenticator.static_tokens[token] = UserInfo(
-            user, uid, (*groups, "system:authenticated"))
+            user, uid, (*groups, "system:authenticated")
+        )
 
     # -- inspection ----------------------------------------------------------------------
 
@@ -336,10 +347,17 @@ class KubeSandbox:
         with self._requests_lock:
             self._requests.clear()
 
-    def record(self, method: str, path: str, query: str, status: int, *, injected: bool,
-               user: str = "") -> None:
-        entry = {"method": method, "path": path, "query": query, "status": status,
-                 "injected": injected, "user": user}
+    def record(
+        self, method: str, path: str, query: str, status: int, *, injected: bool, user: str = ""
+    ) -> None:
+        entry = {
+            "method": method,
+            "path": path,
+            "query": query,
+            "status": status,
+            "injected": injected,
+            "user": user,
+        }
         with self._requests_lock:
             self._requests.append(entry)
 

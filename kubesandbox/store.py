@@ -119,7 +119,8 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
         with self._lock:
             self._reap()
             keys = sorted(
-                key for key in self._objects.of_type(rt.group, rt.plural, namespace)
+                key
+                for key in self._objects.of_type(rt.group, rt.plural, namespace)
                 if key[2:] > after
             )
             items = [
@@ -146,8 +147,11 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
         with self._lock:
             self._reap()
             if rt is None:
-                chosen = {key: obj for key, obj in self._objects.items()
-                          if namespace is None or key[2] == namespace}
+                chosen = {
+                    key: obj
+                    for key, obj in self._objects.items()
+                    if namespace is None or key[2] == namespace
+                }
             else:
                 chosen = self._objects.of_type(rt.group, rt.plural, namespace)
             return [copy.deepcopy(obj) for _, obj in sorted(chosen.items())]
@@ -468,8 +472,15 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
         key = object_key(rt, obj["metadata"].get("namespace"), obj["metadata"]["name"])
         self._objects[key] = obj
         event_type = "ADDED" if old is None else "MODIFIED"
-        self.events.append(Event(self._resource_version, event_type, key, copy.deepcopy(obj),
-                                 copy.deepcopy(old) if old else None))
+        self.events.append(
+            Event(
+                self._resource_version,
+                event_type,
+                key,
+                copy.deepcopy(obj),
+                copy.deepcopy(old) if old else None,
+            )
+        )
         for controller in self.controllers:
             controller(self, rt, obj, False)
         self._persist()

@@ -27,8 +27,7 @@ STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
 # What Go's resource.ParseQuantity accepts, and the words of its error.
 _QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?\d+)?$")
 QUANTITY_MESSAGE = (
-    "quantities must match the regular expression "
-    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 
 
@@ -69,8 +68,9 @@ def _is_open(schema: dict) -> bool:
     return bool(schema.get("x-kubernetes-preserve-unknown-fields"))
 
 
-def prune(value: Any, schema: dict, path: tuple = (), *, root: bool = False,
-          embedded: bool = False) -> list[str]:
+def prune(
+    value: Any, schema: dict, path: tuple = (), *, root: bool = False, embedded: bool = False
+) -> list[str]:
     """Drop fields ``schema`` does not declare (in place); returns their dotted paths."""
     schema = _resolve(schema)
     unknown: list[str] = []
@@ -90,16 +90,21 @@ def prune(value: Any, schema: dict, path: tuple = (), *, root: bool = False,
             if (root or embedded) and key in ("apiVersion", "kind"):
                 continue
             if (root or embedded) and key == "metadata" and "metadata" not in properties:
-                unknown += prune(value[key], {"$ref": "#/$defs/" + openapi.OBJECT_META},
-                                 (*path, key))
+                unknown += prune(
+                    value[key], {"$ref": "#/$defs/" + openapi.OBJECT_META}, (*path, key)
+                )
                 continue
             if key not in properties:
                 unknown.append(_dotted((*path, key)))
                 del value[key]
                 continue
             child = properties[key]
-            unknown += prune(value[key], child, (*path, key),
-                             embedded=bool(child.get("x-kubernetes-embedded-resource")))
+            unknown += prune(
+                value[key],
+                child,
+                (*path, key),
+                embedded=bool(child.get("x-kubernetes-embedded-resource")),
+            )
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
             unknown += prune(item, schema["items"], (*path, index))
@@ -138,19 +143,35 @@ def _shared_definitions() -> dict:
 @functools.cache
 def _builtin_validator(name: str) -> jsonschema.Draft202012Validator:
     # Every validator shares one copy of the definitions (they are megabytes).
-    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{name}",
-                                            "$defs": _shared_definitions()})
+    return jsonschema.Draft202012Validator(
+        {"$ref": f"#/$defs/{name}", "$defs": _shared_definitions()}
+    )
 
 
-_GO_TYPES = {"integer": "int", "number": "float64", "boolean": "bool", "string": "string",
-             "object": "map[string]interface {}", "array": "[]interface {}"}
-_JSON_TYPES = {bool: "bool", int: "number", float: "number", str: "string", dict: "object",
-               list: "array"}
+_GO_TYPES = {
+    "integer": "int",
+    "number": "float64",
+    "boolean": "bool",
+    "string": "string",
+    "object": "map[string]interface {}",
+    "array": "[]interface {}",
+}
+_JSON_TYPES = {
+    bool: "bool",
+    int: "number",
+    float: "number",
+    str: "string",
+    dict: "object",
+    list: "array",
+}
 
 
 def _walk_quantities(value: Any, schema: dict, rt: ResourceType) -> None:
-    schema = _resolve(schema) if "$ref" not in schema or not schema["$ref"].endswith(
-        openapi.QUANTITY) else {"x-kubesandbox": "quantity"}
+    schema = (
+        _resolve(schema)
+        if "$ref" not in schema or not schema["$ref"].endswith(openapi.QUANTITY)
+        else {"x-kubesandbox": "quantity"}
+    )
     if schema.get("x-kubesandbox") == "quantity":
         if value is not None and not is_quantity(value):
             raise decode_error(rt, QUANTITY_MESSAGE)
@@ -215,14 +236,16 @@ def _to_json_schema(node: Any) -> Any:
         return [_to_json_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {key: _to_json_schema(value) for key, value in node.items()
-           if key not in ("nullable", "format", "x-kubernetes-validations", "default")}
+    out = {
+        key: _to_json_schema(value)
+        for key, value in node.items()
+        if key not in ("nullable", "format", "x-kubernetes-validations", "default")
+    }
     if node.get("x-kubernetes-int-or-string"):
         out.pop("anyOf", None)
         out["type"] = ["integer", "string"]
     if node.get("nullable") and "type" in out:
-        out["type"] = [*(out["type"] if isinstance(out["type"], list) else [out["type"]]),
-                       "null"]
+        out["type"] = [*(out["type"] if isinstance(out["type"], list) else [out["type"]]), "null"]
     if node.get("x-kubernetes-preserve-unknown-fields") and "type" not in node:
         out.pop("type", None)
     return out
@@ -245,26 +268,44 @@ def _cr_cause(error: jsonschema.ValidationError) -> Cause:
         return ("FieldValueRequired", f"{field}.{name}" if field else name, "Required value")
     if error.validator == "enum":
         allowed = ", ".join(f'"{v}"' for v in error.validator_value)
-        return ("FieldValueNotSupported", field,
-                f"Unsupported value: {shown}: supported values: {allowed}")
+        return (
+            "FieldValueNotSupported",
+            field,
+            f"Unsupported value: {shown}: supported values: {allowed}",
+        )
     if error.validator == "type":
         wanted = error.validator_value
         wanted = [t for t in wanted if t != "null"] if isinstance(wanted, list) else [wanted]
-        return ("FieldValueTypeInvalid", field,
-                f"Invalid value: {shown}: {field} in body must be of type "
-                f"{' or '.join(wanted)}: {shown}")
+        return (
+            "FieldValueTypeInvalid",
+            field,
+            f"Invalid value: {shown}: {field} in body must be of type "
+            f"{' or '.join(wanted)}: {shown}",
+        )
     if error.validator == "pattern":
-        return ("FieldValueInvalid", field,
-                f"Invalid value: {shown}: {field} in body should match '{error.validator_value}'")
+        return (
+            "FieldValueInvalid",
+            field,
+            f"Invalid value: {shown}: {field} in body should match '{error.validator_value}'",
+        )
     if error.validator in ("maxLength", "maxItems", "maxProperties"):
-        return ("FieldValueTooLong", field,
-                f"Too long: may not be more than {error.validator_value}")
+        return (
+            "FieldValueTooLong",
+            field,
+            f"Too long: may not be more than {error.validator_value}",
+        )
     if error.validator in ("minimum", "maximum", "minLength", "minItems"):
-        relation = {"minimum": "greater than or equal to", "maximum": "less than or equal to",
-                    "minLength": "at least", "minItems": "at least"}[error.validator]
-        return ("FieldValueInvalid", field,
-                f"Invalid value: {shown}: {field} in body should be {relation} "
-                f"{error.validator_value}")
+        relation = {
+            "minimum": "greater than or equal to",
+            "maximum": "less than or equal to",
+            "minLength": "at least",
+            "minItems": "at least",
+        }[error.validator]
+        return (
+            "FieldValueInvalid",
+            field,
+            f"Invalid value: {shown}: {field} in body should be {relation} {error.validator_value}",
+        )
     return ("FieldValueInvalid", field, f"Invalid value: {shown}: {error.message}")
 
 
@@ -274,16 +315,19 @@ def check_custom(rt: ResourceType, obj: dict, old: dict | None = None) -> list[C
     for field in ("apiVersion", "kind", "metadata"):
         properties.pop(field, None)
     schema["properties"] = properties
-    schema["required"] = [r for r in schema.get("required") or []
-                          if r not in ("apiVersion", "kind", "metadata")]
+    schema["required"] = [
+        r for r in schema.get("required") or [] if r not in ("apiVersion", "kind", "metadata")
+    ]
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
     validator = _custom_validator(rt, schema)
     causes = [_cr_cause(error) for error in validator.iter_errors(body)]
     if not causes:  # as upstream, CEL rules run on objects that pass the schema
-        old_body = {k: v for k, v in (old or {}).items() if k not in ("apiVersion", "kind",
-                                                                        "metadata")}
-        root_rules = {"x-kubernetes-validations": (rt.schema or {}).get(
-            "x-kubernetes-validations") or []}
+        old_body = {
+            k: v for k, v in (old or {}).items() if k not in ("apiVersion", "kind", "metadata")
+        }
+        root_rules = {
+            "x-kubernetes-validations": (rt.schema or {}).get("x-kubernetes-validations") or []
+        }
         causes += celrules.rule_problems(obj, root_rules, "", old)
         for key, value in body.items():
             child = properties.get(key)
@@ -299,8 +343,11 @@ def decode(rt: ResourceType, obj: dict, field_validation: str) -> list[str]:
     """What decoding a request body does: drop unknown fields (refusing them under Strict),
     default custom resources. Returns the warnings to send back."""
     if field_validation not in (STRICT, WARN, IGNORE):
-        raise ApiError(400, f'fieldValidation must be one of "Ignore", "Warn" or "Strict", not '
-                            f'"{field_validation}"')
+        raise ApiError(
+            400,
+            f'fieldValidation must be one of "Ignore", "Warn" or "Strict", not '
+            f'"{field_validation}"',
+        )
     if rt.custom:
         schema = rt.schema or {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     else:
@@ -327,13 +374,19 @@ def validate(rt: ResourceType, obj: dict, old: dict | None = None) -> None:
         raise ApiError(400, "metadata.name must be a string")
     problems: list[Cause] = []
     if not name:
-        problems.append(("FieldValueRequired", "metadata.name",
-                         "Required value: name or generateName is required"))
+        problems.append(
+            (
+                "FieldValueRequired",
+                "metadata.name",
+                "Required value: name or generateName is required",
+            )
+        )
     else:
         problems += name_problems(rt.name_rule, name)
     problems += string_map_problems("metadata.labels", metadata.get("labels"), labels=True)
-    problems += string_map_problems("metadata.annotations", metadata.get("annotations"),
-                                    labels=False)
+    problems += string_map_problems(
+        "metadata.annotations", metadata.get("annotations"), labels=False
+    )
     if rt.custom:
         problems += check_custom(rt, obj, old)
     else:
@@ -356,8 +409,10 @@ def _unique(causes: list[Cause]) -> list[Cause]:
 
 
 def _go_role_ref(ref: dict) -> str:
-    return (f'v1.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", Kind:"{ref.get("kind", "")}", '
-            f'Name:"{ref.get("name", "")}"}}')
+    return (
+        f'v1.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", Kind:"{ref.get("kind", "")}", '
+        f'Name:"{ref.get("name", "")}"}}'
+    )
 
 
 def _rbac_problems(rt: ResourceType, obj: dict, old: dict | None) -> list[Cause]:
@@ -366,14 +421,22 @@ def _rbac_problems(rt: ResourceType, obj: dict, old: dict | None) -> list[Cause]
         ref = obj.get("roleRef") or {}
         kinds = ("Role", "ClusterRole") if rt.kind == "RoleBinding" else ("ClusterRole",)
         if ref.get("apiGroup") != RBAC:
-            problems.append(("FieldValueNotSupported", "roleRef.apiGroup",
-                             f'Unsupported value: "{ref.get("apiGroup", "")}": supported '
-                             f'values: "{RBAC}"'))
+            problems.append(
+                (
+                    "FieldValueNotSupported",
+                    "roleRef.apiGroup",
+                    f'Unsupported value: "{ref.get("apiGroup", "")}": supported values: "{RBAC}"',
+                )
+            )
         if ref.get("kind") not in kinds:
             supported = ", ".join(f'"{k}"' for k in kinds)
-            problems.append(("FieldValueNotSupported", "roleRef.kind",
-                             f'Unsupported value: "{ref.get("kind", "")}": supported values: '
-                             f"{supported}"))
+            problems.append(
+                (
+                    "FieldValueNotSupported",
+                    "roleRef.kind",
+                    f'Unsupported value: "{ref.get("kind", "")}": supported values: {supported}',
+                )
+            )
         if not ref.get("name"):
             problems.append(("FieldValueRequired", "roleRef.name", "Required value"))
         else:
@@ -382,43 +445,83 @@ def _rbac_problems(rt: ResourceType, obj: dict, old: dict | None) -> list[Cause]
             where = f"subjects[{index}]"
             kind = subject.get("kind", "")
             if kind not in ("ServiceAccount", "User", "Group"):
-                problems.append(("FieldValueNotSupported", f"{where}.kind",
-                                 f'Unsupported value: "{kind}": supported values: '
-                                 '"ServiceAccount", "User", "Group"'))
-            if kind == "ServiceAccount" and rt.kind == "ClusterRoleBinding" and not subject.get(
-                    "namespace"):
+                problems.append(
+                    (
+                        "FieldValueNotSupported",
+                        f"{where}.kind",
+                        f'Unsupported value: "{kind}": supported values: '
+                        '"ServiceAccount", "User", "Group"',
+                    )
+                )
+            if (
+                kind == "ServiceAccount"
+                and rt.kind == "ClusterRoleBinding"
+                and not subject.get("namespace")
+            ):
                 problems.append(("FieldValueRequired", f"{where}.namespace", "Required value"))
         if old is not None and (old.get("roleRef") or {}) != ref:
-            problems.append(("FieldValueInvalid", "roleRef",
-                             f"Invalid value: {_go_role_ref(ref)}: cannot change roleRef"))
+            problems.append(
+                (
+                    "FieldValueInvalid",
+                    "roleRef",
+                    f"Invalid value: {_go_role_ref(ref)}: cannot change roleRef",
+                )
+            )
     elif rt.kind in ("Role", "ClusterRole"):
         for index, rule in enumerate(obj.get("rules") or []):
             where = f"rules[{index}]"
             if not rule.get("verbs"):
-                problems.append(("FieldValueRequired", f"{where}.verbs",
-                                 "Required value: verbs must contain at least one value"))
+                problems.append(
+                    (
+                        "FieldValueRequired",
+                        f"{where}.verbs",
+                        "Required value: verbs must contain at least one value",
+                    )
+                )
             if rule.get("nonResourceURLs"):
                 if rt.kind == "Role":
-                    problems.append(("FieldValueInvalid", f"{where}.nonResourceURLs",
-                                     "Invalid value: ...: namespaced rules cannot apply to "
-                                     "non-resource URLs"))
+                    problems.append(
+                        (
+                            "FieldValueInvalid",
+                            f"{where}.nonResourceURLs",
+                            "Invalid value: ...: namespaced rules cannot apply to "
+                            "non-resource URLs",
+                        )
+                    )
                 if rule.get("resources") or rule.get("apiGroups"):
-                    problems.append(("FieldValueInvalid", f"{where}.nonResourceURLs",
-                                     "Invalid value: ...: rules cannot apply to both regular "
-                                     "resources and non-resource URLs"))
+                    problems.append(
+                        (
+                            "FieldValueInvalid",
+                            f"{where}.nonResourceURLs",
+                            "Invalid value: ...: rules cannot apply to both regular "
+                            "resources and non-resource URLs",
+                        )
+                    )
             elif not rule.get("apiGroups"):
-                problems.append(("FieldValueRequired", f"{where}.apiGroups",
-                                 "Required value: resource rules must supply at least one api "
-                                 "group"))
+                problems.append(
+                    (
+                        "FieldValueRequired",
+                        f"{where}.apiGroups",
+                        "Required value: resource rules must supply at least one api group",
+                    )
+                )
             elif not rule.get("resources"):
-                problems.append(("FieldValueRequired", f"{where}.resources",
-                                 "Required value: resource rules must supply at least one "
-                                 "resource"))
+                problems.append(
+                    (
+                        "FieldValueRequired",
+                        f"{where}.resources",
+                        "Required value: resource rules must supply at least one resource",
+                    )
+                )
     return problems
 
 
-_SELECTOR_IMMUTABLE = {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
-                       ("apps", "ReplicaSet")}
+_SELECTOR_IMMUTABLE = {
+    ("apps", "Deployment"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("apps", "ReplicaSet"),
+}
 
 
 def kind_problems(rt: ResourceType, obj: dict, old: dict | None) -> list[Cause]:
@@ -428,23 +531,36 @@ def kind_problems(rt: ResourceType, obj: dict, old: dict | None) -> list[Cause]:
     if crds.is_crd(rt):
         problems += crds.crd_problems(obj)
     if rt.kind == "ResourceQuota":
-        for key in ((obj.get("spec") or {}).get("hard") or {}):
+        for key in (obj.get("spec") or {}).get("hard") or {}:
             if not re.fullmatch(r"([a-z0-9.-]+/)?[a-z0-9A-Z.-]+", str(key)):
-                problems.append(("FieldValueInvalid", f"spec.hard[{key}]",
-                                 f'Invalid value: "{key}": must be a standard resource type or '
-                                 "fully qualified"))
+                problems.append(
+                    (
+                        "FieldValueInvalid",
+                        f"spec.hard[{key}]",
+                        f'Invalid value: "{key}": must be a standard resource type or '
+                        "fully qualified",
+                    )
+                )
     if old is None:
         return problems
     if (rt.group, rt.kind) in _SELECTOR_IMMUTABLE and (
-            (obj.get("spec") or {}).get("selector") != (old.get("spec") or {}).get("selector")):
-        problems.append(("FieldValueInvalid", "spec.selector",
-                         "Invalid value: ...: field is immutable"))
+        (obj.get("spec") or {}).get("selector") != (old.get("spec") or {}).get("selector")
+    ):
+        problems.append(
+            ("FieldValueInvalid", "spec.selector", "Invalid value: ...: field is immutable")
+        )
     if rt.group == "" and rt.kind in ("ConfigMap", "Secret") and old.get("immutable"):
         for field in ("data", "binaryData", "stringData"):
             if obj.get(field) != old.get(field):
-                problems.append(("FieldForbidden", field,
-                                 "Forbidden: field is immutable when `immutable` is set"))
+                problems.append(
+                    (
+                        "FieldForbidden",
+                        field,
+                        "Forbidden: field is immutable when `immutable` is set",
+                    )
+                )
     if rt.kind == "Secret" and rt.group == "" and obj.get("type") != old.get("type"):
-        problems.append(("FieldValueInvalid", "type",
-                         f'Invalid value: "{obj.get("type")}": field is immutable'))
+        problems.append(
+            ("FieldValueInvalid", "type", f'Invalid value: "{obj.get("type")}": field is immutable')
+        )
     return problems

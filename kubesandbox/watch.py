@@ -97,9 +97,7 @@ def stream(
         for event in log.since(last_sent):
             last_sent = event.resource_version
             g, p, ns, n = event.key
-            if (g, p) != (group, plural) or (namespace and ns != namespace) or (
-                name and n != name
-            ):
+            if (g, p) != (group, plural) or (namespace and ns != namespace) or (name and n != name):
                 continue
             now_matches = event.type != "DELETED" and matches(event.obj)
             was_matching = event.old is not None and matches(event.old)

@@ -29,7 +29,7 @@ class QoS(redis.QoS):
         connection = self.channel.connection
         return connection is None or connection.client is None
 
-    def restore_unacked_once(self, stderr=None):  # noqa: ANN001, ANN201 - kombu's signature
+    def restore_unacked_once(self, stderr=None):
         if self._connection_gone():
             self._on_collect.cancel()  # nor at the process's exit: the same dead end
             return None
@@ -37,16 +37,19 @@ class QoS(redis.QoS):
 
     def ack(self, delivery_tag: str) -> None:
         if self._connection_gone():
-            logger.warning("message %s not acknowledged: its connection to the broker was "
-                           "lost; Redis hands it out again after the visibility timeout",
-                           delivery_tag)
+            logger.warning(
+                "message %s not acknowledged: its connection to the broker was "
+                "lost; Redis hands it out again after the visibility timeout",
+                delivery_tag,
+            )
             return
         super().ack(delivery_tag)
 
     def reject(self, delivery_tag: str, requeue: bool = False) -> None:
         if self._connection_gone():
-            logger.warning("message %s not rejected: its connection to the broker was lost",
-                           delivery_tag)
+            logger.warning(
+                "message %s not rejected: its connection to the broker was lost", delivery_tag
+            )
             return
         super().reject(delivery_tag, requeue=requeue)
 

@@ -57,7 +57,8 @@ class ControlCharacterMiddleware:
         if request.path.startswith("/api/"):
             body = problem_body(
                 ValidationError({parameter[:NAME_SHOWN]: [message]} if parameter else [message]),
-                400, request.path,
+                400,
+                request.path,
             )
             body["detail"] = message
             return JsonResponse(body, status=400, content_type=PROBLEM_CONTENT_TYPE)

@@ -13,7 +13,9 @@ from tenants.api.exceptions import problem_response
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     if request.path.startswith("/api/"):
         return problem_response(
-            request, 403, "forbidden",
+            request,
+            403,
+            "forbidden",
             f"CSRF check failed ({reason or 'no token'}): a session needs the X-CSRFToken "
             "header; pipelines should send Authorization: Bearer <token> instead.",
         )

@@ -28,12 +28,14 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 DEFAULT_PORT = 8002
 # A commit's page: a repository directly under the root, and a commit id (never an option
 # or a path: git reads nothing else from the request).
-COMMIT_PAGE = re.compile(r"^/(?P<repo>[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.git)"
-                         r"/commit/(?P<sha>[0-9a-f]{4,64})/?$")
+COMMIT_PAGE = re.compile(
+    r"^/(?P<repo>[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.git)"
+    r"/commit/(?P<sha>[0-9a-f]{4,64})/?$"
+)
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
@@ -47,16 +49,24 @@ class GitHttpServer:
     GitLab and Gitea accept for tokens); `seen` records what it was asked, so tests can check
     no token is in a URL."""
 
-    def __init__(self, root: Path, *, token: str | None = None, host: str = "127.0.0.1",
-                 port: int = 0, read_only_token: str | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        token: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        read_only_token: str | None = None,
+    ) -> None:
         self.root = Path(root)
         self.token = token
         # A token that may fetch but not push, as a forge's read-only deploy token: pushes
         # with it are answered 403.
         self.read_only_token = read_only_token
         self.seen: list[dict[str, str]] = []
-        self._server = make_server(host, port, self.app, server_class=_ThreadingWSGIServer,
-                                   handler_class=_QuietHandler)
+        self._server = make_server(
+            host, port, self.app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
+        )
         self.host = host
         self.port = self._server.server_port
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -84,7 +94,8 @@ class GitHttpServer:
         if self.read_only_token is None:
             return False
         pushing = "git-receive-pack" in environ.get("PATH_INFO", "") + environ.get(
-            "QUERY_STRING", "")
+            "QUERY_STRING", ""
+        )
         scheme, _, value = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
         try:
             password = base64.b64decode(value).decode().partition(":")[2]
@@ -92,19 +103,25 @@ class GitHttpServer:
             return False
         return pushing and scheme.lower() == "basic" and password == self.read_only_token
 
-    def app(self, environ, start_response):  # noqa: ANN001, ANN201 - WSGI
+    def app(self, environ, start_response):
         if self._pushing_read_only(environ):
             start_response("403 Forbidden", [("Content-Type", "text/plain")])
             return [b"this token may read, not push\n"]
         authorized = self._authorized(environ.get("HTTP_AUTHORIZATION", ""))
         if self.token is not None:
-            self.seen.append({
-                "method": environ["REQUEST_METHOD"], "path": environ.get("PATH_INFO", ""),
-                "query": environ.get("QUERY_STRING", ""), "authorized": str(authorized),
-            })
+            self.seen.append(
+                {
+                    "method": environ["REQUEST_METHOD"],
+                    "path": environ.get("PATH_INFO", ""),
+                    "query": environ.get("QUERY_STRING", ""),
+                    "authorized": str(authorized),
+                }
+            )
         if not authorized:
-            start_response("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="git"'),
-                                                ("Content-Type", "text/plain")])
+            start_response(
+                "401 Unauthorized",
+                [("WWW-Authenticate", 'Basic realm="git"'), ("Content-Type", "text/plain")],
+            )
             return [b"a token is required\n"]
         page = COMMIT_PAGE.match(environ.get("PATH_INFO", ""))
         if page and environ["REQUEST_METHOD"] in ("GET", "HEAD"):
@@ -134,9 +151,12 @@ class GitHttpServer:
             cgi["HTTP_CONTENT_ENCODING"] = environ["HTTP_CONTENT_ENCODING"]
         if environ.get("HTTP_GIT_PROTOCOL"):
             cgi["GIT_PROTOCOL"] = environ["HTTP_GIT_PROTOCOL"]
-        proc = subprocess.run(  # noqa: S603 - fixed argv; the request is in the environment
+        proc = subprocess.run(
             ["git", "http-backend"],  # noqa: S607 - git from PATH, as Berth's own git
-            input=body, env=cgi, capture_output=True, check=False,
+            input=body,
+            env=cgi,
+            capture_output=True,
+            check=False,
         )
         separator = b"\r\n\r\n" if b"\r\n\r\n" in proc.stdout else b"\n\n"
         head, _, payload = proc.stdout.partition(separator)
@@ -150,23 +170,38 @@ class GitHttpServer:
         start_response(status, headers)
         return [payload]
 
-    def _commit_page(self, repo: str, sha: str, start_response):  # noqa: ANN001, ANN202 - WSGI
+    def _commit_page(self, repo: str, sha: str, start_response):
         """What `git show` prints of one commit, as text; 404 for an unknown one."""
         git_dir = self.root / repo
         shown = None
         if (git_dir / "HEAD").is_file():
             shown = subprocess.run(  # noqa: S603 - fixed argv; repo and sha matched COMMIT_PAGE
-                ["git", f"--git-dir={git_dir}", "show", "--no-color", "--format=fuller",  # noqa: S607 - git from PATH
-                 "--stat", "--patch", f"{sha}^{{commit}}", "--"],
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                     "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull},
-                capture_output=True, check=False,
+                [  # noqa: S607 - git from PATH, as every git call here
+                    "git",
+                    f"--git-dir={git_dir}",
+                    "show",
+                    "--no-color",
+                    "--format=fuller",
+                    "--stat",
+                    "--patch",
+                    f"{sha}^{{commit}}",
+                    "--",
+                ],
+                env={
+                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                    "GIT_CONFIG_NOSYSTEM": "1",
+                    "GIT_CONFIG_GLOBAL": os.devnull,
+                },
+                capture_output=True,
+                check=False,
             )
         if shown is None or shown.returncode != 0:
             start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
             return [f"No commit {sha} in {repo}.\n".encode()]
-        start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8"),
-                                  ("X-Content-Type-Options", "nosniff")])
+        start_response(
+            "200 OK",
+            [("Content-Type", "text/plain; charset=utf-8"), ("X-Content-Type-Options", "nosniff")],
+        )
         return [shown.stdout]
 
     def serve_forever(self) -> None:
@@ -192,10 +227,16 @@ class GitHttpServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m portal.gitserver",
-                                     description="Serve the demo's git repositories over HTTP.")
-    parser.add_argument("--root", type=Path, required=True,
-                        help="the directory holding the bare repositories (<name>.git)")
+    parser = argparse.ArgumentParser(
+        prog="python -m portal.gitserver",
+        description="Serve the demo's git repositories over HTTP.",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        required=True,
+        help="the directory holding the bare repositories (<name>.git)",
+    )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     options = parser.parse_args(argv)
     server = GitHttpServer(options.root, port=options.port)
@@ -205,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

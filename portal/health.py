@@ -22,7 +22,7 @@ def _check_database() -> str | None:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
-    except Exception as exc:  # noqa: BLE001 - any failure means "not ready"
+    except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
 
@@ -31,7 +31,7 @@ def _check_broker() -> str | None:
     try:
         with celery_app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
-    except Exception as exc:  # noqa: BLE001 - any failure means "not ready"
+    except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
 
@@ -42,13 +42,19 @@ def _check_watcher() -> str | None:
     from tenants.models import Cluster
 
     try:
-        unwatched = sorted(Cluster.objects.filter(plan_only=False)
-                           .exclude(pk__in=watched_clusters()).values_list("name", flat=True))
-    except Exception as exc:  # noqa: BLE001 - any failure means "not known"
+        unwatched = sorted(
+            Cluster.objects.filter(plan_only=False)
+            .exclude(pk__in=watched_clusters())
+            .values_list("name", flat=True)
+        )
+    except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     if unwatched:
-        return ("no fresh watcher heartbeat for " + ", ".join(unwatched)
-                + " (beat's reconcile reads those clusters instead)")
+        return (
+            "no fresh watcher heartbeat for "
+            + ", ".join(unwatched)
+            + " (beat's reconcile reads those clusters instead)"
+        )
     return None
 
 

@@ -202,7 +202,7 @@ class RedactSecretsFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a bad format string must not lose the line
+        except Exception:
             message = str(record.msg)
         record.msg, record.args = redact(message), ()
         if record.exc_info:
@@ -234,7 +234,7 @@ class JsonFormatter(_BaseJsonFormatter):
         )
         super().__init__(*args, **kwargs)
 
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return _iso_time(record)
 
     def format(self, record: logging.LogRecord) -> str:
@@ -269,7 +269,7 @@ def _send_request_id(headers: dict[str, Any] | None = None, **_: object) -> None
         headers.setdefault(HEADER, request_id)
 
 
-def _tenancy_request_of(task: Any, args: tuple, kwargs: dict) -> int | None:  # noqa: ANN401
+def _tenancy_request_of(task: Any, args: tuple, kwargs: dict) -> int | None:
     """The `request_id` argument of a task, by name or position, when it has one."""
     if "request_id" in kwargs:
         value = kwargs["request_id"]
@@ -290,7 +290,7 @@ _DEFAULTS: dict[str, Any] = {"request_id": "", "tenancy_request": None, "celery_
 @celery_signals.task_prerun.connect(weak=False)
 def _bind_task_context(
     task_id: str = "",
-    task: Any = None,  # noqa: ANN401
+    task: Any = None,
     args: tuple = (),
     kwargs: dict | None = None,
     **_: object,

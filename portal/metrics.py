@@ -125,8 +125,12 @@ def observed_registry() -> CollectorRegistry:
         multiprocess.MultiProcessCollector(registry)
     else:  # a process that imported prometheus_client before the settings: only its own
         made = instruments()
-        for metric in (made.http_latency, made.provisioning_duration, made.git_push_failures,
-                       made.throttle_cache_failures):
+        for metric in (
+            made.http_latency,
+            made.provisioning_duration,
+            made.git_push_failures,
+            made.throttle_cache_failures,
+        ):
             registry.register(metric)
     return registry
 
@@ -155,7 +159,7 @@ def queue_depth(queue: str) -> int:
 
 
 @functools.cache
-def _redis(url: str):  # noqa: ANN202 - redis.Redis
+def _redis(url: str):
     import redis
 
     return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
@@ -168,7 +172,7 @@ class StateCollector(Collector):
         for family in (self._requests, self._drift, self._truth, self._queue, self._watch):
             try:
                 yield from family()
-            except Exception as error:  # noqa: BLE001 - one source must not empty the scrape
+            except Exception as error:
                 logger.warning("metrics: %s could not be read: %s", family.__name__[1:], error)
 
     @staticmethod
@@ -222,7 +226,9 @@ class StateCollector(Collector):
         family = GaugeMetricFamily(
             "berth_truth_objects",
             "Objects in each state of the tenants' last truth tables (database, repository, "
-            "cluster compared).", labels=["state"])
+            "cluster compared).",
+            labels=["state"],
+        )
         for state, count in totals.items():
             family.add_metric([state], count)
         yield family
@@ -235,24 +241,35 @@ class StateCollector(Collector):
 
         from provisioning.models import ClusterWatch
 
-        rows = list(ClusterWatch.objects.values_list(
-            "cluster__name", "events", "relists", "restarts", "lag_seconds", "heartbeat_at"))
+        rows = list(
+            ClusterWatch.objects.values_list(
+                "cluster__name", "events", "relists", "restarts", "lag_seconds", "heartbeat_at"
+            )
+        )
         families = {
             "events": CounterMetricFamily(
-                "berth_watch_events", "Watch events the drift watcher compared.",
-                labels=["cluster"]),
+                "berth_watch_events", "Watch events the drift watcher compared.", labels=["cluster"]
+            ),
             "relists": CounterMetricFamily(
-                "berth_watch_relists", "Full LISTs of a kind: at start, after 410 Gone, and "
-                "the hourly resync.", labels=["cluster"]),
+                "berth_watch_relists",
+                "Full LISTs of a kind: at start, after 410 Gone, and the hourly resync.",
+                labels=["cluster"],
+            ),
             "restarts": CounterMetricFamily(
-                "berth_watch_restarts", "Watch streams interrupted (API outage, dropped "
-                "connection) and taken up again.", labels=["cluster"]),
+                "berth_watch_restarts",
+                "Watch streams interrupted (API outage, dropped connection) and taken up again.",
+                labels=["cluster"],
+            ),
             "lag": GaugeMetricFamily(
-                "berth_watch_lag_seconds", "From an event's arrival to its comparison, the last "
-                "one.", labels=["cluster"]),
+                "berth_watch_lag_seconds",
+                "From an event's arrival to its comparison, the last one.",
+                labels=["cluster"],
+            ),
             "age": GaugeMetricFamily(
-                "berth_watch_heartbeat_age_seconds", "Since the cluster's watcher last beat.",
-                labels=["cluster"]),
+                "berth_watch_heartbeat_age_seconds",
+                "Since the cluster's watcher last beat.",
+                labels=["cluster"],
+            ),
         }
         now = timezone.now()
         for cluster, events, relists, restarts, lag, beat in rows:
@@ -326,8 +343,13 @@ class RequestMetricsMiddleware:
 # --- provisioning runs -------------------------------------------------------------------
 
 
-def _request_state_changed(sender, *, request_ids: list[int], action: str,  # noqa: ANN001
-                           **_: object) -> None:
+def _request_state_changed(
+    sender,
+    *,
+    request_ids: list[int],
+    action: str,
+    **_: object,
+) -> None:
     """Each finished request's provisioning time: its last run's, in one query for all."""
     outcome = FINISHED_ACTIONS.get(action)
     if outcome is None:
@@ -346,11 +368,11 @@ def _request_state_changed(sender, *, request_ids: list[int], action: str,  # no
             instruments().provisioning_duration.labels(outcome).observe(seconds)
 
 
-def _git_push_failed(sender, **_: object) -> None:  # noqa: ANN001
+def _git_push_failed(sender, **_: object) -> None:
     instruments().git_push_failures.inc()
 
 
-def _throttle_cache_failed(sender, **_: object) -> None:  # noqa: ANN001
+def _throttle_cache_failed(sender, **_: object) -> None:
     instruments().throttle_cache_failures.inc()
 
 

@@ -67,7 +67,9 @@ def development_environment(data_dir: Path) -> dict[str, str]:
     idp_url = f"http://{host}:{os.environ.get('BERTH_DEVIDP_PORT', '8001')}"
     env = load_or_create_dev_secrets(data_dir)
     env.update(
-        BERTH_DEBUG="1", BERTH_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="portal.settings",
+        BERTH_DEBUG="1",
+        BERTH_DATA_DIR=str(data_dir),
+        DJANGO_SETTINGS_MODULE="portal.settings",
         # Sign-in: Berth uses the development identity provider, its own process.
         BERTH_DEV_OIDC="1",
         OIDC_ISSUER=f"{idp_url}/openid",
@@ -141,20 +143,28 @@ def main() -> int:
     sandbox_port = os.environ.get("BERTH_SANDBOX_PORT", "6550")
     sandbox_url = f"https://127.0.0.1:{sandbox_port}"
     berth_namespace = env.get("BERTH_NAMESPACE", "berth-system")
-    prepared = sandbox.prepare(data_dir=data_dir, berth_namespace=berth_namespace,
-                               berth_token=env["BERTH_SANDBOX_TOKEN"])
+    prepared = sandbox.prepare(
+        data_dir=data_dir, berth_namespace=berth_namespace, berth_token=env["BERTH_SANDBOX_TOKEN"]
+    )
     if prepared["upstream_crds"]:
         # Berth checks what it writes against the same CRDs its sandbox serves.
         env["BERTH_CRD_DIR"] = str(prepared["crds"])
     kubeconfig = Path(prepared["kubeconfig"])
     kubeconfig.unlink(missing_ok=True)
     # The sandbox cluster first: the demo's cluster record needs its CA.
-    children = {"sandbox": subprocess.Popen(  # noqa: S603 - our own stand-in, fixed argv
-        sandbox.sandbox_command(port=sandbox_port, prepared=prepared,
-                                oidc_issuer=env["OIDC_ISSUER"],
-                                oidc_client_id=env["OIDC_CLIENT_ID"]),
-        cwd=BASE_DIR, env=env, start_new_session=True,
-    )}
+    children = {
+        "sandbox": subprocess.Popen(  # noqa: S603 - our own stand-in, fixed argv
+            sandbox.sandbox_command(
+                port=sandbox_port,
+                prepared=prepared,
+                oidc_issuer=env["OIDC_ISSUER"],
+                oidc_client_id=env["OIDC_CLIENT_ID"],
+            ),
+            cwd=BASE_DIR,
+            env=env,
+            start_new_session=True,
+        )
+    }
     deadline = time.monotonic() + 60
     while not kubeconfig.exists():
         if children["sandbox"].poll() is not None or time.monotonic() > deadline:
@@ -167,7 +177,9 @@ def main() -> int:
     git_dir.mkdir(exist_ok=True)
     children["git"] = subprocess.Popen(  # noqa: S603 - our own module, fixed argv
         [PYTHON, "-m", "portal.gitserver", f"--root={git_dir}", f"--port={git_server_port()}"],
-        cwd=BASE_DIR, env=env, start_new_session=True,
+        cwd=BASE_DIR,
+        env=env,
+        start_new_session=True,
     )
     if not wait_for_port(git_server_port(), children["git"]):
         print("The demo git server did not start; see its output above.", flush=True)
@@ -176,14 +188,22 @@ def main() -> int:
     try:
         # `--option=value`: a random token may start with "-", which argparse would take
         # for an option of its own.
-        manage("seed_demo", f"--sandbox-url={sandbox_url}",
-               f"--sandbox-token={env['BERTH_SANDBOX_TOKEN']}",
-               f"--sandbox-ca={sandbox.ca_certificate(kubeconfig)}")
+        manage(
+            "seed_demo",
+            f"--sandbox-url={sandbox_url}",
+            f"--sandbox-token={env['BERTH_SANDBOX_TOKEN']}",
+            f"--sandbox-ca={sandbox.ca_certificate(kubeconfig)}",
+        )
         # Each demo tenant's GitOps repository: a bare repo under data/git/, read over the
         # demo git server, which also shows their commits (the URL from the environment,
         # never pasted into the code run).
-        manage("shell", "--no-imports", "-c", "import os, tenants.demo as d; "
-               "d.seed_git_repos(http_url=os.environ['BERTH_DEMO_GIT_URL'])")
+        manage(
+            "shell",
+            "--no-imports",
+            "-c",
+            "import os, tenants.demo as d; "
+            "d.seed_git_repos(http_url=os.environ['BERTH_DEMO_GIT_URL'])",
+        )
         manage("ensure_superuser", "--username", "admin")
         # The sandbox's guardrails (tenant roles, admission policies), by the same worker
         # job as a platform admin's install: tenant namespaces wait for them.
@@ -198,8 +218,16 @@ def main() -> int:
     celery = [PYTHON, "-m", "celery", "-A", "portal"]
     commands = {
         "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
-        "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "2",
-                   "--without-gossip", "--without-mingle"],
+        "worker": [
+            *celery,
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "2",
+            "--without-gossip",
+            "--without-mingle",
+        ],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
         "watcher": [PYTHON, "manage.py", "watch_clusters"],
         "idp": [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
@@ -211,17 +239,24 @@ def main() -> int:
     broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"
     # The URL line only once the web server answers: a browser or curl right after it works.
     try:
-        answered = wait_for_health([f"http://{host}:{port}/healthz",
-                                    f"{env['OIDC_ISSUER']}/.well-known/openid-configuration"],
-                                   children)
+        answered = wait_for_health(
+            [
+                f"http://{host}:{port}/healthz",
+                f"{env['OIDC_ISSUER']}/.well-known/openid-configuration",
+            ],
+            children,
+        )
     except KeyboardInterrupt:  # Ctrl-C while it starts: its children run in sessions of their own
         answered = False
     if not answered:
         for name, child in children.items():
             if child.poll() is not None:
                 which = described({name: child})
-                print(f"{which[0].upper()}{which[1:]} exited with status {child.returncode} "
-                      "before Berth answered; stopping everything.", flush=True)
+                print(
+                    f"{which[0].upper()}{which[1:]} exited with status {child.returncode} "
+                    "before Berth answered; stopping everything.",
+                    flush=True,
+                )
         stop(children)
         return 1
     print(
@@ -256,8 +291,11 @@ def main() -> int:
             for name, child in children.items():
                 if child.poll() is not None:
                     which = described({name: child})
-                    print(f"{which[0].upper()}{which[1:]} exited with status "
-                          f"{child.returncode}; stopping everything.", flush=True)
+                    print(
+                        f"{which[0].upper()}{which[1:]} exited with status "
+                        f"{child.returncode}; stopping everything.",
+                        flush=True,
+                    )
                     exit_code = child.returncode or 1
                     raise KeyboardInterrupt
             time.sleep(0.5)
@@ -282,8 +320,12 @@ CHILD_NAMES = {
 
 def described(children: dict[str, subprocess.Popen]) -> str:
     order = list(CHILD_NAMES)
-    names = [CHILD_NAMES.get(name, name) for name in sorted(
-        children, key=lambda name: order.index(name) if name in order else len(order))]
+    names = [
+        CHILD_NAMES.get(name, name)
+        for name in sorted(
+            children, key=lambda name: order.index(name) if name in order else len(order)
+        )
+    ]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 

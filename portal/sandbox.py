@@ -73,15 +73,27 @@ def crd_standins() -> list[dict]:
             "metadata": {"name": f"{plural}.{group}"},
             "spec": {
                 "group": group,
-                "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
-                          "listKind": f"{kind}List"},
+                "names": {
+                    "kind": kind,
+                    "plural": plural,
+                    "singular": kind.lower(),
+                    "listKind": f"{kind}List",
+                },
                 "scope": "Namespaced" if namespaced else "Cluster",
-                "versions": [{
-                    "name": version, "served": True, "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": {
-                        "type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                }],
+                "versions": [
+                    {
+                        "name": version,
+                        "served": True,
+                        "storage": True,
+                        "subresources": {"status": {}},
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            }
+                        },
+                    }
+                ],
             },
         }
         for group, version, kind, plural, namespaced in CRD_STANDINS
@@ -96,9 +108,16 @@ def prepare(*, data_dir: Path, berth_namespace: str, berth_token: str) -> dict[s
     folder.mkdir(parents=True, exist_ok=True)
     rbac = folder / "berth-rbac.yaml"
     subprocess.run(  # noqa: S603 - the chart's own renderer, with our arguments
-        [sys.executable, str(BASE_DIR / "deploy/helm/check_chart.py"),
-         "--berth-rbac", str(rbac), "--namespace", berth_namespace],
-        check=True, cwd=BASE_DIR,
+        [
+            sys.executable,
+            str(BASE_DIR / "deploy/helm/check_chart.py"),
+            "--berth-rbac",
+            str(rbac),
+            "--namespace",
+            berth_namespace,
+        ],
+        check=True,
+        cwd=BASE_DIR,
     )
     tokens = folder / "tokens.csv"
     user = f"system:serviceaccount:{berth_namespace}:{SERVICE_ACCOUNT}"
@@ -111,8 +130,14 @@ def prepare(*, data_dir: Path, berth_namespace: str, berth_token: str) -> dict[s
         crds.write_text(yaml.safe_dump_all(crd_standins()))
     else:
         crds = upstream
-    return {"rbac": rbac, "tokens": tokens, "crds": crds, "upstream_crds": upstream is not None,
-            "kubeconfig": folder / "kubeconfig", "state": folder / "cluster.json"}
+    return {
+        "rbac": rbac,
+        "tokens": tokens,
+        "crds": crds,
+        "upstream_crds": upstream is not None,
+        "kubeconfig": folder / "kubeconfig",
+        "state": folder / "cluster.json",
+    }
 
 
 # The user names the stand-in gives people signing in with an ID token: oidc:<sub>.
@@ -124,22 +149,38 @@ def oidc_options(*, issuer: str, client_id: str) -> list[str]:
     the `sub` (prefixed), the groups are the `groups` claim as the tenants name them."""
     if not (issuer and client_id):
         return []
-    return [f"--oidc-issuer-url={issuer}", f"--oidc-client-id={client_id}",
-            "--oidc-username-claim=sub", f"--oidc-username-prefix={OIDC_USERNAME_PREFIX}",
-            "--oidc-groups-claim=groups"]
-
-
-def sandbox_command(*, port: str, prepared: dict[str, object], oidc_issuer: str = "",
-                    oidc_client_id: str = "") -> list[str]:
     return [
-        sys.executable, "-m", "kubesandbox", "--port", port, "--tls",
-        "--state-file", str(prepared["state"]),
-        "--kubeconfig", str(prepared["kubeconfig"]),
-        "--token-file", str(prepared["tokens"]),
-        "--crd", str(prepared["crds"]),
-        "--manifest", str(prepared["rbac"]),
+        f"--oidc-issuer-url={issuer}",
+        f"--oidc-client-id={client_id}",
+        "--oidc-username-claim=sub",
+        f"--oidc-username-prefix={OIDC_USERNAME_PREFIX}",
+        "--oidc-groups-claim=groups",
+    ]
+
+
+def sandbox_command(
+    *, port: str, prepared: dict[str, object], oidc_issuer: str = "", oidc_client_id: str = ""
+) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "kubesandbox",
+        "--port",
+        port,
+        "--tls",
+        "--state-file",
+        str(prepared["state"]),
+        "--kubeconfig",
+        str(prepared["kubeconfig"]),
+        "--token-file",
+        str(prepared["tokens"]),
+        "--crd",
+        str(prepared["crds"]),
+        "--manifest",
+        str(prepared["rbac"]),
         # Deleted namespaces linger briefly, as on a real cluster.
-        "--termination-seconds", "1",
+        "--termination-seconds",
+        "1",
         *(f"--namespace={name}" for name in PLATFORM_NAMESPACES),
         *oidc_options(issuer=oidc_issuer, client_id=oidc_client_id),
     ]

@@ -20,17 +20,20 @@ def origin(url: str) -> str:
 
 
 class PolicyMiddleware(CSPMiddleware):
-    def get_policy_parts(self, request: HttpRequest, response: HttpResponseBase,
-                         report_only: bool = False) -> PolicyParts:
+    def get_policy_parts(
+        self, request: HttpRequest, response: HttpResponseBase, report_only: bool = False
+    ) -> PolicyParts:
         parts = super().get_policy_parts(request, response, report_only)
-        provider = sorted({origin(url) for url in (settings.OIDC_ISSUER,
-                                                    settings.OIDC_OP_LOGOUT_ENDPOINT)} - {""})
+        provider = sorted(
+            {origin(url) for url in (settings.OIDC_ISSUER, settings.OIDC_OP_LOGOUT_ENDPOINT)} - {""}
+        )
         if provider and not report_only:
             parts.update = {**(parts.update or {}), "form-action": provider}
         return parts
 
-    def process_response(self, request: HttpRequest,
-                         response: HttpResponseBase) -> HttpResponseBase:
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
         response = super().process_response(request, response)
         # Other sites may not embed what Berth serves (pages, API answers, static files).
         response.headers.setdefault("Cross-Origin-Resource-Policy", "same-origin")

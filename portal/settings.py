@@ -127,7 +127,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # writer (WAL), and writers that queue for the lock from the start of a transaction
     # instead of failing to upgrade a read lock ("database is locked").
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        transaction_mode="IMMEDIATE", timeout=30,
+        transaction_mode="IMMEDIATE",
+        timeout=30,
         init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -362,7 +363,8 @@ BERTH_PROMETHEUS_URL = os.environ.get("BERTH_PROMETHEUS_URL", "").strip()
 BERTH_BASE_URL = os.environ.get("BERTH_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 EMAIL_BACKEND = os.environ.get(
     "EMAIL_BACKEND",
-    "django.core.mail.backends.console.EmailBackend" if DEBUG
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
     else "django.core.mail.backends.smtp.EmailBackend",
 )
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")

@@ -42,8 +42,11 @@ def effective_permissions(tenant: Tenant) -> list[dict]:
                 if tenant.groups_for(role)
                 else "nothing: the tenant names no group for them",
             }
-            for role, label in ((Role.OWNER, "Owners"), (Role.MEMBER, "Members"),
-                                (Role.VIEWER, "Viewers"))
+            for role, label in (
+                (Role.OWNER, "Owners"),
+                (Role.MEMBER, "Members"),
+                (Role.VIEWER, "Viewers"),
+            )
         ]
         gitops = {
             "label": f"GitOps ({GITOPS_SERVICE_ACCOUNT})",
@@ -52,7 +55,8 @@ def effective_permissions(tenant: Tenant) -> list[dict]:
             "summary": describe_role(TENANT_EDIT_ROLE),
         }
         writers = [
-            entry for entry in people
+            entry
+            for entry in people
             if entry["groups"] and role_writes(entry["cluster_role"]) is not False
         ]
         rows.append({"tier": tier, "entries": [*people, gitops], "gitops_only": not writers})
@@ -61,21 +65,28 @@ def effective_permissions(tenant: Tenant) -> list[dict]:
 
 # --- the access map: what the tenant's plans grant, read off the objects they apply --------
 
+
 def grants_in(tenant: str, cluster: str, objects: Iterable[dict[str, Any]]) -> list[Grant]:
     """The rights these plan objects give (read off the RoleBindings, the AppProject's roles
     and the Kargo ServiceAccounts), in the order people read them: Kubernetes, Argo CD,
     Kargo, then the GitOps identities."""
     objects = list(objects)
     bindings = [o for o in objects if o["kind"] == "RoleBinding"]
-    roles = {(o["metadata"]["namespace"], o["metadata"]["name"]): o
-             for o in objects if o["kind"] == "Role"}
+    roles = {
+        (o["metadata"]["namespace"], o["metadata"]["name"]): o
+        for o in objects
+        if o["kind"] == "Role"
+    }
     grants: list[Grant] = []
     for binding in bindings:
         grants += _group_bindings(tenant, cluster, binding)
     for project in (o for o in objects if o["kind"] == "AppProject"):
         grants += _argocd_roles(tenant, cluster, project)
-    for account in (o for o in objects if o["kind"] == "ServiceAccount"
-                    and KARGO_CLAIMS in o["metadata"].get("annotations", {})):
+    for account in (
+        o
+        for o in objects
+        if o["kind"] == "ServiceAccount" and KARGO_CLAIMS in o["metadata"].get("annotations", {})
+    ):
         grants += _kargo_people(tenant, cluster, account, bindings, roles)
     for binding in bindings:
         grants += _identity_bindings(tenant, cluster, binding, objects)
@@ -97,11 +108,20 @@ def _group_bindings(tenant: str, cluster: str, binding: dict[str, Any]) -> list[
     role = binding["roleRef"]["name"]
     namespace = binding["metadata"]["namespace"]
     return [
-        Grant(tenant=tenant, cluster=cluster, system=KUBERNETES, group=subject["name"],
-              tenant_role=_tenant_role(binding["metadata"]["name"]), namespace=namespace,
-              obj=_where(binding), role=role, summary=describe_role(role),
-              verbs=role_verbs(role))
-        for subject in binding["subjects"] if subject["kind"] == "Group"
+        Grant(
+            tenant=tenant,
+            cluster=cluster,
+            system=KUBERNETES,
+            group=subject["name"],
+            tenant_role=_tenant_role(binding["metadata"]["name"]),
+            namespace=namespace,
+            obj=_where(binding),
+            role=role,
+            summary=describe_role(role),
+            verbs=role_verbs(role),
+        )
+        for subject in binding["subjects"]
+        if subject["kind"] == "Group"
     ]
 
 
@@ -111,23 +131,33 @@ def _argocd_roles(tenant: str, cluster: str, project: dict[str, Any]) -> list[Gr
         # "p, proj:<tenant>:<role>, applications, <action>, <tenant>/*, allow"
         actions = [policy.split(", ")[3] for policy in role["policies"]]
         for group in role["groups"]:
-            grants.append(Grant(
-                tenant=tenant, cluster=cluster, system=ARGOCD_SYSTEM, group=group,
-                tenant_role=role["name"], namespace=project["metadata"]["namespace"],
-                obj=_where(project), role=f"proj:{project['metadata']['name']}:{role['name']}",
-                summary=f"Argo CD: {', '.join(actions)} on the tenant's Applications "
-                        f"({project['metadata']['name']}/*)"))
+            grants.append(
+                Grant(
+                    tenant=tenant,
+                    cluster=cluster,
+                    system=ARGOCD_SYSTEM,
+                    group=group,
+                    tenant_role=role["name"],
+                    namespace=project["metadata"]["namespace"],
+                    obj=_where(project),
+                    role=f"proj:{project['metadata']['name']}:{role['name']}",
+                    summary=f"Argo CD: {', '.join(actions)} on the tenant's Applications "
+                    f"({project['metadata']['name']}/*)",
+                )
+            )
     return grants
 
 
-def _kargo_people(tenant: str, cluster: str, account: dict[str, Any],
-                  bindings: list[dict[str, Any]], roles: dict) -> list[Grant]:
+def _kargo_people(
+    tenant: str, cluster: str, account: dict[str, Any], bindings: list[dict[str, Any]], roles: dict
+) -> list[Grant]:
     meta = account["metadata"]
     namespace, name = meta["namespace"], meta["name"]
     sees, promotes = [], []
     for binding in bindings:
         if binding["metadata"]["namespace"] != namespace or not any(
-                s["kind"] == "ServiceAccount" and s["name"] == name for s in binding["subjects"]):
+            s["kind"] == "ServiceAccount" and s["name"] == name for s in binding["subjects"]
+        ):
             continue
         ref = binding["roleRef"]
         if ref["name"] == KARGO_VIEWER_ROLE:
@@ -137,15 +167,25 @@ def _kargo_people(tenant: str, cluster: str, account: dict[str, Any],
                 if "promote" in rule["verbs"]:
                     promotes.append(f"promote into {', '.join(rule['resourceNames'])}")
     groups = json.loads(meta["annotations"][KARGO_CLAIMS]).get("groups", [])
-    return [Grant(tenant=tenant, cluster=cluster, system=KARGO_SYSTEM, group=group,
-                  tenant_role=_tenant_role(name), namespace=namespace,
-                  obj=_where(account), role=name,
-                  summary="Kargo: " + "; ".join(sees + promotes))
-            for group in groups]
+    return [
+        Grant(
+            tenant=tenant,
+            cluster=cluster,
+            system=KARGO_SYSTEM,
+            group=group,
+            tenant_role=_tenant_role(name),
+            namespace=namespace,
+            obj=_where(account),
+            role=name,
+            summary="Kargo: " + "; ".join(sees + promotes),
+        )
+        for group in groups
+    ]
 
 
-def _identity_bindings(tenant: str, cluster: str, binding: dict[str, Any],
-                       objects: list[dict[str, Any]]) -> list[Grant]:
+def _identity_bindings(
+    tenant: str, cluster: str, binding: dict[str, Any], objects: list[dict[str, Any]]
+) -> list[Grant]:
     """What the tenant's files may do once an engine applies them: the ServiceAccounts Flux
     and Argo CD act as."""
     role = binding["roleRef"]["name"]
@@ -159,14 +199,25 @@ def _identity_bindings(tenant: str, cluster: str, binding: dict[str, Any],
             system = ARGOCD_SYSTEM
         else:
             continue
-        grants.append(Grant(
-            tenant=tenant, cluster=cluster, system=system, group="", tenant_role="",
-            namespace=binding["metadata"]["namespace"], obj=_where(binding), role=role,
-            summary=describe_role(role), verbs=role_verbs(role),
-            identity=f"ServiceAccount {subject['namespace']}/{subject['name']}"))
+        grants.append(
+            Grant(
+                tenant=tenant,
+                cluster=cluster,
+                system=system,
+                group="",
+                tenant_role="",
+                namespace=binding["metadata"]["namespace"],
+                obj=_where(binding),
+                role=role,
+                summary=describe_role(role),
+                verbs=role_verbs(role),
+                identity=f"ServiceAccount {subject['namespace']}/{subject['name']}",
+            )
+        )
     return grants
 
 
 def _argocd_impersonates(objects: list[dict[str, Any]]) -> bool:
-    return any(o["kind"] == "AppProject" and o["spec"].get("destinationServiceAccounts")
-               for o in objects)
+    return any(
+        o["kind"] == "AppProject" and o["spec"].get("destinationServiceAccounts") for o in objects
+    )

@@ -23,7 +23,7 @@ from tenants.tasks import enqueue
 class ClusterForm(WriteOnlySecretForm):
     secret_fields = ("credentials",)
 
-    def clean(self):  # noqa: ANN201 - Django API
+    def clean(self):
         cleaned = super().clean()
         if self.instance.pk:  # a new cluster's names are all free
             for field in ("argocd_namespace", "ingress_namespace"):
@@ -45,10 +45,10 @@ class GitCommitAdmin(admin.ModelAdmin):
     search_fields = ("sha", "repo_url", "message")
     raw_id_fields = ("request",)
 
-    def has_add_permission(self, request) -> bool:  # noqa: ANN001 - Django API
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:  # noqa: ANN001 - Django API
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 
@@ -56,7 +56,12 @@ class GitCommitAdmin(admin.ModelAdmin):
 class ClusterAdmin(admin.ModelAdmin):
     form = ClusterForm
     list_display = (
-        "name", "api_url", "auth_method", "plan_only", "is_sandbox", "argocd_impersonation",
+        "name",
+        "api_url",
+        "auth_method",
+        "plan_only",
+        "is_sandbox",
+        "argocd_impersonation",
         "guardrails_column",
     )
     actions = ["test_connection", "install_guardrails", "claim_found_namespaces"]
@@ -71,16 +76,22 @@ class ClusterAdmin(admin.ModelAdmin):
         """Read off the cluster when the page opens, so an install is decided on its diff
         (the action "Install guardrails" on the list applies it)."""
         if not cluster.pk or cluster.plan_only:
-            return "Nothing: nothing is ever applied to a plan-only cluster." \
-                if cluster.plan_only else "—"
+            return (
+                "Nothing: nothing is ever applied to a plan-only cluster."
+                if cluster.plan_only
+                else "—"
+            )
         try:
             diff = install_change(cluster)
         except KubeError as error:
             return f"The cluster could not be read: {error.message}"
-        return format_html("<pre class=\"diff\">{}</pre>", diff) if diff else \
-            "Nothing: the guardrails there are current."
+        return (
+            format_html('<pre class="diff">{}</pre>', diff)
+            if diff
+            else "Nothing: the guardrails there are current."
+        )
 
-    def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201 - Django API
+    def save_model(self, request, obj, form, change):
         with transaction.atomic():
             super().save_model(request, obj, form, change)
             register_platform_namespaces(obj)
@@ -91,50 +102,58 @@ class ClusterAdmin(admin.ModelAdmin):
                 )
 
     @admin.action(description="Test connection to the selected clusters")
-    def test_connection(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+    def test_connection(self, request, queryset):
         for cluster in queryset:
             try:
                 version = cluster_client(cluster).version()
             except KubeError as error:
-                self.message_user(
-                    request, f"{cluster.name}: {error.message}", level=messages.ERROR
-                )
+                self.message_user(request, f"{cluster.name}: {error.message}", level=messages.ERROR)
             else:
                 self.message_user(
-                    request, f"{cluster.name}: connected, Kubernetes {version}",
+                    request,
+                    f"{cluster.name}: connected, Kubernetes {version}",
                     level=messages.SUCCESS,
                 )
 
     @admin.action(description="Claim the namespaces already on the selected clusters")
-    def claim_found_namespaces(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+    def claim_found_namespaces(self, request, queryset):
         for cluster in queryset:
             try:
                 claimed = discover_namespaces(cluster)
             except KubeError as error:
-                self.message_user(request, f"{cluster.name}: {error.message}",
-                                  level=messages.ERROR)
+                self.message_user(request, f"{cluster.name}: {error.message}", level=messages.ERROR)
             else:
                 self.message_user(
-                    request, f"{cluster.name}: {len(claimed)} namespace(s) claimed as found "
+                    request,
+                    f"{cluster.name}: {len(claimed)} namespace(s) claimed as found "
                     f"on the cluster{': ' + ', '.join(claimed) if claimed else ''}.",
                     level=messages.SUCCESS,
                 )
 
     @admin.action(description="Install guardrails (Berth's tenant roles and admission policies)")
-    def install_guardrails(self, request, queryset):  # noqa: ANN001, ANN201 - Django API
+    def install_guardrails(self, request, queryset):
         """A worker installs them (tasks.install_guardrails): the Guardrails column says when
         they are current, the audit log what was applied or why not."""
         for cluster in queryset:
             if cluster.plan_only:
-                self.message_user(request, f"{cluster.name} is plan-only: nothing is ever "
-                                  "applied to it", level=messages.ERROR)
+                self.message_user(
+                    request,
+                    f"{cluster.name} is plan-only: nothing is ever applied to it",
+                    level=messages.ERROR,
+                )
             elif enqueue(tasks.install_guardrails, cluster.pk, request.user.pk):
                 self.message_user(
-                    request, f"{cluster.name}: guardrail install queued; a worker applies "
+                    request,
+                    f"{cluster.name}: guardrail install queued; a worker applies "
                     "them (the Guardrails column shows when they are current; installing "
                     "needs rights to create ClusterRoles and admission policies, see "
-                    "docs/guardrails.md).", level=messages.SUCCESS)
+                    "docs/guardrails.md).",
+                    level=messages.SUCCESS,
+                )
             else:
-                self.message_user(request, f"{cluster.name}: the install was not queued: the "
-                                  "task queue is unreachable. Try again once it is back.",
-                                  level=messages.ERROR)
+                self.message_user(
+                    request,
+                    f"{cluster.name}: the install was not queued: the "
+                    "task queue is unreachable. Try again once it is back.",
+                    level=messages.ERROR,
+                )

@@ -67,8 +67,12 @@ def install_change(cluster: Cluster) -> str:
     # Unstamped: the digest annotation follows from the rest, which the diff shows.
     for obj in guardrail_objects(cluster):
         ref = ref_of(obj)
-        lines += difflib.unified_diff(yaml_lines(held(obj, client.get(ref))), yaml_lines(obj),
-                                      fromfile=f"a/{ref}", tofile=f"b/{ref}")
+        lines += difflib.unified_diff(
+            yaml_lines(held(obj, client.get(ref))),
+            yaml_lines(obj),
+            fromfile=f"a/{ref}",
+            tofile=f"b/{ref}",
+        )
     return "".join(lines)
 
 

@@ -48,8 +48,7 @@ from tenants.naming import kargo_namespace, namespace_name
 
 T = TypeVar("T")
 # Inside `shared_reads`: what the plans of one batch read alike, by what was asked.
-_shared: ContextVar[dict[Hashable, object] | None] = ContextVar("berth_plan_reads",
-                                                                default=None)
+_shared: ContextVar[dict[Hashable, object] | None] = ContextVar("berth_plan_reads", default=None)
 
 
 @contextmanager
@@ -127,13 +126,18 @@ def repo_credential(tenant: Tenant) -> RepoCredential | None:
     if remote.transport == "https":
         user, token = gitops.token_pair(remote.credentials)
         return RepoCredential(transport="https", username=user, password=token)
-    return RepoCredential(transport="ssh", ssh_private_key=gitops.private_key(remote.credentials),
-                          known_hosts=tenant.gitops_known_hosts.strip())
+    return RepoCredential(
+        transport="ssh",
+        ssh_private_key=gitops.private_key(remote.credentials),
+        known_hosts=tenant.gitops_known_hosts.strip(),
+    )
 
 
 def tenant_spec(tenant: Tenant, cluster: Cluster | None = None) -> TenantSpec:
-    return _read_once(("tenant", tenant.pk, cluster.pk if cluster else None),
-                      lambda: _tenant_spec(tenant, cluster))
+    return _read_once(
+        ("tenant", tenant.pk, cluster.pk if cluster else None),
+        lambda: _tenant_spec(tenant, cluster),
+    )
 
 
 def _tenant_spec(tenant: Tenant, cluster: Cluster | None) -> TenantSpec:
@@ -149,9 +153,7 @@ def _tenant_spec(tenant: Tenant, cluster: Cluster | None) -> TenantSpec:
         repo_branch=tenant.gitops_branch or "main",
         repo_path=tenant.gitops_path,
         allowed_domains=tuple(tenant.allowed_domains),
-        apps_namespace=(
-            _claimed_name(cluster, tenant, NamePurpose.ARGOCD_APPS) if cluster else ""
-        ),
+        apps_namespace=(_claimed_name(cluster, tenant, NamePurpose.ARGOCD_APPS) if cluster else ""),
         gitops_namespace=_claimed_name(cluster, tenant, NamePurpose.GITOPS) if cluster else "",
         credential=repo_credential(tenant),
     )
@@ -178,29 +180,46 @@ def tenant_engines(tenant: Tenant, cluster: Cluster, *also: str) -> frozenset[st
     """The engines the tenant uses on a cluster: its default, those of its projects living
     there, and `also` (what the request brings)."""
     engines = {tenant.gitops_engine, *also}
-    engines |= _read_once(("engines", tenant.pk, cluster.pk), lambda: set(
-        Project.objects.filter(tenant=tenant, environments__cluster=cluster,
-                               environments__state__in=GITOPS_LIVE_STATES)
-        .values_list("gitops_engine", flat=True)
-    ))
+    engines |= _read_once(
+        ("engines", tenant.pk, cluster.pk),
+        lambda: set(
+            Project.objects.filter(
+                tenant=tenant,
+                environments__cluster=cluster,
+                environments__state__in=GITOPS_LIVE_STATES,
+            ).values_list("gitops_engine", flat=True)
+        ),
+    )
     return frozenset(engine_family(engine) for engine in engines if engine)
 
 
-def kargo_project(tenant: Tenant, cluster: Cluster, project: str,
-                  adding: tuple[TierSpec, ...] = ()) -> KargoProject:
+def kargo_project(
+    tenant: Tenant, cluster: Cluster, project: str, adding: tuple[TierSpec, ...] = ()
+) -> KargoProject:
     """A project's Kargo side on a cluster: every tier it has there, with `adding`."""
     tiers = {tier.slug: tier for tier in adding}
-    for namespace in Namespace.objects.filter(
-        tenant=tenant, cluster=cluster, project__name=project, state__in=GITOPS_LIVE_STATES,
-    ).select_related("tier", "tier_revision").order_by("pk"):
+    for namespace in (
+        Namespace.objects.filter(
+            tenant=tenant,
+            cluster=cluster,
+            project__name=project,
+            state__in=GITOPS_LIVE_STATES,
+        )
+        .select_related("tier", "tier_revision")
+        .order_by("pk")
+    ):
         tiers.setdefault(namespace.tier.slug, pinned_tier_spec(namespace))
     name = _claimed_name(cluster, tenant, NamePurpose.KARGO, app=project)
-    return KargoProject(name=project, namespace=name or kargo_namespace(tenant.slug, project),
-                        tiers=tuple(sorted(tiers.values(), key=lambda t: (t.position, t.slug))))
+    return KargoProject(
+        name=project,
+        namespace=name or kargo_namespace(tenant.slug, project),
+        tiers=tuple(sorted(tiers.values(), key=lambda t: (t.position, t.slug))),
+    )
 
 
-def _kargo_projects(tenant: Tenant, cluster: Cluster, engine: str, project: str,
-                    namespaces: list[NamespaceSpec]) -> tuple[KargoProject, ...]:
+def _kargo_projects(
+    tenant: Tenant, cluster: Cluster, engine: str, project: str, namespaces: list[NamespaceSpec]
+) -> tuple[KargoProject, ...]:
     if engine != GitOpsEngine.ARGOCD_KARGO or not project or not cluster.has_kargo:
         return ()
     return (kargo_project(tenant, cluster, project, tuple(ns.tier for ns in namespaces)),)
@@ -208,8 +227,9 @@ def _kargo_projects(tenant: Tenant, cluster: Cluster, engine: str, project: str,
 
 def _active_namespaces(tenant: Tenant, cluster: Cluster, **where: object) -> list[Namespace]:
     return list(
-        Namespace.objects.filter(tenant=tenant, cluster=cluster, state=NamespaceState.ACTIVE,
-                                 **where)
+        Namespace.objects.filter(
+            tenant=tenant, cluster=cluster, state=NamespaceState.ACTIVE, **where
+        )
         .select_related("tier", "tier_revision", "project", "request", "cluster")
         .order_by("name")
     )
@@ -226,8 +246,12 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
     removed: list[str] = []
     # Requests that give the tenant (or a project) a home on a cluster apply the tenant's
     # own objects there too: its roots, AppProject, credentials; and the project's Kargo side.
-    shared = kind in (RequestKind.NAMESPACE, RequestKind.PROJECT, RequestKind.ENVIRONMENT,
-                      RequestKind.TENANT_SYNC)
+    shared = kind in (
+        RequestKind.NAMESPACE,
+        RequestKind.PROJECT,
+        RequestKind.ENVIRONMENT,
+        RequestKind.TENANT_SYNC,
+    )
     kargo: tuple[KargoProject, ...] = ()
     remove_kargo: tuple[KargoProject, ...] = ()
     remove_engines: frozenset[str] = frozenset()
@@ -334,11 +358,18 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         if cluster.has_kargo:
             remove_kargo = tuple(
                 kargo_project(tenant, cluster, name)
-                for name in sorted({ns.project.name for ns in going if ns.project_id
-                                    and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO})
+                for name in sorted(
+                    {
+                        ns.project.name
+                        for ns in going
+                        if ns.project_id and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO
+                    }
+                )
             )
         staying = Namespace.objects.filter(
-            tenant=tenant, cluster=cluster, state__in=GITOPS_LIVE_STATES,
+            tenant=tenant,
+            cluster=cluster,
+            state__in=GITOPS_LIVE_STATES,
         ).exclude(name__in=removed)
         if not staying.exists():  # the tenant's last namespace there: its roots go too
             remove_engines = tenant_engines(tenant, cluster, engine)
@@ -362,16 +393,26 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
     return replace(inputs, claims=claims_of(inputs, cluster))
 
 
-def _kept_on(tenant: Tenant, cluster: Cluster) -> tuple[list[NamespaceSpec],
-                                                        tuple[KargoProject, ...]]:
+def _kept_on(
+    tenant: Tenant, cluster: Cluster
+) -> tuple[list[NamespaceSpec], tuple[KargoProject, ...]]:
     """The tenant's live namespaces on a cluster and its projects' Kargo side there."""
     live = _active_namespaces(tenant, cluster)
     namespaces = [namespace_spec(ns, engine=_engine_of(ns, tenant)) for ns in live]
-    kargo = tuple(
-        kargo_project(tenant, cluster, name)
-        for name in sorted({ns.project.name for ns in live if ns.project_id
-                            and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO})
-    ) if cluster.has_kargo else ()
+    kargo = (
+        tuple(
+            kargo_project(tenant, cluster, name)
+            for name in sorted(
+                {
+                    ns.project.name
+                    for ns in live
+                    if ns.project_id and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO
+                }
+            )
+        )
+        if cluster.has_kargo
+        else ()
+    )
     return namespaces, kargo
 
 
@@ -393,9 +434,11 @@ def kept_input(tenant: Tenant, cluster: Cluster) -> PlanInput:
 
 def clusters_of(tenant: Tenant) -> list[Cluster]:
     """The clusters where the tenant has a live namespace."""
-    return list(Cluster.objects.filter(namespaces__tenant=tenant,
-                                       namespaces__state=NamespaceState.ACTIVE)
-                .distinct().order_by("name"))
+    return list(
+        Cluster.objects.filter(namespaces__tenant=tenant, namespaces__state=NamespaceState.ACTIVE)
+        .distinct()
+        .order_by("name")
+    )
 
 
 def _engine_of(namespace: Namespace, tenant: Tenant) -> str:
@@ -412,9 +455,14 @@ def _recorded_name(tenancy_request: Request, app: str, tier: EnvironmentTier) ->
 def _recorded_names(tenancy_request: Request, tiers: list[EnvironmentTier]) -> dict[int, str]:
     """tier id → the name recorded for this request's namespace in it, in one query (the
     latest row where a tier has several)."""
-    recorded = _read_once(("recorded", tenancy_request.pk), lambda: dict(
-        Namespace.objects.filter(request=tenancy_request).order_by("pk")
-        .values_list("tier_id", "name")))
+    recorded = _read_once(
+        ("recorded", tenancy_request.pk),
+        lambda: dict(
+            Namespace.objects.filter(request=tenancy_request)
+            .order_by("pk")
+            .values_list("tier_id", "name")
+        ),
+    )
     return {tier.pk: recorded[tier.pk] for tier in tiers if tier.pk in recorded}
 
 
@@ -423,17 +471,30 @@ def _claimed_name(cluster: Cluster, tenant: Tenant, purpose: str, *, app: str = 
     purpose on this cluster; "" when none is claimed (the plan then uses the usual name)."""
     if purpose == NamePurpose.KARGO and not app:
         return ""
-    return _read_once(("claimed", cluster.pk, tenant.pk, purpose, app), lambda: (
-        NamespaceClaim.objects.filter(cluster=cluster, tenant=tenant, purpose=purpose, app=app)
-        .order_by("released_at", "-pk").values_list("name", flat=True).first()
-    ) or "")
+    return _read_once(
+        ("claimed", cluster.pk, tenant.pk, purpose, app),
+        lambda: (
+            (
+                NamespaceClaim.objects.filter(
+                    cluster=cluster, tenant=tenant, purpose=purpose, app=app
+                )
+                .order_by("released_at", "-pk")
+                .values_list("name", flat=True)
+                .first()
+            )
+            or ""
+        ),
+    )
 
 
 def claims_of(inputs: PlanInput, cluster: Cluster) -> dict[str, ClaimSpec]:
     """What the registry says of every namespace name the plan of `inputs` touches."""
     wanted = {ns.name for ns in inputs.namespaces} | set(inputs.remove_namespaces)
-    wanted |= {inputs.tenant.apps_namespace, inputs.tenant.gitops_namespace,
-               inputs.cluster.argocd_namespace}
+    wanted |= {
+        inputs.tenant.apps_namespace,
+        inputs.tenant.gitops_namespace,
+        inputs.cluster.argocd_namespace,
+    }
     wanted |= {project.namespace for project in (*inputs.kargo_projects, *inputs.remove_kargo)}
     if inputs.kargo_namespace:
         wanted.add(inputs.kargo_namespace)
@@ -456,9 +517,9 @@ def _read_claims(cluster_id: int, names: set[str], into: dict[str, ClaimSpec | N
     for claim in NamespaceClaim.objects.filter(
         cluster_id=cluster_id, name__in=names, released_at__isnull=True
     ).select_related("tenant"):
-        into[claim.name] = ClaimSpec(purpose=claim.purpose,
-                                     tenant=claim.tenant.slug if claim.tenant else "",
-                                     app=claim.app)
+        into[claim.name] = ClaimSpec(
+            purpose=claim.purpose, tenant=claim.tenant.slug if claim.tenant else "", app=claim.app
+        )
 
 
 def plan_inputs_for(requests: list[Request]) -> dict[int, PlanInput | Exception]:
@@ -473,7 +534,7 @@ def plan_inputs_for(requests: list[Request]) -> dict[int, PlanInput | Exception]
                 found[tenancy_request.pk] = plan_input_for(tenancy_request)
             except DatabaseError:
                 raise  # the database went away: nothing to say of the request
-            except Exception as error:  # noqa: BLE001 - said of its request, not of all
+            except Exception as error:
                 found[tenancy_request.pk] = error
     return found
 
@@ -484,7 +545,8 @@ def prefetch(requests: list[Request]) -> None:
     recorded: dict[int, dict[int, str]] = {r.pk: {} for r in requests}
     names: dict[int, set[str]] = {}
     for request_id, tier_id, name, cluster_id in (
-        Namespace.objects.filter(request__in=requests).order_by("pk")
+        Namespace.objects.filter(request__in=requests)
+        .order_by("pk")
         .values_list("request_id", "tier_id", "name", "cluster_id")
     ):
         recorded[request_id][tier_id] = name
@@ -506,9 +568,14 @@ def environment_takes_namespace(environment: EphemeralEnvironment) -> bool:
     return not others.exists()
 
 
-def namespace_spec(namespace: Namespace, *, project: str | None = None,
-                   environment: str = "", engine: str = "", current: bool = False
-                   ) -> NamespaceSpec:
+def namespace_spec(
+    namespace: Namespace,
+    *,
+    project: str | None = None,
+    environment: str = "",
+    engine: str = "",
+    current: bool = False,
+) -> NamespaceSpec:
     """A namespace as Berth's records describe it now (after any quota changes), with the
     tier definition it runs; `current`: with its tier as it stands (what an upgrade
     campaign would roll out)."""
@@ -562,10 +629,11 @@ def apps_of_request(tenancy_request: Request, inputs: PlanInput) -> list[str]:
         # changed repository, a file deleted by hand), which makes a sync the repair.
         return apps_on(tenancy_request.tenant, inputs.cluster.name)
     if tenancy_request.kind == RequestKind.TENANT_DECOMMISSION:
-        going = (Namespace.objects.filter(tenant=tenancy_request.tenant,
-                                          cluster__name=inputs.cluster.name,
-                                          name__in=inputs.remove_namespaces)
-                 .select_related("project", "request"))
+        going = Namespace.objects.filter(
+            tenant=tenancy_request.tenant,
+            cluster__name=inputs.cluster.name,
+            name__in=inputs.remove_namespaces,
+        ).select_related("project", "request")
         return sorted({app for app in map(app_of, going) if app})
     app = _app_of_request(tenancy_request, inputs)
     return [app] if app else []
@@ -574,9 +642,9 @@ def apps_of_request(tenancy_request: Request, inputs: PlanInput) -> list[str]:
 def apps_on(tenant: Tenant, cluster: str) -> list[str]:
     """The applications with a live namespace of the tenant on the cluster (review apps'
     namespaces included: their files live under their project)."""
-    live = (Namespace.objects.filter(tenant=tenant, cluster__name=cluster,
-                                     state__in=GITOPS_LIVE_STATES)
-            .select_related("project", "request"))
+    live = Namespace.objects.filter(
+        tenant=tenant, cluster__name=cluster, state__in=GITOPS_LIVE_STATES
+    ).select_related("project", "request")
     return sorted({app for app in map(app_of, live) if app})
 
 
@@ -585,7 +653,9 @@ def _app_of_request(tenancy_request: Request, inputs: PlanInput) -> str:
     if tenancy_request.kind in (RequestKind.NAMESPACE, RequestKind.PROJECT):
         return payload["app"]
     if tenancy_request.kind in (
-        RequestKind.ENVIRONMENT, RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT,
+        RequestKind.ENVIRONMENT,
+        RequestKind.EPHEMERAL,
+        RequestKind.END_ENVIRONMENT,
         RequestKind.PROJECT_DECOMMISSION,
     ):
         return payload["project"]
@@ -602,8 +672,9 @@ def _app_of_request(tenancy_request: Request, inputs: PlanInput) -> str:
     return app_of(namespace) if namespace else ""
 
 
-def gitops_input_for(tenancy_request: Request, inputs: PlanInput, app: str | None = None
-                     ) -> PlanInput:
+def gitops_input_for(
+    tenancy_request: Request, inputs: PlanInput, app: str | None = None
+) -> PlanInput:
     """What the GitOps files of the application `app` (the one this request touches, when
     not given) are rendered from.
 
@@ -658,9 +729,15 @@ def gitops_input_for(tenancy_request: Request, inputs: PlanInput, app: str | Non
         namespace_spec(environment.namespace, project=project_name, environment=environment.slug)
         for environment in _ephemeral_environments(tenancy_request, app, inputs)
     ]
-    kargo = inputs.kargo_namespace if project_name == inputs.project else _claimed_name(
-        Cluster.objects.get(name=inputs.cluster.name), tenant, NamePurpose.KARGO,
-        app=project_name,
+    kargo = (
+        inputs.kargo_namespace
+        if project_name == inputs.project
+        else _claimed_name(
+            Cluster.objects.get(name=inputs.cluster.name),
+            tenant,
+            NamePurpose.KARGO,
+            app=project_name,
+        )
     )
     return PlanInput(
         request_id=tenancy_request.pk,
@@ -692,8 +769,10 @@ def _ephemeral_environments(
     if tenancy_request.kind == RequestKind.END_ENVIRONMENT:
         query = query.exclude(pk=tenancy_request.payload["environment"])
     return list(
-        query.exclude(namespace__cluster__name=inputs.cluster.name,
-                      namespace__name__in=inputs.remove_namespaces)
+        query.exclude(
+            namespace__cluster__name=inputs.cluster.name,
+            namespace__name__in=inputs.remove_namespaces,
+        )
         .select_related("namespace__tier", "namespace__tier_revision", "namespace__cluster")
         .order_by("slug")
     )

@@ -100,8 +100,10 @@ def _speaks_tls(url: str) -> bool:
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     try:
-        with socket.create_connection((parts.host, parts.port or 80), timeout=3) as raw, \
-                context.wrap_socket(raw, server_hostname=parts.host):
+        with (
+            socket.create_connection((parts.host, parts.port or 80), timeout=3) as raw,
+            context.wrap_socket(raw, server_hostname=parts.host),
+        ):
             return True
     except OSError:  # ssl.SSLError included: not TLS, or not there at all
         return False
@@ -123,17 +125,24 @@ def _describe(exc: BaseException, url: str = "") -> KubeError:
     if isinstance(exc, (urllib3.exceptions.HTTPError, TimeoutError, ConnectionError)):
         # People read this; the address and the library's wording go to the log only.
         logger.warning("cluster API unreachable: %s: %s", type(exc).__name__, exc)
-        return KubeError(f"cluster unreachable: {_unreachable_cause(exc)}", status=None,
-                         transient=True)
+        return KubeError(
+            f"cluster unreachable: {_unreachable_cause(exc)}", status=None, transient=True
+        )
     if isinstance(exc, ValueError):
         # The client refuses the cluster's settings (discovery: an http:// URL to an HTTPS
         # server; a kubeconfig it cannot use): nothing heals that but a platform admin.
         logger.warning("cluster settings refused by the client: %s", exc)
-        hint = ("its API URL must start with https://, the server speaks HTTPS"
-                if "should start with https://" in str(exc) else
-                "the client cannot use them")
-        return KubeError(f"the cluster's settings are not valid: {hint}; a platform admin "
-                         "must correct the cluster in Berth", status=None, transient=False)
+        hint = (
+            "its API URL must start with https://, the server speaks HTTPS"
+            if "should start with https://" in str(exc)
+            else "the client cannot use them"
+        )
+        return KubeError(
+            f"the cluster's settings are not valid: {hint}; a platform admin "
+            "must correct the cluster in Berth",
+            status=None,
+            transient=False,
+        )
     raise exc
 
 
@@ -158,7 +167,7 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, (urllib3.exceptions.HTTPError, TimeoutError, ConnectionError))
 
 
-def _with_retries(policy: RetryPolicy, call, *, url: str = ""):  # noqa: ANN001, ANN202 - any zero-arg callable
+def _with_retries(policy: RetryPolicy, call, *, url: str = ""):
     """Run `call` with retries on transient errors; return (result, attempts)."""
     retrying = Retrying(
         retry=retry_if_exception(_is_transient),
@@ -180,7 +189,7 @@ def _with_retries(policy: RetryPolicy, call, *, url: str = ""):  # noqa: ANN001,
         error = _describe(exhausted.last_attempt.exception(), url)
         error.attempts = attempt_number
         raise error from None
-    except Exception as exc:  # noqa: BLE001 - classified, then re-raised as KubeError
+    except Exception as exc:
         error = _describe(exc, url)
         error.attempts = attempt_number
         raise error from exc
@@ -197,9 +206,12 @@ class ClusterClient:
             self.api_client = _api_client(access)
         except (ValueError, k8s_config.ConfigException, yaml.YAMLError) as exc:
             logger.warning("cluster credentials refused by the client: %s", exc)
-            raise KubeError("the cluster's credentials or kubeconfig cannot be used; a "
-                            "platform admin must correct the cluster in Berth",
-                            status=None, transient=False) from None
+            raise KubeError(
+                "the cluster's credentials or kubeconfig cannot be used; a "
+                "platform admin must correct the cluster in Berth",
+                status=None,
+                transient=False,
+            ) from None
         self._dynamic: DynamicClient | None = None
         self._lock = threading.Lock()
         # (apiVersion, kind) -> the discovered resource: the client searches every group's
@@ -216,22 +228,22 @@ class ClusterClient:
                 )
             return self._dynamic
 
-    def _retry(self, call):  # noqa: ANN001, ANN202 - any zero-arg callable
+    def _retry(self, call):
         return _with_retries(self.policy, call, url=self.api_client.configuration.host)
 
     def _timeout(self) -> dict[str, Any]:
         return {"_request_timeout": self.policy.timeout_seconds}
 
-    def _resource(self, api_version: str, kind: str):  # noqa: ANN202 - dynamic Resource
+    def _resource(self, api_version: str, kind: str):
         found = self._resources.get((api_version, kind))
         if found is None:
             found = self._resources[(api_version, kind)] = self.dynamic.resources.get(
-                api_version=api_version, kind=kind)
+                api_version=api_version, kind=kind
+            )
         return found
 
     def version(self) -> str:
-        info, _ = self._retry(
-            lambda: k8s.VersionApi(self.api_client).get_code(**self._timeout()))
+        info, _ = self._retry(lambda: k8s.VersionApi(self.api_client).get_code(**self._timeout()))
         return info.git_version
 
     def openapi_v3(self, group: str, version: str) -> dict[str, Any] | None:
@@ -241,15 +253,19 @@ class ClusterClient:
 
         def fetch() -> dict[str, Any] | None:
             request = self.api_client.param_serialize(
-                "GET", path, header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"])
+                "GET",
+                path,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
             response = self.api_client.call_api(*request, **self._timeout()).response
             if response.status == 404:
                 return None
             if not 200 <= response.status <= 299:
                 # Raised as the client would, so that retries and messages are as for any call.
-                raise ApiException(status=response.status, reason=response.reason,
-                                   http_resp=response)
+                raise ApiException(
+                    status=response.status, reason=response.reason, http_resp=response
+                )
             return json.loads(response.data)
 
         document, _ = self._retry(fetch)
@@ -281,7 +297,7 @@ class ClusterClient:
         # a dict to sanitise it and then encode it again on every try.
         body = json.dumps(obj, separators=(",", ":"))
 
-        def apply_once() -> Any:  # noqa: ANN401 - urllib3's response
+        def apply_once() -> Any:
             return resource.server_side_apply(
                 body=body,
                 name=ref.name,
@@ -349,25 +365,49 @@ class ClusterClient:
         items, _ = self._retry(list_once)
         return items
 
-    def list_everywhere(self, api_version: str, kind: str, *, label_selector: str,
-                        ) -> tuple[list[dict[str, Any]], str]:
+    def list_everywhere(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        label_selector: str,
+    ) -> tuple[list[dict[str, Any]], str]:
         """One LIST over all namespaces (no retries: a watcher has its own backoff): the
         items and the list's resourceVersion, where a watch of the same takes up."""
-        body = self._raw_get(api_version, kind, [("labelSelector", label_selector)],
-                             read_timeout=self.policy.timeout_seconds).read()
+        body = self._raw_get(
+            api_version,
+            kind,
+            [("labelSelector", label_selector)],
+            read_timeout=self.policy.timeout_seconds,
+        ).read()
         found = json.loads(body)
         return found.get("items") or [], found["metadata"].get("resourceVersion", "")
 
-    def watch(self, api_version: str, kind: str, *, label_selector: str,
-              resource_version: str, timeout_seconds: int) -> Iterator[dict[str, Any]]:
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        label_selector: str,
+        resource_version: str,
+        timeout_seconds: int,
+    ) -> Iterator[dict[str, Any]]:
         """The watch events (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) over all namespaces
         after `resource_version`, as they come, until the server ends the stream after
         `timeout_seconds`. A 410 answered as a status, not an event, is raised as KubeError."""
-        response = self._raw_get(api_version, kind, [
-            ("watch", "true"), ("allowWatchBookmarks", "true"),
-            ("labelSelector", label_selector), ("resourceVersion", resource_version),
-            ("timeoutSeconds", str(timeout_seconds))],
-            read_timeout=timeout_seconds + self.policy.timeout_seconds, stream=True)
+        response = self._raw_get(
+            api_version,
+            kind,
+            [
+                ("watch", "true"),
+                ("allowWatchBookmarks", "true"),
+                ("labelSelector", label_selector),
+                ("resourceVersion", resource_version),
+                ("timeoutSeconds", str(timeout_seconds)),
+            ],
+            read_timeout=timeout_seconds + self.policy.timeout_seconds,
+            stream=True,
+        )
         try:
             for line in iter_resp_lines(response):
                 if line:
@@ -375,17 +415,33 @@ class ClusterClient:
         finally:
             response.release_conn()
 
-    def _raw_get(self, api_version: str, kind: str, query: list[tuple[str, str]], *,
-                 read_timeout: float, stream: bool = False) -> Any:  # noqa: ANN401 - urllib3
+    def _raw_get(
+        self,
+        api_version: str,
+        kind: str,
+        query: list[tuple[str, str]],
+        *,
+        read_timeout: float,
+        stream: bool = False,
+    ) -> Any:
         path = self._resource(api_version, kind).path()
         method, url, headers, body, post = self.api_client.param_serialize(
-            "GET", path, query_params=query, header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"])
+            "GET",
+            path,
+            query_params=query,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
         try:
             answer = self.api_client.call_api(
-                method, url, headers, body, post,
-                _request_timeout=(self.policy.timeout_seconds, read_timeout))
-        except Exception as exc:  # noqa: BLE001 - classified as every other call's
+                method,
+                url,
+                headers,
+                body,
+                post,
+                _request_timeout=(self.policy.timeout_seconds, read_timeout),
+            )
+        except Exception as exc:
             raise _describe(exc, self.api_client.configuration.host) from exc
         response = answer.response
         if not 200 <= response.status <= 299:
@@ -394,8 +450,11 @@ class ClusterClient:
             message = text
             with contextlib.suppress(ValueError):
                 message = json.loads(text).get("message") or text
-            raise KubeError(message[:500], status=response.status,
-                            transient=response.status >= 500 or response.status == 429)
+            raise KubeError(
+                message[:500],
+                status=response.status,
+                transient=response.status >= 500 or response.status == 429,
+            )
         return response if stream else answer
 
 

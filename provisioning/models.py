@@ -51,16 +51,20 @@ class AppliedObject(models.Model):
     """The resourceVersion an object had after Berth last applied it: the next apply that
     leaves it there changed nothing, without reading it first."""
 
-    cluster = models.ForeignKey("tenants.Cluster", on_delete=models.CASCADE,
-                                related_name="applied_objects")
+    cluster = models.ForeignKey(
+        "tenants.Cluster", on_delete=models.CASCADE, related_name="applied_objects"
+    )
     api_version = models.CharField(max_length=200)
     object = models.CharField(max_length=600, help_text="Kind/namespace/name")
     resource_version = models.CharField(max_length=100)
     applied_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["cluster", "api_version", "object"],
-                                               name="applied_object_once_per_cluster")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "api_version", "object"], name="applied_object_once_per_cluster"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.object} at {self.resource_version} on {self.cluster_id}"
@@ -72,13 +76,14 @@ class GitWrite(models.Model):
     commit each, and pushes them together; it leaves each one's outcome here for the
     worker of that request, which takes it and deletes the row."""
 
-    repository = models.CharField(max_length=100, db_index=True,
-                                  help_text="The repository's lock name (never its URL).")
-    request = models.OneToOneField("tenants.Request", on_delete=models.CASCADE,
-                                   related_name="+")
+    repository = models.CharField(
+        max_length=100, db_index=True, help_text="The repository's lock name (never its URL)."
+    )
+    request = models.OneToOneField("tenants.Request", on_delete=models.CASCADE, related_name="+")
     queued_at = models.DateTimeField()
-    outcome = models.CharField(max_length=20, blank=True,
-                               help_text="Blank while waiting; committed | unchanged.")
+    outcome = models.CharField(
+        max_length=20, blank=True, help_text="Blank while waiting; committed | unchanged."
+    )
     message = models.TextField(blank=True)
 
     class Meta:
@@ -93,8 +98,9 @@ class ClusterWatch(models.Model):
     the lease (where there is no PostgreSQL advisory lock), the heartbeat /readyz reads and
     beat's reconcile trusts, and the figures /metrics shows."""
 
-    cluster = models.OneToOneField("tenants.Cluster", on_delete=models.CASCADE,
-                                   related_name="watch")
+    cluster = models.OneToOneField(
+        "tenants.Cluster", on_delete=models.CASCADE, related_name="watch"
+    )
     holder = models.CharField(max_length=255, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

@@ -43,11 +43,13 @@ def campaign_changes(tier_id: int | None) -> CampaignChanges:
     try:
         return campaigns.campaign_changes(tier_id)
     except KubeError as exc:
-        raise PreviewUnavailable(f"The diffs cannot be computed: a cluster could not be "
-                                 f"read: {exc.message}") from exc
+        raise PreviewUnavailable(
+            f"The diffs cannot be computed: a cluster could not be read: {exc.message}"
+        ) from exc
     except GitError as exc:
-        raise PreviewUnavailable(f"The diffs cannot be computed: a tenant's repository could "
-                                 f"not be read: {exc.message}") from exc
+        raise PreviewUnavailable(
+            f"The diffs cannot be computed: a tenant's repository could not be read: {exc.message}"
+        ) from exc
 
 
 def tier_definition_of(tier: EnvironmentTier) -> tuple[str, dict]:
@@ -75,28 +77,41 @@ def check_repository(tenant: Tenant) -> RepositoryCheck:
         with gitops.interactive():
             gitops.probe_write(remote)
     except GitError as exc:
-        return RepositoryCheck(False, f"Berth can read {where} but cannot push to it (its "
-                                      f"credential must be allowed to write): {exc.message}")
-    at = (f"{remote.branch} is at {head[:12]}" if head else
-          f"it has no branch {remote.branch} yet: Berth creates it with its first commit")
+        return RepositoryCheck(
+            False,
+            f"Berth can read {where} but cannot push to it (its "
+            f"credential must be allowed to write): {exc.message}",
+        )
+    at = (
+        f"{remote.branch} is at {head[:12]}"
+        if head
+        else f"it has no branch {remote.branch} yet: Berth creates it with its first commit"
+    )
     return RepositoryCheck(True, f"{remote.url} answers and takes Berth's pushes: {at}.")
 
 
 def _interactive(answer: Callable[..., T]) -> Callable[..., T]:
     """A page or an API call waits for this answer: git gets BERTH_GIT_WEB_TIMEOUT_SECONDS
     per command, not a worker's patience."""
+
     @functools.wraps(answer)
     def waited_for(*args: Any) -> T:
         with gitops.interactive():
             return answer(*args)
+
     return waited_for
 
 
 ENGINE = Engine(
-    plan=plan, gitops_preview=_interactive(gitops_preview),
+    plan=plan,
+    gitops_preview=_interactive(gitops_preview),
     effective_permissions=access.effective_permissions,
-    check_repository=check_repository, one_read_per_repository=gitops.one_fetch_per_branch,
-    access_grants=engine.access_grants, take_truth=_interactive(engine.take_truth),
-    campaign_changes=_interactive(campaign_changes), tier_definition=tier_definition_of,
-    bundle_digest=bundle_digest, guardrails_digest=expected_digest,
+    check_repository=check_repository,
+    one_read_per_repository=gitops.one_fetch_per_branch,
+    access_grants=engine.access_grants,
+    take_truth=_interactive(engine.take_truth),
+    campaign_changes=_interactive(campaign_changes),
+    tier_definition=tier_definition_of,
+    bundle_digest=bundle_digest,
+    guardrails_digest=expected_digest,
 )

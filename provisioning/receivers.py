@@ -13,8 +13,13 @@ ENQUEUE_AFTER = {"approve", "retry"}
 
 
 @receiver(request_state_changed, sender=Request)
-def enqueue_for_provisioning(sender, *, request_ids: list[int], action: str,  # noqa: ANN001
-                             **_: object) -> None:
+def enqueue_for_provisioning(
+    sender,
+    *,
+    request_ids: list[int],
+    action: str,
+    **_: object,
+) -> None:
     """A job per batch of requests a worker provisions together (engine.batches_of)."""
     if action in ENQUEUE_AFTER:
         from provisioning.engine import batches_of
@@ -26,14 +31,14 @@ def enqueue_for_provisioning(sender, *, request_ids: list[int], action: str,  # 
 
 
 @receiver(cluster_registered, sender=Cluster)
-def discover_namespaces(sender, *, cluster_id: int, **_: object) -> None:  # noqa: ANN001
+def discover_namespaces(sender, *, cluster_id: int, **_: object) -> None:
     from provisioning.tasks import discover_namespaces
 
     enqueue(discover_namespaces, cluster_id)
 
 
 @receiver(campaign_moved, sender=UpgradeCampaign)
-def roll_campaign(sender, *, campaign_id: int, action: str, **_: object) -> None:  # noqa: ANN001
+def roll_campaign(sender, *, campaign_id: int, action: str, **_: object) -> None:
     from provisioning.tasks import roll_back_campaign, roll_campaign
 
     enqueue(roll_back_campaign if action == "roll_back" else roll_campaign, campaign_id)

@@ -30,7 +30,7 @@ WORKING_STATES = (RequestState.APPROVED, RequestState.PROVISIONING)
 
 
 @shared_task(bind=True, name="provisioning.heartbeat")
-def heartbeat(self) -> str:  # noqa: ANN001 - Celery task instance
+def heartbeat(self) -> str:
     """Beat sends this every minute; a worker that runs it shows it is alive and consuming."""
     hostname = self.request.hostname or "unknown"
     WorkerHeartbeat.objects.update_or_create(
@@ -46,32 +46,47 @@ def heartbeat(self) -> str:  # noqa: ANN001 - Celery task instance
 DATABASE_GONE = (OperationalError, InterfaceError)
 
 
-@shared_task(bind=True, name="provisioning.converge", autoretry_for=DATABASE_GONE,
-             max_retries=None, retry_backoff=2, retry_backoff_max=30, retry_jitter=True)
-def converge(self, request_id: int, companions: list[int] | None = None) -> str:  # noqa: ANN001
+@shared_task(
+    bind=True,
+    name="provisioning.converge",
+    autoretry_for=DATABASE_GONE,
+    max_retries=None,
+    retry_backoff=2,
+    retry_backoff_max=30,
+    retry_jitter=True,
+)
+def converge(self, request_id: int, companions: list[int] | None = None) -> str:
     """Provision the request, with `companions` (queued with it) and others approved for its
     cluster (engine.converge_batch); a request another worker's batch holds or finished costs
     one query."""
     worker = _worker(self)
     queued = [request_id, *(companions or ())]
     # Those already done, or held by another worker's batch, cost this one query.
-    found = {pk: _why_not(*row, worker=worker) for pk, *row in
-             Request.objects.filter(pk__in=queued)
-             .values_list("pk", "state", "lease_owner", "lease_expires_at")}
+    found = {
+        pk: _why_not(*row, worker=worker)
+        for pk, *row in Request.objects.filter(pk__in=queued).values_list(
+            "pk", "state", "lease_owner", "lease_expires_at"
+        )
+    }
     open_ids = [pk for pk in queued if found.get(pk, "gone") == ""]
     if not open_ids:
         return found.get(request_id) or f"request {request_id} does not exist"
-    results = engine.converge_batch(request_id=open_ids[0], worker=worker,
-                                    companions=tuple(open_ids[1:]))
+    results = engine.converge_batch(
+        request_id=open_ids[0], worker=worker, companions=tuple(open_ids[1:])
+    )
     for each, result in results.items():
         logger.info("request %s: %s", each, result)
     waiting = [each for each, result in results.items() if result.startswith("waiting")]
     # Waiting out an outage: come back then (the sweep would too, a little later).
-    for each, next_try in (Request.objects.filter(pk__in=waiting, lease_owner=WAITING)
-                           .exclude(next_try_at=None).values_list("pk", "next_try_at")):
+    for each, next_try in (
+        Request.objects.filter(pk__in=waiting, lease_owner=WAITING)
+        .exclude(next_try_at=None)
+        .values_list("pk", "next_try_at")
+    ):
         converge.apply_async((each,), eta=next_try)
-    return (results.get(request_id) or found.get(request_id)
-            or f"request {request_id} does not exist")
+    return (
+        results.get(request_id) or found.get(request_id) or f"request {request_id} does not exist"
+    )
 
 
 def _why_not(state: str, owner: str, lease_ends: datetime | None, *, worker: str) -> str:
@@ -103,10 +118,13 @@ def sweep_campaigns() -> list[int]:
     or the message was lost. The lease keeps a campaign to one worker, so a second message
     for a live one does nothing."""
     now = timezone.now()
-    stranded = (UpgradeCampaign.objects
-                .filter(state__in=(CampaignState.ROLLING, CampaignState.ROLLING_BACK))
-                .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
-                .values_list("pk", "state"))
+    stranded = (
+        UpgradeCampaign.objects.filter(
+            state__in=(CampaignState.ROLLING, CampaignState.ROLLING_BACK)
+        )
+        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
+        .values_list("pk", "state")
+    )
     found = []
     for campaign_id, state in stranded:
         task = roll_back_campaign if state == CampaignState.ROLLING_BACK else roll_campaign
@@ -124,8 +142,9 @@ def discover_namespaces(cluster_id: int) -> list[str]:
     try:
         return engine.discover_namespaces(cluster)
     except KubeError as error:
-        logger.warning("namespaces on %s not read: %s (retry from its admin page)",
-                       cluster.name, error.message)
+        logger.warning(
+            "namespaces on %s not read: %s (retry from its admin page)", cluster.name, error.message
+        )
         return []
 
 
@@ -139,8 +158,9 @@ def install_guardrails(cluster_id: int, actor_id: int | None = None) -> str:
         installed = bootstrap.install_guardrails(cluster=cluster, actor=actor)
     except (bootstrap.BootstrapError, KubeError) as error:
         why = error.message if isinstance(error, KubeError) else str(error)
-        audit.record(actor=actor, action="install_guardrails.failed", obj=cluster,
-                     after={"why": why})
+        audit.record(
+            actor=actor, action="install_guardrails.failed", obj=cluster, after={"why": why}
+        )
         logger.warning("guardrails not installed on %s: %s", cluster.name, why)
         return f"failed: {why}"
     sweep.delay()  # the requests that waited for them, now rather than at the next sweep
@@ -182,11 +202,11 @@ def _worker(task: object) -> str:
 
 
 @shared_task(bind=True, name="provisioning.roll_campaign")
-def roll_campaign(self, campaign_id: int) -> str:  # noqa: ANN001 - Celery task instance
+def roll_campaign(self, campaign_id: int) -> str:
     """An approved or resumed upgrade campaign, wave by wave."""
     return campaigns.roll(campaign_id, _worker(self))
 
 
 @shared_task(bind=True, name="provisioning.roll_back_campaign")
-def roll_back_campaign(self, campaign_id: int) -> str:  # noqa: ANN001 - Celery task instance
+def roll_back_campaign(self, campaign_id: int) -> str:
     return campaigns.roll_back(campaign_id, _worker(self))

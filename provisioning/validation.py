@@ -19,7 +19,10 @@ logger = logging.getLogger(__name__)
 
 
 def validate_plan(
-    plan: Plan, inputs: PlanInput, *, crd_dir: str | None = None,
+    plan: Plan,
+    inputs: PlanInput,
+    *,
+    crd_dir: str | None = None,
     served: ServedSchemas | None = None,
 ) -> dict[str, list[str]]:
     """Every problem of a plan, by object ("Kind/namespace/name"), before anything is
@@ -42,8 +45,9 @@ def validate_plan(
             )
         seen.add(identity)
         try:
-            errors = [f"schema: {error}"
-                      for error in validate_object(obj, crd_dir=crd_dir, served=served)]
+            errors = [
+                f"schema: {error}" for error in validate_object(obj, crd_dir=crd_dir, served=served)
+            ]
         except SchemaUnavailable as exc:
             logger.info("schema check of %s skipped: %s", key, exc)
             errors = []
@@ -58,9 +62,11 @@ def validate_plan(
         elif ref.kind != "Namespace" and (ref.kind, ref.namespace, ref.name) in others:
             found = []
         else:
-            found = [f"a tenant's plan deletes only namespaces named {prefix}* and, when a "
-                     "project or the tenant goes, the Kargo Project, roots and credentials "
-                     "Berth made for them"]
+            found = [
+                f"a tenant's plan deletes only namespaces named {prefix}* and, when a "
+                "project or the tenant goes, the Kargo Project, roots and credentials "
+                "Berth made for them"
+            ]
         if found:
             problems.setdefault(str(ref), []).extend(found)
     return problems
@@ -77,32 +83,42 @@ def cluster_schemas(cluster_name: str) -> ServedSchemas:
 
         cluster = Cluster.objects.filter(name=cluster_name).first()
         if cluster is None or cluster.plan_only:
-            logger.info("cluster %s is plan-only or not registered: Berth asks it for no "
-                        "schemas", cluster_name)
+            logger.info(
+                "cluster %s is plan-only or not registered: Berth asks it for no schemas",
+                cluster_name,
+            )
             return None
         try:
             return _client(cluster).openapi_v3(group, version)
         except KubeError as error:
             raise SchemaUnavailable(
                 f"cluster {cluster_name} did not give its schemas for {group}/{version}: "
-                f"{error.message}") from error
+                f"{error.message}"
+            ) from error
 
     return ServedSchemas(cluster_name, fetch)
 
 
-def _client(cluster: Any) -> ClusterClient:  # noqa: ANN401 - a tenants.models.Cluster
+def _client(cluster: Any) -> ClusterClient:
     """The same client as the engine's (provisioning.engine.clusters, a layer above): the
     same access key and retry policy, so the check shares its client and discovery."""
     fingerprint = hashlib.sha256(
         f"{cluster.api_url}|{cluster.auth_method}|{cluster.credentials}|"
-        f"{cluster.ca_certificate}".encode()).hexdigest()[:16]
-    access = ClusterAccess(key=f"{cluster.pk}:{fingerprint}", api_url=cluster.api_url,
-                           auth_method=cluster.auth_method, credentials=cluster.credentials,
-                           ca_certificate=cluster.ca_certificate)
-    policy = RetryPolicy(attempts=settings.KUBE_MAX_ATTEMPTS,
-                         initial_seconds=settings.KUBE_BACKOFF_SECONDS,
-                         max_seconds=max(settings.KUBE_BACKOFF_SECONDS * 20, 1.0),
-                         timeout_seconds=settings.KUBE_TIMEOUT_SECONDS)
+        f"{cluster.ca_certificate}".encode()
+    ).hexdigest()[:16]
+    access = ClusterAccess(
+        key=f"{cluster.pk}:{fingerprint}",
+        api_url=cluster.api_url,
+        auth_method=cluster.auth_method,
+        credentials=cluster.credentials,
+        ca_certificate=cluster.ca_certificate,
+    )
+    policy = RetryPolicy(
+        attempts=settings.KUBE_MAX_ATTEMPTS,
+        initial_seconds=settings.KUBE_BACKOFF_SECONDS,
+        max_seconds=max(settings.KUBE_BACKOFF_SECONDS * 20, 1.0),
+        timeout_seconds=settings.KUBE_TIMEOUT_SECONDS,
+    )
     return client_for(access, policy)
 
 
@@ -124,9 +140,11 @@ def deletable_objects(inputs: PlanInput) -> set[tuple[str, str, str]]:
     found = set()
     found |= {("Project", "", project.namespace) for project in inputs.remove_kargo}
     if ARGOCD in inputs.remove_tenant_engines:
-        found |= {("Application", tenant.apps_namespace, ROOT_NAME),
-                  ("Secret", argocd, f"berth-repo-{tenant.slug}"),
-                  ("AppProject", argocd, tenant.slug)}
+        found |= {
+            ("Application", tenant.apps_namespace, ROOT_NAME),
+            ("Secret", argocd, f"berth-repo-{tenant.slug}"),
+            ("AppProject", argocd, tenant.slug),
+        }
     if FLUX in inputs.remove_tenant_engines:
         found.add(("Kustomization", tenant.gitops_namespace, ROOT_NAME))
     return found
@@ -136,8 +154,12 @@ def _identity(obj: Any) -> tuple[str, str, str, str] | None:
     """(group, kind, namespace, name): what the API server knows an object by."""
     try:
         meta = obj["metadata"]
-        return (obj["apiVersion"].rpartition("/")[0], obj["kind"],
-                meta.get("namespace", ""), meta["name"])
+        return (
+            obj["apiVersion"].rpartition("/")[0],
+            obj["kind"],
+            meta.get("namespace", ""),
+            meta["name"],
+        )
     except (KeyError, TypeError, AttributeError):
         return None
 

@@ -57,27 +57,41 @@ def tier_from_definition(definition: dict[str, object]) -> TierSpec:
 
 
 def _sample_tiers() -> list[TierSpec]:
-    roles = {"owner": "berth-tenant-edit", "member": "berth-tenant-edit",
-             "viewer": "berth-tenant-view"}
-    return [TierSpec(f"t{index}", level, preset, 500, 512, 100, 128, roles, position=index)
-            for index, (preset, level) in enumerate(product(PRESETS, LEVELS))]
+    roles = {
+        "owner": "berth-tenant-edit",
+        "member": "berth-tenant-edit",
+        "viewer": "berth-tenant-view",
+    }
+    return [
+        TierSpec(f"t{index}", level, preset, 500, 512, 100, 128, roles, position=index)
+        for index, (preset, level) in enumerate(product(PRESETS, LEVELS))
+    ]
 
 
 def _sample(engine: str) -> PlanInput:
     tiers = _sample_tiers()
-    tenant = TenantSpec("sample", "Sample team", {"owner": ("sample-owners",),
-                                                  "member": ("sample-devs",),
-                                                  "viewer": ("sample-viewers",)},
-                        "https://git.example.com/sample/gitops.git")
-    namespaces = tuple(NamespaceSpec(f"sample-web-{tier.slug}", tier, 1000, 2048, 5, "web")
-                       for tier in tiers)
+    tenant = TenantSpec(
+        "sample",
+        "Sample team",
+        {"owner": ("sample-owners",), "member": ("sample-devs",), "viewer": ("sample-viewers",)},
+        "https://git.example.com/sample/gitops.git",
+    )
+    namespaces = tuple(
+        NamespaceSpec(f"sample-web-{tier.slug}", tier, 1000, 2048, 5, "web") for tier in tiers
+    )
     kargo = (KargoProject("web", "sample-web-kargo", tuple(tiers)),) if "kargo" in engine else ()
-    return PlanInput(request_id=1, tenant=tenant,
-                     cluster=ClusterSpec("sample", "argocd", True, "ingress-nginx"),
-                     engine=engine, namespaces=namespaces, project="web", app="web",
-                     kargo_namespace="sample-web-kargo",
-                     tenant_engines=frozenset({FLUX if engine == "flux" else ARGOCD}),
-                     kargo_projects=kargo)
+    return PlanInput(
+        request_id=1,
+        tenant=tenant,
+        cluster=ClusterSpec("sample", "argocd", True, "ingress-nginx"),
+        engine=engine,
+        namespaces=namespaces,
+        project="web",
+        app="web",
+        kargo_namespace="sample-web-kargo",
+        tenant_engines=frozenset({FLUX if engine == "flux" else ARGOCD}),
+        kargo_projects=kargo,
+    )
 
 
 def samples() -> list[PlanInput]:
@@ -92,6 +106,5 @@ def bundle_digest() -> str:
     for engine in ENGINES:
         inputs = _sample(engine)
         plan = render(inputs)
-        rendered[engine] = {"objects": list(plan.redacted()),
-                            "files": render_files(inputs)}
+        rendered[engine] = {"objects": list(plan.redacted()), "files": render_files(inputs)}
     return _digest(rendered)

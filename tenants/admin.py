@@ -40,7 +40,7 @@ class WriteOnlySecretForm(ModelForm):
 
     secret_fields: tuple[str, ...] = ()
 
-    def __init__(self, *args, **kwargs):  # noqa: ANN002, ANN003 - Django API
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         for name in self.secret_fields:
             stored = bool(self.instance.pk and getattr(self.instance, name))
@@ -52,7 +52,7 @@ class WriteOnlySecretForm(ModelForm):
                 else "Stored encrypted.",
             )
 
-    def clean(self):  # noqa: ANN201 - Django API
+    def clean(self):
         cleaned = super().clean()
         for name in self.secret_fields:
             if not cleaned.get(name) and self.instance.pk:
@@ -63,7 +63,8 @@ class WriteOnlySecretForm(ModelForm):
 class TenantForm(WriteOnlySecretForm):
     secret_fields = ("gitops_credentials",)
     confirm_removals = forms.BooleanField(
-        required=False, label="Yes, remove everyone in the emptied roles",
+        required=False,
+        label="Yes, remove everyone in the emptied roles",
         help_text="Needed when a change empties a role's groups while people hold that role.",
     )
 
@@ -86,27 +87,36 @@ class TenantForm(WriteOnlySecretForm):
     def clean_gitops_path(self) -> str:
         return clean_repo_path(self.cleaned_data["gitops_path"])
 
-    def clean(self):  # noqa: ANN201 - Django API
+    def clean(self):
         cleaned = super().clean()
         if self.instance.pk and not cleaned.get("confirm_removals"):
             roles = [f"{role}_groups" for role in ("owner", "member", "viewer")]
-            emptied = emptied_roles(self.instance, {field: cleaned[field] for field in roles
-                                                    if field in cleaned})
+            emptied = emptied_roles(
+                self.instance, {field: cleaned[field] for field in roles if field in cleaned}
+            )
             for field, people in emptied.items():
-                self.add_error(field, f"This removes every {field.removesuffix('_groups')}: "
-                               f"{people} people lose the role at their next sign-in. Tick the "
-                               "confirmation below to do it.")
+                self.add_error(
+                    field,
+                    f"This removes every {field.removesuffix('_groups')}: "
+                    f"{people} people lose the role at their next sign-in. Tick the "
+                    "confirmation below to do it.",
+                )
         slug = cleaned.get("slug") or self.instance.slug
         for cluster in cleaned.get("allowed_clusters") or ():
             for name, purpose in (tenant_names(slug) if slug else {}).items():
-                problem = name_problem(cluster, name, purpose=purpose,
-                                       tenant=self.instance if self.instance.pk else None)
+                problem = name_problem(
+                    cluster,
+                    name,
+                    purpose=purpose,
+                    tenant=self.instance if self.instance.pk else None,
+                )
                 if problem:
                     self.add_error("allowed_clusters", problem)
         groups = {field: cleaned[field] for field in GROUP_FIELDS if field in cleaned}
         try:
-            validate_tenant_groups(groups, others=groups_of_other_tenants(
-                self.instance if self.instance.pk else None))
+            validate_tenant_groups(
+                groups, others=groups_of_other_tenants(self.instance if self.instance.pk else None)
+            )
         except forms.ValidationError as exc:
             self.add_error(None, exc)
         return cleaned
@@ -135,7 +145,7 @@ class TenantAdmin(admin.ModelAdmin):
     filter_horizontal = ("allowed_clusters", "allowed_tiers")
     inlines = [MembershipInline]
 
-    def save_related(self, request, form, formsets, change):  # noqa: ANN001, ANN201
+    def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         for cluster in form.instance.allowed_clusters.all():
             claim_tenant_names(form.instance, cluster)
@@ -143,28 +153,38 @@ class TenantAdmin(admin.ModelAdmin):
             request_repository_check(form.instance)  # a worker answers; the page shows it
         changed = sorted(SYNCED_FIELDS & set(form.changed_data))
         if changed or not change:
-            reason = (f"Tenant changed in the admin: {', '.join(changed)}." if change
-                      else f"Tenant {form.instance.slug} added in the admin.")
+            reason = (
+                f"Tenant changed in the admin: {', '.join(changed)}."
+                if change
+                else f"Tenant {form.instance.slug} added in the admin."
+            )
             made = request_tenant_sync(tenant=form.instance, actor=request.user, reason=reason)
             if made:
-                self.message_user(request, "Its objects on "
-                                  + ", ".join(r.payload["cluster"] for r in made)
-                                  + " follow in requests " + ", ".join(f"#{r.pk}" for r in made)
-                                  + ".")
+                self.message_user(
+                    request,
+                    "Its objects on "
+                    + ", ".join(r.payload["cluster"] for r in made)
+                    + " follow in requests "
+                    + ", ".join(f"#{r.pk}" for r in made)
+                    + ".",
+                )
 
 
 @admin.register(EnvironmentTier)
 class EnvironmentTierAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "pod_security_level", "is_ephemeral")
 
-    def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201 - Django API
+    def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         known = obj.revisions.count()
         revision = current_tier_revision(tier=obj)
         if change and revision.number > known:
-            self.message_user(request, f"Tier {obj.slug} is now at definition v{revision.number}. "
-                              "Namespaces made under earlier versions keep them until an "
-                              "upgrade campaign rolls this one out (Upgrades).")
+            self.message_user(
+                request,
+                f"Tier {obj.slug} is now at definition v{revision.number}. "
+                "Namespaces made under earlier versions keep them until an "
+                "upgrade campaign rolls this one out (Upgrades).",
+            )
 
 
 @admin.register(Project)
@@ -187,7 +207,7 @@ class ApprovalInline(admin.TabularInline):
     can_delete = False
     readonly_fields = ("approver", "decision", "reason", "plan_digest", "created_at")
 
-    def has_add_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+    def has_add_permission(self, request, obj=None):
         return False
 
 
@@ -200,10 +220,10 @@ class RequestAdmin(admin.ModelAdmin):
     list_select_related = ("tenant", "requester")
     inlines = [ApprovalInline]
 
-    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+    def has_change_permission(self, request, obj=None):
         return False
 
-    def has_add_permission(self, request):  # noqa: ANN001, ANN201 - Django API
+    def has_add_permission(self, request):
         return False
 
 
@@ -212,10 +232,10 @@ class RunAdmin(admin.ModelAdmin):
     list_display = ("id", "request", "state", "attempts", "started_at", "finished_at")
     list_filter = ("state",)
 
-    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+    def has_change_permission(self, request, obj=None):
         return False
 
-    def has_add_permission(self, request):  # noqa: ANN001, ANN201 - Django API
+    def has_add_permission(self, request):
         return False
 
 
@@ -225,13 +245,13 @@ class AuditEventAdmin(admin.ModelAdmin):
     list_filter = ("action", "object_type")
     search_fields = ("actor_label", "object_id", "object_repr")
 
-    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+    def has_change_permission(self, request, obj=None):
         return False
 
-    def has_add_permission(self, request):  # noqa: ANN001, ANN201 - Django API
+    def has_add_permission(self, request):
         return False
 
-    def has_delete_permission(self, request, obj=None):  # noqa: ANN001, ANN201 - Django API
+    def has_delete_permission(self, request, obj=None):
         return False
 
 
@@ -240,19 +260,28 @@ class NamespaceClaimAdmin(admin.ModelAdmin):
     """The namespace registry: read here, written only by Berth's services (a claim changed
     by hand could hand a name to the wrong owner)."""
 
-    list_display = ("name", "cluster", "purpose", "tenant", "app", "tier", "environment",
-                    "request", "released_at")
+    list_display = (
+        "name",
+        "cluster",
+        "purpose",
+        "tenant",
+        "app",
+        "tier",
+        "environment",
+        "request",
+        "released_at",
+    )
     list_filter = ("purpose", "cluster")
     search_fields = ("name", "app")
     list_select_related = ("cluster", "tenant")
 
-    def has_add_permission(self, request) -> bool:  # noqa: ANN001 - Django API
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:  # noqa: ANN001 - Django API
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:  # noqa: ANN001 - Django API
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
 
@@ -261,13 +290,29 @@ class ClusterPriceAdmin(admin.ModelAdmin):
     """Showback prices per cluster (platform admins); checked by ClusterPrice.clean, saved
     and audited by the service the API uses."""
 
-    list_display = ("cluster", "currency", "cpu_core_hour", "memory_gib_hour",
-                    "storage_gib_month", "namespace_month", "updated_at")
-    fields = ("cluster", "currency", "cpu_core_hour", "memory_gib_hour", "storage_gib_month",
-              "namespace_month")
+    list_display = (
+        "cluster",
+        "currency",
+        "cpu_core_hour",
+        "memory_gib_hour",
+        "storage_gib_month",
+        "namespace_month",
+        "updated_at",
+    )
+    fields = (
+        "cluster",
+        "currency",
+        "cpu_core_hour",
+        "memory_gib_hour",
+        "storage_gib_month",
+        "namespace_month",
+    )
 
-    def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001 - Django's hook
-        saved = set_cluster_prices(actor=request.user, cluster=obj.cluster,
-                                   values={name: getattr(obj, name) for name in PRICE_FIELDS},
-                                   source_ip=request.META.get("REMOTE_ADDR"))
+    def save_model(self, request, obj, form, change) -> None:
+        saved = set_cluster_prices(
+            actor=request.user,
+            cluster=obj.cluster,
+            values={name: getattr(obj, name) for name in PRICE_FIELDS},
+            source_ip=request.META.get("REMOTE_ADDR"),
+        )
         obj.pk = saved.pk

@@ -37,8 +37,7 @@ def event(
     )
 
 
-def record(*, actor: User | None, action: str, obj: models.Model,
-           **details: Any) -> AuditEvent:  # noqa: ANN401 - event's own keyword arguments
+def record(*, actor: User | None, action: str, obj: models.Model, **details: Any) -> AuditEvent:
     """An `event` (with its tenant_id, before, after, source_ip), written at once."""
     written = event(actor=actor, action=action, obj=obj, **details)
     written.save()

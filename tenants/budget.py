@@ -66,19 +66,27 @@ def usage(tenant: Tenant) -> Usage:
 def usage_parts(tenant: Tenant) -> tuple[Usage, Usage]:
     """What the tenant's live namespaces hold (being torn down included), and what its
     requests claim on top: namespaces not live yet, and pending quota increases."""
+
     def summed(field: str, live: bool) -> Coalesce:
         states = LIVE_STATES if live else tuple(set(COUNTED_STATES) - set(LIVE_STATES))
         return Coalesce(Sum(field, filter=Q(state__in=states)), 0)
 
     totals = Namespace.objects.filter(tenant=tenant, state__in=COUNTED_STATES).aggregate(
-        **{f"{field}_{part}": summed(field, part == "live")
-           for field in ("cpu_millis", "memory_mib", "storage_gib") for part in ("live", "asked")},
+        **{
+            f"{field}_{part}": summed(field, part == "live")
+            for field in ("cpu_millis", "memory_mib", "storage_gib")
+            for part in ("live", "asked")
+        },
         count_live=Count("id", filter=Q(state__in=LIVE_STATES)),
         count_asked=Count("id", filter=~Q(state__in=LIVE_STATES)),
     )
     live, requested = (
-        Usage(totals[f"cpu_millis_{part}"], totals[f"memory_mib_{part}"],
-              totals[f"storage_gib_{part}"], totals[f"count_{part}"])
+        Usage(
+            totals[f"cpu_millis_{part}"],
+            totals[f"memory_mib_{part}"],
+            totals[f"storage_gib_{part}"],
+            totals[f"count_{part}"],
+        )
         for part in ("live", "asked")
     )
     changes = Request.objects.filter(
@@ -155,6 +163,7 @@ def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
             # taken without a unit, after "of its 8 cores".
             def bare(stored: int, dimension: str = field) -> str:
                 return quantities.amount(dimension, stored).bare().plain()
+
             asked_for = quantities.amount(field, need).plain()
             limit = quantities.amount(field, total).plain()
             by_namespaces = "in use" if field == "namespaces" else "in use by its namespaces"

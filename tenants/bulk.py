@@ -21,10 +21,15 @@ def update_each(model: type[models.Model], values: dict[int, dict[str, Any]]) ->
         column = model._meta.get_field(name)
         distinct = {repr(row[name]) for row in values.values()}
         if len(distinct) == 1:
-            assignments[column.attname] = Value(next(iter(values.values()))[name],
-                                                output_field=column)
+            assignments[column.attname] = Value(
+                next(iter(values.values()))[name], output_field=column
+            )
         else:
             assignments[column.attname] = Case(
-                *(When(pk=pk, then=Value(row[name], output_field=column))
-                  for pk, row in values.items()), output_field=column)
+                *(
+                    When(pk=pk, then=Value(row[name], output_field=column))
+                    for pk, row in values.items()
+                ),
+                output_field=column,
+            )
     return model.objects.filter(pk__in=list(values)).update(**assignments)

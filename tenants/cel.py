@@ -11,15 +11,19 @@ from celpy import CELEvalError, CELParseError
 _environment = celpy.Environment()
 
 
-def evaluate(program, activation: dict[str, Any]):  # noqa: ANN001, ANN201 - celpy types
+def evaluate(program, activation: dict[str, Any]):
     """The result, or the CELEvalError (raised or returned, depending on where it fails)."""
     return evaluate_converted(program, celpy.json_to_cel(activation))
 
 
 def compile_checked(
-    condition: str, *, sample: dict[str, Any], what: str, allowed: str,
+    condition: str,
+    *,
+    sample: dict[str, Any],
+    what: str,
+    allowed: str,
     error: type[Exception],
-):  # noqa: ANN201 - a celpy Runner
+):
     """Compile `condition` and try it on `sample`; raise `error` saying what is wrong
     (`what` names the condition, `allowed` what it may use) unless it gives true or false."""
     try:
@@ -29,20 +33,19 @@ def compile_checked(
     result = evaluate(program, sample)
     if isinstance(result, CELEvalError):
         raise error(
-            f"{what} cannot be evaluated ({result.args[0] if result.args else result}); "
-            f"{allowed}."
+            f"{what} cannot be evaluated ({result.args[0] if result.args else result}); {allowed}."
         )
     if not isinstance(result, celpy.celtypes.BoolType):
         raise error(f"{what} must be true or false, not {type(result).__name__}.")
     return program
 
 
-def activation(variables: dict[str, Any]):  # noqa: ANN201 - a celpy activation
+def activation(variables: dict[str, Any]):
     """`variables` converted to CEL values once, for evaluating many programs on them."""
     return celpy.json_to_cel(variables)
 
 
-def evaluate_converted(program, converted):  # noqa: ANN001, ANN201 - celpy types
+def evaluate_converted(program, converted):
     """As `evaluate`, on variables `activation` already converted."""
     try:
         return program.evaluate(converted)
@@ -58,18 +61,24 @@ def attributes_read(condition: str, variable: str) -> frozenset[str] | None:
         tree = _environment.compile(condition)
     except CELParseError:
         return None
-    uses = sum(1 for token in tree.scan_values(lambda value: True) if token == variable
-               and getattr(token, "type", "") == "IDENT")
+    uses = sum(
+        1
+        for token in tree.scan_values(lambda value: True)
+        if token == variable and getattr(token, "type", "") == "IDENT"
+    )
     names = set()
     for node in tree.iter_subtrees():
         if node.data != "member_dot" or len(node.children) != 2:
             continue
         inner, name = node.children
-        if (getattr(inner, "data", "") == "member" and len(inner.children) == 1
-                and getattr(inner.children[0], "data", "") == "primary"
-                and len(inner.children[0].children) == 1
-                and getattr(inner.children[0].children[0], "data", "") == "ident"
-                and inner.children[0].children[0].children == [variable]):
+        if (
+            getattr(inner, "data", "") == "member"
+            and len(inner.children) == 1
+            and getattr(inner.children[0], "data", "") == "primary"
+            and len(inner.children[0].children) == 1
+            and getattr(inner.children[0].children[0], "data", "") == "ident"
+            and inner.children[0].children[0].children == [variable]
+        ):
             names.add(str(name))
             uses -= 1
     return frozenset(names) if uses == 0 else None

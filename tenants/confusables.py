@@ -37,5 +37,4 @@ def lookalike(name: str, others: list[str], *, ignore_case: bool = False) -> str
     """The first of `others` that `name` looks like without being it."""
     fold = str.casefold if ignore_case else str
     own = skeleton(fold(name))
-    return next((other for other in others
-                 if other != name and skeleton(fold(other)) == own), None)
+    return next((other for other in others if other != name and skeleton(fold(other)) == own), None)

@@ -41,8 +41,11 @@ class Outcome:
             return "auto-approved"
         if self.outcome == PolicyOutcome.DENY:
             return "denied"
-        role = ApproverRole(self.approver_role).label.lower() \
-            if self.approver_role in ApproverRole.values else self.approver_role
+        role = (
+            ApproverRole(self.approver_role).label.lower()
+            if self.approver_role in ApproverRole.values
+            else self.approver_role
+        )
         return f"needs {self.approvals_required} × {role}"
 
 
@@ -64,5 +67,3 @@ class PastDecision:
     @property
     def kind_label(self) -> str:
         return str(RequestKind(self.kind).label) if self.kind in RequestKind.values else self.kind
-
-

@@ -282,8 +282,9 @@ def _earlier_demo_url(tenant: Tenant) -> bool:
 
 
 def _served_by_demo(url: str, slug: str, *, suffix: str = "") -> bool:
-    return bool(re.fullmatch(rf"http://127\.0\.0\.1:\d+/{re.escape(slug)}\.git"
-                             + re.escape(suffix), url))
+    return bool(
+        re.fullmatch(rf"http://127\.0\.0\.1:\d+/{re.escape(slug)}\.git" + re.escape(suffix), url)
+    )
 
 
 def seed_git_repos(git_dir: Path | None = None, *, http_url: str = "") -> dict[str, str]:
@@ -310,10 +311,17 @@ def seed_git_repos(git_dir: Path | None = None, *, http_url: str = "") -> dict[s
             # The demo git server shows a commit at <repository>/commit/<sha>.
             commit_url = f"{url}/commit/{{sha}}" if http_url else ""
             if tenant.gitops_commit_url == "" or _served_by_demo(
-                    tenant.gitops_commit_url, spec["slug"], suffix="/commit/{sha}"):
+                tenant.gitops_commit_url, spec["slug"], suffix="/commit/{sha}"
+            ):
                 tenant.gitops_commit_url = commit_url
             tenant.full_clean()
-            tenant.save(update_fields=["gitops_repo_url", "gitops_branch", "gitops_path",
-                                       "gitops_commit_url"])
+            tenant.save(
+                update_fields=[
+                    "gitops_repo_url",
+                    "gitops_branch",
+                    "gitops_path",
+                    "gitops_commit_url",
+                ]
+            )
         urls[spec["slug"]] = url
     return urls

@@ -44,13 +44,16 @@ class Unresolvable(EgressRefused):
 
 def allowed_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     """BERTH_EGRESS_ALLOW as networks (portal.settings has refused a malformed one)."""
-    return [ipaddress.ip_network(str(cidr), strict=False)
-            for cidr in getattr(settings, ALLOW_SETTING, ())]
+    return [
+        ipaddress.ip_network(str(cidr), strict=False)
+        for cidr in getattr(settings, ALLOW_SETTING, ())
+    ]
 
 
 def is_allowed(address: IPAddress) -> bool:
-    return any(address in network for network in allowed_networks()
-               if network.version == address.version)
+    return any(
+        address in network for network in allowed_networks() if network.version == address.version
+    )
 
 
 def _embedded(address: IPAddress) -> IPAddress | None:
@@ -153,8 +156,10 @@ def check_host(host: str, port: int) -> list[IPAddress]:
             shown = f"{host} is" if host == str(address) else f"{host} resolves to {address},"
             raise EgressRefused(f"{shown} {kind}; allow it with {ALLOW_SETTING}")
         if own_name:
-            raise EgressRefused(f"{host} is one of this Berth's own names; allow its "
-                                f"address {address} with {ALLOW_SETTING}")
+            raise EgressRefused(
+                f"{host} is one of this Berth's own names; allow its "
+                f"address {address} with {ALLOW_SETTING}"
+            )
     return addresses
 
 
@@ -173,16 +178,22 @@ class Destination:
         return shown if self.port == default else f"{shown}:{self.port}"
 
 
-def connection_pools(destination: Destination, *, timeout: float
-                     ) -> Iterator[urllib3.HTTPConnectionPool]:
+def connection_pools(
+    destination: Destination, *, timeout: float
+) -> Iterator[urllib3.HTTPConnectionPool]:
     """A pool per checked address, in order: connect to what was checked (the name kept for
     SNI and the certificate), never to a second lookup of the name."""
     for address in destination.addresses:
         options = {"timeout": timeout, "retries": False, "maxsize": 1}
         if destination.scheme == "https":
             yield urllib3.HTTPSConnectionPool(
-                str(address), destination.port, server_hostname=destination.host,
-                assert_hostname=destination.host, cert_reqs="CERT_REQUIRED", **options)
+                str(address),
+                destination.port,
+                server_hostname=destination.host,
+                assert_hostname=destination.host,
+                cert_reqs="CERT_REQUIRED",
+                **options,
+            )
         else:
             yield urllib3.HTTPConnectionPool(str(address), destination.port, **options)
 
@@ -198,13 +209,15 @@ def check_webhook_url(url: str) -> Destination:
     if scheme not in ("https", "http") or not parts.hostname:
         raise EgressRefused("give an https:// URL")
     if parts.username or parts.password:
-        raise EgressRefused("credentials do not belong in the URL: set the webhook secret, "
-                            "which signs every event")
+        raise EgressRefused(
+            "credentials do not belong in the URL: set the webhook secret, which signs every event"
+        )
     port = port or (443 if scheme == "https" else 80)
     addresses = check_host(parts.hostname, port)
     if scheme == "http" and not all(is_allowed(address) for address in addresses):
-        raise EgressRefused(f"give an https:// URL (plain http:// only to networks allowed "
-                            f"with {ALLOW_SETTING})")
+        raise EgressRefused(
+            f"give an https:// URL (plain http:// only to networks allowed with {ALLOW_SETTING})"
+        )
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Destination(scheme, parts.hostname, port, path, tuple(addresses))
 

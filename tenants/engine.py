@@ -22,8 +22,9 @@ from tenants.errors import PlanUnavailable, PreviewUnavailable
 from tenants.models import Request, Tenant
 
 # States in which the plan still describes the future (afterwards, the run records the past).
-PLANNED_STATES = frozenset({RequestState.SUBMITTED, RequestState.APPROVED, RequestState.FAILED,
-                            RequestState.PROVISIONING})
+PLANNED_STATES = frozenset(
+    {RequestState.SUBMITTED, RequestState.APPROVED, RequestState.FAILED, RequestState.PROVISIONING}
+)
 
 
 @dataclass(frozen=True)
@@ -197,8 +198,11 @@ def repository_warnings(tenancy_request: Request) -> tuple[str, ...]:
     tenant, payload = tenancy_request.tenant, tenancy_request.payload or {}
     engine_name = payload.get("engine")
     if not engine_name and payload.get("project"):
-        engine_name = (Project.objects.filter(tenant=tenant, name=payload["project"])
-                       .values_list("gitops_engine", flat=True).first())
+        engine_name = (
+            Project.objects.filter(tenant=tenant, name=payload["project"])
+            .values_list("gitops_engine", flat=True)
+            .first()
+        )
     return tuple(unreadable(engine_name or tenant.gitops_engine, tenant.gitops_repo_url))
 
 
@@ -214,9 +218,15 @@ def review(tenancy_request: Request) -> Review:
     try:
         change = gitops_preview(tenancy_request)
     except PreviewUnavailable as exc:
-        return Review(plan=planned, gitops_error=str(exc),
-                      digest=approval_digest(planned.digest, None),
-                      repository_warnings=warnings)
-    return Review(plan=planned, gitops_diff=change.diff,
-                  digest=approval_digest(planned.digest, change.binds),
-                  repository_warnings=warnings)
+        return Review(
+            plan=planned,
+            gitops_error=str(exc),
+            digest=approval_digest(planned.digest, None),
+            repository_warnings=warnings,
+        )
+    return Review(
+        plan=planned,
+        gitops_diff=change.diff,
+        digest=approval_digest(planned.digest, change.binds),
+        repository_warnings=warnings,
+    )

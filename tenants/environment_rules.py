@@ -52,6 +52,7 @@ SAMPLE = {
     "mr_id": "42",
 }
 
+
 class RuleError(ValueError):
     """A rule that cannot be saved: its condition or template is wrong."""
 
@@ -65,12 +66,12 @@ class Choice:
     truncated: bool = False  # longer than 63 characters, cut to fit with a hash
 
 
-def _evaluate(program, variables: dict[str, str]):  # noqa: ANN001, ANN202 - celpy types
+def _evaluate(program, variables: dict[str, str]):
     return cel.evaluate(program, dict(variables))
 
 
 @functools.lru_cache(maxsize=512)
-def compile_condition(condition: str):  # noqa: ANN201 - a celpy Runner
+def compile_condition(condition: str):
     """Compile the condition and try it on sample variables; RuleError says what is wrong."""
     return cel.compile_checked(
         condition,
@@ -84,8 +85,10 @@ def compile_condition(condition: str):  # noqa: ANN201 - a celpy Runner
 def _template(text: str) -> string.Template:
     template = string.Template(text)
     if not template.is_valid():
-        raise RuleError(f"The namespace {text!r} has a $ that names no variable; write $$ "
-                        "for a literal dollar sign (namespaces cannot hold one anyway).")
+        raise RuleError(
+            f"The namespace {text!r} has a $ that names no variable; write $$ "
+            "for a literal dollar sign (namespaces cannot hold one anyway)."
+        )
     unknown = sorted(set(template.get_identifiers()) - {v.upper() for v in VARIABLES})
     if unknown:
         raise RuleError(
@@ -108,8 +111,9 @@ def expand(text: str, variables: dict[str, str]) -> str:
 
 def _named(text: str, variables: dict[str, str], position: int | None) -> Choice:
     full = compose(text, variables)
-    return Choice(fit(full), shared=is_shared(text), rule_position=position,
-                  truncated=fit(full) != full)
+    return Choice(
+        fit(full), shared=is_shared(text), rule_position=position, truncated=fit(full) != full
+    )
 
 
 def is_shared(text: str) -> bool:
@@ -183,7 +187,9 @@ def choose(rules: list[Any], variables: dict[str, str]) -> Choice | None:
                 continue
         if rule.refuse:
             return Choice(
-                "", shared=False, rule_position=rule.position,
+                "",
+                shared=False,
+                rule_position=rule.position,
                 refused=rule.message or f"Rule {rule.position} refuses this environment.",
             )
         return _named(rule.namespace_template, variables, rule.position)

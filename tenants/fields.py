@@ -11,12 +11,12 @@ class EncryptedTextField(models.TextField):
     Empty values are stored as empty strings so "no secret" needs no decryption.
     """
 
-    def from_db_value(self, value, expression, connection):  # noqa: ANN001 - Django API
+    def from_db_value(self, value, expression, connection):
         if not value:
             return value
         return crypto.decrypt(value)
 
-    def get_prep_value(self, value):  # noqa: ANN001 - Django API
+    def get_prep_value(self, value):
         value = super().get_prep_value(value)
         if not value:
             return value

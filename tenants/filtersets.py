@@ -34,7 +34,7 @@ from tenants.models import (
 AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
 
 
-def visible_tenants(request) -> QuerySet[Tenant]:  # noqa: ANN001 - HttpRequest or None
+def visible_tenants(request) -> QuerySet[Tenant]:
     """Filter choices name only tenants the user may see."""
     from tenants.selectors import tenants_for_user
 
@@ -50,12 +50,19 @@ class RequestFilterSet(django_filters.FilterSet):
     kind = django_filters.ChoiceFilter(choices=RequestKind.choices, empty_label="Any kind")
     state = django_filters.ChoiceFilter(choices=RequestState.choices, empty_label="Any state")
     # The OpenAPI schema cannot tell a method filter's type: a tier's slug.
-    tier = extend_schema_field(OpenApiTypes.STR)(django_filters.ModelChoiceFilter(
-        queryset=EnvironmentTier.objects.all(), to_field_name="slug", method="filter_tier",
-        empty_label="Any tier", label="Tier",
-    ))
+    tier = extend_schema_field(OpenApiTypes.STR)(
+        django_filters.ModelChoiceFilter(
+            queryset=EnvironmentTier.objects.all(),
+            to_field_name="slug",
+            method="filter_tier",
+            empty_label="Any tier",
+            label="Tier",
+        )
+    )
     older_than = django_filters.ChoiceFilter(
-        label="Waiting longer than", method="filter_age", empty_label="Any age",
+        label="Waiting longer than",
+        method="filter_age",
+        empty_label="Any age",
         choices=[("1h", "an hour"), ("1d", "a day"), ("7d", "a week")],
     )
 
@@ -86,17 +93,19 @@ class AuditEventFilterSet(django_filters.FilterSet):
     )
     action = django_filters.CharFilter(lookup_expr="startswith", label="Action starts with")
     actor = django_filters.CharFilter(field_name="actor_label", label="Actor")
-    since = django_filters.DateFilter(field_name="created_at", lookup_expr="date__gte",
-                                      label="From (date)")
-    until = django_filters.DateFilter(field_name="created_at", lookup_expr="date__lte",
-                                      label="Until (date)")
+    since = django_filters.DateFilter(
+        field_name="created_at", lookup_expr="date__gte", label="From (date)"
+    )
+    until = django_filters.DateFilter(
+        field_name="created_at", lookup_expr="date__lte", label="Until (date)"
+    )
 
     class Meta:
         model = AuditEvent
         fields = ["tenant", "action", "actor", "since", "until"]
 
 
-def visible_projects(request) -> QuerySet[Project]:  # noqa: ANN001 - HttpRequest or None
+def visible_projects(request) -> QuerySet[Project]:
     from tenants.selectors import projects_visible_to
 
     if request is None or not request.user.is_authenticated:
@@ -137,9 +146,7 @@ class EphemeralEnvironmentFilterSet(django_filters.FilterSet):
     )
     project = django_filters.CharFilter(field_name="project__name", label="Project (name)")
     env_slug = django_filters.CharFilter(field_name="slug", label="Environment slug")
-    state = django_filters.ChoiceFilter(
-        choices=EnvironmentState.choices, empty_label="Any state"
-    )
+    state = django_filters.ChoiceFilter(choices=EnvironmentState.choices, empty_label="Any state")
 
     class Meta:
         model = EphemeralEnvironment

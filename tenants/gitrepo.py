@@ -33,8 +33,10 @@ BRANCH_MAX = 200
 PATH_MAX = 300
 URL_MAX = 500
 
-EXAMPLES = ("https://git.example.com/org/repo.git, ssh://git@git.example.com/org/repo.git "
-            "or git@git.example.com:org/repo.git")
+EXAMPLES = (
+    "https://git.example.com/org/repo.git, ssh://git@git.example.com/org/repo.git "
+    "or git@git.example.com:org/repo.git"
+)
 
 _HOSTNAME = re.compile(
     r"^(?=.{1,253}\.?$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -95,8 +97,10 @@ def _host_ok(host: str) -> bool:
 def _path_ok(path: str) -> bool:
     """git decodes %xx in URLs before it uses them: the path is checked as typed and as
     git reads it."""
-    return all(_PATH.match(form) and not any(part.startswith("-") for part in form.split("/"))
-               for form in (path, unquote(path)))
+    return all(
+        _PATH.match(form) and not any(part.startswith("-") for part in form.split("/"))
+        for form in (path, unquote(path))
+    )
 
 
 def _login_ok(login: str) -> bool:
@@ -111,29 +115,36 @@ def parse_repo_url(url: str, *, allow_insecure: bool) -> RepoURL:
         raise RepositoryInputError(f"The URL is {len(url)} characters; at most {URL_MAX}.")
     if _control_or_space(url) or not url.isascii():
         raise RepositoryInputError(
-            "The URL holds spaces, control or non-ASCII characters; a repository URL has none.")
+            "The URL holds spaces, control or non-ASCII characters; a repository URL has none."
+        )
     if url.startswith("-"):
         raise RepositoryInputError(
-            "The URL starts with '-', which git would read as an option: " + EXAMPLES + ".")
+            "The URL starts with '-', which git would read as an option: " + EXAMPLES + "."
+        )
     if not _URL_CHARS.match(url):
         raise RepositoryInputError(
             "The URL holds characters a repository URL never needs (such as ; | & $ ` ' \" "
-            "( ) < > \\ ! * ? { } #): " + EXAMPLES + ".")
+            "( ) < > \\ ! * ? { } #): " + EXAMPLES + "."
+        )
     if "::" in re.sub(r"\[[^\]]*\]", "", url):
         raise RepositoryInputError(
             "'<transport>::<address>' makes git run a program of its own; give the "
-            "repository's " + EXAMPLES + ".")
+            "repository's " + EXAMPLES + "."
+        )
     if "://" not in url:
         return _scp_like(url)
     scheme = url.split("://", 1)[0]
     if scheme not in SECURE_SCHEMES + INSECURE_SCHEMES:
         raise RepositoryInputError(
             f"Berth reads repositories over https:// and SSH only, not {scheme}://: "
-            + EXAMPLES + ".")
+            + EXAMPLES
+            + "."
+        )
     if scheme in INSECURE_SCHEMES and not allow_insecure:
         raise RepositoryInputError(
             f"{scheme}:// repositories are turned off here (they are for local development "
-            "with BERTH_GIT_ALLOW_INSECURE): " + EXAMPLES + ".")
+            "with BERTH_GIT_ALLOW_INSECURE): " + EXAMPLES + "."
+        )
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -143,38 +154,47 @@ def parse_repo_url(url: str, *, allow_insecure: bool) -> RepoURL:
         raise RepositoryInputError("A repository URL has no ?query or #fragment.")
     if not _path_ok(parts.path):
         raise RepositoryInputError(
-            "The repository's path holds characters git or a shell would read as syntax.")
+            "The repository's path holds characters git or a shell would read as syntax."
+        )
     userinfo, _, hostport = parts.netloc.rpartition("@")
     if scheme == "file":
         if hostport not in ("", "localhost") or userinfo:
-            raise RepositoryInputError("A file:// URL names a path on this machine only: "
-                                       "file:///path/to/repo.git.")
+            raise RepositoryInputError(
+                "A file:// URL names a path on this machine only: file:///path/to/repo.git."
+            )
         if not parts.path.startswith("/") or parts.path == "/":
-            raise RepositoryInputError("Give the repository's absolute path: "
-                                       "file:///path/to/repo.git.")
+            raise RepositoryInputError(
+                "Give the repository's absolute path: file:///path/to/repo.git."
+            )
         return RepoURL(url=url, scheme=scheme, host="", path=parts.path)
-    host = (hostport[:hostport.index("]") + 1] if hostport.startswith("[")
-            else hostport.partition(":")[0])
+    host = (
+        hostport[: hostport.index("]") + 1]
+        if hostport.startswith("[")
+        else hostport.partition(":")[0]
+    )
     if port is not None and not 0 < port < 65536:
         raise RepositoryInputError("The URL's port is not between 1 and 65535.")
     if not host or not _host_ok(host):
         raise RepositoryInputError(
-            "The URL's host must be a hostname or an IP address: " + EXAMPLES + ".")
+            "The URL's host must be a hostname or an IP address: " + EXAMPLES + "."
+        )
     user = ""
     if userinfo:
         login, _, secret = userinfo.partition(":")
         if scheme in ("ssh", "git") and secret:
             raise RepositoryInputError(
                 "An SSH URL names a login, never a password: ssh://git@host/org/repo.git "
-                "(the deploy key goes in the credentials).")
+                "(the deploy key goes in the credentials)."
+            )
         if not all(_USER.match(item) for item in filter(None, (login, secret))) or (
-                not _login_ok(login)):
-            raise RepositoryInputError(
-                "The URL's user name holds characters a login never needs.")
+            not _login_ok(login)
+        ):
+            raise RepositoryInputError("The URL's user name holds characters a login never needs.")
         user = login
     if parts.path in ("", "/"):
-        raise RepositoryInputError("The URL names a host but no repository on it: "
-                                   + EXAMPLES + ".")
+        raise RepositoryInputError(
+            "The URL names a host but no repository on it: " + EXAMPLES + "."
+        )
     return RepoURL(url=url, scheme=scheme, host=host, user=user, port=port, path=parts.path)
 
 
@@ -182,17 +202,19 @@ def _scp_like(url: str) -> RepoURL:
     match = _SCP_LIKE.match(url)
     if not match:
         raise RepositoryInputError(
-            "That is not a repository URL Berth can use (a local path is not): "
-            + EXAMPLES + ".")
+            "That is not a repository URL Berth can use (a local path is not): " + EXAMPLES + "."
+        )
     user, host, path = match["user"] or "", match["host"], match["path"]
     if user and not _login_ok(user):
         raise RepositoryInputError("The login before '@' holds characters a login never needs.")
     if not _host_ok(host):
         raise RepositoryInputError(
-            "The host before ':' must be a hostname or an IP address: " + EXAMPLES + ".")
+            "The host before ':' must be a hostname or an IP address: " + EXAMPLES + "."
+        )
     if not path or path.startswith(":") or not _path_ok(path):
         raise RepositoryInputError(
-            "Give the repository's path after 'host:', such as git@host:org/repo.git.")
+            "Give the repository's path after 'host:', such as git@host:org/repo.git."
+        )
     return RepoURL(url=url, scheme="ssh", host=host, user=user, path=path, scp_like=True)
 
 
@@ -207,8 +229,10 @@ def branch_problem(name: str) -> str | None:
     if name.startswith("-"):
         return "A branch name never starts with '-' (git would read it as an option)."
     if not _BRANCH.match(name):
-        return ("A branch name here is letters, digits and . _ / + - only (no shell "
-                "metacharacters such as ; $ ` | &).")
+        return (
+            "A branch name here is letters, digits and . _ / + - only (no shell "
+            "metacharacters such as ; $ ` | &)."
+        )
     if not _git_takes_branch(name):
         return f"git does not take {name!r} as a branch name (git check-ref-format --branch)."
     return None
@@ -222,9 +246,14 @@ def _git_takes_branch(name: str) -> bool:
         checked = subprocess.run(  # noqa: S603 - fixed argv; `name` checked above, no shell
             ["git", "check-ref-format", "--branch", name],  # noqa: S607 - git from PATH
             cwd=home,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
-                 "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-                 "GIT_CEILING_DIRECTORIES": home, "LC_ALL": "C"},
+            env={
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOME": home,
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": os.devnull,
+                "GIT_CEILING_DIRECTORIES": home,
+                "LC_ALL": "C",
+            },
             capture_output=True,
             timeout=10,
             check=False,
@@ -247,14 +276,16 @@ def normalise_repo_path(path: str) -> str:
         raise RepositoryInputError("Separate the path's directories with '/', not '\\'.")
     if path.startswith("/"):
         raise RepositoryInputError(
-            "The path is relative to the repository's root: clusters/prod, not /clusters/prod.")
+            "The path is relative to the repository's root: clusters/prod, not /clusters/prod."
+        )
     parts = path.split("/")
     if ".." in parts:
         raise RepositoryInputError("The path stays inside the repository: no '..' in it.")
     if not _REPO_PATH.match(path) or any(part.startswith("-") for part in parts):
         raise RepositoryInputError(
             "A base path here is letters, digits and . _ ~ + = @ , - separated by '/' "
-            "(no part starting with '-').")
+            "(no part starting with '-')."
+        )
     normal = posixpath.normpath(path)
     if normal == ".":
         return ""

@@ -110,8 +110,14 @@ def outside_prefix_reason(name: str, *, tenant: str) -> str | None:
 # Namespaces a cluster's platform lives in, whatever the cluster: claimed for the platform
 # when a cluster is registered (tenants.services.names), with its own Argo CD and ingress
 # namespaces and Berth's.
-CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease",
-                      "flux-system", "kargo")
+CLUSTER_NAMESPACES = (
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "flux-system",
+    "kargo",
+)
 # Where a cluster's Argo CD and ingress controller live unless its settings say otherwise
 # (tenants.models.Cluster's defaults): the platform's on every cluster registered as it comes.
 DEFAULT_ARGOCD_NAMESPACE = "argocd"
@@ -121,9 +127,17 @@ DEFAULT_INGRESS_NAMESPACE = "ingress-nginx"
 def platform_names(*, berth_namespace: str) -> tuple[str, ...]:
     """The names the platform or Berth holds on any cluster, known before one is registered:
     those a registration claims with the cluster's default settings."""
-    return tuple(dict.fromkeys((*CLUSTER_NAMESPACES, *sorted(RESERVED_NAMES),
-                                DEFAULT_ARGOCD_NAMESPACE, DEFAULT_INGRESS_NAMESPACE,
-                                berth_namespace)))
+    return tuple(
+        dict.fromkeys(
+            (
+                *CLUSTER_NAMESPACES,
+                *sorted(RESERVED_NAMES),
+                DEFAULT_ARGOCD_NAMESPACE,
+                DEFAULT_INGRESS_NAMESPACE,
+                berth_namespace,
+            )
+        )
+    )
 
 
 def reserved_coverage(slug: str, *, berth_namespace: str) -> str | None:
@@ -133,23 +147,32 @@ def reserved_coverage(slug: str, *, berth_namespace: str) -> str | None:
     prefix = f"{slug}-"
     for reserved in RESERVED_PREFIXES:
         if prefix.startswith(reserved):
-            return (f"{slug!r} would give its namespaces names reserved for the platform: "
-                    f"names starting with {reserved!r} are the platform's.")
+            return (
+                f"{slug!r} would give its namespaces names reserved for the platform: "
+                f"names starting with {reserved!r} are the platform's."
+            )
     if slug == "default":
-        return ("'default' is the namespace Kubernetes uses when none is given: a tenant "
-                "named so would read as the cluster's own.")
+        return (
+            "'default' is the namespace Kubernetes uses when none is given: a tenant "
+            "named so would read as the cluster's own."
+        )
     for name in platform_names(berth_namespace=berth_namespace):
         if name.startswith(prefix):
-            owner = ("Berth's own namespace" if name == berth_namespace
-                     else "reserved for the cluster's platform components")
+            owner = (
+                "Berth's own namespace"
+                if name == berth_namespace
+                else "reserved for the cluster's platform components"
+            )
             return f"{slug!r} would cover {name}, which is {owner}."
     return None
 
 
 def tier_slug_problem(slug: str) -> str | None:
     if "-" in slug:
-        return (f"{slug!r} has a dash: a tier's slug is the last word of its namespaces' "
-                "names (<tenant>-<app>-<tier>), so it may not hold one.")
+        return (
+            f"{slug!r} has a dash: a tier's slug is the last word of its namespaces' "
+            "names (<tenant>-<app>-<tier>), so it may not hold one."
+        )
     if slug in RESERVED_TIER_SLUGS:
         return f"{slug!r} is reserved: Berth uses it for a project's own names and files."
     return None

@@ -72,11 +72,12 @@ EVENT_CHOICES = [
 FOR_DECIDERS = {"returned", "cancelled"}
 
 
-def _deciders(tenancy_request: Request):  # noqa: ANN202 - QuerySet[User]
+def _deciders(tenancy_request: Request):
     deciders = User.objects.filter(is_platform_admin=True)
     if tenancy_request.approver_role == ApproverRole.TENANT_OWNER:
-        owners = Membership.objects.filter(tenant=tenancy_request.tenant,
-                                           role=Role.OWNER).values("user_id")
+        owners = Membership.objects.filter(tenant=tenancy_request.tenant, role=Role.OWNER).values(
+            "user_id"
+        )
         deciders = deciders | User.objects.filter(pk__in=owners)
     return deciders.exclude(pk=tenancy_request.requester_id)
 
@@ -85,16 +86,22 @@ def actors_of(request_ids: list[int], event: str) -> dict[int, int | None]:
     """Who made this move, per request (its last audit event of it): they need no e-mail
     about what they just did."""
     actors: dict[int, int | None] = {}
-    for object_id, actor_id in (AuditEvent.objects.filter(
-        object_type=Request._meta.label_lower, object_id__in=[str(pk) for pk in request_ids],
-        action=f"request.{ACTIONS[event]}",
-    ).order_by("object_id", "-created_at", "-id").values_list("object_id", "actor_id")):
+    for object_id, actor_id in (
+        AuditEvent.objects.filter(
+            object_type=Request._meta.label_lower,
+            object_id__in=[str(pk) for pk in request_ids],
+            action=f"request.{ACTIONS[event]}",
+        )
+        .order_by("object_id", "-created_at", "-id")
+        .values_list("object_id", "actor_id")
+    ):
         actors.setdefault(int(object_id), actor_id)
     return actors
 
 
-def recipients(tenancy_request: Request, event: str, *,
-               actors: dict[int, int | None] | None = None) -> list[str]:
+def recipients(
+    tenancy_request: Request, event: str, *, actors: dict[int, int | None] | None = None
+) -> list[str]:
     """Who hears about it: approvers when it waits for them, the requester when it moves on,
     both when it is withdrawn or comes back; never the person who made the move, nor anyone
     who muted the event; and always the tenant's own notification addresses. `actors`: who
@@ -110,8 +117,11 @@ def recipients(tenancy_request: Request, event: str, *,
     if actors is None:
         actors = actors_of([tenancy_request.pk], event)
     actor_id = actors.get(tenancy_request.pk)
-    addresses = [person.email for person in people
-                 if person.pk != actor_id and event not in (person.muted_notifications or [])]
+    addresses = [
+        person.email
+        for person in people
+        if person.pk != actor_id and event not in (person.muted_notifications or [])
+    ]
     return sorted({a for a in [*addresses, *tenancy_request.tenant.notify_emails] if a})
 
 
@@ -139,8 +149,7 @@ def email_text(tenancy_request: Request, event: str) -> tuple[str, str]:
         f"Request #{body['id']} ({tenancy_request.get_kind_display().lower()}) for "
         f"{body['tenant']} {EVENT_SENTENCES[event]}.",
         "",
-        *(f"{key}: {value}"
-          for key, value in payload_for_people(body["payload"]).items()),
+        *(f"{key}: {value}" for key, value in payload_for_people(body["payload"]).items()),
         "",
         *([body["message"], ""] if body["message"] else []),
         body["url"],
@@ -167,8 +176,9 @@ def environment_recipients(environment: EphemeralEnvironment) -> list[str]:
     warnings), plus the tenant's list."""
     owners = Membership.objects.filter(tenant=environment.tenant, role=Role.OWNER).values("user_id")
     people = [*User.objects.filter(pk__in=owners), environment.request.requester]
-    addresses = [person.email for person in people
-                 if "expiring" not in (person.muted_notifications or [])]
+    addresses = [
+        person.email for person in people if "expiring" not in (person.muted_notifications or [])
+    ]
     return sorted({a for a in [*addresses, *environment.tenant.notify_emails] if a})
 
 

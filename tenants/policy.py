@@ -67,7 +67,7 @@ class PolicyDecision:
 
 
 @functools.lru_cache(maxsize=512)
-def compile_condition(condition: str):  # noqa: ANN201 - a celpy Runner
+def compile_condition(condition: str):
     """Compile and try the condition on sample attributes; raise PolicyError if it fails."""
     return cel.compile_checked(
         condition,
@@ -79,7 +79,7 @@ def compile_condition(condition: str):  # noqa: ANN201 - a celpy Runner
     )
 
 
-def _evaluate(program, attributes: dict[str, Any]):  # noqa: ANN001, ANN202 - celpy types
+def _evaluate(program, attributes: dict[str, Any]):
     return cel.evaluate(program, {"request": attributes})
 
 
@@ -104,7 +104,7 @@ def decide(attributes: dict[str, Any]) -> PolicyDecision:
     return PolicyDecision(rule=FALLBACK, outcome=PolicyOutcome.REQUIRE)
 
 
-def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> dict[str, Any]:  # noqa: ANN001
+def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> dict[str, Any]:
     """The `request` variable rules see, from a validated payload."""
     from tenants.budget import demand
     from tenants.models import EnvironmentTier, Membership, Namespace
@@ -121,8 +121,9 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
         )
     elif kind in ("tenant_sync", "project_decommission", "tenant_decommission"):
         # Every tier the tenant (or the project) has on the cluster: what the request touches.
-        live = Namespace.objects.filter(tenant=tenant, cluster__name=payload["cluster"],
-                                        state__in=("pending", "active"))
+        live = Namespace.objects.filter(
+            tenant=tenant, cluster__name=payload["cluster"], state__in=("pending", "active")
+        )
         if kind == "project_decommission":
             live = live.filter(project__name=payload["project"])
         tier_slugs = sorted(set(live.values_list("tier__slug", flat=True)))

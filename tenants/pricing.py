@@ -43,17 +43,24 @@ def price_problems(values: dict[str, Any]) -> dict[str, str]:
         elif -number.as_tuple().exponent > PRICE_PLACES:
             problems[name] = f"The price {what} has at most {PRICE_PLACES} decimal places."
     currency = values.get("currency")
-    if currency is not None and not (isinstance(currency, str) and len(currency) == 3
-                                     and currency.isascii() and currency.isalpha()
-                                     and currency.isupper()):
+    if currency is not None and not (
+        isinstance(currency, str)
+        and len(currency) == 3
+        and currency.isascii()
+        and currency.isalpha()
+        and currency.isupper()
+    ):
         problems["currency"] = "The currency is a three-letter code in capitals, like EUR."
     return problems
 
 
-def hourly(*, cpu_millis: int, memory_mib: int, storage_gib: int,
-           prices: dict[str, Decimal]) -> Decimal:
+def hourly(
+    *, cpu_millis: int, memory_mib: int, storage_gib: int, prices: dict[str, Decimal]
+) -> Decimal:
     """What holding this quota costs per hour at `prices` (the PRICE_FIELDS)."""
-    return (Decimal(cpu_millis) / 1000 * prices["cpu_core_hour"]
-            + Decimal(memory_mib) / 1024 * prices["memory_gib_hour"]
-            + Decimal(storage_gib) * prices["storage_gib_month"] / HOURS_PER_MONTH
-            + prices["namespace_month"] / HOURS_PER_MONTH)
+    return (
+        Decimal(cpu_millis) / 1000 * prices["cpu_core_hour"]
+        + Decimal(memory_mib) / 1024 * prices["memory_gib_hour"]
+        + Decimal(storage_gib) * prices["storage_gib_month"] / HOURS_PER_MONTH
+        + prices["namespace_month"] / HOURS_PER_MONTH
+    )

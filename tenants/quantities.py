@@ -36,13 +36,16 @@ MAX_MAGNITUDE = 15
 GRAMMAR = re.compile(
     r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?"
 )
-FORM = ("a number of ASCII digits with an optional decimal point, then a suffix: m, k, M, "
-        "G (powers of 1000), Ki, Mi, Gi (powers of 1024) or an exponent such as e3")
+FORM = (
+    "a number of ASCII digits with an optional decimal point, then a suffix: m, k, M, "
+    "G (powers of 1000), Ki, Mi, Gi (powers of 1024) or an exponent such as e3"
+)
 
 
 def _parse(value: str | int) -> Decimal:
-    text = str(value).strip() if isinstance(value, str | int) and not isinstance(
-        value, bool) else None
+    text = (
+        str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else None
+    )
     if not text or len(text) > 40 or not GRAMMAR.fullmatch(text):
         raise QuantityError(f"{str(value)[:40]!r} is not a Kubernetes quantity: write {FORM}.")
     if text.startswith("-"):
@@ -53,8 +56,16 @@ def _parse(value: str | int) -> Decimal:
     return quantity
 
 
-def _whole(value: str | int, unit: Decimal, *, what: str, unit_name: str, suffix: str,
-           least: int, examples: str) -> int:
+def _whole(
+    value: str | int,
+    unit: Decimal,
+    *,
+    what: str,
+    unit_name: str,
+    suffix: str,
+    least: int,
+    examples: str,
+) -> int:
     """The quantity as a whole number of `unit`, at least `least`; refused, saying the
     nearest whole amounts, when it is not one."""
     quantity = _parse(value)
@@ -62,8 +73,9 @@ def _whole(value: str | int, unit: Decimal, *, what: str, unit_name: str, suffix
     whole = int(amount)
     if amount != whole:
         lower, upper = whole, whole + 1
-        nearest = (f"{upper}{suffix}" if lower < max(least, 1)
-                   else f"{lower}{suffix} or {upper}{suffix}")
+        nearest = (
+            f"{upper}{suffix}" if lower < max(least, 1) else f"{lower}{suffix} or {upper}{suffix}"
+        )
         raise QuantityError(
             f"{value} is {amount.normalize():f}{suffix}: {what} is counted in whole "
             f"{unit_name} (e.g. {examples}); write {nearest}."
@@ -76,19 +88,34 @@ def _whole(value: str | int, unit: Decimal, *, what: str, unit_name: str, suffix
 
 
 def cpu_to_millis(value: str | int) -> int:
-    return _whole(value, Decimal("0.001"), what="CPU", unit_name="millicores", suffix="m",
-                  least=1, examples="500m or 2")
+    return _whole(
+        value,
+        Decimal("0.001"),
+        what="CPU",
+        unit_name="millicores",
+        suffix="m",
+        least=1,
+        examples="500m or 2",
+    )
 
 
 def memory_to_mib(value: str | int) -> int:
-    return _whole(value, MIB, what="memory", unit_name="MiB", suffix="Mi", least=1,
-                  examples="512Mi or 4Gi")
+    return _whole(
+        value, MIB, what="memory", unit_name="MiB", suffix="Mi", least=1, examples="512Mi or 4Gi"
+    )
 
 
 def storage_to_gib(value: str | int) -> int:
     """Storage may be 0: a namespace that holds no persistent volumes."""
-    return _whole(value, GIB, what="storage", unit_name="GiB", suffix="Gi", least=0,
-                  examples="10Gi, or 0 for none")
+    return _whole(
+        value,
+        GIB,
+        what="storage",
+        unit_name="GiB",
+        suffix="Gi",
+        least=0,
+        examples="10Gi, or 0 for none",
+    )
 
 
 def millis_to_cpu(millis: int) -> str:
@@ -225,7 +252,8 @@ def payload_items(payload: dict) -> list[tuple[str, object]]:
     first = [key for key in _NAMING_KEYS if key in payload]
     items = []
     for key, value in [(k, payload[k]) for k in first] + [
-            (k, v) for k, v in payload.items() if k not in first]:
+        (k, v) for k, v in payload.items() if k not in first
+    ]:
         number = isinstance(value, int) and not isinstance(value, bool)
         if key in _FOR_PEOPLE and number:
             name, dimension = _FOR_PEOPLE[key]
@@ -243,8 +271,10 @@ def payload_items(payload: dict) -> list[tuple[str, object]]:
 
 def payload_for_people(payload: dict) -> dict[str, str]:
     """payload_items as plain text, for e-mails: `{"cpu": "1 core", ...}`."""
-    return {key: value.plain() if isinstance(value, Amount) else str(value)
-            for key, value in payload_items(payload)}
+    return {
+        key: value.plain() if isinstance(value, Amount) else str(value)
+        for key, value in payload_items(payload)
+    }
 
 
 def payload_as_written(payload: dict) -> dict[str, object]:

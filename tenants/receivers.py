@@ -11,18 +11,20 @@ from tenants.tasks import deliver_webhook, enqueue, send_request_emails
 
 
 @receiver(request_state_changed, sender=Request)
-def notify(sender, *, request_ids: list[int], action: str, **_: object) -> None:  # noqa: ANN001
+def notify(sender, *, request_ids: list[int], action: str, **_: object) -> None:
     """One e-mail job for the requests one transition moved (it finds who hears of each),
     one webhook delivery per request."""
     event = EVENTS.get(action)
     if event is None:
         return
-    moved = list(Request.objects.select_related("tenant", "requester")
-                 .filter(pk__in=request_ids).order_by("pk"))
+    moved = list(
+        Request.objects.select_related("tenant", "requester")
+        .filter(pk__in=request_ids)
+        .order_by("pk")
+    )
     mailed = [moving.pk for moving in moved if wants_email(moving, event)]
     if mailed:
         enqueue(send_request_emails, mailed, event)
     for tenancy_request in moved:
         if tenancy_request.tenant.webhook_url:
-            enqueue(deliver_webhook, tenancy_request.tenant_id,
-                    event_body(tenancy_request, event))
+            enqueue(deliver_webhook, tenancy_request.tenant_id, event_body(tenancy_request, event))

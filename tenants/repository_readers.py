@@ -37,8 +37,10 @@ def _why_not(reader: str, scheme: str, scp_like: bool, user: str) -> str | None:
     if reader == KARGO and scheme != "ssh":
         return "its git steps take http://, https://, ssh:// or git@host:path URLs only"
     if reader == ARGOCD and scheme == "file":
-        return ("its repo-server reads repositories from the cluster over the network, and "
-                "a file:// URL is a path on Berth's own machine")
+        return (
+            "its repo-server reads repositories from the cluster over the network, and "
+            "a file:// URL is a path on Berth's own machine"
+        )
     return None
 
 

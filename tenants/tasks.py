@@ -36,13 +36,13 @@ logger = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Berth-Signature"
 
 
-def enqueue(task, *args: object) -> bool:  # noqa: ANN001 - a Celery task
+def enqueue(task, *args: object) -> bool:
     """Queue a task; when the broker is down, say so and go on: whatever was saved stays
     saved (the database is the truth), and the work is found again by the sweep (requests)
     or lost with a warning (a notification), never turned into an error page."""
     try:
         task.delay(*args)
-    except Exception as error:  # noqa: BLE001 - kombu, redis or socket errors alike
+    except Exception as error:
         logger.warning("broker unavailable, %s not queued (%s)", task.name, type(error).__name__)
         return False
     return True
@@ -58,12 +58,15 @@ def signature(secret: str, body: bytes) -> str:
 
 
 @shared_task(bind=True, name="tenants.send_request_emails", max_retries=5)
-def send_request_emails(self, request_ids: list[int], event: str) -> int:  # noqa: ANN001 - Celery task
+def send_request_emails(self, request_ids: list[int], event: str) -> int:
     """The e-mail of each of these requests' move to whoever should hear of it, over one
     connection to the mail server. When the server fails, the ones not sent yet are tried
     again later, with backoff: none is sent twice."""
-    moved = list(Request.objects.select_related("tenant", "requester")
-                 .filter(pk__in=request_ids).order_by("pk"))
+    moved = list(
+        Request.objects.select_related("tenant", "requester")
+        .filter(pk__in=request_ids)
+        .order_by("pk")
+    )
     actors = actors_of(request_ids, event)
     sent = 0
     with get_connection() as connection:
@@ -76,12 +79,16 @@ def send_request_emails(self, request_ids: list[int], event: str) -> int:  # noq
                 sent += connection.send_messages([EmailMessage(subject, body, None, to)])
             except OSError as error:
                 unsent = [r.pk for r in moved[position:]]
-                logger.warning("e-mail of %s not sent (%s): tried again later",
-                               event, type(error).__name__)
-                raise self.retry(args=(unsent, event), exc=error, countdown=
-                                 get_exponential_backoff_interval(
-                                     factor=1, retries=self.request.retries, maximum=600,
-                                     full_jitter=True)) from error
+                logger.warning(
+                    "e-mail of %s not sent (%s): tried again later", event, type(error).__name__
+                )
+                raise self.retry(
+                    args=(unsent, event),
+                    exc=error,
+                    countdown=get_exponential_backoff_interval(
+                        factor=1, retries=self.request.retries, maximum=600, full_jitter=True
+                    ),
+                ) from error
     return sent
 
 
@@ -147,8 +154,12 @@ def deliver_webhook(tenant_id: int, event: dict) -> int:
         headers[SIGNATURE_HEADER] = signature(tenant.webhook_secret, body)
     response = _post(destination, body, headers)
     if 300 <= response.status < 400:
-        logger.warning("webhook for %s answered %s, a redirect: not followed (set the webhook "
-                       "URL to where it points)", tenant.slug, response.status)
+        logger.warning(
+            "webhook for %s answered %s, a redirect: not followed (set the webhook "
+            "URL to where it points)",
+            tenant.slug,
+            response.status,
+        )
         return response.status
     if response.status >= 300:
         logger.warning("webhook for %s answered %s", tenant.slug, response.status)
@@ -156,15 +167,22 @@ def deliver_webhook(tenant_id: int, event: dict) -> int:
     return response.status
 
 
-def _post(destination: Destination, body: bytes,
-          headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
+def _post(
+    destination: Destination, body: bytes, headers: dict[str, str]
+) -> urllib3.BaseHTTPResponse:
     """POST to the first of the checked addresses that takes the connection."""
     last = WebhookRefused(f"{destination.host} has no address")
     for pool in connection_pools(destination, timeout=10):
         try:
             with pool:
-                return pool.urlopen("POST", destination.path, body=body, headers=headers,
-                                    redirect=False, assert_same_host=False)
+                return pool.urlopen(
+                    "POST",
+                    destination.path,
+                    body=body,
+                    headers=headers,
+                    redirect=False,
+                    assert_same_host=False,
+                )
         except urllib3.exceptions.NewConnectionError as error:
             last = error
     raise last
@@ -180,8 +198,9 @@ def check_repository(tenant_id: int, queued_at: str) -> bool:
     if tenant is None:
         return False  # gone, or a newer check is queued
     check = engine.check_repository(tenant)
-    return services.record_repository_check(tenant_id=tenant_id, queued_at=when, ok=check.ok,
-                                            message=check.message)
+    return services.record_repository_check(
+        tenant_id=tenant_id, queued_at=when, ok=check.ok, message=check.message
+    )
 
 
 # A change to any of these is checked again.
@@ -194,12 +213,21 @@ def request_repository_check(tenant: Tenant) -> None:
     queued_at = services.queue_repository_check(tenant=tenant)
     if not enqueue(check_repository, tenant.pk, queued_at.isoformat()):
         services.record_repository_check(
-            tenant_id=tenant.pk, queued_at=queued_at, ok=None,
+            tenant_id=tenant.pk,
+            queued_at=queued_at,
+            ok=None,
             message="The repository was not checked: the task queue is unavailable. Save "
-                    "the repository settings again to check it.")
+            "the repository settings again to check it.",
+        )
     # What is known now (an answer already, when tasks run where they are queued).
-    tenant.refresh_from_db(fields=["repository_check_queued_at", "repository_check_ok",
-                                   "repository_check_message", "repository_checked_at"])
+    tenant.refresh_from_db(
+        fields=[
+            "repository_check_queued_at",
+            "repository_check_ok",
+            "repository_check_message",
+            "repository_checked_at",
+        ]
+    )
 
 
 @shared_task(name="tenants.expire_environments")

@@ -26,6 +26,9 @@ def control_character(text: str, *, multiline: bool = False) -> str | None:
     if found is None:
         return None
     char = found.group()
-    kind = "a bidirectional control character" if _BIDI_CHARACTER.match(char) \
+    kind = (
+        "a bidirectional control character"
+        if _BIDI_CHARACTER.match(char)
         else "a control character"
+    )
     return f"{kind} (U+{ord(char):04X})"

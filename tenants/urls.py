@@ -21,8 +21,11 @@ urlpatterns = [
     path("", tenants.home, name="home"),
     path("tenants/new/", tenants.tenant_onboard, name="tenant-onboard"),
     path("tenants/<slug:slug>/", tenants.tenant_detail, name="tenant-detail"),
-    path("tenants/<slug:slug>/repository-check/", tenants.tenant_repository_check,
-         name="tenant-repository-check"),
+    path(
+        "tenants/<slug:slug>/repository-check/",
+        tenants.tenant_repository_check,
+        name="tenant-repository-check",
+    ),
     path("tenants/<slug:slug>/costs/", costs.tenant_costs_csv, name="tenant-costs-csv"),
     path("tenants/<slug:slug>/truth/", truth.truth_table, name="truth-table"),
     path("tenants/<slug:slug>/truth/refresh/", truth.truth_refresh, name="truth-refresh"),
@@ -30,10 +33,16 @@ urlpatterns = [
     path("tenants/<slug:slug>/request/", requests.request_new, name="request-new"),
     path("tenants/<slug:slug>/request/<slug:kind>/", requests.request_form, name="request-form"),
     path("tenants/<slug:slug>/name-preview/", requests.name_preview, name="name-preview"),
-    path("tenants/<slug:slug>/environment-preview/", environments.environment_preview,
-         name="environment-preview"),
-    path("tenants/<slug:slug>/environment-rules/", environments.environment_rules_page,
-         name="environment-rules"),
+    path(
+        "tenants/<slug:slug>/environment-preview/",
+        environments.environment_preview,
+        name="environment-preview",
+    ),
+    path(
+        "tenants/<slug:slug>/environment-rules/",
+        environments.environment_rules_page,
+        name="environment-rules",
+    ),
     path("access/", access.access_index, name="access-index"),
     path("access/groups/<path:group>/", access.access_group, name="access-group"),
     path("access/people/<str:username>/", access.access_person, name="access-person"),
@@ -59,11 +68,13 @@ urlpatterns = [
     path("requests/<int:pk>/comment/", requests.request_comment, name="request-comment"),
     path("namespaces/<int:pk>/", tenants.namespace_detail, name="namespace-detail"),
     path("environments/<int:pk>/", environments.environment_detail, name="environment-detail"),
-    path("environments/<int:pk>/extend/", environments.environment_extend,
-         name="environment-extend"),
+    path(
+        "environments/<int:pk>/extend/", environments.environment_extend, name="environment-extend"
+    ),
     path("environments/<int:pk>/end/", environments.environment_end, name="environment-end"),
     path("tokens/", tokens.api_tokens, name="api-tokens"),
-    path("settings/notifications/", preferences.notification_settings,
-         name="notification-settings"),
+    path(
+        "settings/notifications/", preferences.notification_settings, name="notification-settings"
+    ),
     path("tokens/<int:pk>/revoke/", tokens.api_token_revoke, name="api-token-revoke"),
 ]

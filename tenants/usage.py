@@ -26,10 +26,10 @@ TIMEOUT_SECONDS = 3
 KEPT_SECONDS = 60
 # What each figure sums, by namespace: the cAdvisor metrics every kubelet exposes.
 QUERIES = {
-    "cpu_cores": 'sum by (namespace) (rate(container_cpu_usage_seconds_total'
-                 '{{container!="",namespace=~"{names}"}}[5m]))',
-    "memory_gib": 'sum by (namespace) (container_memory_working_set_bytes'
-                  '{{container!="",namespace=~"{names}"}}) / 1073741824',
+    "cpu_cores": "sum by (namespace) (rate(container_cpu_usage_seconds_total"
+    '{{container!="",namespace=~"{names}"}}[5m]))',
+    "memory_gib": "sum by (namespace) (container_memory_working_set_bytes"
+    '{{container!="",namespace=~"{names}"}}) / 1073741824',
 }
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -89,11 +89,15 @@ def query_vector(base: str, query: str) -> dict[str, float]:
         raise UsageUnavailable(f"{destination.host} did not answer with JSON") from exc
     if not isinstance(answer, dict) or answer.get("status") != "success":
         error = answer.get("error") if isinstance(answer, dict) else None
-        raise UsageUnavailable(f"{destination.host} answered with an error: "
-                               f"{str(error or answer)[:200]}")
+        raise UsageUnavailable(
+            f"{destination.host} answered with an error: {str(error or answer)[:200]}"
+        )
     data = answer.get("data")
-    if not isinstance(data, dict) or data.get("resultType") != "vector" \
-            or not isinstance(data.get("result"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("resultType") != "vector"
+        or not isinstance(data.get("result"), list)
+    ):
         raise UsageUnavailable(f"{destination.host} did not answer with an instant vector")
     values = {}
     for sample in data["result"]:
@@ -105,16 +109,19 @@ def query_vector(base: str, query: str) -> dict[str, float]:
     return values
 
 
-def _get(destination) -> bytes:  # noqa: ANN001 - tenants.egress.Destination
+def _get(destination) -> bytes:
     """GET from the first of the checked addresses that takes the connection."""
     last: Exception = UsageUnavailable(f"{destination.host} has no address")
     for pool in connection_pools(destination, timeout=TIMEOUT_SECONDS):
         try:
             with pool:
-                response = pool.urlopen("GET", destination.path,
-                                        headers={"Host": destination.host_header,
-                                                 "Accept": "application/json"},
-                                        redirect=False, assert_same_host=False)
+                response = pool.urlopen(
+                    "GET",
+                    destination.path,
+                    headers={"Host": destination.host_header, "Accept": "application/json"},
+                    redirect=False,
+                    assert_same_host=False,
+                )
         except urllib3.exceptions.HTTPError as error:
             last = error
             continue

@@ -80,8 +80,10 @@ def clean_gitops_fields(url: str, branch: str, path: str) -> str:
     """All three of a tenant's repository fields at once (Tenant.clean): ValidationError
     naming each bad field; else the normalised path."""
     errors: dict[str, ValidationError] = {}
-    for field, check in (("gitops_repo_url", lambda: validate_repo_url(url)),
-                         ("gitops_branch", lambda: validate_branch(branch))):
+    for field, check in (
+        ("gitops_repo_url", lambda: validate_repo_url(url)),
+        ("gitops_branch", lambda: validate_branch(branch)),
+    ):
         try:
             check()
         except ValidationError as exc:
@@ -97,15 +99,20 @@ def clean_gitops_fields(url: str, branch: str, path: str) -> str:
 
 def known_hosts_problem(text: str) -> str | None:
     """Why `text` is not an OpenSSH known_hosts file (hosts, key type, key per line)."""
-    lines = [line.strip() for line in text.splitlines()
-             if line.strip() and not line.strip().startswith("#")]
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
     for number, line in enumerate(lines, 1):
         fields = line.split()
         if fields and fields[0].startswith("@"):  # @cert-authority / @revoked markers
             fields = fields[1:]
         if len(fields) < 3 or not re.fullmatch(r"[A-Za-z0-9+/=]{16,}", fields[2]):
-            return (f"line {number} is not a known_hosts line: expected `host key-type "
-                    "base64-key`, as `ssh-keyscan <host>` prints")
+            return (
+                f"line {number} is not a known_hosts line: expected `host key-type "
+                "base64-key`, as `ssh-keyscan <host>` prints"
+            )
     return None
 
 
@@ -139,8 +146,10 @@ def group_name_problem(name: object, known: Iterable[str] = ()) -> str | None:
         return f"{name!r} is a Kubernetes system group; tenants' groups may not be"
     normal = unicodedata.normalize("NFKC", name)
     if normal != name:
-        return (f"{name!r} is written with compatibility or decomposed characters: write it "
-                f"as {normal!r} (Unicode NFKC)")
+        return (
+            f"{name!r} is written with compatibility or decomposed characters: write it "
+            f"as {normal!r} (Unicode NFKC)"
+        )
     platform = list(settings.BERTH_PLATFORM_ADMIN_GROUPS)
     if name in platform:
         return f"{name!r} is the platform admins' group; a tenant's groups never are"
@@ -177,9 +186,13 @@ def validate_tenant_groups(groups: Mapping[str, list[str]], others: Iterable[str
     others = list(others)
     errors: dict[str, ValidationError] = {}
     for field, names in groups.items():
-        elsewhere = [name for other, listed in groups.items() if other != field
-                     for name in (listed if isinstance(listed, list) else [])
-                     if isinstance(name, str)]
+        elsewhere = [
+            name
+            for other, listed in groups.items()
+            if other != field
+            for name in (listed if isinstance(listed, list) else [])
+            if isinstance(name, str)
+        ]
         try:
             validate_group_names(names, [*others, *elsewhere])
         except ValidationError as exc:
@@ -193,11 +206,18 @@ def validate_commit_url_template(value: str) -> None:
     if not value:
         return
     if not value.startswith(("https://", "http://")) or any(c.isspace() for c in value):
-        raise ValidationError("The commit link must be an http(s) URL without spaces, "
-                              "e.g. https://forge.example/org/repo/commit/{sha}.",
-                              code="invalid_commit_url")
-    if value.count("{sha}") != 1 or value.replace("{sha}", "").count("{") \
-            or value.replace("{sha}", "").count("}"):
-        raise ValidationError("The commit link must hold {sha} once (and no other braces), "
-                              "e.g. https://forge.example/org/repo/commit/{sha}.",
-                              code="invalid_commit_url")
+        raise ValidationError(
+            "The commit link must be an http(s) URL without spaces, "
+            "e.g. https://forge.example/org/repo/commit/{sha}.",
+            code="invalid_commit_url",
+        )
+    if (
+        value.count("{sha}") != 1
+        or value.replace("{sha}", "").count("{")
+        or value.replace("{sha}", "").count("}")
+    ):
+        raise ValidationError(
+            "The commit link must hold {sha} once (and no other braces), "
+            "e.g. https://forge.example/org/repo/commit/{sha}.",
+            code="invalid_commit_url",
+        )

@@ -69,8 +69,9 @@ class WhatIf:
             "reconstructed": self.reconstructed,
             "changed": self.changed,
             "counts": dict(self.counts),
-            "requests": [each.past.request_id for each in self.changes
-                         if each.past.request_id is not None][:REPLAY_LIMIT],
+            "requests": [
+                each.past.request_id for each in self.changes if each.past.request_id is not None
+            ][:REPLAY_LIMIT],
         }
 
 
@@ -88,8 +89,7 @@ def rule_problems(rule: ProposedRule) -> dict[str, str]:
 
 def proposal_digest(rules: list[ProposedRule]) -> str:
     """Names the proposal: the same rules in the same order give the same digest."""
-    canonical = json.dumps([asdict(rule) for rule in rules], sort_keys=True,
-                           separators=(",", ":"))
+    canonical = json.dumps([asdict(rule) for rule in rules], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -116,15 +116,18 @@ def _compile(rules: list[ProposedRule]) -> list[_Compiled]:
         except policy.PolicyError as exc:
             raise policy.PolicyError(f"Rule {rule.name}: {exc}") from exc
         reads = cel.attributes_read(rule.condition, "request")
-        compiled.append(_Compiled(rule=rule, program=program,
-                                  reads=None if reads is None else tuple(sorted(reads))))
+        compiled.append(
+            _Compiled(
+                rule=rule, program=program, reads=None if reads is None else tuple(sorted(reads))
+            )
+        )
     return compiled
 
 
 _ABSENT = object()
 
 
-def _frozen(value: Any) -> Any:  # noqa: ANN401 - any JSON value
+def _frozen(value: Any) -> Any:
     """A JSON value as a dictionary key, its type kept (true and 1 are not the same)."""
     if isinstance(value, list):
         return (list, tuple(_frozen(each) for each in value))
@@ -140,9 +143,13 @@ def _decide(compiled: list[_Compiled], attributes: dict[str, Any]) -> Outcome:
     as many evaluations as there are different requests to the rules."""
     converted = None
     for each in compiled:
-        key = None if each.reads is None else tuple(
-            _frozen(attributes[name]) if name in attributes else _ABSENT
-            for name in each.reads)
+        key = (
+            None
+            if each.reads is None
+            else tuple(
+                _frozen(attributes[name]) if name in attributes else _ABSENT for name in each.reads
+            )
+        )
         result = each.results.get(key, _ABSENT) if key is not None else _ABSENT
         if result is _ABSENT:
             if converted is None:
@@ -154,9 +161,12 @@ def _decide(compiled: list[_Compiled], attributes: dict[str, Any]) -> Outcome:
             raise policy.PolicyError(f"Rule {each.rule.name} fails on this request: {result}")
         if result:
             rule = each.rule
-            return Outcome(rule=rule.name, outcome=rule.outcome,
-                           approvals_required=max(rule.approvals_required, 1),
-                           approver_role=rule.approver_role)
+            return Outcome(
+                rule=rule.name,
+                outcome=rule.outcome,
+                approvals_required=max(rule.approvals_required, 1),
+                approver_role=rule.approver_role,
+            )
     return Outcome(rule=policy.FALLBACK, outcome=PolicyOutcome.REQUIRE)
 
 

@@ -23,30 +23,45 @@ from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 RBAC_GROUP = "rbac.authorization.k8s.io"
 # Kinds the tests name, as the API server's resources (plural) by (group, kind).
 RESOURCES: dict[tuple[str, str], str] = {
-    ("", "Namespace"): "namespaces", ("", "ServiceAccount"): "serviceaccounts",
-    ("", "ResourceQuota"): "resourcequotas", ("", "LimitRange"): "limitranges",
-    ("", "ConfigMap"): "configmaps", ("", "Secret"): "secrets", ("", "Service"): "services",
-    ("", "Pod"): "pods", ("apps", "Deployment"): "deployments",
-    ("apps", "StatefulSet"): "statefulsets", ("batch", "Job"): "jobs",
+    ("", "Namespace"): "namespaces",
+    ("", "ServiceAccount"): "serviceaccounts",
+    ("", "ResourceQuota"): "resourcequotas",
+    ("", "LimitRange"): "limitranges",
+    ("", "ConfigMap"): "configmaps",
+    ("", "Secret"): "secrets",
+    ("", "Service"): "services",
+    ("", "Pod"): "pods",
+    ("apps", "Deployment"): "deployments",
+    ("apps", "StatefulSet"): "statefulsets",
+    ("batch", "Job"): "jobs",
     ("networking.k8s.io", "NetworkPolicy"): "networkpolicies",
     ("networking.k8s.io", "Ingress"): "ingresses",
-    (RBAC_GROUP, "Role"): "roles", (RBAC_GROUP, "RoleBinding"): "rolebindings",
+    (RBAC_GROUP, "Role"): "roles",
+    (RBAC_GROUP, "RoleBinding"): "rolebindings",
     (RBAC_GROUP, "ClusterRole"): "clusterroles",
     (RBAC_GROUP, "ClusterRoleBinding"): "clusterrolebindings",
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
-        "validatingadmissionpolicies",
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
-        "validatingadmissionpolicybindings",
-    ("argoproj.io", "AppProject"): "appprojects", ("argoproj.io", "Application"): "applications",
-    ("kargo.akuity.io", "Project"): "projects", ("kargo.akuity.io", "ProjectConfig"):
-        "projectconfigs",
-    ("kargo.akuity.io", "Stage"): "stages", ("kargo.akuity.io", "Warehouse"): "warehouses",
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): "validatingadmissionpolicies",
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ): "validatingadmissionpolicybindings",
+    ("argoproj.io", "AppProject"): "appprojects",
+    ("argoproj.io", "Application"): "applications",
+    ("kargo.akuity.io", "Project"): "projects",
+    ("kargo.akuity.io", "ProjectConfig"): "projectconfigs",
+    ("kargo.akuity.io", "Stage"): "stages",
+    ("kargo.akuity.io", "Warehouse"): "warehouses",
     ("kustomize.toolkit.fluxcd.io", "Kustomization"): "kustomizations",
     ("source.toolkit.fluxcd.io", "GitRepository"): "gitrepositories",
     ("cert-manager.io", "Certificate"): "certificates",
 }
-CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding",
-                  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
 
 
 def resource_of(api_version: str, kind: str) -> tuple[str, str]:
@@ -67,8 +82,10 @@ class Subject:
 
     @classmethod
     def service_account(cls, namespace: str, name: str) -> Subject:
-        return cls(f"system:serviceaccount:{namespace}:{name}",
-                   ("system:serviceaccounts", f"system:serviceaccounts:{namespace}"))
+        return cls(
+            f"system:serviceaccount:{namespace}:{name}",
+            ("system:serviceaccounts", f"system:serviceaccounts:{namespace}"),
+        )
 
     def __str__(self) -> str:
         return self.username
@@ -89,10 +106,16 @@ class LiveCluster:
     """A running stand-in holding `objects`, stored as they are (as the engine or the
     platform team would have applied them)."""
 
-    def __init__(self, objects: Iterable[dict[str, Any]], *, crds: Iterable = (),
-                 namespaces: Iterable[str] = ()) -> None:
-        self.sandbox = KubeSandbox(token="admin-token", crds=list(crds),
-                                   namespaces=(*DEFAULT_NAMESPACES, *namespaces))
+    def __init__(
+        self,
+        objects: Iterable[dict[str, Any]],
+        *,
+        crds: Iterable = (),
+        namespaces: Iterable[str] = (),
+    ) -> None:
+        self.sandbox = KubeSandbox(
+            token="admin-token", crds=list(crds), namespaces=(*DEFAULT_NAMESPACES, *namespaces)
+        )
         self.sandbox.start()
         kinds_first = sorted(objects, key=lambda o: o["kind"] != "Namespace")
         for obj in kinds_first:
@@ -115,12 +138,21 @@ class LiveCluster:
     def close(self) -> None:
         self.sandbox.stop()
 
-    def _call(self, method: str, path: str, body: Any = None, *,
-              subject: Subject | None = None, query: str = "") -> requests.Response:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        subject: Subject | None = None,
+        query: str = "",
+    ) -> requests.Response:
         impersonation = []
         if subject is not None:
-            impersonation = [("Impersonate-User", subject.username),
-                             *(("Impersonate-Group", group) for group in subject.groups)]
+            impersonation = [
+                ("Impersonate-User", subject.username),
+                *(("Impersonate-Group", group) for group in subject.groups),
+            ]
         request = requests.Request(method, f"{self.url}{path}{query}", json=body)
         prepared = self.session.prepare_request(request)
         # One header line per group, as kubectl sends them: the API server does not split
@@ -129,24 +161,44 @@ class LiveCluster:
         for name, value in impersonation:
             headers.add(name, value)
         prepared.headers = headers
-        return self.session.send(prepared, timeout=30, verify=self.session.verify,
-                                 cert=self.session.cert)
+        return self.session.send(
+            prepared, timeout=30, verify=self.session.verify, cert=self.session.cert
+        )
 
-    def can_i(self, subject: Subject, verb: str, group: str, resource: str,
-              namespace: str = "", name: str = "") -> bool:
+    def can_i(
+        self,
+        subject: Subject,
+        verb: str,
+        group: str,
+        resource: str,
+        namespace: str = "",
+        name: str = "",
+    ) -> bool:
         resource, _, subresource = resource.partition("/")
-        attributes = {"verb": verb, "group": group, "resource": resource,
-                      "subresource": subresource, "namespace": namespace, "name": name}
-        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                  "spec": {"user": subject.username, "groups": list(subject.groups),
-                           "resourceAttributes": attributes}}
-        answer = self._call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-                            review)
+        attributes = {
+            "verb": verb,
+            "group": group,
+            "resource": resource,
+            "subresource": subresource,
+            "namespace": namespace,
+            "name": name,
+        }
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": subject.username,
+                "groups": list(subject.groups),
+                "resourceAttributes": attributes,
+            },
+        }
+        answer = self._call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
         answer.raise_for_status()
         return bool(answer.json()["status"].get("allowed"))
 
-    def attempt(self, subject: Subject, method: str, path: str,
-                body: Any = None) -> tuple[str, str]:
+    def attempt(
+        self, subject: Subject, method: str, path: str, body: Any = None
+    ) -> tuple[str, str]:
         """Make the request as `subject` (writes dry-run): ("allowed" | "RBAC" |
         "admission", the API server's message)."""
         query = "?dryRun=All" if method in {"POST", "PUT", "PATCH", "DELETE"} else ""

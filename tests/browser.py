@@ -31,7 +31,7 @@ def launch_args() -> list[str]:
     ]
 
 
-def screenshot(page, name: str) -> Path:  # noqa: ANN001 - playwright Page
+def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
@@ -44,7 +44,7 @@ def docs_screenshots_dir() -> Path:
     return Path(configured) if configured else ARTIFACTS / "screenshots"
 
 
-def docs_screenshot(page, name: str, selector: str | None = None) -> Path:  # noqa: ANN001
+def docs_screenshot(page, name: str, selector: str | None = None) -> Path:
     """A picture of the page as the docs show it (of one element when `selector` names it),
     in docs_screenshots_dir()."""
     path = docs_screenshots_dir() / f"{name}.png"
@@ -56,7 +56,7 @@ def docs_screenshot(page, name: str, selector: str | None = None) -> Path:  # no
     return path
 
 
-def signed_in_page(browser, live_server, user):  # noqa: ANN001, ANN201 - playwright objects
+def signed_in_page(browser, live_server, user):
     """A page in its own browser context holding a session for `user`.
 
     Sign-in itself is tested through the identity provider (test_browser_signin); here the
@@ -68,9 +68,13 @@ def signed_in_page(browser, live_server, user):  # noqa: ANN001, ANN201 - playwr
     client = Client()
     client.force_login(user)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_cookies([{
-        "name": settings.SESSION_COOKIE_NAME,
-        "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-        "url": live_server.url,
-    }])
+    context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_server.url,
+            }
+        ]
+    )
     return context.new_page()

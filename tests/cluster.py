@@ -28,7 +28,8 @@ SERVICE_ACCOUNT = "berth"
 
 def _check_chart() -> Any:
     spec = importlib.util.spec_from_file_location(
-        "check_chart", ROOT / "deploy/helm/check_chart.py")
+        "check_chart", ROOT / "deploy/helm/check_chart.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -97,7 +98,12 @@ def as_admin(sandbox: KubeSandbox, method: str, path: str, body: Any = None) -> 
     """A call as the cluster's admin (someone else than Berth, changing things by hand)."""
     import requests
 
-    response = requests.request(method, f"{sandbox.url}{path}", json=body, timeout=10,
-                                headers={"Authorization": f"Bearer {sandbox.token}"})
+    response = requests.request(
+        method,
+        f"{sandbox.url}{path}",
+        json=body,
+        timeout=10,
+        headers={"Authorization": f"Bearer {sandbox.token}"},
+    )
     response.raise_for_status()
     return response.json() if response.content else None

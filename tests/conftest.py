@@ -6,11 +6,10 @@ import pytest
 from tests.browser import ARTIFACTS, CHROMIUM, launch_args
 from tests.factories import MembershipFactory, TenantFactory, UserFactory
 
-CRDS_MISSING = ("the upstream CRDs are not beside this checkout (../shared/crds); "
-                "set BERTH_CRD_DIR")
+CRDS_MISSING = "the upstream CRDs are not beside this checkout (../shared/crds); set BERTH_CRD_DIR"
 
 
-def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest's signature
+def pytest_collection_modifyitems(config, items):
     """Tests marked `crds` need the upstream CRDs; a clone has none beside it, and Berth
     reads them only from BERTH_CRD_DIR (tests/settings.py sets it when they are there)."""
     from provisioning.schema import crd_directory
@@ -106,6 +105,9 @@ def rows_from_data_migrations(request):
     from django.apps import apps
 
     request.getfixturevalue("transactional_db")
-    for migration in ("0004_default_approval_rules", "0009_ephemeral_auto_approve",
-                      "0015_gitops_loop_rules"):
+    for migration in (
+        "0004_default_approval_rules",
+        "0009_ephemeral_auto_approve",
+        "0015_gitops_loop_rules",
+    ):
         importlib.import_module(f"tenants.migrations.{migration}").create_rules(apps, None)

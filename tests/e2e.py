@@ -42,8 +42,7 @@ def admin_session(kubeconfig: Path) -> tuple[str, requests.Session, str]:
     """(API URL, a session as the kubeconfig's user, the CA's PEM) — certificates, tokens
     and exec plugins resolved by the official client's kubeconfig loader."""
     configuration = kube_client.Configuration()
-    kube_config.load_kube_config(config_file=str(kubeconfig),
-                                 client_configuration=configuration)
+    kube_config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
     if configuration.refresh_api_key_hook is not None:
         configuration.refresh_api_key_hook(configuration)
     session = requests.Session()
@@ -76,13 +75,31 @@ class Target(LiveCluster):
 
     # -- as the admin ---------------------------------------------------------------------
 
-    def call(self, method: str, path: str, body: Any = None, *, query: str = "",
-             content_type: str = "application/json") -> requests.Response:
-        data = None if body is None else (
-            yaml.safe_dump(body) if content_type.endswith("yaml") else
-            requests.models.complexjson.dumps(body))
-        return self.session.request(method, f"{self.url}{path}{query}", data=data,
-                                    headers={"Content-Type": content_type}, timeout=30)
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        query: str = "",
+        content_type: str = "application/json",
+    ) -> requests.Response:
+        data = (
+            None
+            if body is None
+            else (
+                yaml.safe_dump(body)
+                if content_type.endswith("yaml")
+                else requests.models.complexjson.dumps(body)
+            )
+        )
+        return self.session.request(
+            method,
+            f"{self.url}{path}{query}",
+            data=data,
+            headers={"Content-Type": content_type},
+            timeout=30,
+        )
 
     def read(self, obj_or_kind: dict) -> dict | None:
         """The live object at the path of `obj_or_kind` (apiVersion, kind, metadata), or None."""
@@ -105,12 +122,18 @@ class Target(LiveCluster):
 
     def apply(self, obj: dict) -> dict:
         """Server-side apply as the tests' own field manager (setting up, not Berth)."""
-        answer = self.call("PATCH", path_of(obj), obj,
-                           query=f"?fieldManager={SETUP_MANAGER}&force=true",
-                           content_type="application/apply-patch+yaml")
+        answer = self.call(
+            "PATCH",
+            path_of(obj),
+            obj,
+            query=f"?fieldManager={SETUP_MANAGER}&force=true",
+            content_type="application/apply-patch+yaml",
+        )
         if answer.status_code >= 300:
-            raise AssertionError(f"applying {obj['kind']}/{obj['metadata']['name']}: "
-                                 f"{answer.status_code} {answer.text}")
+            raise AssertionError(
+                f"applying {obj['kind']}/{obj['metadata']['name']}: "
+                f"{answer.status_code} {answer.text}"
+            )
         return answer.json()
 
     def ensure_namespace(self, name: str) -> None:
@@ -121,9 +144,14 @@ class Target(LiveCluster):
     def token_for(self, namespace: str, service_account: str, seconds: int = 3600) -> str:
         """A ServiceAccount token through the TokenRequest API."""
         answer = self.call(
-            "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token",
-            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-             "spec": {"expirationSeconds": seconds}})
+            "POST",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token",
+            {
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                "spec": {"expirationSeconds": seconds},
+            },
+        )
         answer.raise_for_status()
         return answer.json()["status"]["token"]
 
@@ -152,9 +180,13 @@ class Target(LiveCluster):
         path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
         if self.call("GET", path).status_code == 200:
             return
-        answer = self.call("PATCH", path, crd,
-                           query=f"?fieldManager={SETUP_MANAGER}&force=true",
-                           content_type="application/apply-patch+yaml")
+        answer = self.call(
+            "PATCH",
+            path,
+            crd,
+            query=f"?fieldManager={SETUP_MANAGER}&force=true",
+            content_type="application/apply-patch+yaml",
+        )
         answer.raise_for_status()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -174,8 +206,9 @@ class Target(LiveCluster):
 
     def forget_tenant(self, tenant: str) -> None:
         """Delete the tenant's namespaces the tests made (a real cluster keeps them)."""
-        answer = self.call("GET", "/api/v1/namespaces",
-                           query=f"?labelSelector=berth.dev/tenant%3D{tenant}")
+        answer = self.call(
+            "GET", "/api/v1/namespaces", query=f"?labelSelector=berth.dev/tenant%3D{tenant}"
+        )
         answer.raise_for_status()
         for item in answer.json()["items"]:
             self.call("DELETE", f"/api/v1/namespaces/{item['metadata']['name']}")
@@ -192,8 +225,10 @@ def target(name: str, workdir: Path) -> Iterator[Target]:
         return
     configured = os.environ.get(E2E_VARIABLE)
     if not configured:
-        pytest.skip(f"no real cluster: set {E2E_VARIABLE} to a kubeconfig of a throwaway "
-                    "cluster to run these tests against it too (docs/kubesandbox.md)")
+        pytest.skip(
+            f"no real cluster: set {E2E_VARIABLE} to a kubeconfig of a throwaway "
+            "cluster to run these tests against it too (docs/kubesandbox.md)"
+        )
     real = Target(name, Path(configured))
     real.install_crds()
     for namespace in PLATFORM_NAMESPACES:

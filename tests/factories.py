@@ -43,7 +43,7 @@ class TenantFactory(factory.django.DjangoModelFactory):
     member_groups = factory.LazyAttribute(lambda t: [f"{t.slug}-devs"])
 
     @factory.post_generation
-    def open_to(self, create, extracted, **kwargs):  # noqa: ANN001, ANN003
+    def open_to(self, create, extracted, **kwargs):
         """Allow the default cluster and dev tier unless told otherwise."""
         if not create:
             return

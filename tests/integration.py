@@ -42,7 +42,7 @@ def worker_env() -> dict[str, str]:
 
 @contextmanager
 def celery_worker(*, concurrency: int = 2, name: str = "itest") -> Iterator[subprocess.Popen]:
-    process = subprocess.Popen(  # noqa: S603
+    process = subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -76,7 +76,7 @@ def celery_worker(*, concurrency: int = 2, name: str = "itest") -> Iterator[subp
                 process.wait()
 
 
-def wait_for(condition, *, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):  # noqa: ANN001, ANN201
+def wait_for(condition, *, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         result = condition()

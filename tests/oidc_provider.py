@@ -93,7 +93,7 @@ class Handler(BaseHTTPRequestHandler):
     def state(self) -> ProviderState:
         return self.server.state  # type: ignore[attr-defined]
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -123,7 +123,7 @@ class Handler(BaseHTTPRequestHandler):
             self.state.log.append({"event": event, **details})
 
     # -- endpoints --------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         url = urlsplit(self.path)
         query = {name: values[0] for name, values in parse_qs(url.query).items()}
         route = {
@@ -139,7 +139,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             route(query)
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         route = {
             "/token": self.token,
             "/control/next-login": self.control_next_login,
@@ -273,8 +273,9 @@ class Handler(BaseHTTPRequestHandler):
             access_token = secrets.token_urlsafe(24)
         else:
             typ = "at+jwt" if form == "at+jwt" else "JWT"
-            access_token = jwt.encode(access, key, algorithm="RS256",
-                                      headers={"kid": self.state.kid, "typ": typ})
+            access_token = jwt.encode(
+                access, key, algorithm="RS256", headers={"kid": self.state.kid, "typ": typ}
+            )
         with self.state.lock:
             self.state.access_tokens[access_token] = claims
         encoded = jwt.encode(id_token, key, algorithm="RS256", headers={"kid": self.state.kid})
@@ -315,9 +316,12 @@ class Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": f"unknown access token form {form!r}"})
             return
         with self.state.lock:
-            self.state.next_login = {"claims": body.get("claims", {}), "defect": defect,
-                                     "access_token": form,
-                                     "audience": body.get("audience") or API_AUDIENCE}
+            self.state.next_login = {
+                "claims": body.get("claims", {}),
+                "defect": defect,
+                "access_token": form,
+                "audience": body.get("audience") or API_AUDIENCE,
+            }
         self._json(200, {"ok": True})
 
     def control_log(self, query: dict[str, str]) -> None:
@@ -351,12 +355,22 @@ class TestProvider:
     url: str
     __test__ = False  # not a test class, whatever pytest thinks of the name
 
-    def next_login(self, claims: dict[str, Any], defect: str | None = None, *,
-                   access_token_form: str = "at+jwt", audience: str = API_AUDIENCE) -> None:
+    def next_login(
+        self,
+        claims: dict[str, Any],
+        defect: str | None = None,
+        *,
+        access_token_form: str = "at+jwt",
+        audience: str = API_AUDIENCE,
+    ) -> None:
         response = requests.post(
             f"{self.url}/control/next-login",
-            json={"claims": claims, "defect": defect, "access_token": access_token_form,
-                  "audience": audience},
+            json={
+                "claims": claims,
+                "defect": defect,
+                "access_token": access_token_form,
+                "audience": audience,
+            },
             timeout=5,
         )
         response.raise_for_status()

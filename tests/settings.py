@@ -23,8 +23,7 @@ if _UPSTREAM_CRDS.is_dir():
     os.environ.setdefault("BERTH_CRD_DIR", str(_UPSTREAM_CRDS))
 # The stand-in's CRDs (kubesandbox.testing) come from the same place: a cluster never serves
 # kinds the schema checks cannot read.
-os.environ.setdefault("KUBESANDBOX_CRD_DIR",
-                      os.environ.get("BERTH_CRD_DIR") or str(_UPSTREAM_CRDS))
+os.environ.setdefault("KUBESANDBOX_CRD_DIR", os.environ.get("BERTH_CRD_DIR") or str(_UPSTREAM_CRDS))
 
 from portal.settings import *  # noqa: E402, F403
 

@@ -42,9 +42,13 @@ def live_bindings(sandbox) -> dict[str, set[tuple[str, str, str]]]:
     for binding in listed["items"]:
         for subject in binding.get("subjects") or []:
             if subject["kind"] == "Group":
-                found.setdefault(subject["name"], set()).add((
-                    binding["metadata"]["namespace"], binding["metadata"]["name"],
-                    binding["roleRef"]["name"]))
+                found.setdefault(subject["name"], set()).add(
+                    (
+                        binding["metadata"]["namespace"],
+                        binding["metadata"]["name"],
+                        binding["roleRef"]["name"],
+                    )
+                )
     return found
 
 
@@ -53,61 +57,78 @@ def test_each_groups_map_matches_the_rolebindings_on_the_cluster(provisioned, sa
     admin = provisioned["admin"]
     for group in GROUPS:
         [access] = selectors.group_map(admin, group).tenants
-        mapped = {(g.namespace, g.obj.split("/")[-1], g.role)
-                  for g in access.grants_in(KUBERNETES)}
+        mapped = {(g.namespace, g.obj.split("/")[-1], g.role) for g in access.grants_in(KUBERNETES)}
         assert mapped, group
         assert mapped == on_cluster[group], group
         assert {g.cluster for g in access.grants} == {"sandbox"}
     # The namespaces of all three projects, the dev tier of each and cart's staging.
-    namespaces = {g.namespace for g in selectors.group_map(admin, "payments-devs")
-                  .tenants[0].grants_in(KUBERNETES)}
-    assert {"payments-shop-dev", "payments-cart-dev", "payments-cart-staging",
-            "payments-feed-dev"} <= namespaces
+    namespaces = {
+        g.namespace
+        for g in selectors.group_map(admin, "payments-devs").tenants[0].grants_in(KUBERNETES)
+    }
+    assert {
+        "payments-shop-dev",
+        "payments-cart-dev",
+        "payments-cart-staging",
+        "payments-feed-dev",
+    } <= namespaces
 
 
 def test_argo_cd_and_kargo_roles_are_those_on_the_cluster(provisioned, sandbox):
     admin = provisioned["admin"]
-    project = as_admin(sandbox, "GET",
-                       "/apis/argoproj.io/v1alpha1/namespaces/argocd/appprojects/payments")
-    live_roles = {(group, role["name"]) for role in project["spec"]["roles"]
-                  for group in role["groups"]}
+    project = as_admin(
+        sandbox, "GET", "/apis/argoproj.io/v1alpha1/namespaces/argocd/appprojects/payments"
+    )
+    live_roles = {
+        (group, role["name"]) for role in project["spec"]["roles"] for group in role["groups"]
+    }
     kargo_accounts = {}
     for account in as_admin(sandbox, "GET", "/api/v1/serviceaccounts")["items"]:
-        claims = (account["metadata"].get("annotations") or {}).get(
-            "rbac.kargo.akuity.io/claims")
+        claims = (account["metadata"].get("annotations") or {}).get("rbac.kargo.akuity.io/claims")
         if claims:
             for group in json.loads(claims)["groups"]:
                 kargo_accounts.setdefault(group, set()).add(
-                    (account["metadata"]["namespace"], account["metadata"]["name"]))
+                    (account["metadata"]["namespace"], account["metadata"]["name"])
+                )
     for group in GROUPS:
         [access] = selectors.group_map(admin, group).tenants
         assert {(g.group, g.tenant_role) for g in access.grants_in(ARGOCD)} == {
-            pair for pair in live_roles if pair[0] == group}
+            pair for pair in live_roles if pair[0] == group
+        }
         assert {(g.namespace, g.role) for g in access.grants_in(KARGO)} == kargo_accounts[group]
 
     [devs] = selectors.group_map(admin, "payments-devs").tenants
     [argocd] = devs.grants_in(ARGOCD)
-    assert argocd.summary == ("Argo CD: get, sync, action/* on the tenant's Applications "
-                              "(payments/*)")
+    assert argocd.summary == (
+        "Argo CD: get, sync, action/* on the tenant's Applications (payments/*)"
+    )
     [kargo] = devs.grants_in(KARGO)
-    assert kargo.summary == ("Kargo: see the Kargo project payments-cart-kargo; "
-                             "promote into dev, staging")
+    assert kargo.summary == (
+        "Kargo: see the Kargo project payments-cart-kargo; promote into dev, staging"
+    )
     [auditors] = selectors.group_map(admin, "payments-auditors").tenants
     assert [g.summary for g in auditors.grants_in(KARGO)] == [
-        "Kargo: see the Kargo project payments-cart-kargo"]
+        "Kargo: see the Kargo project payments-cart-kargo"
+    ]
 
 
 def test_what_the_tenants_files_may_do_is_the_flux_reconcilers_bindings(provisioned, sandbox):
     [access] = selectors.group_map(provisioned["admin"], "payments-devs").tenants
     flux = {(g.namespace, g.role) for g in access.identities if g.system == FLUX}
     listed = as_admin(sandbox, "GET", "/apis/rbac.authorization.k8s.io/v1/rolebindings")
-    live = {(b["metadata"]["namespace"], b["roleRef"]["name"]) for b in listed["items"]
-            if any(s["kind"] == "ServiceAccount" and s["name"] == "berth-reconciler"
-                   for s in b.get("subjects") or [])}
+    live = {
+        (b["metadata"]["namespace"], b["roleRef"]["name"])
+        for b in listed["items"]
+        if any(
+            s["kind"] == "ServiceAccount" and s["name"] == "berth-reconciler"
+            for s in b.get("subjects") or []
+        )
+    }
     assert flux == live
     assert ("payments-feed-dev", "berth-tenant-edit") in flux
     assert {g.identity for g in access.identities if g.system == FLUX} == {
-        "ServiceAccount payments-gitops/berth-reconciler"}
+        "ServiceAccount payments-gitops/berth-reconciler"
+    }
 
 
 def test_berth_rights_and_the_chain_of_an_owners_approval(provisioned, settings):
@@ -138,16 +159,22 @@ def test_berth_rights_and_the_chain_of_an_owners_approval(provisioned, settings)
     assert pat.admin_chain == [
         "Pat Platform is in platform-admins at their last sign-in",
         "BERTH_PLATFORM_ADMIN_GROUPS names platform-admins: Pat Platform is a platform admin",
-        "platform admins decide any request in any tenant, never their own"]
+        "platform admins decide any request in any tenant, never their own",
+    ]
     settings.BERTH_PLATFORM_ADMIN_GROUPS = []
     assert selectors.person_map(admin, "pat").admin_chain[0] == (
-        "Pat Platform was made a platform admin by hand (Django admin or superuser)")
+        "Pat Platform was made a platform admin by hand (Django admin or superuser)"
+    )
 
 
 def test_a_manual_owner_gets_berths_rights_but_no_cluster_rights(provisioned):
     sam = User.objects.get(username="sam")  # in search-devs only
-    Membership.objects.create(user=sam, tenant=Tenant.objects.get(slug="payments"),
-                              role="owner", source=MembershipSource.MANUAL)
+    Membership.objects.create(
+        user=sam,
+        tenant=Tenant.objects.get(slug="payments"),
+        role="owner",
+        source=MembershipSource.MANUAL,
+    )
     person = selectors.person_map(provisioned["admin"], "sam")
     payments = next(m for m in person.memberships if m.tenant.slug == "payments")
     assert payments.source == MembershipSource.MANUAL and payments.via_groups == []
@@ -161,23 +188,36 @@ def test_the_namespace_map_lists_who_is_bound_there(provisioned, sandbox):
     assert ("payments-devs", "berth-tenant-edit") in who
     assert ("payments-auditors", "berth-tenant-view") in who
     assert ("ServiceAccount payments-gitops/berth-reconciler", "berth-tenant-edit") in who
-    listed = as_admin(sandbox, "GET", "/apis/rbac.authorization.k8s.io/v1/namespaces/"
-                                      "payments-feed-dev/rolebindings")
-    live_groups = {(s["name"], b["roleRef"]["name"]) for b in listed["items"]
-                   for s in b.get("subjects") or [] if s["kind"] == "Group"}
+    listed = as_admin(
+        sandbox,
+        "GET",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/payments-feed-dev/rolebindings",
+    )
+    live_groups = {
+        (s["name"], b["roleRef"]["name"])
+        for b in listed["items"]
+        for s in b.get("subjects") or []
+        if s["kind"] == "Group"
+    }
     assert live_groups == {(g.group, g.role) for g in entry.grants if g.group}
 
 
 # --- pages and API: the same map, only within the tenants the caller sees -----------------
+
 
 def test_the_group_page_shows_each_binding_and_what_it_allows(provisioned, client):
     client.force_login(provisioned["admin"])
     page = client.get("/access/groups/payments-devs/")
     assert page.status_code == 200
     html = page.content.decode()
-    for expected in ("RoleBinding payments-shop-dev/berth-members", "berth-tenant-edit",
-                     "proj:payments:member", "promote into dev, staging",
-                     "ServiceAccount payments-gitops/berth-reconciler", "submit requests"):
+    for expected in (
+        "RoleBinding payments-shop-dev/berth-members",
+        "berth-tenant-edit",
+        "proj:payments:member",
+        "promote into dev, staging",
+        "ServiceAccount payments-gitops/berth-reconciler",
+        "submit requests",
+    ):
         assert expected in html, expected
     person = client.get("/access/people/olivia/").content.decode()
     assert "staging-needs-tenant-owner" in person and "payments-owners" in person
@@ -188,8 +228,11 @@ def test_the_group_page_shows_each_binding_and_what_it_allows(provisioned, clien
 def test_someone_of_another_tenant_sees_nothing_of_it(provisioned, client):
     sam = User.objects.get(username="sam")  # search-devs: the search tenant only
     client.force_login(sam)
-    for path in ("/access/groups/payments-devs/", "/access/people/olivia/",
-                 "/access/namespaces/payments-shop-dev/"):
+    for path in (
+        "/access/groups/payments-devs/",
+        "/access/people/olivia/",
+        "/access/namespaces/payments-shop-dev/",
+    ):
         assert client.get(path).status_code == 404, path
     found = client.get("/access/?q=payments").content.decode()
     assert "Nothing you can see matches" in found
@@ -214,29 +257,37 @@ def test_the_api_answers_the_same_map(provisioned):
     [tenant] = body["tenants"]
     [access] = selectors.group_map(dana, "payments-devs").tenants
     assert {(g["system"], g["namespace"], g["object"], g["role"]) for g in tenant["grants"]} == {
-        (g.system, g.namespace, g.obj, g.role) for g in access.grants}
+        (g.system, g.namespace, g.obj, g.role) for g in access.grants
+    }
     assert tenant["roles"] == ["member"] and "submit requests" in tenant["berth"]
     assert body["people"] == [{"username": "dev", "display_name": "Dana Developer"}]
 
     olivia = api(provisioned["admin"], scopes=["read"]).get("/api/v1/access/people/olivia/")
     [membership] = olivia.json()["memberships"]
     assert membership["approve_chain"][1] == (
-        "payments names payments-owners as an owner group: Olivia Owner is an owner")
-    namespaces = api(dana, scopes=["read"]).get(
-        "/api/v1/access/namespaces/payments-feed-dev/").json()
+        "payments names payments-owners as an owner group: Olivia Owner is an owner"
+    )
+    namespaces = (
+        api(dana, scopes=["read"]).get("/api/v1/access/namespaces/payments-feed-dev/").json()
+    )
     assert [entry["cluster"] for entry in namespaces] == ["sandbox"]
     found = api(dana, scopes=["read"]).get("/api/v1/access/?q=feed").json()
     assert found["namespaces"] == [
-        {"name": "payments-feed-dev", "cluster": "sandbox", "tenant": "payments"}]
+        {"name": "payments-feed-dev", "cluster": "sandbox", "tenant": "payments"}
+    ]
 
     sam = User.objects.get(username="sam")
-    for path in ("/api/v1/access/groups/payments-devs/", "/api/v1/access/people/olivia/",
-                 "/api/v1/access/namespaces/payments-feed-dev/"):
+    for path in (
+        "/api/v1/access/groups/payments-devs/",
+        "/api/v1/access/people/olivia/",
+        "/api/v1/access/namespaces/payments-feed-dev/",
+    ):
         assert api(sam, scopes=["read"]).get(path).status_code == 404, path
 
 
 def test_the_group_page_costs_the_same_queries_with_more_namespaces(
-        provisioned, client, django_assert_max_num_queries):
+    provisioned, client, django_assert_max_num_queries
+):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -275,4 +326,6 @@ def test_a_persons_groups_of_other_tenants_stay_hidden_from_members(provisioned)
     body = api(olivia, scopes=["read"]).get("/api/v1/access/people/dev/").json()
     assert body["groups"] == ["payments-devs"]
     assert selectors.person_map(provisioned["admin"], "dev").groups == [
-        "payments-devs", "search-devs"]
+        "payments-devs",
+        "search-devs",
+    ]

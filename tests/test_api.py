@@ -39,9 +39,14 @@ REQUESTS = "/api/v1/requests/"
 
 def active_namespace(world, name="payments-live-dev", tenant=None, project=None, tier="dev"):
     return Namespace.objects.create(
-        name=name, tenant=tenant or world.payments, tier=EnvironmentTier.objects.get(slug=tier),
-        cluster=Cluster.objects.get(name="sandbox"), project=project, cpu_millis=500,
-        memory_mib=512, state=NamespaceState.ACTIVE,
+        name=name,
+        tenant=tenant or world.payments,
+        tier=EnvironmentTier.objects.get(slug=tier),
+        cluster=Cluster.objects.get(name="sandbox"),
+        project=project,
+        cpu_millis=500,
+        memory_mib=512,
+        state=NamespaceState.ACTIVE,
     )
 
 
@@ -57,7 +62,8 @@ def failed_request(world):
 
 def test_member_requests_a_dev_namespace_and_policy_approves_it(world):
     response = api(world.member).post(
-        REQUESTS, {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
+        REQUESTS,
+        {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
         format="json",
     )
 
@@ -69,22 +75,43 @@ def test_member_requests_a_dev_namespace_and_policy_approves_it(world):
     assert body["requester"] == "dev" and body["tenant"] == "payments"
     assert body["plan"]["digest"] == review(Request.objects.get()).digest
     assert "kind: Namespace" in body["plan"]["yaml"]
-    assert [event["action"] for event in body["history"]] == ["request.submit",
-                                                              "request.approve"]
+    assert [event["action"] for event in body["history"]] == ["request.submit", "request.approve"]
     assert body["approvals"][0]["approver"] is None  # the policy
     assert AuditEvent.objects.filter(action="request.submit", actor=world.member).exists()
 
 
-@pytest.mark.parametrize(("kind", "payload", "setup"), [
-    ("project", {"app": "checkout", "engine": "argocd", "cluster": "sandbox",
-                 "tiers": ["dev", "staging"]}, None),
-    ("environment", {"project": "billing", "tier": "staging", "cluster": "sandbox",
-                     "cpu": "1", "memory": "1Gi"}, "project"),
-    ("quota_change", {"namespace": "payments-live-dev", "cpu": "2", "memory": "2Gi"},
-     "namespace"),
-    ("decommission", {"namespace": "payments-live-dev", "reason": "done with it"},
-     "namespace"),
-])
+@pytest.mark.parametrize(
+    ("kind", "payload", "setup"),
+    [
+        (
+            "project",
+            {
+                "app": "checkout",
+                "engine": "argocd",
+                "cluster": "sandbox",
+                "tiers": ["dev", "staging"],
+            },
+            None,
+        ),
+        (
+            "environment",
+            {
+                "project": "billing",
+                "tier": "staging",
+                "cluster": "sandbox",
+                "cpu": "1",
+                "memory": "1Gi",
+            },
+            "project",
+        ),
+        (
+            "quota_change",
+            {"namespace": "payments-live-dev", "cpu": "2", "memory": "2Gi"},
+            "namespace",
+        ),
+        ("decommission", {"namespace": "payments-live-dev", "reason": "done with it"}, "namespace"),
+    ],
+)
 def test_every_kind_of_request_can_be_submitted(world, kind, payload, setup):
     if setup == "project":
         Project.objects.create(tenant=world.payments, name="billing")
@@ -102,8 +129,11 @@ def test_every_kind_of_request_can_be_submitted(world, kind, payload, setup):
 def test_payload_is_checked_by_the_same_rules_as_the_form(world):
     response = api(world.member).post(
         REQUESTS,
-        {"tenant": "payments", "kind": "namespace",
-         "payload": {**NAMESPACE, "app": "Bad_Name", "cpu": "plenty"}},
+        {
+            "tenant": "payments",
+            "kind": "namespace",
+            "payload": {**NAMESPACE, "app": "Bad_Name", "cpu": "plenty"},
+        },
         format="json",
     )
 
@@ -116,17 +146,18 @@ def test_payload_is_checked_by_the_same_rules_as_the_form(world):
 def test_over_budget_is_a_validation_error_with_the_numbers(world):
     Tenant.objects.filter(pk=world.payments.pk).update(budget_cpu_millis=400)
     response = api(world.member).post(
-        REQUESTS, {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
+        REQUESTS,
+        {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
         format="json",
     )
     body = assert_problem(response, 400, "validation-error")
-    assert any("budget" in message for messages in body["errors"].values()
-               for message in messages)
+    assert any("budget" in message for messages in body["errors"].values() for message in messages)
 
 
 def test_viewer_is_denied_by_the_approval_policy(world):
     response = api(world.viewer).post(
-        REQUESTS, {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
+        REQUESTS,
+        {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
         format="json",
     )
     body = assert_problem(response, 403, "forbidden")
@@ -144,13 +175,16 @@ def test_requesting_for_a_tenant_you_are_not_in_is_404(world, slug):
 # --- reading -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("who", "visible"), [
-    ("admin", {"payments", "search"}),
-    ("owner", {"payments"}),
-    ("member", {"payments"}),
-    ("viewer", {"payments"}),
-    ("outsider", {"search"}),
-])
+@pytest.mark.parametrize(
+    ("who", "visible"),
+    [
+        ("admin", {"payments", "search"}),
+        ("owner", {"payments"}),
+        ("member", {"payments"}),
+        ("viewer", {"payments"}),
+        ("outsider", {"search"}),
+    ],
+)
 def test_request_list_is_scoped_to_your_tenants(world, who, visible):
     submit(world, app="one")
     submit(world, app="two", tenant=world.search, requester=world.outsider)
@@ -161,9 +195,16 @@ def test_request_list_is_scoped_to_your_tenants(world, who, visible):
     assert {item["tenant"] for item in body["results"]} == visible
 
 
-@pytest.mark.parametrize(("who", "status"), [
-    ("admin", 200), ("owner", 200), ("member", 200), ("viewer", 200), ("outsider", 404),
-])
+@pytest.mark.parametrize(
+    ("who", "status"),
+    [
+        ("admin", 200),
+        ("owner", 200),
+        ("member", 200),
+        ("viewer", 200),
+        ("outsider", 404),
+    ],
+)
 def test_request_detail_is_404_outside_your_tenants(world, who, status):
     tenancy_request = submit(world, tier="prod")
     response = api(getattr(world, who)).get(f"{REQUESTS}{tenancy_request.pk}/")
@@ -181,8 +222,14 @@ def test_request_detail_has_plan_approvals_comments_history_and_permissions(worl
     assert body["state"] == "submitted" and body["state_label"] == "Awaiting approval"
     assert body["plan"]["digest"] == review(tenancy_request).digest
     assert body["plan"]["objects"][0]["kind"] == "Namespace"
-    assert body["comments"] == [{"id": body["comments"][0]["id"], "author": "olivia",
-                                 "body": "LGTM", "created_at": body["comments"][0]["created_at"]}]
+    assert body["comments"] == [
+        {
+            "id": body["comments"][0]["id"],
+            "author": "olivia",
+            "body": "LGTM",
+            "created_at": body["comments"][0]["created_at"],
+        }
+    ]
     assert body["history"][0]["action"] == "request.submit"
     assert body["permissions"] == {"may_decide": True, "may_cancel": True, "may_retry": False}
 
@@ -194,14 +241,17 @@ def test_a_decided_request_has_no_future_plan(world):
     assert body["plan"] is None and body["state"] == "cancelled"
 
 
-@pytest.mark.parametrize(("query", "apps"), [
-    ({"state": "submitted"}, {"prod-app"}),
-    ({"state": "approved"}, {"dev-app"}),
-    ({"tier": "prod"}, {"prod-app"}),
-    ({"kind": "project"}, set()),
-    ({"tenant": "payments"}, {"dev-app", "prod-app"}),
-    ({"older_than": "1d"}, set()),
-])
+@pytest.mark.parametrize(
+    ("query", "apps"),
+    [
+        ({"state": "submitted"}, {"prod-app"}),
+        ({"state": "approved"}, {"dev-app"}),
+        ({"tier": "prod"}, {"prod-app"}),
+        ({"kind": "project"}, set()),
+        ({"tenant": "payments"}, {"dev-app", "prod-app"}),
+        ({"older_than": "1d"}, set()),
+    ],
+)
 def test_requests_are_filtered_with_the_dashboards_filterset(world, query, apps):
     submit(world, tier="dev", app="dev-app")
     submit(world, tier="prod", app="prod-app")
@@ -239,10 +289,12 @@ def test_an_ordering_the_list_cannot_sort_by_is_refused_naming_what_it_can(world
 
 
 def test_pages_hold_page_size_items_at_most_200(world):
-    Request.objects.bulk_create([
-        Request(tenant=world.payments, kind="namespace", payload={}, requester=world.member)
-        for _ in range(205)
-    ])
+    Request.objects.bulk_create(
+        [
+            Request(tenant=world.payments, kind="namespace", payload={}, requester=world.member)
+            for _ in range(205)
+        ]
+    )
     client = api(world.member)
     page = client.get(REQUESTS, {"page_size": 2}).json()
     assert page["count"] == 205 and len(page["results"]) == 2 and "page=2" in page["next"]
@@ -254,21 +306,27 @@ def test_pages_hold_page_size_items_at_most_200(world):
 # --- deciding and acting -------------------------------------------------------------------
 
 
-def approve(client, tenancy_request, digest=None, note="ok"):  # noqa: ANN001
+def approve(client, tenancy_request, digest=None, note="ok"):
     digest = digest or review(tenancy_request).digest
-    return client.post(f"{REQUESTS}{tenancy_request.pk}/approve/",
-                       {"plan_digest": digest, "note": note}, format="json")
+    return client.post(
+        f"{REQUESTS}{tenancy_request.pk}/approve/",
+        {"plan_digest": digest, "note": note},
+        format="json",
+    )
 
 
-@pytest.mark.parametrize(("tier", "who", "status"), [
-    ("prod", "admin", 200),
-    ("prod", "owner", 403),
-    ("prod", "member", 403),
-    ("prod", "viewer", 403),
-    ("prod", "outsider", 404),
-    ("staging", "owner", 200),
-    ("staging", "member", 403),
-])
+@pytest.mark.parametrize(
+    ("tier", "who", "status"),
+    [
+        ("prod", "admin", 200),
+        ("prod", "owner", 403),
+        ("prod", "member", 403),
+        ("prod", "viewer", 403),
+        ("prod", "outsider", 404),
+        ("staging", "owner", 200),
+        ("staging", "member", 403),
+    ],
+)
 def test_approval_follows_the_policys_approver_role(world, tier, who, status):
     tenancy_request = submit(world, tier=tier)
     response = approve(api(getattr(world, who)), tenancy_request)
@@ -288,8 +346,9 @@ def test_nobody_approves_their_own_request(world):
 
 def test_approving_a_stale_plan_is_409_with_the_current_digest(world):
     tenancy_request = submit(world, tier="prod")
-    body = assert_problem(approve(api(world.admin), tenancy_request, digest="0" * 64), 409,
-                          "plan-changed")
+    body = assert_problem(
+        approve(api(world.admin), tenancy_request, digest="0" * 64), 409, "plan-changed"
+    )
     assert body["current_plan_digest"] == review(tenancy_request).digest
     assert Request.objects.get().state == RequestState.SUBMITTED
 
@@ -312,8 +371,9 @@ def test_reject_needs_a_reason_and_releases_the_name(world):
     tenancy_request = submit(world, tier="prod")
     client = api(world.admin)
     url = f"{REQUESTS}{tenancy_request.pk}/reject/"
-    assert "reason" in assert_problem(client.post(url, {"reason": "  "}, format="json"),
-                                      400)["errors"]
+    assert (
+        "reason" in assert_problem(client.post(url, {"reason": "  "}, format="json"), 400)["errors"]
+    )
 
     response = client.post(url, {"reason": "Use staging first."}, format="json")
 
@@ -324,18 +384,22 @@ def test_reject_needs_a_reason_and_releases_the_name(world):
 
 def test_reject_by_a_member_is_403(world):
     tenancy_request = submit(world, tier="prod", requester=world.owner)
-    response = api(world.member).post(f"{REQUESTS}{tenancy_request.pk}/reject/",
-                                      {"reason": "no"}, format="json")
+    response = api(world.member).post(
+        f"{REQUESTS}{tenancy_request.pk}/reject/", {"reason": "no"}, format="json"
+    )
     assert_problem(response, 403)
 
 
-@pytest.mark.parametrize(("who", "status"), [
-    ("member", 200),  # the requester
-    ("admin", 200),
-    ("owner", 403),
-    ("viewer", 403),
-    ("outsider", 404),
-])
+@pytest.mark.parametrize(
+    ("who", "status"),
+    [
+        ("member", 200),  # the requester
+        ("admin", 200),
+        ("owner", 403),
+        ("viewer", 403),
+        ("outsider", 404),
+    ],
+)
 def test_cancel_is_for_the_requester_or_a_platform_admin(world, who, status):
     tenancy_request = submit(world, tier="prod")
     response = api(getattr(world, who)).post(f"{REQUESTS}{tenancy_request.pk}/cancel/")
@@ -351,13 +415,21 @@ def test_cancelling_an_approved_request_is_409(world):
     assert "approved" in body["detail"]
 
 
-@pytest.mark.parametrize(("who", "status"), [
-    ("member", 201), ("viewer", 201), ("owner", 201), ("admin", 201), ("outsider", 404),
-])
+@pytest.mark.parametrize(
+    ("who", "status"),
+    [
+        ("member", 201),
+        ("viewer", 201),
+        ("owner", 201),
+        ("admin", 201),
+        ("outsider", 404),
+    ],
+)
 def test_anyone_who_sees_a_request_may_comment(world, who, status):
     tenancy_request = submit(world, tier="prod")
-    response = api(getattr(world, who)).post(f"{REQUESTS}{tenancy_request.pk}/comment/",
-                                             {"body": "Any news?"}, format="json")
+    response = api(getattr(world, who)).post(
+        f"{REQUESTS}{tenancy_request.pk}/comment/", {"body": "Any news?"}, format="json"
+    )
     assert response.status_code == status
     if status == 201:
         assert response.json()["author"] == getattr(world, who).username
@@ -372,9 +444,15 @@ def test_comment_needs_text_and_at_most_4000_characters(world):
     assert_problem(client.post(url, {"body": "x" * 4001}, format="json"), 400)
 
 
-@pytest.mark.parametrize(("who", "status"), [
-    ("admin", 200), ("owner", 403), ("member", 403), ("outsider", 404),
-])
+@pytest.mark.parametrize(
+    ("who", "status"),
+    [
+        ("admin", 200),
+        ("owner", 403),
+        ("member", 403),
+        ("outsider", 404),
+    ],
+)
 def test_retry_of_a_failed_request_is_for_platform_admins(world, who, status):
     tenancy_request = failed_request(world)
     response = api(getattr(world, who)).post(f"{REQUESTS}{tenancy_request.pk}/retry/")
@@ -385,8 +463,9 @@ def test_retry_of_a_failed_request_is_for_platform_admins(world, who, status):
 
 def test_retrying_a_request_that_did_not_fail_is_409(world):
     tenancy_request = submit(world, tier="dev")
-    assert_problem(api(world.admin).post(f"{REQUESTS}{tenancy_request.pk}/retry/"), 409,
-                   "illegal-transition")
+    assert_problem(
+        api(world.admin).post(f"{REQUESTS}{tenancy_request.pk}/retry/"), 409, "illegal-transition"
+    )
 
 
 def test_runs_show_steps_attempts_and_error(world):
@@ -404,32 +483,38 @@ def test_runs_show_steps_attempts_and_error(world):
 # --- token scopes --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("scopes", "method", "path", "status"), [
-    (["read"], "get", "requests", 200),
-    (["read"], "post", "submit", 403),
-    (["request"], "get", "requests", 403),
-    (["request"], "post", "submit", 201),
-    (["read", "request"], "post", "approve", 403),
-    (["approve"], "post", "approve", 200),
-    (["approve"], "post", "submit", 403),
-    (["read", "request", "approve"], "post", "tenants", 403),
-    (["admin"], "post", "tenants", 201),
-])
+@pytest.mark.parametrize(
+    ("scopes", "method", "path", "status"),
+    [
+        (["read"], "get", "requests", 200),
+        (["read"], "post", "submit", 403),
+        (["request"], "get", "requests", 403),
+        (["request"], "post", "submit", 201),
+        (["read", "request"], "post", "approve", 403),
+        (["approve"], "post", "approve", 200),
+        (["approve"], "post", "submit", 403),
+        (["read", "request", "approve"], "post", "tenants", 403),
+        (["admin"], "post", "tenants", 201),
+    ],
+)
 def test_a_token_can_do_only_what_its_scopes_say(world, scopes, method, path, status):
     pending = submit(world, tier="prod")
     client = api(world.admin, scopes=scopes)
     if path == "requests":
         response = client.get(REQUESTS)
     elif path == "submit":
-        response = client.post(REQUESTS, {"tenant": "payments", "kind": "namespace",
-                                          "payload": {**NAMESPACE, "app": "other"}},
-                               format="json")
+        response = client.post(
+            REQUESTS,
+            {"tenant": "payments", "kind": "namespace", "payload": {**NAMESPACE, "app": "other"}},
+            format="json",
+        )
     elif path == "approve":
         pending = submit(world, tier="prod", app="approve-me")
         response = approve(client, pending)
     else:
-        response = client.post("/api/v1/tenants/", {"slug": "newteam", "name": "New"},
-                               format="json")
+        response = client.post(
+            "/api/v1/tenants/", {"slug": "newteam", "name": "New"}, format="json"
+        )
     assert response.status_code == status, response.json()
     if status == 403:
         assert "scope" in assert_problem(response, 403, "forbidden")["detail"]
@@ -451,23 +536,39 @@ def test_members_see_their_tenants_with_their_role_and_no_secrets(world):
     assert payments["gitops_credentials_set"] is True
     assert "gitops_credentials" not in payments and "s3cret-token" not in str(body)
     assert payments["allowed_tiers"] == ["review", "dev", "staging", "prod"] or set(
-        payments["allowed_tiers"]) == {"dev", "staging", "prod", "review"}
+        payments["allowed_tiers"]
+    ) == {"dev", "staging", "prod", "review"}
 
 
-@pytest.mark.parametrize(("who", "status"), [
-    ("admin", 200), ("owner", 200), ("viewer", 200), ("outsider", 404),
-])
+@pytest.mark.parametrize(
+    ("who", "status"),
+    [
+        ("admin", 200),
+        ("owner", 200),
+        ("viewer", 200),
+        ("outsider", 404),
+    ],
+)
 def test_tenant_detail_is_404_for_outsiders(world, who, status):
     assert api(getattr(world, who)).get("/api/v1/tenants/payments/").status_code == status
 
 
 def test_platform_admin_onboards_a_tenant_through_the_service(world):
-    response = api(world.admin).post("/api/v1/tenants/", {
-        "slug": "orders", "name": "Orders team", "owner_groups": ["orders-owners"],
-        "member_groups": ["orders-devs"], "gitops_repo_url": "https://git.example.com/o.git",
-        "gitops_credentials": "tok", "allowed_clusters": ["sandbox"],
-        "allowed_tiers": ["dev", "prod"], "budget_cpu_millis": 4000,
-    }, format="json")
+    response = api(world.admin).post(
+        "/api/v1/tenants/",
+        {
+            "slug": "orders",
+            "name": "Orders team",
+            "owner_groups": ["orders-owners"],
+            "member_groups": ["orders-devs"],
+            "gitops_repo_url": "https://git.example.com/o.git",
+            "gitops_credentials": "tok",
+            "allowed_clusters": ["sandbox"],
+            "allowed_tiers": ["dev", "prod"],
+            "budget_cpu_millis": 4000,
+        },
+        format="json",
+    )
 
     assert response.status_code == 201, response.json()
     body = response.json()
@@ -477,15 +578,18 @@ def test_platform_admin_onboards_a_tenant_through_the_service(world):
     assert event.actor == world.admin and "tok" not in str(event.after)
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"slug": "Bad Slug", "name": "x"}, "slug"),
-    ({"slug": "payments", "name": "x"}, "slug"),
-    ({"slug": "ok", "name": "x", "budget_cpu_millis": -1}, "budget_cpu_millis"),
-    ({"slug": "ok", "name": "x", "budget_cpu_millis": 10**30}, "budget_cpu_millis"),
-    ({"slug": "ok", "name": "x", "allowed_tiers": ["gold"]}, "allowed_tiers"),
-    ({"slug": "ok", "name": "x", "notify_emails": ["not-an-address"]}, "notify_emails.0"),
-    ({"slug": "kube", "name": "x"}, "slug"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"slug": "Bad Slug", "name": "x"}, "slug"),
+        ({"slug": "payments", "name": "x"}, "slug"),
+        ({"slug": "ok", "name": "x", "budget_cpu_millis": -1}, "budget_cpu_millis"),
+        ({"slug": "ok", "name": "x", "budget_cpu_millis": 10**30}, "budget_cpu_millis"),
+        ({"slug": "ok", "name": "x", "allowed_tiers": ["gold"]}, "allowed_tiers"),
+        ({"slug": "ok", "name": "x", "notify_emails": ["not-an-address"]}, "notify_emails.0"),
+        ({"slug": "kube", "name": "x"}, "slug"),
+    ],
+)
 def test_onboarding_errors_name_the_field(world, body, field):
     response = api(world.admin).post("/api/v1/tenants/", body, format="json")
     assert field in assert_problem(response, 400, "validation-error")["errors"]
@@ -493,17 +597,21 @@ def test_onboarding_errors_name_the_field(world, body, field):
 
 def test_members_cannot_onboard_or_change_tenants(world):
     client = api(world.owner)
-    assert_problem(client.post("/api/v1/tenants/", {"slug": "x", "name": "x"}, format="json"),
-                   403)
-    assert_problem(client.patch("/api/v1/tenants/payments/", {"name": "Mine"}, format="json"),
-                   403)
+    assert_problem(client.post("/api/v1/tenants/", {"slug": "x", "name": "x"}, format="json"), 403)
+    assert_problem(client.patch("/api/v1/tenants/payments/", {"name": "Mine"}, format="json"), 403)
 
 
 def test_platform_admin_changes_groups_and_budget_audited(world):
-    response = api(world.admin).patch("/api/v1/tenants/payments/", {
-        "member_groups": ["payments-devs", "payments-contractors"],
-        "budget_namespaces": 25, "allowed_tiers": ["dev"], "webhook_secret": "hush",
-    }, format="json")
+    response = api(world.admin).patch(
+        "/api/v1/tenants/payments/",
+        {
+            "member_groups": ["payments-devs", "payments-contractors"],
+            "budget_namespaces": 25,
+            "allowed_tiers": ["dev"],
+            "webhook_secret": "hush",
+        },
+        format="json",
+    )
 
     assert response.status_code == 200, response.json()
     tenant = Tenant.objects.get(slug="payments")
@@ -519,10 +627,16 @@ def test_platform_admin_changes_groups_and_budget_audited(world):
 
 def test_clusters_are_for_platform_admins_and_credentials_are_write_only(world):
     client = api(world.admin)
-    created = client.post("/api/v1/clusters/", {
-        "name": "prod-eu", "api_url": "https://k8s.example.com:6443",
-        "credentials": "sa-token-123", "ca_certificate": "-----BEGIN CERTIFICATE-----",
-    }, format="json")
+    created = client.post(
+        "/api/v1/clusters/",
+        {
+            "name": "prod-eu",
+            "api_url": "https://k8s.example.com:6443",
+            "credentials": "sa-token-123",
+            "ca_certificate": "-----BEGIN CERTIFICATE-----",
+        },
+        format="json",
+    )
     assert created.status_code == 201, created.json()
     assert created.json()["credentials_set"] is True
     assert "sa-token-123" not in created.content.decode()
@@ -538,8 +652,9 @@ def test_clusters_are_for_platform_admins_and_credentials_are_write_only(world):
 
 
 def test_cluster_with_a_bad_url_is_400(world):
-    response = api(world.admin).post("/api/v1/clusters/", {"name": "x", "api_url": "ftp://x"},
-                                     format="json")
+    response = api(world.admin).post(
+        "/api/v1/clusters/", {"name": "x", "api_url": "ftp://x"}, format="json"
+    )
     assert "api_url" in assert_problem(response, 400)["errors"]
 
 
@@ -560,8 +675,14 @@ def test_namespaces_show_state_quota_and_drift_scoped_to_your_tenants(world):
     body = api(world.viewer).get("/api/v1/namespaces/").json()
     item = body["results"][0]
     assert item["name"] == "payments-live-dev" and item["state"] == "active"
-    assert item["quota"] == {"cpu": "500m", "memory": "512Mi", "storage": "0Gi",
-                             "cpu_millis": 500, "memory_mib": 512, "storage_gib": 0}
+    assert item["quota"] == {
+        "cpu": "500m",
+        "memory": "512Mi",
+        "storage": "0Gi",
+        "cpu_millis": 500,
+        "memory_mib": 512,
+        "storage_gib": 0,
+    }
     assert item["drift"][0]["status"] == "changed" and "drift_checked_at" in item
 
     outsider = api(world.outsider)
@@ -573,8 +694,10 @@ def test_namespaces_filter_by_state_tier_and_tenant(world):
     active_namespace(world, name="payments-a-dev")
     active_namespace(world, name="payments-b-prod", tier="prod")
     client = api(world.admin)
-    names = lambda query: {n["name"] for n in client.get("/api/v1/namespaces/",  # noqa: E731
-                                                         query).json()["results"]}
+
+    def names(query):
+        return {n["name"] for n in client.get("/api/v1/namespaces/", query).json()["results"]}
+
     assert names({"tier": "prod"}) == {"payments-b-prod"}
     assert names({"state": "requested"}) == set()
     assert names({"tenant": "search"}) == set()
@@ -590,8 +713,7 @@ def test_project_environments_are_its_namespaces(world):
     client = api(world.member)
     assert client.get("/api/v1/projects/").json()["results"][0]["name"] == "billing"
     body = client.get(f"/api/v1/projects/{project.pk}/environments/").json()
-    assert [n["name"] for n in body["results"]] == ["payments-billing-dev",
-                                                    "payments-billing-prod"]
+    assert [n["name"] for n in body["results"]] == ["payments-billing-dev", "payments-billing-prod"]
     assert [n["project_name"] for n in body["results"]] == ["billing", "billing"]
     filtered = client.get("/api/v1/namespaces/", {"project": project.pk}).json()
     assert filtered["count"] == 2
@@ -605,13 +727,16 @@ def test_project_environments_are_its_namespaces(world):
 # --- audit events --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("who", "status", "tenants"), [
-    ("admin", 200, {"payments", "search"}),
-    ("owner", 200, {"payments"}),
-    ("member", 403, None),
-    ("viewer", 403, None),
-    ("outsider", 403, None),
-])
+@pytest.mark.parametrize(
+    ("who", "status", "tenants"),
+    [
+        ("admin", 200, {"payments", "search"}),
+        ("owner", 200, {"payments"}),
+        ("member", 403, None),
+        ("viewer", 403, None),
+        ("outsider", 403, None),
+    ],
+)
 def test_audit_events_are_for_platform_admins_and_tenant_owners(world, who, status, tenants):
     submit(world, app="one")
     submit(world, app="two", tenant=world.search, requester=world.outsider)
@@ -625,8 +750,11 @@ def test_audit_events_are_for_platform_admins_and_tenant_owners(world, who, stat
 def test_audit_events_filter_with_the_audit_filterset(world):
     tenancy_request = submit(world, tier="prod")
     approve_if_needed(tenancy_request, approver=world.admin)
-    body = api(world.admin).get("/api/v1/audit-events/",
-                                {"action": "request.app", "actor": "pat"}).json()
+    body = (
+        api(world.admin)
+        .get("/api/v1/audit-events/", {"action": "request.app", "actor": "pat"})
+        .json()
+    )
     assert [event["action"] for event in body["results"]] == ["request.approve"]
     assert_problem(api(world.admin).get("/api/v1/audit-events/", {"since": "yesterday"}), 400)
 
@@ -645,4 +773,5 @@ def test_me_tells_who_the_token_acts_as_and_its_scopes(world):
     body = api(world.owner, scopes=["read"]).get("/api/v1/me/").json()
     assert body["username"] == "olivia" and body["authentication"] == "api_token"
     assert body["scopes"] == ["read"] and body["memberships"] == [
-        {"tenant": "payments", "role": "owner"}]
+        {"tenant": "payments", "role": "owner"}
+    ]

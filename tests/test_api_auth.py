@@ -40,12 +40,15 @@ def test_anonymous_gets_401_with_a_bearer_challenge(world):
     assert response["WWW-Authenticate"] == 'Bearer realm="berth"'
 
 
-@pytest.mark.parametrize("header", [
-    "Bearer berth_not-a-real-token",
-    "Bearer something-else",
-    "Bearer",
-    "Bearer two parts",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer berth_not-a-real-token",
+        "Bearer something-else",
+        "Bearer",
+        "Bearer two parts",
+    ],
+)
 def test_an_unknown_or_malformed_token_is_401(world, header):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=header)
@@ -144,31 +147,49 @@ def oidc(settings, provider):
     discovery.clear_cache()
 
 
-def tokens_from(provider, claims: dict, defect: str | None = None, **login) -> dict:  # noqa: ANN001, ANN003
+def tokens_from(provider, claims: dict, defect: str | None = None, **login) -> dict:
     """What the provider answers a real code exchange: an ID token and an access token."""
     provider.next_login(claims, defect, **login)
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
     redirect_uri = "http://testserver/oidc/callback/"
-    authorized = requests.get(f"{provider.url}/authorize", params={
-        "client_id": CLIENT_ID, "redirect_uri": redirect_uri, "response_type": "code",
-        "scope": "openid", "state": "s", "nonce": "n",
-        "code_challenge": challenge.rstrip(b"=").decode(), "code_challenge_method": "S256",
-    }, allow_redirects=False, timeout=10)
+    authorized = requests.get(
+        f"{provider.url}/authorize",
+        params={
+            "client_id": CLIENT_ID,
+            "redirect_uri": redirect_uri,
+            "response_type": "code",
+            "scope": "openid",
+            "state": "s",
+            "nonce": "n",
+            "code_challenge": challenge.rstrip(b"=").decode(),
+            "code_challenge_method": "S256",
+        },
+        allow_redirects=False,
+        timeout=10,
+    )
     code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
-    tokens = requests.post(f"{provider.url}/token", data={
-        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
-        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "code_verifier": verifier,
-    }, timeout=10)
+    tokens = requests.post(
+        f"{provider.url}/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "client_id": CLIENT_ID,
+            "client_secret": CLIENT_SECRET,
+            "code_verifier": verifier,
+        },
+        timeout=10,
+    )
     return tokens.json()
 
 
-def jwt_from(provider, claims: dict, defect: str | None = None, **login) -> str:  # noqa: ANN001, ANN003
+def jwt_from(provider, claims: dict, defect: str | None = None, **login) -> str:
     """An access token signed by the provider's key (RFC 9068 unless said otherwise)."""
     return tokens_from(provider, claims, defect, **login)["access_token"]
 
 
-def dev_claims(**extra) -> dict:  # noqa: ANN003
+def dev_claims(**extra) -> dict:
     return {"sub": "devidp-dev", "preferred_username": "dev", **extra}
 
 
@@ -179,8 +200,11 @@ def test_an_access_token_from_the_provider_acts_as_the_user_with_every_scope(wor
 
     assert body["username"] == "dev" and body["authentication"] == "oidc_access_token"
     assert body["scopes"] == ["read", "request", "approve", "admin"]
-    created = client.post("/api/v1/requests/", {"tenant": "payments", "kind": "namespace",
-                                                "payload": NAMESPACE}, format="json")
+    created = client.post(
+        "/api/v1/requests/",
+        {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
+        format="json",
+    )
     assert created.status_code == 201, created.json()
 
 
@@ -189,19 +213,24 @@ def test_an_access_token_does_not_sync_memberships_from_its_groups(world, oidc):
     body = api(token=token).get(ME).json()
     assert body["memberships"] == [{"tenant": "payments", "role": "member"}]
     assert body["is_platform_admin"] is False
-    assert list(Membership.objects.filter(user=world.member).values_list(
-        "tenant__slug", flat=True)) == ["payments"]
+    assert list(
+        Membership.objects.filter(user=world.member).values_list("tenant__slug", flat=True)
+    ) == ["payments"]
 
 
-@pytest.mark.parametrize(("defect", "words"), [
-    ("expired", "expired"),
-    ("wrong_audience", "not for Berth"),
-    ("tampered_signature", "signature"),
-    ("wrong_issuer", "issuer"),
-])
+@pytest.mark.parametrize(
+    ("defect", "words"),
+    [
+        ("expired", "expired"),
+        ("wrong_audience", "not for Berth"),
+        ("tampered_signature", "signature"),
+        ("wrong_issuer", "issuer"),
+    ],
+)
 def test_a_bad_access_token_is_401(world, oidc, defect, words):
-    body = assert_problem(api(token=jwt_from(oidc, dev_claims(), defect)).get(ME), 401,
-                          "authentication-failed")
+    body = assert_problem(
+        api(token=jwt_from(oidc, dev_claims(), defect)).get(ME), 401, "authentication-failed"
+    )
     assert words in body["detail"]
 
 
@@ -219,8 +248,7 @@ def test_an_id_token_is_not_an_api_credential(world, oidc):
     assert "not for Berth's API" in body["detail"]
 
 
-def test_an_id_token_is_refused_even_where_the_client_audience_is_accepted(world, oidc,
-                                                                          settings):
+def test_an_id_token_is_refused_even_where_the_client_audience_is_accepted(world, oidc, settings):
     settings.OIDC_API_AUDIENCE = CLIENT_ID
     settings.OIDC_API_ACCEPT_CLIENT_AUDIENCE = True
     id_token = tokens_from(oidc, dev_claims())["id_token"]
@@ -268,17 +296,28 @@ def test_access_tokens_are_refused_when_single_sign_on_is_off(world, provider, s
 
 
 ENDPOINTS = [
-    ("get", "/api/v1/me/"), ("get", "/api/v1/tenants/"), ("post", "/api/v1/tenants/"),
-    ("get", "/api/v1/tenants/payments/"), ("patch", "/api/v1/tenants/payments/"),
-    ("get", "/api/v1/clusters/"), ("post", "/api/v1/clusters/"),
-    ("get", "/api/v1/clusters/sandbox/"), ("patch", "/api/v1/clusters/sandbox/"),
-    ("get", "/api/v1/tiers/"), ("get", "/api/v1/tiers/dev/"),
-    ("get", "/api/v1/requests/"), ("post", "/api/v1/requests/"),
-    ("get", "/api/v1/requests/{id}/"), ("get", "/api/v1/requests/{id}/runs/"),
-    ("post", "/api/v1/requests/{id}/approve/"), ("post", "/api/v1/requests/{id}/reject/"),
-    ("post", "/api/v1/requests/{id}/cancel/"), ("post", "/api/v1/requests/{id}/comment/"),
+    ("get", "/api/v1/me/"),
+    ("get", "/api/v1/tenants/"),
+    ("post", "/api/v1/tenants/"),
+    ("get", "/api/v1/tenants/payments/"),
+    ("patch", "/api/v1/tenants/payments/"),
+    ("get", "/api/v1/clusters/"),
+    ("post", "/api/v1/clusters/"),
+    ("get", "/api/v1/clusters/sandbox/"),
+    ("patch", "/api/v1/clusters/sandbox/"),
+    ("get", "/api/v1/tiers/"),
+    ("get", "/api/v1/tiers/dev/"),
+    ("get", "/api/v1/requests/"),
+    ("post", "/api/v1/requests/"),
+    ("get", "/api/v1/requests/{id}/"),
+    ("get", "/api/v1/requests/{id}/runs/"),
+    ("post", "/api/v1/requests/{id}/approve/"),
+    ("post", "/api/v1/requests/{id}/reject/"),
+    ("post", "/api/v1/requests/{id}/cancel/"),
+    ("post", "/api/v1/requests/{id}/comment/"),
     ("post", "/api/v1/requests/{id}/retry/"),
-    ("get", "/api/v1/namespaces/"), ("get", "/api/v1/projects/"),
+    ("get", "/api/v1/namespaces/"),
+    ("get", "/api/v1/projects/"),
     ("get", "/api/v1/audit-events/"),
 ]
 

@@ -28,8 +28,9 @@ def problem(response) -> dict:
 @pytest.mark.parametrize("opening", ["[", '{"a":'])
 def test_a_body_nested_5000_levels_deep_is_a_400(client, opening):
     closing = "]" if opening == "[" else "}"
-    response = client.post(REQUESTS, opening * 5000 + "1" + closing * 5000,
-                           content_type="application/json")
+    response = client.post(
+        REQUESTS, opening * 5000 + "1" + closing * 5000, content_type="application/json"
+    )
     assert response.status_code == 400
     body = problem(response)
     assert body["type"] == "/api/problems/malformed-request"
@@ -38,11 +39,23 @@ def test_a_body_nested_5000_levels_deep_is_a_400(client, opening):
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting(client):
-    response = client.post(REQUESTS, json.dumps({
-        "tenant": "payments", "kind": "namespace",
-        "payload": {"app": "[" * 1000 + "\\\"{" * 500, "tier": "dev", "cluster": "sandbox",
-                    "cpu": "1", "memory": "1Gi"},
-    }), content_type="application/json")
+    response = client.post(
+        REQUESTS,
+        json.dumps(
+            {
+                "tenant": "payments",
+                "kind": "namespace",
+                "payload": {
+                    "app": "[" * 1000 + '\\"{' * 500,
+                    "tier": "dev",
+                    "cluster": "sandbox",
+                    "cpu": "1",
+                    "memory": "1Gi",
+                },
+            }
+        ),
+        content_type="application/json",
+    )
     assert response.status_code == 400
     assert "payload.app" in problem(response)["errors"]  # refused as a name, not as nesting
 
@@ -66,8 +79,9 @@ def test_a_long_body_is_refused_before_authentication(db, settings):
     assert problem(response)["type"] == "/api/problems/payload-too-large"
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/xml",
-                                          "application/x-www-form-urlencoded"])
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/xml", "application/x-www-form-urlencoded"]
+)
 def test_a_body_that_is_not_json_is_a_415(client, content_type):
     response = client.post(REQUESTS, "tenant=payments", content_type=content_type)
     assert response.status_code == 415
@@ -83,8 +97,10 @@ def test_a_problem_type_page_explains_each_new_problem(client):
 def test_text_that_is_not_unicode_is_a_400_not_a_500(client):
     """JSON may spell an unpaired surrogate (\\ud800); Python decodes it into a string that
     no database, log or UTF-8 answer can hold."""
-    response = client.post(REQUESTS, '{"tenant": "payments", "kind": "namespace", '
-                                     '"payload": {"app": "\\ud800"}}',
-                           content_type="application/json")
+    response = client.post(
+        REQUESTS,
+        '{"tenant": "payments", "kind": "namespace", "payload": {"app": "\\ud800"}}',
+        content_type="application/json",
+    )
     assert response.status_code == 400
     assert "not valid Unicode" in problem(response)["detail"]

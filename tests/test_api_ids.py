@@ -14,9 +14,10 @@ def world(db):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     search = Tenant.objects.get(slug="search")
     theirs = services.submit_request(
-        tenant=search, kind=RequestKind.NAMESPACE, requester=User.objects.get(username="sam"),
-        payload={"app": "index", "tier": "prod", "cluster": "sandbox", "cpu": "1",
-                 "memory": "1Gi"},
+        tenant=search,
+        kind=RequestKind.NAMESPACE,
+        requester=User.objects.get(username="sam"),
+        payload={"app": "index", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
     developer = User.objects.get(username="dev")
     _, read_only = services.create_api_token(user=developer, name="ro", scopes=["read"])
@@ -25,14 +26,26 @@ def world(db):
     return {"api": api, "theirs": theirs}
 
 
-@pytest.mark.parametrize("path", [
-    "/api/v1/requests/abc/", "/api/v1/requests/999999/", "/api/v1/requests/999999/runs/",
-    "/api/v1/namespaces/abc/", "/api/v1/namespaces/999999/", "/api/v1/projects/999999/",
-    "/api/v1/projects/999999/environments/", "/api/v1/environments/999999/",
-    "/api/v1/audit-events/999999/", "/api/v1/clusters/sandbox/", "/api/v1/clusters/nope/",
-    "/api/v1/tiers/nope/", "/api/v1/tenants/nope/", "/api/v1/tenants/search/",
-    "/api/v1/tenants/search/environment-rules/",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/requests/abc/",
+        "/api/v1/requests/999999/",
+        "/api/v1/requests/999999/runs/",
+        "/api/v1/namespaces/abc/",
+        "/api/v1/namespaces/999999/",
+        "/api/v1/projects/999999/",
+        "/api/v1/projects/999999/environments/",
+        "/api/v1/environments/999999/",
+        "/api/v1/audit-events/999999/",
+        "/api/v1/clusters/sandbox/",
+        "/api/v1/clusters/nope/",
+        "/api/v1/tiers/nope/",
+        "/api/v1/tenants/nope/",
+        "/api/v1/tenants/search/",
+        "/api/v1/tenants/search/environment-rules/",
+    ],
+)
 def test_reading_what_is_not_there_or_not_yours_is_404(world, path):
     response = world["api"].get(path)
     assert response.status_code == 404, path
@@ -53,10 +66,10 @@ def test_acting_on_an_unknown_or_foreign_request_is_404_even_without_the_scope(w
 def test_a_visible_request_still_needs_the_scope(world):
     developer = User.objects.get(username="dev")
     mine = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"), kind=RequestKind.NAMESPACE,
+        tenant=Tenant.objects.get(slug="payments"),
+        kind=RequestKind.NAMESPACE,
         requester=developer,
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1",
-                 "memory": "1Gi"},
+        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
     response = world["api"].post(f"/api/v1/requests/{mine.pk}/cancel/", {}, format="json")
     assert response.status_code == 403

@@ -19,8 +19,9 @@ def test_me_shows_the_events_a_person_is_not_emailed(world):
 
 
 def test_a_person_mutes_events_with_a_patch_and_it_is_audited(world):
-    response = api(world.member).patch(ME, {"muted_notifications": ["ready", "approved"]},
-                                       format="json")
+    response = api(world.member).patch(
+        ME, {"muted_notifications": ["ready", "approved"]}, format="json"
+    )
     assert response.status_code == 200, response.content
     assert response.json()["muted_notifications"] == ["approved", "ready"]
     world.member.refresh_from_db()
@@ -38,17 +39,25 @@ def test_a_patch_without_the_field_changes_nothing(world):
 
 
 def test_unknown_events_are_refused_and_nothing_is_saved(world):
-    body = assert_problem(api(world.member).patch(
-        ME, {"muted_notifications": ["ready", "lunch"]}, format="json"), 400)
-    assert body["errors"] == {"muted_notifications.1": [
-        '"lunch" is not an event; the events: submitted, approved, rejected, cancelled, '
-        "returned, retried, ready, failed, decommissioning, decommissioned, expiring."]}
+    body = assert_problem(
+        api(world.member).patch(ME, {"muted_notifications": ["ready", "lunch"]}, format="json"), 400
+    )
+    assert body["errors"] == {
+        "muted_notifications.1": [
+            '"lunch" is not an event; the events: submitted, approved, rejected, cancelled, '
+            "returned, retried, ready, failed, decommissioning, decommissioned, expiring."
+        ]
+    }
     world.member.refresh_from_db()
     assert world.member.muted_notifications == []
 
 
 def test_a_read_only_token_cannot_change_settings(world):
-    assert_problem(api(world.member, scopes=["read"]).patch(
-        ME, {"muted_notifications": ["ready"]}, format="json"), 403)
+    assert_problem(
+        api(world.member, scopes=["read"]).patch(
+            ME, {"muted_notifications": ["ready"]}, format="json"
+        ),
+        403,
+    )
     world.member.refresh_from_db()
     assert world.member.muted_notifications == []

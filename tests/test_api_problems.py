@@ -31,7 +31,7 @@ from tests.test_api_support import (  # noqa: F401 - fixtures
 REQUESTS = "/api/v1/requests/"
 
 
-def namespace_request(**payload) -> dict:  # noqa: ANN003
+def namespace_request(**payload) -> dict:
     return {"tenant": "payments", "kind": "namespace", "payload": {**NAMESPACE, **payload}}
 
 
@@ -47,16 +47,22 @@ def test_a_validation_problem_names_each_field(world):
     assert body["detail"].startswith("Invalid fields:")
 
 
-@pytest.mark.parametrize(("exc", "status", "slug"), [
-    (IllegalTransition(request_id=1, state_label="Ready", action="approved"), 409,
-     "illegal-transition"),
-    (NotAllowed("no"), 403, "forbidden"),
-    (DomainError("You have already approved this plan."), 409, "conflict"),
-    (DjangoValidationError({"slug": ["taken"]}), 400, "validation-error"),
-    (DjangoValidationError("bad"), 400, "validation-error"),
-    (PermissionDenied("no"), 403, "forbidden"),
-    (Http404(), 404, "not-found"),
-])
+@pytest.mark.parametrize(
+    ("exc", "status", "slug"),
+    [
+        (
+            IllegalTransition(request_id=1, state_label="Ready", action="approved"),
+            409,
+            "illegal-transition",
+        ),
+        (NotAllowed("no"), 403, "forbidden"),
+        (DomainError("You have already approved this plan."), 409, "conflict"),
+        (DjangoValidationError({"slug": ["taken"]}), 400, "validation-error"),
+        (DjangoValidationError("bad"), 400, "validation-error"),
+        (PermissionDenied("no"), 403, "forbidden"),
+        (Http404(), 404, "not-found"),
+    ],
+)
 def test_domain_and_django_errors_map_to_statuses(rf, exc, status, slug):
     request = rf.get("/api/v1/x/")
     response = problem_handler(exc, {"request": request, "view": None})
@@ -74,9 +80,17 @@ def test_problem_types_are_described_at_their_uri(client):
     assert client.get("/api/problems/nonsense").status_code == 404
 
 
-@pytest.mark.parametrize("path", ["/api/v1/nope/", "/api/v1/requests", "/api/v2/requests/",
-                                  "/api/v1/requests/abc/", "/api/v1/requests/-1/",
-                                  "/api/v1/requests/99999999999999999999999/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/nope/",
+        "/api/v1/requests",
+        "/api/v2/requests/",
+        "/api/v1/requests/abc/",
+        "/api/v1/requests/-1/",
+        "/api/v1/requests/99999999999999999999999/",
+    ],
+)
 def test_unknown_api_paths_are_404_problems(world, path):
     assert_problem(api(world.member).get(path), 404, "not-found")
 
@@ -88,16 +102,18 @@ def test_a_huge_id_in_range_of_the_url_is_just_not_found(world):
 
 def test_method_not_allowed_is_405(world):
     tenancy_request = submit(world, tier="prod")
-    assert_problem(api(world.admin).delete(f"{REQUESTS}{tenancy_request.pk}/"), 405,
-                   "method-not-allowed")
+    assert_problem(
+        api(world.admin).delete(f"{REQUESTS}{tenancy_request.pk}/"), 405, "method-not-allowed"
+    )
 
 
 # --- bad input is a 4xx, never a 500 -------------------------------------------------------
 
 
 def test_malformed_json_is_400(world):
-    response = api(world.member).post(REQUESTS, '{"tenant": "payments",',
-                                      content_type="application/json")
+    response = api(world.member).post(
+        REQUESTS, '{"tenant": "payments",', content_type="application/json"
+    )
     assert_problem(response, 400, "malformed-request")
 
 
@@ -106,27 +122,48 @@ def test_form_encoded_bodies_are_415(world):
     assert_problem(response, 415, "unsupported-media-type")
 
 
-@pytest.mark.parametrize("body", [
-    [], "a string", 42, None, {"tenant": ["payments"], "kind": {}, "payload": []},
-    {"tenant": "payments", "kind": "namespace", "payload": "app=shop"},
-    {"tenant": "payments", "kind": "nonsense", "payload": {}},
-    {"tenant": "x" * 10000, "kind": "namespace", "payload": {}},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        [],
+        "a string",
+        42,
+        None,
+        {"tenant": ["payments"], "kind": {}, "payload": []},
+        {"tenant": "payments", "kind": "namespace", "payload": "app=shop"},
+        {"tenant": "payments", "kind": "nonsense", "payload": {}},
+        {"tenant": "x" * 10000, "kind": "namespace", "payload": {}},
+    ],
+)
 def test_wrong_shapes_and_types_are_400(world, body):
     import json
 
-    response = api(world.member).post(REQUESTS, json.dumps(body),
-                                      content_type="application/json")
+    response = api(world.member).post(REQUESTS, json.dumps(body), content_type="application/json")
     assert_problem(response, 400)
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("cpu", "1e400"), ("cpu", "Infinity"), ("cpu", "NaN"), ("cpu", "-1"),
-    ("cpu", 10**400), ("memory", 1e308), ("cpu", True), ("cpu", {"a": 1}), ("cpu", [1]),
-    ("storage", "99999999999999999999Ei"), ("memory", "1e99999999999"),
-    ("app", "сервис"), ("app", "shop\u0000"), ("app", "🚀"), ("app", "a" * 10000),
-    ("tier", None), ("cluster", 12),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("cpu", "1e400"),
+        ("cpu", "Infinity"),
+        ("cpu", "NaN"),
+        ("cpu", "-1"),
+        ("cpu", 10**400),
+        ("memory", 1e308),
+        ("cpu", True),
+        ("cpu", {"a": 1}),
+        ("cpu", [1]),
+        ("storage", "99999999999999999999Ei"),
+        ("memory", "1e99999999999"),
+        ("app", "сервис"),
+        ("app", "shop\u0000"),
+        ("app", "🚀"),
+        ("app", "a" * 10000),
+        ("tier", None),
+        ("cluster", 12),
+    ],
+)
 def test_odd_payload_values_are_400(world, field, value):
     import json
 
@@ -138,27 +175,49 @@ def test_odd_payload_values_are_400(world, field, value):
 
 def test_unicode_text_is_kept(world):
     tenancy_request = submit(world, tier="prod")
-    response = api(world.member).post(f"{REQUESTS}{tenancy_request.pk}/comment/",
-                                      {"body": "Grüße, 世界 🚀"}, format="json")
+    response = api(world.member).post(
+        f"{REQUESTS}{tenancy_request.pk}/comment/", {"body": "Grüße, 世界 🚀"}, format="json"
+    )
     assert response.status_code == 201 and response.json()["body"] == "Grüße, 世界 🚀"
 
 
-@pytest.mark.parametrize("query", [
-    {"page": "abc"}, {"page": "-1"}, {"page": "1" * 5000}, {"page_size": "-3"},
-    {"page_size": "9" * 5000}, {"state": "gold"}, {"tier": "x" * 500}, {"ordering": "-" * 300},
-    {"older_than": "forever"}, {"tenant": "\u0000"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"page": "abc"},
+        {"page": "-1"},
+        {"page": "1" * 5000},
+        {"page_size": "-3"},
+        {"page_size": "9" * 5000},
+        {"state": "gold"},
+        {"tier": "x" * 500},
+        {"ordering": "-" * 300},
+        {"older_than": "forever"},
+        {"tenant": "\u0000"},
+    ],
+)
 def test_odd_query_strings_are_4xx(world, query):
     assert api(world.member).get(REQUESTS, query).status_code in {200, 400, 404}
 
 
-@pytest.mark.parametrize(("query", "field"), [
-    ("page_size=0.5", "page_size"), ("page_size=false", "page_size"), ("page_size=", "page_size"),
-    ("page_size=0", "page_size"), ("page_size=2&page_size=3", "page_size"), ("page=null", "page"),
-    ("state=", "state"), ("kind=&state=", "kind"), ("tenant=payments&tenant=search", "tenant"),
-    ("ordering=", "ordering"), ("ordering=id&ordering=-id", "ordering"),
-    ("ordering=id,,kind", "ordering"), ("ordering=--id", "ordering"),
-])
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("page_size=0.5", "page_size"),
+        ("page_size=false", "page_size"),
+        ("page_size=", "page_size"),
+        ("page_size=0", "page_size"),
+        ("page_size=2&page_size=3", "page_size"),
+        ("page=null", "page"),
+        ("state=", "state"),
+        ("kind=&state=", "kind"),
+        ("tenant=payments&tenant=search", "tenant"),
+        ("ordering=", "ordering"),
+        ("ordering=id&ordering=-id", "ordering"),
+        ("ordering=id,,kind", "ordering"),
+        ("ordering=--id", "ordering"),
+    ],
+)
 def test_a_paging_or_filter_value_the_schema_refuses_is_a_400_naming_it(world, query, field):
     response = api(world.member).get(f"{REQUESTS}?{query}")
     assert field in assert_problem(response, 400)["errors"]
@@ -167,7 +226,7 @@ def test_a_paging_or_filter_value_the_schema_refuses_is_a_400_naming_it(world, q
 # --- Idempotency-Key -----------------------------------------------------------------------
 
 
-def post_with_key(client, key, body):  # noqa: ANN001
+def post_with_key(client, key, body):
     return client.post(REQUESTS, body, format="json", HTTP_IDEMPOTENCY_KEY=key)
 
 
@@ -219,7 +278,8 @@ def test_an_abandoned_key_is_taken_over(world):
     Namespace.objects.all().delete()
     Request.objects.all().delete()
     IdempotencyRecord.objects.filter(key="crashed").update(
-        status_code=None, created_at=timezone.now() - timedelta(minutes=5))
+        status_code=None, created_at=timezone.now() - timedelta(minutes=5)
+    )
     assert post_with_key(client, "crashed", body).status_code == 201
 
 
@@ -241,8 +301,12 @@ def test_keys_are_forgotten_after_24_hours(world):
 def test_the_key_fingerprints_the_path_too(world):
     tenancy_request = submit(world, tier="prod")
     client = api(world.member)
-    client.post(f"{REQUESTS}{tenancy_request.pk}/comment/", {"body": "hi"}, format="json",
-                HTTP_IDEMPOTENCY_KEY="k")
+    client.post(
+        f"{REQUESTS}{tenancy_request.pk}/comment/",
+        {"body": "hi"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="k",
+    )
     response = client.post(REQUESTS, {"body": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k")
     assert_problem(response, 422)
 
@@ -272,8 +336,12 @@ def test_a_server_error_releases_the_key(world):
 def three_a_minute(settings):
     settings.BERTH_API_RATE = "3/min"
     # A cache of this test's own: counters from other tests (or a Redis) do not leak in.
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-                                   "LOCATION": f"throttle-test-{id(settings)}"}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": f"throttle-test-{id(settings)}",
+        }
+    }
 
 
 def test_past_the_rate_a_token_gets_429_with_retry_after(world, three_a_minute):
@@ -304,8 +372,7 @@ def test_anonymous_callers_are_throttled_per_address(db, three_a_minute):
 
 
 @pytest.mark.parametrize("backend", ["locmem", "redis"])
-def test_a_window_ends_a_period_after_its_first_request_and_counts_afresh(
-        world, settings, backend):
+def test_a_window_ends_a_period_after_its_first_request_and_counts_afresh(world, settings, backend):
     """One counter per caller and window, in whichever cache the web processes share."""
     import os
     import time
@@ -314,12 +381,20 @@ def test_a_window_ends_a_period_after_its_first_request_and_counts_afresh(
     if backend == "redis":
         if not os.environ.get("REDIS_URL"):
             pytest.skip("needs Redis (set REDIS_URL): the counters all web processes share")
-        settings.CACHES = {"default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": os.environ["REDIS_URL"], "KEY_PREFIX": f"throttle-{uuid.uuid4()}"}}
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": os.environ["REDIS_URL"],
+                "KEY_PREFIX": f"throttle-{uuid.uuid4()}",
+            }
+        }
     else:
-        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-                                       "LOCATION": f"window-{uuid.uuid4()}"}}
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                "LOCATION": f"window-{uuid.uuid4()}",
+            }
+        }
     settings.BERTH_API_RATE = "2/s"
     client = api(world.member)
     assert [client.get("/api/v1/me/").status_code for _ in range(3)] == [200, 200, 429]
@@ -329,8 +404,9 @@ def test_a_window_ends_a_period_after_its_first_request_and_counts_afresh(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_concurrent_duplicate_gets_409_while_the_first_is_answered(live_server, monkeypatch,
-                                                                     settings):
+def test_a_concurrent_duplicate_gets_409_while_the_first_is_answered(
+    live_server, monkeypatch, settings
+):
     """Two real HTTP requests with one key at once: the second arrives mid-way through the
     first (whose service is slowed down) and is told to wait; then the answer is replayed."""
     import threading
@@ -346,7 +422,7 @@ def test_a_concurrent_duplicate_gets_409_while_the_first_is_answered(live_server
     submit_request = services.submit_request
     started = threading.Event()
 
-    def slow_submit(**kwargs):  # noqa: ANN003
+    def slow_submit(**kwargs):
         started.set()
         time.sleep(1.0)
         return submit_request(**kwargs)
@@ -357,8 +433,10 @@ def test_a_concurrent_duplicate_gets_409_while_the_first_is_answered(live_server
     body = namespace_request()
     first: dict = {}
     worker = threading.Thread(
-        target=lambda: first.setdefault("response", http.post(url, json=body, headers=headers,
-                                                              timeout=30)))
+        target=lambda: first.setdefault(
+            "response", http.post(url, json=body, headers=headers, timeout=30)
+        )
+    )
     worker.start()
     assert started.wait(10)
 

@@ -13,7 +13,7 @@ from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request
 from tests.test_api_support import api, generous_rate, submit, world  # noqa: F401 - fixtures
 
 
-def grow(world, kind: str, count: int, start: int = 0) -> str:  # noqa: ANN001
+def grow(world, kind: str, count: int, start: int = 0) -> str:
     """`count` rows of `kind` (numbered from `start`); returns the list's path."""
     dev = EnvironmentTier.objects.get(slug="dev")
     sandbox = Cluster.objects.get(name="sandbox")
@@ -24,14 +24,21 @@ def grow(world, kind: str, count: int, start: int = 0) -> str:  # noqa: ANN001
     elif kind in ("namespaces", "environments"):
         for index in range(start, start + count):
             Namespace.objects.create(
-                name=f"payments-app{index}-dev", tenant=world.payments, tier=dev,
-                cluster=sandbox, project=project, cpu_millis=100, memory_mib=128,
+                name=f"payments-app{index}-dev",
+                tenant=world.payments,
+                tier=dev,
+                cluster=sandbox,
+                project=project,
+                cpu_millis=100,
+                memory_mib=128,
                 state=NamespaceState.ACTIVE,
             )
     elif kind == "ephemeral-environments":
         for index in range(start, start + count):
             services.submit_request(
-                tenant=world.payments, kind="ephemeral", requester=world.member,
+                tenant=world.payments,
+                kind="ephemeral",
+                requester=world.member,
                 payload={"project": "billing", "env_slug": f"review-{index}"},
             )
         return "/api/v1/environments/"
@@ -39,10 +46,12 @@ def grow(world, kind: str, count: int, start: int = 0) -> str:  # noqa: ANN001
         for index in range(start, start + count - 1):
             Project.objects.create(tenant=world.payments, name=f"app{index}")
     elif kind == "runs":
-        tenancy_request = (Request.objects.filter(payload__app="many-runs").first()
-                           or submit(world, app="many-runs"))
-        Run.objects.bulk_create([Run(request=tenancy_request, steps=[{"kind": "Namespace"}])
-                                 for _ in range(count)])
+        tenancy_request = Request.objects.filter(payload__app="many-runs").first() or submit(
+            world, app="many-runs"
+        )
+        Run.objects.bulk_create(
+            [Run(request=tenancy_request, steps=[{"kind": "Namespace"}]) for _ in range(count)]
+        )
         return f"/api/v1/requests/{tenancy_request.pk}/runs/"
     elif kind == "tenants":
         for index in range(start, start + count - 2):
@@ -60,7 +69,7 @@ def grow(world, kind: str, count: int, start: int = 0) -> str:  # noqa: ANN001
     return f"/api/v1/{kind}/"
 
 
-def queries_for(client, path: str) -> int:  # noqa: ANN001
+def queries_for(client, path: str) -> int:
     client.get(path)  # the token's first use records last_used_at once
     with CaptureQueriesContext(connection) as queries:
         response = client.get(path)
@@ -68,9 +77,21 @@ def queries_for(client, path: str) -> int:  # noqa: ANN001
     return len(queries)
 
 
-@pytest.mark.parametrize("kind", ["requests", "namespaces", "projects", "environments",
-                                  "ephemeral-environments", "runs", "audit-events", "tenants",
-                                  "clusters", "tiers"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "requests",
+        "namespaces",
+        "projects",
+        "environments",
+        "ephemeral-environments",
+        "runs",
+        "audit-events",
+        "tenants",
+        "clusters",
+        "tiers",
+    ],
+)
 def test_list_queries_do_not_grow_with_rows(world, kind):
     path = grow(world, kind, 1)
     client = api(world.admin)  # sees every row of every kind
@@ -90,7 +111,7 @@ def test_a_members_request_list_is_a_handful_of_queries(world):
     assert queries_for(client, "/api/v1/requests/") <= 3
 
 
-def test_request_rows_are_what_drfs_field_walk_would_give(world):  # noqa: F811
+def test_request_rows_are_what_drfs_field_walk_would_give(world):
     """The list's rows are built directly for speed; they must not drift from the fields
     the serializer (and so the OpenAPI schema) declares."""
     from datetime import timedelta
@@ -106,15 +127,19 @@ def test_request_rows_are_what_drfs_field_walk_would_give(world):  # noqa: F811
     submit(world, app="shop")
     submit(world, app="cart")
     Request.objects.filter(payload__app="cart").update(
-        waiting_since=timezone.now() - timedelta(minutes=3), next_try_at=timezone.now(),
-        wait_reason="sandbox: cluster unreachable", status_message="Waiting")
+        waiting_since=timezone.now() - timedelta(minutes=3),
+        next_try_at=timezone.now(),
+        wait_reason="sandbox: cluster unreachable",
+        status_message="Waiting",
+    )
     rows = list(Request.objects.select_related("tenant", "requester").order_by("id"))
 
     built = RequestSerializer(rows, many=True).data
     walked = FieldWalk(rows, many=True).data
     # What the list endpoint passes: the selector's rows, not model instances.
     listed = RequestSerializer(
-        selectors.request_rows_visible_to(world.member).order_by("id"), many=True).data
+        selectors.request_rows_visible_to(world.member).order_by("id"), many=True
+    ).data
 
     assert [dict(row) for row in built] == [dict(row) for row in walked]
     assert [dict(row) for row in listed] == [dict(row) for row in walked]

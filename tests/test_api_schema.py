@@ -14,11 +14,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_schema_generation_passes_validation_without_warnings(tmp_path):
     result = subprocess.run(
-        [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn",
-         "--file", os.devnull],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings",
-             "BERTH_DATA_DIR": str(tmp_path)},
+        [
+            sys.executable,
+            "manage.py",
+            "spectacular",
+            "--validate",
+            "--fail-on-warn",
+            "--file",
+            os.devnull,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "BERTH_DATA_DIR": str(tmp_path),
+        },
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Warning" not in result.stderr
@@ -36,8 +49,16 @@ def test_schema_is_served_and_documents_auth_problems_and_idempotency(db):
     assert any(p["name"] == "Idempotency-Key" for p in create["parameters"])
     listing = schema["paths"]["/api/v1/requests/"]["get"]
     names = {p["name"] for p in listing["parameters"]}
-    assert {"page", "page_size", "ordering", "tenant", "state", "kind", "tier",
-            "older_than"} <= names
+    assert {
+        "page",
+        "page_size",
+        "ordering",
+        "tenant",
+        "state",
+        "kind",
+        "tier",
+        "older_than",
+    } <= names
 
 
 def test_swagger_ui_is_served_from_berth_itself(db):

@@ -54,8 +54,14 @@ MAX_EXAMPLES = 20
 # does not parse, a TTL under a minute), with a 400 problem naming the field, which that
 # check counts as a failure. What the schema can say (types, enums, bounds, formats, empty
 # filters), the negative checks hold the API to.
-CHECKS = [not_a_server_error, response_schema_conformance, status_code_conformance,
-          content_type_conformance, response_headers_conformance, negative_data_rejection]
+CHECKS = [
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    negative_data_rejection,
+]
 # Along links the calls act on rows earlier calls made or changed: answers must still be
 # no server error and match the schema; the request-side checks run per operation above.
 SEQUENCE_CHECKS = [not_a_server_error, response_schema_conformance]
@@ -63,8 +69,14 @@ SEQUENCE_CHECKS = [not_a_server_error, response_schema_conformance]
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def exercise(operation, mode: GenerationMode, *, base_url: str, token: str,  # noqa: ANN001
-             path_parameters: dict | None = None) -> None:
+def exercise(
+    operation,
+    mode: GenerationMode,
+    *,
+    base_url: str,
+    token: str,
+    path_parameters: dict | None = None,
+) -> None:
     strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters)
 
     @given(case=strategy)
@@ -76,7 +88,7 @@ def exercise(operation, mode: GenerationMode, *, base_url: str, token: str,  # n
         phases=[Phase.explicit, Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    def run(case) -> None:  # noqa: ANN001
+    def run(case) -> None:
         headers = {"Authorization": f"Bearer {token}"}
         if mode == GenerationMode.POSITIVE and "Idempotency-Key" in (case.headers or {}):
             # Hypothesis reuses values; a key reused with another body is refused (422) by
@@ -95,18 +107,26 @@ def existing_objects() -> dict[str, dict[str, str]]:
     prod = submit(world, tier="prod", app="awaiting")
     # Approved by hand if need be: an earlier transactional test's flush may have removed
     # the default approval rules (a data migration) that approve dev automatically.
-    failed = approve_if_needed(submit(world, tier="dev", app="failing"),
-                               approver=User.objects.get(username="pat"))
+    failed = approve_if_needed(
+        submit(world, tier="dev", app="failing"), approver=User.objects.get(username="pat")
+    )
     run = services.start_provisioning(request_id=failed.pk, plan_digest="x")
     services.mark_failed(run=run, error="refused by the API server")
     project = Project.objects.create(tenant=world.payments, name="billing")
     namespace = Namespace.objects.create(
-        name="payments-billing-dev", tenant=world.payments, project=project,
-        tier=EnvironmentTier.objects.get(slug="dev"), cluster=Cluster.objects.get(name="sandbox"),
-        cpu_millis=500, memory_mib=512, state=NamespaceState.ACTIVE,
+        name="payments-billing-dev",
+        tenant=world.payments,
+        project=project,
+        tier=EnvironmentTier.objects.get(slug="dev"),
+        cluster=Cluster.objects.get(name="sandbox"),
+        cpu_millis=500,
+        memory_mib=512,
+        state=NamespaceState.ACTIVE,
     )
     review = services.submit_request(
-        tenant=world.payments, kind="ephemeral", requester=world.member,
+        tenant=world.payments,
+        kind="ephemeral",
+        requester=world.member,
         payload={"project": "billing", "env_slug": "review-1"},
     )
     environment = EphemeralEnvironment.objects.get(request=review)
@@ -129,7 +149,7 @@ def existing_objects() -> dict[str, dict[str, str]]:
 
 
 @pytest.fixture
-def hypothesis_home(tmp_path):  # noqa: ANN001
+def hypothesis_home(tmp_path):
     """Hypothesis' caches in a temporary directory, not .hypothesis/ in the work tree."""
     previous = configuration.storage_directory()
     configuration.set_hypothesis_home_dir(str(tmp_path / "hypothesis"))
@@ -137,13 +157,17 @@ def hypothesis_home(tmp_path):  # noqa: ANN001
     configuration.set_hypothesis_home_dir(str(previous))
 
 
-def test_the_api_keeps_its_schema_and_never_errs(live_server, settings,  # noqa: ANN001
-                                                 hypothesis_home):
+def test_the_api_keeps_its_schema_and_never_errs(
+    live_server,
+    settings,
+    hypothesis_home,
+):
     settings.BERTH_API_RATE = "1000000/min"
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     admin = User.objects.get(username="pat")
-    token = services.create_api_token(user=admin, name="schemathesis",
-                                      scopes=["read", "request", "approve", "admin"])[1]
+    token = services.create_api_token(
+        user=admin, name="schemathesis", scopes=["read", "request", "approve", "admin"]
+    )[1]
     known = existing_objects()
     api_schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json")
 
@@ -157,21 +181,29 @@ def test_the_api_keeps_its_schema_and_never_errs(live_server, settings,  # noqa:
             passes.append((GenerationMode.POSITIVE, known[prefix]))
         for mode, path_parameters in passes:
             try:
-                exercise(operation, mode, base_url=live_server.url, token=token,
-                         path_parameters=path_parameters)
+                exercise(
+                    operation,
+                    mode,
+                    base_url=live_server.url,
+                    token=token,
+                    path_parameters=path_parameters,
+                )
             # schemathesis reports through exception groups: collect those too.
-            except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - reported below
+            except (Exception, BaseExceptionGroup) as exc:
                 label = "existing row" if path_parameters else mode.value
-                failures.append(f"{operation.method.upper()} {operation.path} ({label}):"
-                                f"\n{exc}")
+                failures.append(f"{operation.method.upper()} {operation.path} ({label}):\n{exc}")
         exercised += 1
 
     assert exercised >= 25, exercised
     assert not failures, "\n\n".join(failures)
 
 
-def test_sequences_of_calls_along_the_schemas_links_never_err(live_server, settings,  # noqa: ANN001
-                                                               hypothesis_home, tmp_path):
+def test_sequences_of_calls_along_the_schemas_links_never_err(
+    live_server,
+    settings,
+    hypothesis_home,
+    tmp_path,
+):
     """Stateful: schemathesis follows the OpenAPI links (a list's first row or a create's
     answer → its detail → its actions) with generated data, so the calls reach rows that
     exist, not only 404s."""
@@ -186,8 +218,9 @@ def test_sequences_of_calls_along_the_schemas_links_never_err(live_server, setti
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     existing_objects()  # rows for the lists to lead to
     admin = User.objects.get(username="pat")
-    token = services.create_api_token(user=admin, name="stateful",
-                                      scopes=["read", "request", "approve", "admin"])[1]
+    token = services.create_api_token(
+        user=admin, name="stateful", scopes=["read", "request", "approve", "admin"]
+    )[1]
     api_schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json")
     answered: list[tuple[str, int]] = []
 
@@ -198,57 +231,119 @@ def test_sequences_of_calls_along_the_schemas_links_never_err(live_server, setti
     call_command("dumpdata", "tenants", "provisioning", output=str(snapshot), verbosity=0)
 
     class Calls(api_schema.as_state_machine()):  # type: ignore[misc]
-        def teardown(self):  # noqa: ANN202
+        def teardown(self):
             call_command("flush", interactive=False, verbosity=0)
             call_command("loaddata", str(snapshot), verbosity=0)
 
-        def get_call_kwargs(self, case):  # noqa: ANN001, ANN202
+        def get_call_kwargs(self, case):
             return {"base_url": live_server.url, "headers": {"Authorization": f"Bearer {token}"}}
 
-        def after_call(self, response, case):  # noqa: ANN001, ANN202
+        def after_call(self, response, case):
             answered.append((f"{case.method} {case.path}", response.status_code))
 
-        def validate_response(self, response, case, additional_checks=None, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
             case.validate_response(response, checks=SEQUENCE_CHECKS)
 
-    Calls.run(settings=hypothesis.settings(
-        max_examples=100, stateful_step_count=8, deadline=None, database=None,
-        # No shrinking: a sequence's calls change the server's rows, so a replay cannot
-        # draw the same sequence, and Hypothesis would hide the failure behind "flaky".
-        phases=[Phase.explicit, Phase.generate],
-        derandomize=True, suppress_health_check=list(HealthCheck),
-    ))
+    Calls.run(
+        settings=hypothesis.settings(
+            max_examples=100,
+            stateful_step_count=8,
+            deadline=None,
+            database=None,
+            # No shrinking: a sequence's calls change the server's rows, so a replay cannot
+            # draw the same sequence, and Hypothesis would hide the failure behind "flaky".
+            phases=[Phase.explicit, Phase.generate],
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
+    )
     reached = {call for call, status in answered if "{" in call and 200 <= status < 300}
     # Links led to real rows: details and sub-resources answered with data, not 404.
-    print(f"links reached {len(reached)} operations with data: {sorted(reached)}")  # noqa: T201
+    print(f"links reached {len(reached)} operations with data: {sorted(reached)}")
     assert len(reached) >= 5, sorted(reached)
 
 
 # Hostile names and quantities: what people paste, what attackers try.
 NAME_CORPUS = [
-    "", " ", "a" * 64, "a" * 300, "-lead", "trail-", "UPPER", "dot.ted", "under_score",
-    "kube-system", "default", "kargo", "apps", "argocd", "flux-system", "berth-system",
-    "payments-apps", "payments-shop-kargo", "../../etc", "a/b", "a%2Fb", "a\\b", "a b",
+    "",
+    " ",
+    "a" * 64,
+    "a" * 300,
+    "-lead",
+    "trail-",
+    "UPPER",
+    "dot.ted",
+    "under_score",
+    "kube-system",
+    "default",
+    "kargo",
+    "apps",
+    "argocd",
+    "flux-system",
+    "berth-system",
+    "payments-apps",
+    "payments-shop-kargo",
+    "../../etc",
+    "a/b",
+    "a%2Fb",
+    "a\\b",
+    "a b",
     "shоp",  # Cyrillic о, a confusable
-    "ｓｈｏｐ", "shop\u200b", "shop\x00", "𝓼𝓱𝓸𝓹", "ä", "١٢٣", "null", "None", "0", "-1",
-    "${TENANT}", "$(reboot)", "<script>", "' OR 1=1 --", "%00", "\ud800",
+    "ｓｈｏｐ",
+    "shop\u200b",
+    "shop\x00",
+    "𝓼𝓱𝓸𝓹",
+    "ä",
+    "١٢٣",
+    "null",
+    "None",
+    "0",
+    "-1",
+    "${TENANT}",
+    "$(reboot)",
+    "<script>",
+    "' OR 1=1 --",
+    "%00",
+    "\ud800",
 ]
 QUANTITY_CORPUS = [
-    "", "0", "0m", "-0", "-1", "1n", "0.0001", "1_000m", "١٠٠m", "1e3m", "1e309", "NaN",
-    "Infinity", "1.2.3", "1Ki", "0.5Mi", "100M", "9" * 40, "1 Gi", "1gi", "0x10", True, None,
-    [], {}, 1e308,
+    "",
+    "0",
+    "0m",
+    "-0",
+    "-1",
+    "1n",
+    "0.0001",
+    "1_000m",
+    "١٠٠m",
+    "1e3m",
+    "1e309",
+    "NaN",
+    "Infinity",
+    "1.2.3",
+    "1Ki",
+    "0.5Mi",
+    "100M",
+    "9" * 40,
+    "1 Gi",
+    "1gi",
+    "0x10",
+    True,
+    None,
+    [],
+    {},
+    1e308,
 ]
 
 
-def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server, settings):  # noqa: ANN001
+def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server, settings):
     """Every one of these in every name-like or quantity-like field: a 2xx or a 4xx
     problem+json, never a server error, never a namespace outside the tenant's prefix."""
     settings.BERTH_API_RATE = "1000000/min"
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     Project.objects.create(tenant=Tenant.objects.get(slug="payments"), name="billing")
     member = User.objects.get(username="olivia")  # an owner: may also write rules
-    token = services.create_api_token(user=member, name="corpus",
-                                      scopes=["read", "request"])[1]
+    token = services.create_api_token(user=member, name="corpus", scopes=["read", "request"])[1]
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {token}"
     base = live_server.url
@@ -256,30 +351,66 @@ def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server
     calls = []
     for value in NAME_CORPUS:
         for field in ("app", "tier", "cluster"):
-            calls.append(("post", "/api/v1/requests/", {
-                "tenant": "payments", "kind": "namespace", "payload": {**namespace, field: value}}))
+            calls.append(
+                (
+                    "post",
+                    "/api/v1/requests/",
+                    {
+                        "tenant": "payments",
+                        "kind": "namespace",
+                        "payload": {**namespace, field: value},
+                    },
+                )
+            )
         for field in ("project", "env_slug", "branch"):
-            body = {"tenant": "payments", "project": "billing", "env_slug": "review-1",
-                    field: value}
+            body = {
+                "tenant": "payments",
+                "project": "billing",
+                "env_slug": "review-1",
+                field: value,
+            }
             calls.append(("post", "/api/v1/environments/?dry_run=true", body))
-        calls.append(("put", "/api/v1/tenants/payments/environment-rules/",
-                      {"rules": [{"if": "", "namespace": value}]}))
+        calls.append(
+            (
+                "put",
+                "/api/v1/tenants/payments/environment-rules/",
+                {"rules": [{"if": "", "namespace": value}]},
+            )
+        )
         segment = quote(value, safe="", errors="surrogatepass")
         calls.append(("get", f"/api/v1/tenants/{segment}/", None))
     for value in QUANTITY_CORPUS:
         for field in ("cpu", "memory", "storage"):
-            calls.append(("post", "/api/v1/requests/", {
-                "tenant": "payments", "kind": "namespace", "payload": {**namespace, field: value}}))
-        calls.append(("post", "/api/v1/environments/?dry_run=true", {
-            "tenant": "payments", "project": "billing", "env_slug": "review-1", "ttl": value}))
+            calls.append(
+                (
+                    "post",
+                    "/api/v1/requests/",
+                    {
+                        "tenant": "payments",
+                        "kind": "namespace",
+                        "payload": {**namespace, field: value},
+                    },
+                )
+            )
+        calls.append(
+            (
+                "post",
+                "/api/v1/environments/?dry_run=true",
+                {"tenant": "payments", "project": "billing", "env_slug": "review-1", "ttl": value},
+            )
+        )
     failures = []
     for method, path, body in calls:
         response = session.request(method, base + path, json=body, timeout=10)
         status = response.status_code
-        if status >= 500 or (status >= 400
-                             and response.headers["Content-Type"] != "application/problem+json"):
+        if status >= 500 or (
+            status >= 400 and response.headers["Content-Type"] != "application/problem+json"
+        ):
             failures.append(f"{method.upper()} {path} {body!r}: {status} {response.text[:200]}")
     assert not failures, "\n".join(failures)
     # Whatever was accepted stayed inside the tenant's prefix.
-    assert not Namespace.objects.exclude(name__startswith="payments-").filter(
-        tenant__slug="payments").exists()
+    assert (
+        not Namespace.objects.exclude(name__startswith="payments-")
+        .filter(tenant__slug="payments")
+        .exists()
+    )

@@ -19,8 +19,7 @@ from tenants.models import Membership, Tenant, User
 from tests.factories import UserFactory
 
 ALL_SCOPES = ("read", "request", "approve", "admin")
-NAMESPACE = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "500m",
-             "memory": "512Mi"}
+NAMESPACE = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "500m", "memory": "512Mi"}
 
 
 @pytest.fixture
@@ -46,11 +45,11 @@ def generous_rate(settings):
     settings.BERTH_API_RATE = "100000/min"
 
 
-def token_for(user: User, scopes=ALL_SCOPES, **kwargs) -> str:  # noqa: ANN001, ANN003
+def token_for(user: User, scopes=ALL_SCOPES, **kwargs) -> str:
     return services.create_api_token(user=user, name="test", scopes=list(scopes), **kwargs)[1]
 
 
-def api(user: User | None = None, scopes=ALL_SCOPES, token: str | None = None) -> APIClient:  # noqa: ANN001
+def api(user: User | None = None, scopes=ALL_SCOPES, token: str | None = None) -> APIClient:
     """An API client with a fresh token of `user` (or `token`), anonymous with neither."""
     client = APIClient()
     if user is not None and token is None:
@@ -60,15 +59,18 @@ def api(user: User | None = None, scopes=ALL_SCOPES, token: str | None = None) -
     return client
 
 
-def submit(world, *, tier="dev", app="shop", requester=None, tenant=None, kind="namespace",
-           **payload):  # noqa: ANN001, ANN003
+def submit(
+    world, *, tier="dev", app="shop", requester=None, tenant=None, kind="namespace", **payload
+):
     return services.submit_request(
-        tenant=tenant or world.payments, kind=kind, requester=requester or world.member,
+        tenant=tenant or world.payments,
+        kind=kind,
+        requester=requester or world.member,
         payload={**NAMESPACE, "app": app, "tier": tier, **payload},
     )
 
 
-def assert_problem(response, status: int, slug: str | None = None) -> dict:  # noqa: ANN001
+def assert_problem(response, status: int, slug: str | None = None) -> dict:
     """The response is an RFC 9457 problem with this status (and type)."""
     assert response.status_code == status, (response.status_code, response.content[:500])
     assert response["Content-Type"].startswith("application/problem+json"), response["Content-Type"]

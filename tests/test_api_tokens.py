@@ -13,9 +13,10 @@ from tenants.models import ApiToken, AuditEvent
 from tests.test_api_support import api, generous_rate, world  # noqa: F401 - fixtures
 
 
-def make(client, **data):  # noqa: ANN001, ANN003
-    return client.post("/tokens/", {"name": "CI", "scopes": ["read", "request"],
-                                    "expires": "30", **data})
+def make(client, **data):
+    return client.post(
+        "/tokens/", {"name": "CI", "scopes": ["read", "request"], "expires": "30", **data}
+    )
 
 
 def shown_token(page: str) -> str:
@@ -86,8 +87,16 @@ def test_the_tokens_page_needs_sign_in(client, world):
 
 def test_create_api_token_prints_the_token_once(world):
     out, err = io.StringIO(), io.StringIO()
-    call_command("create_api_token", "dev", "--scopes", "read,request", "--expires-days", "7",
-                 stdout=out, stderr=err)
+    call_command(
+        "create_api_token",
+        "dev",
+        "--scopes",
+        "read,request",
+        "--expires-days",
+        "7",
+        stdout=out,
+        stderr=err,
+    )
 
     value = out.getvalue().strip()
     assert value.startswith("berth_") and "\n" not in value
@@ -96,11 +105,14 @@ def test_create_api_token_prints_the_token_once(world):
     assert api(token=value).get("/api/v1/requests/").status_code == 200
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["nobody"], "No user"),
-    (["dev", "--scopes", "read,root"], "unknown: root"),
-    (["dev", "--expires-days", "0"], "1 or more"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nobody"], "No user"),
+        (["dev", "--scopes", "read,root"], "unknown: root"),
+        (["dev", "--expires-days", "0"], "1 or more"),
+    ],
+)
 def test_create_api_token_refuses_bad_input(world, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("create_api_token", *args, stdout=io.StringIO(), stderr=io.StringIO())

@@ -35,19 +35,28 @@ def test_every_bench_has_a_smoke_run():
 
 @pytest.mark.parametrize("bench", sorted(SMOKE_RUNS))
 def test_bench_runs_to_the_end_and_prints_its_ratio_last(bench):
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("DJANGO_", "BERTH_"))}
-    finished = subprocess.run(  # noqa: S603 - our own bench, fixed arguments
+    environment = {
+        key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "BERTH_"))
+    }
+    finished = subprocess.run(
         [sys.executable, str(ROOT / "bench" / bench), *SMOKE_RUNS[bench]],
-        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     printed = [line for line in finished.stdout.splitlines() if line.strip()]
     assert finished.returncode == 0, "\n".join(
-        [*printed[-20:], *finished.stderr.splitlines()[-30:]])
+        [*printed[-20:], *finished.stderr.splitlines()[-30:]]
+    )
     assert printed[-1].strip().startswith("ratio"), printed[-5:]
     if bench == "provision.py":
         # Where the ratio comes from: each side's CPU, which must have been measured.
         cpu = next(line for line in printed if line.startswith("CPU seconds"))
-        figures = [float(word) for word in cpu.replace("(", " ").split()
-                   if word.replace(".", "", 1).isdigit()]
+        figures = [
+            float(word)
+            for word in cpu.replace("(", " ").split()
+            if word.replace(".", "", 1).isdigit()
+        ]
         assert len(figures) == 4 and all(figure > 0 for figure in figures), cpu

@@ -25,21 +25,26 @@ BODY = "look at request 7"
 
 
 @pytest.fixture
-def keys():  # noqa: ANN201
+def keys():
     """A queue and unacked set of this test's own, so restoring touches nothing else."""
     tag = f"berth-broker-test-{uuid.uuid4().hex}"
-    return {"queue": tag, "options": {"unacked_key": f"{tag}-unacked",
-                                      "unacked_index_key": f"{tag}-unacked-index",
-                                      "unacked_mutex_key": f"{tag}-unacked-mutex"}}
+    return {
+        "queue": tag,
+        "options": {
+            "unacked_key": f"{tag}-unacked",
+            "unacked_index_key": f"{tag}-unacked-index",
+            "unacked_mutex_key": f"{tag}-unacked-mutex",
+        },
+    }
 
 
-def delivered(transport: type, keys: dict):  # noqa: ANN201 - (kombu Connection, Message)
-    connection = Connection(os.environ["REDIS_URL"], transport=transport,
-                            transport_options=keys["options"])
+def delivered(transport: type, keys: dict):
+    connection = Connection(
+        os.environ["REDIS_URL"], transport=transport, transport_options=keys["options"]
+    )
     channel = connection.default_channel
     channel.queue_declare(keys["queue"])
-    channel.basic_publish(channel.prepare_message(BODY), exchange="",
-                          routing_key=keys["queue"])
+    channel.basic_publish(channel.prepare_message(BODY), exchange="", routing_key=keys["queue"])
     message = channel.basic_get(keys["queue"], no_ack=False)
     assert message is not None and message.body.decode() == BODY
     return connection, message
@@ -55,8 +60,11 @@ def lose_connection(connection: Connection) -> None:
 def handed_out_again(keys: dict) -> str | None:
     """What a worker gets from the queue once the visibility timeout (here 0 s) has passed
     and kombu restores the unacknowledged messages it finds."""
-    with Connection(os.environ["REDIS_URL"], transport=broker.Transport,
-                    transport_options={**keys["options"], "visibility_timeout": 0}) as fresh:
+    with Connection(
+        os.environ["REDIS_URL"],
+        transport=broker.Transport,
+        transport_options={**keys["options"], "visibility_timeout": 0},
+    ) as fresh:
         channel = fresh.default_channel
         channel.qos.restore_visible(num=100)
         message = channel.basic_get(keys["queue"], no_ack=True)
@@ -71,9 +79,7 @@ def test_kombus_own_transport_dies_closing_a_channel_of_a_dropped_connection(key
     handed_out_again(keys)
 
 
-def test_a_task_acknowledged_after_its_connection_was_lost_is_handed_out_again(
-    keys, caplog
-):
+def test_a_task_acknowledged_after_its_connection_was_lost_is_handed_out_again(keys, caplog):
     connection, message = delivered(broker.Transport, keys)
     lose_connection(connection)  # no error
 

@@ -13,15 +13,19 @@ from tests.test_gitops_loop import sandbox, server, world  # noqa: F401 - fixtur
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-def no_serious_violations(page) -> None:  # noqa: ANN001 - playwright Page
-    serious = [v["id"] for v in Axe().run(page).response["violations"]
-               if v["impact"] in {"serious", "critical"}]
+def no_serious_violations(page) -> None:
+    serious = [
+        v["id"]
+        for v in Axe().run(page).response["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
     assert serious == []
 
 
 @pytest.mark.django_db(transaction=True)
 def test_an_admin_follows_a_group_to_its_bindings_and_an_owner_to_her_approval(
-        live_server, browser, provisioned, settings):
+    live_server, browser, provisioned, settings
+):
     settings.BERTH_PLATFORM_ADMIN_GROUPS = ["platform-admins"]
     page = signed_in_page(browser, live_server, provisioned["admin"])
     page.goto(f"{live_server.url}/")
@@ -40,7 +44,8 @@ def test_an_admin_follows_a_group_to_its_bindings_and_an_owner_to_her_approval(
     page.click("#people >> text=Dana Developer")
     page.wait_for_selector("#tenant-payments")
     assert "No: only owners and platform admins decide requests" in page.inner_text(
-        "#tenant-payments")
+        "#tenant-payments"
+    )
     page.goto(f"{live_server.url}/access/?q=olivia")
     page.click("#search-results >> text=Olivia Owner")
     chain = page.inner_text("#tenant-payments .approve-chain")

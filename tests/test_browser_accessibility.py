@@ -30,33 +30,35 @@ MAX_PAGES = 80
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-                     crds=upstream_crds()) as running:
+    with KubeSandbox(
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), crds=upstream_crds()
+    ) as running:
         yield running
 
 
-def world_with_history(sandbox) -> None:  # noqa: ANN001 - KubeSandbox
+def world_with_history(sandbox) -> None:
     """Pages with something on them: a ready namespace, one waiting, one rejected."""
     seed_demo(sandbox)
     tenant = Tenant.objects.get(slug="payments")
     developer, admin = User.objects.get(username="dev"), User.objects.get(username="pat")
 
-    def ask(app: str, tier: str):  # noqa: ANN202
+    def ask(app: str, tier: str):
         return services.submit_request(
-            tenant=tenant, kind="namespace", requester=developer,
-            payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "1",
-                     "memory": "1Gi"})
+            tenant=tenant,
+            kind="namespace",
+            requester=developer,
+            payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+        )
 
     ready = ask("shop", "prod")
-    services.approve_request(request_id=ready.pk, approver=admin,
-                             plan_digest=review(ready).digest)
+    services.approve_request(request_id=ready.pk, approver=admin, plan_digest=review(ready).digest)
     engine.converge(request_id=ready.pk, worker="axe")
     ask("cart", "prod")
     rejected = ask("till", "prod")
     services.reject_request(request_id=rejected.pk, approver=admin, reason="Use shop")
 
 
-def crawl(page, base: str) -> dict[str, list[dict]]:  # noqa: ANN001 - playwright Page
+def crawl(page, base: str) -> dict[str, list[dict]]:
     """Serious violations by page, over every page reachable from the home page."""
     axe = Axe()
     seen: set[str] = set()
@@ -72,8 +74,10 @@ def crawl(page, base: str) -> dict[str, list[dict]]:  # noqa: ANN001 - playwrigh
         results = axe.run(page)
         serious = [v for v in results.response["violations"] if v["impact"] in BLOCKING]
         if serious:
-            found[path] = [{"id": v["id"], "help": v["help"],
-                            "nodes": [n["target"] for n in v["nodes"]][:3]} for v in serious]
+            found[path] = [
+                {"id": v["id"], "help": v["help"], "nodes": [n["target"] for n in v["nodes"]][:3]}
+                for v in serious
+            ]
         for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
             url = urlparse(urldefrag(href)[0])
             if url.netloc != urlparse(base).netloc or url.path.startswith(SKIPPED_PREFIXES):
@@ -89,8 +93,7 @@ def crawl(page, base: str) -> dict[str, list[dict]]:  # noqa: ANN001 - playwrigh
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("username", ["dev", "pat"])
-def test_every_page_passes_axe_without_serious_violations(live_server, browser, sandbox,
-                                                          username):
+def test_every_page_passes_axe_without_serious_violations(live_server, browser, sandbox, username):
     world_with_history(sandbox)
     page = signed_in_page(browser, live_server, User.objects.get(username=username))
 
@@ -98,7 +101,9 @@ def test_every_page_passes_axe_without_serious_violations(live_server, browser, 
 
     assert violations == {}, "\n".join(
         f"{path}: {v['id']} ({v['help']}) at {v['nodes']}"
-        for path, found in sorted(violations.items()) for v in found)
+        for path, found in sorted(violations.items())
+        for v in found
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -107,8 +112,7 @@ def test_signed_out_pages_pass_axe_without_serious_violations(live_server, page)
     found = {}
     for path in ("/login/", "/login/failed/?reason=no_groups"):
         page.goto(live_server.url + path)
-        serious = [v["id"] for v in axe.run(page).response["violations"]
-                   if v["impact"] in BLOCKING]
+        serious = [v["id"] for v in axe.run(page).response["violations"] if v["impact"] in BLOCKING]
         if serious:
             found[path] = serious
     assert found == {}

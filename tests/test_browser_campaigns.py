@@ -18,8 +18,9 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_admins_start_approve_and_watch_a_campaign_pause(live_server, browser, prod_change,
-                                                            sandbox):
+def test_two_admins_start_approve_and_watch_a_campaign_pause(
+    live_server, browser, prod_change, sandbox
+):
     quota = "/api/v1/namespaces/payments-cart-prod/resourcequotas/berth-quota"
     edited = as_admin(sandbox, "GET", quota)
     edited["spec"]["hard"]["limits.cpu"] = "4"
@@ -43,15 +44,22 @@ def test_two_admins_start_approve_and_watch_a_campaign_pause(live_server, browse
     other.goto(url)
     other.click("#moves >> text=Approve")
     assert "Approved by pia" in other.inner_text(".messages")
-    sandbox.inject_faults(403, times=None, method="PATCH",
-                          path_contains="/namespaces/payments-shop-prod/",
-                          message="admission webhook denied the request")
+    sandbox.inject_faults(
+        403,
+        times=None,
+        method="PATCH",
+        path_contains="/namespaces/payments-shop-prod/",
+        message="admission webhook denied the request",
+    )
     engine_campaigns.roll(int(url.rstrip("/").rsplit("/", 1)[1]))
     other.reload()
     assert "Paused: payments-shop-prod failed" in other.inner_text("#progress")
     assert other.locator("#targets tr[data-state=failed]").count() == 1
-    serious = [v["id"] for v in Axe().run(other).response["violations"]
-               if v["impact"] in {"serious", "critical"}]
+    serious = [
+        v["id"]
+        for v in Axe().run(other).response["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
     assert serious == []
     docs_screenshot(other, "upgrade-campaign")
 

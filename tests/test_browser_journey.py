@@ -20,16 +20,23 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 READY_MS = 180_000
 
 
-def kubectl_as_the_developer(data, *args: str) -> subprocess.CompletedProcess:  # noqa: ANN001
+def kubectl_as_the_developer(data, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["kubectl", f"--kubeconfig={data / 'sandbox' / 'kubeconfig'}", "--as=dev",
-         "--as-group=payments-devs", *args],
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            "kubectl",
+            f"--kubeconfig={data / 'sandbox' / 'kubeconfig'}",
+            "--as=dev",
+            "--as-group=payments-devs",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
-def test_a_newcomer_walks_the_readme_journey_and_deploys_into_their_namespace(
-        make_run_answering):  # noqa: F811 - the fixture imported above
+def test_a_newcomer_walks_the_readme_journey_and_deploys_into_their_namespace(make_run_answering):  # noqa: F811 - the fixture imported above
     from playwright.sync_api import expect, sync_playwright
 
     run = make_run_answering
@@ -55,19 +62,33 @@ def test_a_newcomer_walks_the_readme_journey_and_deploys_into_their_namespace(
             page.wait_for_url(f"{url}/requests/*/")
 
             # The request page follows it to Ready by itself: no reload.
-            expect(page.get_by_test_id("request-state")).to_have_text("Ready",
-                                                                      timeout=READY_MS)
+            expect(page.get_by_test_id("request-state")).to_have_text("Ready", timeout=READY_MS)
         finally:
             browser.close()
 
     if not shutil.which("kubectl"):
-        pytest.skip("kubectl is not on PATH: the journey's last step (deploying as the "
-                    "developer) needs it")
-    created = kubectl_as_the_developer(run["data"], "create", "deployment", "web",
-                                       "--image=registry.example/web:1", "-n",
-                                       "payments-shop-dev")
-    read = kubectl_as_the_developer(run["data"], "get", "deployment", "web", "-n",
-                                    "payments-shop-dev", "-o", "jsonpath={.metadata.name}")
+        pytest.skip(
+            "kubectl is not on PATH: the journey's last step (deploying as the developer) needs it"
+        )
+    created = kubectl_as_the_developer(
+        run["data"],
+        "create",
+        "deployment",
+        "web",
+        "--image=registry.example/web:1",
+        "-n",
+        "payments-shop-dev",
+    )
+    read = kubectl_as_the_developer(
+        run["data"],
+        "get",
+        "deployment",
+        "web",
+        "-n",
+        "payments-shop-dev",
+        "-o",
+        "jsonpath={.metadata.name}",
+    )
 
     assert created.returncode == 0, created.stderr
     assert "deployment.apps/web created" in created.stdout

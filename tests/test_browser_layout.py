@@ -20,11 +20,11 @@ WIDTH = 1280
 
 
 @pytest.fixture
-def shots(tmp_path_factory):  # noqa: ANN201
+def shots(tmp_path_factory):
     return tmp_path_factory.mktemp("layout")
 
 
-def one_line(page) -> dict:  # noqa: ANN001 - playwright Page
+def one_line(page) -> dict:
     """The top bar's height against one line of it: the brand's box plus the bar's own
     vertical padding; and the distinct tops of its links (one when they share a line)."""
     return page.evaluate("""() => {
@@ -49,13 +49,20 @@ def test_a_platform_admins_top_bar_is_one_line_at_1280_px(live_server, browser, 
     if who == "admin":
         User.objects.create_superuser("admin", "admin@example.com", "x" * 20)
     person = User.objects.get(username=who)
-    Tenant.objects.filter(slug="payments").update(budget_cpu_millis=32_000,
-                                                  budget_memory_mib=65_536)
+    Tenant.objects.filter(slug="payments").update(
+        budget_cpu_millis=32_000, budget_memory_mib=65_536
+    )
     asked = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"), kind="project",
+        tenant=Tenant.objects.get(slug="payments"),
+        kind="project",
         requester=User.objects.get(username="dev"),
-        payload={"app": "checkout", "engine": "argocd_kargo", "cluster": "sandbox",
-                 "tiers": ["dev", "staging", "prod"]})
+        payload={
+            "app": "checkout",
+            "engine": "argocd_kargo",
+            "cluster": "sandbox",
+            "tiers": ["dev", "staging", "prod"],
+        },
+    )
 
     page = signed_in_page(browser, live_server, person)
     assert page.viewport_size["width"] == WIDTH
@@ -73,20 +80,30 @@ def test_a_platform_admins_top_bar_is_one_line_at_1280_px(live_server, browser, 
 @pytest.mark.django_db(transaction=True)
 def test_dashboard_chart_axis_and_bars_read_right_at_1280_px(live_server, browser, shots):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    world = {"tenant": Tenant.objects.get(slug="payments"),
-             "developer": User.objects.get(username="dev"),
-             "admin": User.objects.get(username="pat")}
+    world = {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+    }
     now = timezone.now()
     for index, seconds in enumerate((1, 2)):  # medians of 1 s and 2 s on two days
         asked = now - timedelta(days=index + 1)
         made = at(asked, lambda index=index: ask(world, f"app{index}"))
-        at(asked + timedelta(minutes=5), lambda made=made: services.approve_request(
-            request_id=made.pk, approver=world["admin"], plan_digest=review(made).digest))
-        at(asked + timedelta(minutes=5, seconds=seconds),
-           lambda made=made: provision(made.pk, ready=True))
+        at(
+            asked + timedelta(minutes=5),
+            lambda made=made: services.approve_request(
+                request_id=made.pk, approver=world["admin"], plan_digest=review(made).digest
+            ),
+        )
+        at(
+            asked + timedelta(minutes=5, seconds=seconds),
+            lambda made=made: provision(made.pk, ready=True),
+        )
     failed = at(now - timedelta(hours=2), lambda: ask(world, "down", tier="dev"))
-    at(now - timedelta(hours=2) + timedelta(seconds=3),
-       lambda: provision(failed.pk, ready=False, message="sandbox: cluster unreachable"))
+    at(
+        now - timedelta(hours=2) + timedelta(seconds=3),
+        lambda: provision(failed.pk, ready=False, message="sandbox: cluster unreachable"),
+    )
 
     page = signed_in_page(browser, live_server, world["admin"])
     page.goto(f"{live_server.url}/dashboard/")
@@ -103,9 +120,11 @@ def test_dashboard_chart_axis_and_bars_read_right_at_1280_px(live_server, browse
         return boxes('text').flatMap(t => boxes('rect.day-bar').filter(r => meet(t, r))).length;
     }""")
     assert overlaps == 0
-    colour = page.evaluate("""s => getComputedStyle(document.querySelector(s)).fill""",
-                           "#states .hbar-failed rect")
-    ready = page.evaluate("""s => getComputedStyle(document.querySelector(s)).fill""",
-                          "#states .hbar-ready rect")
+    colour = page.evaluate(
+        """s => getComputedStyle(document.querySelector(s)).fill""", "#states .hbar-failed rect"
+    )
+    ready = page.evaluate(
+        """s => getComputedStyle(document.querySelector(s)).fill""", "#states .hbar-ready rect"
+    )
     assert colour == "rgb(180, 35, 24)"  # --bad, the error colour
     assert ready != colour

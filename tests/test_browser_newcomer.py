@@ -12,19 +12,27 @@ from tests.browser import needs_chromium, signed_in_page
 
 pytestmark = [pytest.mark.browser, needs_chromium, pytest.mark.django_db(transaction=True)]
 
-PAGES = ["/", "/tenants/payments/", "/tenants/payments/request/",
-         "/tenants/payments/request/namespace/", "/approvals/", "/tokens/"]
+PAGES = [
+    "/",
+    "/tenants/payments/",
+    "/tenants/payments/request/",
+    "/tenants/payments/request/namespace/",
+    "/approvals/",
+    "/tokens/",
+]
 SIGNED_OUT = "You are signed out of Berth. Sign in again below."
 BREAK_GLASS_PASSWORD = "break-glass-for-the-test"
 
 
-def watched(page):  # noqa: ANN001, ANN201 - playwright Page
+def watched(page):
     """Every answer of 400 or more and every console error the page meets from now on."""
     problems: list[str] = []
-    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400
-            else None)
-    page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error"
-            else None)
+    page.on(
+        "response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None
+    )
+    page.on(
+        "console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None
+    )
     return problems
 
 
@@ -40,8 +48,11 @@ def test_pages_load_without_a_failed_request_or_console_error(live_server, brows
     by_old_name = page.request.get(f"{live_server.url}/favicon.ico")
 
     assert problems == []
-    assert page.request.get(f"{live_server.url}{icon}").headers["content-type"].startswith(
-        "image/svg+xml")
+    assert (
+        page.request.get(f"{live_server.url}{icon}")
+        .headers["content-type"]
+        .startswith("image/svg+xml")
+    )
     assert by_old_name.ok and by_old_name.url.endswith(icon)
 
 

@@ -22,8 +22,7 @@ def eager_tasks():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_developer_mutes_approvals_and_still_hears_of_rejections(live_server, browser,
-                                                                 eager_tasks):
+def test_developer_mutes_approvals_and_still_hears_of_rejections(live_server, browser, eager_tasks):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     developer, admin = User.objects.get(username="dev"), User.objects.get(username="pat")
     page = signed_in_page(browser, live_server, developer)
@@ -37,21 +36,27 @@ def test_developer_mutes_approvals_and_still_hears_of_rejections(live_server, br
     assert not page.is_checked("label:has-text('My request was approved')")
     assert page.is_checked("label:has-text('My request was rejected')")
     screenshot(page, "notification-settings")
-    serious = [v["id"] for v in Axe().run(page).response["violations"]
-               if v["impact"] in {"serious", "critical"}]
+    serious = [
+        v["id"]
+        for v in Axe().run(page).response["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
     assert serious == []
 
     tenant = Tenant.objects.get(slug="payments")
 
-    def ask(app: str):  # noqa: ANN202
+    def ask(app: str):
         return services.submit_request(
-            tenant=tenant, kind="namespace", requester=developer,
-            payload={"app": app, "tier": "prod", "cluster": "sandbox", "cpu": "1",
-                     "memory": "1Gi"})
+            tenant=tenant,
+            kind="namespace",
+            requester=developer,
+            payload={"app": app, "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+        )
 
     approved, rejected = ask("shop"), ask("cart")
-    services.approve_request(request_id=approved.pk, approver=admin,
-                             plan_digest=review(approved).digest)
+    services.approve_request(
+        request_id=approved.pk, approver=admin, plan_digest=review(approved).digest
+    )
     services.reject_request(request_id=rejected.pk, approver=admin, reason="Use shop")
 
     to_developer = [m.subject for m in mail.outbox if "dev@example.com" in m.to]

@@ -11,9 +11,12 @@ from tests.browser import docs_screenshot, needs_chromium, signed_in_page
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-def serious_violations(page) -> list[str]:  # noqa: ANN001 - playwright Page
-    return [v["id"] for v in Axe().run(page).response["violations"]
-            if v["impact"] in {"serious", "critical"}]
+def serious_violations(page) -> list[str]:
+    return [
+        v["id"]
+        for v in Axe().run(page).response["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -24,16 +27,34 @@ def test_an_admin_tries_a_rule_change_sees_what_it_changes_and_saves_it(live_ser
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     payments, developer = Tenant.objects.get(slug="payments"), User.objects.get(username="dev")
     for number in range(3):
-        services.submit_request(tenant=payments, kind="namespace", requester=developer,
-                                payload={"app": f"shop{number}", "tier": "dev",
-                                         "cluster": "sandbox", "cpu": "500m",
-                                         "memory": "512Mi"})
-    services.submit_request(tenant=payments, kind="namespace", requester=developer,
-                            payload={"app": "web", "tier": "staging", "cluster": "sandbox",
-                                     "cpu": "1", "memory": "1Gi"})
+        services.submit_request(
+            tenant=payments,
+            kind="namespace",
+            requester=developer,
+            payload={
+                "app": f"shop{number}",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "500m",
+                "memory": "512Mi",
+            },
+        )
+    services.submit_request(
+        tenant=payments,
+        kind="namespace",
+        requester=developer,
+        payload={
+            "app": "web",
+            "tier": "staging",
+            "cluster": "sandbox",
+            "cpu": "1",
+            "memory": "1Gi",
+        },
+    )
     # One decided before Berth kept the attributes the rules saw.
     Request.objects.filter(pk=Request.objects.order_by("pk").first().pk).update(
-        policy_attributes=None)
+        policy_attributes=None
+    )
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
 
     page = signed_in_page(browser, live_server, User.objects.get(username="pat"))
@@ -81,22 +102,36 @@ def test_a_member_reads_what_the_tenants_namespaces_cost(live_server, browser):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     payments = Tenant.objects.get(slug="payments")
     sandbox = Cluster.objects.get(name="sandbox")
-    ClusterPrice.objects.create(cluster=sandbox, cpu_core_hour=Decimal("0.04"),
-                                memory_gib_hour=Decimal("0.005"),
-                                storage_gib_month=Decimal("0.10"),
-                                namespace_month=Decimal("7.30"))
+    ClusterPrice.objects.create(
+        cluster=sandbox,
+        cpu_core_hour=Decimal("0.04"),
+        memory_gib_hour=Decimal("0.005"),
+        storage_gib_month=Decimal("0.10"),
+        namespace_month=Decimal("7.30"),
+    )
     shop = Project.objects.create(tenant=payments, name="shop")
     now = timezone.now()
-    made = [("payments-shop-dev", "dev", 2000, 4096, 20), ("payments-shop-prod", "prod", 4000,
-                                                            8192, 10),
-            ("payments-shop-review-7", "review", 500, 512, 1)]
+    made = [
+        ("payments-shop-dev", "dev", 2000, 4096, 20),
+        ("payments-shop-prod", "prod", 4000, 8192, 10),
+        ("payments-shop-review-7", "review", 500, 512, 1),
+    ]
     for name, tier, cpu, memory, days in made:
         namespace = Namespace.objects.create(
-            name=name, tenant=payments, tier=EnvironmentTier.objects.get(slug=tier),
-            cluster=sandbox, project=shop, cpu_millis=cpu, memory_mib=memory, storage_gib=5,
-            state="active", expires_at=now + timedelta(hours=6) if tier == "review" else None)
+            name=name,
+            tenant=payments,
+            tier=EnvironmentTier.objects.get(slug=tier),
+            cluster=sandbox,
+            project=shop,
+            cpu_millis=cpu,
+            memory_mib=memory,
+            storage_gib=5,
+            state="active",
+            expires_at=now + timedelta(hours=6) if tier == "review" else None,
+        )
         Namespace.objects.filter(pk=namespace.pk).update(
-            created_at=now - timedelta(days=min(days, now.day - 1), hours=3))
+            created_at=now - timedelta(days=min(days, now.day - 1), hours=3)
+        )
 
     page = signed_in_page(browser, live_server, User.objects.get(username="dev"))
     page.goto(f"{live_server.url}/tenants/payments/#costs")

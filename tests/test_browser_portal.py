@@ -18,10 +18,12 @@ from tests.gitserver import GitDaemon, init_bare
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
+
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-                     crds=upstream_crds()) as running:
+    with KubeSandbox(
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), crds=upstream_crds()
+    ) as running:
         yield running
 
 
@@ -32,8 +34,9 @@ def git_daemon(tmp_path):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_request_reaches_ready_with_links_and_history_live(live_server, browser, sandbox,
-                                                            git_daemon):
+def test_request_reaches_ready_with_links_and_history_live(
+    live_server, browser, sandbox, git_daemon
+):
     seed_demo(sandbox)
     init_bare(git_daemon.base / "payments.git")
     Tenant.objects.filter(slug="payments").update(
@@ -78,7 +81,8 @@ def test_request_reaches_ready_with_links_and_history_live(live_server, browser,
     gitops.locator("p.committed").wait_for(timeout=10_000)
     sha = tenancy_request.git_commits.get().sha
     assert gitops.locator("a").first.get_attribute("href") == (
-        f"https://forge.example/payments/gitops/commit/{sha}")
+        f"https://forge.example/payments/gitops/commit/{sha}"
+    )
     assert "What approval will commit" not in gitops.inner_text()
     assert "finished provisioning: ready" in developer.locator("#history").inner_text()
     docs_screenshot(developer, "request-page")
@@ -93,16 +97,36 @@ def test_queue_approves_selected_requests_together(live_server, browser, sandbox
     seed_demo(sandbox)
     tenant = Tenant.objects.get(slug="payments")
     developer = User.objects.get(username="dev")
-    made = [services.submit_request(
-        tenant=tenant, kind="namespace", requester=developer,
-        payload={"app": app, "tier": "prod", "cluster": "sandbox", "cpu": cpu,
-                 "memory": memory},
-    ) for app, cpu, memory in (("shop", "1", "2Gi"), ("cart", "500m", "512Mi"),
-                               ("till", "2", "4Gi"))]
+    made = [
+        services.submit_request(
+            tenant=tenant,
+            kind="namespace",
+            requester=developer,
+            payload={
+                "app": app,
+                "tier": "prod",
+                "cluster": "sandbox",
+                "cpu": cpu,
+                "memory": memory,
+            },
+        )
+        for app, cpu, memory in (
+            ("shop", "1", "2Gi"),
+            ("cart", "500m", "512Mi"),
+            ("till", "2", "4Gi"),
+        )
+    ]
     staging = services.submit_request(
-        tenant=tenant, kind="namespace", requester=developer,
-        payload={"app": "shop", "tier": "staging", "cluster": "sandbox", "cpu": "1",
-                 "memory": "1Gi"},
+        tenant=tenant,
+        kind="namespace",
+        requester=developer,
+        payload={
+            "app": "shop",
+            "tier": "staging",
+            "cluster": "sandbox",
+            "cpu": "1",
+            "memory": "1Gi",
+        },
     )
     # The default rules send staging to a tenant owner: another policy outcome than prod's.
     assert staging.policy_rule == "staging-needs-tenant-owner"

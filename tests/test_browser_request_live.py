@@ -25,8 +25,9 @@ NEWS = 30_000
 @pytest.fixture
 def sandbox():
     # The demo's payments tenant is an Argo CD one: its AppProject is a custom resource.
-    with KubeSandbox(namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-                     crds=upstream_crds("argocd")) as running:
+    with KubeSandbox(
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), crds=upstream_crds("argocd")
+    ) as running:
         yield running
 
 
@@ -37,9 +38,10 @@ def test_an_open_request_page_follows_approval_and_provisioning_to_ready(
     seed_demo(sandbox)
     developer_user = User.objects.get(username="dev")
     tenancy_request = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"), kind="namespace", requester=developer_user,
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1",
-                 "memory": "1Gi"},
+        tenant=Tenant.objects.get(slug="payments"),
+        kind="namespace",
+        requester=developer_user,
+        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
     url = f"{live_server.url}/requests/{tenancy_request.pk}/"
     developer = signed_in_page(browser, live_server, developer_user)
@@ -57,8 +59,9 @@ def test_an_open_request_page_follows_approval_and_provisioning_to_ready(
     # The admin starts typing a reason; news arriving meanwhile does not wipe it.
     admin.goto(url)
     admin.fill("#id_reason", "Half a reason")
-    services.add_comment(request_id=tenancy_request.pk, author=developer_user,
-                         body="Needed for the launch.")
+    services.add_comment(
+        request_id=tenancy_request.pk, author=developer_user, body="Needed for the launch."
+    )
     admin.locator("#history li", has_text="commented").wait_for(timeout=NEWS)
     expect(admin.locator("#id_reason")).to_have_value("Half a reason")
 
@@ -73,12 +76,16 @@ def test_an_open_request_page_follows_approval_and_provisioning_to_ready(
     expect(state).to_have_text("Ready", timeout=NEWS)
 
     header = developer.locator("#request-header")
-    expect(header.locator("[data-testid=decisions]")).to_contain_text(
-        "Approved by Pat Platform")
+    expect(header.locator("[data-testid=decisions]")).to_contain_text("Approved by Pat Platform")
     expect(header).not_to_contain_text("Awaiting approval")
     history = developer.locator("#history li")
-    for entry in ("submitted the request", "commented", "approved the request",
-                  "started provisioning", "finished provisioning: ready"):
+    for entry in (
+        "submitted the request",
+        "commented",
+        "approved the request",
+        "started provisioning",
+        "finished provisioning: ready",
+    ):
         expect(history.filter(has_text=entry)).to_have_count(1)
     expect(developer.get_by_role("button", name="Cancel this request")).to_have_count(0)
     expect(developer.locator("#progress .created a")).to_have_text("payments-shop-prod")

@@ -37,7 +37,7 @@ def berth(live_server, dev_idp, settings):
     discovery.clear_cache()
 
 
-def sign_in(page, berth: str, username: str) -> None:  # noqa: ANN001 - playwright Page
+def sign_in(page, berth: str, username: str) -> None:
     page.goto(f"{berth}/")
     assert "/login/" in page.url
     page.click("text=Sign in with Development identity provider")
@@ -50,7 +50,7 @@ def sign_in(page, berth: str, username: str) -> None:  # noqa: ANN001 - playwrig
     page.wait_for_url(f"{berth}/")
 
 
-def tenant_slugs(page) -> list[str]:  # noqa: ANN001
+def tenant_slugs(page) -> list[str]:
     return page.locator("table.table tbody tr td:first-child").all_inner_texts()
 
 

@@ -17,11 +17,13 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_admin_finds_the_three_disagreements_and_repairs(live_server, browser, provisioned,
-                                                            sandbox, tmp_path):
+def test_an_admin_finds_the_three_disagreements_and_repairs(
+    live_server, browser, provisioned, sandbox, tmp_path
+):
     files = files_on(provisioned["bare"])
-    deleted = sorted(p for p in files if p.startswith("apps/shop/")
-                     and files[p].startswith("# Managed by Berth"))[0]
+    deleted = sorted(
+        p for p in files if p.startswith("apps/shop/") and files[p].startswith("# Managed by Berth")
+    )[0]
     hand_edit_quota(sandbox)
     delete_file(provisioned, tmp_path, deleted)
     orphan_config_map(sandbox)
@@ -38,8 +40,11 @@ def test_an_admin_finds_the_three_disagreements_and_repairs(live_server, browser
     assert "spec.hard.requests.cpu" in first
     assert deleted in page.inner_text("tr[data-state=missing_in_git]")
     assert "left-behind" in page.inner_text("tr[data-state=orphan]")
-    serious = [v["id"] for v in Axe().run(page).response["violations"]
-               if v["impact"] in {"serious", "critical"}]
+    serious = [
+        v["id"]
+        for v in Axe().run(page).response["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
     assert serious == []
 
     page.goto(f"{live_server.url}/tenants/payments/truth/?namespace=payments-shop-dev")

@@ -20,8 +20,9 @@ LONG_APP = "quarterly-revenue-reconciliation-service-for-europe"
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-                     crds=upstream_crds()) as running:
+    with KubeSandbox(
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), crds=upstream_crds()
+    ) as running:
         yield running
 
 

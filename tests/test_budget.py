@@ -30,18 +30,33 @@ def set_budget(tenant: Tenant, **limits: int) -> Tenant:
     return tenant
 
 
-def live_namespace(tenant: Tenant, name: str, *, state: str = NamespaceState.ACTIVE,
-                   cpu_millis: int, memory_mib: int, storage_gib: int = 0) -> Namespace:
+def live_namespace(
+    tenant: Tenant,
+    name: str,
+    *,
+    state: str = NamespaceState.ACTIVE,
+    cpu_millis: int,
+    memory_mib: int,
+    storage_gib: int = 0,
+) -> Namespace:
     return Namespace.objects.create(
-        name=f"{tenant.slug}-{name}", tenant=tenant, tier=TierFactory(), cluster=ClusterFactory(),
-        cpu_millis=cpu_millis, memory_mib=memory_mib, storage_gib=storage_gib, state=state,
+        name=f"{tenant.slug}-{name}",
+        tenant=tenant,
+        tier=TierFactory(),
+        cluster=ClusterFactory(),
+        cpu_millis=cpu_millis,
+        memory_mib=memory_mib,
+        storage_gib=storage_gib,
+        state=state,
     )
 
 
-def ask(tenant: Tenant, requester, app: str, cpu: str, memory: str = "256Mi") -> Request:  # noqa: ANN001
+def ask(tenant: Tenant, requester, app: str, cpu: str, memory: str = "256Mi") -> Request:
     """A dev namespace request (the default rules approve dev automatically)."""
     return services.submit_request(
-        tenant=tenant, kind="namespace", requester=requester,
+        tenant=tenant,
+        kind="namespace",
+        requester=requester,
         payload={"app": app, "tier": "dev", "cluster": "sandbox", "cpu": cpu, "memory": memory},
     )
 
@@ -52,8 +67,14 @@ def used_tenant(tenant, developer):
     another, and one torn-down namespace that no longer counts."""
     set_budget(tenant, cpu_millis=4000, memory_mib=8192, storage_gib=20, namespaces=2)
     live_namespace(tenant, "web-dev", cpu_millis=1500, memory_mib=2048, storage_gib=10)
-    live_namespace(tenant, "old-dev", state=NamespaceState.DECOMMISSIONED, cpu_millis=4000,
-                   memory_mib=8192, storage_gib=20)
+    live_namespace(
+        tenant,
+        "old-dev",
+        state=NamespaceState.DECOMMISSIONED,
+        cpu_millis=4000,
+        memory_mib=8192,
+        storage_gib=20,
+    )
     ask(tenant, developer, "api", cpu="2", memory="1Gi")
     return tenant
 
@@ -77,8 +98,11 @@ class BudgetCard(HTMLParser):
         elif tag == "svg" and attrs.get("class") == "budget-bar":
             self.bars[attrs["id"].removeprefix("budget-")] = attrs
         elif attrs.get("class") in ("budget-label", "budget-text", "budget-parts"):
-            target = {"budget-label": self.labels, "budget-text": self.texts,
-                      "budget-parts": self.parts}[attrs["class"]]
+            target = {
+                "budget-label": self.labels,
+                "budget-text": self.texts,
+                "budget-parts": self.parts,
+            }[attrs["class"]]
             key = attrs["id"].removeprefix("budget-").rsplit("-", 1)[0]
             self._into, self._depth = (target, key), 1
 
@@ -99,7 +123,7 @@ class BudgetCard(HTMLParser):
             found.update({key: " ".join(text.split()) for key, text in found.items()})
 
 
-def budget_card(client, slug: str) -> BudgetCard:  # noqa: ANN001
+def budget_card(client, slug: str) -> BudgetCard:
     response = client.get(f"/tenants/{slug}/")
     assert response.status_code == 200
     card = BudgetCard()
@@ -117,8 +141,12 @@ def test_tenant_page_shows_a_bar_per_budget_dimension_with_the_numbers(
     client.force_login(developer)
     card = budget_card(client, used_tenant.slug)
 
-    assert card.labels == {"cpu": "CPU", "memory": "Memory", "storage": "Storage",
-                           "namespaces": "Namespaces"}
+    assert card.labels == {
+        "cpu": "CPU",
+        "memory": "Memory",
+        "storage": "Storage",
+        "namespaces": "Namespaces",
+    }
     assert card.texts["cpu"] == "3.5 of 4 cores (0.5 left)"
     assert card.texts["memory"] == "3 of 8 GiB (5 left)"
     assert card.texts["storage"] == "10 of 20 GiB (10 left)"
@@ -133,9 +161,7 @@ def test_tenant_page_shows_a_bar_per_budget_dimension_with_the_numbers(
     assert cpu["aria-labelledby"] == "budget-cpu-label budget-cpu-parts"
 
 
-def test_tenant_page_lists_the_namespaces_using_most_of_the_budget(
-    client, used_tenant, developer
-):
+def test_tenant_page_lists_the_namespaces_using_most_of_the_budget(client, used_tenant, developer):
     live_namespace(used_tenant, "tiny-dev", cpu_millis=100, memory_mib=128)
     client.force_login(developer)
     page = client.get(f"/tenants/{used_tenant.slug}/").content.decode()
@@ -143,8 +169,11 @@ def test_tenant_page_lists_the_namespaces_using_most_of_the_budget(
     rows = [row for row in table.split("<tr>")[2:]]
 
     # api-dev claims half the CPU, web-dev half the storage; tiny-dev 2.5 % of the CPU.
-    assert ["payments-api-dev" in rows[0], "payments-web-dev" in rows[1],
-            "payments-tiny-dev" in rows[2]] == [True, True, True]
+    assert [
+        "payments-api-dev" in rows[0],
+        "payments-web-dev" in rows[1],
+        "payments-tiny-dev" in rows[2],
+    ] == [True, True, True]
     assert [row.count("50%") for row in rows[:2]] == [1, 1] and "3%" in rows[2]
     assert "(requested)" in rows[0] and "(requested)" not in rows[1]
     assert "payments-old-dev" not in table  # torn down: it holds nothing any more
@@ -154,7 +183,10 @@ def test_only_a_dimension_at_ninety_percent_or_more_is_flagged(client, used_tena
     client.force_login(developer)
     rows = {row["key"]: row for row in selectors.budget_summary(used_tenant)}
     assert {key: row["near_limit"] for key, row in rows.items()} == {
-        "cpu": False, "memory": False, "storage": False, "namespaces": True,
+        "cpu": False,
+        "memory": False,
+        "storage": False,
+        "namespaces": True,
     }
     assert rows["cpu"]["percent"] == 87
 
@@ -182,12 +214,21 @@ def test_api_tenant_detail_includes_the_budget_in_quantities(used_tenant, develo
     body = api(developer).get(f"/api/v1/tenants/{used_tenant.slug}/").json()
 
     assert body["budget"] == {
-        "cpu": {"used": "3500m", "in_use": "1500m", "requested": "2", "total": "4",
-                "left": "500m"},
-        "memory": {"used": "3Gi", "in_use": "2Gi", "requested": "1Gi", "total": "8Gi",
-                   "left": "5Gi"},
-        "storage": {"used": "10Gi", "in_use": "10Gi", "requested": "0Gi", "total": "20Gi",
-                    "left": "10Gi"},
+        "cpu": {"used": "3500m", "in_use": "1500m", "requested": "2", "total": "4", "left": "500m"},
+        "memory": {
+            "used": "3Gi",
+            "in_use": "2Gi",
+            "requested": "1Gi",
+            "total": "8Gi",
+            "left": "5Gi",
+        },
+        "storage": {
+            "used": "10Gi",
+            "in_use": "10Gi",
+            "requested": "0Gi",
+            "total": "20Gi",
+            "left": "10Gi",
+        },
         "namespaces": {"used": 2, "in_use": 1, "requested": 1, "total": 2, "left": 0},
     }
 
@@ -199,8 +240,9 @@ def test_api_tenant_list_leaves_the_budget_out(used_tenant, developer):
 
 
 def test_a_member_of_another_tenant_cannot_see_the_budget(used_tenant):
-    stranger = MembershipFactory(tenant=TenantFactory(slug="search"),
-                                 user=UserFactory(username="sam")).user
+    stranger = MembershipFactory(
+        tenant=TenantFactory(slug="search"), user=UserFactory(username="sam")
+    ).user
 
     response = api(stranger).get(f"/api/v1/tenants/{used_tenant.slug}/")
 
@@ -219,7 +261,7 @@ postgres_only = pytest.mark.skipif(
 )
 
 
-def submit_at_once(tenant: Tenant, requester, sizes: list[str]) -> list[tuple[str, object]]:  # noqa: ANN001
+def submit_at_once(tenant: Tenant, requester, sizes: list[str]) -> list[tuple[str, object]]:
     """Submit one dev namespace request per size, each from its own thread, all released
     together; returns (outcome, detail) per size in order."""
     barrier = threading.Barrier(len(sizes))
@@ -235,13 +277,12 @@ def submit_at_once(tenant: Tenant, requester, sizes: list[str]) -> list[tuple[st
                 outcomes[index] = ("refused", refused.detail)
             else:
                 outcomes[index] = ("admitted", created.pk)
-        except Exception as exc:  # noqa: BLE001 - reported by the test, not lost in a thread
+        except Exception as exc:
             outcomes[index] = ("error", repr(exc))
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=one, args=(index, cpu)) for index, cpu in
-               enumerate(sizes)]
+    threads = [threading.Thread(target=one, args=(index, cpu)) for index, cpu in enumerate(sizes)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -254,9 +295,12 @@ def assert_within_budget(tenant: Tenant) -> int:
     """Nothing admitted went past the budget, by the requests, the claims and usage()."""
     approved = Request.objects.filter(tenant=tenant, state=RequestState.APPROVED)
     approved_cpu = sum(item.payload["cpu_millis"] for item in approved)
-    claimed_cpu = Namespace.objects.filter(
-        tenant=tenant, state__in=budget.COUNTED_STATES
-    ).aggregate(total=Sum("cpu_millis"))["total"] or 0
+    claimed_cpu = (
+        Namespace.objects.filter(tenant=tenant, state__in=budget.COUNTED_STATES).aggregate(
+            total=Sum("cpu_millis")
+        )["total"]
+        or 0
+    )
     used, limit = budget.usage(tenant), budget.limits(tenant)
     assert approved_cpu == claimed_cpu == used.cpu_millis
     assert approved_cpu <= limit.cpu_millis
@@ -279,10 +323,12 @@ def test_ten_concurrent_requests_beyond_the_budget_admit_only_what_fits():
     assert (len(admitted), len(refused)) == (4, 6)
     for detail in refused:
         assert {field: [str(m) for m in messages] for field, messages in detail.items()} == {
-            "cpu": ["Asks for 1 core of CPU, but payments has 4 of its budget of 4 cores "
-                    "of CPU taken: "
-                    "0 in use by its namespaces, 4 requested by requests not yet provisioned; "
-                    "0 left."]
+            "cpu": [
+                "Asks for 1 core of CPU, but payments has 4 of its budget of 4 cores "
+                "of CPU taken: "
+                "0 in use by its namespaces, 4 requested by requests not yet provisioned; "
+                "0 left."
+            ]
         }
     assert set(Request.objects.values_list("state", flat=True)) == {RequestState.APPROVED}
     assert assert_within_budget(tenant) == 4000
@@ -306,7 +352,8 @@ def test_concurrent_requests_of_mixed_sizes_never_exceed_the_budget():
             assert set(detail) == {"cpu"}, detail
             asked = quantities.amount("cpu", millis).plain()
             assert str(detail["cpu"][0]).startswith(
-                f"Asks for {asked} of CPU, but payments has "), detail
+                f"Asks for {asked} of CPU, but payments has "
+            ), detail
             # Admission is one at a time and usage only grew: it did not fit, and still does
             # not.
             assert millis > left

@@ -36,8 +36,15 @@ def thirty(world):
     tenant.budget_memory_mib = 128 * 1024
     tenant.save()
     for n in range(1, COUNT + 1):
-        submit(world, "namespace", app=f"app{n:02}", tier="dev", cluster="sandbox",
-               cpu="250m", memory="256Mi")
+        submit(
+            world,
+            "namespace",
+            app=f"app{n:02}",
+            tier="dev",
+            cluster="sandbox",
+            cpu="250m",
+            memory="256Mi",
+        )
     work()
     live = Namespace.objects.filter(tenant=tenant, state="active", tier__slug="dev")
     assert live.count() == COUNT
@@ -53,7 +60,8 @@ def versions(tier: str = "dev") -> dict[int, int]:
     """Tier definition version -> how many live namespaces of the tier run it."""
     found: dict[int, int] = {}
     for number in Namespace.objects.filter(state="active", tier__slug=tier).values_list(
-            "tier_revision__number", flat=True):
+        "tier_revision__number", flat=True
+    ):
         found[number] = found.get(number, 0) + 1
     return found
 
@@ -68,8 +76,13 @@ def test_a_tier_change_reaches_thirty_namespaces_in_waves_pausing_at_a_failure(t
     quota["metadata"].pop("managedFields", None)
     as_admin(sandbox, "PUT", hand, quota)
 
-    campaign = services.create_campaign(actor=admin, tier=EnvironmentTier.objects.get(
-        slug="dev"), reason="Dev containers default to 768Mi.", canary=1, batch=10)
+    campaign = services.create_campaign(
+        actor=admin,
+        tier=EnvironmentTier.objects.get(slug="dev"),
+        reason="Dev containers default to 768Mi.",
+        canary=1,
+        batch=10,
+    )
     targets = list(campaign.targets.select_related("namespace"))
     assert len(targets) == COUNT
     # One shape for 29 namespaces; the hand-edited one has its own, its quota put back.
@@ -84,67 +97,90 @@ def test_a_tier_change_reaches_thirty_namespaces_in_waves_pausing_at_a_failure(t
     assert campaign.policy_rule == "dev-and-review-auto-approve"
     assert campaign.state == CampaignState.ROLLING
 
-    sandbox.inject_faults(403, times=None, method="PATCH",
-                          path_contains="/namespaces/payments-app07-dev/",
-                          message="admission webhook denied the request")
+    sandbox.inject_faults(
+        403,
+        times=None,
+        method="PATCH",
+        path_contains="/namespaces/payments-app07-dev/",
+        message="admission webhook denied the request",
+    )
     assert roll(campaign) == CampaignState.PAUSED
     campaign.refresh_from_db()
     assert campaign.state == CampaignState.PAUSED
     assert "payments-app07-dev failed" in campaign.status_message
-    states = dict(CampaignTarget.objects.filter(campaign=campaign)
-                  .values_list("namespace__name", "state"))
+    states = dict(
+        CampaignTarget.objects.filter(campaign=campaign).values_list("namespace__name", "state")
+    )
     assert [n for n, s in states.items() if s == TargetState.APPLIED] == [
-        f"payments-app{n:02}-dev" for n in range(1, 7)]
+        f"payments-app{n:02}-dev" for n in range(1, 7)
+    ]
     assert states["payments-app07-dev"] == TargetState.FAILED
     assert sum(s == TargetState.PENDING for s in states.values()) == COUNT - 7
     assert campaign.tier_revision.number == 2
     assert versions() == {2: 6, 1: COUNT - 6}  # the failed one still runs v1
-    assert limits(sandbox, "payments-app01-dev")["spec"]["limits"][0]["default"]["memory"] \
-        == "768Mi"
-    assert limits(sandbox, "payments-app20-dev")["spec"]["limits"][0]["default"]["memory"] \
-        != "768Mi"
+    assert (
+        limits(sandbox, "payments-app01-dev")["spec"]["limits"][0]["default"]["memory"] == "768Mi"
+    )
+    assert (
+        limits(sandbox, "payments-app20-dev")["spec"]["limits"][0]["default"]["memory"] != "768Mi"
+    )
 
     sandbox.clear_faults()
     services.resume_campaign(campaign_id=campaign.pk, actor=admin)
     assert roll(campaign) == CampaignState.DONE
-    assert set(CampaignTarget.objects.filter(campaign=campaign)
-               .values_list("state", flat=True)) == {TargetState.APPLIED}
+    assert set(
+        CampaignTarget.objects.filter(campaign=campaign).values_list("state", flat=True)
+    ) == {TargetState.APPLIED}
     for n in (7, 20, 30):
-        assert limits(sandbox, f"payments-app{n:02}-dev")["spec"]["limits"][0]["default"][
-            "memory"] == "768Mi"
+        assert (
+            limits(sandbox, f"payments-app{n:02}-dev")["spec"]["limits"][0]["default"]["memory"]
+            == "768Mi"
+        )
     assert as_admin(sandbox, "GET", hand)["spec"]["hard"]["requests.cpu"] != "8"
     assert versions() == {2: COUNT}
 
     services.roll_back_campaign(campaign_id=campaign.pk, actor=admin)
     assert engine_campaigns.roll_back(campaign.pk) == CampaignState.ROLLED_BACK
-    assert limits(sandbox, "payments-app20-dev")["spec"]["limits"][0]["default"]["memory"] \
-        != "768Mi"
+    assert (
+        limits(sandbox, "payments-app20-dev")["spec"]["limits"][0]["default"]["memory"] != "768Mi"
+    )
     assert as_admin(sandbox, "GET", hand)["spec"]["hard"]["requests.cpu"] == "8"  # as it was
     assert versions() == {1: COUNT}
-    assert list(AuditEvent.objects.filter(object_id=str(campaign.pk),
-                                          action__startswith="campaign.")
-                .order_by("id").values_list("action", flat=True)) == [
-        "campaign.create", "campaign.paused", "campaign.resumed", "campaign.done",
-        "campaign.rolling back", "campaign.rolled_back"]
+    assert list(
+        AuditEvent.objects.filter(object_id=str(campaign.pk), action__startswith="campaign.")
+        .order_by("id")
+        .values_list("action", flat=True)
+    ) == [
+        "campaign.create",
+        "campaign.paused",
+        "campaign.resumed",
+        "campaign.done",
+        "campaign.rolling back",
+        "campaign.rolled_back",
+    ]
 
 
 def test_approval_follows_the_rules_and_nobody_approves_their_own(world):
     admin = world["admin"]
-    work_done = submit(world, "namespace", app="shop", tier="prod", cluster="sandbox",
-                       cpu="500m", memory="512Mi")
+    work_done = submit(
+        world, "namespace", app="shop", tier="prod", cluster="sandbox", cpu="500m", memory="512Mi"
+    )
     from tests.workflow import approve_if_needed
+
     approve_if_needed(work_done, approver=admin)
     work()
     EnvironmentTier.objects.filter(slug="prod").update(container_default_memory_mib=1024)
-    campaign = services.create_campaign(actor=admin, tier=EnvironmentTier.objects.get(
-        slug="prod"), reason="Bigger defaults.")
+    campaign = services.create_campaign(
+        actor=admin, tier=EnvironmentTier.objects.get(slug="prod"), reason="Bigger defaults."
+    )
     assert campaign.state == CampaignState.AWAITING_APPROVAL
     assert campaign.policy_rule == "prod-needs-platform-admin"
     with pytest.raises(NotAllowed, match="their own"):
         services.approve_campaign(campaign_id=campaign.pk, actor=admin)
     with pytest.raises(NotAllowed):
-        services.approve_campaign(campaign_id=campaign.pk,
-                                  actor=User.objects.get(username="olivia"))
+        services.approve_campaign(
+            campaign_id=campaign.pk, actor=User.objects.get(username="olivia")
+        )
     other = User.objects.create(username="pia", is_platform_admin=True)
     services.approve_campaign(campaign_id=campaign.pk, actor=other)
     campaign.refresh_from_db()
@@ -156,23 +192,30 @@ def test_approval_follows_the_rules_and_nobody_approves_their_own(world):
 def test_nothing_to_change_is_said_and_no_campaign_is_made(world):
     from rest_framework.exceptions import ValidationError
 
-    submit(world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m",
-           memory="256Mi")
+    submit(
+        world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m", memory="256Mi"
+    )
     work()
     with pytest.raises(ValidationError, match="No active namespace would change"):
-        services.create_campaign(actor=world["admin"], tier=EnvironmentTier.objects.get(
-            slug="dev"), reason="Nothing changed.")
+        services.create_campaign(
+            actor=world["admin"],
+            tier=EnvironmentTier.objects.get(slug="dev"),
+            reason="Nothing changed.",
+        )
 
 
 # --- versions: what each namespace runs ------------------------------------------------------
 
+
 def test_a_tier_definition_is_numbered_once_per_change_and_namespaces_show_what_they_run(
-        world, client):
+    world, client
+):
     from tenants.services.definitions import current_tier_revision
     from tests.test_api_support import api
 
-    submit(world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m",
-           memory="256Mi")
+    submit(
+        world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m", memory="256Mi"
+    )
     work()
     dev = EnvironmentTier.objects.get(slug="dev")
     shop = Namespace.objects.get(name="payments-shop-dev")
@@ -213,8 +256,9 @@ def test_saving_a_tier_in_the_admin_numbers_its_new_definition(world, client):
     url = f"/admin/tenants/environmenttier/{dev.pk}/change/"
     form = client.get(url).context["adminform"].form
     data = {name: form.initial.get(name) for name in form.fields}
-    data = {name: "" if value is None else value for name, value in data.items()
-            if value is not False}
+    data = {
+        name: "" if value is None else value for name, value in data.items() if value is not False
+    }
     data["container_default_memory_mib"] = 1536
     saved = client.post(url, data, follow=True).content.decode()
     latest = dev.revisions.order_by("-number").first()
@@ -233,17 +277,23 @@ def test_a_campaign_whose_worker_died_is_picked_up_by_the_sweep(prod_change, set
     from tenants.models import UpgradeCampaign
 
     other = User.objects.create(username="pia", is_platform_admin=True)
-    campaign = services.create_campaign(actor=prod_change["admin"],
-                                        tier=EnvironmentTier.objects.get(slug="prod"),
-                                        reason="Bigger defaults.", canary=1, batch=1)
+    campaign = services.create_campaign(
+        actor=prod_change["admin"],
+        tier=EnvironmentTier.objects.get(slug="prod"),
+        reason="Bigger defaults.",
+        canary=1,
+        batch=1,
+    )
     services.approve_campaign(campaign_id=campaign.pk, actor=other)
     # A worker took it and died: its lease holds the campaign until it lapses.
     UpgradeCampaign.objects.filter(pk=campaign.pk).update(
-        lease_owner="gone:1", lease_expires_at=timezone.now() + timedelta(minutes=5))
+        lease_owner="gone:1", lease_expires_at=timezone.now() + timedelta(minutes=5)
+    )
     assert engine_campaigns.roll(campaign.pk, "alive:2") == "held by another worker"
     assert sweep_campaigns() == []  # not lapsed yet
     UpgradeCampaign.objects.filter(pk=campaign.pk).update(
-        lease_expires_at=timezone.now() - timedelta(seconds=1))
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
     celery_app.conf.task_always_eager = True
     try:
         assert sweep_campaigns() == [campaign.pk]
@@ -256,8 +306,10 @@ def test_a_campaign_whose_worker_died_is_picked_up_by_the_sweep(prod_change, set
 
 # --- a new Berth whose templates write different GitOps files --------------------------------
 
+
 def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namespaces(
-        world, monkeypatch, client):
+    world, monkeypatch, client
+):
     from provisioning import versions
     from provisioning.gitops_plan import files as gitops_files
     from tenants.choices import RequestKind, RequestState
@@ -282,14 +334,19 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
     monkeypatch.setattr(gitops_files, "application", server_side)
     versions.bundle_digest.cache_clear()
     try:
-        campaign = services.create_campaign(actor=world["admin"], tier=EnvironmentTier.objects
-                                            .get(slug="dev"), reason="Argo CD applies "
-                                            "server-side.")
+        campaign = services.create_campaign(
+            actor=world["admin"],
+            tier=EnvironmentTier.objects.get(slug="dev"),
+            reason="Argo CD applies server-side.",
+        )
         assert campaign.bundle_revision.number == 2
         assert campaign.targets.count() == 0  # the cluster objects are as they were
         [commit] = campaign.commits.all()
         assert (commit.tenant.slug, commit.cluster.name, commit.paths) == (
-            "payments", "sandbox", [path])
+            "payments",
+            "sandbox",
+            [path],
+        )
         assert "+    - ServerSideApply=true" in commit.diff
         shop.refresh_from_db()
         assert shop.bundle_revision.number == 1  # its files are not written yet
@@ -323,16 +380,28 @@ def test_a_refused_commit_pauses_the_campaign_and_says_why(world, monkeypatch):
     project(world, "shop", "argocd", "dev")
     work()
     real = gitops_files.application
-    monkeypatch.setattr(gitops_files, "application", lambda inputs, ns: {
-        **real(inputs, ns), "metadata": {**real(inputs, ns)["metadata"],
-                                         "annotations": {"berth.dev/new": "yes"}}})
+    monkeypatch.setattr(
+        gitops_files,
+        "application",
+        lambda inputs, ns: {
+            **real(inputs, ns),
+            "metadata": {**real(inputs, ns)["metadata"], "annotations": {"berth.dev/new": "yes"}},
+        },
+    )
     versions.bundle_digest.cache_clear()
     try:
-        campaign = services.create_campaign(actor=world["admin"], tier=EnvironmentTier.objects
-                                            .get(slug="dev"), reason="New annotation.")
-        ApprovalRule.objects.create(name="no-syncs", position=0, outcome="deny",
-                                    condition='request.kind == "tenant_sync"',
-                                    description="Frozen.")
+        campaign = services.create_campaign(
+            actor=world["admin"],
+            tier=EnvironmentTier.objects.get(slug="dev"),
+            reason="New annotation.",
+        )
+        ApprovalRule.objects.create(
+            name="no-syncs",
+            position=0,
+            outcome="deny",
+            condition='request.kind == "tenant_sync"',
+            description="Frozen.",
+        )
         assert roll(campaign) == CampaignState.PAUSED
         campaign.refresh_from_db()
         commit = campaign.commits.get()
@@ -345,13 +414,24 @@ def test_a_refused_commit_pauses_the_campaign_and_says_why(world, monkeypatch):
 
 # --- pages, API, the tenant's notice -------------------------------------------------------
 
+
 @pytest.fixture
 def prod_change(world):
     from tests.workflow import approve_if_needed
 
     for app in ("shop", "cart"):
-        approve_if_needed(submit(world, "namespace", app=app, tier="prod", cluster="sandbox",
-                                 cpu="500m", memory="512Mi"), approver=world["admin"])
+        approve_if_needed(
+            submit(
+                world,
+                "namespace",
+                app=app,
+                tier="prod",
+                cluster="sandbox",
+                cpu="500m",
+                memory="512Mi",
+            ),
+            approver=world["admin"],
+        )
     work()
     EnvironmentTier.objects.filter(slug="prod").update(container_default_memory_mib=1024)
     return world
@@ -365,8 +445,11 @@ def test_pages_start_decide_and_show_the_notice_to_the_tenant(prod_change, clien
     assert "Say why" not in bad.content.decode()  # the form's own check comes first
     assert "This field is required." in bad.content.decode()
     prod = EnvironmentTier.objects.get(slug="prod")
-    made = client.post("/campaigns/", {"tier": prod.pk, "reason": "Bigger defaults.",
-                                       "canary": 1, "batch": 1}, follow=True)
+    made = client.post(
+        "/campaigns/",
+        {"tier": prod.pk, "reason": "Bigger defaults.", "canary": 1, "batch": 1},
+        follow=True,
+    )
     html = made.content.decode()
     assert "2 namespace(s) would change" in html and "+      memory: 1Gi" in html
     assert "1 distinct change over 2 namespaces" in html
@@ -386,11 +469,15 @@ def test_the_api_starts_moves_and_refuses_as_a_person_expects(prod_change):
     from tests.test_api_support import api, assert_problem
 
     admin = api(prod_change["admin"])
-    body = assert_problem(admin.post("/api/v1/campaigns/", {"tier": "nope", "reason": ""},
-                                     format="json"), 400)
+    body = assert_problem(
+        admin.post("/api/v1/campaigns/", {"tier": "nope", "reason": ""}, format="json"), 400
+    )
     assert set(body["errors"]) == {"tier", "reason"}
-    made = admin.post("/api/v1/campaigns/", {"tier": "prod", "reason": "Bigger defaults.",
-                                             "canary": 1, "batch": 5}, format="json")
+    made = admin.post(
+        "/api/v1/campaigns/",
+        {"tier": "prod", "reason": "Bigger defaults.", "canary": 1, "batch": 5},
+        format="json",
+    )
     assert made.status_code == 201, made.content
     campaign = made.json()
     assert campaign["state"] == "awaiting_approval" and campaign["namespaces"] == 2
@@ -410,19 +497,30 @@ def test_the_api_starts_moves_and_refuses_as_a_person_expects(prod_change):
     assert admin.get(f"/api/v1/campaigns/{campaign['id']}/").json()["applied"] == 2
 
 
-def test_a_cluster_that_cannot_be_read_makes_no_campaign_and_says_why(prod_change, client,
-                                                                      settings):
+def test_a_cluster_that_cannot_be_read_makes_no_campaign_and_says_why(
+    prod_change, client, settings
+):
     from tenants.models import Cluster, UpgradeCampaign
     from tests.test_api_support import api, assert_problem
 
     settings.KUBE_BACKOFF_SECONDS = 0.01
     Cluster.objects.filter(name="sandbox").update(api_url="http://127.0.0.1:9")
     client.force_login(prod_change["admin"])
-    page = client.post("/campaigns/", {"tier": EnvironmentTier.objects.get(slug="prod").pk,
-                                       "reason": "Bigger defaults.", "canary": 1, "batch": 5})
+    page = client.post(
+        "/campaigns/",
+        {
+            "tier": EnvironmentTier.objects.get(slug="prod").pk,
+            "reason": "Bigger defaults.",
+            "canary": 1,
+            "batch": 5,
+        },
+    )
     assert "The diffs cannot be computed: a cluster could not be read" in page.content.decode()
-    body = assert_problem(api(prod_change["admin"]).post(
-        "/api/v1/campaigns/", {"tier": "prod", "reason": "Bigger defaults."}, format="json"),
-        409)
+    body = assert_problem(
+        api(prod_change["admin"]).post(
+            "/api/v1/campaigns/", {"tier": "prod", "reason": "Bigger defaults."}, format="json"
+        ),
+        409,
+    )
     assert "could not be read" in body["detail"]
     assert not UpgradeCampaign.objects.exists()

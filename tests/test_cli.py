@@ -34,22 +34,34 @@ ROOT = Path(__file__).resolve().parent.parent
 ISSUER = "https://sso.example.com/realms/acme"
 
 
-def berth(*args: str, token: str = "", url: str = "", home: Path,
-          env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def berth(
+    *args: str, token: str = "", url: str = "", home: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """The command as a person runs it: its own process, its own config and cache dirs."""
-    environment = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("BERTH_", "DJANGO_"))}
-    environment.update(XDG_CONFIG_HOME=str(home / "config"), XDG_CACHE_HOME=str(home / "cache"),
-                       NO_COLOR="1", COLUMNS="200", **(env or {}))
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("BERTH_", "DJANGO_"))}
+    environment.update(
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        NO_COLOR="1",
+        COLUMNS="200",
+        **(env or {}),
+    )
     if token:
         environment["BERTH_TOKEN"] = token
     if url:
         environment["BERTH_URL"] = url
-    return subprocess.run([sys.executable, "-m", "berth_cli.main", *args], cwd=ROOT,
-                          env=environment, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "berth_cli.main", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 # --- the command cannot drift from the API ---------------------------------------------------
+
 
 def resolved(schema: dict, node: dict) -> dict:
     while "$ref" in node:
@@ -70,8 +82,9 @@ def test_every_call_the_command_makes_is_in_the_api_schema_with_what_it_sends(cl
         assert {("path", p) for p in placeholders} <= parameters, name
         assert {("query", q) for q in call.query} <= parameters, name
         if call.body:
-            body = resolved(schema, operation["requestBody"]["content"]["application/json"]
-                            ["schema"])
+            body = resolved(
+                schema, operation["requestBody"]["content"]["application/json"]["schema"]
+            )
             assert set(call.body) <= set(body["properties"]), name
 
 
@@ -79,13 +92,25 @@ def test_the_project_installs_the_berth_console_script():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
     assert project["scripts"]["berth"] == "berth_cli.main:main"
-    assert "berth_cli*" in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"][
-        "setuptools"]["packages"]["find"]["include"]
+    assert (
+        "berth_cli*"
+        in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"][
+            "find"
+        ]["include"]
+    )
 
 
 def test_help_is_everywhere_and_completion_is_printed(tmp_path):
-    for command in ([], ["request", "namespace"], ["env", "create"], ["get"], ["token"],
-                    ["kubeconfig"], ["approve"], ["login"]):
+    for command in (
+        [],
+        ["request", "namespace"],
+        ["env", "create"],
+        ["get"],
+        ["token"],
+        ["kubeconfig"],
+        ["approve"],
+        ["login"],
+    ):
         shown = berth(*command, "--help", home=tmp_path)
         assert shown.returncode == 0, (command, shown.stderr)
         assert "Usage: " in shown.stdout
@@ -95,6 +120,7 @@ def test_help_is_everywhere_and_completion_is_printed(tmp_path):
 
 # --- end to end against a live server --------------------------------------------------------
 
+
 @pytest.fixture
 def live(live_server, settings, tmp_path):
     from portal.celery import app as celery_app
@@ -102,16 +128,23 @@ def live(live_server, settings, tmp_path):
     settings.KUBE_OIDC_ISSUER_URL = ISSUER
     settings.KUBE_OIDC_CLIENT_ID = "kubernetes"
     settings.BERTH_API_RATE = "100000/min"
-    with KubeSandbox(crds=upstream_crds(),
-                     namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)) as sandbox:
+    with KubeSandbox(
+        crds=upstream_crds(), namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
+    ) as sandbox:
         seed_demo(sandbox)
         Project.objects.get_or_create(tenant=Tenant.objects.get(slug="payments"), name="shop")
         # The worker's jobs run as they are queued, in the live server's thread.
         celery_app.conf.task_always_eager = True
         try:
-            yield {"url": live_server.url, "sandbox": sandbox, "home": tmp_path,
-                   **{name: token_for(User.objects.get(username=name))
-                      for name in ("dev", "olivia", "sam")}}
+            yield {
+                "url": live_server.url,
+                "sandbox": sandbox,
+                "home": tmp_path,
+                **{
+                    name: token_for(User.objects.get(username=name))
+                    for name in ("dev", "olivia", "sam")
+                },
+            }
         finally:
             celery_app.conf.task_always_eager = False
 
@@ -120,8 +153,21 @@ def test_request_approve_get_and_kubeconfig_end_to_end(live):
     def run(person: str, *args: str) -> subprocess.CompletedProcess:
         return berth(*args, token=live[person], url=live["url"], home=live["home"])
 
-    asked = run("dev", "request", "namespace", "--app", "cli", "--tier", "staging",
-                "--cluster", "sandbox", "--cpu", "500m", "--memory", "512Mi")
+    asked = run(
+        "dev",
+        "request",
+        "namespace",
+        "--app",
+        "cli",
+        "--tier",
+        "staging",
+        "--cluster",
+        "sandbox",
+        "--cpu",
+        "500m",
+        "--memory",
+        "512Mi",
+    )
     assert asked.returncode == 0, asked.stderr
     created = Request.objects.get(payload__app="cli")
     assert f"Request #{created.pk} (namespace): submitted" in asked.stdout
@@ -138,7 +184,8 @@ def test_request_approve_get_and_kubeconfig_end_to_end(live):
 
     listed = run("dev", "get", "requests", "-o", "json")
     assert {"id": created.pk, "state": "ready"}.items() <= next(
-        r for r in json.loads(listed.stdout) if r["id"] == created.pk).items()
+        r for r in json.loads(listed.stdout) if r["id"] == created.pk
+    ).items()
     table = run("dev", "get", "namespaces")
     assert "payments-cli-staging" in table.stdout and "active" in table.stdout
     as_yaml = yaml.safe_load(run("dev", "get", "namespaces", "-o", "yaml").stdout)
@@ -160,15 +207,31 @@ def test_an_environment_is_created_waited_for_until_ready_and_deleted(live):
     def run(*args: str) -> subprocess.CompletedProcess:
         return berth(*args, token=live["dev"], url=live["url"], home=live["home"])
 
-    created = run("env", "create", "--project", "shop", "--slug", "pr-42", "--branch",
-                  "feature/x", "--ttl", "4h", "--wait", "--interval", "0.1")
+    created = run(
+        "env",
+        "create",
+        "--project",
+        "shop",
+        "--slug",
+        "pr-42",
+        "--branch",
+        "feature/x",
+        "--ttl",
+        "4h",
+        "--wait",
+        "--interval",
+        "0.1",
+    )
 
     assert created.returncode == 0, created.stderr
     namespace = created.stdout.strip()
     assert namespace.startswith("payments-shop-") and "pr-42" in namespace
     assert live["sandbox"].get("Namespace", namespace) is not None
-    (row,) = [e for e in json.loads(run("get", "environments", "-o", "json").stdout)
-              if e["env_slug"] == "pr-42"]
+    (row,) = [
+        e
+        for e in json.loads(run("get", "environments", "-o", "json").stdout)
+        if e["env_slug"] == "pr-42"
+    ]
     assert row["state"] == "live"
 
     deleted = run("env", "delete", "--project", "shop", "--slug", "pr-42")
@@ -177,8 +240,20 @@ def test_an_environment_is_created_waited_for_until_ready_and_deleted(live):
 
 
 def test_wait_exits_non_zero_when_the_environment_is_refused(live):
-    refused = berth("env", "create", "--project", "shop", "--slug", "pr-43", "--ttl", "999d",
-                    "--wait", token=live["dev"], url=live["url"], home=live["home"])
+    refused = berth(
+        "env",
+        "create",
+        "--project",
+        "shop",
+        "--slug",
+        "pr-43",
+        "--ttl",
+        "999d",
+        "--wait",
+        token=live["dev"],
+        url=live["url"],
+        home=live["home"],
+    )
 
     assert refused.returncode == 1
     assert "400" in refused.stderr and "ttl" in refused.stderr
@@ -201,6 +276,7 @@ def test_login_keeps_a_checked_token_and_refuses_a_wrong_one(live):
 
 # --- berth token --exec ----------------------------------------------------------------------
 
+
 def test_token_exec_prints_an_exec_credential_from_the_cached_id_token(tmp_path):
     from berth_cli.oidc import cache_file
 
@@ -210,8 +286,13 @@ def test_token_exec_prints_an_exec_credential_from_the_cached_id_token(tmp_path)
     cached.parent.mkdir(parents=True)
     cached.write_text(json.dumps({"id_token": id_token}))
 
-    shown = berth("token", "--exec", f"--oidc-issuer-url={ISSUER}", "--oidc-client-id=kubernetes",
-                  home=tmp_path)
+    shown = berth(
+        "token",
+        "--exec",
+        f"--oidc-issuer-url={ISSUER}",
+        "--oidc-client-id=kubernetes",
+        home=tmp_path,
+    )
 
     assert shown.returncode == 0, shown.stderr
     credential = json.loads(shown.stdout)
@@ -219,15 +300,22 @@ def test_token_exec_prints_an_exec_credential_from_the_cached_id_token(tmp_path)
     assert credential["kind"] == "ExecCredential"
     assert credential["status"]["token"] == id_token
     assert credential["status"]["expirationTimestamp"] == time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires))
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires)
+    )
 
 
 def test_token_exec_says_so_when_the_provider_offers_no_device_sign_in(tmp_path):
     (tmp_path / "idp").mkdir()
-    with running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp",
-                         env=dict(os.environ)) as issuer:
-        refused = berth("token", "--exec", f"--oidc-issuer-url={issuer}",
-                        "--oidc-client-id=berth-test", home=tmp_path)
+    with running_dev_idp(
+        berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp", env=dict(os.environ)
+    ) as issuer:
+        refused = berth(
+            "token",
+            "--exec",
+            f"--oidc-issuer-url={issuer}",
+            "--oidc-client-id=berth-test",
+            home=tmp_path,
+        )
 
     assert refused.returncode == 1
     assert "does not offer the device authorization grant" in refused.stderr
@@ -236,6 +324,7 @@ def test_token_exec_says_so_when_the_provider_offers_no_device_sign_in(tmp_path)
 
 
 # --- docs/automation.md's recipes ------------------------------------------------------------
+
 
 def recipe_commands() -> list[str]:
     """The berth commands docs/automation.md's recipes run, each once, in order."""
@@ -254,14 +343,25 @@ def test_the_ci_recipes_run_as_written_against_a_live_berth(live):
     environment = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("BERTH_", "DJANGO_"))},
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "BERTH_URL": live["url"], "BERTH_TOKEN": live["dev"], "NO_COLOR": "1",
+        "BERTH_URL": live["url"],
+        "BERTH_TOKEN": live["dev"],
+        "NO_COLOR": "1",
         "XDG_CONFIG_HOME": str(live["home"] / "config"),
-        "TENANT": "payments", "PROJECT": "shop", "PR": "7", "BRANCH": "feature/seven",
+        "TENANT": "payments",
+        "PROJECT": "shop",
+        "PR": "7",
+        "BRANCH": "feature/seven",
     }
 
     def sh(command: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", "-c", command], env=environment, cwd=live["home"],
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            ["bash", "-c", command],
+            env=environment,
+            cwd=live["home"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     created = sh(commands[0])
     assert created.returncode == 0, created.stderr
@@ -274,13 +374,17 @@ def test_the_ci_recipes_run_as_written_against_a_live_berth(live):
     assert sh(commands[1]).returncode == 0  # a retried closing job is harmless
     environment_row = json.loads(sh("berth get environments -o json").stdout)
     assert {row["state"] for row in environment_row if row["env_slug"] == "pr-7"} <= {
-        "ending", "ended"}
+        "ending",
+        "ended",
+    }
 
 
 # --- from Ready to kubectl, as oneself -------------------------------------------------------
 
+
 def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
-        live_server, settings, tmp_path):
+    live_server, settings, tmp_path
+):
     """The README's promise: a namespace Ready, `berth kubeconfig`, and `kubectl get pods`
     answered by the stand-in for `dev` as `dev` (an ID token of the development provider,
     handed to kubectl by `berth token --exec` from its cache)."""
@@ -298,14 +402,24 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
     if kubectl is None:
         pytest.skip("kubectl is not installed")
     (tmp_path / "idp").mkdir()
-    with running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp",
-                         env=dict(os.environ)) as issuer:
-        options = OidcOptions(issuer_url=issuer, client_id=CLIENT_ID,
-                              username_prefix=OIDC_USERNAME_PREFIX, groups_claim="groups")
-        with KubeSandbox(tls=True, oidc=options, crds=upstream_crds(),
-                         namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)) as sandbox:
-            ca = base64.b64decode(sandbox.kubeconfig()["clusters"][0]["cluster"][
-                "certificate-authority-data"]).decode()
+    with running_dev_idp(
+        berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp", env=dict(os.environ)
+    ) as issuer:
+        options = OidcOptions(
+            issuer_url=issuer,
+            client_id=CLIENT_ID,
+            username_prefix=OIDC_USERNAME_PREFIX,
+            groups_claim="groups",
+        )
+        with KubeSandbox(
+            tls=True,
+            oidc=options,
+            crds=upstream_crds(),
+            namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
+        ) as sandbox:
+            ca = base64.b64decode(
+                sandbox.kubeconfig()["clusters"][0]["cluster"]["certificate-authority-data"]
+            ).decode()
             seed_demo(sandbox, guardrails=True, sandbox_ca=ca)
             settings.KUBE_OIDC_ISSUER_URL = issuer
             settings.KUBE_OIDC_CLIENT_ID = CLIENT_ID
@@ -313,15 +427,37 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
             celery_app.conf.task_always_eager = True
             try:
                 token = token_for(User.objects.get(username="dev"))
-                asked = berth("request", "namespace", "--app", "kube", "--tier", "dev",
-                              "--cluster", "sandbox", "--cpu", "500m", "--memory", "512Mi",
-                              token=token, url=live_server.url, home=tmp_path)
+                asked = berth(
+                    "request",
+                    "namespace",
+                    "--app",
+                    "kube",
+                    "--tier",
+                    "dev",
+                    "--cluster",
+                    "sandbox",
+                    "--cpu",
+                    "500m",
+                    "--memory",
+                    "512Mi",
+                    token=token,
+                    url=live_server.url,
+                    home=tmp_path,
+                )
                 assert asked.returncode == 0, asked.stderr
                 assert Request.objects.get(payload__app="kube").state == "ready"
                 kubeconfig = tmp_path / "kube.kubeconfig"
-                got = berth("kubeconfig", "payments-kube-dev", "--credentials", "berth",
-                            "-o", str(kubeconfig), token=token, url=live_server.url,
-                            home=tmp_path)
+                got = berth(
+                    "kubeconfig",
+                    "payments-kube-dev",
+                    "--credentials",
+                    "berth",
+                    "-o",
+                    str(kubeconfig),
+                    token=token,
+                    url=live_server.url,
+                    home=tmp_path,
+                )
                 assert got.returncode == 0, got.stderr
             finally:
                 celery_app.conf.task_always_eager = False
@@ -332,13 +468,15 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
             environment = {
                 **{k: v for k, v in os.environ.items() if not k.startswith("BERTH_")},
                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-                "KUBECONFIG": str(kubeconfig), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+                "KUBECONFIG": str(kubeconfig),
+                "XDG_CACHE_HOME": str(tmp_path / "cache"),
                 "HOME": str(tmp_path),
             }
 
             def kubectl_says(*args: str) -> subprocess.CompletedProcess:
-                return subprocess.run([kubectl, *args], env=environment, capture_output=True,
-                                      text=True, timeout=60)
+                return subprocess.run(
+                    [kubectl, *args], env=environment, capture_output=True, text=True, timeout=60
+                )
 
             pods = kubectl_says("get", "pods", "-n", "payments-kube-dev")
             assert pods.returncode == 0, pods.stderr

@@ -32,8 +32,10 @@ def test_connection_check_explains_an_unreachable_cluster(client, superuser):
         {"action": "test_connection", "_selected_action": [cluster.pk], "index": "0"},
         follow=True,
     )
-    assert ("Gone: cluster unreachable: the API server refused the connection"
-            in response.content.decode())
+    assert (
+        "Gone: cluster unreachable: the API server refused the connection"
+        in response.content.decode()
+    )
 
 
 def test_cluster_form_never_shows_the_stored_credentials(client, superuser):

@@ -88,8 +88,9 @@ def sandbox(tmp_path: Path) -> Iterator[KubeSandbox]:
 
 @pytest.fixture
 def cluster(db, sandbox: KubeSandbox) -> Cluster:
-    return Cluster.objects.create(name="edge", api_url=sandbox.url, auth_method="token",
-                                  credentials=sandbox.token)
+    return Cluster.objects.create(
+        name="edge", api_url=sandbox.url, auth_method="token", credentials=sandbox.token
+    )
 
 
 def plan_and_inputs(cluster_name: str = "edge") -> tuple:
@@ -101,7 +102,7 @@ def plan_and_inputs(cluster_name: str = "edge") -> tuple:
     return render(given), given
 
 
-def with_bad_app_project(plan):  # noqa: ANN001, ANN201 - a Plan
+def with_bad_app_project(plan):
     objects = []
     for obj in plan.apply:
         if obj["kind"] == "AppProject":
@@ -112,8 +113,11 @@ def with_bad_app_project(plan):  # noqa: ANN001, ANN201 - a Plan
 
 
 def schema_problems(problems: dict[str, list[str]]) -> dict[str, list[str]]:
-    return {key: [m for m in found if m.startswith("schema:")]
-            for key, found in problems.items() if any(m.startswith("schema:") for m in found)}
+    return {
+        key: [m for m in found if m.startswith("schema:")]
+        for key, found in problems.items()
+        if any(m.startswith("schema:") for m in found)
+    }
 
 
 def writes(sandbox: KubeSandbox) -> list[dict]:
@@ -126,12 +130,15 @@ def test_a_bad_field_of_a_custom_resource_is_refused_with_the_clusters_schema_be
     plan, given = plan_and_inputs()
     caplog.set_level(logging.INFO, logger="provisioning.schema.served")
     problems = schema_problems(validate_plan(with_bad_app_project(plan), given))
-    assert problems == {"AppProject/argocd/payments": [
-        "schema: spec.sourceRepos: expected array, got string"]}
+    assert problems == {
+        "AppProject/argocd/payments": ["schema: spec.sourceRepos: expected array, got string"]
+    }
     assert writes(sandbox) == []  # refused before anything was applied
     assert sandbox.objects("AppProject", "argocd") == []
-    assert any("schemas cluster edge serves" in r.getMessage() and OPENAPI_PATH in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        "schemas cluster edge serves" in r.getMessage() and OPENAPI_PATH in r.getMessage()
+        for r in caplog.records
+    )
 
 
 def test_the_rendered_plan_passes_the_clusters_schema(cluster: Cluster) -> None:
@@ -139,19 +146,21 @@ def test_the_rendered_plan_passes_the_clusters_schema(cluster: Cluster) -> None:
     assert schema_problems(validate_plan(plan, given)) == {}
 
 
-def test_a_kind_the_cluster_does_not_have_is_refused_naming_the_cluster(
-    db, tmp_path: Path
-) -> None:
+def test_a_kind_the_cluster_does_not_have_is_refused_naming_the_cluster(db, tmp_path: Path) -> None:
     only_applications = tmp_path / "applications.yaml"
     only_applications.write_text(ARGO_CRDS.split("---\n")[1])
     with KubeSandbox(crds=[only_applications]) as partial:
-        Cluster.objects.create(name="edge", api_url=partial.url, auth_method="token",
-                               credentials=partial.token)
+        Cluster.objects.create(
+            name="edge", api_url=partial.url, auth_method="token", credentials=partial.token
+        )
         plan, given = plan_and_inputs()
         problems = schema_problems(validate_plan(plan, given))
-    assert problems == {"AppProject/argocd/payments": [
-        "schema: kind: unknown kind: cluster edge serves no AppProject in argoproj.io/v1alpha1 "
-        "(served: Application)"]}
+    assert problems == {
+        "AppProject/argocd/payments": [
+            "schema: kind: unknown kind: cluster edge serves no AppProject in argoproj.io/v1alpha1 "
+            "(served: Application)"
+        ]
+    }
 
 
 def test_the_schemas_are_fetched_once_per_cluster_and_group_version(
@@ -171,14 +180,16 @@ def test_a_second_cluster_is_asked_for_its_own_schemas(
     """Another cluster without Argo CD's CRDs: nothing to check against there (no
     BERTH_CRD_DIR either), where the first cluster's schema refuses the same plan."""
     with KubeSandbox() as bare:
-        Cluster.objects.create(name="bare", api_url=bare.url, auth_method="token",
-                               credentials=bare.token)
+        Cluster.objects.create(
+            name="bare", api_url=bare.url, auth_method="token", credentials=bare.token
+        )
         plan, given = plan_and_inputs()
         assert schema_problems(validate_plan(with_bad_app_project(plan), given))
         plan, given = plan_and_inputs("bare")
         assert schema_problems(validate_plan(with_bad_app_project(plan), given)) == {}
         assert [r["path"] for r in bare.requests() if r["path"].startswith("/openapi/")] == [
-            OPENAPI_PATH]
+            OPENAPI_PATH
+        ]
 
 
 def test_a_fetched_schema_is_asked_for_again_once_it_is_old() -> None:
@@ -202,12 +213,18 @@ def test_a_plan_only_cluster_is_checked_against_the_crd_directory(
     db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: KubeSandbox
 ) -> None:
     monkeypatch.setenv(CRD_DIR_ENV, str(tmp_path / "crds"))  # the files the sandbox got
-    Cluster.objects.create(name="edge", api_url=sandbox.url, auth_method="token",
-                           credentials=sandbox.token, plan_only=True)
+    Cluster.objects.create(
+        name="edge",
+        api_url=sandbox.url,
+        auth_method="token",
+        credentials=sandbox.token,
+        plan_only=True,
+    )
     plan, given = plan_and_inputs()
     problems = schema_problems(validate_plan(with_bad_app_project(plan), given))
-    assert problems == {"AppProject/argocd/payments": [
-        "schema: spec.sourceRepos: expected array, got string"]}
+    assert problems == {
+        "AppProject/argocd/payments": ["schema: spec.sourceRepos: expected array, got string"]
+    }
     assert [r for r in sandbox.requests() if r["path"].startswith("/openapi/")] == []
 
 
@@ -217,9 +234,11 @@ def test_a_cluster_that_serves_no_such_group_falls_back_to_the_crd_directory(
     (tmp_path / "argocd.yaml").write_text(ARGO_CRDS)
     monkeypatch.setenv(CRD_DIR_ENV, str(tmp_path))
     with KubeSandbox() as bare:
-        Cluster.objects.create(name="edge", api_url=bare.url, auth_method="token",
-                               credentials=bare.token)
+        Cluster.objects.create(
+            name="edge", api_url=bare.url, auth_method="token", credentials=bare.token
+        )
         plan, given = plan_and_inputs()
         problems = schema_problems(validate_plan(with_bad_app_project(plan), given))
-    assert problems == {"AppProject/argocd/payments": [
-        "schema: spec.sourceRepos: expected array, got string"]}
+    assert problems == {
+        "AppProject/argocd/payments": ["schema: spec.sourceRepos: expected array, got string"]
+    }

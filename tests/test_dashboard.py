@@ -22,21 +22,28 @@ def world(demo_world):
     return demo_world
 
 
-def at(moment, action):  # noqa: ANN001, ANN201
+def at(moment, action):
     with time_machine.travel(moment, tick=False):
         return action()
 
 
-def ask(world, app: str, tier: str = "prod"):  # noqa: ANN201
+def ask(world, app: str, tier: str = "prod"):
     return services.submit_request(
-        tenant=world["tenant"], kind="namespace", requester=world["developer"],
-        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"})
+        tenant=world["tenant"],
+        kind="namespace",
+        requester=world["developer"],
+        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    )
 
 
-def provision(request_id: int, *, ready: bool, message: str = ""):  # noqa: ANN201
+def provision(request_id: int, *, ready: bool, message: str = ""):
     transition(request_id=request_id, action="start_provisioning", actor=None)
-    return transition(request_id=request_id, action="mark_ready" if ready else "mark_failed",
-                      actor=None, message=message)
+    return transition(
+        request_id=request_id,
+        action="mark_ready" if ready else "mark_failed",
+        actor=None,
+        message=message,
+    )
 
 
 @pytest.fixture
@@ -46,22 +53,36 @@ def history(world):
     day3, day1 = NOW - timedelta(days=3), NOW - timedelta(days=1)
 
     shop = at(day3, lambda: ask(world, "shop"))
-    at(day3 + timedelta(hours=2), lambda: services.approve_request(
-        request_id=shop.pk, approver=admin, plan_digest=review(shop).digest))
+    at(
+        day3 + timedelta(hours=2),
+        lambda: services.approve_request(
+            request_id=shop.pk, approver=admin, plan_digest=review(shop).digest
+        ),
+    )
     at(day3 + timedelta(hours=2, seconds=30), lambda: provision(shop.pk, ready=True))
 
     cart = at(day1, lambda: ask(world, "cart"))
-    at(day1 + timedelta(minutes=30), lambda: services.reject_request(
-        request_id=cart.pk, approver=admin, reason="no"))
+    at(
+        day1 + timedelta(minutes=30),
+        lambda: services.reject_request(request_id=cart.pk, approver=admin, reason="no"),
+    )
 
     dev = at(day1, lambda: ask(world, "till", tier="dev"))  # approved by policy
     at(day1 + timedelta(seconds=45), lambda: provision(dev.pk, ready=True))
 
     down = at(day1, lambda: ask(world, "down"))
-    at(day1 + timedelta(hours=1), lambda: services.approve_request(
-        request_id=down.pk, approver=admin, plan_digest=review(down).digest))
-    at(day1 + timedelta(hours=1, minutes=1), lambda: provision(
-        down.pk, ready=False, message="sandbox: cluster unreachable: connection refused"))
+    at(
+        day1 + timedelta(hours=1),
+        lambda: services.approve_request(
+            request_id=down.pk, approver=admin, plan_digest=review(down).digest
+        ),
+    )
+    at(
+        day1 + timedelta(hours=1, minutes=1),
+        lambda: provision(
+            down.pk, ready=False, message="sandbox: cluster unreachable: connection refused"
+        ),
+    )
 
     waiting = at(NOW - timedelta(hours=5), lambda: ask(world, "queue"))
     at(NOW - timedelta(hours=1), lambda: ask(world, "later"))
@@ -91,13 +112,21 @@ def test_figures_come_from_the_moments_in_the_audit_log(history):
 def test_a_request_sent_back_to_approval_waits_again_from_then(world):
     admin, start = world["admin"], NOW - timedelta(days=2)
     shop = at(start, lambda: ask(world, "shop"))
-    at(start + timedelta(hours=1), lambda: services.approve_request(
-        request_id=shop.pk, approver=admin, plan_digest=review(shop).digest))
+    at(
+        start + timedelta(hours=1),
+        lambda: services.approve_request(
+            request_id=shop.pk, approver=admin, plan_digest=review(shop).digest
+        ),
+    )
     # Its plan changed before provisioning: a new decision, waited for from here.
     at(start + timedelta(hours=5), lambda: return_to_approval(request_id=shop.pk, reason="x"))
     other_admin = UserFactory(username="avery", is_platform_admin=True)
-    at(start + timedelta(hours=5, minutes=20), lambda: services.approve_request(
-        request_id=shop.pk, approver=other_admin, plan_digest=review(shop).digest))
+    at(
+        start + timedelta(hours=5, minutes=20),
+        lambda: services.approve_request(
+            request_id=shop.pk, approver=other_admin, plan_digest=review(shop).digest
+        ),
+    )
     at(start + timedelta(hours=5, minutes=21), lambda: provision(shop.pk, ready=True))
 
     board = at(NOW, admin_dashboard)
@@ -125,8 +154,9 @@ def test_dashboard_is_for_platform_admins(client, world, history):
     assert 'class="tick scale" text-anchor="end">2h</text>' in page  # the chart's scale
 
 
-def test_dashboard_queries_do_not_grow_with_requests(client, world, history,
-                                                     django_assert_max_num_queries):
+def test_dashboard_queries_do_not_grow_with_requests(
+    client, world, history, django_assert_max_num_queries
+):
     client.force_login(world["admin"])
     # session, user, audit-link check, then the selector's four, the open campaigns, the
     # clusters without current guardrails and the requests waiting for them; the costs
@@ -134,8 +164,9 @@ def test_dashboard_queries_do_not_grow_with_requests(client, world, history,
     # with their audit events (tenants.selectors.costs, however many tenants)
     with django_assert_max_num_queries(16):
         assert client.get("/dashboard/").status_code == 200
-    Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=100_000,
-                                                       budget_namespaces=100)
+    Tenant.objects.filter(pk=world["tenant"].pk).update(
+        budget_cpu_millis=100_000, budget_namespaces=100
+    )
     world["tenant"].refresh_from_db()
     for index in range(6):
         ask(world, f"more{index}")
@@ -143,57 +174,99 @@ def test_dashboard_queries_do_not_grow_with_requests(client, world, history,
         assert client.get("/dashboard/").status_code == 200
 
 
-def test_the_selector_costs_four_queries_however_many_requests(world, history,
-                                                               django_assert_num_queries):
+def test_the_selector_costs_four_queries_however_many_requests(
+    world, history, django_assert_num_queries
+):
     # states, the window's events, those requests' earlier events, the oldest waiting
     with django_assert_num_queries(4):
         at(NOW, admin_dashboard)
     for index in range(5):
         made = at(NOW - timedelta(days=2), lambda index=index: ask(world, f"more{index}"))
-        at(NOW - timedelta(days=1), lambda made=made: services.reject_request(
-            request_id=made.pk, approver=world["admin"], reason="no"))
+        at(
+            NOW - timedelta(days=1),
+            lambda made=made: services.reject_request(
+                request_id=made.pk, approver=world["admin"], reason="no"
+            ),
+        )
     with django_assert_num_queries(4):
         board = at(NOW, admin_dashboard)
     assert board["lead_time"]["count"] == 8
 
 
 # As the engine words failures (provisioning/engine/runs.py, commits.py; provisioning/kube.py).
-@pytest.mark.parametrize(("message", "cause"), [
-    ("Namespace/payments-shop-prod: sandbox: cluster unreachable: connection refused; gave "
-     "up after waiting since 2026-01-05 10:00 UTC (30 minutes). Retry when it is back.",
-     "cluster unreachable"),
-    ("GitOps commit https://git.example/payments.git: repository unreachable: its server did "
-     "not answer (the connection failed or timed out); gave up after waiting since "
-     "2026-01-05 10:00 UTC (30 minutes). Retry when it is back.",
-     "GitOps repository unreachable"),
-    ("GitOps commit https://git.example/payments.git: ! [remote rejected] main (protected "
-     "branch hook declined)", "GitOps commit refused"),
-    ("RoleBinding/payments-shop-prod/edit: 403 rolebindings.rbac.authorization.k8s.io is "
-     "forbidden", "refused by the API server (401/403)"),
-    ("Namespace/payments-shop-prod: 422 Namespace \"x\" is invalid", "invalid object (422)"),
-    ("ConfigMap/payments-shop-prod/a: 409 Apply failed with 1 conflict",
-     "conflict with another owner (409)"),
-    ("Namespace/payments-shop-prod: sandbox: 503 Service Unavailable; gave up after waiting",
-     "API server error (5xx)"),
-    ("Namespace/payments-shop-prod: 404 the server could not find the requested resource",
-     "other API refusal (4xx)"),
-    ("The plan failed validation, nothing was applied: Namespace/x: name too long",
-     "plan failed validation"),
-    ("Namespace/x: the cluster's credentials or kubeconfig cannot be used; a platform admin "
-     "must correct the cluster in Berth", "cluster settings or credentials"),
-    ("Namespace/old: sandbox: Namespace/old is still terminating after 120s; gave up",
-     "namespace still terminating"),
-    ("Namespace/x: refusing to delete Namespace/x: it is not labelled as Berth's for tenant "
-     "payments", "object not Berth's"),
-    ("something new", "other"),
-])
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        (
+            "Namespace/payments-shop-prod: sandbox: cluster unreachable: connection refused; gave "
+            "up after waiting since 2026-01-05 10:00 UTC (30 minutes). Retry when it is back.",
+            "cluster unreachable",
+        ),
+        (
+            "GitOps commit https://git.example/payments.git: repository unreachable: its server "
+            "did "
+            "not answer (the connection failed or timed out); gave up after waiting since "
+            "2026-01-05 10:00 UTC (30 minutes). Retry when it is back.",
+            "GitOps repository unreachable",
+        ),
+        (
+            "GitOps commit https://git.example/payments.git: ! [remote rejected] main (protected "
+            "branch hook declined)",
+            "GitOps commit refused",
+        ),
+        (
+            "RoleBinding/payments-shop-prod/edit: 403 rolebindings.rbac.authorization.k8s.io is "
+            "forbidden",
+            "refused by the API server (401/403)",
+        ),
+        ('Namespace/payments-shop-prod: 422 Namespace "x" is invalid', "invalid object (422)"),
+        (
+            "ConfigMap/payments-shop-prod/a: 409 Apply failed with 1 conflict",
+            "conflict with another owner (409)",
+        ),
+        (
+            "Namespace/payments-shop-prod: sandbox: 503 Service Unavailable; gave up after waiting",
+            "API server error (5xx)",
+        ),
+        (
+            "Namespace/payments-shop-prod: 404 the server could not find the requested resource",
+            "other API refusal (4xx)",
+        ),
+        (
+            "The plan failed validation, nothing was applied: Namespace/x: name too long",
+            "plan failed validation",
+        ),
+        (
+            "Namespace/x: the cluster's credentials or kubeconfig cannot be used; a platform admin "
+            "must correct the cluster in Berth",
+            "cluster settings or credentials",
+        ),
+        (
+            "Namespace/old: sandbox: Namespace/old is still terminating after 120s; gave up",
+            "namespace still terminating",
+        ),
+        (
+            "Namespace/x: refusing to delete Namespace/x: it is not labelled as Berth's for tenant "
+            "payments",
+            "object not Berth's",
+        ),
+        ("something new", "other"),
+    ],
+)
 def test_failure_causes(message, cause):
     assert failure_cause(message) == cause
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    (0, "0s"), (45, "45s"), (750, "12m 30s"), (11100, "3h 5m"), (10820, "3h"),
-    (187200, "2d 4h"),
-])
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "0s"),
+        (45, "45s"),
+        (750, "12m 30s"),
+        (11100, "3h 5m"),
+        (10820, "3h"),
+        (187200, "2d 4h"),
+    ],
+)
 def test_durations_read_as_people_read_a_wait(seconds, text):
     assert readable_duration(seconds) == text

@@ -36,14 +36,15 @@ def test_the_seed_goes_through_the_tenants_own_checks(db):
     from tenants import demo
 
     with pytest.raises(ValidationError) as refused:
-        demo.seed(sandbox_api_url="http://127.0.0.1:9",
-                  repo_url_for={"search": "file:///srv/git/search.git"})
+        demo.seed(
+            sandbox_api_url="http://127.0.0.1:9",
+            repo_url_for={"search": "file:///srv/git/search.git"},
+        )
     assert "gitops_repo_url" in refused.value.message_dict
     assert not Tenant.objects.exists()  # all or nothing
 
 
-def test_an_earlier_demo_file_url_of_the_flux_tenant_is_replaced_by_the_git_servers(db,
-                                                                                      tmp_path):
+def test_an_earlier_demo_file_url_of_the_flux_tenant_is_replaced_by_the_git_servers(db, tmp_path):
     from tenants import demo
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
@@ -60,8 +61,7 @@ def test_an_earlier_demo_file_url_of_the_flux_tenant_is_replaced_by_the_git_serv
 
 
 @pytest.mark.crds
-def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_server(db,
-                                                                                  tmp_path):
+def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_server(db, tmp_path):
     """`make run`'s Flux tenant: its GitRepository passes the upstream Flux schema and the
     request reaches Ready, its commit pushed to the demo git server."""
     from portal.gitserver import GitHttpServer
@@ -79,17 +79,27 @@ def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_serve
         demo.seed_git_repos(git_dir, http_url=server.base_url)
         search = Tenant.objects.get(slug="search")
         submitted = services.submit_request(
-            tenant=search, kind="namespace", requester=User.objects.get(username="sam"),
-            payload={"app": "web", "tier": "dev", "cluster": "sandbox", "cpu": "500m",
-                     "memory": "512Mi"})
+            tenant=search,
+            kind="namespace",
+            requester=User.objects.get(username="sam"),
+            payload={
+                "app": "web",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "500m",
+                "memory": "512Mi",
+            },
+        )
         approved = approve_if_needed(submitted, approver=User.objects.get(username="pat"))
 
         engine.converge(request_id=approved.pk, worker="demo-test")
 
         approved.refresh_from_db()
         assert approved.state == RequestState.READY, approved.status_message
-        source = [obj for obj in sandbox.objects("GitRepository")
-                  if obj["metadata"]["name"] == "search"]
+        source = [
+            obj for obj in sandbox.objects("GitRepository") if obj["metadata"]["name"] == "search"
+        ]
         assert [obj["spec"]["url"] for obj in source] == [server.url("search.git")]
-        assert any(path.startswith("clusters/sandbox/flux/")
-                   for path in files_on(git_dir / "search.git"))
+        assert any(
+            path.startswith("clusters/sandbox/flux/") for path in files_on(git_dir / "search.git")
+        )

@@ -22,8 +22,7 @@ needs_git_checkout = pytest.mark.skipif(
 
 
 def git(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
 
 
 @needs_git_checkout
@@ -37,11 +36,11 @@ def test_a_test_run_puts_the_docs_pictures_where_git_ignores_them(monkeypatch):
 @needs_git_checkout
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_screenshots_retakes_every_picture_the_docs_show():
-    planned = subprocess.run(["make", "--dry-run", "screenshots"], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout
+    planned = subprocess.run(
+        ["make", "--dry-run", "screenshots"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert f"{SCREENSHOTS_DIR_VARIABLE}={DOCS_PICTURES}" in planned
-    shown = {Path(path).stem for path in
-             git("ls-files", "docs/screenshots/*.png").stdout.split()}
+    shown = {Path(path).stem for path in git("ls-files", "docs/screenshots/*.png").stdout.split()}
     taken = set()
     for test_file in (ROOT / "tests").glob("test_browser_*.py"):
         taken |= set(re.findall(r'docs_screenshot\(\w+, "([^"]+)"', test_file.read_text()))

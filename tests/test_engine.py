@@ -35,8 +35,9 @@ WORKER = "test-worker"
 @pytest.fixture
 def sandbox():
     namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
-    with KubeSandbox(termination_seconds=0.2, namespaces=namespaces,
-                     crds=upstream_crds()) as running:
+    with KubeSandbox(
+        termination_seconds=0.2, namespaces=namespaces, crds=upstream_crds()
+    ) as running:
         yield running
 
 
@@ -52,8 +53,14 @@ def world(db, sandbox):
 
 
 def approved(world, kind="namespace", **payload) -> Request:
-    payload = payload or {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1",
-                          "memory": "2Gi", "storage": "5Gi"}
+    payload = payload or {
+        "app": "shop",
+        "tier": "dev",
+        "cluster": "sandbox",
+        "cpu": "1",
+        "memory": "2Gi",
+        "storage": "5Gi",
+    }
     submitted = services.submit_request(
         tenant=world["tenant"], kind=kind, payload=payload, requester=world["developer"]
     )
@@ -73,8 +80,9 @@ def test_approved_request_is_provisioned_with_every_object_and_becomes_ready(wor
     plan = engine.current_plan(tenancy_request)
     for obj in plan.apply:
         meta = obj["metadata"]
-        live = sandbox.get(obj["kind"], meta["name"], meta.get("namespace"),
-                           api_version=obj["apiVersion"])
+        live = sandbox.get(
+            obj["kind"], meta["name"], meta.get("namespace"), api_version=obj["apiVersion"]
+        )
         assert live is not None, f"{obj['kind']}/{meta['name']} missing"
         assert live["metadata"]["labels"][MANAGED_BY] == "berth"
         if "spec" in obj:
@@ -108,12 +116,15 @@ def test_reapplying_a_finished_plan_changes_nothing(world, sandbox):
     known = records.applied_versions(cluster=world["cluster"], refs=keys)
     assert set(known) == set(keys)
 
-    outcomes = [client.apply(obj, known_version=known[key]).result
-                for obj, key in zip(plan, keys, strict=True)]
+    outcomes = [
+        client.apply(obj, known_version=known[key]).result
+        for obj, key in zip(plan, keys, strict=True)
+    ]
 
     assert set(outcomes) == {"unchanged"}
-    assert {o["metadata"]["uid"]: o["metadata"]["resourceVersion"]
-            for o in sandbox.objects()} == versions
+    assert {
+        o["metadata"]["uid"]: o["metadata"]["resourceVersion"] for o in sandbox.objects()
+    } == versions
 
 
 def test_api_answering_500_three_times_then_succeeding_ends_ready_with_attempts(world, sandbox):
@@ -130,8 +141,12 @@ def test_api_answering_500_three_times_then_succeeding_ends_ready_with_attempts(
 
 
 def test_validation_error_fails_fast_with_the_api_message(world, sandbox):
-    sandbox.inject_faults(status=422, times=1, method="PATCH",
-                          message="ResourceQuota is invalid: spec.hard: bad quantity")
+    sandbox.inject_faults(
+        status=422,
+        times=1,
+        method="PATCH",
+        message="ResourceQuota is invalid: spec.hard: bad quantity",
+    )
     tenancy_request = converge(approved(world))
 
     assert tenancy_request.state == RequestState.FAILED
@@ -148,8 +163,11 @@ def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itsel
 ):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     handed_out: list[int] = []
-    monkeypatch.setattr(tasks.converge, "delay",  # the broker's part
-                        lambda request_id, companions=(): handed_out.append(request_id))
+    monkeypatch.setattr(
+        tasks.converge,
+        "delay",  # the broker's part
+        lambda request_id, companions=(): handed_out.append(request_id),
+    )
     # The API answers 503 to every apply until it comes back (below).
     sandbox.inject_faults(status=503, times=10_000, method="PATCH")
     tenancy_request = converge(approved(world))
@@ -167,7 +185,8 @@ def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itsel
     tasks.sweep.run()
     assert handed_out == []  # not before its time
     Request.objects.filter(pk=tenancy_request.pk).update(
-        lease_expires_at=timezone.now() - timedelta(seconds=1))
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
     tasks.sweep.run()
     assert handed_out == [tenancy_request.pk]  # then the sweep hands it out
     tenancy_request = converge(tenancy_request)  # what the worker does with it
@@ -203,7 +222,8 @@ def test_an_outage_past_the_deadline_fails_the_request_with_the_reason(world, se
     tenancy_request = converge(approved(world))
     deadline = timedelta(seconds=settings.BERTH_OUTAGE_DEADLINE_SECONDS)
     Request.objects.filter(pk=tenancy_request.pk).update(
-        waiting_since=timezone.now() - deadline, lease_expires_at=timezone.now())
+        waiting_since=timezone.now() - deadline, lease_expires_at=timezone.now()
+    )
 
     tenancy_request = converge(tenancy_request)
 
@@ -231,7 +251,8 @@ def test_a_cluster_back_after_an_outage_is_provisioned_without_anyone_pressing_r
 
 def test_an_unusable_kubeconfig_fails_at_once_saying_who_fixes_it(world):
     Cluster.objects.filter(pk=world["cluster"].pk).update(
-        auth_method="kubeconfig", credentials="clusters: [not, a, kubeconfig")
+        auth_method="kubeconfig", credentials="clusters: [not, a, kubeconfig"
+    )
     tenancy_request = converge(approved(world))
 
     assert tenancy_request.state == RequestState.FAILED
@@ -242,7 +263,8 @@ def test_an_unusable_kubeconfig_fails_at_once_saying_who_fixes_it(world):
 def test_an_http_url_to_an_https_api_server_fails_at_once_saying_what_to_fix(world):
     with KubeSandbox(tls=True) as https_only:
         Cluster.objects.filter(pk=world["cluster"].pk).update(
-            api_url=https_only.url.replace("https://", "http://"))
+            api_url=https_only.url.replace("https://", "http://")
+        )
         tenancy_request = converge(approved(world))
 
     assert tenancy_request.state == RequestState.FAILED, tenancy_request.wait_reason
@@ -252,8 +274,9 @@ def test_an_http_url_to_an_https_api_server_fails_at_once_saying_what_to_fix(wor
 
 def test_plan_changed_after_approval_returns_the_request_to_approval(world, sandbox):
     # Prod needs a person's approval, and a person approves a plan (its digest).
-    tenancy_request = approved(world, app="shop", tier="prod", cluster="sandbox", cpu="1",
-                               memory="2Gi")
+    tenancy_request = approved(
+        world, app="shop", tier="prod", cluster="sandbox", cpu="1", memory="2Gi"
+    )
     world["tenant"].member_groups = ["payments-devs", "payments-contractors"]
     world["tenant"].save()
 
@@ -266,8 +289,7 @@ def test_plan_changed_after_approval_returns_the_request_to_approval(world, sand
 
 def test_a_second_worker_does_not_provision_a_request_under_lease(world, sandbox):
     tenancy_request = approved(world)
-    assert records.acquire_lease(request_id=tenancy_request.pk, owner="other",
-                                        seconds=60)
+    assert records.acquire_lease(request_id=tenancy_request.pk, owner="other", seconds=60)
 
     result = engine.converge(request_id=tenancy_request.pk, worker=WORKER)
 
@@ -279,8 +301,11 @@ def test_a_second_worker_does_not_provision_a_request_under_lease(world, sandbox
 
 def test_decommission_deletes_the_namespace_and_marks_both_requests(world, sandbox):
     created = converge(approved(world))
-    decommission = converge(approved(world, kind="decommission", namespace="payments-shop-dev",
-                                      reason="project cancelled"))
+    decommission = converge(
+        approved(
+            world, kind="decommission", namespace="payments-shop-dev", reason="project cancelled"
+        )
+    )
 
     assert decommission.state == RequestState.READY
     created.refresh_from_db()
@@ -292,8 +317,16 @@ def test_decommission_deletes_the_namespace_and_marks_both_requests(world, sandb
 
 def test_quota_change_updates_the_live_quota_and_the_record(world, sandbox):
     converge(approved(world))
-    change = converge(approved(world, kind="quota_change", namespace="payments-shop-dev",
-                               cpu="3", memory="4Gi", storage="5Gi"))
+    change = converge(
+        approved(
+            world,
+            kind="quota_change",
+            namespace="payments-shop-dev",
+            cpu="3",
+            memory="4Gi",
+            storage="5Gi",
+        )
+    )
 
     assert change.state == RequestState.READY
     quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
@@ -318,25 +351,46 @@ def test_reconcile_reports_missing_changed_and_unexpected_objects(world, sandbox
     namespace.tier.auto_repair_drift = False
     namespace.tier.save()
     quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
-    as_admin(sandbox, "DELETE", "/apis/networking.k8s.io/v1/namespaces/payments-shop-dev/"
-                                "networkpolicies/berth-allow-dns")
+    as_admin(
+        sandbox,
+        "DELETE",
+        "/apis/networking.k8s.io/v1/namespaces/payments-shop-dev/networkpolicies/berth-allow-dns",
+    )
     quota["spec"]["hard"]["requests.cpu"] = "64"
     sandbox.upsert(quota)
-    sandbox.upsert({"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": "stray", "namespace": "payments-shop-dev",
-                                 "labels": {MANAGED_BY: "berth", "berth.dev/tenant": "payments"}}})
-    sandbox.upsert({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-                    "metadata": {"name": "berth-leftover", "namespace": "payments-shop-dev",
-                                 "labels": {MANAGED_BY: "berth", "berth.dev/tenant": "payments"}},
-                    "spec": {"podSelector": {}}})
+    sandbox.upsert(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "stray",
+                "namespace": "payments-shop-dev",
+                "labels": {MANAGED_BY: "berth", "berth.dev/tenant": "payments"},
+            },
+        }
+    )
+    sandbox.upsert(
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {
+                "name": "berth-leftover",
+                "namespace": "payments-shop-dev",
+                "labels": {MANAGED_BY: "berth", "berth.dev/tenant": "payments"},
+            },
+            "spec": {"podSelector": {}},
+        }
+    )
 
     findings = engine.reconcile_namespace(namespace)
 
     by_object = {f["object"]: f for f in findings}
     assert by_object["NetworkPolicy/payments-shop-dev/berth-allow-dns"]["status"] == "missing"
     assert by_object["ResourceQuota/payments-shop-dev/berth-quota"]["status"] == "changed"
-    assert "spec.hard.requests.cpu" in by_object["ResourceQuota/payments-shop-dev/berth-quota"][
-        "detail"]
+    assert (
+        "spec.hard.requests.cpu"
+        in by_object["ResourceQuota/payments-shop-dev/berth-quota"]["detail"]
+    )
     assert by_object["NetworkPolicy/payments-shop-dev/berth-leftover"]["status"] == "unexpected"
     namespace.refresh_from_db()
     assert namespace.drift == findings and namespace.drift_checked_at is not None
@@ -362,8 +416,9 @@ def test_reconcile_repairs_drift_when_the_tier_says_so(world, sandbox):
 @pytest.mark.parametrize("auth_method", ["token", "kubeconfig"])
 def test_cluster_credentials_reach_a_cluster_that_requires_a_token(db, auth_method):
     namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
-    with KubeSandbox(token="cluster-token-123", namespaces=namespaces,
-                     crds=upstream_crds()) as secured:
+    with KubeSandbox(
+        token="cluster-token-123", namespaces=namespaces, crds=upstream_crds()
+    ) as secured:
         demo.seed(sandbox_api_url=secured.url)
         credentials = {
             "token": "cluster-token-123",
@@ -374,9 +429,11 @@ def test_cluster_credentials_reach_a_cluster_that_requires_a_token(db, auth_meth
         # Berth is this stand-in's admin, whom Berth's guardrails would not exempt.
         cluster.guardrails = GuardrailsMode.EXTERNAL
         cluster.save()
-        world = {"tenant": Tenant.objects.get(slug="payments"),
-                 "developer": User.objects.get(username="dev"),
-                 "admin": User.objects.get(username="pat")}
+        world = {
+            "tenant": Tenant.objects.get(slug="payments"),
+            "developer": User.objects.get(username="dev"),
+            "admin": User.objects.get(username="pat"),
+        }
 
         tenancy_request = converge(approved(world))
 
@@ -402,8 +459,9 @@ def test_decommission_refuses_a_namespace_berth_does_not_own(world, sandbox):
     live["metadata"]["labels"][MANAGED_BY] = "someone-else"
     sandbox.upsert(live)
 
-    decommission = converge(approved(world, kind="decommission", namespace="payments-shop-dev",
-                                      reason="cleanup"))
+    decommission = converge(
+        approved(world, kind="decommission", namespace="payments-shop-dev", reason="cleanup")
+    )
 
     assert decommission.state == RequestState.FAILED
     assert "refusing to delete Namespace/payments-shop-dev" in decommission.status_message
@@ -419,20 +477,23 @@ def provision_counting_queries(request_id: int) -> tuple[int, list[str]]:
     return len(captured), [query["sql"] for query in captured]
 
 
-def approved_project(world, app: str, tiers: list[str]):  # noqa: ANN001, ANN201
-    return approved(world, kind="project", app=app, engine="argocd", cluster="sandbox",
-                    tiers=tiers)
+def approved_project(world, app: str, tiers: list[str]):
+    return approved(world, kind="project", app=app, engine="argocd", cluster="sandbox", tiers=tiers)
 
 
 def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, sandbox):
     Tenant.objects.filter(pk=world["tenant"].pk).update(
-        budget_cpu_millis=100_000, budget_memory_mib=200_000, budget_namespaces=50,
-        budget_storage_gib=1000)
+        budget_cpu_millis=100_000,
+        budget_memory_mib=200_000,
+        budget_namespaces=50,
+        budget_storage_gib=1000,
+    )
     world["tenant"].refresh_from_db()
     # The tenant's first request also makes the tenant's own objects, and the first to use a
     # tier's definition numbers it: not what is compared.
-    engine.converge(request_id=approved_project(world, "warmup", ["dev", "staging", "prod"]).pk,
-                    worker=WORKER)
+    engine.converge(
+        request_id=approved_project(world, "warmup", ["dev", "staging", "prod"]).pk, worker=WORKER
+    )
 
     one = approved_project(world, "ledger", ["dev"])
     one_count, one_sql = provision_counting_queries(one.pk)
@@ -455,8 +516,9 @@ def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, san
 
 def steps_written(sql: list[str]) -> int:
     """Writes of a run's steps: progress, and the last one as the run closes."""
-    return sum(query.startswith('UPDATE "tenants_run" SET') and '"steps" =' in query
-               for query in sql)
+    return sum(
+        query.startswith('UPDATE "tenants_run" SET') and '"steps" =' in query for query in sql
+    )
 
 
 def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
@@ -481,8 +543,13 @@ def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
 
 
 def test_a_plan_stopped_by_a_refused_object_keeps_what_it_applied_before_it(world, sandbox):
-    sandbox.inject_faults(status=422, times=1, method="PATCH", path_contains="rolebindings",
-                          message="RoleBinding is invalid")
+    sandbox.inject_faults(
+        status=422,
+        times=1,
+        method="PATCH",
+        path_contains="rolebindings",
+        message="RoleBinding is invalid",
+    )
     tenancy_request = converge(approved(world))
 
     assert tenancy_request.state == RequestState.FAILED
@@ -499,8 +566,16 @@ def test_rolebindings_wait_for_the_roles_they_grant():
     escalation check then finds no Role and refuses it (seen as a flaky 403)."""
     from provisioning.engine.runs import apply_waves
 
-    kinds = ["Namespace", "ServiceAccount", "ResourceQuota", "Role", "RoleBinding",
-             "ConfigMap", "RoleBinding", "AppProject"]
+    kinds = [
+        "Namespace",
+        "ServiceAccount",
+        "ResourceQuota",
+        "Role",
+        "RoleBinding",
+        "ConfigMap",
+        "RoleBinding",
+        "AppProject",
+    ]
     waves = apply_waves(enumerate(kinds), lambda step: {"kind": step[1]})
 
     wave_of = {position: index for index, wave in enumerate(waves) for position, _ in wave}
@@ -513,24 +588,36 @@ def test_rolebindings_wait_for_the_roles_they_grant():
 # --- requests approved together are provisioned together ----------------------------------
 
 
-def submitted_many(world, count: int, prefix: str = "app") -> list[Request]:  # noqa: ANN001
+def submitted_many(world, count: int, prefix: str = "app") -> list[Request]:
     Tenant.objects.filter(pk=world["tenant"].pk).update(
-        budget_cpu_millis=100_000, budget_memory_mib=200_000, budget_namespaces=50)
+        budget_cpu_millis=100_000, budget_memory_mib=200_000, budget_namespaces=50
+    )
     world["tenant"].refresh_from_db()
-    return [services.submit_request(
-        tenant=world["tenant"], kind="namespace", requester=world["developer"],
-        payload={"app": f"{prefix}{number}", "tier": "dev", "cluster": "sandbox",
-                 "cpu": "100m", "memory": "128Mi"}) for number in range(count)]
+    return [
+        services.submit_request(
+            tenant=world["tenant"],
+            kind="namespace",
+            requester=world["developer"],
+            payload={
+                "app": f"{prefix}{number}",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "100m",
+                "memory": "128Mi",
+            },
+        )
+        for number in range(count)
+    ]
 
 
-def approved_many(world, count: int, prefix: str = "app") -> list[Request]:  # noqa: ANN001
-    return [approve_if_needed(submitted, approver=world["admin"])
-            for submitted in submitted_many(world, count, prefix)]
+def approved_many(world, count: int, prefix: str = "app") -> list[Request]:
+    return [
+        approve_if_needed(submitted, approver=world["admin"])
+        for submitted in submitted_many(world, count, prefix)
+    ]
 
 
-def test_requests_approved_together_are_provisioned_together_each_with_its_own_run(
-    world, sandbox
-):
+def test_requests_approved_together_are_provisioned_together_each_with_its_own_run(world, sandbox):
     batch = approved_many(world, 3)
     sandbox.clear_requests()
 
@@ -544,18 +631,29 @@ def test_requests_approved_together_are_provisioned_together_each_with_its_own_r
         assert run.state == RunState.SUCCEEDED
         plan = engine.current_plan(tenancy_request).apply
         assert [step["object"] for step in run.steps[:-1]] == [str(ref_of(o)) for o in plan]
-        assert {step["outcome"] for step in run.steps[:-1]} <= {"created", "configured",
-                                                                "unchanged"}
-        actions = list(AuditEvent.objects.filter(object_id=str(tenancy_request.pk),
-                                                 action__startswith="request.")
-                       .order_by("pk").values_list("action", flat=True))
+        assert {step["outcome"] for step in run.steps[:-1]} <= {
+            "created",
+            "configured",
+            "unchanged",
+        }
+        actions = list(
+            AuditEvent.objects.filter(
+                object_id=str(tenancy_request.pk), action__startswith="request."
+            )
+            .order_by("pk")
+            .values_list("action", flat=True)
+        )
         assert actions[-2:] == ["request.start_provisioning", "request.mark_ready"]
         assert Namespace.objects.get(request=tenancy_request).state == NamespaceState.ACTIVE
         wanted.update((str(ref_of(obj)), obj) for obj in plan)
     for obj in wanted.values():
         meta = obj["metadata"]
-        assert sandbox.get(obj["kind"], meta["name"], meta.get("namespace"),
-                           api_version=obj["apiVersion"]) is not None
+        assert (
+            sandbox.get(
+                obj["kind"], meta["name"], meta.get("namespace"), api_version=obj["apiVersion"]
+            )
+            is not None
+        )
     # The tenant's own objects, alike in the three plans, went out once: one apply each.
     patches = [r for r in sandbox.requests() if r["method"] == "PATCH"]
     assert len(patches) == len(wanted)
@@ -564,16 +662,23 @@ def test_requests_approved_together_are_provisioned_together_each_with_its_own_r
 
 def test_a_refused_object_fails_only_its_own_request_in_a_batch(world, sandbox):
     first, refused, last = approved_many(world, 3)
-    sandbox.inject_faults(status=422, times=1, method="PATCH",
-                          path_contains="namespaces/payments-app1-dev/rolebindings",
-                          message="RoleBinding is invalid")
+    sandbox.inject_faults(
+        status=422,
+        times=1,
+        method="PATCH",
+        path_contains="namespaces/payments-app1-dev/rolebindings",
+        message="RoleBinding is invalid",
+    )
 
     converge(first)
 
     for tenancy_request in (first, refused, last):
         tenancy_request.refresh_from_db()
     assert (first.state, refused.state, last.state) == (
-        RequestState.READY, RequestState.FAILED, RequestState.READY)
+        RequestState.READY,
+        RequestState.FAILED,
+        RequestState.READY,
+    )
     steps = refused.runs.get().steps
     assert [step["kind"] for step in steps if step["outcome"] == "failed"] == ["RoleBinding"]
     assert "RoleBinding is invalid" in refused.status_message
@@ -586,13 +691,18 @@ def test_a_worker_takes_at_most_the_batch_size_and_only_requests_for_its_cluster
     settings.BERTH_PROVISION_BATCH_MAX = 2
     first, second, third, elsewhere = approved_many(world, 4)
     Request.objects.filter(pk=elsewhere.pk).update(
-        payload={**elsewhere.payload, "cluster": "another"})
+        payload={**elsewhere.payload, "cluster": "another"}
+    )
 
     converge(first)
 
     states = [Request.objects.get(pk=r.pk).state for r in (first, second, third, elsewhere)]
-    assert states == [RequestState.READY, RequestState.READY, RequestState.APPROVED,
-                      RequestState.APPROVED]
+    assert states == [
+        RequestState.READY,
+        RequestState.READY,
+        RequestState.APPROVED,
+        RequestState.APPROVED,
+    ]
     # Nobody holds what the batch did not take.
     assert not Request.objects.exclude(lease_owner="").exists()
 
@@ -631,18 +741,26 @@ def test_requests_approved_together_are_queued_one_job_per_batch(
     world, sandbox, settings, monkeypatch, django_capture_on_commit_callbacks
 ):
     settings.BERTH_PROVISION_BATCH_MAX = 2
-    ApprovalRule.objects.create(position=0, name="by-hand", condition="true",
-                                outcome=PolicyOutcome.REQUIRE,
-                                approver_role=ApproverRole.PLATFORM_ADMIN)
+    ApprovalRule.objects.create(
+        position=0,
+        name="by-hand",
+        condition="true",
+        outcome=PolicyOutcome.REQUIRE,
+        approver_role=ApproverRole.PLATFORM_ADMIN,
+    )
     waiting = submitted_many(world, 3)
     assert {r.state for r in waiting} == {RequestState.SUBMITTED}
     queued: list[list[int]] = []
-    monkeypatch.setattr(tasks.converge, "delay", lambda request_id, companions=():
-                        queued.append([request_id, *companions]))
+    monkeypatch.setattr(
+        tasks.converge,
+        "delay",
+        lambda request_id, companions=(): queued.append([request_id, *companions]),
+    )
 
     with django_capture_on_commit_callbacks(execute=True):
         services.approve_together(
-            decisions=[(r.pk, review(r).digest) for r in waiting], approver=world["admin"])
+            decisions=[(r.pk, review(r).digest) for r in waiting], approver=world["admin"]
+        )
 
     first, second, third = (r.pk for r in waiting)
     assert queued == [[first, second], [third]]
@@ -662,14 +780,21 @@ def test_only_requests_that_create_are_batched_by_cluster(world, sandbox, settin
     settings.BERTH_PROVISION_BATCH_MAX = 10
     one, two, elsewhere = approved_many(world, 3)
     Request.objects.filter(pk=elsewhere.pk).update(
-        payload={**elsewhere.payload, "cluster": "another"})
+        payload={**elsewhere.payload, "cluster": "another"}
+    )
     converge(one)
-    removal = services.submit_request(tenant=world["tenant"], kind="decommission",
-                                      requester=world["developer"],
-                                      payload={"namespace": "payments-app0-dev", "reason": "x"})
+    removal = services.submit_request(
+        tenant=world["tenant"],
+        kind="decommission",
+        requester=world["developer"],
+        payload={"namespace": "payments-app0-dev", "reason": "x"},
+    )
 
     assert engine.batches_of([one.pk, two.pk, elsewhere.pk, removal.pk]) == [
-        [one.pk, two.pk], [elsewhere.pk], [removal.pk]]
+        [one.pk, two.pk],
+        [elsewhere.pk],
+        [removal.pk],
+    ]
 
 
 def test_a_request_whose_plan_cannot_be_rendered_fails_alone_saying_why(world, sandbox):
@@ -682,7 +807,10 @@ def test_a_request_whose_plan_cannot_be_rendered_fails_alone_saying_why(world, s
     for tenancy_request in (first, broken, last):
         tenancy_request.refresh_from_db()
     assert (first.state, broken.state, last.state) == (
-        RequestState.READY, RequestState.FAILED, RequestState.READY)
+        RequestState.READY,
+        RequestState.FAILED,
+        RequestState.READY,
+    )
     assert "Its plan could not be rendered, nothing was applied" in broken.status_message
     assert broken.runs.get().state == RunState.FAILED
 

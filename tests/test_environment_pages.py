@@ -42,23 +42,26 @@ def start(world, *, env_slug="review-42", requester=None, live=True, **payload):
     """An environment of payments' checkout project, made as CI would, then marked live
     (provisioning is the engine's business)."""
     created = services.submit_request(
-        tenant=world["tenant"], kind=RequestKind.EPHEMERAL,
+        tenant=world["tenant"],
+        kind=RequestKind.EPHEMERAL,
         requester=requester or world["developer"],
-        payload={"project": "checkout", "env_slug": env_slug, "branch": "feature/new-cart",
-                 "mr_id": "42", **payload},
+        payload={
+            "project": "checkout",
+            "env_slug": env_slug,
+            "branch": "feature/new-cart",
+            "mr_id": "42",
+            **payload,
+        },
     )
     environment = EphemeralEnvironment.objects.get(request=created)
     if live:
-        EphemeralEnvironment.objects.filter(pk=environment.pk).update(
-            state=EnvironmentState.LIVE
-        )
+        EphemeralEnvironment.objects.filter(pk=environment.pk).update(state=EnvironmentState.LIVE)
         environment.refresh_from_db()
     return environment
 
 
 def member(world, role=Role.MEMBER, tenant=None):
-    return MembershipFactory(tenant=tenant or world["tenant"], role=role,
-                             user=UserFactory()).user
+    return MembershipFactory(tenant=tenant or world["tenant"], role=role, user=UserFactory()).user
 
 
 # --- the tenant's page ----------------------------------------------------------------------
@@ -76,7 +79,7 @@ def test_tenant_page_lists_running_environments_with_their_expiry(client, world)
     assert f'href="/environments/{environment.pk}/"' in page
     assert "payments-checkout-review-42" in page
     assert "feature/new-cart" in page and "!42" in page
-    assert f'{environment.expires_at:%Y-%m-%d %H:%M} UTC' in page
+    assert f"{environment.expires_at:%Y-%m-%d %H:%M} UTC" in page
     assert "in 1\xa0day, 23\xa0hours" in page  # the demo review tier's 2d default
     assert ">warned</span>" in page
     assert f'href="/environments/{ended.pk}/"' not in page
@@ -93,12 +96,19 @@ def test_environment_page_shows_its_variables_namespace_and_lifetime(client, wor
 
     page = client.get(f"/environments/{environment.pk}/").content.decode()
 
-    for shown in ("checkout", "review-42", "feature/new-cart", "!42",
-                  f'href="/namespaces/{environment.namespace_id}/"',
-                  "payments-checkout-review-42", "the default template",
-                  f'{environment.expires_at:%Y-%m-%d %H:%M} UTC',
-                  f'{environment.max_expires_at:%Y-%m-%d %H:%M} UTC',
-                  f'href="/requests/{environment.request_id}/"', "Its own: deleted when it ends"):
+    for shown in (
+        "checkout",
+        "review-42",
+        "feature/new-cart",
+        "!42",
+        f'href="/namespaces/{environment.namespace_id}/"',
+        "payments-checkout-review-42",
+        "the default template",
+        f"{environment.expires_at:%Y-%m-%d %H:%M} UTC",
+        f"{environment.max_expires_at:%Y-%m-%d %H:%M} UTC",
+        f'href="/requests/{environment.request_id}/"',
+        "Its own: deleted when it ends",
+    ):
         assert shown in page, shown
     assert "Extend</button>" in page and "End now</button>" in page
 
@@ -107,14 +117,11 @@ def test_creator_extends_the_environment(client, world):
     environment = start(world, ttl="2h")
     client.force_login(world["developer"])
 
-    response = client.post(f"/environments/{environment.pk}/extend/", {"ttl": "3d"},
-                           follow=True)
+    response = client.post(f"/environments/{environment.pk}/extend/", {"ttl": "3d"}, follow=True)
 
     environment.refresh_from_db()
     assert response.redirect_chain == [(f"/environments/{environment.pk}/", 302)]
-    assert abs(environment.expires_at - (timezone.now() + timedelta(days=3))) < timedelta(
-        minutes=1
-    )
+    assert abs(environment.expires_at - (timezone.now() + timedelta(days=3))) < timedelta(minutes=1)
     assert "now lives until" in response.content.decode()
     assert "environment.extend" in response.content.decode()  # its history
     assert AuditEvent.objects.filter(action="environment.extend").count() == 1
@@ -154,8 +161,9 @@ def test_a_member_who_did_not_create_it_may_end_but_not_extend_it(client, world)
 
 
 @pytest.mark.parametrize("role", [Role.MEMBER, Role.VIEWER])
-@pytest.mark.parametrize("path", ["/environments/{pk}/", "/environments/{pk}/extend/",
-                                  "/environments/{pk}/end/"])
+@pytest.mark.parametrize(
+    "path", ["/environments/{pk}/", "/environments/{pk}/extend/", "/environments/{pk}/end/"]
+)
 def test_people_of_another_tenant_get_404(client, world, role, path):
     environment = start(world)
     client.force_login(member(world, role, tenant=Tenant.objects.get(slug="search")))
@@ -168,8 +176,9 @@ def test_ending_it_makes_an_end_request_linked_from_its_page(client, world):
     environment = start(world)
     client.force_login(world["developer"])
 
-    response = client.post(f"/environments/{environment.pk}/end/",
-                           {"reason": "Merged."}, follow=True)
+    response = client.post(
+        f"/environments/{environment.pk}/end/", {"reason": "Merged."}, follow=True
+    )
 
     end = Request.objects.get(kind=RequestKind.END_ENVIRONMENT)
     environment.refresh_from_db()
@@ -184,8 +193,7 @@ def test_ending_it_makes_an_end_request_linked_from_its_page(client, world):
 
 def test_ending_one_already_ending_says_why_not_and_keeps_the_reason(client, world):
     environment = start(world)
-    services.end_environment(environment_id=environment.pk, actor=world["developer"],
-                             cause="ended")
+    services.end_environment(environment_id=environment.pk, actor=world["developer"], cause="ended")
     client.force_login(world["owner"])
 
     response = client.post(f"/environments/{environment.pk}/end/", {"reason": "Twice."})
@@ -212,10 +220,21 @@ def test_member_starts_an_environment_from_the_form(client, world):
     assert f'data-preview-url="{PREVIEW}"' in form
     assert "14d" in form  # the review tier's maximum TTL
 
-    response = client.post("/tenants/payments/request/ephemeral/", {
-        "project": "checkout", "env_slug": "review-9", "branch": "fix/typo", "mr_id": "9",
-        "ttl": "4h", "tier": "review", "cluster": "", "cpu": "", "memory": "", "storage": "",
-    })
+    response = client.post(
+        "/tenants/payments/request/ephemeral/",
+        {
+            "project": "checkout",
+            "env_slug": "review-9",
+            "branch": "fix/typo",
+            "mr_id": "9",
+            "ttl": "4h",
+            "tier": "review",
+            "cluster": "",
+            "cpu": "",
+            "memory": "",
+            "storage": "",
+        },
+    )
 
     environment = EphemeralEnvironment.objects.get()
     assert response.status_code == 302
@@ -229,12 +248,23 @@ def test_member_starts_an_environment_from_the_form(client, world):
 
 
 def test_form_shows_a_refusal_and_keeps_what_was_typed(client, world):
-    EnvironmentRule.objects.create(tenant=world["tenant"], position=1, condition="true",
-                                   refuse=True, message="Review apps are paused this week.")
+    EnvironmentRule.objects.create(
+        tenant=world["tenant"],
+        position=1,
+        condition="true",
+        refuse=True,
+        message="Review apps are paused this week.",
+    )
     client.force_login(world["developer"])
-    response = client.post("/tenants/payments/request/ephemeral/", {
-        "project": "checkout", "env_slug": "review-9", "ttl": "4h", "tier": "review",
-    })
+    response = client.post(
+        "/tenants/payments/request/ephemeral/",
+        {
+            "project": "checkout",
+            "env_slug": "review-9",
+            "ttl": "4h",
+            "tier": "review",
+        },
+    )
     page = response.content.decode()
     assert response.status_code == 200
     assert "Review apps are paused this week." in page
@@ -243,9 +273,12 @@ def test_form_shows_a_refusal_and_keeps_what_was_typed(client, world):
 
 
 def test_preview_shows_the_namespace_and_the_rule_that_chose_it(client, world):
-    EnvironmentRule.objects.create(tenant=world["tenant"], position=1,
-                                   condition='env_slug.startsWith("review")',
-                                   namespace_template="payments-review-apps")
+    EnvironmentRule.objects.create(
+        tenant=world["tenant"],
+        position=1,
+        condition='env_slug.startsWith("review")',
+        namespace_template="payments-review-apps",
+    )
     client.force_login(world["developer"])
 
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": "review-3"}).content.decode()
@@ -262,16 +295,21 @@ def test_preview_shows_a_long_env_slug_shortened_with_a_hash(client, world):
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": slug}).content.decode()
 
     # Its first 50 characters, then 48 bits of the SHA-256 of the whole name.
-    assert re.search(r"payments-checkout-review-a-very-long-branch-name-f-[0-9a-f]{12}</code>",
-                     page)
+    assert re.search(
+        r"payments-checkout-review-a-very-long-branch-name-f-[0-9a-f]{12}</code>", page
+    )
     assert "63 of 63 characters" in page
     assert "shortened with a stable hash" in page
     assert "The default template" in page
 
 
 def test_preview_says_when_no_rule_matches(client, world):
-    EnvironmentRule.objects.create(tenant=world["tenant"], position=1, condition='branch == "x"',
-                                   namespace_template="payments-x")
+    EnvironmentRule.objects.create(
+        tenant=world["tenant"],
+        position=1,
+        condition='branch == "x"',
+        namespace_template="payments-x",
+    )
     client.force_login(world["developer"])
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": "review-3"}).content.decode()
     assert "No environment rule matches" in page
@@ -310,14 +348,16 @@ def test_owner_saves_rules_written_as_yaml(client, world):
     assert "3 environment rules saved" in page
     assert "The main branch deploys through the staging tier." in page
     # The editor shows them back as the same YAML.
-    assert ('- if: env_slug.startsWith(&quot;review&quot;)\n  namespace: payments-review-apps'
-            in page)
+    assert (
+        "- if: env_slug.startsWith(&quot;review&quot;)\n  namespace: payments-review-apps" in page
+    )
 
 
 def test_a_rule_whose_if_does_not_compile_is_refused_by_number_and_the_text_kept(client, world):
-    EnvironmentRule.objects.create(tenant=world["tenant"], position=1, condition="",
-                                   namespace_template="payments-all")
-    text = '- namespace: payments-$ENV_SLUG\n- if: env_slug.startsWith(\n  namespace: payments-x\n'
+    EnvironmentRule.objects.create(
+        tenant=world["tenant"], position=1, condition="", namespace_template="payments-all"
+    )
+    text = "- namespace: payments-$ENV_SLUG\n- if: env_slug.startsWith(\n  namespace: payments-x\n"
     client.force_login(world["owner"])
 
     response = client.post(RULES_PAGE, {"rules": text})
@@ -331,13 +371,16 @@ def test_a_rule_whose_if_does_not_compile_is_refused_by_number_and_the_text_kept
     ]
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("- if: [unclosed\n", "This is not valid YAML (line"),
-    ("namespace: payments-x\n", "The rules must be a YAML list"),
-    ("- just a string\n", "Rule 1: a rule is a mapping"),
-    ("- if: 'true'\n  when: never\n", "write refuse: true"),
-    ("- namespace: other-team-x\n", "outside the tenant&#x27;s prefix"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("- if: [unclosed\n", "This is not valid YAML (line"),
+        ("namespace: payments-x\n", "The rules must be a YAML list"),
+        ("- just a string\n", "Rule 1: a rule is a mapping"),
+        ("- if: 'true'\n  when: never\n", "write refuse: true"),
+        ("- namespace: other-team-x\n", "outside the tenant&#x27;s prefix"),
+    ],
+)
 def test_rules_that_are_not_rules_are_explained(client, world, text, message):
     client.force_login(world["owner"])
     page = client.post(RULES_PAGE, {"rules": text}).content.decode()
@@ -346,8 +389,9 @@ def test_rules_that_are_not_rules_are_explained(client, world, text, message):
 
 
 def test_a_member_reads_the_rules_but_cannot_change_them(client, world):
-    EnvironmentRule.objects.create(tenant=world["tenant"], position=1, condition="",
-                                   namespace_template="payments-all")
+    EnvironmentRule.objects.create(
+        tenant=world["tenant"], position=1, condition="", namespace_template="payments-all"
+    )
     client.force_login(world["developer"])
 
     page = client.get(RULES_PAGE).content.decode()
@@ -368,16 +412,22 @@ def test_a_platform_admin_may_change_the_rules(client, world):
 
 def test_trying_the_rules_shows_the_matching_rule_and_namespace(client, world):
     services.replace_environment_rules(
-        tenant=world["tenant"], actor=world["owner"],
-        rules=[{"if": 'branch == "main"', "refuse": True, "message": "Not main."},
-               {"namespace": "$TENANT-$PROJECT-mr-$MR_ID"}],
+        tenant=world["tenant"],
+        actor=world["owner"],
+        rules=[
+            {"if": 'branch == "main"', "refuse": True, "message": "Not main."},
+            {"namespace": "$TENANT-$PROJECT-mr-$MR_ID"},
+        ],
     )
     client.force_login(world["developer"])
 
-    shown = client.get(RULES_PAGE, {"project": "checkout", "env_slug": "review-5",
-                                    "branch": "feature/x", "mr_id": "5"}).content.decode()
-    refused = client.get(RULES_PAGE, {"project": "checkout", "env_slug": "review-5",
-                                      "branch": "main"}).content.decode()
+    shown = client.get(
+        RULES_PAGE,
+        {"project": "checkout", "env_slug": "review-5", "branch": "feature/x", "mr_id": "5"},
+    ).content.decode()
+    refused = client.get(
+        RULES_PAGE, {"project": "checkout", "env_slug": "review-5", "branch": "main"}
+    ).content.decode()
 
     assert "payments-checkout-mr-5</code>" in shown and "Rule 2" in shown
     assert re.search(r"Refused by <a [^>]+>rule 1</a>", refused) and "Not main." in refused

@@ -36,8 +36,11 @@ WORKER = "ephemeral-test"
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(termination_seconds=0.05, crds=upstream_crds(),
-                     namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)) as running:
+    with KubeSandbox(
+        termination_seconds=0.05,
+        crds=upstream_crds(),
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
+    ) as running:
         yield running
 
 
@@ -75,14 +78,23 @@ def converge_all(kind: str) -> list[Request]:
 
 def create(api: APIClient, slug: str, **extra: str):
     number = slug.rpartition("-")[2]
-    body = {"tenant": "payments", "project": "shop", "env_slug": slug,
-            "branch": f"feature/{slug}", "mr_id": number if number.isdigit() else "", **extra}
+    body = {
+        "tenant": "payments",
+        "project": "shop",
+        "env_slug": slug,
+        "branch": f"feature/{slug}",
+        "mr_id": number if number.isdigit() else "",
+        **extra,
+    }
     return api.post("/api/v1/environments/", body, format="json")
 
 
 def tenant_namespaces(sandbox: KubeSandbox) -> set[str]:
-    return {obj["metadata"]["name"] for obj in sandbox.objects("Namespace")
-            if obj["metadata"]["name"].startswith("payments-shop-")}
+    return {
+        obj["metadata"]["name"]
+        for obj in sandbox.objects("Namespace")
+        if obj["metadata"]["name"].startswith("payments-shop-")
+    }
 
 
 def test_fifty_environments_with_a_minute_to_live_all_go_and_leave_cluster_and_git_clean(
@@ -99,8 +111,10 @@ def test_fifty_environments_with_a_minute_to_live_all_go_and_leave_cluster_and_g
             assert body["namespace"] == f"payments-shop-review-{number}"
             assert body["state"] == EnvironmentState.STARTING
             assert sandbox.get("Namespace", body["namespace"]) is None
-        assert Request.objects.filter(kind=RequestKind.EPHEMERAL,
-                                      state=RequestState.APPROVED).count() == 50
+        assert (
+            Request.objects.filter(kind=RequestKind.EPHEMERAL, state=RequestState.APPROVED).count()
+            == 50
+        )
 
         created = converge_all(RequestKind.EPHEMERAL)
         assert [r.state for r in created] == [RequestState.READY] * 50
@@ -112,8 +126,9 @@ def test_fifty_environments_with_a_minute_to_live_all_go_and_leave_cluster_and_g
 
         # Renewed before it runs out: review-7 gets ten more minutes.
         keeper = EphemeralEnvironment.objects.get(slug="review-7")
-        response = api.post(f"/api/v1/environments/{keeper.pk}/extend/", {"ttl": "10m"},
-                            format="json")
+        response = api.post(
+            f"/api/v1/environments/{keeper.pk}/extend/", {"ttl": "10m"}, format="json"
+        )
         assert response.status_code == 200, response.json()
 
         clock.shift(timedelta(minutes=2))
@@ -128,39 +143,45 @@ def test_fifty_environments_with_a_minute_to_live_all_go_and_leave_cluster_and_g
         assert [r.state for r in ended] == [RequestState.READY] * 49
         assert tenant_namespaces(sandbox) == {"payments-shop-review-7"}
         files = files_on(bare)
-        assert not [path for path in files
-                    if path.startswith("apps/shop/") and "review-7" not in path
-                    and "/base/" not in path]
+        assert not [
+            path
+            for path in files
+            if path.startswith("apps/shop/") and "review-7" not in path and "/base/" not in path
+        ]
         assert "apps/shop/review/review-7/application.yaml" in files
         # Each environment went in one commit: namespace and files together.
         removals = [c for c in commits_on(bare) if c["subject"].startswith("Remove review-")]
         assert len(removals) == 49
-        assert all(env.state == EnvironmentState.ENDED and env.end_cause == EndCause.EXPIRED
-                   for env in EphemeralEnvironment.objects.exclude(pk=keeper.pk))
+        assert all(
+            env.state == EnvironmentState.ENDED and env.end_cause == EndCause.EXPIRED
+            for env in EphemeralEnvironment.objects.exclude(pk=keeper.pk)
+        )
         assert set(
             Request.objects.filter(kind=RequestKind.EPHEMERAL)
-            .exclude(pk=keeper.request_id).values_list("state", flat=True)
+            .exclude(pk=keeper.request_id)
+            .values_list("state", flat=True)
         ) == {RequestState.DECOMMISSIONED}
         # Berth itself ended them, on the record.
-        expiries = AuditEvent.objects.filter(action="request.submit",
-                                             object_id__in=[str(r.pk) for r in ended])
+        expiries = AuditEvent.objects.filter(
+            action="request.submit", object_id__in=[str(r.pk) for r in ended]
+        )
         assert expiries.count() == 49
         assert set(expiries.values_list("actor_label", flat=True)) == {"system"}
 
         clock.shift(timedelta(minutes=10))
         assert tasks.expire_environments()["ended"] == [keeper.pk]
-        assert [r.state for r in converge_all(RequestKind.END_ENVIRONMENT)] == [
-            RequestState.READY
-        ]
+        assert [r.state for r in converge_all(RequestKind.END_ENVIRONMENT)] == [RequestState.READY]
 
     assert tenant_namespaces(sandbox) == set()
     # Only the index of sandbox is left (the tenant's roots stay), listing nothing.
     left = files_on(bare)
     assert set(left) == {"README.md", "clusters/sandbox/argocd/kustomization.yaml"}
     assert "resources: []" in left["clusters/sandbox/argocd/kustomization.yaml"]
-    assert not Namespace.objects.exclude(state=NamespaceState.DECOMMISSIONED).filter(
-        name__startswith="payments-shop-"
-    ).exists()
+    assert (
+        not Namespace.objects.exclude(state=NamespaceState.DECOMMISSIONED)
+        .filter(name__startswith="payments-shop-")
+        .exists()
+    )
 
 
 def test_renewal_before_expiry_keeps_it_alive_and_never_past_the_maximum(world, sandbox):
@@ -170,16 +191,18 @@ def test_renewal_before_expiry_keeps_it_alive_and_never_past_the_maximum(world, 
         body = create(api, "review-1", ttl="1h").json()
         converge_all(RequestKind.EPHEMERAL)
         clock.shift(timedelta(minutes=50))
-        response = api.post(f"/api/v1/environments/{body['id']}/extend/", {"ttl": "2h"},
-                            format="json")
+        response = api.post(
+            f"/api/v1/environments/{body['id']}/extend/", {"ttl": "2h"}, format="json"
+        )
         assert response.status_code == 200
         clock.shift(timedelta(minutes=30))  # past the first expiry
         assert tasks.expire_environments()["ended"] == []
         assert EphemeralEnvironment.objects.get(pk=body["id"]).state == EnvironmentState.LIVE
 
         # The review tier lives at most 14 days from creation.
-        response = api.post(f"/api/v1/environments/{body['id']}/extend/", {"ttl": "14d"},
-                            format="json")
+        response = api.post(
+            f"/api/v1/environments/{body['id']}/extend/", {"ttl": "14d"}, format="json"
+        )
         assert response.status_code == 400
         assert "at most" in response.json()["errors"]["ttl"][0]
         assert EphemeralEnvironment.objects.get(pk=body["id"]).expires_at == (
@@ -204,8 +227,12 @@ def test_owners_are_warned_once_ahead_of_expiry(world, sandbox, settings):
     assert "review-2" in message.subject
     assert "dev@" in " ".join(message.to) or world["developer"].email in message.to
     assert "extend" in message.body.lower()
-    assert AuditEvent.objects.filter(action="environment.expiry_warning",
-                                     object_id=str(body["id"])).count() == 1
+    assert (
+        AuditEvent.objects.filter(
+            action="environment.expiry_warning", object_id=str(body["id"])
+        ).count()
+        == 1
+    )
 
 
 def test_ci_stop_ends_it_and_a_second_stop_changes_nothing(world, sandbox):
@@ -214,8 +241,12 @@ def test_ci_stop_ends_it_and_a_second_stop_changes_nothing(world, sandbox):
     converge_all(RequestKind.EPHEMERAL)
     assert "payments-shop-review-3" in tenant_namespaces(sandbox)
 
-    stop = {"tenant": "payments", "project": "shop", "env_slug": "review-3",
-            "reason": "merge request merged"}
+    stop = {
+        "tenant": "payments",
+        "project": "shop",
+        "env_slug": "review-3",
+        "reason": "merge request merged",
+    }
     first = api.post("/api/v1/environments/stop/", stop, format="json")
     assert first.status_code == 202
     assert first.json()["state"] == EnvironmentState.ENDING
@@ -229,8 +260,9 @@ def test_ci_stop_ends_it_and_a_second_stop_changes_nothing(world, sandbox):
     assert environment.end_cause == EndCause.STOPPED
     assert tenant_namespaces(sandbox) == set()
     assert not [p for p in files_on(bare) if p.startswith("apps/shop/review/")]
-    missing = api.post("/api/v1/environments/stop/", {**stop, "env_slug": "review-99"},
-                       format="json")
+    missing = api.post(
+        "/api/v1/environments/stop/", {**stop, "env_slug": "review-99"}, format="json"
+    )
     assert missing.status_code == 404
 
 
@@ -241,10 +273,16 @@ def test_a_shared_namespace_hosts_several_and_outlives_them(world, sandbox):
     assert refused.status_code == 403  # members deploy; owners decide where
     owner = APIClient()
     owner.force_authenticate(User.objects.get(username="olivia"))
-    response = owner.put("/api/v1/tenants/payments/environment-rules/", {"rules": [
-        {"if": 'env_slug.startsWith("review")', "namespace": "payments-review-apps"},
-        {"namespace": "$TENANT-$PROJECT-$ENV_SLUG"},
-    ]}, format="json")
+    response = owner.put(
+        "/api/v1/tenants/payments/environment-rules/",
+        {
+            "rules": [
+                {"if": 'env_slug.startsWith("review")', "namespace": "payments-review-apps"},
+                {"namespace": "$TENANT-$PROJECT-$ENV_SLUG"},
+            ]
+        },
+        format="json",
+    )
     assert response.status_code == 200, response.json()
 
     first = create(api, "review-10").json()
@@ -264,8 +302,9 @@ def test_a_shared_namespace_hosts_several_and_outlives_them(world, sandbox):
     assert "name: payments-shop-review-10" in files["apps/shop/review/review-10/application.yaml"]
 
     for environment in (first, second):
-        services.end_environment(environment_id=environment["id"], actor=world["developer"],
-                                 cause=EndCause.ENDED_BY_USER)
+        services.end_environment(
+            environment_id=environment["id"], actor=world["developer"], cause=EndCause.ENDED_BY_USER
+        )
     converge_all(RequestKind.END_ENVIRONMENT)
     # The shared namespace stays (other environments may come); only their files went.
     assert sandbox.get("Namespace", "payments-review-apps") is not None
@@ -277,9 +316,11 @@ def test_a_shared_namespace_hosts_several_and_outlives_them(world, sandbox):
 def test_dry_run_names_the_namespace_and_creates_nothing(world, sandbox):
     api = world["api"]
     long_slug = "review-" + "x" * 50
-    response = api.post("/api/v1/environments/?dry_run=true",
-                        {"tenant": "payments", "project": "shop", "env_slug": long_slug},
-                        format="json")
+    response = api.post(
+        "/api/v1/environments/?dry_run=true",
+        {"tenant": "payments", "project": "shop", "env_slug": long_slug},
+        format="json",
+    )
     assert response.status_code == 200, response.json()
     name = response.json()["namespace"]
     assert len(name) == 63

@@ -48,17 +48,21 @@ OUTAGE_SECONDS = float(os.environ.get("BERTH_FAULT_OUTAGE_SECONDS", "30"))
 # BERTH_FAULT_TIMINGS=production they run with the shipped defaults instead (the figures in
 # docs/operations.md), and CONVERGE_TIMEOUT grows to match.
 PRODUCTION_TIMINGS = os.environ.get("BERTH_FAULT_TIMINGS") == "production"
-TIMINGS = {"BERTH_OUTAGE_DEADLINE_SECONDS": "3600"} if PRODUCTION_TIMINGS else {
-    "BERTH_SWEEP_INTERVAL": "1",
-    "BERTH_LEASE_SECONDS": "6",
-    "BERTH_OUTAGE_RETRY_SECONDS": "1",
-    "BERTH_OUTAGE_RETRY_MAX_SECONDS": "2",
-    "BERTH_OUTAGE_DEADLINE_SECONDS": "600",
-    "BERTH_GIT_MAX_ATTEMPTS": "2",
-    "BERTH_GIT_BACKOFF_SECONDS": "0.05",
-    "BERTH_GIT_TIMEOUT_SECONDS": "5",
-    "BERTH_KUBE_TIMEOUT_SECONDS": "3",
-}
+TIMINGS = (
+    {"BERTH_OUTAGE_DEADLINE_SECONDS": "3600"}
+    if PRODUCTION_TIMINGS
+    else {
+        "BERTH_SWEEP_INTERVAL": "1",
+        "BERTH_LEASE_SECONDS": "6",
+        "BERTH_OUTAGE_RETRY_SECONDS": "1",
+        "BERTH_OUTAGE_RETRY_MAX_SECONDS": "2",
+        "BERTH_OUTAGE_DEADLINE_SECONDS": "600",
+        "BERTH_GIT_MAX_ATTEMPTS": "2",
+        "BERTH_GIT_BACKOFF_SECONDS": "0.05",
+        "BERTH_GIT_TIMEOUT_SECONDS": "5",
+        "BERTH_KUBE_TIMEOUT_SECONDS": "3",
+    }
+)
 CONVERGE_TIMEOUT = 600.0 if PRODUCTION_TIMINGS else 180.0
 APPLICATION_NAME = "berth-fault-suite"  # how the worker and beat processes show in PostgreSQL
 
@@ -76,11 +80,23 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        self.process = subprocess.Popen(  # noqa: S603
-            [shutil.which("redis-server") or "redis-server", "--port", str(self.port),
-             "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.directory)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        self.process = subprocess.Popen(
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.directory),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         wait_for(self._answers, timeout=10, what="redis-server to answer")
 
@@ -100,12 +116,17 @@ class RedisServer:
 
 
 @contextmanager
-def process(name: str, args: list[str], env: dict[str, str], log: Path) -> Iterator[
-        subprocess.Popen]:
+def process(
+    name: str, args: list[str], env: dict[str, str], log: Path
+) -> Iterator[subprocess.Popen]:
     with log.open("ab") as out:
-        running = subprocess.Popen(  # noqa: S603
+        running = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "portal", *args],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         yield running
@@ -132,17 +153,42 @@ class Stack:
         self._stack = ExitStack()
 
     def start_worker(self, name: str) -> subprocess.Popen:
-        worker = self._stack.enter_context(process(name, [
-            "worker", "--loglevel", "INFO", "--concurrency", "2", "--hostname", f"{name}@%h",
-            "--without-gossip", "--without-mingle",
-        ], self.env, self.directory / f"{name}.log"))
+        worker = self._stack.enter_context(
+            process(
+                name,
+                [
+                    "worker",
+                    "--loglevel",
+                    "INFO",
+                    "--concurrency",
+                    "2",
+                    "--hostname",
+                    f"{name}@%h",
+                    "--without-gossip",
+                    "--without-mingle",
+                ],
+                self.env,
+                self.directory / f"{name}.log",
+            )
+        )
         self.workers.append(worker)
         return worker
 
     def start_beat(self) -> None:
-        self._stack.enter_context(process("beat", [
-            "beat", "--loglevel", "INFO", "--schedule", str(self.directory / "beat-schedule"),
-        ], self.env, self.directory / "beat.log"))
+        self._stack.enter_context(
+            process(
+                "beat",
+                [
+                    "beat",
+                    "--loglevel",
+                    "INFO",
+                    "--schedule",
+                    str(self.directory / "beat-schedule"),
+                ],
+                self.env,
+                self.directory / "beat.log",
+            )
+        )
 
     def kill_worker(self, worker: subprocess.Popen) -> None:
         os.killpg(worker.pid, signal.SIGKILL)
@@ -152,8 +198,10 @@ class Stack:
         self._stack.close()
 
     def logs(self) -> str:
-        return "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}"
-                         for log in sorted(self.directory.glob("*.log")))
+        return "\n".join(
+            f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}"
+            for log in sorted(self.directory.glob("*.log"))
+        )
 
 
 @pytest.fixture
@@ -196,17 +244,29 @@ def world(transactional_db, sandbox, daemon):
     tenant = Tenant.objects.get(slug="payments")
     tenant.gitops_repo_url = daemon.url("payments.git")
     tenant.save()
-    return {"tenant": tenant, "developer": User.objects.get(username="dev"),
-            "admin": User.objects.get(username="pat"), "bare": daemon.base / "payments.git"}
+    return {
+        "tenant": tenant,
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+        "bare": daemon.base / "payments.git",
+    }
 
 
 def approve_many(world) -> list[Request]:
     approved = []
     for number in range(REQUESTS):
         submitted = services.submit_request(
-            tenant=world["tenant"], kind="namespace", requester=world["developer"],
-            payload={"app": f"app{number}", "tier": "dev", "cluster": "sandbox", "cpu": "100m",
-                     "memory": "128Mi"})
+            tenant=world["tenant"],
+            kind="namespace",
+            requester=world["developer"],
+            payload={
+                "app": f"app{number}",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "100m",
+                "memory": "128Mi",
+            },
+        )
         approved.append(approve_if_needed(submitted, approver=world["admin"]))
     return approved
 
@@ -224,8 +284,7 @@ def patches(sandbox) -> int:
 
 
 def all_ready(requests: list[Request]) -> bool:
-    states = Request.objects.filter(pk__in=[r.pk for r in requests]).values_list("state",
-                                                                                  flat=True)
+    states = Request.objects.filter(pk__in=[r.pk for r in requests]).values_list("state", flat=True)
     return all(state == RequestState.READY for state in states)
 
 
@@ -241,14 +300,21 @@ def converge_after(fault: Callable[[], None], *, world, sandbox, stack, name: st
     fault()
     recovered_at = time.monotonic()
     try:
-        wait_for(lambda: all_ready(requests), timeout=CONVERGE_TIMEOUT, interval=0.5,
-                 what=f"every request Ready after {name}")
+        wait_for(
+            lambda: all_ready(requests),
+            timeout=CONVERGE_TIMEOUT,
+            interval=0.5,
+            what=f"every request Ready after {name}",
+        )
     except AssertionError:
-        pending = list(Request.objects.filter(pk__in=[r.pk for r in requests])
-                       .values_list("pk", "state", "wait_reason", "status_message"))
+        pending = list(
+            Request.objects.filter(pk__in=[r.pk for r in requests]).values_list(
+                "pk", "state", "wait_reason", "status_message"
+            )
+        )
         raise AssertionError(f"{pending}\n{stack.logs()}") from None
     seconds = time.monotonic() - recovered_at
-    print(f"\nfault {name}: {REQUESTS} requests Ready {seconds:.1f}s after it ended")  # noqa: T201
+    print(f"\nfault {name}: {REQUESTS} requests Ready {seconds:.1f}s after it ended")
     assert_nothing_twice(requests, world=world, sandbox=sandbox)
     return seconds
 
@@ -258,10 +324,16 @@ def assert_nothing_twice(requests: list[Request], *, world, sandbox) -> None:
         tenancy_request.refresh_from_db()
         plan = engine.current_plan(tenancy_request)
         namespace = tenancy_request.payload["app"]
-        wanted = sorted((o["kind"], o["metadata"]["name"]) for o in plan.apply
-                        if o["metadata"].get("namespace") == f"payments-{namespace}-dev")
-        live = sorted((o["kind"], o["metadata"]["name"]) for o in sandbox.objects()
-                      if o["metadata"].get("namespace") == f"payments-{namespace}-dev")
+        wanted = sorted(
+            (o["kind"], o["metadata"]["name"])
+            for o in plan.apply
+            if o["metadata"].get("namespace") == f"payments-{namespace}-dev"
+        )
+        live = sorted(
+            (o["kind"], o["metadata"]["name"])
+            for o in sandbox.objects()
+            if o["metadata"].get("namespace") == f"payments-{namespace}-dev"
+        )
         assert live == wanted, tenancy_request.pk
         assert GitCommit.objects.filter(request=tenancy_request).count() == 1
     trailers = [c["request"] for c in commits_on(world["bare"]) if c["request"]]
@@ -273,8 +345,9 @@ def test_worker_killed_mid_run(world, sandbox, stack):
         stack.kill_worker(stack.workers[0])
         stack.start_worker("second")
 
-    converge_after(kill_and_replace, world=world, sandbox=sandbox, stack=stack,
-                   name="worker SIGKILL mid-run")
+    converge_after(
+        kill_and_replace, world=world, sandbox=sandbox, stack=stack, name="worker SIGKILL mid-run"
+    )
 
 
 def test_redis_restarted_twice(world, sandbox, stack, redis_server):
@@ -286,8 +359,9 @@ def test_redis_restarted_twice(world, sandbox, stack, redis_server):
             time.sleep(3)
         assert all(worker.poll() is None for worker in stack.workers), stack.logs()
 
-    converge_after(restart_twice, world=world, sandbox=sandbox, stack=stack,
-                   name="Redis restarted twice")
+    converge_after(
+        restart_twice, world=world, sandbox=sandbox, stack=stack, name="Redis restarted twice"
+    )
 
 
 def test_postgresql_connections_dropped(world, sandbox, stack):
@@ -295,13 +369,20 @@ def test_postgresql_connections_dropped(world, sandbox, stack):
         # The worker and beat processes' connections (they name themselves), not the test
         # run's own: the rest of the suite goes on using those.
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                           "WHERE datname = current_database() AND application_name = %s",
-                           [APPLICATION_NAME])
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND application_name = %s",
+                [APPLICATION_NAME],
+            )
             assert cursor.fetchall(), "no worker connection to drop"
 
-    converge_after(drop_connections, world=world, sandbox=sandbox, stack=stack,
-                   name="PostgreSQL connections dropped")
+    converge_after(
+        drop_connections,
+        world=world,
+        sandbox=sandbox,
+        stack=stack,
+        name="PostgreSQL connections dropped",
+    )
 
 
 def test_kubernetes_api_down(world, sandbox, stack):
@@ -310,8 +391,13 @@ def test_kubernetes_api_down(world, sandbox, stack):
         time.sleep(OUTAGE_SECONDS)
         sandbox.start()  # same port, same objects
 
-    converge_after(outage, world=world, sandbox=sandbox, stack=stack,
-                   name=f"Kubernetes API down {OUTAGE_SECONDS:.0f}s")
+    converge_after(
+        outage,
+        world=world,
+        sandbox=sandbox,
+        stack=stack,
+        name=f"Kubernetes API down {OUTAGE_SECONDS:.0f}s",
+    )
 
 
 def test_git_remote_down(world, sandbox, stack, daemon):
@@ -320,8 +406,13 @@ def test_git_remote_down(world, sandbox, stack, daemon):
         time.sleep(OUTAGE_SECONDS)
         daemon.start()
 
-    converge_after(outage, world=world, sandbox=sandbox, stack=stack,
-                   name=f"git remote down {OUTAGE_SECONDS:.0f}s")
+    converge_after(
+        outage,
+        world=world,
+        sandbox=sandbox,
+        stack=stack,
+        name=f"git remote down {OUTAGE_SECONDS:.0f}s",
+    )
 
 
 def test_pushes_refused_while_the_team_pushes(world, sandbox, stack):
@@ -343,7 +434,12 @@ def test_pushes_refused_while_the_team_pushes(world, sandbox, stack):
         stop.set()
         pusher.join()
 
-    converge_after(refuse_pushes, world=world, sandbox=sandbox, stack=stack,
-                   name="pushes refused (the branch moved)")
+    converge_after(
+        refuse_pushes,
+        world=world,
+        sandbox=sandbox,
+        stack=stack,
+        name="pushes refused (the branch moved)",
+    )
     pushes = sorted(GitCommit.objects.values_list("pushes", flat=True))
-    print(f"pushes per commit: {pushes}")  # noqa: T201 - how often the branch moved under it
+    print(f"pushes per commit: {pushes}")

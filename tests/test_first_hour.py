@@ -30,13 +30,19 @@ def world(db):
 
 
 def submit(world, kind, *, requester=None, **payload):
-    return services.submit_request(tenant=world["tenant"], kind=kind, payload=payload,
-                                   requester=requester or world["developer"])
+    return services.submit_request(
+        tenant=world["tenant"],
+        kind=kind,
+        payload=payload,
+        requester=requester or world["developer"],
+    )
 
 
 def refusal(excinfo) -> dict[str, str]:
-    return {field: " ".join(str(m) for m in messages)
-            for field, messages in excinfo.value.detail.items()}
+    return {
+        field: " ".join(str(m) for m in messages)
+        for field, messages in excinfo.value.detail.items()
+    }
 
 
 # --- the demo budget ---------------------------------------------------------------------
@@ -44,49 +50,98 @@ def refusal(excinfo) -> dict[str, str]:
 
 def test_the_demo_budget_carries_the_readme_journey_and_two_more_requests(world):
     # The README's journey: a dev namespace as the form offers it, a three-tier project...
-    submit(world, RequestKind.NAMESPACE, app="shop", tier="dev", cluster="sandbox", cpu="1",
-           memory="2Gi", storage="10Gi")
-    submit(world, RequestKind.PROJECT, requester=world["owner"], app="checkout",
-           engine="argocd_kargo", cluster="sandbox", tiers=["dev", "staging", "prod"])
+    submit(
+        world,
+        RequestKind.NAMESPACE,
+        app="shop",
+        tier="dev",
+        cluster="sandbox",
+        cpu="1",
+        memory="2Gi",
+        storage="10Gi",
+    )
+    submit(
+        world,
+        RequestKind.PROJECT,
+        requester=world["owner"],
+        app="checkout",
+        engine="argocd_kargo",
+        cluster="sandbox",
+        tiers=["dev", "staging", "prod"],
+    )
     # ... and two more, each as large as that project.
     for app in ("ledger", "refunds"):
-        submit(world, RequestKind.PROJECT, requester=world["owner"], app=app,
-               engine="argocd", cluster="sandbox", tiers=["dev", "staging", "prod"])
+        submit(
+            world,
+            RequestKind.PROJECT,
+            requester=world["owner"],
+            app=app,
+            engine="argocd",
+            cluster="sandbox",
+            tiers=["dev", "staging", "prod"],
+        )
 
-    assert Namespace.objects.filter(tenant=world["tenant"]).exclude(
-        name__endswith="-kargo").count() == 10
+    assert (
+        Namespace.objects.filter(tenant=world["tenant"]).exclude(name__endswith="-kargo").count()
+        == 10
+    )
 
 
 def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(world):
     Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=8000)
     world["tenant"].refresh_from_db()
-    live = submit(world, RequestKind.NAMESPACE, app="shop", tier="dev", cluster="sandbox",
-                  cpu="2", memory="2Gi")
+    live = submit(
+        world,
+        RequestKind.NAMESPACE,
+        app="shop",
+        tier="dev",
+        cluster="sandbox",
+        cpu="2",
+        memory="2Gi",
+    )
     Namespace.objects.filter(request=live).update(state=NamespaceState.ACTIVE)
-    submit(world, RequestKind.NAMESPACE, app="cart", tier="staging", cluster="sandbox",
-           requester=world["owner"], cpu="6", memory="2Gi")
+    submit(
+        world,
+        RequestKind.NAMESPACE,
+        app="cart",
+        tier="staging",
+        cluster="sandbox",
+        requester=world["owner"],
+        cpu="6",
+        memory="2Gi",
+    )
 
     with pytest.raises(ValidationError) as refused:
-        submit(world, RequestKind.NAMESPACE, app="more", tier="dev", cluster="sandbox",
-               cpu="1", memory="2Gi")
+        submit(
+            world,
+            RequestKind.NAMESPACE,
+            app="more",
+            tier="dev",
+            cluster="sandbox",
+            cpu="1",
+            memory="2Gi",
+        )
 
     assert refusal(refused)["cpu"] == (
         "Asks for 1 core of CPU, but payments has 8 of its budget of 8 cores of CPU "
         "taken: 2 in use by "
-        "its namespaces, 6 requested by requests not yet provisioned; 0 left.")
+        "its namespaces, 6 requested by requests not yet provisioned; 0 left."
+    )
 
 
 # --- environment names, by the name the rule makes -------------------------------------------
 
 
 def rule(world, template: str) -> None:
-    services.replace_environment_rules(tenant=world["tenant"], actor=world["owner"],
-                                       rules=[{"if": "", "namespace": template}])
+    services.replace_environment_rules(
+        tenant=world["tenant"], actor=world["owner"], rules=[{"if": "", "namespace": template}]
+    )
 
 
 def start_environment(world, **payload):
-    Project.objects.get_or_create(tenant=world["tenant"], name="checkout",
-                                  defaults={"gitops_engine": "argocd_kargo"})
+    Project.objects.get_or_create(
+        tenant=world["tenant"], name="checkout", defaults={"gitops_engine": "argocd_kargo"}
+    )
     return submit(world, RequestKind.EPHEMERAL, project="checkout", **payload)
 
 
@@ -99,8 +154,10 @@ def test_an_environment_slug_of_kargo_is_refused_naming_the_namespace_the_rule_m
     message = refusal(refused)["env_slug"]
     assert "payments-kargo" in message
     assert "payments-checkout-kargo" not in message
-    assert message.startswith("Rule 1 names the namespace payments-kargo, which an "
-                              "environment may not have: payments-kargo ends with -kargo")
+    assert message.startswith(
+        "Rule 1 names the namespace payments-kargo, which an "
+        "environment may not have: payments-kargo ends with -kargo"
+    )
 
 
 def test_an_environment_slug_of_kargo_in_a_shared_namespace_is_welcome(world):
@@ -119,7 +176,8 @@ def test_a_rule_naming_the_tenants_own_namespace_is_refused_in_a_sentence(world)
 
     assert refusal(refused)["env_slug"] == (
         "Rule 1 names the namespace payments-apps, which an environment may not have: "
-        "payments-apps is the tenant's Argo CD applications namespace.")
+        "payments-apps is the tenant's Argo CD applications namespace."
+    )
 
 
 def test_a_tier_slug_elsewhere_is_refused_naming_the_application_it_would_share(world):
@@ -131,28 +189,47 @@ def test_a_tier_slug_elsewhere_is_refused_naming_the_application_it_would_share(
     assert refusal(refused)["env_slug"] == (
         "'prod' is reserved: it is a tier, and the environment's GitOps application would "
         "be named payments-checkout-prod, as the project's prod one is. Choose another "
-        "environment slug.")
+        "environment slug."
+    )
 
 
 # --- a repository URL the tenant's engine cannot read, said before approval ------------------
 
 
-@pytest.mark.parametrize(("engine", "url", "said"), [
-    ("flux", "file:///srv/git/search.git", ["Flux cannot read file:///srv/git/search.git: "
-                                            "its GitRepository takes http://, https:// and "
-                                            "ssh:// URLs only."]),
-    ("flux", "git://git.example.com/search.git", ["Flux cannot read"]),
-    ("flux", "git@git.example.com:search/deploy.git", []),  # Berth writes it as ssh://
-    ("flux", "https://git.example.com/search.git", []),
-    ("argocd", "file:///srv/git/payments.git", ["Argo CD cannot read file:///srv/git/"
-                                                "payments.git: its repo-server reads"]),
-    ("argocd", "git@git.example.com:payments/deploy.git", []),
-    ("argocd_kargo", "git.example.com:payments/deploy.git", [
-        "Kargo cannot read git.example.com:payments/deploy.git: it takes git@host:path only "
-        "with the user before @"]),
-    ("argocd_kargo", "ssh://git@git.example.com/payments/deploy.git", []),
-    ("argocd", "", []),
-])
+@pytest.mark.parametrize(
+    ("engine", "url", "said"),
+    [
+        (
+            "flux",
+            "file:///srv/git/search.git",
+            [
+                "Flux cannot read file:///srv/git/search.git: "
+                "its GitRepository takes http://, https:// and "
+                "ssh:// URLs only."
+            ],
+        ),
+        ("flux", "git://git.example.com/search.git", ["Flux cannot read"]),
+        ("flux", "git@git.example.com:search/deploy.git", []),  # Berth writes it as ssh://
+        ("flux", "https://git.example.com/search.git", []),
+        (
+            "argocd",
+            "file:///srv/git/payments.git",
+            ["Argo CD cannot read file:///srv/git/payments.git: its repo-server reads"],
+        ),
+        ("argocd", "git@git.example.com:payments/deploy.git", []),
+        (
+            "argocd_kargo",
+            "git.example.com:payments/deploy.git",
+            [
+                "Kargo cannot read git.example.com:payments/deploy.git: it takes git@host:path "
+                "only "
+                "with the user before @"
+            ],
+        ),
+        ("argocd_kargo", "ssh://git@git.example.com/payments/deploy.git", []),
+        ("argocd", "", []),
+    ],
+)
 def test_which_engines_read_which_repository_urls(engine, url, said):
     from tenants.repository_readers import unreadable
 
@@ -168,23 +245,41 @@ def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(cl
     Tenant.objects.filter(slug="search").update(gitops_repo_url="file:///srv/git/search.git")
     search = Tenant.objects.get(slug="search")
     asked = services.submit_request(
-        tenant=search, kind=RequestKind.NAMESPACE, requester=User.objects.get(username="sam"),
-        payload={"app": "index", "tier": "staging", "cluster": "sandbox", "cpu": "1",
-                 "memory": "1Gi"})
+        tenant=search,
+        kind=RequestKind.NAMESPACE,
+        requester=User.objects.get(username="sam"),
+        payload={
+            "app": "index",
+            "tier": "staging",
+            "cluster": "sandbox",
+            "cpu": "1",
+            "memory": "1Gi",
+        },
+    )
     client.force_login(User.objects.get(username="pat"))
 
     page = client.get(f"/requests/{asked.pk}/").content.decode()
 
     assert asked.state == "submitted"
-    assert ("Before approving:</strong> Flux cannot read file:///srv/git/search.git: its "
-            "GitRepository takes http://, https:// and ssh:// URLs only.") in page
+    assert (
+        "Before approving:</strong> Flux cannot read file:///srv/git/search.git: its "
+        "GitRepository takes http://, https:// and ssh:// URLs only."
+    ) in page
 
 
 def test_the_plan_preview_of_a_readable_url_warns_of_nothing(client, world):
-    asked = submit(world, RequestKind.NAMESPACE, app="shop", tier="staging",
-                   cluster="sandbox", cpu="1", memory="1Gi")
+    asked = submit(
+        world,
+        RequestKind.NAMESPACE,
+        app="shop",
+        tier="staging",
+        cluster="sandbox",
+        cpu="1",
+        memory="1Gi",
+    )
     Tenant.objects.filter(slug="payments").update(
-        gitops_repo_url="https://git.example.com/payments.git")
+        gitops_repo_url="https://git.example.com/payments.git"
+    )
     client.force_login(User.objects.get(username="pat"))
 
     page = client.get(f"/requests/{asked.pk}/").content.decode()
@@ -192,15 +287,25 @@ def test_the_plan_preview_of_a_readable_url_warns_of_nothing(client, world):
     assert "Before approving" not in page
 
 
-def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tenant(client,
-                                                                                    world):
+def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tenant(client, world):
     client.force_login(User.objects.get(username="pat"))
 
-    page = client.post("/tenants/new/", {
-        "slug": "ledger", "name": "Ledger team", "owner_groups": "ledger-owners",
-        "repo_url": "file:///srv/git/ledger.git", "branch": "main", "engine": "argocd_kargo",
-        "cpu": "4", "memory": "8Gi", "storage": "50Gi", "namespaces": 5,
-    }, follow=True).content.decode()
+    page = client.post(
+        "/tenants/new/",
+        {
+            "slug": "ledger",
+            "name": "Ledger team",
+            "owner_groups": "ledger-owners",
+            "repo_url": "file:///srv/git/ledger.git",
+            "branch": "main",
+            "engine": "argocd_kargo",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+        },
+        follow=True,
+    ).content.decode()
 
     assert Tenant.objects.filter(slug="ledger").exists()
     assert "Tenant ledger is ready for requests." in page
@@ -221,9 +326,12 @@ def test_the_demo_tenants_commits_link_to_the_demo_git_servers_commit_page(world
     git_dir = tmp_path / "git"
     with GitHttpServer(git_dir) as server:
         urls = demo.seed_git_repos(git_dir, http_url=server.base_url)
-        first = subprocess.run(  # noqa: S603 - a test's own repository
-            ["git", f"--git-dir={git_dir / 'payments.git'}", "rev-parse", "main"],  # noqa: S607
-            capture_output=True, text=True, check=True).stdout.strip()
+        first = subprocess.run(
+            ["git", f"--git-dir={git_dir / 'payments.git'}", "rev-parse", "main"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         payments = Tenant.objects.get(slug="payments")
         link = payments.commit_link(first)
         page = requests.get(link, timeout=10)
@@ -237,22 +345,26 @@ def test_the_demo_tenants_commits_link_to_the_demo_git_servers_commit_page(world
     assert "+# GitOps repository of a Berth demo tenant" in page.text
     assert unknown.status_code == 404
     assert Tenant.objects.get(slug="search").commit_link(first) == (
-        f"{server.url('search.git')}/commit/{first}")
+        f"{server.url('search.git')}/commit/{first}"
+    )
 
 
 def test_an_earlier_demo_commit_link_follows_the_git_server_to_its_new_port(world, tmp_path):
     git_dir = tmp_path / "git"
     demo.seed_git_repos(git_dir, http_url="http://127.0.0.1:8002")
     Tenant.objects.filter(slug="search").update(
-        gitops_commit_url="https://forge.example/search/commit/{sha}")
+        gitops_commit_url="https://forge.example/search/commit/{sha}"
+    )
 
     demo.seed_git_repos(git_dir, http_url="http://127.0.0.1:8123")
 
     assert Tenant.objects.get(slug="payments").gitops_commit_url == (
-        "http://127.0.0.1:8123/payments.git/commit/{sha}")
+        "http://127.0.0.1:8123/payments.git/commit/{sha}"
+    )
     # One someone set in the admin stays.
     assert Tenant.objects.get(slug="search").gitops_commit_url == (
-        "https://forge.example/search/commit/{sha}")
+        "https://forge.example/search/commit/{sha}"
+    )
 
 
 # --- make run prints its URL when it answers ------------------------------------------------
@@ -273,13 +385,21 @@ def make_run_answering(tmp_path):
 
     ports = {name: str(free_port()) for name in ("web", "idp", "sandbox", "git")}
     environment = clean_environment(
-        BERTH_DATA_DIR=str(tmp_path / "data"), BERTH_PORT=ports["web"],
-        BERTH_DEVIDP_PORT=ports["idp"], BERTH_SANDBOX_PORT=ports["sandbox"],
-        BERTH_GITSERVER_PORT=ports["git"], PYTHONUNBUFFERED="1",
+        BERTH_DATA_DIR=str(tmp_path / "data"),
+        BERTH_PORT=ports["web"],
+        BERTH_DEVIDP_PORT=ports["idp"],
+        BERTH_SANDBOX_PORT=ports["sandbox"],
+        BERTH_GITSERVER_PORT=ports["git"],
+        PYTHONUNBUFFERED="1",
     )
-    process = subprocess.Popen(  # noqa: S603 - our own entry point
-        [PYTHON, "-m", "portal.run"], cwd=ROOT, env=environment, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    process = subprocess.Popen(
+        [PYTHON, "-m", "portal.run"],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     output: list[str] = []
     lines: queue.Queue[str | None] = queue.Queue()
@@ -301,14 +421,25 @@ def make_run_answering(tmp_path):
                 break
         url = printed["url"]
         answers: dict[str, object] = {}
-        for name, asked in (("health", f"{url}/healthz"), ("provider", (
-                f"http://127.0.0.1:{ports['idp']}/openid/.well-known/openid-configuration"))):
+        for name, asked in (
+            ("health", f"{url}/healthz"),
+            (
+                "provider",
+                (f"http://127.0.0.1:{ports['idp']}/openid/.well-known/openid-configuration"),
+            ),
+        ):
             try:
                 answers[name] = requests.get(asked, timeout=10)
             except requests.ConnectionError as exc:
                 answers[name] = exc
-        yield {"url": url, **answers, "line": line.strip(), "output": output,
-               "data": tmp_path / "data", "process": process}
+        yield {
+            "url": url,
+            **answers,
+            "line": line.strip(),
+            "output": output,
+            "data": tmp_path / "data",
+            "process": process,
+        }
     finally:
         # Its children run in sessions of their own: only make run itself can stop them.
         if process.poll() is None:

@@ -60,8 +60,11 @@ def fast_git(settings):
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(termination_seconds=0.2, crds=upstream_crds(), namespaces=(*DEFAULT_NAMESPACES,
-                                                         *PLATFORM_NAMESPACES)) as running:
+    with KubeSandbox(
+        termination_seconds=0.2,
+        crds=upstream_crds(),
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
+    ) as running:
         yield running
 
 
@@ -94,10 +97,16 @@ def world(db, sandbox, daemon, fast_git):
 
 
 def approved(world, kind="namespace", **payload) -> Request:
-    payload = payload or {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1",
-                          "memory": "2Gi"}
-    submitted = services.submit_request(tenant=world["tenant"], kind=kind, payload=payload,
-                                        requester=world["developer"])
+    payload = payload or {
+        "app": "shop",
+        "tier": "dev",
+        "cluster": "sandbox",
+        "cpu": "1",
+        "memory": "2Gi",
+    }
+    submitted = services.submit_request(
+        tenant=world["tenant"], kind=kind, payload=payload, requester=world["developer"]
+    )
     return approve_if_needed(submitted, approver=world["admin"])
 
 
@@ -109,8 +118,11 @@ def converge(tenancy_request: Request) -> Request:
 
 def gitops_step(tenancy_request: Request) -> dict:
     """The run's GitOps step: its last when it adds, its first when it removes."""
-    (step,) = [step for step in tenancy_request.runs.order_by("-pk").first().steps
-               if step["action"] == "commit"]
+    (step,) = [
+        step
+        for step in tenancy_request.runs.order_by("-pk").first().steps
+        if step["action"] == "commit"
+    ]
     return step
 
 
@@ -147,19 +159,30 @@ def test_provisioned_namespace_writes_its_files_in_one_commit_by_the_berth_bot(w
     assert application["metadata"] == {
         "name": "payments-shop-dev",
         "namespace": "payments-apps",
-        "labels": {"app.kubernetes.io/part-of": "shop", "berth.dev/tenant": "payments",
-                   "berth.dev/tier": "dev"},
+        "labels": {
+            "app.kubernetes.io/part-of": "shop",
+            "berth.dev/tenant": "payments",
+            "berth.dev/tier": "dev",
+        },
         "finalizers": ["resources-finalizer.argocd.argoproj.io"],
     }
     assert application["spec"]["project"] == "payments"
     assert application["spec"]["destination"] == {
-        "server": "https://kubernetes.default.svc", "namespace": "payments-shop-dev"}
+        "server": "https://kubernetes.default.svc",
+        "namespace": "payments-shop-dev",
+    }
     assert application["spec"]["source"] == {
-        "repoURL": world["tenant"].gitops_repo_url, "targetRevision": "main",
-        "path": "apps/shop/overlays/dev"}
+        "repoURL": world["tenant"].gitops_repo_url,
+        "targetRevision": "main",
+        "path": "apps/shop/overlays/dev",
+    }
     overlay = yaml.safe_load(files["apps/shop/overlays/dev/kustomization.yaml"])
-    assert overlay == {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-                       "namespace": "payments-shop-dev", "resources": ["../../base"]}
+    assert overlay == {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "namespace": "payments-shop-dev",
+        "resources": ["../../base"],
+    }
 
     commits = berth_commits(world["bare"])
     assert len(commits) == 1
@@ -196,36 +219,63 @@ def test_bot_identity_comes_from_settings(world, settings):
 
 
 def test_project_request_writes_the_kargo_pipeline_and_an_application_per_environment(world):
-    tenancy_request = converge(approved(world, kind="project", app="ledger",
-                                         engine="argocd_kargo", cluster="sandbox",
-                                         tiers=["dev", "staging", "prod"]))
+    tenancy_request = converge(
+        approved(
+            world,
+            kind="project",
+            app="ledger",
+            engine="argocd_kargo",
+            cluster="sandbox",
+            tiers=["dev", "staging", "prod"],
+        )
+    )
 
     assert tenancy_request.state == RequestState.READY, tenancy_request.status_message
     files = files_on(world["bare"])
     for tier in ("dev", "staging", "prod"):
         app = yaml.safe_load(files[f"apps/ledger/{tier}/application.yaml"])
         assert app["metadata"]["annotations"] == {
-            "kargo.akuity.io/authorized-stage": f"payments-ledger-kargo:{tier}"}
+            "kargo.akuity.io/authorized-stage": f"payments-ledger-kargo:{tier}"
+        }
     stages = list(yaml.safe_load_all(files["apps/ledger/kargo/stages.yaml"]))
     assert [s["metadata"]["name"] for s in stages] == ["dev", "staging", "prod"]
     assert {s["metadata"]["namespace"] for s in stages} == {"payments-ledger-kargo"}
     assert [s["spec"]["requestedFreight"][0]["sources"] for s in stages] == [
-        {"direct": True}, {"stages": ["dev"]}, {"stages": ["staging"]}]
+        {"direct": True},
+        {"stages": ["dev"]},
+        {"stages": ["staging"]},
+    ]
     assert [step["uses"] for step in stages[0]["spec"]["promotionTemplate"]["spec"]["steps"]] == [
-        "git-clone", "kustomize-set-image", "git-commit", "git-push", "argocd-update"]
+        "git-clone",
+        "kustomize-set-image",
+        "git-commit",
+        "git-push",
+        "argocd-update",
+    ]
     warehouse = yaml.safe_load(files["apps/ledger/kargo/warehouse.yaml"])
     assert warehouse["metadata"] == {
-        "name": "ledger", "namespace": "payments-ledger-kargo",
-        "labels": {"app.kubernetes.io/part-of": "ledger", "berth.dev/project": "ledger",
-                   "berth.dev/tenant": "payments"}}
+        "name": "ledger",
+        "namespace": "payments-ledger-kargo",
+        "labels": {
+            "app.kubernetes.io/part-of": "ledger",
+            "berth.dev/project": "ledger",
+            "berth.dev/tenant": "payments",
+        },
+    }
     commits = berth_commits(world["bare"])
     assert len(commits) == 1
     assert commits[0]["subject"] == f"Add project ledger (project request #{tenancy_request.pk})"
-    assert commits[0]["body"].rstrip().endswith(
-        f"Berth-Request: {tenancy_request.pk}\nApproved-by: pat")
+    assert (
+        commits[0]["body"]
+        .rstrip()
+        .endswith(f"Berth-Request: {tenancy_request.pk}\nApproved-by: pat")
+    )
     recorded = GitCommit.objects.get(request=tenancy_request)
     assert sorted(recorded.namespaces.values_list("name", flat=True)) == [
-        "payments-ledger-dev", "payments-ledger-prod", "payments-ledger-staging"]
+        "payments-ledger-dev",
+        "payments-ledger-prod",
+        "payments-ledger-staging",
+    ]
 
 
 def test_flux_tenant_gets_a_kustomization_run_as_its_reconciler(world, tmp_path, sandbox):
@@ -234,15 +284,20 @@ def test_flux_tenant_gets_a_kustomization_run_as_its_reconciler(world, tmp_path,
     init_bare(repos / "payments.git")
     with GitHttpServer(repos, token=TOKEN) as server:  # Flux reads https:// and SSH only
         Tenant.objects.filter(slug="payments").update(
-            gitops_engine="flux", gitops_path="clusters/x",
-            gitops_repo_url=server.url("payments.git"), gitops_credentials=f"bot:{TOKEN}")
+            gitops_engine="flux",
+            gitops_path="clusters/x",
+            gitops_repo_url=server.url("payments.git"),
+            gitops_credentials=f"bot:{TOKEN}",
+        )
         world["tenant"].refresh_from_db()
         tenancy_request = converge(approved(world))
-        assert gitops_step(tenancy_request)["outcome"] == "committed", tenancy_request.runs.get(
-        ).steps
+        assert gitops_step(tenancy_request)["outcome"] == "committed", (
+            tenancy_request.runs.get().steps
+        )
         files = files_on(repos / "payments.git")
-    source = sandbox.get("GitRepository", "payments", "payments-gitops",
-                         api_version="source.toolkit.fluxcd.io/v1")
+    source = sandbox.get(
+        "GitRepository", "payments", "payments-gitops", api_version="source.toolkit.fluxcd.io/v1"
+    )
     assert source["spec"]["url"] == server.url("payments.git")
     assert source["spec"]["secretRef"] == {"name": "berth-repo-credentials"}
     (kustomization,) = yaml.safe_load_all(files["clusters/x/apps/shop/dev/flux.yaml"])
@@ -253,17 +308,25 @@ def test_flux_tenant_gets_a_kustomization_run_as_its_reconciler(world, tmp_path,
     assert kustomization["spec"]["path"] == "./clusters/x/apps/shop/overlays/dev"
     assert "clusters/x/apps/shop/dev/application.yaml" not in files
     assert yaml.safe_load(files["clusters/x/clusters/sandbox/flux/kustomization.yaml"])[
-        "resources"] == ["../../../apps/shop/dev"]
+        "resources"
+    ] == ["../../../apps/shop/dev"]
 
 
 def test_decommission_removes_the_namespace_files_in_a_new_commit(world):
     created = converge(approved(world))
-    other = converge(approved(world, app="shop", tier="staging", cluster="sandbox", cpu="1",
-                              memory="1Gi"))
+    other = converge(
+        approved(world, app="shop", tier="staging", cluster="sandbox", cpu="1", memory="1Gi")
+    )
     assert other.state == RequestState.READY
 
-    removal = converge(approved(world, kind="decommission", namespace="payments-shop-dev",
-                                reason="moved to the new cluster"))
+    removal = converge(
+        approved(
+            world,
+            kind="decommission",
+            namespace="payments-shop-dev",
+            reason="moved to the new cluster",
+        )
+    )
 
     assert removal.state == RequestState.READY, removal.status_message
     created.refresh_from_db()
@@ -278,14 +341,17 @@ def test_decommission_removes_the_namespace_files_in_a_new_commit(world):
     assert commits[0]["subject"] == f"Remove payments-shop-dev (decommission request #{removal.pk})"
     assert "Reason given: moved to the new cluster" in commits[0]["body"]
     recorded = GitCommit.objects.get(request=removal)
-    assert recorded.files == {"apps/shop/dev/application.yaml": "deleted",
-                              "apps/shop/dev/kustomization.yaml": "deleted",
-                              "apps/shop/overlays/dev/kustomization.yaml": "deleted",
-                              "clusters/sandbox/argocd/kustomization.yaml": "modified"}
+    assert recorded.files == {
+        "apps/shop/dev/application.yaml": "deleted",
+        "apps/shop/dev/kustomization.yaml": "deleted",
+        "apps/shop/overlays/dev/kustomization.yaml": "deleted",
+        "clusters/sandbox/argocd/kustomization.yaml": "modified",
+    }
     assert list(recorded.namespaces.values_list("name", flat=True)) == ["payments-shop-dev"]
 
-    last = converge(approved(world, kind="decommission", namespace="payments-shop-staging",
-                             reason="done"))
+    last = converge(
+        approved(world, kind="decommission", namespace="payments-shop-staging", reason="done")
+    )
     assert last.state == RequestState.READY
     # The tenant's roots on sandbox stay (only a project's or the tenant's decommission
     # takes them): their index stays, listing nothing.
@@ -298,17 +364,18 @@ def test_decommission_removes_the_namespace_files_in_a_new_commit(world):
 def test_an_overlay_the_team_edited_is_never_clobbered_nor_deleted(world):
     converge(approved(world))
     edited = files_on(world["bare"])["apps/shop/overlays/dev/kustomization.yaml"] + (
-        "patches:\n- path: replicas.yaml\n")
+        "patches:\n- path: replicas.yaml\n"
+    )
     push_outside_commit(world["bare"], "apps/shop/overlays/dev/kustomization.yaml", edited)
     push_outside_commit(world["bare"], "apps/shop/overlays/dev/replicas.yaml", "replicas: 3\n")
 
     # Another environment of the same app rewrites the app's directory: dev's overlay stays.
-    converge(approved(world, app="shop", tier="staging", cluster="sandbox", cpu="1",
-                      memory="1Gi"))
+    converge(approved(world, app="shop", tier="staging", cluster="sandbox", cpu="1", memory="1Gi"))
     assert files_on(world["bare"])["apps/shop/overlays/dev/kustomization.yaml"] == edited
 
-    removal = converge(approved(world, kind="decommission", namespace="payments-shop-dev",
-                                reason="cleanup"))
+    removal = converge(
+        approved(world, kind="decommission", namespace="payments-shop-dev", reason="cleanup")
+    )
     files = files_on(world["bare"])
     assert files["apps/shop/overlays/dev/kustomization.yaml"] == edited
     assert files["apps/shop/overlays/dev/replicas.yaml"] == "replicas: 3\n"
@@ -320,8 +387,9 @@ def test_an_overlay_the_team_edited_is_never_clobbered_nor_deleted(world):
 def test_a_managed_file_whose_header_the_team_removed_is_left_alone(world):
     tenancy_request = converge(approved(world))
     path = "apps/shop/dev/application.yaml"
-    taken = files_on(world["bare"])[path].split("\n", 1)[1].replace("selfHeal: true",
-                                                                    "selfHeal: false")
+    taken = (
+        files_on(world["bare"])[path].split("\n", 1)[1].replace("selfHeal: true", "selfHeal: false")
+    )
     push_outside_commit(world["bare"], path, taken)
 
     written = engine.write_gitops(request_id=tenancy_request.pk)
@@ -333,8 +401,16 @@ def test_a_managed_file_whose_header_the_team_removed_is_left_alone(world):
 
 def test_a_quota_change_writes_nothing_to_the_repository(world):
     converge(approved(world))
-    change = converge(approved(world, kind="quota_change", namespace="payments-shop-dev",
-                               cpu="2", memory="2Gi", storage="5Gi"))
+    change = converge(
+        approved(
+            world,
+            kind="quota_change",
+            namespace="payments-shop-dev",
+            cpu="2",
+            memory="2Gi",
+            storage="5Gi",
+        )
+    )
 
     assert change.state == RequestState.READY, change.status_message
     assert gitops_step(change)["outcome"] == "skipped"
@@ -366,7 +442,7 @@ def test_a_push_refused_because_someone_else_pushed_is_redone_on_the_new_tip(wor
     outside = []
     real_push = gitops.Checkout.push
 
-    def push_after_someone_else(self):  # noqa: ANN001, ANN202
+    def push_after_someone_else(self):
         if not outside:
             outside.append(push_outside_commit(world["bare"], "team/notes.md", "hello\n"))
         return real_push(self)
@@ -393,8 +469,9 @@ def test_after_its_own_push_berth_builds_on_its_copy_and_still_sees_a_later_team
     assert GitCommit.objects.get(request=first).pushes == 1
     outside = push_outside_commit(world["bare"], "team/notes.md", "hello\n")
 
-    second = converge(approved(world, app="cart", tier="dev", cluster="sandbox", cpu="1",
-                              memory="2Gi"))
+    second = converge(
+        approved(world, app="cart", tier="dev", cluster="sandbox", cpu="1", memory="2Gi")
+    )
 
     assert (first.state, second.state) == (RequestState.READY, RequestState.READY)
     files = files_on(world["bare"])
@@ -448,8 +525,11 @@ def test_unreachable_remote_past_the_deadline_fails_then_retry_converges_once(wo
     assert gitops_step(tenancy_request)["outcome"] == "failed"
 
     daemon.start()
-    services.retry_request(request_id=tenancy_request.pk, actor=world["admin"],
-                           plan_digest=review(tenancy_request).digest)
+    services.retry_request(
+        request_id=tenancy_request.pk,
+        actor=world["admin"],
+        plan_digest=review(tenancy_request).digest,
+    )
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.READY
@@ -484,8 +564,7 @@ def http_repo(repos):
 
 
 def test_http_remote_with_a_token_is_written(world, http_repo):
-    Tenant.objects.filter(slug="payments").update(
-        gitops_repo_url=http_repo.url("payments.git"))
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=http_repo.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")
     tenant.gitops_credentials = TOKEN
     tenant.save()
@@ -495,8 +574,10 @@ def test_http_remote_with_a_token_is_written(world, http_repo):
 
     assert tenancy_request.state == RequestState.READY, tenancy_request.status_message
     assert "apps/shop/dev/application.yaml" in files_on(world["bare"])
-    assert any(seen["method"] == "POST" and seen["path"].endswith("git-receive-pack")
-               for seen in http_repo.seen)
+    assert any(
+        seen["method"] == "POST" and seen["path"].endswith("git-receive-pack")
+        for seen in http_repo.seen
+    )
     assert not any(TOKEN in seen["path"] + seen["query"] for seen in http_repo.seen)
 
 
@@ -515,12 +596,11 @@ def test_a_token_in_the_url_is_moved_out_of_it(world, http_repo):
     assert TOKEN not in "".join(files_on(world["bare"]).values())
 
 
-def test_a_wrong_token_fails_at_once_and_no_credential_is_shown_or_logged(
-    world, http_repo, caplog
-):
+def test_a_wrong_token_fails_at_once_and_no_credential_is_shown_or_logged(world, http_repo, caplog):
     wrong = "ghp_Wr0ngButSecretTokenValue1234"
     Tenant.objects.filter(slug="payments").update(
-        gitops_repo_url=http_repo.url("payments.git").replace("http://", f"http://me:{wrong}@"))
+        gitops_repo_url=http_repo.url("payments.git").replace("http://", f"http://me:{wrong}@")
+    )
     world["tenant"].refresh_from_db()
     caplog.set_level(logging.DEBUG)
 
@@ -545,7 +625,7 @@ def test_the_token_never_appears_in_a_command_line(world, http_repo, monkeypatch
     commands = []
     real_run = subprocess.run
 
-    def recording_run(args, *rest, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def recording_run(args, *rest, **kwargs):
         commands.append(list(args))
         return real_run(args, *rest, **kwargs)
 
@@ -558,17 +638,21 @@ def test_the_token_never_appears_in_a_command_line(world, http_repo, monkeypatch
 
 def test_git_messages_are_redacted():
     secrets = ["s3cr3t-token-abcdef"]
-    text = ("fatal: unable to access 'https://bot:s3cr3t-token-abcdef@git.example.com/r.git/': "
-            "Authorization: Basic Ym90OnMzY3IzdA== was refused; token s3cr3t-token-abcdef")
+    text = (
+        "fatal: unable to access 'https://bot:s3cr3t-token-abcdef@git.example.com/r.git/': "
+        "Authorization: Basic Ym90OnMzY3IzdA== was refused; token s3cr3t-token-abcdef"
+    )
     cleaned = gitops.redact(text, secrets)
     assert "s3cr3t" not in cleaned and "Ym90OnMzY3IzdA" not in cleaned
     assert "git.example.com/r.git" in cleaned
 
 
 def test_ssh_deploy_key_is_a_private_file_that_is_gone_afterwards(fast_git):
-    key = ("-----BEGIN OPENSSH PRIVATE KEY-----\n"
-           "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
-           "-----END OPENSSH PRIVATE KEY-----")
+    key = (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+        "-----END OPENSSH PRIVATE KEY-----"
+    )
     # A host that resolves: a session checks where it would connect before anything else.
     remote = gitops.Remote.parse("git@localhost:team/gitops.git", credentials=key)
     assert remote.transport == "ssh"
@@ -580,18 +664,24 @@ def test_ssh_deploy_key_is_a_private_file_that_is_gone_afterwards(fast_git):
         assert "IdentitiesOnly=yes" in command
         assert "StrictHostKeyChecking=accept-new" in command
         assert git.env["GIT_TERMINAL_PROMPT"] == "0"
-        assert not any("PRIVATE KEY" in value or "b3BlbnNz" in value
-                       for name, value in git.env.items() if name != "GIT_SSH_COMMAND")
+        assert not any(
+            "PRIVATE KEY" in value or "b3BlbnNz" in value
+            for name, value in git.env.items()
+            if name != "GIT_SSH_COMMAND"
+        )
     assert not key_file.exists()
 
 
-@pytest.mark.parametrize(("url", "kind"), [
-    ("https://git.example.com/team/gitops.git", "https"),
-    ("ssh://git@git.example.com:2222/team/gitops.git", "ssh"),
-    ("git@github.com:team/gitops.git", "ssh"),
-    ("file:///srv/git/team.git", "file"),
-    ("git://127.0.0.1:9418/team.git", "git"),
-])
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("https://git.example.com/team/gitops.git", "https"),
+        ("ssh://git@git.example.com:2222/team/gitops.git", "ssh"),
+        ("git@github.com:team/gitops.git", "ssh"),
+        ("file:///srv/git/team.git", "file"),
+        ("git://127.0.0.1:9418/team.git", "git"),
+    ],
+)
 def test_the_credential_kind_follows_the_url_scheme(url, kind):
     assert gitops.Remote.parse(url).transport == kind
 
@@ -621,9 +711,17 @@ def test_namespace_page_shows_the_commit_and_its_diff(world, client):
 def test_plan_preview_shows_the_gitops_changes_as_a_diff(world):
     # Staging waits for a tenant owner: the preview is what they would look at.
     submitted = services.submit_request(
-        tenant=world["tenant"], kind="namespace", requester=world["developer"],
-        payload={"app": "shop", "tier": "staging", "cluster": "sandbox", "cpu": "1",
-                 "memory": "2Gi"})
+        tenant=world["tenant"],
+        kind="namespace",
+        requester=world["developer"],
+        payload={
+            "app": "shop",
+            "tier": "staging",
+            "cluster": "sandbox",
+            "cpu": "1",
+            "memory": "2Gi",
+        },
+    )
     assert submitted.state == RequestState.SUBMITTED
     diff = engine.gitops_preview(submitted).diff
 
@@ -646,15 +744,32 @@ def _many_requests(count: int) -> list[int]:
     for number in range(count):
         app = f"app{number:03d}"
         tenancy_request = Request.objects.create(
-            tenant=tenant, kind=RequestKind.NAMESPACE, requester=dev,
+            tenant=tenant,
+            kind=RequestKind.NAMESPACE,
+            requester=dev,
             state=RequestState.PROVISIONING,
-            payload={"app": app, "tier": "dev", "cluster": "sandbox", "cpu_millis": 100,
-                     "memory_mib": 128, "storage_gib": 0})
-        Approval.objects.create(request=tenancy_request, approver=admin,
-                                decision=Decision.APPROVE, plan_digest="bench")
-        Namespace.objects.create(name=f"payments-{app}-dev", tenant=tenant, tier=tier,
-                                 cluster=cluster, cpu_millis=100, memory_mib=128,
-                                 request=tenancy_request, state=NamespaceState.PENDING)
+            payload={
+                "app": app,
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu_millis": 100,
+                "memory_mib": 128,
+                "storage_gib": 0,
+            },
+        )
+        Approval.objects.create(
+            request=tenancy_request, approver=admin, decision=Decision.APPROVE, plan_digest="bench"
+        )
+        Namespace.objects.create(
+            name=f"payments-{app}-dev",
+            tenant=tenant,
+            tier=tier,
+            cluster=cluster,
+            cpu_millis=100,
+            memory_mib=128,
+            request=tenancy_request,
+            state=NamespaceState.PENDING,
+        )
         ids.append(tenancy_request.pk)
     return ids
 
@@ -676,9 +791,14 @@ def test_four_worker_processes_writing_200_requests_to_one_repo_lose_nothing(
     env = {**worker_env(), "BERTH_GIT_BACKOFF_SECONDS": "0.05", "BERTH_LOG_LEVEL": "WARNING"}
     root = Path(__file__).resolve().parent.parent
     workers = [
-        subprocess.Popen([sys.executable, "-m", "tests.gitserver", "write-gitops",
-                          *map(str, ids[index::4])], cwd=root, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.gitserver", "write-gitops", *map(str, ids[index::4])],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         for index in range(4)
     ]
     outputs = [worker.communicate(timeout=300)[0] for worker in workers]
@@ -695,26 +815,46 @@ def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
     if connection.vendor == "postgresql":
         pytest.skip("on PostgreSQL the process test above covers this, with the advisory lock")
     remote = gitops.Remote.parse(daemon.url("payments.git"))
-    tier = TierSpec("dev", "baseline", "ingress", 500, 512, 100, 128,
-                    {"owner": "edit", "member": "edit", "viewer": "view"}, position=10)
+    tier = TierSpec(
+        "dev",
+        "baseline",
+        "ingress",
+        500,
+        512,
+        100,
+        128,
+        {"owner": "edit", "member": "edit", "viewer": "view"},
+        position=10,
+    )
     tenant = TenantSpec("payments", "Payments", {}, remote.url)
     cluster = ClusterSpec("sandbox", "argocd", True, "ingress-nginx")
     errors: list[BaseException] = []
 
     def write(number: int) -> None:
         app = f"app{number:03d}"
-        inputs = PlanInput(request_id=number, tenant=tenant, cluster=cluster, engine="argocd",
-                           namespaces=(NamespaceSpec(f"payments-{app}-dev", tier, 100, 128, 0),),
-                           app=app)
+        inputs = PlanInput(
+            request_id=number,
+            tenant=tenant,
+            cluster=cluster,
+            engine="argocd",
+            namespaces=(NamespaceSpec(f"payments-{app}-dev", tier, 100, 128, 0),),
+            app=app,
+        )
         within = gitops_plan.scope(inputs)
 
         def propose(checkout: gitops.Checkout) -> gitops.Proposal:
             current = checkout.read(within)
             files = gitops_plan.converge(current, gitops_plan.render_files(inputs), within).files
             message = gitops_plan.commit_message(
-                kind="namespace", request_id=number, tenant="payments", app=app,
-                engine="argocd", namespaces=[f"payments-{app}-dev"],
-                changed=gitops_plan.changes(current, files), approvers=["pat"])
+                kind="namespace",
+                request_id=number,
+                tenant="payments",
+                app=app,
+                engine="argocd",
+                namespaces=[f"payments-{app}-dev"],
+                changed=gitops_plan.changes(current, files),
+                approvers=["pat"],
+            )
             return gitops.Proposal(current=current, files=files, message=message)
 
         gitops.write(remote, propose)
@@ -723,7 +863,7 @@ def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
         try:
             for number in numbers:
                 write(number)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:
             errors.append(exc)
 
     numbers = list(range(1, 201))
@@ -771,9 +911,11 @@ def test_demo_gets_a_local_bare_repo_per_tenant_idempotently(db, tmp_path):
 def test_a_demo_file_repository_receives_the_files(db, sandbox, fast_git, tmp_path):
     seed_demo(sandbox)
     demo.seed_git_repos(tmp_path / "git")
-    world = {"tenant": Tenant.objects.get(slug="payments"),
-             "developer": User.objects.get(username="dev"),
-             "admin": User.objects.get(username="pat")}
+    world = {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+    }
 
     tenancy_request = converge(approved(world))
 
@@ -826,12 +968,13 @@ def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
     first, broken = _many_requests(2)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")
-    records.queue_git_write(request_id=broken,
-                            repository=commits.writer_queue(tenant, commits.gitops_remote(tenant)))
+    records.queue_git_write(
+        request_id=broken, repository=commits.writer_queue(tenant, commits.gitops_remote(tenant))
+    )
     # Its tier is gone: its plan cannot be rendered.
-    Request.objects.filter(pk=broken).update(payload={"app": "x", "tier": "gone",
-                                                      "cluster": "sandbox", "cpu_millis": 1,
-                                                      "memory_mib": 1})
+    Request.objects.filter(pk=broken).update(
+        payload={"app": "x", "tier": "gone", "cluster": "sandbox", "cpu_millis": 1, "memory_mib": 1}
+    )
 
     assert engine.write_gitops(request_id=first).outcome == "committed"
 
@@ -853,15 +996,20 @@ def test_commits_of_one_push_build_on_each_other_with_their_messages_kept_verbat
     def batch(work: gitops.Checkout):
         def first(checkout: gitops.Checkout) -> gitops.Proposal:
             current = checkout.read(["clusters/"])
-            return gitops.Proposal(current=current, message=message, files={
-                "clusters/sandbox/index.yaml": "- shop\n", "apps/shop/app.yaml": "shop\n"})
+            return gitops.Proposal(
+                current=current,
+                message=message,
+                files={"clusters/sandbox/index.yaml": "- shop\n", "apps/shop/app.yaml": "shop\n"},
+            )
 
         def second(checkout: gitops.Checkout) -> gitops.Proposal:
             current = checkout.read(["clusters/", "apps/cart/"])
             index = current["clusters/sandbox/index.yaml"] + "- cart\n"
-            return gitops.Proposal(current=current, message="Add cart\n\nBerth-Request: 8\n",
-                                   files={"clusters/sandbox/index.yaml": index,
-                                          "apps/cart/app.yaml": "cart\n"})
+            return gitops.Proposal(
+                current=current,
+                message="Add cart\n\nBerth-Request: 8\n",
+                files={"clusters/sandbox/index.yaml": index, "apps/cart/app.yaml": "cart\n"},
+            )
 
         return [(7, first), (8, second)]
 
@@ -891,21 +1039,29 @@ def test_a_file_the_team_made_executable_stays_executable_when_berth_rewrites_it
     git("push", "-q", "origin", "HEAD:main", cwd=work)
     remote = gitops.Remote.parse(daemon.url("payments.git"))
 
-    gitops.write(remote, lambda checkout: gitops.Proposal(
-        current=checkout.read(["apps/"]), files={"apps/hook.sh": "#!/bin/sh\nexit 0\n"},
-        message="Berth-Request: 9\n"))
+    gitops.write(
+        remote,
+        lambda checkout: gitops.Proposal(
+            current=checkout.read(["apps/"]),
+            files={"apps/hook.sh": "#!/bin/sh\nexit 0\n"},
+            message="Berth-Request: 9\n",
+        ),
+    )
 
     listed = git("--git-dir", str(bare), "ls-tree", "main", "apps/hook.sh")
     assert listed.startswith("100755 ")
     assert files_on(bare)["apps/hook.sh"] == "#!/bin/sh\nexit 0\n"
 
 
-@pytest.mark.parametrize(("path", "quoted"), [
-    ("apps/shop/dev/app.yaml", b"apps/shop/dev/app.yaml"),
-    ("apps/a file with spaces.yaml", b"apps/a file with spaces.yaml"),
-    ('"quoted.yaml', b'"\\"quoted.yaml"'),
-    ("line\nbreak", b'"line\\nbreak"'),
-])
+@pytest.mark.parametrize(
+    ("path", "quoted"),
+    [
+        ("apps/shop/dev/app.yaml", b"apps/shop/dev/app.yaml"),
+        ("apps/a file with spaces.yaml", b"apps/a file with spaces.yaml"),
+        ('"quoted.yaml', b'"\\"quoted.yaml"'),
+        ("line\nbreak", b'"line\\nbreak"'),
+    ],
+)
 def test_paths_reach_fast_import_as_it_reads_them(path, quoted):
     from provisioning.gitops.checkout import _quoted
 
@@ -916,8 +1072,9 @@ def test_a_batch_of_requests_goes_out_in_one_push_one_commit_each(db, repos, dae
     ids = _many_requests(5)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
 
-    written = engine.write_gitops_all(requests=list(
-        Request.objects.select_related("tenant").filter(pk__in=ids).order_by("pk")))
+    written = engine.write_gitops_all(
+        requests=list(Request.objects.select_related("tenant").filter(pk__in=ids).order_by("pk"))
+    )
 
     bare = daemon.base / "payments.git"
     _assert_all_arrived(bare, ids)
@@ -934,8 +1091,11 @@ def test_what_was_applied_is_on_record_before_the_push(world):
     with CaptureQueriesContext(connection) as captured:
         converge(tenancy_request)
 
-    writes = [q["sql"] for q in captured if q["sql"].startswith('UPDATE "tenants_run" SET')
-              and '"steps" =' in q["sql"]]
+    writes = [
+        q["sql"]
+        for q in captured
+        if q["sql"].startswith('UPDATE "tenants_run" SET') and '"steps" =' in q["sql"]
+    ]
     # The objects' outcomes before the push (a worker dying mid-push keeps them), then the
     # commit's as the run closes.
     assert len(writes) == 2

@@ -72,29 +72,43 @@ def world(db, sandbox, server, settings):
 def work() -> list[Request]:
     """What the worker does with every approved request, oldest first."""
     done = []
-    for pk in (Request.objects.filter(state=RequestState.APPROVED).order_by("pk")
-               .values_list("pk", flat=True)):
+    for pk in (
+        Request.objects.filter(state=RequestState.APPROVED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    ):
         engine.converge(request_id=pk, worker="loop-test")
         done.append(Request.objects.get(pk=pk))
     return done
 
 
 def submit(world, kind: str, **payload) -> Request:
-    return services.submit_request(tenant=world["tenant"], kind=kind, payload=payload,
-                                   requester=world["owner"])
+    return services.submit_request(
+        tenant=world["tenant"], kind=kind, payload=payload, requester=world["owner"]
+    )
 
 
-def project(world, name: str, engine_name: str, *tiers: str, cluster: str = "sandbox",
-            approve: bool = True) -> Request:
-    submitted = submit(world, RequestKind.PROJECT, app=name, engine=engine_name,
-                       cluster=cluster, tiers=list(tiers or ("dev",)))
+def project(
+    world, name: str, engine_name: str, *tiers: str, cluster: str = "sandbox", approve: bool = True
+) -> Request:
+    submitted = submit(
+        world,
+        RequestKind.PROJECT,
+        app=name,
+        engine=engine_name,
+        cluster=cluster,
+        tiers=list(tiers or ("dev",)),
+    )
     return approve_if_needed(submitted, approver=world["admin"]) if approve else submitted
 
 
 def decide(world, tenancy_request: Request) -> Request:
     """A platform admin approves the plan and GitOps change as shown now."""
-    return services.approve_request(request_id=tenancy_request.pk, approver=world["admin"],
-                                    plan_digest=review(tenancy_request).digest)
+    return services.approve_request(
+        request_id=tenancy_request.pk,
+        approver=world["admin"],
+        plan_digest=review(tenancy_request).digest,
+    )
 
 
 def live(sandbox, kind: str, name: str, namespace: str | None = None, *, api: str = "v1"):
@@ -117,8 +131,13 @@ def kustomize(directory: Path) -> list[dict]:
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.skip("no kubectl on PATH: `kubectl kustomize` builds what the roots apply")
-    built = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True,
-                           text=True, check=False, timeout=60)
+    built = subprocess.run(
+        [kubectl, "kustomize", str(directory)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert built.returncode == 0, f"kubectl kustomize {directory}: {built.stderr}"
     return [doc for doc in yaml.safe_load_all(built.stdout) if doc]
 
@@ -146,28 +165,38 @@ def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbo
     assert appproject["spec"]["sourceNamespaces"] == ["payments-apps"]
     argo_root = live(sandbox, "Application", "berth-root", "payments-apps", api=ARGO)
     assert argo_root["spec"]["project"] == "payments"  # the tenant's fences, not default
-    assert argo_root["spec"]["source"] == {"repoURL": repo_url, "targetRevision": "main",
-                                           "path": "clusters/sandbox/argocd"}
+    assert argo_root["spec"]["source"] == {
+        "repoURL": repo_url,
+        "targetRevision": "main",
+        "path": "clusters/sandbox/argocd",
+    }
     repository = live(sandbox, "Secret", "berth-repo-payments", "argocd")
     assert repository["metadata"]["labels"]["argocd.argoproj.io/secret-type"] == "repository"
-    assert secret_values(repository) == {"type": "git", "url": repo_url, "project": "payments",
-                                         "username": "payments-bot", "password": TOKEN}
+    assert secret_values(repository) == {
+        "type": "git",
+        "url": repo_url,
+        "project": "payments",
+        "username": "payments-bot",
+        "password": TOKEN,
+    }
 
     source = live(sandbox, "GitRepository", "payments", "payments-gitops", api=FLUX_SOURCE)
     assert source["spec"]["url"] == repo_url
     assert source["spec"]["secretRef"] == {"name": "berth-repo-credentials"}
     assert secret_values(live(sandbox, "Secret", "berth-repo-credentials", "payments-gitops")) == {
-        "username": "payments-bot", "password": TOKEN}
-    flux_root = live(sandbox, "Kustomization", "berth-root", "payments-gitops",
-                     api=FLUX_KUSTOMIZE)
+        "username": "payments-bot",
+        "password": TOKEN,
+    }
+    flux_root = live(sandbox, "Kustomization", "berth-root", "payments-gitops", api=FLUX_KUSTOMIZE)
     assert flux_root["spec"]["serviceAccountName"] == "berth-reconciler"
     assert flux_root["spec"]["targetNamespace"] == "payments-gitops"
     reconciler = live(sandbox, "RoleBinding", "berth-reconciler", "payments-gitops", api=RBAC)
     assert reconciler["roleRef"]["name"] == "berth-flux-reconciler"
     in_feed = live(sandbox, "RoleBinding", "berth-reconciler", "payments-feed-dev", api=RBAC)
     assert in_feed["roleRef"]["name"] == "berth-tenant-edit"
-    assert in_feed["subjects"] == [{"kind": "ServiceAccount", "name": "berth-reconciler",
-                                    "namespace": "payments-gitops"}]
+    assert in_feed["subjects"] == [
+        {"kind": "ServiceAccount", "name": "berth-reconciler", "namespace": "payments-gitops"}
+    ]
 
     kargo_credential = live(sandbox, "Secret", "berth-repo-credentials", "payments-cart-kargo")
     assert kargo_credential["metadata"]["labels"]["kargo.akuity.io/cred-type"] == "git"
@@ -183,15 +212,20 @@ def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbo
     # Kustomization (its namespace is outside the AppProject) and Flux the Applications.
     expected = {
         "clusters/sandbox/argocd": {
-            ("Application", "payments-shop-dev"), ("Application", "payments-cart-dev"),
-            ("Application", "payments-cart-staging"), ("Warehouse", "cart"),
-            ("Stage", "dev"), ("Stage", "staging")},
+            ("Application", "payments-shop-dev"),
+            ("Application", "payments-cart-dev"),
+            ("Application", "payments-cart-staging"),
+            ("Warehouse", "cart"),
+            ("Stage", "dev"),
+            ("Stage", "staging"),
+        },
         "clusters/sandbox/flux": {("Kustomization", "payments-feed-dev")},
     }
     built = []
     for root in (argo_root, flux_root):
-        path = ((root["spec"].get("source") or {}).get("path")
-                or root["spec"]["path"]).removeprefix("./")
+        path = (
+            (root["spec"].get("source") or {}).get("path") or root["spec"]["path"]
+        ).removeprefix("./")
         directory = checkout / path
         assert (directory / "kustomization.yaml").is_file(), path
         objects = kustomize(directory)
@@ -247,8 +281,9 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
 ):
     provision_three_projects(world)
 
-    gone = submit(world, RequestKind.PROJECT_DECOMMISSION, project="shop", cluster="sandbox",
-                  reason="retired")
+    gone = submit(
+        world, RequestKind.PROJECT_DECOMMISSION, project="shop", cluster="sandbox", reason="retired"
+    )
     assert gone.state == RequestState.SUBMITTED  # a platform admin decides
     shown = review(gone)
     assert [str(ref) for ref in shown.plan.delete] == ["Namespace/payments-shop-dev"]
@@ -259,26 +294,34 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
     files = files_on(world["bare"])
     assert not [path for path in files if path.startswith("apps/shop/")]
     index = yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])["resources"]
-    assert index == ["../../../apps/cart/dev", "../../../apps/cart/kargo",
-                     "../../../apps/cart/staging"]
+    assert index == [
+        "../../../apps/cart/dev",
+        "../../../apps/cart/kargo",
+        "../../../apps/cart/staging",
+    ]
     # The repository went first: the run's GitOps step precedes the deletes.
     assert [step["action"] for step in done.runs.get().steps][:2] == ["commit", "delete"]
     assert live(sandbox, "Namespace", "payments-shop-dev") is None
     assert live(sandbox, "Application", "berth-root", "payments-apps", api=ARGO)  # others stay
 
-    cart = submit(world, RequestKind.PROJECT_DECOMMISSION, project="cart", cluster="sandbox",
-                  reason="retired")
+    cart = submit(
+        world, RequestKind.PROJECT_DECOMMISSION, project="cart", cluster="sandbox", reason="retired"
+    )
     decide(world, cart)
     (done,) = work()
     assert done.state == RequestState.READY, done.status_message
-    last = submit(world, RequestKind.PROJECT_DECOMMISSION, project="feed", cluster="sandbox",
-                  reason="retired")
+    last = submit(
+        world, RequestKind.PROJECT_DECOMMISSION, project="feed", cluster="sandbox", reason="retired"
+    )
     # The preview says every delete, the tenant's roots last.
     assert [str(ref) for ref in review(last).plan.delete] == [
         "Namespace/payments-feed-dev",
-        "Application/payments-apps/berth-root", "Secret/argocd/berth-repo-payments",
-        "AppProject/argocd/payments", "Namespace/payments-apps",
-        "Kustomization/payments-gitops/berth-root", "Namespace/payments-gitops",
+        "Application/payments-apps/berth-root",
+        "Secret/argocd/berth-repo-payments",
+        "AppProject/argocd/payments",
+        "Namespace/payments-apps",
+        "Kustomization/payments-gitops/berth-root",
+        "Namespace/payments-gitops",
     ]
     decide(world, last)
     (done,) = work()
@@ -299,15 +342,15 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
 
 def test_each_of_two_clusters_gets_its_own_roots_and_index(world, sandbox, tmp_path):
     with stand_in(termination_seconds=0.05) as other:
-        eu = Cluster.objects.create(name="eu", api_url=other.url, has_kargo=True,
-                                    is_sandbox=True)
+        eu = Cluster.objects.create(name="eu", api_url=other.url, has_kargo=True, is_sandbox=True)
         sign_in_as_berth(other, eu)
         # A new cluster gets Berth's guardrails before any tenant namespace, by the worker's
         # job a platform admin queues.
         assert "applied" in install_guardrails(eu.pk)
         world["tenant"].allowed_clusters.add(eu)
-        services.request_tenant_sync(tenant=world["tenant"], actor=world["admin"],
-                                     reason="eu opened")
+        services.request_tenant_sync(
+            tenant=world["tenant"], actor=world["admin"], reason="eu opened"
+        )
         project(world, "shop", "argocd", "dev")
         project(world, "web", "flux", "dev", cluster="eu")
         for done in work():
@@ -317,29 +360,40 @@ def test_each_of_two_clusters_gets_its_own_roots_and_index(world, sandbox, tmp_p
         there = live(other, "Application", "berth-root", "payments-apps", api=ARGO)
         assert here["spec"]["source"]["path"] == "clusters/sandbox/argocd"
         assert there["spec"]["source"]["path"] == "clusters/eu/argocd"
-        assert live(other, "Kustomization", "berth-root", "payments-gitops",
-                    api=FLUX_KUSTOMIZE)["spec"]["path"] == "./clusters/eu/flux"
+        assert (
+            live(other, "Kustomization", "berth-root", "payments-gitops", api=FLUX_KUSTOMIZE)[
+                "spec"
+            ]["path"]
+            == "./clusters/eu/flux"
+        )
         assert live(sandbox, "Namespace", "payments-web-dev") is None
         assert live(other, "Namespace", "payments-shop-dev") is None
         files = files_on(world["bare"])
-        assert yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])[
-            "resources"] == ["../../../apps/shop/dev"]
+        assert yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])["resources"] == [
+            "../../../apps/shop/dev"
+        ]
         assert yaml.safe_load(files["clusters/eu/flux/kustomization.yaml"])["resources"] == [
-            "../../../apps/web/dev"]
-        assert yaml.safe_load(files["clusters/eu/argocd/kustomization.yaml"])[
-            "resources"] == []  # the tenant's Argo CD root there reads an empty index
+            "../../../apps/web/dev"
+        ]
+        assert (
+            yaml.safe_load(files["clusters/eu/argocd/kustomization.yaml"])["resources"] == []
+        )  # the tenant's Argo CD root there reads an empty index
         checkout = clone(world, tmp_path)
         assert {o["metadata"]["name"] for o in kustomize(checkout / "clusters/eu/flux")} == {
-            "payments-web-dev"}
+            "payments-web-dev"
+        }
 
 
 def test_a_tenant_change_reaches_every_namespace_through_its_own_request(world, sandbox):
     provision_three_projects(world)
     services.update_tenant(
-        actor=world["admin"], tenant=world["tenant"],
-        changes={"allowed_domains": ["payments.example.com", "pay.example.net"],
-                 "member_groups": ["payments-devs", "payments-contractors"],
-                 "gitops_credentials": f"payments-deploy:{TOKEN}"},
+        actor=world["admin"],
+        tenant=world["tenant"],
+        changes={
+            "allowed_domains": ["payments.example.com", "pay.example.net"],
+            "member_groups": ["payments-devs", "payments-contractors"],
+            "gitops_credentials": f"payments-deploy:{TOKEN}",
+        },
     )
     (sync,) = Request.objects.filter(kind=RequestKind.TENANT_SYNC)
     assert sync.state == RequestState.APPROVED  # a platform admin's change: the rule approves
@@ -351,42 +405,58 @@ def test_a_tenant_change_reaches_every_namespace_through_its_own_request(world, 
         domains = live(sandbox, "ConfigMap", "berth-allowed-domains", namespace)
         assert set(domains["data"]) == {"payments.example.com", "pay.example.net"}, namespace
         members = live(sandbox, "RoleBinding", "berth-members", namespace, api=RBAC)
-        assert {s["name"] for s in members["subjects"]} == {"payments-devs",
-                                                             "payments-contractors"}
-    assert secret_values(live(sandbox, "Secret", "berth-repo-payments", "argocd"))[
-        "username"] == "payments-deploy"
+        assert {s["name"] for s in members["subjects"]} == {"payments-devs", "payments-contractors"}
+    assert (
+        secret_values(live(sandbox, "Secret", "berth-repo-payments", "argocd"))["username"]
+        == "payments-deploy"
+    )
     claims = live(sandbox, "ServiceAccount", "berth-members", "payments-cart-kargo")
-    assert "payments-contractors" in claims["metadata"]["annotations"][
-        "rbac.kargo.akuity.io/claims"]
+    assert (
+        "payments-contractors" in claims["metadata"]["annotations"]["rbac.kargo.akuity.io/claims"]
+    )
 
 
 def test_a_tenant_leaving_a_cluster_takes_everything_it_had_there(world, sandbox):
     provision_three_projects(world)
-    leaving = submit(world, RequestKind.TENANT_DECOMMISSION, cluster="sandbox",
-                     reason="the team moved to the new cluster")
+    leaving = submit(
+        world,
+        RequestKind.TENANT_DECOMMISSION,
+        cluster="sandbox",
+        reason="the team moved to the new cluster",
+    )
     assert leaving.state == RequestState.SUBMITTED
     shown = review(leaving)
     assert {ref.name for ref in shown.plan.delete if ref.kind == "Namespace"} == {
-        "payments-shop-dev", "payments-cart-dev", "payments-cart-staging", "payments-feed-dev",
-        "payments-cart-kargo", "payments-apps", "payments-gitops"}
+        "payments-shop-dev",
+        "payments-cart-dev",
+        "payments-cart-staging",
+        "payments-feed-dev",
+        "payments-cart-kargo",
+        "payments-apps",
+        "payments-gitops",
+    }
     decide(world, leaving)
     (done,) = work()
     assert done.state == RequestState.READY, done.status_message
-    assert not [ns for ns in sandbox.objects("Namespace")
-                if ns["metadata"]["name"].startswith("payments-")]
+    assert not [
+        ns for ns in sandbox.objects("Namespace") if ns["metadata"]["name"].startswith("payments-")
+    ]
     assert live(sandbox, "AppProject", "payments", "argocd", api=ARGO) is None
     # Every file it had for sandbox went in one commit, the index with them.
     assert set(files_on(world["bare"])) == {"README.md"}
     # The names stay the tenant's (it may come back): only its namespaces' claims went.
     from tenants.models import NamespaceClaim
-    held = set(NamespaceClaim.objects.filter(tenant=world["tenant"], released_at__isnull=True)
-               .values_list("name", flat=True))
+
+    held = set(
+        NamespaceClaim.objects.filter(tenant=world["tenant"], released_at__isnull=True).values_list(
+            "name", flat=True
+        )
+    )
     assert {"payments-apps", "payments-gitops"} <= held
     assert "payments-shop-dev" not in held
 
 
-def test_onboarding_says_whether_the_repository_answers_with_its_credential(world, server,
-                                                                            client):
+def test_onboarding_says_whether_the_repository_answers_with_its_credential(world, server, client):
     from rest_framework.test import APIClient
 
     from portal.celery import app as celery_app
@@ -396,14 +466,21 @@ def test_onboarding_says_whether_the_repository_answers_with_its_credential(worl
     celery_app.conf.task_always_eager = True
     api = APIClient()
     api.force_authenticate(world["admin"])
-    body = {"slug": "ledger", "name": "Ledger", "gitops_repo_url": server.url("payments.git"),
-            "gitops_credentials": "bot:wrong-token", "allowed_clusters": ["sandbox"],
-            "allowed_tiers": [EnvironmentTier.objects.first().slug]}
+    body = {
+        "slug": "ledger",
+        "name": "Ledger",
+        "gitops_repo_url": server.url("payments.git"),
+        "gitops_credentials": "bot:wrong-token",
+        "allowed_clusters": ["sandbox"],
+        "allowed_tiers": [EnvironmentTier.objects.first().slug],
+    }
     try:
         refused = api.post("/api/v1/tenants/", body, format="json")
-        answered = api.post("/api/v1/tenants/", {**body, "slug": "books",
-                                                 "gitops_credentials": f"bot:{TOKEN}"},
-                            format="json")
+        answered = api.post(
+            "/api/v1/tenants/",
+            {**body, "slug": "books", "gitops_credentials": f"bot:{TOKEN}"},
+            format="json",
+        )
     finally:
         celery_app.conf.task_always_eager = False
     assert refused.status_code == 201, refused.content
@@ -415,5 +492,6 @@ def test_onboarding_says_whether_the_repository_answers_with_its_credential(worl
     assert answered.json()["repository_check"]["status"] == "ok"
     assert "main is at" in answered.json()["repository_check"]["message"]
     # Each new tenant's objects on its cluster follow in a request of their own.
-    assert Request.objects.filter(tenant__slug="books", kind=RequestKind.TENANT_SYNC,
-                                  payload__cluster="sandbox").exists()
+    assert Request.objects.filter(
+        tenant__slug="books", kind=RequestKind.TENANT_SYNC, payload__cluster="sandbox"
+    ).exists()

@@ -23,11 +23,11 @@ from tenants.naming import fit
 ENGINES = ("argocd", "argocd_kargo", "flux")
 ROLES = {"owner": "edit", "member": "edit", "viewer": "view"}
 TIERS = {
-    "review": TierSpec("review", "restricted", "ingress", 500, 512, 100, 128, ROLES, position=5,
-                       is_ephemeral=True),
+    "review": TierSpec(
+        "review", "restricted", "ingress", 500, 512, 100, 128, ROLES, position=5, is_ephemeral=True
+    ),
     "dev": TierSpec("dev", "baseline", "ingress", 500, 512, 100, 128, ROLES, position=10),
-    "staging": TierSpec("staging", "restricted", "ingress", 500, 512, 100, 128, ROLES,
-                        position=20),
+    "staging": TierSpec("staging", "restricted", "ingress", 500, 512, 100, 128, ROLES, position=20),
     "prod": TierSpec("prod", "restricted", "ingress", 500, 512, 100, 128, ROLES, position=30),
 }
 # Everything that grants or bounds permissions, and must therefore never be the team's.
@@ -43,17 +43,33 @@ NEVER_IN_A_TENANT_REPO = {
 }
 
 
-def inputs(engine="argocd_kargo", tiers=("dev", "staging", "prod"), *, project="shop",
-           repo="https://git.example.com/payments/gitops.git", path="", request_id=12,
-           has_kargo=True, argocd_namespace="argocd") -> PlanInput:
+def inputs(
+    engine="argocd_kargo",
+    tiers=("dev", "staging", "prod"),
+    *,
+    project="shop",
+    repo="https://git.example.com/payments/gitops.git",
+    path="",
+    request_id=12,
+    has_kargo=True,
+    argocd_namespace="argocd",
+) -> PlanInput:
     return PlanInput(
         request_id=request_id,
-        tenant=TenantSpec("payments", "Payments team", {"member": ("payments-devs",)}, repo,
-                          repo_branch="main", repo_path=path),
+        tenant=TenantSpec(
+            "payments",
+            "Payments team",
+            {"member": ("payments-devs",)},
+            repo,
+            repo_branch="main",
+            repo_path=path,
+        ),
         cluster=ClusterSpec("sandbox", argocd_namespace, has_kargo, "ingress-nginx"),
         engine=engine,
-        namespaces=tuple(NamespaceSpec(f"payments-shop-{tier}", TIERS[tier], 1000, 2048, 0,
-                                       project) for tier in tiers),
+        namespaces=tuple(
+            NamespaceSpec(f"payments-shop-{tier}", TIERS[tier], 1000, 2048, 0, project)
+            for tier in tiers
+        ),
         project=project,
         app="shop",
     )
@@ -73,20 +89,24 @@ def test_rendering_is_deterministic_and_keys_are_sorted():
 def test_every_file_starts_with_berths_header_naming_the_request(engine):
     for path, content in gitops_plan.render_files(inputs(engine)).items():
         first_line = content.splitlines()[0]
-        assert first_line.startswith(("# Managed by Berth (request #12)",
-                                      "# Created by Berth (request #12)")), path
+        assert first_line.startswith(
+            ("# Managed by Berth (request #12)", "# Created by Berth (request #12)")
+        ), path
         if "/overlays/" in path or "/base/" in path:
             assert gitops_plan.is_skeleton(content)
         else:
-            assert first_line == ("# Managed by Berth (request #12). Changes here are "
-                                  "overwritten; edit overlays/ instead.")
+            assert first_line == (
+                "# Managed by Berth (request #12). Changes here are "
+                "overwritten; edit overlays/ instead."
+            )
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_rendered_files_never_contain_a_kind_that_grants_or_bounds_permissions(engine):
     files = gitops_plan.render_files(inputs(engine, ("review", "dev", "staging", "prod")))
-    kinds = {(doc["apiVersion"].rpartition("/")[0], doc["kind"])
-             for doc in gitops_plan.documents(files)}
+    kinds = {
+        (doc["apiVersion"].rpartition("/")[0], doc["kind"]) for doc in gitops_plan.documents(files)
+    }
     assert kinds
     assert not kinds & NEVER_IN_A_TENANT_REPO
     assert kinds <= gitops_plan.TENANT_KINDS
@@ -96,19 +116,50 @@ def test_rendered_files_never_contain_a_kind_that_grants_or_bounds_permissions(e
         assert "app.kubernetes.io/managed-by" not in doc.get("metadata", {}).get("labels", {})
 
 
-@pytest.mark.parametrize(("engine", "expected"), [
-    ("argocd", ["base/kustomization.yaml", "dev/application.yaml", "dev/kustomization.yaml",
-                "overlays/dev/kustomization.yaml", "overlays/prod/kustomization.yaml",
-                "prod/application.yaml", "prod/kustomization.yaml"]),
-    ("argocd_kargo", ["base/kustomization.yaml", "dev/application.yaml",
-                      "dev/kustomization.yaml", "kargo/kustomization.yaml",
-                      "kargo/stages.yaml", "kargo/warehouse.yaml",
-                      "overlays/dev/kustomization.yaml", "overlays/prod/kustomization.yaml",
-                      "prod/application.yaml", "prod/kustomization.yaml"]),
-    ("flux", ["base/kustomization.yaml", "dev/flux.yaml", "dev/kustomization.yaml",
-              "overlays/dev/kustomization.yaml", "overlays/prod/kustomization.yaml",
-              "prod/flux.yaml", "prod/kustomization.yaml"]),
-])
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        (
+            "argocd",
+            [
+                "base/kustomization.yaml",
+                "dev/application.yaml",
+                "dev/kustomization.yaml",
+                "overlays/dev/kustomization.yaml",
+                "overlays/prod/kustomization.yaml",
+                "prod/application.yaml",
+                "prod/kustomization.yaml",
+            ],
+        ),
+        (
+            "argocd_kargo",
+            [
+                "base/kustomization.yaml",
+                "dev/application.yaml",
+                "dev/kustomization.yaml",
+                "kargo/kustomization.yaml",
+                "kargo/stages.yaml",
+                "kargo/warehouse.yaml",
+                "overlays/dev/kustomization.yaml",
+                "overlays/prod/kustomization.yaml",
+                "prod/application.yaml",
+                "prod/kustomization.yaml",
+            ],
+        ),
+        (
+            "flux",
+            [
+                "base/kustomization.yaml",
+                "dev/flux.yaml",
+                "dev/kustomization.yaml",
+                "overlays/dev/kustomization.yaml",
+                "overlays/prod/kustomization.yaml",
+                "prod/flux.yaml",
+                "prod/kustomization.yaml",
+            ],
+        ),
+    ],
+)
 def test_layout_per_engine(engine, expected):
     files = gitops_plan.render_files(inputs(engine, ("dev", "prod"), path="/teams/payments/"))
     assert list(files) == [f"teams/payments/apps/shop/{path}" for path in expected]
@@ -128,20 +179,28 @@ def test_one_application_per_environment_in_the_tenants_apps_namespace():
     assert application["metadata"]["name"] == "payments-shop-prod"
     assert application["spec"] == {
         "project": "payments",
-        "destination": {"server": "https://kubernetes.default.svc",
-                        "namespace": "payments-shop-prod"},
-        "source": {"repoURL": "https://git.example.com/payments/gitops.git",
-                   "targetRevision": "main", "path": "apps/shop/overlays/prod"},
-        "syncPolicy": {"automated": {"prune": True, "selfHeal": True},
-                       "syncOptions": ["CreateNamespace=false"]},
+        "destination": {
+            "server": "https://kubernetes.default.svc",
+            "namespace": "payments-shop-prod",
+        },
+        "source": {
+            "repoURL": "https://git.example.com/payments/gitops.git",
+            "targetRevision": "main",
+            "path": "apps/shop/overlays/prod",
+        },
+        "syncPolicy": {
+            "automated": {"prune": True, "selfHeal": True},
+            "syncOptions": ["CreateNamespace=false"],
+        },
     }
 
 
 def test_stages_promote_dev_then_staging_then_prod_and_review_takes_freight_directly():
     files = gitops_plan.render_files(inputs(tiers=("prod", "review", "staging", "dev")))
     stages = list(yaml.safe_load_all(files["apps/shop/kargo/stages.yaml"]))
-    assert [(s["metadata"]["name"], s["spec"]["requestedFreight"][0]["sources"])
-            for s in stages] == [
+    assert [
+        (s["metadata"]["name"], s["spec"]["requestedFreight"][0]["sources"]) for s in stages
+    ] == [
         ("dev", {"direct": True}),
         ("staging", {"stages": ["dev"]}),
         ("prod", {"stages": ["staging"]}),
@@ -149,21 +208,36 @@ def test_stages_promote_dev_then_staging_then_prod_and_review_takes_freight_dire
     ]
     prod = stages[2]["spec"]["promotionTemplate"]["spec"]
     assert [step["uses"] for step in prod["steps"]] == [
-        "git-clone", "kustomize-set-image", "git-commit", "git-push", "argocd-update"]
+        "git-clone",
+        "kustomize-set-image",
+        "git-commit",
+        "git-push",
+        "argocd-update",
+    ]
     assert prod["steps"][1]["config"]["path"] == "./out/apps/shop/overlays/prod"
     assert prod["steps"][4]["config"]["apps"][0] == {
-        "name": "payments-shop-prod", "namespace": "payments-apps",
-        "sources": [{"repoURL": "${{ vars.gitRepo }}",
-                     "desiredRevision": "${{ outputs.commit.commit }}"}]}
+        "name": "payments-shop-prod",
+        "namespace": "payments-apps",
+        "sources": [
+            {"repoURL": "${{ vars.gitRepo }}", "desiredRevision": "${{ outputs.commit.commit }}"}
+        ],
+    }
     warehouse = yaml.safe_load(files["apps/shop/kargo/warehouse.yaml"])
-    assert warehouse["spec"]["subscriptions"] == [{"image": {
-        "repoURL": "registry.example.com/payments/shop", "imageSelectionStrategy": "SemVer",
-        "discoveryLimit": 20}}]
+    assert warehouse["spec"]["subscriptions"] == [
+        {
+            "image": {
+                "repoURL": "registry.example.com/payments/shop",
+                "imageSelectionStrategy": "SemVer",
+                "discoveryLimit": 20,
+            }
+        }
+    ]
 
 
 def test_flux_kustomizations_run_as_the_tenants_reconciler_from_its_one_source():
-    files = gitops_plan.render_files(inputs("flux", ("dev",),
-                                            repo="git@git.example.com:payments/gitops.git"))
+    files = gitops_plan.render_files(
+        inputs("flux", ("dev",), repo="git@git.example.com:payments/gitops.git")
+    )
     (kustomization,) = yaml.safe_load_all(files["apps/shop/dev/flux.yaml"])
     assert kustomization["apiVersion"] == "kustomize.toolkit.fluxcd.io/v1"
     # Beside the tenant's one GitRepository, which Berth applies (no source in the repo).
@@ -178,8 +252,9 @@ def test_flux_kustomizations_run_as_the_tenants_reconciler_from_its_one_source()
 def test_credentials_in_the_repository_url_never_reach_a_file():
     token = "ghp_s3cretTokenInTheUrl"
     for engine in ENGINES:
-        files = gitops_plan.render_files(inputs(
-            engine, repo=f"https://bot:{token}@git.example.com/payments/gitops.git"))
+        files = gitops_plan.render_files(
+            inputs(engine, repo=f"https://bot:{token}@git.example.com/payments/gitops.git")
+        )
         assert token not in "".join(files.values())
         assert "bot@" not in "".join(files.values())
 
@@ -196,11 +271,14 @@ def test_nothing_is_rendered_once_no_environment_is_left():
 
 @pytest.mark.crds
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("repo", ["https://git.example.com/payments/gitops.git",
-                                  "git@git.example.com:payments/gitops.git"])
+@pytest.mark.parametrize(
+    "repo",
+    ["https://git.example.com/payments/gitops.git", "git@git.example.com:payments/gitops.git"],
+)
 def test_every_generated_manifest_validates_against_the_upstream_crds(engine, repo):
-    files = gitops_plan.render_files(inputs(engine, ("review", "dev", "staging", "prod"),
-                                            repo=repo, path="teams/payments"))
+    files = gitops_plan.render_files(
+        inputs(engine, ("review", "dev", "staging", "prod"), repo=repo, path="teams/payments")
+    )
     objects = gitops_plan.cluster_objects(files)
     assert objects
     assert validate_objects(objects) == {}
@@ -240,8 +318,9 @@ def test_a_later_request_with_the_same_content_keeps_the_header_of_the_first():
 def test_a_managed_file_follows_the_rendering_and_goes_with_its_environment():
     before = gitops_plan.render_files(inputs(tiers=("dev", "staging", "prod")))
     after_spec = inputs(tiers=("dev", "prod"), request_id=40)
-    converged = gitops_plan.converge(before, gitops_plan.render_files(after_spec),
-                                     scope(after_spec))
+    converged = gitops_plan.converge(
+        before, gitops_plan.render_files(after_spec), scope(after_spec)
+    )
     changed = gitops_plan.changes(before, converged.files)
     assert changed == {
         "apps/shop/kargo/stages.yaml": "modified",  # prod now follows dev
@@ -250,7 +329,8 @@ def test_a_managed_file_follows_the_rendering_and_goes_with_its_environment():
         "apps/shop/staging/kustomization.yaml": "deleted",
     }
     assert converged.files["apps/shop/kargo/stages.yaml"].startswith(
-        "# Managed by Berth (request #40)")
+        "# Managed by Berth (request #40)"
+    )
 
 
 def test_a_skeleton_is_created_once_and_never_overwritten():
@@ -279,23 +359,30 @@ def test_files_the_team_owns_are_never_touched():
     rendered = gitops_plan.render_files(spec)
     application = "apps/shop/dev/application.yaml"
     taken_over = rendered[application].split("\n", 1)[1]  # header line removed
-    current = {**rendered, application: taken_over,
-               "apps/shop/overlays/dev/deployment.yaml": "kind: Deployment\n",
-               "elsewhere/file.yaml": "outside the scope\n"}
+    current = {
+        **rendered,
+        application: taken_over,
+        "apps/shop/overlays/dev/deployment.yaml": "kind: Deployment\n",
+        "elsewhere/file.yaml": "outside the scope\n",
+    }
     converged = gitops_plan.converge(current, rendered, scope(spec))
     assert converged.files[application] == taken_over
     assert converged.files["apps/shop/overlays/dev/deployment.yaml"] == "kind: Deployment\n"
     assert "elsewhere/file.yaml" not in converged.files  # outside the scope: not ours to list
     assert converged.notes == (
-        f"{application}: not Berth's any more (its first line is not Berth's header)",)
+        f"{application}: not Berth's any more (its first line is not Berth's header)",
+    )
     gone = gitops_plan.converge(current, {}, scope(spec)).files
-    assert gone == {application: taken_over,
-                    "apps/shop/overlays/dev/deployment.yaml": "kind: Deployment\n"}
+    assert gone == {
+        application: taken_over,
+        "apps/shop/overlays/dev/deployment.yaml": "kind: Deployment\n",
+    }
 
 
 def test_diff_files_is_a_unified_diff_of_added_changed_and_deleted_files():
-    diff = gitops_plan.diff_files({"a.yaml": "x: 1\n", "b.yaml": "y: 1\n"},
-                                  {"a.yaml": "x: 2\n", "c.yaml": "z: 1"})
+    diff = gitops_plan.diff_files(
+        {"a.yaml": "x: 1\n", "b.yaml": "y: 1\n"}, {"a.yaml": "x: 2\n", "c.yaml": "z: 1"}
+    )
     assert diff == (
         "--- a/a.yaml\n+++ b/a.yaml\n@@ -1 +1 @@\n-x: 1\n+x: 2\n"
         "--- a/b.yaml\n+++ /dev/null\n@@ -1 +0,0 @@\n-y: 1\n"
@@ -306,11 +393,17 @@ def test_diff_files_is_a_unified_diff_of_added_changed_and_deleted_files():
 
 def test_commit_message_says_what_and_why_and_ends_in_trailers():
     message = gitops_plan.commit_message(
-        kind="decommission", request_id=14, tenant="payments", app="shop",
-        engine="argocd_kargo", namespaces=["payments-shop-dev"],
+        kind="decommission",
+        request_id=14,
+        tenant="payments",
+        app="shop",
+        engine="argocd_kargo",
+        namespaces=["payments-shop-dev"],
         changed={"apps/shop/dev/application.yaml": "deleted"},
         notes=["apps/shop/overlays/dev/kustomization.yaml: kept, the team changed it"],
-        approvers=["pat", "olivia"], reason="project cancelled")
+        approvers=["pat", "olivia"],
+        reason="project cancelled",
+    )
     subject, *rest = message.split("\n\n")
     assert subject == "Remove payments-shop-dev (decommission request #14)"
     assert "which asked to remove payments-shop-dev" in rest[0]
@@ -325,8 +418,15 @@ def test_commit_message_says_what_and_why_and_ends_in_trailers():
 def with_review_apps(engine: str, *slugs: str, namespace: str = "") -> PlanInput:
     spec = inputs(engine, ("dev", "prod"))
     reviews = tuple(
-        NamespaceSpec(namespace or fit(f"payments-shop-{slug}"), TIERS["review"], 500, 1024, 0,
-                      "shop", environment=slug)
+        NamespaceSpec(
+            namespace or fit(f"payments-shop-{slug}"),
+            TIERS["review"],
+            500,
+            1024,
+            0,
+            "shop",
+            environment=slug,
+        )
         for slug in slugs
     )
     return replace(spec, namespaces=spec.namespaces + reviews)
@@ -334,15 +434,20 @@ def with_review_apps(engine: str, *slugs: str, namespace: str = "") -> PlanInput
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_each_ephemeral_environment_has_files_of_its_own(engine):
-    files = gitops_plan.render_files(with_review_apps(engine, "review-1", "review-2",
-                                                      namespace="payments-review-apps"))
+    files = gitops_plan.render_files(
+        with_review_apps(engine, "review-1", "review-2", namespace="payments-review-apps")
+    )
     assert "apps/shop/overlays/review/review-1/kustomization.yaml" in files
-    overlay = yaml.safe_load(files["apps/shop/overlays/review/review-2/kustomization.yaml"]
-                             .split("\n", 2)[2])
-    assert overlay == {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-                       "namespace": "payments-review-apps", "resources": ["../../../base"]}
-    names = {(obj["kind"], obj["metadata"]["name"])
-             for obj in gitops_plan.cluster_objects(files)}
+    overlay = yaml.safe_load(
+        files["apps/shop/overlays/review/review-2/kustomization.yaml"].split("\n", 2)[2]
+    )
+    assert overlay == {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "namespace": "payments-review-apps",
+        "resources": ["../../../base"],
+    }
+    names = {(obj["kind"], obj["metadata"]["name"]) for obj in gitops_plan.cluster_objects(files)}
     if engine == "flux":
         assert ("Kustomization", "payments-shop-review-1") in names
         assert ("Kustomization", "payments-shop-review-2") in names  # same namespace, no clash
@@ -351,11 +456,15 @@ def test_each_ephemeral_environment_has_files_of_its_own(engine):
         assert ("Application", "payments-shop-review-2") in names
     if engine == "argocd_kargo":
         assert ("Stage", "review-review-1") in names
-        stages = {obj["metadata"]["name"]: obj for obj in gitops_plan.cluster_objects(files)
-                  if obj["kind"] == "Stage"}
+        stages = {
+            obj["metadata"]["name"]: obj
+            for obj in gitops_plan.cluster_objects(files)
+            if obj["kind"] == "Stage"
+        }
         # Review apps take Freight from the Warehouse and feed nothing: prod follows dev.
         assert stages["review-review-1"]["spec"]["requestedFreight"][0]["sources"] == {
-            "direct": True}
+            "direct": True
+        }
         assert stages["prod"]["spec"]["requestedFreight"][0]["sources"] == {"stages": ["dev"]}
 
 
@@ -371,9 +480,11 @@ def test_removing_one_ephemeral_environment_touches_only_its_files():
     after = gitops_plan.render_files(with_review_apps("argocd", "review-2"))
     spec = with_review_apps("argocd", "review-2")
     changed = gitops_plan.changes(before, gitops_plan.converge(before, after, scope(spec)).files)
-    assert changed == {"apps/shop/overlays/review/review-1/kustomization.yaml": "deleted",
-                       "apps/shop/review/review-1/application.yaml": "deleted",
-                       "apps/shop/review/review-1/kustomization.yaml": "deleted"}
+    assert changed == {
+        "apps/shop/overlays/review/review-1/kustomization.yaml": "deleted",
+        "apps/shop/review/review-1/application.yaml": "deleted",
+        "apps/shop/review/review-1/kustomization.yaml": "deleted",
+    }
 
 
 # --- the cluster's index: what the tenant's roots apply --------------------------------------
@@ -387,10 +498,12 @@ def listed(content: str) -> list[str]:
 def test_a_new_tenant_on_a_cluster_gets_an_empty_index_for_its_roots():
     spec = inputs(path="teams/payments")
     assert gitops_plan.index_path(spec) == (
-        "teams/payments/clusters/sandbox/argocd/kustomization.yaml")
+        "teams/payments/clusters/sandbox/argocd/kustomization.yaml"
+    )
     # One index per engine: each root is handed its own engine's objects only.
     assert gitops_plan.index_path(spec, "flux") == (
-        "teams/payments/clusters/sandbox/flux/kustomization.yaml")
+        "teams/payments/clusters/sandbox/flux/kustomization.yaml"
+    )
     content, note = gitops_plan.render_index(None, spec)
     assert listed(content) == [] and not note
 
@@ -398,8 +511,12 @@ def test_a_new_tenant_on_a_cluster_gets_an_empty_index_for_its_roots():
 def test_the_index_lists_the_applications_environments_and_kargo_and_keeps_the_others():
     spec = inputs()
     entries = gitops_plan.index_entries(spec)
-    assert entries == ["../../../apps/shop/dev", "../../../apps/shop/kargo",
-                       "../../../apps/shop/prod", "../../../apps/shop/staging"]
+    assert entries == [
+        "../../../apps/shop/dev",
+        "../../../apps/shop/kargo",
+        "../../../apps/shop/prod",
+        "../../../apps/shop/staging",
+    ]
     cart, _ = gitops_plan.render_index(None, spec, ["../../../apps/cart/dev"], app="cart")
     both, _ = gitops_plan.render_index(cart, spec, entries, app="shop")
     assert listed(both) == ["../../../apps/cart/dev", *entries]
@@ -436,19 +553,25 @@ def test_kubectl_kustomize_builds_the_index_into_every_environments_definitions(
     for engine in ENGINES:
         spec = inputs(engine, ("review", "dev", "staging", "prod"))
         files = gitops_plan.render_files(spec)
-        index, _ = gitops_plan.render_index(None, spec, gitops_plan.index_entries(spec),
-                                            app="shop")
+        index, _ = gitops_plan.render_index(None, spec, gitops_plan.index_entries(spec), app="shop")
         files[gitops_plan.index_path(spec)] = index
         root = tmp_path / engine
         for path, content in files.items():
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(content)
         index_dir = (root / gitops_plan.index_path(spec)).parent
-        built = subprocess.run([kubectl, "kustomize", str(index_dir)],
-                               capture_output=True, text=True, check=False, timeout=60)
+        built = subprocess.run(
+            [kubectl, "kustomize", str(index_dir)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
         assert built.returncode == 0, built.stderr
-        built_objects = sorted((doc["kind"], doc["metadata"]["name"])
-                               for doc in yaml.safe_load_all(built.stdout))
-        rendered = sorted((obj["kind"], obj["metadata"]["name"])
-                          for obj in gitops_plan.cluster_objects(files))
+        built_objects = sorted(
+            (doc["kind"], doc["metadata"]["name"]) for doc in yaml.safe_load_all(built.stdout)
+        )
+        rendered = sorted(
+            (obj["kind"], obj["metadata"]["name"]) for obj in gitops_plan.cluster_objects(files)
+        )
         assert built_objects == rendered, engine

@@ -32,8 +32,9 @@ def unfenced(world, settings):
 
 
 def ask(world) -> Request:
-    made = submit(world, "namespace", app="web", tier="dev", cluster="sandbox",
-                  cpu="500m", memory="512Mi")
+    made = submit(
+        world, "namespace", app="web", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi"
+    )
     assert made.state == RequestState.APPROVED
     return made
 
@@ -44,7 +45,8 @@ def wake(tenancy_request: Request) -> None:
 
 
 def test_a_cluster_without_guardrails_gets_no_tenant_namespace_and_the_request_says_why(
-        unfenced, sandbox, client):
+    unfenced, sandbox, client
+):
     made = ask(unfenced)
     work()
 
@@ -60,14 +62,12 @@ def test_a_cluster_without_guardrails_gets_no_tenant_namespace_and_the_request_s
     assert "guardrails not installed on sandbox" in page
 
 
-def test_the_install_job_records_the_version_and_the_waiting_request_goes_on(unfenced,
-                                                                               sandbox):
+def test_the_install_job_records_the_version_and_the_waiting_request_goes_on(unfenced, sandbox):
     made = ask(unfenced)
     work()
     assert sandbox.get("Namespace", NAME) is None
 
-    outcome = tasks.install_guardrails(Cluster.objects.get(name="sandbox").pk,
-                                       unfenced["admin"].pk)
+    outcome = tasks.install_guardrails(Cluster.objects.get(name="sandbox").pk, unfenced["admin"].pk)
     assert "guardrail objects applied" in outcome
     cluster = Cluster.objects.get(name="sandbox")
     assert cluster.guardrails_digest == checks.expected_digest(cluster)
@@ -86,7 +86,8 @@ def test_the_install_job_records_the_version_and_the_waiting_request_goes_on(unf
 
 
 def test_guardrails_from_another_version_hold_requests_back_until_installed_again(
-        unfenced, sandbox):
+    unfenced, sandbox
+):
     tasks.install_guardrails(Cluster.objects.get(name="sandbox").pk)
     # Kargo leaves the cluster: its controller is no longer exempt, so the policies Berth
     # would install now differ from those the cluster holds.
@@ -109,8 +110,12 @@ def test_guardrails_from_another_version_hold_requests_back_until_installed_agai
 
 def test_a_policy_deleted_by_hand_is_missed_before_the_next_namespace(unfenced, sandbox):
     tasks.install_guardrails(Cluster.objects.get(name="sandbox").pk)
-    as_admin(sandbox, "DELETE", "/apis/admissionregistration.k8s.io/v1/"
-             "validatingadmissionpolicybindings/berth-protect-managed")
+    as_admin(
+        sandbox,
+        "DELETE",
+        "/apis/admissionregistration.k8s.io/v1/"
+        "validatingadmissionpolicybindings/berth-protect-managed",
+    )
     made = ask(unfenced)
     work()
 
@@ -129,7 +134,8 @@ def test_a_cluster_fenced_by_the_platforms_own_admission_is_not_checked(world, s
 
 
 def test_the_admin_action_queues_the_install_and_the_list_says_where_they_stand(
-        unfenced, client, monkeypatch):
+    unfenced, client, monkeypatch
+):
     queued = []
     monkeypatch.setattr(tasks.install_guardrails, "delay", lambda *args: queued.append(args))
     root = UserFactory(username="root", is_staff=True, is_superuser=True)
@@ -138,9 +144,15 @@ def test_the_admin_action_queues_the_install_and_the_list_says_where_they_stand(
 
     listed = client.get("/admin/tenants/cluster/").content.decode()
     assert "not installed" in listed
-    response = client.post("/admin/tenants/cluster/", {
-        "action": "install_guardrails", "_selected_action": [cluster.pk], "index": "0",
-    }, follow=True)
+    response = client.post(
+        "/admin/tenants/cluster/",
+        {
+            "action": "install_guardrails",
+            "_selected_action": [cluster.pk],
+            "index": "0",
+        },
+        follow=True,
+    )
     assert "guardrail install queued" in response.content.decode()
     assert queued == [(cluster.pk, root.pk)]
 
@@ -149,8 +161,7 @@ def test_the_admin_action_queues_the_install_and_the_list_says_where_they_stand(
     assert "current (installed" in listed
 
 
-def test_the_cluster_page_shows_what_an_install_would_change_before_it_is_decided(
-        unfenced, client):
+def test_the_cluster_page_shows_what_an_install_would_change_before_it_is_decided(unfenced, client):
     root = UserFactory(username="root", is_staff=True, is_superuser=True)
     client.force_login(root)
     cluster = Cluster.objects.get(name="sandbox")

@@ -23,8 +23,11 @@ WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(termination_seconds=0.2, crds=upstream_crds(),
-                     namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)) as running:
+    with KubeSandbox(
+        termination_seconds=0.2,
+        crds=upstream_crds(),
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
+    ) as running:
         yield running
 
 
@@ -48,10 +51,16 @@ def world(db, sandbox, tmp_path, settings):
 
 
 def approved(world, **payload) -> Request:
-    payload = payload or {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1",
-                          "memory": "2Gi"}
-    submitted = services.submit_request(tenant=world["tenant"], kind="namespace",
-                                        payload=payload, requester=world["developer"])
+    payload = payload or {
+        "app": "shop",
+        "tier": "dev",
+        "cluster": "sandbox",
+        "cpu": "1",
+        "memory": "2Gi",
+    }
+    submitted = services.submit_request(
+        tenant=world["tenant"], kind="namespace", payload=payload, requester=world["developer"]
+    )
     return approve_if_needed(submitted, approver=world["admin"])
 
 
@@ -65,7 +74,7 @@ def inject(monkeypatch, obj: dict) -> None:
     """Every plan the engine renders gets one more object."""
     render = runs.render
 
-    def with_extra(inputs):  # noqa: ANN001, ANN202
+    def with_extra(inputs):
         plan = render(inputs)
         return Plan(apply=(*plan.apply, obj), delete=plan.delete)
 
@@ -74,27 +83,41 @@ def inject(monkeypatch, obj: dict) -> None:
 
 LABELS = {MANAGED_BY: "berth", "berth.dev/tenant": "payments"}
 INVALID = {  # a quantity must be a string: the API server would refuse it (422)
-    "apiVersion": "v1", "kind": "ResourceQuota",
+    "apiVersion": "v1",
+    "kind": "ResourceQuota",
     "metadata": {"name": "extra", "namespace": "payments-shop-dev", "labels": LABELS},
     "spec": {"hard": {"requests.cpu": 2}},
 }
 ESCALATION = {
-    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRoleBinding",
     "metadata": {"name": "payments-everything", "labels": LABELS},
-    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                "name": "cluster-admin"},
-    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                  "name": "payments-devs"}],
+    "roleRef": {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "cluster-admin",
+    },
+    "subjects": [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "payments-devs"}
+    ],
 }
 
 
 @pytest.mark.parametrize(
     ("bad", "reason"),
     [
-        pytest.param(INVALID, 'ResourceQuota/payments-shop-dev/extra: schema: spec.hard["requests'
-                     '.cpu"]: expected string', id="schema-invalid-object"),
-        pytest.param(ESCALATION, "ClusterRoleBinding/payments-everything: a tenant's plan never "
-                     "holds a ClusterRoleBinding", id="cluster-role-binding"),
+        pytest.param(
+            INVALID,
+            'ResourceQuota/payments-shop-dev/extra: schema: spec.hard["requests'
+            '.cpu"]: expected string',
+            id="schema-invalid-object",
+        ),
+        pytest.param(
+            ESCALATION,
+            "ClusterRoleBinding/payments-everything: a tenant's plan never "
+            "holds a ClusterRoleBinding",
+            id="cluster-role-binding",
+        ),
     ],
 )
 def test_a_plan_that_fails_validation_creates_nothing_anywhere(
@@ -128,8 +151,12 @@ def test_a_valid_plan_still_provisions_and_commits(world, sandbox):
     tenancy_request = converge(approved(world))
 
     assert tenancy_request.state == RequestState.READY, tenancy_request.status_message
-    binding = sandbox.get("RoleBinding", "berth-gitops", "payments-shop-dev",
-                          api_version="rbac.authorization.k8s.io/v1")
+    binding = sandbox.get(
+        "RoleBinding",
+        "berth-gitops",
+        "payments-shop-dev",
+        api_version="rbac.authorization.k8s.io/v1",
+    )
     assert binding["roleRef"]["name"] == "berth-tenant-edit"
     assert tenancy_request.runs.get().steps[-1]["outcome"] == "committed"
 
@@ -138,22 +165,36 @@ def test_a_binding_whose_role_changed_is_recreated(world, sandbox):
     """roleRef is immutable: an existing binding to `edit` (before Berth's roles) is deleted
     and created again, by reconcile as by provisioning."""
     converge(approved(world))
-    live = sandbox.get("RoleBinding", "berth-members", "payments-shop-dev",
-                       api_version="rbac.authorization.k8s.io/v1")
+    live = sandbox.get(
+        "RoleBinding",
+        "berth-members",
+        "payments-shop-dev",
+        api_version="rbac.authorization.k8s.io/v1",
+    )
     live["roleRef"]["name"] = "edit"
     sandbox.upsert(live)
     sandbox.clear_requests()
 
     engine.reconcile_namespace(Namespace.objects.get(name="payments-shop-dev"))
 
-    now = sandbox.get("RoleBinding", "berth-members", "payments-shop-dev",
-                      api_version="rbac.authorization.k8s.io/v1")
+    now = sandbox.get(
+        "RoleBinding",
+        "berth-members",
+        "payments-shop-dev",
+        api_version="rbac.authorization.k8s.io/v1",
+    )
     assert now["roleRef"]["name"] == "berth-tenant-edit"
-    writes = [(r["method"], r["path"].rsplit("/", 1)[-1]) for r in sandbox.requests()
-              if r["method"] in WRITES]
+    writes = [
+        (r["method"], r["path"].rsplit("/", 1)[-1])
+        for r in sandbox.requests()
+        if r["method"] in WRITES
+    ]
     # One apply, refused as the API refuses a new roleRef; then delete and apply again.
-    assert writes == [("PATCH", "berth-members"), ("DELETE", "berth-members"),
-                      ("PATCH", "berth-members")]
+    assert writes == [
+        ("PATCH", "berth-members"),
+        ("DELETE", "berth-members"),
+        ("PATCH", "berth-members"),
+    ]
 
 
 # --- cluster bootstrap -------------------------------------------------------------------
@@ -166,13 +207,19 @@ def test_install_guardrails_applies_roles_and_policies_once(world, sandbox):
     outcomes = dict(installed.outcomes)
     assert outcomes.pop("Namespace/berth-system") == "configured"  # Berth's own, already there
     assert set(outcomes.values()) == {"created"}
-    role = sandbox.get("ClusterRole", "berth-tenant-edit",
-                       api_version="rbac.authorization.k8s.io/v1")
+    role = sandbox.get(
+        "ClusterRole", "berth-tenant-edit", api_version="rbac.authorization.k8s.io/v1"
+    )
     assert role["metadata"]["labels"][MANAGED_BY] == "berth"
-    policy = sandbox.get("ValidatingAdmissionPolicy", "berth-protect-managed",
-                         api_version="admissionregistration.k8s.io/v1")
-    assert "system:serviceaccount:berth-system:berth" in (
-        policy["spec"]["validations"][0]["expression"])
+    policy = sandbox.get(
+        "ValidatingAdmissionPolicy",
+        "berth-protect-managed",
+        api_version="admissionregistration.k8s.io/v1",
+    )
+    assert (
+        "system:serviceaccount:berth-system:berth"
+        in (policy["spec"]["validations"][0]["expression"])
+    )
     event = AuditEvent.objects.get(action="install_guardrails")
     assert event.actor == world["admin"] and event.object_repr == "sandbox"
 
@@ -203,14 +250,15 @@ def test_the_admin_action_installs_guardrails(client, world, sandbox, monkeypatc
     client.force_login(root)
     response = client.post(
         "/admin/tenants/cluster/",
-        {"action": "install_guardrails", "_selected_action": [world["cluster"].pk],
-         "index": "0"},
+        {"action": "install_guardrails", "_selected_action": [world["cluster"].pk], "index": "0"},
         follow=True,
     )
     assert "guardrail install queued" in response.content.decode()
     assert "guardrail objects applied" in tasks.install_guardrails(*queued[0])  # the worker
-    assert sandbox.get("ClusterRole", "berth-tenant-view",
-                       api_version="rbac.authorization.k8s.io/v1") is not None
+    assert (
+        sandbox.get("ClusterRole", "berth-tenant-view", api_version="rbac.authorization.k8s.io/v1")
+        is not None
+    )
 
 
 # --- the tenant page ---------------------------------------------------------------------

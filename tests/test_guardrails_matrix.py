@@ -30,40 +30,62 @@ from tenants import demo
 from tests.authz import LiveCluster, Subject, path_of
 
 TIERS = ("dev", "staging", "prod", "review")
-CLUSTER = ClusterSpec(name="sandbox", argocd_namespace="argocd", has_kargo=True,
-                      ingress_namespace="ingress-nginx")
+CLUSTER = ClusterSpec(
+    name="sandbox", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress-nginx"
+)
 
 
 def tier_spec(slug: str) -> TierSpec:
     preset = next(t for t in demo.TIERS if t["slug"] == slug)
     return TierSpec(
-        slug=slug, pod_security_level=preset["pod_security_level"],
-        network_preset=preset["network_preset"], container_default_cpu_millis=500,
-        container_default_memory_mib=512, container_request_cpu_millis=100,
+        slug=slug,
+        pod_security_level=preset["pod_security_level"],
+        network_preset=preset["network_preset"],
+        container_default_cpu_millis=500,
+        container_default_memory_mib=512,
+        container_request_cpu_millis=100,
         container_request_memory_mib=128,
-        cluster_roles={role: preset[f"{role}_cluster_role"]
-                       for role in ("owner", "member", "viewer")},
+        cluster_roles={
+            role: preset[f"{role}_cluster_role"] for role in ("owner", "member", "viewer")
+        },
     )
 
 
 def tenant_plan(spec: dict, app: str) -> list[dict]:
     tenant = TenantSpec(
-        slug=spec["slug"], name=spec["name"],
-        groups={"owner": tuple(spec["owner_groups"]), "member": tuple(spec["member_groups"]),
-                "viewer": tuple(spec["viewer_groups"])},
+        slug=spec["slug"],
+        name=spec["name"],
+        groups={
+            "owner": tuple(spec["owner_groups"]),
+            "member": tuple(spec["member_groups"]),
+            "viewer": tuple(spec["viewer_groups"]),
+        },
         repo_url="https://git.example.com/deploy.git",
         allowed_domains=tuple(spec["allowed_domains"]),
     )
     inputs = PlanInput(
-        request_id=1, tenant=tenant, cluster=CLUSTER, engine="argocd_kargo", project=app,
+        request_id=1,
+        tenant=tenant,
+        cluster=CLUSTER,
+        engine="argocd_kargo",
+        project=app,
         namespaces=tuple(
-            NamespaceSpec(name=f"{spec['slug']}-{app}-{slug}", tier=tier_spec(slug),
-                          cpu_millis=1000, memory_mib=1024, storage_gib=1, project=app)
+            NamespaceSpec(
+                name=f"{spec['slug']}-{app}-{slug}",
+                tier=tier_spec(slug),
+                cpu_millis=1000,
+                memory_mib=1024,
+                storage_gib=1,
+                project=app,
+            )
             for slug in TIERS
         ),
         tenant_engines=frozenset({ARGOCD}),
-        kargo_projects=(KargoProject(app, f"{spec['slug']}-{app}-kargo",
-                                     tuple(tier_spec(slug) for slug in TIERS)),),
+        kargo_projects=(
+            KargoProject(
+                app, f"{spec['slug']}-{app}-kargo", tuple(tier_spec(slug) for slug in TIERS)
+            ),
+        ),
     )
     return list(render(inputs).apply)
 
@@ -75,17 +97,28 @@ BOOTSTRAP = bootstrap_objects(CLUSTER, berth_namespace="berth-system")
 
 @pytest.fixture(scope="module")
 def cluster():
-    team_policies = [team_policy(o["metadata"]["name"]) for o in PLANS
-                     if o["kind"] == "Namespace" and o["metadata"]["name"].startswith("payments-")]
-    live = LiveCluster([*BOOTSTRAP, *PLANS, *team_policies], crds=upstream_crds(),
-                       namespaces=("argocd", "kargo", "berth-system"))
+    team_policies = [
+        team_policy(o["metadata"]["name"])
+        for o in PLANS
+        if o["kind"] == "Namespace" and o["metadata"]["name"].startswith("payments-")
+    ]
+    live = LiveCluster(
+        [*BOOTSTRAP, *PLANS, *team_policies],
+        crds=upstream_crds(),
+        namespaces=("argocd", "kargo", "berth-system"),
+    )
     yield live
     live.close()
 
 
 def planned(kind: str, name: str, namespace: str) -> dict:
-    return next(o for o in PLANS if o["kind"] == kind and o["metadata"]["name"] == name
-                and o["metadata"].get("namespace", "") == namespace)
+    return next(
+        o
+        for o in PLANS
+        if o["kind"] == kind
+        and o["metadata"]["name"] == name
+        and o["metadata"].get("namespace", "") == namespace
+    )
 
 
 # The payments people (groups from tenants/demo.py) and the GitOps identity of a namespace.
@@ -107,18 +140,27 @@ HOLDS = {
 
 
 def deployment(namespace: str) -> dict:
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": namespace},
-            "spec": {"selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "web",
-                                                           "image": "nginx:1.27"}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+            },
+        },
+    }
 
 
 def team_policy(namespace: str) -> dict:
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": {"name": "allow-web", "namespace": namespace},
-            "spec": {"podSelector": {}, "ingress": [{}], "policyTypes": ["Ingress"]}}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "allow-web", "namespace": namespace},
+        "spec": {"podSelector": {}, "ingress": [{}], "policyTypes": ["Ingress"]},
+    }
 
 
 def raised_quota(namespace: str) -> tuple[dict, dict]:
@@ -142,80 +184,140 @@ def patch(obj: dict) -> tuple:
 
 
 ACTIONS = {
-    "create Deployment": lambda ns: ("request", "POST", path_of(deployment(ns), named=False),
-                                     deployment(ns)),
-    "create Service": lambda ns: ("request", "POST", f"/api/v1/namespaces/{ns}/services", {
-        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": ns},
-        "spec": {"ports": [{"port": 80}]}}),
+    "create Deployment": lambda ns: (
+        "request",
+        "POST",
+        path_of(deployment(ns), named=False),
+        deployment(ns),
+    ),
+    "create Service": lambda ns: (
+        "request",
+        "POST",
+        f"/api/v1/namespaces/{ns}/services",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "namespace": ns},
+            "spec": {"ports": [{"port": 80}]},
+        },
+    ),
     "read Secret": lambda ns: ("ask", "get", "", "secrets", ns, "db"),
     "exec into pod": lambda ns: ("ask", "create", "", "pods/exec", ns, "web-0"),
-    "add NetworkPolicy": lambda ns: ("request", "POST", path_of(team_policy(ns), named=False),
-                                     {**team_policy(ns), "metadata": {"name": "allow-more",
-                                                                      "namespace": ns}}),
+    "add NetworkPolicy": lambda ns: (
+        "request",
+        "POST",
+        path_of(team_policy(ns), named=False),
+        {**team_policy(ns), "metadata": {"name": "allow-more", "namespace": ns}},
+    ),
     "delete own NetworkPolicy": lambda ns: ("request", "DELETE", path_of(team_policy(ns)), None),
     "delete Berth's default deny": lambda ns: (
-        "request", "DELETE", path_of(planned("NetworkPolicy", "berth-default-deny", ns)), None),
+        "request",
+        "DELETE",
+        path_of(planned("NetworkPolicy", "berth-default-deny", ns)),
+        None,
+    ),
     "raise ResourceQuota": lambda ns: patch(raised_quota(ns)[0]),
     "change LimitRange": lambda ns: patch(changed_limits(ns)[0]),
-    "create RoleBinding": lambda ns: ("request", "POST",
-                                      f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}"
-                                      "/rolebindings", role_binding(ns, "berth-tenant-view")),
-    "create Role": lambda ns: ("request", "POST",
-                               f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles", {
-                                   "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                                   "metadata": {"name": "mine", "namespace": ns}, "rules": []}),
-    "bind cluster-admin": lambda ns: ("request", "POST",
-                                      f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}"
-                                      "/rolebindings", role_binding(ns, "cluster-admin")),
-    "token for berth-gitops": lambda ns: ("ask", "create", "", "serviceaccounts/token", ns,
-                                          GITOPS_SERVICE_ACCOUNT),
-    "create AppProject": lambda ns: ("request", "POST",
-                                     "/apis/argoproj.io/v1alpha1/namespaces/argocd/appprojects", {
-                                         "apiVersion": "argoproj.io/v1alpha1",
-                                         "kind": "AppProject",
-                                         "metadata": {"name": "mine", "namespace": "argocd"},
-                                         "spec": {}}),
+    "create RoleBinding": lambda ns: (
+        "request",
+        "POST",
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+        role_binding(ns, "berth-tenant-view"),
+    ),
+    "create Role": lambda ns: (
+        "request",
+        "POST",
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "mine", "namespace": ns},
+            "rules": [],
+        },
+    ),
+    "bind cluster-admin": lambda ns: (
+        "request",
+        "POST",
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+        role_binding(ns, "cluster-admin"),
+    ),
+    "token for berth-gitops": lambda ns: (
+        "ask",
+        "create",
+        "",
+        "serviceaccounts/token",
+        ns,
+        GITOPS_SERVICE_ACCOUNT,
+    ),
+    "create AppProject": lambda ns: (
+        "request",
+        "POST",
+        "/apis/argoproj.io/v1alpha1/namespaces/argocd/appprojects",
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "AppProject",
+            "metadata": {"name": "mine", "namespace": "argocd"},
+            "spec": {},
+        },
+    ),
     "create Kargo Project": lambda ns: ("ask", "create", "kargo.akuity.io", "projects", "", ""),
     "read the repository credential": lambda ns: (
-        "ask", "get", "", "secrets", ns.rsplit("-", 1)[0] + "-kargo", "berth-repo-credentials"),
+        "ask",
+        "get",
+        "",
+        "secrets",
+        ns.rsplit("-", 1)[0] + "-kargo",
+        "berth-repo-credentials",
+    ),
     "create a Flux Kustomization": lambda ns: (
-        "ask", "create", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, ""),
+        "ask",
+        "create",
+        "kustomize.toolkit.fluxcd.io",
+        "kustomizations",
+        ns,
+        "",
+    ),
     "Deployment in search's ns": lambda ns: (
-        "request", "POST", path_of(deployment(ns.replace("payments-shop", "search-web")),
-                                   named=False),
-        deployment(ns.replace("payments-shop", "search-web"))),
+        "request",
+        "POST",
+        path_of(deployment(ns.replace("payments-shop", "search-web")), named=False),
+        deployment(ns.replace("payments-shop", "search-web")),
+    ),
 }
 
 
 def role_binding(namespace: str, role: str) -> dict:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": "mine", "namespace": namespace},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                        "name": role},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                          "name": "everyone-i-know"}]}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "mine", "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "everyone-i-know"}
+        ],
+    }
 
 
 #                                 holding berth-tenant-edit   holding berth-tenant-view
 EXPECTED = {
-    "create Deployment":            ("allowed",                 "RBAC"),
-    "create Service":               ("allowed",                 "RBAC"),
-    "read Secret":                  ("allowed",                 "RBAC"),
-    "exec into pod":                ("allowed",                 "RBAC"),
-    "add NetworkPolicy":            ("allowed",                 "RBAC"),
-    "delete own NetworkPolicy":     ("allowed",                 "RBAC"),
-    "delete Berth's default deny":  ("admission",               "RBAC"),
-    "raise ResourceQuota":          ("RBAC",                    "RBAC"),
-    "change LimitRange":            ("RBAC",                    "RBAC"),
-    "create RoleBinding":           ("RBAC",                    "RBAC"),
-    "create Role":                  ("RBAC",                    "RBAC"),
-    "bind cluster-admin":           ("RBAC",                    "RBAC"),
-    "token for berth-gitops":       ("RBAC",                    "RBAC"),
-    "create AppProject":            ("RBAC",                    "RBAC"),
-    "create Kargo Project":         ("RBAC",                    "RBAC"),
-    "read the repository credential": ("RBAC",                  "RBAC"),
-    "create a Flux Kustomization":  ("RBAC",                    "RBAC"),
-    "Deployment in search's ns":    ("RBAC",                    "RBAC"),
+    "create Deployment": ("allowed", "RBAC"),
+    "create Service": ("allowed", "RBAC"),
+    "read Secret": ("allowed", "RBAC"),
+    "exec into pod": ("allowed", "RBAC"),
+    "add NetworkPolicy": ("allowed", "RBAC"),
+    "delete own NetworkPolicy": ("allowed", "RBAC"),
+    "delete Berth's default deny": ("admission", "RBAC"),
+    "raise ResourceQuota": ("RBAC", "RBAC"),
+    "change LimitRange": ("RBAC", "RBAC"),
+    "create RoleBinding": ("RBAC", "RBAC"),
+    "create Role": ("RBAC", "RBAC"),
+    "bind cluster-admin": ("RBAC", "RBAC"),
+    "token for berth-gitops": ("RBAC", "RBAC"),
+    "create AppProject": ("RBAC", "RBAC"),
+    "create Kargo Project": ("RBAC", "RBAC"),
+    "read the repository credential": ("RBAC", "RBAC"),
+    "create a Flux Kustomization": ("RBAC", "RBAC"),
+    "Deployment in search's ns": ("RBAC", "RBAC"),
 }
 
 
@@ -236,7 +338,9 @@ def decide(cluster: LiveCluster, who: str, tier: str, action: str) -> str:
 
 CASES = [
     pytest.param(tier, who, action, id=f"{tier}-{who}-{action.lower().replace(' ', '-')}")
-    for tier in TIERS for who in WHO for action in ACTIONS
+    for tier in TIERS
+    for who in WHO
+    for action in ACTIONS
 ]
 
 
@@ -252,20 +356,30 @@ def test_who_holds_what_is_what_the_demo_tiers_say():
     for preset in demo.TIERS:
         for who in ("owner", "member", "viewer"):
             assert preset[f"{who}_cluster_role"] == names[HOLDS[who][preset["slug"]]]
-    bindings = [o for o in PLANS if o["kind"] == "RoleBinding"
-                and o["metadata"]["name"] == GITOPS_SERVICE_ACCOUNT]
+    bindings = [
+        o
+        for o in PLANS
+        if o["kind"] == "RoleBinding" and o["metadata"]["name"] == GITOPS_SERVICE_ACCOUNT
+    ]
     assert len(bindings) == 8  # two tenants, four tiers
     assert {b["roleRef"]["name"] for b in bindings} == {names["edit"]}
 
 
 def test_berth_itself_may_change_what_it_protects(cluster):
     berth = Subject.service_account("berth-system", "berth")
-    cluster.sandbox.upsert({  # Berth's own rights, as the chart grants them
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "berth-test-writes"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": "admin"},
-        "subjects": [{"kind": "ServiceAccount", "name": "berth", "namespace": "berth-system"}]})
+    cluster.sandbox.upsert(
+        {  # Berth's own rights, as the chart grants them
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "berth-test-writes"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "admin",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "berth", "namespace": "berth-system"}],
+        }
+    )
     policy = planned("NetworkPolicy", "berth-default-deny", "payments-shop-prod")
     assert cluster.attempt(berth, "DELETE", path_of(policy)) == ("allowed", "")
     assert guardrails.berth_username("berth-system") == berth.username

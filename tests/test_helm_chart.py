@@ -70,8 +70,10 @@ def ask():
         for obj in rendered:
             if obj["kind"] in RBAC_KINDS:
                 if obj["kind"] in {"ServiceAccount", "Role", "RoleBinding"}:
-                    obj = {**obj, "metadata": {"namespace": check_chart.NAMESPACE,
-                                               **obj["metadata"]}}
+                    obj = {
+                        **obj,
+                        "metadata": {"namespace": check_chart.NAMESPACE, **obj["metadata"]},
+                    }
                 objects.append(obj)
         started.append(LiveCluster(objects, namespaces=(check_chart.NAMESPACE, "argocd")))
         return started[-1]
@@ -131,13 +133,17 @@ def a_plan_input_with_every_kind() -> PlanInput:
             credential=RepoCredential(transport="https", username="bot", password="t0ken"),
         ),
         cluster=ClusterSpec(
-            name="prod", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress",
+            name="prod",
+            argocd_namespace="argocd",
+            has_kargo=True,
+            ingress_namespace="ingress",
             argocd_impersonation=True,
         ),
         engine="argocd_kargo",
-        namespaces=(NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 5, project="shop"),
-                    NamespaceSpec("payments-web-dev", tier, 1000, 1024, 5, project="web",
-                                  engine="flux")),
+        namespaces=(
+            NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 5, project="shop"),
+            NamespaceSpec("payments-web-dev", tier, 1000, 1024, 5, project="web", engine="flux"),
+        ),
         project="shop",
         remove_namespaces=("payments-old-dev",),
         tenant_engines=frozenset({ARGOCD, FLUX}),
@@ -173,8 +179,11 @@ def test_bind_and_escalate_are_limited_to_named_cluster_roles(rendered, ask):
         if {"bind", "escalate"} & set(rule["verbs"]):
             assert rule["resources"] == ["clusterroles"] and rule["resourceNames"], rule
         assert "impersonate" not in rule["verbs"], rule
-        if set(rule["resources"]) & {"roles", "clusterroles"} and \
-                set(rule["verbs"]) - {"get", "list", "watch"}:  # writes: named roles only
+        if set(rule["resources"]) & {"roles", "clusterroles"} and set(rule["verbs"]) - {
+            "get",
+            "list",
+            "watch",
+        }:  # writes: named roles only
             assert rule.get("resourceNames"), rule
     authorizer = ask(rendered)
     for role in ("cluster-admin", "admin", "system:controller:namespace-controller"):
@@ -189,8 +198,14 @@ def test_the_bindable_roles_come_from_values(ask):
 
     (rule,) = [r for r in rbac_rules(rendered) if "bind" in r["verbs"]]
     # The tiers' roles, and the roles Berth's own GitOps bindings need.
-    assert rule["resourceNames"] == ["edit", "view", "tenant-reader", "berth-flux-reconciler",
-                                     "berth-argocd-applications", "kargo-viewer"]
+    assert rule["resourceNames"] == [
+        "edit",
+        "view",
+        "tenant-reader",
+        "berth-flux-reconciler",
+        "berth-argocd-applications",
+        "kargo-viewer",
+    ]
     assert authorizer.can_i(BERTH, "bind", RBAC_GROUP, "clusterroles", name="tenant-reader")
     assert not authorizer.can_i(BERTH, "bind", RBAC_GROUP, "clusterroles", name="admin")
 
@@ -218,8 +233,15 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
                 for group in rule["apiGroups"]:
                     for resource in rule["resources"]:
                         for verb in rule["verbs"]:
-                            needed.add((verb, group, resource, obj["metadata"]["namespace"],
-                                        (rule.get("resourceNames") or [""])[0]))
+                            needed.add(
+                                (
+                                    verb,
+                                    group,
+                                    resource,
+                                    obj["metadata"]["namespace"],
+                                    (rule.get("resourceNames") or [""])[0],
+                                )
+                            )
     for ref in plan.delete:  # decommission
         ask(
             {"apiVersion": ref.api_version, "kind": ref.kind, "metadata": vars(ref)},
@@ -239,8 +261,9 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
         group, resource = resource_of(api_version, kind)
         needed.add(("list", group, resource, "", ""))
     # The truth table reads the status of what the engines reconcile from the tenant's files.
-    for obj in gitops_plan.cluster_objects(gitops_plan.render_files(
-            replace(inputs, app="shop", kargo_namespace="payments-shop-kargo"))):
+    for obj in gitops_plan.cluster_objects(
+        gitops_plan.render_files(replace(inputs, app="shop", kargo_namespace="payments-shop-kargo"))
+    ):
         if (obj["apiVersion"].split("/")[0], obj["kind"]) in truth.ENGINE_KINDS:
             ask(obj, "get")
     bootstrap = bootstrap_objects(inputs.cluster, berth_namespace=berth_namespace)
@@ -294,7 +317,8 @@ def test_without_guardrail_installs_berth_cannot_touch_roles_or_admission(ask):
     authorizer = ask(rendered)
 
     assert [obj["metadata"]["name"] for obj in rendered if obj["kind"] == "Role"] == [
-        "berth-argocd-repositories"]
+        "berth-argocd-repositories"
+    ]
     assert not authorizer.can_i(BERTH, "escalate", RBAC_GROUP, "clusterroles", name=EDIT)
     assert not authorizer.can_i(
         BERTH,
@@ -414,39 +438,52 @@ def test_argo_cds_repository_secrets_are_a_role_in_its_namespace_and_can_be_left
 
 def test_the_charts_flux_policy_is_the_one_install_guardrails_applies():
     rendered = check_chart.render(values())
-    shipped = {obj["kind"]: obj for obj in rendered
-               if obj["metadata"]["name"] == FLUX_POLICY}
+    shipped = {obj["kind"]: obj for obj in rendered if obj["metadata"]["name"] == FLUX_POLICY}
     assert shipped["ValidatingAdmissionPolicy"]["spec"] == flux_policy()["spec"]
-    assert shipped["ValidatingAdmissionPolicyBinding"]["spec"] == binding(
-        FLUX_POLICY, param=GITOPS_SOURCES_CONFIG)["spec"]
-    assert shipped["ValidatingAdmissionPolicy"]["metadata"]["labels"][
-        "app.kubernetes.io/managed-by"] == "Helm"
+    assert (
+        shipped["ValidatingAdmissionPolicyBinding"]["spec"]
+        == binding(FLUX_POLICY, param=GITOPS_SOURCES_CONFIG)["spec"]
+    )
+    assert (
+        shipped["ValidatingAdmissionPolicy"]["metadata"]["labels"]["app.kubernetes.io/managed-by"]
+        == "Helm"
+    )
     off = check_chart.render({**values(), "admission": {"fluxTenancy": False}})
     assert not [obj for obj in off if obj["metadata"]["name"] == FLUX_POLICY]
 
 
 # What only the least-privilege policies keep to Berth's own: namespaces (own-namespaces),
 # and the cluster-wide objects "Install guardrails" writes, by name.
-FENCED_BY_NAME = {("", "namespaces"), (RBAC_GROUP, "clusterroles"),
-                  ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
-                  ("admissionregistration.k8s.io", "validatingadmissionpolicybindings")}
+FENCED_BY_NAME = {
+    ("", "namespaces"),
+    (RBAC_GROUP, "clusterroles"),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+}
 WRITES = {"create", "update", "patch", "delete", "deletecollection"}
 
 
 def test_every_kind_berth_may_write_is_fenced_to_its_own_namespaces(rendered):
     """A kind added to the ClusterRole or Argo CD's Role without the own-objects policy
     matching it could be written in any namespace (kube-system included)."""
-    policy = {obj["kind"]: obj for obj in rendered
-              if obj["metadata"]["name"] == "berth-own-objects"}
+    policy = {
+        obj["kind"]: obj for obj in rendered if obj["metadata"]["name"] == "berth-own-objects"
+    }
     assert set(policy) == {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
-    matched = {(group, resource)
-               for rule in policy["ValidatingAdmissionPolicy"]["spec"]["matchConstraints"][
-                   "resourceRules"]
-               if {"CREATE", "UPDATE", "DELETE"} <= set(rule["operations"])
-               for group in rule["apiGroups"] for resource in rule["resources"]}
-    writable = {(group, resource) for rule in rbac_rules(rendered)
-                if WRITES & set(rule["verbs"])
-                for group in rule["apiGroups"] for resource in rule["resources"]}
+    matched = {
+        (group, resource)
+        for rule in policy["ValidatingAdmissionPolicy"]["spec"]["matchConstraints"]["resourceRules"]
+        if {"CREATE", "UPDATE", "DELETE"} <= set(rule["operations"])
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    writable = {
+        (group, resource)
+        for rule in rbac_rules(rendered)
+        if WRITES & set(rule["verbs"])
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
 
     assert writable - FENCED_BY_NAME <= matched
     # And every kind a plan applies or deletes is among them.

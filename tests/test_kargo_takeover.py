@@ -41,16 +41,18 @@ def world(db, sandbox, tmp_path, settings):
     bare = init_bare(repos / "payments.git")
     with GitDaemon(repos) as daemon:
         seed_demo(sandbox)
-        Tenant.objects.filter(slug="payments").update(
-            gitops_repo_url=daemon.url("payments.git"))
+        Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
         yield {"bare": bare}
 
 
 def work() -> list[Request]:
     """What the worker does with every approved request."""
     done = []
-    for pk in Request.objects.filter(state=RequestState.APPROVED).order_by("pk") \
-            .values_list("pk", flat=True):
+    for pk in (
+        Request.objects.filter(state=RequestState.APPROVED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    ):
         engine.converge(request_id=pk, worker="takeover-test")
         done.append(Request.objects.get(pk=pk))
     return done
@@ -61,30 +63,48 @@ def kargo_state(sandbox, bare) -> dict:
     ProjectConfig on the cluster, the Kargo files in the repository."""
     return {
         "namespace": (sandbox.get("Namespace", KARGO_NS) or {}).get("metadata", {}).get("uid"),
-        "project": (sandbox.get("Project", KARGO_NS, api_version="kargo.akuity.io/v1alpha1")
-                    or {}).get("metadata", {}).get("uid"),
-        "config": (sandbox.get("ProjectConfig", KARGO_NS, KARGO_NS,
-                               api_version="kargo.akuity.io/v1alpha1")
-                   or {}).get("metadata", {}).get("uid"),
+        "project": (sandbox.get("Project", KARGO_NS, api_version="kargo.akuity.io/v1alpha1") or {})
+        .get("metadata", {})
+        .get("uid"),
+        "config": (
+            sandbox.get("ProjectConfig", KARGO_NS, KARGO_NS, api_version="kargo.akuity.io/v1alpha1")
+            or {}
+        )
+        .get("metadata", {})
+        .get("uid"),
         "files": sorted(path for path in files_on(bare) if "/kargo/" in path),
     }
 
 
 def test_no_way_to_the_projects_kargo_namespace(world, sandbox):
     # The demo people (tenants/demo.py): olivia owns payments, dev is a member, pat an admin.
-    owner, member, admin = (api(User.objects.get(username=name))
-                            for name in ("olivia", "dev", "pat"))
+    owner, member, admin = (
+        api(User.objects.get(username=name)) for name in ("olivia", "dev", "pat")
+    )
 
     # The owner asks for the project on Argo CD + Kargo; a platform admin approves its plan.
-    asked = owner.post("/api/v1/requests/", {
-        "tenant": "payments", "kind": "project",
-        "payload": {"app": "shop", "engine": "argocd_kargo", "cluster": "sandbox",
-                    "tiers": ["dev", "staging"]}}, format="json")
+    asked = owner.post(
+        "/api/v1/requests/",
+        {
+            "tenant": "payments",
+            "kind": "project",
+            "payload": {
+                "app": "shop",
+                "engine": "argocd_kargo",
+                "cluster": "sandbox",
+                "tiers": ["dev", "staging"],
+            },
+        },
+        format="json",
+    )
     assert asked.status_code == 201, asked.content
     project_request = asked.json()
     if project_request["state"] == "submitted":
-        approved = admin.post(f"/api/v1/requests/{project_request['id']}/approve/",
-                              {"plan_digest": project_request["plan"]["digest"]}, format="json")
+        approved = admin.post(
+            f"/api/v1/requests/{project_request['id']}/approve/",
+            {"plan_digest": project_request["plan"]["digest"]},
+            format="json",
+        )
         assert approved.status_code == 200, approved.content
     (provisioned,) = work()
     assert provisioned.state == RequestState.READY, provisioned.status_message
@@ -92,24 +112,37 @@ def test_no_way_to_the_projects_kargo_namespace(world, sandbox):
     assert all(before.values()), before  # the Kargo side is there to be taken
 
     # 1. An environment named "kargo": refused, naming what the name is.
-    taken = member.post("/api/v1/environments/", {
-        "tenant": "payments", "project": "shop", "env_slug": "kargo",
-        "branch": "feature/kargo"}, format="json")
+    taken = member.post(
+        "/api/v1/environments/",
+        {"tenant": "payments", "project": "shop", "env_slug": "kargo", "branch": "feature/kargo"},
+        format="json",
+    )
     problem = assert_problem(taken, 400)
     assert f"{KARGO_NS} is the project's Kargo namespace" in str(problem)
     assert not Request.objects.filter(kind="ephemeral").exists()  # nothing half-made
 
     # 2. An environment rule naming it, literally or by template: refused, nothing saved.
     for template in (KARGO_NS, "$TENANT-$PROJECT-kargo"):
-        ruled = owner.put("/api/v1/tenants/payments/environment-rules/",
-                          {"rules": [{"if": "", "namespace": template}]}, format="json")
+        ruled = owner.put(
+            "/api/v1/tenants/payments/environment-rules/",
+            {"rules": [{"if": "", "namespace": template}]},
+            format="json",
+        )
         assert "ends with -kargo" in str(assert_problem(ruled, 400))
     assert owner.get("/api/v1/tenants/payments/environment-rules/").json()["rules"] == []
 
     # 3. An environment that does exist, then ends: its own namespace goes, Kargo's stays.
-    created = member.post("/api/v1/environments/", {
-        "tenant": "payments", "project": "shop", "env_slug": "pr-7",
-        "branch": "feature/pr-7", "mr_id": "7"}, format="json")
+    created = member.post(
+        "/api/v1/environments/",
+        {
+            "tenant": "payments",
+            "project": "shop",
+            "env_slug": "pr-7",
+            "branch": "feature/pr-7",
+            "mr_id": "7",
+        },
+        format="json",
+    )
     assert created.status_code == 201, created.content
     (environment_request,) = work()
     assert environment_request.state == RequestState.READY, environment_request.status_message

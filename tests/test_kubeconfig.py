@@ -1,5 +1,5 @@
 # ruff: noqa: F811 - the fixtures come from tests.test_api_support
-""""Use it": a namespace's kubeconfig, on its page and at
+""" "Use it": a namespace's kubeconfig, on its page and at
 GET /api/v1/namespaces/<name or id>/kubeconfig/, for the people who may see it only.
 
 The kubeconfig reaches the namespace's cluster (server, CA), sets the namespace as the
@@ -39,12 +39,17 @@ def namespace(world, settings):
     cluster.ca_certificate = CA
     cluster.save()
     return Namespace.objects.create(
-        name=NAME, tenant=world.payments, tier=EnvironmentTier.objects.get(slug="dev"),
-        cluster=cluster, cpu_millis=500, memory_mib=512, state=NamespaceState.ACTIVE)
+        name=NAME,
+        tenant=world.payments,
+        tier=EnvironmentTier.objects.get(slug="dev"),
+        cluster=cluster,
+        cpu_millis=500,
+        memory_mib=512,
+        state=NamespaceState.ACTIVE,
+    )
 
 
-def test_a_member_gets_a_kubeconfig_that_signs_in_through_the_provider(world, namespace,
-                                                                       settings):
+def test_a_member_gets_a_kubeconfig_that_signs_in_through_the_provider(world, namespace, settings):
     answer = api(world.member, scopes=["read"]).get(kubeconfig_url(NAME))
 
     assert answer.status_code == 200, answer.content
@@ -52,8 +57,7 @@ def test_a_member_gets_a_kubeconfig_that_signs_in_through_the_provider(world, na
     config = yaml.safe_load(body["kubeconfig"])
     (cluster,) = config["clusters"]
     assert cluster["cluster"]["server"] == "https://sandbox.example.com:6443"
-    assert base64.b64decode(cluster["cluster"]["certificate-authority-data"]).decode() \
-        .strip() == CA
+    assert base64.b64decode(cluster["cluster"]["certificate-authority-data"]).decode().strip() == CA
     (context,) = config["contexts"]
     assert config["current-context"] == context["name"]
     assert context["context"]["namespace"] == NAME
@@ -63,11 +67,18 @@ def test_a_member_gets_a_kubeconfig_that_signs_in_through_the_provider(world, na
     plugin = user["user"]["exec"]
     assert plugin["apiVersion"] == "client.authentication.k8s.io/v1"
     assert [plugin["command"], *plugin["args"]] == [
-        "kubectl", "oidc-login", "get-token", f"--oidc-issuer-url={ISSUER}",
-        f"--oidc-client-id={CLIENT}", "--oidc-extra-scope=groups"]
+        "kubectl",
+        "oidc-login",
+        "get-token",
+        f"--oidc-issuer-url={ISSUER}",
+        f"--oidc-client-id={CLIENT}",
+        "--oidc-extra-scope=groups",
+    ]
     # No secret of Berth's, nor any token, is in it.
-    assert settings.OIDC_RP_CLIENT_SECRET not in body["kubeconfig"] or \
-        not settings.OIDC_RP_CLIENT_SECRET
+    assert (
+        settings.OIDC_RP_CLIENT_SECRET not in body["kubeconfig"]
+        or not settings.OIDC_RP_CLIENT_SECRET
+    )
     assert "token" not in str(user["user"]).replace("get-token", "")
     assert body["filename"] == f"{NAME}.kubeconfig"
 
@@ -89,17 +100,24 @@ def test_the_namespace_is_named_by_name_or_by_id(world, namespace):
     by_id = api(world.member, scopes=["read"]).get(kubeconfig_url(namespace.pk))
 
     assert by_id.status_code == 200
-    assert yaml.safe_load(by_id.json()["kubeconfig"])["contexts"][0]["context"][
-        "namespace"] == NAME
+    assert yaml.safe_load(by_id.json()["kubeconfig"])["contexts"][0]["context"]["namespace"] == NAME
 
 
 def test_berth_token_exec_is_the_plugin_when_the_person_picks_it(world, namespace):
-    body = api(world.member, scopes=["read"]).get(
-        kubeconfig_url(NAME), {"credentials": "berth"}).json()
+    body = (
+        api(world.member, scopes=["read"])
+        .get(kubeconfig_url(NAME), {"credentials": "berth"})
+        .json()
+    )
 
     plugin = yaml.safe_load(body["kubeconfig"])["users"][0]["user"]["exec"]
     assert [plugin["command"], *plugin["args"]] == [
-        "berth", "token", "--exec", f"--oidc-issuer-url={ISSUER}", f"--oidc-client-id={CLIENT}"]
+        "berth",
+        "token",
+        "--exec",
+        f"--oidc-issuer-url={ISSUER}",
+        f"--oidc-client-id={CLIENT}",
+    ]
 
 
 def test_someone_outside_the_tenant_gets_404_by_name_and_by_id(world, namespace):
@@ -111,21 +129,22 @@ def test_someone_outside_the_tenant_gets_404_by_name_and_by_id(world, namespace)
 
 
 def test_an_unknown_sign_in_helper_is_refused_naming_the_parameter(world, namespace):
-    body = assert_problem(api(world.member).get(kubeconfig_url(NAME), {"credentials": "x"}),
-                          400, "validation-error")
+    body = assert_problem(
+        api(world.member).get(kubeconfig_url(NAME), {"credentials": "x"}), 400, "validation-error"
+    )
     assert "credentials" in body["errors"]
 
 
-def test_without_a_provider_there_is_no_kubeconfig_and_the_answer_says_why(world, namespace,
-                                                                           settings):
+def test_without_a_provider_there_is_no_kubeconfig_and_the_answer_says_why(
+    world, namespace, settings
+):
     settings.KUBE_OIDC_ISSUER_URL = ""
 
     body = assert_problem(api(world.member).get(kubeconfig_url(NAME)), 409)
     assert "KUBE_OIDC_ISSUER_URL" in body["detail"]
 
 
-def test_the_namespace_page_has_a_use_it_section_for_those_who_see_it(world, namespace,
-                                                                      client):
+def test_the_namespace_page_has_a_use_it_section_for_those_who_see_it(world, namespace, client):
     client.force_login(world.member)
     page = client.get(reverse("namespace-detail", args=[namespace.pk]))
 
@@ -134,8 +153,9 @@ def test_the_namespace_page_has_a_use_it_section_for_those_who_see_it(world, nam
     assert "Use it" in text and f"{NAME}.kubeconfig" in text
     assert f"--oidc-issuer-url={ISSUER}" in text
     assert f"kubectl auth can-i --list -n {NAME}" in text
-    picked = client.get(reverse("namespace-detail", args=[namespace.pk]),
-                        {"credentials": "berth"}).content.decode()
+    picked = client.get(
+        reverse("namespace-detail", args=[namespace.pk]), {"credentials": "berth"}
+    ).content.decode()
     assert "command: berth" in picked
 
     client.force_login(world.outsider)
@@ -146,5 +166,4 @@ def test_the_schema_documents_the_kubeconfig_endpoint(client):
     schema = yaml.safe_load(client.get("/api/schema/").content)
 
     operation = schema["paths"]["/api/v1/namespaces/{namespace}/kubeconfig/"]["get"]
-    assert {p["name"] for p in operation["parameters"]} >= {"namespace", "credentials",
-                                                            "cluster"}
+    assert {p["name"] for p in operation["parameters"]} >= {"namespace", "credentials", "cluster"}

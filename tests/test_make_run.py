@@ -15,8 +15,10 @@ import pytest
 
 from portal.run import described, development_environment, stop
 
-EVERYTHING = ("the web server, the Celery worker, Celery beat, the sandbox cluster, the demo git "
-              "server and the development identity provider")
+EVERYTHING = (
+    "the web server, the Celery worker, Celery beat, the sandbox cluster, the demo git "
+    "server and the development identity provider"
+)
 
 
 def sleeper(*, ignores_sigterm: bool = False) -> subprocess.Popen:
@@ -24,8 +26,9 @@ def sleeper(*, ignores_sigterm: bool = False) -> subprocess.Popen:
     if ignores_sigterm:
         code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     code += "print('ready', flush=True)\ntime.sleep(120)\n"
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             start_new_session=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     assert child.stdout.readline() == "ready\n"  # its SIGTERM handling is in place
     return child
 
@@ -53,7 +56,8 @@ def test_stop_names_everything_make_run_started(children, capsys):
 def test_one_child_is_named_alone():
     assert described({"sandbox": None}) == "the sandbox cluster"
     assert described({"web": None, "idp": None}) == (
-        "the web server and the development identity provider")
+        "the web server and the development identity provider"
+    )
 
 
 def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period(children, capsys):
@@ -77,11 +81,13 @@ def test_a_second_ctrl_c_kills_at_once(children, capsys):
     assert children["worker"].returncode == -signal.SIGKILL
     assert capsys.readouterr().out == (
         "Ctrl-C again: killing what is still running.\n"
-        "Stopped the web server and the Celery worker.\n")
+        "Stopped the web server and the Celery worker.\n"
+    )
 
 
-def test_make_run_allows_the_demos_local_repositories_and_names_its_git_server(tmp_path,
-                                                                              monkeypatch):
+def test_make_run_allows_the_demos_local_repositories_and_names_its_git_server(
+    tmp_path, monkeypatch
+):
     """Production refuses http://, git:// and file:// repositories; `make run` serves the
     Flux tenant's over http:// on loopback and keeps the Argo CD tenants' on file://."""
     monkeypatch.setenv("BERTH_GITSERVER_PORT", "8123")

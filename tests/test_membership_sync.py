@@ -143,9 +143,18 @@ def test_the_groups_of_the_last_sign_in_are_kept_for_rules_to_read(dana, payment
     sync(dana, "payments-devs", "on-call")
     dana.refresh_from_db()
     assert dana.last_groups == ["on-call", "payments-devs"]
-    attributes = attributes_for(tenant=payments, kind="namespace", requester=dana, payload={
-        "app": "shop", "tier": "dev", "cluster": "sandbox", "cpu_millis": 500,
-        "memory_mib": 512})
+    attributes = attributes_for(
+        tenant=payments,
+        kind="namespace",
+        requester=dana,
+        payload={
+            "app": "shop",
+            "tier": "dev",
+            "cluster": "sandbox",
+            "cpu_millis": 500,
+            "memory_mib": 512,
+        },
+    )
     assert attributes["requester_groups"] == ["on-call", "payments-devs"]
 
     sync(dana, "payments-devs")

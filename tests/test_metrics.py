@@ -28,7 +28,8 @@ GIT_FAILURES = ("berth_git_push_failures_total", ())
 def sandbox():
     with KubeSandbox(
         crds=upstream_crds(),
-        termination_seconds=0.2, namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
+        termination_seconds=0.2,
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
     ) as running:
         yield running
 
@@ -71,7 +72,7 @@ def submit_and_approve(sandbox_url: str) -> Request:
     return submitted
 
 
-def provision_one_namespace(sandbox_url: str, capture_on_commit) -> Namespace:  # noqa: ANN001
+def provision_one_namespace(sandbox_url: str, capture_on_commit) -> Namespace:
     submitted = submit_and_approve(sandbox_url)
     # The run's end is observed when its transition commits, as in a worker.
     with capture_on_commit(execute=True):

@@ -59,14 +59,17 @@ def test_tenant_slugs_sharing_letters_but_not_a_dash_prefix_are_fine(db):
     Tenant(slug="payroll", name="Payroll").clean()
 
 
-@pytest.mark.parametrize(("slug", "covered"), [
-    ("kube", "names starting with 'kube-'"),
-    ("flux", "flux-system"),
-    ("ingress", "ingress-nginx"),
-    ("berth", "berth-system"),
-    ("argocd", "names starting with 'argocd'"),
-    ("default", "'default' is the namespace Kubernetes uses"),
-])
+@pytest.mark.parametrize(
+    ("slug", "covered"),
+    [
+        ("kube", "names starting with 'kube-'"),
+        ("flux", "flux-system"),
+        ("ingress", "ingress-nginx"),
+        ("berth", "berth-system"),
+        ("argocd", "names starting with 'argocd'"),
+        ("default", "'default' is the namespace Kubernetes uses"),
+    ],
+)
 def test_a_slug_whose_prefix_reaches_a_name_every_cluster_keeps_is_refused(slug, covered):
     assert covered in reserved_coverage(slug, berth_namespace="berth-system")
 

@@ -23,7 +23,7 @@ class Receiver(BaseHTTPRequestHandler):
     deliveries: list = []
     failures = 0
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         Receiver.deliveries.append((dict(self.headers), body))
         status = 503 if Receiver.failures > 0 else 204
@@ -31,7 +31,7 @@ class Receiver(BaseHTTPRequestHandler):
         self.send_response(status)
         self.end_headers()
 
-    def log_message(self, *args) -> None:  # noqa: ANN002
+    def log_message(self, *args) -> None:
         pass
 
 
@@ -56,14 +56,18 @@ def eager_tasks():
 @pytest.fixture
 def world(db):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {"tenant": Tenant.objects.get(slug="payments"),
-            "developer": User.objects.get(username="dev"),
-            "admin": User.objects.get(username="pat")}
+    return {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+    }
 
 
 def submit(world, tier="prod"):
     return services.submit_request(
-        tenant=world["tenant"], kind="namespace", requester=world["developer"],
+        tenant=world["tenant"],
+        kind="namespace",
+        requester=world["developer"],
         payload={"app": "shop", "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
 
@@ -108,8 +112,9 @@ def test_webhook_is_signed_and_retried_until_the_receiver_accepts(
     assert event["request"]["tenant"] == "payments"
 
 
-def test_no_webhook_configured_sends_nothing(world, receiver, eager_tasks,
-                                             django_capture_on_commit_callbacks):
+def test_no_webhook_configured_sends_nothing(
+    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         submit(world)
     assert Receiver.deliveries == []
@@ -123,9 +128,12 @@ def test_review_apps_mail_nobody_on_the_way_but_webhooks_hear_everything(
     Project.objects.create(tenant=world["tenant"], name="shop")
     Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
     with django_capture_on_commit_callbacks(execute=True):
-        services.submit_request(tenant=world["tenant"], kind="ephemeral",
-                                requester=world["developer"],
-                                payload={"project": "shop", "env_slug": "review-1"})
+        services.submit_request(
+            tenant=world["tenant"],
+            kind="ephemeral",
+            requester=world["developer"],
+            payload={"project": "shop", "env_slug": "review-1"},
+        )
     # Auto-approved, then (eagerly) provisioned against no cluster: only the failure mails.
     subjects = [message.subject for message in mail.outbox]
     assert not [s for s in subjects if s.endswith(("submitted", "approved"))], subjects
@@ -135,6 +143,7 @@ def test_review_apps_mail_nobody_on_the_way_but_webhooks_hear_everything(
 
 
 # --- every state a person waits on, and each person's opt-out ---------------------------------
+
 
 def outbox_for(event_words: str) -> list:
     return [m for m in mail.outbox if m.subject.endswith(event_words)]
@@ -150,10 +159,13 @@ def test_submission_mail_shows_what_was_asked_for_in_people_units(
     assert "cpu_millis" not in body and "memory_mib" not in body
 
 
-@pytest.mark.parametrize(("who", "told"), [
-    ("developer", ["pat@example.com"]),  # the requester withdrew it: the approver hears
-    ("admin", ["dev@example.com"]),  # the admin cancelled it: the requester hears
-])
+@pytest.mark.parametrize(
+    ("who", "told"),
+    [
+        ("developer", ["pat@example.com"]),  # the requester withdrew it: the approver hears
+        ("admin", ["dev@example.com"]),  # the admin cancelled it: the requester hears
+    ],
+)
 def test_cancel_tells_whoever_waited_on_it_but_not_the_one_who_cancelled(
     world, eager_tasks, django_capture_on_commit_callbacks, who, told
 ):
@@ -165,7 +177,7 @@ def test_cancel_tells_whoever_waited_on_it_but_not_the_one_who_cancelled(
     assert f"Request #{tenancy_request.pk}" in message.body and "was cancelled" in message.body
 
 
-def hooked_request_in(world, receiver, state: str) -> Request:  # noqa: ANN001
+def hooked_request_in(world, receiver, state: str) -> Request:
     """A request of a tenant with a webhook, moved to `state` (as a worker would)."""
     Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
     tenancy_request = submit(world)
@@ -178,8 +190,9 @@ def test_return_to_approval_tells_requester_and_approvers(
 ):
     tenancy_request = hooked_request_in(world, receiver, "approved")
     with django_capture_on_commit_callbacks(execute=True):
-        services.return_to_approval(request_id=tenancy_request.pk,
-                                    reason="The prod tier's Pod Security changed.")
+        services.return_to_approval(
+            request_id=tenancy_request.pk, reason="The prod tier's Pod Security changed."
+        )
     [message] = outbox_for("back awaiting approval: its plan changed")
     assert message.to == ["dev@example.com", "pat@example.com"]
     assert "The prod tier's Pod Security changed." in message.body
@@ -192,8 +205,11 @@ def test_retry_decommissioning_and_decommissioned_tell_the_requester(
 ):
     tenancy_request = hooked_request_in(world, receiver, "ready")
     with django_capture_on_commit_callbacks(execute=True):
-        services.start_decommission(request_id=tenancy_request.pk, actor=world["admin"],
-                                    reason="Decommission requested in #9.")
+        services.start_decommission(
+            request_id=tenancy_request.pk,
+            actor=world["admin"],
+            reason="Decommission requested in #9.",
+        )
         services.mark_decommissioned(request_id=tenancy_request.pk)
     Request.objects.filter(pk=tenancy_request.pk).update(state="failed")
     with django_capture_on_commit_callbacks(execute=True):
@@ -210,14 +226,14 @@ def test_a_person_who_muted_an_event_is_not_mailed_it_but_others_and_webhooks_ar
     world, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
     Tenant.objects.filter(pk=world["tenant"].pk).update(
-        webhook_url=receiver, notify_emails=["payments-team@example.com"])
+        webhook_url=receiver, notify_emails=["payments-team@example.com"]
+    )
     services.set_muted_notifications(user=world["admin"], muted=["submitted"])
     with django_capture_on_commit_callbacks(execute=True):
         tenancy_request = submit(world)
     [message] = outbox_for("submitted")
     assert message.to == ["payments-team@example.com"]  # not pat, who muted it
-    assert [json.loads(body)["event"] for _, body in Receiver.deliveries] == [
-        "request.submitted"]
+    assert [json.loads(body)["event"] for _, body in Receiver.deliveries] == ["request.submitted"]
 
     with django_capture_on_commit_callbacks(execute=True):
         services.cancel_request(request_id=tenancy_request.pk, actor=world["developer"])
@@ -241,8 +257,18 @@ def test_notifications_page_saves_the_choice_and_audits_it(client, world):
     page = client.get("/settings/notifications/").content.decode()
     assert page.count('type="checkbox"') == 11 and page.count("checked") == 11
 
-    wanted = ["submitted", "approved", "rejected", "cancelled", "returned", "retried",
-              "failed", "decommissioning", "decommissioned", "expiring"]
+    wanted = [
+        "submitted",
+        "approved",
+        "rejected",
+        "cancelled",
+        "returned",
+        "retried",
+        "failed",
+        "decommissioning",
+        "decommissioned",
+        "expiring",
+    ]
     response = client.post("/settings/notifications/", {"wanted": wanted}, follow=True)
 
     assert "you are not e-mailed about 1 kind of event" in response.content.decode()
@@ -251,7 +277,8 @@ def test_notifications_page_saves_the_choice_and_audits_it(client, world):
     assert AuditEvent.objects.get(action="user.notifications").after == {"muted": ["ready"]}
     bad = client.post("/settings/notifications/", {"wanted": ["lunch"]})
     assert bad.status_code == 200 and "lunch is not one of the available choices" in (
-        bad.content.decode().replace("&quot;", ""))
+        bad.content.decode().replace("&quot;", "")
+    )
     world["developer"].refresh_from_db()
     assert world["developer"].muted_notifications == ["ready"]
 
@@ -261,27 +288,45 @@ def test_notifications_page_saves_the_choice_and_audits_it(client, world):
 ASKED = {"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "2Gi"}
 
 
-def in_state(state: str):  # noqa: ANN201 - a step below
-    return lambda world, tenancy_request: Request.objects.filter(  # noqa: ARG005
-        pk=tenancy_request.pk).update(state=state)
+def in_state(state: str):
+    return lambda world, tenancy_request: Request.objects.filter(pk=tenancy_request.pk).update(
+        state=state
+    )
 
 
 # How each event comes about for a submitted prod namespace request, step by step.
 BRING_ABOUT = {
-    "cancelled": [lambda world, r: services.cancel_request(request_id=r.pk,
-                                                           actor=world["developer"])],
-    "returned": [in_state("approved"), lambda world, r: services.return_to_approval(
-        request_id=r.pk, reason="The prod tier's quota defaults changed.")],
-    "retried": [in_state("failed"), lambda world, r: transition(
-        request_id=r.pk, action="retry", actor=world["admin"])],
-    "decommissioning": [in_state("ready"), lambda world, r: services.start_decommission(
-        request_id=r.pk, actor=None, reason="Decommission requested in #9.")],
-    "decommissioned": [in_state("decommissioning"),
-                       lambda world, r: services.mark_decommissioned(request_id=r.pk)],
+    "cancelled": [
+        lambda world, r: services.cancel_request(request_id=r.pk, actor=world["developer"])
+    ],
+    "returned": [
+        in_state("approved"),
+        lambda world, r: services.return_to_approval(
+            request_id=r.pk, reason="The prod tier's quota defaults changed."
+        ),
+    ],
+    "retried": [
+        in_state("failed"),
+        lambda world, r: transition(request_id=r.pk, action="retry", actor=world["admin"]),
+    ],
+    "decommissioning": [
+        in_state("ready"),
+        lambda world, r: services.start_decommission(
+            request_id=r.pk, actor=None, reason="Decommission requested in #9."
+        ),
+    ],
+    "decommissioned": [
+        in_state("decommissioning"),
+        lambda world, r: services.mark_decommissioned(request_id=r.pk),
+    ],
 }
-SUBJECT_WORDS = {"cancelled": "cancelled", "returned": "back awaiting approval: its plan changed",
-                 "retried": "being provisioned again", "decommissioning": "being decommissioned",
-                 "decommissioned": "decommissioned"}
+SUBJECT_WORDS = {
+    "cancelled": "cancelled",
+    "returned": "back awaiting approval: its plan changed",
+    "retried": "being provisioned again",
+    "decommissioning": "being decommissioned",
+    "decommissioned": "decommissioned",
+}
 
 
 @pytest.mark.parametrize("event", list(BRING_ABOUT))
@@ -289,8 +334,9 @@ def test_each_waited_on_event_mails_what_was_asked_in_peoples_units_and_posts_th
     world, receiver, eager_tasks, django_capture_on_commit_callbacks, event
 ):
     Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
-    tenancy_request = services.submit_request(tenant=world["tenant"], kind="namespace",
-                                              requester=world["developer"], payload=ASKED)
+    tenancy_request = services.submit_request(
+        tenant=world["tenant"], kind="namespace", requester=world["developer"], payload=ASKED
+    )
     mail.outbox.clear()
     Receiver.deliveries.clear()
     for step in BRING_ABOUT[event]:
@@ -298,9 +344,11 @@ def test_each_waited_on_event_mails_what_was_asked_in_peoples_units_and_posts_th
             step(world, tenancy_request)
 
     tenancy_request.refresh_from_db()
-    [message] = [m for m in mail.outbox
-                 if m.subject == f"[Berth] payments: request #{tenancy_request.pk} "
-                                 f"{SUBJECT_WORDS[event]}"]
+    [message] = [
+        m
+        for m in mail.outbox
+        if m.subject == f"[Berth] payments: request #{tenancy_request.pk} {SUBJECT_WORDS[event]}"
+    ]
     assert f"Request #{tenancy_request.pk} (new namespace) for payments " in message.body
     assert "cpu: 1 core\n" in message.body and "memory: 2 GiB\n" in message.body
     assert "cpu_millis" not in message.body and "memory_mib" not in message.body
@@ -308,12 +356,19 @@ def test_each_waited_on_event_mails_what_was_asked_in_peoples_units_and_posts_th
     if tenancy_request.status_message:
         assert tenancy_request.status_message in message.body
 
-    [hook] = [json.loads(body) for _, body in Receiver.deliveries
-              if json.loads(body)["event"] == f"request.{event}"]
+    [hook] = [
+        json.loads(body)
+        for _, body in Receiver.deliveries
+        if json.loads(body)["event"] == f"request.{event}"
+    ]
     assert hook["request"] == {
-        "id": tenancy_request.pk, "tenant": "payments", "kind": "namespace",
-        "state": tenancy_request.state, "payload": tenancy_request.payload,
-        "requester": "dev", "message": tenancy_request.status_message,
+        "id": tenancy_request.pk,
+        "tenant": "payments",
+        "kind": "namespace",
+        "state": tenancy_request.state,
+        "payload": tenancy_request.payload,
+        "requester": "dev",
+        "message": tenancy_request.status_message,
         "url": f"{settings.BERTH_BASE_URL}/requests/{tenancy_request.pk}/",
     }
 
@@ -328,18 +383,21 @@ def test_a_request_approved_by_policy_tells_its_requester_once_that_it_was_appro
     assert not [s for s in to_developer if s.endswith("submitted")], to_developer
 
 
-@pytest.mark.parametrize(("event", "state", "mailed"), [
-    ("submitted", "submitted", True),  # held for a decision
-    ("submitted", "approved", False),  # approved by policy: CI has the API's answer
-    ("approved", "approved", False),
-    ("returned", "submitted", True),
-    ("cancelled", "cancelled", True),
-    ("retried", "provisioning", False),
-    ("ready", "ready", True),
-    ("failed", "failed", True),
-    ("decommissioning", "decommissioning", False),  # expiry ends review apps by the dozen
-    ("decommissioned", "decommissioned", False),
-])
+@pytest.mark.parametrize(
+    ("event", "state", "mailed"),
+    [
+        ("submitted", "submitted", True),  # held for a decision
+        ("submitted", "approved", False),  # approved by policy: CI has the API's answer
+        ("approved", "approved", False),
+        ("returned", "submitted", True),
+        ("cancelled", "cancelled", True),
+        ("retried", "provisioning", False),
+        ("ready", "ready", True),
+        ("failed", "failed", True),
+        ("decommissioning", "decommissioning", False),  # expiry ends review apps by the dozen
+        ("decommissioned", "decommissioned", False),
+    ],
+)
 def test_review_apps_mail_only_what_someone_must_act_on(event, state, mailed):
     from tenants.notifications import wants_email
 
@@ -352,9 +410,12 @@ def test_a_muted_expiry_warning_spares_that_owner_only(world):
     from tenants.notifications import environment_recipients
 
     Project.objects.create(tenant=world["tenant"], name="shop")
-    services.submit_request(tenant=world["tenant"], kind="ephemeral",
-                            requester=world["developer"],
-                            payload={"project": "shop", "env_slug": "review-1"})
+    services.submit_request(
+        tenant=world["tenant"],
+        kind="ephemeral",
+        requester=world["developer"],
+        payload={"project": "shop", "env_slug": "review-1"},
+    )
     environment = EphemeralEnvironment.objects.get(slug="review-1")
     owner = User.objects.get(username="olivia")
     assert environment_recipients(environment) == ["dev@example.com", "olivia@example.com"]

@@ -141,36 +141,65 @@ def test_the_development_provider_issues_access_tokens_the_api_takes_and_id_toke
     provider = dev_idp.removesuffix("/openid")
     session = requests.Session()
     login = session.get(f"{provider}/login/", timeout=10)
-    session.post(f"{provider}/login/", data={
-        "username": "dev", "password": "devdev", "next": "/",
-        "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
-    }, headers={"Referer": login.url}, timeout=10)
+    session.post(
+        f"{provider}/login/",
+        data={
+            "username": "dev",
+            "password": "devdev",
+            "next": "/",
+            "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
+        },
+        headers={"Referer": login.url},
+        timeout=10,
+    )
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
     redirect_uri = f"{live_server.url}/oidc/callback/"
-    authorized = session.get(f"{dev_idp}/authorize", params={
-        "client_id": CLIENT_ID, "redirect_uri": redirect_uri, "response_type": "code",
-        "scope": "openid groups", "state": "s", "nonce": "n",
-        "code_challenge": challenge.rstrip(b"=").decode(), "code_challenge_method": "S256",
-    }, allow_redirects=False, timeout=10)
+    authorized = session.get(
+        f"{dev_idp}/authorize",
+        params={
+            "client_id": CLIENT_ID,
+            "redirect_uri": redirect_uri,
+            "response_type": "code",
+            "scope": "openid groups",
+            "state": "s",
+            "nonce": "n",
+            "code_challenge": challenge.rstrip(b"=").decode(),
+            "code_challenge_method": "S256",
+        },
+        allow_redirects=False,
+        timeout=10,
+    )
     code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
-    tokens = requests.post(f"{dev_idp}/token", data={
-        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
-        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "code_verifier": verifier,
-    }, timeout=10).json()
+    tokens = requests.post(
+        f"{dev_idp}/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "client_id": CLIENT_ID,
+            "client_secret": CLIENT_SECRET,
+            "code_verifier": verifier,
+        },
+        timeout=10,
+    ).json()
 
     me = f"{live_server.url}/api/v1/me/"
-    access = requests.get(me, headers={"Authorization": f"Bearer {tokens['access_token']}"},
-                          timeout=10)
+    access = requests.get(
+        me, headers={"Authorization": f"Bearer {tokens['access_token']}"}, timeout=10
+    )
     assert access.status_code == 200, access.text
     assert access.json()["authentication"] == "oidc_access_token"
-    refused = requests.get(me, headers={"Authorization": f"Bearer {tokens['id_token']}"},
-                           timeout=10)
+    refused = requests.get(
+        me, headers={"Authorization": f"Bearer {tokens['id_token']}"}, timeout=10
+    )
     assert refused.status_code == 401
     assert "not for Berth's API" in refused.json()["detail"]
     # Its userinfo endpoint still takes the JWT access token (Berth's sign-in calls it).
-    info = requests.get(f"{dev_idp}/userinfo",
-                        headers={"Authorization": f"Bearer {tokens['access_token']}"},
-                        timeout=10)
+    info = requests.get(
+        f"{dev_idp}/userinfo",
+        headers={"Authorization": f"Bearer {tokens['access_token']}"},
+        timeout=10,
+    )
     assert info.status_code == 200 and info.json()["sub"] == "devidp-dev"
     discovery.clear_cache()

@@ -18,8 +18,7 @@ from tenants.services.lifecycle import transition
 from tests.test_budget import live_namespace, set_budget
 from tests.test_dashboard import ask, at, provision
 
-RAW = ("request.mark_ready", "request.submit", "argocd_kargo", "['dev'", "m of", "Mi of",
-       "Gi of")
+RAW = ("request.mark_ready", "request.submit", "argocd_kargo", "['dev'", "m of", "Mi of", "Gi of")
 CSS = Path(__file__).resolve().parent.parent / "static" / "berth" / "berth.css"
 
 
@@ -29,17 +28,27 @@ def world(demo_world):
     return demo_world
 
 
-def project(world, app: str = "checkout") -> Request:  # noqa: ANN001
+def project(world, app: str = "checkout") -> Request:
     return services.submit_request(
-        tenant=world["tenant"], kind="project", requester=world["developer"],
-        payload={"app": app, "engine": "argocd_kargo", "cluster": "sandbox",
-                 "tiers": ["dev", "staging", "prod"]})
+        tenant=world["tenant"],
+        kind="project",
+        requester=world["developer"],
+        payload={
+            "app": app,
+            "engine": "argocd_kargo",
+            "cluster": "sandbox",
+            "tiers": ["dev", "staging", "prod"],
+        },
+    )
 
 
-def ready(tenancy_request: Request, admin) -> Request:  # noqa: ANN001
+def ready(tenancy_request: Request, admin) -> Request:
     for action in ("approve", "start_provisioning", "mark_ready"):
-        transition(request_id=tenancy_request.pk, action=action,
-                   actor=admin if action == "approve" else None)
+        transition(
+            request_id=tenancy_request.pk,
+            action=action,
+            actor=admin if action == "approve" else None,
+        )
     return Request.objects.get(pk=tenancy_request.pk)
 
 
@@ -80,8 +89,12 @@ def test_a_projects_namespaces_read_in_promotion_order_with_its_kargo_namespace(
 
     listed = page.split('class="created"')[1].split("</p>")[0]
     names = re.findall(r"<code>([a-z0-9-]+)</code>", listed)
-    assert names == ["payments-checkout-dev", "payments-checkout-staging",
-                     "payments-checkout-prod", "payments-checkout-kargo"]
+    assert names == [
+        "payments-checkout-dev",
+        "payments-checkout-staging",
+        "payments-checkout-prod",
+        "payments-checkout-kargo",
+    ]
     assert "(its Kargo project)" in listed
 
 
@@ -107,8 +120,10 @@ def test_the_audit_log_names_objects_by_their_names_with_links(client, world):
     page = client.get("/audit/").content.decode()
 
     row = next(row for row in page.split("<tr>") if f"/requests/{tenancy_request.pk}/" in row)
-    assert (f'<a href="/requests/{tenancy_request.pk}/">Request #{tenancy_request.pk}, '
-            "new project for payments</a>") in row
+    assert (
+        f'<a href="/requests/{tenancy_request.pk}/">Request #{tenancy_request.pk}, '
+        "new project for payments</a>"
+    ) in row
     assert f"for {world['tenant'].pk}<" not in row  # never the tenant's numeric id
     assert '<a href="/tenants/payments/">payments</a>' in row
     assert "submitted the request" in row and 'title="request.submit"' in row
@@ -139,13 +154,23 @@ def test_a_namespace_and_the_queue_show_the_same_units(client, world):
     namespace = live_namespace(tenant, "small-dev", cpu_millis=500, memory_mib=1536)
     client.force_login(world["admin"])
     page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
-    assert ('CPU <abbr class="quantity" title="500m">0.5 cores</abbr> · memory '
-            '<abbr class="quantity" title="1536Mi">1.5 GiB</abbr>') in page
+    assert (
+        'CPU <abbr class="quantity" title="500m">0.5 cores</abbr> · memory '
+        '<abbr class="quantity" title="1536Mi">1.5 GiB</abbr>'
+    ) in page
 
     services.submit_request(
-        tenant=tenant, kind="namespace", requester=world["developer"],
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1500m",
-                 "memory": "1536Mi"})
+        tenant=tenant,
+        kind="namespace",
+        requester=world["developer"],
+        payload={
+            "app": "shop",
+            "tier": "prod",
+            "cluster": "sandbox",
+            "cpu": "1500m",
+            "memory": "1536Mi",
+        },
+    )
     queue = client.get("/approvals/").content.decode()
     assert 'cpu: <abbr class="quantity" title="1500m">1.5 cores</abbr>' in queue
     assert_no_raw_values(queue)
@@ -172,8 +197,9 @@ def test_the_provisioning_axis_counts_from_zero_past_the_longest_day(client, wor
     svg = page.split('id="provisioning-time"')[1].split("</svg>")[0]
     assert re.findall(r'class="tick scale"[^>]*>([^<]+)<', svg) == ["0", "1s", "2s"]
     # The axis' labels sit left of the plot, whose bars start right of them.
-    assert all(float(x) <= 30 for x in re.findall(r'<text x="([\d.]+)"[^>]*class="tick scale"',
-                                                  svg))
+    assert all(
+        float(x) <= 30 for x in re.findall(r'<text x="([\d.]+)"[^>]*class="tick scale"', svg)
+    )
     assert '<g transform="translate(32 0)">' in svg
 
 
@@ -199,20 +225,29 @@ def test_permissions_are_one_row_group_per_role_with_alike_tiers_together(client
     table = page.split('id="permissions-table"')[1].split("</table>")[0]
     groups = table.split("<tbody>")[1:]
     assert [re.search(r'rowgroup"[^>]*>([^<]+)', group)[1] for group in groups] == [
-        "Owners", "Members", "Viewers", "GitOps (berth-gitops)"]
+        "Owners",
+        "Members",
+        "Viewers",
+        "GitOps (berth-gitops)",
+    ]
     assert table.count("<tr>") <= 1 + 2 * len(groups)  # was a row per tier and role: 16
     members = groups[1]
     rights = [re.findall(r"<code>([a-z]+)</code>", row) for row in members.split("<tr>")[1:]]
     assert rights == [["review", "dev", "staging"], ["prod"]]
 
 
-
-@pytest.mark.parametrize(("dimension", "stored", "shown", "exact"), [
-    ("cpu", 8200, "8.2 cores", "8200m"), ("cpu", 1000, "1 core", "1"),
-    ("cpu", 125, "0.125 cores", "125m"), ("memory", 16640, "16.25 GiB", "16640Mi"),
-    ("memory", 100, "≈0.1 GiB", "100Mi"), ("storage", 0, "0 GiB", "0Gi"),
-    ("namespaces", 3, "3 namespaces", "3"),
-])
+@pytest.mark.parametrize(
+    ("dimension", "stored", "shown", "exact"),
+    [
+        ("cpu", 8200, "8.2 cores", "8200m"),
+        ("cpu", 1000, "1 core", "1"),
+        ("cpu", 125, "0.125 cores", "125m"),
+        ("memory", 16640, "16.25 GiB", "16640Mi"),
+        ("memory", 100, "≈0.1 GiB", "100Mi"),
+        ("storage", 0, "0 GiB", "0Gi"),
+        ("namespaces", 3, "3 namespaces", "3"),
+    ],
+)
 def test_one_helper_reads_every_amount_as_people_do(dimension, stored, shown, exact):
     from tenants.quantities import amount
 

@@ -41,10 +41,10 @@ def reconcile_cycle() -> None:
 def running(world, sandbox):
     """payments-web-dev provisioned on dev v1 (512Mi containers by default); dev repairs
     drift by itself."""
-    EnvironmentTier.objects.filter(slug="dev").update(auto_repair_drift=True,
-                                                      container_default_memory_mib=512)
-    submit(world, "namespace", app="web", tier="dev", cluster="sandbox",
-           cpu="500m", memory="512Mi")
+    EnvironmentTier.objects.filter(slug="dev").update(
+        auto_repair_drift=True, container_default_memory_mib=512
+    )
+    submit(world, "namespace", app="web", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi")
     work()
     namespace = Namespace.objects.get(name=NAME, state="active")
     assert namespace.tier_revision.number == 1
@@ -65,11 +65,15 @@ def repair_and_sync(world) -> None:
     """The truth table's Repair, then a tenant change's tenant_sync, each run by the worker."""
     services.repair_truth(tenant=world["tenant"], actor=world["admin"])
     work()
-    services.request_tenant_sync(tenant=world["tenant"], actor=world["admin"],
-                                 reason="Test: the records are applied again.")
+    services.request_tenant_sync(
+        tenant=world["tenant"], actor=world["admin"], reason="Test: the records are applied again."
+    )
     work()
-    assert not Request.objects.filter(kind=RequestKind.TENANT_SYNC).exclude(
-        state=RequestState.READY).exists()
+    assert (
+        not Request.objects.filter(kind=RequestKind.TENANT_SYNC)
+        .exclude(state=RequestState.READY)
+        .exists()
+    )
 
 
 def test_an_edited_tier_changes_no_namespace_until_a_campaign_applies_it(running, sandbox):
@@ -78,8 +82,9 @@ def test_an_edited_tier_changes_no_namespace_until_a_campaign_applies_it(running
     repair_and_sync(running)
     reconcile_cycle()
 
-    namespace = Namespace.objects.select_related("tier", "tier_revision",
-                                                 "bundle_revision").get(name=NAME)
+    namespace = Namespace.objects.select_related("tier", "tier_revision", "bundle_revision").get(
+        name=NAME
+    )
     assert default_memory(sandbox) == "512Mi"
     assert namespace.tier_revision.number == 1
     assert namespace.drift == []  # v2's difference is an upgrade, not drift
@@ -90,8 +95,9 @@ def test_an_edited_tier_changes_no_namespace_until_a_campaign_applies_it(running
     shown = api(running["owner"]).get(f"/api/v1/namespaces/{namespace.pk}/").json()
     assert shown["definition"]["tier_version"] == 1 and said in shown["definition"]["behind"]
 
-    campaign = services.create_campaign(actor=running["admin"], tier=namespace.tier,
-                                        reason="Dev containers default to 768Mi.")
+    campaign = services.create_campaign(
+        actor=running["admin"], tier=namespace.tier, reason="Dev containers default to 768Mi."
+    )
     assert engine_campaigns.roll(campaign.pk) == CampaignState.DONE
     assert default_memory(sandbox) == "768Mi"
     namespace.refresh_from_db()
@@ -115,8 +121,9 @@ def test_hand_edits_are_repaired_back_to_the_definition_the_namespace_runs(runni
 
 def test_a_rollback_survives_three_reconcile_cycles(running, sandbox):
     tier = edit_dev_tier()
-    campaign = services.create_campaign(actor=running["admin"], tier=tier,
-                                        reason="Dev containers default to 768Mi.")
+    campaign = services.create_campaign(
+        actor=running["admin"], tier=tier, reason="Dev containers default to 768Mi."
+    )
     assert engine_campaigns.roll(campaign.pk) == CampaignState.DONE
     assert default_memory(sandbox) == "768Mi"
 
@@ -157,9 +164,11 @@ def test_the_truth_table_calls_the_edited_tier_an_upgrade_not_a_disagreement(run
 
 
 def test_an_auto_approved_request_whose_plan_moves_before_its_run_goes_back_to_approval(
-        world, sandbox):
-    made = submit(world, "namespace", app="api", tier="dev", cluster="sandbox",
-                  cpu="500m", memory="512Mi")
+    world, sandbox
+):
+    made = submit(
+        world, "namespace", app="api", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi"
+    )
     assert made.state == RequestState.APPROVED  # dev: a rule approves on its own
     [approval] = made.approvals.all()
     assert approval.approver is None and approval.plan_digest  # bound to what the rule saw
@@ -174,8 +183,9 @@ def test_an_auto_approved_request_whose_plan_moves_before_its_run_goes_back_to_a
 
 
 def test_an_auto_approved_request_whose_plan_holds_is_provisioned(world, sandbox):
-    made = submit(world, "namespace", app="api", tier="dev", cluster="sandbox",
-                  cpu="500m", memory="512Mi")
+    made = submit(
+        world, "namespace", app="api", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi"
+    )
     work()
     made.refresh_from_db()
     assert made.state == RequestState.READY

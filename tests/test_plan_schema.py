@@ -11,14 +11,24 @@ from tenants.models import Tenant, User
 pytestmark = pytest.mark.crds
 
 PAYLOADS = [
-    ("namespace", {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "500m",
-                   "memory": "512Mi"}),
-    ("namespace", {"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "4",
-                   "memory": "8Gi", "storage": "100Gi"}),
+    (
+        "namespace",
+        {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "500m", "memory": "512Mi"},
+    ),
+    (
+        "namespace",
+        {
+            "app": "shop",
+            "tier": "prod",
+            "cluster": "sandbox",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "100Gi",
+        },
+    ),
     ("project", {"app": "ledger", "engine": "argocd_kargo", "cluster": "sandbox"}),
     ("project", {"app": "ledger", "engine": "flux", "cluster": "sandbox"}),
-    ("project", {"app": "ledger", "engine": "argocd", "cluster": "sandbox",
-                 "tiers": ["review"]}),
+    ("project", {"app": "ledger", "engine": "argocd", "cluster": "sandbox", "tiers": ["review"]}),
 ]
 
 
@@ -26,7 +36,9 @@ PAYLOADS = [
 def test_every_planned_object_validates_against_its_schema(db, kind, payload):
     demo.seed(sandbox_api_url="http://127.0.0.1:6550")
     tenancy_request = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"), kind=kind, payload=payload,
+        tenant=Tenant.objects.get(slug="payments"),
+        kind=kind,
+        payload=payload,
         requester=User.objects.get(username="dev"),
     )
     plan = engine.current_plan(tenancy_request)

@@ -24,10 +24,20 @@ def world(db):
 
 
 def submit(world, *, tier="dev", kind="namespace", requester=None, **extra):
-    payload = {"app": "shop", "tier": tier, "cluster": "sandbox", "cpu": "500m",
-               "memory": "512Mi", **extra}
-    return services.submit_request(tenant=world["tenant"], kind=kind, payload=payload,
-                                   requester=requester or world["developer"])
+    payload = {
+        "app": "shop",
+        "tier": tier,
+        "cluster": "sandbox",
+        "cpu": "500m",
+        "memory": "512Mi",
+        **extra,
+    }
+    return services.submit_request(
+        tenant=world["tenant"],
+        kind=kind,
+        payload=payload,
+        requester=requester or world["developer"],
+    )
 
 
 def test_dev_request_within_budget_is_approved_automatically(world):
@@ -52,25 +62,29 @@ def test_prod_request_waits_for_a_platform_admin_and_an_owner_cannot_approve_it(
 
     with pytest.raises(NotAllowed, match="platform admin"):
         approve_if_needed(tenancy_request, approver=world["owner"])
-    assert AuditEvent.objects.filter(action="request.approve.refused",
-                                     actor=world["owner"]).exists()
+    assert AuditEvent.objects.filter(
+        action="request.approve.refused", actor=world["owner"]
+    ).exists()
 
     assert approve_if_needed(tenancy_request, approver=world["admin"]).state == (
-        RequestState.APPROVED)
+        RequestState.APPROVED
+    )
 
 
 def test_staging_request_may_be_approved_by_a_tenant_owner(world):
     tenancy_request = submit(world, tier="staging")
     assert tenancy_request.policy_rule == "staging-needs-tenant-owner"
     assert approve_if_needed(tenancy_request, approver=world["owner"]).state == (
-        RequestState.APPROVED)
+        RequestState.APPROVED
+    )
 
 
 def test_owner_of_another_tenant_cannot_approve(world):
     tenancy_request = submit(world, tier="staging")
     stranger = UserFactory(username="search-owner")
-    Membership.objects.create(user=stranger, tenant=Tenant.objects.get(slug="search"),
-                              role=Role.OWNER)
+    Membership.objects.create(
+        user=stranger, tenant=Tenant.objects.get(slug="search"), role=Role.OWNER
+    )
     with pytest.raises(NotAllowed):
         approve_if_needed(tenancy_request, approver=stranger)
 
@@ -96,9 +110,12 @@ def test_viewer_is_denied_by_the_default_rule_and_nothing_is_saved(world):
 
 def test_custom_rule_requiring_two_approvals_waits_for_both(world):
     ApprovalRule.objects.create(
-        position=1, name="big-prod-needs-two", outcome=PolicyOutcome.REQUIRE,
+        position=1,
+        name="big-prod-needs-two",
+        outcome=PolicyOutcome.REQUIRE,
         condition='request.tier == "prod" && request.cpu_millis >= 2000',
-        approvals_required=2, approver_role=ApproverRole.PLATFORM_ADMIN,
+        approvals_required=2,
+        approver_role=ApproverRole.PLATFORM_ADMIN,
     )
     second_admin = UserFactory(username="pat2", is_platform_admin=True)
     tenancy_request = submit(world, tier="prod", cpu="2")
@@ -113,7 +130,9 @@ def test_custom_rule_requiring_two_approvals_waits_for_both(world):
 
 def test_custom_deny_rule_refuses_with_its_message(world):
     ApprovalRule.objects.create(
-        position=1, name="no-big-dev", outcome=PolicyOutcome.DENY,
+        position=1,
+        name="no-big-dev",
+        outcome=PolicyOutcome.DENY,
         condition='request.tier == "dev" && request.memory_mib > 4096',
         message="Dev namespaces are small; use staging for load tests.",
     )
@@ -122,16 +141,24 @@ def test_custom_deny_rule_refuses_with_its_message(world):
 
 
 def test_rules_are_evaluated_in_order_first_match_wins(world):
-    ApprovalRule.objects.create(position=15, name="dev-for-owners-only", outcome="require",
-                                condition='request.tier == "dev"', approver_role="tenant_owner")
+    ApprovalRule.objects.create(
+        position=15,
+        name="dev-for-owners-only",
+        outcome="require",
+        condition='request.tier == "dev"',
+        approver_role="tenant_owner",
+    )
     assert submit(world).policy_rule == "dev-for-owners-only"
 
 
-@pytest.mark.parametrize(("condition", "message"), [
-    ('request.tier == ', "does not compile"),
-    ('request.teir == "dev"', "may only use these attributes"),
-    ('request.cpu_millis + 1', "must be true or false"),
-])
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ("request.tier == ", "does not compile"),
+        ('request.teir == "dev"', "may only use these attributes"),
+        ("request.cpu_millis + 1", "must be true or false"),
+    ],
+)
 def test_a_rule_that_does_not_compile_is_refused(condition, message):
     with pytest.raises(policy.PolicyError, match=message):
         policy.compile_condition(condition)

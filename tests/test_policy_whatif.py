@@ -35,10 +35,18 @@ def fresh_cache():
 
 def rule_rows(rules=None) -> list[dict]:
     """A rule set in the API's shape: the rules in force unless given."""
-    return [{"name": rule.name, "condition": rule.condition, "outcome": rule.outcome,
-             "approvals_required": rule.approvals_required,
-             "approver_role": rule.approver_role, "message": rule.message,
-             "enabled": rule.enabled} for rule in (rules or rules_in_force())]
+    return [
+        {
+            "name": rule.name,
+            "condition": rule.condition,
+            "outcome": rule.outcome,
+            "approvals_required": rule.approvals_required,
+            "approver_role": rule.approver_role,
+            "message": rule.message,
+            "enabled": rule.enabled,
+        }
+        for rule in (rules or rules_in_force())
+    ]
 
 
 def without(name: str) -> list[dict]:
@@ -56,6 +64,7 @@ def try_rules(world, rules, **filters):
 
 
 # --- what is kept at decision time -------------------------------------------------------
+
 
 def test_a_request_keeps_the_attributes_the_rules_saw_when_they_decided(world):
     kept = submit(world, tier="prod").policy_attributes
@@ -75,6 +84,7 @@ def test_a_denial_keeps_the_attributes_in_its_audit_event(world):
 
 # --- what a proposal would change --------------------------------------------------------
 
+
 def test_dropping_the_auto_approval_lists_every_request_it_approved(world):
     automatic = [submit(world, tier="dev", app=f"app{n}") for n in range(3)]
     held = submit(world, tier="prod", app="big")
@@ -83,7 +93,8 @@ def test_dropping_the_auto_approval_lists_every_request_it_approved(world):
 
     assert answer["counts"] == {"auto_approve_to_require": 3}
     assert sorted(change["request"] for change in answer["changes"]) == sorted(
-        request.pk for request in automatic)
+        request.pk for request in automatic
+    )
     assert held.pk not in [change["request"] for change in answer["changes"]]
     [first] = answer["changes"][:1]
     assert first["before"]["outcome"] == "auto_approve"
@@ -97,8 +108,15 @@ def test_a_new_deny_rule_and_a_changed_approver_are_counted_apart(world):
     submit(world, tier="prod", app="one")
     submit(world, tier="staging", app="two")
     rules = changed("staging-needs-tenant-owner", approver_role="platform_admin")
-    rules.insert(0, {"name": "no-prod", "condition": '"prod" in request.tiers',
-                     "outcome": "deny", "message": "No prod this week."})
+    rules.insert(
+        0,
+        {
+            "name": "no-prod",
+            "condition": '"prod" in request.tiers',
+            "outcome": "deny",
+            "message": "No prod this week.",
+        },
+    )
 
     answer = try_rules(world, rules)
 
@@ -123,8 +141,7 @@ def test_lifting_the_viewer_denial_shows_the_denied_requests_it_would_let_throug
 def test_the_replay_reads_the_role_the_requester_had_when_it_was_decided(world):
     submit(world, tier="dev")
     # Promoted to viewer-only since: today's role would be denied, the one then was not.
-    Membership.objects.filter(user=world.member, tenant=world.payments).update(
-        role=Role.VIEWER)
+    Membership.objects.filter(user=world.member, tenant=world.payments).update(role=Role.VIEWER)
 
     answer = try_rules(world, rule_rows())
 
@@ -143,13 +160,27 @@ def test_older_requests_are_replayed_on_attributes_reconstructed_and_marked(worl
 
 
 def test_a_condition_that_fails_on_a_past_request_is_reported_not_raised(world):
-    services.submit_request(tenant=world.payments, kind="project", requester=world.owner,
-                            payload={"app": "checkout", "engine": "argocd",
-                                     "tiers": ["dev", "staging"], "cluster": "sandbox"})
+    services.submit_request(
+        tenant=world.payments,
+        kind="project",
+        requester=world.owner,
+        payload={
+            "app": "checkout",
+            "engine": "argocd",
+            "tiers": ["dev", "staging"],
+            "cluster": "sandbox",
+        },
+    )
     rules = rule_rows()
     # Compiles and holds on the sample (one tier); fails on a project (two tiers).
-    rules.insert(0, {"name": "odd", "outcome": "require",
-                     "condition": 'size(request.tiers) < 2 || request.tiers[5] == "x"'})
+    rules.insert(
+        0,
+        {
+            "name": "odd",
+            "outcome": "require",
+            "condition": 'size(request.tiers) < 2 || request.tiers[5] == "x"',
+        },
+    )
 
     answer = try_rules(world, rules)
 
@@ -172,25 +203,44 @@ def test_filters_narrow_the_requests_replayed(world):
 
 # --- validation and rights ---------------------------------------------------------------
 
-@pytest.mark.parametrize(("body", "field", "words"), [
-    ({"rules": [{"name": "x", "condition": "request.nope ==", "outcome": "require"}]},
-     "rules.0.condition", "does not compile"),
-    ({"rules": [{"name": "x", "condition": "true", "outcome": "deny"}]},
-     "rules.0.message", "needs a message"),
-    ({"rules": [{"name": "x", "condition": "true", "outcome": "maybe"}]},
-     "rules.0.outcome", "not a valid choice"),
-    ({"rules": [{"name": "x y", "condition": "true", "outcome": "require"}]},
-     "rules.0.name", ""),
-    ({"rules": [{"name": "x", "condition": "true", "outcome": "require"}] * 2},
-     "rules", "named more than once"),
-    ({"rules": "everything"}, "rules.non_field_errors", "Expected a list"),
-    ({"rules": [], "limit": 501}, "limit", "500"),
-    ({"rules": [], "limit": 0}, "limit", ""),
-    ({"rules": [], "tenant": "nobody"}, "tenant", ""),
-    ({"rules": [], "kind": "party"}, "kind", "not a valid choice"),
-    ({"rules": [], "since": "last tuesday"}, "since", ""),
-    ({}, "rules", "required"),
-])
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        (
+            {"rules": [{"name": "x", "condition": "request.nope ==", "outcome": "require"}]},
+            "rules.0.condition",
+            "does not compile",
+        ),
+        (
+            {"rules": [{"name": "x", "condition": "true", "outcome": "deny"}]},
+            "rules.0.message",
+            "needs a message",
+        ),
+        (
+            {"rules": [{"name": "x", "condition": "true", "outcome": "maybe"}]},
+            "rules.0.outcome",
+            "not a valid choice",
+        ),
+        (
+            {"rules": [{"name": "x y", "condition": "true", "outcome": "require"}]},
+            "rules.0.name",
+            "",
+        ),
+        (
+            {"rules": [{"name": "x", "condition": "true", "outcome": "require"}] * 2},
+            "rules",
+            "named more than once",
+        ),
+        ({"rules": "everything"}, "rules.non_field_errors", "Expected a list"),
+        ({"rules": [], "limit": 501}, "limit", "500"),
+        ({"rules": [], "limit": 0}, "limit", ""),
+        ({"rules": [], "tenant": "nobody"}, "tenant", ""),
+        ({"rules": [], "kind": "party"}, "kind", "not a valid choice"),
+        ({"rules": [], "since": "last tuesday"}, "since", ""),
+        ({}, "rules", "required"),
+    ],
+)
 def test_every_field_is_checked_with_a_clear_error(world, body, field, words):
     response = api(world.admin).post(WHATIF, body, format="json")
 
@@ -208,21 +258,30 @@ def test_only_platform_admins_may_try_rules(world, who):
 
 def test_an_admins_token_needs_the_admin_scope(world):
     response = api(world.admin, scopes=("read", "approve")).post(
-        WHATIF, {"rules": rule_rows()}, format="json")
+        WHATIF, {"rules": rule_rows()}, format="json"
+    )
     assert_problem(response, 403)
 
 
 # --- the Policy page ---------------------------------------------------------------------
 
+
 def rule_form(rule: ApprovalRule, **fields) -> dict:
-    return {"position": rule.position, "name": rule.name, "description": rule.description,
-            "condition": rule.condition, "outcome": rule.outcome,
-            "approvals_required": rule.approvals_required, "approver_role": rule.approver_role,
-            "message": rule.message, "enabled": "on" if rule.enabled else "", **fields}
+    return {
+        "position": rule.position,
+        "name": rule.name,
+        "description": rule.description,
+        "condition": rule.condition,
+        "outcome": rule.outcome,
+        "approvals_required": rule.approvals_required,
+        "approver_role": rule.approver_role,
+        "message": rule.message,
+        "enabled": "on" if rule.enabled else "",
+        **fields,
+    }
 
 
-def test_try_before_saving_shows_the_requests_that_would_change_and_saves_nothing(world,
-                                                                                   client):
+def test_try_before_saving_shows_the_requests_that_would_change_and_saves_nothing(world, client):
     automatic = submit(world, tier="dev")
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
     client.force_login(world.admin)
@@ -249,8 +308,7 @@ def test_the_page_says_when_attributes_were_reconstructed(world, client):
     assert "attributes reconstructed" in page.content.decode()
 
 
-def test_saving_the_proposal_just_tried_records_the_what_if_in_the_audit_event(world,
-                                                                              client):
+def test_saving_the_proposal_just_tried_records_the_what_if_in_the_audit_event(world, client):
     submit(world, tier="dev")
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
     client.force_login(world.admin)
@@ -281,16 +339,16 @@ def test_a_what_if_tried_through_the_api_is_found_by_the_page_save(world, client
 
     client.post(f"/policy/{rule.pk}/", rule_form(rule, enabled=""))
 
-    assert AuditEvent.objects.get(action="policy.rule_saved").after["what_if"]["considered"] \
-        == 0
+    assert AuditEvent.objects.get(action="policy.rule_saved").after["what_if"]["considered"] == 0
 
 
 def test_the_page_refuses_a_bad_limit_and_replays_nothing(world, client):
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
     client.force_login(world.admin)
 
-    page = client.post(f"/policy/{rule.pk}/", {**rule_form(rule), "try": "1",
-                                               "whatif-limit": "5000"})
+    page = client.post(
+        f"/policy/{rule.pk}/", {**rule_form(rule), "try": "1", "whatif-limit": "5000"}
+    )
 
     assert "Ensure this value is less than or equal to 500" in page.content.decode()
     assert "would be decided differently" not in page.content.decode()
@@ -300,5 +358,4 @@ def test_members_cannot_open_the_policy_pages(world, client):
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
     client.force_login(world.member)
 
-    assert client.post(f"/policy/{rule.pk}/", {**rule_form(rule), "try": "1"}).status_code \
-        == 403
+    assert client.post(f"/policy/{rule.pk}/", {**rule_form(rule), "try": "1"}).status_code == 403

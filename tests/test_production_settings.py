@@ -90,7 +90,10 @@ def test_refuses_the_development_secret_key_even_with_debug_on_in_production(tmp
 
 def test_refuses_debug_when_the_environment_says_production(tmp_path):
     result = start_django(
-        tmp_path, BERTH_ENV="production", BERTH_DEBUG="1", SECRET_KEY="x" * 50,
+        tmp_path,
+        BERTH_ENV="production",
+        BERTH_DEBUG="1",
+        SECRET_KEY="x" * 50,
         BERTH_FERNET_KEYS=FERNET,
     )
     assert result.returncode != 0
@@ -125,10 +128,12 @@ def test_development_runs_with_debug_and_the_development_provider(tmp_path):
 
 
 def test_names_every_problem_at_once(tmp_path):
-    result = start_django(
-        tmp_path, BERTH_ENV="production", BERTH_DEBUG="1", BERTH_DEV_OIDC="1"
-    )
+    result = start_django(tmp_path, BERTH_ENV="production", BERTH_DEBUG="1", BERTH_DEV_OIDC="1")
     assert result.returncode != 0
-    for problem in ("BERTH_DEBUG is on", "SECRET_KEY is a default", "BERTH_FERNET_KEYS is not set",
-                    "BERTH_DEV_OIDC is on"):
+    for problem in (
+        "BERTH_DEBUG is on",
+        "SECRET_KEY is a default",
+        "BERTH_FERNET_KEYS is not set",
+        "BERTH_DEV_OIDC is on",
+    ):
         assert problem in result.stderr

@@ -41,7 +41,9 @@ def world(transactional_db, sandbox):
 def approve(world, app="shop") -> Request:
     """Submit and approve as people would; approval enqueues the job on commit."""
     submitted = services.submit_request(
-        tenant=world["tenant"], kind="namespace", requester=world["developer"],
+        tenant=world["tenant"],
+        kind="namespace",
+        requester=world["developer"],
         payload={"app": app, "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
     return approve_if_needed(submitted, approver=world["admin"])
@@ -59,10 +61,12 @@ def test_approval_is_provisioned_by_a_worker_through_redis(world, sandbox):
     plan = engine.current_plan(tenancy_request)
     for obj in plan.apply:
         meta = obj["metadata"]
-        live = sandbox.get(obj["kind"], meta["name"], meta.get("namespace"),
-                           api_version=obj["apiVersion"])
+        live = sandbox.get(
+            obj["kind"], meta["name"], meta.get("namespace"), api_version=obj["apiVersion"]
+        )
         assert live is not None and live["metadata"]["labels"]["berth.dev/request"] == str(
-            tenancy_request.pk)
+            tenancy_request.pk
+        )
 
 
 def test_api_answering_500_three_times_then_succeeding_is_ready_with_attempts(world, sandbox):
@@ -83,8 +87,10 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
     sandbox.inject_delay(0.3, times=None, method="PATCH")
     with celery_worker(name="doomed") as doomed:
         tenancy_request = approve(world)
-        wait_for(lambda: len([r for r in sandbox.requests() if r["method"] == "PATCH"]) >= 3,
-                 what="the first objects to be applied")
+        wait_for(
+            lambda: len([r for r in sandbox.requests() if r["method"] == "PATCH"]) >= 3,
+            what="the first objects to be applied",
+        )
         os.killpg(doomed.pid, signal.SIGKILL)
         doomed.wait()
     assert state_of(tenancy_request) == RequestState.PROVISIONING
@@ -97,12 +103,15 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
     plan = engine.current_plan(tenancy_request)
-    namespaced = [o for o in sandbox.objects() if o["metadata"].get("namespace")
-                  == "payments-shop-dev"]
+    namespaced = [
+        o for o in sandbox.objects() if o["metadata"].get("namespace") == "payments-shop-dev"
+    ]
     expected = [o for o in plan.apply if o["metadata"].get("namespace") == "payments-shop-dev"]
     assert len(namespaced) == len(expected)
-    assert len(sandbox.objects(kind="Namespace")) == len(DEFAULT_NAMESPACES) + len(
-        PLATFORM_NAMESPACES) + 2  # the tenant's namespace and its apps namespace
+    assert (
+        len(sandbox.objects(kind="Namespace"))
+        == len(DEFAULT_NAMESPACES) + len(PLATFORM_NAMESPACES) + 2
+    )  # the tenant's namespace and its apps namespace
     run = tenancy_request.runs.get()
     assert run.attempts == 2
     applied = {step["outcome"] for step in run.steps if step["action"] == "apply"}
@@ -124,23 +133,35 @@ def test_an_expired_ephemeral_environment_is_removed_by_the_beat_job_through_a_w
     Project.objects.create(tenant=world["tenant"], name="shop")
     with celery_worker(name="ephemeral"):
         created = services.submit_request(
-            tenant=world["tenant"], kind="ephemeral", requester=world["developer"],
+            tenant=world["tenant"],
+            kind="ephemeral",
+            requester=world["developer"],
             payload={"project": "shop", "env_slug": "review-5", "ttl": "1m"},
         )
         environment = EphemeralEnvironment.objects.get(request=created)
-        wait_for(lambda: EphemeralEnvironment.objects.get(pk=environment.pk).state
-                 == EnvironmentState.LIVE, what="environment live")
+        wait_for(
+            lambda: (
+                EphemeralEnvironment.objects.get(pk=environment.pk).state == EnvironmentState.LIVE
+            ),
+            what="environment live",
+        )
         assert sandbox.get("Namespace", "payments-shop-review-5") is not None
 
         # Beat's job, run here a minute and a bit later (the clock moves in this process
         # only); the end request it opens goes to the worker through Redis.
         with time_machine.travel(timezone.now() + timedelta(seconds=70)):
             assert expire_environments()["ended"] == [environment.pk]
-        wait_for(lambda: EphemeralEnvironment.objects.get(pk=environment.pk).state
-                 == EnvironmentState.ENDED, what="environment ended")
+        wait_for(
+            lambda: (
+                EphemeralEnvironment.objects.get(pk=environment.pk).state == EnvironmentState.ENDED
+            ),
+            what="environment ended",
+        )
         # The same run closes the environment's own request a moment later: wait for it
         # before the worker is stopped.
-        wait_for(lambda: state_of(created) == RequestState.DECOMMISSIONED,
-                 what="the environment's request decommissioned")
+        wait_for(
+            lambda: state_of(created) == RequestState.DECOMMISSIONED,
+            what="the environment's request decommissioned",
+        )
 
     assert sandbox.get("Namespace", "payments-shop-review-5") is None

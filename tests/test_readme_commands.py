@@ -50,8 +50,11 @@ NOT_RUN_HERE = {
 }
 ADMIN_PASSWORD = "readme-test-break-glass"
 # What the test writes for README's placeholders; {request_id} is the session's request.
-PLACEHOLDERS = {"<request-id>": "{request_id}", "BERTH_ADMIN_PASSWORD=...":
-                f"BERTH_ADMIN_PASSWORD={ADMIN_PASSWORD}", "<cluster>": "sandbox"}
+PLACEHOLDERS = {
+    "<request-id>": "{request_id}",
+    "BERTH_ADMIN_PASSWORD=...": f"BERTH_ADMIN_PASSWORD={ADMIN_PASSWORD}",
+    "<cluster>": "sandbox",
+}
 
 
 def readme_commands(text: str) -> tuple[list[str], list[str]]:
@@ -74,8 +77,11 @@ def readme_commands(text: str) -> tuple[list[str], list[str]]:
 
 def console_session(text: str) -> list[tuple[str, list[str]]]:
     """(command, the output lines README shows for it) from the README's console block."""
-    block = next(body for language, body in FENCE.findall(text)
-                 if language == "console" and "create_api_token" in body)
+    block = next(
+        body
+        for language, body in FENCE.findall(text)
+        if language == "console" and "create_api_token" in body
+    )
     session: list[tuple[str, list[str]]] = []
     open_command: list[str] = []
     for line in block.splitlines():
@@ -98,9 +104,12 @@ def commands_to_run(text: str) -> list[str]:
     another command spells out in full (`manage.py create_api_token` is the session's)."""
     session, others = readme_commands(text)
     everything = session + others
-    return [command for command in dict.fromkeys(others)
-            if not any(re.search(pattern, command) for pattern in NOT_RUN_HERE)
-            and not any(command != other and command in other for other in everything)]
+    return [
+        command
+        for command in dict.fromkeys(others)
+        if not any(re.search(pattern, command) for pattern in NOT_RUN_HERE)
+        and not any(command != other and command in other for other in everything)
+    ]
 
 
 def test_readme_parser_finds_the_commands_a_person_types():
@@ -119,9 +128,12 @@ def test_readme_parser_finds_the_commands_a_person_types():
 def clean_environment(**extra: str) -> dict[str, str]:
     """A shell's environment with nothing of Berth's or of the test settings in it, and the
     virtualenv's `python` first on PATH (as in a shell that activated it)."""
-    kept = {key: value for key, value in os.environ.items()
-            if not key.startswith(("BERTH_", "DJANGO_", "OIDC_", "DEVIDP_"))
-            and key not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PYTHONPATH")}
+    kept = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("BERTH_", "DJANGO_", "OIDC_", "DEVIDP_"))
+        and key not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PYTHONPATH")
+    }
     kept["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{kept.get('PATH', '')}"
     return {**kept, **extra}
 
@@ -131,14 +143,21 @@ def make_run(tmp_path):
     """`make run` on free ports, its data in tmp_path; yields its URL and its output."""
     ports = {name: str(free_port()) for name in ("web", "idp", "sandbox", "git")}
     environment = clean_environment(
-        BERTH_DATA_DIR=str(tmp_path / "data"), BERTH_PORT=ports["web"],
-        BERTH_DEVIDP_PORT=ports["idp"], BERTH_SANDBOX_PORT=ports["sandbox"],
+        BERTH_DATA_DIR=str(tmp_path / "data"),
+        BERTH_PORT=ports["web"],
+        BERTH_DEVIDP_PORT=ports["idp"],
+        BERTH_SANDBOX_PORT=ports["sandbox"],
         BERTH_GITSERVER_PORT=ports["git"],
         PYTHONUNBUFFERED="1",
     )
-    process = subprocess.Popen(  # noqa: S603 - our own entry point
-        [PYTHON, "-m", "portal.run"], cwd=ROOT, env=environment, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    process = subprocess.Popen(
+        [PYTHON, "-m", "portal.run"],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     output: list[str] = []
     reader = threading.Thread(target=lambda: output.extend(process.stdout), daemon=True)
@@ -148,8 +167,7 @@ def make_run(tmp_path):
     try:
         while True:
             assert process.poll() is None, "make run exited:\n" + "".join(output[-40:])
-            assert time.monotonic() < deadline, "make run did not start:\n" + "".join(
-                output[-40:])
+            assert time.monotonic() < deadline, "make run did not start:\n" + "".join(output[-40:])
             try:
                 if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
                     break
@@ -169,10 +187,14 @@ def make_run(tmp_path):
 
 def in_a_shell(script: str, data: Path, url: str) -> subprocess.CompletedProcess:
     """Commands typed in a second terminal at the checkout, README's URL made this run's."""
-    return subprocess.run(  # noqa: S603 - README's own commands
+    return subprocess.run(
         ["bash", "-c", f"set -e\ncd {ROOT}\n{script.replace('http://127.0.0.1:8000', url)}"],
-        cwd=ROOT, env=clean_environment(BERTH_DATA_DIR=str(data)), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, timeout=240,
+        cwd=ROOT,
+        env=clean_environment(BERTH_DATA_DIR=str(data)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=240,
     )
 
 
@@ -196,7 +218,8 @@ def check_session_output(session: list[tuple[str, list[str]]], printed: list[str
                 assert line.strip() in actual, f"{command}\nshows {line!r}; printed:\n{actual}"
             for key, value in JSON_PAIR.findall(line):
                 assert re.sub(r"\s+", "", f'"{key}":{value}') in compact, (
-                    f"{command}\nshows {key}: {value}; printed:\n{actual}")
+                    f"{command}\nshows {key}: {value}; printed:\n{actual}"
+                )
 
 
 def check_plan(output: str, made: dict) -> None:
@@ -209,9 +232,17 @@ def check_superuser(output: str, made: dict) -> None:
     browser = requests.Session()
     login = f"{made['url']}/admin/login/"
     browser.get(login, timeout=10)
-    answer = browser.post(login, timeout=10, headers={"Referer": login}, data={
-        "username": "admin", "password": ADMIN_PASSWORD, "next": "/admin/",
-        "csrfmiddlewaretoken": browser.cookies["csrftoken"]})
+    answer = browser.post(
+        login,
+        timeout=10,
+        headers={"Referer": login},
+        data={
+            "username": "admin",
+            "password": ADMIN_PASSWORD,
+            "next": "/admin/",
+            "csrfmiddlewaretoken": browser.cookies["csrftoken"],
+        },
+    )
     assert answer.url == f"{made['url']}/admin/", "the password README sets does not sign in"
 
 
@@ -232,8 +263,10 @@ EXPECTED = {
 }
 
 
-@pytest.mark.skipif(not (ROOT / ".venv" / "bin" / "python").exists(),
-                    reason="README's commands use .venv/bin/python, which `make test` creates")
+@pytest.mark.skipif(
+    not (ROOT / ".venv" / "bin" / "python").exists(),
+    reason="README's commands use .venv/bin/python, which `make test` creates",
+)
 def test_readme_commands_work_as_written_beside_make_run(make_run):
     text = README.read_text()
     session = console_session(text)
@@ -272,8 +305,10 @@ def test_readme_commands_work_as_written_beside_make_run(make_run):
     make_run["process"].send_signal(signal.SIGINT)
     assert make_run["process"].wait(timeout=60) == 0
     said = " ".join("".join(make_run["output"]).split())
-    everything = ("the web server, the Celery worker, Celery beat, the drift watcher, the "
-                  "sandbox cluster, the demo git server and the development identity provider")
+    everything = (
+        "the web server, the Celery worker, Celery beat, the drift watcher, the "
+        "sandbox cluster, the demo git server and the development identity provider"
+    )
     assert f"Press Ctrl-C to stop everything: {everything}." in said
     assert f"Stopped {everything}." in said
 
@@ -288,10 +323,22 @@ def check_the_developer_may_deploy(data: Path, namespace: str) -> None:
     config = data / "sandbox" / "kubeconfig"
 
     def can_i(verb: str, resource: str) -> str:
-        return subprocess.run(  # noqa: S603 - kubectl with fixed arguments
-            [kubectl, f"--kubeconfig={config}", "auth", "can-i", verb, resource,
-             "--as=dev", "--as-group=payments-devs", "-n", namespace],
-            capture_output=True, text=True, timeout=60,
+        return subprocess.run(
+            [
+                kubectl,
+                f"--kubeconfig={config}",
+                "auth",
+                "can-i",
+                verb,
+                resource,
+                "--as=dev",
+                "--as-group=payments-devs",
+                "-n",
+                namespace,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
         ).stdout.strip()
 
     assert can_i("create", "deployments") == "yes"
@@ -302,20 +349,27 @@ def check_the_developer_may_deploy(data: Path, namespace: str) -> None:
 
 def second_shell(data: Path, *arguments: str, **extra: str) -> subprocess.CompletedProcess:
     """`.venv/bin/python manage.py …` typed in another terminal: only where the data is."""
-    return subprocess.run(  # noqa: S603 - our own manage.py
-        [PYTHON, "manage.py", *arguments], cwd=ROOT, capture_output=True, text=True,
-        env=clean_environment(BERTH_DATA_DIR=str(data), **extra), timeout=120,
+    return subprocess.run(
+        [PYTHON, "manage.py", *arguments],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=clean_environment(BERTH_DATA_DIR=str(data), **extra),
+        timeout=120,
     )
 
 
 def test_manage_py_takes_make_runs_settings_and_what_the_shell_sets(tmp_path):
     secrets = load_or_create_dev_secrets(tmp_path)
-    shown = ("from django.conf import settings; import os; print(settings.DEBUG, "
-             "settings.SECRET_KEY == os.environ['SECRET_KEY'], settings.DATA_DIR, "
-             "os.environ['BERTH_ADMIN_PASSWORD'])")
+    shown = (
+        "from django.conf import settings; import os; print(settings.DEBUG, "
+        "settings.SECRET_KEY == os.environ['SECRET_KEY'], settings.DATA_DIR, "
+        "os.environ['BERTH_ADMIN_PASSWORD'])"
+    )
 
-    result = second_shell(tmp_path, "shell", "--no-imports", "-c", shown,
-                          BERTH_ADMIN_PASSWORD="typed-here")
+    result = second_shell(
+        tmp_path, "shell", "--no-imports", "-c", shown, BERTH_ADMIN_PASSWORD="typed-here"
+    )
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "True", str(tmp_path.resolve()), "typed-here"]

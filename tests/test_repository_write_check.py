@@ -41,9 +41,11 @@ def queued(monkeypatch):
 def checked_with(admin_api, forge, queued, token: str) -> dict:
     """Set the tenant's repository and credential over the API, run the check as the worker
     does, and return what the API then says of it."""
-    response = admin_api.patch("/api/v1/tenants/payments/", {
-        "gitops_repo_url": forge.url("payments.git"), "gitops_credentials": f"bot:{token}"},
-        format="json")
+    response = admin_api.patch(
+        "/api/v1/tenants/payments/",
+        {"gitops_repo_url": forge.url("payments.git"), "gitops_credentials": f"bot:{token}"},
+        format="json",
+    )
     assert response.status_code == 200, response.content
     assert tasks.check_repository(*queued[-1]) is True
     return admin_api.get("/api/v1/tenants/payments/").json()["repository_check"]
@@ -66,8 +68,7 @@ def test_a_credential_that_may_push_passes_and_leaves_no_ref_behind(admin_api, f
     assert len(pushes) == 2  # the empty commit, then its deletion
 
 
-def test_a_read_only_credential_fails_the_check_saying_berth_cannot_push(admin_api, forge,
-                                                                         queued):
+def test_a_read_only_credential_fails_the_check_saying_berth_cannot_push(admin_api, forge, queued):
     TenantFactory(slug="payments")
 
     shown = checked_with(admin_api, forge, queued, READER)
@@ -77,10 +78,10 @@ def test_a_read_only_credential_fails_the_check_saying_berth_cannot_push(admin_a
     assert READER not in shown["message"]
 
 
-def test_a_tenant_whose_repository_failed_its_check_gets_no_new_request(admin_api, forge,
-                                                                       queued):
-    tenant = TenantFactory(slug="payments", budget_cpu_millis=8000, budget_memory_mib=16384,
-                           budget_namespaces=10)
+def test_a_tenant_whose_repository_failed_its_check_gets_no_new_request(admin_api, forge, queued):
+    tenant = TenantFactory(
+        slug="payments", budget_cpu_millis=8000, budget_memory_mib=16384, budget_namespaces=10
+    )
     tenant.allowed_clusters.add(ClusterFactory(name="sandbox"))
     tenant.allowed_tiers.add(TierFactory(slug="dev"))
     checked_with(admin_api, forge, queued, READER)
@@ -89,10 +90,21 @@ def test_a_tenant_whose_repository_failed_its_check_gets_no_new_request(admin_ap
     api = APIClient()
     api.force_authenticate(requester)
 
-    refused = api.post("/api/v1/requests/", {
-        "tenant": "payments", "kind": "namespace",
-        "payload": {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "500m",
-                    "memory": "512Mi"}}, format="json")
+    refused = api.post(
+        "/api/v1/requests/",
+        {
+            "tenant": "payments",
+            "kind": "namespace",
+            "payload": {
+                "app": "shop",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "500m",
+                "memory": "512Mi",
+            },
+        },
+        format="json",
+    )
 
     assert refused.status_code == 400, refused.content
     assert "failed its check" in refused.content.decode()
@@ -100,22 +112,35 @@ def test_a_tenant_whose_repository_failed_its_check_gets_no_new_request(admin_ap
     assert not Request.objects.filter(tenant=tenant).exclude(kind="tenant_sync").exists()
 
     checked_with(admin_api, forge, queued, WRITER)  # fixed: taken again
-    taken = api.post("/api/v1/requests/", {
-        "tenant": "payments", "kind": "namespace",
-        "payload": {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "500m",
-                    "memory": "512Mi"}}, format="json")
+    taken = api.post(
+        "/api/v1/requests/",
+        {
+            "tenant": "payments",
+            "kind": "namespace",
+            "payload": {
+                "app": "shop",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "500m",
+                "memory": "512Mi",
+            },
+        },
+        format="json",
+    )
     assert taken.status_code == 201, taken.content
 
 
-def test_a_check_that_could_not_be_queued_is_not_taken_for_a_failed_one(admin_api, db,
-                                                                       monkeypatch):
+def test_a_check_that_could_not_be_queued_is_not_taken_for_a_failed_one(admin_api, db, monkeypatch):
     def broker_down(*args: object) -> None:
         raise ConnectionError("broker down")
 
     monkeypatch.setattr(tasks.check_repository, "delay", broker_down)
     TenantFactory(slug="payments")
-    admin_api.patch("/api/v1/tenants/payments/", {
-        "gitops_repo_url": "https://git.example.com/payments.git"}, format="json")
+    admin_api.patch(
+        "/api/v1/tenants/payments/",
+        {"gitops_repo_url": "https://git.example.com/payments.git"},
+        format="json",
+    )
 
     shown = admin_api.get("/api/v1/tenants/payments/").json()["repository_check"]
     assert shown["status"] == "not_checked"

@@ -29,8 +29,7 @@ def submitted(world) -> Request:
         tenant=world["tenant"],
         kind="namespace",
         requester=world["developer"],
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1",
-                 "memory": "1Gi"},
+        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
 
 
@@ -81,8 +80,7 @@ def test_other_tenants_namespace_and_tenant_pages_are_404(client, world):
     assert client.get("/tenants/search/").status_code == 200
 
 
-def test_progress_polls_while_approved_and_stops_when_finished(client, world, submitted,
-                                                              settings):
+def test_progress_polls_while_approved_and_stops_when_finished(client, world, submitted, settings):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     approve(world, submitted)
     client.force_login(world["developer"])
@@ -178,8 +176,12 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
             tenant=world["tenant"],
             kind="ephemeral",
             requester=world["developer"],
-            payload={"project": f"p{index}", "env_slug": f"review-{index}", "cpu": "100m",
-                     "memory": "128Mi"},
+            payload={
+                "project": f"p{index}",
+                "env_slug": f"review-{index}",
+                "cpu": "100m",
+                "memory": "128Mi",
+            },
         )
     client.force_login(world["admin"])
     # 10: the ephemeral environments card is one query (select_related), whatever its rows;
@@ -197,10 +199,10 @@ def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, wor
     bare = init_bare(tmp_path / "payments.git")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")
     tenancy_request = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"), kind="namespace",
+        tenant=Tenant.objects.get(slug="payments"),
+        kind="namespace",
         requester=world["developer"],
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1",
-                 "memory": "1Gi"},
+        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
     client.force_login(world["admin"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
@@ -210,15 +212,14 @@ def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, wor
 
 
 def test_plan_preview_explains_an_unreadable_repository(client, world, submitted, tmp_path):
-    Tenant.objects.filter(slug="payments").update(
-        gitops_repo_url=f"file://{tmp_path}/missing.git"
-    )
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{tmp_path}/missing.git")
     client.force_login(world["admin"])
     page = client.get(f"/requests/{submitted.pk}/").content.decode()
     assert "The tenant&#x27;s repository could not be read" in page
 
 
 # --- the whole page follows its request, with one poll ---------------------------------------
+
 
 def fragment(client, tenancy_request, digest: str = "") -> str:
     response = client.get(f"/requests/{tenancy_request.pk}/progress/", {"digest": digest})
@@ -229,9 +230,11 @@ def fragment(client, tenancy_request, digest: str = "") -> str:
 def part(html: str, element_id: str) -> str:
     """The element of `html` with this id, as text from its start tag to the next part."""
     start = html.index(f'id="{element_id}"')
-    ends = [html.find(f'id="{other}"', start + 1) for other in
-            ("progress", "request-header", "request-actions", "history", "gitops")]
-    return html[start:min([end for end in ends if end > 0] or [len(html)])]
+    ends = [
+        html.find(f'id="{other}"', start + 1)
+        for other in ("progress", "request-header", "request-actions", "history", "gitops")
+    ]
+    return html[start : min([end for end in ends if end > 0] or [len(html)])]
 
 
 def to_approved(world, submitted, settings) -> Request:
@@ -248,8 +251,7 @@ def to_provisioning(world, submitted, settings) -> Request:
 def to_ready(world, submitted, settings) -> Request:
     approve(world, submitted)
     # As a worker leaves it (no cluster here to provision on).
-    Request.objects.filter(pk=submitted.pk).update(state=RequestState.READY,
-                                                   status_message="")
+    Request.objects.filter(pk=submitted.pk).update(state=RequestState.READY, status_message="")
     return submitted
 
 
@@ -261,8 +263,9 @@ def to_failed(world, submitted, settings) -> Request:
 
 
 def to_rejected(world, submitted, settings) -> Request:
-    return services.reject_request(request_id=submitted.pk, approver=world["admin"],
-                                   reason="Use the shared prod namespace.")
+    return services.reject_request(
+        request_id=submitted.pk, approver=world["admin"], reason="Use the shared prod namespace."
+    )
 
 
 def to_cancelled(world, submitted, settings) -> Request:
@@ -280,21 +283,41 @@ def to_decommissioned(world, submitted, settings) -> Request:
 STATES = [
     (None, "Awaiting approval", True, None, "submitted the request", True),
     (to_approved, "Approved", True, "Approved by Pat Platform", "approved the request", False),
-    (to_provisioning, "Provisioning", True, "Approved by Pat Platform", "started provisioning",
-     False),
+    (
+        to_provisioning,
+        "Provisioning",
+        True,
+        "Approved by Pat Platform",
+        "started provisioning",
+        False,
+    ),
     (to_ready, "Ready", False, "Approved by Pat Platform", "approved the request", False),
-    (to_failed, "Failed", False, "Approved by Pat Platform", "stopped provisioning: failed",
-     False),
-    (to_rejected, "Rejected", False, "Rejected by Pat Platform: “Use the shared prod",
-     "rejected the request", False),
+    (to_failed, "Failed", False, "Approved by Pat Platform", "stopped provisioning: failed", False),
+    (
+        to_rejected,
+        "Rejected",
+        False,
+        "Rejected by Pat Platform: “Use the shared prod",
+        "rejected the request",
+        False,
+    ),
     (to_cancelled, "Cancelled", False, None, "cancelled the request", False),
-    (to_decommissioned, "Decommissioned", False, "Approved by Pat Platform",
-     "approved the request", False),
+    (
+        to_decommissioned,
+        "Decommissioned",
+        False,
+        "Approved by Pat Platform",
+        "approved the request",
+        False,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("reach", "badge", "moving", "decision", "history", "cancel"), STATES,
-                         ids=[row[1] for row in STATES])
+@pytest.mark.parametrize(
+    ("reach", "badge", "moving", "decision", "history", "cancel"),
+    STATES,
+    ids=[row[1] for row in STATES],
+)
 def test_the_poll_brings_the_header_decisions_history_and_actions_of_each_state(
     client, world, submitted, settings, reach, badge, moving, decision, history, cancel
 ):
@@ -333,9 +356,17 @@ def test_the_header_says_the_status_line_and_leaves_the_submission_message_behin
 
 def test_a_submitted_request_is_announced_without_a_state_that_would_go_stale(client, world):
     client.force_login(world["developer"])
-    response = client.post("/tenants/payments/request/namespace/", {
-        "app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi",
-    }, follow=True)
+    response = client.post(
+        "/tenants/payments/request/namespace/",
+        {
+            "app": "shop",
+            "tier": "prod",
+            "cluster": "sandbox",
+            "cpu": "1",
+            "memory": "1Gi",
+        },
+        follow=True,
+    )
     created = Request.objects.get()
     assert f"Request #{created.pk} submitted." in response.content.decode()
     assert "submitted: awaiting approval" not in response.content.decode()
@@ -383,10 +414,10 @@ def test_the_poll_answers_in_as_many_queries_however_long_the_history(
     digest = review(submitted).digest
     for index in range(rows):
         approver = User.objects.create(username=f"admin{index}", is_platform_admin=True)
-        services.approve_request(request_id=submitted.pk, approver=approver,
-                                 plan_digest=digest)
-        services.add_comment(request_id=submitted.pk, author=world["developer"],
-                             body=f"Any news? ({index})")
+        services.approve_request(request_id=submitted.pk, approver=approver, plan_digest=digest)
+        services.add_comment(
+            request_id=submitted.pk, author=world["developer"], body=f"Any news? ({index})"
+        )
     client.force_login(world["admin"])
     # Session and user, the request, its run, namespaces, Kargo name, decide (already
     # approved?), approvals, history: nine, whatever the rows.
@@ -399,6 +430,7 @@ def test_the_poll_answers_in_as_many_queries_however_long_the_history(
 
 
 # --- what a person may do with a request: one answer ----------------------------------------
+
 
 def test_the_actions_start_from_the_states_the_services_allow():
     from tenants.selectors.requests import (
@@ -422,8 +454,7 @@ def test_what_each_person_may_do_with_a_submitted_request(world, submitted):
     superuser = User.objects.create(username="root", is_superuser=True)
 
     assert request_actions(world["developer"], submitted) == RequestActions(cancel=True)
-    assert request_actions(world["admin"], submitted) == RequestActions(decide=True,
-                                                                        cancel=True)
+    assert request_actions(world["admin"], submitted) == RequestActions(decide=True, cancel=True)
     assert request_actions(colleague, submitted) == RequestActions()
     assert request_actions(superuser, submitted) == RequestActions(decide=True, cancel=True)
 
@@ -433,8 +464,11 @@ def test_cancel_is_offered_exactly_to_those_the_service_lets_cancel(world, submi
     from tenants.selectors import request_actions
 
     people = {
-        "colleague": lambda: world["tenant"].memberships.create(
-            user=User.objects.create(username="colleague"), role="developer").user,
+        "colleague": lambda: (
+            world["tenant"]
+            .memberships.create(user=User.objects.create(username="colleague"), role="developer")
+            .user
+        ),
         "superuser": lambda: User.objects.create(username="root", is_superuser=True),
     }
     person = people[who]() if who in people else world[who]
@@ -448,8 +482,7 @@ def test_cancel_is_offered_exactly_to_those_the_service_lets_cancel(world, submi
     assert offered is allowed
 
 
-def test_retry_is_offered_to_platform_admins_of_a_failed_request_only(world, submitted,
-                                                                      settings):
+def test_retry_is_offered_to_platform_admins_of_a_failed_request_only(world, submitted, settings):
     from tenants.selectors import RequestActions, request_actions
 
     to_failed(world, submitted, settings)

@@ -20,4 +20,3 @@ def test_without_upstream_crds_make_run_says_its_sandbox_has_stand_ins(tmp_path,
     assert sandbox.upstream_crd_dir() is None
     said = sandbox.crds_said({"upstream_crds": False, "crds": tmp_path / "crd-standins.yaml"})
     assert said == "CRDs: Berth's stand-ins (set BERTH_CRD_DIR for the upstream ones)"
-

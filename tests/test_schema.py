@@ -638,11 +638,16 @@ def test_a_custom_resource_checked_before_is_judged_the_same_with_other_metadata
     first = validate_object(bad)
     again = copy.deepcopy(bad)
     again["metadata"]["labels"] = {"berth.dev/request": "7"}
-    assert validate_object(again) == first == [
-        SchemaError("spec.sourceRepo", "unknown field 'sourceRepo'")]
+    assert (
+        validate_object(again)
+        == first
+        == [SchemaError("spec.sourceRepo", "unknown field 'sourceRepo'")]
+    )
     again["metadata"]["labels"] = {"berth.dev/request": 7}
-    assert sorted(paths(validate_object(again))) == ['metadata.labels["berth.dev/request"]',
-                                                     "spec.sourceRepo"]
+    assert sorted(paths(validate_object(again))) == [
+        'metadata.labels["berth.dev/request"]',
+        "spec.sourceRepo",
+    ]
     good = copy.deepcopy(APP_PROJECT)
     good["metadata"]["labels"] = {"berth.dev/request": "8"}
     assert validate_object(good) == []

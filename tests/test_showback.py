@@ -37,12 +37,17 @@ from tests.test_api_support import (  # noqa: F401 - fixtures
 )
 
 NOW = datetime(2026, 11, 12, 0, 0, tzinfo=UTC)
-PRICES = {"currency": "EUR", "cpu_core_hour": Decimal("0.04"),
-          "memory_gib_hour": Decimal("0.005"), "storage_gib_month": Decimal("0.10"),
-          "namespace_month": Decimal("7.30")}
+PRICES = {
+    "currency": "EUR",
+    "cpu_core_hour": Decimal("0.04"),
+    "memory_gib_hour": Decimal("0.005"),
+    "storage_gib_month": Decimal("0.10"),
+    "namespace_month": Decimal("7.30"),
+}
 # 2 cores, 4 GiB, 10 GiB of storage and the namespace itself, per hour, at PRICES.
-HOURLY = (2 * Decimal("0.04") + 4 * Decimal("0.005") + 10 * Decimal("0.10") / 730
-          + Decimal("7.30") / 730)
+HOURLY = (
+    2 * Decimal("0.04") + 4 * Decimal("0.005") + 10 * Decimal("0.10") / 730 + Decimal("7.30") / 730
+)
 
 
 @pytest.fixture(autouse=True)
@@ -63,27 +68,43 @@ def priced(world):
     return cluster
 
 
-def namespace(world, name="payments-shop-dev", *, created, tier="dev", project=None,
-              state=NamespaceState.ACTIVE, cluster="sandbox", **extra):
+def namespace(
+    world,
+    name="payments-shop-dev",
+    *,
+    created,
+    tier="dev",
+    project=None,
+    state=NamespaceState.ACTIVE,
+    cluster="sandbox",
+    **extra,
+):
     made = Namespace.objects.create(
-        name=name, tenant=world.payments, tier=EnvironmentTier.objects.get(slug=tier),
-        cluster=Cluster.objects.get(name=cluster), project=project, cpu_millis=2000,
-        memory_mib=4096, storage_gib=10, state=state, **extra)
+        name=name,
+        tenant=world.payments,
+        tier=EnvironmentTier.objects.get(slug=tier),
+        cluster=Cluster.objects.get(name=cluster),
+        project=project,
+        cpu_millis=2000,
+        memory_mib=4096,
+        storage_gib=10,
+        state=state,
+        **extra,
+    )
     Namespace.objects.filter(pk=made.pk).update(created_at=created)
     return made
 
 
 def costs(world, user=None, **query):
-    response = api(user or world.member).get(f"/api/v1/tenants/{world.payments.slug}/costs/",
-                                             query)
+    response = api(user or world.member).get(f"/api/v1/tenants/{world.payments.slug}/costs/", query)
     assert response.status_code == 200, response.content[:500]
     return response.json()
 
 
 # --- what a namespace costs --------------------------------------------------------------
 
-def test_a_namespace_costs_its_quota_at_the_clusters_prices_since_it_was_made(
-        world, priced, clock):
+
+def test_a_namespace_costs_its_quota_at_the_clusters_prices_since_it_was_made(world, priced, clock):
     namespace(world, created=NOW - timedelta(hours=48))
 
     answer = costs(world)
@@ -92,35 +113,48 @@ def test_a_namespace_costs_its_quota_at_the_clusters_prices_since_it_was_made(
     assert answer["total"] == str(expected)
     [row] = answer["namespaces"]
     assert row["per_day"] == str((HOURLY * 24).quantize(Decimal("0.01")))
-    assert answer["days"]["2026-11-10"] == answer["days"]["2026-11-11"] \
+    assert (
+        answer["days"]["2026-11-10"]
+        == answer["days"]["2026-11-11"]
         == str((HOURLY * 24).quantize(Decimal("0.01")))
+    )
     assert answer["days"]["2026-11-12"] == "0.00" and answer["currency"] == "EUR"
 
 
 def test_costs_are_grouped_by_project_and_tier(world, priced, clock):
     shop = Project.objects.create(tenant=world.payments, name="shop")
     namespace(world, "payments-shop-dev", created=NOW - timedelta(hours=10), project=shop)
-    namespace(world, "payments-shop-prod", created=NOW - timedelta(hours=10), project=shop,
-              tier="prod")
+    namespace(
+        world, "payments-shop-prod", created=NOW - timedelta(hours=10), project=shop, tier="prod"
+    )
     namespace(world, "payments-tools-dev", created=NOW - timedelta(hours=10))
 
     answer = costs(world)
 
     ten_hours = str((HOURLY * 10).quantize(Decimal("0.01")))
     assert {row["name"]: row["cost"] for row in answer["projects"]} == {
-        "shop": str((HOURLY * 20).quantize(Decimal("0.01"))), "(no project)": ten_hours}
+        "shop": str((HOURLY * 20).quantize(Decimal("0.01"))),
+        "(no project)": ten_hours,
+    }
     assert {row["name"]: row["cost"] for row in answer["tiers"]}["prod"] == ten_hours
 
 
 def test_a_decommissioned_namespace_costs_until_its_removal_finished(world, priced, clock):
-    gone = namespace(world, created=NOW - timedelta(hours=48),
-                     state=NamespaceState.DECOMMISSIONED)
-    removal = Request.objects.create(tenant=world.payments, kind=RequestKind.DECOMMISSION,
-                                     payload={"namespace": gone.name}, requester=world.member,
-                                     state=RequestState.DECOMMISSIONED)
+    gone = namespace(world, created=NOW - timedelta(hours=48), state=NamespaceState.DECOMMISSIONED)
+    removal = Request.objects.create(
+        tenant=world.payments,
+        kind=RequestKind.DECOMMISSION,
+        payload={"namespace": gone.name},
+        requester=world.member,
+        state=RequestState.DECOMMISSIONED,
+    )
     with time_machine.travel(NOW - timedelta(hours=12), tick=False):
-        AuditEvent.objects.create(actor_label="system", action="request.mark_decommissioned",
-                                  object_type="tenants.request", object_id=str(removal.pk))
+        AuditEvent.objects.create(
+            actor_label="system",
+            action="request.mark_decommissioned",
+            object_type="tenants.request",
+            object_id=str(removal.pk),
+        )
 
     [row] = costs(world)["namespaces"]
 
@@ -128,8 +162,7 @@ def test_a_decommissioned_namespace_costs_until_its_removal_finished(world, pric
     assert row["ended_at"].startswith("2026-11-11T12:00")
 
 
-def test_a_namespace_gone_at_an_unrecorded_time_is_not_counted_and_says_so(world, priced,
-                                                                         clock):
+def test_a_namespace_gone_at_an_unrecorded_time_is_not_counted_and_says_so(world, priced, clock):
     namespace(world, created=NOW - timedelta(hours=48), state=NamespaceState.DECOMMISSIONED)
 
     answer = costs(world)
@@ -139,8 +172,13 @@ def test_a_namespace_gone_at_an_unrecorded_time_is_not_counted_and_says_so(world
 
 
 def test_an_ephemeral_environment_shows_what_it_costs_until_it_expires(world, priced, clock):
-    namespace(world, "payments-shop-review-1", tier="review",
-              created=NOW - timedelta(hours=1), expires_at=NOW + timedelta(hours=5))
+    namespace(
+        world,
+        "payments-shop-review-1",
+        tier="review",
+        created=NOW - timedelta(hours=1),
+        expires_at=NOW + timedelta(hours=5),
+    )
 
     [row] = costs(world)["namespaces"]
 
@@ -175,6 +213,7 @@ def test_a_month_that_is_not_one_is_refused(world, month):
 
 # --- who sees them ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("who", ["member", "viewer", "owner", "admin"])
 def test_members_and_platform_admins_see_a_tenants_costs(world, priced, who):
     costs(world, getattr(world, who))
@@ -187,9 +226,13 @@ def test_someone_outside_the_tenant_gets_not_found(world, priced):
 
 # --- prices: set by platform admins, every field checked -----------------------------------
 
+
 def test_a_platform_admin_sets_prices_and_the_change_is_audited(world):
-    response = api(world.admin).put("/api/v1/clusters/sandbox/prices/",
-                                    {"cpu_core_hour": "0.031", "currency": "USD"}, format="json")
+    response = api(world.admin).put(
+        "/api/v1/clusters/sandbox/prices/",
+        {"cpu_core_hour": "0.031", "currency": "USD"},
+        format="json",
+    )
 
     assert response.status_code == 200, response.content
     assert response.json()["cpu_core_hour"] == "0.031000"
@@ -199,15 +242,18 @@ def test_a_platform_admin_sets_prices_and_the_change_is_audited(world):
     assert event.before["currency"] == "EUR"
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"cpu_core_hour": "-1"}, "cpu_core_hour"),
-    ({"memory_gib_hour": "0.0000001"}, "memory_gib_hour"),
-    ({"storage_gib_month": "lots"}, "storage_gib_month"),
-    ({"namespace_month": "1e9"}, "namespace_month"),
-    ({"currency": "eur"}, "currency"),
-    ({"currency": "EURO"}, "currency"),
-    ({"gpu_hour": "1"}, "gpu_hour"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"cpu_core_hour": "-1"}, "cpu_core_hour"),
+        ({"memory_gib_hour": "0.0000001"}, "memory_gib_hour"),
+        ({"storage_gib_month": "lots"}, "storage_gib_month"),
+        ({"namespace_month": "1e9"}, "namespace_month"),
+        ({"currency": "eur"}, "currency"),
+        ({"currency": "EURO"}, "currency"),
+        ({"gpu_hour": "1"}, "gpu_hour"),
+    ],
+)
 def test_a_bad_price_is_refused_naming_its_field_and_nothing_is_saved(world, body, field):
     response = api(world.admin).put("/api/v1/clusters/sandbox/prices/", body, format="json")
 
@@ -216,15 +262,17 @@ def test_a_bad_price_is_refused_naming_its_field_and_nothing_is_saved(world, bod
 
 
 def test_only_platform_admins_set_prices(world):
-    response = api(world.owner).put("/api/v1/clusters/sandbox/prices/",
-                                    {"cpu_core_hour": "0"}, format="json")
+    response = api(world.owner).put(
+        "/api/v1/clusters/sandbox/prices/", {"cpu_core_hour": "0"}, format="json"
+    )
     assert response.status_code in (403, 404)
     assert not ClusterPrice.objects.exists()
 
 
 def test_the_admin_sites_check_is_the_same(world):
-    price = ClusterPrice(cluster=Cluster.objects.get(name="sandbox"),
-                         cpu_core_hour=Decimal("-0.5"), currency="eu")
+    price = ClusterPrice(
+        cluster=Cluster.objects.get(name="sandbox"), cpu_core_hour=Decimal("-0.5"), currency="eu"
+    )
     with pytest.raises(ValidationError) as refused:
         price.full_clean()
     assert {"cpu_core_hour", "currency"} <= set(refused.value.message_dict)
@@ -232,13 +280,14 @@ def test_the_admin_sites_check_is_the_same(world):
 
 # --- the tenant's page, the dashboard, CSV --------------------------------------------------
 
+
 def test_the_tenants_page_shows_a_chart_and_a_table_of_its_costs(world, priced, clock, client):
     namespace(world, created=NOW - timedelta(hours=48))
     client.force_login(world.member)
 
     page = client.get("/tenants/payments/").content.decode()
 
-    section = page[page.index('id="costs"'):page.index('id="costs-measured"')]
+    section = page[page.index('id="costs"') : page.index('id="costs-measured"')]
     assert f"EUR {(HOURLY * 48).quantize(Decimal('0.01'))}" in section
     assert '<svg viewBox="0 -6 340 118" class="daily-chart"' in section
     assert section.count('class="day-bar"') == 2
@@ -252,13 +301,14 @@ def test_the_dashboard_lists_tenants_by_what_they_cost(world, priced, clock, cli
 
     page = client.get("/dashboard/").content.decode()
 
-    card = page[page.index('id="costs-card"'):]
+    card = page[page.index('id="costs-card"') :]
     assert 'href="/tenants/payments/#costs"' in card
     assert str((HOURLY * 48).quantize(Decimal("0.01"))) in card
 
 
 def test_costs_download_as_csv_one_row_per_namespace_and_day_cells_defused(
-        world, priced, clock, client):
+    world, priced, clock, client
+):
     sneaky = Project.objects.create(tenant=world.payments, name="=HYPERLINK(evil)")
     namespace(world, created=NOW - timedelta(hours=48), project=sneaky)
     client.force_login(world.member)
@@ -270,8 +320,10 @@ def test_costs_download_as_csv_one_row_per_namespace_and_day_cells_defused(
     assert [row["day"] for row in rows] == ["2026-11-10", "2026-11-11"]
     assert rows[0]["cost"] == str((HOURLY * 24).quantize(Decimal("0.01")))
     assert rows[0]["project"] == "'=HYPERLINK(evil)"
-    assert client.get("/tenants/payments/costs/",
-                      {"format": "csv", "month": "soon"}).status_code == 400
+    assert (
+        client.get("/tenants/payments/costs/", {"format": "csv", "month": "soon"}).status_code
+        == 400
+    )
 
 
 def test_someone_outside_the_tenant_cannot_download_its_costs(world, client):
@@ -281,18 +333,26 @@ def test_someone_outside_the_tenant_cannot_download_its_costs(world, client):
 
 # --- measured usage from Prometheus ----------------------------------------------------------
 
+
 class PrometheusStandIn(BaseHTTPRequestHandler):
     """Answers /api/v1/query as Prometheus does, with a vector by namespace."""
 
     queries: list[str] = []
 
-    def do_GET(self):  # noqa: N802 - http.server's name
+    def do_GET(self):
         parts = urlsplit(self.path)
         query = parse_qs(parts.query).get("query", [""])[0]
         type(self).queries.append(query)
         value = "0.25" if "cpu" in query else "1.5"
-        body = {"status": "success", "data": {"resultType": "vector", "result": [
-            {"metric": {"namespace": "payments-shop-dev"}, "value": [1700000000, value]}]}}
+        body = {
+            "status": "success",
+            "data": {
+                "resultType": "vector",
+                "result": [
+                    {"metric": {"namespace": "payments-shop-dev"}, "value": [1700000000, value]}
+                ],
+            },
+        }
         if parts.path != "/api/v1/query":
             self.send_response(404)
             self.end_headers()
@@ -304,7 +364,7 @@ class PrometheusStandIn(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def log_message(self, *args):  # noqa: ANN002 - quiet
+    def log_message(self, *args):
         pass
 
 
@@ -319,8 +379,9 @@ def prometheus():
     server.server_close()
 
 
-def test_measured_usage_comes_from_prometheus_beside_allocation(world, priced, settings,
-                                                                prometheus, client):
+def test_measured_usage_comes_from_prometheus_beside_allocation(
+    world, priced, settings, prometheus, client
+):
     settings.BERTH_PROMETHEUS_URL = prometheus
     namespace(world, created=datetime.now(UTC) - timedelta(hours=2))
 
@@ -328,8 +389,11 @@ def test_measured_usage_comes_from_prometheus_beside_allocation(world, priced, s
     client.force_login(world.member)
     page = client.get("/tenants/payments/").content.decode()
 
-    assert answer["measured"] == {"configured": True, "problem": "", "namespaces": {
-        "payments-shop-dev": {"cpu_cores": 0.25, "memory_gib": 1.5}}}
+    assert answer["measured"] == {
+        "configured": True,
+        "problem": "",
+        "namespaces": {"payments-shop-dev": {"cpu_cores": 0.25, "memory_gib": 1.5}},
+    }
     assert all(query.startswith("sum by (namespace) (") for query in PrometheusStandIn.queries)
     assert 'namespace=~"payments-shop-dev"' in PrometheusStandIn.queries[0]
     assert "0.25 cores, 1.50 GiB" in page

@@ -16,16 +16,25 @@ def world(db):
     from tenants import demo
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {"tenant": Tenant.objects.get(slug="payments"),
-            "developer": User.objects.get(username="dev"),
-            "admin": User.objects.get(username="pat")}
+    return {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+    }
 
 
 def submit(world, **payload):
-    payload = {"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "500m",
-               "memory": "512Mi", **payload}
-    return services.submit_request(tenant=world["tenant"], kind="namespace", payload=payload,
-                                   requester=world["developer"])
+    payload = {
+        "app": "shop",
+        "tier": "prod",
+        "cluster": "sandbox",
+        "cpu": "500m",
+        "memory": "512Mi",
+        **payload,
+    }
+    return services.submit_request(
+        tenant=world["tenant"], kind="namespace", payload=payload, requester=world["developer"]
+    )
 
 
 def errors_of(excinfo) -> dict:
@@ -109,20 +118,30 @@ def test_namespace_count_budget_counts_pending_requests(world):
 def test_someone_outside_the_tenant_cannot_request(world):
     with pytest.raises(NotAllowed, match="not a member"):
         services.submit_request(
-            tenant=world["tenant"], kind="namespace", requester=UserFactory(username="x"),
-            payload={"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1",
-                     "memory": "1Gi"},
+            tenant=world["tenant"],
+            kind="namespace",
+            requester=UserFactory(username="x"),
+            payload={
+                "app": "shop",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "1",
+                "memory": "1Gi",
+            },
         )
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("app", "Shop_App", "lower-case"),
-    ("app", "a" * 64, "no more than 63"),
-    ("cpu", "lots", "not a Kubernetes quantity"),
-    ("memory", "-1Gi", "negative"),
-    ("tier", "gold", "not open to this tenant"),
-    ("cluster", "elsewhere", "not open to this tenant"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("app", "Shop_App", "lower-case"),
+        ("app", "a" * 64, "no more than 63"),
+        ("cpu", "lots", "not a Kubernetes quantity"),
+        ("memory", "-1Gi", "negative"),
+        ("tier", "gold", "not open to this tenant"),
+        ("cluster", "elsewhere", "not open to this tenant"),
+    ],
+)
 def test_bad_fields_get_clear_errors_and_save_nothing(world, field, value, message):
     with pytest.raises(ValidationError) as refused:
         submit(world, **{field: value})
@@ -136,8 +155,11 @@ def test_a_second_decommission_of_the_same_namespace_is_refused_naming_the_first
 
     def decommission():
         return services.submit_request(
-            tenant=world["tenant"], kind="decommission", requester=world["developer"],
-            payload={"namespace": "payments-shop-prod", "reason": "shop closed"})
+            tenant=world["tenant"],
+            kind="decommission",
+            requester=world["developer"],
+            payload={"namespace": "payments-shop-prod", "reason": "shop closed"},
+        )
 
     first = decommission()
     with pytest.raises(ValidationError) as refused:

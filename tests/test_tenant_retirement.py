@@ -19,16 +19,21 @@ pytestmark = pytest.mark.crds
 
 
 def provisioned(world) -> None:
-    submit(world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="500m",
-           memory="512Mi")
+    submit(
+        world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi"
+    )
     work()
 
 
-def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(world,
-                                                                                sandbox):
+def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(world, sandbox):
     provisioned(world)
-    leaving = submit(world, RequestKind.TENANT_DECOMMISSION, cluster="sandbox",
-                     reason="The team is gone.", retire=True)
+    leaving = submit(
+        world,
+        RequestKind.TENANT_DECOMMISSION,
+        cluster="sandbox",
+        reason="The team is gone.",
+        retire=True,
+    )
     decide(world, leaving)
     (done,) = work()
     assert done.state == RequestState.READY, done.status_message
@@ -39,19 +44,28 @@ def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(w
     assert tenant not in selectors.tenants_for_user(world["owner"])  # gone from their list
     assert tenant in selectors.tenants_for_user(world["admin"])  # kept for the platform
     event = AuditEvent.objects.get(action="tenant.retire")
-    assert event.after["request"] == leaving.pk and "payments-apps" in event.after[
-        "names_released"]
+    assert event.after["request"] == leaving.pk and "payments-apps" in event.after["names_released"]
     assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="request.submit").exists()
     with pytest.raises(ValidationError, match="retired"):
-        services.submit_request(tenant=tenant, kind="namespace", requester=world["admin"],
-                                payload={"app": "again", "tier": "dev", "cluster": "sandbox",
-                                         "cpu": "500m", "memory": "512Mi"})
+        services.submit_request(
+            tenant=tenant,
+            kind="namespace",
+            requester=world["admin"],
+            payload={
+                "app": "again",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "500m",
+                "memory": "512Mi",
+            },
+        )
 
 
 def test_without_retire_the_tenant_stays_and_keeps_its_names(world, sandbox):
     provisioned(world)
-    leaving = submit(world, RequestKind.TENANT_DECOMMISSION, cluster="sandbox",
-                     reason="Moving clusters.")
+    leaving = submit(
+        world, RequestKind.TENANT_DECOMMISSION, cluster="sandbox", reason="Moving clusters."
+    )
     decide(world, leaving)
     work()
     tenant = Tenant.objects.get(slug="payments")
@@ -63,12 +77,23 @@ def test_retiring_is_refused_while_another_cluster_holds_the_tenants_namespaces(
     from tenants.models import Cluster, EnvironmentTier, Namespace
 
     other = Cluster.objects.create(name="prod-eu", plan_only=True)
-    Namespace.objects.create(name="payments-old-dev", tenant=world["tenant"], cluster=other,
-                             tier=EnvironmentTier.objects.get(slug="dev"), state="active",
-                             cpu_millis=100, memory_mib=128)
+    Namespace.objects.create(
+        name="payments-old-dev",
+        tenant=world["tenant"],
+        cluster=other,
+        tier=EnvironmentTier.objects.get(slug="dev"),
+        state="active",
+        cpu_millis=100,
+        memory_mib=128,
+    )
     provisioned(world)
     with pytest.raises(ValidationError) as refused:
-        submit(world, RequestKind.TENANT_DECOMMISSION, cluster="sandbox",
-               reason="The team is gone.", retire=True)
+        submit(
+            world,
+            RequestKind.TENANT_DECOMMISSION,
+            cluster="sandbox",
+            reason="The team is gone.",
+            retire=True,
+        )
     assert "still has namespaces on prod-eu" in str(refused.value.detail)
     assert Tenant.objects.get(slug="payments").retired_at is None

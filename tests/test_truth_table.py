@@ -45,34 +45,47 @@ def delete_file(world, tmp_path, path: str) -> None:
 
 
 def orphan_config_map(sandbox) -> None:
-    as_admin(sandbox, "POST", "/api/v1/namespaces/payments-shop-dev/configmaps", {
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "left-behind", "labels": {
-            "app.kubernetes.io/managed-by": "berth", "berth.dev/tenant": "payments"}},
-        "data": {"was": "Berth's once"}})
+    as_admin(
+        sandbox,
+        "POST",
+        "/api/v1/namespaces/payments-shop-dev/configmaps",
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "left-behind",
+                "labels": {"app.kubernetes.io/managed-by": "berth", "berth.dev/tenant": "payments"},
+            },
+            "data": {"was": "Berth's once"},
+        },
+    )
 
 
 def test_after_provisioning_everything_is_in_sync(provisioned):
     table = domain_engine.take_truth(provisioned["tenant"])
     states = by_state(table)
-    assert set(states) == {"in_sync"}, {s: [r["object"] for r in rows]
-                                        for s, rows in states.items() if s != "in_sync"}
+    assert set(states) == {"in_sync"}, {
+        s: [r["object"] for r in rows] for s, rows in states.items() if s != "in_sync"
+    }
     assert table["problems"] == []
     sources = {row["source"] for row in table["rows"]}
     assert sources == {"cluster", "git"}
     paths = {row["object"] for row in table["rows"] if row["source"] == "git"}
     assert "apps/shop/dev/application.yaml" in paths or any(
-        p.startswith("apps/shop/") for p in paths)
+        p.startswith("apps/shop/") for p in paths
+    )
     recorded = TruthTable.objects.get(tenant=provisioned["tenant"])
     assert recorded.counts["in_sync"] == len(table["rows"])
     assert recorded.counts["drifted"] == 0
 
 
-def test_a_hand_edit_a_deleted_file_and_an_orphan_are_each_reported(provisioned, sandbox,
-                                                                     tmp_path):
+def test_a_hand_edit_a_deleted_file_and_an_orphan_are_each_reported(provisioned, sandbox, tmp_path):
     before = files_on(provisioned["bare"])
-    deleted = sorted(p for p in before if p.startswith("apps/shop/") and
-                     before[p].startswith("# Managed by Berth"))[0]
+    deleted = sorted(
+        p
+        for p in before
+        if p.startswith("apps/shop/") and before[p].startswith("# Managed by Berth")
+    )[0]
     hand_edit_quota(sandbox)
     delete_file(provisioned, tmp_path, deleted)
     orphan_config_map(sandbox)
@@ -88,14 +101,16 @@ def test_a_hand_edit_a_deleted_file_and_an_orphan_are_each_reported(provisioned,
     assert "missing_in_cluster" not in states
 
 
-def test_repair_puts_the_quota_and_the_file_back_through_a_request(provisioned, sandbox,
-                                                                  tmp_path):
+def test_repair_puts_the_quota_and_the_file_back_through_a_request(provisioned, sandbox, tmp_path):
     from tenants import services
     from tests.workflow import approve_if_needed
 
     before = files_on(provisioned["bare"])
-    deleted = sorted(p for p in before if p.startswith("apps/cart/") and
-                     before[p].startswith("# Managed by Berth"))[0]
+    deleted = sorted(
+        p
+        for p in before
+        if p.startswith("apps/cart/") and before[p].startswith("# Managed by Berth")
+    )[0]
     hand_edit_quota(sandbox)
     delete_file(provisioned, tmp_path, deleted)
     domain_engine.take_truth(provisioned["tenant"])
@@ -108,18 +123,25 @@ def test_repair_puts_the_quota_and_the_file_back_through_a_request(provisioned, 
     assert all(r.state == "ready" for r in Request.objects.filter(pk__in=[m.pk for m in made]))
 
     states = by_state(domain_engine.take_truth(provisioned["tenant"]))
-    assert set(states) == {"in_sync"}, {s: [r["object"] for r in rows]
-                                        for s, rows in states.items() if s != "in_sync"}
+    assert set(states) == {"in_sync"}, {
+        s: [r["object"] for r in rows] for s, rows in states.items() if s != "in_sync"
+    }
     after = files_on(provisioned["bare"])[deleted]  # headed by the repair's request now
     assert after.split("\n", 1)[1] == before[deleted].split("\n", 1)[1]
     assert as_admin(sandbox, "GET", QUOTA)["spec"]["hard"]["requests.cpu"] != "64"
 
 
-@pytest.mark.parametrize(("status", "said"), [
-    ({"sync": {"status": "Synced"}, "health": {"status": "Healthy"}}, "Synced / Healthy"),
-    ({"sync": {"status": "OutOfSync"}, "health": {"status": "Degraded"}}, "OutOfSync / Degraded"),
-    ({}, "no status reported yet"),
-])
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ({"sync": {"status": "Synced"}, "health": {"status": "Healthy"}}, "Synced / Healthy"),
+        (
+            {"sync": {"status": "OutOfSync"}, "health": {"status": "Degraded"}},
+            "OutOfSync / Degraded",
+        ),
+        ({}, "no status reported yet"),
+    ],
+)
 def test_the_root_applications_sync_status_is_read(provisioned, sandbox, status, said):
     path = "/apis/argoproj.io/v1alpha1/namespaces/payments-apps/applications/berth-root"
     root = as_admin(sandbox, "GET", path)
@@ -131,6 +153,7 @@ def test_the_root_applications_sync_status_is_read(provisioned, sandbox, status,
 
 
 # --- pages, API, metrics ------------------------------------------------------------------
+
 
 def test_the_page_refreshes_filters_and_lets_only_admins_repair(provisioned, sandbox, client):
     from django.contrib.auth import get_user_model
@@ -174,7 +197,8 @@ def test_the_api_answers_the_table_and_keeps_other_tenants_out(provisioned, sand
     assert orphan["object"] == "ConfigMap/payments-shop-dev/left-behind"
     shop = dana.get("/api/v1/tenants/payments/truth/", {"namespace": "payments-shop-dev"}).json()
     assert {r["namespace"] for r in shop["rows"] if r["source"] == "cluster"} == {
-        "payments-shop-dev"}
+        "payments-shop-dev"
+    }
     again = dana.post("/api/v1/tenants/payments/truth/refresh/")
     assert again.status_code == 429 and 1 <= int(again["Retry-After"]) <= 10
     assert_problem(dana.get("/api/v1/tenants/payments/truth/", {"namespace": "Bad Name"}), 400)
@@ -190,7 +214,8 @@ def test_the_api_answers_the_table_and_keeps_other_tenants_out(provisioned, sand
 
 
 def test_the_gauge_counts_each_state_and_the_page_costs_fixed_queries(
-        provisioned, sandbox, client, django_assert_max_num_queries):
+    provisioned, sandbox, client, django_assert_max_num_queries
+):
     from portal.metrics import StateCollector
 
     hand_edit_quota(sandbox)
@@ -207,16 +232,24 @@ def test_the_gauge_counts_each_state_and_the_page_costs_fixed_queries(
 
 
 def test_the_flux_roots_ready_condition_is_read(provisioned, sandbox):
-    path = ("/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/payments-gitops/kustomizations/"
-            "berth-root")
+    path = (
+        "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/payments-gitops/kustomizations/berth-root"
+    )
     root = as_admin(sandbox, "GET", path)
-    root["status"] = {"conditions": [{
-        "type": "Ready", "status": "False", "reason": "BuildFailed",
-        "message": "kustomize build failed", "lastTransitionTime": "2026-11-24T10:00:00Z"}]}
+    root["status"] = {
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": "BuildFailed",
+                "message": "kustomize build failed",
+                "lastTransitionTime": "2026-11-24T10:00:00Z",
+            }
+        ]
+    }
     as_admin(sandbox, "PUT", f"{path}/status", root)
     table = domain_engine.take_truth(provisioned["tenant"])
-    [row] = [r for r in table["rows"]
-             if r["object"] == "Kustomization/payments-gitops/berth-root"]
+    [row] = [r for r in table["rows"] if r["object"] == "Kustomization/payments-gitops/berth-root"]
     assert row["engine"] == "Not ready: BuildFailed"
 
 
@@ -236,10 +269,10 @@ def test_beat_retakes_every_tenants_table_and_a_cluster_down_is_said(provisioned
     assert all(row["state"] == "in_sync" for row in table["rows"])
 
 
-def test_a_kargo_stage_is_read_under_the_charts_role_and_a_refusal_is_said(provisioned,
-                                                                             sandbox):
+def test_a_kargo_stage_is_read_under_the_charts_role_and_a_refusal_is_said(provisioned, sandbox):
     """The chart gives Berth `get` on Stages: their status shows. A cluster whose role does
     not (an older chart) answers 403, and the table says so instead of showing nothing."""
+
     def stage_rows() -> list[dict]:
         table = domain_engine.take_truth(provisioned["tenant"])
         return [r for r in table["rows"] if r["source"] == "git" and "Stage " in r["engine"]]
@@ -247,6 +280,11 @@ def test_a_kargo_stage_is_read_under_the_charts_role_and_a_refusal_is_said(provi
     stages = stage_rows()
     assert stages, "cart's Kargo files name Stages"
     assert not any("cannot read" in r["engine"] for r in stages)
-    sandbox.inject_faults(403, times=None, method="GET", path_contains="/stages/",
-                          message='stages.kargo.akuity.io "dev" is forbidden')
+    sandbox.inject_faults(
+        403,
+        times=None,
+        method="GET",
+        path_contains="/stages/",
+        message='stages.kargo.akuity.io "dev" is forbidden',
+    )
     assert all("Berth cannot read it (403" in r["engine"] for r in stage_rows())

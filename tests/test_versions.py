@@ -8,18 +8,22 @@ import dataclasses
 from provisioning import versions
 from provisioning.plan import TierSpec
 
-ROLES = {"owner": "berth-tenant-edit", "member": "berth-tenant-edit",
-         "viewer": "berth-tenant-view"}
+ROLES = {"owner": "berth-tenant-edit", "member": "berth-tenant-edit", "viewer": "berth-tenant-view"}
 DEV = TierSpec("dev", "baseline", "isolated", 500, 512, 100, 128, ROLES)
 
 
 def test_a_tier_digest_changes_with_any_field_plans_read_and_only_then():
     assert versions.tier_digest(DEV) == versions.tier_digest(dataclasses.replace(DEV))
-    for change in ({"pod_security_level": "restricted"}, {"network_preset": "ingress"},
-                   {"container_default_memory_mib": 768}, {"position": 2},
-                   {"cluster_roles": {**ROLES, "viewer": "view"}}):
-        assert versions.tier_digest(dataclasses.replace(DEV, **change)) != \
-            versions.tier_digest(DEV), change
+    for change in (
+        {"pod_security_level": "restricted"},
+        {"network_preset": "ingress"},
+        {"container_default_memory_mib": 768},
+        {"position": 2},
+        {"cluster_roles": {**ROLES, "viewer": "view"}},
+    ):
+        assert versions.tier_digest(dataclasses.replace(DEV, **change)) != versions.tier_digest(
+            DEV
+        ), change
 
 
 def test_the_bundle_digest_follows_what_the_templates_render(monkeypatch):

@@ -22,11 +22,18 @@ from tenants.models import Cluster, Namespace, Tenant, User
 from tests.cluster import as_admin, seed_demo, stand_in
 from tests.workflow import approve_if_needed
 
-QUICK = Timing(watch_seconds=1, heartbeat_seconds=0.1, lease_seconds=1.5, refresh_seconds=0.5,
-               backoff_initial=0.05, backoff_max=0.3)
+QUICK = Timing(
+    watch_seconds=1,
+    heartbeat_seconds=0.1,
+    lease_seconds=1.5,
+    refresh_seconds=0.5,
+    backoff_initial=0.05,
+    backoff_max=0.3,
+)
 QUOTA = "/api/v1/namespaces/payments-shop-dev/resourcequotas/berth-quota"
-DNS_POLICY = ("/apis/networking.k8s.io/v1/namespaces/payments-shop-dev/networkpolicies/"
-              "berth-allow-dns")
+DNS_POLICY = (
+    "/apis/networking.k8s.io/v1/namespaces/payments-shop-dev/networkpolicies/berth-allow-dns"
+)
 DEADLINE = 30.0
 
 
@@ -41,9 +48,18 @@ def world(transactional_db, sandbox):
     seed_demo(sandbox)
     tenant = Tenant.objects.get(slug="payments")
     submitted = services.submit_request(
-        tenant=tenant, kind="namespace", requester=User.objects.get(username="dev"),
-        payload={"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1",
-                 "memory": "2Gi", "storage": "5Gi"})
+        tenant=tenant,
+        kind="namespace",
+        requester=User.objects.get(username="dev"),
+        payload={
+            "app": "shop",
+            "tier": "dev",
+            "cluster": "sandbox",
+            "cpu": "1",
+            "memory": "2Gi",
+            "storage": "5Gi",
+        },
+    )
     approved = approve_if_needed(submitted, approver=User.objects.get(username="pat"))
     engine.converge(request_id=approved.pk, worker="test")
     namespace = Namespace.objects.get(name="payments-shop-dev")
@@ -59,8 +75,9 @@ def repairing(namespace: Namespace, repair: bool) -> None:
 @contextmanager
 def watcher(holder: str = "replica-a") -> Iterator[threading.Event]:
     stop = threading.Event()
-    thread = threading.Thread(target=watch_clusters, daemon=True,
-                              kwargs={"holder": holder, "stop": stop, "timing": QUICK})
+    thread = threading.Thread(
+        target=watch_clusters, daemon=True, kwargs={"holder": holder, "stop": stop, "timing": QUICK}
+    )
     thread.start()
     try:
         yield stop
@@ -82,9 +99,12 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
 
 def synced(cluster: Cluster) -> None:
     """The holder has listed every kind (and beaten since)."""
-    eventually(lambda: ClusterWatch.objects.filter(cluster=cluster,
-                                                   relists__gte=len(WATCHED_KINDS)).exists(),
-               "every kind listed")
+    eventually(
+        lambda: ClusterWatch.objects.filter(
+            cluster=cluster, relists__gte=len(WATCHED_KINDS)
+        ).exists(),
+        "every kind listed",
+    )
 
 
 def finding(namespace: Namespace, obj: str) -> dict | None:
@@ -99,8 +119,11 @@ def edit_quota(sandbox, cpu: str = "64") -> None:
 
 
 def quota_requests(sandbox, *, watching: bool) -> list[dict]:
-    return [r for r in sandbox.requests()
-            if r["path"] == "/api/v1/resourcequotas" and ("watch=true" in r["query"]) == watching]
+    return [
+        r
+        for r in sandbox.requests()
+        if r["path"] == "/api/v1/resourcequotas" and ("watch=true" in r["query"]) == watching
+    ]
 
 
 def test_the_watcher_watches_every_kind_a_namespace_plan_holds(world):
@@ -118,17 +141,22 @@ def test_an_edit_and_a_deletion_are_recorded_as_drift_with_no_periodic_job(world
         edit_quota(sandbox)
         as_admin(sandbox, "DELETE", DNS_POLICY)
 
-        changed = eventually(lambda: finding(namespace, "ResourceQuota/payments-shop-dev/"
-                                                        "berth-quota"), "the edit recorded")
-        missing = eventually(lambda: finding(namespace, "NetworkPolicy/payments-shop-dev/"
-                                                        "berth-allow-dns"), "deletion recorded")
+        changed = eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the edit recorded",
+        )
+        missing = eventually(
+            lambda: finding(namespace, "NetworkPolicy/payments-shop-dev/berth-allow-dns"),
+            "deletion recorded",
+        )
     assert changed["status"] == "changed" and "spec.hard.requests.cpu" in changed["detail"]
     assert missing["status"] == "missing"
     assert not changed.get("repaired")  # this tier leaves it to people
     assert sandbox.get("NetworkPolicy", "berth-allow-dns", "payments-shop-dev") is None
     # Nothing read object by object: the watch streams said it all.
-    assert not [r for r in sandbox.requests() if r["path"] in (QUOTA, DNS_POLICY)
-                and r["method"] == "GET"]
+    assert not [
+        r for r in sandbox.requests() if r["path"] in (QUOTA, DNS_POLICY) and r["method"] == "GET"
+    ]
 
 
 def test_drift_is_repaired_at_once_on_a_repairing_tier(world, sandbox):
@@ -139,12 +167,23 @@ def test_drift_is_repaired_at_once_on_a_repairing_tier(world, sandbox):
         edit_quota(sandbox)
         as_admin(sandbox, "DELETE", DNS_POLICY)
 
-        eventually(lambda: sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
-                   ["spec"]["hard"]["requests.cpu"] == "1", "the quota put back")
-        eventually(lambda: sandbox.get("NetworkPolicy", "berth-allow-dns", "payments-shop-dev"),
-                   "the policy made again")
-        repaired = eventually(lambda: finding(namespace, "ResourceQuota/payments-shop-dev/"
-                                                         "berth-quota"), "the repair recorded")
+        eventually(
+            lambda: (
+                sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")["spec"]["hard"][
+                    "requests.cpu"
+                ]
+                == "1"
+            ),
+            "the quota put back",
+        )
+        eventually(
+            lambda: sandbox.get("NetworkPolicy", "berth-allow-dns", "payments-shop-dev"),
+            "the policy made again",
+        )
+        repaired = eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the repair recorded",
+        )
     assert repaired["status"] == "changed" and repaired["repaired"] is True
 
 
@@ -168,20 +207,26 @@ def test_a_reconnect_takes_up_from_the_last_version_and_misses_nothing(world, sa
         lists_before = len(quota_requests(sandbox, watching=False))
         # The API goes away for the quota streams mid-watch...
         sandbox.inject_faults(503, times=None, method="GET", path_contains="/resourcequotas")
-        eventually(lambda: [r for r in quota_requests(sandbox, watching=True) if r["injected"]],
-                   "a watch refused")
+        eventually(
+            lambda: [r for r in quota_requests(sandbox, watching=True) if r["injected"]],
+            "a watch refused",
+        )
         edit_quota(sandbox)  # ...while someone changes the quota
         sandbox.clear_faults()
 
-        eventually(lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
-                   "the change made during the outage recorded")
-        eventually(lambda: ClusterWatch.objects.filter(restarts__gte=1).exists(),
-                   "the restart counted")
+        eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the change made during the outage recorded",
+        )
+        eventually(
+            lambda: ClusterWatch.objects.filter(restarts__gte=1).exists(), "the restart counted"
+        )
     # Taken up from the version it had seen: no new LIST, the missed event came by the watch.
     assert len(quota_requests(sandbox, watching=False)) == lists_before
     resumed = [r for r in quota_requests(sandbox, watching=True) if not r["injected"]]
-    assert all("resourceVersion=" in r["query"] and "resourceVersion=&" not in r["query"]
-               for r in resumed)
+    assert all(
+        "resourceVersion=" in r["query"] and "resourceVersion=&" not in r["query"] for r in resumed
+    )
 
 
 def test_a_watch_older_than_the_servers_history_lists_again_and_catches_up(world, sandbox):
@@ -192,14 +237,18 @@ def test_a_watch_older_than_the_servers_history_lists_again_and_catches_up(world
         relists = ClusterWatch.objects.get().relists
         lists_before = len(quota_requests(sandbox, watching=False))
         sandbox.inject_faults(503, times=None, method="GET", path_contains="/resourcequotas")
-        eventually(lambda: [r for r in quota_requests(sandbox, watching=True) if r["injected"]],
-                   "a watch refused")
+        eventually(
+            lambda: [r for r in quota_requests(sandbox, watching=True) if r["injected"]],
+            "a watch refused",
+        )
         edit_quota(sandbox)
         sandbox.store.events.compact()  # the change is gone from the history: 410 Gone
         sandbox.clear_faults()
 
-        eventually(lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
-                   "the change recorded after a new LIST")
+        eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the change recorded after a new LIST",
+        )
         eventually(lambda: ClusterWatch.objects.get().relists > relists, "the relist counted")
     assert len(quota_requests(sandbox, watching=False)) == lists_before + 1
 
@@ -212,18 +261,24 @@ def test_two_watchers_one_lease_and_the_other_takes_over_when_it_stops(world, sa
         synced(cluster)
         with watcher("replica-b"):
             edit_quota(sandbox)
-            eventually(lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
-                       "the edit recorded")
+            eventually(
+                lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+                "the edit recorded",
+            )
             # Only the holder lists and watches: one LIST of the quotas, not two.
             assert ClusterWatch.objects.get(cluster=cluster).holder == "replica-a"
             assert len(quota_requests(sandbox, watching=False)) == 1
 
             stop_a.set()
-            eventually(lambda: ClusterWatch.objects.get(cluster=cluster).holder == "replica-b",
-                       "replica-b holds the cluster")
+            eventually(
+                lambda: ClusterWatch.objects.get(cluster=cluster).holder == "replica-b",
+                "replica-b holds the cluster",
+            )
             as_admin(sandbox, "DELETE", DNS_POLICY)
-            eventually(lambda: finding(namespace, "NetworkPolicy/payments-shop-dev/"
-                                                  "berth-allow-dns"), "replica-b records drift")
+            eventually(
+                lambda: finding(namespace, "NetworkPolicy/payments-shop-dev/berth-allow-dns"),
+                "replica-b records drift",
+            )
 
 
 def test_beats_reconcile_reads_nothing_from_a_cluster_whose_watcher_is_healthy(world, sandbox):
@@ -251,7 +306,10 @@ def test_readyz_and_metrics_show_the_watchers_health_and_figures(world, sandbox,
         text = client.get("/metrics").content.decode()
     assert health == {"ok": True}
     assert 'berth_watch_relists_total{cluster="sandbox"} 7.0' in text
-    events = next(line for line in text.splitlines()
-                  if line.startswith('berth_watch_events_total{cluster="sandbox"}'))
+    events = next(
+        line
+        for line in text.splitlines()
+        if line.startswith('berth_watch_events_total{cluster="sandbox"}')
+    )
     assert float(events.split()[-1]) >= 1
     assert 'berth_watch_restarts_total{cluster="sandbox"}' in text

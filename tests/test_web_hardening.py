@@ -20,9 +20,11 @@ HTTPS = {"HTTP_X_FORWARDED_PROTO": "https"}
 @pytest.fixture
 def world(db):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {"developer": User.objects.get(username="dev"),
-            "owner": User.objects.get(username="olivia"),
-            "admin": User.objects.get(username="pat")}
+    return {
+        "developer": User.objects.get(username="dev"),
+        "owner": User.objects.get(username="olivia"),
+        "admin": User.objects.get(username="pat"),
+    }
 
 
 # --- headers ---------------------------------------------------------------------------------
@@ -76,10 +78,16 @@ def test_behind_tls_the_answers_carry_what_the_observatory_checks(client, world,
     root = User.objects.create_superuser("root", password="break-glass-password")
     browser = type(client)()
     browser.get("/admin/login/", **HTTPS)
-    signed_in = browser.post("/admin/login/", {
-        "username": root.username, "password": "break-glass-password", "next": "/admin/",
-        "csrfmiddlewaretoken": browser.cookies["csrftoken"].value,
-    }, **HTTPS)
+    signed_in = browser.post(
+        "/admin/login/",
+        {
+            "username": root.username,
+            "password": "break-glass-password",
+            "next": "/admin/",
+            "csrfmiddlewaretoken": browser.cookies["csrftoken"].value,
+        },
+        **HTTPS,
+    )
     session = signed_in.cookies["sessionid"]
     assert session["secure"] and session["httponly"] and session["samesite"] == "Lax"
 
@@ -89,8 +97,9 @@ def test_hsts_is_only_sent_over_https(client, world, settings):
     assert "Strict-Transport-Security" not in client.get("/login/")
 
 
-def test_with_nothing_in_front_berth_redirects_plain_http_but_not_its_probes(client, world,
-                                                                            settings):
+def test_with_nothing_in_front_berth_redirects_plain_http_but_not_its_probes(
+    client, world, settings
+):
     settings.SECURE_SSL_REDIRECT = True  # BERTH_SSL_REDIRECT=1
     redirected = client.get("/login/?next=/")
     assert redirected.status_code == 301
@@ -173,9 +182,13 @@ def test_a_refused_csrf_check_under_the_api_is_a_problem(world):
     assert "CSRF" in response.json()["detail"]
 
 
-UNREACHABLE_REDIS = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                 "LOCATION": "redis://127.0.0.1:1/0",
-                                 "OPTIONS": {"socket_connect_timeout": 0.2}}}
+UNREACHABLE_REDIS = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",
+        "OPTIONS": {"socket_connect_timeout": 0.2},
+    }
+}
 
 
 def test_the_api_lets_requests_through_when_the_rate_limiters_cache_is_down(world, caplog):
@@ -205,16 +218,19 @@ def test_an_approval_saved_while_the_broker_is_down_is_not_a_500(client, world, 
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     created = services.submit_request(
-        tenant=world["developer"].memberships.get().tenant, kind="namespace",
+        tenant=world["developer"].memberships.get().tenant,
+        kind="namespace",
         requester=world["developer"],
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1",
-                 "memory": "1Gi"},
+        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
     monkeypatch.setattr(tasks.converge, "delay", down)
     client.force_login(world["admin"])
     with pytest.MonkeyPatch.context():
-        response = client.post(f"/requests/{created.pk}/approve/",
-                               {"plan_digest": review(created).digest, "note": ""}, follow=True)
+        response = client.post(
+            f"/requests/{created.pk}/approve/",
+            {"plan_digest": review(created).digest, "note": ""},
+            follow=True,
+        )
     assert response.status_code == 200
     assert Request.objects.get(pk=created.pk).state == "approved"
 
@@ -229,15 +245,30 @@ def test_no_page_breaks_its_own_content_security_policy(browser, live_server):
     """Chromium reports every resource or script the policy blocks; Berth's pages, the API
     docs (Swagger UI, served by Berth) and the admin must make none of those reports."""
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    root = User.objects.create_superuser("root", password="break-glass-password",
-                                         is_platform_admin=True)
+    root = User.objects.create_superuser(
+        "root", password="break-glass-password", is_platform_admin=True
+    )
     page = signed_in_page(browser, live_server, root)
     reports: list[str] = []
-    page.on("console", lambda message: reports.append(f"{page.url}: {message.text}")
-            if "Content Security Policy" in message.text else None)
-    for path in ("/", "/tenants/payments/", "/tenants/payments/request/namespace/",
-                 "/tenants/payments/request/ephemeral/", "/approvals/", "/names/",
-                 "/admin/", "/admin/tenants/cluster/1/change/", "/api/docs/"):
+    page.on(
+        "console",
+        lambda message: (
+            reports.append(f"{page.url}: {message.text}")
+            if "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    for path in (
+        "/",
+        "/tenants/payments/",
+        "/tenants/payments/request/namespace/",
+        "/tenants/payments/request/ephemeral/",
+        "/approvals/",
+        "/names/",
+        "/admin/",
+        "/admin/tenants/cluster/1/change/",
+        "/api/docs/",
+    ):
         page.goto(f"{live_server.url}{path}")
         page.wait_for_load_state("networkidle")
     page.goto(f"{live_server.url}/api/docs/")

@@ -36,15 +36,23 @@ def world(db):
 
 def submit(world, *, tier="prod", app="shop", requester=None):
     return services.submit_request(
-        tenant=world["tenant"], kind="namespace", requester=requester or world["developer"],
-        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "500m",
-                 "memory": "512Mi"},
+        tenant=world["tenant"],
+        kind="namespace",
+        requester=requester or world["developer"],
+        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "500m", "memory": "512Mi"},
     )
 
 
 def form_data(**overrides):
-    return {"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi",
-            "storage": "", **overrides}
+    return {
+        "app": "shop",
+        "tier": "prod",
+        "cluster": "sandbox",
+        "cpu": "1",
+        "memory": "1Gi",
+        "storage": "",
+        **overrides,
+    }
 
 
 def test_member_submits_a_namespace_request_and_lands_on_its_page(client, world):
@@ -58,12 +66,15 @@ def test_member_submits_a_namespace_request_and_lands_on_its_page(client, world)
     assert created.state == RequestState.SUBMITTED
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("app", "Bad_Name", "lower-case letters"),
-    ("cpu", "plenty", "not a Kubernetes quantity"),
-    ("cpu", "40", "more than the prod tier allows"),
-    ("tier", "gold", "Select a valid choice"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("app", "Bad_Name", "lower-case letters"),
+        ("cpu", "plenty", "not a Kubernetes quantity"),
+        ("cpu", "40", "more than the prod tier allows"),
+        ("tier", "gold", "Select a valid choice"),
+    ],
+)
 def test_bad_input_re_renders_the_form_with_messages_and_saves_nothing(
     client, world, field, value, message
 ):
@@ -83,15 +94,22 @@ def test_over_budget_is_shown_with_the_numbers(client, world):
 
     page = client.post(NAMESPACE_FORM, form_data(app="two")).content.decode()
 
-    assert ("Asks for 1 core of CPU, but payments has 1 of its budget of 1.5 cores of "
-            "CPU taken: 0 in use "
-            "by its namespaces, 1 requested by requests not yet provisioned; 0.5 left." in page)
+    assert (
+        "Asks for 1 core of CPU, but payments has 1 of its budget of 1.5 cores of "
+        "CPU taken: 0 in use "
+        "by its namespaces, 1 requested by requests not yet provisioned; 0.5 left." in page
+    )
     assert Request.objects.count() == 1
 
 
 def test_policy_denial_is_shown_on_the_form(client, world):
-    ApprovalRule.objects.create(position=1, name="freeze", outcome="deny", condition="true",
-                                message="Change freeze until Monday.")
+    ApprovalRule.objects.create(
+        position=1,
+        name="freeze",
+        outcome="deny",
+        condition="true",
+        message="Change freeze until Monday.",
+    )
     client.force_login(world["developer"])
     page = client.post(NAMESPACE_FORM, form_data()).content.decode()
     assert "Change freeze until Monday." in page
@@ -105,8 +123,9 @@ def test_outsider_cannot_open_another_tenants_form(client, world):
 def test_name_preview_shows_the_truncated_final_name(client, world):
     client.force_login(world["developer"])
     app = "a-very-long-application-name-for-the-quarterly-reports"
-    page = client.get("/tenants/payments/name-preview/",
-                      {"app": app, "tier": "staging", "cluster": "sandbox"}).content.decode()
+    page = client.get(
+        "/tenants/payments/name-preview/", {"app": app, "tier": "staging", "cluster": "sandbox"}
+    ).content.decode()
     assert re.search(r"payments-a-very-long-application-name-for-[0-9a-f]{12}-staging</code>", page)
     assert "shortened with a stable hash" in page
 
@@ -114,8 +133,9 @@ def test_name_preview_shows_the_truncated_final_name(client, world):
 def test_name_preview_warns_about_a_taken_name(client, world):
     submit(world)
     client.force_login(world["developer"])
-    page = client.get("/tenants/payments/name-preview/",
-                      {"app": "shop", "tier": "prod", "cluster": "sandbox"}).content.decode()
+    page = client.get(
+        "/tenants/payments/name-preview/", {"app": "shop", "tier": "prod", "cluster": "sandbox"}
+    ).content.decode()
     assert "payments-shop-prod is already taken (requested)" in page
 
 
@@ -140,17 +160,22 @@ def test_queue_shows_an_owner_only_what_owners_may_decide(client, world):
     assert f"#{prod.pk}<" not in page
 
 
-@pytest.mark.parametrize(("query", "shown"), [
-    ({"tier": "staging"}, {"staging"}),
-    ({"tier": "prod"}, {"prod"}),
-    ({"kind": "namespace"}, {"staging", "prod"}),
-    ({"kind": "project"}, set()),
-    ({"tenant": "search"}, set()),
-    ({"older_than": "1d"}, set()),
-])
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ({"tier": "staging"}, {"staging"}),
+        ({"tier": "prod"}, {"prod"}),
+        ({"kind": "namespace"}, {"staging", "prod"}),
+        ({"kind": "project"}, set()),
+        ({"tenant": "search"}, set()),
+        ({"older_than": "1d"}, set()),
+    ],
+)
 def test_queue_filters(client, world, query, shown):
-    requests = {"staging": submit(world, tier="staging", app="one"),
-                "prod": submit(world, tier="prod", app="two")}
+    requests = {
+        "staging": submit(world, tier="staging", app="one"),
+        "prod": submit(world, tier="prod", app="two"),
+    }
     client.force_login(world["admin"])
     page = client.get("/approvals/", query).content.decode()
     assert {tier for tier, item in requests.items() if f"#{item.pk}<" in page} == shown
@@ -173,14 +198,16 @@ def test_admin_approves_from_the_request_page(client, world):
 def test_a_decision_without_the_right_is_403_and_audited(client, world):
     tenancy_request = submit(world)
     client.force_login(world["owner"])  # prod needs a platform admin
-    assert "Approve this plan" not in client.get(
-        f"/requests/{tenancy_request.pk}/").content.decode()
+    assert (
+        "Approve this plan" not in client.get(f"/requests/{tenancy_request.pk}/").content.decode()
+    )
 
     response = client.post(f"/requests/{tenancy_request.pk}/approve/", {"plan_digest": "x"})
 
     assert response.status_code == 403
-    assert AuditEvent.objects.filter(action="request.approve.refused",
-                                     actor=world["owner"]).exists()
+    assert AuditEvent.objects.filter(
+        action="request.approve.refused", actor=world["owner"]
+    ).exists()
     tenancy_request.refresh_from_db()
     assert tenancy_request.state == RequestState.SUBMITTED
 
@@ -212,10 +239,12 @@ def test_requester_comments_and_cancels(client, world):
 
 def test_audit_page_shows_owners_their_tenant_only_and_developers_nothing(client, world):
     submit(world)
-    services.submit_request(tenant=Tenant.objects.get(slug="search"), kind="namespace",
-                            requester=world["outsider"],
-                            payload={"app": "idx", "tier": "prod", "cluster": "sandbox",
-                                     "cpu": "1", "memory": "1Gi"})
+    services.submit_request(
+        tenant=Tenant.objects.get(slug="search"),
+        kind="namespace",
+        requester=world["outsider"],
+        payload={"app": "idx", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    )
     client.force_login(world["owner"])
     page = client.get("/audit/").content.decode()
     assert "payments" in page and ">search<" not in page
@@ -226,9 +255,13 @@ def test_audit_page_shows_owners_their_tenant_only_and_developers_nothing(client
 
 def test_audit_csv_export_is_filtered_and_defuses_formulas(client, world):
     submit(world)
-    AuditEvent.objects.create(actor_label="=HYPERLINK(evil)", action="tenant.note",
-                              object_type="tenants.tenant", object_id="1",
-                              tenant=world["tenant"])
+    AuditEvent.objects.create(
+        actor_label="=HYPERLINK(evil)",
+        action="tenant.note",
+        object_type="tenants.tenant",
+        object_id="1",
+        tenant=world["tenant"],
+    )
     client.force_login(world["admin"])
     response = client.get("/audit/", {"format": "csv", "tenant": "payments"})
 
@@ -242,10 +275,18 @@ def test_audit_csv_export_is_filtered_and_defuses_formulas(client, world):
 
 def test_a_rule_that_does_not_compile_is_refused_at_save(client, world):
     client.force_login(world["admin"])
-    response = client.post("/policy/new/", {
-        "position": 5, "name": "broken", "condition": 'request.tier == ', "outcome": "require",
-        "approvals_required": 1, "approver_role": "platform_admin", "enabled": "on",
-    })
+    response = client.post(
+        "/policy/new/",
+        {
+            "position": 5,
+            "name": "broken",
+            "condition": "request.tier == ",
+            "outcome": "require",
+            "approvals_required": 1,
+            "approver_role": "platform_admin",
+            "enabled": "on",
+        },
+    )
     assert response.status_code == 200
     assert "does not compile" in response.content.decode()
     assert not ApprovalRule.objects.filter(name="broken").exists()
@@ -253,11 +294,18 @@ def test_a_rule_that_does_not_compile_is_refused_at_save(client, world):
 
 def test_admin_adds_a_rule_and_it_decides_the_next_request(client, world):
     client.force_login(world["admin"])
-    client.post("/policy/new/", {
-        "position": 1, "name": "prod-needs-two", "condition": '"prod" in request.tiers',
-        "outcome": "require", "approvals_required": 2, "approver_role": "platform_admin",
-        "enabled": "on",
-    })
+    client.post(
+        "/policy/new/",
+        {
+            "position": 1,
+            "name": "prod-needs-two",
+            "condition": '"prod" in request.tiers',
+            "outcome": "require",
+            "approvals_required": 2,
+            "approver_role": "platform_admin",
+            "enabled": "on",
+        },
+    )
     assert AuditEvent.objects.filter(action="policy.rule_saved").exists()
     assert submit(world).policy_rule == "prod-needs-two"
 
@@ -270,17 +318,30 @@ def test_only_platform_admins_see_the_policy_pages(client, world):
 
 def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
     client.force_login(world["admin"])
-    response = client.post("/tenants/new/", {
-        "slug": "ledger", "name": "Ledger team", "owner_groups": "ledger-owners",
-        "member_groups": "ledger-devs, ledger-contractors", "viewer_groups": "",
-        "repo_url": "https://git.example.com/ledger/deploy.git", "branch": "main",
-        "path": "clusters/prod", "credentials": "ghp_secret_token_value", "engine": "flux",
-        "commit_url": "https://git.example.com/ledger/deploy/commit/{sha}",
-        "cpu": "4", "memory": "8Gi", "storage": "50Gi", "namespaces": 5,
-        "clusters": [world["tenant"].allowed_clusters.get().pk],
-        "tiers": list(world["tenant"].allowed_tiers.values_list("pk", flat=True)),
-        "allowed_domains": "ledger.example.com", "notify_emails": "ledger@example.com",
-    })
+    response = client.post(
+        "/tenants/new/",
+        {
+            "slug": "ledger",
+            "name": "Ledger team",
+            "owner_groups": "ledger-owners",
+            "member_groups": "ledger-devs, ledger-contractors",
+            "viewer_groups": "",
+            "repo_url": "https://git.example.com/ledger/deploy.git",
+            "branch": "main",
+            "path": "clusters/prod",
+            "credentials": "ghp_secret_token_value",
+            "engine": "flux",
+            "commit_url": "https://git.example.com/ledger/deploy/commit/{sha}",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+            "clusters": [world["tenant"].allowed_clusters.get().pk],
+            "tiers": list(world["tenant"].allowed_tiers.values_list("pk", flat=True)),
+            "allowed_domains": "ledger.example.com",
+            "notify_emails": "ledger@example.com",
+        },
+    )
 
     assert response.status_code == 302
     tenant = Tenant.objects.get(slug="ledger")
@@ -294,21 +355,39 @@ def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
 
 def test_onboarding_refuses_a_commit_link_without_its_placeholder(client, world):
     client.force_login(world["admin"])
-    page = client.post("/tenants/new/", {
-        "slug": "ledger", "name": "Ledger team", "branch": "main", "engine": "argocd",
-        "commit_url": "https://git.example.com/ledger/deploy/commit/", "cpu": "4",
-        "memory": "8Gi", "storage": "50Gi", "namespaces": 5,
-    }).content.decode()
+    page = client.post(
+        "/tenants/new/",
+        {
+            "slug": "ledger",
+            "name": "Ledger team",
+            "branch": "main",
+            "engine": "argocd",
+            "commit_url": "https://git.example.com/ledger/deploy/commit/",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+        },
+    ).content.decode()
     assert "must hold {sha} once" in page
     assert not Tenant.objects.filter(slug="ledger").exists()
 
 
 def test_onboarding_refuses_a_clashing_prefix_and_keeps_what_was_typed(client, world):
     client.force_login(world["admin"])
-    page = client.post("/tenants/new/", {
-        "slug": "payments-eu", "name": "Payments EU", "branch": "main", "engine": "argocd",
-        "cpu": "4", "memory": "8Gi", "storage": "50Gi", "namespaces": 5,
-    }).content.decode()
+    page = client.post(
+        "/tenants/new/",
+        {
+            "slug": "payments-eu",
+            "name": "Payments EU",
+            "branch": "main",
+            "engine": "argocd",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+        },
+    ).content.decode()
     assert "share a namespace prefix" in page
     assert 'value="Payments EU"' in page
     assert not Tenant.objects.filter(slug="payments-eu").exists()
@@ -366,8 +445,9 @@ def test_approving_a_plan_that_changed_since_the_page_was_read_approves_nothing(
     # Meanwhile a platform admin tightens the prod tier's Pod Security: the plan changes.
     EnvironmentTier.objects.filter(slug="prod").update(pod_security_level="baseline")
 
-    response = client.post(f"/requests/{tenancy_request.pk}/approve/", {"plan_digest": digest},
-                           follow=True)
+    response = client.post(
+        f"/requests/{tenancy_request.pk}/approve/", {"plan_digest": digest}, follow=True
+    )
 
     assert "moved since you opened this page" in response.content.decode()
     tenancy_request.refresh_from_db()

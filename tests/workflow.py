@@ -6,11 +6,12 @@ from tenants.engine import review
 from tenants.models import Request
 
 
-def approve_if_needed(tenancy_request: Request, *, approver) -> Request:  # noqa: ANN001
+def approve_if_needed(tenancy_request: Request, *, approver) -> Request:
     """Approve as `approver` unless the policy already approved it automatically."""
     if tenancy_request.state != RequestState.SUBMITTED:
         return tenancy_request
     return services.approve_request(
-        request_id=tenancy_request.pk, approver=approver,
+        request_id=tenancy_request.pk,
+        approver=approver,
         plan_digest=review(tenancy_request).digest,
     )

@@ -130,8 +130,7 @@ def load_values(path: Path) -> dict[str, Any]:
 
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 # What RBAC cannot say of Berth (admission.berthLeastPrivilege): matched to Berth's user.
-LEAST_PRIVILEGE_POLICIES = ("berth-own-namespaces", "berth-own-objects",
-                            "berth-own-argocd-secrets")
+LEAST_PRIVILEGE_POLICIES = ("berth-own-namespaces", "berth-own-objects", "berth-own-argocd-secrets")
 ADMISSION_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
 
 
@@ -142,8 +141,9 @@ def berth_rbac(namespace: str) -> list[dict[str, Any]]:
     `helm install -n` does)."""
     objects = []
     for obj in render(load_values(CHART / "ci" / "default-values.yaml"), namespace=namespace):
-        fences_berth = (obj["kind"] in ADMISSION_KINDS
-                        and obj["metadata"]["name"] in LEAST_PRIVILEGE_POLICIES)
+        fences_berth = (
+            obj["kind"] in ADMISSION_KINDS and obj["metadata"]["name"] in LEAST_PRIVILEGE_POLICIES
+        )
         if obj["kind"] not in RBAC_KINDS and not fences_berth:
             continue
         if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding"):
@@ -155,11 +155,18 @@ def berth_rbac(namespace: str) -> list[dict[str, Any]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, help="write each rendering here as YAML")
-    parser.add_argument("--berth-rbac", type=Path, metavar="FILE",
-                        help="only write Berth's ServiceAccount, RBAC and the admission "
-                             "policies fencing it here, and stop")
-    parser.add_argument("--namespace", default="berth-system",
-                        help="Berth's namespace, for --berth-rbac (default: berth-system)")
+    parser.add_argument(
+        "--berth-rbac",
+        type=Path,
+        metavar="FILE",
+        help="only write Berth's ServiceAccount, RBAC and the admission "
+        "policies fencing it here, and stop",
+    )
+    parser.add_argument(
+        "--namespace",
+        default="berth-system",
+        help="Berth's namespace, for --berth-rbac (default: berth-system)",
+    )
     args = parser.parse_args()
     if args.berth_rbac:
         args.berth_rbac.write_text(yaml.safe_dump_all(berth_rbac(args.namespace)))
@@ -178,7 +185,7 @@ def main() -> int:
         failed |= bool(problems)
         try:
             objects = render(values)
-        except Exception as exc:  # noqa: BLE001 - reported, then the run fails
+        except Exception as exc:
             print(f"  template {path.name}: {exc}")
             failed = True
             continue

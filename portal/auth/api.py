@@ -51,9 +51,7 @@ ID_TOKEN_MARKS = ("nonce", "at_hash", "c_hash")
 def api_audience(*, typed_access_token: bool) -> str:
     """The audience an access token must name: OIDC_API_AUDIENCE; for a token typed as an
     access token, Berth's client id while that is unset; else none is accepted."""
-    return settings.OIDC_API_AUDIENCE or (
-        settings.OIDC_RP_CLIENT_ID if typed_access_token else ""
-    )
+    return settings.OIDC_API_AUDIENCE or (settings.OIDC_RP_CLIENT_ID if typed_access_token else "")
 
 
 class _AccessTokenVerifier(OIDCBackend):
@@ -63,13 +61,19 @@ class _AccessTokenVerifier(OIDCBackend):
         typed = str(self._header(token).get("typ", "")).lower() in ACCESS_TOKEN_TYPES
         audience = api_audience(typed_access_token=typed)
         if not audience:
-            raise SignInRefused("token", (
-                "it is not typed as an access token (at+jwt) and OIDC_API_AUDIENCE is not "
-                "set, so nothing tells it from an ID token"
-            ))
+            raise SignInRefused(
+                "token",
+                (
+                    "it is not typed as an access token (at+jwt) and OIDC_API_AUDIENCE is not "
+                    "set, so nothing tells it from an ID token"
+                ),
+            )
         claims = self.decode_signed(
-            token, self.retrieve_matching_jwk(token), audience=audience,
-            required=["iss", "aud", "exp", "sub"], kind="access token",
+            token,
+            self.retrieve_matching_jwk(token),
+            audience=audience,
+            required=["iss", "aud", "exp", "sub"],
+            kind="access token",
             wrong_audience="is not for Berth's API",
         )
         marks = [name for name in ID_TOKEN_MARKS if name in claims]
@@ -78,10 +82,13 @@ class _AccessTokenVerifier(OIDCBackend):
         audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
         only_client = set(audiences) <= {settings.OIDC_RP_CLIENT_ID}
         if not typed and only_client and not settings.OIDC_API_ACCEPT_CLIENT_AUDIENCE:
-            raise SignInRefused("token", (
-                "its only audience is Berth's client id, like an ID token's: access tokens "
-                "for the API name OIDC_API_AUDIENCE"
-            ))
+            raise SignInRefused(
+                "token",
+                (
+                    "its only audience is Berth's client id, like an ID token's: access tokens "
+                    "for the API name OIDC_API_AUDIENCE"
+                ),
+            )
         return claims
 
 

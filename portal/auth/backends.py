@@ -158,8 +158,16 @@ class OIDCBackend(OIDCAuthenticationBackend):
             raise SignInRefused("nonce", "the ID token's nonce is not this sign-in's")
         return payload
 
-    def decode_signed(self, token: str, key: Any, *, audience: str, required: list[str],
-                      kind: str, wrong_audience: str) -> dict[str, Any]:
+    def decode_signed(
+        self,
+        token: str,
+        key: Any,
+        *,
+        audience: str,
+        required: list[str],
+        kind: str,
+        wrong_audience: str,
+    ) -> dict[str, Any]:
         """Verify a JWT the provider signed: RS256 against its keys, issuer, audience and
         expiry (with clock skew). Shared by sign-in's ID tokens and the API's access tokens."""
         algorithm = self._header(token).get("alg")
@@ -167,8 +175,12 @@ class OIDCBackend(OIDCAuthenticationBackend):
             raise SignInRefused("token", f"signed with {algorithm!r}, not {SIGNING_ALGORITHM}")
         try:
             return jwt.decode(
-                token, key, algorithms=[SIGNING_ALGORITHM], audience=audience,
-                issuer=self.provider.issuer, leeway=CLOCK_SKEW_SECONDS,
+                token,
+                key,
+                algorithms=[SIGNING_ALGORITHM],
+                audience=audience,
+                issuer=self.provider.issuer,
+                leeway=CLOCK_SKEW_SECONDS,
                 options={"require": required},
             )
         except jwt.ExpiredSignatureError as exc:
@@ -185,8 +197,12 @@ class OIDCBackend(OIDCAuthenticationBackend):
     def get_payload_data(self, token: str, key: Any) -> dict[str, Any]:
         client_id = self.OIDC_RP_CLIENT_ID
         payload = self.decode_signed(
-            token, key, audience=client_id, required=["iss", "aud", "exp", "iat"],
-            kind="ID token", wrong_audience="is for another client",
+            token,
+            key,
+            audience=client_id,
+            required=["iss", "aud", "exp", "iat"],
+            kind="ID token",
+            wrong_audience="is for another client",
         )
         audiences = payload["aud"] if isinstance(payload["aud"], list) else [payload["aud"]]
         if len(audiences) > 1 and payload.get("azp") != client_id:

@@ -104,8 +104,9 @@ class CallbackView(OIDCAuthenticationCallbackView):
         if request.user.is_authenticated and not _started_here(request):
             # Not the answer to a sign-in this browser started (a stray or cross-site link):
             # it must not end the session that is there.
-            logger.warning("sign-in callback without a pending sign-in, ignored ip=%s",
-                           client_ip(request))
+            logger.warning(
+                "sign-in callback without a pending sign-in, ignored ip=%s", client_ip(request)
+            )
             return redirect(settings.LOGIN_REDIRECT_URL)
         try:
             self._check_response(request)

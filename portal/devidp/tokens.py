@@ -42,8 +42,9 @@ def signed_access_token(opaque: str, *, request: HttpRequest) -> str:
         "exp": int(token.expires_at.timestamp()),
         "jti": opaque,
     }
-    return jwt.encode(claims, key["key"], algorithm=key["algorithm"],
-                      headers={"kid": key["kid"], "typ": TYPE})
+    return jwt.encode(
+        claims, key["key"], algorithm=key["algorithm"], headers={"kid": key["kid"], "typ": TYPE}
+    )
 
 
 def opaque_token(value: str, *, request: HttpRequest) -> str | None:
@@ -51,7 +52,8 @@ def opaque_token(value: str, *, request: HttpRequest) -> str | None:
     try:
         header = jwt.get_unverified_header(value)
         token = Token.objects.select_related("client").get(
-            access_token=jwt.decode(value, options={"verify_signature": False})["jti"])
+            access_token=jwt.decode(value, options={"verify_signature": False})["jti"]
+        )
     except (jwt.InvalidTokenError, KeyError, Token.DoesNotExist):
         return None
     keys = {key.get("kid"): key for key in get_client_alg_keys(token.client)}
@@ -59,8 +61,13 @@ def opaque_token(value: str, *, request: HttpRequest) -> str | None:
     if key is None:
         return None
     try:
-        claims = jwt.decode(value, key["key"].public_key(), algorithms=[key["algorithm"]],
-                            audience=API_AUDIENCE, issuer=get_issuer(request=request))
+        claims = jwt.decode(
+            value,
+            key["key"].public_key(),
+            algorithms=[key["algorithm"]],
+            audience=API_AUDIENCE,
+            issuer=get_issuer(request=request),
+        )
     except jwt.InvalidTokenError:
         return None
     return claims["jti"]
@@ -70,8 +77,9 @@ class JwtAccessTokenEndpoint(TokenEndpoint):
     def create_response_dic(self) -> dict[str, Any]:
         answer = super().create_response_dic()
         if answer.get("access_token"):
-            answer["access_token"] = signed_access_token(answer["access_token"],
-                                                         request=self.request)
+            answer["access_token"] = signed_access_token(
+                answer["access_token"], request=self.request
+            )
         return answer
 
 

@@ -57,15 +57,14 @@ def held(desired: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]
 
 class _Plain(yaml.SafeDumper):
     # A plan may share one list between two places: spell it out twice, no &anchors.
-    def ignore_aliases(self, data: Any) -> bool:  # noqa: ARG002 - PyYAML's signature
+    def ignore_aliases(self, data: Any) -> bool:
         return True
 
 
 def yaml_lines(obj: dict[str, Any] | None) -> list[str]:
     if obj is None:
         return []
-    return yaml.dump(obj, Dumper=_Plain, sort_keys=True,
-                     default_flow_style=False).splitlines(True)
+    return yaml.dump(obj, Dumper=_Plain, sort_keys=True, default_flow_style=False).splitlines(True)
 
 
 def namespace_change(namespace: Namespace, client: ClusterClient) -> dict[str, Any] | None:
@@ -78,20 +77,27 @@ def namespace_change(namespace: Namespace, client: ClusterClient) -> dict[str, A
         ref = ref_of(obj)
         now = held(obj, client.get(ref))
         before.append({"ref": str(ref), "object": now})
-        lines += difflib.unified_diff(yaml_lines(now), yaml_lines(obj), fromfile=f"a/{ref}",
-                                      tofile=f"b/{ref}")
+        lines += difflib.unified_diff(
+            yaml_lines(now), yaml_lines(obj), fromfile=f"a/{ref}", tofile=f"b/{ref}"
+        )
     if not lines:
         return None
     diff = "".join(lines)
     shape = diff.replace(namespace.name, "<namespace>")
-    return {"desired": desired, "before": before, "diff": diff,
-            "group": hashlib.sha256(shape.encode()).hexdigest()[:16]}
+    return {
+        "desired": desired,
+        "before": before,
+        "diff": diff,
+        "group": hashlib.sha256(shape.encode()).hexdigest()[:16],
+    }
 
 
 def _in_scope(tier_id: int | None) -> QuerySet[Namespace]:
-    namespaces = (Namespace.objects.filter(state=NamespaceState.ACTIVE,
-                                           cluster__plan_only=False)
-                  .select_related("tenant", "tier", "cluster", "project").order_by("name"))
+    namespaces = (
+        Namespace.objects.filter(state=NamespaceState.ACTIVE, cluster__plan_only=False)
+        .select_related("tenant", "tier", "cluster", "project")
+        .order_by("name")
+    )
     return namespaces if tier_id is None else namespaces.filter(tier_id=tier_id)
 
 
@@ -122,15 +128,23 @@ def repository_changes(namespaces: list[Namespace]) -> list[tuple[Tenant, Cluste
     found = []
     for tenant, on in sorted(clusters.items(), key=lambda pair: pair[0].slug):
         root = repo_root(tenant.gitops_path)
-        _, branch = gitops.read_snapshot(gitops_remote(tenant),
-                                         (f"{root}apps/", f"{root}clusters/"))
+        _, branch = gitops.read_snapshot(
+            gitops_remote(tenant), (f"{root}apps/", f"{root}clusters/")
+        )
         for name in sorted(on):
             proposed = proposed_sync(tenant, on[name], branch)
             changed = gitops_plan.changes(proposed.current, proposed.files)
             if changed:
-                found.append((tenant, on[name], {
-                    "diff": gitops_plan.diff_files(proposed.current, proposed.files),
-                    "paths": sorted(changed)}))
+                found.append(
+                    (
+                        tenant,
+                        on[name],
+                        {
+                            "diff": gitops_plan.diff_files(proposed.current, proposed.files),
+                            "paths": sorted(changed),
+                        },
+                    )
+                )
     return found
 
 
@@ -148,9 +162,14 @@ def _roll(campaign_id: int, worker: str, lease: float) -> str:
         campaign.refresh_from_db(fields=["state"])
         if campaign.state != CampaignState.ROLLING:
             return campaign.state
-        target = (CampaignTarget.objects.filter(campaign=campaign, state__in=(
-            TargetState.PENDING, TargetState.FAILED)).select_related("namespace__cluster")
-            .order_by("wave", "id").first())
+        target = (
+            CampaignTarget.objects.filter(
+                campaign=campaign, state__in=(TargetState.PENDING, TargetState.FAILED)
+            )
+            .select_related("namespace__cluster")
+            .order_by("wave", "id")
+            .first()
+        )
         if target is None:
             return _file_commits(campaign)
         cluster = target.namespace.cluster
@@ -159,8 +178,9 @@ def _roll(campaign_id: int, worker: str, lease: float) -> str:
             for obj in target.desired:
                 apply_object(client, obj)
         except KubeError as error:
-            logger.warning("campaign %s: %s failed: %s", campaign.pk, target.namespace.name,
-                           error.message)
+            logger.warning(
+                "campaign %s: %s failed: %s", campaign.pk, target.namespace.name, error.message
+            )
             records.campaign_target_failed(target_id=target.pk, error=error.message)
             return CampaignState.PAUSED
         records.campaign_target_applied(target_id=target.pk)
@@ -169,8 +189,9 @@ def _roll(campaign_id: int, worker: str, lease: float) -> str:
 
 def _file_commits(campaign: UpgradeCampaign) -> str:
     """The namespaces are done: each repository's files go out as a tenant_sync request."""
-    for commit in CampaignCommit.objects.filter(campaign=campaign, state__in=(
-            TargetState.PENDING, TargetState.FAILED)).order_by("id"):
+    for commit in CampaignCommit.objects.filter(
+        campaign=campaign, state__in=(TargetState.PENDING, TargetState.FAILED)
+    ).order_by("id"):
         if not records.file_campaign_commit(commit_id=commit.pk):
             return CampaignState.PAUSED
     records.finish_campaign(campaign_id=campaign.pk)
@@ -199,10 +220,13 @@ def _roll_back(campaign_id: int, worker: str, lease: float) -> str:
     if campaign.state != CampaignState.ROLLING_BACK:
         return campaign.state
     clients: dict[int, ClusterClient] = {}
-    reached = (CampaignTarget.objects.filter(campaign=campaign, state__in=(
-        TargetState.APPLIED, TargetState.FAILED)).select_related("namespace__tenant",
-                                                                  "namespace__cluster")
-        .order_by("-wave", "-id"))
+    reached = (
+        CampaignTarget.objects.filter(
+            campaign=campaign, state__in=(TargetState.APPLIED, TargetState.FAILED)
+        )
+        .select_related("namespace__tenant", "namespace__cluster")
+        .order_by("-wave", "-id")
+    )
     for target in reached:
         cluster = target.namespace.cluster
         client = clients.setdefault(cluster.pk, cluster_client(cluster))
@@ -213,8 +237,10 @@ def _roll_back(campaign_id: int, worker: str, lease: float) -> str:
                     continue
                 live = client.get(ref_of(desired))
                 labels = (live or {}).get("metadata", {}).get("labels") or {}
-                if labels.get(MANAGED_BY) == "berth" and \
-                        labels.get(LABEL_TENANT) == target.namespace.tenant.slug:
+                if (
+                    labels.get(MANAGED_BY) == "berth"
+                    and labels.get(LABEL_TENANT) == target.namespace.tenant.slug
+                ):
                     client.delete(ref_of(desired))
         except KubeError as error:
             records.campaign_rollback_failed(target_id=target.pk, error=error.message)

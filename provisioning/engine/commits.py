@@ -62,36 +62,44 @@ class GitFailure:
     transient: bool
 
 
-def gitops_step(*, tenancy_request: Request, run: Run, inputs: PlanInput,
-                index: int) -> GitFailure | None:
+def gitops_step(
+    *, tenancy_request: Request, run: Run, inputs: PlanInput, index: int
+) -> GitFailure | None:
     """Run the GitOps step (row `index` of the run) unless an earlier attempt finished it;
     None, or why it failed. Its outcome is noted in the run; the caller writes it."""
     return gitops_steps([(tenancy_request, run, inputs, index)])[tenancy_request.pk]
 
 
-def gitops_steps(steps: list[tuple[Request, Run, PlanInput, int]]
-                 ) -> dict[int, GitFailure | None]:
+def gitops_steps(steps: list[tuple[Request, Run, PlanInput, int]]) -> dict[int, GitFailure | None]:
     """The GitOps step of several requests' runs (request, run, inputs, row), by request id:
     None, or why it failed. Written together (`write_gitops_all`); each outcome is noted in
     its run, which the caller writes."""
-    todo = [(r, inputs) for r, run, inputs, index in steps
-            if run.steps[index]["outcome"] not in GITOPS_DONE]
-    written = write_gitops_all(requests=[r for r, _ in todo],
-                               inputs={r.pk: inputs for r, inputs in todo})
+    todo = [
+        (r, inputs)
+        for r, run, inputs, index in steps
+        if run.steps[index]["outcome"] not in GITOPS_DONE
+    ]
+    written = write_gitops_all(
+        requests=[r for r, _ in todo], inputs={r.pk: inputs for r, inputs in todo}
+    )
     failures: dict[int, GitFailure | None] = {}
     for tenancy_request, run, _, index in steps:
         outcome = written.get(tenancy_request.pk)
         failures[tenancy_request.pk] = None
         if isinstance(outcome, GitOpsWritten):
-            records.note_step(run=run, index=index, outcome=outcome.outcome,
-                              attempts=outcome.attempts, message=outcome.message)
+            records.note_step(
+                run=run,
+                index=index,
+                outcome=outcome.outcome,
+                attempts=outcome.attempts,
+                message=outcome.message,
+            )
         elif outcome is not None:
             failures[tenancy_request.pk] = _git_failure(tenancy_request, run, index, outcome)
     return failures
 
 
-def _git_failure(tenancy_request: Request, run: Run, index: int,
-                 error: Exception) -> GitFailure:
+def _git_failure(tenancy_request: Request, run: Run, index: int, error: Exception) -> GitFailure:
     attempts = getattr(error, "attempts", 1)
     message = getattr(error, "message", str(error))
     git_push_failed.send(sender=Request, request_id=tenancy_request.pk)
@@ -107,8 +115,9 @@ def _git_failure(tenancy_request: Request, run: Run, index: int,
     return GitFailure(error=failure, message=message, transient=False)
 
 
-def write_gitops_all(*, requests: list[Request], inputs: dict[int, PlanInput] | None = None
-                     ) -> dict[int, GitOpsWritten | Exception]:
+def write_gitops_all(
+    *, requests: list[Request], inputs: dict[int, PlanInput] | None = None
+) -> dict[int, GitOpsWritten | Exception]:
     """`write_gitops` of several requests (their plan inputs by id when at hand): all are
     queued for their repository's writer first, so the first one written carries the others
     of its repository in its push, one commit each. A repository that does not answer is
@@ -134,8 +143,11 @@ def write_gitops_all(*, requests: list[Request], inputs: dict[int, PlanInput] | 
             continue
         try:
             results[tenancy_request.pk] = write_gitops(
-                request_id=tenancy_request.pk, inputs=inputs.get(tenancy_request.pk),
-                known=inputs, loaded=tenancy_request)
+                request_id=tenancy_request.pk,
+                inputs=inputs.get(tenancy_request.pk),
+                known=inputs,
+                loaded=tenancy_request,
+            )
         except (gitops.GitError, ValueError) as error:
             results[tenancy_request.pk] = error
             if getattr(error, "transient", False) and queue:
@@ -178,15 +190,18 @@ def index_paths(inputs: PlanInput, desired: list[PlanInput]) -> dict[str, str]:
     return {family: gitops_plan.index_path(inputs, family) for family in sorted(families)}
 
 
-def propose_files(tenancy_request: Request, inputs: PlanInput,
-                  read: Callable[[tuple[str, ...]], dict[str, str]]) -> Proposed:
+def propose_files(
+    tenancy_request: Request, inputs: PlanInput, read: Callable[[tuple[str, ...]], dict[str, str]]
+) -> Proposed:
     """The repository as this request leaves it: each application it touches rendered
     from every live environment (gitops_plan.converge keeps what the team owns), and the
     index of the request's cluster listing what the tenant's roots there apply (deleted
     when the tenant leaves the cluster). `read(paths)` gives what the branch holds now."""
     template = settings.BERTH_GITOPS_IMAGE_REPOSITORY
-    desired = [gitops_input_for(tenancy_request, inputs, app=app)
-               for app in apps_of_request(tenancy_request, inputs)]
+    desired = [
+        gitops_input_for(tenancy_request, inputs, app=app)
+        for app in apps_of_request(tenancy_request, inputs)
+    ]
     indexes = index_paths(inputs, desired)
     within = (*indexes.values(), *(path for d in desired for path in gitops_plan.scope(d)))
     current = read(within)
@@ -205,21 +220,29 @@ def propose_files(tenancy_request: Request, inputs: PlanInput,
         if family in inputs.remove_tenant_engines:  # its root here goes: nothing reads it
             if have is not None and not gitops_plan.is_managed(have):
                 files[index] = have
-                notes.append(f"{index}: not Berth's any more (its first line is not "
-                             "Berth's header); the tenant's root here is gone, so nothing "
-                             "applies it")
+                notes.append(
+                    f"{index}: not Berth's any more (its first line is not "
+                    "Berth's header); the tenant's root here is gone, so nothing "
+                    "applies it"
+                )
             continue
         content, note = have, ""
         for app, listed in entries[family].items() or [("", [])]:
-            content, note = gitops_plan.render_index(content, inputs, listed, app=app,
-                                                     family=family)
+            content, note = gitops_plan.render_index(
+                content, inputs, listed, app=app, family=family
+            )
         if content is not None:
             files[index] = content
         notes += [note] if note else []
     first = desired[0] if desired else None
-    return Proposed(current=current, files=dict(sorted(files.items())), notes=tuple(notes),
-                    app=first.app if first else "", engine=first.engine if first else
-                    inputs.engine, indexes=tuple(indexes.values()))
+    return Proposed(
+        current=current,
+        files=dict(sorted(files.items())),
+        notes=tuple(notes),
+        app=first.app if first else "",
+        engine=first.engine if first else inputs.engine,
+        indexes=tuple(indexes.values()),
+    )
 
 
 def writes_a_repository(tenancy_request: Request) -> bool:
@@ -250,9 +273,13 @@ def _writer_of(tenancy_request: Request) -> tuple[gitops.Remote, str] | GitOpsWr
     return remote, writer_queue(tenant, remote)
 
 
-def write_gitops(*, request_id: int, inputs: PlanInput | None = None,
-                 known: dict[int, PlanInput] | None = None,
-                 loaded: Request | None = None) -> GitOpsWritten:
+def write_gitops(
+    *,
+    request_id: int,
+    inputs: PlanInput | None = None,
+    known: dict[int, PlanInput] | None = None,
+    loaded: Request | None = None,
+) -> GitOpsWritten:
     """Bring the tenant's repository in step with what this request changes, in one commit
     (none when it already is), and record the commit. Requests of the same repository that
     reach the writer together go out in one push, one commit each: whichever worker holds
@@ -274,21 +301,33 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None,
     def batch(checkout: gitops.Checkout) -> list[tuple[int, gitops.Proposer]]:
         if not records.git_write_waiting(request_id=request_id):
             return []  # the push of the worker before took this request with its own
-        others = [other for other in records.waiting_git_writes(
-            repository=queue, exclude=request_id, limit=settings.BERTH_GITOPS_BATCH_MAX - 1,
-            since=timezone.now() - BATCH_HORIZON) if other.pk not in writes]
+        others = [
+            other
+            for other in records.waiting_git_writes(
+                repository=queue,
+                exclude=request_id,
+                limit=settings.BERTH_GITOPS_BATCH_MAX - 1,
+                since=timezone.now() - BATCH_HORIZON,
+            )
+            if other.pk not in writes
+        ]
         found = plan_inputs_for([other for other in others if other.pk not in known])
         approvers = reads.approvers_by_request([other.pk for other in others])
         for other in others:
             inputs_of_other = known.get(other.pk) or found[other.pk]
             if isinstance(inputs_of_other, Exception):
                 # Its own worker meets it, not this push.
-                logger.warning("GitOps: request %s left to its own worker: %s", other.pk,
-                               inputs_of_other)
+                logger.warning(
+                    "GitOps: request %s left to its own worker: %s", other.pk, inputs_of_other
+                )
                 continue
-            writes[other.pk] = _RequestWrite(other, inputs_of_other, remote,
-                                             approvers=approvers.get(other.pk, []),
-                                             skip_on_error=True)
+            writes[other.pk] = _RequestWrite(
+                other,
+                inputs_of_other,
+                remote,
+                approvers=approvers.get(other.pk, []),
+                skip_on_error=True,
+            )
         carried = [pk for pk in writes if pk != request_id]
         return [(pk, writes[pk].propose) for pk in (request_id, *carried)]
 
@@ -298,10 +337,16 @@ def write_gitops(*, request_id: int, inputs: PlanInput | None = None,
         # Under the lock: each carried request's outcome is recorded before its own worker
         # (waiting for the lock) looks for it.
         written.update(_finish_all({pk: writes[pk] for pk in results}, results))
-        records.finish_git_writes(outcomes={
-            pk: (outcome.outcome, f"{outcome.message} (pushed together with request "
-                                  f"#{request_id}'s)")
-            for pk, outcome in written.items() if pk != request_id})
+        records.finish_git_writes(
+            outcomes={
+                pk: (
+                    outcome.outcome,
+                    f"{outcome.message} (pushed together with request #{request_id}'s)",
+                )
+                for pk, outcome in written.items()
+                if pk != request_id
+            }
+        )
         records.drop_git_write(request_id=request_id)
 
     try:
@@ -340,8 +385,15 @@ def _taken(tenancy_request: Request) -> GitOpsWritten:
 class _RequestWrite:
     """One request's commit within a push: what it proposes, and what is recorded after."""
 
-    def __init__(self, tenancy_request: Request, inputs: PlanInput, remote: gitops.Remote, *,
-                 approvers: list[str] | None = None, skip_on_error: bool = False) -> None:
+    def __init__(
+        self,
+        tenancy_request: Request,
+        inputs: PlanInput,
+        remote: gitops.Remote,
+        *,
+        approvers: list[str] | None = None,
+        skip_on_error: bool = False,
+    ) -> None:
         self.request = tenancy_request
         self.inputs = inputs
         self.remote = remote
@@ -362,8 +414,9 @@ class _RequestWrite:
             if not self.skip_on_error:
                 raise
             # Another request's own trouble: its worker meets it, this push goes on.
-            logger.warning("GitOps: request %s left to its own worker", self.request.pk,
-                           exc_info=True)
+            logger.warning(
+                "GitOps: request %s left to its own worker", self.request.pk, exc_info=True
+            )
             raise gitops.Skip from None
 
     def _propose(self, checkout: gitops.Checkout) -> gitops.Proposal:
@@ -430,9 +483,10 @@ class _RequestWrite:
             "unchanged", f"{remote.branch} already holds these files{at}{left}", result.attempts
         ), None
 
-    def _commit(self, **fields: Any) -> GitCommit:  # noqa: ANN401 - GitCommit's fields
-        return GitCommit(request=self.request, repo_url=self.remote.url,
-                         branch=self.remote.branch, **fields)
+    def _commit(self, **fields: Any) -> GitCommit:
+        return GitCommit(
+            request=self.request, repo_url=self.remote.url, branch=self.remote.branch, **fields
+        )
 
     @property
     def namespaces(self) -> set[tuple[str, str]]:
@@ -441,8 +495,9 @@ class _RequestWrite:
         return {(self.inputs.cluster.name, name) for name in names}
 
 
-def _finish_all(writes: dict[int, _RequestWrite], results: dict[int, gitops.WriteResult]
-                ) -> dict[int, GitOpsWritten]:
+def _finish_all(
+    writes: dict[int, _RequestWrite], results: dict[int, gitops.WriteResult]
+) -> dict[int, GitOpsWritten]:
     """Each request's outcome of a push, its commit recorded with the namespaces it is
     about: a few statements for the whole push."""
     finished = {pk: writes[pk].finish(result) for pk, result in results.items()}
@@ -450,31 +505,46 @@ def _finish_all(writes: dict[int, _RequestWrite], results: dict[int, gitops.Writ
     GitCommit.objects.bulk_create(list(commits.values()))
     about = {pk: writes[pk].namespaces for pk in commits}
     tenants = {writes[pk].request.tenant_id for pk in commits}
-    found = (Namespace.objects.filter(tenant_id__in=tenants,
-                                      name__in={name for pairs in about.values()
-                                                for _, name in pairs})
-             .exclude(state=NamespaceState.DECOMMISSIONED)
-             .values_list("pk", "tenant_id", "cluster__name", "name")) if commits else []
+    found = (
+        (
+            Namespace.objects.filter(
+                tenant_id__in=tenants,
+                name__in={name for pairs in about.values() for _, name in pairs},
+            )
+            .exclude(state=NamespaceState.DECOMMISSIONED)
+            .values_list("pk", "tenant_id", "cluster__name", "name")
+        )
+        if commits
+        else []
+    )
     link = GitCommit.namespaces.through
-    link.objects.bulk_create([
-        link(gitcommit_id=commit.pk, namespace_id=namespace_id)
-        for namespace_id, tenant_id, cluster, name in found
-        for pk, commit in commits.items()
-        if tenant_id == writes[pk].request.tenant_id and (cluster, name) in about[pk]
-    ])
+    link.objects.bulk_create(
+        [
+            link(gitcommit_id=commit.pk, namespace_id=namespace_id)
+            for namespace_id, tenant_id, cluster, name in found
+            for pk, commit in commits.items()
+            if tenant_id == writes[pk].request.tenant_id and (cluster, name) in about[pk]
+        ]
+    )
     return {pk: replace(outcome, commit=commits.get(pk)) for pk, (outcome, _) in finished.items()}
 
 
-def proposed_sync(tenant: Tenant, cluster: Cluster, branch: dict[str, str],
-                  inputs: PlanInput | None = None) -> Proposed:
+def proposed_sync(
+    tenant: Tenant, cluster: Cluster, branch: dict[str, str], inputs: PlanInput | None = None
+) -> Proposed:
     """The files a tenant_sync of the tenant on the cluster would leave (every live
     application's, the cluster's index), read against a snapshot of the branch
     (`gitops.read_snapshot`): what the truth table compares and a campaign rolls out."""
-    unsaved = Request(pk=0, tenant=tenant, kind=RequestKind.TENANT_SYNC,
-                      payload={"cluster": cluster.name})
-    return propose_files(unsaved, inputs or kept_input(tenant, cluster),
-                         lambda within: {path: content for path, content in branch.items()
-                                         if path.startswith(tuple(within))})
+    unsaved = Request(
+        pk=0, tenant=tenant, kind=RequestKind.TENANT_SYNC, payload={"cluster": cluster.name}
+    )
+    return propose_files(
+        unsaved,
+        inputs or kept_input(tenant, cluster),
+        lambda within: {
+            path: content for path, content in branch.items() if path.startswith(tuple(within))
+        },
+    )
 
 
 def gitops_preview(tenancy_request: Request, inputs: PlanInput | None = None) -> GitOpsChange:
@@ -486,13 +556,19 @@ def gitops_preview(tenancy_request: Request, inputs: PlanInput | None = None) ->
         return GitOpsChange(diff="", binds="")
     remote = gitops_remote(tenant)
     inputs = inputs or plan_input_for(tenancy_request)
-    proposed = propose_files(tenancy_request, inputs,
-                             lambda within: gitops.read_files(remote, within))
+    proposed = propose_files(
+        tenancy_request, inputs, lambda within: gitops.read_files(remote, within)
+    )
     indexes = set(proposed.indexes)
     own_before = {path: c for path, c in proposed.current.items() if path not in indexes}
     own_after = {path: c for path, c in proposed.files.items() if path not in indexes}
-    lines = [f"{index} {entry}\n" for index in sorted(indexes) for entry in
-             gitops_plan.index_changes(proposed.current.get(index), proposed.files.get(index))]
+    lines = [
+        f"{index} {entry}\n"
+        for index in sorted(indexes)
+        for entry in gitops_plan.index_changes(
+            proposed.current.get(index), proposed.files.get(index)
+        )
+    ]
     return GitOpsChange(
         diff=gitops_plan.diff_files(proposed.current, proposed.files),
         binds=gitops_plan.diff_files(own_before, own_after) + "".join(lines),

@@ -42,10 +42,8 @@ def differences(desired: Any, live: Any, path: str = "") -> list[str]:
 def compared_fields(desired: dict[str, Any]) -> dict[str, Any]:
     """What of a desired object drift looks at: all Berth sets but its metadata, and its
     labels (which request last applied an object is bookkeeping, not drift)."""
-    labels = {k: v for k, v in desired["metadata"].get("labels", {}).items()
-              if k != LABEL_REQUEST}
-    return {**{k: v for k, v in desired.items() if k != "metadata"},
-            "metadata": {"labels": labels}}
+    labels = {k: v for k, v in desired["metadata"].get("labels", {}).items() if k != LABEL_REQUEST}
+    return {**{k: v for k, v in desired.items() if k != "metadata"}, "metadata": {"labels": labels}}
 
 
 def object_finding(desired: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -68,7 +66,7 @@ def object_finding(desired: dict[str, Any], live: dict[str, Any] | None) -> dict
 _MISMATCH = "\x00shape"
 
 
-def shape_of(value: Any) -> Any:  # noqa: ANN401 - a JSON value's shape
+def shape_of(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: shape_of(each) for key, each in value.items()}
     if isinstance(value, list):
@@ -76,7 +74,7 @@ def shape_of(value: Any) -> Any:  # noqa: ANN401 - a JSON value's shape
     return None
 
 
-def _project(shape: Any, value: Any) -> Any:  # noqa: ANN401 - JSON values
+def _project(shape: Any, value: Any) -> Any:
     if isinstance(shape, dict):
         if not isinstance(value, dict):
             return _MISMATCH
@@ -88,11 +86,12 @@ def _project(shape: Any, value: Any) -> Any:  # noqa: ANN401 - JSON values
     return str(value)  # as `differences` does: "1" and 1 are the same quantity
 
 
-def digest_in(shape: Any, obj: dict[str, Any]) -> str:  # noqa: ANN401 - a shape
+def digest_in(shape: Any, obj: dict[str, Any]) -> str:
     """The digest of what `obj` holds where the shape (of a desired object's compared
     fields) has values; equal to the desired object's own digest when nothing drifted."""
-    projected = _project(shape, {**obj, "metadata": {
-        "labels": (obj.get("metadata") or {}).get("labels") or {}}})
+    projected = _project(
+        shape, {**obj, "metadata": {"labels": (obj.get("metadata") or {}).get("labels") or {}}}
+    )
     text = json.dumps(projected, sort_keys=True, separators=(",", ":"))
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
@@ -153,7 +152,7 @@ def reconcile_namespace(namespace: Namespace) -> list[dict[str, Any]]:
     return findings
 
 
-def active_namespaces():  # noqa: ANN201 - QuerySet[Namespace]
+def active_namespaces():
     return Namespace.objects.filter(state=NamespaceState.ACTIVE).select_related(
         "tenant", "tier", "tier_revision", "cluster", "project"
     )

@@ -36,7 +36,8 @@ def berth_identity() -> str:
 def guardrail_objects(cluster: Cluster) -> list[dict[str, Any]]:
     """What "Install guardrails" applies to this cluster (before stamping)."""
     return bootstrap_objects(
-        cluster_spec(cluster), berth_namespace=settings.BERTH_NAMESPACE,
+        cluster_spec(cluster),
+        berth_namespace=settings.BERTH_NAMESPACE,
         berth_user=berth_identity(),
     )
 
@@ -54,8 +55,10 @@ def live_guardrails(client: ClusterClient) -> list[dict[str, Any]]:
     its Helm chart did): one list per kind."""
     found = []
     for api_version, kind in CHECKED_KINDS:
-        found += [{**obj, "kind": kind} for obj in client.list(
-            api_version, kind, label_selector=f"{PART_OF}=berth")]
+        found += [
+            {**obj, "kind": kind}
+            for obj in client.list(api_version, kind, label_selector=f"{PART_OF}=berth")
+        ]
     return found
 
 
@@ -72,8 +75,9 @@ def guardrails_problem(cluster: Cluster, client: ClusterClient | None = None) ->
     if remembered is not None and now - remembered[0] < settings.BERTH_GUARDRAILS_CHECK_SECONDS:
         return remembered[1]
     try:
-        missing = gaps(guardrail_objects(cluster), live_guardrails(client or cluster_client(
-            cluster)), digest)
+        missing = gaps(
+            guardrail_objects(cluster), live_guardrails(client or cluster_client(cluster)), digest
+        )
     except KubeError as error:
         if error.transient:
             # The cluster does not answer at all: an outage, which the run meets at its
@@ -81,12 +85,19 @@ def guardrails_problem(cluster: Cluster, client: ClusterClient | None = None) ->
             # meanwhile. Not remembered: the next request checks again.
             logger.warning("guardrails on %s not checked: %s", cluster.name, error.message)
             return ""
-        return (f"guardrails on {cluster.name} could not be checked ({error.message}): Berth "
-                "needs to list ClusterRoles and admission policies there (docs/guardrails.md)")
-    problem = "" if not missing else (
-        f"guardrails not installed on {cluster.name} ({'; '.join(missing)}): a platform "
-        "admin installs them (admin: Clusters, Install guardrails); the request goes on "
-        "by itself once they are there")
+        return (
+            f"guardrails on {cluster.name} could not be checked ({error.message}): Berth "
+            "needs to list ClusterRoles and admission policies there (docs/guardrails.md)"
+        )
+    problem = (
+        ""
+        if not missing
+        else (
+            f"guardrails not installed on {cluster.name} ({'; '.join(missing)}): a platform "
+            "admin installs them (admin: Clusters, Install guardrails); the request goes on "
+            "by itself once they are there"
+        )
+    )
     with _lock:
         _checked[key] = (now, problem)
     return problem

@@ -81,9 +81,10 @@ def approved_digests(request_ids: list[int]) -> dict[int, Bound]:
     bound approvals to digests)."""
     latest: dict[int, Bound] = {}
     for request_id, digest, approver in (
-            Approval.objects.filter(request_id__in=request_ids, decision=Decision.APPROVE)
-            .order_by("request_id", "-created_at", "-id")
-            .values_list("request_id", "plan_digest", "approver_id")):
+        Approval.objects.filter(request_id__in=request_ids, decision=Decision.APPROVE)
+        .order_by("request_id", "-created_at", "-id")
+        .values_list("request_id", "plan_digest", "approver_id")
+    ):
         if request_id not in latest and digest:
             latest[request_id] = Bound(digest, by_policy=approver is None)
     return latest
@@ -91,8 +92,12 @@ def approved_digests(request_ids: list[int]) -> dict[int, Bound]:
 
 # Requests that only create: a worker taking one of them approved takes others approved for
 # the same cluster with it. Removals and the rest go one at a time.
-BATCHED_KINDS = (RequestKind.NAMESPACE, RequestKind.PROJECT, RequestKind.ENVIRONMENT,
-                 RequestKind.EPHEMERAL)
+BATCHED_KINDS = (
+    RequestKind.NAMESPACE,
+    RequestKind.PROJECT,
+    RequestKind.ENVIRONMENT,
+    RequestKind.EPHEMERAL,
+)
 
 
 @dataclass
@@ -126,15 +131,19 @@ def batches_of(request_ids: list[int]) -> list[list[int]]:
     size = max(settings.BERTH_PROVISION_BATCH_MAX, 1)
     together: dict[str, list[int]] = {}
     alone = []
-    for request_id, kind, payload in (Request.objects.filter(pk__in=request_ids)
-                                      .order_by("pk").values_list("pk", "kind", "payload")):
+    for request_id, kind, payload in (
+        Request.objects.filter(pk__in=request_ids)
+        .order_by("pk")
+        .values_list("pk", "kind", "payload")
+    ):
         cluster = payload.get("cluster") if isinstance(payload, dict) else None
         if kind in BATCHED_KINDS and cluster:
             together.setdefault(cluster, []).append(request_id)
         else:
             alone.append([request_id])
-    return [ids[start:start + size] for ids in together.values()
-            for start in range(0, len(ids), size)] + alone
+    return [
+        ids[start : start + size] for ids in together.values() for start in range(0, len(ids), size)
+    ] + alone
 
 
 def converge(*, request_id: int, worker: str) -> str:
@@ -142,8 +151,9 @@ def converge(*, request_id: int, worker: str) -> str:
     return converge_batch(request_id=request_id, worker=worker)[request_id]
 
 
-def converge_batch(*, request_id: int, worker: str,
-                   companions: tuple[int, ...] = ()) -> dict[int, str]:
+def converge_batch(
+    *, request_id: int, worker: str, companions: tuple[int, ...] = ()
+) -> dict[int, str]:
     """Provision the request and, when it is an approved one that only creates, up to
     BERTH_PROVISION_BATCH_MAX - 1 others approved for the same cluster that no worker holds
     (`companions` first: the job was queued for them too): one lease, one transition, one
@@ -160,8 +170,9 @@ def converge_batch(*, request_id: int, worker: str,
     return results
 
 
-def _converge_led_by(request_id: int, *, worker: str,
-                     companions: tuple[int, ...]) -> dict[int, str]:
+def _converge_led_by(
+    request_id: int, *, worker: str, companions: tuple[int, ...]
+) -> dict[int, str]:
     lease = settings.PROVISIONING_LEASE_SECONDS
     if not records.acquire_lease(request_id=request_id, owner=worker, seconds=lease):
         return {request_id: "busy: another worker holds the lease"}
@@ -173,9 +184,14 @@ def _converge_led_by(request_id: int, *, worker: str,
         cluster = leader.payload.get("cluster")
         if leader.state == RequestState.APPROVED and leader.kind in BATCHED_KINDS and cluster:
             batch += records.claim_companions(
-                leader_id=request_id, owner=worker, seconds=lease, kinds=BATCHED_KINDS,
-                cluster=cluster, limit=settings.BERTH_PROVISION_BATCH_MAX - 1,
-                first=companions)
+                leader_id=request_id,
+                owner=worker,
+                seconds=lease,
+                kinds=BATCHED_KINDS,
+                cluster=cluster,
+                limit=settings.BERTH_PROVISION_BATCH_MAX - 1,
+                first=companions,
+            )
         return _converge_locked(leader, batch, worker=worker)
     finally:
         records.release_leases(request_ids=batch, owner=worker)
@@ -183,8 +199,9 @@ def _converge_led_by(request_id: int, *, worker: str,
 
 def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[int, str]:
     requests = {leader.pk: leader}
-    requests.update((r.pk, r) for r in Request.objects.select_related("tenant")
-                    .filter(pk__in=batch[1:]))
+    requests.update(
+        (r.pk, r) for r in Request.objects.select_related("tenant").filter(pk__in=batch[1:])
+    )
     approved = approved_digests(batch)
     results: dict[int, str] = {}
     opening: dict[int, tuple[str, list[dict[str, Any]]]] = {}
@@ -202,15 +219,18 @@ def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[
             if inputs.namespaces:  # it applies tenant namespaces: only where they are fenced
                 if inputs.cluster.name not in unfenced:
                     unfenced[inputs.cluster.name] = guardrails_problem(
-                        Cluster.objects.get(name=inputs.cluster.name))
+                        Cluster.objects.get(name=inputs.cluster.name)
+                    )
                 if unfenced[inputs.cluster.name]:
                     results[request_id] = _wait_for_guardrails(
-                        tenancy_request, unfenced[inputs.cluster.name])
+                        tenancy_request, unfenced[inputs.cluster.name]
+                    )
                     continue
             plan = render(inputs)
             if tenancy_request.state == RequestState.APPROVED:
-                moved = _moved_since_approval(tenancy_request, inputs, plan,
-                                              approved.get(request_id))
+                moved = _moved_since_approval(
+                    tenancy_request, inputs, plan, approved.get(request_id)
+                )
                 if moved:
                     results[request_id] = moved
                     continue
@@ -237,9 +257,12 @@ def _wait_for_guardrails(tenancy_request: Request, problem: str) -> str:
     long as that lasts (no deadline: nothing is wrong with the request), and goes on once a
     platform admin installs them."""
     now = timezone.now()
-    records.wait(request_id=tenancy_request.pk, since=tenancy_request.waiting_since or now,
-                 until=now + timedelta(seconds=settings.BERTH_GUARDRAILS_CHECK_SECONDS),
-                 reason=problem)
+    records.wait(
+        request_id=tenancy_request.pk,
+        since=tenancy_request.waiting_since or now,
+        until=now + timedelta(seconds=settings.BERTH_GUARDRAILS_CHECK_SECONDS),
+        reason=problem,
+    )
     logger.warning("request %s waits: %s", tenancy_request.pk, problem)
     return f"waiting: {problem}"
 
@@ -259,8 +282,9 @@ def _unrenderable(tenancy_request: Request, error: Exception) -> str:
     return f"failed: {message}"
 
 
-def _moved_since_approval(tenancy_request: Request, inputs: PlanInput, plan: Plan,
-                          approved: Bound | None) -> str:
+def _moved_since_approval(
+    tenancy_request: Request, inputs: PlanInput, plan: Plan, approved: Bound | None
+) -> str:
     """Why an approved request does not start now ("" when it does): its plan or GitOps
     change is not what was approved (back to approval), or the repository that says so
     does not answer (it waits). A rule's approval is bound to the plan alone."""
@@ -272,8 +296,11 @@ def _moved_since_approval(tenancy_request: Request, inputs: PlanInput, plan: Pla
         try:
             now_digest = current_digest(tenancy_request, plan, inputs)
         except GitError as unreachable:
-            return wait_for_outage(tenancy_request=tenancy_request, run=None,
-                                   reason=f"repository unreachable: {unreachable.message}")
+            return wait_for_outage(
+                tenancy_request=tenancy_request,
+                run=None,
+                reason=f"repository unreachable: {unreachable.message}",
+            )
     if approved.digest == now_digest:
         return ""
     services.return_to_approval(
@@ -305,20 +332,27 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
         problems = validate_plan(item.plan, item.inputs)
         if problems:
             results[item.pk] = _refuse_invalid_plan(
-                tenancy_request=item.request, run=item.run, problems=problems)
+                tenancy_request=item.request, run=item.run, problems=problems
+            )
         else:
             valid.append(item)
     items = valid
     if not items:
         return results
-    records.record_namespaces_pending(requests=[(i.request, i.inputs) for i in items],
-                                      cluster=cluster)
+    records.record_namespaces_pending(
+        requests=[(i.request, i.inputs) for i in items], cluster=cluster
+    )
 
     if cluster.plan_only:
         for item in items:
             for index in range(len(item.run.steps)):
-                records.note_step(run=item.run, index=index, outcome="skipped", attempts=0,
-                                  message="plan-only cluster: nothing was applied")
+                records.note_step(
+                    run=item.run,
+                    index=index,
+                    outcome="skipped",
+                    attempts=0,
+                    message="plan-only cluster: nothing was applied",
+                )
         return results | _finish(items, outcome="ready (plan-only cluster)")
 
     lease = settings.PROVISIONING_LEASE_SECONDS
@@ -330,11 +364,13 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
     _start_removals(items)
     removing = [item for item in items if item.plan.delete]
     for item in removing:
-        failure = gitops_step(tenancy_request=item.request, run=item.run, inputs=item.inputs,
-                              index=item.git_index)
+        failure = gitops_step(
+            tenancy_request=item.request, run=item.run, inputs=item.inputs, index=item.git_index
+        )
         if failure:
-            results[item.pk] = _git_failed(tenancy_request=item.request, run=item.run,
-                                           failure=failure)
+            results[item.pk] = _git_failed(
+                tenancy_request=item.request, run=item.run, failure=failure
+            )
     if removing:
         records.write_steps(runs=[item.run for item in removing if item.pk not in results])
         renew()
@@ -367,8 +403,9 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
         failures = gitops_steps([(i.request, i.run, i.inputs, i.git_index) for i in creating])
         for item in creating:
             if failures[item.pk]:
-                results[item.pk] = _git_failed(tenancy_request=item.request, run=item.run,
-                                               failure=failures[item.pk])
+                results[item.pk] = _git_failed(
+                    tenancy_request=item.request, run=item.run, failure=failures[item.pk]
+                )
     items = [item for item in items if item.pk not in results]
     return results | _finish(items, outcome="ready")
 
@@ -387,8 +424,9 @@ def _finish(items: list[Item], *, outcome: str) -> dict[int, str]:
         ending = records.environment_ended_by(item.request)
         if ending is not None:
             finish_decommission_of(ending.request_id)
-        if item.request.kind == RequestKind.TENANT_DECOMMISSION and \
-                item.request.payload.get("retire"):
+        if item.request.kind == RequestKind.TENANT_DECOMMISSION and item.request.payload.get(
+            "retire"
+        ):
             services.retire_tenant(tenant_id=item.request.tenant_id, tenancy_request=item.request)
     return {item.pk: outcome for item in items}
 
@@ -422,10 +460,12 @@ def _stopped(item: Item, failed: int, error: KubeError, *, cluster: Cluster) -> 
     if error.transient:
         # The step stays pending: the next try starts there, past what this one applied.
         records.write_steps(runs=[item.run])
-        return wait_for_outage(tenancy_request=item.request, run=item.run,
-                               reason=f"{cluster.name}: {error.message}")
-    records.note_step(run=item.run, index=failed, outcome="failed", attempts=error.attempts,
-                      message=error.message)
+        return wait_for_outage(
+            tenancy_request=item.request, run=item.run, reason=f"{cluster.name}: {error.message}"
+        )
+    records.note_step(
+        run=item.run, index=failed, outcome="failed", attempts=error.attempts, message=error.message
+    )
     message = f"{item.run.steps[failed]['object']}: {error.message}"
     logger.warning("request %s failed: %s", item.pk, message)
     services.mark_failed(run=item.run, error=message)
@@ -450,8 +490,7 @@ def wave_of(obj: dict[str, Any]) -> int:
     return 0 if rank == 0 else 1 if rank < KIND_ORDER["RoleBinding"] else rank
 
 
-def apply_waves(steps: Iterable[S], object_of: Callable[[S], dict[str, Any]]
-                ) -> list[list[S]]:
+def apply_waves(steps: Iterable[S], object_of: Callable[[S], dict[str, Any]]) -> list[list[S]]:
     """`steps` (in apply order) grouped into the waves applied one after the other, each
     wave's objects concurrently (see wave_of); within a wave, in the order given."""
     waves: dict[int, list[S]] = {}
@@ -464,8 +503,9 @@ def apply_waves(steps: Iterable[S], object_of: Callable[[S], dict[str, Any]]
 def _apply_pool() -> ThreadPoolExecutor:
     """One per process, made on first use (after a prefork worker forked): its threads only
     make API calls, never database queries."""
-    return ThreadPoolExecutor(max_workers=settings.BERTH_APPLY_CONCURRENCY,
-                              thread_name_prefix="berth-apply")
+    return ThreadPoolExecutor(
+        max_workers=settings.BERTH_APPLY_CONCURRENCY, thread_name_prefix="berth-apply"
+    )
 
 
 @dataclass(frozen=True)
@@ -476,8 +516,9 @@ class _Step:
     key: tuple[str, str]  # (apiVersion, Kind/namespace/name)
 
 
-def _apply_plans(client: ClusterClient, items: list[Item], *, cluster: Cluster,
-                 renew: Callable[[], None]) -> dict[int, tuple[int, KubeError]]:
+def _apply_plans(
+    client: ClusterClient, items: list[Item], *, cluster: Cluster, renew: Callable[[], None]
+) -> dict[int, tuple[int, KubeError]]:
     """Apply every item's objects, one server-side apply each, wave by wave across the
     items: a wave's objects go out together, BERTH_APPLY_CONCURRENCY at a time. An object
     several items want (the tenant's own, in a batch of its requests) is applied once, as
@@ -488,13 +529,18 @@ def _apply_plans(client: ClusterClient, items: list[Item], *, cluster: Cluster,
     PROGRESS_SECONDS, so a long batch shows its progress. Returns, per stopped item, the
     step that stopped it and why."""
     lease = settings.PROVISIONING_LEASE_SECONDS
-    waves = apply_waves((
-        _Step(item, item.offset + position, obj, (obj["apiVersion"], str(ref_of(obj))))
-        for item in items for position, obj in enumerate(item.plan.apply)
-        if item.run.steps[item.offset + position]["outcome"] not in APPLIED
-    ), lambda step: step.obj)
+    waves = apply_waves(
+        (
+            _Step(item, item.offset + position, obj, (obj["apiVersion"], str(ref_of(obj))))
+            for item in items
+            for position, obj in enumerate(item.plan.apply)
+            if item.run.steps[item.offset + position]["outcome"] not in APPLIED
+        ),
+        lambda step: step.obj,
+    )
     known = records.applied_versions(
-        cluster=cluster, refs=[step.key for wave in waves for step in wave])
+        cluster=cluster, refs=[step.key for wave in waves for step in wave]
+    )
     versions: dict[tuple[str, str], str] = {}
     stopped: dict[int, tuple[int, KubeError]] = {}
     unwritten = [False]  # an outcome noted since the last write
@@ -514,8 +560,10 @@ def _apply_plans(client: ClusterClient, items: list[Item], *, cluster: Cluster,
             for step in wave:
                 if step.item.pk not in stopped:
                     wanting.setdefault(step.key, []).append(step)
-            futures = {key: pool.submit(apply_object, client, steps[-1].obj, known.get(key))
-                       for key, steps in wanting.items()}
+            futures = {
+                key: pool.submit(apply_object, client, steps[-1].obj, known.get(key))
+                for key, steps in wanting.items()
+            }
             for key, future in futures.items():
                 unwritten[0] = True
                 try:
@@ -526,12 +574,20 @@ def _apply_plans(client: ClusterClient, items: list[Item], *, cluster: Cluster,
                     continue
                 versions[key] = applied.resource_version
                 *others, last = wanting[key]
-                records.note_step(run=last.item.run, index=last.index, outcome=applied.result,
-                                  attempts=applied.attempts)
+                records.note_step(
+                    run=last.item.run,
+                    index=last.index,
+                    outcome=applied.result,
+                    attempts=applied.attempts,
+                )
                 for step in others:
                     records.note_step(
-                        run=step.item.run, index=step.index, outcome=applied.result, attempts=0,
-                        message=f"applied once for the batch, as request #{last.item.pk}'s")
+                        run=step.item.run,
+                        index=step.index,
+                        outcome=applied.result,
+                        attempts=0,
+                        message=f"applied once for the batch, as request #{last.item.pk}'s",
+                    )
             if time.monotonic() - written_at > PROGRESS_SECONDS:
                 write_progress()
                 written_at = time.monotonic()
@@ -561,8 +617,7 @@ def _delete_plan(client: ClusterClient, item: Item, *, cluster: Cluster) -> None
             ref, timeout=settings.NAMESPACE_TERMINATION_TIMEOUT
         ):
             raise KubeError(
-                f"{ref} is still terminating after "
-                f"{settings.NAMESPACE_TERMINATION_TIMEOUT:.0f}s",
+                f"{ref} is still terminating after {settings.NAMESPACE_TERMINATION_TIMEOUT:.0f}s",
                 status=None,
                 transient=True,
             )
@@ -574,8 +629,11 @@ def _delete_plan(client: ClusterClient, item: Item, *, cluster: Cluster) -> None
 
 def _git_failed(*, tenancy_request: Request, run: Run, failure: GitFailure) -> str:
     if failure.transient:
-        return wait_for_outage(tenancy_request=tenancy_request, run=run,
-                               reason=f"repository unreachable: {failure.message}")
+        return wait_for_outage(
+            tenancy_request=tenancy_request,
+            run=run,
+            reason=f"repository unreachable: {failure.message}",
+        )
     services.mark_failed(run=run, error=failure.error)
     return f"failed: {failure.error}"
 
@@ -595,15 +653,19 @@ def wait_for_outage(*, tenancy_request: Request, run: Run | None, reason: str) -
     since = tenancy_request.waiting_since or now
     deadline = timedelta(seconds=settings.BERTH_OUTAGE_DEADLINE_SECONDS)
     if now - since >= deadline:
-        message = (f"{reason}; gave up after waiting since {since:%Y-%m-%d %H:%M} UTC "
-                   f"({deadline.total_seconds() / 60:.0f} minutes). Retry when it is back.")
+        message = (
+            f"{reason}; gave up after waiting since {since:%Y-%m-%d %H:%M} UTC "
+            f"({deadline.total_seconds() / 60:.0f} minutes). Retry when it is back."
+        )
         logger.warning("request %s failed: %s", tenancy_request.pk, message)
         if run is not None:
-            stopped = next((i for i, step in enumerate(run.steps)
-                            if step["outcome"] == "pending"), None)
+            stopped = next(
+                (i for i, step in enumerate(run.steps) if step["outcome"] == "pending"), None
+            )
             if stopped is not None:
-                records.record_step(run=run, index=stopped, outcome="failed", attempts=0,
-                                    message=reason)
+                records.record_step(
+                    run=run, index=stopped, outcome="failed", attempts=0, message=reason
+                )
                 message = f"{run.steps[stopped]['object']}: {message}"
             services.mark_failed(run=run, error=message)
             return f"failed: {message}"
@@ -612,8 +674,12 @@ def wait_for_outage(*, tenancy_request: Request, run: Run | None, reason: str) -
         return f"returned to approval: {message}"
     next_try = now + outage_delay(now - since)
     records.wait(request_id=tenancy_request.pk, since=since, until=next_try, reason=reason)
-    logger.warning("request %s waits until %s: %s", tenancy_request.pk,
-                   next_try.isoformat(timespec="seconds"), reason)
+    logger.warning(
+        "request %s waits until %s: %s",
+        tenancy_request.pk,
+        next_try.isoformat(timespec="seconds"),
+        reason,
+    )
     return f"waiting: {reason}"
 
 
@@ -633,8 +699,9 @@ def _refuse_invalid_plan(
     return f"failed: {message}"
 
 
-def apply_object(client: ClusterClient, obj: dict[str, Any],
-                 known_version: str | None = None) -> Applied:
+def apply_object(
+    client: ClusterClient, obj: dict[str, Any], known_version: str | None = None
+) -> Applied:
     """Server-side apply; a RoleBinding whose roleRef changed (the API refuses to change
     one: a tier moved to another ClusterRole) is deleted and created again."""
     try:
@@ -646,7 +713,7 @@ def apply_object(client: ClusterClient, obj: dict[str, Any],
     return replace(client.apply(obj), result="configured")
 
 
-def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:  # noqa: ANN001
+def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:
     """Berth deletes only what carries its ownership labels for this tenant."""
     if live is None:
         return

@@ -43,15 +43,24 @@ from provisioning.plan import (
 from tenants.models import Tenant
 
 IN_SYNC, DRIFTED, MISSING_IN_GIT, MISSING_IN_CLUSTER, ORPHAN = (
-    "in_sync", "drifted", "missing_in_git", "missing_in_cluster", "orphan")
+    "in_sync",
+    "drifted",
+    "missing_in_git",
+    "missing_in_cluster",
+    "orphan",
+)
 STATES = (IN_SYNC, DRIFTED, MISSING_IN_GIT, MISSING_IN_CLUSTER, ORPHAN)
 # Kinds whose live status says whether a GitOps engine applied what it reads.
 # The kinds Berth's RBAC (the Helm chart) lets it list, as drift does: orphans of the others
 # (get-only for Berth: Secrets and Roles by name, Argo CD, Kargo, Flux) are not looked for.
-LISTED_KINDS = frozenset({"ConfigMap", "ResourceQuota", "LimitRange", "ServiceAccount",
-                          "NetworkPolicy", "RoleBinding"})
-ENGINE_KINDS = {("argoproj.io", "Application"), ("kustomize.toolkit.fluxcd.io", "Kustomization"),
-                ("kargo.akuity.io", "Stage")}
+LISTED_KINDS = frozenset(
+    {"ConfigMap", "ResourceQuota", "LimitRange", "ServiceAccount", "NetworkPolicy", "RoleBinding"}
+)
+ENGINE_KINDS = {
+    ("argoproj.io", "Application"),
+    ("kustomize.toolkit.fluxcd.io", "Kustomization"),
+    ("kargo.akuity.io", "Stage"),
+}
 
 
 def take(tenant: Tenant) -> dict[str, Any]:
@@ -63,8 +72,9 @@ def take(tenant: Tenant) -> dict[str, Any]:
     if tenant.gitops_repo_url.strip():
         root = repo_root(tenant.gitops_path)
         try:
-            head, branch = gitops.read_snapshot(gitops_remote(tenant),
-                                                (f"{root}apps/", f"{root}clusters/"))
+            head, branch = gitops.read_snapshot(
+                gitops_remote(tenant), (f"{root}apps/", f"{root}clusters/")
+            )
         except gitops.GitError as error:
             problems.append(f"the repository could not be read: {error.message}")
     expected: dict[str, tuple[str, str, str]] = {}  # path -> (cluster, content, engine)
@@ -85,12 +95,14 @@ def take(tenant: Tenant) -> dict[str, Any]:
                 expected.setdefault(path, (cluster.name, content, statuses.get(path, "")))
     if branch is not None:
         rows += git_rows(head, branch, expected)
-    table = {"taken_at": timezone.now().isoformat(), "rows": rows,
-             "counts": {state: sum(row["state"] == state for row in rows) for state in STATES},
-             "problems": problems}
+    table = {
+        "taken_at": timezone.now().isoformat(),
+        "rows": rows,
+        "counts": {state: sum(row["state"] == state for row in rows) for state in STATES},
+        "problems": problems,
+    }
     records.record_truth(tenant=tenant, table=table)
     return table
-
 
 
 def _digest(obj: Any) -> str:
@@ -104,9 +116,12 @@ def _wanted(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def berth_owns_fields(live: dict[str, Any]) -> bool:
-    return any(entry.get("manager") == FIELD_MANAGER
-               for entry in live["metadata"].get("managed_fields")
-               or live["metadata"].get("managedFields") or [])
+    return any(
+        entry.get("manager") == FIELD_MANAGER
+        for entry in live["metadata"].get("managed_fields")
+        or live["metadata"].get("managedFields")
+        or []
+    )
 
 
 def engine_status(obj: dict[str, Any] | None) -> str:
@@ -130,14 +145,25 @@ def engine_status(obj: dict[str, Any] | None) -> str:
 
 
 def _row(source: str, cluster: str, what: str, state: str, **fields: Any) -> dict[str, Any]:
-    row = {"source": source, "cluster": cluster, "object": what, "state": state,
-           "namespace": "", "detail": "", "db": "", "git": "", "live": "", "engine": ""}
+    row = {
+        "source": source,
+        "cluster": cluster,
+        "object": what,
+        "state": state,
+        "namespace": "",
+        "detail": "",
+        "db": "",
+        "git": "",
+        "live": "",
+        "engine": "",
+    }
     row.update(fields)
     return row
 
 
-def cluster_rows(tenant: Tenant, cluster: str, desired: list[dict[str, Any]],
-                 client: ClusterClient) -> list[dict[str, Any]]:
+def cluster_rows(
+    tenant: Tenant, cluster: str, desired: list[dict[str, Any]], client: ClusterClient
+) -> list[dict[str, Any]]:
     """One row per object the plan applies, then one per orphan found beside them."""
     rows = []
     wanted: set[tuple[str, str, str]] = set()
@@ -150,26 +176,47 @@ def cluster_rows(tenant: Tenant, cluster: str, desired: list[dict[str, Any]],
         home = ref.name if ref.kind == "Namespace" else ref.namespace or ""
         common = {"namespace": home, "db": f"plan {_digest(want)}"}
         if live is None:
-            rows.append(_row("cluster", cluster, str(ref), MISSING_IN_CLUSTER,
-                             live="absent", **common))
+            rows.append(
+                _row("cluster", cluster, str(ref), MISSING_IN_CLUSTER, live="absent", **common)
+            )
             continue
         changed = differences({k: v for k, v in want.items() if k != "metadata"}, live)
-        changed += differences(want["metadata"].get("labels", {}),
-                                live["metadata"].get("labels") or {}, "metadata.labels")
-        owned = "present, Berth's fields" if berth_owns_fields(live) else \
-            "present; Berth owns no field"
-        status = engine_status({**live, "kind": ref.kind}) \
-            if (ref.api_version.split("/")[0], ref.kind) in ENGINE_KINDS else ""
-        rows.append(_row("cluster", cluster, str(ref), DRIFTED if changed else IN_SYNC,
-                         live=owned, engine=status,
-                         detail=", ".join(sorted(changed)), **common))
+        changed += differences(
+            want["metadata"].get("labels", {}),
+            live["metadata"].get("labels") or {},
+            "metadata.labels",
+        )
+        owned = (
+            "present, Berth's fields" if berth_owns_fields(live) else "present; Berth owns no field"
+        )
+        status = (
+            engine_status({**live, "kind": ref.kind})
+            if (ref.api_version.split("/")[0], ref.kind) in ENGINE_KINDS
+            else ""
+        )
+        rows.append(
+            _row(
+                "cluster",
+                cluster,
+                str(ref),
+                DRIFTED if changed else IN_SYNC,
+                live=owned,
+                engine=status,
+                detail=", ".join(sorted(changed)),
+                **common,
+            )
+        )
     rows += _cluster_orphans(tenant, cluster, desired, wanted, client)
     return rows
 
 
-def _cluster_orphans(tenant: Tenant, cluster: str, desired: list[dict[str, Any]],
-                     wanted: set[tuple[str, str, str]],
-                     client: ClusterClient) -> list[dict[str, Any]]:
+def _cluster_orphans(
+    tenant: Tenant,
+    cluster: str,
+    desired: list[dict[str, Any]],
+    wanted: set[tuple[str, str, str]],
+    client: ClusterClient,
+) -> list[dict[str, Any]]:
     """Objects labelled as Berth's for this tenant that no plan applies: namespaces, and
     in each of the tenant's namespaces, objects of the kinds the plan puts there."""
     selector = f"{MANAGED_BY}=berth,{LABEL_TENANT}={tenant.slug}"
@@ -177,28 +224,48 @@ def _cluster_orphans(tenant: Tenant, cluster: str, desired: list[dict[str, Any]]
     for live in client.list("v1", "Namespace", label_selector=selector):
         name = live["metadata"]["name"]
         if ("Namespace", "", name) not in wanted:
-            rows.append(_row("cluster", cluster, f"Namespace/{name}", ORPHAN, live="present",
-                             namespace=name,
-                             detail="labelled as the tenant's; no live namespace in Berth's "
-                                    "records"))
+            rows.append(
+                _row(
+                    "cluster",
+                    cluster,
+                    f"Namespace/{name}",
+                    ORPHAN,
+                    live="present",
+                    namespace=name,
+                    detail="labelled as the tenant's; no live namespace in Berth's records",
+                )
+            )
     # Only in the tenant's own namespaces: shared ones (Argo CD's) hold other tenants' too.
     own = {o["metadata"]["name"] for o in desired if o["kind"] == "Namespace"}
-    kinds = sorted({(o["apiVersion"], o["kind"], o["metadata"]["namespace"]) for o in desired
-                    if o["metadata"].get("namespace") in own and o["kind"] in LISTED_KINDS})
+    kinds = sorted(
+        {
+            (o["apiVersion"], o["kind"], o["metadata"]["namespace"])
+            for o in desired
+            if o["metadata"].get("namespace") in own and o["kind"] in LISTED_KINDS
+        }
+    )
     for api_version, kind, namespace in kinds:
-        for live in client.list(api_version, kind, namespace=namespace,
-                                label_selector=selector):
+        for live in client.list(api_version, kind, namespace=namespace, label_selector=selector):
             name = live["metadata"]["name"]
             if (kind, namespace, name) not in wanted:
                 ref = ObjectRef(api_version, kind, name, namespace)
-                rows.append(_row("cluster", cluster, str(ref), ORPHAN, namespace=namespace,
-                                 live="present", detail="labelled as Berth's; no plan "
-                                                        "applies it"))
+                rows.append(
+                    _row(
+                        "cluster",
+                        cluster,
+                        str(ref),
+                        ORPHAN,
+                        namespace=namespace,
+                        live="present",
+                        detail="labelled as Berth's; no plan applies it",
+                    )
+                )
     return rows
 
 
-def git_rows(head: str, branch: dict[str, str],
-             expected: dict[str, tuple[str, str, str]]) -> list[dict[str, Any]]:
+def git_rows(
+    head: str, branch: dict[str, str], expected: dict[str, tuple[str, str, str]]
+) -> list[dict[str, Any]]:
     """One row per file a tenant_sync's commit would leave, compared with the branch; one
     per file headed as Berth's that none would."""
     at = f"at {head[:12]}"
@@ -209,17 +276,38 @@ def git_rows(head: str, branch: dict[str, str],
             state, detail, git = MISSING_IN_GIT, "Berth would write it; the branch lacks it", ""
         elif have == content:
             state, git = IN_SYNC, at
-            detail = "" if gitops_plan.is_managed(have) or gitops_plan.is_skeleton(have) \
+            detail = (
+                ""
+                if gitops_plan.is_managed(have) or gitops_plan.is_skeleton(have)
                 else "the team's (no Berth header): left alone"
+            )
         else:
             state, detail, git = DRIFTED, "differs from what Berth would write", at
-        rows.append(_row("git", cluster, path, state, db=f"file {_digest(content)}",
-                         git=git, engine=status, detail=detail))
+        rows.append(
+            _row(
+                "git",
+                cluster,
+                path,
+                state,
+                db=f"file {_digest(content)}",
+                git=git,
+                engine=status,
+                detail=detail,
+            )
+        )
     for path, content in sorted(branch.items()):
         if path not in expected and gitops_plan.is_managed(content):
-            rows.append(_row("git", "", path, ORPHAN, git=at,
-                             detail="Berth's header; no live application or cluster in "
-                                    "Berth's records wants it"))
+            rows.append(
+                _row(
+                    "git",
+                    "",
+                    path,
+                    ORPHAN,
+                    git=at,
+                    detail="Berth's header; no live application or cluster in "
+                    "Berth's records wants it",
+                )
+            )
     return rows
 
 
@@ -242,11 +330,14 @@ def _live_engine_objects(files: dict[str, str], client: ClusterClient | None) ->
             except KubeError as error:
                 # Berth's RBAC may not read it (the chart gives only `promote` on Kargo
                 # Stages): say so rather than show nothing.
-                statuses.append(f"{obj['kind']} {obj['metadata']['name']}: Berth cannot read "
-                                f"it ({error.message.splitlines()[0][:80]})")
+                statuses.append(
+                    f"{obj['kind']} {obj['metadata']['name']}: Berth cannot read "
+                    f"it ({error.message.splitlines()[0][:80]})"
+                )
                 continue
-            said = engine_status({**live, "kind": obj["kind"]}) if live else \
-                "not on the cluster yet"
+            said = (
+                engine_status({**live, "kind": obj["kind"]}) if live else "not on the cluster yet"
+            )
             statuses.append(f"{obj['kind']} {obj['metadata']['name']}: {said}")
         if statuses:
             found[path] = "; ".join(statuses)

@@ -89,8 +89,12 @@ class Figures:
 
     def take(self) -> dict[str, Any]:
         with self.lock:
-            taken = {"events": self.events, "relists": self.relists,
-                     "restarts": self.restarts, "lag_seconds": self.lag_seconds}
+            taken = {
+                "events": self.events,
+                "relists": self.relists,
+                "restarts": self.restarts,
+                "lag_seconds": self.lag_seconds,
+            }
             self.events = self.relists = self.restarts = 0
             return taken
 
@@ -114,9 +118,17 @@ class Changed:
 class KindStream(threading.Thread):
     """List, then watch, one kind over all namespaces, into `out`."""
 
-    def __init__(self, client: ClusterClient, api_version: str, kind: str, *,
-                 out: queue.Queue, stop: threading.Event, figures: Figures,
-                 timing: Timing) -> None:
+    def __init__(
+        self,
+        client: ClusterClient,
+        api_version: str,
+        kind: str,
+        *,
+        out: queue.Queue,
+        stop: threading.Event,
+        figures: Figures,
+        timing: Timing,
+    ) -> None:
         super().__init__(name=f"watch-{kind}", daemon=True)
         self.client, self.api_version, self.kind = client, api_version, kind
         self.out, self.stop, self.figures, self.timing = out, stop, figures, timing
@@ -127,47 +139,63 @@ class KindStream(threading.Thread):
         while not self.stop.is_set():
             retrying = Retrying(
                 retry=retry_if_exception_type(Exception),
-                wait=wait_exponential_jitter(multiplier=self.timing.backoff_initial,
-                                             jitter=self.timing.backoff_initial,
-                                             max=self.timing.backoff_max),
-                stop=stop_when_event_set(self.stop), sleep=self.stop.wait,
-                before_sleep=self._lost, reraise=True)
+                wait=wait_exponential_jitter(
+                    multiplier=self.timing.backoff_initial,
+                    jitter=self.timing.backoff_initial,
+                    max=self.timing.backoff_max,
+                ),
+                stop=stop_when_event_set(self.stop),
+                sleep=self.stop.wait,
+                before_sleep=self._lost,
+                reraise=True,
+            )
             try:
                 retrying(self._once)
-            except Exception:  # noqa: BLE001 - only when stopping: the retries never end
+            except Exception:
                 return
 
-    def _lost(self, state: Any) -> None:  # noqa: ANN401 - tenacity's RetryCallState
+    def _lost(self, state: Any) -> None:
         self.figures.add(restarts=1)
         error = state.outcome.exception() if state.outcome else None
-        logger.warning("watch of %s interrupted (%s); again in %.1f s", self.kind,
-                       getattr(error, "message", error), state.upcoming_sleep)
+        logger.warning(
+            "watch of %s interrupted (%s); again in %.1f s",
+            self.kind,
+            getattr(error, "message", error),
+            state.upcoming_sleep,
+        )
 
     def _once(self) -> None:
         """A LIST when there is no version to take up from or a resync is due, then one
         watch request until the server ends it."""
         if not self.version or time.monotonic() - self.listed_at >= self.timing.resync_seconds:
             items, self.version = self.client.list_everywhere(
-                self.api_version, self.kind, label_selector=SELECTOR)
+                self.api_version, self.kind, label_selector=SELECTOR
+            )
             self.listed_at = time.monotonic()
             self.figures.add(relists=1)
             self.out.put(Listed(self.api_version, self.kind, items))
         try:
             for event in self.client.watch(
-                    self.api_version, self.kind, label_selector=SELECTOR,
-                    resource_version=self.version, timeout_seconds=self.timing.watch_seconds):
+                self.api_version,
+                self.kind,
+                label_selector=SELECTOR,
+                resource_version=self.version,
+                timeout_seconds=self.timing.watch_seconds,
+            ):
                 obj = event.get("object") or {}
                 if event["type"] == "ERROR":
                     if obj.get("code") == 410:  # the server's history moved on: list again
                         self.version = ""
                         return
-                    raise KubeError(obj.get("message", "watch error"), status=obj.get("code"),
-                                    transient=True)
+                    raise KubeError(
+                        obj.get("message", "watch error"), status=obj.get("code"), transient=True
+                    )
                 self.version = obj.get("metadata", {}).get("resourceVersion") or self.version
                 if event["type"] != "BOOKMARK":
                     self.figures.add(events=1)
-                    self.out.put(Changed(self.api_version, self.kind, event["type"], obj,
-                                         time.monotonic()))
+                    self.out.put(
+                        Changed(self.api_version, self.kind, event["type"], obj, time.monotonic())
+                    )
                 if self.stop.is_set():
                     return
         except KubeError as error:
@@ -199,28 +227,36 @@ class Lock:
     def take(self) -> bool:
         if self.advisory:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_try_advisory_lock(%s, %s)",
-                               [ADVISORY_CLASS, self.cluster_id])
+                cursor.execute(
+                    "SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_CLASS, self.cluster_id]
+                )
                 if not cursor.fetchone()[0]:
                     return False
-        return records.take_watch_lease(cluster_id=self.cluster_id, holder=self.holder,
-                                        seconds=self.timing.lease_seconds, force=self.advisory)
+        return records.take_watch_lease(
+            cluster_id=self.cluster_id,
+            holder=self.holder,
+            seconds=self.timing.lease_seconds,
+            force=self.advisory,
+        )
 
     def still_held(self) -> bool:
         if not self.advisory:
             return True  # the heartbeat's conditional update says
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
-                           "pid = pg_backend_pid() AND classid = %s AND objid = %s",
-                           [ADVISORY_CLASS, self.cluster_id])
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+                "pid = pg_backend_pid() AND classid = %s AND objid = %s",
+                [ADVISORY_CLASS, self.cluster_id],
+            )
             return cursor.fetchone()[0] > 0
 
     def release(self) -> None:
         records.release_watch_lease(cluster_id=self.cluster_id, holder=self.holder)
         if self.advisory:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)",
-                               [ADVISORY_CLASS, self.cluster_id])
+                cursor.execute(
+                    "SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_CLASS, self.cluster_id]
+                )
 
 
 class ClusterWatcher:
@@ -264,9 +300,18 @@ class ClusterWatcher:
         self.client = cluster_client(cluster)
         self._refresh()
         streams_stop = threading.Event()
-        streams = [KindStream(self.client, api_version, kind, out=self.events,
-                              stop=streams_stop, figures=self.figures, timing=self.timing)
-                   for api_version, kind in WATCHED_KINDS]
+        streams = [
+            KindStream(
+                self.client,
+                api_version,
+                kind,
+                out=self.events,
+                stop=streams_stop,
+                figures=self.figures,
+                timing=self.timing,
+            )
+            for api_version, kind in WATCHED_KINDS
+        ]
         for stream in streams:
             stream.start()
         next_beat = next_refresh = time.monotonic()
@@ -276,8 +321,9 @@ class ClusterWatcher:
                 if now >= next_beat:
                     next_beat = now + self.timing.heartbeat_seconds
                     if not self._beat(lock):
-                        logger.warning("cluster %s: lock lost; another watcher has it",
-                                       self.cluster_id)
+                        logger.warning(
+                            "cluster %s: lock lost; another watcher has it", self.cluster_id
+                        )
                         return
                 if now >= next_refresh:
                     next_refresh = now + self.timing.refresh_seconds
@@ -290,17 +336,19 @@ class ClusterWatcher:
                 try:
                     self._handle(item)
                 except Exception:  # one namespace's trouble must not blind the others
-                    logger.exception("cluster %s: an event could not be checked",
-                                     self.cluster_id)
+                    logger.exception("cluster %s: an event could not be checked", self.cluster_id)
         finally:
             streams_stop.set()
 
     def _beat(self, lock: Lock) -> bool:
         if not lock.still_held():
             return False
-        alive = records.watch_heartbeat(cluster_id=self.cluster_id, holder=self.holder,
-                                        seconds=self.timing.lease_seconds,
-                                        **self.figures.take())
+        alive = records.watch_heartbeat(
+            cluster_id=self.cluster_id,
+            holder=self.holder,
+            seconds=self.timing.lease_seconds,
+            **self.figures.take(),
+        )
         if alive:
             self.alive_at = time.monotonic()
         return alive
@@ -309,9 +357,11 @@ class ClusterWatcher:
 
     def _refresh(self) -> None:
         """Namespaces that became active on this cluster are planned; gone ones dropped."""
-        active = dict(Namespace.objects.filter(cluster_id=self.cluster_id,
-                                               state=NamespaceState.ACTIVE)
-                      .values_list("name", "pk"))
+        active = dict(
+            Namespace.objects.filter(
+                cluster_id=self.cluster_id, state=NamespaceState.ACTIVE
+            ).values_list("name", "pk")
+        )
         for name in set(self.plans) - set(active):
             del self.plans[name]
         for name in set(active) - set(self.plans):
@@ -319,10 +369,13 @@ class ClusterWatcher:
 
     def _plan(self, name: str) -> tuple[NamespacePlan, list[dict[str, Any]]] | None:
         """The namespace's plan as its records and pinned definition say now."""
-        namespace = (Namespace.objects.filter(cluster_id=self.cluster_id, name=name,
-                                              state=NamespaceState.ACTIVE)
-                     .select_related("tenant", "tier", "tier_revision", "cluster", "project",
-                                     "request").first())
+        namespace = (
+            Namespace.objects.filter(
+                cluster_id=self.cluster_id, name=name, state=NamespaceState.ACTIVE
+            )
+            .select_related("tenant", "tier", "tier_revision", "cluster", "project", "request")
+            .first()
+        )
         if namespace is None:
             self.plans.pop(name, None)
             return None
@@ -330,14 +383,22 @@ class ClusterWatcher:
         desired = namespace_objects(inputs, inputs.namespaces[0])
         objects = {}
         for obj in desired:
-            shape = shape_of({**{k: v for k, v in obj.items() if k != "metadata"},
-                              "metadata": {"labels": obj["metadata"].get("labels", {})}})
+            shape = shape_of(
+                {
+                    **{k: v for k, v in obj.items() if k != "metadata"},
+                    "metadata": {"labels": obj["metadata"].get("labels", {})},
+                }
+            )
             shape = self.shapes.setdefault(json.dumps(shape, sort_keys=True), shape)
             objects[(obj["kind"], obj["metadata"]["name"])] = (shape, digest_in(shape, obj))
-        plan = NamespacePlan(id=namespace.pk, tenant=namespace.tenant.slug,
-                             tenant_id=namespace.tenant_id,
-                             repair=namespace.tier.auto_repair_drift, objects=objects,
-                             findings={f["object"]: f for f in namespace.drift or []})
+        plan = NamespacePlan(
+            id=namespace.pk,
+            tenant=namespace.tenant.slug,
+            tenant_id=namespace.tenant_id,
+            repair=namespace.tier.auto_repair_drift,
+            objects=objects,
+            findings={f["object"]: f for f in namespace.drift or []},
+        )
         self.plans[name] = plan
         return plan, desired
 
@@ -361,16 +422,30 @@ class ClusterWatcher:
         for name, plan in list(self.plans.items()):
             for kind, object_name in list(plan.objects):
                 if kind == listed.kind and (name, object_name) not in seen:
-                    self._see(listed.api_version, kind, _stub(listed.api_version, kind, name,
-                                                              object_name), deleted=True)
+                    self._see(
+                        listed.api_version,
+                        kind,
+                        _stub(listed.api_version, kind, name, object_name),
+                        deleted=True,
+                    )
             for ref, finding in list(plan.findings.items()):
                 kind, _, rest = ref.partition("/")
-                if kind == listed.kind and finding["status"] == "unexpected" and \
-                        (name, rest.rpartition("/")[2]) not in seen:
+                if (
+                    kind == listed.kind
+                    and finding["status"] == "unexpected"
+                    and (name, rest.rpartition("/")[2]) not in seen
+                ):
                     self._record(name, plan, ref, None)
 
-    def _see(self, api_version: str, kind: str, obj: dict[str, Any], *, deleted: bool,
-             resync: bool = False) -> None:
+    def _see(
+        self,
+        api_version: str,
+        kind: str,
+        obj: dict[str, Any],
+        *,
+        deleted: bool,
+        resync: bool = False,
+    ) -> None:
         """One object as the API has it now (or gone), against its plan."""
         meta = obj.get("metadata") or {}
         name = namespace_of(kind, obj)
@@ -385,15 +460,19 @@ class ClusterWatcher:
                 # Back as planned. A repaired finding stays until the next resync says so.
                 self._record(name, plan, ref, None)
             return
-        if entry is None and (deleted or kind == "Namespace" or
-                              (meta.get("labels") or {}).get(LABEL_TENANT) != plan.tenant):
+        if entry is None and (
+            deleted
+            or kind == "Namespace"
+            or (meta.get("labels") or {}).get(LABEL_TENANT) != plan.tenant
+        ):
             if recorded is not None:
                 self._record(name, plan, ref, None)
             return
         self._confirm(name, api_version, kind, None if deleted else obj, ref)
 
-    def _confirm(self, name: str, api_version: str, kind: str, live: dict[str, Any] | None,
-                 ref: str) -> None:
+    def _confirm(
+        self, name: str, api_version: str, kind: str, live: dict[str, Any] | None, ref: str
+    ) -> None:
         """A difference against the cached digests: read the namespace's records again (an
         upgrade or a quota change moves its plan) and, unless Berth itself is changing
         the namespace right now, record it and repair it where the tier says so."""
@@ -422,8 +501,9 @@ class ClusterWatcher:
             return
         self._record(name, plan, ref, finding)
 
-    def _record(self, name: str, plan: NamespacePlan, ref: str,
-                finding: dict[str, Any] | None) -> None:
+    def _record(
+        self, name: str, plan: NamespacePlan, ref: str, finding: dict[str, Any] | None
+    ) -> None:
         if plan.findings.get(ref) == finding:
             return
         records.record_object_drift(namespace_id=plan.id, ref=ref, finding=finding)
@@ -431,15 +511,23 @@ class ClusterWatcher:
             plan.findings.pop(ref, None)
         else:
             plan.findings[ref] = finding
-            logger.info("drift in %s: %s %s%s", name, ref, finding["status"],
-                        " (repaired)" if finding.get("repaired") else "")
+            logger.info(
+                "drift in %s: %s %s%s",
+                name,
+                ref,
+                finding["status"],
+                " (repaired)" if finding.get("repaired") else "",
+            )
 
     def _busy(self, plan: NamespacePlan) -> bool:
         """Berth is changing the namespace (a request of its tenant, a campaign): what the
         watch sees may be Berth's own write before its records follow."""
-        return (Request.objects.filter(tenant_id=plan.tenant_id, state__in=WORKING).exists()
-                or CampaignTarget.objects.filter(namespace_id=plan.id,
-                                                 campaign__state__in=ROLLING).exists())
+        return (
+            Request.objects.filter(tenant_id=plan.tenant_id, state__in=WORKING).exists()
+            or CampaignTarget.objects.filter(
+                namespace_id=plan.id, campaign__state__in=ROLLING
+            ).exists()
+        )
 
     def _retry_deferred(self) -> None:
         for name, api_version, kind, object_name in list(self.deferred):
@@ -453,8 +541,9 @@ class ClusterWatcher:
             try:
                 live = self.client.get(ref_of(stub))
             except KubeError as error:
-                logger.warning("drift check of %s/%s deferred again: %s", kind, object_name,
-                               error.message)
+                logger.warning(
+                    "drift check of %s/%s deferred again: %s", kind, object_name, error.message
+                )
                 self.deferred.add((name, api_version, kind, object_name))
                 continue
             self._see(api_version, kind, live or stub, deleted=live is None)
@@ -464,8 +553,11 @@ def watched_clusters(*, within_seconds: float | None = None) -> set[int]:
     """Clusters whose watcher beat recently: their drift is already seen as it happens."""
     seconds = Timing().lease_seconds if within_seconds is None else within_seconds
     since = timezone.now() - timedelta(seconds=seconds)
-    return set(ClusterWatch.objects.filter(heartbeat_at__gte=since, lease_expires_at__gte=
-                                           timezone.now()).values_list("cluster_id", flat=True))
+    return set(
+        ClusterWatch.objects.filter(
+            heartbeat_at__gte=since, lease_expires_at__gte=timezone.now()
+        ).values_list("cluster_id", flat=True)
+    )
 
 
 def namespace_of(kind: str, obj: dict[str, Any]) -> str:
@@ -478,9 +570,14 @@ def _stub(api_version: str, kind: str, namespace: str, name: str) -> dict[str, A
     return {"apiVersion": api_version, "kind": kind, "metadata": meta}
 
 
-def watch_clusters(*, holder: str, stop: threading.Event, timing: Timing | None = None,
-                   on_beat: Callable[[], None] | None = None,
-                   cluster_ids: list[int] | None = None) -> None:
+def watch_clusters(
+    *,
+    holder: str,
+    stop: threading.Event,
+    timing: Timing | None = None,
+    on_beat: Callable[[], None] | None = None,
+    cluster_ids: list[int] | None = None,
+) -> None:
     """Every cluster Berth applies to, one watcher thread each, until `stop`; a cluster
     whose lock another replica holds is tried again until it is free. `on_beat` is called
     while every watcher of this process is alive (holding and beating, or waiting)."""
@@ -491,14 +588,18 @@ def watch_clusters(*, holder: str, stop: threading.Event, timing: Timing | None 
         while not stop.is_set():
             if time.monotonic() >= next_look:
                 next_look = time.monotonic() + timing.refresh_seconds
-                wanted = cluster_ids if cluster_ids is not None else list(
-                    Cluster.objects.filter(plan_only=False).values_list("pk", flat=True))
+                wanted = (
+                    cluster_ids
+                    if cluster_ids is not None
+                    else list(Cluster.objects.filter(plan_only=False).values_list("pk", flat=True))
+                )
                 for cluster_id in wanted:
                     if cluster_id in running and running[cluster_id][1].is_alive():
                         continue
                     watcher = ClusterWatcher(cluster_id, holder=holder, timing=timing)
-                    thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True,
-                                              name=f"cluster-{cluster_id}")
+                    thread = threading.Thread(
+                        target=watcher.run, args=(stop,), daemon=True, name=f"cluster-{cluster_id}"
+                    )
                     running[cluster_id] = (watcher, thread)
                     thread.start()
             stale = time.monotonic() - timing.lease_seconds

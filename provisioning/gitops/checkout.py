@@ -150,12 +150,20 @@ class Checkout:
                     stream.write(b"D %s\n" % _quoted(path))
                 else:
                     mode, data = change
-                    stream.write(b"M %s inline %s\ndata %d\n%s\n"
-                                 % (mode.encode(), _quoted(path), len(data), data))
+                    stream.write(
+                        b"M %s inline %s\ndata %d\n%s\n"
+                        % (mode.encode(), _quoted(path), len(data), data)
+                    )
         stream.write(b"done\n")
         marks = self.path / ".git" / "berth-marks"
-        self.git.run("fast-import", "--quiet", "--done", f"--export-marks={marks}",
-                     cwd=self.path, input=stream.getvalue())
+        self.git.run(
+            "fast-import",
+            "--quiet",
+            "--done",
+            f"--export-marks={marks}",
+            cwd=self.path,
+            input=stream.getvalue(),
+        )
         by_mark = dict(line.split() for line in marks.read_text().splitlines())
         made = [by_mark[f":{mark}"] for mark in range(1, len(self._unwritten) + 1)]
         # HEAD names the work branch, which fast-import moved; the index follows it.
@@ -205,8 +213,7 @@ class Checkout:
         ).stdout.split()
         if not found:
             return None
-        diff = self.git.run("show", "--format=", "--no-color", found[0], "--",
-                            cwd=self.path).stdout
+        diff = self.git.run("show", "--format=", "--no-color", found[0], "--", cwd=self.path).stdout
         listed = self.git.run(
             "show", "--format=", "--name-status", "--no-renames", found[0], "--", cwd=self.path
         ).stdout
@@ -250,8 +257,9 @@ def checkout(git: Git, remote: Remote, path: Path, *, fetch: bool = True) -> Che
         if not fetch:
             known = git.run("rev-parse", "--verify", "--quiet", tracking, cwd=path, check=False)
             if known.returncode == 0:
-                git.run("checkout", "--quiet", "--force", "-B", WORK_BRANCH, tracking, "--",
-                        cwd=path)
+                git.run(
+                    "checkout", "--quiet", "--force", "-B", WORK_BRANCH, tracking, "--", cwd=path
+                )
                 git.run("clean", "--quiet", "-ffdx", cwd=path)
                 return Checkout(git, path, remote, known.stdout.strip(), fetched=False)
         fetched = git.run(

@@ -47,8 +47,7 @@ _PERMANENT = re.compile(
 _SCP_HOST = re.compile(r"^(?:[^@/\s:]+@)?(?P<host>\[[^\]]+\]|[^@/\s:]+):")
 _DEFAULT_PORTS = {"https": 443, "http": 80, "ssh": 22, "git": 9418}
 # Inside `interactive()`: the most any git command may take (seconds).
-_interactive_timeout: ContextVar[float | None] = ContextVar("berth_git_interactive",
-                                                            default=None)
+_interactive_timeout: ContextVar[float | None] = ContextVar("berth_git_interactive", default=None)
 
 
 @contextlib.contextmanager
@@ -75,15 +74,18 @@ class Git:
         self,
         *args: str,
         cwd: Path,
-        input: str | bytes | None = None,  # noqa: A002 - subprocess's name
+        input: str | bytes | None = None,
         check: bool = True,
         network: bool = False,
         env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """git with these arguments; `input` as text, or as bytes when it must reach git as
         they are (file contents in a fast-import stream). Its output is text either way."""
-        text = {} if isinstance(input, bytes) else {
-            "text": True, "encoding": "utf-8", "errors": "replace"}
+        text = (
+            {}
+            if isinstance(input, bytes)
+            else {"text": True, "encoding": "utf-8", "errors": "replace"}
+        )
         # Its own process group: on timeout its helpers (ssh, git-remote-https) go with it,
         # or their open pipes would keep us waiting for them.
         with subprocess.Popen(  # noqa: S603 - fixed argv, no shell
@@ -108,8 +110,11 @@ class Git:
         proc = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
         if not text:
             proc = subprocess.CompletedProcess(
-                proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
-                proc.stderr.decode("utf-8", "replace"))
+                proc.args,
+                proc.returncode,
+                proc.stdout.decode("utf-8", "replace"),
+                proc.stderr.decode("utf-8", "replace"),
+            )
         if check and proc.returncode != 0:
             raise self.error(args[0], proc, network=network)
         return proc
@@ -146,8 +151,9 @@ def endpoint(url: str, kind: str) -> tuple[str, int] | None:
         try:
             port = parts.port
         except ValueError as exc:
-            raise GitError(f"the repository URL's port is not a number ({exc})",
-                           transient=False) from None
+            raise GitError(
+                f"the repository URL's port is not a number ({exc})", transient=False
+            ) from None
         scheme = "ssh" if kind == "ssh" else parts.scheme.lower()
         return parts.hostname or "", port or _DEFAULT_PORTS.get(scheme, 0)
     scp = _SCP_HOST.match(url)  # git@host:path
@@ -164,8 +170,9 @@ def checked_addresses(remote: Remote) -> tuple[str, int, list[str]]:
     except Unresolvable as exc:
         raise GitError(exc.message, transient=True, network=True) from None
     except EgressRefused as exc:
-        raise GitError(f"Berth does not connect there: {exc.message}", transient=False,
-                       network=True) from None
+        raise GitError(
+            f"Berth does not connect there: {exc.message}", transient=False, network=True
+        ) from None
     return host, port, [str(address) for address in addresses]
 
 
@@ -221,8 +228,10 @@ def session(remote: Remote, policy: Policy) -> Iterator[Git]:
             ("protocol.allow", "never"),
             ("protocol.https.allow", "always"),
             ("protocol.ssh.allow", "always"),
-            *((f"protocol.{name}.allow", "always" if insecure_allowed() else "never")
-              for name in ("http", "git", "file")),
+            *(
+                (f"protocol.{name}.allow", "always" if insecure_allowed() else "never")
+                for name in ("http", "git", "file")
+            ),
         ]
         secrets: list[str] = []
         if kind == "https":

@@ -54,7 +54,7 @@ class WriteResult:
     pushes: int = 0  # pushes tried, refused ones included
 
 
-class Skip(Exception):  # noqa: N818 - a signal, not an error
+class Skip(Exception):
     """Raised by a proposer of `write_batch` that cannot say now: left out of this push."""
 
 
@@ -71,8 +71,7 @@ def write(
     after a refused push, so whatever it reads (the database included) is as new as the
     last commit any Berth worker made. Raises GitError.
     """
-    return write_batch(remote, lambda work: [(None, propose)], author=author,
-                       policy=policy)[None]
+    return write_batch(remote, lambda work: [(None, propose)], author=author, policy=policy)[None]
 
 
 Proposer = Callable[[Checkout], Proposal]
@@ -178,7 +177,8 @@ def write_batch(
 
 # Inside `one_fetch_per_branch`: the checkouts read so far, and what closes them.
 _shared_reads: ContextVar[tuple[ExitStack, dict] | None] = ContextVar(
-    "berth_shared_reads", default=None)
+    "berth_shared_reads", default=None
+)
 
 
 @contextmanager
@@ -245,8 +245,9 @@ def read_files(
     return checkouts[key].read(within) if checkouts[key] else {}
 
 
-def read_snapshot(remote: Remote, within: Iterable[str], *, policy: Policy | None = None
-                  ) -> tuple[str, dict[str, str]]:
+def read_snapshot(
+    remote: Remote, within: Iterable[str], *, policy: Policy | None = None
+) -> tuple[str, dict[str, str]]:
     """The commit the branch points at ("" when it has none yet) and what it holds under
     these directories (a shallow fetch; no lock)."""
     policy = policy or policy_from_settings()
@@ -261,8 +262,15 @@ def probe(remote: Remote, *, policy: Policy | None = None) -> str:
     policy = policy or policy_from_settings()
     with session(remote, policy) as git, tempfile.TemporaryDirectory(prefix="berth-probe-") as tmp:
         # After `--`: the URL is the repository, never an option (--upload-pack=...).
-        listed = git.run("ls-remote", "--heads", "--", remote.url,
-                         f"refs/heads/{remote.branch}", cwd=Path(tmp), network=True)
+        listed = git.run(
+            "ls-remote",
+            "--heads",
+            "--",
+            remote.url,
+            f"refs/heads/{remote.branch}",
+            cwd=Path(tmp),
+            network=True,
+        )
     first = listed.stdout.split()
     return first[0] if first else ""
 
@@ -283,11 +291,27 @@ def probe_write(remote: Remote, *, policy: Policy | None = None) -> None:
         git.run("init", "--quiet", "--bare", cwd=path)
         tree = git.run("hash-object", "-t", "tree", "-w", "--stdin", input="", cwd=path)
         author = author_from_settings()
-        identity = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
-                    for what, value in (("NAME", author.name), ("EMAIL", author.email))}
-        commit = git.run("commit-tree", "-m", "Berth checks that it may push here",
-                         tree.stdout.strip(), cwd=path, env=identity)
+        identity = {
+            f"GIT_{who}_{what}": value
+            for who in ("AUTHOR", "COMMITTER")
+            for what, value in (("NAME", author.name), ("EMAIL", author.email))
+        }
+        commit = git.run(
+            "commit-tree",
+            "-m",
+            "Berth checks that it may push here",
+            tree.stdout.strip(),
+            cwd=path,
+            env=identity,
+        )
         # After `--`: the URL is the repository, never an option.
-        git.run("push", "--quiet", "--", remote.url, f"{commit.stdout.strip()}:{ref}",
-                cwd=path, network=True)
+        git.run(
+            "push",
+            "--quiet",
+            "--",
+            remote.url,
+            f"{commit.stdout.strip()}:{ref}",
+            cwd=path,
+            network=True,
+        )
         git.run("push", "--quiet", "--", remote.url, f":{ref}", cwd=path, network=True)

@@ -81,9 +81,11 @@ def flux_kustomization(inputs: PlanInput, ns: NamespaceSpec) -> dict[str, Any]:
     return {
         "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
         "kind": "Kustomization",
-        "metadata": {"name": application_name(inputs, ns),
-                     "namespace": inputs.tenant.gitops_namespace,
-                     "labels": part_of_labels(inputs, ns)},
+        "metadata": {
+            "name": application_name(inputs, ns),
+            "namespace": inputs.tenant.gitops_namespace,
+            "labels": part_of_labels(inputs, ns),
+        },
         "spec": {
             "interval": "10m0s",
             "retryInterval": "1m0s",

@@ -113,17 +113,18 @@ def render_files(
         if writes_argocd(inputs):
             managed[f"{here}{where}/application.yaml"] = [application(inputs, ns)]
             managed[f"{here}{where}/kustomization.yaml"] = [
-                kustomization(resources=["application.yaml"])]
+                kustomization(resources=["application.yaml"])
+            ]
         if inputs.engine == FLUX:
             managed[f"{here}{where}/flux.yaml"] = [flux_kustomization(inputs, ns)]
-            managed[f"{here}{where}/kustomization.yaml"] = [
-                kustomization(resources=["flux.yaml"])]
+            managed[f"{here}{where}/kustomization.yaml"] = [kustomization(resources=["flux.yaml"])]
     if uses_kargo(inputs):
         image = image_repository(inputs, image_repository_template)
         managed[f"{here}kargo/warehouse.yaml"] = [warehouse(inputs, image)]
         managed[f"{here}kargo/stages.yaml"] = stages(inputs, image)
         managed[f"{here}kargo/kustomization.yaml"] = [
-            kustomization(resources=["stages.yaml", "warehouse.yaml"])]
+            kustomization(resources=["stages.yaml", "warehouse.yaml"])
+        ]
     built = [doc for docs in managed.values() for doc in docs]
     built += [doc for _, doc in skeletons.values()]
     for document in built:
@@ -166,7 +167,11 @@ def index_entries(inputs: PlanInput) -> list[str]:
 
 
 def render_index(
-    current: str | None, inputs: PlanInput, entries: Iterable[str] = (), *, app: str = "",
+    current: str | None,
+    inputs: PlanInput,
+    entries: Iterable[str] = (),
+    *,
+    app: str = "",
     family: str = "",
 ) -> tuple[str | None, str]:
     """The cluster's index of one engine family (the request's by default) once the
@@ -185,9 +190,10 @@ def render_index(
     wanted = sorted(set(kept) | set(entries))
     # Shared by every application on the cluster, so its header names no request: what it
     # says depends only on the environments it lists.
-    content = (f"{MANAGED_MARK}: what the tenant's root on this cluster applies, one line per "
-               "environment. Changes here are overwritten.\n" + _dump([kustomization(
-                   resources=wanted)]))
+    content = (
+        f"{MANAGED_MARK}: what the tenant's root on this cluster applies, one line per "
+        "environment. Changes here are overwritten.\n" + _dump([kustomization(resources=wanted)])
+    )
     if current is not None and body_of(current) == body_of(content):
         return current, ""
     return content, ""
@@ -196,13 +202,16 @@ def render_index(
 def index_changes(before: str | None, after: str | None) -> list[str]:
     """The entries an index gains (+) and loses (-): what one request does to it, whatever
     the other applications list around it."""
+
     def entries(content: str | None) -> set[str]:
         if not content or not is_managed(content):
             return set()
         return set((yaml.safe_load(body_of(content)) or {}).get("resources") or [])
+
     old, new = entries(before), entries(after)
-    return [f"+{entry}" for entry in sorted(new - old)] + [f"-{entry}" for entry in
-                                                          sorted(old - new)]
+    return [f"+{entry}" for entry in sorted(new - old)] + [
+        f"-{entry}" for entry in sorted(old - new)
+    ]
 
 
 # --- converging a repository ---------------------------------------------------------------

@@ -62,7 +62,7 @@ def index_entry(inputs: PlanInput, directory: str) -> str:
     base = repo_root(inputs.tenant.repo_path)
     if not directory.startswith(base):  # pragma: no cover - every directory Berth writes is
         raise ValueError(f"{directory} is outside the tenant's base path {base!r}")
-    return "../../../" + directory[len(base):].rstrip("/")
+    return "../../../" + directory[len(base) :].rstrip("/")
 
 
 def environment_dir(ns: NamespaceSpec) -> str:

@@ -36,8 +36,7 @@ def commit_message(
         "decommission": (f"Remove {first} (decommission request #{request_id})", "remove"),
         "quota_change": (f"Update {first} (quota change request #{request_id})", "update"),
         "ephemeral": (
-            f"Add {environment} of {app} in {first} (ephemeral environment request "
-            f"#{request_id})",
+            f"Add {environment} of {app} in {first} (ephemeral environment request #{request_id})",
             "add",
         ),
         "end_environment": (
@@ -45,7 +44,9 @@ def commit_message(
             "remove",
         ),
         "tenant_sync": (
-            f"Keep {tenant}'s index for {cluster} (tenant request #{request_id})", "keep"),
+            f"Keep {tenant}'s index for {cluster} (tenant request #{request_id})",
+            "keep",
+        ),
         "project_decommission": (
             f"Remove project {app} from {cluster} (decommission request #{request_id})",
             "remove",
@@ -56,8 +57,11 @@ def commit_message(
         ),
     }.get(kind, (f"Update {app} (request #{request_id})", "update"))
     why = f"{kind.replace('_', ' ')} request #{request_id}"
-    what = (f"the {ENGINE_LABELS.get(engine, engine)} definitions of {app}" if app
-            else f"the index of {cluster}")
+    what = (
+        f"the {ENGINE_LABELS.get(engine, engine)} definitions of {app}"
+        if app
+        else f"the index of {cluster}"
+    )
     paragraphs = [
         subject,
         f"Berth keeps {what} for tenant {tenant} in step with what was approved in {why}"

@@ -51,8 +51,7 @@ PROTECTED_RESOURCES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "",
         "v1",
-        ("configmaps", "limitranges", "namespaces", "resourcequotas", "secrets",
-         "serviceaccounts"),
+        ("configmaps", "limitranges", "namespaces", "resourcequotas", "secrets", "serviceaccounts"),
     ),
     ("networking.k8s.io", "v1", ("networkpolicies",)),
     (RBAC_GROUP, "v1", ("clusterroles", "rolebindings", "roles")),
@@ -88,64 +87,81 @@ def berth_labels(**extra: str) -> dict[str, str]:
     return {MANAGED_BY: "berth", PART_OF: "berth", **extra}
 
 
-def _rules(resources: Iterable[tuple[str, str, tuple[str, ...]]],
-           operations: Iterable[str]) -> list[dict[str, Any]]:
-    return [{"apiGroups": [group], "apiVersions": [version], "operations": list(operations),
-             "resources": list(names)} for group, version, names in resources]
+def _rules(
+    resources: Iterable[tuple[str, str, tuple[str, ...]]], operations: Iterable[str]
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "apiGroups": [group],
+            "apiVersions": [version],
+            "operations": list(operations),
+            "resources": list(names),
+        }
+        for group, version, names in resources
+    ]
 
 
 def _policy(name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": f"{ADMISSION_GROUP}/v1", "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": name, "labels": berth_labels()},
-            "spec": {"failurePolicy": "Fail", **spec}}
+    return {
+        "apiVersion": f"{ADMISSION_GROUP}/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name, "labels": berth_labels()},
+        "spec": {"failurePolicy": "Fail", **spec},
+    }
 
 
 def protect_policy(exempt_users: Iterable[str]) -> dict[str, Any]:
     users = ", ".join(_cel_string(user) for user in exempt_users)
-    return _policy(PROTECT_POLICY, {
-        "matchConstraints": {
-            # Old or new object labelled: also catches removing the label, and a team
-            # labelling its own object as Berth's.
-            "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
-            "resourceRules": _rules(PROTECTED_RESOURCES, ("CREATE", "UPDATE", "DELETE")),
+    return _policy(
+        PROTECT_POLICY,
+        {
+            "matchConstraints": {
+                # Old or new object labelled: also catches removing the label, and a team
+                # labelling its own object as Berth's.
+                "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
+                "resourceRules": _rules(PROTECTED_RESOURCES, ("CREATE", "UPDATE", "DELETE")),
+            },
+            "validations": [
+                {
+                    "expression": f"request.userInfo.username in [{users}]",
+                    "message": (
+                        "This object is Berth's (app.kubernetes.io/managed-by: berth): only "
+                        "Berth creates, changes or deletes it. Ask for the change in Berth."
+                    ),
+                    "reason": "Forbidden",
+                }
+            ],
         },
-        "validations": [
-            {
-                "expression": f"request.userInfo.username in [{users}]",
-                "message": (
-                    "This object is Berth's (app.kubernetes.io/managed-by: berth): only "
-                    "Berth creates, changes or deletes it. Ask for the change in Berth."
-                ),
-                "reason": "Forbidden",
-            }
-        ],
-    })
+    )
 
 
 def roots_policy(exempt_users: Iterable[str]) -> dict[str, Any]:
     users = ", ".join(_cel_string(user) for user in exempt_users)
-    return _policy(ROOTS_POLICY, {
-        "matchConstraints": {
-            "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
-            "resourceRules": _rules(ROOT_RESOURCES, ("CREATE", "UPDATE", "DELETE")),
+    return _policy(
+        ROOTS_POLICY,
+        {
+            "matchConstraints": {
+                "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
+                "resourceRules": _rules(ROOT_RESOURCES, ("CREATE", "UPDATE", "DELETE")),
+            },
+            "validations": [
+                {
+                    "expression": (
+                        f"request.userInfo.username in [{users}] || "
+                        "(request.operation == 'UPDATE' && object.spec == oldObject.spec && "
+                        "(has(object.metadata.labels) ? object.metadata.labels : {}) == "
+                        "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}))"
+                    ),
+                    "message": (
+                        "This is one of the tenant's roots, Berth's (app.kubernetes.io/managed-by: "
+                        "berth): its controller may record its state, but only Berth creates, "
+                        "changes or deletes what it applies. Change it through Berth."
+                    ),
+                    "reason": "Forbidden",
+                }
+            ],
         },
-        "validations": [
-            {
-                "expression": (
-                    f"request.userInfo.username in [{users}] || "
-                    "(request.operation == 'UPDATE' && object.spec == oldObject.spec && "
-                    "(has(object.metadata.labels) ? object.metadata.labels : {}) == "
-                    "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}))"
-                ),
-                "message": (
-                    "This is one of the tenant's roots, Berth's (app.kubernetes.io/managed-by: "
-                    "berth): its controller may record its state, but only Berth creates, "
-                    "changes or deletes what it applies. Change it through Berth."
-                ),
-                "reason": "Forbidden",
-            }
-        ],
-    })
+    )
 
 
 INGRESS_VALIDATIONS = (
@@ -192,13 +208,16 @@ CERTIFICATE_VALIDATIONS = (
 def _domains_policy(name: str, group: str, resource: str, validations: Iterable[dict]) -> dict:
     # The domains: the ConfigMap berth-allowed-domains in the request's namespace, whose data
     # keys are the domains (values are ignored).
-    return _policy(name, {
-        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
-        "matchConstraints": {
-            "resourceRules": _rules([(group, "v1", (resource,))], ("CREATE", "UPDATE")),
+    return _policy(
+        name,
+        {
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConstraints": {
+                "resourceRules": _rules([(group, "v1", (resource,))], ("CREATE", "UPDATE")),
+            },
+            "validations": [dict(v) for v in validations],
         },
-        "validations": [dict(v) for v in validations],
-    })
+    )
 
 
 FLUX_SERVICE_ACCOUNT = (
@@ -227,32 +246,50 @@ def flux_policy() -> dict[str, Any]:
     """In a tenant's namespaces Flux applies as the tenant and reads the tenant's repository
     only: what kustomize-controller's --default-service-account and
     --no-cross-namespace-refs do cluster-wide, enforced here whatever flags it runs with."""
-    return _policy(FLUX_POLICY, {
-        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
-        "matchConstraints": {
-            "resourceRules": _rules([
-                ("kustomize.toolkit.fluxcd.io", "v1", ("kustomizations",)),
-                ("helm.toolkit.fluxcd.io", "v2", ("helmreleases",)),
-                ("source.toolkit.fluxcd.io", "v1", ("gitrepositories", "ocirepositories")),
-            ], ("CREATE", "UPDATE")),
+    return _policy(
+        FLUX_POLICY,
+        {
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConstraints": {
+                "resourceRules": _rules(
+                    [
+                        ("kustomize.toolkit.fluxcd.io", "v1", ("kustomizations",)),
+                        ("helm.toolkit.fluxcd.io", "v2", ("helmreleases",)),
+                        ("source.toolkit.fluxcd.io", "v1", ("gitrepositories", "ocirepositories")),
+                    ],
+                    ("CREATE", "UPDATE"),
+                ),
+            },
+            "validations": [
+                {
+                    "expression": FLUX_SERVICE_ACCOUNT,
+                    "reason": "Forbidden",
+                    "message": "A Kustomization or HelmRelease in a tenant's namespace must set "
+                    "spec.serviceAccountName: without it Flux applies with its own "
+                    "cluster-wide rights.",
+                },
+                {
+                    "expression": FLUX_SAME_NAMESPACE,
+                    "reason": "Forbidden",
+                    "message": "A Kustomization in a tenant's namespace reads a source in its own "
+                    "namespace only (spec.sourceRef.namespace).",
+                },
+                {
+                    "expression": FLUX_CHART_SAME_NAMESPACE,
+                    "reason": "Forbidden",
+                    "message": "A HelmRelease in a tenant's namespace reads a chart source in its "
+                    "own namespace only.",
+                },
+                {
+                    "expression": FLUX_OWN_REPOSITORY,
+                    "reason": "Forbidden",
+                    "message": "A GitRepository or OCIRepository in a tenant's namespace may read "
+                    "only the tenant's own repository (the ConfigMap "
+                    "berth-gitops-sources of its GitOps namespace lists it).",
+                },
+            ],
         },
-        "validations": [
-            {"expression": FLUX_SERVICE_ACCOUNT, "reason": "Forbidden",
-             "message": "A Kustomization or HelmRelease in a tenant's namespace must set "
-                        "spec.serviceAccountName: without it Flux applies with its own "
-                        "cluster-wide rights."},
-            {"expression": FLUX_SAME_NAMESPACE, "reason": "Forbidden",
-             "message": "A Kustomization in a tenant's namespace reads a source in its own "
-                        "namespace only (spec.sourceRef.namespace)."},
-            {"expression": FLUX_CHART_SAME_NAMESPACE, "reason": "Forbidden",
-             "message": "A HelmRelease in a tenant's namespace reads a chart source in its "
-                        "own namespace only."},
-            {"expression": FLUX_OWN_REPOSITORY, "reason": "Forbidden",
-             "message": "A GitRepository or OCIRepository in a tenant's namespace may read "
-                        "only the tenant's own repository (the ConfigMap "
-                        "berth-gitops-sources of its GitOps namespace lists it)."},
-        ],
-    })
+    )
 
 
 def admission_policies(exempt_users: Iterable[str]) -> list[dict[str, Any]]:

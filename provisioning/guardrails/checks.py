@@ -108,8 +108,9 @@ def guardrail_problems(obj: Mapping[str, Any], inputs: PlanInput) -> list[str]:
     return problems
 
 
-def _placement_problems(obj: Mapping[str, Any], inputs: PlanInput, group: str, kind: str,
-                        name: str, namespace: str) -> list[str]:
+def _placement_problems(
+    obj: Mapping[str, Any], inputs: PlanInput, group: str, kind: str, name: str, namespace: str
+) -> list[str]:
     """The GitOps roots, credentials and parameters exist once each, where Berth puts them,
     pointing at the tenant's own repository and running as the tenant."""
     tenant = inputs.tenant
@@ -117,27 +118,42 @@ def _placement_problems(obj: Mapping[str, Any], inputs: PlanInput, group: str, k
     kargo = {project.namespace for project in inputs.kargo_projects}
     if kind == "ConfigMap" and name not in CONFIG_MAPS:
         return [f"ConfigMap {name}: Berth applies only {', '.join(sorted(CONFIG_MAPS))}"]
-    if kind == "Secret" and namespace != inputs.cluster.argocd_namespace and not (
-        name == REPO_CREDENTIALS and (namespace == tenant.gitops_namespace or namespace in kargo)
+    if (
+        kind == "Secret"
+        and namespace != inputs.cluster.argocd_namespace
+        and not (
+            name == REPO_CREDENTIALS
+            and (namespace == tenant.gitops_namespace or namespace in kargo)
+        )
     ):
-        return [f"Secret {namespace}/{name}: Berth's repository credentials are "
-                f"{REPO_CREDENTIALS} in the tenant's GitOps or Kargo namespace"]
+        return [
+            f"Secret {namespace}/{name}: Berth's repository credentials are "
+            f"{REPO_CREDENTIALS} in the tenant's GitOps or Kargo namespace"
+        ]
     if kind == "Application":
         source = spec.get("source") or {}
         if (name, namespace) != (ROOT_NAME, tenant.apps_namespace):
-            return [f"Application {namespace}/{name}: Berth applies only the root "
-                    f"{tenant.apps_namespace}/{ROOT_NAME}"]
-        if (spec.get("project") != tenant.slug
-                or (spec.get("destination") or {}).get("namespace") != tenant.apps_namespace
-                or source.get("repoURL") != public_url(tenant.repo_url)):
-            return ["the root Application must use the tenant's AppProject, read the tenant's "
-                    "repository and apply into its applications namespace"]
+            return [
+                f"Application {namespace}/{name}: Berth applies only the root "
+                f"{tenant.apps_namespace}/{ROOT_NAME}"
+            ]
+        if (
+            spec.get("project") != tenant.slug
+            or (spec.get("destination") or {}).get("namespace") != tenant.apps_namespace
+            or source.get("repoURL") != public_url(tenant.repo_url)
+        ):
+            return [
+                "the root Application must use the tenant's AppProject, read the tenant's "
+                "repository and apply into its applications namespace"
+            ]
     if kind == "GitRepository" and (
         (name, namespace) != (tenant.slug, tenant.gitops_namespace)
         or spec.get("url") != flux_url(tenant.repo_url)
     ):
-        return [f"GitRepository {namespace}/{name}: Berth's only source is the tenant's "
-                f"repository, {tenant.gitops_namespace}/{tenant.slug}"]
+        return [
+            f"GitRepository {namespace}/{name}: Berth's only source is the tenant's "
+            f"repository, {tenant.gitops_namespace}/{tenant.slug}"
+        ]
     if kind == "Kustomization":
         ref = spec.get("sourceRef") or {}
         if (name, namespace) != (ROOT_NAME, tenant.gitops_namespace) or (
@@ -146,17 +162,25 @@ def _placement_problems(obj: Mapping[str, Any], inputs: PlanInput, group: str, k
             or ref.get("namespace", namespace) != namespace
             or ref.get("name") != tenant.slug
         ):
-            return [f"Kustomization {namespace}/{name}: Berth's only Kustomization is the "
-                    f"root {tenant.gitops_namespace}/{ROOT_NAME}, applying the tenant's "
-                    f"source into that namespace as {RECONCILER_SERVICE_ACCOUNT}"]
+            return [
+                f"Kustomization {namespace}/{name}: Berth's only Kustomization is the "
+                f"root {tenant.gitops_namespace}/{ROOT_NAME}, applying the tenant's "
+                f"source into that namespace as {RECONCILER_SERVICE_ACCOUNT}"
+            ]
     if kind == "Role":
-        rules = [{key: value for key, value in rule.items() if key != "resourceNames"}
-                 for rule in obj.get("rules") or []]
-        if namespace not in kargo or not name.endswith("-promote") or any(
-            rule not in KARGO_PROMOTE_RULES for rule in rules
+        rules = [
+            {key: value for key, value in rule.items() if key != "resourceNames"}
+            for rule in obj.get("rules") or []
+        ]
+        if (
+            namespace not in kargo
+            or not name.endswith("-promote")
+            or any(rule not in KARGO_PROMOTE_RULES for rule in rules)
         ):
-            return [f"Role {namespace}/{name}: Berth's only Roles let people promote the "
-                    "project's Kargo Stages"]
+            return [
+                f"Role {namespace}/{name}: Berth's only Roles let people promote the "
+                "project's Kargo Stages"
+            ]
     return []
 
 
@@ -168,8 +192,10 @@ def _argocd_secret_problems(secret: Mapping[str, Any], inputs: PlanInput) -> lis
     except (ValueError, UnicodeDecodeError):
         project = ""
     if name != f"berth-repo-{tenant}" or project != tenant:
-        return [f"Secret {name} in Argo CD's namespace: Berth writes only berth-repo-{tenant}, "
-                f"a repository scoped to the tenant's AppProject {tenant}"]
+        return [
+            f"Secret {name} in Argo CD's namespace: Berth writes only berth-repo-{tenant}, "
+            f"a repository scoped to the tenant's AppProject {tenant}"
+        ]
     return []
 
 
@@ -186,8 +212,10 @@ def claim_problems(name: str, inputs: PlanInput, *, deleting: bool = False) -> l
     if inputs.claims is None:
         return []
     own = {ns.name for ns in inputs.namespaces} | set(inputs.remove_namespaces)
-    kargo = {project.namespace: project.name
-             for project in (inputs.remove_kargo if deleting else inputs.kargo_projects)}
+    kargo = {
+        project.namespace: project.name
+        for project in (inputs.remove_kargo if deleting else inputs.kargo_projects)
+    }
     if name in own:
         expected = TENANT_NAMESPACES
     elif name in kargo:
@@ -207,8 +235,10 @@ def claim_problems(name: str, inputs: PlanInput, *, deleting: bool = False) -> l
         return [f"{name} is not claimed for this request: Berth touches only registered names"]
     if claim.tenant != inputs.tenant.slug or claim.purpose not in expected:
         owner = claim.tenant or "the platform"
-        return [f"{name} is registered as {claim.purpose} of {owner}, not what this plan makes "
-                "of it: Berth never touches a namespace that belongs to something else"]
+        return [
+            f"{name} is registered as {claim.purpose} of {owner}, not what this plan makes "
+            "of it: Berth never touches a namespace that belongs to something else"
+        ]
     if claim.purpose == "kargo" and claim.app != kargo.get(name):
         return [f"{name} is the Kargo namespace of {claim.app}, not of {kargo.get(name)}"]
     return []
@@ -227,19 +257,25 @@ def _role_binding_problems(binding: Mapping[str, Any], inputs: PlanInput) -> lis
     allowed |= {ARGOCD_APPLICATIONS_ROLE} if namespace == tenant.apps_namespace else set()
     kargo = {project.namespace for project in inputs.kargo_projects}
     allowed |= {KARGO_VIEWER_ROLE} if namespace in kargo else set()
-    promote_role = (ref.get("kind") == "Role" and namespace in kargo
-                    and ref.get("name", "").endswith("-promote"))
+    promote_role = (
+        ref.get("kind") == "Role"
+        and namespace in kargo
+        and ref.get("name", "").endswith("-promote")
+    )
     if ref.get("kind") != "ClusterRole" and not promote_role:
-        problems.append(f"binds a {ref.get('kind')}: Berth binds ClusterRoles (and, in a "
-                        "Kargo namespace, its promote Roles)")
+        problems.append(
+            f"binds a {ref.get('kind')}: Berth binds ClusterRoles (and, in a "
+            "Kargo namespace, its promote Roles)"
+        )
     elif ref.get("name") in LEAKY_ROLES:
         problems.append(
             f"binds {ref['name']}, which {LEAKY_ROLES[ref['name']]}: the tier must use "
             f"{TENANT_EDIT_ROLE} or {TENANT_VIEW_ROLE}"
         )
     elif not promote_role and ref.get("name") not in allowed:
-        problems.append(f"binds {ref.get('name')}, neither a tier's role nor one of Berth's "
-                        "where it belongs")
+        problems.append(
+            f"binds {ref.get('name')}, neither a tier's role nor one of Berth's where it belongs"
+        )
     groups = {group for members in tenant.groups.values() for group in members}
     for subject in binding.get("subjects") or []:
         kind, name = subject.get("kind"), subject.get("name", "")

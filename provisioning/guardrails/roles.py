@@ -170,9 +170,9 @@ ROLE_SUMMARIES: dict[str, str] = {
 # What the GitOps identities' roles in the tenant's GitOps namespaces mean.
 GITOPS_ROLE_SUMMARIES: dict[str, str] = {
     FLUX_RECONCILER_ROLE: "manage Flux Kustomizations in the tenant's GitOps namespace, each "
-                          "applying as this same reconciler; nothing else there",
+    "applying as this same reconciler; nothing else there",
     ARGOCD_APPLICATIONS_ROLE: "manage Argo CD Applications in the tenant's Applications "
-                              "namespace; nothing else there",
+    "namespace; nothing else there",
 }
 
 # Built-in roles that undo the guardrails from inside the namespace: refused in a plan.

@@ -27,8 +27,9 @@ def _checked(obj: Mapping[str, Any]) -> bool:
 def guardrails_digest(objects: Iterable[Mapping[str, Any]]) -> str:
     """The digest of what an install applies: a new Berth whose policies or roles say
     anything else has another, and the clusters still holding the old ones are outdated."""
-    canonical = json.dumps([obj for obj in objects if _checked(obj)], sort_keys=True,
-                           separators=(",", ":"))
+    canonical = json.dumps(
+        [obj for obj in objects if _checked(obj)], sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -43,8 +44,9 @@ def stamped(objects: Iterable[Mapping[str, Any]], digest: str) -> list[dict[str,
     return found
 
 
-def gaps(expected: Iterable[Mapping[str, Any]], live: Iterable[Mapping[str, Any]],
-         digest: str) -> list[str]:
+def gaps(
+    expected: Iterable[Mapping[str, Any]], live: Iterable[Mapping[str, Any]], digest: str
+) -> list[str]:
     """What is missing or outdated of the expected guardrails among the live objects (those
     of the checked kinds Berth labelled, or the Helm chart installed), in people's words;
     empty when every one is there and carries this digest."""

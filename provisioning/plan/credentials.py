@@ -15,12 +15,18 @@ def encoded(values: dict[str, str]) -> dict[str, str]:
 
 
 def secret(name: str, namespace: str, labels: dict[str, str], values: dict[str, str]) -> dict:
-    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-            "metadata": metadata_of(name, labels, namespace), "data": encoded(values)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": metadata_of(name, labels, namespace),
+        "data": encoded(values),
+    }
 
 
-def credential_values(credential: RepoCredential, *, https: tuple[str, str],
-                      ssh: str) -> dict[str, str]:
+def credential_values(
+    credential: RepoCredential, *, https: tuple[str, str], ssh: str
+) -> dict[str, str]:
     """A credential under the keys an engine reads: (user key, password key) for HTTPS,
     the key name for an SSH private key."""
     if credential.transport == "https":

@@ -253,8 +253,9 @@ def redact_secret(obj: dict[str, Any]) -> dict[str, Any]:
     shown = copy.deepcopy(obj)
     for section in ("data", "stringData"):
         if isinstance(shown.get(section), dict):
-            shown[section] = {key: _redacted_value(str(value))
-                              for key, value in shown[section].items()}
+            shown[section] = {
+                key: _redacted_value(str(value)) for key, value in shown[section].items()
+            }
     return shown
 
 

@@ -108,8 +108,13 @@ def _network_policies(ns: NamespaceSpec, cluster: ClusterSpec, labels: dict) -> 
 
 
 def role_binding(
-    name: str, namespace: str, role: str, subjects: list[dict], labels: dict[str, str],
-    *, role_kind: str = "ClusterRole",
+    name: str,
+    namespace: str,
+    role: str,
+    subjects: list[dict],
+    labels: dict[str, str],
+    *,
+    role_kind: str = "ClusterRole",
 ) -> dict[str, Any]:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -179,19 +184,36 @@ def namespace_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, An
             labels,
         ),
     ]
-    domains = sorted({d.strip().lower().rstrip(".") for d in inputs.tenant.allowed_domains
-                      if d.strip()})
+    domains = sorted(
+        {d.strip().lower().rstrip(".") for d in inputs.tenant.allowed_domains if d.strip()}
+    )
     # The parameter of Berth's Ingress and Certificate admission policies, read here.
-    objects.append({"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": metadata_of(DOMAINS_CONFIG, labels, ns.name),
-                    "data": dict.fromkeys(domains, "allowed")})
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": metadata_of(DOMAINS_CONFIG, labels, ns.name),
+            "data": dict.fromkeys(domains, "allowed"),
+        }
+    )
     if (ns.engine or inputs.engine) == FLUX:
         # Flux applies this namespace's files as the tenant's reconciler (its GitOps
         # namespace's ServiceAccount), with the same rights as the GitOps ServiceAccount.
-        objects.append(role_binding(
-            RECONCILER_SERVICE_ACCOUNT, ns.name, TENANT_EDIT_ROLE,
-            [{"kind": "ServiceAccount", "name": RECONCILER_SERVICE_ACCOUNT,
-              "namespace": inputs.tenant.gitops_namespace}], labels))
+        objects.append(
+            role_binding(
+                RECONCILER_SERVICE_ACCOUNT,
+                ns.name,
+                TENANT_EDIT_ROLE,
+                [
+                    {
+                        "kind": "ServiceAccount",
+                        "name": RECONCILER_SERVICE_ACCOUNT,
+                        "namespace": inputs.tenant.gitops_namespace,
+                    }
+                ],
+                labels,
+            )
+        )
     for role in ROLES:
         groups = inputs.tenant.groups.get(role, ())
         if groups:

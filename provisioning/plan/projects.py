@@ -104,7 +104,8 @@ def promotable_stages(project: KargoProject, role: str) -> list[str]:
     they may write (Kargo's `promote` verb, by Stage name). In a tier where only GitOps
     writes (prod, as the demo tiers have it), nobody promotes by hand."""
     return sorted(
-        tier.slug for tier in project.tiers
+        tier.slug
+        for tier in project.tiers
         if not tier.is_ephemeral and tier.cluster_roles.get(role) == TENANT_EDIT_ROLE
     )
 
@@ -122,23 +123,41 @@ def _kargo_people(inputs: PlanInput, project: KargoProject, labels: dict) -> lis
         claims = json.dumps({"groups": list(groups)}, separators=(",", ":"))
         subject = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
         objects += [
-            {"apiVersion": "v1", "kind": "ServiceAccount",
-             "metadata": {**metadata_of(account, labels, namespace),
-                          "annotations": {KARGO_CLAIMS: claims}}},
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {
+                    **metadata_of(account, labels, namespace),
+                    "annotations": {KARGO_CLAIMS: claims},
+                },
+            },
             role_binding(f"{account}-view", namespace, KARGO_VIEWER_ROLE, subject, labels),
         ]
         stages = promotable_stages(project, role)
         if stages:
             objects += [
-                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                 "metadata": metadata_of(f"{account}-promote", labels, namespace),
-                 "rules": [
-                     {"apiGroups": [KARGO], "resources": ["stages"], "verbs": ["promote"],
-                      "resourceNames": stages},
-                     {"apiGroups": [KARGO], "resources": ["promotions"], "verbs": ["create"]},
-                 ]},
-                role_binding(f"{account}-promote", namespace, f"{account}-promote", subject,
-                             labels, role_kind="Role"),
+                {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "Role",
+                    "metadata": metadata_of(f"{account}-promote", labels, namespace),
+                    "rules": [
+                        {
+                            "apiGroups": [KARGO],
+                            "resources": ["stages"],
+                            "verbs": ["promote"],
+                            "resourceNames": stages,
+                        },
+                        {"apiGroups": [KARGO], "resources": ["promotions"], "verbs": ["create"]},
+                    ],
+                },
+                role_binding(
+                    f"{account}-promote",
+                    namespace,
+                    f"{account}-promote",
+                    subject,
+                    labels,
+                    role_kind="Role",
+                ),
             ]
     return objects
 
@@ -170,9 +189,12 @@ def kargo_objects(inputs: PlanInput, project: KargoProject) -> list[dict[str, An
                 "promotionPolicies": [
                     {"stageSelector": {"name": "dev"}, "autoPromotionEnabled": True},
                     # Review apps follow the Warehouse without anyone promoting them.
-                    {"stageSelector": {"matchExpressions": [
-                        {"key": LABEL_ENVIRONMENT, "operator": "Exists"}]},
-                     "autoPromotionEnabled": True},
+                    {
+                        "stageSelector": {
+                            "matchExpressions": [{"key": LABEL_ENVIRONMENT, "operator": "Exists"}]
+                        },
+                        "autoPromotionEnabled": True,
+                    },
                 ]
             },
         },
@@ -180,12 +202,15 @@ def kargo_objects(inputs: PlanInput, project: KargoProject) -> list[dict[str, An
     credential = inputs.tenant.credential
     if credential is not None and inputs.tenant.repo_url:
         values = {"repoURL": public_url(inputs.tenant.repo_url)}
-        values |= credential_values(credential, https=("username", "password"),
-                                    ssh="sshPrivateKey")
-        objects.append(secret(REPO_CREDENTIALS, name, {**labels, KARGO_CRED_TYPE: "git"},
-                              values))
+        values |= credential_values(credential, https=("username", "password"), ssh="sshPrivateKey")
+        objects.append(secret(REPO_CREDENTIALS, name, {**labels, KARGO_CRED_TYPE: "git"}, values))
     # Nothing runs in a Kargo project's namespace (Kargo promotes from its own).
-    objects.append({"apiVersion": "v1", "kind": "ResourceQuota",
-                    "metadata": metadata_of("berth-quota", labels, name),
-                    "spec": {"hard": dict(NOTHING_RUNS)}})
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": metadata_of("berth-quota", labels, name),
+            "spec": {"hard": dict(NOTHING_RUNS)},
+        }
+    )
     return objects + _kargo_people(inputs, project, labels)

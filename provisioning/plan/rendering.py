@@ -34,23 +34,30 @@ def uses_kargo(inputs: PlanInput) -> bool:
 def deletions(inputs: PlanInput) -> tuple[ObjectRef, ...]:
     refs = [ObjectRef("v1", "Namespace", name) for name in inputs.remove_namespaces]
     for project in inputs.remove_kargo:
-        refs += [ObjectRef(KARGO_VERSION, "Project", project.namespace),
-                 ObjectRef("v1", "Namespace", project.namespace)]
+        refs += [
+            ObjectRef(KARGO_VERSION, "Project", project.namespace),
+            ObjectRef("v1", "Namespace", project.namespace),
+        ]
     tenant, cluster = inputs.tenant, inputs.cluster
     if ARGOCD in inputs.remove_tenant_engines and cluster.argocd_namespace:
         # The root first: deleting it leaves its Applications (already pruned, their files
         # gone), then what Berth holds in Argo CD's namespace, then the tenant's namespace.
-        refs += [ObjectRef("argoproj.io/v1alpha1", "Application", ROOT_NAME,
-                           tenant.apps_namespace),
-                 ObjectRef("v1", "Secret", f"berth-repo-{tenant.slug}",
-                           cluster.argocd_namespace),
-                 ObjectRef("argoproj.io/v1alpha1", "AppProject", tenant.slug,
-                           cluster.argocd_namespace),
-                 ObjectRef("v1", "Namespace", tenant.apps_namespace)]
+        refs += [
+            ObjectRef("argoproj.io/v1alpha1", "Application", ROOT_NAME, tenant.apps_namespace),
+            ObjectRef("v1", "Secret", f"berth-repo-{tenant.slug}", cluster.argocd_namespace),
+            ObjectRef("argoproj.io/v1alpha1", "AppProject", tenant.slug, cluster.argocd_namespace),
+            ObjectRef("v1", "Namespace", tenant.apps_namespace),
+        ]
     if FLUX in inputs.remove_tenant_engines:
-        refs += [ObjectRef("kustomize.toolkit.fluxcd.io/v1", "Kustomization", ROOT_NAME,
-                           tenant.gitops_namespace),
-                 ObjectRef("v1", "Namespace", tenant.gitops_namespace)]
+        refs += [
+            ObjectRef(
+                "kustomize.toolkit.fluxcd.io/v1",
+                "Kustomization",
+                ROOT_NAME,
+                tenant.gitops_namespace,
+            ),
+            ObjectRef("v1", "Namespace", tenant.gitops_namespace),
+        ]
     return tuple(refs)
 
 

@@ -72,9 +72,15 @@ class ServedSchemas:
     ``key`` (default: the name) in the cache: checks of the same cluster share what was
     fetched."""
 
-    def __init__(self, cluster: str, fetch: Fetch, *, key: str = "",
-                 ttl: float = DEFAULT_TTL_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        cluster: str,
+        fetch: Fetch,
+        *,
+        key: str = "",
+        ttl: float = DEFAULT_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.cluster = cluster
         self.key = key or cluster
         self.fetch = fetch
@@ -95,23 +101,38 @@ class ServedSchemas:
             # Outside the lock: one slow cluster must not hold up the others' checks.
             document = self.fetch(group, version)
         except SchemaUnavailable as error:
-            logger.warning("%s: its custom resources are checked against the CRD directory "
-                           "($BERTH_CRD_DIR) for now", error)
+            logger.warning(
+                "%s: its custom resources are checked against the CRD directory "
+                "($BERTH_CRD_DIR) for now",
+                error,
+            )
             # Asked again sooner than a fetched document: the cluster may be back.
             with _cache.lock:
                 _cache.documents[key] = _Document(now - self.ttl + RETRY_SECONDS, None)
             return None
         if document is None:
-            logger.info("no %s from cluster %s: its custom resources of %s/%s are checked "
-                        "against the CRD directory ($BERTH_CRD_DIR)", path, self.cluster,
-                        group, version)
+            logger.info(
+                "no %s from cluster %s: its custom resources of %s/%s are checked "
+                "against the CRD directory ($BERTH_CRD_DIR)",
+                path,
+                self.cluster,
+                group,
+                version,
+            )
             kinds = None
         else:
-            kinds = _kinds_in(document, group, version,
-                              f"the schema cluster {self.cluster} serves ({path})")
-            logger.info("custom resources of %s/%s are checked against the schemas cluster "
-                        "%s serves (%s: %s)", group, version, self.cluster, path,
-                        ", ".join(sorted(kinds)) or "no kinds")
+            kinds = _kinds_in(
+                document, group, version, f"the schema cluster {self.cluster} serves ({path})"
+            )
+            logger.info(
+                "custom resources of %s/%s are checked against the schemas cluster "
+                "%s serves (%s: %s)",
+                group,
+                version,
+                self.cluster,
+                path,
+                ", ".join(sorted(kinds)) or "no kinds",
+            )
         with _cache.lock:
             _cache.documents[key] = _Document(now, kinds)
         return kinds
@@ -121,18 +142,21 @@ def _path(group: str, version: str) -> str:
     return f"/openapi/v3/apis/{group}/{version}" if group else "/openapi/v3/api/v1"
 
 
-def _kinds_in(document: Mapping[str, Any], group: str, version: str,
-              source: str) -> dict[str, ServedKind]:
+def _kinds_in(
+    document: Mapping[str, Any], group: str, version: str, source: str
+) -> dict[str, ServedKind]:
     """Every kind of ``group/version`` an OpenAPI v3 document defines: its component schema
     (found by ``x-kubernetes-group-version-kind``) and whether its paths are namespaced."""
-    schemas = ((document.get("components") or {}).get("schemas") or {})
+    schemas = (document.get("components") or {}).get("schemas") or {}
     namespaced: dict[str, bool] = {}
     for path, operations in (document.get("paths") or {}).items():
         for operation in (operations or {}).values():
-            gvk = operation.get("x-kubernetes-group-version-kind") if isinstance(
-                operation, dict) else None
-            if isinstance(gvk, dict) and (gvk.get("group"), gvk.get("version")) == (
-                    group, version):
+            gvk = (
+                operation.get("x-kubernetes-group-version-kind")
+                if isinstance(operation, dict)
+                else None
+            )
+            if isinstance(gvk, dict) and (gvk.get("group"), gvk.get("version")) == (group, version):
                 kind = gvk.get("kind")
                 namespaced[kind] = namespaced.get(kind, False) or "{namespace}" in path
     kinds = {}

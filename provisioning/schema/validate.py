@@ -39,7 +39,9 @@ def crd_directory(crd_dir: str | os.PathLike[str] | None = None) -> Path | None:
 
 
 def validate_object(
-    obj: Mapping[str, Any], *, crd_dir: str | os.PathLike[str] | None = None,
+    obj: Mapping[str, Any],
+    *,
+    crd_dir: str | os.PathLike[str] | None = None,
     served: ServedSchemas | None = None,
 ) -> list[SchemaError]:
     """Validate one rendered object; return its problems (empty list when valid).
@@ -122,8 +124,9 @@ def validate_object(
     check_metadata_rules(obj, crd.namespaced, kind, errors)
     # The CRD's schema never looks into metadata (crds._root_schema): a body checked before
     # (the tenant's AppProject in each of its requests' plans) is not checked again.
-    body = json.dumps({**obj, "metadata": {}} if "metadata" in obj else obj, sort_keys=True,
-                      default=str)
+    body = json.dumps(
+        {**obj, "metadata": {}} if "metadata" in obj else obj, sort_keys=True, default=str
+    )
     errors.extend(_crd_errors(directory, group, kind, version, body))
     return errors
 
@@ -138,14 +141,17 @@ def _served_errors(obj: Mapping[str, Any], kind: str, served: ServedKind) -> lis
 
 
 @functools.lru_cache(maxsize=512)
-def _crd_errors(directory: Path, group: str, kind: str, version: str,
-                body: str) -> tuple[SchemaError, ...]:
+def _crd_errors(
+    directory: Path, group: str, kind: str, version: str, body: str
+) -> tuple[SchemaError, ...]:
     validator = crd_definition(directory, group, kind).validators[version]
     return tuple(jsonschema_errors(validator, json.loads(body)))
 
 
 def validate_objects(
-    objs: Iterable[Mapping[str, Any]], *, crd_dir: str | os.PathLike[str] | None = None,
+    objs: Iterable[Mapping[str, Any]],
+    *,
+    crd_dir: str | os.PathLike[str] | None = None,
     served: ServedSchemas | None = None,
 ) -> dict[str, list[SchemaError]]:
     """Validate a batch. Returns only the objects that have problems, keyed

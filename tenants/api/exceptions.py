@@ -110,8 +110,9 @@ class Conflict(exceptions.APIException):
     default_code = "conflict"
     problem = "conflict"
 
-    def __init__(self, detail: str | None = None, *, problem: str | None = None,
-                 **extra: Any) -> None:
+    def __init__(
+        self, detail: str | None = None, *, problem: str | None = None, **extra: Any
+    ) -> None:
         super().__init__(detail)
         if problem:
             self.problem = problem

@@ -12,7 +12,7 @@ from rest_framework.filters import OrderingFilter
 
 
 class StrictFilterBackend(DjangoFilterBackend):
-    def filter_queryset(self, request, queryset, view):  # noqa: ANN001, ANN201 - DRF API
+    def filter_queryset(self, request, queryset, view):
         filterset_class = self.get_filterset_class(view, queryset)
         if filterset_class is None:
             return queryset
@@ -31,26 +31,38 @@ class StrictFilterBackend(DjangoFilterBackend):
 
 
 class StrictOrderingFilter(OrderingFilter):
-    ordering_description = ("Fields to sort by, comma-separated; a leading - reverses the "
-                            "order. A field the list cannot sort by is refused (400), the "
-                            "message naming those it can.")
+    ordering_description = (
+        "Fields to sort by, comma-separated; a leading - reverses the "
+        "order. A field the list cannot sort by is refused (400), the "
+        "message naming those it can."
+    )
 
-    def get_ordering(self, request, queryset, view):  # noqa: ANN001, ANN201 - DRF API
+    def get_ordering(self, request, queryset, view):
         values = request.query_params.getlist(self.ordering_param)
         if len(values) > 1:
             raise ValidationError({self.ordering_param: ["Give it once."]})
         if values and not values[0].strip():
-            raise ValidationError({self.ordering_param: ["Leave it out rather than send it "
-                                                         "empty."]})
+            raise ValidationError(
+                {self.ordering_param: ["Leave it out rather than send it empty."]}
+            )
         return super().get_ordering(request, queryset, view)
 
-    def remove_invalid_fields(self, queryset, fields, view, request):  # noqa: ANN001, ANN201 - DRF API
+    def remove_invalid_fields(self, queryset, fields, view, request):
         valid = super().remove_invalid_fields(queryset, fields, view, request)
         if len(valid) < len(fields):
             unknown = ", ".join(repr(term[:60]) for term in fields if term not in valid)
-            allowed = ", ".join(sorted(
-                name for name, _ in self.get_valid_fields(queryset, view, {"request": request})))
-            raise ValidationError({self.ordering_param: [
-                f"Cannot sort by {unknown}. Sort by {allowed}, comma-separated; a leading - "
-                "reverses the order."]})
+            allowed = ", ".join(
+                sorted(
+                    name for name, _ in self.get_valid_fields(queryset, view, {"request": request})
+                )
+            )
+            raise ValidationError(
+                {
+                    self.ordering_param: [
+                        f"Cannot sort by {unknown}. Sort by {allowed}, comma-separated; a leading "
+                        "- "
+                        "reverses the order."
+                    ]
+                }
+            )
         return valid

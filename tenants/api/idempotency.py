@@ -37,7 +37,7 @@ MAX_KEY_LENGTH = 255
 REPLAYED_RESPONSE_HEADERS = ("Location",)
 
 
-class Replay(Exception):  # noqa: N818 - control flow, not an error
+class Replay(Exception):
     """Raised before the view runs: answer with the recorded response instead."""
 
     def __init__(self, response: Response) -> None:
@@ -90,7 +90,9 @@ def begin(request: Request) -> IdempotencyRecord | None:
         if existing.status_code is not None:
             raise Replay(_replay(existing))
         abandoned = IdempotencyRecord.objects.filter(
-            pk=existing.pk, status_code__isnull=True, created_at=existing.created_at,
+            pk=existing.pk,
+            status_code__isnull=True,
+            created_at=existing.created_at,
             created_at__lt=now - IN_FLIGHT_TIMEOUT,
         ).update(created_at=now)
         if abandoned:
@@ -101,8 +103,9 @@ def begin(request: Request) -> IdempotencyRecord | None:
             "when it has finished.",
             problem="idempotency-key-in-use",
         )
-    raise Conflict("The Idempotency-Key could not be claimed; retry.",
-                   problem="idempotency-key-in-use")
+    raise Conflict(
+        "The Idempotency-Key could not be claimed; retry.", problem="idempotency-key-in-use"
+    )
 
 
 def _replay(record: IdempotencyRecord) -> Response:

@@ -26,6 +26,5 @@ class BodyLimitMiddleware:
             except ValueError:
                 announced = 0
             if announced > limit:
-                return problem_response(request, 413, "payload-too-large",
-                                        too_large_detail(limit))
+                return problem_response(request, 413, "payload-too-large", too_large_detail(limit))
         return self.get_response(request)

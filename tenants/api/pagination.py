@@ -30,15 +30,15 @@ class PageNumberPagination(pagination.PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 200
 
-    def paginate_queryset(self, queryset, request, view=None):  # noqa: ANN001, ANN201 - DRF API
+    def paginate_queryset(self, queryset, request, view=None):
         whole_number(request, self.page_query_param)
         return super().paginate_queryset(queryset, request, view)
 
-    def get_page_size(self, request) -> int:  # noqa: ANN001 - DRF API
+    def get_page_size(self, request) -> int:
         asked = whole_number(request, self.page_size_query_param)
         return self.page_size if asked is None else min(asked, self.max_page_size)
 
-    def get_schema_operation_parameters(self, view) -> list[dict]:  # noqa: ANN001 - DRF API
+    def get_schema_operation_parameters(self, view) -> list[dict]:
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:
             parameter["schema"]["minimum"] = 1

@@ -53,8 +53,9 @@ def nesting_depth(data: bytes, *, stop_after: int) -> int:
 
 
 class JSONParser(parsers.JSONParser):
-    def parse(self, stream: Any, media_type: str | None = None,
-              parser_context: dict | None = None) -> Any:
+    def parse(
+        self, stream: Any, media_type: str | None = None, parser_context: dict | None = None
+    ) -> Any:
         limit = settings.BERTH_API_MAX_BODY_BYTES
         data = stream.read(limit + 1) if stream is not None else b""
         if len(data) > limit:

@@ -76,8 +76,9 @@ def _problem_response(description: str) -> dict[str, Any]:
     }
 
 
-def add_problem_responses(result: dict[str, Any], generator: Any, request: Any,
-                          public: bool) -> dict[str, Any]:
+def add_problem_responses(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
     """Every operation documents the problem responses it can give."""
     result.setdefault("components", {}).setdefault("schemas", {})["Problem"] = PROBLEM_SCHEMA
     for path, operations in result.get("paths", {}).items():
@@ -97,8 +98,7 @@ def add_problem_responses(result: dict[str, Any], generator: Any, request: Any,
     return result
 
 
-def add_links(result: dict[str, Any], generator: Any, request: Any,
-              public: bool) -> dict[str, Any]:
+def add_links(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """OpenAPI links from each create, and from each list's first row, to what can be done
     with that object (its detail, actions and sub-resources), so a client (or schemathesis'
     stateful tests) can follow POST /requests/ -> GET /requests/{id}/ -> POST
@@ -115,9 +115,9 @@ def add_links(result: dict[str, Any], generator: Any, request: Any,
         if listed is not None and _paginated(listed, result):
             sources.append((listed, "$response.body#/results/0/{}"))
         for path, targets in paths.items():
-            if not path.startswith(collection) or "{" not in path[len(collection):]:
+            if not path.startswith(collection) or "{" not in path[len(collection) :]:
                 continue
-            parameter = path[len(collection):].split("{", 1)[1].split("}", 1)[0]
+            parameter = path[len(collection) :].split("{", 1)[1].split("}", 1)[0]
             for method, operation in targets.items():
                 if method not in {"get", "post", "put", "patch", "delete"}:
                     continue
@@ -137,8 +137,9 @@ def _paginated(answer: dict[str, Any], result: dict[str, Any]) -> bool:
     return "results" in schema.get("properties", {})
 
 
-def strict_query_parameters(result: dict[str, Any], generator: Any, request: Any,
-                            public: bool) -> dict[str, Any]:
+def strict_query_parameters(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
     """Filters say what tenants.api.filters.StrictFilterBackend enforces: given once, never
     empty (leave a filter out to mean "any")."""
     for operations in result.get("paths", {}).values():
@@ -147,7 +148,10 @@ def strict_query_parameters(result: dict[str, Any], generator: Any, request: Any
                 continue
             for parameter in operation.get("parameters", []):
                 schema = parameter.get("schema", {})
-                if (parameter.get("in") == "query" and schema.get("type") == "string"
-                        and parameter.get("name") != "ordering"):
+                if (
+                    parameter.get("in") == "query"
+                    and schema.get("type") == "string"
+                    and parameter.get("name") != "ordering"
+                ):
                     schema.setdefault("minLength", 1)
     return result

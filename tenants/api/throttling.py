@@ -45,13 +45,14 @@ class ApiRateThrottle(SimpleRateThrottle):
     def allow_request(self, request: Request, view: APIView) -> bool:
         try:
             return self._allow(request, view)
-        except Exception as error:  # noqa: BLE001 - any cache failure: fail open
+        except Exception as error:
             throttle_cache_failed.send(sender=type(self))
             now = time.monotonic()
             if now - _last_warning[0] > WARN_EVERY_SECONDS:
                 _last_warning[0] = now
-                logger.warning("rate limiting is off: its cache is unreachable (%s)",
-                               type(error).__name__)
+                logger.warning(
+                    "rate limiting is off: its cache is unreachable (%s)", type(error).__name__
+                )
             return True
 
     def _allow(self, request: Request, view: APIView) -> bool:

@@ -10,8 +10,11 @@ from tenants.forms.base import Form
 
 
 class ExtendEnvironmentForm(Form):
-    ttl = forms.CharField(label="Live for", max_length=20,
-                          help_text="From now, e.g. 30m, 2h or 3d; never past its maximum.")
+    ttl = forms.CharField(
+        label="Live for",
+        max_length=20,
+        help_text="From now, e.g. 30m, 2h or 3d; never past its maximum.",
+    )
 
     def clean_ttl(self) -> int:
         """The TTL in seconds."""
@@ -24,9 +27,12 @@ class ExtendEnvironmentForm(Form):
 
 
 class EndEnvironmentForm(Form):
-    reason = forms.CharField(max_length=500, required=False,
-                             widget=forms.Textarea(attrs={"rows": 2}),
-                             help_text="Optional; recorded with its end request.")
+    reason = forms.CharField(
+        max_length=500,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Optional; recorded with its end request.",
+    )
 
 
 RULE_KEYS = ("if", "namespace", "refuse", "message")
@@ -57,7 +63,9 @@ class EnvironmentRulesForm(Form):
     """The tenant's environment rules as YAML; the service checks each rule's meaning."""
 
     rules = forms.CharField(
-        label="Rules (YAML)", required=False, strip=False,
+        label="Rules (YAML)",
+        required=False,
+        strip=False,
         widget=forms.Textarea(attrs={"rows": 12, "class": "code", "spellcheck": "false"}),
         help_text="A list; each rule has if, namespace, refuse and message. Empty: every "
         "environment gets the default template.",
@@ -83,15 +91,20 @@ class EnvironmentRulesForm(Form):
         problems, rules = [], []
         for number, entry in enumerate(parsed, start=1):
             if not isinstance(entry, dict):
-                problems.append(f"Rule {number}: a rule is a mapping of if, namespace, refuse "
-                                f"and message, not {yaml.safe_dump(entry).strip()[:60]!r}.")
+                problems.append(
+                    f"Rule {number}: a rule is a mapping of if, namespace, refuse "
+                    f"and message, not {yaml.safe_dump(entry).strip()[:60]!r}."
+                )
                 continue
             unknown = [str(key) for key in entry if key not in RULE_KEYS]
             if unknown:
-                hint = (" (for GitLab's when: never, write refuse: true)"
-                        if "when" in unknown else "")
-                problems.append(f"Rule {number}: unknown key {', '.join(unknown)}{hint}; a rule "
-                                f"may have {', '.join(RULE_KEYS)}.")
+                hint = (
+                    " (for GitLab's when: never, write refuse: true)" if "when" in unknown else ""
+                )
+                problems.append(
+                    f"Rule {number}: unknown key {', '.join(unknown)}{hint}; a rule "
+                    f"may have {', '.join(RULE_KEYS)}."
+                )
                 continue
             if "refuse" in entry and not isinstance(entry["refuse"], bool):
                 problems.append(f"Rule {number}: refuse is true or false.")

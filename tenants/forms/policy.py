@@ -18,8 +18,17 @@ from tenants.whatif import REPLAY_LIMIT
 class ApprovalRuleForm(ModelForm):
     class Meta:
         model = ApprovalRule
-        fields = ["position", "name", "description", "condition", "outcome",
-                  "approvals_required", "approver_role", "message", "enabled"]
+        fields = [
+            "position",
+            "name",
+            "description",
+            "condition",
+            "outcome",
+            "approvals_required",
+            "approver_role",
+            "message",
+            "enabled",
+        ]
         widgets = {"condition": forms.Textarea(attrs={"rows": 3, "class": "code"})}
 
     def clean_condition(self) -> str:
@@ -34,8 +43,10 @@ class ApprovalRuleForm(ModelForm):
         cleaned = super().clean()
         if cleaned.get("outcome") == PolicyOutcome.DENY and not cleaned.get("message"):
             self.add_error("message", "A deny rule needs a message telling people why.")
-        if (cleaned.get("outcome") == PolicyOutcome.REQUIRE
-                and cleaned.get("approver_role") not in ApproverRole.values):
+        if (
+            cleaned.get("outcome") == PolicyOutcome.REQUIRE
+            and cleaned.get("approver_role") not in ApproverRole.values
+        ):
             self.add_error("approver_role", "Choose who must approve.")
         return cleaned
 
@@ -48,16 +59,26 @@ class WhatIfForm(Form):
 
     prefix = "whatif"
 
-    tenant = forms.ModelChoiceField(queryset=Tenant.objects.order_by("slug"),
-                                    to_field_name="slug", required=False,
-                                    empty_label="every tenant")
-    kind = forms.ChoiceField(choices=[("", "every kind"), *RequestKind.choices],
-                             required=False)
-    since = forms.DateField(required=False, help_text="Decided on or after this day.",
-                            widget=forms.DateInput(attrs={"type": "date"}))
-    limit = forms.IntegerField(min_value=1, max_value=REPLAY_LIMIT, initial=REPLAY_LIMIT,
-                               required=False, label="Last",
-                               help_text=f"How many decided requests, at most {REPLAY_LIMIT}.")
+    tenant = forms.ModelChoiceField(
+        queryset=Tenant.objects.order_by("slug"),
+        to_field_name="slug",
+        required=False,
+        empty_label="every tenant",
+    )
+    kind = forms.ChoiceField(choices=[("", "every kind"), *RequestKind.choices], required=False)
+    since = forms.DateField(
+        required=False,
+        help_text="Decided on or after this day.",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    limit = forms.IntegerField(
+        min_value=1,
+        max_value=REPLAY_LIMIT,
+        initial=REPLAY_LIMIT,
+        required=False,
+        label="Last",
+        help_text=f"How many decided requests, at most {REPLAY_LIMIT}.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -13,12 +13,14 @@ class NotificationsForm(Form):
     people until they turn it off."""
 
     wanted = forms.MultipleChoiceField(
-        label="E-mail me when", choices=EVENT_CHOICES, required=False,
+        label="E-mail me when",
+        choices=EVENT_CHOICES,
+        required=False,
         widget=forms.CheckboxSelectMultiple,
     )
 
     @classmethod
-    def for_user(cls, user, data=None) -> NotificationsForm:  # noqa: ANN001 - User, QueryDict
+    def for_user(cls, user, data=None) -> NotificationsForm:
         muted = set(user.muted_notifications or [])
         return cls(data, initial={"wanted": [e for e, _ in EVENT_CHOICES if e not in muted]})
 

@@ -13,8 +13,10 @@ from tenants.forms.base import Form
 from tenants.models import Namespace, Tenant
 from tenants.payloads import APP_NAME_MAX
 
-QUANTITY_HELP = ("A Kubernetes quantity: CPU in whole millicores, e.g. 500m or 2 (at least 1m); "
-                 "memory in whole MiB, e.g. 512Mi or 4Gi (at least 1Mi).")
+QUANTITY_HELP = (
+    "A Kubernetes quantity: CPU in whole millicores, e.g. 500m or 2 (at least 1m); "
+    "memory in whole MiB, e.g. 512Mi or 4Gi (at least 1Mi)."
+)
 
 
 class RequestForm(Form):
@@ -35,8 +37,12 @@ class RequestForm(Form):
 
     def _first_permanent_tier(self) -> str | None:
         """What a tier field starts on: a namespace meant to stay, not a review app's."""
-        return (self.tenant.allowed_tiers.filter(is_ephemeral=False).order_by("position")
-                .values_list("slug", flat=True).first())
+        return (
+            self.tenant.allowed_tiers.filter(is_ephemeral=False)
+            .order_by("position")
+            .values_list("slug", flat=True)
+            .first()
+        )
 
     def _cluster_choices(self) -> list[tuple[str, str]]:
         return [(c.name, c.display_name or c.name) for c in self.tenant.allowed_clusters.all()]
@@ -58,7 +64,8 @@ class NamespaceRequestForm(RequestForm, QuotaFields):
     kind = RequestKind.NAMESPACE
     title = "Request a namespace"
     app = forms.CharField(
-        label="Application name", max_length=APP_NAME_MAX,
+        label="Application name",
+        max_length=APP_NAME_MAX,
         help_text="Lower-case letters, digits and dashes. The namespace will be "
         "<tenant>-<app>-<tier>, shortened with a stable hash if that is over 63 characters.",
     )
@@ -80,7 +87,8 @@ class ProjectRequestForm(RequestForm):
     engine = forms.ChoiceField(label="GitOps engine", choices=GitOpsEngine.choices)
     cluster = forms.ChoiceField()
     tiers = forms.MultipleChoiceField(
-        label="Environments", widget=forms.CheckboxSelectMultiple,
+        label="Environments",
+        widget=forms.CheckboxSelectMultiple,
         help_text="One namespace per environment, promoted in this order.",
     )
 
@@ -148,7 +156,8 @@ class ProjectDecommissionRequestForm(RequestForm):
         self.fields["project"].help_text = (
             "Its namespaces there go, its GitOps files go (its roots prune what they "
             "deployed first), its Kargo project goes; the tenant's last project on the "
-            "cluster takes the tenant's roots and credentials with it.")
+            "cluster takes the tenant's roots and credentials with it."
+        )
         self.fields["cluster"].choices = self._cluster_choices()
 
 
@@ -157,12 +166,15 @@ class TenantDecommissionRequestForm(RequestForm):
     title = "Decommission the tenant on a cluster"
     cluster = forms.ChoiceField(
         help_text="Every namespace of the tenant there goes, with its GitOps files, Kargo "
-                  "projects, roots, AppProject and credentials.")
+        "projects, roots, AppProject and credentials."
+    )
     reason = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 3}))
     retire = forms.BooleanField(
-        required=False, label="Retire the tenant once this cluster is cleaned",
+        required=False,
+        label="Retire the tenant once this cluster is cleaned",
         help_text="Only for its last cluster. A retired tenant takes no request and leaves "
-                  "its members' lists; its records and audit trail stay.")
+        "its members' lists; its records and audit trail stay.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -172,15 +184,17 @@ class TenantDecommissionRequestForm(RequestForm):
 TTL_HELP = "How long it lives, e.g. 30m, 2h or 3d; owners may extend it later."
 
 
-def _ttl_label(tier) -> str:  # noqa: ANN001 - EnvironmentTier
+def _ttl_label(tier) -> str:
     from django.conf import settings
 
     from tenants.quantities import seconds_to_duration
 
     default = tier.default_ttl or settings.BERTH_EPHEMERAL_DEFAULT_TTL
     longest = tier.max_ttl or settings.BERTH_EPHEMERAL_MAX_TTL
-    return (f"{tier.name}: {seconds_to_duration(int(default.total_seconds()))} by default, "
-            f"at most {seconds_to_duration(int(longest.total_seconds()))}")
+    return (
+        f"{tier.name}: {seconds_to_duration(int(default.total_seconds()))} by default, "
+        f"at most {seconds_to_duration(int(longest.total_seconds()))}"
+    )
 
 
 class EphemeralRequestForm(RequestForm):
@@ -191,17 +205,26 @@ class EphemeralRequestForm(RequestForm):
     title = "Start an ephemeral environment"
     project = forms.ChoiceField()
     env_slug = forms.CharField(
-        label="Environment slug", max_length=63,
+        label="Environment slug",
+        max_length=63,
         help_text="As CI_ENVIRONMENT_SLUG, e.g. review-42: lower-case letters, digits, dashes.",
     )
     branch = forms.CharField(max_length=255, required=False)
     mr_id = forms.CharField(label="Merge request id", max_length=20, required=False)
-    ttl = forms.CharField(label="Time to live", max_length=20, required=False,
-                          help_text=TTL_HELP + " Empty: the tier's default.")
+    ttl = forms.CharField(
+        label="Time to live",
+        max_length=20,
+        required=False,
+        help_text=TTL_HELP + " Empty: the tier's default.",
+    )
     tier = forms.ChoiceField()
     cluster = forms.ChoiceField(required=False)
-    cpu = forms.CharField(label="CPU", max_length=20, required=False,
-                          help_text="Empty: the tier's default. " + QUANTITY_HELP)
+    cpu = forms.CharField(
+        label="CPU",
+        max_length=20,
+        required=False,
+        help_text="Empty: the tier's default. " + QUANTITY_HELP,
+    )
     memory = forms.CharField(max_length=20, required=False)
     storage = forms.CharField(max_length=20, required=False)
 
@@ -215,29 +238,39 @@ class EphemeralRequestForm(RequestForm):
         tiers = self.tenant.allowed_tiers.filter(is_ephemeral=True).order_by("position", "slug")
         self.fields["tier"].choices = [(t.slug, _ttl_label(t)) for t in tiers]
         self.fields["cluster"].choices = [
-            ("", "Where the project's environments are"), *self._cluster_choices()
+            ("", "Where the project's environments are"),
+            *self._cluster_choices(),
         ]
 
 
 REQUEST_FORMS: dict[str, type[RequestForm]] = {
     form.kind: form
-    for form in (NamespaceRequestForm, ProjectRequestForm, EnvironmentRequestForm,
-                 QuotaChangeRequestForm, DecommissionRequestForm, EphemeralRequestForm,
-                 ProjectDecommissionRequestForm, TenantDecommissionRequestForm)
+    for form in (
+        NamespaceRequestForm,
+        ProjectRequestForm,
+        EnvironmentRequestForm,
+        QuotaChangeRequestForm,
+        DecommissionRequestForm,
+        EphemeralRequestForm,
+        ProjectDecommissionRequestForm,
+        TenantDecommissionRequestForm,
+    )
 }
 
 
 class RejectForm(Form):
     reason = forms.CharField(
-        max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Required: tell the requester what to change.",
     )
 
 
 class ApproveForm(Form):
     plan_digest = forms.CharField(max_length=64, widget=forms.HiddenInput)
-    note = forms.CharField(max_length=2000, required=False,
-                           widget=forms.Textarea(attrs={"rows": 2}))
+    note = forms.CharField(
+        max_length=2000, required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
 
 class _TickedRows(forms.MultipleChoiceField):
@@ -261,13 +294,13 @@ class ApproveTogetherForm(Form):
         decisions: dict[int, str] = {}
         for value in self.cleaned_data["selected"]:
             request_id, _, digest = value.partition(":")
-            if not request_id.isdigit() or len(request_id) > 12 or not digest \
-                    or len(digest) > 64:
+            if not request_id.isdigit() or len(request_id) > 12 or not digest or len(digest) > 64:
                 raise forms.ValidationError("A selected row did not say which plan it approves.")
             decisions[int(request_id)] = digest
         return sorted(decisions.items())
 
 
 class CommentForm(Form):
-    body = forms.CharField(label="Comment", max_length=4000,
-                           widget=forms.Textarea(attrs={"rows": 3}))
+    body = forms.CharField(
+        label="Comment", max_length=4000, widget=forms.Textarea(attrs={"rows": 3})
+    )

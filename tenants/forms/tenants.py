@@ -22,25 +22,33 @@ class TenantOnboardingForm(Form):
     owner_groups = forms.CharField(required=False, help_text="Comma-separated OIDC groups.")
     member_groups = forms.CharField(required=False)
     viewer_groups = forms.CharField(required=False)
-    repo_url = forms.CharField(label="GitOps repository URL", max_length=500, required=False,
-                               help_text="https://host/org/repo.git, ssh://git@host/org/repo.git "
-                                         "or git@host:org/repo.git")
+    repo_url = forms.CharField(
+        label="GitOps repository URL",
+        max_length=500,
+        required=False,
+        help_text="https://host/org/repo.git, ssh://git@host/org/repo.git or git@host:org/repo.git",
+    )
     branch = forms.CharField(max_length=200, initial="main")
     path = forms.CharField(label="Base path in the repository", max_length=300, required=False)
     credentials = forms.CharField(
-        required=False, widget=forms.PasswordInput(render_value=False),
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
         help_text="HTTPS token or SSH deploy key; stored encrypted, never shown again.",
     )
     known_hosts = forms.CharField(
-        label="SSH known_hosts", required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        label="SSH known_hosts",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
         help_text="For an SSH repository read by Flux: the host's key, as `ssh-keyscan <host>` "
-                  "prints it.",
+        "prints it.",
     )
     engine = forms.ChoiceField(label="GitOps engine", choices=GitOpsEngine.choices)
     commit_url = forms.CharField(
-        label="Commit link", max_length=500, required=False,
+        label="Commit link",
+        max_length=500,
+        required=False,
         help_text="The repository's page of one commit, with {sha} where the hash goes, e.g. "
-                  "https://forge.example/org/repo/commit/{sha}; commits are shown as links.",
+        "https://forge.example/org/repo/commit/{sha}; commits are shown as links.",
     )
     cpu = forms.CharField(label="CPU budget", initial="8")
     memory = forms.CharField(label="Memory budget", initial="16Gi")
@@ -62,7 +70,7 @@ class TenantOnboardingForm(Form):
         self.fields["clusters"].queryset = Cluster.objects.all()
         self.fields["tiers"].queryset = EnvironmentTier.objects.all()
 
-    def _quantity(self, field: str, convert) -> int:  # noqa: ANN001
+    def _quantity(self, field: str, convert) -> int:
         from tenants.quantities import QuantityError
 
         try:
@@ -92,8 +100,10 @@ class TenantOnboardingForm(Form):
             except forms.ValidationError:
                 self.add_error("notify_emails", f"{address} is not an e-mail address.")
         try:
-            validate_tenant_groups({field: _split(cleaned[field]) for field in GROUP_FIELDS},
-                                   others=groups_of_other_tenants())
+            validate_tenant_groups(
+                {field: _split(cleaned[field]) for field in GROUP_FIELDS},
+                others=groups_of_other_tenants(),
+            )
         except forms.ValidationError as exc:
             self.add_error(None, exc)
         return cleaned
@@ -135,14 +145,23 @@ class TenantOnboardingForm(Form):
     def service_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data
         return {
-            "slug": data["slug"], "name": data["name"],
-            "groups": {"owner": _split(data["owner_groups"]),
-                       "member": _split(data["member_groups"]),
-                       "viewer": _split(data["viewer_groups"])},
-            "repo_url": data["repo_url"], "branch": data["branch"], "path": data["path"],
-            "credentials": data["credentials"], "known_hosts": data["known_hosts"],
-            "engine": data["engine"], "commit_url": data["commit_url"],
-            "budget_limits": data["budget"], "clusters": list(data["clusters"]),
-            "tiers": list(data["tiers"]), "allowed_domains": _split(data["allowed_domains"]),
+            "slug": data["slug"],
+            "name": data["name"],
+            "groups": {
+                "owner": _split(data["owner_groups"]),
+                "member": _split(data["member_groups"]),
+                "viewer": _split(data["viewer_groups"]),
+            },
+            "repo_url": data["repo_url"],
+            "branch": data["branch"],
+            "path": data["path"],
+            "credentials": data["credentials"],
+            "known_hosts": data["known_hosts"],
+            "engine": data["engine"],
+            "commit_url": data["commit_url"],
+            "budget_limits": data["budget"],
+            "clusters": list(data["clusters"]),
+            "tiers": list(data["tiers"]),
+            "allowed_domains": _split(data["allowed_domains"]),
             "notify_emails": _split(data["notify_emails"]),
         }

@@ -24,7 +24,8 @@ class ApiTokenForm(Form):
         max_length=100, help_text="What it is for, e.g. “CI pipeline of payments-shop”."
     )
     scopes = forms.MultipleChoiceField(
-        choices=TokenScope.choices, initial=[TokenScope.READ],
+        choices=TokenScope.choices,
+        initial=[TokenScope.READ],
         widget=forms.CheckboxSelectMultiple,
         help_text="A token never has more rights than you; scopes narrow it further.",
     )

@@ -5,7 +5,7 @@ from django.db import models
 
 
 class AuditEventQuerySet(models.QuerySet):
-    def update(self, **kwargs):  # noqa: ANN003 - Django API
+    def update(self, **kwargs):
         raise TypeError("Audit events are append-only.")
 
     def delete(self):
@@ -47,10 +47,10 @@ class AuditEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.actor_label} {self.action} {self.object_type} {self.object_id}"
 
-    def save(self, *args, **kwargs):  # noqa: ANN002, ANN003 - Django API
+    def save(self, *args, **kwargs):
         if self.pk is not None:
             raise TypeError("Audit events are append-only.")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):  # noqa: ANN002, ANN003 - Django API
+    def delete(self, *args, **kwargs):
         raise TypeError("Audit events are append-only.")

@@ -7,8 +7,7 @@ from django.db import models
 
 
 class TierRevision(models.Model):
-    tier = models.ForeignKey("EnvironmentTier", on_delete=models.CASCADE,
-                             related_name="revisions")
+    tier = models.ForeignKey("EnvironmentTier", on_delete=models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField()
     digest = models.CharField(max_length=64)
     definition = models.JSONField(help_text="The tier as plans saw it.")
@@ -16,8 +15,9 @@ class TierRevision(models.Model):
 
     class Meta:
         ordering = ["tier", "-number"]
-        constraints = [models.UniqueConstraint(fields=["tier", "number"],
-                                               name="one_tier_revision_number")]
+        constraints = [
+            models.UniqueConstraint(fields=["tier", "number"], name="one_tier_revision_number")
+        ]
 
     def __str__(self) -> str:
         return f"{self.tier.slug} v{self.number}"

@@ -14,9 +14,7 @@ class EnvironmentRule(models.Model):
     Validated when saved (tenants.environment_rules).
     """
 
-    tenant = models.ForeignKey(
-        "Tenant", on_delete=models.CASCADE, related_name="environment_rules"
-    )
+    tenant = models.ForeignKey("Tenant", on_delete=models.CASCADE, related_name="environment_rules")
     position = models.PositiveIntegerField(help_text="Lower positions are evaluated first.")
     condition = models.TextField(
         blank=True,
@@ -68,7 +66,9 @@ class EphemeralEnvironment(models.Model):
         null=True, blank=True, help_text="The environment rule that named the namespace."
     )
     request = models.ForeignKey(
-        "Request", on_delete=models.PROTECT, related_name="+",
+        "Request",
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="The request that created this environment.",
     )
     state = models.CharField(

@@ -27,11 +27,19 @@ class NamespaceClaim(models.Model):
         max_length=63, blank=True, help_text="An ephemeral environment's slug."
     )
     namespace = models.ForeignKey(
-        "Namespace", on_delete=models.SET_NULL, null=True, blank=True, related_name="claims",
+        "Namespace",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="claims",
         help_text="The tenant namespace Berth provisions under this name, if it is one.",
     )
     request = models.ForeignKey(
-        "Request", on_delete=models.SET_NULL, null=True, blank=True, related_name="name_claims",
+        "Request",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="name_claims",
         help_text="The request that claimed the name.",
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -14,8 +14,9 @@ class ApprovalRule(models.Model):
     position = models.PositiveIntegerField(help_text="Lower positions are evaluated first.")
     name = models.SlugField(max_length=100, unique=True)
     description = models.CharField(max_length=300, blank=True)
-    condition = models.TextField(help_text="A CEL expression over `request`, e.g. "
-                                           'request.tier == "prod"')
+    condition = models.TextField(
+        help_text='A CEL expression over `request`, e.g. request.tier == "prod"'
+    )
     outcome = models.CharField(max_length=20, choices=PolicyOutcome.choices)
     approvals_required = models.PositiveSmallIntegerField(default=1)
     approver_role = models.CharField(

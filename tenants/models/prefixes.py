@@ -45,6 +45,8 @@ def slug_coverage_problem(slug: str, *, tenant: Tenant | None = None) -> str | N
         claims = claims.exclude(tenant_id=tenant.pk)
     covered = claims.select_related("cluster").order_by("name", "cluster__name").first()
     if covered is not None:
-        return (f"{slug!r} would cover {covered.name} on cluster {covered.cluster.name}, "
-                f"{covered_owner(covered.purpose)}.")
+        return (
+            f"{slug!r} would cover {covered.name} on cluster {covered.cluster.name}, "
+            f"{covered_owner(covered.purpose)}."
+        )
     return reserved_coverage(slug, berth_namespace=settings.BERTH_NAMESPACE)

@@ -56,8 +56,12 @@ class Approval(models.Model):
 
     request = models.ForeignKey(Request, on_delete=models.CASCADE, related_name="approvals")
     approver = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="approvals",
-        null=True, blank=True, help_text="Empty when the policy approved automatically.",
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="approvals",
+        null=True,
+        blank=True,
+        help_text="Empty when the policy approved automatically.",
     )
     decision = models.CharField(max_length=10, choices=Decision.choices)
     reason = models.TextField(blank=True)

@@ -44,12 +44,24 @@ class Tenant(models.Model):
         help_text="DNS label; every namespace of the tenant starts with it.",
     )
     name = models.CharField(max_length=200)
-    owner_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of owners.",
-                                   validators=[validate_group_names])
-    member_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of members.",
-                                   validators=[validate_group_names])
-    viewer_groups = models.JSONField(default=list, blank=True, help_text="OIDC groups of viewers.",
-                                   validators=[validate_group_names])
+    owner_groups = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="OIDC groups of owners.",
+        validators=[validate_group_names],
+    )
+    member_groups = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="OIDC groups of members.",
+        validators=[validate_group_names],
+    )
+    viewer_groups = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="OIDC groups of viewers.",
+        validators=[validate_group_names],
+    )
 
     gitops_repo_url = models.CharField("GitOps repository URL", max_length=500, blank=True)
     gitops_branch = models.CharField(max_length=200, default="main")
@@ -58,7 +70,8 @@ class Tenant(models.Model):
         blank=True, help_text="HTTPS token (or user:token) or SSH deploy key; encrypted at rest."
     )
     gitops_known_hosts = models.TextField(
-        "SSH known_hosts of the GitOps host", blank=True,
+        "SSH known_hosts of the GitOps host",
+        blank=True,
         help_text="For an SSH repository read by Flux, which checks the host's key: its "
         "known_hosts line(s), as `ssh-keyscan <host>` prints them.",
     )
@@ -66,7 +79,10 @@ class Tenant(models.Model):
         max_length=20, choices=GitOpsEngine.choices, default=GitOpsEngine.ARGOCD
     )
     gitops_commit_url = models.CharField(
-        "commit link", max_length=500, blank=True, validators=[validate_commit_url_template],
+        "commit link",
+        max_length=500,
+        blank=True,
+        validators=[validate_commit_url_template],
         help_text="The repository's web page of one commit, with {sha} where the commit goes "
         "(e.g. https://forge.example/org/repo/commit/{sha}); commits are shown as links.",
     )
@@ -85,7 +101,9 @@ class Tenant(models.Model):
         default=list, blank=True, help_text="Addresses told about every request of the tenant."
     )
     webhook_url = models.CharField(
-        max_length=500, blank=True, validators=[URLValidator(schemes=["http", "https"])],
+        max_length=500,
+        blank=True,
+        validators=[URLValidator(schemes=["http", "https"])],
         help_text="Receives a signed JSON event for every request state change.",
     )
     webhook_secret = EncryptedTextField(
@@ -114,14 +132,19 @@ class Tenant(models.Model):
         stored = slugs.pop(self.pk, None)
         # `<slug>-*` must match only this tenant's namespaces (Argo CD destinations, naming).
         clashes = [
-            other for other in slugs.values()
+            other
+            for other in slugs.values()
             if other.startswith(f"{self.slug}-") or self.slug.startswith(f"{other}-")
         ]
         if clashes:
-            raise ValidationError({"slug": (
-                f"{self.slug!r} and {clashes[0]!r} would share a namespace prefix: "
-                "one tenant's namespaces would match the other's."
-            )})
+            raise ValidationError(
+                {
+                    "slug": (
+                        f"{self.slug!r} and {clashes[0]!r} would share a namespace prefix: "
+                        "one tenant's namespaces would match the other's."
+                    )
+                }
+            )
         # ... nor anything else's. Checked when the slug is chosen: a platform namespace
         # that comes under an existing prefix later is reported on the Names page rather
         # than blocking the tenant's other changes.
@@ -131,7 +154,8 @@ class Tenant(models.Model):
                 raise ValidationError({"slug": covered})
         # What git and the engines are handed: checked here too, whoever saves the tenant.
         self.gitops_path = clean_gitops_fields(
-            self.gitops_repo_url, self.gitops_branch, self.gitops_path)
+            self.gitops_repo_url, self.gitops_branch, self.gitops_path
+        )
         problem = known_hosts_problem(self.gitops_known_hosts)
         if problem:
             raise ValidationError({"gitops_known_hosts": problem})
@@ -148,11 +172,15 @@ class Tenant(models.Model):
         only, and an SSH repository only knowing its host key."""
         url = self.gitops_repo_url.strip()
         if url and not (url.startswith(("https://", "http://")) or is_ssh_url(url)):
-            return ("Flux reads https:// and SSH repositories only (not git:// or file://): "
-                    "give the repository's https:// or SSH URL.")
+            return (
+                "Flux reads https:// and SSH repositories only (not git:// or file://): "
+                "give the repository's https:// or SSH URL."
+            )
         if self.gitops_credentials and is_ssh_url(url) and not self.gitops_known_hosts.strip():
-            return ("Flux reads this SSH repository only knowing its host key: add the "
-                    "host's known_hosts line(s) (`ssh-keyscan <host>`).")
+            return (
+                "Flux reads this SSH repository only knowing its host key: add the "
+                "host's known_hosts line(s) (`ssh-keyscan <host>`)."
+            )
         return None
 
     def groups_for(self, role: str) -> list[str]:
@@ -204,8 +232,11 @@ def points_at_berth(url: str) -> bool:
     if _endpoint(url) == _endpoint(settings.BERTH_BASE_URL):
         return True
     host, port = _endpoint(url)
-    named = {name.lower() for name in settings.ALLOWED_HOSTS
-             if name not in _LOOPBACK and not name.startswith(".") and name != "*"}
+    named = {
+        name.lower()
+        for name in settings.ALLOWED_HOSTS
+        if name not in _LOOPBACK and not name.startswith(".") and name != "*"
+    }
     return host in named and port in (80, 443)
 
 
@@ -227,8 +258,9 @@ class Cluster(models.Model):
         blank=True, help_text="Bearer token or kubeconfig, per the auth method; encrypted at rest."
     )
     ca_certificate = models.TextField("CA certificate (PEM)", blank=True)
-    argocd_namespace = models.CharField(max_length=63, default="argocd", blank=True,
-                                        validators=[validate_dns_label])
+    argocd_namespace = models.CharField(
+        max_length=63, default="argocd", blank=True, validators=[validate_dns_label]
+    )
     has_kargo = models.BooleanField(default=False)
     has_flux = models.BooleanField(default=False)
     ingress_namespace = models.CharField(
@@ -258,10 +290,13 @@ class Cluster(models.Model):
         "tenants' syncs run as each namespace's berth-gitops ServiceAccount.",
     )
     guardrails = models.CharField(
-        max_length=20, choices=GuardrailsMode.choices, default=GuardrailsMode.BERTH,
+        max_length=20,
+        choices=GuardrailsMode.choices,
+        default=GuardrailsMode.BERTH,
         help_text="Berth's: tenant namespaces are provisioned only once Berth's admission "
         "policies and tenant roles are installed and current here. The platform's own: "
-        "you fence tenants with your own admission control, and Berth does not check it.")
+        "you fence tenants with your own admission control, and Berth does not check it.",
+    )
     # What "Install guardrails" last put here: the digest of those objects, and when.
     guardrails_digest = models.CharField(max_length=64, blank=True)
     guardrails_installed_at = models.DateTimeField(null=True, blank=True)
@@ -275,9 +310,14 @@ class Cluster(models.Model):
 
     def clean(self) -> None:
         if self.api_url and points_at_berth(self.api_url):
-            raise ValidationError({"api_url": (
-                f"{self.api_url} is Berth's own address ({settings.BERTH_BASE_URL}), not a "
-                "Kubernetes API server.")})
+            raise ValidationError(
+                {
+                    "api_url": (
+                        f"{self.api_url} is Berth's own address ({settings.BERTH_BASE_URL}), not a "
+                        "Kubernetes API server."
+                    )
+                }
+            )
 
 
 class EnvironmentTier(models.Model):
@@ -379,7 +419,11 @@ class Namespace(models.Model):
     )
     expires_at = models.DateTimeField(null=True, blank=True)
     request = models.ForeignKey(
-        "Request", on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+        "Request",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
         help_text="The request that created this namespace.",
     )
     # Reconcile's last finding: [{"object", "status": missing|changed|unexpected, "detail"}].
@@ -387,10 +431,12 @@ class Namespace(models.Model):
     drift_checked_at = models.DateTimeField(null=True, blank=True)
     # The definitions its objects were last applied from (provisioning or a campaign); none:
     # made before Berth recorded them.
-    tier_revision = models.ForeignKey("TierRevision", on_delete=models.PROTECT, null=True,
-                                      blank=True, related_name="+")
-    bundle_revision = models.ForeignKey("BundleRevision", on_delete=models.PROTECT, null=True,
-                                        blank=True, related_name="+")
+    tier_revision = models.ForeignKey(
+        "TierRevision", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    bundle_revision = models.ForeignKey(
+        "BundleRevision", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -440,7 +486,8 @@ class ClusterPrice(models.Model):
         return f"prices on {self.cluster}"
 
     def clean(self) -> None:
-        problems = price_problems({name: getattr(self, name)
-                                   for name in [*PRICE_FIELDS, "currency"]})
+        problems = price_problems(
+            {name: getattr(self, name) for name in [*PRICE_FIELDS, "currency"]}
+        )
         if problems:
             raise ValidationError(problems)

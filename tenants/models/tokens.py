@@ -35,7 +35,7 @@ def token_digest(value: str) -> str:
 
 
 class ApiTokenQuerySet(models.QuerySet):
-    def of(self, user) -> ApiTokenQuerySet:  # noqa: ANN001 - User
+    def of(self, user) -> ApiTokenQuerySet:
         return self.filter(user=user)
 
 

@@ -14,12 +14,14 @@ class User(AbstractUser):
         help_text="The identity provider's stable `sub` claim; never matched by e-mail.",
     )
     last_groups = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="The groups claim at the last sign-in; approval rules can refer to it.",
     )
     muted_notifications = models.JSONField(
-        default=list, blank=True,
-        help_text="Request events this person is not e-mailed about (e.g. \"ready\").",
+        default=list,
+        blank=True,
+        help_text='Request events this person is not e-mailed about (e.g. "ready").',
     )
     is_platform_admin = models.BooleanField(
         default=False,

@@ -18,11 +18,11 @@ from tenants.selectors.names import name_problem
 
 
 class TenantScoped(serializers.Serializer):
-    def __init__(self, *args, tenant: Tenant, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def __init__(self, *args, tenant: Tenant, **kwargs) -> None:
         self.tenant = tenant
         super().__init__(*args, **kwargs)
 
-    def _tier(self, slug: str):  # noqa: ANN202 - EnvironmentTier
+    def _tier(self, slug: str):
         tier = self.tenant.allowed_tiers.filter(slug=slug).first()
         if tier is None:
             raise serializers.ValidationError(
@@ -37,7 +37,7 @@ class TenantScoped(serializers.Serializer):
             )
 
     @staticmethod
-    def _within_tier(tier, data: dict[str, Any]) -> None:  # noqa: ANN001 - EnvironmentTier
+    def _within_tier(tier, data: dict[str, Any]) -> None:
         limits = {
             "cpu": ("cpu_millis", tier.max_cpu_millis, quantities.millis_to_cpu),
             "memory": ("memory_mib", tier.max_memory_mib, quantities.mib_to_memory),
@@ -52,8 +52,9 @@ class TenantScoped(serializers.Serializer):
         if errors:
             raise serializers.ValidationError(errors)
 
-    def _check_names(self, wanted: list[dict[str, str]], *, cluster: str,
-                     field: str = "app") -> None:
+    def _check_names(
+        self, wanted: list[dict[str, str]], *, cluster: str, field: str = "app"
+    ) -> None:
         """Refuse reserved names, names outside the tenant's prefix and names the registry
         holds for something else (or for this very thing, already requested)."""
         where = Cluster.objects.get(name=cluster)
@@ -89,5 +90,9 @@ class QuotaFields(serializers.Serializer):
 
 
 def tier_owner(tenant: Tenant, app: str, tier: str) -> dict[str, str]:
-    return {"name": namespace_name(tenant.slug, app, tier), "purpose": NamePurpose.TIER,
-            "app": app, "tier": tier}
+    return {
+        "name": namespace_name(tenant.slug, app, tier),
+        "purpose": NamePurpose.TIER,
+        "app": app,
+        "tier": tier,
+    }

@@ -25,7 +25,10 @@ class EphemeralPayload(TenantScoped):
     env_slug = serializers.CharField(max_length=63, validators=[dns_label])
     branch = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     mr_id = serializers.RegexField(
-        r"^[0-9]{1,20}$", required=False, allow_blank=True, default="",
+        r"^[0-9]{1,20}$",
+        required=False,
+        allow_blank=True,
+        default="",
         error_messages={"invalid": "A merge request id is a number."},
     )
     cluster = serializers.SlugField(required=False)
@@ -33,9 +36,7 @@ class EphemeralPayload(TenantScoped):
     ttl = TtlField(required=False)
     cpu = QuantityField(convert=quantities.cpu_to_millis, source="cpu_millis", required=False)
     memory = QuantityField(convert=quantities.memory_to_mib, source="memory_mib", required=False)
-    storage = QuantityField(
-        convert=quantities.storage_to_gib, source="storage_gib", required=False
-    )
+    storage = QuantityField(convert=quantities.storage_to_gib, source="storage_gib", required=False)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         from tenants import environment_rules
@@ -55,29 +56,40 @@ class EphemeralPayload(TenantScoped):
             data.setdefault(key, default)
         self._within_tier(tier, data)
         data["ttl_seconds"] = self._ttl(tier, data.pop("ttl", None))
-        live = project.ephemeral_environments.exclude(state=EnvironmentState.ENDED).filter(
-            slug=data["env_slug"]
-        ).first()
+        live = (
+            project.ephemeral_environments.exclude(state=EnvironmentState.ENDED)
+            .filter(slug=data["env_slug"])
+            .first()
+        )
         if live is not None:
-            raise serializers.ValidationError({"env_slug": (
-                f"{project.name} already has an environment {live.slug} (#{live.pk}, "
-                f"{live.get_state_display().lower()}): extend it or stop it first."
-            )})
+            raise serializers.ValidationError(
+                {
+                    "env_slug": (
+                        f"{project.name} already has an environment {live.slug} (#{live.pk}, "
+                        f"{live.get_state_display().lower()}): extend it or stop it first."
+                    )
+                }
+            )
         variables = {
-            "tenant": self.tenant.slug, "project": project.name, "env_slug": data["env_slug"],
-            "branch": data["branch"], "mr_id": data["mr_id"],
+            "tenant": self.tenant.slug,
+            "project": project.name,
+            "env_slug": data["env_slug"],
+            "branch": data["branch"],
+            "mr_id": data["mr_id"],
         }
         try:
-            choice = environment_rules.choose(
-                list(self.tenant.environment_rules.all()), variables
-            )
+            choice = environment_rules.choose(list(self.tenant.environment_rules.all()), variables)
         except environment_rules.RuleError as exc:
             raise serializers.ValidationError({"env_slug": str(exc)}) from exc
         if choice is None:
-            raise serializers.ValidationError({"env_slug": (
-                f"No environment rule of {self.tenant.slug} matches this environment "
-                f"({', '.join(f'{k}={v!r}' for k, v in variables.items())})."
-            )})
+            raise serializers.ValidationError(
+                {
+                    "env_slug": (
+                        f"No environment rule of {self.tenant.slug} matches this environment "
+                        f"({', '.join(f'{k}={v!r}' for k, v in variables.items())})."
+                    )
+                }
+            )
         if choice.refused:
             raise serializers.ValidationError({"env_slug": choice.refused})
         self._check_env_slug(data["env_slug"], project, choice.namespace)
@@ -85,10 +97,14 @@ class EphemeralPayload(TenantScoped):
             choice.namespace, tenant=self.tenant.slug
         ) or kept_for_tier(self.tenant, choice.namespace)
         if problem:
-            raise serializers.ValidationError({"env_slug": (
-                f"{environment_rules.rule_named(choice)} names the namespace "
-                f"{choice.namespace}, which an environment may not have: {problem}"
-            )})
+            raise serializers.ValidationError(
+                {
+                    "env_slug": (
+                        f"{environment_rules.rule_named(choice)} names the namespace "
+                        f"{choice.namespace}, which an environment may not have: {problem}"
+                    )
+                }
+            )
         data.update(
             cluster=cluster,
             tier=tier.slug,
@@ -96,10 +112,16 @@ class EphemeralPayload(TenantScoped):
             shared=choice.shared,
             rule_position=choice.rule_position,
             creates_namespace=self._namespace_free(
-                choice.namespace, cluster, choice.shared,
-                {"purpose": NamePurpose.SHARED} if choice.shared else
-                {"purpose": NamePurpose.EPHEMERAL, "app": project.name,
-                 "environment": data["env_slug"]},
+                choice.namespace,
+                cluster,
+                choice.shared,
+                {"purpose": NamePurpose.SHARED}
+                if choice.shared
+                else {
+                    "purpose": NamePurpose.EPHEMERAL,
+                    "app": project.name,
+                    "environment": data["env_slug"],
+                },
             ),
         )
         return data
@@ -117,15 +139,17 @@ class EphemeralPayload(TenantScoped):
         elif named == own and is_tier:
             reason = f"{own} is the project's {slug} namespace"
         elif is_tier:
-            reason = (f"it is a tier, and the environment's GitOps application would be named "
-                      f"{own}, as the project's {slug} one is")
+            reason = (
+                f"it is a tier, and the environment's GitOps application would be named "
+                f"{own}, as the project's {slug} one is"
+            )
         else:
             return
-        raise serializers.ValidationError({"env_slug": (
-            f"{slug!r} is reserved: {reason}. Choose another environment slug."
-        )})
+        raise serializers.ValidationError(
+            {"env_slug": (f"{slug!r} is reserved: {reason}. Choose another environment slug.")}
+        )
 
-    def _ephemeral_tier(self, slug: str | None):  # noqa: ANN202 - EnvironmentTier
+    def _ephemeral_tier(self, slug: str | None):
         tiers = self.tenant.allowed_tiers.filter(is_ephemeral=True).order_by("position", "slug")
         if slug is None:
             tier = tiers.first()
@@ -136,10 +160,14 @@ class EphemeralPayload(TenantScoped):
             return tier
         tier = self._tier(slug)
         if not tier.is_ephemeral:
-            raise serializers.ValidationError({"tier": (
-                f"Tier {slug!r} is not ephemeral: request its environment as a project "
-                "environment instead."
-            )})
+            raise serializers.ValidationError(
+                {
+                    "tier": (
+                        f"Tier {slug!r} is not ephemeral: request its environment as a project "
+                        "environment instead."
+                    )
+                }
+            )
         return tier
 
     def _cluster_for(self, project: Project, name: str | None) -> str:
@@ -148,7 +176,9 @@ class EphemeralPayload(TenantScoped):
             return name
         used = (
             Namespace.objects.filter(project=project, state=NamespaceState.ACTIVE)
-            .order_by("pk").values_list("cluster__name", flat=True).first()
+            .order_by("pk")
+            .values_list("cluster__name", flat=True)
+            .first()
         )
         if used:
             return used
@@ -160,16 +190,21 @@ class EphemeralPayload(TenantScoped):
         return allowed[0]
 
     @staticmethod
-    def _ttl(tier, asked: int | None) -> int:  # noqa: ANN001 - EnvironmentTier
+    def _ttl(tier, asked: int | None) -> int:
         longest = tier.max_ttl or settings.BERTH_EPHEMERAL_MAX_TTL
         if asked is None:
             default = tier.default_ttl or settings.BERTH_EPHEMERAL_DEFAULT_TTL
             return int(min(default, longest).total_seconds())
         if asked > longest.total_seconds():
-            raise serializers.ValidationError({"ttl": (
-                f"{quantities.seconds_to_duration(asked)} is longer than the {tier.slug} tier "
-                f"allows ({quantities.seconds_to_duration(int(longest.total_seconds()))})."
-            )})
+            raise serializers.ValidationError(
+                {
+                    "ttl": (
+                        f"{quantities.seconds_to_duration(asked)} is longer than the {tier.slug} "
+                        "tier "
+                        f"allows ({quantities.seconds_to_duration(int(longest.total_seconds()))})."
+                    )
+                }
+            )
         return asked
 
     def _namespace_free(self, name: str, cluster: str, shared: bool, owner: dict) -> bool:
@@ -185,11 +220,15 @@ class EphemeralPayload(TenantScoped):
         namespace = claim.namespace
         if namespace is None or namespace.state != NamespaceState.ACTIVE:
             state = namespace.get_state_display().lower() if namespace else "not provisioned"
-            raise serializers.ValidationError({"env_slug": (
-                f"The shared namespace {name} is {state}"
-                + (f" (request #{claim.request_id})" if claim.request_id else "")
-                + ": try again once it is active."
-            )})
+            raise serializers.ValidationError(
+                {
+                    "env_slug": (
+                        f"The shared namespace {name} is {state}"
+                        + (f" (request #{claim.request_id})" if claim.request_id else "")
+                        + ": try again once it is active."
+                    )
+                }
+            )
         return False
 
 
@@ -207,8 +246,10 @@ class EndEnvironmentPayload(TenantScoped):
         # One whose provisioning failed can be ended too: whatever it made is removed.
         endable = environment is not None and (
             environment.state == EnvironmentState.LIVE
-            or (environment.state == EnvironmentState.STARTING
-                and environment.request.state == RequestState.FAILED)
+            or (
+                environment.state == EnvironmentState.STARTING
+                and environment.request.state == RequestState.FAILED
+            )
         )
         if not endable:
             state = environment.get_state_display().lower() if environment else "not found"

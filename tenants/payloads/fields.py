@@ -25,7 +25,7 @@ def dns_label(value: str) -> str:
 class QuantityField(serializers.CharField):
     """A Kubernetes quantity string converted to an integer in one of Berth's units."""
 
-    def __init__(self, *, convert, **kwargs) -> None:  # noqa: ANN001 - a converter function
+    def __init__(self, *, convert, **kwargs) -> None:
         self.convert = convert
         super().__init__(**kwargs)
 

@@ -24,8 +24,9 @@ class NamespacePayload(TenantScoped, QuotaFields):
         tier = self._tier(data["tier"])
         self._cluster(data["cluster"])
         self._within_tier(tier, data)
-        self._check_names([tier_owner(self.tenant, data["app"], tier.slug)],
-                          cluster=data["cluster"])
+        self._check_names(
+            [tier_owner(self.tenant, data["app"], tier.slug)], cluster=data["cluster"]
+        )
         return data
 
 
@@ -43,20 +44,30 @@ class ProjectPayload(TenantScoped):
         self._cluster(data["cluster"])
         if data["engine"] == GitOpsEngine.FLUX and self.tenant.flux_problem():
             raise serializers.ValidationError(
-                {"engine": f"{self.tenant.flux_problem()} (a platform admin sets it on the "
-                           "tenant)"})
+                {"engine": f"{self.tenant.flux_problem()} (a platform admin sets it on the tenant)"}
+            )
         if Project.objects.filter(tenant=self.tenant, name=data["app"]).exists():
             raise serializers.ValidationError({"app": f"Project {data['app']!r} already exists."})
         wanted = [tier_owner(self.tenant, data["app"], slug) for slug in data["tiers"]]
         if data["engine"] == GitOpsEngine.ARGOCD_KARGO:
-            wanted.append({"name": kargo_namespace(self.tenant.slug, data["app"]),
-                           "purpose": NamePurpose.KARGO, "app": data["app"]})
+            wanted.append(
+                {
+                    "name": kargo_namespace(self.tenant.slug, data["app"]),
+                    "purpose": NamePurpose.KARGO,
+                    "app": data["app"],
+                }
+            )
         if data["engine"] in (GitOpsEngine.ARGOCD, GitOpsEngine.ARGOCD_KARGO):
-            wanted.append({"name": argocd_apps_namespace(self.tenant.slug),
-                           "purpose": NamePurpose.ARGOCD_APPS})
+            wanted.append(
+                {
+                    "name": argocd_apps_namespace(self.tenant.slug),
+                    "purpose": NamePurpose.ARGOCD_APPS,
+                }
+            )
         else:
-            wanted.append({"name": gitops_namespace(self.tenant.slug),
-                           "purpose": NamePurpose.GITOPS})
+            wanted.append(
+                {"name": gitops_namespace(self.tenant.slug), "purpose": NamePurpose.GITOPS}
+            )
         self._check_names(wanted, cluster=data["cluster"])
         return data
 
@@ -74,8 +85,11 @@ class EnvironmentPayload(TenantScoped, QuotaFields):
         tier = self._tier(data["tier"])
         self._cluster(data["cluster"])
         self._within_tier(tier, data)
-        self._check_names([tier_owner(self.tenant, data["project"], tier.slug)],
-                          cluster=data["cluster"], field="tier")
+        self._check_names(
+            [tier_owner(self.tenant, data["project"], tier.slug)],
+            cluster=data["cluster"],
+            field="tier",
+        )
         return data
 
 
@@ -97,7 +111,11 @@ class DecommissionPayload(TenantScoped):
         hosted = namespace.ephemeral_environments.exclude(state=EnvironmentState.ENDED)
         if hosted.exists():
             slugs = ", ".join(sorted(hosted.values_list("slug", flat=True))[:5])
-            raise serializers.ValidationError({"namespace": (
-                f"{namespace.name} hosts ephemeral environments ({slugs}): end them first."
-            )})
+            raise serializers.ValidationError(
+                {
+                    "namespace": (
+                        f"{namespace.name} hosts ephemeral environments ({slugs}): end them first."
+                    )
+                }
+            )
         return data

@@ -24,21 +24,23 @@ class ClusterScoped(TenantScoped):
         cluster = Cluster.objects.filter(name=name).first()
         used = cluster is not None and (
             self.tenant.allowed_clusters.filter(pk=cluster.pk).exists()
-            or Namespace.objects.filter(tenant=self.tenant, cluster=cluster,
-                                        state__in=LIVE).exists()
+            or Namespace.objects.filter(
+                tenant=self.tenant, cluster=cluster, state__in=LIVE
+            ).exists()
         )
         if not used:
             raise serializers.ValidationError(
-                {"cluster": f"The tenant has nothing on a cluster {name!r}."})
+                {"cluster": f"The tenant has nothing on a cluster {name!r}."}
+            )
         return cluster
 
-    def _no_live_environments(self, environments) -> None:  # noqa: ANN001 - a QuerySet
+    def _no_live_environments(self, environments) -> None:
         live = environments.exclude(state=EnvironmentState.ENDED)
         if live.exists():
             slugs = ", ".join(sorted(live.values_list("slug", flat=True))[:5])
-            raise serializers.ValidationError({"cluster": (
-                f"Ephemeral environments still run there ({slugs}): end them first."
-            )})
+            raise serializers.ValidationError(
+                {"cluster": (f"Ephemeral environments still run there ({slugs}): end them first.")}
+            )
 
 
 class TenantSyncPayload(ClusterScoped):
@@ -62,33 +64,48 @@ class ProjectDecommissionPayload(ClusterScoped):
         project = Project.objects.filter(tenant=self.tenant, name=data["project"]).first()
         if project is None:
             raise serializers.ValidationError(
-                {"project": f"{data['project']!r} is not a project of this tenant."})
-        if not Namespace.objects.filter(project=project, cluster=cluster,
-                                        state__in=LIVE).exists():
+                {"project": f"{data['project']!r} is not a project of this tenant."}
+            )
+        if not Namespace.objects.filter(project=project, cluster=cluster, state__in=LIVE).exists():
             raise serializers.ValidationError(
-                {"project": f"{project.name} has no namespace on {cluster.name}."})
-        self._no_live_environments(EphemeralEnvironment.objects.filter(
-            project=project, namespace__cluster=cluster))
+                {"project": f"{project.name} has no namespace on {cluster.name}."}
+            )
+        self._no_live_environments(
+            EphemeralEnvironment.objects.filter(project=project, namespace__cluster=cluster)
+        )
         return data
 
 
 class TenantDecommissionPayload(ClusterScoped):
     reason = serializers.CharField(max_length=500)
     retire = serializers.BooleanField(
-        default=False, help_text="Retire the tenant once this cluster is cleaned: it must be "
+        default=False,
+        help_text="Retire the tenant once this cluster is cleaned: it must be "
         "the tenant's last cluster. A retired tenant takes no request and leaves its members' "
-        "lists; its records and audit trail stay.")
+        "lists; its records and audit trail stay.",
+    )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         cluster = self._used_cluster(data["cluster"])
-        self._no_live_environments(EphemeralEnvironment.objects.filter(
-            tenant=self.tenant, namespace__cluster=cluster))
+        self._no_live_environments(
+            EphemeralEnvironment.objects.filter(tenant=self.tenant, namespace__cluster=cluster)
+        )
         if data.get("retire"):
-            elsewhere = sorted(set(Namespace.objects.filter(
-                tenant=self.tenant, state__in=LIVE).exclude(cluster=cluster)
-                .values_list("cluster__name", flat=True)))
+            elsewhere = sorted(
+                set(
+                    Namespace.objects.filter(tenant=self.tenant, state__in=LIVE)
+                    .exclude(cluster=cluster)
+                    .values_list("cluster__name", flat=True)
+                )
+            )
             if elsewhere:
-                raise serializers.ValidationError({"retire": (
-                    f"{self.tenant.slug} still has namespaces on {', '.join(elsewhere)}: "
-                    "decommission it there first; the last cluster's decommission retires it.")})
+                raise serializers.ValidationError(
+                    {
+                        "retire": (
+                            f"{self.tenant.slug} still has namespaces on {', '.join(elsewhere)}: "
+                            "decommission it there first; the last cluster's decommission retires "
+                            "it."
+                        )
+                    }
+                )
         return data

@@ -1,15 +1,15 @@
 """Reads of the tenancy domain, always scoped to what the user may see: one module per noun.
 
-    access        platform admins, tenant roles, who may decide a request
-    access_map    what a group, a person or a namespace's bindings come down to everywhere
-    truth         a tenant's truth table: database, repository, cluster compared
-    campaigns     upgrade campaigns: grouped diffs, progress, the notices on namespaces
-    requests      requests, their history, what a person may do with one, the approval queue
-    namespaces    namespaces, projects, the name a request would get, their commits
-    environments  ephemeral environments and the environment rules' preview
-    budgets       a tenant's budget as people read it
-    whatif        the approval rules in force, and past decisions to replay others over
-    audit         the audit log
+access        platform admins, tenant roles, who may decide a request
+access_map    what a group, a person or a namespace's bindings come down to everywhere
+truth         a tenant's truth table: database, repository, cluster compared
+campaigns     upgrade campaigns: grouped diffs, progress, the notices on namespaces
+requests      requests, their history, what a person may do with one, the approval queue
+namespaces    namespaces, projects, the name a request would get, their commits
+environments  ephemeral environments and the environment rules' preview
+budgets       a tenant's budget as people read it
+whatif        the approval rules in force, and past decisions to replay others over
+audit         the audit log
 """
 
 from tenants.selectors.access import (

@@ -27,13 +27,19 @@ SYSTEMS = (KUBERNETES, ARGOCD, KARGO)  # where groups get rights, in the order p
 # What each tenant role may do in Berth (tenants.selectors.access, .environments, .audit
 # make these checks); approving comes from the rules (approval_rules_for_owners).
 BERTH_RIGHTS: dict[str, tuple[str, ...]] = {
-    Role.VIEWER: ("see the tenant, its namespaces, requests and environments",
-                  "submit requests"),
-    Role.MEMBER: ("see the tenant, its namespaces, requests and environments",
-                  "submit requests", "end the tenant's ephemeral environments"),
-    Role.OWNER: ("see the tenant, its namespaces, requests and environments",
-                 "submit requests", "extend and end the tenant's ephemeral environments",
-                 "change the tenant's environment rules", "read the tenant's audit log"),
+    Role.VIEWER: ("see the tenant, its namespaces, requests and environments", "submit requests"),
+    Role.MEMBER: (
+        "see the tenant, its namespaces, requests and environments",
+        "submit requests",
+        "end the tenant's ephemeral environments",
+    ),
+    Role.OWNER: (
+        "see the tenant, its namespaces, requests and environments",
+        "submit requests",
+        "extend and end the tenant's ephemeral environments",
+        "change the tenant's environment rules",
+        "read the tenant's audit log",
+    ),
 }
 PLATFORM_ADMIN_RIGHTS = (
     "everything in every tenant: decide any request (never their own), onboard and change "
@@ -117,29 +123,39 @@ class SearchResults:
     namespaces: list[Namespace]
 
 
-def _visible_tenants(viewer: User):  # noqa: ANN202 - QuerySet[Tenant]
+def _visible_tenants(viewer: User):
     tenants = Tenant.objects.order_by("slug")
     return tenants if is_platform_admin(viewer) else tenants.filter(memberships__user=viewer)
 
 
 def approval_rules_for_owners() -> list[ApprovalRule]:
     """The enabled rules that send what they match to a tenant owner to decide."""
-    return list(ApprovalRule.objects.filter(
-        enabled=True, outcome=PolicyOutcome.REQUIRE, approver_role=ApproverRole.TENANT_OWNER,
-    ).order_by("position", "id"))
+    return list(
+        ApprovalRule.objects.filter(
+            enabled=True,
+            outcome=PolicyOutcome.REQUIRE,
+            approver_role=ApproverRole.TENANT_OWNER,
+        ).order_by("position", "id")
+    )
 
 
 def _roles_of(tenant: Tenant, groups: set[str]) -> list[str]:
     return [role for role in ROLE_ORDER if set(tenant.groups_for(role)) & groups]
 
 
-def _tenant_access(tenant: Tenant, groups: set[str], owner_rules: list[ApprovalRule],
-                   *, with_identities: bool = True) -> TenantAccess:
+def _tenant_access(
+    tenant: Tenant,
+    groups: set[str],
+    owner_rules: list[ApprovalRule],
+    *,
+    with_identities: bool = True,
+) -> TenantAccess:
     roles = _roles_of(tenant, groups)
     strongest = roles[0] if roles else None
     grants = engine.access_grants(tenant)
     return TenantAccess(
-        tenant=tenant, roles=roles,
+        tenant=tenant,
+        roles=roles,
         berth=list(BERTH_RIGHTS[strongest]) if strongest else [],
         approves_by=owner_rules if strongest == Role.OWNER else [],
         grants=[grant for grant in grants if grant.group in groups],
@@ -177,12 +193,15 @@ def group_map(viewer: User, group: str) -> GroupMap:
         group=group,
         platform_admin=admin_group,
         tenants=[_tenant_access(tenant, {group}, owner_rules) for tenant in tenants],
-        people=[person for person in people_visible_to(viewer).order_by("username")
-                if group in (person.last_groups or [])],
+        people=[
+            person
+            for person in people_visible_to(viewer).order_by("username")
+            if group in (person.last_groups or [])
+        ],
     )
 
 
-def people_visible_to(viewer: User):  # noqa: ANN201 - QuerySet[User]
+def people_visible_to(viewer: User):
     """Everyone for a platform admin; else the people who share one of the viewer's tenants."""
     people = User.objects.filter(is_active=True)
     if is_platform_admin(viewer):
@@ -201,26 +220,40 @@ def person_map(viewer: User, username: str) -> PersonMap:
     visible = _visible_tenants(viewer).values("pk")
     owner_rules = approval_rules_for_owners()
     memberships = []
-    for membership in (Membership.objects.filter(user=person, tenant_id__in=visible)
-                       .select_related("tenant").order_by("tenant__slug")):
+    for membership in (
+        Membership.objects.filter(user=person, tenant_id__in=visible)
+        .select_related("tenant")
+        .order_by("tenant__slug")
+    ):
         tenant = membership.tenant
         access = _tenant_access(tenant, groups, owner_rules, with_identities=False)
         # Berth's right follows the membership (a manual one included); the cluster's
         # follow the groups alone.
         access.berth = list(BERTH_RIGHTS[membership.role])
         access.approves_by = owner_rules if membership.role == Role.OWNER else []
-        memberships.append(MembershipAccess(
-            access=access, role=membership.role, source=membership.source,
-            via_groups=sorted(groups & set(tenant.groups_for(membership.role)))
-            if membership.source == MembershipSource.OIDC else []))
+        memberships.append(
+            MembershipAccess(
+                access=access,
+                role=membership.role,
+                source=membership.source,
+                via_groups=sorted(groups & set(tenant.groups_for(membership.role)))
+                if membership.source == MembershipSource.OIDC
+                else [],
+            )
+        )
     admin_via = sorted(groups & set(settings.BERTH_PLATFORM_ADMIN_GROUPS))
     # Only the groups the viewer's own tenants name (and the platform's): another tenant's
     # group names are that tenant's business.
-    shown = groups & ({group for group, _ in known_groups(viewer)}
-                      | set(settings.BERTH_PLATFORM_ADMIN_GROUPS))
-    found = PersonMap(person=person, groups=sorted(shown),
-                      platform_admin=is_platform_admin(person), platform_admin_via=admin_via,
-                      memberships=memberships)
+    shown = groups & (
+        {group for group, _ in known_groups(viewer)} | set(settings.BERTH_PLATFORM_ADMIN_GROUPS)
+    )
+    found = PersonMap(
+        person=person,
+        groups=sorted(shown),
+        platform_admin=is_platform_admin(person),
+        platform_admin_via=admin_via,
+        memberships=memberships,
+    )
     for membership in memberships:
         membership.approve_chain = why_may_approve(found, membership.tenant.slug)
     if found.platform_admin:
@@ -236,8 +269,10 @@ def why_may_approve(person_access: PersonMap, tenant_slug: str) -> list[str]:
     if person_access.platform_admin:
         if person_access.platform_admin_via:
             via = ", ".join(person_access.platform_admin_via)
-            steps = [f"{who} is in {via} at their last sign-in",
-                     f"BERTH_PLATFORM_ADMIN_GROUPS names {via}: {who} is a platform admin"]
+            steps = [
+                f"{who} is in {via} at their last sign-in",
+                f"BERTH_PLATFORM_ADMIN_GROUPS names {via}: {who} is a platform admin",
+            ]
         else:
             steps = [f"{who} was made a platform admin by hand (Django admin or superuser)"]
         return [*steps, "platform admins decide any request in any tenant, never their own"]
@@ -249,31 +284,47 @@ def why_may_approve(person_access: PersonMap, tenant_slug: str) -> list[str]:
             return []
         if membership.source == MembershipSource.OIDC:
             via = ", ".join(membership.via_groups)
-            steps = [f"{who} is in {via} at their last sign-in",
-                     f"{tenant_slug} names {via} as an owner group: {who} is an owner"]
+            steps = [
+                f"{who} is in {via} at their last sign-in",
+                f"{tenant_slug} names {via} as an owner group: {who} is an owner",
+            ]
         else:
             steps = [f"a platform admin made {who} an owner of {tenant_slug} by hand"]
         names = ", ".join(f"{rule.name} ({rule.condition})" for rule in rules)
-        sends = ("the approval rule {} sends the requests it matches" if len(rules) == 1
-                 else "the approval rules {} send the requests they match")
-        return [*steps, sends.format(names) + " (when no earlier rule decides) to a tenant owner",
-                "owners decide those requests, never their own"]
+        sends = (
+            "the approval rule {} sends the requests it matches"
+            if len(rules) == 1
+            else "the approval rules {} send the requests they match"
+        )
+        return [
+            *steps,
+            sends.format(names) + " (when no earlier rule decides) to a tenant owner",
+            "owners decide those requests, never their own",
+        ]
     return []
 
 
 def namespace_maps(viewer: User, name: str) -> list[NamespaceMap]:
     """Who may do what in the live namespaces of this name the viewer sees (one per
     cluster)."""
-    namespaces = list(Namespace.objects.filter(
-        name=name, state=NamespaceState.ACTIVE,
-        tenant__in=_visible_tenants(viewer).values("pk"),
-    ).select_related("tenant", "cluster", "tier").order_by("cluster__name"))
+    namespaces = list(
+        Namespace.objects.filter(
+            name=name,
+            state=NamespaceState.ACTIVE,
+            tenant__in=_visible_tenants(viewer).values("pk"),
+        )
+        .select_related("tenant", "cluster", "tier")
+        .order_by("cluster__name")
+    )
     if not namespaces:
         raise Http404("No live namespace of this name among those you can see.")
     maps = []
     for namespace in namespaces:
-        grants = [grant for grant in engine.access_grants(namespace.tenant)
-                  if grant.cluster == namespace.cluster.name and grant.namespace == name]
+        grants = [
+            grant
+            for grant in engine.access_grants(namespace.tenant)
+            if grant.cluster == namespace.cluster.name and grant.namespace == name
+        ]
         roles = {role: list(namespace.tenant.groups_for(role)) for role in ROLE_ORDER}
         maps.append(NamespaceMap(namespace=namespace, grants=grants, roles=roles))
     return maps
@@ -286,11 +337,23 @@ def search(viewer: User, query: str) -> SearchResults:
         return SearchResults(query="", groups=[], people=[], namespaces=[])
     lowered = query.lower()
     groups = [group for group, _ in known_groups(viewer) if lowered in group.lower()]
-    people = list(people_visible_to(viewer).filter(
-        Q(username__icontains=query) | Q(first_name__icontains=query)
-        | Q(last_name__icontains=query) | Q(email__icontains=query)).order_by("username")[:50])
-    namespaces = list(Namespace.objects.filter(
-        name__icontains=query, state=NamespaceState.ACTIVE,
-        tenant__in=_visible_tenants(viewer).values("pk"),
-    ).select_related("tenant", "cluster").order_by("name", "cluster__name")[:50])
+    people = list(
+        people_visible_to(viewer)
+        .filter(
+            Q(username__icontains=query)
+            | Q(first_name__icontains=query)
+            | Q(last_name__icontains=query)
+            | Q(email__icontains=query)
+        )
+        .order_by("username")[:50]
+    )
+    namespaces = list(
+        Namespace.objects.filter(
+            name__icontains=query,
+            state=NamespaceState.ACTIVE,
+            tenant__in=_visible_tenants(viewer).values("pk"),
+        )
+        .select_related("tenant", "cluster")
+        .order_by("name", "cluster__name")[:50]
+    )
     return SearchResults(query=query, groups=groups, people=people, namespaces=namespaces)

@@ -43,27 +43,30 @@ def budget_summary(tenant: Tenant) -> list[dict]:
         # nothing left of a zero budget is as full as a used-up one.
         percent = have * 100 // total if total else 100
         live_percent = min(live * 100 / total, 100) if total else 0
-        rows.append({
-            "key": key,
-            "label": label,
-            "used": show(have),
-            "live": show(live),
-            "requested": show(requested),
-            "total": show(total),
-            "left": show(left),
-            "used_amount": have,
-            "live_amount": live,
-            "requested_amount": requested,
-            "total_amount": total,
-            "left_amount": left,
-            "percent": percent,
-            "live_percent": round(live_percent, 2),
-            "requested_percent": round(
-                min(requested * 100 / total, 100 - live_percent) if total else 0, 2),
-            "low": total * BUDGET_LOW_PERCENT / 100,
-            "high": total * BUDGET_NEAR_LIMIT_PERCENT / 100,
-            "near_limit": percent >= BUDGET_NEAR_LIMIT_PERCENT,
-        })
+        rows.append(
+            {
+                "key": key,
+                "label": label,
+                "used": show(have),
+                "live": show(live),
+                "requested": show(requested),
+                "total": show(total),
+                "left": show(left),
+                "used_amount": have,
+                "live_amount": live,
+                "requested_amount": requested,
+                "total_amount": total,
+                "left_amount": left,
+                "percent": percent,
+                "live_percent": round(live_percent, 2),
+                "requested_percent": round(
+                    min(requested * 100 / total, 100 - live_percent) if total else 0, 2
+                ),
+                "low": total * BUDGET_LOW_PERCENT / 100,
+                "high": total * BUDGET_NEAR_LIMIT_PERCENT / 100,
+                "near_limit": percent >= BUDGET_NEAR_LIMIT_PERCENT,
+            }
+        )
     return rows
 
 
@@ -80,14 +83,19 @@ def namespaces_using_most(tenant: Tenant, limit: int = 5) -> list[dict]:
         "memory_share": share("memory_mib", budgets.memory_mib),
         "storage_share": share("storage_gib", budgets.storage_gib),
     }
-    rows = (Namespace.objects.filter(tenant=tenant, state__in=budget.COUNTED_STATES)
-            .annotate(**shares, largest=Greatest(*shares.values()))
-            .order_by("-largest", "name")[:limit])
-    return [{
-        "namespace": namespace,
-        "cpu": quantities.amount("cpu", namespace.cpu_millis),
-        "memory": quantities.amount("memory", namespace.memory_mib),
-        "storage": quantities.amount("storage", namespace.storage_gib),
-        "largest": int(namespace.largest + 0.5),  # half up: 2.5 % reads 3 %
-        "live": namespace.state in budget.LIVE_STATES,
-    } for namespace in rows]
+    rows = (
+        Namespace.objects.filter(tenant=tenant, state__in=budget.COUNTED_STATES)
+        .annotate(**shares, largest=Greatest(*shares.values()))
+        .order_by("-largest", "name")[:limit]
+    )
+    return [
+        {
+            "namespace": namespace,
+            "cpu": quantities.amount("cpu", namespace.cpu_millis),
+            "memory": quantities.amount("memory", namespace.memory_mib),
+            "storage": quantities.amount("storage", namespace.storage_gib),
+            "largest": int(namespace.largest + 0.5),  # half up: 2.5 % reads 3 %
+            "live": namespace.state in budget.LIVE_STATES,
+        }
+        for namespace in rows
+    ]

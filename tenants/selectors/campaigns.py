@@ -25,12 +25,17 @@ class DiffGroup:
 
 
 def campaigns() -> QuerySet[UpgradeCampaign]:
-    return UpgradeCampaign.objects.select_related(
-        "tier", "created_by", "decided_by", "tier_revision", "bundle_revision").annotate(
-        namespaces=Count("targets"),
-        applied=Count("targets", filter=Q(targets__state=TargetState.APPLIED)),
-        failed=Count("targets", filter=Q(targets__state=TargetState.FAILED)),
-    ).order_by("-created_at", "-id")
+    return (
+        UpgradeCampaign.objects.select_related(
+            "tier", "created_by", "decided_by", "tier_revision", "bundle_revision"
+        )
+        .annotate(
+            namespaces=Count("targets"),
+            applied=Count("targets", filter=Q(targets__state=TargetState.APPLIED)),
+            failed=Count("targets", filter=Q(targets__state=TargetState.FAILED)),
+        )
+        .order_by("-created_at", "-id")
+    )
 
 
 def campaign(pk: int) -> UpgradeCampaign:
@@ -38,12 +43,26 @@ def campaign(pk: int) -> UpgradeCampaign:
 
 
 def campaign_targets(found: UpgradeCampaign) -> list[CampaignTarget]:
-    return list(found.targets.select_related("namespace__tenant", "from_tier_revision",
-                                             "to_tier_revision", "from_bundle_revision")
-                .order_by("wave", "id")
-                .only("id", "wave", "group", "state", "error", "applied_at", "namespace__name",
-                      "namespace__tenant__slug", "namespace__id", "from_tier_revision__number",
-                      "to_tier_revision__number", "from_bundle_revision__number"))
+    return list(
+        found.targets.select_related(
+            "namespace__tenant", "from_tier_revision", "to_tier_revision", "from_bundle_revision"
+        )
+        .order_by("wave", "id")
+        .only(
+            "id",
+            "wave",
+            "group",
+            "state",
+            "error",
+            "applied_at",
+            "namespace__name",
+            "namespace__tenant__slug",
+            "namespace__id",
+            "from_tier_revision__number",
+            "to_tier_revision__number",
+            "from_bundle_revision__number",
+        )
+    )
 
 
 def campaign_commits(found: UpgradeCampaign) -> list[CampaignCommit]:
@@ -53,8 +72,9 @@ def campaign_commits(found: UpgradeCampaign) -> list[CampaignCommit]:
 def diff_groups(found: UpgradeCampaign) -> list[DiffGroup]:
     """Namespaces grouped by identical diff, the largest group first."""
     groups: dict[str, DiffGroup] = {}
-    for group, diff, name in (found.targets.order_by("wave", "id")
-                              .values_list("group", "diff", "namespace__name")):
+    for group, diff, name in found.targets.order_by("wave", "id").values_list(
+        "group", "diff", "namespace__name"
+    ):
         if group not in groups:
             groups[group] = DiffGroup(group=group, diff=diff, namespaces=[])
         groups[group].namespaces.append(name)
@@ -63,5 +83,8 @@ def diff_groups(found: UpgradeCampaign) -> list[DiffGroup]:
 
 def campaign_notices(namespace: Namespace) -> list[CampaignTarget]:
     """What upgrade campaigns mean for this namespace: pending, applied, rolled back."""
-    return list(namespace.campaign_targets.exclude(campaign__state=CampaignState.REJECTED)
-                .select_related("campaign").order_by("-campaign__created_at")[:5])
+    return list(
+        namespace.campaign_targets.exclude(campaign__state=CampaignState.REJECTED)
+        .select_related("campaign")
+        .order_by("-campaign__created_at")[:5]
+    )

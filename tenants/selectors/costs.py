@@ -33,8 +33,12 @@ CENT = Decimal("0.01")
 # A claim is not yet a namespace: nothing runs, nothing is billed.
 HELD = ~Q(state=NamespaceState.REQUESTED)
 # Requests that take namespaces away, and the audit events that say they finished.
-REMOVALS = (RequestKind.DECOMMISSION, RequestKind.PROJECT_DECOMMISSION,
-            RequestKind.TENANT_DECOMMISSION, RequestKind.END_ENVIRONMENT)
+REMOVALS = (
+    RequestKind.DECOMMISSION,
+    RequestKind.PROJECT_DECOMMISSION,
+    RequestKind.TENANT_DECOMMISSION,
+    RequestKind.END_ENVIRONMENT,
+)
 FINISHED = ("request.mark_decommissioned", "request.mark_ready")
 
 
@@ -123,50 +127,80 @@ def _hours(start: datetime, end: datetime) -> Decimal:
     return Decimal(seconds) / 3600
 
 
-def tenant_costs(tenant: Tenant, *, month: date | None = None,
-                 now: datetime | None = None) -> TenantCosts:
+def tenant_costs(
+    tenant: Tenant, *, month: date | None = None, now: datetime | None = None
+) -> TenantCosts:
     """What `tenant` holds costs in `month` (default: this one), per namespace, project,
     tier and day, in the currency of its clusters' prices."""
     return _costs_of([tenant], month=month, now=now)[0]
 
 
-def _costs_of(tenants: list[Tenant], *, month: date | None,
-              now: datetime | None) -> list[TenantCosts]:
+def _costs_of(
+    tenants: list[Tenant], *, month: date | None, now: datetime | None
+) -> list[TenantCosts]:
     """tenant_costs of each of `tenants`, read in a fixed number of queries."""
     now = now or timezone.now()
     zone = timezone.get_current_timezone()
     first = month_start(month or timezone.localdate(now))
     window_start = datetime.combine(first, datetime.min.time(), tzinfo=zone)
-    window_end = min(datetime.combine(_next_month(first), datetime.min.time(), tzinfo=zone),
-                     now)
+    window_end = min(datetime.combine(_next_month(first), datetime.min.time(), tzinfo=zone), now)
     namespaces = list(
         Namespace.objects.filter(HELD, tenant__in=tenants, created_at__lt=window_end)
-        .select_related("cluster", "tier", "project").order_by("cluster__name", "name"))
+        .select_related("cluster", "tier", "project")
+        .order_by("cluster__name", "name")
+    )
     prices = {price.cluster_id: price for price in ClusterPrice.objects.all()}
     # An environment's own namespace lives until the environment expires (extensions too),
     # and went when the environment ended.
-    environments = list(EphemeralEnvironment.objects.filter(
-        namespace__in=namespaces, owns_namespace=True,
-    ).values_list("namespace_id", "expires_at", "ended_at"))
+    environments = list(
+        EphemeralEnvironment.objects.filter(
+            namespace__in=namespaces,
+            owns_namespace=True,
+        ).values_list("namespace_id", "expires_at", "ended_at")
+    )
     expiring = {pk: expires for pk, expires, ended in environments if ended is None}
     ended = {pk: gone for pk, _, gone in environments if gone is not None}
-    ended |= _ended_at([n for n in namespaces if n.state == NamespaceState.DECOMMISSIONED
-                        and n.pk not in ended])
+    ended |= _ended_at(
+        [n for n in namespaces if n.state == NamespaceState.DECOMMISSIONED and n.pk not in ended]
+    )
     by_tenant: dict[int, list[Namespace]] = defaultdict(list)
     for namespace in namespaces:
         by_tenant[namespace.tenant_id].append(namespace)
-    return [_costs(tenant, by_tenant[tenant.pk], prices=prices, expiring=expiring,
-                   ended=ended, first=first, window=(window_start, window_end), now=now)
-            for tenant in tenants]
+    return [
+        _costs(
+            tenant,
+            by_tenant[tenant.pk],
+            prices=prices,
+            expiring=expiring,
+            ended=ended,
+            first=first,
+            window=(window_start, window_end),
+            now=now,
+        )
+        for tenant in tenants
+    ]
 
 
-def _costs(tenant: Tenant, namespaces: list[Namespace], *, prices: dict[int, ClusterPrice],
-           expiring: dict[int, datetime], ended: dict[int, datetime], first: date,
-           window: tuple[datetime, datetime], now: datetime) -> TenantCosts:
+def _costs(
+    tenant: Tenant,
+    namespaces: list[Namespace],
+    *,
+    prices: dict[int, ClusterPrice],
+    expiring: dict[int, datetime],
+    ended: dict[int, datetime],
+    first: date,
+    window: tuple[datetime, datetime],
+    now: datetime,
+) -> TenantCosts:
     zone = timezone.get_current_timezone()
     window_start, window_end = window
-    main = _main({namespace.cluster_id: prices[namespace.cluster_id]
-                  for namespace in namespaces if namespace.cluster_id in prices})
+    main = _main(
+        {
+            namespace.cluster_id: prices[namespace.cluster_id]
+            for namespace in namespaces
+            if namespace.cluster_id in prices
+        }
+    )
     currencies = defaultdict(Decimal)
     rows = []
     daily: dict[date, Decimal] = defaultdict(Decimal)
@@ -182,25 +216,41 @@ def _costs(tenant: Tenant, namespaces: list[Namespace], *, prices: dict[int, Clu
             end = namespace.created_at  # when it went is not known: nothing is counted
         if end is not None and end <= window_start:
             continue
-        per_hour = hourly(cpu_millis=namespace.cpu_millis, memory_mib=namespace.memory_mib,
-                          storage_gib=namespace.storage_gib,
-                          prices={name: getattr(price, name) for name in PRICE_FIELDS})
+        per_hour = hourly(
+            cpu_millis=namespace.cpu_millis,
+            memory_mib=namespace.memory_mib,
+            storage_gib=namespace.storage_gib,
+            prices={name: getattr(price, name) for name in PRICE_FIELDS},
+        )
         row = NamespaceCost(
-            name=namespace.name, cluster=namespace.cluster.name, tier=namespace.tier.slug,
+            name=namespace.name,
+            cluster=namespace.cluster.name,
+            tier=namespace.tier.slug,
             project=namespace.project.name if namespace.project_id else "",
-            state=namespace.state, ephemeral=namespace.tier.is_ephemeral,
-            cpu_millis=namespace.cpu_millis, memory_mib=namespace.memory_mib,
-            storage_gib=namespace.storage_gib, created_at=namespace.created_at,
-            ended_at=end if gone else None, end_unknown=gone and namespace.pk not in ended,
-            currency=price.currency, per_hour=per_hour,
-            expires_at=expiring.get(namespace.pk, namespace.expires_at))
+            state=namespace.state,
+            ephemeral=namespace.tier.is_ephemeral,
+            cpu_millis=namespace.cpu_millis,
+            memory_mib=namespace.memory_mib,
+            storage_gib=namespace.storage_gib,
+            created_at=namespace.created_at,
+            ended_at=end if gone else None,
+            end_unknown=gone and namespace.pk not in ended,
+            currency=price.currency,
+            per_hour=per_hour,
+            expires_at=expiring.get(namespace.pk, namespace.expires_at),
+        )
         alive_until = min(end or window_end, window_end)
         day = first
         while day < _next_month(first):
-            start = max(datetime.combine(day, datetime.min.time(), tzinfo=zone),
-                        namespace.created_at, window_start)
-            stop = min(datetime.combine(day + timedelta(days=1), datetime.min.time(),
-                                        tzinfo=zone), alive_until)
+            start = max(
+                datetime.combine(day, datetime.min.time(), tzinfo=zone),
+                namespace.created_at,
+                window_start,
+            )
+            stop = min(
+                datetime.combine(day + timedelta(days=1), datetime.min.time(), tzinfo=zone),
+                alive_until,
+            )
             if stop > start:
                 amount = per_hour * _hours(start, stop)
                 row.month += amount
@@ -214,9 +264,15 @@ def _costs(tenant: Tenant, namespaces: list[Namespace], *, prices: dict[int, Clu
             row.until_expiry = per_hour * _hours(now, row.expires_at)
         currencies[price.currency] += row.month
         rows.append(row)
-    costs = TenantCosts(tenant=tenant, month=first, now=now, currency=main,
-                        namespaces=rows, unpriced_clusters=sorted(unpriced),
-                        other_currencies=sorted(set(currencies) - {main}))
+    costs = TenantCosts(
+        tenant=tenant,
+        month=first,
+        now=now,
+        currency=main,
+        namespaces=rows,
+        unpriced_clusters=sorted(unpriced),
+        other_currencies=sorted(set(currencies) - {main}),
+    )
     day = first
     while day < _next_month(first):
         costs.days.append(DayCost(day=day, amount=daily.get(day, Decimal(0))))
@@ -234,7 +290,7 @@ def _main(prices: dict[int, ClusterPrice]) -> str:
     return max(sorted(counted), key=lambda currency: counted[currency]) if counted else "EUR"
 
 
-def _grouped(rows: list[NamespaceCost], currency: str, key) -> list[tuple[str, Decimal]]:  # noqa: ANN001
+def _grouped(rows: list[NamespaceCost], currency: str, key) -> list[tuple[str, Decimal]]:
     totals: dict[str, Decimal] = defaultdict(Decimal)
     for row in rows:
         if row.currency == currency:
@@ -247,20 +303,28 @@ def _ended_at(gone: list[Namespace]) -> dict[int, datetime]:
     the audit log."""
     if not gone:
         return {}
-    removals = list(Request.objects.filter(tenant__in={n.tenant_id for n in gone},
-                                           kind__in=REMOVALS)
-                    .values("pk", "tenant_id", "kind", "payload"))
+    removals = list(
+        Request.objects.filter(tenant__in={n.tenant_id for n in gone}, kind__in=REMOVALS).values(
+            "pk", "tenant_id", "kind", "payload"
+        )
+    )
     finished = {}
     for event in AuditEvent.objects.filter(
-            object_type="tenants.request", action__in=FINISHED,
-            object_id__in=[str(each["pk"]) for each in removals]).order_by("created_at"):
+        object_type="tenants.request",
+        action__in=FINISHED,
+        object_id__in=[str(each["pk"]) for each in removals],
+    ).order_by("created_at"):
         finished.setdefault(int(event.object_id), event.created_at)
     ended = {}
     for namespace in gone:
-        candidates = [finished[each["pk"]] for each in removals
-                      if each["pk"] in finished and each["tenant_id"] == namespace.tenant_id
-                      and finished[each["pk"]] > namespace.created_at
-                      and _removes(each, namespace)]
+        candidates = [
+            finished[each["pk"]]
+            for each in removals
+            if each["pk"] in finished
+            and each["tenant_id"] == namespace.tenant_id
+            and finished[each["pk"]] > namespace.created_at
+            and _removes(each, namespace)
+        ]
         if candidates:
             ended[namespace.pk] = min(candidates)
     return ended
@@ -271,9 +335,11 @@ def _removes(removal: dict, namespace: Namespace) -> bool:
     if removal["kind"] == RequestKind.DECOMMISSION:
         return payload.get("namespace") == namespace.name
     if removal["kind"] == RequestKind.PROJECT_DECOMMISSION:
-        return (namespace.project_id is not None
-                and payload.get("project") == namespace.project.name
-                and payload.get("cluster") == namespace.cluster.name)
+        return (
+            namespace.project_id is not None
+            and payload.get("project") == namespace.project.name
+            and payload.get("cluster") == namespace.cluster.name
+        )
     if removal["kind"] == RequestKind.TENANT_DECOMMISSION:
         return payload.get("cluster") == namespace.cluster.name
     return False
@@ -306,24 +372,39 @@ def cost_chart(costs: TenantCosts) -> dict:
     days = []
     for index, each in enumerate(costs.days):
         height = float(each.amount * 100 / top) if top else 0.0
-        days.append({"day": each.day, "amount": rounded(each.amount),
-                     "x": index * 10 + 1, "y": round(100 - height, 2),
-                     "height": round(height, 2),
-                     "tick": index % 7 == 0 and 3 < index < len(costs.days) - 4})
+        days.append(
+            {
+                "day": each.day,
+                "amount": rounded(each.amount),
+                "x": index * 10 + 1,
+                "y": round(100 - height, 2),
+                "height": round(height, 2),
+                "tick": index % 7 == 0 and 3 < index < len(costs.days) - 4,
+            }
+        )
     ticks = []
     at = Decimal(0)
     while at <= top:
         y = round(100 - float(at * 100 / top), 2)
         ticks.append({"label": f"{at.normalize():f}", "y": y, "text_y": y + 2.5})
         at += step
-    return {"days": days, "ticks": ticks, "top": f"{top.normalize():f}",
-            "any": largest > 0, "width": len(days) * 10}
+    return {
+        "days": days,
+        "ticks": ticks,
+        "top": f"{top.normalize():f}",
+        "any": largest > 0,
+        "width": len(days) * 10,
+    }
 
 
-def costs_by_tenant(*, month: date | None = None, now: datetime | None = None,
-                    tenants: list[Tenant] | None = None) -> list[TenantCosts]:
+def costs_by_tenant(
+    *, month: date | None = None, now: datetime | None = None, tenants: list[Tenant] | None = None
+) -> list[TenantCosts]:
     """Every tenant's costs this month, dearest first (the dashboard's card)."""
-    chosen = tenants if tenants is not None else list(
-        Tenant.objects.filter(retired_at__isnull=True).order_by("slug"))
+    chosen = (
+        tenants
+        if tenants is not None
+        else list(Tenant.objects.filter(retired_at__isnull=True).order_by("slug"))
+    )
     found = _costs_of(chosen, month=month, now=now)
     return sorted(found, key=lambda each: (-each.total, each.tenant.slug))

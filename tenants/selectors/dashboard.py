@@ -55,7 +55,7 @@ def readable_duration(seconds: float) -> str:
         count, remaining = divmod(remaining, size)
         counts.append((count, unit))
     first = next((i for i, (count, _) in enumerate(counts) if count), len(counts) - 1)
-    return " ".join(f"{count}{unit}" for count, unit in counts[first:first + 2] if count) or "0s"
+    return " ".join(f"{count}{unit}" for count, unit in counts[first : first + 2] if count) or "0s"
 
 
 def percentile(values: list[float], percent: int) -> float | None:
@@ -69,8 +69,29 @@ def percentile(values: list[float], percent: int) -> float | None:
 
 # Steps a duration axis may count in, in seconds: each a whole number of the units
 # readable_duration writes, so no two ticks read the same.
-NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
-              43200, 86400, 172800, 432000, 864000)
+NICE_STEPS = (
+    1,
+    2,
+    5,
+    10,
+    15,
+    30,
+    60,
+    120,
+    300,
+    600,
+    900,
+    1800,
+    3600,
+    7200,
+    10800,
+    21600,
+    43200,
+    86400,
+    172800,
+    432000,
+    864000,
+)
 MOST_TICK_STEPS = 4
 
 
@@ -85,8 +106,7 @@ def nice_scale(longest: float) -> tuple[int, int]:
     return step, step * max(1, -(-int(longest) // step))
 
 
-def _daily(samples: list[tuple[datetime, float]],
-           days: list) -> tuple[list[dict], int, int]:
+def _daily(samples: list[tuple[datetime, float]], days: list) -> tuple[list[dict], int, int]:
     """Per day of the window: the median of that day's samples, as a bar's height; and the
     axis' step and top, a nice duration at or above the longest median."""
     by_day: dict = {day: [] for day in days}
@@ -100,14 +120,20 @@ def _daily(samples: list[tuple[datetime, float]],
     for index, day in enumerate(days):
         median = medians[day]
         height = round(median * 100 / top, 2) if median is not None else 0
-        rows.append({
-            "day": day, "count": len(by_day[day]), "median": median,
-            "median_text": readable_duration(median) if median is not None else "—",
-            # The bar in a 300 × 100 drawing: ten units a day, the axis' top full height.
-            "x": index * 10 + 1, "y": round(100 - height, 2), "height": height,
-            # A date under every seventh day back from today, clear of the two ends'.
-            "tick": (len(days) - 1 - index) % 7 == 0 and 3 < index < len(days) - 4,
-        })
+        rows.append(
+            {
+                "day": day,
+                "count": len(by_day[day]),
+                "median": median,
+                "median_text": readable_duration(median) if median is not None else "—",
+                # The bar in a 300 × 100 drawing: ten units a day, the axis' top full height.
+                "x": index * 10 + 1,
+                "y": round(100 - height, 2),
+                "height": height,
+                # A date under every seventh day back from today, clear of the two ends'.
+                "tick": (len(days) - 1 - index) % 7 == 0 and 3 < index < len(days) - 4,
+            }
+        )
     return rows, step, top
 
 
@@ -139,27 +165,38 @@ def admin_dashboard(now: datetime | None = None) -> dict:
     days = [today - timedelta(days=offset) for offset in range(WINDOW_DAYS - 1, -1, -1)]
 
     counts = dict(Request.objects.order_by().values_list("state").annotate(n=Count("id")))
-    states = [{"state": value, "label": label, "count": counts.get(value, 0)}
-              for value, label in RequestState.choices]
+    states = [
+        {"state": value, "label": label, "count": counts.get(value, 0)}
+        for value, label in RequestState.choices
+    ]
     top_state = max([row["count"] for row in states], default=0) or 1
     for row in states:
         row["width"] = round(row["count"] * 100 / top_state, 2)
 
     in_window = AuditEvent.objects.filter(
-        object_type=REQUEST_TYPE, created_at__gte=since,
-        action__in=("request.approve", "request.reject", "request.mark_ready",
-                    "request.mark_failed"),
+        object_type=REQUEST_TYPE,
+        created_at__gte=since,
+        action__in=(
+            "request.approve",
+            "request.reject",
+            "request.mark_ready",
+            "request.mark_failed",
+        ),
     )
     fields = ("object_id", "action", "actor_id", "after", "created_at")
     recent = list(in_window.order_by("created_at", "id").values(*fields))
     # When those requests started waiting for a person and were approved, however long
     # ago: a subquery, so the window's size never becomes a list of parameters.
     earlier: dict[tuple[str, str], list] = {}
-    for event in AuditEvent.objects.filter(
-        object_type=REQUEST_TYPE,
-        object_id__in=in_window.order_by().values("object_id"),
-        action__in=("request.submit", "request.return_to_approval", "request.approve"),
-    ).order_by("created_at", "id").values(*fields):
+    for event in (
+        AuditEvent.objects.filter(
+            object_type=REQUEST_TYPE,
+            object_id__in=in_window.order_by().values("object_id"),
+            action__in=("request.submit", "request.return_to_approval", "request.approve"),
+        )
+        .order_by("created_at", "id")
+        .values(*fields)
+    ):
         key = "request.approve" if event["action"] == "request.approve" else "waiting"
         earlier.setdefault((event["object_id"], key), []).append(event)
 
@@ -192,18 +229,24 @@ def admin_dashboard(now: datetime | None = None) -> dict:
 
     failure_rows = sorted(failures.items(), key=lambda item: (-item[1], item[0]))
     top_failure = max(failures.values(), default=0) or 1
-    oldest = (Request.objects.filter(state=RequestState.SUBMITTED)
-              .select_related("tenant", "requester").order_by("created_at", "id").first())
+    oldest = (
+        Request.objects.filter(state=RequestState.SUBMITTED)
+        .select_related("tenant", "requester")
+        .order_by("created_at", "id")
+        .first()
+    )
     return {
         "since": since,
         "days": days,
         "states": states,
         "lead_time": _summary(lead, days),
         "provisioning_time": _summary(provisioning, days),
-        "failures": [{"cause": cause, "count": count,
-                      "width": round(count * 100 / top_failure, 2)}
-                     for cause, count in failure_rows],
+        "failures": [
+            {"cause": cause, "count": count, "width": round(count * 100 / top_failure, 2)}
+            for cause, count in failure_rows
+        ],
         "oldest_waiting": oldest,
         "oldest_waited": readable_duration((now - oldest.created_at).total_seconds())
-        if oldest else "",
+        if oldest
+        else "",
     }

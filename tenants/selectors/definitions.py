@@ -18,8 +18,11 @@ class Definition:
 
     @property
     def label(self) -> str:
-        tier = (f"{self.tier} v{self.version}" if self.version
-                else f"{self.tier} (version not recorded)")
+        tier = (
+            f"{self.tier} v{self.version}"
+            if self.version
+            else f"{self.tier} (version not recorded)"
+        )
         return f"{tier} · bundle v{self.bundle}" if self.bundle else tier
 
 
@@ -28,17 +31,24 @@ def definition_of(namespace: Namespace) -> Definition:
     tier_revision, bundle_revision = namespace.tier_revision, namespace.bundle_revision
     behind = []
     if tier_revision is None:
-        behind.append("made before Berth recorded definitions: the next upgrade campaign "
-                      "of its tier records it")
+        behind.append(
+            "made before Berth recorded definitions: the next upgrade campaign "
+            "of its tier records it"
+        )
     elif tier_revision.digest != engine.tier_definition(namespace.tier)[0]:
         available = tier_version(namespace.tier)
-        behind.append(f"the {namespace.tier.slug} tier's definition has changed since "
-                      f"v{tier_revision.number}"
-                      + (f": v{available} available" if available else ""))
+        behind.append(
+            f"the {namespace.tier.slug} tier's definition has changed since "
+            f"v{tier_revision.number}" + (f": v{available} available" if available else "")
+        )
     if bundle_revision is not None and bundle_revision.digest != engine.bundle_digest():
         behind.append(f"Berth's templates have changed since bundle v{bundle_revision.number}")
-    return Definition(namespace.tier.slug, tier_revision.number if tier_revision else None,
-                      bundle_revision.number if bundle_revision else None, tuple(behind))
+    return Definition(
+        namespace.tier.slug,
+        tier_revision.number if tier_revision else None,
+        bundle_revision.number if bundle_revision else None,
+        tuple(behind),
+    )
 
 
 def tier_version(tier: EnvironmentTier) -> int | None:
@@ -46,8 +56,10 @@ def tier_version(tier: EnvironmentTier) -> int | None:
     save in the admin, a run or a campaign). A definition seen before keeps its number."""
     digest = engine.tier_definition(tier)[0]
     # Through `revisions` so that a list prefetching them costs one query for all tiers.
-    return max((revision.number for revision in tier.revisions.all()
-                if revision.digest == digest), default=None)
+    return max(
+        (revision.number for revision in tier.revisions.all() if revision.digest == digest),
+        default=None,
+    )
 
 
 def upgrades_available(namespaces: list[Namespace]) -> list[str]:

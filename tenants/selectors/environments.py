@@ -82,7 +82,12 @@ def may_edit_environment_rules(user: User, tenant: Tenant) -> bool:
 
 
 def environment_rules_preview(
-    tenant: Tenant, *, project: str, env_slug: str, branch: str = "", mr_id: str = "",
+    tenant: Tenant,
+    *,
+    project: str,
+    env_slug: str,
+    branch: str = "",
+    mr_id: str = "",
     cluster: str = "",
 ) -> dict:
     """Which of the tenant's environment rules an environment with these variables meets and
@@ -94,15 +99,23 @@ def environment_rules_preview(
     from tenants import environment_rules
     from tenants.validators import validate_dns_label
 
-    variables = {"tenant": tenant.slug, "project": project.strip(),
-                 "env_slug": env_slug.strip(), "branch": branch.strip(), "mr_id": mr_id.strip()}
-    result: dict = {"ready": bool(variables["project"] and variables["env_slug"]),
-                    "variables": variables, "problems": []}
+    variables = {
+        "tenant": tenant.slug,
+        "project": project.strip(),
+        "env_slug": env_slug.strip(),
+        "branch": branch.strip(),
+        "mr_id": mr_id.strip(),
+    }
+    result: dict = {
+        "ready": bool(variables["project"] and variables["env_slug"]),
+        "variables": variables,
+        "problems": [],
+    }
     if not result["ready"]:
         return result
     try:
         validate_dns_label(variables["env_slug"])
-    except Exception as exc:  # noqa: BLE001 - a Django ValidationError, shown as typed
+    except Exception as exc:
         result["problems"] += list(getattr(exc, "messages", [str(exc)]))
     rules = list(tenant.environment_rules.all())
     try:
@@ -114,8 +127,9 @@ def environment_rules_preview(
         result["no_match"] = True
         return result
     rule = next((r for r in rules if r.position == choice.rule_position), None)
-    result.update(rule=rule, refused=choice.refused, shared=choice.shared,
-                  namespace=choice.namespace)
+    result.update(
+        rule=rule, refused=choice.refused, shared=choice.shared, namespace=choice.namespace
+    )
     if choice.refused:
         return result
     result["truncated"] = choice.truncated
@@ -140,7 +154,8 @@ def environment_rules_preview(
 def end_request_of(environment: EphemeralEnvironment) -> Request | None:
     return (
         Request.objects.filter(
-            tenant=environment.tenant_id, kind="end_environment",
+            tenant=environment.tenant_id,
+            kind="end_environment",
             payload__environment=environment.pk,
         )
         .order_by("-pk")

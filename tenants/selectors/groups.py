@@ -11,5 +11,6 @@ def groups_of_other_tenants(tenant: Tenant | None = None) -> set[str]:
     """Every group any tenant but `tenant` binds, in any role: one query."""
     others = Tenant.objects.exclude(pk=tenant.pk) if tenant is not None else Tenant.objects
     rows = others.values_list("owner_groups", "member_groups", "viewer_groups")
-    return {group for row in rows for groups in row for group in groups or ()
-            if isinstance(group, str)}
+    return {
+        group for row in rows for groups in row for group in groups or () if isinstance(group, str)
+    }

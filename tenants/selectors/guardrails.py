@@ -21,8 +21,11 @@ class Unfenced:
 
     @property
     def message(self) -> str:
-        why = ("guardrails not installed" if self.state == "not installed" else
-               "guardrails from another Berth version")
+        why = (
+            "guardrails not installed"
+            if self.state == "not installed"
+            else "guardrails from another Berth version"
+        )
         waits = f"; {self.waiting} request(s) wait for them" if self.waiting else ""
         return f"{self.cluster.name}: {why}{waits}"
 
@@ -44,14 +47,17 @@ def guardrails_state(cluster: Cluster) -> str:
 def unfenced_clusters() -> list[Unfenced]:
     """Clusters that would get no tenant namespace now, with how many requests wait: one
     query, and one more when there are any."""
-    found = [(cluster, guardrails_state(cluster)) for cluster in Cluster.objects.filter(
-        plan_only=False, guardrails=GuardrailsMode.BERTH).order_by("name")]
-    found = [(cluster, state) for cluster, state in found
-             if state in ("not installed", "outdated")]
+    found = [
+        (cluster, guardrails_state(cluster))
+        for cluster in Cluster.objects.filter(
+            plan_only=False, guardrails=GuardrailsMode.BERTH
+        ).order_by("name")
+    ]
+    found = [(cluster, state) for cluster, state in found if state in ("not installed", "outdated")]
     waiting: dict[str, int] = {}
     if found:
         for reason in Request.objects.filter(
-                state=RequestState.APPROVED, wait_reason__startswith=GUARDRAILS_WAIT
+            state=RequestState.APPROVED, wait_reason__startswith=GUARDRAILS_WAIT
         ).values_list("wait_reason", flat=True):
             # "guardrails not installed on <cluster> (...)" (provisioning.engine.guardrails)
             name = reason.removeprefix(f"{GUARDRAILS_WAIT} not installed on ").split(" ", 1)[0]

@@ -88,7 +88,8 @@ def namespace_by_reference(user: User, reference: str, *, cluster: str = "") -> 
     if len(candidates) > 1:
         raise KubeconfigUnavailable(
             f"{reference} is live on more than one cluster ({candidates[0].cluster.name}, "
-            f"{candidates[1].cluster.name}, …): name one with cluster.")
+            f"{candidates[1].cluster.name}, …): name one with cluster."
+        )
     return candidates[0]
 
 
@@ -102,8 +103,12 @@ def _user_exec(credentials: str, issuer: str, client_id: str) -> dict:
         return {
             "apiVersion": EXEC_API_VERSION,
             "command": "berth",
-            "args": ["token", "--exec", f"--oidc-issuer-url={issuer}",
-                     f"--oidc-client-id={client_id}"],
+            "args": [
+                "token",
+                "--exec",
+                f"--oidc-issuer-url={issuer}",
+                f"--oidc-client-id={client_id}",
+            ],
             "interactiveMode": "IfAvailable",
             "provideClusterInfo": False,
             "installHint": "Install the berth command: pip install from Berth's repository.",
@@ -111,12 +116,17 @@ def _user_exec(credentials: str, issuer: str, client_id: str) -> dict:
     return {
         "apiVersion": EXEC_API_VERSION,
         "command": "kubectl",
-        "args": ["oidc-login", "get-token", f"--oidc-issuer-url={issuer}",
-                 f"--oidc-client-id={client_id}", "--oidc-extra-scope=groups"],
+        "args": [
+            "oidc-login",
+            "get-token",
+            f"--oidc-issuer-url={issuer}",
+            f"--oidc-client-id={client_id}",
+            "--oidc-extra-scope=groups",
+        ],
         "interactiveMode": "IfAvailable",
         "provideClusterInfo": False,
         "installHint": "Install kubelogin: kubectl krew install oidc-login "
-                       "(https://github.com/int128/kubelogin).",
+        "(https://github.com/int128/kubelogin).",
     }
 
 
@@ -124,34 +134,50 @@ def access_of(user: User, namespace: Namespace) -> Access:
     """The ClusterRole the namespace's tier binds to the person's role in its tenant."""
     role = role_in(user, namespace.tenant)
     if role is None:
-        return Access(role=None, cluster_role="", summary=(
-            f"nothing of the tenant's: you have no role in {namespace.tenant.slug}, so only "
-            "what the platform binds to you elsewhere"))
+        return Access(
+            role=None,
+            cluster_role="",
+            summary=(
+                f"nothing of the tenant's: you have no role in {namespace.tenant.slug}, so only "
+                "what the platform binds to you elsewhere"
+            ),
+        )
     label = ROLE_LABELS[role]
     for row in engine.effective_permissions(namespace.tenant):
         if row["tier"].pk != namespace.tier_id:
             continue
         entry = next(e for e in row["entries"] if e["label"] == label)
-        return Access(role=role, cluster_role=entry["cluster_role"], summary=entry["summary"],
-                      groups=list(entry["groups"]))
-    return Access(role=role, cluster_role=namespace.tier.cluster_role_for(role),
-                  summary=f"what {namespace.tier.cluster_role_for(role)} allows",
-                  groups=namespace.tenant.groups_for(role))
+        return Access(
+            role=role,
+            cluster_role=entry["cluster_role"],
+            summary=entry["summary"],
+            groups=list(entry["groups"]),
+        )
+    return Access(
+        role=role,
+        cluster_role=namespace.tier.cluster_role_for(role),
+        summary=f"what {namespace.tier.cluster_role_for(role)} allows",
+        groups=namespace.tenant.groups_for(role),
+    )
 
 
 def attempts_for(namespace: Namespace, access: Access) -> list[Attempt]:
     name = namespace.name
     if not access.cluster_role:
         listed = "only the rights every signed-in user has (selfsubjectreviews and the like)"
-        pods = f"Error from server (Forbidden): … cannot list resource \"pods\" in \"{name}\""
+        pods = f'Error from server (Forbidden): … cannot list resource "pods" in "{name}"'
     elif not access.groups:
-        listed = (f"only the rights every signed-in user has: the tenant names no group for "
-                  f"its {ROLE_LABELS[access.role].lower()}, so {access.cluster_role} is bound "
-                  "to nobody")
-        pods = f"Error from server (Forbidden): … cannot list resource \"pods\" in \"{name}\""
+        listed = (
+            f"only the rights every signed-in user has: the tenant names no group for "
+            f"its {ROLE_LABELS[access.role].lower()}, so {access.cluster_role} is bound "
+            "to nobody"
+        )
+        pods = f'Error from server (Forbidden): … cannot list resource "pods" in "{name}"'
     else:
-        listed = (f"the rules of {access.cluster_role}, bound to "
-                  f"{', '.join(access.groups)}: {access.summary}")
+        listed = (
+            f"the rules of {access.cluster_role}, bound to "
+            f"{', '.join(access.groups)}: {access.summary}"
+        )
         pods = f"No resources found in {name} namespace. (or the pods running there)"
     return [
         Attempt(command=f"kubectl get pods -n {name}", expect=pods),
@@ -167,30 +193,47 @@ def use_it(user: User, namespace: Namespace, *, credentials: str = KUBELOGIN) ->
         raise KubeconfigUnavailable(
             "Berth has no OpenID Connect provider configured (KUBE_OIDC_ISSUER_URL and "
             "KUBE_OIDC_CLIENT_ID, else OIDC_ISSUER and OIDC_CLIENT_ID), so it cannot say how "
-            "kubectl signs in.")
+            "kubectl signs in."
+        )
     if not cluster.api_url:
         raise KubeconfigUnavailable(
-            f"Cluster {cluster.name} has no API server URL in Berth: ask a platform admin.")
+            f"Cluster {cluster.name} has no API server URL in Berth: ask a platform admin."
+        )
     server: dict = {"server": cluster.api_url}
     if cluster.ca_certificate.strip():
         server["certificate-authority-data"] = base64.b64encode(
-            cluster.ca_certificate.strip().encode() + b"\n").decode()
+            cluster.ca_certificate.strip().encode() + b"\n"
+        ).decode()
     user_name = f"{cluster.name}-oidc"
     context = f"{cluster.name}-{namespace.name}"
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": cluster.name, "cluster": server}],
-        "users": [{"name": user_name, "user": {"exec": _user_exec(credentials, issuer,
-                                                                  client_id)}}],
-        "contexts": [{"name": context, "context": {
-            "cluster": cluster.name, "user": user_name, "namespace": namespace.name}}],
+        "users": [
+            {"name": user_name, "user": {"exec": _user_exec(credentials, issuer, client_id)}}
+        ],
+        "contexts": [
+            {
+                "name": context,
+                "context": {
+                    "cluster": cluster.name,
+                    "user": user_name,
+                    "namespace": namespace.name,
+                },
+            }
+        ],
         "current-context": context,
     }
     access = access_of(user, namespace)
-    return UseIt(namespace=namespace, credentials=credentials,
-                 filename=f"{namespace.name}.kubeconfig", kubeconfig=config, access=access,
-                 attempts=attempts_for(namespace, access))
+    return UseIt(
+        namespace=namespace,
+        credentials=credentials,
+        filename=f"{namespace.name}.kubeconfig",
+        kubeconfig=config,
+        access=access,
+        attempts=attempts_for(namespace, access),
+    )
 
 
 def panel(user: User, namespace: Namespace, *, credentials: str = "") -> dict:
@@ -199,6 +242,10 @@ def panel(user: User, namespace: Namespace, *, credentials: str = "") -> dict:
     try:
         found = use_it(user, namespace, credentials=chosen)
     except KubeconfigUnavailable as refused:
-        return {"use_it": None, "unavailable": str(refused), "credentials": chosen,
-                "choices": CREDENTIALS}
+        return {
+            "use_it": None,
+            "unavailable": str(refused),
+            "credentials": chosen,
+            "choices": CREDENTIALS,
+        }
     return {"use_it": found, "unavailable": "", "credentials": chosen, "choices": CREDENTIALS}

@@ -15,8 +15,15 @@ from tenants.naming import namespace_name
 # Purposes whose name many requests of one owner use: the tenant's Argo CD applications
 # and Flux GitOps namespaces (every project of the tenant), a namespace shared by
 # environments, and the platform's namespaces (registered again with each cluster change).
-SHAREABLE = frozenset({NamePurpose.ARGOCD_APPS, NamePurpose.GITOPS, NamePurpose.SHARED,
-                       NamePurpose.PLATFORM, NamePurpose.BERTH})
+SHAREABLE = frozenset(
+    {
+        NamePurpose.ARGOCD_APPS,
+        NamePurpose.GITOPS,
+        NamePurpose.SHARED,
+        NamePurpose.PLATFORM,
+        NamePurpose.BERTH,
+    }
+)
 
 
 def live_claims() -> QuerySet[NamespaceClaim]:
@@ -25,8 +32,10 @@ def live_claims() -> QuerySet[NamespaceClaim]:
 
 def claim_of(cluster: Cluster, name: str) -> NamespaceClaim | None:
     return (
-        live_claims().filter(cluster=cluster, name=name)
-        .select_related("tenant", "namespace", "cluster").first()
+        live_claims()
+        .filter(cluster=cluster, name=name)
+        .select_related("tenant", "namespace", "cluster")
+        .first()
     )
 
 
@@ -109,14 +118,19 @@ def kept_for_tier(tenant: Tenant, name: str) -> str | None:
 
 def claims_visible_to_admin() -> QuerySet[NamespaceClaim]:
     """The whole registry, for platform admins: every live name with its owner."""
-    return live_claims().select_related("cluster", "tenant", "namespace", "request").order_by(
-        "cluster__name", "name"
+    return (
+        live_claims()
+        .select_related("cluster", "tenant", "namespace", "request")
+        .order_by("cluster__name", "name")
     )
 
 
 # How the Names page calls what a tenant's prefix came to cover.
-_HOLDERS = {NamePurpose.PLATFORM: "platform", NamePurpose.BERTH: "Berth's own",
-            NamePurpose.FOUND: "found on the cluster"}
+_HOLDERS = {
+    NamePurpose.PLATFORM: "platform",
+    NamePurpose.BERTH: "Berth's own",
+    NamePurpose.FOUND: "found on the cluster",
+}
 
 
 @dataclass(frozen=True)
@@ -135,9 +149,11 @@ class PrefixOverlap:
 
     @property
     def message(self) -> str:
-        return (f"{self.claim.name} ({self.holder}) on {self.claim.cluster.name} is inside "
-                f"tenant {self.tenant}'s prefix {self.tenant}-*: the tenant's AppProject "
-                "reaches it.")
+        return (
+            f"{self.claim.name} ({self.holder}) on {self.claim.cluster.name} is inside "
+            f"tenant {self.tenant}'s prefix {self.tenant}-*: the tenant's AppProject "
+            "reaches it."
+        )
 
 
 def prefix_overlaps() -> list[PrefixOverlap]:
@@ -145,13 +161,16 @@ def prefix_overlaps() -> list[PrefixOverlap]:
     namespace found or claimed after the tenant was onboarded (a slug covering one is
     refused when chosen: tenants.models.prefixes). One query, however many tenants."""
     prefix = Concat("slug", Value("-"))
-    covering = (Tenant.objects.filter(StartsWith(OuterRef("name"), prefix))
-                .order_by("slug").values("slug")[:1])
+    covering = (
+        Tenant.objects.filter(StartsWith(OuterRef("name"), prefix))
+        .order_by("slug")
+        .values("slug")[:1]
+    )
     # A tenant's own names start with its prefix; the rest are the candidates.
-    others = Q(tenant__isnull=True) | ~Q(
-        name__startswith=Concat("tenant__slug", Value("-")))
+    others = Q(tenant__isnull=True) | ~Q(name__startswith=Concat("tenant__slug", Value("-")))
     claims = (
-        live_claims().filter(others)
+        live_claims()
+        .filter(others)
         .annotate(covered_by=Subquery(covering))
         .filter(covered_by__isnull=False)
         .select_related("cluster", "tenant")

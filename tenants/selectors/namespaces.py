@@ -11,8 +11,9 @@ from tenants.selectors.access import is_platform_admin
 
 
 def namespaces_visible_to(user: User) -> QuerySet[Namespace]:
-    namespaces = Namespace.objects.select_related("tenant", "tier", "cluster", "project",
-                                                 "tier_revision", "bundle_revision")
+    namespaces = Namespace.objects.select_related(
+        "tenant", "tier", "cluster", "project", "tier_revision", "bundle_revision"
+    )
     if is_platform_admin(user):
         return namespaces
     return namespaces.filter(tenant__memberships__user=user)
@@ -35,7 +36,7 @@ def name_preview(tenant: Tenant, *, app: str, tier: str, cluster: str) -> dict:
     problems = []
     try:
         validate_dns_label(app)
-    except Exception as exc:  # noqa: BLE001 - a Django ValidationError, shown as typed
+    except Exception as exc:
         problems += list(getattr(exc, "messages", [str(exc)]))
     reason = reserved_reason(name, berth_namespace=settings.BERTH_NAMESPACE)
     if reason:
@@ -47,8 +48,7 @@ def name_preview(tenant: Tenant, *, app: str, tier: str, cluster: str) -> dict:
     )
     if taken is not None:
         problems.append(f"{name} is already taken ({taken.get_state_display().lower()}).")
-    return {"name": name, "truncated": was_truncated(tenant.slug, app, tier),
-            "problems": problems}
+    return {"name": name, "truncated": was_truncated(tenant.slug, app, tier), "problems": problems}
 
 
 def projects_visible_to(user: User) -> QuerySet[Project]:

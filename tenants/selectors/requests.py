@@ -40,8 +40,19 @@ def requests_visible_to(user: User) -> QuerySet[Request]:
 # What a list of requests shows of each: its own columns, then (as `tenant_slug` and
 # `requester_name`) its tenant's slug and its requester's username.
 LISTED_COLUMNS = (
-    "id", "kind", "state", "status_message", "payload", "policy_rule", "approvals_required",
-    "approver_role", "waiting_since", "next_try_at", "wait_reason", "created_at", "updated_at",
+    "id",
+    "kind",
+    "state",
+    "status_message",
+    "payload",
+    "policy_rule",
+    "approvals_required",
+    "approver_role",
+    "waiting_since",
+    "next_try_at",
+    "wait_reason",
+    "created_at",
+    "updated_at",
 )
 
 
@@ -51,11 +62,16 @@ def request_rows_visible_to(user: User) -> QuerySet:
     requester) and took 40 % of the list's time (docs/benchmarks.md). The slug and the name
     are subqueries, not joins, so the page's COUNT, which leaves unused subqueries out,
     reads the requests alone."""
-    return requests_visible_to(user).annotate(
-        tenant_slug=Subquery(Tenant.objects.filter(pk=OuterRef("tenant_id")).values("slug")),
-        requester_name=Subquery(
-            User.objects.filter(pk=OuterRef("requester_id")).values("username")),
-    ).values(*LISTED_COLUMNS, "tenant_slug", "requester_name")
+    return (
+        requests_visible_to(user)
+        .annotate(
+            tenant_slug=Subquery(Tenant.objects.filter(pk=OuterRef("tenant_id")).values("slug")),
+            requester_name=Subquery(
+                User.objects.filter(pk=OuterRef("requester_id")).values("username")
+            ),
+        )
+        .values(*LISTED_COLUMNS, "tenant_slug", "requester_name")
+    )
 
 
 def visible_request(user: User, pk: int) -> Request:
@@ -66,8 +82,14 @@ def visible_request(user: User, pk: int) -> Request:
 # The states a request can still leave by itself (a worker, a decision): its page keeps
 # asking for news while it is in one. Ready, failed, rejected, cancelled and decommissioned
 # change only when someone acts on the page or elsewhere.
-MOVING_STATES = frozenset({RequestState.SUBMITTED, RequestState.APPROVED,
-                           RequestState.PROVISIONING, RequestState.DECOMMISSIONING})
+MOVING_STATES = frozenset(
+    {
+        RequestState.SUBMITTED,
+        RequestState.APPROVED,
+        RequestState.PROVISIONING,
+        RequestState.DECOMMISSIONING,
+    }
+)
 
 # The states each action starts from: the services' transitions (tested to agree).
 DECIDABLE_STATES = frozenset({RequestState.SUBMITTED})
@@ -90,24 +112,36 @@ class RequestActions:
         return " ".join(name for name in ("decide", "cancel", "retry") if getattr(self, name))
 
 
-def request_actions(user: User, tenancy_request: Request, *,
-                    plan_digest: str | None = None) -> RequestActions:
+def request_actions(
+    user: User, tenancy_request: Request, *, plan_digest: str | None = None
+) -> RequestActions:
     """The one answer to "what may this person do with this request", asked by the page,
     its poll and the API, so nothing is offered that the services would refuse.
     `plan_digest`: the plan the person is shown; approving it again is not offered."""
     state = tenancy_request.state
     admin = is_platform_admin(user)
-    decide = (state in DECIDABLE_STATES
-              and why_cannot_decide(user, tenancy_request) is None
-              and not (plan_digest and Approval.objects.filter(
-                  request=tenancy_request, approver=user, decision=Decision.APPROVE,
-                  plan_digest=plan_digest).exists()))
+    decide = (
+        state in DECIDABLE_STATES
+        and why_cannot_decide(user, tenancy_request) is None
+        and not (
+            plan_digest
+            and Approval.objects.filter(
+                request=tenancy_request,
+                approver=user,
+                decision=Decision.APPROVE,
+                plan_digest=plan_digest,
+            ).exists()
+        )
+    )
     cancel = state in CANCELLABLE_STATES and (tenancy_request.requester_id == user.pk or admin)
     # An ended ephemeral environment has nothing left to retry.
-    retry = (state in RETRYABLE_STATES and admin
-             and not EphemeralEnvironment.objects.filter(
-                 request=tenancy_request,
-                 state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)).exists())
+    retry = (
+        state in RETRYABLE_STATES
+        and admin
+        and not EphemeralEnvironment.objects.filter(
+            request=tenancy_request, state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)
+        ).exists()
+    )
     return RequestActions(decide=decide, cancel=cancel, retry=retry)
 
 
@@ -121,7 +155,8 @@ def namespaces_of_request(tenancy_request: Request) -> list[Namespace]:
     """The namespaces a request created, in promotion order (dev before prod), or the one it
     changes or removes."""
     namespaces = Namespace.objects.select_related("project").order_by(
-        "tier__position", "tier__slug", "name")
+        "tier__position", "tier__slug", "name"
+    )
     target = (tenancy_request.payload or {}).get("namespace")
     made = list(namespaces.filter(request=tenancy_request))
     if target and not made:
@@ -131,9 +166,16 @@ def namespaces_of_request(tenancy_request: Request) -> list[Namespace]:
 
 def kargo_namespace_of_request(tenancy_request: Request) -> str:
     """The Kargo project namespace a project request claimed beside its tiers', or ""."""
-    return NamespaceClaim.objects.filter(
-        request=tenancy_request, purpose=NamePurpose.KARGO,
-    ).order_by("-created_at").values_list("name", flat=True).first() or ""
+    return (
+        NamespaceClaim.objects.filter(
+            request=tenancy_request,
+            purpose=NamePurpose.KARGO,
+        )
+        .order_by("-created_at")
+        .values_list("name", flat=True)
+        .first()
+        or ""
+    )
 
 
 def commits_of_request(tenancy_request: Request) -> QuerySet:

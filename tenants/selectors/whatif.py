@@ -30,8 +30,11 @@ from tenants.models import (
 # Decided by Berth, never by the rules: nothing to replay.
 NOT_BY_RULES = (RequestKind.END_ENVIRONMENT,)
 ON_A_NAMESPACE = (RequestKind.QUOTA_CHANGE, RequestKind.DECOMMISSION)
-ON_A_CLUSTER = (RequestKind.TENANT_SYNC, RequestKind.PROJECT_DECOMMISSION,
-                RequestKind.TENANT_DECOMMISSION)
+ON_A_CLUSTER = (
+    RequestKind.TENANT_SYNC,
+    RequestKind.PROJECT_DECOMMISSION,
+    RequestKind.TENANT_DECOMMISSION,
+)
 
 
 def rules_in_force() -> list[ProposedRule]:
@@ -42,23 +45,34 @@ def rules_in_force() -> list[ProposedRule]:
 def rules_with_edit(*, pk: int | None, rule: ProposedRule, position: int) -> list[ProposedRule]:
     """The rules in force with one rule edited (`pk`) or added (None) at `position`: what
     saving the rule form would put in force, in the order it would be evaluated."""
-    rows = [(saved.position, saved.pk, _proposed(saved))
-            for saved in ApprovalRule.objects.exclude(pk=pk).order_by("position", "id")]
+    rows = [
+        (saved.position, saved.pk, _proposed(saved))
+        for saved in ApprovalRule.objects.exclude(pk=pk).order_by("position", "id")
+    ]
     # A new rule is evaluated after the saved ones at its position (its id is the highest).
     rows.append((position, pk if pk is not None else float("inf"), rule))
     return [proposed for _, _, proposed in sorted(rows, key=lambda row: row[:2])]
 
 
 def _proposed(rule: ApprovalRule) -> ProposedRule:
-    return ProposedRule(name=rule.name, condition=rule.condition, outcome=rule.outcome,
-                        approvals_required=rule.approvals_required,
-                        approver_role=rule.approver_role, message=rule.message,
-                        enabled=rule.enabled)
+    return ProposedRule(
+        name=rule.name,
+        condition=rule.condition,
+        outcome=rule.outcome,
+        approvals_required=rule.approvals_required,
+        approver_role=rule.approver_role,
+        message=rule.message,
+        enabled=rule.enabled,
+    )
 
 
-def past_decisions(*, tenant: Tenant | None = None, kind: str = "",
-                   since: datetime | None = None,
-                   limit: int = REPLAY_LIMIT) -> list[PastDecision]:
+def past_decisions(
+    *,
+    tenant: Tenant | None = None,
+    kind: str = "",
+    since: datetime | None = None,
+    limit: int = REPLAY_LIMIT,
+) -> list[PastDecision]:
     """The last `limit` decisions of the rules, newest first: admitted requests and
     denials, filtered by tenant, kind and time."""
     requests = Request.objects.exclude(kind__in=NOT_BY_RULES).exclude(policy_rule="")
@@ -70,13 +84,17 @@ def past_decisions(*, tenant: Tenant | None = None, kind: str = "",
     if since is not None:
         requests = requests.filter(created_at__gte=since)
         denials = denials.filter(created_at__gte=since)
-    requests = list(requests.select_related("tenant", "requester")
-                    .order_by("-created_at", "-id")[:limit])
-    denials = list(denials.select_related("tenant", "actor").order_by("-created_at", "-id")
-                   [:limit])
-    automatic = set(Approval.objects.filter(
-        request__in=requests, approver=None, decision=Decision.APPROVE,
-    ).values_list("request_id", flat=True))
+    requests = list(
+        requests.select_related("tenant", "requester").order_by("-created_at", "-id")[:limit]
+    )
+    denials = list(denials.select_related("tenant", "actor").order_by("-created_at", "-id")[:limit])
+    automatic = set(
+        Approval.objects.filter(
+            request__in=requests,
+            approver=None,
+            decision=Decision.APPROVE,
+        ).values_list("request_id", flat=True)
+    )
     found = Reconstruction()
     past = [_admitted(each, each.pk in automatic, found) for each in requests]
     past += [decision for event in denials if (decision := _denied(event, found))]
@@ -88,16 +106,27 @@ def _admitted(request: Request, automatic: bool, found: Reconstruction) -> PastD
     decided = Outcome(
         rule=request.policy_rule,
         outcome=PolicyOutcome.AUTO_APPROVE if automatic else PolicyOutcome.REQUIRE,
-        approvals_required=request.approvals_required, approver_role=request.approver_role,
+        approvals_required=request.approvals_required,
+        approver_role=request.approver_role,
     )
     attributes = request.policy_attributes
     reconstructed = attributes is None
     if reconstructed:
-        attributes = found.attributes(tenant=request.tenant, kind=request.kind,
-                                      payload=request.payload, requester=request.requester)
-    return PastDecision(tenant=request.tenant.slug, kind=request.kind,
-                        decided_at=request.created_at, attributes=attributes,
-                        decided=decided, request_id=request.pk, reconstructed=reconstructed)
+        attributes = found.attributes(
+            tenant=request.tenant,
+            kind=request.kind,
+            payload=request.payload,
+            requester=request.requester,
+        )
+    return PastDecision(
+        tenant=request.tenant.slug,
+        kind=request.kind,
+        decided_at=request.created_at,
+        attributes=attributes,
+        decided=decided,
+        request_id=request.pk,
+        reconstructed=reconstructed,
+    )
 
 
 def _denied(event: AuditEvent, found: Reconstruction) -> PastDecision | None:
@@ -109,13 +138,21 @@ def _denied(event: AuditEvent, found: Reconstruction) -> PastDecision | None:
     if reconstructed:
         if event.actor is None:
             return None
-        attributes = found.attributes(tenant=event.tenant, kind=after["kind"],
-                                      payload=after.get("payload") or {}, requester=event.actor)
-    return PastDecision(tenant=event.tenant.slug, kind=after["kind"],
-                        decided_at=event.created_at, attributes=attributes,
-                        decided=Outcome(rule=str(after.get("rule", "")),
-                                        outcome=PolicyOutcome.DENY),
-                        event_id=event.pk, reconstructed=reconstructed)
+        attributes = found.attributes(
+            tenant=event.tenant,
+            kind=after["kind"],
+            payload=after.get("payload") or {},
+            requester=event.actor,
+        )
+    return PastDecision(
+        tenant=event.tenant.slug,
+        kind=after["kind"],
+        decided_at=event.created_at,
+        attributes=attributes,
+        decided=Outcome(rule=str(after.get("rule", "")), outcome=PolicyOutcome.DENY),
+        event_id=event.pk,
+        reconstructed=reconstructed,
+    )
 
 
 class Reconstruction:
@@ -128,20 +165,28 @@ class Reconstruction:
 
     def tiers(self) -> dict[str, tuple[int, bool]]:
         if self._tiers is None:
-            self._tiers = {slug: (position, ephemeral) for slug, position, ephemeral in
-                           EnvironmentTier.objects.values_list("slug", "position",
-                                                               "is_ephemeral")}
+            self._tiers = {
+                slug: (position, ephemeral)
+                for slug, position, ephemeral in EnvironmentTier.objects.values_list(
+                    "slug", "position", "is_ephemeral"
+                )
+            }
         return self._tiers
 
     def role(self, tenant: Tenant, user: User) -> str:
         key = (tenant.pk, user.pk)
         if key not in self._roles:
-            self._roles[key] = (Membership.objects.filter(tenant=tenant, user=user)
-                                .values_list("role", flat=True).first() or "")
+            self._roles[key] = (
+                Membership.objects.filter(tenant=tenant, user=user)
+                .values_list("role", flat=True)
+                .first()
+                or ""
+            )
         return self._roles[key]
 
-    def attributes(self, *, tenant: Tenant, kind: str, payload: dict[str, Any],
-                   requester: User) -> dict[str, Any]:
+    def attributes(
+        self, *, tenant: Tenant, kind: str, payload: dict[str, Any], requester: User
+    ) -> dict[str, Any]:
         from tenants.selectors.access import is_platform_admin
 
         tiers, cluster, ephemeral = self._where(tenant, kind, payload)
@@ -162,8 +207,9 @@ class Reconstruction:
             "requester_platform_admin": is_platform_admin(requester),
         }
 
-    def _where(self, tenant: Tenant, kind: str,
-               payload: dict[str, Any]) -> tuple[list[str], str, bool]:
+    def _where(
+        self, tenant: Tenant, kind: str, payload: dict[str, Any]
+    ) -> tuple[list[str], str, bool]:
         known = self.tiers()
         if kind in ON_A_NAMESPACE:
             namespace = self._namespace(tenant, payload.get("namespace", ""))
@@ -178,27 +224,39 @@ class Reconstruction:
             slugs = list(set(touched.values_list("tier__slug", flat=True)))
             return sorted(slugs, key=lambda slug: known.get(slug, (0, False))[0]), cluster, False
         else:
-            slugs = list(payload.get("tiers") or []) if kind == RequestKind.PROJECT \
+            slugs = (
+                list(payload.get("tiers") or [])
+                if kind == RequestKind.PROJECT
                 else [payload.get("tier", "")]
+            )
             cluster = str(payload.get("cluster", ""))
         slugs = sorted((slug for slug in slugs if slug in known), key=lambda slug: known[slug][0])
         return slugs, cluster, any(known[slug][1] for slug in slugs)
 
     def _namespace(self, tenant: Tenant, name: str) -> Namespace | None:
-        return (Namespace.objects.filter(tenant=tenant, name=name)
-                .select_related("tier", "cluster").order_by("-created_at").first())
+        return (
+            Namespace.objects.filter(tenant=tenant, name=name)
+            .select_related("tier", "cluster")
+            .order_by("-created_at")
+            .first()
+        )
 
-    def _amounts(self, tenant: Tenant, kind: str,
-                 payload: dict[str, Any]) -> tuple[int, int, int]:
+    def _amounts(self, tenant: Tenant, kind: str, payload: dict[str, Any]) -> tuple[int, int, int]:
         if kind in (RequestKind.NAMESPACE, RequestKind.ENVIRONMENT) or (
-                kind == RequestKind.EPHEMERAL and payload.get("creates_namespace", True)):
-            return (int(payload.get("cpu_millis", 0)), int(payload.get("memory_mib", 0)),
-                    int(payload.get("storage_gib", 0)))
+            kind == RequestKind.EPHEMERAL and payload.get("creates_namespace", True)
+        ):
+            return (
+                int(payload.get("cpu_millis", 0)),
+                int(payload.get("memory_mib", 0)),
+                int(payload.get("storage_gib", 0)),
+            )
         if kind == RequestKind.PROJECT:
             tiers = EnvironmentTier.objects.filter(slug__in=payload.get("tiers") or [])
-            return (sum(t.default_cpu_millis for t in tiers),
-                    sum(t.default_memory_mib for t in tiers),
-                    sum(t.default_storage_gib for t in tiers))
+            return (
+                sum(t.default_cpu_millis for t in tiers),
+                sum(t.default_memory_mib for t in tiers),
+                sum(t.default_storage_gib for t in tiers),
+            )
         if kind == RequestKind.QUOTA_CHANGE:
             # The increase against the namespace's quota now: none once it was applied.
             namespace = self._namespace(tenant, payload.get("namespace", ""))

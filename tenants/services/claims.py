@@ -60,9 +60,7 @@ def claim_names(tenancy_request: Request) -> None:
     field = "tier" if tenancy_request.kind == RequestKind.ENVIRONMENT else "app"
     try:
         with transaction.atomic():
-            claim_tenant_names(
-                tenancy_request.tenant, Cluster.objects.get(name=payload["cluster"])
-            )
+            claim_tenant_names(tenancy_request.tenant, Cluster.objects.get(name=payload["cluster"]))
             _claim_tier_namespaces(tenancy_request, wanted)
             if tenancy_request.kind == RequestKind.PROJECT:
                 _claim_project_names(tenancy_request)
@@ -99,8 +97,14 @@ def _claim_tier_namespaces(tenancy_request: Request, wanted: list[tuple[str, str
         except IntegrityError as exc:
             raise NameTaken(f"{name} was just taken by another request.") from exc
         claim(
-            cluster=cluster, name=name, purpose=NamePurpose.TIER, tenant=tenant, app=app,
-            tier=slug, request=tenancy_request, namespace=namespace,
+            cluster=cluster,
+            name=name,
+            purpose=NamePurpose.TIER,
+            tenant=tenant,
+            app=app,
+            tier=slug,
+            request=tenancy_request,
+            namespace=namespace,
         )
 
 
@@ -111,7 +115,9 @@ def _claim_project_names(tenancy_request: Request) -> None:
         claim(
             cluster=Cluster.objects.get(name=payload["cluster"]),
             name=kargo_namespace(tenant.slug, payload["app"]),
-            purpose=NamePurpose.KARGO, tenant=tenant, app=payload["app"],
+            purpose=NamePurpose.KARGO,
+            tenant=tenant,
+            app=payload["app"],
             request=tenancy_request,
         )
 
@@ -143,13 +149,18 @@ def _claim_environment(tenancy_request: Request) -> None:
                     expires_at=None if payload["shared"] else expires_at,
                 )
                 claim(
-                    cluster=cluster, name=namespace.name, tenant=tenant,
-                    **_environment_owner(payload, project), request=tenancy_request,
+                    cluster=cluster,
+                    name=namespace.name,
+                    tenant=tenant,
+                    **_environment_owner(payload, project),
+                    request=tenancy_request,
                     namespace=namespace,
                 )
             else:
                 namespace = Namespace.objects.get(
-                    tenant=tenant, cluster=cluster, name=payload["namespace"],
+                    tenant=tenant,
+                    cluster=cluster,
+                    name=payload["namespace"],
                     state=NamespaceState.ACTIVE,
                 )
             environment = EphemeralEnvironment.objects.create(
@@ -168,10 +179,14 @@ def _claim_environment(tenancy_request: Request) -> None:
     except NameTaken as exc:
         raise ValidationError({"env_slug": [str(exc)]}) from exc
     except (IntegrityError, Namespace.DoesNotExist) as exc:
-        raise ValidationError({"env_slug": [
-            f"{payload['namespace']} or environment {payload['env_slug']} was just taken "
-            "by another request; try again."
-        ]}) from exc
+        raise ValidationError(
+            {
+                "env_slug": [
+                    f"{payload['namespace']} or environment {payload['env_slug']} was just taken "
+                    "by another request; try again."
+                ]
+            }
+        ) from exc
     audit.record(
         actor=tenancy_request.requester,
         action="environment.create",
@@ -190,8 +205,11 @@ def _claim_environment(tenancy_request: Request) -> None:
 def _environment_owner(payload: dict[str, Any], project: Project) -> dict[str, str]:
     if payload["shared"]:
         return {"purpose": NamePurpose.SHARED}
-    return {"purpose": NamePurpose.EPHEMERAL, "app": project.name,
-            "environment": payload["env_slug"]}
+    return {
+        "purpose": NamePurpose.EPHEMERAL,
+        "app": project.name,
+        "environment": payload["env_slug"],
+    }
 
 
 def release_claims(tenancy_request: Request) -> dict[str, Any]:

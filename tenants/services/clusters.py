@@ -59,7 +59,12 @@ def register_platform_namespaces(cluster: Cluster) -> list[str]:
     try:
         return claim_platform_namespaces(cluster)
     except NameTaken as exc:
-        field = next((f for f in ("argocd_namespace", "ingress_namespace")
-                      if getattr(cluster, f) and f"{getattr(cluster, f)} " in f"{exc} "),
-                     "non_field_errors")
+        field = next(
+            (
+                f
+                for f in ("argocd_namespace", "ingress_namespace")
+                if getattr(cluster, f) and f"{getattr(cluster, f)} " in f"{exc} "
+            ),
+            "non_field_errors",
+        )
         raise ValidationError({field: [str(exc)]}) from exc

@@ -23,23 +23,26 @@ def tier_revision(*, tier: EnvironmentTier, digest: str, definition: dict) -> Ti
             return same
         latest = revisions.first()
         return TierRevision.objects.create(
-            tier=tier, number=(latest.number if latest else 0) + 1, digest=digest,
-            definition=definition)
+            tier=tier,
+            number=(latest.number if latest else 0) + 1,
+            digest=digest,
+            definition=definition,
+        )
 
 
-def tier_revisions(*, wanted: dict[EnvironmentTier, tuple[str, dict]]
-                   ) -> dict[int, TierRevision]:
+def tier_revisions(*, wanted: dict[EnvironmentTier, tuple[str, dict]]) -> dict[int, TierRevision]:
     """Tier id -> its revision with the wanted (digest, definition); one query when every
     digest is already numbered, as it is on all but the first run after a change."""
     known: dict[tuple[int, str], TierRevision] = {}
     for revision in TierRevision.objects.filter(
-            tier__in=list(wanted), digest__in={digest for digest, _ in wanted.values()}
+        tier__in=list(wanted), digest__in={digest for digest, _ in wanted.values()}
     ).order_by("tier", "-number"):
         known.setdefault((revision.tier_id, revision.digest), revision)
     found = {}
     for tier, (digest, definition) in wanted.items():
-        found[tier.pk] = known.get((tier.pk, digest)) or \
-            tier_revision(tier=tier, digest=digest, definition=definition)
+        found[tier.pk] = known.get((tier.pk, digest)) or tier_revision(
+            tier=tier, digest=digest, definition=definition
+        )
     return found
 
 

@@ -56,11 +56,16 @@ def extend_environment(
         wanted = now + timedelta(seconds=ttl_seconds)
         if wanted > environment.max_expires_at:
             left = int((environment.max_expires_at - now).total_seconds()) // 60 * 60
-            raise ValidationError({"ttl": [
-                f"{environment.slug} may live until {environment.max_expires_at:%Y-%m-%d %H:%M} "
-                f"UTC at most (its tier's maximum TTL): ask for at most "
-                f"{seconds_to_duration(max(left, 0))}."
-            ]})
+            raise ValidationError(
+                {
+                    "ttl": [
+                        f"{environment.slug} may live until "
+                        f"{environment.max_expires_at:%Y-%m-%d %H:%M} "
+                        f"UTC at most (its tier's maximum TTL): ask for at most "
+                        f"{seconds_to_duration(max(left, 0))}."
+                    ]
+                }
+            )
         before = environment.expires_at
         environment.expires_at, environment.warned_at = wanted, None
         environment.save(update_fields=["expires_at", "warned_at"])

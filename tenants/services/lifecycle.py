@@ -63,8 +63,14 @@ def transition(
     def each(locked: list[Request]) -> dict[int, dict[str, Any]]:
         return {locked[0].pk: side_effect(locked[0])} if side_effect else {}
 
-    return transition_many(request_ids=[request_id], action=action, actor=actor,
-                           message=message, source_ip=source_ip, side_effect=each)[0]
+    return transition_many(
+        request_ids=[request_id],
+        action=action,
+        actor=actor,
+        message=message,
+        source_ip=source_ip,
+        side_effect=each,
+    )[0]
 
 
 def transition_many(
@@ -83,8 +89,7 @@ def transition_many(
     rule = TRANSITIONS[action]
     with transaction.atomic():
         # Locked in id order, so two batches sharing a request cannot deadlock.
-        locked = list(Request.objects.select_for_update().filter(pk__in=request_ids)
-                      .order_by("pk"))
+        locked = list(Request.objects.select_for_update().filter(pk__in=request_ids).order_by("pk"))
         if len(locked) != len(set(request_ids)):
             missing = sorted(set(request_ids) - {r.pk for r in locked})
             raise Request.DoesNotExist(f"Request #{missing[0]} does not exist.")
@@ -97,8 +102,14 @@ def transition_many(
                 )
         before = {r.pk: {"state": r.state} for r in locked}
         # Whatever it waited for, it is not waiting in its new state.
-        moved = {"state": rule.target, "status_message": message, "waiting_since": None,
-                 "next_try_at": None, "wait_reason": "", "updated_at": timezone.now()}
+        moved = {
+            "state": rule.target,
+            "status_message": message,
+            "waiting_since": None,
+            "next_try_at": None,
+            "wait_reason": "",
+            "updated_at": timezone.now(),
+        }
         Request.objects.filter(pk__in=[r.pk for r in locked]).update(**moved)
         for tenancy_request in locked:
             for field, value in moved.items():
@@ -110,20 +121,25 @@ def transition_many(
             if message:
                 after["message"] = message
             after.update(extra.get(tenancy_request.pk, {}))
-            events.append(audit.event(
-                actor=actor,
-                action=f"request.{action}",
-                obj=tenancy_request,
-                tenant_id=tenancy_request.tenant_id,
-                before=before[tenancy_request.pk],
-                after=after,
-                source_ip=source_ip,
-            ))
+            events.append(
+                audit.event(
+                    actor=actor,
+                    action=f"request.{action}",
+                    obj=tenancy_request,
+                    tenant_id=tenancy_request.tenant_id,
+                    before=before[tenancy_request.pk],
+                    after=after,
+                    source_ip=source_ip,
+                )
+            )
         audit.record_all(events)
         moved_ids, state = [r.pk for r in locked], rule.target
 
-        transaction.on_commit(lambda: request_state_changed.send(
-            sender=Request, request_ids=moved_ids, action=action, state=state))
+        transaction.on_commit(
+            lambda: request_state_changed.send(
+                sender=Request, request_ids=moved_ids, action=action, state=state
+            )
+        )
     return locked
 
 
@@ -139,8 +155,11 @@ def transition_opening_run(
     """A transition into provisioning, with the Run that records this attempt: its steps
     laid out already when the worker opens it (a retry's are laid out by the worker)."""
     return transition_opening_runs(
-        opening={request_id: (plan_digest, steps or [])}, action=action, actor=actor,
-        source_ip=source_ip)[0]
+        opening={request_id: (plan_digest, steps or [])},
+        action=action,
+        actor=actor,
+        source_ip=source_ip,
+    )[0]
 
 
 def transition_opening_runs(
@@ -156,21 +175,33 @@ def transition_opening_runs(
     opened: dict[int, Run] = {}
 
     def open_runs(locked: list[Request]) -> dict[int, dict[str, Any]]:
-        runs = Run.objects.bulk_create([
-            Run(request=r, plan_digest=opening[r.pk][0], steps=opening[r.pk][1],
-                attempts=1 if opening[r.pk][1] else 0)
-            for r in locked
-        ])
+        runs = Run.objects.bulk_create(
+            [
+                Run(
+                    request=r,
+                    plan_digest=opening[r.pk][0],
+                    steps=opening[r.pk][1],
+                    attempts=1 if opening[r.pk][1] else 0,
+                )
+                for r in locked
+            ]
+        )
         opened.update((run.request_id, run) for run in runs)
         return {run.request_id: {"run": run.pk} for run in runs}
 
-    transition_many(request_ids=list(opening), action=action, actor=actor,
-                    source_ip=source_ip, side_effect=open_runs)
+    transition_many(
+        request_ids=list(opening),
+        action=action,
+        actor=actor,
+        source_ip=source_ip,
+        side_effect=open_runs,
+    )
     return [opened[request_id] for request_id in opening]
 
 
-def start_provisioning(*, request_id: int, plan_digest: str,
-                       steps: list[dict[str, Any]] | None = None) -> Run:
+def start_provisioning(
+    *, request_id: int, plan_digest: str, steps: list[dict[str, Any]] | None = None
+) -> Run:
     """The worker takes an approved request: it moves to provisioning with a new Run, its
     steps laid out pending."""
     return transition_opening_run(
@@ -178,8 +209,7 @@ def start_provisioning(*, request_id: int, plan_digest: str,
     )
 
 
-def start_provisioning_all(*, opening: dict[int, tuple[str, list[dict[str, Any]]]]
-                           ) -> list[Run]:
+def start_provisioning_all(*, opening: dict[int, tuple[str, list[dict[str, Any]]]]) -> list[Run]:
     """`start_provisioning` for the approved requests a worker took together."""
     return transition_opening_runs(opening=opening, action="start_provisioning")
 
@@ -190,8 +220,13 @@ def _close_runs(runs: list[Run], *, state: str, error: str = "") -> None:
     now = timezone.now()
     for run in runs:
         run.state, run.error, run.finished_at = state, error, now
-    update_each(Run, {run.pk: {"state": state, "error": error, "finished_at": now,
-                               "steps": run.steps} for run in runs})
+    update_each(
+        Run,
+        {
+            run.pk: {"state": state, "error": error, "finished_at": now, "steps": run.steps}
+            for run in runs
+        },
+    )
 
 
 def mark_ready(*, run: Run) -> Request:
@@ -201,12 +236,17 @@ def mark_ready(*, run: Run) -> Request:
 def mark_all_ready(*, runs: list[Run]) -> list[Request]:
     """Several runs succeeded: their requests are ready, their runs closed in the same
     transaction."""
+
     def close(locked: list[Request]) -> dict[int, dict[str, Any]]:
         _close_runs(runs, state=RunState.SUCCEEDED)
         return {run.request_id: {"run": run.pk} for run in runs}
 
-    return transition_many(request_ids=[run.request_id for run in runs], action="mark_ready",
-                           actor=None, side_effect=close)
+    return transition_many(
+        request_ids=[run.request_id for run in runs],
+        action="mark_ready",
+        actor=None,
+        side_effect=close,
+    )
 
 
 def mark_failed(*, run: Run, error: str) -> Request:

@@ -41,8 +41,13 @@ def claim(
     """Take `name` on `cluster` for this purpose and owner, or raise NameTaken. Taking a
     shareable name its owner already holds (the tenant's applications namespace, a shared
     environment namespace) returns the claim there is."""
-    owner = {"purpose": purpose, "tenant": tenant, "app": app, "tier": tier,
-             "environment": environment}
+    owner = {
+        "purpose": purpose,
+        "tenant": tenant,
+        "app": app,
+        "tier": tier,
+        "environment": environment,
+    }
     problem = name_problem(cluster, name, **owner)
     if problem:
         raise NameTaken(problem)
@@ -72,9 +77,7 @@ def release_refused(tenancy_request: Request) -> list[str]:
     """A request was rejected or cancelled: the names it claimed are free again, but for
     the tenant-level ones. (A request that joined a shared namespace claimed nothing: the
     claim is the request's that created it.)"""
-    return release(
-        live_claims().filter(request=tenancy_request).exclude(purpose__in=TENANT_LEVEL)
-    )
+    return release(live_claims().filter(request=tenancy_request).exclude(purpose__in=TENANT_LEVEL))
 
 
 def release_namespaces(namespaces: QuerySet[Namespace]) -> list[str]:
@@ -85,8 +88,10 @@ def release_namespaces(namespaces: QuerySet[Namespace]) -> list[str]:
 def tenant_names(slug: str) -> dict[str, str]:
     """The names a tenant holds on every cluster it may use, with their purposes: its Argo
     CD applications namespace and its Flux GitOps namespace."""
-    return {argocd_apps_namespace(slug): NamePurpose.ARGOCD_APPS,
-            gitops_namespace(slug): NamePurpose.GITOPS}
+    return {
+        argocd_apps_namespace(slug): NamePurpose.ARGOCD_APPS,
+        gitops_namespace(slug): NamePurpose.GITOPS,
+    }
 
 
 def claim_tenant_names(tenant: Tenant, cluster: Cluster) -> None:
@@ -106,8 +111,11 @@ def claim_found_namespaces(
     live or released (one being deleted); a label is anyone's to set, so one whose name
     the registry never held (another Berth's, or a forgery) is claimed as found too: no
     tenant's prefix may take it over (docs/naming.md)."""
-    known = set(NamespaceClaim.objects.filter(cluster=cluster, name__in=labelled_berths)
-                .values_list("name", flat=True))
+    known = set(
+        NamespaceClaim.objects.filter(cluster=cluster, name__in=labelled_berths).values_list(
+            "name", flat=True
+        )
+    )
     claimed = []
     for name in sorted({*found, *(name for name in labelled_berths if name not in known)}):
         if claim_of(cluster, name) is None:
@@ -117,8 +125,12 @@ def claim_found_namespaces(
 
 
 def platform_namespaces(cluster: Cluster) -> list[str]:
-    names = [*CLUSTER_NAMESPACES, cluster.argocd_namespace, cluster.ingress_namespace,
-             settings.BERTH_NAMESPACE]
+    names = [
+        *CLUSTER_NAMESPACES,
+        cluster.argocd_namespace,
+        cluster.ingress_namespace,
+        settings.BERTH_NAMESPACE,
+    ]
     return list(dict.fromkeys(name for name in names if name))
 
 

@@ -30,11 +30,21 @@ from tenants.services.names import NameTaken, claim_tenant_names, release
 from tenants.services.requests import submit_request
 
 # What a tenant's objects on a cluster are made of: a change to any of them is applied there.
-SYNCED_FIELDS = frozenset({
-    "owner_groups", "member_groups", "viewer_groups", "gitops_repo_url", "gitops_branch",
-    "gitops_path", "gitops_credentials", "gitops_known_hosts", "gitops_engine",
-    "allowed_domains", "allowed_clusters",
-})
+SYNCED_FIELDS = frozenset(
+    {
+        "owner_groups",
+        "member_groups",
+        "viewer_groups",
+        "gitops_repo_url",
+        "gitops_branch",
+        "gitops_path",
+        "gitops_credentials",
+        "gitops_known_hosts",
+        "gitops_engine",
+        "allowed_domains",
+        "allowed_clusters",
+    }
+)
 
 
 def onboard_tenant(
@@ -117,8 +127,9 @@ def emptied_roles(tenant: Tenant, changes: dict[str, Any]) -> dict[str, int]:
     for role in (Role.OWNER, Role.MEMBER, Role.VIEWER):
         field = f"{role}_groups"
         if field in changes and not changes[field] and getattr(tenant, field):
-            people = Membership.objects.filter(tenant=tenant, role=role,
-                                               source=MembershipSource.OIDC).count()
+            people = Membership.objects.filter(
+                tenant=tenant, role=role, source=MembershipSource.OIDC
+            ).count()
             if people:
                 emptied[field] = people
     return emptied
@@ -127,11 +138,17 @@ def emptied_roles(tenant: Tenant, changes: dict[str, Any]) -> dict[str, int]:
 def refuse_emptied_roles(tenant: Tenant, changes: dict[str, Any]) -> None:
     emptied = emptied_roles(tenant, changes)
     if emptied:
-        raise ValidationError({field: [
-            f"This removes every {field.removesuffix('_groups')} of {tenant.slug}: {people} "
-            f"{'person loses' if people == 1 else 'people lose'} the role at their next "
-            "sign-in. Confirm the removal (confirm_removals) to do it."
-        ] for field, people in emptied.items()})
+        raise ValidationError(
+            {
+                field: [
+                    f"This removes every {field.removesuffix('_groups')} of {tenant.slug}: "
+                    f"{people} "
+                    f"{'person loses' if people == 1 else 'people lose'} the role at their next "
+                    "sign-in. Confirm the removal (confirm_removals) to do it."
+                ]
+                for field, people in emptied.items()
+            }
+        )
 
 
 def update_tenant(
@@ -188,8 +205,9 @@ def update_tenant(
             )
     synced = sorted(SYNCED_FIELDS & set(after))
     if synced:
-        request_tenant_sync(tenant=locked, actor=actor,
-                            reason=f"Tenant {locked.slug} changed: {', '.join(synced)}.")
+        request_tenant_sync(
+            tenant=locked, actor=actor, reason=f"Tenant {locked.slug} changed: {', '.join(synced)}."
+        )
     return locked
 
 
@@ -198,8 +216,11 @@ def clusters_used(tenant: Tenant) -> list[Cluster]:
     live = Namespace.objects.filter(
         tenant=tenant, state__in=(NamespaceState.PENDING, NamespaceState.ACTIVE)
     ).values("cluster")
-    return list(Cluster.objects.filter(
-        Q(pk__in=tenant.allowed_clusters.values("pk")) | Q(pk__in=live)).distinct())
+    return list(
+        Cluster.objects.filter(
+            Q(pk__in=tenant.allowed_clusters.values("pk")) | Q(pk__in=live)
+        ).distinct()
+    )
 
 
 def request_tenant_sync(*, tenant: Tenant, actor: User, reason: str) -> list[Request]:
@@ -210,19 +231,30 @@ def request_tenant_sync(*, tenant: Tenant, actor: User, reason: str) -> list[Req
     made = []
     for cluster in sorted(clusters_used(tenant), key=lambda c: c.name):
         pending = Request.objects.filter(
-            tenant=tenant, kind=RequestKind.TENANT_SYNC, payload__cluster=cluster.name,
+            tenant=tenant,
+            kind=RequestKind.TENANT_SYNC,
+            payload__cluster=cluster.name,
             state__in=(RequestState.SUBMITTED, RequestState.APPROVED),
         )
         if pending.exists():
             continue
         try:
-            made.append(submit_request(
-                tenant=tenant, kind=RequestKind.TENANT_SYNC, requester=actor,
-                payload={"cluster": cluster.name, "reason": reason},
-            ))
+            made.append(
+                submit_request(
+                    tenant=tenant,
+                    kind=RequestKind.TENANT_SYNC,
+                    requester=actor,
+                    payload={"cluster": cluster.name, "reason": reason},
+                )
+            )
         except (DomainError, ValidationError) as exc:
-            audit.record(actor=actor, action="tenant_sync.refused", obj=tenant,
-                         tenant_id=tenant.pk, after={"cluster": cluster.name, "why": str(exc)})
+            audit.record(
+                actor=actor,
+                action="tenant_sync.refused",
+                obj=tenant,
+                tenant_id=tenant.pk,
+                after={"cluster": cluster.name, "why": str(exc)},
+            )
     return made
 
 
@@ -235,21 +267,35 @@ def retire_tenant(*, tenant_id: int, tenancy_request: Request) -> bool:
         tenant = Tenant.objects.select_for_update().get(pk=tenant_id)
         if tenant.retired_at is not None:
             return True
-        live = sorted(Namespace.objects.filter(
-            tenant=tenant, state__in=(NamespaceState.PENDING, NamespaceState.ACTIVE,
-                                      NamespaceState.DECOMMISSIONING))
-            .values_list("name", flat=True))
+        live = sorted(
+            Namespace.objects.filter(
+                tenant=tenant,
+                state__in=(
+                    NamespaceState.PENDING,
+                    NamespaceState.ACTIVE,
+                    NamespaceState.DECOMMISSIONING,
+                ),
+            ).values_list("name", flat=True)
+        )
         if live:
-            audit.record(actor=None, action="tenant.retire_refused", obj=tenant,
-                         tenant_id=tenant.pk, after={"request": tenancy_request.pk,
-                                                     "live_namespaces": live[:20]})
+            audit.record(
+                actor=None,
+                action="tenant.retire_refused",
+                obj=tenant,
+                tenant_id=tenant.pk,
+                after={"request": tenancy_request.pk, "live_namespaces": live[:20]},
+            )
             return False
         tenant.retired_at = timezone.now()
         tenant.save(update_fields=["retired_at"])
         freed = release(NamespaceClaim.objects.filter(tenant=tenant))
-        audit.record(actor=tenancy_request.requester, action="tenant.retire", obj=tenant,
-                     tenant_id=tenant.pk, after={"request": tenancy_request.pk,
-                                                 "names_released": freed})
+        audit.record(
+            actor=tenancy_request.requester,
+            action="tenant.retire",
+            obj=tenant,
+            tenant_id=tenant.pk,
+            after={"request": tenancy_request.pk, "names_released": freed},
+        )
     return True
 
 

@@ -21,8 +21,9 @@ def _shown(price: ClusterPrice) -> dict[str, str]:
     return {name: str(getattr(price, name)) for name in FIELDS}
 
 
-def set_cluster_prices(*, actor: User, cluster: Cluster, values: dict[str, Any],
-                       source_ip: str | None = None) -> ClusterPrice:
+def set_cluster_prices(
+    *, actor: User, cluster: Cluster, values: dict[str, Any], source_ip: str | None = None
+) -> ClusterPrice:
     """Set the prices given in `values` (the others stay); every one checked first, none
     saved if one is wrong."""
     if not selectors.is_platform_admin(actor):
@@ -40,6 +41,12 @@ def set_cluster_prices(*, actor: User, cluster: Cluster, values: dict[str, Any],
         price.save()
         after = _shown(price)
         if before != after:
-            audit.record(actor=actor, action="cluster.prices", obj=cluster, before=before,
-                         after=after, source_ip=source_ip)
+            audit.record(
+                actor=actor,
+                action="cluster.prices",
+                obj=cluster,
+                before=before,
+                after=after,
+                source_ip=source_ip,
+            )
     return price

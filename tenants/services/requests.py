@@ -50,13 +50,23 @@ def submit_request(
     if not selectors.may_request(requester, tenant):
         raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
     if tenant.retired_at is not None:
-        raise ValidationError({"tenant": [
-            f"{tenant.slug} was retired on {tenant.retired_at:%Y-%m-%d}: it takes no request."]})
+        raise ValidationError(
+            {
+                "tenant": [
+                    f"{tenant.slug} was retired on {tenant.retired_at:%Y-%m-%d}: it takes no "
+                    "request."
+                ]
+            }
+        )
     if kind == RequestKind.END_ENVIRONMENT:
-        raise ValidationError({"kind": [
-            "An ephemeral environment is ended from its page or with "
-            "POST /api/v1/environments/{id}/end/."
-        ]})
+        raise ValidationError(
+            {
+                "kind": [
+                    "An ephemeral environment is ended from its page or with "
+                    "POST /api/v1/environments/{id}/end/."
+                ]
+            }
+        )
     refuse_unwritable_repository(tenant=tenant, kind=kind)
     cleaned = validate_payload(kind=kind, tenant=tenant, payload=payload)
     with transaction.atomic():
@@ -65,7 +75,8 @@ def submit_request(
         refuse_duplicate(tenant=tenant, kind=kind, cleaned=cleaned)
         budget.check_fits(tenant=tenant, kind=kind, payload=cleaned)
         attributes = policy.attributes_for(
-            tenant=tenant, kind=kind, payload=cleaned, requester=requester)
+            tenant=tenant, kind=kind, payload=cleaned, requester=requester
+        )
         decision = policy.decide(attributes)
         if decision.outcome == PolicyOutcome.DENY:
             denied = decision
@@ -88,8 +99,7 @@ def submit_request(
             obj=tenant,
             tenant_id=tenant.pk,
             source_ip=source_ip,
-            after={"kind": kind, "payload": cleaned, "rule": denied.rule,
-                   "attributes": attributes},
+            after={"kind": kind, "payload": cleaned, "rule": denied.rule, "attributes": attributes},
         )
         raise NotAllowed(denied.message or f"Denied by the approval rule {denied.rule}.")
     return tenancy_request
@@ -110,34 +120,55 @@ def refuse_duplicate(*, tenant: Tenant, kind: str, cleaned: dict[str, Any]) -> N
     if not keys:
         return
     same = {f"payload__{key}": cleaned[key] for key in keys}
-    first = (Request.objects.filter(tenant=tenant, kind=kind,
-                                    state__in=budget.PENDING_REQUEST_STATES, **same)
-             .order_by("pk").first())
+    first = (
+        Request.objects.filter(
+            tenant=tenant, kind=kind, state__in=budget.PENDING_REQUEST_STATES, **same
+        )
+        .order_by("pk")
+        .first()
+    )
     if first is not None:
-        then = ("cancel it first" if first.state == RequestState.SUBMITTED
-                else "a platform admin may retry it" if first.state == RequestState.FAILED
-                else "it is under way")
-        raise ValidationError({keys[0]: [
-            f"This is already asked for in request #{first.pk} "
-            f"({first.get_state_display().lower()}): follow that one; {then}."
-        ]})
+        then = (
+            "cancel it first"
+            if first.state == RequestState.SUBMITTED
+            else "a platform admin may retry it"
+            if first.state == RequestState.FAILED
+            else "it is under way"
+        )
+        raise ValidationError(
+            {
+                keys[0]: [
+                    f"This is already asked for in request #{first.pk} "
+                    f"({first.get_state_display().lower()}): follow that one; {then}."
+                ]
+            }
+        )
 
 
 # What still goes through while the tenant's repository cannot be written: taking things
 # away (their files go with a later sync; the cluster side must not be held back).
-REMOVALS = frozenset({RequestKind.DECOMMISSION, RequestKind.PROJECT_DECOMMISSION,
-                      RequestKind.TENANT_DECOMMISSION})
+REMOVALS = frozenset(
+    {RequestKind.DECOMMISSION, RequestKind.PROJECT_DECOMMISSION, RequestKind.TENANT_DECOMMISSION}
+)
 
 
 def refuse_unwritable_repository(*, tenant: Tenant, kind: str) -> None:
     """A tenant whose repository check failed (Berth cannot read or push to it) gets no new
     request: each would fail at its GitOps commit. Until the settings pass the check."""
-    if tenant.gitops_repo_url.strip() and tenant.repository_check_ok is False \
-            and kind not in REMOVALS:
-        raise ValidationError({"tenant": [
-            f"{tenant.slug}'s GitOps repository failed its check: "
-            f"{tenant.repository_check_message} A platform admin fixes the repository "
-            "settings; requests are taken again once the check passes."]})
+    if (
+        tenant.gitops_repo_url.strip()
+        and tenant.repository_check_ok is False
+        and kind not in REMOVALS
+    ):
+        raise ValidationError(
+            {
+                "tenant": [
+                    f"{tenant.slug}'s GitOps repository failed its check: "
+                    f"{tenant.repository_check_message} A platform admin fixes the repository "
+                    "settings; requests are taken again once the check passes."
+                ]
+            }
+        )
 
 
 def admit(
@@ -182,8 +213,8 @@ def admit(
     request_id = tenancy_request.pk
     transaction.on_commit(
         lambda: request_state_changed.send(
-            sender=Request, request_ids=[request_id], action="submit",
-            state=RequestState.SUBMITTED)
+            sender=Request, request_ids=[request_id], action="submit", state=RequestState.SUBMITTED
+        )
     )
     if decision.outcome == PolicyOutcome.AUTO_APPROVE:
         Approval.objects.create(
@@ -249,8 +280,9 @@ def approve_request(
         tenancy_request=tenancy_request, user=approver, action="approve", source_ip=source_ip
     )
     with transaction.atomic():
-        return _record_approvals(digests={request_id: plan_digest}, approver=approver,
-                                 reason=reason, source_ip=source_ip)[0]
+        return _record_approvals(
+            digests={request_id: plan_digest}, approver=approver, reason=reason, source_ip=source_ip
+        )[0]
 
 
 # More at once is a review nobody did: the queue shows at most this many per page anyway.
@@ -277,69 +309,113 @@ def approve_together(
         if request_id not in found:
             raise DomainError(f"Request #{request_id} does not exist.")
     for tenancy_request in found.values():
-        _refuse_decision(tenancy_request=tenancy_request, user=approver, action="approve",
-                         source_ip=source_ip)
-    outcomes = {(r.policy_rule, r.approvals_required, r.approver_role): r
-                for r in found.values()}
+        _refuse_decision(
+            tenancy_request=tenancy_request, user=approver, action="approve", source_ip=source_ip
+        )
+    outcomes = {(r.policy_rule, r.approvals_required, r.approver_role): r for r in found.values()}
     if len(outcomes) > 1:
         described = "; ".join(
             f"#{r.pk}: rule {rule or '—'}, {needed} approval{'s' if needed != 1 else ''} "
             f"from a {r.get_approver_role_display().lower()}"
-            for (rule, needed, _), r in sorted(outcomes.items(), key=lambda o: o[1].pk))
-        raise DomainError("Only requests with the same policy outcome are approved together, "
-                          f"and these differ ({described}). Approve them separately.")
+            for (rule, needed, _), r in sorted(outcomes.items(), key=lambda o: o[1].pk)
+        )
+        raise DomainError(
+            "Only requests with the same policy outcome are approved together, "
+            f"and these differ ({described}). Approve them separately."
+        )
     with transaction.atomic():
-        return _record_approvals(digests=wanted, approver=approver, reason=reason,
-                                 source_ip=source_ip)
+        return _record_approvals(
+            digests=wanted, approver=approver, reason=reason, source_ip=source_ip
+        )
 
 
-def _record_approvals(*, digests: dict[int, str], approver: User, reason: str,
-                      source_ip: str | None) -> list[Request]:
+def _record_approvals(
+    *, digests: dict[int, str], approver: User, reason: str, source_ip: str | None
+) -> list[Request]:
     """Inside a transaction: each request's approval by `approver`, bound to its digest;
     those that reach their policy's number of approvals move to approved, together. In
     request order; raises (saving nothing) when one may not be approved."""
     ids = sorted(digests)
-    locked = {r.pk: r for r in Request.objects.select_for_update().filter(pk__in=ids)
-              .order_by("pk")}
+    locked = {
+        r.pk: r for r in Request.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    }
     for request_id in ids:
         if locked[request_id].state not in TRANSITIONS["approve"].sources:
-            raise IllegalTransition(request_id=request_id,
-                                    state_label=locked[request_id].get_state_display(),
-                                    action="approved")
-    mine = set(Approval.objects.filter(request_id__in=ids, approver=approver,
-                                       decision=Decision.APPROVE)
-               .values_list("request_id", "plan_digest"))
+            raise IllegalTransition(
+                request_id=request_id,
+                state_label=locked[request_id].get_state_display(),
+                action="approved",
+            )
+    mine = set(
+        Approval.objects.filter(
+            request_id__in=ids, approver=approver, decision=Decision.APPROVE
+        ).values_list("request_id", "plan_digest")
+    )
     if any((request_id, digests[request_id]) in mine for request_id in ids):
         raise DomainError("You have already approved this plan.")
-    Approval.objects.bulk_create([
-        Approval(request=locked[request_id], approver=approver, decision=Decision.APPROVE,
-                 reason=reason, plan_digest=digests[request_id])
+    Approval.objects.bulk_create(
+        [
+            Approval(
+                request=locked[request_id],
+                approver=approver,
+                decision=Decision.APPROVE,
+                reason=reason,
+                plan_digest=digests[request_id],
+            )
+            for request_id in ids
+        ]
+    )
+    have = Counter(
+        Approval.objects.filter(request_id__in=ids, decision=Decision.APPROVE).values_list(
+            "request_id", "plan_digest"
+        )
+    )
+    short = [
+        locked[request_id]
         for request_id in ids
-    ])
-    have = Counter(Approval.objects.filter(request_id__in=ids, decision=Decision.APPROVE)
-                   .values_list("request_id", "plan_digest"))
-    short = [locked[request_id] for request_id in ids
-             if have[(request_id, digests[request_id])] < locked[request_id].approvals_required]
+        if have[(request_id, digests[request_id])] < locked[request_id].approvals_required
+    ]
     for tenancy_request in short:
         tenancy_request.status_message = _awaiting(
-            tenancy_request.approvals_required, tenancy_request.approver_role,
-            have[(tenancy_request.pk, digests[tenancy_request.pk])])
+            tenancy_request.approvals_required,
+            tenancy_request.approver_role,
+            have[(tenancy_request.pk, digests[tenancy_request.pk])],
+        )
         tenancy_request.updated_at = timezone.now()
     Request.objects.bulk_update(short, ["status_message", "updated_at"])
-    audit.record_all([
-        audit.event(actor=approver, action="request.approval_recorded", obj=tenancy_request,
-                    tenant_id=tenancy_request.tenant_id, source_ip=source_ip,
-                    after={"approvals": have[(tenancy_request.pk, digests[tenancy_request.pk])],
-                           "required": tenancy_request.approvals_required,
-                           "plan_digest": digests[tenancy_request.pk]})
-        for tenancy_request in short
-    ])
+    audit.record_all(
+        [
+            audit.event(
+                actor=approver,
+                action="request.approval_recorded",
+                obj=tenancy_request,
+                tenant_id=tenancy_request.tenant_id,
+                source_ip=source_ip,
+                after={
+                    "approvals": have[(tenancy_request.pk, digests[tenancy_request.pk])],
+                    "required": tenancy_request.approvals_required,
+                    "plan_digest": digests[tenancy_request.pk],
+                },
+            )
+            for tenancy_request in short
+        ]
+    )
     reached = [request_id for request_id in ids if locked[request_id] not in short]
-    approved = {r.pk: r for r in transition_many(
-        request_ids=reached, action="approve", actor=approver, message=reason,
-        source_ip=source_ip,
-        side_effect=lambda moved: {r.pk: {"plan_digest": digests[r.pk]} for r in moved},
-    )} if reached else {}
+    approved = (
+        {
+            r.pk: r
+            for r in transition_many(
+                request_ids=reached,
+                action="approve",
+                actor=approver,
+                message=reason,
+                source_ip=source_ip,
+                side_effect=lambda moved: {r.pk: {"plan_digest": digests[r.pk]} for r in moved},
+            )
+        }
+        if reached
+        else {}
+    )
     return [approved.get(request_id) or locked[request_id] for request_id in ids]
 
 

@@ -23,7 +23,7 @@ from tenants.selectors.whatif import past_decisions, rules_with_edit
 WHATIF_KEPT_SECONDS = 24 * 3600
 
 
-def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> ApprovalRule:  # noqa: ANN001
+def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> ApprovalRule:
     """Save a validated ApprovalRuleForm (its condition compiled) and audit the change."""
     if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may change approval rules.")
@@ -38,9 +38,17 @@ def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> Ap
         }
     with transaction.atomic():
         # What saving puts in force, named as a what-if names it: its last replay is kept.
-        tried = cache.get(_whatif_key(whatif.proposal_digest(rules_with_edit(
-            pk=form.instance.pk, rule=proposed_from(form.cleaned_data),
-            position=form.cleaned_data["position"]))))
+        tried = cache.get(
+            _whatif_key(
+                whatif.proposal_digest(
+                    rules_with_edit(
+                        pk=form.instance.pk,
+                        rule=proposed_from(form.cleaned_data),
+                        position=form.cleaned_data["position"],
+                    )
+                )
+            )
+        )
         rule = form.save()
         after = {field: str(getattr(rule, field)) for field in form.Meta.fields}
         if tried is not None:
@@ -59,9 +67,12 @@ def save_approval_rule(*, form, actor: User, source_ip: str | None = None) -> Ap
 def proposed_from(cleaned: dict[str, Any]) -> whatif.ProposedRule:
     """The rule a validated ApprovalRuleForm (or its fields) describes."""
     return whatif.ProposedRule(
-        name=cleaned["name"], condition=cleaned["condition"], outcome=cleaned["outcome"],
+        name=cleaned["name"],
+        condition=cleaned["condition"],
+        outcome=cleaned["outcome"],
         approvals_required=cleaned["approvals_required"],
-        approver_role=cleaned["approver_role"], message=cleaned.get("message", ""),
+        approver_role=cleaned["approver_role"],
+        message=cleaned.get("message", ""),
         enabled=bool(cleaned.get("enabled")),
     )
 
@@ -71,8 +82,13 @@ def _whatif_key(digest: str) -> str:
 
 
 def try_approval_rules(
-    *, actor: User, rules: list[whatif.ProposedRule], tenant: Tenant | None = None,
-    kind: str = "", since: datetime | None = None, limit: int = whatif.REPLAY_LIMIT,
+    *,
+    actor: User,
+    rules: list[whatif.ProposedRule],
+    tenant: Tenant | None = None,
+    kind: str = "",
+    since: datetime | None = None,
+    limit: int = whatif.REPLAY_LIMIT,
 ) -> whatif.WhatIf:
     """Replay `rules` (a whole proposed rule set, in order) over the last `limit` decided
     requests; nothing is saved but the summary, kept for the audit event of the save that
@@ -83,20 +99,29 @@ def try_approval_rules(
         raise ValidationError({"limit": [f"Between 1 and {whatif.REPLAY_LIMIT}."]})
     if len(rules) > whatif.MAX_RULES:
         raise ValidationError({"rules": [f"At most {whatif.MAX_RULES} rules."]})
-    problems = [f"Rule {number} ({rule.name}): {message}"
-                for number, rule in enumerate(rules, start=1)
-                for message in whatif.rule_problems(rule).values()]
+    problems = [
+        f"Rule {number} ({rule.name}): {message}"
+        for number, rule in enumerate(rules, start=1)
+        for message in whatif.rule_problems(rule).values()
+    ]
     if problems:
         raise ValidationError({"rules": problems})
-    found = whatif.replay(rules, past_decisions(tenant=tenant, kind=kind, since=since,
-                                                limit=limit))
-    cache.set(_whatif_key(whatif.proposal_digest(rules)), {
-        **found.summary(),
-        "by": actor.username,
-        "at": timezone.now().isoformat(timespec="seconds"),
-        "filters": {"tenant": tenant.slug if tenant else "", "kind": kind,
-                    "since": since.isoformat() if since else "", "limit": limit},
-    }, WHATIF_KEPT_SECONDS)
+    found = whatif.replay(rules, past_decisions(tenant=tenant, kind=kind, since=since, limit=limit))
+    cache.set(
+        _whatif_key(whatif.proposal_digest(rules)),
+        {
+            **found.summary(),
+            "by": actor.username,
+            "at": timezone.now().isoformat(timespec="seconds"),
+            "filters": {
+                "tenant": tenant.slug if tenant else "",
+                "kind": kind,
+                "since": since.isoformat() if since else "",
+                "limit": limit,
+            },
+        },
+        WHATIF_KEPT_SECONDS,
+    )
     return found
 
 
@@ -118,16 +143,19 @@ def replace_environment_rules(
     """Replace the tenant's ordered environment rules with `rules` (dicts of if, namespace,
     refuse, message), all validated first: one bad rule saves none. Owners and platform
     admins only. Rules only choose names inside the tenant's prefix, within its budget."""
-    if not (
-        selectors.is_platform_admin(actor) or selectors.role_in(actor, tenant) == Role.OWNER
-    ):
-        raise NotAllowed(f"Only owners of {tenant.slug} and platform admins may change its "
-                         "environment rules.")
+    if not (selectors.is_platform_admin(actor) or selectors.role_in(actor, tenant) == Role.OWNER):
+        raise NotAllowed(
+            f"Only owners of {tenant.slug} and platform admins may change its environment rules."
+        )
     if len(rules) > MAX_ENVIRONMENT_RULES:
-        raise ValidationError({"rules": [
-            f"At most {MAX_ENVIRONMENT_RULES} rules; a template with variables covers many "
-            "environments in one rule."
-        ]})
+        raise ValidationError(
+            {
+                "rules": [
+                    f"At most {MAX_ENVIRONMENT_RULES} rules; a template with variables covers many "
+                    "environments in one rule."
+                ]
+            }
+        )
     problems = []
     cleaned = []
     for number, rule in enumerate(rules, start=1):
@@ -139,7 +167,9 @@ def replace_environment_rules(
         }
         try:
             environment_rules.check_rule(
-                tenant=tenant.slug, condition=row["if"], namespace=row["namespace"],
+                tenant=tenant.slug,
+                condition=row["if"],
+                namespace=row["namespace"],
                 refuse=row["refuse"],
             )
         except environment_rules.RuleError as exc:
@@ -187,6 +217,7 @@ def _fixed_name_problems(tenant: Tenant, row: dict[str, Any]) -> list[str]:
     if kept:
         return [kept]
     return [
-        problem for cluster in tenant.allowed_clusters.all()
+        problem
+        for cluster in tenant.allowed_clusters.all()
         if (problem := name_problem(cluster, name, purpose=NamePurpose.SHARED, tenant=tenant))
     ]

@@ -17,12 +17,22 @@ def repair_truth(*, tenant: Tenant, actor: User, source_ip: str | None = None) -
     if not is_platform_admin(actor):
         raise NotAllowed("Only platform admins may repair a tenant.")
     table = getattr(tenant, "truth_table", None)
-    disagreeing = sum(n for state, n in (table.counts if table else {}).items()
-                      if state not in ("in_sync", "orphan"))
+    disagreeing = sum(
+        n
+        for state, n in (table.counts if table else {}).items()
+        if state not in ("in_sync", "orphan")
+    )
     made = request_tenant_sync(
-        tenant=tenant, actor=actor,
-        reason=f"Repair from the truth table: {disagreeing} object(s) drifted or missing.")
-    audit.record(actor=actor, action="tenant.repair", obj=tenant, tenant_id=tenant.pk,
-                 after={"requests": [r.pk for r in made], "disagreeing": disagreeing},
-                 source_ip=source_ip)
+        tenant=tenant,
+        actor=actor,
+        reason=f"Repair from the truth table: {disagreeing} object(s) drifted or missing.",
+    )
+    audit.record(
+        actor=actor,
+        action="tenant.repair",
+        obj=tenant,
+        tenant_id=tenant.pk,
+        after={"requests": [r.pk for r in made], "disagreeing": disagreeing},
+        source_ip=source_ip,
+    )
     return made

@@ -21,8 +21,10 @@ register = template.Library()
 def for_people(payload: dict | None) -> list[tuple[str, object]]:
     """`{% for key, value in request.payload|for_people %}`: what a request asks for, in
     people's units (the exact quantity on hover) and words."""
-    return [(key, value.html() if isinstance(value, Amount) else value)
-            for key, value in payload_items(payload or {})]
+    return [
+        (key, value.html() if isinstance(value, Amount) else value)
+        for key, value in payload_items(payload or {})
+    ]
 
 
 @register.inclusion_tag("tenants/_asked_for.html")
@@ -34,18 +36,21 @@ def asked_for(payload: dict | None) -> dict:
 @register.filter
 def budget_figures(row: dict) -> str:
     """A budget row of selectors.budget_summary as "8.2 of 32 cores (23.8 left)"."""
-    used, total, left = (amount(row["key"], row[f"{part}_amount"])
-                         for part in ("used", "total", "left"))
+    used, total, left = (
+        amount(row["key"], row[f"{part}_amount"]) for part in ("used", "total", "left")
+    )
     return format_html("{} of {} ({} left)", used.bare(), total, left.bare())
 
 
 @register.filter
 def budget_parts(row: dict) -> str:
     """The same row split: "in use 1.5, requested 2, left 0.5 of 4 cores"."""
-    live, requested, left, total = (amount(row["key"], row[f"{part}_amount"])
-                                    for part in ("live", "requested", "left", "total"))
-    return format_html("in use {}, requested {}, left {} of {}",
-                       live.bare(), requested.bare(), left.bare(), total)
+    live, requested, left, total = (
+        amount(row["key"], row[f"{part}_amount"]) for part in ("live", "requested", "left", "total")
+    )
+    return format_html(
+        "in use {}, requested {}, left {} of {}", live.bare(), requested.bare(), left.bare(), total
+    )
 
 
 @register.filter
@@ -68,7 +73,7 @@ def _link(name: str, *args: object) -> str | None:
 
 
 @register.simple_tag
-def audit_object(event) -> str:  # noqa: ANN001 - AuditEvent, its tenant selected with it
+def audit_object(event) -> str:
     """`{% audit_object event %}`: the event's object by its name (a tenant by its slug,
     not its id) with a link to its page when it has one."""
     kind, pk, shown = event.object_type.rsplit(".", 1)[-1], event.object_id, event.object_repr
@@ -83,8 +88,12 @@ def audit_object(event) -> str:  # noqa: ANN001 - AuditEvent, its tenant selecte
         url = _link("tenant-detail", shown)
         shown = f"Tenant {shown}"
     else:
-        pages = {"namespace": "namespace-detail", "ephemeralenvironment": "environment-detail",
-                 "upgradecampaign": "campaign-detail", "approvalrule": "rule-edit"}
+        pages = {
+            "namespace": "namespace-detail",
+            "ephemeralenvironment": "environment-detail",
+            "upgradecampaign": "campaign-detail",
+            "approvalrule": "rule-edit",
+        }
         link = partial(_link, pages[kind]) if kind in pages else None
         url = link(pk) if link and pk.isdigit() else None
         if kind == "user":
@@ -93,7 +102,7 @@ def audit_object(event) -> str:  # noqa: ANN001 - AuditEvent, its tenant selecte
 
 
 @register.simple_tag
-def commit_link(tenant, sha: str) -> str:  # noqa: ANN001 - Tenant
+def commit_link(tenant, sha: str) -> str:
     """`{% commit_link tenant commit.sha as url %}`: the commit's page on the forge, or ""."""
     return tenant.commit_link(sha)
 
@@ -117,14 +126,19 @@ def by_role(tiers: list[dict]) -> list[dict]:
     roles: dict[str, dict] = {}
     for row in tiers:
         for entry in row["entries"]:
-            role = roles.setdefault(entry["label"], {
-                "label": entry["label"], "groups": entry["groups"], "grants": []})
+            role = roles.setdefault(
+                entry["label"], {"label": entry["label"], "groups": entry["groups"], "grants": []}
+            )
             same = (entry["summary"], entry["cluster_role"])
-            grant = next((g for g in role["grants"]
-                          if (g["summary"], g["cluster_role"]) == same), None)
+            grant = next(
+                (g for g in role["grants"] if (g["summary"], g["cluster_role"]) == same), None
+            )
             if grant is None:
-                grant = {"summary": entry["summary"], "cluster_role": entry["cluster_role"],
-                         "tiers": []}
+                grant = {
+                    "summary": entry["summary"],
+                    "cluster_role": entry["cluster_role"],
+                    "tiers": [],
+                }
                 role["grants"].append(grant)
             grant["tiers"].append(row["tier"])
     for role in roles.values():
@@ -140,7 +154,7 @@ def gitops_only_tiers(tiers: list[dict]) -> list:
 
 
 @register.simple_tag
-def kargo_namespace(tenancy_request) -> str:  # noqa: ANN001 - Request
+def kargo_namespace(tenancy_request) -> str:
     """`{% kargo_namespace request as kargo %}`: its project's Kargo namespace, or ""."""
     from tenants.selectors import kargo_namespace_of_request
 
@@ -148,7 +162,7 @@ def kargo_namespace(tenancy_request) -> str:  # noqa: ANN001 - Request
 
 
 @register.simple_tag
-def may_see_audit(user) -> bool:  # noqa: ANN001 - User
+def may_see_audit(user) -> bool:
     """`{% may_see_audit user as audit %}`: whether the top bar links the audit log."""
     from tenants.selectors import may_see_audit as allowed
 

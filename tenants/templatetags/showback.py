@@ -16,17 +16,17 @@ register = template.Library()
 @register.inclusion_tag("tenants/_tenant_costs.html")
 def tenant_costs_section(tenant: Tenant) -> dict:
     costs = tenant_costs(tenant)
-    measured = usage.measured_for([row.name for row in costs.namespaces
-                                   if row.ended_at is None])
-    return {"tenant": tenant, "costs": costs, "chart": cost_chart(costs),
-            "measured": measured}
+    measured = usage.measured_for([row.name for row in costs.namespaces if row.ended_at is None])
+    return {"tenant": tenant, "costs": costs, "chart": cost_chart(costs), "measured": measured}
 
 
 @register.inclusion_tag("tenants/_costs_card.html")
 def costs_card(limit: int = 8) -> dict:
     found = costs_by_tenant()
-    return {"rows": [each for each in found if each.namespaces][:limit],
-            "unpriced": sorted({cluster for each in found for cluster in each.unpriced_clusters})}
+    return {
+        "rows": [each for each in found if each.namespaces][:limit],
+        "unpriced": sorted({cluster for each in found for cluster in each.unpriced_clusters}),
+    }
 
 
 @register.filter

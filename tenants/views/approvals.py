@@ -28,10 +28,17 @@ def approval_queue(request: HttpRequest) -> HttpResponse:
         rows = [(item, engine.review(item)) for item in page]
     query = request.GET.copy()
     query.pop("page", None)
-    return render(request, "tenants/approval_queue.html", {
-        "filter": queue, "page": page, "rows": rows, "query": query.urlencode(),
-        "approve_form": forms.ApproveTogetherForm(),
-    })
+    return render(
+        request,
+        "tenants/approval_queue.html",
+        {
+            "filter": queue,
+            "page": page,
+            "rows": rows,
+            "query": query.urlencode(),
+            "approve_form": forms.ApproveTogetherForm(),
+        },
+    )
 
 
 @login_required
@@ -41,8 +48,9 @@ def approve_selected(request: HttpRequest) -> HttpResponse:
     plan its row showed, or none of them."""
     form = forms.ApproveTogetherForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(form.errors.get("selected", []))
-                       or "Select the requests to approve.")
+        messages.error(
+            request, " ".join(form.errors.get("selected", [])) or "Select the requests to approve."
+        )
         return redirect("approval-queue")
     moved = []
     with engine.one_read_per_repository():
@@ -55,13 +63,18 @@ def approve_selected(request: HttpRequest) -> HttpResponse:
             if engine.review(tenancy_request).digest != digest:
                 moved.append(f"#{request_id}")
     if moved:
-        messages.error(request, f"The plan of {', '.join(moved)} moved since the queue was "
-                                "shown: nothing was approved. Review them and approve again.")
+        messages.error(
+            request,
+            f"The plan of {', '.join(moved)} moved since the queue was "
+            "shown: nothing was approved. Review them and approve again.",
+        )
         return redirect("approval-queue")
     try:
         approved = services.approve_together(
-            decisions=form.cleaned_data["selected"], approver=request.user,
-            reason=form.cleaned_data["note"], source_ip=client_ip(request),
+            decisions=form.cleaned_data["selected"],
+            approver=request.user,
+            reason=form.cleaned_data["note"],
+            source_ip=client_ip(request),
         )
     except NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
@@ -90,17 +103,28 @@ def rule_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     found = None
     if request.method == "POST" and form.is_valid():
         if not trying:
-            saved = services.save_approval_rule(form=form, actor=request.user,
-                                                source_ip=client_ip(request))
+            saved = services.save_approval_rule(
+                form=form, actor=request.user, source_ip=client_ip(request)
+            )
             messages.success(request, f"Rule {saved.name} saved.")
             return redirect("rule-list")
         if whatif_form.is_valid():
             proposal = selectors.rules_with_edit(
-                pk=rule.pk if rule else None, rule=services.proposed_from(form.cleaned_data),
-                position=form.cleaned_data["position"])
-            found = services.try_approval_rules(actor=request.user, rules=proposal,
-                                                **whatif_form.filters())
-    return render(request, "tenants/rule_form.html", {
-        "form": form, "rule": rule, "whatif_form": whatif_form, "whatif": found,
-        "tried": trying,
-    })
+                pk=rule.pk if rule else None,
+                rule=services.proposed_from(form.cleaned_data),
+                position=form.cleaned_data["position"],
+            )
+            found = services.try_approval_rules(
+                actor=request.user, rules=proposal, **whatif_form.filters()
+            )
+    return render(
+        request,
+        "tenants/rule_form.html",
+        {
+            "form": form,
+            "rule": rule,
+            "whatif_form": whatif_form,
+            "whatif": found,
+            "tried": trying,
+        },
+    )

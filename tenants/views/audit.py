@@ -17,13 +17,13 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     if not selectors.may_see_audit(request.user):
         raise PermissionDenied("The audit log is for platform admins and tenant owners.")
     events = AuditEventFilterSet(
-        request.GET or None, queryset=selectors.audit_events_visible_to(request.user),
+        request.GET or None,
+        queryset=selectors.audit_events_visible_to(request.user),
         request=request,
     )
     if request.GET.get("format") == "csv":
         return _audit_csv(events.qs)
-    return render(request, "tenants/audit_log.html", {"filter": events,
-                                                      "events": events.qs[:500]})
+    return render(request, "tenants/audit_log.html", {"filter": events, "events": events.qs[:500]})
 
 
 class _Echo:
@@ -50,20 +50,41 @@ def _for_people(record: dict | None) -> dict | str:
     return record
 
 
-def _audit_csv(events) -> StreamingHttpResponse:  # noqa: ANN001 - QuerySet[AuditEvent]
+def _audit_csv(events) -> StreamingHttpResponse:
     writer = csv.writer(_Echo())
-    header = ["time", "actor", "action", "object_type", "object_id", "object", "tenant",
-              "source_ip", "before", "after"]
+    header = [
+        "time",
+        "actor",
+        "action",
+        "object_type",
+        "object_id",
+        "object",
+        "tenant",
+        "source_ip",
+        "before",
+        "after",
+    ]
 
-    def lines():  # noqa: ANN202 - a generator of CSV lines
+    def lines():
         yield writer.writerow(header)
         for event in events.iterator(chunk_size=500):
-            yield writer.writerow([_cell(value) for value in (
-                event.created_at.isoformat(), event.actor_label, event.action,
-                event.object_type, event.object_id, event.object_repr,
-                event.tenant.slug if event.tenant else "", event.source_ip,
-                _for_people(event.before), _for_people(event.after),
-            )])
+            yield writer.writerow(
+                [
+                    _cell(value)
+                    for value in (
+                        event.created_at.isoformat(),
+                        event.actor_label,
+                        event.action,
+                        event.object_type,
+                        event.object_id,
+                        event.object_repr,
+                        event.tenant.slug if event.tenant else "",
+                        event.source_ip,
+                        _for_people(event.before),
+                        _for_people(event.after),
+                    )
+                ]
+            )
 
     response = StreamingHttpResponse(lines(), content_type="text/csv")
     response["Content-Disposition"] = 'attachment; filename="berth-audit.csv"'

@@ -19,32 +19,44 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
     form = forms.CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            campaign = services.create_campaign(actor=request.user,
-                                                source_ip=client_ip(request), **form.cleaned_data)
+            campaign = services.create_campaign(
+                actor=request.user, source_ip=client_ip(request), **form.cleaned_data
+            )
         except ValidationError as exc:
             field_errors(form, exc)
         except DomainError as exc:  # a cluster could not be read: nothing was made
             form.add_error(None, str(exc))
         else:
             files = campaign.commits.count()
-            messages.success(request, f"Campaign #{campaign.pk}: {campaign.targets.count()} "
-                                      "namespace(s) would change" + (
-                                          f", and {files} repository commit(s)" if files else "")
-                             + f". {campaign.status_message}")
+            messages.success(
+                request,
+                f"Campaign #{campaign.pk}: {campaign.targets.count()} "
+                "namespace(s) would change"
+                + (f", and {files} repository commit(s)" if files else "")
+                + f". {campaign.status_message}",
+            )
             return redirect("campaign-detail", pk=campaign.pk)
-    return render(request, "tenants/campaign_list.html", {
-        "form": form, "campaigns": selectors.campaigns()[:100]})
+    return render(
+        request,
+        "tenants/campaign_list.html",
+        {"form": form, "campaigns": selectors.campaigns()[:100]},
+    )
 
 
 @login_required
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     require_platform_admin(request)
     campaign = selectors.campaign(pk)
-    return render(request, "tenants/campaign_detail.html", {
-        "campaign": campaign, "groups": selectors.diff_groups(campaign),
-        "targets": selectors.campaign_targets(campaign),
-        "commits": selectors.campaign_commits(campaign),
-    })
+    return render(
+        request,
+        "tenants/campaign_detail.html",
+        {
+            "campaign": campaign,
+            "groups": selectors.diff_groups(campaign),
+            "targets": selectors.campaign_targets(campaign),
+            "commits": selectors.campaign_commits(campaign),
+        },
+    )
 
 
 @login_required
@@ -55,8 +67,8 @@ def campaign_move(request: HttpRequest, pk: int, move: str) -> HttpResponse:
         raise Http404("No such move.")
     try:
         campaign = services.CAMPAIGN_MOVES[move](
-            campaign_id=selectors.campaign(pk).pk, actor=request.user,
-            source_ip=client_ip(request))
+            campaign_id=selectors.campaign(pk).pk, actor=request.user, source_ip=client_ip(request)
+        )
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

@@ -15,8 +15,18 @@ from tenants import selectors
 from tenants.selectors.costs import parse_month, rounded, tenant_costs
 from tenants.views.audit import _cell as defused
 
-COLUMNS = ["day", "namespace", "cluster", "project", "tier", "cpu_cores", "memory_gib",
-           "storage_gib", "currency", "cost"]
+COLUMNS = [
+    "day",
+    "namespace",
+    "cluster",
+    "project",
+    "tier",
+    "cpu_cores",
+    "memory_gib",
+    "storage_gib",
+    "currency",
+    "cost",
+]
 
 
 @login_required
@@ -36,11 +46,25 @@ def tenant_costs_csv(request: HttpRequest, slug: str) -> HttpResponse:
     writer.writerow(COLUMNS)
     for row in costs.namespaces:
         for day, amount in sorted(row.by_day.items()):
-            writer.writerow([defused(value) for value in (
-                day.isoformat(), row.name, row.cluster, row.project, row.tier,
-                f"{row.cpu_millis / 1000:g}", f"{row.memory_mib / 1024:g}", row.storage_gib,
-                row.currency, rounded(amount))])
+            writer.writerow(
+                [
+                    defused(value)
+                    for value in (
+                        day.isoformat(),
+                        row.name,
+                        row.cluster,
+                        row.project,
+                        row.tier,
+                        f"{row.cpu_millis / 1000:g}",
+                        f"{row.memory_mib / 1024:g}",
+                        row.storage_gib,
+                        row.currency,
+                        rounded(amount),
+                    )
+                ]
+            )
     response = HttpResponse(out.getvalue(), content_type="text/csv")
     response["Content-Disposition"] = (
-        f'attachment; filename="berth-costs-{tenant.slug}-{costs.month:%Y-%m}.csv"')
+        f'attachment; filename="berth-costs-{tenant.slug}-{costs.month:%Y-%m}.csv"'
+    )
     return response

@@ -12,7 +12,8 @@ from tenants.views.support import require_platform_admin
 def admin_dashboard(request: HttpRequest) -> HttpResponse:
     require_platform_admin(request)
     context = selectors.admin_dashboard()
-    context["open_campaigns"] = list(selectors.campaigns().exclude(
-        state__in=("done", "rolled_back", "rejected"))[:10])
+    context["open_campaigns"] = list(
+        selectors.campaigns().exclude(state__in=("done", "rolled_back", "rejected"))[:10]
+    )
     context["unfenced"] = selectors.unfenced_clusters()
     return render(request, "tenants/dashboard.html", context)

@@ -19,8 +19,10 @@ DOCS_DIR = Path(settings.BASE_DIR) / "docs"
 def _rendered(path: Path, modified: float) -> tuple[str, str]:
     """(title, HTML) of one document; raw HTML in it is shown as text, never passed on."""
     text = path.read_text(encoding="utf-8")
-    title = next((line.lstrip("# ").strip() for line in text.splitlines()
-                  if line.startswith("# ")), path.stem)
+    title = next(
+        (line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")),
+        path.stem,
+    )
     renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
     return title, renderer.render(text)
 
@@ -33,6 +35,12 @@ def doc_page(request: HttpRequest, name: str) -> HttpResponse:
         raise Http404(f"No document docs/{name}.md.")
     path = documents[name]
     title, html = _rendered(path, path.stat().st_mtime)
-    return render(request, "tenants/doc_page.html", {
-        "title": title, "name": name, "body": mark_safe(html),  # noqa: S308 - rendered with html off
-    })
+    return render(
+        request,
+        "tenants/doc_page.html",
+        {
+            "title": title,
+            "name": name,
+            "body": mark_safe(html),  # noqa: S308 - rendered with html off
+        },
+    )

@@ -16,10 +16,13 @@ from tenants.models import EphemeralEnvironment
 from tenants.views.support import client_ip, field_errors
 
 
-def environment_preview_of(tenant, data) -> dict:  # noqa: ANN001 - Tenant, a QueryDict
+def environment_preview_of(tenant, data) -> dict:
     return selectors.environment_rules_preview(
-        tenant, **{name: data.get(name, "") for name in
-                   ("project", "env_slug", "branch", "mr_id", "cluster")},
+        tenant,
+        **{
+            name: data.get(name, "")
+            for name in ("project", "env_slug", "branch", "mr_id", "cluster")
+        },
     )
 
 
@@ -28,8 +31,11 @@ def environment_preview(request: HttpRequest, slug: str) -> HttpResponse:
     """The namespace the tenant's environment rules give an ephemeral environment, as typed
     (fetched by the request form's script, like name_preview)."""
     tenant = selectors.visible_tenant(request.user, slug)
-    return render(request, "tenants/_environment_preview.html",
-                  {"env_preview": environment_preview_of(tenant, request.GET)})
+    return render(
+        request,
+        "tenants/_environment_preview.html",
+        {"env_preview": environment_preview_of(tenant, request.GET)},
+    )
 
 
 ENDABLE = (EnvironmentState.STARTING, EnvironmentState.LIVE)
@@ -37,8 +43,11 @@ ENDABLE = (EnvironmentState.STARTING, EnvironmentState.LIVE)
 
 def _error_text(error: ValidationError) -> list[str]:
     detail = error.detail if isinstance(error.detail, dict) else {None: error.detail}
-    return [str(problem) for problems in detail.values()
-            for problem in (problems if isinstance(problems, list) else [problems])]
+    return [
+        str(problem)
+        for problems in detail.values()
+        for problem in (problems if isinstance(problems, list) else [problems])
+    ]
 
 
 def _environment_page(
@@ -50,16 +59,20 @@ def _environment_page(
 ) -> HttpResponse:
     user, running = request.user, environment.state in ENDABLE
     manages = selectors.may_manage_environment(user, environment)
-    return render(request, "tenants/environment_detail.html", {
-        "environment": environment,
-        "end_request": selectors.end_request_of(environment),
-        "history": selectors.environment_history(environment),
-        "may_extend": running and manages,
-        "may_end": running and selectors.may_end_environment(user, environment),
-        "extend_form": extend_form or forms.ExtendEnvironmentForm(),
-        "end_form": end_form or forms.EndEnvironmentForm(),
-        "now": timezone.now(),
-    })
+    return render(
+        request,
+        "tenants/environment_detail.html",
+        {
+            "environment": environment,
+            "end_request": selectors.end_request_of(environment),
+            "history": selectors.environment_history(environment),
+            "may_extend": running and manages,
+            "may_end": running and selectors.may_end_environment(user, environment),
+            "extend_form": extend_form or forms.ExtendEnvironmentForm(),
+            "end_form": end_form or forms.EndEnvironmentForm(),
+            "now": timezone.now(),
+        },
+    )
 
 
 @login_required
@@ -75,8 +88,10 @@ def environment_extend(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         try:
             extended = services.extend_environment(
-                environment_id=environment.pk, actor=request.user,
-                ttl_seconds=form.cleaned_data["ttl"], source_ip=client_ip(request),
+                environment_id=environment.pk,
+                actor=request.user,
+                ttl_seconds=form.cleaned_data["ttl"],
+                source_ip=client_ip(request),
             )
         except NotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
@@ -85,8 +100,9 @@ def environment_extend(request: HttpRequest, pk: int) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"{environment} now lives until "
-                                      f"{extended.expires_at:%Y-%m-%d %H:%M} UTC.")
+            messages.success(
+                request, f"{environment} now lives until {extended.expires_at:%Y-%m-%d %H:%M} UTC."
+            )
             return redirect("environment-detail", pk=pk)
     # Shown again with what was typed and why it was refused.
     return _environment_page(request, environment, extend_form=form)
@@ -100,8 +116,11 @@ def environment_end(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         try:
             ending = services.end_environment(
-                environment_id=environment.pk, actor=request.user, cause=EndCause.ENDED_BY_USER,
-                reason=form.cleaned_data["reason"], source_ip=client_ip(request),
+                environment_id=environment.pk,
+                actor=request.user,
+                cause=EndCause.ENDED_BY_USER,
+                reason=form.cleaned_data["reason"],
+                source_ip=client_ip(request),
             )
         except NotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
@@ -112,11 +131,15 @@ def environment_end(request: HttpRequest, pk: int) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             if ending is None:
-                messages.success(request, f"{environment} ended before its request was decided: "
-                                          "nothing had been created.")
+                messages.success(
+                    request,
+                    f"{environment} ended before its request was decided: "
+                    "nothing had been created.",
+                )
             else:
-                messages.success(request, f"{environment} is ending: request #{ending.pk} "
-                                          "removes what it made.")
+                messages.success(
+                    request, f"{environment} is ending: request #{ending.pk} removes what it made."
+                )
             return redirect("environment-detail", pk=pk)
     return _environment_page(request, environment, end_form=form)
 
@@ -128,16 +151,21 @@ def environment_rules_page(request: HttpRequest, slug: str) -> HttpResponse:
     tenant = selectors.visible_tenant(request.user, slug)
     may_edit = selectors.may_edit_environment_rules(request.user, tenant)
     rules = list(tenant.environment_rules.all())
-    form = forms.EnvironmentRulesForm(request.POST or None,
-                                      initial={"rules": forms.rules_to_yaml(rules)})
+    form = forms.EnvironmentRulesForm(
+        request.POST or None, initial={"rules": forms.rules_to_yaml(rules)}
+    )
     if request.method == "POST":
         if not may_edit:
-            raise PermissionDenied(f"Only owners of {tenant.slug} and platform admins may "
-                                   "change its environment rules.")
+            raise PermissionDenied(
+                f"Only owners of {tenant.slug} and platform admins may "
+                "change its environment rules."
+            )
         if form.is_valid():
             try:
                 saved = services.replace_environment_rules(
-                    tenant=tenant, rules=form.cleaned_data["rules"], actor=request.user,
+                    tenant=tenant,
+                    rules=form.cleaned_data["rules"],
+                    actor=request.user,
                     source_ip=client_ip(request),
                 )
             except NotAllowed as exc:
@@ -145,18 +173,26 @@ def environment_rules_page(request: HttpRequest, slug: str) -> HttpResponse:
             except ValidationError as exc:
                 field_errors(form, exc)
             else:
-                messages.success(request, f"{len(saved)} environment rule{'s' * (len(saved) != 1)}"
-                                          f" saved for {tenant.slug}.")
+                messages.success(
+                    request,
+                    f"{len(saved)} environment rule{'s' * (len(saved) != 1)}"
+                    f" saved for {tenant.slug}.",
+                )
                 return redirect("environment-rules", slug=tenant.slug)
     try_form = forms.TryEnvironmentRulesForm(request.GET or None)
-    return render(request, "tenants/environment_rules.html", {
-        "tenant": tenant,
-        "rules": rules,
-        "may_edit": may_edit,
-        "form": form,
-        "try_form": try_form,
-        "env_preview": selectors.environment_rules_preview(tenant, **try_form.variables())
-        if try_form.is_bound else None,
-        "default_template": environment_rules.DEFAULT_TEMPLATE,
-        "semantics": environment_rules.__doc__,
-    })
+    return render(
+        request,
+        "tenants/environment_rules.html",
+        {
+            "tenant": tenant,
+            "rules": rules,
+            "may_edit": may_edit,
+            "form": form,
+            "try_form": try_form,
+            "env_preview": selectors.environment_rules_preview(tenant, **try_form.variables())
+            if try_form.is_bound
+            else None,
+            "default_template": environment_rules.DEFAULT_TEMPLATE,
+            "semantics": environment_rules.__doc__,
+        },
+    )

@@ -17,7 +17,13 @@ def name_registry(request: HttpRequest) -> HttpResponse:
     claims = NamespaceClaimFilterSet(
         request.GET or None, queryset=claims_visible_to_admin(), request=request
     )
-    return render(request, "tenants/name_registry.html", {
-        "filter": claims, "claims": claims.qs[:PAGE_SIZE], "page_size": PAGE_SIZE,
-        "overlaps": prefix_overlaps(),
-    })
+    return render(
+        request,
+        "tenants/name_registry.html",
+        {
+            "filter": claims,
+            "claims": claims.qs[:PAGE_SIZE],
+            "page_size": PAGE_SIZE,
+            "overlaps": prefix_overlaps(),
+        },
+    )

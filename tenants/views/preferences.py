@@ -15,14 +15,22 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
     form = forms.NotificationsForm.for_user(request.user, request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            services.set_muted_notifications(user=request.user, muted=form.muted(),
-                                             source_ip=client_ip(request))
+            services.set_muted_notifications(
+                user=request.user, muted=form.muted(), source_ip=client_ip(request)
+            )
         except ValidationError as exc:
             field_errors(form, exc)
         else:
             muted = len(request.user.muted_notifications)
-            messages.success(request, "Saved: " + (
-                "you are e-mailed about everything." if not muted else
-                f"you are not e-mailed about {muted} kind{'s' if muted != 1 else ''} of event."))
+            messages.success(
+                request,
+                "Saved: "
+                + (
+                    "you are e-mailed about everything."
+                    if not muted
+                    else f"you are not e-mailed about {muted} kind{'s' if muted != 1 else ''} "
+                    "of event."
+                ),
+            )
             return redirect("notification-settings")
     return render(request, "tenants/notification_settings.html", {"form": form})

@@ -18,8 +18,13 @@ from tenants.views.environments import environment_preview_of
 from tenants.views.support import client_ip, field_errors
 
 
-def _live_context(tenancy_request, user, *, digest: str,  # noqa: ANN001
-                  live: bool = False) -> dict:
+def _live_context(
+    tenancy_request,
+    user,
+    *,
+    digest: str,
+    live: bool = False,
+) -> dict:
     """What the live parts of a request page show (its header, the actions offered, its
     progress, decisions and history); the page and its poll render the same.
     `digest`: the plan the page shows, which its poll carries along. `live`: the poll's
@@ -47,29 +52,37 @@ def _live_context(tenancy_request, user, *, digest: str,  # noqa: ANN001
 def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
     review = engine.review(tenancy_request)
-    return render(request, "tenants/request_detail.html", {
-        **_live_context(tenancy_request, request.user, digest=review.digest),
-        "plan": review.plan,
-        "plan_objects": review.plan.redacted() if review.plan else (),
-        "plan_error": review.plan_error,
-        "gitops_diff": review.gitops_diff,
-        "gitops_error": review.gitops_error,
-        "repository_warnings": review.repository_warnings,
-        "commits": selectors.commits_of_request(tenancy_request),
-        "comments": tenancy_request.comments.select_related("author"),
-        "comment_form": forms.CommentForm(),
-        "approve_form": forms.ApproveForm(initial={"plan_digest": review.digest}),
-        "reject_form": forms.RejectForm(),
-    })
+    return render(
+        request,
+        "tenants/request_detail.html",
+        {
+            **_live_context(tenancy_request, request.user, digest=review.digest),
+            "plan": review.plan,
+            "plan_objects": review.plan.redacted() if review.plan else (),
+            "plan_error": review.plan_error,
+            "gitops_diff": review.gitops_diff,
+            "gitops_error": review.gitops_error,
+            "repository_warnings": review.repository_warnings,
+            "commits": selectors.commits_of_request(tenancy_request),
+            "comments": tenancy_request.comments.select_related("author"),
+            "comment_form": forms.CommentForm(),
+            "approve_form": forms.ApproveForm(initial={"plan_digest": review.digest}),
+            "reject_form": forms.RejectForm(),
+        },
+    )
 
 
 @login_required
 def request_progress(request: HttpRequest, pk: int) -> HttpResponse:
     """The live parts of a request page, polled by it while the request moves."""
     tenancy_request = selectors.visible_request(request.user, pk)
-    return render(request, "tenants/_request_progress.html",
-                  _live_context(tenancy_request, request.user,
-                                digest=request.GET.get("digest", "")[:100], live=True))
+    return render(
+        request,
+        "tenants/_request_progress.html",
+        _live_context(
+            tenancy_request, request.user, digest=request.GET.get("digest", "")[:100], live=True
+        ),
+    )
 
 
 @login_required
@@ -78,8 +91,10 @@ def request_retry(request: HttpRequest, pk: int) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
     try:
         services.retry_request(
-            request_id=tenancy_request.pk, actor=request.user,
-            plan_digest=engine.review(tenancy_request).digest, source_ip=client_ip(request),
+            request_id=tenancy_request.pk,
+            actor=request.user,
+            plan_digest=engine.review(tenancy_request).digest,
+            source_ip=client_ip(request),
         )
     except NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
@@ -93,10 +108,14 @@ def request_retry(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def request_new(request: HttpRequest, slug: str) -> HttpResponse:
     tenant = selectors.visible_tenant(request.user, slug)
-    return render(request, "tenants/request_new.html", {
-        "tenant": tenant, "kinds": [(kind, form.title) for kind, form in
-                                    forms.REQUEST_FORMS.items()],
-    })
+    return render(
+        request,
+        "tenants/request_new.html",
+        {
+            "tenant": tenant,
+            "kinds": [(kind, form.title) for kind, form in forms.REQUEST_FORMS.items()],
+        },
+    )
 
 
 @login_required
@@ -109,8 +128,11 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             created = services.submit_request(
-                tenant=tenant, kind=form.kind, payload=form.payload(),
-                requester=request.user, source_ip=client_ip(request),
+                tenant=tenant,
+                kind=form.kind,
+                payload=form.payload(),
+                requester=request.user,
+                source_ip=client_ip(request),
             )
         except ValidationError as exc:
             field_errors(form, exc)
@@ -121,16 +143,24 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
             messages.success(request, f"Request #{created.pk} submitted.")
             return redirect("request-detail", pk=created.pk)
     ephemeral = kind == RequestKind.EPHEMERAL
-    return render(request, "tenants/request_form.html", {
-        "tenant": tenant, "form": form, "kind": kind,
-        "preview": kind in ("namespace", "environment", "project", "ephemeral"),
-        # An ephemeral environment's namespace comes from the tenant's environment rules.
-        "preview_view": "environment-preview" if ephemeral else "name-preview",
-        "preview_template": ("tenants/_environment_preview.html" if ephemeral
-                             else "tenants/_name_preview.html"),
-        "env_preview": environment_preview_of(tenant, request.POST) if ephemeral and form.is_bound
-        else None,
-    })
+    return render(
+        request,
+        "tenants/request_form.html",
+        {
+            "tenant": tenant,
+            "form": form,
+            "kind": kind,
+            "preview": kind in ("namespace", "environment", "project", "ephemeral"),
+            # An ephemeral environment's namespace comes from the tenant's environment rules.
+            "preview_view": "environment-preview" if ephemeral else "name-preview",
+            "preview_template": (
+                "tenants/_environment_preview.html" if ephemeral else "tenants/_name_preview.html"
+            ),
+            "env_preview": environment_preview_of(tenant, request.POST)
+            if ephemeral and form.is_bound
+            else None,
+        },
+    )
 
 
 @login_required
@@ -140,14 +170,16 @@ def name_preview(request: HttpRequest, slug: str) -> HttpResponse:
     app = request.GET.get("app") or request.GET.get("project") or ""
     tiers = request.GET.getlist("tiers") or [request.GET.get("tier", "")]
     previews = [
-        selectors.name_preview(tenant, app=app.strip(), tier=tier,
-                               cluster=request.GET.get("cluster", ""))
-        for tier in tiers if tier
+        selectors.name_preview(
+            tenant, app=app.strip(), tier=tier, cluster=request.GET.get("cluster", "")
+        )
+        for tier in tiers
+        if tier
     ]
     return render(request, "tenants/_name_preview.html", {"previews": previews})
 
 
-def _decide(request: HttpRequest, pk: int, action) -> HttpResponse:  # noqa: ANN001
+def _decide(request: HttpRequest, pk: int, action) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
     try:
         action(tenancy_request)
@@ -173,21 +205,29 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, "The approval did not say which plan it approves.")
         return _back(request, pk)
 
-    def approve(tenancy_request) -> None:  # noqa: ANN001
+    def approve(tenancy_request) -> None:
         # An approval is bound to the plan the approver saw: a plan that changed since the
         # page was rendered (a tier preset, the tenant, its namespaces) is shown again.
         # (Someone without the right is refused, and audited, by the service instead.)
-        if (selectors.request_actions(request.user, tenancy_request).decide
-                and engine.review(tenancy_request).digest != form.cleaned_data["plan_digest"]):
-            messages.error(request, f"Request #{tenancy_request.pk}: the plan or its GitOps "
-                                    "change moved since the queue was shown: open it to "
-                                    "review them." if request.POST.get("back") == "queue" else
-                                    "The plan or its GitOps change moved since you opened this "
-                                    "page: review them below and approve again if still right.")
+        if (
+            selectors.request_actions(request.user, tenancy_request).decide
+            and engine.review(tenancy_request).digest != form.cleaned_data["plan_digest"]
+        ):
+            messages.error(
+                request,
+                f"Request #{tenancy_request.pk}: the plan or its GitOps "
+                "change moved since the queue was shown: open it to "
+                "review them."
+                if request.POST.get("back") == "queue"
+                else "The plan or its GitOps change moved since you opened this "
+                "page: review them below and approve again if still right.",
+            )
             return
         decided = services.approve_request(
-            request_id=tenancy_request.pk, approver=request.user,
-            plan_digest=form.cleaned_data["plan_digest"], reason=form.cleaned_data["note"],
+            request_id=tenancy_request.pk,
+            approver=request.user,
+            plan_digest=form.cleaned_data["plan_digest"],
+            reason=form.cleaned_data["note"],
             source_ip=client_ip(request),
         )
         messages.success(request, f"Request #{decided.pk}: {decided.status_message or 'approved.'}")
@@ -200,13 +240,18 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
 def request_reject(request: HttpRequest, pk: int) -> HttpResponse:
     form = forms.RejectForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Request #{pk}: a rejection needs a reason the requester "
-                                "can act on.")
+        messages.error(
+            request, f"Request #{pk}: a rejection needs a reason the requester can act on."
+        )
         return _back(request, pk)
 
-    def reject(tenancy_request) -> None:  # noqa: ANN001
-        services.reject_request(request_id=tenancy_request.pk, approver=request.user,
-                                reason=form.cleaned_data["reason"], source_ip=client_ip(request))
+    def reject(tenancy_request) -> None:
+        services.reject_request(
+            request_id=tenancy_request.pk,
+            approver=request.user,
+            reason=form.cleaned_data["reason"],
+            source_ip=client_ip(request),
+        )
         messages.success(request, f"Request #{tenancy_request.pk} rejected.")
 
     return _decide(request, pk, reject)
@@ -215,9 +260,10 @@ def request_reject(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def request_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    def cancel(tenancy_request) -> None:  # noqa: ANN001
-        services.cancel_request(request_id=tenancy_request.pk, actor=request.user,
-                                source_ip=client_ip(request))
+    def cancel(tenancy_request) -> None:
+        services.cancel_request(
+            request_id=tenancy_request.pk, actor=request.user, source_ip=client_ip(request)
+        )
         messages.success(request, f"Request #{tenancy_request.pk} cancelled.")
 
     return _decide(request, pk, cancel)
@@ -229,8 +275,12 @@ def request_comment(request: HttpRequest, pk: int) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
     form = forms.CommentForm(request.POST)
     if form.is_valid():
-        services.add_comment(request_id=tenancy_request.pk, author=request.user,
-                             body=form.cleaned_data["body"], source_ip=client_ip(request))
+        services.add_comment(
+            request_id=tenancy_request.pk,
+            author=request.user,
+            body=form.cleaned_data["body"],
+            source_ip=client_ip(request),
+        )
     else:
         messages.error(request, "A comment needs some text (at most 4000 characters).")
     return redirect("request-detail", pk=pk)

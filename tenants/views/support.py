@@ -13,7 +13,7 @@ def client_ip(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR")
 
 
-def field_errors(form, error: ValidationError) -> None:  # noqa: ANN001 - a Django form
+def field_errors(form, error: ValidationError) -> None:
     """Put the services' field errors on the form; unknown fields become form errors."""
     detail = error.detail if isinstance(error.detail, dict) else {None: error.detail}
     for field, problems in detail.items():

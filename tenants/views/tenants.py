@@ -23,16 +23,20 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tenant = selectors.visible_tenant(request.user, slug)
-    return render(request, "tenants/tenant_detail.html", {
-        "tenant": tenant,
-        "budget": selectors.budget_summary(tenant),
-        "using_most": selectors.namespaces_using_most(tenant),
-        "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
-        "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
-        "permissions": engine.effective_permissions(tenant),
-        "environments": selectors.live_environments(request.user, tenant),
-        "now": timezone.now(),
-    })
+    return render(
+        request,
+        "tenants/tenant_detail.html",
+        {
+            "tenant": tenant,
+            "budget": selectors.budget_summary(tenant),
+            "using_most": selectors.namespaces_using_most(tenant),
+            "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
+            "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
+            "permissions": engine.effective_permissions(tenant),
+            "environments": selectors.live_environments(request.user, tenant),
+            "now": timezone.now(),
+        },
+    )
 
 
 @login_required
@@ -45,15 +49,20 @@ def tenant_repository_check(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     namespace = selectors.visible_namespace(request.user, pk)
-    return render(request, "tenants/namespace_detail.html", {
-        "namespace": namespace,
-        "git_commits": selectors.commits_for_namespace(namespace),
-        "environments": selectors.environments_in(namespace),
-        "campaign_notices": selectors.campaign_notices(namespace),
-        "definition": selectors.definition_of(namespace),
-        "kubeconfig": kubeconfig.panel(request.user, namespace,
-                                       credentials=request.GET.get("credentials", "")),
-    })
+    return render(
+        request,
+        "tenants/namespace_detail.html",
+        {
+            "namespace": namespace,
+            "git_commits": selectors.commits_for_namespace(namespace),
+            "environments": selectors.environments_in(namespace),
+            "campaign_notices": selectors.campaign_notices(namespace),
+            "definition": selectors.definition_of(namespace),
+            "kubeconfig": kubeconfig.panel(
+                request.user, namespace, credentials=request.GET.get("credentials", "")
+            ),
+        },
+    )
 
 
 @login_required
@@ -62,8 +71,9 @@ def tenant_onboard(request: HttpRequest) -> HttpResponse:
     form = forms.TenantOnboardingForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            tenant = services.onboard_tenant(actor=request.user, source_ip=client_ip(request),
-                                             **form.service_arguments())
+            tenant = services.onboard_tenant(
+                actor=request.user, source_ip=client_ip(request), **form.service_arguments()
+            )
         except ValidationError as exc:
             field_errors(form, exc)
         else:

@@ -20,8 +20,10 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             token, value = services.create_api_token(
-                user=request.user, name=form.cleaned_data["name"],
-                scopes=form.cleaned_data["scopes"], expires_at=form.expires_at(),
+                user=request.user,
+                name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"],
+                expires_at=form.expires_at(),
                 source_ip=client_ip(request),
             )
         except ValidationError as exc:
@@ -29,9 +31,15 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
         else:
             created = {"token": token, "value": value}
             form = forms.ApiTokenForm()
-    response = render(request, "tenants/tokens.html", {
-        "form": form, "created": created, "tokens": ApiToken.objects.of(request.user),
-    })
+    response = render(
+        request,
+        "tenants/tokens.html",
+        {
+            "form": form,
+            "created": created,
+            "tokens": ApiToken.objects.of(request.user),
+        },
+    )
     response["Cache-Control"] = "no-store"
     return response
 

@@ -15,9 +15,12 @@ from tenants.views.support import client_ip
 
 @login_required
 def truth_table(request: HttpRequest, slug: str) -> HttpResponse:
-    view = selectors.truth_table(request.user, slug,
-                                 namespace=request.GET.get("namespace", "")[:63],
-                                 project=request.GET.get("project", "")[:63])
+    view = selectors.truth_table(
+        request.user,
+        slug,
+        namespace=request.GET.get("namespace", "")[:63],
+        project=request.GET.get("project", "")[:63],
+    )
     return render(request, "tenants/truth_table.html", {"view": view})
 
 
@@ -37,8 +40,11 @@ def truth_refresh(request: HttpRequest, slug: str) -> HttpResponse:
         return _back(slug, request)
     table = engine.take_truth(tenant)
     off = sum(n for state, n in table["counts"].items() if state != "in_sync")
-    messages.success(request, f"Compared {len(table['rows'])} objects: "
-                              f"{off or 'none'} disagree{'s' if off == 1 else ''}.")
+    messages.success(
+        request,
+        f"Compared {len(table['rows'])} objects: "
+        f"{off or 'none'} disagree{'s' if off == 1 else ''}.",
+    )
     for problem in table["problems"]:
         messages.warning(request, problem)
     return _back(slug, request)
@@ -49,16 +55,19 @@ def truth_refresh(request: HttpRequest, slug: str) -> HttpResponse:
 def truth_repair(request: HttpRequest, slug: str) -> HttpResponse:
     tenant = selectors.visible_tenant(request.user, slug)
     try:
-        made = services.repair_truth(tenant=tenant, actor=request.user,
-                                     source_ip=client_ip(request))
+        made = services.repair_truth(
+            tenant=tenant, actor=request.user, source_ip=client_ip(request)
+        )
     except DomainError as exc:
         messages.error(request, str(exc))
         return _back(slug, request)
     if made:
-        listed = ", ".join(f"#{r.pk} ({r.payload['cluster']}, {r.get_state_display().lower()})"
-                           for r in made)
+        listed = ", ".join(
+            f"#{r.pk} ({r.payload['cluster']}, {r.get_state_display().lower()})" for r in made
+        )
         messages.success(request, f"Repair requested: {listed}. Refresh once it is ready.")
     else:
-        messages.info(request, "A sync request is already open for every cluster; it repairs "
-                               "when it runs.")
+        messages.info(
+            request, "A sync request is already open for every cluster; it repairs when it runs."
+        )
     return _back(slug, request)

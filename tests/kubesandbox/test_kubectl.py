@@ -45,10 +45,18 @@ class Kubectl:
         self.env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(kubeconfig.parent)}
         self.workdir = kubeconfig.parent
 
-    def __call__(self, *args: str, stdin: str | None = None,
-                 timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([KUBECTL or "kubectl", *args], input=stdin, env=self.env,
-                              capture_output=True, text=True, timeout=timeout, check=False)
+    def __call__(
+        self, *args: str, stdin: str | None = None, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [KUBECTL or "kubectl", *args],
+            input=stdin,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     def ok(self, *args: str, stdin: str | None = None) -> str:
         result = self(*args, stdin=stdin)
@@ -82,10 +90,13 @@ def test_apply_with_client_validation_creates_a_deployment_and_a_config_map(
     assert out.splitlines() == ["deployment.apps/web created", "configmap/settings created"]
     assert sandbox.get("Deployment", "web", "default")["spec"]["replicas"] == 2
     assert kubectl.ok("apply", "-f", "-", stdin=DEPLOYMENT).splitlines() == [
-        "deployment.apps/web unchanged", "configmap/settings unchanged"]
+        "deployment.apps/web unchanged",
+        "configmap/settings unchanged",
+    ]
     assert kubectl("diff", "-f", "-", stdin=DEPLOYMENT).returncode == 0  # nothing would change
     assert kubectl.ok("scale", "deployment/web", "--replicas=4").strip() == (
-        "deployment.apps/web scaled")
+        "deployment.apps/web scaled"
+    )
     assert sandbox.get("Deployment", "web", "default")["spec"]["replicas"] == 4
 
 
@@ -127,10 +138,13 @@ def test_a_service_account_token_is_that_account_and_gets_what_it_is_bound_to(
     assert "system:serviceaccount:default:ci" in kubectl.ok("auth", "whoami", *as_ci)
     assert kubectl("auth", "can-i", "create", "configmaps", *as_ci).stdout.strip() == "no"
     stderr = kubectl.refused("create", "configmap", "x", *as_ci)
-    assert ('configmaps is forbidden: User "system:serviceaccount:default:ci" cannot create '
-            'resource "configmaps" in API group "" in the namespace "default"') in stderr
-    kubectl.ok("create", "rolebinding", "ci-edit", "--clusterrole=edit",
-               "--serviceaccount=default:ci")
+    assert (
+        'configmaps is forbidden: User "system:serviceaccount:default:ci" cannot create '
+        'resource "configmaps" in API group "" in the namespace "default"'
+    ) in stderr
+    kubectl.ok(
+        "create", "rolebinding", "ci-edit", "--clusterrole=edit", "--serviceaccount=default:ci"
+    )
     assert kubectl.ok("auth", "can-i", "create", "configmaps", *as_ci).strip() == "yes"
     assert kubectl("auth", "can-i", "create", "roles", *as_ci).stdout.strip() == "no"
 
@@ -139,12 +153,17 @@ def test_protected_namespaces_cannot_be_deleted(kubectl: Kubectl) -> None:
     for namespace in ("kube-system", "default"):
         stderr = kubectl.refused("delete", "namespace", namespace)
         assert f'namespaces "{namespace}" is forbidden: this namespace may not be deleted' in (
-            stderr)
+            stderr
+        )
 
 
 def test_an_unknown_field_is_refused_under_strict_validation(kubectl: Kubectl) -> None:
-    stderr = kubectl.refused("apply", "-f", "-", stdin=DEPLOYMENT.replace(
-        "data: {colour: blue}", "data: {colour: blue}\ncolour: blue"))
+    stderr = kubectl.refused(
+        "apply",
+        "-f",
+        "-",
+        stdin=DEPLOYMENT.replace("data: {colour: blue}", "data: {colour: blue}\ncolour: blue"),
+    )
     assert 'strict decoding error: unknown field "colour"' in stderr
 
 
@@ -173,9 +192,20 @@ def test_a_role_binding_without_role_ref_is_invalid(kubectl: Kubectl) -> None:
 
 def test_get_watch_receives_an_event(kubectl: Kubectl, sandbox: KubeSandbox) -> None:
     watcher = subprocess.Popen(
-        [KUBECTL or "kubectl", "get", "configmaps", "--watch-only", "--request-timeout=5s",
-         "-o", "name"], env=kubectl.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+        [
+            KUBECTL or "kubectl",
+            "get",
+            "configmaps",
+            "--watch-only",
+            "--request-timeout=5s",
+            "-o",
+            "name",
+        ],
+        env=kubectl.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(1.0)  # let it list and start watching
         kubectl.ok("create", "configmap", "watched", "--from-literal=a=b")
@@ -196,9 +226,14 @@ def test_custom_resources_apply_and_explain_from_their_crd(kubectl: Kubectl) -> 
           destination: {server: "https://kubernetes.default.svc", namespace: shop}
     """)
     assert kubectl.ok("apply", "-f", "-", stdin=application).strip() == (
-        "application.argoproj.io/shop created")
-    stderr = kubectl.refused("apply", "-f", "-", stdin=application.replace(
-        "project: default", "project: default\n  colour: blue"))
+        "application.argoproj.io/shop created"
+    )
+    stderr = kubectl.refused(
+        "apply",
+        "-f",
+        "-",
+        stdin=application.replace("project: default", "project: default\n  colour: blue"),
+    )
     assert 'unknown field "spec.colour"' in stderr
     out = kubectl.ok("explain", "applications.spec.project")
     assert "FIELD: project <string>" in out
@@ -278,19 +313,32 @@ def test_get_shows_the_columns_kube_apiserver_prints_for_built_in_kinds(
     quota = table(kubectl.ok("get", "quota"))
     assert quota[0] == ["NAME", "AGE", "REQUEST", "LIMIT"]
     assert quota[1][0] == "compute"
-    assert quota[1][2:] == ["pods: 0/10, requests.cpu: 0/2, requests.memory: 0/4Gi",
-                            "limits.memory: 0/8Gi"]
+    assert quota[1][2:] == [
+        "pods: 0/10, requests.cpu: 0/2, requests.memory: 0/4Gi",
+        "limits.memory: 0/8Gi",
+    ]
     pods = table(kubectl.ok("get", "pods"))
     assert pods[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert pods[1][:4] == ["shell", "0/1", "Pending", "0"]
     assert table(kubectl.ok("get", "pods", "-o", "wide"))[0] == [
-        "NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE",
-        "READINESS GATES"]
+        "NAME",
+        "READY",
+        "STATUS",
+        "RESTARTS",
+        "AGE",
+        "IP",
+        "NODE",
+        "NOMINATED NODE",
+        "READINESS GATES",
+    ]
     deployments = table(kubectl.ok("get", "deployments"))
     assert deployments[0] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
     assert deployments[1][:4] == ["web", "0/2", "0", "0"]
     assert table(kubectl.ok("get", "deployments", "-o", "wide"))[0][5:] == [
-        "CONTAINERS", "IMAGES", "SELECTOR"]
+        "CONTAINERS",
+        "IMAGES",
+        "SELECTOR",
+    ]
     config_maps = table(kubectl.ok("get", "configmaps"))
     assert config_maps[0] == ["NAME", "DATA", "AGE"]
     assert config_maps[1][:2] == ["settings", "1"]
@@ -307,30 +355,52 @@ def test_get_shows_the_columns_kube_apiserver_prints_for_built_in_kinds(
     assert everywhere[0] == ["NAMESPACE", "NAME", "DATA", "AGE"]
 
 
-def test_get_shows_a_custom_kinds_printer_columns(kubectl: Kubectl,
-                                                  sandbox: KubeSandbox) -> None:
+def test_get_shows_a_custom_kinds_printer_columns(kubectl: Kubectl, sandbox: KubeSandbox) -> None:
     kubectl.ok("apply", "-f", "-", stdin=WIDGET_CRD)
-    kubectl.ok("apply", "-f", "-", stdin=textwrap.dedent("""\
+    kubectl.ok(
+        "apply",
+        "-f",
+        "-",
+        stdin=textwrap.dedent("""\
         apiVersion: example.com/v1
         kind: Widget
         metadata: {name: w, namespace: default}
         spec: {colour: blue, size: 3}
-    """))
+    """),
+    )
     widget = sandbox.get("Widget", "w", "default")
-    sandbox.upsert({**widget, "status": {"conditions": [
-        {"type": "Synced", "status": "False"}, {"type": "Ready", "status": "True"}]}})
+    sandbox.upsert(
+        {
+            **widget,
+            "status": {
+                "conditions": [
+                    {"type": "Synced", "status": "False"},
+                    {"type": "Ready", "status": "True"},
+                ]
+            },
+        }
+    )
     widgets = table(kubectl.ok("get", "widgets"))
     assert widgets[0] == ["NAME", "COLOUR", "READY", "AGE"]
     assert widgets[1][:3] == ["w", "blue", "True"]
     assert table(kubectl.ok("get", "widgets", "-o", "wide"))[0] == [
-        "NAME", "COLOUR", "READY", "SIZE", "AGE"]
+        "NAME",
+        "COLOUR",
+        "READY",
+        "SIZE",
+        "AGE",
+    ]
 
 
 def test_get_watch_prints_each_change_under_the_same_columns(kubectl: Kubectl) -> None:
     kubectl.ok("create", "configmap", "first", "--from-literal=a=b")
     watcher = subprocess.Popen(
         [KUBECTL or "kubectl", "get", "configmaps", "--watch", "--request-timeout=20s"],
-        env=kubectl.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=kubectl.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert watcher.stdout is not None
         listed = [watcher.stdout.readline(), watcher.stdout.readline()]
@@ -348,6 +418,9 @@ def test_get_watch_prints_each_change_under_the_same_columns(kubectl: Kubectl) -
 def test_an_empty_cluster_scoped_list_names_no_namespace(kubectl: Kubectl) -> None:
     result = kubectl("get", "clusterroles", "-l", "team=nobody")
     assert (result.returncode, result.stdout, result.stderr.strip()) == (
-        0, "", "No resources found")
+        0,
+        "",
+        "No resources found",
+    )
     result = kubectl("get", "configmaps", "-l", "team=nobody")
     assert result.stderr.strip() == "No resources found in default namespace."

@@ -43,44 +43,78 @@ def id_token_of(issuer: str, username: str) -> str:
     provider = issuer.removesuffix("/openid")
     session = requests.Session()
     login = session.get(f"{provider}/login/", timeout=10)
-    session.post(f"{provider}/login/", data={
-        "username": username, "password": username * 2, "next": "/",
-        "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
-    }, headers={"Referer": login.url}, timeout=10)
+    session.post(
+        f"{provider}/login/",
+        data={
+            "username": username,
+            "password": username * 2,
+            "next": "/",
+            "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
+        },
+        headers={"Referer": login.url},
+        timeout=10,
+    )
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
     redirect_uri = f"{BERTH_URL}/oidc/callback/"
-    authorized = session.get(f"{issuer}/authorize", params={
-        "client_id": CLIENT_ID, "redirect_uri": redirect_uri, "response_type": "code",
-        "scope": "openid groups", "state": "s", "nonce": "n",
-        "code_challenge": challenge.rstrip(b"=").decode(), "code_challenge_method": "S256",
-    }, allow_redirects=False, timeout=10)
+    authorized = session.get(
+        f"{issuer}/authorize",
+        params={
+            "client_id": CLIENT_ID,
+            "redirect_uri": redirect_uri,
+            "response_type": "code",
+            "scope": "openid groups",
+            "state": "s",
+            "nonce": "n",
+            "code_challenge": challenge.rstrip(b"=").decode(),
+            "code_challenge_method": "S256",
+        },
+        allow_redirects=False,
+        timeout=10,
+    )
     code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
-    tokens = requests.post(f"{issuer}/token", data={
-        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
-        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "code_verifier": verifier,
-    }, timeout=10).json()
+    tokens = requests.post(
+        f"{issuer}/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "client_id": CLIENT_ID,
+            "client_secret": CLIENT_SECRET,
+            "code_verifier": verifier,
+        },
+        timeout=10,
+    ).json()
     return tokens["id_token"]
 
 
 def who(url: str, token: str) -> requests.Response:
-    return requests.post(f"{url}{REVIEW}", json={
-        "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
-        headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    return requests.post(
+        f"{url}{REVIEW}",
+        json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
 
 
-def resigned(token: str, key, **changes) -> str:  # noqa: ANN001 - an RSA private key
+def resigned(token: str, key, **changes) -> str:
     """The same token with `changes` to its claims, signed by `key` under the same kid."""
     claims = {**jwt.decode(token, options={"verify_signature": False}), **changes}
-    return jwt.encode(claims, key, algorithm="RS256",
-                      headers={"kid": jwt.get_unverified_header(token)["kid"]})
+    return jwt.encode(
+        claims, key, algorithm="RS256", headers={"kid": jwt.get_unverified_header(token)["kid"]}
+    )
 
 
 @pytest.fixture(scope="module")
 def sandbox(dev_idp):
     issuer, _ = dev_idp
-    options = OidcOptions(issuer_url=issuer, client_id=CLIENT_ID, username_claim="sub",
-                          username_prefix=OIDC_USERNAME_PREFIX, groups_claim="groups")
+    options = OidcOptions(
+        issuer_url=issuer,
+        client_id=CLIENT_ID,
+        username_claim="sub",
+        username_prefix=OIDC_USERNAME_PREFIX,
+        groups_claim="groups",
+    )
     with KubeSandbox(token="admin-token", oidc=options) as running:
         yield running
 
@@ -100,7 +134,8 @@ def test_tokens_the_provider_did_not_sign_for_this_cluster_are_refused(dev_idp, 
     issuer, data_dir = dev_idp
     token = id_token_of(issuer, "dev")
     provider_key = serialization.load_pem_private_key(
-        (data_dir / "devidp-signing-key.pem").read_bytes(), password=None)
+        (data_dir / "devidp-signing-key.pem").read_bytes(), password=None
+    )
     impostor = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     assert who(sandbox.url, resigned(token, provider_key)).status_code == 201  # the control
 
@@ -117,8 +152,16 @@ def test_tokens_the_provider_did_not_sign_for_this_cluster_are_refused(dev_idp, 
 def test_make_runs_stand_in_command_trusts_the_provider(dev_idp):
     """`python -m kubesandbox` with the flags portal.sandbox gives it under `make run`."""
     issuer, _ = dev_idp
-    command = [sys.executable, "-m", "kubesandbox", "--port", "0", "--token", "admin-token",
-               *oidc_options(issuer=issuer, client_id=CLIENT_ID)]
+    command = [
+        sys.executable,
+        "-m",
+        "kubesandbox",
+        "--port",
+        "0",
+        "--token",
+        "admin-token",
+        *oidc_options(issuer=issuer, client_id=CLIENT_ID),
+    ]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip().removeprefix("listening on ")

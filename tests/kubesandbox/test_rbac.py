@@ -26,24 +26,31 @@ def admin(sandbox: KubeSandbox, method: str, path: str, body: object = None) -> 
     return raw(sandbox, method, path, body, headers={"Authorization": "Bearer admin-token"})
 
 
-def alice(sandbox: KubeSandbox, method: str, path: str, body: object = None,
-          **headers: str) -> tuple:
+def alice(
+    sandbox: KubeSandbox, method: str, path: str, body: object = None, **headers: str
+) -> tuple:
     return raw(sandbox, method, path, body, headers={**ALICE, **headers})
 
 
 def role(name: str, *rules: dict, cluster: bool = False) -> dict:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole" if cluster else "Role",
-            "metadata": {"name": name}, "rules": list(rules)}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole" if cluster else "Role",
+        "metadata": {"name": name},
+        "rules": list(rules),
+    }
 
 
-def bind(name: str, role_name: str, *, kind: str = "Role", user: str = "alice",
-         cluster: bool = False) -> dict:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding" if cluster else "RoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role_name},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}
+def bind(
+    name: str, role_name: str, *, kind: str = "Role", user: str = "alice", cluster: bool = False
+) -> dict:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding" if cluster else "RoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role_name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }
 
 
 @pytest.fixture
@@ -52,53 +59,83 @@ def ns(sandbox: KubeSandbox) -> str:
     return "team-a"
 
 
-def test_an_unbound_user_is_refused_in_the_apiservers_words(sandbox: KubeSandbox,
-                                                            ns: str) -> None:
+def test_an_unbound_user_is_refused_in_the_apiservers_words(sandbox: KubeSandbox, ns: str) -> None:
     status, body = alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")
     assert (status, body["reason"]) == (403, "Forbidden")
-    assert body["message"] == ('configmaps is forbidden: User "alice" cannot list resource '
-                               '"configmaps" in API group "" in the namespace "team-a"')
+    assert body["message"] == (
+        'configmaps is forbidden: User "alice" cannot list resource '
+        '"configmaps" in API group "" in the namespace "team-a"'
+    )
     assert body["details"] == {"kind": "configmaps"}
     status, body = alice(sandbox, "GET", "/apis/apps/v1/deployments")
-    assert body["message"] == ('deployments.apps is forbidden: User "alice" cannot list resource '
-                               '"deployments" in API group "apps" at the cluster scope')
-    assert raw(sandbox, "GET", "/api/v1/namespaces", headers={
-        "Authorization": "Bearer nobody"})[0] == 401
+    assert body["message"] == (
+        'deployments.apps is forbidden: User "alice" cannot list resource '
+        '"deployments" in API group "apps" at the cluster scope'
+    )
+    assert (
+        raw(sandbox, "GET", "/api/v1/namespaces", headers={"Authorization": "Bearer nobody"})[0]
+        == 401
+    )
 
 
 def test_whoami_names_the_token_file_user_and_groups(sandbox: KubeSandbox) -> None:
-    status, body = alice(sandbox, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-                         {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    status, body = alice(
+        sandbox,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+    )
     assert status == 201
-    assert body["status"]["userInfo"] == {"username": "alice", "uid": "1001",
-                                          "groups": ["devs", "qa", "system:authenticated"]}
+    assert body["status"]["userInfo"] == {
+        "username": "alice",
+        "uid": "1001",
+        "groups": ["devs", "qa", "system:authenticated"],
+    }
 
 
-def test_the_view_role_reads_but_does_not_write_or_read_secrets(sandbox: KubeSandbox,
-                                                                ns: str) -> None:
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings",
-          bind("alice-view", "view", kind="ClusterRole"))
+def test_the_view_role_reads_but_does_not_write_or_read_secrets(
+    sandbox: KubeSandbox, ns: str
+) -> None:
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/namespaces/{ns}/rolebindings",
+        bind("alice-view", "view", kind="ClusterRole"),
+    )
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 200
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/secrets")[0] == 403
-    assert alice(sandbox, "POST", f"/api/v1/namespaces/{ns}/configmaps",
-                 {"metadata": {"name": "x"}})[0] == 403
+    assert (
+        alice(sandbox, "POST", f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": "x"}})[
+            0
+        ]
+        == 403
+    )
     assert alice(sandbox, "GET", "/api/v1/namespaces/default/configmaps")[0] == 403
 
 
 def test_access_ends_with_the_binding_or_its_role_and_stays_in_its_namespace(
-        sandbox: KubeSandbox, ns: str) -> None:
+    sandbox: KubeSandbox, ns: str
+) -> None:
     assert admin(sandbox, "POST", "/api/v1/namespaces", {"metadata": {"name": "team-b"}})[0] == 201
     for namespace in (ns, "team-b"):
-        admin(sandbox, "POST", f"{RBAC}/namespaces/{namespace}/roles", role(
-            "read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}))
+        admin(
+            sandbox,
+            "POST",
+            f"{RBAC}/namespaces/{namespace}/roles",
+            role("read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}),
+        )
     admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-read", "read"))
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 200
     assert alice(sandbox, "GET", "/api/v1/namespaces/team-b/configmaps")[0] == 403
 
     admin(sandbox, "DELETE", f"{RBAC}/namespaces/{ns}/roles/read")
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 403
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/roles", role(
-        "read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}))
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/namespaces/{ns}/roles",
+        role("read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}),
+    )
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 200
     admin(sandbox, "DELETE", f"{RBAC}/namespaces/{ns}/rolebindings/alice-read")
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 403
@@ -107,10 +144,21 @@ def test_access_ends_with_the_binding_or_its_role_and_stays_in_its_namespace(
 def test_resource_names_and_subresources_narrow_a_rule(sandbox: KubeSandbox, ns: str) -> None:
     for name in ("a", "b"):
         admin(sandbox, "POST", f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": name}})
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/roles", role(
-        "read-a", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"],
-                   "resourceNames": ["a"]},
-        {"apiGroups": ["apps"], "resources": ["deployments/status"], "verbs": ["get"]}))
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/namespaces/{ns}/roles",
+        role(
+            "read-a",
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "verbs": ["get"],
+                "resourceNames": ["a"],
+            },
+            {"apiGroups": ["apps"], "resources": ["deployments/status"], "verbs": ["get"]},
+        ),
+    )
     admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-a", "read-a"))
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps/a")[0] == 200
     status, body = alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps/b")
@@ -123,24 +171,38 @@ def test_resource_names_and_subresources_narrow_a_rule(sandbox: KubeSandbox, ns:
 
 
 def test_cluster_roles_aggregate_by_label(sandbox: KubeSandbox) -> None:
-    widgets = role("widgets-view", {"apiGroups": ["example.com"], "resources": ["widgets"],
-                                    "verbs": ["get"]}, cluster=True)
+    widgets = role(
+        "widgets-view",
+        {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]},
+        cluster=True,
+    )
     widgets["metadata"]["labels"] = {"rbac.authorization.k8s.io/aggregate-to-view": "true"}
     admin(sandbox, "POST", f"{RBAC}/clusterroles", widgets)
     for name in ("view", "edit", "admin"):
         rules = admin(sandbox, "GET", f"{RBAC}/clusterroles/{name}")[1]["rules"]
         assert {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]} in (
-            rules), name
+            rules
+        ), name
     admin(sandbox, "DELETE", f"{RBAC}/clusterroles/widgets-view")
     rules = admin(sandbox, "GET", f"{RBAC}/clusterroles/view")[1]["rules"]
     assert all(r.get("apiGroups") != ["example.com"] for r in rules)
 
 
 def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, ns: str) -> None:
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/roles", role(
-        "role-writer", {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
-                        "verbs": ["create"]},
-        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}))
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/namespaces/{ns}/roles",
+        role(
+            "role-writer",
+            {
+                "apiGroups": ["rbac.authorization.k8s.io"],
+                "resources": ["roles"],
+                "verbs": ["create"],
+            },
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
+        ),
+    )
     admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-rw", "role-writer"))
     path = f"{RBAC}/namespaces/{ns}/roles"
     held = role("cm-reader", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]})
@@ -151,87 +213,183 @@ def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, ns: 
     assert body["message"] == (
         'roles.rbac.authorization.k8s.io "secret-reader" is forbidden: user "alice" '
         '(groups=["devs" "qa" "system:authenticated"]) is attempting to grant RBAC permissions '
-        'not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}')
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/roles", role(
-        "escalator", {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
-                      "verbs": ["escalate"]}))
+        'not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}'
+    )
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/namespaces/{ns}/roles",
+        role(
+            "escalator",
+            {
+                "apiGroups": ["rbac.authorization.k8s.io"],
+                "resources": ["roles"],
+                "verbs": ["escalate"],
+            },
+        ),
+    )
     admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-esc", "escalator"))
     assert alice(sandbox, "POST", path, more)[0] == 201
 
 
 def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, ns: str) -> None:
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/roles", role(
-        "binder", {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"],
-                   "verbs": ["create"]}))
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/namespaces/{ns}/roles",
+        role(
+            "binder",
+            {
+                "apiGroups": ["rbac.authorization.k8s.io"],
+                "resources": ["rolebindings"],
+                "verbs": ["create"],
+            },
+        ),
+    )
     admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-b", "binder"))
     path = f"{RBAC}/namespaces/{ns}/rolebindings"
-    status, body = alice(sandbox, "POST", path, bind("bob-admin", "admin", kind="ClusterRole",
-                                                     user="bob"))
+    status, body = alice(
+        sandbox, "POST", path, bind("bob-admin", "admin", kind="ClusterRole", user="bob")
+    )
     assert status == 403
     assert "is attempting to grant RBAC permissions not currently held" in body["message"]
-    admin(sandbox, "POST", f"{RBAC}/clusterroles", role(
-        "bind-admin", {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
-                       "verbs": ["bind"], "resourceNames": ["admin"]}, cluster=True))
-    admin(sandbox, "POST", f"{RBAC}/clusterrolebindings",
-          bind("alice-bind", "bind-admin", kind="ClusterRole", cluster=True))
-    assert alice(sandbox, "POST", path, bind("bob-admin", "admin", kind="ClusterRole",
-                                             user="bob"))[0] == 201
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/clusterroles",
+        role(
+            "bind-admin",
+            {
+                "apiGroups": ["rbac.authorization.k8s.io"],
+                "resources": ["clusterroles"],
+                "verbs": ["bind"],
+                "resourceNames": ["admin"],
+            },
+            cluster=True,
+        ),
+    )
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/clusterrolebindings",
+        bind("alice-bind", "bind-admin", kind="ClusterRole", cluster=True),
+    )
+    assert (
+        alice(sandbox, "POST", path, bind("bob-admin", "admin", kind="ClusterRole", user="bob"))[0]
+        == 201
+    )
 
 
 def test_impersonation_needs_the_impersonate_verb(sandbox: KubeSandbox, ns: str) -> None:
-    status, body = alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps",
-                         **{"Impersonate-User": "bob"})
+    status, body = alice(
+        sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps", **{"Impersonate-User": "bob"}
+    )
     assert status == 403
-    assert body["message"] == ('users "bob" is forbidden: User "alice" cannot impersonate '
-                               'resource "users" in API group "" at the cluster scope')
-    admin(sandbox, "POST", f"{RBAC}/clusterroles", role(
-        "impersonator", {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"]},
-        cluster=True))
-    admin(sandbox, "POST", f"{RBAC}/clusterrolebindings",
-          bind("alice-imp", "impersonator", kind="ClusterRole", cluster=True))
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings",
-          bind("bob-view", "view", kind="ClusterRole", user="bob"))
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps",
-                 **{"Impersonate-User": "bob"})[0] == 200
-    status, _ = alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps",
-                      **{"Impersonate-User": "bob", "Impersonate-Group": "admins"})
+    assert body["message"] == (
+        'users "bob" is forbidden: User "alice" cannot impersonate '
+        'resource "users" in API group "" at the cluster scope'
+    )
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/clusterroles",
+        role(
+            "impersonator",
+            {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"]},
+            cluster=True,
+        ),
+    )
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/clusterrolebindings",
+        bind("alice-imp", "impersonator", kind="ClusterRole", cluster=True),
+    )
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/namespaces/{ns}/rolebindings",
+        bind("bob-view", "view", kind="ClusterRole", user="bob"),
+    )
+    assert (
+        alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps", **{"Impersonate-User": "bob"})[
+            0
+        ]
+        == 200
+    )
+    status, _ = alice(
+        sandbox,
+        "GET",
+        f"/api/v1/namespaces/{ns}/configmaps",
+        **{"Impersonate-User": "bob", "Impersonate-Group": "admins"},
+    )
     assert status == 403  # groups need impersonate on "groups" too
 
 
 def test_access_reviews_answer_for_self_and_others(sandbox: KubeSandbox, ns: str) -> None:
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings",
-          bind("alice-edit", "edit", kind="ClusterRole"))
+    admin(
+        sandbox,
+        "POST",
+        f"{RBAC}/namespaces/{ns}/rolebindings",
+        bind("alice-edit", "edit", kind="ClusterRole"),
+    )
     authz = "/apis/authorization.k8s.io/v1"
-    question = {"resourceAttributes": {"namespace": ns, "verb": "create",
-                                       "resource": "deployments", "group": "apps"}}
-    status, body = alice(sandbox, "POST", f"{authz}/selfsubjectaccessreviews",
-                         {"spec": question})
+    question = {
+        "resourceAttributes": {
+            "namespace": ns,
+            "verb": "create",
+            "resource": "deployments",
+            "group": "apps",
+        }
+    }
+    status, body = alice(sandbox, "POST", f"{authz}/selfsubjectaccessreviews", {"spec": question})
     assert (status, body["status"]["allowed"]) == (201, True)
-    assert body["status"]["reason"] == ('RBAC: allowed by RoleBinding "team-a/alice-edit" of '
-                                        'ClusterRole "edit" to User "alice"')
-    _, body = admin(sandbox, "POST", f"{authz}/subjectaccessreviews",
-                    {"spec": {**question, "user": "carol"}})
+    assert body["status"]["reason"] == (
+        'RBAC: allowed by RoleBinding "team-a/alice-edit" of ClusterRole "edit" to User "alice"'
+    )
+    _, body = admin(
+        sandbox, "POST", f"{authz}/subjectaccessreviews", {"spec": {**question, "user": "carol"}}
+    )
     assert body["status"]["allowed"] is False
-    _, body = alice(sandbox, "POST", f"{authz}/selfsubjectrulesreviews",
-                    {"spec": {"namespace": ns}})
-    assert any("deployments" in r.get("resources", []) and "create" in r["verbs"]
-               for r in body["status"]["resourceRules"])
+    _, body = alice(
+        sandbox, "POST", f"{authz}/selfsubjectrulesreviews", {"spec": {"namespace": ns}}
+    )
+    assert any(
+        "deployments" in r.get("resources", []) and "create" in r["verbs"]
+        for r in body["status"]["resourceRules"]
+    )
     assert body["status"]["incomplete"] is False
 
 
-def test_service_account_tokens_come_from_the_token_request_api(sandbox: KubeSandbox,
-                                                                ns: str) -> None:
+def test_service_account_tokens_come_from_the_token_request_api(
+    sandbox: KubeSandbox, ns: str
+) -> None:
     admin(sandbox, "POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "ci"}})
-    status, body = admin(sandbox, "POST", f"/api/v1/namespaces/{ns}/serviceaccounts/ci/token",
-                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                          "spec": {"expirationSeconds": 3600}})
+    status, body = admin(
+        sandbox,
+        "POST",
+        f"/api/v1/namespaces/{ns}/serviceaccounts/ci/token",
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600},
+        },
+    )
     assert (status, body["kind"]) == (201, "TokenRequest")
     token = {"Authorization": f"Bearer {body['status']['token']}"}
-    _, review = raw(sandbox, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-                    {"kind": "SelfSubjectReview"}, headers=token)
+    _, review = raw(
+        sandbox,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        {"kind": "SelfSubjectReview"},
+        headers=token,
+    )
     assert review["status"]["userInfo"]["username"] == "system:serviceaccount:team-a:ci"
     assert set(review["status"]["userInfo"]["groups"]) == {
-        "system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated"}
+        "system:serviceaccounts",
+        "system:serviceaccounts:team-a",
+        "system:authenticated",
+    }
     status, _ = alice(sandbox, "POST", f"/api/v1/namespaces/{ns}/serviceaccounts/ci/token", {})
     assert status == 403  # minting needs create on serviceaccounts/token
     admin(sandbox, "DELETE", f"/api/v1/namespaces/{ns}/serviceaccounts/ci")

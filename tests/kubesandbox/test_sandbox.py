@@ -562,7 +562,8 @@ def test_server_side_apply_accepts_a_yaml_body(sandbox: KubeSandbox, team: str) 
 
 
 def test_server_side_apply_of_a_body_that_is_neither_json_nor_yaml_is_400(
-        sandbox: KubeSandbox, team: str) -> None:
+    sandbox: KubeSandbox, team: str
+) -> None:
     status, body = raw(
         sandbox,
         "PATCH",
@@ -832,8 +833,17 @@ def test_kubeconfig_points_the_official_client_at_the_sandbox(sandbox: KubeSandb
 def test_module_runs_as_a_subprocess_and_stops_on_sigterm(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     process = subprocess.Popen(
-        [sys.executable, "-m", "kubesandbox", "--host", "127.0.0.1", "--port", "0",
-         "--kubeconfig", str(kubeconfig)],
+        [
+            sys.executable,
+            "-m",
+            "kubesandbox",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--kubeconfig",
+            str(kubeconfig),
+        ],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         text=True,

@@ -7,11 +7,16 @@ from kubesandbox import KubeSandbox
 from kubesandbox.tables import human_duration
 from tests.kubesandbox.conftest import raw
 
-AS_TABLE = ("application/json;as=Table;v=v1;g=meta.k8s.io,"
-            "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json")
-CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap",
-              "metadata": {"name": "settings", "namespace": "default"},
-              "data": {"a": "1", "b": "2"}}
+AS_TABLE = (
+    "application/json;as=Table;v=v1;g=meta.k8s.io,"
+    "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+)
+CONFIG_MAP = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "settings", "namespace": "default"},
+    "data": {"a": "1", "b": "2"},
+}
 
 
 def get(sandbox: KubeSandbox, path: str, accept: str = AS_TABLE) -> dict:
@@ -48,14 +53,39 @@ def test_plain_json_stays_plain_for_clients_that_prefer_it(sandbox: KubeSandbox)
     sandbox.upsert(CONFIG_MAP)
     path = "/api/v1/namespaces/default/configmaps"
     assert get(sandbox, path, accept="application/json")["kind"] == "ConfigMapList"
-    assert get(sandbox, path, accept="application/json, " + AS_TABLE)["kind"] == (
-        "ConfigMapList")
+    assert get(sandbox, path, accept="application/json, " + AS_TABLE)["kind"] == ("ConfigMapList")
     beta = get(sandbox, path, accept="application/json;as=Table;v=v1beta1;g=meta.k8s.io")
     assert beta["apiVersion"] == "meta.k8s.io/v1beta1"
 
 
 def test_ages_read_as_kubectl_shows_them() -> None:
-    assert [human_duration(s) for s in (-5, 0, 59, 119, 150, 600, 7200, 16200, 30 * 3600,
-                                        3 * 86400 + 3600, 30 * 86400, 3 * 365 * 86400)] == [
-        "<invalid>", "0s", "59s", "119s", "2m30s", "10m", "120m", "4h30m", "30h", "3d1h",
-        "30d", "3y"]
+    assert [
+        human_duration(s)
+        for s in (
+            -5,
+            0,
+            59,
+            119,
+            150,
+            600,
+            7200,
+            16200,
+            30 * 3600,
+            3 * 86400 + 3600,
+            30 * 86400,
+            3 * 365 * 86400,
+        )
+    ] == [
+        "<invalid>",
+        "0s",
+        "59s",
+        "119s",
+        "2m30s",
+        "10m",
+        "120m",
+        "4h30m",
+        "30h",
+        "3d1h",
+        "30d",
+        "3y",
+    ]

@@ -38,7 +38,7 @@ EVENT = {"event": "request.ready", "request": {"id": 7, "tenant": "payments"}}
 class Recorder(BaseHTTPRequestHandler):
     """Records every request; answers `status`, with `location` when it is a redirect."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.server.received.append((dict(self.headers), body))
         self.send_response(self.server.status)
@@ -47,9 +47,9 @@ class Recorder(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    do_GET = do_POST  # noqa: N815 - a followed redirect would arrive as either
+    do_GET = do_POST
 
-    def log_message(self, *args) -> None:  # noqa: ANN002
+    def log_message(self, *args) -> None:
         pass
 
 
@@ -111,7 +111,7 @@ def resolving(monkeypatch, names: dict[str, str]) -> None:
     """Make these names resolve (for Berth's egress check) to these addresses."""
     real = socket.getaddrinfo
 
-    def fake(host, port, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+    def fake(host, port, *args, **kwargs):
         if host in names:
             return real(names[host], port, *args, **kwargs)
         return real(host, port, *args, **kwargs)
@@ -121,20 +121,25 @@ def resolving(monkeypatch, names: dict[str, str]) -> None:
 
 # --- webhooks: refused when they are typed ---------------------------------------------------
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:6379/",
-    "https://127.0.0.1/hooks",
-    "http://169.254.169.254/latest/meta-data/iam/",
-    "https://10.20.30.40/hooks",
-    "https://192.168.1.1/hooks",
-    "https://[::1]/hooks",
-    "https://[::ffff:127.0.0.1]/hooks",
-    "https://[fe80::1]/hooks",
-    "https://0.0.0.0/hooks",
-    "https://localhost/hooks",
-])
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:6379/",
+        "https://127.0.0.1/hooks",
+        "http://169.254.169.254/latest/meta-data/iam/",
+        "https://10.20.30.40/hooks",
+        "https://192.168.1.1/hooks",
+        "https://[::1]/hooks",
+        "https://[::ffff:127.0.0.1]/hooks",
+        "https://[fe80::1]/hooks",
+        "https://0.0.0.0/hooks",
+        "https://localhost/hooks",
+    ],
+)
 def test_a_webhook_into_berths_own_network_is_refused_naming_webhook_url(
-        admin_api, no_loopback, url):
+    admin_api, no_loopback, url
+):
     tenant = TenantFactory(slug="payments")
     response = admin_api.patch("/api/v1/tenants/payments/", {"webhook_url": url}, format="json")
     assert response.status_code == 400, response.content
@@ -144,11 +149,15 @@ def test_a_webhook_into_berths_own_network_is_refused_naming_webhook_url(
 
 
 def test_a_webhook_to_a_name_resolving_inside_is_refused_with_the_address_it_resolves_to(
-        admin_api, no_loopback, monkeypatch):
+    admin_api, no_loopback, monkeypatch
+):
     resolving(monkeypatch, {"hooks.example.test": "10.0.0.5"})
     TenantFactory(slug="payments")
-    response = admin_api.patch("/api/v1/tenants/payments/",
-                               {"webhook_url": "https://hooks.example.test/berth"}, format="json")
+    response = admin_api.patch(
+        "/api/v1/tenants/payments/",
+        {"webhook_url": "https://hooks.example.test/berth"},
+        format="json",
+    )
     assert response.status_code == 400
     (message,) = response.json()["errors"]["webhook_url"]
     assert "hooks.example.test resolves to 10.0.0.5, a private address" in message
@@ -157,27 +166,33 @@ def test_a_webhook_to_a_name_resolving_inside_is_refused_with_the_address_it_res
 def test_a_webhook_with_credentials_in_its_url_is_refused(admin_api, monkeypatch):
     resolving(monkeypatch, {"hooks.example.test": "127.0.0.1"})
     TenantFactory(slug="payments")
-    response = admin_api.patch("/api/v1/tenants/payments/",
-                               {"webhook_url": "https://user:pw@hooks.example.test/"},
-                               format="json")
+    response = admin_api.patch(
+        "/api/v1/tenants/payments/",
+        {"webhook_url": "https://user:pw@hooks.example.test/"},
+        format="json",
+    )
     assert response.status_code == 400
     assert "webhook secret" in str(response.json()["errors"]["webhook_url"])
 
 
-def test_plain_http_webhooks_go_only_to_networks_the_operator_allows(admin_api, monkeypatch,
-                                                                     settings):
+def test_plain_http_webhooks_go_only_to_networks_the_operator_allows(
+    admin_api, monkeypatch, settings
+):
     resolving(monkeypatch, {"hooks.example.test": "127.0.0.1"})
     tenant = TenantFactory(slug="payments")
-    allowed = admin_api.patch("/api/v1/tenants/payments/",
-                              {"webhook_url": "http://hooks.example.test:8080/berth"},
-                              format="json")
+    allowed = admin_api.patch(
+        "/api/v1/tenants/payments/",
+        {"webhook_url": "http://hooks.example.test:8080/berth"},
+        format="json",
+    )
     assert allowed.status_code == 200, allowed.content
     tenant.refresh_from_db()
     assert tenant.webhook_url == "http://hooks.example.test:8080/berth"
 
     settings.BERTH_EGRESS_ALLOW = []
-    refused = admin_api.patch("/api/v1/tenants/payments/",
-                              {"webhook_url": "http://8.8.8.8/berth"}, format="json")
+    refused = admin_api.patch(
+        "/api/v1/tenants/payments/", {"webhook_url": "http://8.8.8.8/berth"}, format="json"
+    )
     assert refused.status_code == 400
     assert "https://" in str(refused.json()["errors"]["webhook_url"])
 
@@ -189,16 +204,19 @@ def test_the_admin_refuses_a_webhook_into_berths_network_too(db, no_loopback):
 
     tenant = TenantFactory(slug="payments")
     form = modelform_factory(Tenant, form=TenantForm, fields=["webhook_url"])(
-        instance=tenant, data={"webhook_url": "http://169.254.169.254/"})
+        instance=tenant, data={"webhook_url": "http://169.254.169.254/"}
+    )
     assert not form.is_valid()
     assert "BERTH_EGRESS_ALLOW" in str(form.errors["webhook_url"])
 
 
 # --- webhooks: refused again when they are delivered ------------------------------------------
 
+
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
 def test_delivery_to_a_refused_address_sends_nothing_and_is_not_retried(
-        db, receiver, no_loopback, host, caplog):
+    db, receiver, no_loopback, host, caplog
+):
     tenant = with_webhook(receiver.url(host))
     assert tasks.deliver_webhook.apply(args=(tenant.pk, EVENT)).get() == 0
     assert receiver.received == []
@@ -212,11 +230,13 @@ def test_delivery_to_an_allowed_network_posts_the_signed_event(db, receiver):
     ((headers, body),) = receiver.received
     assert json.loads(body) == EVENT
     assert headers["X-Berth-Signature"] == (
-        "sha256=" + hmac.new(b"hook-secret", body, hashlib.sha256).hexdigest())
+        "sha256=" + hmac.new(b"hook-secret", body, hashlib.sha256).hexdigest()
+    )
 
 
 def test_delivery_connects_to_the_address_it_checked_keeping_the_name_as_host(
-        db, receiver, monkeypatch):
+    db, receiver, monkeypatch
+):
     # The name resolves only for the check: reaching the receiver at all means the
     # connection went to the checked address, not to a second lookup of the name.
     resolving(monkeypatch, {"hooks.example.test": "127.0.0.1"})
@@ -237,22 +257,28 @@ def test_a_redirect_is_not_followed_nor_retried(db, receiver, caplog):
 
 # --- repositories ----------------------------------------------------------------------------
 
+
 def test_a_repository_on_a_refused_network_fails_its_check_before_git_runs(
-        db, no_loopback, monkeypatch):
+    db, no_loopback, monkeypatch
+):
     resolving(monkeypatch, {"github.internal": "10.0.0.5"})
     tenant = TenantFactory(slug="payments", gitops_repo_url="https://github.internal/org/x.git")
     check = engine.check_repository(tenant)
     assert check.ok is False
-    assert ("github.internal resolves to 10.0.0.5, a private address; allow it with "
-            "BERTH_EGRESS_ALLOW") in check.message
+    assert (
+        "github.internal resolves to 10.0.0.5, a private address; allow it with BERTH_EGRESS_ALLOW"
+    ) in check.message
 
 
-@pytest.mark.parametrize("url", [
-    "ssh://git@127.0.0.1:2222/org/gitops.git",
-    "git@localhost:org/gitops.git",
-    "ssh://git@[::1]/org/gitops.git",
-    "git://169.254.169.254/gitops.git",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ssh://git@127.0.0.1:2222/org/gitops.git",
+        "git@localhost:org/gitops.git",
+        "ssh://git@[::1]/org/gitops.git",
+        "git://169.254.169.254/gitops.git",
+    ],
+)
 def test_every_network_transport_is_checked(db, no_loopback, url):
     tenant = TenantFactory(slug="payments", gitops_repo_url=url)
     check = engine.check_repository(tenant)
@@ -276,8 +302,10 @@ def test_git_connects_to_the_address_that_was_checked(db):
     policy = gitops.policy_from_settings()
     https = gitops.Remote.parse("https://localhost:8443/org/gitops.git", credentials="t")
     with gitops.session(https, policy) as git:
-        config = {git.env[f"GIT_CONFIG_KEY_{i}"]: git.env[f"GIT_CONFIG_VALUE_{i}"]
-                  for i in range(int(git.env["GIT_CONFIG_COUNT"]))}
+        config = {
+            git.env[f"GIT_CONFIG_KEY_{i}"]: git.env[f"GIT_CONFIG_VALUE_{i}"]
+            for i in range(int(git.env["GIT_CONFIG_COUNT"]))
+        }
     assert config["http.curloptResolve"].startswith("localhost:8443:")
     assert "127.0.0.1" in config["http.curloptResolve"]
 
@@ -294,11 +322,13 @@ def test_a_git_server_that_never_answers_fails_the_check_within_the_web_timeout(
     with socket.socket() as silent:  # the kernel accepts connections; nobody ever speaks
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
-        tenant = TenantFactory(slug="payments",
-                               gitops_repo_url=f"git://127.0.0.1:{silent.getsockname()[1]}/x")
+        tenant = TenantFactory(
+            slug="payments", gitops_repo_url=f"git://127.0.0.1:{silent.getsockname()[1]}/x"
+        )
         found = []
-        worker = threading.Thread(target=lambda: found.append(engine.check_repository(tenant)),
-                                  daemon=True)
+        worker = threading.Thread(
+            target=lambda: found.append(engine.check_repository(tenant)), daemon=True
+        )
         worker.start()
         worker.join(timeout=120)  # hang protection only; the check stops itself long before
     assert not worker.is_alive(), "the repository check hung"
@@ -308,6 +338,7 @@ def test_a_git_server_that_never_answers_fails_the_check_within_the_web_timeout(
 
 
 # --- the repository check is a worker's task ---------------------------------------------------
+
 
 @pytest.fixture
 def git_server(tmp_path):
@@ -324,14 +355,20 @@ def queued(monkeypatch):
 
 
 def test_a_change_of_repository_is_checked_by_a_worker_and_its_answer_appears(
-        admin_api, git_server, queued, client):
+    admin_api, git_server, queued, client
+):
     tenant = TenantFactory(slug="payments")
-    response = admin_api.patch("/api/v1/tenants/payments/", {
-        "gitops_repo_url": git_server.url("payments.git"),
-        "gitops_credentials": f"bot:{TOKEN}"}, format="json")
+    response = admin_api.patch(
+        "/api/v1/tenants/payments/",
+        {"gitops_repo_url": git_server.url("payments.git"), "gitops_credentials": f"bot:{TOKEN}"},
+        format="json",
+    )
     assert response.status_code == 200, response.content
     assert response.json()["repository_check"] == {
-        "status": "pending", "message": "Queued for a worker.", "checked_at": None}
+        "status": "pending",
+        "message": "Queued for a worker.",
+        "checked_at": None,
+    }
     assert git_server.seen == []  # git did not run in the request
     (call,) = queued
 
@@ -353,17 +390,21 @@ def test_a_change_of_repository_is_checked_by_a_worker_and_its_answer_appears(
 
 
 def test_a_failed_check_says_what_failed_and_an_older_answer_never_overwrites_a_newer(
-        admin_api, git_server, queued):
+    admin_api, git_server, queued
+):
     TenantFactory(slug="payments")
-    admin_api.patch("/api/v1/tenants/payments/", {
-        "gitops_repo_url": git_server.url("payments.git"),
-        "gitops_credentials": "bot:wrong"}, format="json")
+    admin_api.patch(
+        "/api/v1/tenants/payments/",
+        {"gitops_repo_url": git_server.url("payments.git"), "gitops_credentials": "bot:wrong"},
+        format="json",
+    )
     admin_api.patch("/api/v1/tenants/payments/", {"gitops_branch": "release"}, format="json")
     first, second = queued
 
     assert tasks.check_repository(*first) is False  # superseded: nothing recorded
-    assert admin_api.get("/api/v1/tenants/payments/").json()["repository_check"][
-        "status"] == "pending"
+    assert (
+        admin_api.get("/api/v1/tenants/payments/").json()["repository_check"]["status"] == "pending"
+    )
     assert tasks.check_repository(*second) is True
     shown = admin_api.get("/api/v1/tenants/payments/").json()["repository_check"]
     assert shown["status"] == "failed"
@@ -371,13 +412,23 @@ def test_a_failed_check_says_what_failed_and_an_older_answer_never_overwrites_a_
     assert "wrong" not in shown["message"].replace("wrong-", "")
 
 
-def test_onboarding_on_the_page_queues_the_check_and_the_page_shows_it_pending(
-        client, queued, db):
+def test_onboarding_on_the_page_queues_the_check_and_the_page_shows_it_pending(client, queued, db):
     client.force_login(UserFactory(username="ops", is_platform_admin=True))
-    response = client.post("/tenants/new/", {
-        "slug": "ledger", "name": "Ledger", "repo_url": "https://127.0.0.1:9/ledger.git",
-        "branch": "main", "engine": "argocd", "cpu": "8", "memory": "16Gi",
-        "storage": "100Gi", "namespaces": "10"}, follow=True)
+    response = client.post(
+        "/tenants/new/",
+        {
+            "slug": "ledger",
+            "name": "Ledger",
+            "repo_url": "https://127.0.0.1:9/ledger.git",
+            "branch": "main",
+            "engine": "argocd",
+            "cpu": "8",
+            "memory": "16Gi",
+            "storage": "100Gi",
+            "namespaces": "10",
+        },
+        follow=True,
+    )
     assert response.redirect_chain[-1][0] == "/tenants/ledger/"
     (call,) = queued
     assert "Repository check:" in response.content.decode()
@@ -396,13 +447,22 @@ def test_the_schema_describes_the_repository_check(db):
 
 # --- the setting -------------------------------------------------------------------------------
 
+
 def test_an_invalid_network_in_the_allow_list_stops_berth_at_start(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-c", "import portal.settings"], cwd=ROOT, capture_output=True,
-        text=True, env={**os.environ, "BERTH_EGRESS_ALLOW": "127.0.0.0/8,10.0.0.0/33",
-                        "BERTH_DATA_DIR": str(tmp_path), "SECRET_KEY": "x" * 50,
-                        "BERTH_FERNET_KEYS": "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3h8W5e3k="},
-        timeout=120)
+        [sys.executable, "-c", "import portal.settings"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "BERTH_EGRESS_ALLOW": "127.0.0.0/8,10.0.0.0/33",
+            "BERTH_DATA_DIR": str(tmp_path),
+            "SECRET_KEY": "x" * 50,
+            "BERTH_FERNET_KEYS": "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3h8W5e3k=",
+        },
+        timeout=120,
+    )
     assert result.returncode != 0
     assert "BERTH_EGRESS_ALLOW: '10.0.0.0/33' is not a network" in result.stderr
 

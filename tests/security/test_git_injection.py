@@ -76,8 +76,11 @@ HOSTILE_PATHS = [
     "-rf",
     "clusters/.git/hooks",
 ]
-FIELDS = {"gitops_repo_url": HOSTILE_URLS, "gitops_branch": HOSTILE_BRANCHES,
-          "gitops_path": HOSTILE_PATHS}
+FIELDS = {
+    "gitops_repo_url": HOSTILE_URLS,
+    "gitops_branch": HOSTILE_BRANCHES,
+    "gitops_path": HOSTILE_PATHS,
+}
 CORPUS = [(field, value) for field, values in FIELDS.items() for value in values]
 CORPUS_IDS = [f"{field}={value!r}" for field, value in CORPUS]
 # The onboarding page's names for the same fields.
@@ -107,8 +110,11 @@ def names_the_field(messages: list[str]) -> bool:
     """Each message says which setting it refuses, or is the refusal of control characters
     that every page form attaches to the field holding one (tenants.forms.base)."""
     return bool(messages) and all(
-        "GitOps" in message or "Null characters" in message
-        or "holds a control character" in message for message in messages)
+        "GitOps" in message
+        or "Null characters" in message
+        or "holds a control character" in message
+        for message in messages
+    )
 
 
 def stored(slug: str) -> dict:
@@ -119,10 +125,14 @@ def stored(slug: str) -> dict:
 
 
 @pytest.mark.parametrize(("field", "value"), CORPUS, ids=CORPUS_IDS)
-def test_onboarding_over_the_api_refuses_a_hostile_repository_value(world, marker, field,
-                                                                    value):
-    body = {"slug": "ledger", "name": "Ledger", "allowed_clusters": ["sandbox"],
-            "gitops_repo_url": "https://git.example.com/ledger.git", field: value}
+def test_onboarding_over_the_api_refuses_a_hostile_repository_value(world, marker, field, value):
+    body = {
+        "slug": "ledger",
+        "name": "Ledger",
+        "allowed_clusters": ["sandbox"],
+        "gitops_repo_url": "https://git.example.com/ledger.git",
+        field: value,
+    }
 
     response = api(world.admin).post("/api/v1/tenants/", body, format="json")
 
@@ -135,12 +145,12 @@ def test_onboarding_over_the_api_refuses_a_hostile_repository_value(world, marke
 
 @pytest.mark.parametrize(("field", "value"), CORPUS, ids=CORPUS_IDS)
 def test_a_patch_with_a_hostile_repository_value_changes_nothing_and_runs_nothing(
-        world, marker, field, value):
+    world, marker, field, value
+):
     before = stored("search")
     requests = Request.objects.count()
 
-    response = api(world.admin).patch("/api/v1/tenants/search/", {field: value},
-                                      format="json")
+    response = api(world.admin).patch("/api/v1/tenants/search/", {field: value}, format="json")
 
     errors = assert_problem(response, 400, "validation-error")["errors"]
     assert names_the_field(messages_for(errors, field)), errors
@@ -152,9 +162,11 @@ def test_a_patch_with_a_hostile_repository_value_changes_nothing_and_runs_nothin
 
 def test_the_reported_injection_is_refused_and_git_never_sees_it(world, marker):
     """The finding as reported: a platform admin PATCHes the search tenant's URL."""
-    response = api(world.admin).patch("/api/v1/tenants/search/",
-                                      {"gitops_repo_url": "--upload-pack=id>$HOME.id;x:y"},
-                                      format="json")
+    response = api(world.admin).patch(
+        "/api/v1/tenants/search/",
+        {"gitops_repo_url": "--upload-pack=id>$HOME.id;x:y"},
+        format="json",
+    )
 
     errors = assert_problem(response, 400)["errors"]
     assert "option" in " ".join(errors["gitops_repo_url"])
@@ -163,27 +175,37 @@ def test_the_reported_injection_is_refused_and_git_never_sees_it(world, marker):
 
 
 def test_a_good_repository_is_taken_with_its_path_normalised(world):
-    response = api(world.admin).patch("/api/v1/tenants/search/", {
-        "gitops_repo_url": "git@git.example.com:search/deploy.git",
-        "gitops_branch": "release/2026.1", "gitops_path": "./clusters//prod/",
-    }, format="json")
+    response = api(world.admin).patch(
+        "/api/v1/tenants/search/",
+        {
+            "gitops_repo_url": "git@git.example.com:search/deploy.git",
+            "gitops_branch": "release/2026.1",
+            "gitops_path": "./clusters//prod/",
+        },
+        format="json",
+    )
 
     assert response.status_code == 200, response.json()
-    assert stored("search") == {"gitops_repo_url": "git@git.example.com:search/deploy.git",
-                                "gitops_branch": "release/2026.1",
-                                "gitops_path": "clusters/prod"}
+    assert stored("search") == {
+        "gitops_repo_url": "git@git.example.com:search/deploy.git",
+        "gitops_branch": "release/2026.1",
+        "gitops_path": "clusters/prod",
+    }
 
 
 def test_a_local_repository_url_needs_the_operator_to_allow_insecure_git(world, settings):
     url = "http://127.0.0.1:8002/search.git"
-    refused = api(world.admin).patch("/api/v1/tenants/payments/", {"gitops_repo_url": url},
-                                     format="json")
+    refused = api(world.admin).patch(
+        "/api/v1/tenants/payments/", {"gitops_repo_url": url}, format="json"
+    )
     assert "BERTH_GIT_ALLOW_INSECURE" in " ".join(
-        assert_problem(refused, 400)["errors"]["gitops_repo_url"])
+        assert_problem(refused, 400)["errors"]["gitops_repo_url"]
+    )
 
     settings.BERTH_GIT_ALLOW_INSECURE = True
-    taken = api(world.admin).patch("/api/v1/tenants/payments/", {"gitops_repo_url": url},
-                                   format="json")
+    taken = api(world.admin).patch(
+        "/api/v1/tenants/payments/", {"gitops_repo_url": url}, format="json"
+    )
     assert taken.status_code == 200, taken.json()
 
 
@@ -191,12 +213,23 @@ def test_a_local_repository_url_needs_the_operator_to_allow_insecure_git(world, 
 
 
 @pytest.mark.parametrize(("field", "value"), CORPUS, ids=CORPUS_IDS)
-def test_the_onboarding_page_refuses_a_hostile_repository_value(client, world, marker, field,
-                                                                value):
+def test_the_onboarding_page_refuses_a_hostile_repository_value(
+    client, world, marker, field, value
+):
     client.force_login(world.admin)
-    form = {"slug": "ledger", "name": "Ledger team", "repo_url": "https://git.example.com/l.git",
-            "branch": "main", "path": "", "engine": "argocd", "cpu": "4", "memory": "8Gi",
-            "storage": "50Gi", "namespaces": 5, FORM_FIELD[field]: value}
+    form = {
+        "slug": "ledger",
+        "name": "Ledger team",
+        "repo_url": "https://git.example.com/l.git",
+        "branch": "main",
+        "path": "",
+        "engine": "argocd",
+        "cpu": "4",
+        "memory": "8Gi",
+        "storage": "50Gi",
+        "namespaces": 5,
+        FORM_FIELD[field]: value,
+    }
 
     response = client.post("/tenants/new/", form)
 
@@ -215,23 +248,39 @@ def superuser(db):
 def admin_add_form(**fields: str) -> dict:
     """Everything the admin's "add tenant" page posts, no memberships."""
     return {
-        "slug": "ledger", "name": "Ledger team", "owner_groups": "[]", "member_groups": "[]",
-        "viewer_groups": "[]", "gitops_repo_url": "https://git.example.com/ledger.git",
-        "gitops_branch": "main", "gitops_path": "", "gitops_credentials": "",
-        "gitops_known_hosts": "", "gitops_engine": "argocd", "gitops_commit_url": "",
-        "budget_cpu_millis": "8000", "budget_memory_mib": "16384", "budget_storage_gib": "100",
-        "budget_namespaces": "10", "allowed_domains": "[]", "notify_emails": "[]",
-        "webhook_url": "", "webhook_secret": "",
-        "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0",
-        "memberships-MIN_NUM_FORMS": "0", "memberships-MAX_NUM_FORMS": "1000",
+        "slug": "ledger",
+        "name": "Ledger team",
+        "owner_groups": "[]",
+        "member_groups": "[]",
+        "viewer_groups": "[]",
+        "gitops_repo_url": "https://git.example.com/ledger.git",
+        "gitops_branch": "main",
+        "gitops_path": "",
+        "gitops_credentials": "",
+        "gitops_known_hosts": "",
+        "gitops_engine": "argocd",
+        "gitops_commit_url": "",
+        "budget_cpu_millis": "8000",
+        "budget_memory_mib": "16384",
+        "budget_storage_gib": "100",
+        "budget_namespaces": "10",
+        "allowed_domains": "[]",
+        "notify_emails": "[]",
+        "webhook_url": "",
+        "webhook_secret": "",
+        "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0",
+        "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
         **fields,
     }
 
 
 def test_the_admin_adds_a_tenant_with_a_good_repository(client, superuser):
     client.force_login(superuser)
-    response = client.post("/admin/tenants/tenant/add/",
-                           admin_add_form(gitops_path="clusters/./prod/"))
+    response = client.post(
+        "/admin/tenants/tenant/add/", admin_add_form(gitops_path="clusters/./prod/")
+    )
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert stored("ledger")["gitops_path"] == "clusters/prod"
 
@@ -281,7 +330,8 @@ def test_a_hostile_url_already_stored_is_refused_by_the_git_client(world, marker
 @pytest.mark.parametrize("branch", [b for b in HOSTILE_BRANCHES if "\x00" not in b])
 def test_a_hostile_branch_already_stored_is_refused_by_the_git_client(world, marker, branch):
     Tenant.objects.filter(slug="search").update(
-        gitops_repo_url="https://git.example.com/search.git", gitops_branch=branch)
+        gitops_repo_url="https://git.example.com/search.git", gitops_branch=branch
+    )
 
     with pytest.raises(GitError, match="refusing the GitOps branch"):
         gitops_remote(Tenant.objects.get(slug="search"))
@@ -303,11 +353,11 @@ def git_argv(monkeypatch) -> list[list[str]]:
     seen: list[list[str]] = []
     real_run, real_popen = subprocess.run, subprocess.Popen
 
-    def run(argv, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def run(argv, *args, **kwargs):
         seen.append(list(argv))
         return real_run(argv, *args, **kwargs)
 
-    def popen(argv, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def popen(argv, *args, **kwargs):
         seen.append(list(argv))
         return real_popen(argv, *args, **kwargs)
 
@@ -324,8 +374,10 @@ def test_git_is_handed_the_url_only_after_a_double_dash(db, settings, tmp_path, 
 
     gitops.probe(remote)
     gitops.read_files(remote, ["apps"])
-    gitops.write(remote, lambda work: gitops.Proposal(current={}, files={"apps/a.yaml": "a: 1\n"},
-                                                      message="Add a"))
+    gitops.write(
+        remote,
+        lambda work: gitops.Proposal(current={}, files={"apps/a.yaml": "a: 1\n"}, message="Add a"),
+    )
 
     with_url = [argv for argv in git_argv if remote.url in argv]
     assert {argv[1] for argv in with_url} == {"ls-remote", "remote"}

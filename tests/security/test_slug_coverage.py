@@ -20,8 +20,14 @@ from tenants.choices import NamePurpose
 from tenants.models import Cluster, NamespaceClaim, Tenant, User
 from tests.test_api_support import api, assert_problem
 
-ONBOARDING = {"branch": "main", "engine": "argocd", "cpu": "4", "memory": "8Gi",
-              "storage": "50Gi", "namespaces": 5}
+ONBOARDING = {
+    "branch": "main",
+    "engine": "argocd",
+    "cpu": "4",
+    "memory": "8Gi",
+    "storage": "50Gi",
+    "namespaces": 5,
+}
 
 
 @pytest.fixture
@@ -31,11 +37,20 @@ def sandbox(demo_world) -> Cluster:
 
 def onboard(world: dict, slug: str, clusters: list[Cluster] = ()) -> Tenant:
     return services.onboard_tenant(
-        actor=world["admin"], slug=slug, name=slug.title(), groups={}, repo_url="",
-        branch="main", path="", credentials="", engine="argocd",
-        budget_limits={"cpu_millis": 4000, "memory_mib": 8192, "storage_gib": 50,
-                       "namespaces": 5},
-        clusters=list(clusters), tiers=[], allowed_domains=[], notify_emails=[],
+        actor=world["admin"],
+        slug=slug,
+        name=slug.title(),
+        groups={},
+        repo_url="",
+        branch="main",
+        path="",
+        credentials="",
+        engine="argocd",
+        budget_limits={"cpu_millis": 4000, "memory_mib": 8192, "storage_gib": 50, "namespaces": 5},
+        clusters=list(clusters),
+        tiers=[],
+        allowed_domains=[],
+        notify_emails=[],
     )
 
 
@@ -49,9 +64,7 @@ def slug_error(world: dict, slug: str, clusters: list[Cluster] = ()) -> str:
 # --- a slug is refused for what its prefix would cover --------------------------------------
 
 
-def test_ingress_is_refused_because_ingress_nginx_is_on_a_registered_cluster(
-    demo_world, sandbox
-):
+def test_ingress_is_refused_because_ingress_nginx_is_on_a_registered_cluster(demo_world, sandbox):
     message = slug_error(demo_world, "ingress", [sandbox])
     assert "would cover ingress-nginx on cluster sandbox, which belongs to the platform" in message
     assert not Tenant.objects.filter(slug="ingress").exists()
@@ -65,18 +78,19 @@ def test_berths_own_namespace_is_kept_whatever_it_is_called(demo_world, settings
     """No cluster holds it yet: Berth's namespace is refused from its setting alone."""
     settings.BERTH_NAMESPACE = "platform-berth"
     assert "would cover platform-berth, which is Berth's own namespace" in slug_error(
-        demo_world, "platform")
+        demo_world, "platform"
+    )
 
 
-def test_a_namespace_found_on_a_cluster_refuses_the_slug_that_would_cover_it(
-    demo_world, sandbox
-):
+def test_a_namespace_found_on_a_cluster_refuses_the_slug_that_would_cover_it(demo_world, sandbox):
     """cert-manager is on no list: it is refused because registration found it there."""
     onboard(demo_world, "cert")  # nothing is called cert-* yet
     Tenant.objects.filter(slug="cert").delete()
     services.names.claim_found_namespaces(sandbox, ["cert-manager"])
-    assert "would cover cert-manager on cluster sandbox, which was on the cluster before Berth" \
+    assert (
+        "would cover cert-manager on cluster sandbox, which was on the cluster before Berth"
         in slug_error(demo_world, "cert")
+    )
 
 
 def test_a_namespace_labelled_as_berths_that_the_registry_never_held_is_claimed_and_covered(
@@ -89,21 +103,36 @@ def test_a_namespace_labelled_as_berths_that_the_registry_never_held_is_claimed_
     from provisioning.plan import MANAGED_BY
     from tests.cluster import as_admin, sign_in_as_berth, stand_in
 
-    services.names.claim(cluster=sandbox, name="payments-shop-dev", purpose=NamePurpose.TIER,
-                         tenant=demo_world["tenant"], app="shop", tier="dev")
+    services.names.claim(
+        cluster=sandbox,
+        name="payments-shop-dev",
+        purpose=NamePurpose.TIER,
+        tenant=demo_world["tenant"],
+        app="shop",
+        tier="dev",
+    )
     with stand_in() as kube:
         Cluster.objects.filter(pk=sandbox.pk).update(api_url=kube.url)
         cluster = Cluster.objects.get(pk=sandbox.pk)
         sign_in_as_berth(kube, cluster)
         for name in ("payments-shop-dev", "orders-shop-dev"):
-            as_admin(kube, "POST", "/api/v1/namespaces", {
-                "apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": name, "labels": {MANAGED_BY: "berth"}}})
+            as_admin(
+                kube,
+                "POST",
+                "/api/v1/namespaces",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": name, "labels": {MANAGED_BY: "berth"}},
+                },
+            )
         claimed = discover_namespaces(cluster)
     assert "orders-shop-dev" in claimed and "payments-shop-dev" not in claimed
     assert NamespaceClaim.objects.get(name="payments-shop-dev").tenant == demo_world["tenant"]
-    assert "would cover orders-shop-dev on cluster sandbox, which was on the cluster before" \
+    assert (
+        "would cover orders-shop-dev on cluster sandbox, which was on the cluster before"
         in slug_error(demo_world, "orders")
+    )
 
 
 def test_a_slug_covering_another_tenants_environment_is_refused_without_naming_it(
@@ -112,12 +141,18 @@ def test_a_slug_covering_another_tenants_environment_is_refused_without_naming_i
     """search once went by legacy (renamed in the admin); its environment's namespace kept
     the old name. A new tenant legacy would reach it."""
     search = Tenant.objects.get(slug="search")
-    NamespaceClaim.objects.create(cluster=sandbox, name="legacy-web-review-1",
-                                  purpose=NamePurpose.EPHEMERAL, tenant=search, app="web",
-                                  environment="review-1")
+    NamespaceClaim.objects.create(
+        cluster=sandbox,
+        name="legacy-web-review-1",
+        purpose=NamePurpose.EPHEMERAL,
+        tenant=search,
+        app="web",
+        environment="review-1",
+    )
     message = slug_error(demo_world, "legacy")
-    assert "would cover legacy-web-review-1 on cluster sandbox, which is another tenant's" \
-        in message
+    assert (
+        "would cover legacy-web-review-1 on cluster sandbox, which is another tenant's" in message
+    )
     assert "search" not in message
 
 
@@ -137,8 +172,10 @@ def test_a_name_merely_sharing_letters_is_not_covered(demo_world, sandbox):
 def test_the_api_refuses_with_a_400_naming_slug_and_stores_nothing(demo_world, sandbox):
     claims = NamespaceClaim.objects.count()
     response = api(demo_world["admin"]).post(
-        "/api/v1/tenants/", {"slug": "ingress", "name": "Ingress team",
-                             "allowed_clusters": ["sandbox"]}, format="json")
+        "/api/v1/tenants/",
+        {"slug": "ingress", "name": "Ingress team", "allowed_clusters": ["sandbox"]},
+        format="json",
+    )
     errors = assert_problem(response, 400, "validation-error")["errors"]
     assert set(errors) == {"slug"}
     assert "ingress-nginx on cluster sandbox" in str(errors["slug"])
@@ -149,8 +186,11 @@ def test_the_api_refuses_with_a_400_naming_slug_and_stores_nothing(demo_world, s
 
 def test_the_onboarding_form_shows_the_error_on_the_slug(client, demo_world):
     client.force_login(demo_world["admin"])
-    page = unescape(client.post("/tenants/new/", {**ONBOARDING, "slug": "berth",
-                                                  "name": "Berth fans"}).content.decode())
+    page = unescape(
+        client.post(
+            "/tenants/new/", {**ONBOARDING, "slug": "berth", "name": "Berth fans"}
+        ).content.decode()
+    )
     assert "would cover berth-system" in page
     assert 'value="Berth fans"' in page
     assert not Tenant.objects.filter(slug="berth").exists()
@@ -158,17 +198,35 @@ def test_the_onboarding_form_shows_the_error_on_the_slug(client, demo_world):
 
 def test_the_admin_refuses_the_slug_on_its_field(client, demo_world):
     client.force_login(User.objects.create_superuser("root", "root@example.com", "pw-unused"))
-    response = client.post("/admin/tenants/tenant/add/", {
-        "slug": "ingress", "name": "Ingress team", "owner_groups": "[]", "member_groups": "[]",
-        "viewer_groups": "[]", "gitops_repo_url": "", "gitops_branch": "main",
-        "gitops_path": "", "gitops_credentials": "", "gitops_known_hosts": "",
-        "gitops_engine": "argocd", "gitops_commit_url": "", "budget_cpu_millis": "8000",
-        "budget_memory_mib": "16384", "budget_storage_gib": "100", "budget_namespaces": "10",
-        "allowed_domains": "[]", "notify_emails": "[]", "webhook_url": "",
-        "webhook_secret": "", "memberships-TOTAL_FORMS": "0",
-        "memberships-INITIAL_FORMS": "0", "memberships-MIN_NUM_FORMS": "0",
-        "memberships-MAX_NUM_FORMS": "1000",
-    })
+    response = client.post(
+        "/admin/tenants/tenant/add/",
+        {
+            "slug": "ingress",
+            "name": "Ingress team",
+            "owner_groups": "[]",
+            "member_groups": "[]",
+            "viewer_groups": "[]",
+            "gitops_repo_url": "",
+            "gitops_branch": "main",
+            "gitops_path": "",
+            "gitops_credentials": "",
+            "gitops_known_hosts": "",
+            "gitops_engine": "argocd",
+            "gitops_commit_url": "",
+            "budget_cpu_millis": "8000",
+            "budget_memory_mib": "16384",
+            "budget_storage_gib": "100",
+            "budget_namespaces": "10",
+            "allowed_domains": "[]",
+            "notify_emails": "[]",
+            "webhook_url": "",
+            "webhook_secret": "",
+            "memberships-TOTAL_FORMS": "0",
+            "memberships-INITIAL_FORMS": "0",
+            "memberships-MIN_NUM_FORMS": "0",
+            "memberships-MAX_NUM_FORMS": "1000",
+        },
+    )
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
     assert "ingress-nginx on cluster sandbox" in " ".join(errors["slug"]), errors
@@ -183,39 +241,47 @@ def test_a_platform_namespace_appearing_inside_a_tenants_prefix_shows_on_the_nam
 ):
     """The cluster's ingress controller is moved to search-ingress after search was
     onboarded: the platform claims it, and the Names page says search now reaches it."""
-    services.save_cluster(actor=demo_world["admin"], cluster=sandbox,
-                          values={"ingress_namespace": "search-ingress"})
+    services.save_cluster(
+        actor=demo_world["admin"], cluster=sandbox, values={"ingress_namespace": "search-ingress"}
+    )
     client.force_login(demo_world["admin"])
     page = unescape(client.get("/names/").content.decode())
-    assert ("search-ingress (platform) on sandbox is inside tenant search's prefix search-*: "
-            "the tenant's AppProject reaches it.") in page
+    assert (
+        "search-ingress (platform) on sandbox is inside tenant search's prefix search-*: "
+        "the tenant's AppProject reaches it."
+    ) in page
 
 
 def test_a_namespace_found_inside_a_prefix_shows_on_the_names_page(client, demo_world, sandbox):
     services.names.claim_found_namespaces(sandbox, ["payments-legacy-dev"])
     client.force_login(demo_world["admin"])
     page = unescape(client.get("/names/", {"tenant": "search"}).content.decode())
-    assert "payments-legacy-dev (found on the cluster) on sandbox is inside tenant payments's" \
-        in page
+    assert (
+        "payments-legacy-dev (found on the cluster) on sandbox is inside tenant payments's" in page
+    )
 
 
 def test_a_name_another_tenant_holds_inside_a_prefix_shows_on_the_names_page(
     client, demo_world, sandbox
 ):
     """search kept a name from before a slug change that payments' prefix covers."""
-    NamespaceClaim.objects.create(cluster=sandbox, name="payments-web-review-1",
-                                  purpose=NamePurpose.EPHEMERAL,
-                                  tenant=Tenant.objects.get(slug="search"), app="web",
-                                  environment="review-1")
+    NamespaceClaim.objects.create(
+        cluster=sandbox,
+        name="payments-web-review-1",
+        purpose=NamePurpose.EPHEMERAL,
+        tenant=Tenant.objects.get(slug="search"),
+        app="web",
+        environment="review-1",
+    )
     client.force_login(demo_world["admin"])
     page = unescape(client.get("/names/").content.decode())
-    assert ("payments-web-review-1 (tenant search's) on sandbox is inside tenant payments's "
-            "prefix payments-*") in page
+    assert (
+        "payments-web-review-1 (tenant search's) on sandbox is inside tenant payments's "
+        "prefix payments-*"
+    ) in page
 
 
-def test_the_names_page_reports_nothing_when_every_prefix_holds_only_its_own(
-    client, demo_world
-):
+def test_the_names_page_reports_nothing_when_every_prefix_holds_only_its_own(client, demo_world):
     client.force_login(demo_world["admin"])
     assert "inside tenant" not in client.get("/names/").content.decode()
 
@@ -224,8 +290,11 @@ def test_a_tenant_whose_prefix_came_to_cover_a_platform_namespace_can_still_be_c
     demo_world, sandbox
 ):
     services.names.claim_found_namespaces(sandbox, ["payments-legacy-dev"])
-    tenant = services.update_tenant(actor=demo_world["admin"], tenant=demo_world["tenant"],
-                                    changes={"name": "Payments and billing"})
+    tenant = services.update_tenant(
+        actor=demo_world["admin"],
+        tenant=demo_world["tenant"],
+        changes={"name": "Payments and billing"},
+    )
     assert tenant.name == "Payments and billing"
 
 
@@ -242,5 +311,9 @@ def test_the_names_page_costs_the_same_queries_however_many_names_it_reports(
         return len(queries)
 
     one = queries_reporting(["payments-old"])
-    assert queries_reporting([f"{slug}-old{index}" for index in range(5)
-                              for slug in ("payments", "search")]) == one
+    assert (
+        queries_reporting(
+            [f"{slug}-old{index}" for index in range(5) for slug in ("payments", "search")]
+        )
+        == one
+    )

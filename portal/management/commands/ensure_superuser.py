@@ -12,11 +12,11 @@ class Command(BaseCommand):
         "so it never appears in shell history or process lists."
     )
 
-    def add_arguments(self, parser):  # noqa: ANN001 - argparse
+    def add_arguments(self, parser):
         parser.add_argument("--username", default="admin")
         parser.add_argument("--password-env", default="BERTH_ADMIN_PASSWORD")
 
-    def handle(self, *args, **options):  # noqa: ANN002, ANN003 - Django API
+    def handle(self, *args, **options):
         password = os.environ.get(options["password_env"], "")
         if len(password) < 12:
             raise CommandError(

@@ -34,7 +34,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Re-encrypted {total} row(s) with the first key."))
 
     @staticmethod
-    def _reencrypt(model, fields: list[str]) -> int:  # noqa: ANN001 - a model class
+    def _reencrypt(model, fields: list[str]) -> int:
         manager = model._base_manager
         count = 0
         for pk in list(manager.values_list("pk", flat=True)):

@@ -6,15 +6,20 @@ from tenants.tasks import enqueue
 
 
 class Command(BaseCommand):
-    help = ("Queue the install of Berth's guardrails (tenant roles, admission policies) on "
-            "clusters, as the admin's action does; --now installs them here and waits.")
+    help = (
+        "Queue the install of Berth's guardrails (tenant roles, admission policies) on "
+        "clusters, as the admin's action does; --now installs them here and waits."
+    )
 
-    def add_arguments(self, parser):  # noqa: ANN001 - argparse
+    def add_arguments(self, parser):
         parser.add_argument("clusters", nargs="+", help="Cluster names.")
-        parser.add_argument("--now", action="store_true",
-                            help="Install in this process instead of queueing a worker job.")
+        parser.add_argument(
+            "--now",
+            action="store_true",
+            help="Install in this process instead of queueing a worker job.",
+        )
 
-    def handle(self, *args, **options):  # noqa: ANN002, ANN003 - Django API
+    def handle(self, *args, **options):
         for name in options["clusters"]:
             cluster = Cluster.objects.filter(name=name).first()
             if cluster is None:

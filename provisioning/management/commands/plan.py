@@ -7,15 +7,13 @@ from tenants.models import Request
 class Command(BaseCommand):
     help = "Print the plan of a request as YAML: the objects approval applies and deletes."
 
-    def add_arguments(self, parser):  # noqa: ANN001 - argparse
+    def add_arguments(self, parser):
         parser.add_argument("request_id", type=int)
         parser.add_argument("--digest", action="store_true", help="Print only the plan digest.")
 
-    def handle(self, *args, **options):  # noqa: ANN002, ANN003 - Django API
+    def handle(self, *args, **options):
         try:
-            tenancy_request = Request.objects.select_related("tenant").get(
-                pk=options["request_id"]
-            )
+            tenancy_request = Request.objects.select_related("tenant").get(pk=options["request_id"])
         except Request.DoesNotExist as exc:
             raise CommandError(f"There is no request #{options['request_id']}.") from exc
         plan = current_plan(tenancy_request)

@@ -10,24 +10,34 @@ from provisioning.engine.watch import Timing, watch_clusters
 
 
 class Command(BaseCommand):
-    help = ("Watch every cluster Berth applies to and record drift as it happens (one "
-            "watcher per cluster across all replicas); runs until stopped.")
+    help = (
+        "Watch every cluster Berth applies to and record drift as it happens (one "
+        "watcher per cluster across all replicas); runs until stopped."
+    )
 
-    def add_arguments(self, parser):  # noqa: ANN001 - argparse
+    def add_arguments(self, parser):
         parser.add_argument(
-            "--heartbeat-file", default=os.environ.get("BERTH_WATCHER_HEARTBEAT_FILE", ""),
-            help="Touched at every heartbeat: a liveness probe checks its age.")
-        parser.add_argument("--resync-seconds", type=float,
-                            default=float(os.environ.get("BERTH_WATCH_RESYNC_SECONDS", 3600)),
-                            help="A LIST per kind this often, as a safety net.")
+            "--heartbeat-file",
+            default=os.environ.get("BERTH_WATCHER_HEARTBEAT_FILE", ""),
+            help="Touched at every heartbeat: a liveness probe checks its age.",
+        )
+        parser.add_argument(
+            "--resync-seconds",
+            type=float,
+            default=float(os.environ.get("BERTH_WATCH_RESYNC_SECONDS", 3600)),
+            help="A LIST per kind this often, as a safety net.",
+        )
 
-    def handle(self, *args, **options):  # noqa: ANN002, ANN003 - Django API
+    def handle(self, *args, **options):
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
         beat = Path(options["heartbeat_file"]) if options["heartbeat_file"] else None
         holder = f"{socket.gethostname()}:{os.getpid()}"
         self.stdout.write(f"watching clusters as {holder}")
-        watch_clusters(holder=holder, stop=stop,
-                       timing=Timing(resync_seconds=options["resync_seconds"]),
-                       on_beat=beat.touch if beat else None)
+        watch_clusters(
+            holder=holder,
+            stop=stop,
+            timing=Timing(resync_seconds=options["resync_seconds"]),
+            on_beat=beat.touch if beat else None,
+        )

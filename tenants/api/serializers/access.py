@@ -6,21 +6,26 @@ from rest_framework import serializers
 
 
 class GrantSerializer(serializers.Serializer):
-    system = serializers.ChoiceField(choices=["kubernetes", "argocd", "kargo", "flux"],
-                                     help_text="Where the right takes effect.")
+    system = serializers.ChoiceField(
+        choices=["kubernetes", "argocd", "kargo", "flux"], help_text="Where the right takes effect."
+    )
     cluster = serializers.CharField()
     namespace = serializers.CharField()
     group = serializers.CharField(help_text='The OIDC group; "" for a GitOps identity.')
     identity = serializers.CharField(
-        help_text='For a GitOps identity, the ServiceAccount it acts as; else "".')
+        help_text='For a GitOps identity, the ServiceAccount it acts as; else "".'
+    )
     tenant_role = serializers.CharField(help_text='owner, member or viewer; "" for an identity.')
-    object = serializers.CharField(source="obj",
-                                   help_text='What grants it: "RoleBinding <ns>/<name>".')
+    object = serializers.CharField(
+        source="obj", help_text='What grants it: "RoleBinding <ns>/<name>".'
+    )
     role = serializers.CharField(
-        help_text="The ClusterRole or Role, Argo CD project role or Kargo ServiceAccount.")
+        help_text="The ClusterRole or Role, Argo CD project role or Kargo ServiceAccount."
+    )
     summary = serializers.CharField(help_text="What it allows, in plain words.")
-    verbs = serializers.CharField(help_text="Counted from the role's rules, where Berth ships "
-                                            'the role; else "".')
+    verbs = serializers.CharField(
+        help_text='Counted from the role\'s rules, where Berth ships the role; else "".'
+    )
 
 
 class RuleRefSerializer(serializers.Serializer):
@@ -30,15 +35,19 @@ class RuleRefSerializer(serializers.Serializer):
 
 class TenantAccessSerializer(serializers.Serializer):
     tenant = serializers.CharField(source="tenant.slug")
-    roles = serializers.ListField(child=serializers.CharField(),
-                                  help_text="The roles the tenant names the group(s) for.")
-    berth = serializers.ListField(child=serializers.CharField(),
-                                  help_text="What the strongest role may do in Berth.")
-    approves_by = RuleRefSerializer(many=True, help_text="The enabled rules whose requests "
-                                                         "an owner decides.")
+    roles = serializers.ListField(
+        child=serializers.CharField(), help_text="The roles the tenant names the group(s) for."
+    )
+    berth = serializers.ListField(
+        child=serializers.CharField(), help_text="What the strongest role may do in Berth."
+    )
+    approves_by = RuleRefSerializer(
+        many=True, help_text="The enabled rules whose requests an owner decides."
+    )
     grants = GrantSerializer(many=True)
-    identities = GrantSerializer(many=True, help_text="What the tenant's files may do once "
-                                                      "Flux or Argo CD applies them.")
+    identities = GrantSerializer(
+        many=True, help_text="What the tenant's files may do once Flux or Argo CD applies them."
+    )
 
 
 class PersonRefSerializer(serializers.Serializer):
@@ -48,8 +57,7 @@ class PersonRefSerializer(serializers.Serializer):
 
 class GroupMapSerializer(serializers.Serializer):
     group = serializers.CharField()
-    platform_admin = serializers.BooleanField(
-        help_text="BERTH_PLATFORM_ADMIN_GROUPS names it.")
+    platform_admin = serializers.BooleanField(help_text="BERTH_PLATFORM_ADMIN_GROUPS names it.")
     tenants = TenantAccessSerializer(many=True)
     people = PersonRefSerializer(many=True, help_text="Who held it at their last sign-in.")
 
@@ -58,11 +66,13 @@ class MembershipAccessSerializer(serializers.Serializer):
     tenant = serializers.CharField(source="tenant.slug")
     role = serializers.CharField()
     source = serializers.ChoiceField(choices=["oidc", "manual"])
-    via_groups = serializers.ListField(child=serializers.CharField(),
-                                       help_text="The person's groups that give the role.")
+    via_groups = serializers.ListField(
+        child=serializers.CharField(), help_text="The person's groups that give the role."
+    )
     approve_chain = serializers.ListField(
         child=serializers.CharField(),
-        help_text="Why the person may decide requests here, step by step; [] if they may not.")
+        help_text="Why the person may decide requests here, step by step; [] if they may not.",
+    )
     berth = serializers.ListField(child=serializers.CharField(), source="access.berth")
     grants = GrantSerializer(many=True, source="access.grants")
 
@@ -70,11 +80,13 @@ class MembershipAccessSerializer(serializers.Serializer):
 class PersonMapSerializer(serializers.Serializer):
     username = serializers.CharField(source="person.username")
     display_name = serializers.CharField(source="person.display_name")
-    groups = serializers.ListField(child=serializers.CharField(),
-                                   help_text="The groups at their last sign-in.")
+    groups = serializers.ListField(
+        child=serializers.CharField(), help_text="The groups at their last sign-in."
+    )
     platform_admin = serializers.BooleanField()
-    platform_admin_chain = serializers.ListField(child=serializers.CharField(),
-                                                 source="admin_chain")
+    platform_admin_chain = serializers.ListField(
+        child=serializers.CharField(), source="admin_chain"
+    )
     memberships = MembershipAccessSerializer(many=True)
 
 
@@ -83,8 +95,10 @@ class NamespaceMapSerializer(serializers.Serializer):
     cluster = serializers.CharField(source="namespace.cluster.name")
     tenant = serializers.CharField(source="namespace.tenant.slug")
     tier = serializers.CharField(source="namespace.tier.slug")
-    roles = serializers.DictField(child=serializers.ListField(child=serializers.CharField()),
-                                  help_text="Tenant role -> the groups the tenant names for it.")
+    roles = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="Tenant role -> the groups the tenant names for it.",
+    )
     grants = GrantSerializer(many=True)
 
 
@@ -95,9 +109,12 @@ class NamespaceRefSerializer(serializers.Serializer):
 
 
 class AccessQuerySerializer(serializers.Serializer):
-    q = serializers.CharField(max_length=200, help_text="Part of a group's, person's "
-                                                        "(username, name, e-mail) or live "
-                                                        "namespace's name; any case.")
+    q = serializers.CharField(
+        max_length=200,
+        help_text="Part of a group's, person's "
+        "(username, name, e-mail) or live "
+        "namespace's name; any case.",
+    )
 
 
 class AccessSearchSerializer(serializers.Serializer):

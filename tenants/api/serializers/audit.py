@@ -13,6 +13,17 @@ class AuditEventSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AuditEvent
-        fields = ["id", "created_at", "actor", "action", "object_type", "object_id",
-                  "object_repr", "tenant", "before", "after", "source_ip"]
+        fields = [
+            "id",
+            "created_at",
+            "actor",
+            "action",
+            "object_type",
+            "object_id",
+            "object_repr",
+            "tenant",
+            "before",
+            "after",
+            "source_ip",
+        ]
         read_only_fields = fields

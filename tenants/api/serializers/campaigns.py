@@ -14,13 +14,18 @@ class CampaignTargetSerializer(serializers.Serializer):
     wave = serializers.IntegerField(help_text="1 is the canary.")
     group = serializers.CharField(help_text="Same value: the same diff, up to the name.")
     state = serializers.ChoiceField(choices=TargetState.choices)
-    from_version = serializers.IntegerField(source="from_tier_revision.number", allow_null=True,
-                                            default=None, help_text="The tier definition it "
-                                            "ran before; null: not recorded.")
-    to_version = serializers.IntegerField(source="to_tier_revision.number", allow_null=True,
-                                          default=None)
-    from_bundle_version = serializers.IntegerField(source="from_bundle_revision.number",
-                                                   allow_null=True, default=None)
+    from_version = serializers.IntegerField(
+        source="from_tier_revision.number",
+        allow_null=True,
+        default=None,
+        help_text="The tier definition it ran before; null: not recorded.",
+    )
+    to_version = serializers.IntegerField(
+        source="to_tier_revision.number", allow_null=True, default=None
+    )
+    from_bundle_version = serializers.IntegerField(
+        source="from_bundle_revision.number", allow_null=True, default=None
+    )
     error = serializers.CharField()
     applied_at = serializers.DateTimeField(allow_null=True)
 
@@ -28,11 +33,13 @@ class CampaignTargetSerializer(serializers.Serializer):
 class CampaignCommitSerializer(serializers.Serializer):
     tenant = serializers.CharField(source="tenant.slug")
     cluster = serializers.CharField(source="cluster.name")
-    paths = serializers.ListField(child=serializers.CharField(), help_text="The files it "
-                                  "adds, changes or deletes.")
+    paths = serializers.ListField(
+        child=serializers.CharField(), help_text="The files it adds, changes or deletes."
+    )
     diff = serializers.CharField(help_text="Against the branch when the campaign was planned.")
-    state = serializers.ChoiceField(choices=TargetState.choices, help_text="filed: its "
-                                    "tenant_sync request carries the commit.")
+    state = serializers.ChoiceField(
+        choices=TargetState.choices, help_text="filed: its tenant_sync request carries the commit."
+    )
     request = serializers.IntegerField(source="request_id", allow_null=True)
     request_state = serializers.CharField(source="request.state", allow_null=True, default=None)
     error = serializers.CharField()
@@ -40,28 +47,34 @@ class CampaignCommitSerializer(serializers.Serializer):
 
 class DiffGroupSerializer(serializers.Serializer):
     group = serializers.CharField()
-    diff = serializers.CharField(help_text="The first namespace's YAML diff against what its "
-                                           "cluster holds.")
+    diff = serializers.CharField(
+        help_text="The first namespace's YAML diff against what its cluster holds."
+    )
     namespaces = serializers.ListField(child=serializers.CharField())
 
 
 class CampaignSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     tier = serializers.CharField(source="tier.slug", allow_null=True, default=None)
-    tier_version = serializers.IntegerField(source="tier_revision.number", allow_null=True,
-                                            default=None, help_text="The tier definition it "
-                                            "rolls out; null for every tier (each target says).")
-    bundle_version = serializers.IntegerField(source="bundle_revision.number", allow_null=True,
-                                              default=None, help_text="Berth's templates it "
-                                              "rolls out.")
+    tier_version = serializers.IntegerField(
+        source="tier_revision.number",
+        allow_null=True,
+        default=None,
+        help_text="The tier definition it rolls out; null for every tier (each target says).",
+    )
+    bundle_version = serializers.IntegerField(
+        source="bundle_revision.number",
+        allow_null=True,
+        default=None,
+        help_text="Berth's templates it rolls out.",
+    )
     reason = serializers.CharField()
     state = serializers.ChoiceField(choices=CampaignState.choices)
     status_message = serializers.CharField()
     created_by = serializers.CharField(source="created_by.username")
     created_at = serializers.DateTimeField()
     policy_rule = serializers.CharField()
-    decided_by = serializers.CharField(source="decided_by.username", allow_null=True,
-                                       default=None)
+    decided_by = serializers.CharField(source="decided_by.username", allow_null=True, default=None)
     canary = serializers.IntegerField()
     batch = serializers.IntegerField()
     namespaces = serializers.IntegerField(help_text="How many it reaches.")
@@ -76,10 +89,14 @@ class CampaignDetailSerializer(CampaignSerializer):
 
 
 class CampaignCreateSerializer(serializers.Serializer):
-    tier = serializers.SlugRelatedField(slug_field="slug", queryset=EnvironmentTier.objects.all(),
-                                        allow_null=True, required=False, default=None,
-                                        help_text="The tier whose definition changed; null: "
-                                                  "every tier.")
+    tier = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=EnvironmentTier.objects.all(),
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="The tier whose definition changed; null: every tier.",
+    )
     reason = serializers.CharField(max_length=300)
     canary = serializers.IntegerField(min_value=1, max_value=1000, default=1)
     batch = serializers.IntegerField(min_value=1, max_value=1000, default=10)

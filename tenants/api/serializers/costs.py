@@ -13,22 +13,30 @@ from tenants.selectors.costs import parse_month, rounded
 
 
 def _price_field(what: str) -> serializers.DecimalField:
-    return serializers.DecimalField(max_digits=13, decimal_places=PRICE_PLACES, min_value=0,
-                                    max_value=PRICE_MAX, required=False,
-                                    help_text=f"The price {what}, a decimal string.")
+    return serializers.DecimalField(
+        max_digits=13,
+        decimal_places=PRICE_PLACES,
+        min_value=0,
+        max_value=PRICE_MAX,
+        required=False,
+        help_text=f"The price {what}, a decimal string.",
+    )
 
 
 class PricesSerializer(serializers.Serializer):
     cluster = serializers.CharField(read_only=True, source="cluster.name")
-    currency = serializers.CharField(max_length=3, min_length=3, required=False,
-                                     help_text="ISO 4217, e.g. EUR.")
+    currency = serializers.CharField(
+        max_length=3, min_length=3, required=False, help_text="ISO 4217, e.g. EUR."
+    )
     cpu_core_hour = _price_field(PRICE_FIELDS["cpu_core_hour"])
     memory_gib_hour = _price_field(PRICE_FIELDS["memory_gib_hour"])
     storage_gib_month = _price_field(PRICE_FIELDS["storage_gib_month"])
     namespace_month = _price_field(PRICE_FIELDS["namespace_month"])
     updated_at = serializers.DateTimeField(
-        read_only=True, allow_null=True,
-        help_text="When the prices were last set; null before any were.")
+        read_only=True,
+        allow_null=True,
+        help_text="When the prices were last set; null before any were.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         problems = price_problems(attrs)
@@ -38,22 +46,26 @@ class PricesSerializer(serializers.Serializer):
             unknown = sorted(set(self.initial_data) - set(self.fields))
             if unknown:
                 raise serializers.ValidationError(
-                    {name: ["Not a price field."] for name in unknown})
+                    {name: ["Not a price field."] for name in unknown}
+                )
         return attrs
 
 
 class CostsQuerySerializer(serializers.Serializer):
-    month = serializers.RegexField(r"^[0-9]{4}-(0[1-9]|1[0-2])$", required=False,
-                                   help_text="YYYY-MM (1970-01 to 9998-12); this month when "
-                                   "absent.",
-                                   error_messages={"invalid": "Give a month as YYYY-MM."})
+    month = serializers.RegexField(
+        r"^[0-9]{4}-(0[1-9]|1[0-2])$",
+        required=False,
+        help_text="YYYY-MM (1970-01 to 9998-12); this month when absent.",
+        error_messages={"invalid": "Give a month as YYYY-MM."},
+    )
 
     def validate_month(self, value: str) -> str:
         try:
             parse_month(value)
         except ValueError as exc:
             raise serializers.ValidationError(
-                "Give a month between 1970-01 and 9998-12, as YYYY-MM.") from exc
+                "Give a month between 1970-01 and 9998-12, as YYYY-MM."
+            ) from exc
         return value
 
 
@@ -77,20 +89,19 @@ class NamespaceCostSerializer(serializers.Serializer):
     storage_gib = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     ended_at = serializers.DateTimeField(allow_null=True)
-    end_unknown = serializers.BooleanField(help_text="Gone, and when is not recorded: not "
-                                                     "counted.")
+    end_unknown = serializers.BooleanField(help_text="Gone, and when is not recorded: not counted.")
     currency = serializers.CharField()
     per_day = Money()
     month = Money(help_text="Its cost in the month.")
     today = Money()
     expires_at = serializers.DateTimeField(allow_null=True)
-    until_expiry = Money(allow_null=True, help_text="An ephemeral environment's cost from "
-                                                    "now until it expires.")
+    until_expiry = Money(
+        allow_null=True, help_text="An ephemeral environment's cost from now until it expires."
+    )
     days = serializers.SerializerMethodField()
 
     def get_days(self, row: Any) -> dict[str, str]:
-        return {day.isoformat(): str(rounded(amount)) for day, amount in
-                sorted(row.by_day.items())}
+        return {day.isoformat(): str(rounded(amount)) for day, amount in sorted(row.by_day.items())}
 
 
 class AmountRowSerializer(serializers.Serializer):
@@ -124,5 +135,4 @@ class CostsSerializer(serializers.Serializer):
         found = self.context.get("measured")
         if found is None or not found.configured:
             return {"configured": False, "problem": "", "namespaces": {}}
-        return {"configured": True, "problem": found.problem,
-                "namespaces": found.by_namespace}
+        return {"configured": True, "problem": found.problem, "namespaces": found.by_namespace}

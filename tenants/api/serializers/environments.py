@@ -16,24 +16,47 @@ class EphemeralEnvironmentSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="name", read_only=True)
     env_slug = serializers.CharField(source="slug", read_only=True)
     mr_id = serializers.CharField(source="merge_request", read_only=True)
-    namespace = serializers.CharField(source="namespace.name", read_only=True,
-                                      help_text="The namespace it deploys into.")
+    namespace = serializers.CharField(
+        source="namespace.name", read_only=True, help_text="The namespace it deploys into."
+    )
     cluster = serializers.CharField(source="namespace.cluster.name", read_only=True)
     shares_namespace = serializers.SerializerMethodField(
-        help_text="True when the namespace is a shared one that outlives it.")
-    rule = serializers.IntegerField(source="rule_position", read_only=True, allow_null=True,
-                                    help_text="The environment rule that named the namespace "
-                                              "(null: the default template).")
+        help_text="True when the namespace is a shared one that outlives it."
+    )
+    rule = serializers.IntegerField(
+        source="rule_position",
+        read_only=True,
+        allow_null=True,
+        help_text="The environment rule that named the namespace (null: the default template).",
+    )
     request_state = serializers.CharField(source="request.state", read_only=True)
-    end_cause = serializers.ChoiceField(choices=EndCause.choices, allow_blank=True,
-                                        read_only=True, help_text="Empty until it ends.")
+    end_cause = serializers.ChoiceField(
+        choices=EndCause.choices, allow_blank=True, read_only=True, help_text="Empty until it ends."
+    )
 
     class Meta:
         model = EphemeralEnvironment
-        fields = ["id", "tenant", "project", "env_slug", "branch", "mr_id", "namespace",
-                  "cluster", "shares_namespace", "rule", "state", "expires_at",
-                  "max_expires_at", "warned_at", "ended_at", "end_cause", "request",
-                  "request_state", "created_at"]
+        fields = [
+            "id",
+            "tenant",
+            "project",
+            "env_slug",
+            "branch",
+            "mr_id",
+            "namespace",
+            "cluster",
+            "shares_namespace",
+            "rule",
+            "state",
+            "expires_at",
+            "max_expires_at",
+            "warned_at",
+            "ended_at",
+            "end_cause",
+            "request",
+            "request_state",
+            "created_at",
+        ]
         read_only_fields = fields
 
     def get_shares_namespace(self, environment: EphemeralEnvironment) -> bool:
@@ -49,10 +72,12 @@ class EphemeralEnvironmentCreateSerializer(serializers.Serializer):
     branch = serializers.CharField(required=False, allow_blank=True)
     mr_id = serializers.CharField(required=False, allow_blank=True)
     cluster = serializers.CharField(required=False)
-    tier = serializers.CharField(required=False, help_text="An ephemeral tier; the tenant's "
-                                                           "first one when left out.")
-    ttl = serializers.CharField(required=False, help_text="e.g. 30m, 2h, 3d (the tier's "
-                                                          "default TTL when left out).")
+    tier = serializers.CharField(
+        required=False, help_text="An ephemeral tier; the tenant's first one when left out."
+    )
+    ttl = serializers.CharField(
+        required=False, help_text="e.g. 30m, 2h, 3d (the tier's default TTL when left out)."
+    )
     cpu = serializers.CharField(required=False)
     memory = serializers.CharField(required=False)
     storage = serializers.CharField(required=False)
@@ -85,19 +110,18 @@ class EnvironmentExtendSerializer(serializers.Serializer):
 
 class EnvironmentRuleSerializer(serializers.Serializer):
     # `if` is a Python keyword: the field is declared under another name and renamed.
-    condition = serializers.CharField(required=False, allow_blank=True, default="",
-                                      max_length=2000)
-    namespace = serializers.CharField(required=False, allow_blank=True, default="",
-                                      max_length=200)
+    condition = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    namespace = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
     refuse = serializers.BooleanField(required=False, default=False)
-    message = serializers.CharField(required=False, allow_blank=True, default="",
-                                    max_length=300)
+    message = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
         fields["if"] = fields.pop("condition")
-        fields["if"].help_text = ('A CEL expression over tenant, project, env_slug, branch, '
-                                  'mr_id, e.g. env_slug.startsWith("review"); empty: always.')
+        fields["if"].help_text = (
+            "A CEL expression over tenant, project, env_slug, branch, "
+            'mr_id, e.g. env_slug.startsWith("review"); empty: always.'
+        )
         return fields
 
     def to_representation(self, instance: Any) -> dict[str, Any]:

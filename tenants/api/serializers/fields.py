@@ -58,5 +58,7 @@ class TenantGroupNames:
 def group_list(**kwargs: Any) -> serializers.ListField:
     return serializers.ListField(
         child=serializers.CharField(max_length=GROUP_NAME_MAX, trim_whitespace=False),
-        max_length=100, validators=[TenantGroupNames()], **kwargs
+        max_length=100,
+        validators=[TenantGroupNames()],
+        **kwargs,
     )

@@ -12,8 +12,10 @@ from tenants.notifications import EVENT_CHOICES
 
 KNOWN_EVENTS = ", ".join(event for event, _ in EVENT_CHOICES)
 UNKNOWN_EVENT = {"invalid_choice": f'"{{input}}" is not an event; the events: {KNOWN_EVENTS}.'}
-MUTED_HELP = ("The events this person is not e-mailed about (their tenants' own addresses and "
-              "webhooks still hear them). Every event not listed is e-mailed.")
+MUTED_HELP = (
+    "The events this person is not e-mailed about (their tenants' own addresses and "
+    "webhooks still hear them). Every event not listed is e-mailed."
+)
 
 
 class MembershipSummarySerializer(serializers.Serializer):
@@ -26,13 +28,14 @@ class MeSerializer(serializers.Serializer):
     display_name = serializers.CharField()
     is_platform_admin = serializers.BooleanField()
     memberships = MembershipSummarySerializer(many=True)
-    authentication = serializers.ChoiceField(choices=["api_token", "oidc_access_token",
-                                                      "session"])
-    scopes = serializers.ListField(child=serializers.CharField(),
-                                   help_text="What this credential may do.")
+    authentication = serializers.ChoiceField(choices=["api_token", "oidc_access_token", "session"])
+    scopes = serializers.ListField(
+        child=serializers.CharField(), help_text="What this credential may do."
+    )
     token = serializers.DictField(allow_null=True, help_text="The API token, if one is used.")
     muted_notifications = serializers.ListField(
-        child=serializers.ChoiceField(choices=EVENT_CHOICES), help_text=MUTED_HELP)
+        child=serializers.ChoiceField(choices=EVENT_CHOICES), help_text=MUTED_HELP
+    )
 
 
 class MeUpdateSerializer(serializers.Serializer):
@@ -41,7 +44,8 @@ class MeUpdateSerializer(serializers.Serializer):
     muted_notifications = serializers.ListField(
         child=serializers.ChoiceField(choices=EVENT_CHOICES, error_messages=UNKNOWN_EVENT),
         required=False,
-        help_text=MUTED_HELP + " Replaces the whole list.")
+        help_text=MUTED_HELP + " Replaces the whole list.",
+    )
 
 
 def token_summary(token: ApiToken) -> dict[str, Any]:
@@ -50,5 +54,6 @@ def token_summary(token: ApiToken) -> dict[str, Any]:
         "prefix": token.prefix,
         "scopes": token.scopes,
         "expires_at": serializers.DateTimeField().to_representation(token.expires_at)
-        if token.expires_at else None,
+        if token.expires_at
+        else None,
     }

@@ -12,13 +12,16 @@ from tenants.models import Namespace, Project
 
 
 class DefinitionSerializer(serializers.Serializer):
-    tier_version = serializers.IntegerField(allow_null=True, help_text="The revision of its "
-                                            "tier's definition it was last applied from.")
-    bundle_version = serializers.IntegerField(allow_null=True, help_text="The revision of "
-                                              "Berth's templates it was last applied from.")
+    tier_version = serializers.IntegerField(
+        allow_null=True, help_text="The revision of its tier's definition it was last applied from."
+    )
+    bundle_version = serializers.IntegerField(
+        allow_null=True, help_text="The revision of Berth's templates it was last applied from."
+    )
     current = serializers.BooleanField()
-    behind = serializers.ListField(child=serializers.CharField(), help_text="Why an upgrade is "
-                                   "due, in plain words.")
+    behind = serializers.ListField(
+        child=serializers.CharField(), help_text="Why an upgrade is due, in plain words."
+    )
 
 
 class QuotaSerializer(serializers.Serializer):
@@ -41,9 +44,22 @@ class NamespaceSerializer(serializers.ModelSerializer):
     class Meta:
         model = Namespace
         fields = [
-            "id", "name", "tenant", "tier", "cluster", "project", "project_name", "state",
-            "quota", "labels", "expires_at", "request", "drift", "drift_checked_at",
-            "definition", "created_at",
+            "id",
+            "name",
+            "tenant",
+            "tier",
+            "cluster",
+            "project",
+            "project_name",
+            "state",
+            "quota",
+            "labels",
+            "expires_at",
+            "request",
+            "drift",
+            "drift_checked_at",
+            "definition",
+            "created_at",
         ]
         read_only_fields = fields
 
@@ -53,8 +69,12 @@ class NamespaceSerializer(serializers.ModelSerializer):
     @extend_schema_field(DefinitionSerializer)
     def get_definition(self, namespace: Namespace) -> dict[str, Any]:
         found = selectors.definition_of(namespace)
-        return {"tier_version": found.version, "bundle_version": found.bundle,
-                "current": not found.behind, "behind": list(found.behind)}
+        return {
+            "tier_version": found.version,
+            "bundle_version": found.bundle,
+            "current": not found.behind,
+            "behind": list(found.behind),
+        }
 
     @extend_schema_field(QuotaSerializer)
     def get_quota(self, namespace: Namespace) -> dict[str, Any]:

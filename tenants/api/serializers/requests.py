@@ -34,14 +34,29 @@ class RequestSerializer(serializers.ModelSerializer):
     class Meta:
         model = Request
         fields = [
-            "id", "tenant", "kind", "state", "state_label", "status_message", "payload",
-            "requester", "policy_rule", "approvals_required", "approver_role",
-            "waiting_since", "next_try_at", "wait_reason", "created_at", "updated_at",
+            "id",
+            "tenant",
+            "kind",
+            "state",
+            "state_label",
+            "status_message",
+            "payload",
+            "requester",
+            "policy_rule",
+            "approvals_required",
+            "approver_role",
+            "waiting_since",
+            "next_try_at",
+            "wait_reason",
+            "created_at",
+            "updated_at",
         ]
         read_only_fields = fields
         extra_kwargs = {
-            "waiting_since": {"help_text": "Set while the cluster or repository is "
-                              "unreachable: since when the request waits (null otherwise)."},
+            "waiting_since": {
+                "help_text": "Set while the cluster or repository is "
+                "unreachable: since when the request waits (null otherwise)."
+            },
             "next_try_at": {"help_text": "When Berth tries again by itself."},
             "wait_reason": {"help_text": "What it waits for, in words that name no address."},
         }
@@ -76,9 +91,11 @@ class RequestSerializer(serializers.ModelSerializer):
 
 def _row_of(tenancy_request: Request) -> dict[str, Any]:
     """One request as the list's row (selectors.request_rows_visible_to)."""
-    return {**{column: getattr(tenancy_request, column) for column in LISTED_COLUMNS},
-            "tenant_slug": tenancy_request.tenant.slug,
-            "requester_name": tenancy_request.requester.username}
+    return {
+        **{column: getattr(tenancy_request, column) for column in LISTED_COLUMNS},
+        "tenant_slug": tenancy_request.tenant.slug,
+        "requester_name": tenancy_request.requester.username,
+    }
 
 
 class RequestCreateSerializer(serializers.Serializer):
@@ -94,7 +111,9 @@ class RequestCreateSerializer(serializers.Serializer):
 
 class ApprovalSerializer(serializers.ModelSerializer):
     approver = serializers.SlugRelatedField(
-        slug_field="username", read_only=True, allow_null=True,
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
         help_text="Null when the policy approved.",
     )
 
@@ -122,7 +141,8 @@ class HistoryEventSerializer(serializers.ModelSerializer):
 class PlanSerializer(serializers.Serializer):
     digest = serializers.CharField(
         help_text="Approvals name it (plan_digest): it covers the objects and the GitOps "
-        "change (gitops_diff); if either moves, the digest does.")
+        "change (gitops_diff); if either moves, the digest does."
+    )
     objects_digest = serializers.CharField(help_text="The objects' own digest.")
     objects = serializers.ListField(
         child=serializers.DictField(),
@@ -132,9 +152,11 @@ class PlanSerializer(serializers.Serializer):
     deletes = serializers.ListField(child=serializers.DictField())
     yaml = serializers.CharField(help_text="The same plan as YAML documents.")
     gitops_diff = serializers.CharField(
-        help_text="What approval would commit to the tenant's repository (a unified diff).")
+        help_text="What approval would commit to the tenant's repository (a unified diff)."
+    )
     gitops_error = serializers.CharField(
-        help_text="Why the repository could not be read, if it could not.")
+        help_text="Why the repository could not be read, if it could not."
+    )
 
 
 class RequestPermissionsSerializer(serializers.Serializer):
@@ -144,21 +166,32 @@ class RequestPermissionsSerializer(serializers.Serializer):
 
 
 class RequestDetailSerializer(RequestSerializer):
-    plan = PlanSerializer(allow_null=True, read_only=True,
-                          help_text="While the state still has a future plan, else null.")
+    plan = PlanSerializer(
+        allow_null=True,
+        read_only=True,
+        help_text="While the state still has a future plan, else null.",
+    )
     plan_error = serializers.CharField(read_only=True)
     approvals = ApprovalSerializer(many=True, read_only=True)
     comments = CommentSerializer(many=True, read_only=True)
     history = HistoryEventSerializer(many=True, read_only=True)
-    permissions = RequestPermissionsSerializer(read_only=True,
-                                               help_text="What you may do with it now.")
+    permissions = RequestPermissionsSerializer(
+        read_only=True, help_text="What you may do with it now."
+    )
 
     # Its own fields too: DRF's walk, not the list rows' shortcut.
     to_representation = serializers.ModelSerializer.to_representation
 
     class Meta(RequestSerializer.Meta):
-        fields = [*RequestSerializer.Meta.fields, "plan", "plan_error", "approvals",
-                  "comments", "history", "permissions"]
+        fields = [
+            *RequestSerializer.Meta.fields,
+            "plan",
+            "plan_error",
+            "approvals",
+            "comments",
+            "history",
+            "permissions",
+        ]
         read_only_fields = fields
 
 
@@ -170,8 +203,9 @@ class ApproveSerializer(serializers.Serializer):
 
 
 class RejectSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000,
-                                   help_text="Why, in words the requester can act on.")
+    reason = serializers.CharField(
+        max_length=2000, help_text="Why, in words the requester can act on."
+    )
 
 
 class CommentCreateSerializer(serializers.Serializer):
@@ -181,5 +215,14 @@ class CommentCreateSerializer(serializers.Serializer):
 class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = Run
-        fields = ["id", "request", "plan_digest", "state", "steps", "attempts", "error",
-                  "started_at", "finished_at"]
+        fields = [
+            "id",
+            "request",
+            "plan_digest",
+            "state",
+            "steps",
+            "attempts",
+            "error",
+            "started_at",
+            "finished_at",
+        ]

@@ -32,22 +32,31 @@ class TenantSerializer(serializers.ModelSerializer):
         child=serializers.EmailField(), max_length=100, required=False
     )
     gitops_credentials = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, max_length=20000,
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=20000,
         style={"input_type": "password"},
         help_text="HTTPS token or SSH deploy key; stored encrypted, never returned.",
     )
     gitops_credentials_set = serializers.SerializerMethodField()
     gitops_known_hosts = serializers.CharField(
-        required=False, allow_blank=True, max_length=20000,
+        required=False,
+        allow_blank=True,
+        max_length=20000,
         help_text="For an SSH repository read by Flux: the host's known_hosts line(s).",
     )
     webhook_secret = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, max_length=500,
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=500,
         help_text="Signs webhook bodies; stored encrypted, never returned.",
     )
     webhook_secret_set = serializers.SerializerMethodField()
     confirm_removals = serializers.BooleanField(
-        write_only=True, required=False,
+        write_only=True,
+        required=False,
         help_text="Set to true to empty a role's groups while people hold that role.",
     )
     role = serializers.SerializerMethodField(help_text="Your role in the tenant, if any.")
@@ -56,13 +65,35 @@ class TenantSerializer(serializers.ModelSerializer):
     class Meta:
         model = Tenant
         fields = [
-            "id", "slug", "name", "role", "owner_groups", "member_groups", "viewer_groups",
-            "gitops_repo_url", "gitops_branch", "gitops_path", "gitops_engine", "gitops_commit_url",
-            "gitops_credentials", "gitops_credentials_set", "gitops_known_hosts",
-            "budget_cpu_millis", "budget_memory_mib", "budget_storage_gib",
-            "budget_namespaces", "allowed_clusters", "allowed_tiers", "allowed_domains",
-            "notify_emails", "webhook_url", "webhook_secret", "webhook_secret_set",
-            "confirm_removals", "live_namespace_count", "created_at",
+            "id",
+            "slug",
+            "name",
+            "role",
+            "owner_groups",
+            "member_groups",
+            "viewer_groups",
+            "gitops_repo_url",
+            "gitops_branch",
+            "gitops_path",
+            "gitops_engine",
+            "gitops_commit_url",
+            "gitops_credentials",
+            "gitops_credentials_set",
+            "gitops_known_hosts",
+            "budget_cpu_millis",
+            "budget_memory_mib",
+            "budget_storage_gib",
+            "budget_namespaces",
+            "allowed_clusters",
+            "allowed_tiers",
+            "allowed_domains",
+            "notify_emails",
+            "webhook_url",
+            "webhook_secret",
+            "webhook_secret_set",
+            "confirm_removals",
+            "live_namespace_count",
+            "created_at",
         ]
         read_only_fields = ["id", "created_at"]
 
@@ -103,11 +134,13 @@ class TenantSerializer(serializers.ModelSerializer):
 
 
 class BudgetQuantitySerializer(serializers.Serializer):
-    used = serializers.CharField(help_text="A Kubernetes quantity, e.g. 1500m, 2Gi, 10Gi: "
-                                 "in_use + requested.")
+    used = serializers.CharField(
+        help_text="A Kubernetes quantity, e.g. 1500m, 2Gi, 10Gi: in_use + requested."
+    )
     in_use = serializers.CharField(help_text="What live namespaces hold.")
-    requested = serializers.CharField(help_text="What requests claim on top: namespaces not "
-                                      "live yet, pending quota increases.")
+    requested = serializers.CharField(
+        help_text="What requests claim on top: namespaces not live yet, pending quota increases."
+    )
     total = serializers.CharField()
     left = serializers.CharField()
 
@@ -132,10 +165,12 @@ class RepositoryCheckSerializer(serializers.Serializer):
         choices=["pending", "ok", "failed", "not_checked"],
         help_text="pending: queued for a worker; ok: Berth read the repository and pushed "
         "to it; failed: it could not (the message says what failed); not_checked: the check "
-        "could not be queued.")
+        "could not be queued.",
+    )
     message = serializers.CharField(allow_blank=True)
-    checked_at = serializers.DateTimeField(allow_null=True,
-                                           help_text="When the answer came; null while pending.")
+    checked_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the answer came; null while pending."
+    )
 
 
 class TenantDetailSerializer(TenantSerializer):
@@ -164,20 +199,31 @@ class TenantDetailSerializer(TenantSerializer):
         if tenant.repository_check_ok is None and tenant.repository_checked_at is None:
             return {"status": "pending", "message": "Queued for a worker.", "checked_at": None}
         if tenant.repository_check_ok is None:
-            return {"status": "not_checked", "message": tenant.repository_check_message,
-                    "checked_at": serializers.DateTimeField().to_representation(
-                        tenant.repository_checked_at)}
-        return {"status": "ok" if tenant.repository_check_ok else "failed",
+            return {
+                "status": "not_checked",
                 "message": tenant.repository_check_message,
                 "checked_at": serializers.DateTimeField().to_representation(
-                    tenant.repository_checked_at)}
+                    tenant.repository_checked_at
+                ),
+            }
+        return {
+            "status": "ok" if tenant.repository_check_ok else "failed",
+            "message": tenant.repository_check_message,
+            "checked_at": serializers.DateTimeField().to_representation(
+                tenant.repository_checked_at
+            ),
+        }
 
     @extend_schema_field(BudgetSerializer)
     def get_budget(self, tenant: Tenant) -> dict[str, Any]:
         return {
-            row["key"]: {"used": row["used"], "in_use": row["live"],
-                         "requested": row["requested"], "total": row["total"],
-                         "left": row["left"]}
+            row["key"]: {
+                "used": row["used"],
+                "in_use": row["live"],
+                "requested": row["requested"],
+                "total": row["total"],
+                "left": row["left"],
+            }
             for row in selectors.budget_summary(tenant)
         }
 
@@ -189,8 +235,9 @@ class TenantCreateSerializer(TenantSerializer):
     budget_memory_mib = serializers.IntegerField(min_value=1, max_value=2**31 - 1, default=16384)
     budget_storage_gib = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=100)
     budget_namespaces = serializers.IntegerField(min_value=1, max_value=2**31 - 1, default=10)
-    gitops_engine = serializers.ChoiceField(choices=GitOpsEngine.choices,
-                                            default=GitOpsEngine.ARGOCD)
+    gitops_engine = serializers.ChoiceField(
+        choices=GitOpsEngine.choices, default=GitOpsEngine.ARGOCD
+    )
 
     class Meta(TenantSerializer.Meta):
         read_only_fields = ["id", "created_at", "webhook_url"]
@@ -202,7 +249,10 @@ class TenantCreateSerializer(TenantSerializer):
 
 class ClusterSerializer(serializers.ModelSerializer):
     credentials = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, max_length=100000,
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=100000,
         style={"input_type": "password"},
         help_text="Bearer token or kubeconfig, per auth_method; stored encrypted, never returned.",
     )
@@ -211,10 +261,22 @@ class ClusterSerializer(serializers.ModelSerializer):
     class Meta:
         model = Cluster
         fields = [
-            "id", "name", "display_name", "api_url", "auth_method", "credentials",
-            "credentials_set", "ca_certificate", "argocd_namespace", "argocd_repository_secrets",
-            "has_kargo", "has_flux",
-            "ingress_namespace", "plan_only", "is_sandbox", "created_at",
+            "id",
+            "name",
+            "display_name",
+            "api_url",
+            "auth_method",
+            "credentials",
+            "credentials_set",
+            "ca_certificate",
+            "argocd_namespace",
+            "argocd_repository_secrets",
+            "has_kargo",
+            "has_flux",
+            "ingress_namespace",
+            "plan_only",
+            "is_sandbox",
+            "created_at",
         ]
         read_only_fields = ["id", "created_at"]
         extra_kwargs = {"name": {"validators": []}}  # uniqueness: the service's full_clean
@@ -229,9 +291,12 @@ class ClusterSerializer(serializers.ModelSerializer):
 
 
 class TierSerializer(serializers.ModelSerializer):
-    version = serializers.SerializerMethodField(help_text=(
-        "The revision number of its definition as it stands (namespaces record the one "
-        "they run); null before it was recorded."))
+    version = serializers.SerializerMethodField(
+        help_text=(
+            "The revision number of its definition as it stands (namespaces record the one "
+            "they run); null before it was recorded."
+        )
+    )
 
     class Meta:
         model = EnvironmentTier

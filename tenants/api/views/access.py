@@ -13,8 +13,11 @@ from tenants.api.views.base import ApiView
 
 
 class AccessSearchView(ApiView, APIView):
-    @extend_schema(summary="Groups, people and live namespaces whose names hold q",
-                   parameters=[s.AccessQuerySerializer], responses=s.AccessSearchSerializer)
+    @extend_schema(
+        summary="Groups, people and live namespaces whose names hold q",
+        parameters=[s.AccessQuerySerializer],
+        responses=s.AccessSearchSerializer,
+    )
     def get(self, request: ApiRequest) -> Response:
         query = s.AccessQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -23,22 +26,28 @@ class AccessSearchView(ApiView, APIView):
 
 
 class GroupAccessView(ApiView, APIView):
-    @extend_schema(summary="What an OIDC group gives in each tenant, on the clusters and in "
-                           "Berth", responses=s.GroupMapSerializer)
+    @extend_schema(
+        summary="What an OIDC group gives in each tenant, on the clusters and in Berth",
+        responses=s.GroupMapSerializer,
+    )
     def get(self, request: ApiRequest, group: str) -> Response:
         return Response(s.GroupMapSerializer(selectors.group_map(request.user, group)).data)
 
 
 class PersonAccessView(ApiView, APIView):
-    @extend_schema(summary="Why a person may do what they do: groups, tenant roles, rules",
-                   responses=s.PersonMapSerializer)
+    @extend_schema(
+        summary="Why a person may do what they do: groups, tenant roles, rules",
+        responses=s.PersonMapSerializer,
+    )
     def get(self, request: ApiRequest, username: str) -> Response:
         return Response(s.PersonMapSerializer(selectors.person_map(request.user, username)).data)
 
 
 class NamespaceAccessView(ApiView, APIView):
-    @extend_schema(summary="Who may do what in a live namespace, per cluster",
-                   responses=s.NamespaceMapSerializer(many=True))
+    @extend_schema(
+        summary="Who may do what in a live namespace, per cluster",
+        responses=s.NamespaceMapSerializer(many=True),
+    )
     def get(self, request: ApiRequest, name: str) -> Response:
         maps = selectors.namespace_maps(request.user, name)
         return Response(s.NamespaceMapSerializer(maps, many=True).data)

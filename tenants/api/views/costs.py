@@ -23,16 +23,20 @@ class TenantCostsView(ApiView, APIView):
     def named_object_visible(self, user: Any) -> bool:
         return selectors.tenants_for_user(user).filter(slug=self.kwargs["slug"]).exists()
 
-    @extend_schema(summary="What the tenant's allocated quota costs in a month, per "
-                           "namespace, project, tier and day", parameters=[s.CostsQuerySerializer],
-                   responses=s.CostsSerializer)
+    @extend_schema(
+        summary="What the tenant's allocated quota costs in a month, per "
+        "namespace, project, tier and day",
+        parameters=[s.CostsQuerySerializer],
+        responses=s.CostsSerializer,
+    )
     def get(self, request: ApiRequest, slug: str) -> Response:
         query = s.CostsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         tenant = selectors.visible_tenant(request.user, slug)
         costs = tenant_costs(tenant, month=parse_month(query.validated_data.get("month")))
-        measured = usage.measured_for([row.name for row in costs.namespaces
-                                       if row.ended_at is None])
+        measured = usage.measured_for(
+            [row.name for row in costs.namespaces if row.ended_at is None]
+        )
         return Response(s.CostsSerializer(costs, context={"measured": measured}).data)
 
 
@@ -41,26 +45,34 @@ class ClusterPricesView(ApiView, APIView):
     scopes = {"*": TokenScope.ADMIN}
 
     def named_object_visible(self, user: Any) -> bool:
-        return selectors.is_platform_admin(user) and Cluster.objects.filter(
-            name=self.kwargs["name"]).exists()
+        return (
+            selectors.is_platform_admin(user)
+            and Cluster.objects.filter(name=self.kwargs["name"]).exists()
+        )
 
     def _show(self, cluster: Cluster) -> Response:
         price = ClusterPrice.objects.filter(cluster=cluster).first() or ClusterPrice(
-            cluster=cluster)
+            cluster=cluster
+        )
         return Response(s.PricesSerializer(price).data)
 
-    @extend_schema(summary="The cluster's prices (platform admins)",
-                   responses=s.PricesSerializer)
+    @extend_schema(summary="The cluster's prices (platform admins)", responses=s.PricesSerializer)
     def get(self, request: ApiRequest, name: str) -> Response:
         return self._show(Cluster.objects.get(name=name))
 
-    @extend_schema(summary="Set the cluster's prices (platform admins); those left out stay",
-                   request=s.PricesSerializer, responses=s.PricesSerializer)
+    @extend_schema(
+        summary="Set the cluster's prices (platform admins); those left out stay",
+        request=s.PricesSerializer,
+        responses=s.PricesSerializer,
+    )
     def put(self, request: ApiRequest, name: str) -> Response:
         cluster = Cluster.objects.get(name=name)
         form = s.PricesSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        services.set_cluster_prices(actor=request.user, cluster=cluster,
-                                    values=dict(form.validated_data),
-                                    source_ip=client_ip(request))
+        services.set_cluster_prices(
+            actor=request.user,
+            cluster=cluster,
+            values=dict(form.validated_data),
+            source_ip=client_ip(request),
+        )
         return self._show(cluster)

@@ -25,12 +25,15 @@ from tenants.models.tokens import TokenScope
 
 
 @extend_schema_view(
-    list=extend_schema(summary="Ephemeral environments of your tenants (filter by tenant, "
-                               "project, env_slug, state)"),
+    list=extend_schema(
+        summary="Ephemeral environments of your tenants (filter by tenant, "
+        "project, env_slug, state)"
+    ),
     retrieve=extend_schema(summary="One ephemeral environment"),
 )
-class EphemeralEnvironmentViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                                  viewsets.GenericViewSet):
+class EphemeralEnvironmentViewSet(
+    ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     serializer_class = s.EphemeralEnvironmentSerializer
     filterset_class = EphemeralEnvironmentFilterSet
     ordering_fields = ["expires_at", "created_at", "id"]
@@ -51,20 +54,25 @@ class EphemeralEnvironmentViewSet(ApiView, mixins.ListModelMixin, mixins.Retriev
     def get_object(self) -> EphemeralEnvironment:
         return selectors.visible_environment(self.request.user, int(self.kwargs["pk"]))
 
-    def _show(self, pk: int, status_code: int = status.HTTP_200_OK,
-              headers: dict[str, str] | None = None) -> Response:
+    def _show(
+        self, pk: int, status_code: int = status.HTTP_200_OK, headers: dict[str, str] | None = None
+    ) -> Response:
         environment = selectors.visible_environment(self.request.user, pk)
-        return Response(self.get_serializer(environment).data, status=status_code,
-                        headers=headers)
+        return Response(self.get_serializer(environment).data, status=status_code, headers=headers)
 
     @extend_schema(
         summary="Create an ephemeral environment (CI: on deploy). The response names its "
-                "namespace; provisioning follows. ?dry_run=true only says what it would be.",
+        "namespace; provisioning follows. ?dry_run=true only says what it would be.",
         request=s.EphemeralEnvironmentCreateSerializer,
-        parameters=[OpenApiParameter("dry_run", bool, description="Validate and name the "
-                                     "namespace, create nothing.")],
-        responses={201: s.EphemeralEnvironmentSerializer,
-                   200: s.EphemeralEnvironmentPreviewSerializer},
+        parameters=[
+            OpenApiParameter(
+                "dry_run", bool, description="Validate and name the namespace, create nothing."
+            )
+        ],
+        responses={
+            201: s.EphemeralEnvironmentSerializer,
+            200: s.EphemeralEnvironmentPreviewSerializer,
+        },
     )
     def create(self, request: ApiRequest) -> Response:
         form = s.EphemeralEnvironmentCreateSerializer(data=request.data)
@@ -73,53 +81,69 @@ class EphemeralEnvironmentViewSet(ApiView, mixins.ListModelMixin, mixins.Retriev
         payload = {k: v for k, v in form.validated_data.items() if k in PAYLOAD_FIELDS}
         if request.query_params.get("dry_run", "").lower() in ("1", "true", "yes"):
             cleaned = services.ephemeral_preview(request.user, tenant, payload)
-            return Response(s.EphemeralEnvironmentPreviewSerializer({
-                **cleaned,
-                "rule": cleaned["rule_position"],
-                "shares_namespace": cleaned["shared"],
-            }).data)
+            return Response(
+                s.EphemeralEnvironmentPreviewSerializer(
+                    {
+                        **cleaned,
+                        "rule": cleaned["rule_position"],
+                        "shares_namespace": cleaned["shared"],
+                    }
+                ).data
+            )
         created = services.submit_request(
-            tenant=tenant, kind=RequestKind.EPHEMERAL, payload=payload,
-            requester=request.user, source_ip=client_ip(request),
+            tenant=tenant,
+            kind=RequestKind.EPHEMERAL,
+            payload=payload,
+            requester=request.user,
+            source_ip=client_ip(request),
         )
         environment = EphemeralEnvironment.objects.get(request=created)
         location = reverse("api:environment-detail", kwargs={"pk": environment.pk})
         return self._show(environment.pk, status.HTTP_201_CREATED, {"Location": location})
 
-    @extend_schema(summary="Let it live this long from now (its creator, tenant owners, "
-                           "platform admins), never past its maximum",
-                   request=s.EnvironmentExtendSerializer,
-                   responses=s.EphemeralEnvironmentSerializer)
+    @extend_schema(
+        summary="Let it live this long from now (its creator, tenant owners, "
+        "platform admins), never past its maximum",
+        request=s.EnvironmentExtendSerializer,
+        responses=s.EphemeralEnvironmentSerializer,
+    )
     @action(detail=True, methods=["post"])
     def extend(self, request: ApiRequest, pk: str) -> Response:
         environment = self.get_object()
         form = s.EnvironmentExtendSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        services.extend_environment(environment_id=environment.pk, actor=request.user,
-                                    ttl_seconds=form.validated_data["ttl"],
-                                    source_ip=client_ip(request))
+        services.extend_environment(
+            environment_id=environment.pk,
+            actor=request.user,
+            ttl_seconds=form.validated_data["ttl"],
+            source_ip=client_ip(request),
+        )
         return self._show(environment.pk)
 
-    @extend_schema(summary="End it now: namespace deleted (if its own) and GitOps files "
-                           "removed", request=s.EnvironmentEndSerializer,
-                   responses={202: s.EphemeralEnvironmentSerializer})
+    @extend_schema(
+        summary="End it now: namespace deleted (if its own) and GitOps files removed",
+        request=s.EnvironmentEndSerializer,
+        responses={202: s.EphemeralEnvironmentSerializer},
+    )
     @action(detail=True, methods=["post"])
     def end(self, request: ApiRequest, pk: str) -> Response:
         environment = self.get_object()
         form = s.EnvironmentEndSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        services.end_environment(environment_id=environment.pk, actor=request.user,
-                                 cause=EndCause.ENDED_BY_USER,
-                                 reason=form.validated_data["reason"],
-                                 source_ip=client_ip(request))
+        services.end_environment(
+            environment_id=environment.pk,
+            actor=request.user,
+            cause=EndCause.ENDED_BY_USER,
+            reason=form.validated_data["reason"],
+            source_ip=client_ip(request),
+        )
         return self._show(environment.pk, status.HTTP_202_ACCEPTED)
 
     @extend_schema(
         summary="CI: the environment stopped (on_stop). Ends it by its variables; "
-                "stopping one already ending or ended changes nothing.",
+        "stopping one already ending or ended changes nothing.",
         request=s.EnvironmentStopSerializer,
-        responses={202: s.EphemeralEnvironmentSerializer,
-                   200: s.EphemeralEnvironmentSerializer},
+        responses={202: s.EphemeralEnvironmentSerializer, 200: s.EphemeralEnvironmentSerializer},
     )
     @action(detail=False, methods=["post"])
     def stop(self, request: ApiRequest) -> Response:
@@ -134,11 +158,17 @@ class EphemeralEnvironmentViewSet(ApiView, mixins.ListModelMixin, mixins.Retriev
             .first()
         )
         if environment is None:
-            raise NotFound(f"{tenant.slug} has no environment {data['env_slug']} of project "
-                           f"{data['project']!r}.")
+            raise NotFound(
+                f"{tenant.slug} has no environment {data['env_slug']} of project "
+                f"{data['project']!r}."
+            )
         if environment.state in (EnvironmentState.ENDING, EnvironmentState.ENDED):
             return self._show(environment.pk)
-        services.end_environment(environment_id=environment.pk, actor=request.user,
-                                 cause=EndCause.STOPPED, reason=data["reason"],
-                                 source_ip=client_ip(request))
+        services.end_environment(
+            environment_id=environment.pk,
+            actor=request.user,
+            cause=EndCause.STOPPED,
+            reason=data["reason"],
+            source_ip=client_ip(request),
+        )
         return self._show(environment.pk, status.HTTP_202_ACCEPTED)

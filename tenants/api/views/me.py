@@ -19,21 +19,26 @@ class MeView(ApiView, APIView):
     # Changing one's own settings is no admin's business: the scope that submits requests.
     scopes = {"*": TokenScope.REQUEST}
 
-    @extend_schema(summary="Who the credential acts as, and what it may do",
-                   responses=s.MeSerializer)
+    @extend_schema(
+        summary="Who the credential acts as, and what it may do", responses=s.MeSerializer
+    )
     def get(self, request: ApiRequest) -> Response:
         return self._me(request)
 
-    @extend_schema(summary="Change your own settings: the notification events you are not "
-                           "e-mailed about",
-                   request=s.MeUpdateSerializer, responses=s.MeSerializer)
+    @extend_schema(
+        summary="Change your own settings: the notification events you are not e-mailed about",
+        request=s.MeUpdateSerializer,
+        responses=s.MeSerializer,
+    )
     def patch(self, request: ApiRequest) -> Response:
         form = s.MeUpdateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         if "muted_notifications" in form.validated_data:
             services.set_muted_notifications(
-                user=request.user, muted=form.validated_data["muted_notifications"],
-                source_ip=client_ip(request))
+                user=request.user,
+                muted=form.validated_data["muted_notifications"],
+                source_ip=client_ip(request),
+            )
         return self._me(request)
 
     def _me(self, request: ApiRequest) -> Response:
@@ -47,13 +52,17 @@ class MeView(ApiView, APIView):
             {"tenant": slug, "role": role}
             for slug, role in user.memberships.values_list("tenant__slug", "role")
         ]
-        return Response(s.MeSerializer({
-            "username": user.username,
-            "display_name": user.display_name,
-            "is_platform_admin": selectors.is_platform_admin(user),
-            "memberships": memberships,
-            "authentication": kind,
-            "scopes": scopes,
-            "token": token,
-            "muted_notifications": list(user.muted_notifications or []),
-        }).data)
+        return Response(
+            s.MeSerializer(
+                {
+                    "username": user.username,
+                    "display_name": user.display_name,
+                    "is_platform_admin": selectors.is_platform_admin(user),
+                    "memberships": memberships,
+                    "authentication": kind,
+                    "scopes": scopes,
+                    "token": token,
+                    "muted_notifications": list(user.muted_notifications or []),
+                }
+            ).data
+        )

@@ -85,20 +85,34 @@ class ProjectEnvironmentsView(ApiView, generics.ListAPIView):
 class NamespaceKubeconfigView(ApiView, APIView):
     @extend_schema(
         summary="Use it: a kubeconfig for a namespace you can see, signing in through the "
-                "identity provider, and what kubectl should answer you there",
-        parameters=[KubeconfigQuerySerializer, OpenApiParameter(
-            "namespace", str, OpenApiParameter.PATH,
-            description="The namespace's name (a live one), or its id.")],
-        responses={200: KubeconfigSerializer, (409, "application/problem+json"): OpenApiResponse(
-            OpenApiTypes.OBJECT, description="No kubeconfig can be made: Berth has no identity "
-            "provider configured, the cluster has no API URL, or the name is live on more "
-            "than one cluster (name one with cluster).")})
+        "identity provider, and what kubectl should answer you there",
+        parameters=[
+            KubeconfigQuerySerializer,
+            OpenApiParameter(
+                "namespace",
+                str,
+                OpenApiParameter.PATH,
+                description="The namespace's name (a live one), or its id.",
+            ),
+        ],
+        responses={
+            200: KubeconfigSerializer,
+            (409, "application/problem+json"): OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="No kubeconfig can be made: Berth has no identity "
+                "provider configured, the cluster has no API URL, or the name is live on more "
+                "than one cluster (name one with cluster).",
+            ),
+        },
+    )
     def get(self, request: ApiRequest, namespace: str) -> Response:
         query = KubeconfigQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         # Refusals (no provider, no API address, a name on two clusters) are 409 problems.
         found = kubeconfig.namespace_by_reference(
-            request.user, namespace, cluster=query.validated_data.get("cluster", ""))
-        answer = kubeconfig.use_it(request.user, found,
-                                   credentials=query.validated_data["credentials"])
+            request.user, namespace, cluster=query.validated_data.get("cluster", "")
+        )
+        answer = kubeconfig.use_it(
+            request.user, found, credentials=query.validated_data["credentials"]
+        )
         return Response(KubeconfigSerializer(answer).data)

@@ -21,19 +21,30 @@ class PolicyWhatIfView(ApiView, APIView):
 
     @extend_schema(
         summary="What a proposed rule set would have decided on the last decided requests "
-                "(platform admins); nothing is saved",
-        request=s.WhatIfSerializer, responses=s.WhatIfResultSerializer)
+        "(platform admins); nothing is saved",
+        request=s.WhatIfSerializer,
+        responses=s.WhatIfResultSerializer,
+    )
     def post(self, request: ApiRequest) -> Response:
         form = s.WhatIfSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
         rules = [s.ProposedRuleSerializer.to_rule(rule) for rule in data["rules"]]
         found = services.try_approval_rules(
-            actor=request.user, rules=rules, tenant=data["tenant"], kind=data["kind"],
-            since=data["since"], limit=data["limit"])
-        return Response({
-            "digest": whatif.proposal_digest(rules),
-            "considered": found.considered, "reconstructed": found.reconstructed,
-            "changed": found.changed, "counts": found.counts,
-            "changes": s.ChangeSerializer(found.changes, many=True).data,
-        })
+            actor=request.user,
+            rules=rules,
+            tenant=data["tenant"],
+            kind=data["kind"],
+            since=data["since"],
+            limit=data["limit"],
+        )
+        return Response(
+            {
+                "digest": whatif.proposal_digest(rules),
+                "considered": found.considered,
+                "reconstructed": found.reconstructed,
+                "changed": found.changed,
+                "counts": found.counts,
+                "changes": s.ChangeSerializer(found.changes, many=True).data,
+            }
+        )

@@ -32,8 +32,12 @@ def _plan(tenancy_request: Request) -> tuple[dict[str, Any] | None, str]:
         "objects_digest": plan.digest,
         "objects": list(plan.redacted()),
         "deletes": [
-            {"apiVersion": ref.api_version, "kind": ref.kind, "name": ref.name,
-             "namespace": ref.namespace}
+            {
+                "apiVersion": ref.api_version,
+                "kind": ref.kind,
+                "name": ref.name,
+                "namespace": ref.namespace,
+            }
             for ref in plan.delete
         ],
         "yaml": plan.to_yaml(),
@@ -46,8 +50,9 @@ def request_detail(tenancy_request: Request, user: Any) -> dict[str, Any]:
     """The request as its page shows it: plan, approvals, comments, history, what you may do."""
     plan, plan_error = _plan(tenancy_request)
     # What the request's page offers, for the plan returned here.
-    actions = selectors.request_actions(user, tenancy_request,
-                                        plan_digest=plan["digest"] if plan else None)
+    actions = selectors.request_actions(
+        user, tenancy_request, plan_digest=plan["digest"] if plan else None
+    )
     body = dict(s.RequestSerializer(tenancy_request).data)
     body.update(
         plan=s.PlanSerializer(plan).data if plan else None,
@@ -58,10 +63,14 @@ def request_detail(tenancy_request: Request, user: Any) -> dict[str, Any]:
         comments=s.CommentSerializer(
             tenancy_request.comments.select_related("author"), many=True
         ).data,
-        history=s.HistoryEventSerializer(selectors.request_history(tenancy_request),
-                                         many=True).data,
-        permissions={"may_decide": actions.decide, "may_cancel": actions.cancel,
-                     "may_retry": actions.retry},
+        history=s.HistoryEventSerializer(
+            selectors.request_history(tenancy_request), many=True
+        ).data,
+        permissions={
+            "may_decide": actions.decide,
+            "may_cancel": actions.cancel,
+            "may_retry": actions.retry,
+        },
     )
     return body
 
@@ -94,20 +103,24 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
     def get_object(self) -> Request:
         return selectors.visible_request(self.request.user, int(self.kwargs["pk"]))
 
-    def _detail(self, pk: int, status_code: int = status.HTTP_200_OK,
-                headers: dict[str, str] | None = None) -> Response:
+    def _detail(
+        self, pk: int, status_code: int = status.HTTP_200_OK, headers: dict[str, str] | None = None
+    ) -> Response:
         tenancy_request = selectors.visible_request(self.request.user, pk)
-        return Response(request_detail(tenancy_request, self.request.user),
-                        status=status_code, headers=headers)
+        return Response(
+            request_detail(tenancy_request, self.request.user), status=status_code, headers=headers
+        )
 
-    @extend_schema(summary="One request, with its plan, approvals, comments and history",
-                   responses=s.RequestDetailSerializer)
+    @extend_schema(
+        summary="One request, with its plan, approvals, comments and history",
+        responses=s.RequestDetailSerializer,
+    )
     def retrieve(self, request: ApiRequest, pk: str) -> Response:
         return self._detail(self.get_object().pk)
 
     @extend_schema(
         summary="Ask for something: a namespace, project, environment, quota change or "
-                "decommission",
+        "decommission",
         request=s.RequestCreateSerializer,
         responses={201: s.RequestDetailSerializer},
     )
@@ -128,17 +141,24 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
         location = reverse("api:request-detail", kwargs={"pk": created.pk})
         return self._detail(created.pk, status.HTTP_201_CREATED, {"Location": location})
 
-    @extend_schema(summary="Cancel a request awaiting approval (its requester or a platform "
-                           "admin)", request=None, responses=s.RequestDetailSerializer)
+    @extend_schema(
+        summary="Cancel a request awaiting approval (its requester or a platform admin)",
+        request=None,
+        responses=s.RequestDetailSerializer,
+    )
     @action(detail=True, methods=["post"])
     def cancel(self, request: ApiRequest, pk: str) -> Response:
         tenancy_request = self.get_object()
-        services.cancel_request(request_id=tenancy_request.pk, actor=request.user,
-                                source_ip=client_ip(request))
+        services.cancel_request(
+            request_id=tenancy_request.pk, actor=request.user, source_ip=client_ip(request)
+        )
         return self._detail(tenancy_request.pk)
 
-    @extend_schema(summary="Approve the plan with this digest", request=s.ApproveSerializer,
-                   responses=s.RequestDetailSerializer)
+    @extend_schema(
+        summary="Approve the plan with this digest",
+        request=s.ApproveSerializer,
+        responses=s.RequestDetailSerializer,
+    )
     @action(detail=True, methods=["post"])
     def approve(self, request: ApiRequest, pk: str) -> Response:
         tenancy_request = self.get_object()
@@ -153,48 +173,71 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
                 raise Conflict(
                     "The plan or its GitOps change moved since you read it: approve the "
                     "current one.",
-                    problem="plan-changed", current_plan_digest=plan["digest"],
+                    problem="plan-changed",
+                    current_plan_digest=plan["digest"],
                 )
-        services.approve_request(request_id=tenancy_request.pk, approver=request.user,
-                                 plan_digest=digest, reason=form.validated_data["note"],
-                                 source_ip=client_ip(request))
+        services.approve_request(
+            request_id=tenancy_request.pk,
+            approver=request.user,
+            plan_digest=digest,
+            reason=form.validated_data["note"],
+            source_ip=client_ip(request),
+        )
         return self._detail(tenancy_request.pk)
 
-    @extend_schema(summary="Reject a request, with a reason", request=s.RejectSerializer,
-                   responses=s.RequestDetailSerializer)
+    @extend_schema(
+        summary="Reject a request, with a reason",
+        request=s.RejectSerializer,
+        responses=s.RequestDetailSerializer,
+    )
     @action(detail=True, methods=["post"])
     def reject(self, request: ApiRequest, pk: str) -> Response:
         tenancy_request = self.get_object()
         form = s.RejectSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        services.reject_request(request_id=tenancy_request.pk, approver=request.user,
-                                reason=form.validated_data["reason"],
-                                source_ip=client_ip(request))
+        services.reject_request(
+            request_id=tenancy_request.pk,
+            approver=request.user,
+            reason=form.validated_data["reason"],
+            source_ip=client_ip(request),
+        )
         return self._detail(tenancy_request.pk)
 
-    @extend_schema(summary="Comment on a request", request=s.CommentCreateSerializer,
-                   responses={201: s.CommentSerializer})
+    @extend_schema(
+        summary="Comment on a request",
+        request=s.CommentCreateSerializer,
+        responses={201: s.CommentSerializer},
+    )
     @action(detail=True, methods=["post"])
     def comment(self, request: ApiRequest, pk: str) -> Response:
         tenancy_request = self.get_object()
         form = s.CommentCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        comment = services.add_comment(request_id=tenancy_request.pk, author=request.user,
-                                       body=form.validated_data["body"],
-                                       source_ip=client_ip(request))
+        comment = services.add_comment(
+            request_id=tenancy_request.pk,
+            author=request.user,
+            body=form.validated_data["body"],
+            source_ip=client_ip(request),
+        )
         return Response(s.CommentSerializer(comment).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(summary="Provision a failed request again (platform admins)",
-                   request=None, responses=s.RequestDetailSerializer)
+    @extend_schema(
+        summary="Provision a failed request again (platform admins)",
+        request=None,
+        responses=s.RequestDetailSerializer,
+    )
     @action(detail=True, methods=["post"])
     def retry(self, request: ApiRequest, pk: str) -> Response:
         tenancy_request = self.get_object()
         plan, plan_error = _plan(tenancy_request)
         if plan is None and plan_error:
             raise Conflict(plan_error)
-        services.retry_request(request_id=tenancy_request.pk, actor=request.user,
-                               plan_digest=plan["digest"] if plan else "",
-                               source_ip=client_ip(request))
+        services.retry_request(
+            request_id=tenancy_request.pk,
+            actor=request.user,
+            plan_digest=plan["digest"] if plan else "",
+            source_ip=client_ip(request),
+        )
         return self._detail(tenancy_request.pk)
 
 
@@ -213,5 +256,15 @@ class RequestRunsView(ApiView, generics.ListAPIView):
         return selectors.requests_visible_to(user).filter(pk=self.kwargs["pk"]).exists()
 
 
-PAYLOAD_FIELDS = ("project", "env_slug", "branch", "mr_id", "cluster", "tier", "ttl", "cpu",
-                  "memory", "storage")
+PAYLOAD_FIELDS = (
+    "project",
+    "env_slug",
+    "branch",
+    "mr_id",
+    "cluster",
+    "tier",
+    "ttl",
+    "cpu",
+    "memory",
+    "storage",
+)

@@ -23,8 +23,9 @@ from tenants.models.tokens import TokenScope
     list=extend_schema(summary="Tenants you belong to (platform admins: all)"),
     retrieve=extend_schema(summary="One tenant"),
 )
-class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                    viewsets.GenericViewSet):
+class TenantViewSet(
+    ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     serializer_class = s.TenantSerializer
     permission_classes = [IsAuthenticated, IsPlatformAdminOrReadOnly, TokenHasScope]
     scopes = {"create": TokenScope.ADMIN, "partial_update": TokenScope.ADMIN}
@@ -51,18 +52,24 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             context["roles"] = selectors.role_by_tenant(self.request.user)
         return context
 
-    def _show(self, slug: str, status_code: int = status.HTTP_200_OK, *,
-              check: bool = False) -> Response:
+    def _show(
+        self, slug: str, status_code: int = status.HTTP_200_OK, *, check: bool = False
+    ) -> Response:
         """The tenant; `check`: its repository check queued first (a worker answers it, the
         answer shows in `repository_check`: no request waits for git)."""
         tenant = self.get_queryset().get(slug=slug)
         if check:
             tasks.request_repository_check(tenant)
-        return Response(s.TenantDetailSerializer(tenant, context=self.get_serializer_context())
-                        .data, status=status_code)
+        return Response(
+            s.TenantDetailSerializer(tenant, context=self.get_serializer_context()).data,
+            status=status_code,
+        )
 
-    @extend_schema(summary="Onboard a tenant (platform admins)",
-                   request=s.TenantCreateSerializer, responses={201: s.TenantDetailSerializer})
+    @extend_schema(
+        summary="Onboard a tenant (platform admins)",
+        request=s.TenantCreateSerializer,
+        responses={201: s.TenantDetailSerializer},
+    )
     def create(self, request: ApiRequest) -> Response:
         form = s.TenantCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -71,8 +78,7 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
             actor=request.user,
             slug=data["slug"],
             name=data["name"],
-            groups={role: data.get(f"{role}_groups", []) for role in ("owner", "member",
-                                                                     "viewer")},
+            groups={role: data.get(f"{role}_groups", []) for role in ("owner", "member", "viewer")},
             repo_url=data.get("gitops_repo_url", ""),
             branch=data.get("gitops_branch", "main"),
             path=data.get("gitops_path", ""),
@@ -93,9 +99,11 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         )
         return self._show(tenant.slug, status.HTTP_201_CREATED, check=True)
 
-    @extend_schema(summary="Change a tenant's groups, budget, GitOps or allowances "
-                           "(platform admins)",
-                   request=s.TenantSerializer, responses=s.TenantDetailSerializer)
+    @extend_schema(
+        summary="Change a tenant's groups, budget, GitOps or allowances (platform admins)",
+        request=s.TenantSerializer,
+        responses=s.TenantDetailSerializer,
+    )
     def partial_update(self, request: ApiRequest, slug: str) -> Response:
         tenant = self.get_object()
         form = s.TenantSerializer(tenant, data=request.data, partial=True)
@@ -105,10 +113,13 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         tiers = changes.pop("allowed_tiers", None)
         confirmed = changes.pop("confirm_removals", False)
         services.update_tenant(
-            actor=request.user, tenant=tenant, changes=changes,
+            actor=request.user,
+            tenant=tenant,
+            changes=changes,
             clusters=list(clusters) if clusters is not None else None,
             tiers=list(tiers) if tiers is not None else None,
-            source_ip=client_ip(request), confirm_removals=confirmed,
+            source_ip=client_ip(request),
+            confirm_removals=confirmed,
         )
         return self._show(tenant.slug, check=bool(tasks.REPOSITORY_FIELDS & set(changes)))
 
@@ -117,8 +128,9 @@ class TenantViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     list=extend_schema(summary="Clusters (platform admins)"),
     retrieve=extend_schema(summary="One cluster (platform admins)"),
 )
-class ClusterViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                     viewsets.GenericViewSet):
+class ClusterViewSet(
+    ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     serializer_class = s.ClusterSerializer
     permission_classes = [IsAuthenticated, IsPlatformAdmin, TokenHasScope]
     scopes = {"create": TokenScope.ADMIN, "partial_update": TokenScope.ADMIN}
@@ -138,9 +150,12 @@ class ClusterViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
     def create(self, request: ApiRequest) -> Response:
         form = self.get_serializer(data=request.data)
         form.is_valid(raise_exception=True)
-        cluster = services.save_cluster(actor=request.user, cluster=None,
-                                        values=dict(form.validated_data),
-                                        source_ip=client_ip(request))
+        cluster = services.save_cluster(
+            actor=request.user,
+            cluster=None,
+            values=dict(form.validated_data),
+            source_ip=client_ip(request),
+        )
         return Response(self.get_serializer(cluster).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(summary="Change a cluster (platform admins)")
@@ -148,9 +163,12 @@ class ClusterViewSet(ApiView, mixins.ListModelMixin, mixins.RetrieveModelMixin,
         cluster = self.get_object()
         form = self.get_serializer(cluster, data=request.data, partial=True)
         form.is_valid(raise_exception=True)
-        saved = services.save_cluster(actor=request.user, cluster=cluster,
-                                      values=dict(form.validated_data),
-                                      source_ip=client_ip(request))
+        saved = services.save_cluster(
+            actor=request.user,
+            cluster=cluster,
+            values=dict(form.validated_data),
+            source_ip=client_ip(request),
+        )
         return Response(self.get_serializer(saved).data)
 
 
@@ -179,24 +197,30 @@ class EnvironmentRulesView(ApiView, APIView):
         return selectors.tenants_for_user(user).filter(slug=self.kwargs["slug"]).exists()
 
     def _rules(self, tenant: Tenant) -> Response:
-        return Response(s.EnvironmentRulesSerializer(
-            {"rules": list(tenant.environment_rules.all())}
-        ).data)
+        return Response(
+            s.EnvironmentRulesSerializer({"rules": list(tenant.environment_rules.all())}).data
+        )
 
-    @extend_schema(summary="The tenant's environment rules, in order",
-                   responses=s.EnvironmentRulesSerializer)
+    @extend_schema(
+        summary="The tenant's environment rules, in order", responses=s.EnvironmentRulesSerializer
+    )
     def get(self, request: ApiRequest, slug: str) -> Response:
         return self._rules(self.get_tenant(slug))
 
-    @extend_schema(summary="Replace the tenant's environment rules (owners, platform "
-                           "admins); all are validated, one bad rule saves none",
-                   request=s.EnvironmentRulesSerializer, responses=s.EnvironmentRulesSerializer)
+    @extend_schema(
+        summary="Replace the tenant's environment rules (owners, platform "
+        "admins); all are validated, one bad rule saves none",
+        request=s.EnvironmentRulesSerializer,
+        responses=s.EnvironmentRulesSerializer,
+    )
     def put(self, request: ApiRequest, slug: str) -> Response:
         tenant = self.get_tenant(slug)
         form = s.EnvironmentRulesSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         services.replace_environment_rules(
-            tenant=tenant, rules=[dict(rule) for rule in form.validated_data["rules"]],
-            actor=request.user, source_ip=client_ip(request),
+            tenant=tenant,
+            rules=[dict(rule) for rule in form.validated_data["rules"]],
+            actor=request.user,
+            source_ip=client_ip(request),
         )
         return self._rules(tenant)

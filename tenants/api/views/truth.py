@@ -29,9 +29,11 @@ class _TenantView(ApiView, APIView):
 
 
 class TruthTableView(_TenantView):
-    @extend_schema(summary="The tenant's last truth table: database, repository and cluster, "
-                           "object by object", parameters=[s.TruthQuerySerializer],
-                   responses=s.TruthTableSerializer)
+    @extend_schema(
+        summary="The tenant's last truth table: database, repository and cluster, object by object",
+        parameters=[s.TruthQuerySerializer],
+        responses=s.TruthTableSerializer,
+    )
     def get(self, request: ApiRequest, slug: str) -> Response:
         return self._table(request, slug)
 
@@ -39,16 +41,20 @@ class TruthTableView(_TenantView):
 class TruthRefreshView(_TenantView):
     scopes = {"*": TokenScope.REQUEST}
 
-    @extend_schema(summary="Compare now and answer the new table (at most every "
-                           "BERTH_TRUTH_REFRESH_SECONDS: 429 with Retry-After before)",
-                   request=None, parameters=[s.TruthQuerySerializer],
-                   responses=s.TruthTableSerializer)
+    @extend_schema(
+        summary="Compare now and answer the new table (at most every "
+        "BERTH_TRUTH_REFRESH_SECONDS: 429 with Retry-After before)",
+        request=None,
+        parameters=[s.TruthQuerySerializer],
+        responses=s.TruthTableSerializer,
+    )
     def post(self, request: ApiRequest, slug: str) -> Response:
         tenant = selectors.visible_tenant(request.user, slug)
         wait = selectors.refresh_wait(tenant)
         if wait:
-            raise Throttled(wait=wait, detail=f"The table was taken moments ago; refresh "
-                                              f"again in {wait} s.")
+            raise Throttled(
+                wait=wait, detail=f"The table was taken moments ago; refresh again in {wait} s."
+            )
         engine.take_truth(tenant)
         return self._table(request, slug)
 
@@ -56,9 +62,15 @@ class TruthRefreshView(_TenantView):
 class TruthRepairView(_TenantView):
     scopes = {"*": TokenScope.ADMIN}
 
-    @extend_schema(summary="Repair (platform admins): a tenant_sync request per cluster",
-                   request=None, responses={202: s.RepairSerializer})
+    @extend_schema(
+        summary="Repair (platform admins): a tenant_sync request per cluster",
+        request=None,
+        responses={202: s.RepairSerializer},
+    )
     def post(self, request: ApiRequest, slug: str) -> Response:
-        made = services.repair_truth(tenant=selectors.visible_tenant(request.user, slug),
-                                     actor=request.user, source_ip=client_ip(request))
+        made = services.repair_truth(
+            tenant=selectors.visible_tenant(request.user, slug),
+            actor=request.user,
+            source_ip=client_ip(request),
+        )
         return Response({"requests": [r.pk for r in made]}, status=status.HTTP_202_ACCEPTED)

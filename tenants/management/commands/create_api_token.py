@@ -1,6 +1,6 @@
 """Make an API token for a user and print it, once: for scripts, CI and first steps.
 
-    python manage.py create_api_token dev --scopes read,request --name ci --expires-days 30
+python manage.py create_api_token dev --scopes read,request --name ci --expires-days 30
 """
 
 from __future__ import annotations
@@ -23,16 +23,21 @@ class Command(BaseCommand):
         f"Scopes: {', '.join(TokenScope.values)}."
     )
 
-    def add_arguments(self, parser):  # noqa: ANN001 - argparse
+    def add_arguments(self, parser):
         parser.add_argument("username")
-        parser.add_argument("--scopes", default="read",
-                            help="Comma-separated, e.g. read,request (default: read).")
-        parser.add_argument("--name", default="command line",
-                            help="What the token is for (shown on the API tokens page).")
-        parser.add_argument("--expires-days", type=int, default=None,
-                            help="Days until it expires (default: never).")
+        parser.add_argument(
+            "--scopes", default="read", help="Comma-separated, e.g. read,request (default: read)."
+        )
+        parser.add_argument(
+            "--name",
+            default="command line",
+            help="What the token is for (shown on the API tokens page).",
+        )
+        parser.add_argument(
+            "--expires-days", type=int, default=None, help="Days until it expires (default: never)."
+        )
 
-    def handle(self, *args, **options):  # noqa: ANN002, ANN003 - Django API
+    def handle(self, *args, **options):
         user = User.objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"No user {options['username']!r}.")

@@ -10,14 +10,14 @@ from provisioning.bootstrap import install_change
 from provisioning.engine import cluster_client, discover_namespaces
 from provisioning.kube import KubeError
 from provisioning.models import GitCommit
-from tenants.admin import WriteOnlySecretForm
 from tenants.choices import NamePurpose
+from tenants.forms.secrets import WriteOnlySecretForm
 from tenants.models import Cluster
+from tenants.queue import enqueue
 from tenants.selectors.guardrails import guardrails_state
 from tenants.selectors.names import name_problem
 from tenants.services.clusters import register_platform_namespaces
 from tenants.signals import cluster_registered
-from tenants.tasks import enqueue
 
 
 class ClusterForm(WriteOnlySecretForm):

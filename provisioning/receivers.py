@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.dispatch import receiver
 
 from tenants.models import Cluster, Request, UpgradeCampaign
+from tenants.queue import enqueue
 from tenants.signals import campaign_moved, cluster_registered, request_state_changed
-from tenants.tasks import enqueue
 
 # A worker's own transitions (start, ready, failed) need no new job.
 ENQUEUE_AFTER = {"approve", "retry"}

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
 from tenants.egress import webhook_url_problem
-from tenants.forms.base import ModelForm
+from tenants.forms.secrets import WriteOnlySecretForm
 from tenants.models import (
     Approval,
     AuditEvent,
@@ -33,31 +33,6 @@ from tenants.validators import (
     validate_repo_url,
     validate_tenant_groups,
 )
-
-
-class WriteOnlySecretForm(ModelForm):
-    """Secrets are never shown back; leaving the field blank keeps the stored value."""
-
-    secret_fields: tuple[str, ...] = ()
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for name in self.secret_fields:
-            stored = bool(self.instance.pk and getattr(self.instance, name))
-            self.fields[name] = forms.CharField(
-                required=False,
-                widget=forms.PasswordInput(render_value=False),
-                help_text="Stored encrypted; leave blank to keep the current value."
-                if stored
-                else "Stored encrypted.",
-            )
-
-    def clean(self):
-        cleaned = super().clean()
-        for name in self.secret_fields:
-            if not cleaned.get(name) and self.instance.pk:
-                cleaned[name] = getattr(self.instance, name)
-        return cleaned
 
 
 class TenantForm(WriteOnlySecretForm):

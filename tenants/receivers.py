@@ -6,8 +6,9 @@ from django.dispatch import receiver
 
 from tenants.models import Request
 from tenants.notifications import EVENTS, event_body, wants_email
+from tenants.queue import enqueue
 from tenants.signals import request_state_changed
-from tenants.tasks import deliver_webhook, enqueue, send_request_emails
+from tenants.tasks import deliver_webhook, send_request_emails
 
 
 @receiver(request_state_changed, sender=Request)

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from provisioning import tasks
 from tenants.models import Cluster
-from tenants.tasks import enqueue
+from tenants.queue import enqueue
 
 
 class Command(BaseCommand):

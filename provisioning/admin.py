@@ -13,9 +13,9 @@ from provisioning.models import GitCommit
 from tenants.choices import NamePurpose
 from tenants.forms.secrets import WriteOnlySecretForm
 from tenants.models import Cluster
+from tenants.name_registry import name_problem
 from tenants.queue import enqueue
 from tenants.selectors.guardrails import guardrails_state
-from tenants.selectors.names import name_problem
 from tenants.services.clusters import register_platform_namespaces
 from tenants.signals import cluster_registered
 

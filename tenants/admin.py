@@ -18,8 +18,8 @@ from tenants.models import (
     Tenant,
     User,
 )
+from tenants.name_registry import name_problem
 from tenants.selectors.groups import groups_of_other_tenants
-from tenants.selectors.names import name_problem
 from tenants.services.definitions import current_tier_revision
 from tenants.services.names import claim_tenant_names, tenant_names
 from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync

@@ -12,9 +12,9 @@ from rest_framework import serializers
 from tenants import quantities
 from tenants.choices import NamePurpose, NamespaceState
 from tenants.models import Cluster, Namespace, Tenant
+from tenants.name_registry import name_problem
 from tenants.naming import namespace_name, outside_prefix_reason, reserved_reason
 from tenants.payloads.fields import QuantityField
-from tenants.selectors.names import name_problem
 
 
 class TenantScoped(serializers.Serializer):

@@ -12,10 +12,10 @@ from rest_framework import serializers
 from tenants import quantities
 from tenants.choices import EndCause, EnvironmentState, NamePurpose, NamespaceState, RequestState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project
+from tenants.name_registry import claim_of, kept_for_tier, name_problem
 from tenants.naming import RESERVED_SUFFIXES, namespace_name
 from tenants.payloads.base import TenantScoped
 from tenants.payloads.fields import QuantityField, TtlField, dns_label
-from tenants.selectors.names import claim_of, kept_for_tier, name_problem
 
 
 class EphemeralPayload(TenantScoped):

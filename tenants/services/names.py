@@ -14,8 +14,8 @@ from django.utils import timezone
 from tenants.choices import NamePurpose
 from tenants.errors import DomainError
 from tenants.models import Cluster, Namespace, NamespaceClaim, Request, Tenant
+from tenants.name_registry import claim_of, live_claims, name_problem
 from tenants.naming import CLUSTER_NAMESPACES, argocd_apps_namespace, gitops_namespace
-from tenants.selectors.names import claim_of, live_claims, name_problem
 
 # Tenant-level names outlive any one request: the tenant's Argo CD applications namespace
 # serves every Argo CD project of the tenant, so refusing one request does not free it.

@@ -16,7 +16,7 @@ from tenants import audit, environment_rules, selectors, whatif
 from tenants.choices import NamePurpose, Role
 from tenants.errors import NotAllowed
 from tenants.models import ApprovalRule, EnvironmentRule, Tenant, User
-from tenants.selectors.names import kept_for_tier, name_problem
+from tenants.name_registry import kept_for_tier, name_problem
 from tenants.selectors.whatif import past_decisions, rules_with_edit
 
 # How long a what-if's summary waits for the save of its proposal (into the audit event).

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce
 
 from tenants import quantities
 from tenants.choices import NamespaceState, RequestKind, RequestState
-from tenants.models import EnvironmentTier, Namespace, Request, Tenant
+from tenants.models import Namespace, Request, Tenant
 
 COUNTED_STATES = (
     NamespaceState.REQUESTED,
@@ -117,29 +117,6 @@ def increase(namespace: Namespace, payload: dict) -> Usage:
     )
 
 
-def demand(*, tenant: Tenant, kind: str, payload: dict) -> Usage:
-    """What admitting this request would add to the tenant's usage."""
-    if kind in (RequestKind.NAMESPACE, RequestKind.ENVIRONMENT):
-        return Usage(payload["cpu_millis"], payload["memory_mib"], payload.get("storage_gib", 0), 1)
-    if kind == RequestKind.EPHEMERAL:
-        if not payload["creates_namespace"]:
-            return Usage()  # it lives in a shared namespace that is already counted
-        return Usage(payload["cpu_millis"], payload["memory_mib"], payload["storage_gib"], 1)
-    if kind == RequestKind.PROJECT:
-        total = Usage()
-        for tier in EnvironmentTier.objects.filter(slug__in=payload["tiers"]):
-            total = total + Usage(
-                tier.default_cpu_millis, tier.default_memory_mib, tier.default_storage_gib, 1
-            )
-        return total
-    if kind == RequestKind.QUOTA_CHANGE:
-        namespace = Namespace.objects.get(
-            tenant=tenant, name=payload["namespace"], state=NamespaceState.ACTIVE
-        )
-        return increase(namespace, payload)
-    return Usage()
-
-
 def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
     """Field → message for every dimension the request would push past the budget, saying
     how much of it is in use by live namespaces and how much only requested."""
@@ -177,11 +154,12 @@ def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
     return problems
 
 
-def check_fits(*, tenant: Tenant, kind: str, payload: dict) -> None:
+def check_fits(*, tenant: Tenant, wanted: Usage) -> None:
     """Raise rest_framework's ValidationError, one message per dimension with the numbers,
-    when admitting this request would push the tenant past its budget."""
+    when admitting a request that wants this much (its kind's `demand`) would push the
+    tenant past its budget."""
     from rest_framework.exceptions import ValidationError
 
-    over = overruns(tenant=tenant, wanted=demand(tenant=tenant, kind=kind, payload=payload))
+    over = overruns(tenant=tenant, wanted=wanted)
     if over:
         raise ValidationError({field: [message] for field, message in over.items()})

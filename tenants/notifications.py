@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from tenants.choices import ApproverRole, RequestKind, Role
+from tenants.choices import ApproverRole, Role
+from tenants.kinds import kind_for
 from tenants.models import AuditEvent, EphemeralEnvironment, Membership, Request, User
 from tenants.quantities import payload_for_people
 
@@ -159,12 +160,11 @@ def email_text(tenancy_request: Request, event: str) -> tuple[str, str]:
 
 # Review apps come and go by the dozen, started by CI (which has the API's answer) and ended
 # by expiry: people hear only when one waits for them or is withdrawn, is ready, or failed.
-QUIET_KINDS = {RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT}
 QUIET_KIND_EVENTS = {"returned", "cancelled", "ready", "failed"}
 
 
 def wants_email(tenancy_request: Request, event: str) -> bool:
-    if tenancy_request.kind not in QUIET_KINDS:
+    if not kind_for(tenancy_request.kind).quiet:
         return True
     if event == "submitted":
         return tenancy_request.state == "submitted"  # held for a decision

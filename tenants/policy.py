@@ -106,11 +106,12 @@ def decide(attributes: dict[str, Any]) -> PolicyDecision:
 
 def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> dict[str, Any]:
     """The `request` variable rules see, from a validated payload."""
-    from tenants.budget import demand
+    from tenants.kinds import Target, kind_for
     from tenants.models import EnvironmentTier, Membership, Namespace
     from tenants.selectors import is_platform_admin
 
-    if kind in ("quota_change", "decommission", "end_environment"):
+    declared = kind_for(kind)
+    if declared.target is Target.NAMESPACE:
         namespace = Namespace.objects.select_related("tier", "cluster").get(
             tenant=tenant, name=payload["namespace"], state="active"
         )
@@ -119,17 +120,16 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
             namespace.cluster.name,
             bool(namespace.tier.is_ephemeral),
         )
-    elif kind in ("tenant_sync", "project_decommission", "tenant_decommission"):
+    elif declared.target is Target.CLUSTER:
         # Every tier the tenant (or the project) has on the cluster: what the request touches.
         live = Namespace.objects.filter(
             tenant=tenant, cluster__name=payload["cluster"], state__in=("pending", "active")
         )
-        if kind == "project_decommission":
-            live = live.filter(project__name=payload["project"])
+        live = declared.on_cluster(live, payload)
         tier_slugs = sorted(set(live.values_list("tier__slug", flat=True)))
         cluster, ephemeral = payload["cluster"], False
     else:
-        tier_slugs = payload["tiers"] if kind == "project" else [payload["tier"]]
+        tier_slugs = declared.asked_tiers(payload)
         cluster = payload["cluster"]
         ephemeral = EnvironmentTier.objects.filter(slug__in=tier_slugs, is_ephemeral=True).exists()
     ordered = list(
@@ -137,7 +137,7 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
         .order_by("position")
         .values_list("slug", flat=True)
     )
-    wanted = demand(tenant=tenant, kind=kind, payload=payload)
+    wanted = declared.demand(tenant=tenant, payload=payload)
     role = (
         Membership.objects.filter(tenant=tenant, user=requester)
         .values_list("role", flat=True)

@@ -18,7 +18,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db.models import Q
 from django.utils import timezone
 
-from tenants.choices import NamespaceState, RequestKind
+from tenants.choices import NamespaceState
+from tenants.kinds import kind_for, kinds_where
 from tenants.models import (
     AuditEvent,
     ClusterPrice,
@@ -33,12 +34,7 @@ CENT = Decimal("0.01")
 # A claim is not yet a namespace: nothing runs, nothing is billed.
 HELD = ~Q(state=NamespaceState.REQUESTED)
 # Requests that take namespaces away, and the audit events that say they finished.
-REMOVALS = (
-    RequestKind.DECOMMISSION,
-    RequestKind.PROJECT_DECOMMISSION,
-    RequestKind.TENANT_DECOMMISSION,
-    RequestKind.END_ENVIRONMENT,
-)
+REMOVALS = kinds_where(removes_namespaces=True)
 FINISHED = ("request.mark_decommissioned", "request.mark_ready")
 
 
@@ -331,18 +327,7 @@ def _ended_at(gone: list[Namespace]) -> dict[int, datetime]:
 
 
 def _removes(removal: dict, namespace: Namespace) -> bool:
-    payload = removal["payload"] or {}
-    if removal["kind"] == RequestKind.DECOMMISSION:
-        return payload.get("namespace") == namespace.name
-    if removal["kind"] == RequestKind.PROJECT_DECOMMISSION:
-        return (
-            namespace.project_id is not None
-            and payload.get("project") == namespace.project.name
-            and payload.get("cluster") == namespace.cluster.name
-        )
-    if removal["kind"] == RequestKind.TENANT_DECOMMISSION:
-        return payload.get("cluster") == namespace.cluster.name
-    return False
+    return kind_for(removal["kind"]).removes(removal["payload"] or {}, namespace)
 
 
 def rounded(amount: Decimal) -> Decimal:

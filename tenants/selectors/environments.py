@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from tenants.choices import EnvironmentState, NamespaceState, Role
+from tenants.kinds import kind_for
 from tenants.models import AuditEvent, EphemeralEnvironment, Namespace, Request, Tenant, User
 from tenants.selectors.access import is_platform_admin, role_in
 
@@ -68,9 +69,10 @@ def environment_history(environment: EphemeralEnvironment) -> QuerySet[AuditEven
 
 def environment_of_request(tenancy_request: Request) -> EphemeralEnvironment | None:
     """The environment an ephemeral request created, or the one an end request ends."""
-    if tenancy_request.kind == "ephemeral":
+    kind = kind_for(tenancy_request.kind)
+    if kind.starts_environment:
         return EphemeralEnvironment.objects.filter(request=tenancy_request).first()
-    if tenancy_request.kind == "end_environment":
+    if kind.ends_environment:
         return EphemeralEnvironment.objects.filter(
             tenant=tenancy_request.tenant_id, pk=tenancy_request.payload.get("environment")
         ).first()

@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tenants.budget import increase
-from tenants.choices import Decision, PolicyOutcome, RequestKind
+from tenants.choices import Decision, PolicyOutcome
 from tenants.decisions import REPLAY_LIMIT, Outcome, PastDecision, ProposedRule
+from tenants.kinds import Target, kind_for, kinds_where
 from tenants.models import (
     Approval,
     ApprovalRule,
@@ -28,13 +28,7 @@ from tenants.models import (
 )
 
 # Decided by Berth, never by the rules: nothing to replay.
-NOT_BY_RULES = (RequestKind.END_ENVIRONMENT,)
-ON_A_NAMESPACE = (RequestKind.QUOTA_CHANGE, RequestKind.DECOMMISSION)
-ON_A_CLUSTER = (
-    RequestKind.TENANT_SYNC,
-    RequestKind.PROJECT_DECOMMISSION,
-    RequestKind.TENANT_DECOMMISSION,
-)
+NOT_BY_RULES = kinds_where(decided_by_rules=False)
 
 
 def rules_in_force() -> list[ProposedRule]:
@@ -211,24 +205,21 @@ class Reconstruction:
         self, tenant: Tenant, kind: str, payload: dict[str, Any]
     ) -> tuple[list[str], str, bool]:
         known = self.tiers()
-        if kind in ON_A_NAMESPACE:
+        declared = kind_for(kind)
+        if declared.target is Target.NAMESPACE:
             namespace = self._namespace(tenant, payload.get("namespace", ""))
             if namespace is None:
                 return [], "", False
             slugs, cluster = [namespace.tier.slug], namespace.cluster.name
-        elif kind in ON_A_CLUSTER:
+        elif declared.target is Target.CLUSTER:
             cluster = str(payload.get("cluster", ""))
-            touched = Namespace.objects.filter(tenant=tenant, cluster__name=cluster)
-            if kind == RequestKind.PROJECT_DECOMMISSION:
-                touched = touched.filter(project__name=payload.get("project", ""))
+            touched = declared.on_cluster(
+                Namespace.objects.filter(tenant=tenant, cluster__name=cluster), payload
+            )
             slugs = list(set(touched.values_list("tier__slug", flat=True)))
             return sorted(slugs, key=lambda slug: known.get(slug, (0, False))[0]), cluster, False
         else:
-            slugs = (
-                list(payload.get("tiers") or [])
-                if kind == RequestKind.PROJECT
-                else [payload.get("tier", "")]
-            )
+            slugs = declared.asked_tiers(payload)
             cluster = str(payload.get("cluster", ""))
         slugs = sorted((slug for slug in slugs if slug in known), key=lambda slug: known[slug][0])
         return slugs, cluster, any(known[slug][1] for slug in slugs)
@@ -242,26 +233,5 @@ class Reconstruction:
         )
 
     def _amounts(self, tenant: Tenant, kind: str, payload: dict[str, Any]) -> tuple[int, int, int]:
-        if kind in (RequestKind.NAMESPACE, RequestKind.ENVIRONMENT) or (
-            kind == RequestKind.EPHEMERAL and payload.get("creates_namespace", True)
-        ):
-            return (
-                int(payload.get("cpu_millis", 0)),
-                int(payload.get("memory_mib", 0)),
-                int(payload.get("storage_gib", 0)),
-            )
-        if kind == RequestKind.PROJECT:
-            tiers = EnvironmentTier.objects.filter(slug__in=payload.get("tiers") or [])
-            return (
-                sum(t.default_cpu_millis for t in tiers),
-                sum(t.default_memory_mib for t in tiers),
-                sum(t.default_storage_gib for t in tiers),
-            )
-        if kind == RequestKind.QUOTA_CHANGE:
-            # The increase against the namespace's quota now: none once it was applied.
-            namespace = self._namespace(tenant, payload.get("namespace", ""))
-            if namespace is None:
-                return 0, 0, 0
-            wanted = increase(namespace, payload)
-            return wanted.cpu_millis, wanted.memory_mib, wanted.storage_gib
-        return 0, 0, 0
+        wanted = kind_for(kind).replayed_demand(tenant=tenant, payload=payload)
+        return wanted.cpu_millis, wanted.memory_mib, wanted.storage_gib

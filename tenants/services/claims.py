@@ -19,8 +19,8 @@ from tenants.choices import (
     GitOpsEngine,
     NamePurpose,
     NamespaceState,
-    RequestKind,
 )
+from tenants.kinds import kind_for
 from tenants.models import (
     Cluster,
     EnvironmentTier,
@@ -41,31 +41,26 @@ def claim_names(tenancy_request: Request) -> None:
     for one name. A name taken meanwhile is refused as a field error, nothing saved.
     """
     payload = tenancy_request.payload
-    if tenancy_request.kind == RequestKind.EPHEMERAL:
+    kind = kind_for(tenancy_request.kind)
+    if kind.starts_environment:
         _claim_environment(tenancy_request)
         return
-    if tenancy_request.kind == RequestKind.END_ENVIRONMENT:
+    if kind.ends_environment:
         EphemeralEnvironment.objects.filter(pk=payload["environment"]).update(
             state=EnvironmentState.ENDING
         )
         return
-    if tenancy_request.kind == RequestKind.PROJECT:
-        wanted = [(payload["app"], slug) for slug in payload["tiers"]]
-    elif tenancy_request.kind == RequestKind.NAMESPACE:
-        wanted = [(payload["app"], payload["tier"])]
-    elif tenancy_request.kind == RequestKind.ENVIRONMENT:
-        wanted = [(payload["project"], payload["tier"])]
-    else:
+    wanted = kind.claimed_tiers(payload)
+    if not wanted:
         return
-    field = "tier" if tenancy_request.kind == RequestKind.ENVIRONMENT else "app"
     try:
         with transaction.atomic():
             claim_tenant_names(tenancy_request.tenant, Cluster.objects.get(name=payload["cluster"]))
             _claim_tier_namespaces(tenancy_request, wanted)
-            if tenancy_request.kind == RequestKind.PROJECT:
+            if kind.claims_project_names:
                 _claim_project_names(tenancy_request)
     except NameTaken as exc:
-        raise ValidationError({field: [str(exc)]}) from exc
+        raise ValidationError({kind.names_field: [str(exc)]}) from exc
 
 
 def _claim_tier_namespaces(tenancy_request: Request, wanted: list[tuple[str, str]]) -> None:
@@ -75,7 +70,7 @@ def _claim_tier_namespaces(tenancy_request: Request, wanted: list[tuple[str, str
         tier.slug: tier
         for tier in EnvironmentTier.objects.filter(slug__in=[slug for _, slug in wanted])
     }
-    is_project = tenancy_request.kind == RequestKind.PROJECT
+    is_project = kind_for(tenancy_request.kind).quota_from_tiers
     for app, slug in wanted:
         tier = tiers[slug]
         name = namespace_name(tenant.slug, app, slug)

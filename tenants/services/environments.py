@@ -16,8 +16,9 @@ from rest_framework.exceptions import ValidationError
 from tenants import audit, budget, policy, selectors
 from tenants.choices import EndCause, EnvironmentState, PolicyOutcome, RequestKind, RequestState
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
+from tenants.kinds import validate_payload
+from tenants.kinds.ephemeral import KIND as EPHEMERAL
 from tenants.models import EphemeralEnvironment, Namespace, Request, Tenant, User
-from tenants.payloads import validate_payload
 from tenants.quantities import seconds_to_duration
 from tenants.services.claims import release_claims
 from tenants.services.lifecycle import transition
@@ -199,6 +200,6 @@ def ephemeral_preview(user: User, tenant: Tenant, payload: dict) -> dict:
     without creating anything. Raises what submitting would: bad input, budget, membership."""
     if not selectors.may_request(user, tenant):
         raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
-    cleaned = validate_payload(kind="ephemeral", tenant=tenant, payload=payload)
-    budget.check_fits(tenant=tenant, kind="ephemeral", payload=cleaned)
+    cleaned = validate_payload(kind=EPHEMERAL.value, tenant=tenant, payload=payload)
+    budget.check_fits(tenant=tenant, wanted=EPHEMERAL.demand(tenant=tenant, payload=cleaned))
     return cleaned

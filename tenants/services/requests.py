@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import audit, budget, engine, policy, selectors
+from tenants import audit, budget, engine, kinds, policy, selectors
 from tenants.choices import (
     ApproverRole,
     Decision,
@@ -21,8 +21,8 @@ from tenants.choices import (
     RequestState,
 )
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
+from tenants.kinds import kind_for, validate_payload
 from tenants.models import Approval, Comment, EphemeralEnvironment, Request, Run, Tenant, User
-from tenants.payloads import validate_payload
 from tenants.services.claims import claim_names, release_claims
 from tenants.services.lifecycle import (
     TRANSITIONS,
@@ -58,22 +58,17 @@ def submit_request(
                 ]
             }
         )
-    if kind == RequestKind.END_ENVIRONMENT:
-        raise ValidationError(
-            {
-                "kind": [
-                    "An ephemeral environment is ended from its page or with "
-                    "POST /api/v1/environments/{id}/end/."
-                ]
-            }
-        )
+    if kind in kinds.KINDS and kind_for(kind).asked_elsewhere:
+        raise ValidationError({"kind": [kind_for(kind).asked_elsewhere]})
     refuse_unwritable_repository(tenant=tenant, kind=kind)
     cleaned = validate_payload(kind=kind, tenant=tenant, payload=payload)
     with transaction.atomic():
         # One admission at a time per tenant: the budget check below must see every claim.
         Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
         refuse_duplicate(tenant=tenant, kind=kind, cleaned=cleaned)
-        budget.check_fits(tenant=tenant, kind=kind, payload=cleaned)
+        budget.check_fits(
+            tenant=tenant, wanted=kind_for(kind).demand(tenant=tenant, payload=cleaned)
+        )
         attributes = policy.attributes_for(
             tenant=tenant, kind=kind, payload=cleaned, requester=requester
         )
@@ -105,18 +100,9 @@ def submit_request(
     return tenancy_request
 
 
-# Removals asked for twice would only race each other: the second is refused while the
-# first is open (the payload keys that say what is removed).
-DEDUPLICATED_KINDS: dict[str, tuple[str, ...]] = {
-    RequestKind.DECOMMISSION: ("namespace",),
-    RequestKind.PROJECT_DECOMMISSION: ("project", "cluster"),
-    RequestKind.TENANT_DECOMMISSION: ("cluster",),
-}
-
-
 def refuse_duplicate(*, tenant: Tenant, kind: str, cleaned: dict[str, Any]) -> None:
     """Under the tenant's lock, so two at once cannot both pass."""
-    keys = DEDUPLICATED_KINDS.get(kind)
+    keys = kind_for(kind).deduplicated_by
     if not keys:
         return
     same = {f"payload__{key}": cleaned[key] for key in keys}
@@ -145,20 +131,13 @@ def refuse_duplicate(*, tenant: Tenant, kind: str, cleaned: dict[str, Any]) -> N
         )
 
 
-# What still goes through while the tenant's repository cannot be written: taking things
-# away (their files go with a later sync; the cluster side must not be held back).
-REMOVALS = frozenset(
-    {RequestKind.DECOMMISSION, RequestKind.PROJECT_DECOMMISSION, RequestKind.TENANT_DECOMMISSION}
-)
-
-
 def refuse_unwritable_repository(*, tenant: Tenant, kind: str) -> None:
     """A tenant whose repository check failed (Berth cannot read or push to it) gets no new
     request: each would fail at its GitOps commit. Until the settings pass the check."""
     if (
         tenant.gitops_repo_url.strip()
         and tenant.repository_check_ok is False
-        and kind not in REMOVALS
+        and kind not in kinds.kinds_where(decommissions=True)
     ):
         raise ValidationError(
             {

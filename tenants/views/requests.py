@@ -12,8 +12,8 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
 from tenants import engine, forms, selectors, services
-from tenants.choices import RequestKind
 from tenants.errors import DomainError, NotAllowed
+from tenants.kinds import kind_for
 from tenants.views.environments import environment_preview_of
 from tenants.views.support import client_ip, field_errors
 
@@ -142,7 +142,7 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
             # Its state is the page's live header: a message saying it would go stale.
             messages.success(request, f"Request #{created.pk} submitted.")
             return redirect("request-detail", pk=created.pk)
-    ephemeral = kind == RequestKind.EPHEMERAL
+    ephemeral = kind_for(kind).starts_environment
     return render(
         request,
         "tenants/request_form.html",
@@ -150,7 +150,7 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
             "tenant": tenant,
             "form": form,
             "kind": kind,
-            "preview": kind in ("namespace", "environment", "project", "ephemeral"),
+            "preview": kind_for(kind).previews_names,
             # An ephemeral environment's namespace comes from the tenant's environment rules.
             "preview_view": "environment-preview" if ephemeral else "name-preview",
             "preview_template": (

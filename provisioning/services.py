@@ -26,6 +26,7 @@ from tenants.choices import (
     TargetState,
 )
 from tenants.errors import DomainError
+from tenants.kinds import kind_for
 from tenants.models import (
     CampaignCommit,
     CampaignTarget,
@@ -284,7 +285,7 @@ def record_namespaces_pending(
 def record_outcomes(*, requests: list[tuple[Request, PlanInput]]) -> None:
     """After successful runs: Berth's records say what the cluster now has."""
     for tenancy_request, inputs in requests:
-        if tenancy_request.kind == RequestKind.PROJECT:
+        if kind_for(tenancy_request.kind).creates_project:
             project, _ = Project.objects.get_or_create(
                 tenant=tenancy_request.tenant,
                 name=inputs.project,
@@ -346,7 +347,7 @@ def _activate_namespaces(requests: list[tuple[Request, PlanInput]]) -> None:
 def _record_environment_outcome(tenancy_request: Request, inputs: PlanInput) -> None:
     """An ephemeral environment started, or one ended (and the namespaces it removed)."""
     tenant = tenancy_request.tenant
-    if tenancy_request.kind == RequestKind.EPHEMERAL:
+    if kind_for(tenancy_request.kind).starts_environment:
         EphemeralEnvironment.objects.filter(
             request=tenancy_request, state=EnvironmentState.STARTING
         ).update(state=EnvironmentState.LIVE)
@@ -386,7 +387,7 @@ def _revisions_applied(live: list[Namespace], spec_of: dict[int, Any]) -> dict[i
 
 
 def environment_ended_by(tenancy_request: Request) -> EphemeralEnvironment | None:
-    if tenancy_request.kind != RequestKind.END_ENVIRONMENT:
+    if not kind_for(tenancy_request.kind).ends_environment:
         return None
     return EphemeralEnvironment.objects.get(pk=tenancy_request.payload["environment"])
 

@@ -25,6 +25,7 @@ from provisioning.inputs import (
     plan_input_for,
     plan_inputs_for,
 )
+from provisioning.inputs.kinds import plan_kind_for
 from provisioning.models import GitCommit
 from provisioning.plan import PlanInput, engine_family
 from provisioning.signals import git_push_failed
@@ -252,7 +253,7 @@ def writes_a_repository(tenancy_request: Request) -> bool:
 
 def _why_no_repository(tenancy_request: Request) -> GitOpsWritten | None:
     """The skipped outcome of a request that writes no repository (None: it writes one)."""
-    if tenancy_request.kind == RequestKind.QUOTA_CHANGE:
+    if not plan_kind_for(tenancy_request.kind).writes_repository:
         # Quotas are Berth's, never in the repository: nothing there depends on them.
         return GitOpsWritten("skipped", "a quota change changes no GitOps file")
     tenant = tenancy_request.tenant
@@ -400,7 +401,7 @@ class _RequestWrite:
         self.skip_on_error = skip_on_error
         self.approvers = reads.approvers_of(tenancy_request) if approvers is None else approvers
         self.own = [ns.name for ns in inputs.namespaces] + list(inputs.remove_namespaces)
-        if tenancy_request.kind in (RequestKind.EPHEMERAL, RequestKind.END_ENVIRONMENT):
+        if plan_kind_for(tenancy_request.kind).owns_payload_namespace:
             self.own = [tenancy_request.payload["namespace"]]
         self.earlier: list[tuple[str, str, dict[str, str]]] = []
         self.notes: list[str] = []
@@ -552,7 +553,10 @@ def gitops_preview(tenancy_request: Request, inputs: PlanInput | None = None) ->
     current content (reads the remote; no lock, no commit). `inputs`: its plan's, when at
     hand."""
     tenant = tenancy_request.tenant
-    if not tenant.gitops_repo_url.strip() or tenancy_request.kind == RequestKind.QUOTA_CHANGE:
+    if (
+        not tenant.gitops_repo_url.strip()
+        or not plan_kind_for(tenancy_request.kind).writes_repository
+    ):
         return GitOpsChange(diff="", binds="")
     remote = gitops_remote(tenant)
     inputs = inputs or plan_input_for(tenancy_request)

@@ -35,11 +35,12 @@ from provisioning.engine.commits import (
 from provisioning.engine.guardrails import guardrails_problem
 from provisioning.gitops import GitError
 from provisioning.inputs import plan_input_for, plan_inputs_for, shared_reads
+from provisioning.inputs.kinds import plan_kind_for, plan_kinds_where
 from provisioning.kube import Applied, ClusterClient, KubeError
 from provisioning.plan import KIND_ORDER, LABEL_TENANT, MANAGED_BY, Plan, PlanInput, ref_of, render
 from provisioning.validation import validate_plan
 from tenants import services
-from tenants.choices import Decision, RequestKind, RequestState, RunState
+from tenants.choices import Decision, RequestState, RunState
 from tenants.engine import approval_digest
 from tenants.models import Approval, Cluster, Namespace, Request, Run
 
@@ -92,12 +93,7 @@ def approved_digests(request_ids: list[int]) -> dict[int, Bound]:
 
 # Requests that only create: a worker taking one of them approved takes others approved for
 # the same cluster with it. Removals and the rest go one at a time.
-BATCHED_KINDS = (
-    RequestKind.NAMESPACE,
-    RequestKind.PROJECT,
-    RequestKind.ENVIRONMENT,
-    RequestKind.EPHEMERAL,
-)
+BATCHED_KINDS = plan_kinds_where(batched=True)
 
 
 @dataclass
@@ -424,9 +420,7 @@ def _finish(items: list[Item], *, outcome: str) -> dict[int, str]:
         ending = records.environment_ended_by(item.request)
         if ending is not None:
             finish_decommission_of(ending.request_id)
-        if item.request.kind == RequestKind.TENANT_DECOMMISSION and item.request.payload.get(
-            "retire"
-        ):
+        if plan_kind_for(item.request.kind).retires_tenant(item.request.payload):
             services.retire_tenant(tenant_id=item.request.tenant_id, tenancy_request=item.request)
     return {item.pk: outcome for item in items}
 
@@ -731,10 +725,7 @@ def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:
 def start_decommission_of(request_id: int, *, reason: str) -> None:
     creator = Request.objects.get(pk=request_id)
     # Only a request that made exactly this one namespace (or environment) follows it.
-    if (
-        creator.kind in (RequestKind.NAMESPACE, RequestKind.EPHEMERAL)
-        and creator.state == RequestState.READY
-    ):
+    if plan_kind_for(creator.kind).follows_its_namespace and creator.state == RequestState.READY:
         services.start_decommission(request_id=request_id, actor=None, reason=reason)
 
 

@@ -49,6 +49,7 @@ class Kind:
     # Names: the field a taken name is reported on, and what the claimed namespaces hold.
     names_field: ClassVar[str] = "app"
     quota_from_tiers: ClassVar[bool] = False  # the tiers' defaults, not the payload's
+    creates_project: ClassVar[bool] = False  # recorded once its run succeeds
     claims_project_names: ClassVar[bool] = False  # the project's Kargo namespace too
     starts_environment: ClassVar[bool] = False  # claims an ephemeral environment's names
     ends_environment: ClassVar[bool] = False  # its environment is ending once it is asked

@@ -17,6 +17,7 @@ class ProjectKind(Kind):
     payload = ProjectPayload
     previews_names = True
     quota_from_tiers = True
+    creates_project = True
     claims_project_names = True
 
     def claimed_tiers(self, payload: dict[str, Any]) -> list[tuple[str, str]]:

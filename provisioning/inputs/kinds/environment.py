@@ -1,0 +1,43 @@
+"""A project's new environment: one more tier of it, and its Kargo side."""
+
+from __future__ import annotations
+
+from provisioning.inputs.kinds.base import Draft, PayloadApp
+from provisioning.inputs.reads import cluster_named, recorded_name, tier_named
+from provisioning.inputs.specs import kargo_projects_for, tier_spec
+from provisioning.plan import NamespaceSpec
+from tenants.choices import RequestKind
+from tenants.models import Project, Request
+
+
+class EnvironmentPlan(PayloadApp):
+    value = RequestKind.ENVIRONMENT
+    applies_tenant_objects = True
+    batched = True
+
+    def draft(self, tenancy_request: Request) -> Draft:
+        tenant, payload = tenancy_request.tenant, tenancy_request.payload
+        cluster = cluster_named(payload["cluster"])
+        app = Project.objects.get(tenant=tenant, name=payload["project"])
+        engine, project = app.gitops_engine, app.name
+        tier = tier_named(payload["tier"])
+        namespaces = [
+            NamespaceSpec(
+                name=recorded_name(tenancy_request, project, tier),
+                tier=tier_spec(tier),
+                cpu_millis=payload["cpu_millis"],
+                memory_mib=payload["memory_mib"],
+                storage_gib=payload.get("storage_gib", 0),
+                project=project,
+            )
+        ]
+        return Draft(
+            cluster=cluster,
+            engine=engine,
+            project=project,
+            namespaces=namespaces,
+            kargo=kargo_projects_for(tenant, cluster, engine, project, namespaces),
+        )
+
+
+KIND = EnvironmentPlan()

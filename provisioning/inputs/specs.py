@@ -1,0 +1,309 @@
+"""Berth's records as the plan describes them: tiers, tenants, clusters, namespaces,
+Kargo projects, the engines a tenant runs; and the applications namespaces deploy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from provisioning import gitops
+from provisioning.inputs.reads import claimed_name, claims_of, read_once
+from provisioning.plan import (
+    ClusterSpec,
+    KargoProject,
+    NamespaceSpec,
+    PlanInput,
+    RepoCredential,
+    TenantSpec,
+    TierSpec,
+    engine_family,
+)
+from provisioning.versions import tier_from_definition
+from tenants.choices import (
+    EnvironmentState,
+    GitOpsEngine,
+    NamePurpose,
+    NamespaceState,
+)
+from tenants.models import (
+    Cluster,
+    EnvironmentTier,
+    EphemeralEnvironment,
+    Namespace,
+    Project,
+    Tenant,
+)
+from tenants.naming import kargo_namespace
+
+GITOPS_LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
+
+
+def tier_spec(tier: EnvironmentTier) -> TierSpec:
+    return TierSpec(
+        slug=tier.slug,
+        pod_security_level=tier.pod_security_level,
+        network_preset=tier.network_preset,
+        container_default_cpu_millis=tier.container_default_cpu_millis,
+        container_default_memory_mib=tier.container_default_memory_mib,
+        container_request_cpu_millis=tier.container_request_cpu_millis,
+        container_request_memory_mib=tier.container_request_memory_mib,
+        cluster_roles={
+            "owner": tier.owner_cluster_role,
+            "member": tier.member_cluster_role,
+            "viewer": tier.viewer_cluster_role,
+        },
+        position=tier.position,
+        is_ephemeral=tier.is_ephemeral,
+    )
+
+
+def pinned_tier_spec(namespace: Namespace) -> TierSpec:
+    """The tier definition a namespace runs: the revision it was last applied from (by its
+    request or an upgrade campaign), rendered again as it was, so a tier edited since
+    reaches it only through a campaign. One made before Berth recorded revisions runs the
+    tier as it stands (select `tier_revision` with the namespace)."""
+    revision = namespace.tier_revision
+    return tier_from_definition(revision.definition) if revision else tier_spec(namespace.tier)
+
+
+def repo_credential(tenant: Tenant) -> RepoCredential | None:
+    """How the tenant's engines authenticate to its repository, from its encrypted
+    credential (`token`, `user:token`, or an SSH deploy key), as Berth's own git does."""
+    url = tenant.gitops_repo_url.strip()
+    if not url:
+        return None
+    try:
+        remote = gitops.Remote.parse(url, credentials=tenant.gitops_credentials)
+    except gitops.GitError:
+        return None  # an unusable URL: the GitOps step says so
+    if not remote.credentials or remote.transport not in ("https", "ssh"):
+        return None
+    if remote.transport == "https":
+        user, token = gitops.token_pair(remote.credentials)
+        return RepoCredential(transport="https", username=user, password=token)
+    return RepoCredential(
+        transport="ssh",
+        ssh_private_key=gitops.private_key(remote.credentials),
+        known_hosts=tenant.gitops_known_hosts.strip(),
+    )
+
+
+def tenant_spec(tenant: Tenant, cluster: Cluster | None = None) -> TenantSpec:
+    return read_once(
+        ("tenant", tenant.pk, cluster.pk if cluster else None),
+        lambda: _tenant_spec(tenant, cluster),
+    )
+
+
+def _tenant_spec(tenant: Tenant, cluster: Cluster | None) -> TenantSpec:
+    return TenantSpec(
+        slug=tenant.slug,
+        name=tenant.name,
+        groups={
+            "owner": tuple(tenant.owner_groups),
+            "member": tuple(tenant.member_groups),
+            "viewer": tuple(tenant.viewer_groups),
+        },
+        repo_url=tenant.gitops_repo_url,
+        repo_branch=tenant.gitops_branch or "main",
+        repo_path=tenant.gitops_path,
+        allowed_domains=tuple(tenant.allowed_domains),
+        apps_namespace=(claimed_name(cluster, tenant, NamePurpose.ARGOCD_APPS) if cluster else ""),
+        gitops_namespace=claimed_name(cluster, tenant, NamePurpose.GITOPS) if cluster else "",
+        credential=repo_credential(tenant),
+    )
+
+
+def cluster_spec(cluster: Cluster) -> ClusterSpec:
+    return ClusterSpec(
+        name=cluster.name,
+        argocd_namespace=cluster.argocd_namespace,
+        has_kargo=cluster.has_kargo,
+        ingress_namespace=cluster.ingress_namespace,
+        argocd_impersonation=cluster.argocd_impersonation,
+        argocd_repository_secrets=cluster.argocd_repository_secrets,
+    )
+
+
+def live_namespace(tenant: Tenant, name: str) -> Namespace:
+    return Namespace.objects.select_related("tier", "tier_revision", "cluster", "project").get(
+        tenant=tenant, name=name, state__in=[NamespaceState.ACTIVE, NamespaceState.PENDING]
+    )
+
+
+def tenant_engines(tenant: Tenant, cluster: Cluster, *also: str) -> frozenset[str]:
+    """The engines the tenant uses on a cluster: its default, those of its projects living
+    there, and `also` (what the request brings)."""
+    engines = {tenant.gitops_engine, *also}
+    engines |= read_once(
+        ("engines", tenant.pk, cluster.pk),
+        lambda: set(
+            Project.objects.filter(
+                tenant=tenant,
+                environments__cluster=cluster,
+                environments__state__in=GITOPS_LIVE_STATES,
+            ).values_list("gitops_engine", flat=True)
+        ),
+    )
+    return frozenset(engine_family(engine) for engine in engines if engine)
+
+
+def kargo_project(
+    tenant: Tenant, cluster: Cluster, project: str, adding: tuple[TierSpec, ...] = ()
+) -> KargoProject:
+    """A project's Kargo side on a cluster: every tier it has there, with `adding`."""
+    tiers = {tier.slug: tier for tier in adding}
+    for namespace in (
+        Namespace.objects.filter(
+            tenant=tenant,
+            cluster=cluster,
+            project__name=project,
+            state__in=GITOPS_LIVE_STATES,
+        )
+        .select_related("tier", "tier_revision")
+        .order_by("pk")
+    ):
+        tiers.setdefault(namespace.tier.slug, pinned_tier_spec(namespace))
+    name = claimed_name(cluster, tenant, NamePurpose.KARGO, app=project)
+    return KargoProject(
+        name=project,
+        namespace=name or kargo_namespace(tenant.slug, project),
+        tiers=tuple(sorted(tiers.values(), key=lambda t: (t.position, t.slug))),
+    )
+
+
+def kargo_projects_for(
+    tenant: Tenant, cluster: Cluster, engine: str, project: str, namespaces: list[NamespaceSpec]
+) -> tuple[KargoProject, ...]:
+    if engine != GitOpsEngine.ARGOCD_KARGO or not project or not cluster.has_kargo:
+        return ()
+    return (kargo_project(tenant, cluster, project, tuple(ns.tier for ns in namespaces)),)
+
+
+def active_namespaces(tenant: Tenant, cluster: Cluster, **where: object) -> list[Namespace]:
+    return list(
+        Namespace.objects.filter(
+            tenant=tenant, cluster=cluster, state=NamespaceState.ACTIVE, **where
+        )
+        .select_related("tier", "tier_revision", "project", "request", "cluster")
+        .order_by("name")
+    )
+
+
+def kept_on(
+    tenant: Tenant, cluster: Cluster
+) -> tuple[list[NamespaceSpec], tuple[KargoProject, ...]]:
+    """The tenant's live namespaces on a cluster and its projects' Kargo side there."""
+    live = active_namespaces(tenant, cluster)
+    namespaces = [namespace_spec(ns, engine=engine_of(ns, tenant)) for ns in live]
+    kargo = (
+        tuple(
+            kargo_project(tenant, cluster, name)
+            for name in sorted(
+                {
+                    ns.project.name
+                    for ns in live
+                    if ns.project_id and ns.project.gitops_engine == GitOpsEngine.ARGOCD_KARGO
+                }
+            )
+        )
+        if cluster.has_kargo
+        else ()
+    )
+    return namespaces, kargo
+
+
+def kept_input(tenant: Tenant, cluster: Cluster) -> PlanInput:
+    """Everything Berth keeps for the tenant on a cluster now, as a tenant_sync would apply
+    it: the live namespaces, the projects' Kargo side and the tenant's own objects."""
+    namespaces, kargo = kept_on(tenant, cluster)
+    inputs = PlanInput(
+        request_id=0,
+        tenant=tenant_spec(tenant, cluster),
+        cluster=cluster_spec(cluster),
+        engine=tenant.gitops_engine,
+        namespaces=tuple(namespaces),
+        tenant_engines=tenant_engines(tenant, cluster),
+        kargo_projects=kargo,
+    )
+    return replace(inputs, claims=claims_of(inputs, cluster))
+
+
+def clusters_of(tenant: Tenant) -> list[Cluster]:
+    """The clusters where the tenant has a live namespace."""
+    return list(
+        Cluster.objects.filter(namespaces__tenant=tenant, namespaces__state=NamespaceState.ACTIVE)
+        .distinct()
+        .order_by("name")
+    )
+
+
+def engine_of(namespace: Namespace, tenant: Tenant) -> str:
+    return namespace.project.gitops_engine if namespace.project_id else tenant.gitops_engine
+
+
+def environment_takes_namespace(environment: EphemeralEnvironment) -> bool:
+    """An ending environment deletes its namespace if it was made for it and no other
+    environment still lives there."""
+    if not environment.owns_namespace:
+        return False
+    others = environment.namespace.ephemeral_environments.exclude(pk=environment.pk).exclude(
+        state=EnvironmentState.ENDED
+    )
+    return not others.exists()
+
+
+def namespace_spec(
+    namespace: Namespace,
+    *,
+    project: str | None = None,
+    environment: str = "",
+    engine: str = "",
+    current: bool = False,
+) -> NamespaceSpec:
+    """A namespace as Berth's records describe it now (after any quota changes), with the
+    tier definition it runs; `current`: with its tier as it stands (what an upgrade
+    campaign would roll out)."""
+    if project is None:
+        project = namespace.project.name if namespace.project_id else ""
+    return NamespaceSpec(
+        name=namespace.name,
+        tier=tier_spec(namespace.tier) if current else pinned_tier_spec(namespace),
+        cpu_millis=namespace.cpu_millis,
+        memory_mib=namespace.memory_mib,
+        storage_gib=namespace.storage_gib,
+        project=project,
+        environment=environment,
+        cluster=namespace.cluster.name,
+        engine=engine,
+    )
+
+
+def namespace_input(namespace: Namespace, *, current: bool = False) -> PlanInput:
+    """A live namespace as Berth's records describe it now (after any quota changes), with
+    the tier definition it runs (drift is measured against that), or with its tier as it
+    stands (`current`: what an upgrade campaign would apply)."""
+    project = namespace.project
+    return PlanInput(
+        request_id=namespace.request_id or 0,
+        tenant=tenant_spec(namespace.tenant, namespace.cluster),
+        cluster=cluster_spec(namespace.cluster),
+        engine=project.gitops_engine if project else namespace.tenant.gitops_engine,
+        namespaces=(namespace_spec(namespace, current=current),),
+    )
+
+
+def app_of(namespace: Namespace) -> str:
+    """The application a namespace deploys: its project, else the app its request named."""
+    if namespace.project_id:
+        return namespace.project.name
+    payload = namespace.request.payload if namespace.request_id else {}
+    return payload.get("app") or payload.get("project") or ""
+
+
+def apps_on(tenant: Tenant, cluster: str) -> list[str]:
+    """The applications with a live namespace of the tenant on the cluster (review apps'
+    namespaces included: their files live under their project)."""
+    live = Namespace.objects.filter(
+        tenant=tenant, cluster__name=cluster, state__in=GITOPS_LIVE_STATES
+    ).select_related("project", "request")
+    return sorted({app for app in map(app_of, live) if app})

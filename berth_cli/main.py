@@ -9,29 +9,20 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import httpx
-import yaml
 from click.shell_completion import get_completion_class
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn
-from rich.table import Table
 
 from berth_cli import oidc
 from berth_cli.client import ApiProblem, Berth, NotConfigured, read_config, write_config
+from berth_cli.output import err, show
+from berth_cli.progress import wait_until_ready
 
-err = Console(stderr=True)
 FORMATS = click.Choice(["table", "json", "yaml"])
-# How far along each object is: a request's states, then an environment's.
-REQUEST_STEPS = ("submitted", "approved", "provisioning", "ready")
-REQUEST_ENDS = {"rejected", "cancelled", "failed", "decommissioned"}
-ENVIRONMENT_STEPS = ("starting", "live")
-TIMED_OUT = 3
 COLUMNS = {
     "requests": ("id", "tenant", "kind", "state", "requester", "created_at"),
     "namespaces": ("id", "name", "tenant", "tier", "cluster", "state"),
@@ -65,20 +56,6 @@ class Context:
 
 
 pass_context = click.make_pass_decorator(Context)
-
-
-def show(
-    rows: list[dict[str, Any]] | dict[str, Any], output: str, columns: tuple[str, ...]
-) -> None:
-    if output == "json":
-        click.echo(json.dumps(rows, indent=2))
-    elif output == "yaml":
-        click.echo(yaml.safe_dump(rows, sort_keys=False), nl=False)
-    else:
-        table = Table(*columns, box=None, pad_edge=False)
-        for row in rows if isinstance(rows, list) else [rows]:
-            table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
-        Console(soft_wrap=True).print(table)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -294,57 +271,6 @@ def env() -> None:
     """Ephemeral environments: one per pull request, created and removed by CI."""
 
 
-def step(states: tuple[str, ...], state: str) -> int:
-    return states.index(state) + 1 if state in states else 0
-
-
-def wait_until_ready(
-    context: Context, environment: dict[str, Any], timeout: float, interval: float
-) -> int:
-    """Progress per object (the request, the namespace) until Ready; the exit code."""
-    deadline = time.monotonic() + timeout
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[state]}"),
-        console=err,
-        transient=False,
-    ) as progress:
-        request_bar = progress.add_task(
-            f"request #{environment['request']}", total=len(REQUEST_STEPS), state=""
-        )
-        namespace_bar = progress.add_task(
-            f"namespace {environment['namespace']}", total=len(ENVIRONMENT_STEPS), state=""
-        )
-        while True:
-            request_state = environment.get("request_state", "")
-            progress.update(
-                request_bar, completed=step(REQUEST_STEPS, request_state), state=request_state
-            )
-            progress.update(
-                namespace_bar,
-                completed=step(ENVIRONMENT_STEPS, environment["state"]),
-                state=environment["state"],
-            )
-            if request_state == "ready" and environment["state"] == "live":
-                return 0
-            if request_state in REQUEST_ENDS or environment["state"] in ("ending", "ended"):
-                seen = context.berth.call("request", path={"id": environment["request"]})
-                err.print(
-                    f"Request #{environment['request']} is {request_state}: "
-                    f"{seen.get('status_message') or 'no reason given'}"
-                )
-                return 1
-            if time.monotonic() >= deadline:
-                err.print(
-                    f"Not Ready after {timeout:.0f} s (request {request_state}, "
-                    f"environment {environment['state']})."
-                )
-                return TIMED_OUT
-            time.sleep(interval)  # polling the API at a fixed pace
-            environment = context.berth.call("environment", path={"id": environment["id"]})
-
-
 @env.command("create")
 @tenant_option
 @click.option("--project", required=True)
@@ -378,7 +304,7 @@ def env_create(
         f"namespace {created['namespace']} on {created['cluster']}",
         highlight=False,
     )
-    code = wait_until_ready(context, created, timeout, interval) if wait else 0
+    code = wait_until_ready(context.berth, created, timeout, interval) if wait else 0
     click.echo(created["namespace"])
     sys.exit(code)
 

@@ -30,6 +30,7 @@ from . import celauthz
 from .errors import ApiError
 from .resources import ADMISSION, NAMESPACES, ResourceType
 from .selectors import matches_label_selector
+from .storeview import ControlledStore
 
 _CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
 # Policies never apply to the objects that configure admission (upstream avoids lock-outs so).
@@ -263,7 +264,7 @@ class _Request:
 class PolicyAdmission:
     """Evaluates the stored policies for a write; used from the store's admission hook."""
 
-    def __init__(self, store: Any, authorizer: Any = None) -> None:
+    def __init__(self, store: ControlledStore, authorizer: Any = None) -> None:
         self.store = store
         self.authorizer = authorizer
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from .resources import APIEXTENSIONS, NAME_SUBDOMAIN, ResourceType
+from .storeview import ControlledStore
 
 Cause = tuple[str, str, str]
 
@@ -124,7 +124,7 @@ def crd_problems(crd: dict) -> list[Cause]:
     return problems
 
 
-def crd_controller(store: Any, rt: ResourceType, obj: dict, deleted: bool) -> None:
+def crd_controller(store: ControlledStore, rt: ResourceType, obj: dict, deleted: bool) -> None:
     """Register (or forget) the CRD's types; mark it Established like the real controllers."""
     if not is_crd(rt):
         return

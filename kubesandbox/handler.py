@@ -18,9 +18,9 @@ import yaml
 from . import protobuf, selectors, tables, watch
 from .authn import SA_PREFIX, UserInfo, service_account_user, with_authenticated
 from .errors import ApiError, status_body
+from .objects import APPLY_PATCH, PATCH_TYPES, WriteContext
 from .rbac import Attributes, forbidden_message
 from .resources import AUTHN, NAMESPACES, ResourceType
-from .store import APPLY_PATCH, PATCH_TYPES, WriteContext
 from .validation import WARN
 
 # libyaml's loader when PyYAML was built with it: the pure-Python one is far slower.

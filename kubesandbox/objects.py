@@ -11,14 +11,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import ApiError, bad_request
 from .resources import NAMESPACES, ResourceType
 from .validation import WARN
-
-if TYPE_CHECKING:
-    from .store import Store
 
 # Every real cluster has these; code under test may rely on "default" existing.
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -58,8 +55,6 @@ class WriteContext:
 
 # (operation, type, new object, old object, context) -> raises ApiError to refuse.
 AdmissionHook = Callable[[str, ResourceType, dict | None, dict | None, WriteContext], None]
-# Runs after each committed write, inside the store's lock: (store, type, object, deleted).
-Controller = Callable[["Store", ResourceType, dict, bool], None]
 
 
 def now() -> str:

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import reviews
 from .errors import ApiError
-from .objects import JSON_PATCH
+from .objects import APPLY_PATCH, JSON_PATCH
 from .patching import json_patch, merge_patch
-from .store import APPLY_PATCH
 
 if TYPE_CHECKING:
     from .authn import UserInfo

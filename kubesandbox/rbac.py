@@ -18,6 +18,7 @@ from .authn import UserInfo
 from .errors import ApiError
 from .resources import RBAC, ResourceType
 from .selectors import matches_label_selector
+from .storeview import ControlledStore
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def describe_user(user: UserInfo) -> str:
 class Authorizer:
     """Reads the RBAC objects of a store (call with the store's lock held or not: it locks)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ControlledStore) -> None:
         self.store = store
 
     def _role_rules(self, ref: dict, namespace: str) -> list[dict] | None:
@@ -288,7 +289,9 @@ def forbidden_message(user: UserInfo, attrs: Attributes) -> str:
 # -- ClusterRole aggregation (upstream's clusterrole-aggregation controller) ----------------
 
 
-def aggregation_controller(store: Any, rt: ResourceType, obj: dict, deleted: bool) -> None:
+def aggregation_controller(
+    store: ControlledStore, rt: ResourceType, obj: dict, deleted: bool
+) -> None:
     if (rt.group, rt.plural) != (RBAC, "clusterroles"):
         return
     roles = store.stored(RBAC, "clusterroles")

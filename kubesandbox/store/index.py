@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .objects import Key
+from ..objects import Key
 
 
 class ObjectIndex:

@@ -7,13 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from .objects import object_key
+from ..objects import object_key
+from .state import StoreState
 
 
 class Persistence:
     """Mixed into ``Store``."""
 
-    def _persist(self) -> None:
+    def _persist(self: StoreState) -> None:
         if not self.state_file:
             return
         state = {
@@ -26,7 +27,7 @@ class Persistence:
         partial.write_text(json.dumps(state, sort_keys=True))
         os.replace(partial, self.state_file)
 
-    def _load(self, state_file: Path) -> None:
+    def _load(self: StoreState, state_file: Path) -> None:
         state = json.loads(state_file.read_text())
         self._resource_version = int(state["resourceVersion"])
         self._terminating = {k: float(v) for k, v in state.get("terminating", {}).items()}

@@ -14,48 +14,39 @@ import json
 import os
 import secrets
 import threading
-import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from . import fields, selectors
-from .apply import ServerSideApply
-from .errors import MODIFIED, ApiError, already_exists, bad_request, conflict, forbidden, not_found
-from .index import ObjectIndex
-from .namespaces import NamespaceLifecycle
-from .objects import (
+from .. import fields, selectors
+from ..errors import ApiError, bad_request, conflict, forbidden, not_found
+from ..objects import (
     APPLY_PATCH,
     DEFAULT_NAMESPACES,
     JSON_PATCH,
     MERGE_PATCH,
-    PATCH_TYPES,
     PROTECTED_NAMESPACES,
-    SERVER_METADATA,
     STRATEGIC_MERGE_PATCH,
     AdmissionHook,
-    Controller,
-    Key,
     WriteContext,
     as_version,
-    comparable,
     decode_continue,
     immutable,
-    normalise,
-    now,
     object_key,
     prepare,
-    without,
 )
-from .patching import json_patch, merge_patch
+from ..patching import json_patch, merge_patch
+from ..resources import NAMESPACES, Registry, ResourceType
+from ..storeview import Controller
+from ..validation import decode, validate
+from ..watch import EventLog
+from .apply import ServerSideApply
+from .commits import Commits
+from .index import ObjectIndex
+from .namespaces import NamespaceLifecycle
 from .persistence import Persistence
-from .resources import NAMESPACES, Registry, ResourceType
-from .validation import decode, validate
-from .watch import Event, EventLog
-
-__all__ = ["APPLY_PATCH", "DEFAULT_NAMESPACES", "PATCH_TYPES", "Store", "WriteContext"]
 
 
-class Store(ServerSideApply, NamespaceLifecycle, Persistence):
+class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
     """Kubernetes objects keyed by type, namespace and name, with apiserver write rules."""
 
     def __init__(
@@ -364,168 +355,3 @@ class Store(ServerSideApply, NamespaceLifecycle, Persistence):
             if self._seed is not None:
                 self._seed(self)
             self._persist()
-
-    # -- internals -----------------------------------------------------------------------
-
-    def _existing(self, rt: ResourceType, namespace: str | None, name: str) -> dict:
-        obj = self._objects.get(object_key(rt, namespace, name))
-        if obj is None:
-            raise not_found(rt, name)
-        return copy.deepcopy(obj)
-
-    def _check_can_create(self, rt: ResourceType, namespace: str | None, name: str) -> None:
-        if object_key(rt, namespace, name) in self._objects:
-            raise already_exists(rt, name)
-        if not rt.namespaced:
-            return
-        if object_key(NAMESPACES, None, namespace or "") not in self._objects:
-            raise not_found(NAMESPACES, namespace or "")
-        if namespace in self._terminating:
-            raise forbidden(
-                rt,
-                name,
-                f"unable to create new content in namespace {namespace} because it is being "
-                "terminated",
-            )
-
-    def _check_precondition(self, rt: ResourceType, existing: dict, new: dict) -> None:
-        """A resourceVersion in the body must match the stored one (optimistic locking)."""
-        sent = new["metadata"].get("resourceVersion")
-        if sent and sent != existing["metadata"]["resourceVersion"]:
-            raise conflict(rt, existing["metadata"]["name"], MODIFIED)
-
-    def _create(
-        self,
-        rt: ResourceType,
-        obj: dict,
-        owners: fields.Owners,
-        dry_run: bool,
-        ctx: WriteContext | None = None,
-    ) -> dict:
-        metadata = obj["metadata"]
-        for field in SERVER_METADATA:
-            metadata.pop(field, None)
-        metadata["uid"] = str(uuid.uuid4())
-        metadata["creationTimestamp"] = now()
-        metadata["generation"] = 1
-        if rt.has_status:  # status is written through the status subresource only
-            obj.pop("status", None)
-        if rt is NAMESPACES:
-            obj["status"] = {"phase": "Active"}
-        normalise(rt, obj)
-        metadata["managedFields"] = fields.managed_fields(
-            owners, obj, [], rt.api_version, metadata["creationTimestamp"]
-        )
-        if self.admission is not None:
-            self.admission("CREATE", rt, obj, None, ctx or WriteContext())
-        if not dry_run:
-            self._commit(rt, obj)
-        return copy.deepcopy(obj)
-
-    def _update(
-        self,
-        rt: ResourceType,
-        existing: dict,
-        new: dict,
-        owner: fields.OwnerKey,
-        dry_run: bool,
-        owners: fields.Owners | None = None,
-        ctx: WriteContext | None = None,
-    ) -> dict:
-        """Write ``new`` over ``existing``, keeping what clients may not change."""
-        metadata = new["metadata"]
-        for field in SERVER_METADATA:
-            metadata.pop(field, None)
-            if field in existing["metadata"]:
-                metadata[field] = existing["metadata"][field]
-        if owner[2] == "status":
-            new = {**copy.deepcopy(existing), "status": new.get("status")}
-            if new["status"] is None:
-                del new["status"]
-        elif rt.has_status:
-            new = without(new, "status")
-            if "status" in existing:
-                new["status"] = existing["status"]
-        normalise(rt, new)
-        validate(rt, new, existing)
-        if owners is None:
-            owners = fields.owners_of(existing)
-            fields.record_update(owners, owner, existing, new)
-        new["metadata"]["managedFields"] = fields.managed_fields(
-            owners, new, existing["metadata"].get("managedFields") or [], rt.api_version, now()
-        )
-        # Admission sees every update, a no-op too (kube-apiserver validates before storage
-        # notices nothing changed).
-        if self.admission is not None:
-            self.admission("UPDATE", rt, new, existing, ctx or WriteContext())
-        if comparable(new) == comparable(existing):
-            return existing  # a no-op write keeps the resourceVersion, like the real server
-        if without(new, "metadata", "status") != without(existing, "metadata", "status"):
-            new["metadata"]["generation"] = existing["metadata"].get("generation", 0) + 1
-        if not dry_run:
-            self._commit(rt, new, existing)
-        return copy.deepcopy(new)
-
-    def _commit(self, rt: ResourceType, obj: dict, old: dict | None = None) -> None:
-        self._resource_version += 1
-        obj["metadata"]["resourceVersion"] = str(self._resource_version)
-        key = object_key(rt, obj["metadata"].get("namespace"), obj["metadata"]["name"])
-        self._objects[key] = obj
-        event_type = "ADDED" if old is None else "MODIFIED"
-        self.events.append(
-            Event(
-                self._resource_version,
-                event_type,
-                key,
-                copy.deepcopy(obj),
-                copy.deepcopy(old) if old else None,
-            )
-        )
-        for controller in self.controllers:
-            controller(self, rt, obj, False)
-        self._persist()
-
-    def _remove(self, rt: ResourceType | None, key: Key) -> None:
-        """Delete one stored object, telling watchers and controllers."""
-        obj = self._objects.pop(key, None)
-        if obj is None:
-            return
-        self._resource_version += 1
-        gone = copy.deepcopy(obj)
-        gone["metadata"]["resourceVersion"] = str(self._resource_version)
-        self.events.append(Event(self._resource_version, "DELETED", key, gone))
-        if rt is None:
-            rt = next((t for t in self.registry.all() if (t.group, t.plural) == key[:2]), None)
-        if rt is not None:
-            for controller in self.controllers:
-                controller(self, rt, gone, True)
-
-    # -- for the sandbox's controllers ----------------------------------------------------
-
-    def write_internal(self, rt: ResourceType, obj: dict) -> None:
-        """Store ``obj`` as a controller would: no validation, no admission."""
-        meta = obj["metadata"]
-        key = object_key(rt, meta.get("namespace"), meta["name"])
-        old = self._objects.get(key)
-        if old is None:
-            meta.setdefault("uid", str(uuid.uuid4()))
-            meta.setdefault("creationTimestamp", now())
-            meta.setdefault("generation", 1)
-        self._commit(rt, obj, old)
-
-    def remove_all(self, group: str, plural: str) -> None:
-        for key in list(self._objects.of_type(group, plural)):
-            self._remove(None, key)
-
-    def stored(self, group: str, plural: str, namespace: str | None = None) -> list[dict]:
-        """The live objects of one type, in one namespace or all (no copies: callers inside
-        the lock only read)."""
-        return list(self._objects.of_type(group, plural, namespace).values())
-
-    def stored_object(self, group: str, plural: str, namespace: str, name: str) -> dict | None:
-        """One live object by its key, or None (no copy: callers inside the lock only read)."""
-        return self._objects.get((group, plural, namespace, name))
-
-    @property
-    def lock(self) -> threading.RLock:
-        return self._lock

@@ -7,14 +7,15 @@ from __future__ import annotations
 import copy
 import time
 
-from .objects import now, object_key
-from .resources import NAMESPACES
+from ..objects import now, object_key
+from ..resources import NAMESPACES
+from .state import StoreState
 
 
 class NamespaceLifecycle:
     """Mixed into ``Store``."""
 
-    def _terminate_namespace(self, namespace: dict) -> dict:
+    def _terminate_namespace(self: StoreState, namespace: dict) -> dict:
         name = namespace["metadata"]["name"]
         if name not in self._terminating:
             namespace["metadata"]["deletionTimestamp"] = now()
@@ -25,7 +26,7 @@ class NamespaceLifecycle:
         self._reap()
         return response
 
-    def _reap(self) -> None:
+    def _reap(self: StoreState) -> None:
         """Finish namespace terminations that are due (lazily, on the next access)."""
         due = [name for name, at in self._terminating.items() if at <= time.time()]
         for name in due:

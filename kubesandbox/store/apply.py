@@ -3,19 +3,20 @@ managers, and pruning of the fields a manager stops applying."""
 
 from __future__ import annotations
 
-from . import fields
-from .errors import ApiError, not_found
-from .objects import WriteContext, object_key, prepare
-from .patching import merge_patch
-from .resources import ResourceType
-from .validation import decode, validate
+from .. import fields
+from ..errors import ApiError, not_found
+from ..objects import WriteContext, object_key, prepare
+from ..patching import merge_patch
+from ..resources import ResourceType
+from ..validation import decode, validate
+from .state import StoreState
 
 
 class ServerSideApply:
     """Mixed into ``Store``: uses its lock-held internals."""
 
     def _apply(
-        self,
+        self: StoreState,
         rt: ResourceType,
         namespace: str | None,
         name: str,

@@ -108,6 +108,16 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, message)
 
 
+def not_found_path() -> ApiError:
+    return ApiError(404, "the server could not find the requested resource", details={})
+
+
+def method_not_allowed() -> ApiError:
+    return ApiError(
+        405, "the server does not allow this method on the requested resource", details={}
+    )
+
+
 MODIFIED = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )

@@ -3,73 +3,25 @@ request bodies (JSON, YAML, protobuf), discovery, OpenAPI, CRUD and watch."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
 import traceback
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import yaml
-
-from . import protobuf, selectors, tables, watch
+from . import discovery, hooks, routing, selectors, tables, watch
 from .authn import SA_PREFIX, UserInfo, service_account_user, with_authenticated
-from .errors import ApiError, status_body
-from .objects import APPLY_PATCH, PATCH_TYPES, WriteContext
+from .errors import ApiError, method_not_allowed, status_body
+from .operations import Call
 from .rbac import Attributes, forbidden_message
 from .resources import AUTHN, NAMESPACES, ResourceType
-from .validation import WARN
-
-# libyaml's loader when PyYAML was built with it: the pure-Python one is far slower.
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-if TYPE_CHECKING:
-    from .server import KubeSandbox
+from .routing import Route
+from .sandboxview import Sandbox
 
 IDLE_CONNECTION_SECONDS = 120
 DEFAULT_WATCH_SECONDS = 1800
-BODY_TYPES = ("application/json", "application/yaml", protobuf.PROTOBUF)
-_VERBS = {
-    ("GET", True): "get",
-    ("GET", False): "list",
-    ("POST", False): "create",
-    ("PUT", True): "update",
-    ("PATCH", True): "patch",
-    ("DELETE", True): "delete",
-    ("DELETE", False): "deletecollection",
-}
-
-
-@dataclass
-class Route:
-    rt: ResourceType
-    namespace: str | None
-    name: str | None
-    subresource: str
-
-
-def not_found_path() -> ApiError:
-    return ApiError(404, "the server could not find the requested resource", details={})
-
-
-def method_not_allowed() -> ApiError:
-    return ApiError(
-        405, "the server does not allow this method on the requested resource", details={}
-    )
-
-
-def _api_group(name: str, versions: list[str]) -> dict:
-    listed = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
-    return {
-        "kind": "APIGroup",
-        "apiVersion": "v1",
-        "name": name,
-        "versions": listed,
-        "preferredVersion": listed[0],
-    }
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -90,7 +42,7 @@ class Handler(BaseHTTPRequestHandler):
             sys.stderr.write(f"kubesandbox: {format % args}\n")
 
     @property
-    def sandbox(self) -> KubeSandbox:
+    def sandbox(self) -> Sandbox:
         return self.server.sandbox
 
     # -- plumbing ------------------------------------------------------------------------
@@ -114,7 +66,9 @@ class Handler(BaseHTTPRequestHandler):
             if path.startswith("/_sandbox"):
                 if not user.is_admin:
                     raise ApiError(403, f'User "{user.username}" may not use the sandbox hooks')
-                code, payload = self._control(path, body)
+                code, payload = hooks.control(
+                    sandbox, self.command, path, body, self.headers.get("Content-Type")
+                )
             else:
                 fault = sandbox.faults.take(self.command, path)
                 if fault and fault.delay:
@@ -150,34 +104,6 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Warning", f'299 - "{text}"')
         self.end_headers()
         self.wfile.write(data)
-
-    def _parse(
-        self, body: bytes, *, allow_empty: bool = False, accepted: tuple[str, ...] = BODY_TYPES
-    ) -> Any:
-        if not body.strip():
-            if allow_empty:
-                return None
-            raise ApiError(400, "the request body is empty")
-        content_type = (self.headers.get("Content-Type") or "application/json").split(";")[0]
-        content_type = content_type.strip().lower()
-        if content_type not in accepted:
-            raise ApiError(
-                415,
-                f"the body of the request was in an unknown format - accepted "
-                f"media types include: {', '.join(accepted)}",
-            )
-        if content_type == protobuf.PROTOBUF:
-            return protobuf.decode(body)
-        try:
-            if "yaml" in content_type:
-                return yaml.safe_load(body)
-            return json.loads(body)
-        except (ValueError, yaml.YAMLError) as error:
-            raise ApiError(400, f"the request body could not be decoded: {error}") from error
-
-    def _default_manager(self) -> str:
-        # The real server names an unnamed writer after its User-Agent's product.
-        return (self.headers.get("User-Agent") or "unknown").split("/")[0]
 
     # -- authentication and authorization -------------------------------------------------
 
@@ -237,96 +163,30 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- routing -------------------------------------------------------------------------
 
-    def _route(self, segments: list[str]) -> Route | dict:
-        registry = self.sandbox.registry
-        if segments[:2] == ["api", "v1"]:
-            group, version, rest = "", "v1", segments[2:]
-        elif segments[:1] == ["apis"] and len(segments) >= 3:
-            group, version, rest = segments[1], segments[2], segments[3:]
-        else:
-            raise not_found_path()
-        if not rest:
-            types = list(registry.types_in(group, version))
-            if not types:
-                raise not_found_path()
-            return {
-                "kind": "APIResourceList",
-                "apiVersion": "v1",
-                "groupVersion": types[0].api_version,
-                "resources": [e for rt in types for e in rt.discovery_entries()],
-            }
-        namespace = None
-        scoped = registry.find_type(group, version, rest[2]) if len(rest) >= 3 else None
-        if rest[0] == "namespaces" and scoped is not None and scoped.namespaced:
-            namespace, rest = rest[1], rest[2:]
-        rt = registry.find_type(group, version, rest[0])
-        tail = rest[1:]
-        if rt is None or len(tail) > 2 or (rt.namespaced and namespace is None and tail):
-            raise not_found_path()
-        subresource = tail[1] if len(tail) == 2 else ""
-        if subresource and not rt.subresource_verbs(subresource):
-            raise not_found_path()
-        return Route(rt, namespace, tail[0] if tail else None, subresource)
-
     def _dispatch(self, path: str, body: bytes, user: UserInfo) -> tuple[int, dict | str]:
         # Split before unquoting: a %2F inside a name must not make a new segment.
         segments = [unquote(segment) for segment in path.strip("/").split("/")]
-        is_api = (segments[0] == "api" and len(segments) >= 2) or (
-            segments[0] == "apis" and len(segments) >= 3
+        route = (
+            routing.route(self.sandbox.registry, segments)
+            if routing.is_api_path(segments)
+            else None
         )
-        route = self._route(segments) if is_api else None
         if isinstance(route, Route):
             return self._resource(route, body, user)
         self._authorize(user, Attributes("get", resource_request=False, path=path))
         if self.command != "GET":
             raise method_not_allowed()
-        return 200, route if route is not None else self._non_resource(path, segments)
-
-    def _non_resource(self, path: str, segments: list[str]) -> dict | str:
-        sandbox = self.sandbox
-        if path in ("/healthz", "/livez", "/readyz"):
-            return "ok"
-        if path == "/version":
-            return sandbox.version_info
-        if path == "/api":
-            address = "{}:{}".format(*self.server.server_address[:2])
-            return {
-                "kind": "APIVersions",
-                "versions": ["v1"],
-                "serverAddressByClientCIDRs": [
-                    {"clientCIDR": "0.0.0.0/0", "serverAddress": address}
-                ],
-            }
-        if path == "/apis":
-            groups = [_api_group(g, v) for g, v in sandbox.registry.group_versions().items()]
-            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
-        if len(segments) == 2 and segments[0] == "apis":
-            versions = sandbox.registry.group_versions().get(segments[1])
-            if not versions:
-                raise not_found_path()
-            return _api_group(segments[1], versions)
-        if path == "/openapi/v2":
-            accept = self.headers.get("Accept") or "application/json"
-            if "json" not in accept and "*/*" not in accept:
-                raise ApiError(
-                    406,
-                    "only application/json is served here: the sandbox does not encode protobuf",
-                )
-            return sandbox.documents.v2()
-        if path == "/openapi/v3":
-            return sandbox.documents.v3_paths()
-        if segments[:2] == ["openapi", "v3"]:
-            rest = segments[2:]
-            if rest[:1] == ["api"] and rest[1:] == ["v1"]:
-                document = sandbox.documents.v3("", "v1")
-            elif rest[:1] == ["apis"] and len(rest) == 3:
-                document = sandbox.documents.v3(rest[1], rest[2])
-            else:
-                document = None
-            if document is None:
-                raise not_found_path()
-            return document
-        raise not_found_path()
+        if route is not None:
+            return 200, route
+        return 200, discovery.non_resource(
+            path,
+            segments,
+            registry=self.sandbox.registry,
+            documents=self.sandbox.documents,
+            version_info=self.sandbox.version_info,
+            accept=self.headers.get("Accept") or "application/json",
+            address="{}:{}".format(*self.server.server_address[:2]),
+        )
 
     # -- the Kubernetes API --------------------------------------------------------------
 
@@ -336,7 +196,7 @@ class Handler(BaseHTTPRequestHandler):
         if sub == "token":
             verb = {"POST": "create"}.get(self.command, "")
         else:
-            verb = _VERBS.get((self.command, name is not None), "")
+            verb = routing.VERBS.get((self.command, name is not None), "")
         watching = query.get("watch") in ("true", "1")
         if watching and verb in ("list", "get"):
             verb = "watch"
@@ -358,7 +218,17 @@ class Handler(BaseHTTPRequestHandler):
         )
         if verb == "watch":
             return self._watch(rt, namespace, name)
-        code, answer = self.sandbox.operations.run(self, route, verb, body, user)
+        call = Call(
+            route,
+            verb,
+            body,
+            user,
+            query,
+            content_type=self.headers.get("Content-Type"),
+            user_agent=self.headers.get("User-Agent"),
+            warnings=self.warnings,
+        )
+        code, answer = self.sandbox.operations.run(call)
         table_version = tables.table_version(self.headers.get("Accept") or "")
         if table_version and verb in ("get", "list") and not sub and not rt.virtual:
             # kubectl get asks the server to print (its columns, its empty-list message).
@@ -369,41 +239,6 @@ class Handler(BaseHTTPRequestHandler):
                 include=self.query.get("includeObject") or "Metadata",
             )
         return code, answer
-
-    def write_context(self, user: UserInfo, sub: str, dry_run: bool) -> WriteContext:
-        requested = self.query.get("fieldValidation") or WARN
-        return WriteContext(
-            user=user,
-            field_validation=requested,
-            subresource=sub,
-            dry_run=dry_run,
-            warnings=self.warnings,
-        )
-
-    def patch_type(self) -> str:
-        patch_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-        if patch_type not in PATCH_TYPES:
-            raise ApiError(
-                415,
-                f"the body of the request was in an unknown format - accepted "
-                f"media types include: {', '.join(PATCH_TYPES)}",
-            )
-        return patch_type
-
-    def parse_patch(self, body: bytes, patch_type: str) -> Any:
-        if patch_type == APPLY_PATCH:
-            # Clients send JSON, which is YAML too; the real server reads both the same way
-            # (sigs.k8s.io/yaml), and the JSON parser is some fifty times cheaper here.
-            with contextlib.suppress(ValueError):
-                return json.loads(body)
-            try:
-                return yaml.load(body, Loader=SafeLoader)  # noqa: S506 - a safe loader
-            except yaml.YAMLError as error:
-                raise ApiError(400, f"error decoding YAML: {error}") from error
-        try:
-            return json.loads(body)
-        except ValueError as error:
-            raise ApiError(400, f"the patch could not be decoded: {error}") from error
 
     # -- watch ---------------------------------------------------------------------------
 
@@ -512,30 +347,3 @@ class Handler(BaseHTTPRequestHandler):
         data = json.dumps(event).encode() + b"\n"
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
-
-    # -- test hooks ----------------------------------------------------------------------
-
-    def _control(self, path: str, body: bytes) -> tuple[int, dict]:
-        sandbox = self.sandbox
-        action = (self.command, path.removeprefix("/_sandbox"))
-        if action == ("GET", "/faults"):
-            return 200, {"items": sandbox.faults.pending()}
-        if action == ("POST", "/faults"):
-            spec = self._parse(body, allow_empty=True) or {}
-            try:
-                fault = sandbox.inject_faults(**spec)
-            except (TypeError, ValueError) as error:
-                return 400, status_body(400, f"invalid fault: {error}")
-            return 201, fault
-        if action == ("DELETE", "/faults"):
-            sandbox.clear_faults()
-            return 200, {"items": []}
-        if action == ("GET", "/requests"):
-            return 200, {"items": sandbox.requests()}
-        if action == ("DELETE", "/requests"):
-            sandbox.clear_requests()
-            return 200, {"items": []}
-        if action == ("POST", "/reset"):
-            sandbox.reset()
-            return 200, status_body(200, "sandbox reset")
-        return 404, status_body(404, f"no sandbox hook {self.command} {path}")

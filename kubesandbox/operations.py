@@ -2,48 +2,88 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from . import reviews
+from . import bodies, reviews
+from .authn import Authenticator, UserInfo
 from .errors import ApiError
-from .objects import APPLY_PATCH, JSON_PATCH
+from .objects import APPLY_PATCH, JSON_PATCH, WriteContext
 from .patching import json_patch, merge_patch
+from .rbac import Authorizer
+from .routing import Route
+from .store import Store
+from .validation import WARN
 
-if TYPE_CHECKING:
-    from .authn import UserInfo
-    from .handler import Handler, Route
-    from .server import KubeSandbox
+
+@dataclass
+class Call:
+    """One routed and authorized API request, as the verbs see it."""
+
+    route: Route
+    verb: str
+    body: bytes
+    user: UserInfo
+    query: dict[str, str]
+    content_type: str | None
+    user_agent: str | None
+    warnings: list[str]  # the answer's Warning headers: writes add theirs
+
+    def parse_body(self, *, allow_empty: bool = False) -> Any:
+        return bodies.parse(self.body, self.content_type, allow_empty=allow_empty)
+
+    def patch(self) -> tuple[str, Any]:
+        """The patch format the Content-Type names, and the patch."""
+        patch_type = bodies.patch_type(self.content_type)
+        return patch_type, bodies.parse_patch(self.body, patch_type)
+
+    @property
+    def default_manager(self) -> str:
+        # The real server names an unnamed writer after its User-Agent's product.
+        return (self.user_agent or "unknown").split("/")[0]
+
+    def write_context(self, dry_run: bool) -> WriteContext:
+        return WriteContext(
+            user=self.user,
+            field_validation=self.query.get("fieldValidation") or WARN,
+            subresource=self.route.subresource,
+            dry_run=dry_run,
+            warnings=self.warnings,
+        )
 
 
 class Operations:
-    def __init__(self, sandbox: KubeSandbox) -> None:
-        self.sandbox = sandbox
+    def __init__(
+        self, store: Store, *, authorizer: Authorizer, authenticator: Authenticator
+    ) -> None:
+        self.store = store
+        self.authorizer = authorizer
+        self.authenticator = authenticator
 
-    def run(
-        self, handler: Handler, route: Route, verb: str, body: bytes, user: UserInfo
-    ) -> tuple[int, dict]:
-        store = self.sandbox.store
+    def run(self, call: Call) -> tuple[int, dict]:
+        store = self.store
+        route, verb, user = call.route, call.verb, call.user
         rt, namespace, name, sub = route.rt, route.namespace, route.name, route.subresource
-        query = handler.query
+        query = call.query
         dry_run = bool(query.get("dryRun"))
         manager = query.get("fieldManager")
-        writer = manager or handler._default_manager()
+        writer = manager or call.default_manager
         if rt.virtual:
             reply = reviews.answer(
                 rt,
-                handler._parse(body),
+                call.parse_body(),
                 user,
                 namespace,
-                authorizer=self.sandbox.authorizer,
-                authenticator=self.sandbox.authenticator,
+                authorizer=self.authorizer,
+                authenticator=self.authenticator,
             )
             return 201, reply
         if sub == "token":
             account = store.get(rt, namespace, name or "")
-            parsed = handler._parse(body, allow_empty=True)
-            return 201, reviews.token_request(parsed, account, self.sandbox.authenticator)
+            parsed = call.parse_body(allow_empty=True)
+            return 201, reviews.token_request(parsed, account, self.authenticator)
         if sub == "scale":
-            return self._scale(handler, route, verb, body, user)
+            return self._scale(call)
         if verb == "get":
             return 200, store.get(rt, namespace, name or "")
         if verb == "list":
@@ -56,30 +96,30 @@ class Operations:
                 limit=int(limit) if limit and limit.isdigit() else None,
                 continue_token=query.get("continue"),
             )
-        ctx = handler.write_context(user, sub, dry_run)
+        ctx = call.write_context(dry_run)
         if verb == "create":
             return 201, store.create(
-                rt, namespace, handler._parse(body), manager=writer, dry_run=dry_run, ctx=ctx
+                rt, namespace, call.parse_body(), manager=writer, dry_run=dry_run, ctx=ctx
             )
         if verb == "update":
             return 200, store.replace(
                 rt,
                 namespace,
                 name or "",
-                handler._parse(body),
+                call.parse_body(),
                 manager=writer,
                 subresource=sub,
                 dry_run=dry_run,
                 ctx=ctx,
             )
         if verb == "patch":
-            patch_type = handler.patch_type()
+            patch_type, patch = call.patch()
             obj, created = store.patch(
                 rt,
                 namespace,
                 name or "",
                 patch_type,
-                handler.parse_patch(body, patch_type),
+                patch,
                 # Apply needs an explicit fieldManager; other writes default to the client's.
                 manager=manager if patch_type == APPLY_PATCH else writer,
                 force=query.get("force") == "true",
@@ -88,7 +128,7 @@ class Operations:
                 ctx=ctx,
             )
             return (201 if created else 200), obj
-        options: Any = handler._parse(body, allow_empty=True) or {}
+        options: Any = call.parse_body(allow_empty=True) or {}
         dry_run = dry_run or bool(options.get("dryRun"))
         ctx.dry_run = dry_run
         if verb == "delete":
@@ -111,21 +151,18 @@ class Operations:
             )
         raise ApiError(405, "the server does not allow this method on the requested resource")
 
-    def _scale(
-        self, handler: Handler, route: Route, verb: str, body: bytes, user: UserInfo
-    ) -> tuple[int, dict]:
+    def _scale(self, call: Call) -> tuple[int, dict]:
         """The ``scale`` subresource: an autoscaling/v1 Scale over ``spec.replicas``."""
-        store = self.sandbox.store
-        rt, namespace, name = route.rt, route.namespace, route.name or ""
+        store, verb = self.store, call.verb
+        rt, namespace, name = call.route.rt, call.route.namespace, call.route.name or ""
         current = store.get(rt, namespace, name)
         scale = _scale_of(current)
         if verb == "get":
             return 200, scale
         if verb == "update":
-            wanted = handler._parse(body)
+            wanted = call.parse_body()
         else:
-            patch_type = handler.patch_type()
-            patch = handler.parse_patch(body, patch_type)
+            patch_type, patch = call.patch()
             wanted = (
                 json_patch(scale, patch) if patch_type == JSON_PATCH else merge_patch(scale, patch)
             )
@@ -142,13 +179,13 @@ class Operations:
             **current["metadata"],
             "resourceVersion": sent_version or current["metadata"]["resourceVersion"],
         }
-        ctx = handler.write_context(user, "scale", bool(handler.query.get("dryRun")))
+        ctx = call.write_context(bool(call.query.get("dryRun")))
         stored = store.replace(
             rt,
             namespace,
             name,
             updated,
-            manager=handler._default_manager(),
+            manager=call.default_manager,
             subresource="scale",
             dry_run=ctx.dry_run,
             ctx=ctx,

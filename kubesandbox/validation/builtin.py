@@ -13,8 +13,6 @@ from ..resources import ResourceType
 from .common import QUANTITY_MESSAGE, Cause, decode_error, dotted, is_quantity
 from .schemas import resolve
 
-# -- built-in kinds: the shipped definitions -------------------------------------------------
-
 
 @functools.cache
 def _shared_definitions() -> dict:

@@ -11,8 +11,6 @@ from .. import celrules
 from ..resources import ResourceType
 from .common import Cause, dotted
 
-# -- custom resources: the CRD's structural schema -------------------------------------------
-
 
 def _to_json_schema(node: Any) -> Any:
     if isinstance(node, list):

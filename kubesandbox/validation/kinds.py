@@ -10,8 +10,6 @@ from ..names import name_problems
 from ..resources import NAME_PATH_SEGMENT, RBAC, ResourceType
 from .common import Cause
 
-# -- hand-written checks of built-in kinds (Go validation upstream) --------------------------
-
 
 def _go_role_ref(ref: dict) -> str:
     return (

@@ -8,8 +8,6 @@ from typing import Any
 from .. import openapi
 from .common import dotted
 
-# -- walking a schema: unknown fields, pruning, defaults ------------------------------------
-
 
 def resolve(schema: dict) -> dict:
     while isinstance(schema, dict) and "$ref" in schema:

@@ -1,18 +1,65 @@
-"""Fixtures: a fresh sandbox per test and official-client APIs pointed at it."""
+"""Fixtures: a fresh sandbox per test and official-client APIs pointed at it; the helpers
+the tests share (object builders, raw HTTP, the Status of an error)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import urllib3
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 
 from kubesandbox import KubeSandbox
 from kubesandbox.testing import upstream_crds
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+APPLY = "application/apply-patch+yaml"
+ARGO = ("argoproj.io", "v1alpha1")
+KARGO = ("kargo.akuity.io", "v1alpha1")
+
+
+def meta(name: str, **kwargs: object) -> client.V1ObjectMeta:
+    return client.V1ObjectMeta(name=name, **kwargs)
+
+
+def config_map(name: str, data: dict | None = None, **kwargs: object) -> client.V1ConfigMap:
+    return client.V1ConfigMap(metadata=meta(name, **kwargs), data=data or {"k": "v"})
+
+
+def status_of(error: pytest.ExceptionInfo[ApiException]) -> dict:
+    """The Status object the server sent with an error."""
+    return json.loads(error.value.body)
+
+
+def application(name: str, namespace: str = "team-a", **spec: object) -> dict:
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "project": "default",
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+            **spec,
+        },
+    }
+
+
+def apply_config_map(
+    dynamic: DynamicClient, data: dict, manager: str = "berth", **kwargs: object
+) -> object:
+    resource = dynamic.resources.get(api_version="v1", kind="ConfigMap")
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "team-a", "labels": {"owner": manager}},
+        "data": data,
+    }
+    return resource.server_side_apply(body=body, field_manager=manager, **kwargs)
 
 
 def configuration(url: str, token: str | None = None) -> client.Configuration:

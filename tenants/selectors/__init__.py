@@ -5,6 +5,7 @@ access_map    what a group, a person or a namespace's bindings come down to ever
 truth         a tenant's truth table: database, repository, cluster compared
 campaigns     upgrade campaigns: grouped diffs, progress, the notices on namespaces
 requests      requests, their history, what a person may do with one, the approval queue
+reviews       a request as an approver sees it, and the digest an approval binds to
 namespaces    namespaces, projects, the name a request would get, their commits
 environments  ephemeral environments and the environment rules' preview
 budgets       a tenant's budget as people read it
@@ -78,10 +79,15 @@ from tenants.selectors.requests import (
     requests_visible_to,
     visible_request,
 )
+from tenants.selectors.reviews import Review, approval_digest, policy_digest, review
 from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
 from tenants.selectors.whatif import past_decisions, rules_in_force, rules_with_edit
 
 __all__ = [
+    "Review",
+    "approval_digest",
+    "policy_digest",
+    "review",
     "past_decisions",
     "rules_in_force",
     "rules_with_edit",

@@ -7,7 +7,7 @@ from tenants import demo, services
 from tenants.choices import RequestState
 from tenants.errors import NotAllowed, PlanMoved
 from tenants.models import Approval, AuditEvent, Request, Tenant, User
-from tenants.selectors import review
+from tenants.selectors import request_actions, review
 
 STALE = "0" * 64
 
@@ -89,3 +89,18 @@ def test_approving_together_with_one_stale_digest_approves_none(world):
 
     assert moved.value.request_ids == [cart.pk, till.pk]
     assert nothing_recorded(shop, cart, till)
+
+
+@pytest.mark.parametrize("who", ["developer", "admin"])
+def test_the_page_and_the_api_read_one_answer_to_what_a_person_may_do(client, world, who):
+    shop = submit(world, "shop")
+    person = world[who]
+    offered = request_actions(person, shop, plan_digest=review(shop).digest)
+
+    client.force_login(person)
+    body = client.get(f"/api/v1/requests/{shop.pk}/").json()
+    page = client.get(f"/requests/{shop.pk}/").content.decode()
+
+    assert body["permissions"] == offered.permissions
+    assert ('id="approve-button"' in page) is offered.decide
+    assert ("Cancel this request" in page) is offered.cancel

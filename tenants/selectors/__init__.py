@@ -71,7 +71,9 @@ from tenants.selectors.requests import (
     RequestActions,
     commits_of_request,
     decidable_by,
+    environment_ended,
     kargo_namespace_of_request,
+    may_cancel,
     namespaces_of_request,
     request_actions,
     request_history,
@@ -84,6 +86,8 @@ from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
 from tenants.selectors.whatif import past_decisions, rules_in_force, rules_with_edit
 
 __all__ = [
+    "environment_ended",
+    "may_cancel",
     "Review",
     "approval_digest",
     "policy_digest",

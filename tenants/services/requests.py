@@ -12,14 +12,13 @@ from rest_framework.exceptions import ValidationError
 from tenants import audit, budget, kinds, policy, selectors
 from tenants.choices import (
     Decision,
-    EnvironmentState,
     PolicyOutcome,
     RequestKind,
     RequestState,
 )
 from tenants.errors import DomainError, NotAllowed
 from tenants.kinds import kind_for, validate_payload
-from tenants.models import Approval, Comment, EphemeralEnvironment, Request, Run, Tenant, User
+from tenants.models import Approval, Comment, Request, Run, Tenant, User
 from tenants.services.approvals import awaiting, refuse_decision
 from tenants.services.claims import claim_names, release_claims
 from tenants.services.lifecycle import (
@@ -236,7 +235,7 @@ def reject_request(
 
 def cancel_request(*, request_id: int, actor: User, source_ip: str | None = None) -> Request:
     tenancy_request = Request.objects.get(pk=request_id)
-    if tenancy_request.requester_id != actor.pk and not selectors.is_platform_admin(actor):
+    if not selectors.may_cancel(actor, tenancy_request):
         raise NotAllowed("Only the requester or a platform admin may cancel a request.")
     return transition(
         side_effect=release_claims,
@@ -253,9 +252,7 @@ def retry_request(
 ) -> Run:
     if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may retry a failed request.")
-    if EphemeralEnvironment.objects.filter(
-        request_id=request_id, state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)
-    ).exists():
+    if selectors.environment_ended(Request.objects.get(pk=request_id)):
         raise DomainError("Its ephemeral environment has ended since: there is nothing to retry.")
     return transition_opening_run(
         request_id=request_id,

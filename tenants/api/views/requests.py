@@ -65,11 +65,7 @@ def request_detail(tenancy_request: Request, user: Any) -> dict[str, Any]:
         history=s.HistoryEventSerializer(
             selectors.request_history(tenancy_request), many=True
         ).data,
-        permissions={
-            "may_decide": actions.decide,
-            "may_cancel": actions.cancel,
-            "may_retry": actions.retry,
-        },
+        permissions=actions.permissions,
     )
     return body
 

@@ -1,6 +1,6 @@
 """Reads of the tenancy domain, always scoped to what the user may see: one module per noun.
 
-access        platform admins, tenant roles, who may decide a request
+rights        platform admins, tenant roles, who may ask for or decide a request
 access_map    what a group, a person or a namespace's bindings come down to everywhere
 truth         a tenant's truth table: database, repository, cluster compared
 campaigns     upgrade campaigns: grouped diffs, progress, the notices on namespaces
@@ -13,15 +13,6 @@ whatif        the approval rules in force, and past decisions to replay others o
 audit         the audit log
 """
 
-from tenants.selectors.access import (
-    is_platform_admin,
-    may_request,
-    role_by_tenant,
-    role_in,
-    tenants_for_user,
-    visible_tenant,
-    why_cannot_decide,
-)
 from tenants.selectors.access_map import (
     PLATFORM_ADMIN_RIGHTS,
     group_map,
@@ -82,6 +73,15 @@ from tenants.selectors.requests import (
     visible_request,
 )
 from tenants.selectors.reviews import Review, approval_digest, policy_digest, review
+from tenants.selectors.rights import (
+    is_platform_admin,
+    may_request,
+    role_by_tenant,
+    role_in,
+    tenants_for_user,
+    visible_tenant,
+    why_cannot_decide,
+)
 from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
 from tenants.selectors.whatif import past_decisions, rules_in_force, rules_with_edit
 

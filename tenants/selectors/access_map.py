@@ -3,7 +3,7 @@ Kubernetes, Argo CD, Kargo, Flux and Berth itself; searchable by group, person, 
 
 The cluster side is read off the objects the tenants' plans apply (tenants.provisioner.
 access_grants), never modelled a second time. Berth's own rights are the ones the checks in
-tenants.selectors.access and .environments make. A viewer sees only the tenants they may
+tenants.selectors.rights and .environments make. A viewer sees only the tenants they may
 see: a platform admin sees everything; anyone else their own tenants.
 """
 
@@ -19,12 +19,12 @@ from tenants import provisioner
 from tenants.choices import ApproverRole, MembershipSource, NamespaceState, PolicyOutcome, Role
 from tenants.models import ApprovalRule, Membership, Namespace, Tenant, User
 from tenants.provisioner import ARGOCD, KARGO, KUBERNETES, Grant
-from tenants.selectors.access import is_platform_admin
+from tenants.selectors.rights import is_platform_admin
 
 ROLE_ORDER = (Role.OWNER, Role.MEMBER, Role.VIEWER)  # strongest first
 SYSTEMS = (KUBERNETES, ARGOCD, KARGO)  # where groups get rights, in the order pages show
 
-# What each tenant role may do in Berth (tenants.selectors.access, .environments, .audit
+# What each tenant role may do in Berth (tenants.selectors.rights, .environments, .audit
 # make these checks); approving comes from the rules (approval_rules_for_owners).
 BERTH_RIGHTS: dict[str, tuple[str, ...]] = {
     Role.VIEWER: ("see the tenant, its namespaces, requests and environments", "submit requests"),

@@ -20,8 +20,8 @@ from tenants import provisioner
 from tenants.choices import NamespaceState, Role
 from tenants.errors import DomainError
 from tenants.models import Namespace, User
-from tenants.selectors.access import role_in
 from tenants.selectors.namespaces import namespaces_visible_to
+from tenants.selectors.rights import role_in
 
 # Who gets the person's ID token for kubectl: the kubelogin plugin, or the `berth` command.
 KUBELOGIN = "kubelogin"

@@ -27,7 +27,7 @@ from tenants.models import (
     Tenant,
     User,
 )
-from tenants.selectors.access import is_platform_admin, why_cannot_decide
+from tenants.selectors.rights import is_platform_admin, why_cannot_decide
 
 
 def requests_visible_to(user: User) -> QuerySet[Request]:

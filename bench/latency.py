@@ -43,8 +43,8 @@ def approve(request_id: int) -> None:
     """What pressing Approve does: the approval service, bound to the digest the approver
     saw on the page (read before the press)."""
     from tenants import services
-    from tenants.engine import review
     from tenants.models import Request, User
+    from tenants.selectors import review
 
     digest = review(Request.objects.select_related("tenant").get(pk=request_id)).digest
     services.approve_request(

@@ -116,8 +116,8 @@ def submit(count: int, sandbox: Sandbox) -> list[int]:
 def reviewed(ids: list[int]) -> list[tuple[int, str]]:
     """What the approver saw before approving: each request's plan digest (objects and
     GitOps change), as the approval queue shows it."""
-    from tenants.engine import review
     from tenants.models import Request
+    from tenants.selectors import review
 
     return [
         (tenancy_request.pk, review(tenancy_request).digest)

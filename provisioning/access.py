@@ -19,11 +19,11 @@ from provisioning.plan import (
 )
 from provisioning.plan.projects import KARGO_CLAIMS
 from tenants.choices import Role
-from tenants.engine import ARGOCD as ARGOCD_SYSTEM
-from tenants.engine import FLUX as FLUX_SYSTEM
-from tenants.engine import KARGO as KARGO_SYSTEM
-from tenants.engine import KUBERNETES, Grant
 from tenants.models import EnvironmentTier, Tenant
+from tenants.provisioner import ARGOCD as ARGOCD_SYSTEM
+from tenants.provisioner import FLUX as FLUX_SYSTEM
+from tenants.provisioner import KARGO as KARGO_SYSTEM
+from tenants.provisioner import KUBERNETES, Grant
 
 
 def effective_permissions(tenant: Tenant) -> list[dict]:

@@ -7,7 +7,7 @@ class ProvisioningConfig(AppConfig):
 
     def ready(self) -> None:
         from provisioning import receivers  # noqa: F401 - connects signal handlers
-        from provisioning.previews import ENGINE
-        from tenants import engine
+        from provisioning.previews import Previews
+        from tenants import provisioner
 
-        engine.connect(ENGINE)
+        provisioner.register(Previews())

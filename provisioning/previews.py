@@ -1,11 +1,9 @@
-"""The engine's answers to the domain's pages (tenants.engine): a request's plan, the GitOps
-diff approval would push, and what each role may do. Connected in provisioning.apps."""
+"""Provisioning's answers to the domain (`tenants.provisioner.Provisioner`): a request's plan,
+the GitOps diff approval would push, what each role may do. Registered in provisioning.apps."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any, TypeVar
+from contextlib import AbstractContextManager
 
 from django.core.exceptions import ObjectDoesNotExist
 
@@ -18,11 +16,9 @@ from provisioning.inputs import tier_spec
 from provisioning.kube import KubeError
 from provisioning.plan import Plan
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
-from tenants.engine import CampaignChanges, Engine, GitOpsChange, RepositoryCheck
 from tenants.errors import PlanUnavailable, PreviewUnavailable
-from tenants.models import EnvironmentTier, Request, Tenant
-
-T = TypeVar("T")
+from tenants.models import Cluster, EnvironmentTier, Request, Tenant
+from tenants.provisioner import CampaignChanges, GitOpsChange, Grant, RepositoryCheck
 
 
 def plan(tenancy_request: Request) -> Plan:
@@ -90,28 +86,43 @@ def check_repository(tenant: Tenant) -> RepositoryCheck:
     return RepositoryCheck(True, f"{remote.url} answers and takes Berth's pushes: {at}.")
 
 
-def _interactive(answer: Callable[..., T]) -> Callable[..., T]:
-    """A page or an API call waits for this answer: git gets BERTH_GIT_WEB_TIMEOUT_SECONDS
-    per command, not a worker's patience."""
+class Previews:
+    """The provisioner the domain asks (tenants.provisioner.Provisioner). A page or an API
+    call waits for its answers: git gets BERTH_GIT_WEB_TIMEOUT_SECONDS per command
+    (`gitops.interactive`), not a worker's patience."""
 
-    @functools.wraps(answer)
-    def waited_for(*args: Any) -> T:
+    def plan(self, tenancy_request: Request) -> Plan:
+        return plan(tenancy_request)
+
+    def gitops_preview(self, tenancy_request: Request) -> GitOpsChange:
         with gitops.interactive():
-            return answer(*args)
+            return gitops_preview(tenancy_request)
 
-    return waited_for
+    def effective_permissions(self, tenant: Tenant) -> list[dict]:
+        return access.effective_permissions(tenant)
 
+    def check_repository(self, tenant: Tenant) -> RepositoryCheck:
+        return check_repository(tenant)
 
-ENGINE = Engine(
-    plan=plan,
-    gitops_preview=_interactive(gitops_preview),
-    effective_permissions=access.effective_permissions,
-    check_repository=check_repository,
-    one_read_per_repository=gitops.one_fetch_per_branch,
-    access_grants=engine.access_grants,
-    take_truth=_interactive(engine.take_truth),
-    campaign_changes=_interactive(campaign_changes),
-    tier_definition=tier_definition_of,
-    bundle_digest=bundle_digest,
-    guardrails_digest=expected_digest,
-)
+    def one_read_per_repository(self) -> AbstractContextManager[None]:
+        return gitops.one_fetch_per_branch()
+
+    def access_grants(self, tenant: Tenant) -> list[Grant]:
+        return engine.access_grants(tenant)
+
+    def take_truth(self, tenant: Tenant) -> dict:
+        with gitops.interactive():
+            return engine.take_truth(tenant)
+
+    def campaign_changes(self, tier_id: int | None) -> CampaignChanges:
+        with gitops.interactive():
+            return campaign_changes(tier_id)
+
+    def tier_definition(self, tier: EnvironmentTier) -> tuple[str, dict]:
+        return tier_definition_of(tier)
+
+    def bundle_digest(self) -> str:
+        return bundle_digest()
+
+    def guardrails_digest(self, cluster: Cluster) -> str:
+        return expected_digest(cluster)

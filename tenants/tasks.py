@@ -15,7 +15,7 @@ from celery.utils.time import get_exponential_backoff_interval
 from django.core.mail import EmailMessage, get_connection, send_mail
 from django.utils.dateparse import parse_datetime
 
-from tenants import engine, services
+from tenants import provisioner, services
 from tenants.egress import (
     Destination,
     EgressRefused,
@@ -186,7 +186,7 @@ def check_repository(tenant_id: int, queued_at: str) -> bool:
     tenant = Tenant.objects.filter(pk=tenant_id, repository_check_queued_at=when).first()
     if tenant is None:
         return False  # gone, or a newer check is queued
-    check = engine.check_repository(tenant)
+    check = provisioner.check_repository(tenant)
     return services.record_repository_check(
         tenant_id=tenant_id, queued_at=when, ok=check.ok, message=check.message
     )

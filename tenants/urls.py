@@ -1,7 +1,7 @@
 from django.urls import path
 
 from tenants.views import (
-    access,
+    access_map,
     approvals,
     audit,
     campaigns,
@@ -43,10 +43,10 @@ urlpatterns = [
         environments.environment_rules_page,
         name="environment-rules",
     ),
-    path("access/", access.access_index, name="access-index"),
-    path("access/groups/<path:group>/", access.access_group, name="access-group"),
-    path("access/people/<str:username>/", access.access_person, name="access-person"),
-    path("access/namespaces/<slug:name>/", access.access_namespace, name="access-namespace"),
+    path("access/", access_map.access_index, name="access-index"),
+    path("access/groups/<path:group>/", access_map.access_group, name="access-group"),
+    path("access/people/<str:username>/", access_map.access_person, name="access-person"),
+    path("access/namespaces/<slug:name>/", access_map.access_namespace, name="access-namespace"),
     path("approvals/", approvals.approval_queue, name="approval-queue"),
     path("approvals/approve/", approvals.approve_selected, name="approve-selected"),
     path("audit/", audit.audit_log, name="audit-log"),

@@ -16,8 +16,8 @@ import pytest
 
 from tenants import selectors
 from tenants.choices import MembershipSource
-from tenants.engine import ARGOCD, FLUX, KARGO, KUBERNETES
 from tenants.models import ApprovalRule, Membership, Tenant, User
+from tenants.provisioner import ARGOCD, FLUX, KARGO, KUBERNETES
 from tests.cluster import as_admin
 from tests.test_gitops_loop import (  # noqa: F401 - fixtures
     provision_three_projects,

@@ -12,7 +12,6 @@ import pytest
 from tenants import services
 from tenants.choices import NamespaceState, RequestState, Role
 from tenants.demo import DEMO_BUDGET
-from tenants.engine import review
 from tenants.models import (
     AuditEvent,
     Cluster,
@@ -24,6 +23,7 @@ from tenants.models import (
     Request,
     Tenant,
 )
+from tenants.selectors import review
 from tests.test_api_support import (  # noqa: F401 - fixtures
     NAMESPACE,
     api,

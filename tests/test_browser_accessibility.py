@@ -16,8 +16,8 @@ from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from tenants import services
-from tenants.engine import review
 from tenants.models import Tenant, User
+from tenants.selectors import review
 from tests.browser import needs_chromium, signed_in_page
 from tests.cluster import seed_demo
 

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from tenants import demo, services
-from tenants.engine import review
 from tenants.models import Tenant, User
+from tenants.selectors import review
 from tests.browser import needs_chromium, signed_in_page
 from tests.test_dashboard import ask, at, provision
 

@@ -7,8 +7,8 @@ from django.core import mail
 
 from portal.celery import app as celery_app
 from tenants import demo, services
-from tenants.engine import review
 from tenants.models import Tenant, User
+from tenants.selectors import review
 from tests.browser import needs_chromium, screenshot, signed_in_page
 
 pytestmark = [pytest.mark.browser, needs_chromium]

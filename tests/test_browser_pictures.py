@@ -47,7 +47,7 @@ def test_tenant_budget_bars_and_admin_dashboard(live_server, browser, fixed_cloc
         "admin": User.objects.get(username="pat"),
     }
     from tenants import services
-    from tenants.engine import review
+    from tenants.selectors import review
 
     day = NOW - timedelta(days=2)
     for index, app in enumerate(("shop", "cart")):

@@ -8,8 +8,8 @@ import time_machine
 from django.utils import timezone
 
 from tenants import services
-from tenants.engine import review
 from tenants.models import Tenant
+from tenants.selectors import review
 from tenants.selectors.dashboard import admin_dashboard, failure_cause, readable_duration
 from tenants.services.lifecycle import return_to_approval, transition
 from tests.factories import UserFactory

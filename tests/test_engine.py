@@ -24,8 +24,8 @@ from tenants.choices import (
     RequestState,
     RunState,
 )
-from tenants.engine import review
 from tenants.models import ApprovalRule, AuditEvent, Cluster, Namespace, Request, Tenant, User
+from tenants.selectors import review
 from tests.cluster import as_admin, seed_demo
 from tests.workflow import approve_if_needed
 

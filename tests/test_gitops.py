@@ -31,8 +31,8 @@ from provisioning.plan import (
 )
 from tenants import demo, services
 from tenants.choices import Decision, NamespaceState, RequestKind, RequestState
-from tenants.engine import review
 from tenants.models import Approval, Cluster, EnvironmentTier, Namespace, Request, Tenant, User
+from tenants.selectors import review
 from tests.cluster import seed_demo
 from tests.gitserver import (
     GitDaemon,

@@ -23,8 +23,8 @@ from provisioning.schema import validate_objects
 from provisioning.tasks import install_guardrails
 from tenants import services
 from tenants.choices import RequestKind, RequestState
-from tenants.engine import review
 from tenants.models import Cluster, Request, Tenant, User
+from tenants.selectors import review
 from tests.cluster import seed_demo, sign_in_as_berth, stand_in
 from tests.gitserver import files_on, git, payments_repo_server
 from tests.workflow import approve_if_needed

@@ -16,8 +16,8 @@ from provisioning import engine
 from provisioning.plan import ObjectRef
 from tenants import demo, services
 from tenants.choices import GuardrailsMode, RequestState
-from tenants.engine import review
 from tenants.models import Cluster, Namespace, Request, Tenant, User
+from tenants.selectors import review
 from tests.integration import celery_worker, needs_postgres_and_redis, wait_for
 
 TOKEN = "metrics-token-for-tests-0123456789"

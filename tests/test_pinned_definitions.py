@@ -10,7 +10,7 @@ import pytest
 
 from provisioning import tasks
 from provisioning.engine import campaigns as engine_campaigns
-from tenants import engine, selectors, services
+from tenants import provisioner, selectors, services
 from tenants.choices import CampaignState, RequestKind, RequestState
 from tenants.models import EnvironmentTier, Namespace, Request
 from tenants.services.definitions import current_tier_revision
@@ -150,7 +150,7 @@ def test_a_quota_change_keeps_the_definition_the_namespace_runs(running, sandbox
 
 def test_the_truth_table_calls_the_edited_tier_an_upgrade_not_a_disagreement(running, client):
     edit_dev_tier()
-    table = engine.take_truth(running["tenant"])
+    table = provisioner.take_truth(running["tenant"])
     namespace_rows = [row for row in table["rows"] if row.get("namespace") == NAME]
     assert namespace_rows
     assert all(row["state"] == "in_sync" for row in namespace_rows), namespace_rows

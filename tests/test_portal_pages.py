@@ -11,7 +11,6 @@ from django.core.exceptions import ValidationError
 from provisioning.models import GitCommit
 from tenants import services
 from tenants.choices import NamespaceState, RequestState
-from tenants.engine import review
 from tenants.models import (
     AuditEvent,
     EnvironmentTier,
@@ -19,6 +18,7 @@ from tenants.models import (
     Request,
     Tenant,
 )
+from tenants.selectors import review
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -146,7 +146,7 @@ def test_approved_request_does_not_say_approval_will_commit(client, world, tmp_p
 
     bare = init_bare(tmp_path / "payments.git")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")
-    tenancy_request = submit(world)
+    tenancy_request = Request.objects.get(pk=submit(world).pk)  # with the tenant as saved
     services.approve_request(
         request_id=tenancy_request.pk,
         approver=world["admin"],

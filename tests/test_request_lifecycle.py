@@ -7,6 +7,7 @@ from tenants import services
 from tenants.choices import Decision, RequestState, RunState
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
 from tenants.models import Approval, AuditEvent, Request, Run
+from tenants.selectors import review
 from tests.factories import RequestFactory, UserFactory
 
 S = RequestState
@@ -34,8 +35,11 @@ def perform(action: str, tenancy_request: Request, *, admin, requester):
         request=tenancy_request, plan_digest=DIGEST
     )
     calls = {
+        # An approval binds to the plan as it is now (tenants.selectors.review).
         "approve": lambda: services.approve_request(
-            request_id=tenancy_request.pk, approver=admin, plan_digest=DIGEST
+            request_id=tenancy_request.pk,
+            approver=admin,
+            plan_digest=review(tenancy_request).digest,
         ),
         "reject": lambda: services.reject_request(
             request_id=tenancy_request.pk, approver=admin, reason="Use the shared namespace."
@@ -138,7 +142,7 @@ def test_approval_records_decision_and_plan_digest(make_request, platform_admin,
     approval = Approval.objects.get(request=tenancy_request)
     assert approval.approver == platform_admin
     assert approval.decision == Decision.APPROVE
-    assert approval.plan_digest == DIGEST
+    assert approval.plan_digest == review(tenancy_request).digest
 
 
 def test_nobody_approves_their_own_request(make_request, tenant):

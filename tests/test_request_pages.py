@@ -5,9 +5,9 @@ import pytest
 from provisioning import engine
 from tenants import demo, services
 from tenants.choices import RequestState
-from tenants.engine import review
 from tenants.errors import DomainError, NotAllowed
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant, User
+from tenants.selectors import review
 from tests.factories import TenantFactory
 
 

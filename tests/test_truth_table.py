@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tenants import engine as domain_engine
+from tenants import provisioner
 from tenants.models import Request, TruthTable
 from tests.cluster import as_admin
 from tests.gitserver import files_on, git
@@ -62,7 +62,7 @@ def orphan_config_map(sandbox) -> None:
 
 
 def test_after_provisioning_everything_is_in_sync(provisioned):
-    table = domain_engine.take_truth(provisioned["tenant"])
+    table = provisioner.take_truth(provisioned["tenant"])
     states = by_state(table)
     assert set(states) == {"in_sync"}, {
         s: [r["object"] for r in rows] for s, rows in states.items() if s != "in_sync"
@@ -90,7 +90,7 @@ def test_a_hand_edit_a_deleted_file_and_an_orphan_are_each_reported(provisioned,
     delete_file(provisioned, tmp_path, deleted)
     orphan_config_map(sandbox)
 
-    states = by_state(domain_engine.take_truth(provisioned["tenant"]))
+    states = by_state(provisioner.take_truth(provisioned["tenant"]))
     [drifted] = states["drifted"]
     assert drifted["object"] == "ResourceQuota/payments-shop-dev/berth-quota"
     assert drifted["detail"] == "spec.hard.requests.cpu"
@@ -113,7 +113,7 @@ def test_repair_puts_the_quota_and_the_file_back_through_a_request(provisioned, 
     )[0]
     hand_edit_quota(sandbox)
     delete_file(provisioned, tmp_path, deleted)
-    domain_engine.take_truth(provisioned["tenant"])
+    provisioner.take_truth(provisioned["tenant"])
 
     made = services.repair_truth(tenant=provisioned["tenant"], actor=provisioned["admin"])
     assert [r.kind for r in made] == ["tenant_sync"]
@@ -122,7 +122,7 @@ def test_repair_puts_the_quota_and_the_file_back_through_a_request(provisioned, 
     work()
     assert all(r.state == "ready" for r in Request.objects.filter(pk__in=[m.pk for m in made]))
 
-    states = by_state(domain_engine.take_truth(provisioned["tenant"]))
+    states = by_state(provisioner.take_truth(provisioned["tenant"]))
     assert set(states) == {"in_sync"}, {
         s: [r["object"] for r in rows] for s, rows in states.items() if s != "in_sync"
     }
@@ -147,7 +147,7 @@ def test_the_root_applications_sync_status_is_read(provisioned, sandbox, status,
     root = as_admin(sandbox, "GET", path)
     root["status"] = status
     as_admin(sandbox, "PUT", path, root)  # Argo CD's CRD has no status subresource
-    table = domain_engine.take_truth(provisioned["tenant"])
+    table = provisioner.take_truth(provisioned["tenant"])
     [row] = [r for r in table["rows"] if r["object"].startswith("Application/payments-apps/")]
     assert row["engine"] == said
 
@@ -220,7 +220,7 @@ def test_the_gauge_counts_each_state_and_the_page_costs_fixed_queries(
 
     hand_edit_quota(sandbox)
     orphan_config_map(sandbox)
-    domain_engine.take_truth(provisioned["tenant"])
+    provisioner.take_truth(provisioned["tenant"])
     [family] = [f for f in StateCollector().collect() if f.name == "berth_truth_objects"]
     figures = {sample.labels["state"]: sample.value for sample in family.samples}
     assert figures["drifted"] == 1 and figures["orphan"] == 1
@@ -248,7 +248,7 @@ def test_the_flux_roots_ready_condition_is_read(provisioned, sandbox):
         ]
     }
     as_admin(sandbox, "PUT", f"{path}/status", root)
-    table = domain_engine.take_truth(provisioned["tenant"])
+    table = provisioner.take_truth(provisioned["tenant"])
     [row] = [r for r in table["rows"] if r["object"] == "Kustomization/payments-gitops/berth-root"]
     assert row["engine"] == "Not ready: BuildFailed"
 
@@ -262,7 +262,7 @@ def test_beat_retakes_every_tenants_table_and_a_cluster_down_is_said(provisioned
 
     settings.KUBE_BACKOFF_SECONDS = 0.01
     Cluster.objects.filter(name="sandbox").update(api_url="http://127.0.0.1:9")
-    table = domain_engine.take_truth(provisioned["tenant"])
+    table = provisioner.take_truth(provisioned["tenant"])
     [problem] = table["problems"]
     assert problem.startswith("sandbox: the cluster could not be read:")
     assert {row["source"] for row in table["rows"]} == {"git"}  # the repository still is
@@ -274,7 +274,7 @@ def test_a_kargo_stage_is_read_under_the_charts_role_and_a_refusal_is_said(provi
     not (an older chart) answers 403, and the table says so instead of showing nothing."""
 
     def stage_rows() -> list[dict]:
-        table = domain_engine.take_truth(provisioned["tenant"])
+        table = provisioner.take_truth(provisioned["tenant"])
         return [r for r in table["rows"] if r["source"] == "git" and "Stage " in r["engine"]]
 
     stages = stage_rows()

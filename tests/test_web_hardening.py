@@ -10,8 +10,8 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from tenants import demo, services
-from tenants.engine import review
 from tenants.models import Request, User
+from tenants.selectors import review
 from tests.browser import needs_chromium, signed_in_page
 
 HTTPS = {"HTTP_X_FORWARDED_PROTO": "https"}

@@ -2,8 +2,8 @@
 
 from tenants import services
 from tenants.choices import RequestState
-from tenants.engine import review
 from tenants.models import Request
+from tenants.selectors import review
 
 
 def approve_if_needed(tenancy_request: Request, *, approver) -> Request:

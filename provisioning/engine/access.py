@@ -6,8 +6,8 @@ from __future__ import annotations
 from provisioning.access import grants_in
 from provisioning.inputs import clusters_of, kept_input
 from provisioning.plan import render
-from tenants.engine import Grant
 from tenants.models import Tenant
+from tenants.provisioner import Grant
 
 
 def access_grants(tenant: Tenant) -> list[Grant]:

@@ -25,7 +25,6 @@ from provisioning.inputs import namespace_input
 from provisioning.kube import ClusterClient, KubeError
 from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of, repo_root
 from tenants.choices import CampaignState, NamespaceState, TargetState
-from tenants.engine import CampaignChanges
 from tenants.models import (
     CampaignCommit,
     CampaignTarget,
@@ -34,6 +33,7 @@ from tenants.models import (
     Tenant,
     UpgradeCampaign,
 )
+from tenants.provisioner import CampaignChanges
 
 logger = logging.getLogger(__name__)
 

@@ -30,8 +30,8 @@ from provisioning.models import GitCommit
 from provisioning.plan import PlanInput, engine_family
 from provisioning.signals import git_push_failed
 from tenants.choices import NamespaceState, RequestKind
-from tenants.engine import GitOpsChange
 from tenants.models import Cluster, Namespace, Request, Run, Tenant
+from tenants.provisioner import GitOpsChange
 
 GITOPS_DONE = ("committed", "unchanged", "skipped")
 

@@ -41,8 +41,8 @@ from provisioning.plan import KIND_ORDER, LABEL_TENANT, MANAGED_BY, Plan, PlanIn
 from provisioning.validation import validate_plan
 from tenants import services
 from tenants.choices import Decision, RequestState, RunState
-from tenants.engine import approval_digest
 from tenants.models import Approval, Cluster, Namespace, Request, Run
+from tenants.selectors import approval_digest
 
 logger = logging.getLogger(__name__)
 
@@ -51,16 +51,15 @@ def current_plan(tenancy_request: Request) -> Plan:
     return render(plan_input_for(tenancy_request))
 
 
-def current_digest(tenancy_request: Request, plan: Plan, inputs: PlanInput | None = None) -> str:
-    """The digest a person approving now would bind to: the plan (rendered from `inputs`)
-    and the GitOps change (read from the tenant's repository)."""
+def gitops_binds_now(tenancy_request: Request, inputs: PlanInput | None = None) -> str | None:
+    """The part of the GitOps change a person approving now would bind to, read from the
+    tenant's repository (None: it holds nothing readable; tenants.selectors.approval_digest)."""
     try:
-        binds: str | None = gitops_preview(tenancy_request, inputs).binds
+        return gitops_preview(tenancy_request, inputs).binds
     except GitError as error:
         if error.transient:
             raise  # not readable now says nothing about what it holds: wait, do not re-ask
-        binds = None
-    return approval_digest(plan.digest, binds)
+        return None
 
 
 def approved_digest(tenancy_request: Request) -> str:
@@ -286,17 +285,16 @@ def _moved_since_approval(
     does not answer (it waits). A rule's approval is bound to the plan alone."""
     if approved is None:
         return ""
-    if approved.by_policy:
-        now_digest = approval_digest(plan.digest, None)
-    else:
-        try:
-            now_digest = current_digest(tenancy_request, plan, inputs)
-        except GitError as unreachable:
-            return wait_for_outage(
-                tenancy_request=tenancy_request,
-                run=None,
-                reason=f"repository unreachable: {unreachable.message}",
-            )
+    try:
+        # A rule's approval read no repository: it binds to the plan alone.
+        binds = None if approved.by_policy else gitops_binds_now(tenancy_request, inputs)
+    except GitError as unreachable:
+        return wait_for_outage(
+            tenancy_request=tenancy_request,
+            run=None,
+            reason=f"repository unreachable: {unreachable.message}",
+        )
+    now_digest = approval_digest(plan.digest, binds)
     if approved.digest == now_digest:
         return ""
     services.return_to_approval(

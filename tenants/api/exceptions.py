@@ -6,9 +6,9 @@
 
 `type` is a URI reference to a page describing the problem (`/api/problems/<slug>`);
 `errors` (field → messages, nested fields joined with dots) comes with validation errors
-only. Domain errors map to statuses here: IllegalTransition → 409, NotAllowed → 403, any
-other DomainError → 409; Django's ValidationError → 400, PermissionDenied → 403,
-Http404 → 404.
+only. Domain errors map to statuses here: IllegalTransition and PlanMoved → 409,
+NotAllowed → 403, any other DomainError → 409; Django's ValidationError → 400,
+PermissionDenied → 403, Http404 → 404.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from tenants.errors import DomainError, IllegalTransition, NotAllowed
+from tenants.errors import DomainError, IllegalTransition, NotAllowed, PlanMoved
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_BASE = "/api/problems/"
@@ -152,6 +152,14 @@ def _as_api_exception(exc: Exception) -> Exception:
     """Domain and Django exceptions as the DRF exceptions that say what status they are."""
     if isinstance(exc, IllegalTransition):
         return Conflict(str(exc), problem="illegal-transition")
+    if isinstance(exc, PlanMoved):
+        if exc.plan_error:
+            return Conflict(exc.plan_error, problem="plan-changed")
+        return Conflict(
+            "The plan or its GitOps change moved since you read it: approve the current one.",
+            problem="plan-changed",
+            current_plan_digest=exc.current_digest,
+        )
     if isinstance(exc, NotAllowed):
         return exceptions.PermissionDenied(str(exc))
     if isinstance(exc, DomainError):

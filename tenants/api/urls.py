@@ -10,7 +10,7 @@ from rest_framework.routers import SimpleRouter
 from tenants.api import schema  # noqa: F401 - registers the OpenAPI extensions
 from tenants.api.exceptions import PROBLEM_TYPES, problem_response, problem_type
 from tenants.api.views import (
-    access,
+    access_map,
     audit,
     campaigns,
     costs,
@@ -68,20 +68,20 @@ urlpatterns = [
         name="campaign-move",
     ),
     path("v1/policy/what-if/", policy.PolicyWhatIfView.as_view(), name="policy-what-if"),
-    path("v1/access/", access.AccessSearchView.as_view(), name="access-search"),
+    path("v1/access/", access_map.AccessSearchView.as_view(), name="access-search"),
     re_path(
         r"^v1/access/groups/(?P<group>[^\x00-\x1f]{1,255})/$",
-        access.GroupAccessView.as_view(),
+        access_map.GroupAccessView.as_view(),
         name="access-group",
     ),
     re_path(
         r"^v1/access/people/(?P<username>[\w.@+-]{1,150})/$",
-        access.PersonAccessView.as_view(),
+        access_map.PersonAccessView.as_view(),
         name="access-person",
     ),
     re_path(
         r"^v1/access/namespaces/(?P<name>[a-z0-9-]{1,63})/$",
-        access.NamespaceAccessView.as_view(),
+        access_map.NamespaceAccessView.as_view(),
         name="access-namespace",
     ),
     re_path(

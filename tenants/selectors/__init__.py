@@ -1,10 +1,11 @@
 """Reads of the tenancy domain, always scoped to what the user may see: one module per noun.
 
-access        platform admins, tenant roles, who may decide a request
+rights        platform admins, tenant roles, who may ask for or decide a request
 access_map    what a group, a person or a namespace's bindings come down to everywhere
 truth         a tenant's truth table: database, repository, cluster compared
 campaigns     upgrade campaigns: grouped diffs, progress, the notices on namespaces
 requests      requests, their history, what a person may do with one, the approval queue
+reviews       a request as an approver sees it, and the digest an approval binds to
 namespaces    namespaces, projects, the name a request would get, their commits
 environments  ephemeral environments and the environment rules' preview
 budgets       a tenant's budget as people read it
@@ -12,15 +13,6 @@ whatif        the approval rules in force, and past decisions to replay others o
 audit         the audit log
 """
 
-from tenants.selectors.access import (
-    is_platform_admin,
-    may_request,
-    role_by_tenant,
-    role_in,
-    tenants_for_user,
-    visible_tenant,
-    why_cannot_decide,
-)
 from tenants.selectors.access_map import (
     PLATFORM_ADMIN_RIGHTS,
     group_map,
@@ -70,7 +62,9 @@ from tenants.selectors.requests import (
     RequestActions,
     commits_of_request,
     decidable_by,
+    environment_ended,
     kargo_namespace_of_request,
+    may_cancel,
     namespaces_of_request,
     request_actions,
     request_history,
@@ -78,10 +72,26 @@ from tenants.selectors.requests import (
     requests_visible_to,
     visible_request,
 )
+from tenants.selectors.reviews import Review, approval_digest, policy_digest, review
+from tenants.selectors.rights import (
+    is_platform_admin,
+    may_request,
+    role_by_tenant,
+    role_in,
+    tenants_for_user,
+    visible_tenant,
+    why_cannot_decide,
+)
 from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
 from tenants.selectors.whatif import past_decisions, rules_in_force, rules_with_edit
 
 __all__ = [
+    "environment_ended",
+    "may_cancel",
+    "Review",
+    "approval_digest",
+    "policy_digest",
+    "review",
     "past_decisions",
     "rules_in_force",
     "rules_with_edit",

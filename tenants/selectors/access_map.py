@@ -1,9 +1,9 @@
 """The access map: what an OIDC group, a person or a namespace's bindings come down to, in
 Kubernetes, Argo CD, Kargo, Flux and Berth itself; searchable by group, person, namespace.
 
-The cluster side is read off the objects the tenants' plans apply (tenants.engine.
+The cluster side is read off the objects the tenants' plans apply (tenants.provisioner.
 access_grants), never modelled a second time. Berth's own rights are the ones the checks in
-tenants.selectors.access and .environments make. A viewer sees only the tenants they may
+tenants.selectors.rights and .environments make. A viewer sees only the tenants they may
 see: a platform admin sees everything; anyone else their own tenants.
 """
 
@@ -15,16 +15,16 @@ from django.conf import settings
 from django.db.models import Q
 from django.http import Http404
 
-from tenants import engine
+from tenants import provisioner
 from tenants.choices import ApproverRole, MembershipSource, NamespaceState, PolicyOutcome, Role
-from tenants.engine import ARGOCD, KARGO, KUBERNETES, Grant
 from tenants.models import ApprovalRule, Membership, Namespace, Tenant, User
-from tenants.selectors.access import is_platform_admin
+from tenants.provisioner import ARGOCD, KARGO, KUBERNETES, Grant
+from tenants.selectors.rights import is_platform_admin
 
 ROLE_ORDER = (Role.OWNER, Role.MEMBER, Role.VIEWER)  # strongest first
 SYSTEMS = (KUBERNETES, ARGOCD, KARGO)  # where groups get rights, in the order pages show
 
-# What each tenant role may do in Berth (tenants.selectors.access, .environments, .audit
+# What each tenant role may do in Berth (tenants.selectors.rights, .environments, .audit
 # make these checks); approving comes from the rules (approval_rules_for_owners).
 BERTH_RIGHTS: dict[str, tuple[str, ...]] = {
     Role.VIEWER: ("see the tenant, its namespaces, requests and environments", "submit requests"),
@@ -152,7 +152,7 @@ def _tenant_access(
 ) -> TenantAccess:
     roles = _roles_of(tenant, groups)
     strongest = roles[0] if roles else None
-    grants = engine.access_grants(tenant)
+    grants = provisioner.access_grants(tenant)
     return TenantAccess(
         tenant=tenant,
         roles=roles,
@@ -322,7 +322,7 @@ def namespace_maps(viewer: User, name: str) -> list[NamespaceMap]:
     for namespace in namespaces:
         grants = [
             grant
-            for grant in engine.access_grants(namespace.tenant)
+            for grant in provisioner.access_grants(namespace.tenant)
             if grant.cluster == namespace.cluster.name and grant.namespace == name
         ]
         roles = {role: list(namespace.tenant.groups_for(role)) for role in ROLE_ORDER}

@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 
 from tenants.choices import Role
 from tenants.models import AuditEvent, Membership, User
-from tenants.selectors.access import is_platform_admin
+from tenants.selectors.rights import is_platform_admin
 
 
 def audit_events_visible_to(user: User) -> QuerySet[AuditEvent]:

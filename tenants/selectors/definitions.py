@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tenants import engine
+from tenants import provisioner
 from tenants.models import EnvironmentTier, Namespace
 
 
@@ -35,13 +35,13 @@ def definition_of(namespace: Namespace) -> Definition:
             "made before Berth recorded definitions: the next upgrade campaign "
             "of its tier records it"
         )
-    elif tier_revision.digest != engine.tier_definition(namespace.tier)[0]:
+    elif tier_revision.digest != provisioner.tier_definition(namespace.tier)[0]:
         available = tier_version(namespace.tier)
         behind.append(
             f"the {namespace.tier.slug} tier's definition has changed since "
             f"v{tier_revision.number}" + (f": v{available} available" if available else "")
         )
-    if bundle_revision is not None and bundle_revision.digest != engine.bundle_digest():
+    if bundle_revision is not None and bundle_revision.digest != provisioner.bundle_digest():
         behind.append(f"Berth's templates have changed since bundle v{bundle_revision.number}")
     return Definition(
         namespace.tier.slug,
@@ -54,7 +54,7 @@ def definition_of(namespace: Namespace) -> Definition:
 def tier_version(tier: EnvironmentTier) -> int | None:
     """The number of the tier's definition as it stands; None until one is recorded (by a
     save in the admin, a run or a campaign). A definition seen before keeps its number."""
-    digest = engine.tier_definition(tier)[0]
+    digest = provisioner.tier_definition(tier)[0]
     # Through `revisions` so that a list prefetching them costs one query for all tiers.
     return max(
         (revision.number for revision in tier.revisions.all() if revision.digest == digest),

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404
 from tenants.choices import EnvironmentState, NamespaceState, Role
 from tenants.kinds import kind_for
 from tenants.models import AuditEvent, EphemeralEnvironment, Namespace, Request, Tenant, User
-from tenants.selectors.access import is_platform_admin, role_in
+from tenants.selectors.rights import is_platform_admin, role_in
 
 
 def environments_visible_to(user: User) -> QuerySet[EphemeralEnvironment]:

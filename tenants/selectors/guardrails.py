@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tenants import engine
+from tenants import provisioner
 from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import Cluster, Request
 
@@ -39,7 +39,7 @@ def guardrails_state(cluster: Cluster) -> str:
         return "the platform's own (not checked by Berth)"
     if not cluster.guardrails_digest:
         return "not installed"
-    if cluster.guardrails_digest != engine.guardrails_digest(cluster):
+    if cluster.guardrails_digest != provisioner.guardrails_digest(cluster):
         return "outdated"
     return f"current (installed {cluster.guardrails_installed_at:%Y-%m-%d %H:%M} UTC)"
 

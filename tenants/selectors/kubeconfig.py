@@ -1,7 +1,7 @@
 """How a person reaches a namespace with kubectl: a kubeconfig for its cluster whose user
 signs in through the organisation's identity provider (kubelogin, or `berth token --exec`),
 and what `kubectl` should answer them there, read off the ClusterRole their tier binds to
-their role (engine.effective_permissions).
+their role (provisioner.effective_permissions).
 
 Only for namespaces the person may see (selectors.namespaces_visible_to); the kubeconfig
 holds no secret: the cluster's address and CA, and how to ask the provider for a token.
@@ -16,12 +16,12 @@ import yaml
 from django.conf import settings
 from django.http import Http404
 
-from tenants import engine
+from tenants import provisioner
 from tenants.choices import NamespaceState, Role
 from tenants.errors import DomainError
 from tenants.models import Namespace, User
-from tenants.selectors.access import role_in
 from tenants.selectors.namespaces import namespaces_visible_to
+from tenants.selectors.rights import role_in
 
 # Who gets the person's ID token for kubectl: the kubelogin plugin, or the `berth` command.
 KUBELOGIN = "kubelogin"
@@ -143,7 +143,7 @@ def access_of(user: User, namespace: Namespace) -> Access:
             ),
         )
     label = ROLE_LABELS[role]
-    for row in engine.effective_permissions(namespace.tenant):
+    for row in provisioner.effective_permissions(namespace.tenant):
         if row["tier"].pk != namespace.tier_id:
             continue
         entry = next(e for e in row["entries"] if e["label"] == label)

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 
 from tenants.choices import NamespaceState
 from tenants.models import Namespace, Project, Tenant, User
-from tenants.selectors.access import is_platform_admin
+from tenants.selectors.rights import is_platform_admin
 
 
 def namespaces_visible_to(user: User) -> QuerySet[Namespace]:

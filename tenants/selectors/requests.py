@@ -27,7 +27,7 @@ from tenants.models import (
     Tenant,
     User,
 )
-from tenants.selectors.access import is_platform_admin, why_cannot_decide
+from tenants.selectors.rights import is_platform_admin, why_cannot_decide
 
 
 def requests_visible_to(user: User) -> QuerySet[Request]:
@@ -111,15 +111,33 @@ class RequestActions:
         what was typed into them) while its poll answers with the same key."""
         return " ".join(name for name in ("decide", "cancel", "retry") if getattr(self, name))
 
+    @property
+    def permissions(self) -> dict[str, bool]:
+        """The same answer as the API reports it (a request's `permissions`)."""
+        return {"may_decide": self.decide, "may_cancel": self.cancel, "may_retry": self.retry}
+
+
+def may_cancel(user: User, tenancy_request: Request) -> bool:
+    """Its requester or a platform admin (the transition table says from which states)."""
+    return tenancy_request.requester_id == user.pk or is_platform_admin(user)
+
+
+def environment_ended(tenancy_request: Request) -> bool:
+    """Its ephemeral environment is ending or ended: a failed request has nothing to retry."""
+    return EphemeralEnvironment.objects.filter(
+        request=tenancy_request, state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)
+    ).exists()
+
 
 def request_actions(
     user: User, tenancy_request: Request, *, plan_digest: str | None = None
 ) -> RequestActions:
     """The one answer to "what may this person do with this request", asked by the page,
-    its poll and the API, so nothing is offered that the services would refuse.
+    its poll and the API; the services ask the same rules (why_cannot_decide, may_cancel,
+    environment_ended), so nothing is offered that they would refuse. Anyone who may see
+    a request may comment on it.
     `plan_digest`: the plan the person is shown; approving it again is not offered."""
     state = tenancy_request.state
-    admin = is_platform_admin(user)
     decide = (
         state in DECIDABLE_STATES
         and why_cannot_decide(user, tenancy_request) is None
@@ -133,14 +151,11 @@ def request_actions(
             ).exists()
         )
     )
-    cancel = state in CANCELLABLE_STATES and (tenancy_request.requester_id == user.pk or admin)
-    # An ended ephemeral environment has nothing left to retry.
+    cancel = state in CANCELLABLE_STATES and may_cancel(user, tenancy_request)
     retry = (
         state in RETRYABLE_STATES
-        and admin
-        and not EphemeralEnvironment.objects.filter(
-            request=tenancy_request, state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)
-        ).exists()
+        and is_platform_admin(user)
+        and not environment_ended(tenancy_request)
     )
     return RequestActions(decide=decide, cancel=cancel, retry=retry)
 

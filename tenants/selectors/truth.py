@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from tenants.choices import NamespaceState
 from tenants.models import Namespace, Project, Tenant, TruthTable, User
-from tenants.selectors.access import is_platform_admin, visible_tenant
 from tenants.selectors.definitions import upgrades_available
+from tenants.selectors.rights import is_platform_admin, visible_tenant
 
 STATES = ("drifted", "missing_in_git", "missing_in_cluster", "orphan", "in_sync")
 STATE_LABELS = {

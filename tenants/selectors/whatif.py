@@ -181,7 +181,7 @@ class Reconstruction:
     def attributes(
         self, *, tenant: Tenant, kind: str, payload: dict[str, Any], requester: User
     ) -> dict[str, Any]:
-        from tenants.selectors.access import is_platform_admin
+        from tenants.selectors.rights import is_platform_admin
 
         tiers, cluster, ephemeral = self._where(tenant, kind, payload)
         cpu, memory, storage = self._amounts(tenant, kind, payload)

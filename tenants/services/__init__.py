@@ -1,7 +1,8 @@
 """Writes of the tenancy domain: one module per noun, each function keyword-only, each
 change audited. A Request changes state only through `lifecycle`.
 
-    requests      submit, approve (bound to a plan digest), reject, cancel, retry, comment
+    requests      submit, reject, cancel, retry, comment
+    approvals     approve, alone or together, bound to the plan digest the approver saw
     claims        the names a waiting request holds
     lifecycle     the transition table, and the transitions the engine reports through
     environments  ephemeral environments: extend, end, expire, warn
@@ -13,6 +14,7 @@ change audited. A Request changes state only through `lifecycle`.
     tokens        personal API tokens
 """
 
+from tenants.services.approvals import APPROVE_TOGETHER_MAX, approve_request, approve_together
 from tenants.services.campaigns import (
     CAMPAIGN_MOVES,
     CampaignMove,
@@ -52,10 +54,7 @@ from tenants.services.preferences import set_muted_notifications
 from tenants.services.prices import set_cluster_prices
 from tenants.services.repository_checks import queue_repository_check, record_repository_check
 from tenants.services.requests import (
-    APPROVE_TOGETHER_MAX,
     add_comment,
-    approve_request,
-    approve_together,
     cancel_request,
     reject_request,
     retry_request,

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import audit, engine, policy
+from tenants import audit, policy, provisioner
 from tenants.choices import (
     ApproverRole,
     CampaignState,
@@ -93,7 +93,7 @@ def create_campaign(
         errors["batch"] = ["A wave is at least one namespace."]
     if errors:
         raise ValidationError(errors)
-    found = engine.campaign_changes(tier.pk if tier else None)
+    found = provisioner.campaign_changes(tier.pk if tier else None)
     changes, repositories = found.namespaces, found.repositories
     bundle = definitions.current_bundle_revision()
     revisions = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from tenants import engine
+from tenants import provisioner
 from tenants.models import BundleRevision, EnvironmentTier, TierRevision
 
 
@@ -47,7 +47,7 @@ def tier_revisions(*, wanted: dict[EnvironmentTier, tuple[str, dict]]) -> dict[i
 
 
 def current_tier_revision(*, tier: EnvironmentTier) -> TierRevision:
-    digest, definition = engine.tier_definition(tier)
+    digest, definition = provisioner.tier_definition(tier)
     return tier_revision(tier=tier, digest=digest, definition=definition)
 
 
@@ -68,4 +68,4 @@ def bundle_revision(*, digest: str) -> BundleRevision:
 
 
 def current_bundle_revision() -> BundleRevision:
-    return bundle_revision(digest=engine.bundle_digest())
+    return bundle_revision(digest=provisioner.bundle_digest())

@@ -4,30 +4,25 @@ says), approve it bound to a plan digest, reject, cancel, retry, comment.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import audit, budget, engine, kinds, policy, selectors
+from tenants import audit, budget, kinds, policy, selectors
 from tenants.choices import (
-    ApproverRole,
     Decision,
-    EnvironmentState,
     PolicyOutcome,
     RequestKind,
     RequestState,
 )
-from tenants.errors import DomainError, IllegalTransition, NotAllowed
+from tenants.errors import DomainError, NotAllowed
 from tenants.kinds import kind_for, validate_payload
-from tenants.models import Approval, Comment, EphemeralEnvironment, Request, Run, Tenant, User
+from tenants.models import Approval, Comment, Request, Run, Tenant, User
+from tenants.services.approvals import awaiting, refuse_decision
 from tenants.services.claims import claim_names, release_claims
 from tenants.services.lifecycle import (
-    TRANSITIONS,
     transition,
-    transition_many,
     transition_opening_run,
 )
 from tenants.signals import request_state_changed
@@ -173,7 +168,7 @@ def admit(
         approvals_required=decision.approvals_required,
         approver_role=decision.approver_role,
         policy_attributes=attributes,
-        status_message=_awaiting(decision.approvals_required, decision.approver_role, 0),
+        status_message=awaiting(decision.approvals_required, decision.approver_role, 0),
     )
     claim_names(tenancy_request)
     audit.record(
@@ -201,7 +196,7 @@ def admit(
             approver=None,
             decision=Decision.APPROVE,
             reason=f"Rule {decision.rule} approves automatically.",
-            plan_digest=policy_digest(tenancy_request),
+            plan_digest=selectors.policy_digest(tenancy_request),
         )
         tenancy_request = transition(
             request_id=request_id,
@@ -212,199 +207,13 @@ def admit(
     return tenancy_request
 
 
-def policy_digest(tenancy_request: Request) -> str:
-    """What a rule approving on its own is bound to: the plan as it renders now (no
-    repository read on the way in; the run compares the plan it renders with this one and
-    sends a request whose plan moved back to approval, as it does for a person's)."""
-    try:
-        return engine.approval_digest(engine.plan(tenancy_request).digest, None)
-    except engine.PlanUnavailable:
-        return ""  # the run fails it, saying what is gone
-
-
-def _awaiting(required: int, role: str, have: int) -> str:
-    who = ApproverRole(role).label.lower()
-    return f"Awaiting approval: {have} of {required} from a {who}."
-
-
-def _refuse_decision(
-    *, tenancy_request: Request, user: User, action: str, source_ip: str | None
-) -> None:
-    reason = selectors.why_cannot_decide(user, tenancy_request)
-    if reason:
-        # Refusals are audited too: an attempt to decide without the right is worth knowing.
-        audit.record(
-            actor=user,
-            action=f"request.{action}.refused",
-            obj=tenancy_request,
-            tenant_id=tenancy_request.tenant_id,
-            after={"reason": reason},
-            source_ip=source_ip,
-        )
-        raise NotAllowed(reason)
-
-
-def approve_request(
-    *,
-    request_id: int,
-    approver: User,
-    plan_digest: str,
-    reason: str = "",
-    source_ip: str | None = None,
-) -> Request:
-    """Record an approval bound to the digest of the plan the approver saw; once the
-    policy's number of approvals for that plan is reached, the request is approved."""
-    tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
-    _refuse_decision(
-        tenancy_request=tenancy_request, user=approver, action="approve", source_ip=source_ip
-    )
-    with transaction.atomic():
-        return _record_approvals(
-            digests={request_id: plan_digest}, approver=approver, reason=reason, source_ip=source_ip
-        )[0]
-
-
-# More at once is a review nobody did: the queue shows at most this many per page anyway.
-APPROVE_TOGETHER_MAX = 50
-
-
-def approve_together(
-    *,
-    decisions: list[tuple[int, str]],
-    approver: User,
-    reason: str = "",
-    source_ip: str | None = None,
-) -> list[Request]:
-    """Approve several requests at once, each bound to the plan digest the approver saw:
-    all of them or, if any cannot be approved, none. They must share one policy outcome
-    (the same rule, number of approvals and approver role), so one look covers them all."""
-    if not decisions:
-        raise DomainError("Select the requests to approve.")
-    if len(decisions) > APPROVE_TOGETHER_MAX:
-        raise DomainError(f"Approve at most {APPROVE_TOGETHER_MAX} requests at once.")
-    wanted = dict(decisions)
-    found = {r.pk: r for r in Request.objects.select_related("tenant").filter(pk__in=wanted)}
-    for request_id in wanted:
-        if request_id not in found:
-            raise DomainError(f"Request #{request_id} does not exist.")
-    for tenancy_request in found.values():
-        _refuse_decision(
-            tenancy_request=tenancy_request, user=approver, action="approve", source_ip=source_ip
-        )
-    outcomes = {(r.policy_rule, r.approvals_required, r.approver_role): r for r in found.values()}
-    if len(outcomes) > 1:
-        described = "; ".join(
-            f"#{r.pk}: rule {rule or '—'}, {needed} approval{'s' if needed != 1 else ''} "
-            f"from a {r.get_approver_role_display().lower()}"
-            for (rule, needed, _), r in sorted(outcomes.items(), key=lambda o: o[1].pk)
-        )
-        raise DomainError(
-            "Only requests with the same policy outcome are approved together, "
-            f"and these differ ({described}). Approve them separately."
-        )
-    with transaction.atomic():
-        return _record_approvals(
-            digests=wanted, approver=approver, reason=reason, source_ip=source_ip
-        )
-
-
-def _record_approvals(
-    *, digests: dict[int, str], approver: User, reason: str, source_ip: str | None
-) -> list[Request]:
-    """Inside a transaction: each request's approval by `approver`, bound to its digest;
-    those that reach their policy's number of approvals move to approved, together. In
-    request order; raises (saving nothing) when one may not be approved."""
-    ids = sorted(digests)
-    locked = {
-        r.pk: r for r in Request.objects.select_for_update().filter(pk__in=ids).order_by("pk")
-    }
-    for request_id in ids:
-        if locked[request_id].state not in TRANSITIONS["approve"].sources:
-            raise IllegalTransition(
-                request_id=request_id,
-                state_label=locked[request_id].get_state_display(),
-                action="approved",
-            )
-    mine = set(
-        Approval.objects.filter(
-            request_id__in=ids, approver=approver, decision=Decision.APPROVE
-        ).values_list("request_id", "plan_digest")
-    )
-    if any((request_id, digests[request_id]) in mine for request_id in ids):
-        raise DomainError("You have already approved this plan.")
-    Approval.objects.bulk_create(
-        [
-            Approval(
-                request=locked[request_id],
-                approver=approver,
-                decision=Decision.APPROVE,
-                reason=reason,
-                plan_digest=digests[request_id],
-            )
-            for request_id in ids
-        ]
-    )
-    have = Counter(
-        Approval.objects.filter(request_id__in=ids, decision=Decision.APPROVE).values_list(
-            "request_id", "plan_digest"
-        )
-    )
-    short = [
-        locked[request_id]
-        for request_id in ids
-        if have[(request_id, digests[request_id])] < locked[request_id].approvals_required
-    ]
-    for tenancy_request in short:
-        tenancy_request.status_message = _awaiting(
-            tenancy_request.approvals_required,
-            tenancy_request.approver_role,
-            have[(tenancy_request.pk, digests[tenancy_request.pk])],
-        )
-        tenancy_request.updated_at = timezone.now()
-    Request.objects.bulk_update(short, ["status_message", "updated_at"])
-    audit.record_all(
-        [
-            audit.event(
-                actor=approver,
-                action="request.approval_recorded",
-                obj=tenancy_request,
-                tenant_id=tenancy_request.tenant_id,
-                source_ip=source_ip,
-                after={
-                    "approvals": have[(tenancy_request.pk, digests[tenancy_request.pk])],
-                    "required": tenancy_request.approvals_required,
-                    "plan_digest": digests[tenancy_request.pk],
-                },
-            )
-            for tenancy_request in short
-        ]
-    )
-    reached = [request_id for request_id in ids if locked[request_id] not in short]
-    approved = (
-        {
-            r.pk: r
-            for r in transition_many(
-                request_ids=reached,
-                action="approve",
-                actor=approver,
-                message=reason,
-                source_ip=source_ip,
-                side_effect=lambda moved: {r.pk: {"plan_digest": digests[r.pk]} for r in moved},
-            )
-        }
-        if reached
-        else {}
-    )
-    return [approved.get(request_id) or locked[request_id] for request_id in ids]
-
-
 def reject_request(
     *, request_id: int, approver: User, reason: str, source_ip: str | None = None
 ) -> Request:
     if not reason.strip():
         raise DomainError("A rejection needs a reason the requester can act on.")
     tenancy_request = Request.objects.select_related("tenant").get(pk=request_id)
-    _refuse_decision(
+    refuse_decision(
         tenancy_request=tenancy_request, user=approver, action="reject", source_ip=source_ip
     )
 
@@ -426,7 +235,7 @@ def reject_request(
 
 def cancel_request(*, request_id: int, actor: User, source_ip: str | None = None) -> Request:
     tenancy_request = Request.objects.get(pk=request_id)
-    if tenancy_request.requester_id != actor.pk and not selectors.is_platform_admin(actor):
+    if not selectors.may_cancel(actor, tenancy_request):
         raise NotAllowed("Only the requester or a platform admin may cancel a request.")
     return transition(
         side_effect=release_claims,
@@ -443,9 +252,7 @@ def retry_request(
 ) -> Run:
     if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may retry a failed request.")
-    if EphemeralEnvironment.objects.filter(
-        request_id=request_id, state__in=(EnvironmentState.ENDING, EnvironmentState.ENDED)
-    ).exists():
+    if selectors.environment_ended(Request.objects.get(pk=request_id)):
         raise DomainError("Its ephemeral environment has ended since: there is nothing to retry.")
     return transition_opening_run(
         request_id=request_id,

@@ -120,7 +120,7 @@ register.filter("storage", partial(quantity, dimension="storage"))
 
 @register.filter
 def by_role(tiers: list[dict]) -> list[dict]:
-    """engine.effective_permissions (per tier, per role) turned round for reading: one entry
+    """provisioner.effective_permissions (per tier, per role) turned round for reading: one entry
     per role, with the tiers that give it the same rights together ("Development,
     Staging: deploy..."; "Production: read..."). `every` marks rights alike on every tier."""
     roles: dict[str, dict] = {}
@@ -149,7 +149,7 @@ def by_role(tiers: list[dict]) -> list[dict]:
 
 @register.filter
 def gitops_only_tiers(tiers: list[dict]) -> list:
-    """The tiers of engine.effective_permissions where only GitOps may deploy."""
+    """The tiers of provisioner.effective_permissions where only GitOps may deploy."""
     return [row["tier"] for row in tiers if row["gitops_only"]]
 
 

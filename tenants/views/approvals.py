@@ -8,8 +8,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from tenants import engine, forms, selectors, services
-from tenants.errors import DomainError, NotAllowed
+from tenants import forms, provisioner, selectors, services
+from tenants.errors import DomainError, NotAllowed, PlanMoved
 from tenants.filtersets import RequestFilterSet
 from tenants.models import ApprovalRule
 from tenants.views.support import client_ip, require_platform_admin
@@ -24,8 +24,8 @@ def approval_queue(request: HttpRequest) -> HttpResponse:
     )
     page = Paginator(queue.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
     # Each row is decided right here, so each carries the digest of the plan it approves.
-    with engine.one_read_per_repository():
-        rows = [(item, engine.review(item)) for item in page]
+    with provisioner.one_read_per_repository():
+        rows = [(item, selectors.review(item)) for item in page]
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -52,23 +52,12 @@ def approve_selected(request: HttpRequest) -> HttpResponse:
             request, " ".join(form.errors.get("selected", [])) or "Select the requests to approve."
         )
         return redirect("approval-queue")
-    moved = []
-    with engine.one_read_per_repository():
-        for request_id, digest in form.cleaned_data["selected"]:
-            try:
-                tenancy_request = selectors.visible_request(request.user, request_id)
-            except Http404:
-                messages.error(request, f"Request #{request_id} does not exist.")
-                return redirect("approval-queue")
-            if engine.review(tenancy_request).digest != digest:
-                moved.append(f"#{request_id}")
-    if moved:
-        messages.error(
-            request,
-            f"The plan of {', '.join(moved)} moved since the queue was "
-            "shown: nothing was approved. Review them and approve again.",
-        )
-        return redirect("approval-queue")
+    for request_id, _ in form.cleaned_data["selected"]:
+        try:
+            selectors.visible_request(request.user, request_id)
+        except Http404:
+            messages.error(request, f"Request #{request_id} does not exist.")
+            return redirect("approval-queue")
     try:
         approved = services.approve_together(
             decisions=form.cleaned_data["selected"],
@@ -78,6 +67,13 @@ def approve_selected(request: HttpRequest) -> HttpResponse:
         )
     except NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
+    except PlanMoved as exc:
+        moved = ", ".join(f"#{request_id}" for request_id in exc.request_ids)
+        messages.error(
+            request,
+            f"The plan of {moved} moved since the queue was "
+            "shown: nothing was approved. Review them and approve again.",
+        )
     except DomainError as exc:
         messages.error(request, f"Nothing was approved: {exc}")
     else:

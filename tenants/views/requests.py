@@ -11,8 +11,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
-from tenants import engine, forms, selectors, services
-from tenants.errors import DomainError, NotAllowed
+from tenants import forms, provisioner, selectors, services
+from tenants.errors import DomainError, NotAllowed, PlanMoved
 from tenants.kinds import kind_for
 from tenants.views.environments import environment_preview_of
 from tenants.views.support import client_ip, field_errors
@@ -29,7 +29,7 @@ def _live_context(
     progress, decisions and history); the page and its poll render the same.
     `digest`: the plan the page shows, which its poll carries along. `live`: the poll's
     answer, which also brings what was committed once the plan is history."""
-    planned = tenancy_request.state in engine.PLANNED_STATES
+    planned = tenancy_request.state in provisioner.PLANNED_STATES
     context = {
         "tenancy_request": tenancy_request,
         "run": tenancy_request.runs.first(),
@@ -51,7 +51,7 @@ def _live_context(
 @login_required
 def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     tenancy_request = selectors.visible_request(request.user, pk)
-    review = engine.review(tenancy_request)
+    review = selectors.review(tenancy_request)
     return render(
         request,
         "tenants/request_detail.html",
@@ -93,7 +93,7 @@ def request_retry(request: HttpRequest, pk: int) -> HttpResponse:
         services.retry_request(
             request_id=tenancy_request.pk,
             actor=request.user,
-            plan_digest=engine.review(tenancy_request).digest,
+            plan_digest=selectors.review(tenancy_request).digest,
             source_ip=client_ip(request),
         )
     except NotAllowed as exc:
@@ -206,13 +206,16 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
         return _back(request, pk)
 
     def approve(tenancy_request) -> None:
-        # An approval is bound to the plan the approver saw: a plan that changed since the
-        # page was rendered (a tier preset, the tenant, its namespaces) is shown again.
-        # (Someone without the right is refused, and audited, by the service instead.)
-        if (
-            selectors.request_actions(request.user, tenancy_request).decide
-            and engine.review(tenancy_request).digest != form.cleaned_data["plan_digest"]
-        ):
+        try:
+            decided = services.approve_request(
+                request_id=tenancy_request.pk,
+                approver=request.user,
+                plan_digest=form.cleaned_data["plan_digest"],
+                reason=form.cleaned_data["note"],
+                source_ip=client_ip(request),
+            )
+        except PlanMoved:
+            # The plan shown again is the current one: the page renders it.
             messages.error(
                 request,
                 f"Request #{tenancy_request.pk}: the plan or its GitOps "
@@ -223,13 +226,6 @@ def request_approve(request: HttpRequest, pk: int) -> HttpResponse:
                 "page: review them below and approve again if still right.",
             )
             return
-        decided = services.approve_request(
-            request_id=tenancy_request.pk,
-            approver=request.user,
-            plan_digest=form.cleaned_data["plan_digest"],
-            reason=form.cleaned_data["note"],
-            source_ip=client_ip(request),
-        )
         messages.success(request, f"Request #{decided.pk}: {decided.status_message or 'approved.'}")
 
     return _decide(request, pk, approve)

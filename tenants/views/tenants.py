@@ -7,7 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from tenants import engine, forms, selectors, services, tasks
+from tenants import forms, provisioner, selectors, services, tasks
 from tenants.selectors import kubeconfig
 from tenants.views.support import client_ip, field_errors, require_platform_admin
 
@@ -32,7 +32,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "using_most": selectors.namespaces_using_most(tenant),
             "namespaces": selectors.namespaces_visible_to(request.user).filter(tenant=tenant),
             "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
-            "permissions": engine.effective_permissions(tenant),
+            "permissions": provisioner.effective_permissions(tenant),
             "environments": selectors.live_environments(request.user, tenant),
             "now": timezone.now(),
         },

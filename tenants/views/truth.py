@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from tenants import engine, selectors, services
+from tenants import provisioner, selectors, services
 from tenants.errors import DomainError
 from tenants.views.support import client_ip
 
@@ -38,7 +38,7 @@ def truth_refresh(request: HttpRequest, slug: str) -> HttpResponse:
     if wait:
         messages.info(request, f"The table was taken moments ago; refresh again in {wait} s.")
         return _back(slug, request)
-    table = engine.take_truth(tenant)
+    table = provisioner.take_truth(tenant)
     off = sum(n for state, n in table["counts"].items() if state != "in_sync")
     messages.success(
         request,

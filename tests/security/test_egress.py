@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
-from tenants import engine, tasks
+from tenants import provisioner, tasks
 from tenants.egress import EgressRefused, check_host
 from tenants.models import Tenant
 from tests.factories import TenantFactory, UserFactory
@@ -263,7 +263,7 @@ def test_a_repository_on_a_refused_network_fails_its_check_before_git_runs(
 ):
     resolving(monkeypatch, {"github.internal": "10.0.0.5"})
     tenant = TenantFactory(slug="payments", gitops_repo_url="https://github.internal/org/x.git")
-    check = engine.check_repository(tenant)
+    check = provisioner.check_repository(tenant)
     assert check.ok is False
     assert (
         "github.internal resolves to 10.0.0.5, a private address; allow it with BERTH_EGRESS_ALLOW"
@@ -281,7 +281,7 @@ def test_a_repository_on_a_refused_network_fails_its_check_before_git_runs(
 )
 def test_every_network_transport_is_checked(db, no_loopback, url):
     tenant = TenantFactory(slug="payments", gitops_repo_url=url)
-    check = engine.check_repository(tenant)
+    check = provisioner.check_repository(tenant)
     assert check.ok is False
     assert "Berth does not connect there" in check.message
 
@@ -327,7 +327,7 @@ def test_a_git_server_that_never_answers_fails_the_check_within_the_web_timeout(
         )
         found = []
         worker = threading.Thread(
-            target=lambda: found.append(engine.check_repository(tenant)), daemon=True
+            target=lambda: found.append(provisioner.check_repository(tenant)), daemon=True
         )
         worker.start()
         worker.join(timeout=120)  # hang protection only; the check stops itself long before

@@ -12,18 +12,17 @@ from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from tenants import engine, selectors, services
+from tenants import selectors, services
 from tenants.api import serializers as s
 from tenants.api.exceptions import Conflict
 from tenants.api.views.base import ID, ApiView, client_ip
-from tenants.choices import RequestState
 from tenants.filtersets import RequestFilterSet
 from tenants.models import Request, Run
 from tenants.models.tokens import TokenScope
 
 
 def _plan(tenancy_request: Request) -> tuple[dict[str, Any] | None, str]:
-    review = engine.review(tenancy_request)
+    review = selectors.review(tenancy_request)
     if review.plan is None:
         return None, review.plan_error
     plan = review.plan
@@ -66,11 +65,7 @@ def request_detail(tenancy_request: Request, user: Any) -> dict[str, Any]:
         history=s.HistoryEventSerializer(
             selectors.request_history(tenancy_request), many=True
         ).data,
-        permissions={
-            "may_decide": actions.decide,
-            "may_cancel": actions.cancel,
-            "may_retry": actions.retry,
-        },
+        permissions=actions.permissions,
     )
     return body
 
@@ -164,22 +159,10 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
         tenancy_request = self.get_object()
         form = s.ApproveSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        digest = form.validated_data["plan_digest"]
-        if tenancy_request.state == RequestState.SUBMITTED:
-            plan, plan_error = _plan(tenancy_request)
-            if plan is None:
-                raise Conflict(plan_error, problem="plan-changed")
-            if plan["digest"] != digest:
-                raise Conflict(
-                    "The plan or its GitOps change moved since you read it: approve the "
-                    "current one.",
-                    problem="plan-changed",
-                    current_plan_digest=plan["digest"],
-                )
         services.approve_request(
             request_id=tenancy_request.pk,
             approver=request.user,
-            plan_digest=digest,
+            plan_digest=form.validated_data["plan_digest"],
             reason=form.validated_data["note"],
             source_ip=client_ip(request),
         )

@@ -11,7 +11,7 @@ from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tenants import engine, selectors, services
+from tenants import provisioner, selectors, services
 from tenants.api.serializers import truth as s
 from tenants.api.views.base import ApiView, client_ip
 from tenants.models.tokens import TokenScope
@@ -55,7 +55,7 @@ class TruthRefreshView(_TenantView):
             raise Throttled(
                 wait=wait, detail=f"The table was taken moments ago; refresh again in {wait} s."
             )
-        engine.take_truth(tenant)
+        provisioner.take_truth(tenant)
         return self._table(request, slug)
 
 

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tenants import selectors
-from tenants.api.serializers import access as s
+from tenants.api.serializers import access_map as s
 from tenants.api.views.base import ApiView
 
 

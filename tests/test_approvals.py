@@ -1,0 +1,106 @@
+"""Approving binds to the plan the approver saw: the services refuse a digest that is no
+longer the request's (PlanMoved) and record nothing, whoever calls them."""
+
+import pytest
+
+from tenants import demo, services
+from tenants.choices import RequestState
+from tenants.errors import NotAllowed, PlanMoved
+from tenants.models import Approval, AuditEvent, Request, Tenant, User
+from tenants.selectors import request_actions, review
+
+STALE = "0" * 64
+
+
+@pytest.fixture
+def world(db):
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    return {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+    }
+
+
+def submit(world, app: str) -> Request:
+    """A prod namespace: the default policy has a platform admin decide it."""
+    return services.submit_request(
+        tenant=world["tenant"],
+        kind="namespace",
+        requester=world["developer"],
+        payload={"app": app, "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    )
+
+
+def nothing_recorded(*requests: Request) -> bool:
+    ids = [r.pk for r in requests]
+    return (
+        not Approval.objects.filter(request_id__in=ids).exists()
+        and set(Request.objects.filter(pk__in=ids).values_list("state", flat=True))
+        == {RequestState.SUBMITTED}
+        and not AuditEvent.objects.filter(
+            action__in=("request.approve", "request.approval_recorded")
+        ).exists()
+    )
+
+
+def test_approving_a_stale_digest_raises_plan_moved_and_records_nothing(world):
+    shop = submit(world, "shop")
+
+    with pytest.raises(PlanMoved) as moved:
+        services.approve_request(request_id=shop.pk, approver=world["admin"], plan_digest=STALE)
+
+    assert moved.value.request_ids == [shop.pk]
+    assert moved.value.current_digest == review(shop).digest
+    assert nothing_recorded(shop)
+
+
+def test_approving_the_current_digest_approves(world):
+    shop = submit(world, "shop")
+
+    services.approve_request(
+        request_id=shop.pk, approver=world["admin"], plan_digest=review(shop).digest
+    )
+
+    assert Request.objects.get(pk=shop.pk).state == RequestState.APPROVED
+
+
+def test_someone_without_the_right_is_refused_before_the_plan_is_compared(world):
+    shop = submit(world, "shop")
+
+    with pytest.raises(NotAllowed):
+        services.approve_request(request_id=shop.pk, approver=world["developer"], plan_digest=STALE)
+
+    assert nothing_recorded(shop)
+
+
+def test_approving_together_with_one_stale_digest_approves_none(world):
+    shop, cart, till = submit(world, "shop"), submit(world, "cart"), submit(world, "till")
+
+    with pytest.raises(PlanMoved) as moved:
+        services.approve_together(
+            decisions=[
+                (shop.pk, review(shop).digest),
+                (cart.pk, STALE),
+                (till.pk, STALE),
+            ],
+            approver=world["admin"],
+        )
+
+    assert moved.value.request_ids == [cart.pk, till.pk]
+    assert nothing_recorded(shop, cart, till)
+
+
+@pytest.mark.parametrize("who", ["developer", "admin"])
+def test_the_page_and_the_api_read_one_answer_to_what_a_person_may_do(client, world, who):
+    shop = submit(world, "shop")
+    person = world[who]
+    offered = request_actions(person, shop, plan_digest=review(shop).digest)
+
+    client.force_login(person)
+    body = client.get(f"/api/v1/requests/{shop.pk}/").json()
+    page = client.get(f"/requests/{shop.pk}/").content.decode()
+
+    assert body["permissions"] == offered.permissions
+    assert ('id="approve-button"' in page) is offered.decide
+    assert ("Cancel this request" in page) is offered.cancel

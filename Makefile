@@ -28,6 +28,9 @@ screenshots: $(STAMP)
 	BERTH_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots BERTH_CHROMIUM=$(CHROMIUM) \
 		$(BIN)/python -m pytest $$(grep -l docs_screenshot tests/test_browser_*.py) $(PYTEST_ARGS)
 
+# The same checks pre-commit runs (.pre-commit-config.yaml): formatting, lint, types, layers.
 lint: $(STAMP)
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/pyright
 	$(BIN)/lint-imports

@@ -205,7 +205,9 @@ CERTIFICATE_VALIDATIONS = (
 )
 
 
-def _domains_policy(name: str, group: str, resource: str, validations: Iterable[dict]) -> dict:
+def _domains_policy(
+    name: str, group: str, resource: str, validations: Iterable[dict[str, Any]]
+) -> dict[str, Any]:
     # The domains: the ConfigMap berth-allowed-domains in the request's namespace, whose data
     # keys are the domains (values are ignored).
     return _policy(

@@ -249,7 +249,7 @@ def _role_binding_problems(binding: Mapping[str, Any], inputs: PlanInput) -> lis
     ref = binding.get("roleRef") or {}
     namespace = binding["metadata"].get("namespace", "")
     tenant = inputs.tenant
-    allowed = set(BERTH_ROLES)
+    allowed: set[str] = set(BERTH_ROLES)
     for ns in inputs.namespaces:
         allowed.update(ns.tier.cluster_roles.values())
     # Berth's GitOps roles, each only where it belongs.

@@ -26,14 +26,14 @@ ADMISSION_GROUP = "admissionregistration.k8s.io"
 PART_OF = "app.kubernetes.io/part-of"
 
 
-def _rule(groups: Iterable[str], resources: Iterable[str], verbs: Iterable[str]) -> dict:
+def _rule(groups: Iterable[str], resources: Iterable[str], verbs: Iterable[str]) -> dict[str, Any]:
     return {"apiGroups": list(groups), "resources": list(resources), "verbs": list(verbs)}
 
 
 # Kubernetes 1.30 `view` (system:aggregate-to-view), without the dead `extensions` group and
 # the `bindings` pseudo-resource; plus reading the namespace's Roles and RoleBindings (who
 # may do what here is no secret to the team) and cert-manager's objects.
-VIEW_RULES: tuple[dict, ...] = (
+VIEW_RULES: tuple[dict[str, Any], ...] = (
     _rule(
         [""],
         [
@@ -98,7 +98,7 @@ VIEW_RULES: tuple[dict, ...] = (
 #   ServiceAccount of the namespace; the GitOps one holds this same role, so that widens
 #   nothing, and prod, where only GitOps writes, gives people no pods/create.)
 # - no `events` writes (reading is enough; events are the cluster's record, not the team's).
-EDIT_RULES: tuple[dict, ...] = (
+EDIT_RULES: tuple[dict[str, Any], ...] = (
     *VIEW_RULES,
     _rule([""], ["secrets"], READ + WRITE),
     _rule(
@@ -140,7 +140,7 @@ EDIT_RULES: tuple[dict, ...] = (
     _rule(["cert-manager.io"], ["certificates"], WRITE),
 )
 
-ROLE_RULES: dict[str, tuple[dict, ...]] = {
+ROLE_RULES: dict[str, tuple[dict[str, Any], ...]] = {
     TENANT_EDIT_ROLE: EDIT_RULES,
     TENANT_VIEW_ROLE: VIEW_RULES,
 }
@@ -149,7 +149,7 @@ ROLE_RULES: dict[str, tuple[dict, ...]] = {
 # Kustomizations in <tenant>-gitops (each then applies as the same reconciler, bound to
 # berth-tenant-edit in the tenant's namespaces) and, when Argo CD impersonates, Argo CD
 # Applications in <tenant>-apps. Nothing else: no source, no Secret, no RBAC.
-GITOPS_ROLE_RULES: dict[str, tuple[dict, ...]] = {
+GITOPS_ROLE_RULES: dict[str, tuple[dict[str, Any], ...]] = {
     FLUX_RECONCILER_ROLE: (
         _rule(["kustomize.toolkit.fluxcd.io"], ["kustomizations"], READ + WRITE),
     ),

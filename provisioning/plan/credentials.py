@@ -5,6 +5,7 @@ server stores them. Plans show them redacted (`Plan.redacted`).
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 from provisioning.plan.model import RepoCredential, metadata_of
 
@@ -14,7 +15,9 @@ def encoded(values: dict[str, str]) -> dict[str, str]:
     return {key: base64.b64encode(value.encode()).decode() for key, value in values.items()}
 
 
-def secret(name: str, namespace: str, labels: dict[str, str], values: dict[str, str]) -> dict:
+def secret(
+    name: str, namespace: str, labels: dict[str, str], values: dict[str, str]
+) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Secret",

@@ -42,7 +42,9 @@ def _memory(mib: int) -> str:
     return f"{mib // 1024}Gi" if mib and mib % 1024 == 0 else f"{mib}Mi"
 
 
-def _network_policies(ns: NamespaceSpec, cluster: ClusterSpec, labels: dict) -> list[dict]:
+def _network_policies(
+    ns: NamespaceSpec, cluster: ClusterSpec, labels: dict[str, str]
+) -> list[dict[str, Any]]:
     def policy(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         return {
             "apiVersion": "networking.k8s.io/v1",
@@ -111,7 +113,7 @@ def role_binding(
     name: str,
     namespace: str,
     role: str,
-    subjects: list[dict],
+    subjects: list[dict[str, Any]],
     labels: dict[str, str],
     *,
     role_kind: str = "ClusterRole",

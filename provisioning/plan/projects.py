@@ -110,7 +110,9 @@ def promotable_stages(project: KargoProject, role: str) -> list[str]:
     )
 
 
-def _kargo_people(inputs: PlanInput, project: KargoProject, labels: dict) -> list[dict[str, Any]]:
+def _kargo_people(
+    inputs: PlanInput, project: KargoProject, labels: dict[str, str]
+) -> list[dict[str, Any]]:
     """Kargo maps people to ServiceAccounts of the project namespace by their OIDC claims:
     one per tenant role, which sees the project and promotes what its tiers allow."""
     objects: list[dict[str, Any]] = []

@@ -21,7 +21,7 @@ from provisioning.plan.tenant import tenant_objects
 KARGO_VERSION = "kargo.akuity.io/v1alpha1"
 
 
-def _sort_key(obj: dict[str, Any]) -> tuple:
+def _sort_key(obj: dict[str, Any]) -> tuple[int, str, str]:
     meta = obj["metadata"]
     return (KIND_ORDER.get(obj["kind"], 99), meta.get("namespace", ""), meta["name"])
 

@@ -1,32 +1,26 @@
 """Berth settings, read from the environment (12-factor).
 
 Development defaults are safe; production (DEBUG off) refuses to start when a setting
-it cannot do without is missing, with a message naming the variable to set.
+it cannot do without is missing, with a message naming the variable to set. This module
+reads the variables; what it builds from them (the API's, logging's and the security
+policy's structure, the refusals) is in `portal.config`.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from portal.config import api, checks, security, workers
+from portal.config.environment import env_bool, env_list
+from portal.config.observability import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
 
 # Only the development `run` command turns DEBUG on.
 DEBUG = env_bool("BERTH_DEBUG")
@@ -39,7 +33,7 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
             "SECRET_KEY is not set. Set SECRET_KEY to a long random string "
-            '(python -c "import secrets; print(secrets.token_urlsafe(50))").'
+            f"({checks.RANDOM_STRING_COMMAND})."
         )
     SECRET_KEY = "development-only-insecure-key"  # noqa: S105 - DEBUG only
 
@@ -48,8 +42,7 @@ if not SECRET_KEY:
 FERNET_KEYS = env_list("BERTH_FERNET_KEYS")
 if not FERNET_KEYS and not DEBUG:
     raise ImproperlyConfigured(
-        "BERTH_FERNET_KEYS is not set. Generate a key with: python -c "
-        '"from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
+        f"BERTH_FERNET_KEYS is not set. Generate a key with: {checks.FERNET_KEY_COMMAND}"
     )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
@@ -143,17 +136,13 @@ AUTH_USER_MODEL = "tenants.User"
 OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "")
 OIDC_RP_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "")
 OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
-_oidc_given = {
-    "OIDC_ISSUER": OIDC_ISSUER,
-    "OIDC_CLIENT_ID": OIDC_RP_CLIENT_ID,
-    "OIDC_CLIENT_SECRET": OIDC_RP_CLIENT_SECRET,
-}
-if any(_oidc_given.values()) and not all(_oidc_given.values()):
-    raise ImproperlyConfigured(
-        "Single sign-on is half configured: set "
-        + ", ".join(name for name, value in _oidc_given.items() if not value)
-        + " as well (or unset all of OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)."
-    )
+checks.refuse_half_configured_sign_on(
+    {
+        "OIDC_ISSUER": OIDC_ISSUER,
+        "OIDC_CLIENT_ID": OIDC_RP_CLIENT_ID,
+        "OIDC_CLIENT_SECRET": OIDC_RP_CLIENT_SECRET,
+    }
+)
 OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile groups")
 OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
 OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME", "single sign-on")
@@ -222,28 +211,11 @@ SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
-
-# Content Security Policy (django-csp, portal.security): Berth's own scripts and styles only, no
-# inline code and nothing from elsewhere; forms post to Berth (and, added per answer, to the
-# identity provider sign-out redirects to).
-CONTENT_SECURITY_POLICY = {
-    "DIRECTIVES": {
-        "default-src": ["'self'"],
-        "script-src": ["'self'"],
-        "style-src": ["'self'"],
-        "img-src": ["'self'", "data:"],
-        "font-src": ["'self'"],
-        "connect-src": ["'self'"],
-        "object-src": ["'none'"],
-        "base-uri": ["'none'"],
-        "frame-ancestors": ["'none'"],
-        "form-action": ["'self'"],
-    },
-}
+# Content Security Policy (django-csp, portal.security): Berth's own scripts and styles only.
+CONTENT_SECURITY_POLICY = security.CONTENT_SECURITY_POLICY
 
 # Celery: the database is the source of truth; the broker only carries "look at request N".
-# Without REDIS_URL, kombu's filesystem transport lets a real worker process run jobs with
-# no broker server (the development default and how a newcomer first runs things).
+# Without REDIS_URL, the filesystem transport (portal.config.workers): no broker server.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 BROKER_DIR = DATA_DIR / "broker"
 if REDIS_URL:
@@ -252,18 +224,10 @@ if REDIS_URL:
         # kombu's Redis transport with a repair that keeps a worker alive through a Redis
         # restart (portal/broker.py). rediss:// keeps kombu's own, which sets up its TLS.
         CELERY_BROKER_TRANSPORT = "portal.broker:Transport"
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"visibility_timeout": 3600}
 else:
     CELERY_BROKER_URL = "filesystem://"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(BROKER_DIR / "queue"),
-        "data_folder_out": str(BROKER_DIR / "queue"),
-        "control_folder": str(BROKER_DIR / "control"),
-        "store_processed": False,
-        # The folder is polled; kombu's default second between looks is most of an
-        # approval's wait for Ready on this stack.
-        "polling_interval": 0.05,
-    }
+    CELERY_BROKER_TRANSPORT_OPTIONS = workers.filesystem_broker_options(BROKER_DIR)
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("BERTH_QUEUE", "berth")
 # A broker that goes away is waited for, forever, at start and while running; a task cut
 # off by a lost connection is given back (acks late) and redone (tasks are idempotent).
@@ -345,14 +309,7 @@ BERTH_GITOPS_IMAGE_REPOSITORY = os.environ.get(
 # own, unless the network is listed here (comma-separated CIDRs, e.g. 10.20.0.0/16 for an
 # in-house forge). `make run` allows loopback: its repositories and receivers are local.
 BERTH_EGRESS_ALLOW = env_list("BERTH_EGRESS_ALLOW")
-for _cidr in BERTH_EGRESS_ALLOW:
-    try:
-        ipaddress.ip_network(_cidr, strict=False)
-    except ValueError as _error:
-        raise ImproperlyConfigured(
-            f"BERTH_EGRESS_ALLOW: {_cidr!r} is not a network ({_error}); give comma-separated "
-            "CIDRs such as 127.0.0.0/8,10.20.0.0/16."
-        ) from None
+checks.refuse_malformed_networks(BERTH_EGRESS_ALLOW)
 
 # Showback's measured usage (tenants.usage): a Prometheus-compatible endpoint (Prometheus,
 # Thanos, OpenCost's), queried through its HTTP API under the egress policy above. Unset:
@@ -377,10 +334,7 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Berth <berth@localhos
 # Berth's own namespace on managed clusters; never handed to a tenant.
 BERTH_NAMESPACE = os.environ.get("BERTH_NAMESPACE", "berth-system")
 
-# --- REST API: /api/v1/ (tenants.api), schema at /api/schema/, docs at /api/docs/ ----------
-# Callers are personal API tokens (`Authorization: Bearer berth_…`), access tokens (JWT)
-# from the OIDC provider for machine clients, or the browser's session (with CSRF). Errors
-# are RFC 9457 problem details. See docs/api.md.
+# --- REST API: /api/v1/ (tenants.api, portal.config.api), docs/api.md ----------------------
 # The audience access tokens for the API must name (portal.auth.api): not Berth's client id,
 # so that no ID token is an API credential. Unset, only tokens typed at+jwt (RFC 9068) for
 # Berth's client id are accepted. OIDC_API_ACCEPT_CLIENT_AUDIENCE=1 also accepts untyped
@@ -391,97 +345,21 @@ OIDC_API_ACCEPT_CLIENT_AUDIENCE = os.environ.get("OIDC_API_ACCEPT_CLIENT_AUDIENC
 BERTH_API_MAX_BODY_BYTES = int(os.environ.get("BERTH_API_MAX_BODY_BYTES", str(1024 * 1024)))
 # Requests per token (per user for sessions and access tokens, per address for anonymous).
 BERTH_API_RATE = os.environ.get("BERTH_API_RATE", "600/min")
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        # First, so that a request without credentials gets 401 with WWW-Authenticate.
-        "tenants.api.authentication.ApiTokenAuthentication",
-        "portal.auth.api.OIDCAccessTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["tenants.api.parsers.JSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "tenants.api.pagination.PageNumberPagination",
-    "DEFAULT_FILTER_BACKENDS": [
-        "tenants.api.filters.StrictFilterBackend",
-        "tenants.api.filters.StrictOrderingFilter",
-    ],
-    "DEFAULT_THROTTLE_CLASSES": ["tenants.api.throttling.ApiRateThrottle"],
-    "EXCEPTION_HANDLER": "tenants.api.exceptions.problem_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # Client addresses for anonymous throttling: how many proxies put X-Forwarded-For.
-    "NUM_PROXIES": int(os.environ.get("BERTH_NUM_PROXIES", "0")),
-}
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Berth API",
-    "DESCRIPTION": "Self-service tenancy for shared Kubernetes clusters: everything a person "
-    "can do in Berth's pages, over REST, with the same validation, policies and tenant "
-    "scoping. Errors are RFC 9457 problem details (application/problem+json).",
-    "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SCHEMA_PATH_PREFIX": r"/api/v1",
-    "COMPONENT_SPLIT_REQUEST": True,
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {
-        "RequestStateEnum": "tenants.choices.RequestState",
-        "NamespaceStateEnum": "tenants.choices.NamespaceState",
-        "RunStateEnum": "tenants.choices.RunState",
-        "TokenScopeEnum": "tenants.models.tokens.TokenScope",
-        "CampaignStateEnum": "tenants.choices.CampaignState",
-        "TargetStateEnum": "tenants.choices.TargetState",
-        "TruthStateEnum": "tenants.api.serializers.truth.STATES",
-    },
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "tenants.api.schema.add_problem_responses",
-        "tenants.api.schema.add_links",
-        "tenants.api.schema.strict_query_parameters",
-    ],
-}
+REST_FRAMEWORK = api.rest_framework_settings(
+    num_proxies=int(os.environ.get("BERTH_NUM_PROXIES", "0"))
+)
+SPECTACULAR_SETTINGS = api.SPECTACULAR_SETTINGS
 
-# The cache holds API throttling counters: Redis when REDIS_URL is set, so that every web
-# process counts together; else memory, per process (development, tests).
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": os.environ.get("BERTH_CACHE_URL", REDIS_URL),
-            "KEY_PREFIX": "berth",
-        }
-    }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The cache holds API throttling counters: shared in Redis when REDIS_URL is set.
+CACHES = api.cache_settings(
+    location=os.environ.get("BERTH_CACHE_URL", REDIS_URL) if REDIS_URL else ""
+)
 
 # --- Observability: logs and metrics (docs/operations.md) ----------------------------------
 # One JSON object per line (plain text under DEBUG unless BERTH_LOG_FORMAT says otherwise),
 # each with the request id; secrets are redacted on the handler, whatever logged them.
 LOG_FORMAT = os.environ.get("BERTH_LOG_FORMAT", "plain" if DEBUG else "json")
-if LOG_FORMAT not in {"json", "plain"}:
-    raise ImproperlyConfigured(f"BERTH_LOG_FORMAT must be json or plain, not {LOG_FORMAT!r}.")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {
-        "context": {"()": "portal.logging.ContextFilter"},
-        "redact": {"()": "portal.logging.RedactSecretsFilter"},
-    },
-    "formatters": {
-        "json": {"()": "portal.logging.JsonFormatter"},
-        "plain": {"()": "portal.logging.PlainFormatter"},
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "formatter": LOG_FORMAT,
-            "filters": ["context", "redact"],
-        }
-    },
-    "root": {"handlers": ["console"], "level": os.environ.get("BERTH_LOG_LEVEL", "INFO")},
-    # runserver's own request lines: berth.access already has them, with the request id.
-    "loggers": {"django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False}},
-}
+LOGGING = logging_config(log_format=LOG_FORMAT, level=os.environ.get("BERTH_LOG_LEVEL", "INFO"))
 # Celery workers log through the same handler instead of replacing it with their own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
@@ -495,52 +373,22 @@ METRICS_TOKEN = os.environ.get("BERTH_METRICS_TOKEN", "")
 # A Celery worker serves its own /metrics on this port (when its pod has its own data dir).
 WORKER_METRICS_PORT = int(os.environ.get("BERTH_WORKER_METRICS_PORT", "0"))
 
-CELERY_BEAT_SCHEDULE = {
-    "heartbeat": {"task": "provisioning.heartbeat", "schedule": 60.0},
-    "sweep": {"task": "provisioning.sweep", "schedule": SWEEP_INTERVAL_SECONDS},
-    "reconcile": {"task": "provisioning.reconcile", "schedule": RECONCILE_INTERVAL_SECONDS},
-    "truth": {"task": "provisioning.truth", "schedule": RECONCILE_INTERVAL_SECONDS},
-    "expire": {"task": "tenants.expire_environments", "schedule": EXPIRY_INTERVAL_SECONDS},
-}
+CELERY_BEAT_SCHEDULE = workers.beat_schedule(
+    sweep=SWEEP_INTERVAL_SECONDS,
+    reconcile=RECONCILE_INTERVAL_SECONDS,
+    expiry=EXPIRY_INTERVAL_SECONDS,
+)
 
 # --- Production guard (keep this block last: it checks the settings above) -----------------
 # Production is DEBUG off, or BERTH_ENV=production (which then refuses DEBUG on). Berth
 # refuses to start there with a development setting, saying what to set instead.
 BERTH_ENV = os.environ.get("BERTH_ENV", "").strip().lower()
-INSECURE_SECRET_KEYS = {"development-only-insecure-key", "changeme", "change-me", "secret"}
 if not DEBUG or BERTH_ENV == "production":
-    _problems = []
-    if DEBUG:
-        _problems.append("BERTH_DEBUG is on: unset it (BERTH_ENV=production never runs with DEBUG)")
-    if len(SECRET_KEY) < 32 or SECRET_KEY.lower() in INSECURE_SECRET_KEYS:
-        _problems.append(
-            "SECRET_KEY is a default or shorter than 32 characters: set it to a long random "
-            'string (python -c "import secrets; print(secrets.token_urlsafe(50))")'
+    checks.refuse_to_start_in_production(
+        checks.production_problems(
+            debug=DEBUG,
+            secret_key=SECRET_KEY,
+            fernet_keys=FERNET_KEYS,
+            dev_oidc=env_bool("BERTH_DEV_OIDC"),
         )
-    if not FERNET_KEYS:
-        _problems.append(
-            "BERTH_FERNET_KEYS is not set: generate a key with python -c "
-            '"from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
-        )
-    else:
-        from cryptography.fernet import Fernet
-
-        for _position, _key in enumerate(FERNET_KEYS, start=1):
-            try:
-                Fernet(_key)
-            except ValueError:
-                _problems.append(
-                    f"BERTH_FERNET_KEYS key #{_position} is not a Fernet key (32 url-safe "
-                    "base64-encoded bytes): generate one with Fernet.generate_key()"
-                )
-    if env_bool("BERTH_DEV_OIDC"):
-        _problems.append(
-            "BERTH_DEV_OIDC is on: the development identity provider is not for production; "
-            "unset it and point OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET at your "
-            "organisation's provider (docs/oidc.md)"
-        )
-    if _problems:
-        raise ImproperlyConfigured(
-            "Refusing to start in production (DEBUG off or BERTH_ENV=production):\n  - "
-            + "\n  - ".join(_problems)
-        )
+    )

@@ -1,20 +1,14 @@
 from tenants.models.audit import AuditEvent
 from tenants.models.campaigns import CampaignCommit, CampaignTarget, UpgradeCampaign
+from tenants.models.clusters import Cluster, ClusterPrice
 from tenants.models.definitions import BundleRevision, TierRevision
 from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.names import NamespaceClaim
+from tenants.models.namespaces import Namespace, Project
 from tenants.models.policy import ApprovalRule
 from tenants.models.requests import Approval, Comment, Request, Run
-from tenants.models.tenancy import (
-    Cluster,
-    ClusterPrice,
-    EnvironmentTier,
-    Membership,
-    Namespace,
-    Project,
-    Tenant,
-    TruthTable,
-)
+from tenants.models.tenancy import Membership, Tenant, TruthTable
+from tenants.models.tiers import EnvironmentTier
 from tenants.models.tokens import ApiToken, IdempotencyRecord
 from tenants.models.users import User
 

@@ -5,8 +5,11 @@ from django.conf import settings
 from django.db import models
 
 from tenants.choices import CampaignState, TargetState
+from tenants.models.clusters import Cluster
+from tenants.models.namespaces import Namespace
 from tenants.models.requests import Request
-from tenants.models.tenancy import Cluster, EnvironmentTier, Namespace, Tenant
+from tenants.models.tenancy import Tenant
+from tenants.models.tiers import EnvironmentTier
 
 
 class UpgradeCampaign(models.Model):

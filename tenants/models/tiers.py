@@ -1,0 +1,70 @@
+"""Environment tiers: the presets every namespace is made from."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from tenants.choices import NetworkPreset, PodSecurityLevel, Role
+from tenants.naming import tier_slug_problem
+from tenants.validators import validate_dns_label
+
+
+class EnvironmentTier(models.Model):
+    """A preset for a kind of environment: how big, how isolated, who may write, who approves."""
+
+    slug = models.CharField(max_length=20, unique=True, validators=[validate_dns_label])
+    name = models.CharField(max_length=100)
+    position = models.PositiveSmallIntegerField(default=0, help_text="Order in promotion.")
+
+    default_cpu_millis = models.PositiveIntegerField(default=1000)
+    default_memory_mib = models.PositiveIntegerField(default=2048)
+    default_storage_gib = models.PositiveIntegerField(default=10)
+    max_cpu_millis = models.PositiveIntegerField(default=4000)
+    max_memory_mib = models.PositiveIntegerField(default=8192)
+    max_storage_gib = models.PositiveIntegerField(default=50)
+
+    # LimitRange defaults for containers that do not say what they need.
+    container_default_cpu_millis = models.PositiveIntegerField(default=500)
+    container_default_memory_mib = models.PositiveIntegerField(default=512)
+    container_request_cpu_millis = models.PositiveIntegerField(default=100)
+    container_request_memory_mib = models.PositiveIntegerField(default=128)
+
+    network_preset = models.CharField(
+        max_length=20, choices=NetworkPreset.choices, default=NetworkPreset.INGRESS
+    )
+    pod_security_level = models.CharField(
+        max_length=20, choices=PodSecurityLevel.choices, default=PodSecurityLevel.RESTRICTED
+    )
+    # ClusterRoles bound to the tenant's groups in namespaces of this tier. The defaults are
+    # the roles Berth ships (provisioning.guardrails; "Install guardrails" puts them on a
+    # cluster): Kubernetes' edit/view without writes to quota, limits and RBAC. The
+    # built-in edit, admin and cluster-admin are refused at provisioning: they let a team
+    # undo its own guardrails.
+    owner_cluster_role = models.CharField(max_length=100, default="berth-tenant-edit")
+    member_cluster_role = models.CharField(max_length=100, default="berth-tenant-edit")
+    viewer_cluster_role = models.CharField(max_length=100, default="berth-tenant-view")
+
+    is_ephemeral = models.BooleanField(default=False)
+    default_ttl = models.DurationField(null=True, blank=True)
+    max_ttl = models.DurationField(null=True, blank=True)
+    auto_repair_drift = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["position", "slug"]
+        verbose_name = "environment tier"
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def clean(self) -> None:
+        problem = tier_slug_problem(self.slug)
+        if problem:
+            raise ValidationError({"slug": problem})
+
+    def cluster_role_for(self, role: str) -> str:
+        return {
+            Role.OWNER: self.owner_cluster_role,
+            Role.MEMBER: self.member_cluster_role,
+            Role.VIEWER: self.viewer_cluster_role,
+        }[role]

@@ -12,16 +12,11 @@ to cover afterwards (tenants.selectors.names.prefix_overlaps).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.conf import settings
 
 from tenants.choices import NamePurpose
 from tenants.models.names import NamespaceClaim
 from tenants.naming import reserved_coverage
-
-if TYPE_CHECKING:
-    from tenants.models.tenancy import Tenant
 
 # Whose a covered name is, as told to whoever picks a slug (another tenant stays unnamed).
 _OWNERS = {
@@ -35,14 +30,14 @@ def covered_owner(purpose: str) -> str:
     return _OWNERS.get(purpose, "which is another tenant's namespace")
 
 
-def slug_coverage_problem(slug: str, *, tenant: Tenant | None = None) -> str | None:
-    """Why `<slug>-*` would reach a namespace that is not `tenant`'s (None: a tenant not
-    saved yet), naming the first such namespace; None when the prefix is the tenant's alone.
-    One query: the registry's live names under the prefix."""
+def slug_coverage_problem(slug: str, *, tenant_id: int | None = None) -> str | None:
+    """Why `<slug>-*` would reach a namespace that is not the tenant's (`tenant_id`; None: a
+    tenant not saved yet), naming the first such namespace; None when the prefix is the
+    tenant's alone. One query: the registry's live names under the prefix."""
     # What a registered cluster holds first: the message can name the cluster.
     claims = NamespaceClaim.objects.filter(released_at__isnull=True, name__startswith=f"{slug}-")
-    if tenant is not None and tenant.pk is not None:
-        claims = claims.exclude(tenant_id=tenant.pk)
+    if tenant_id is not None:
+        claims = claims.exclude(tenant_id=tenant_id)
     covered = claims.select_related("cluster").order_by("name", "cluster__name").first()
     if covered is not None:
         return (

@@ -138,7 +138,7 @@ class Tenant(models.Model):
         # that comes under an existing prefix later is reported on the Names page rather
         # than blocking the tenant's other changes.
         if self.slug != stored:
-            covered = slug_coverage_problem(self.slug, tenant=self)
+            covered = slug_coverage_problem(self.slug, tenant_id=self.pk)
             if covered:
                 raise ValidationError({"slug": covered})
         # What git and the engines are handed: checked here too, whoever saves the tenant.

@@ -224,7 +224,7 @@ def unfinished(ids: list[int]) -> dict[str, list[str]]:
 
 
 def objects_applied(ids: list[int]) -> list[dict]:
-    from provisioning.engine import current_plan
+    from provisioning.jobs import current_plan
     from tenants.models import Request
 
     objects = []

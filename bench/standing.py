@@ -62,8 +62,8 @@ def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) 
     import urllib3
     from django.db import connection
 
-    from provisioning import engine, tasks
-    from provisioning.engine.watch import WATCHED_KINDS, Timing, watch_clusters
+    from provisioning import jobs, tasks
+    from provisioning.jobs.watch import WATCHED_KINDS, Timing, watch_clusters
     from provisioning.models import ClusterWatch
     from tenants import services
     from tenants.models import Cluster, Namespace, User
@@ -74,7 +74,7 @@ def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) 
     admin = User.objects.get(username="pat")
     for request_id, digest in reviewed(ids):
         services.approve_request(request_id=request_id, approver=admin, plan_digest=digest)
-        engine.converge(request_id=request_id, worker="bench")
+        jobs.converge(request_id=request_id, worker="bench")
     names = sorted(Namespace.objects.filter(state="active").values_list("name", flat=True))
     if len(names) != args.count:
         raise SystemExit(f"only {len(names)} of {args.count} namespaces provisioned")

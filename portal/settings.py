@@ -279,7 +279,7 @@ BERTH_OUTAGE_RETRY_SECONDS = float(os.environ.get("BERTH_OUTAGE_RETRY_SECONDS", 
 BERTH_OUTAGE_RETRY_MAX_SECONDS = float(os.environ.get("BERTH_OUTAGE_RETRY_MAX_SECONDS", "300"))
 BERTH_OUTAGE_DEADLINE_SECONDS = float(os.environ.get("BERTH_OUTAGE_DEADLINE_SECONDS", "3600"))
 # A tenant namespace goes only onto a cluster whose guardrails are installed and current
-# (provisioning.engine.guardrails): what a check found is trusted this long per cluster, and
+# (provisioning.jobs.guardrails): what a check found is trusted this long per cluster, and
 # a request waiting for them is tried again after it.
 BERTH_GUARDRAILS_CHECK_SECONDS = float(os.environ.get("BERTH_GUARDRAILS_CHECK_SECONDS", "60"))
 

@@ -1,4 +1,4 @@
-"""Admin pages of what the engine owns: the commits it pushed, and the clusters it talks to
+"""Admin pages of what the provisioner owns: the commits it pushed, and the clusters it talks to
 (registered here, beside the engine, because their actions call the cluster)."""
 
 from django.contrib import admin, messages
@@ -7,7 +7,7 @@ from django.utils.html import format_html
 
 from provisioning import tasks
 from provisioning.bootstrap import install_change
-from provisioning.engine import cluster_client, discover_namespaces
+from provisioning.jobs import cluster_client, discover_namespaces
 from provisioning.kube import KubeError
 from provisioning.models import GitCommit
 from tenants.choices import NamePurpose

@@ -24,13 +24,13 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from provisioning import services as records
-from provisioning.engine import cluster_client
-from provisioning.engine.campaigns import held, yaml_lines
-from provisioning.engine.guardrails import berth_identity, forget_checks, guardrail_objects
 from provisioning.guardrails.stamp import guardrails_digest, stamped
+from provisioning.jobs import cluster_client
+from provisioning.jobs.campaigns import held, yaml_lines
+from provisioning.jobs.guardrails import berth_identity, forget_checks, guardrail_objects
 from provisioning.kube import ClusterClient, KubeError
 from provisioning.plan import MANAGED_BY, ref_of
+from provisioning.records import leases
 from provisioning.schema import validate_objects
 from tenants import audit
 from tenants.models import Cluster, User
@@ -136,7 +136,7 @@ def install_guardrails(*, cluster: Cluster, actor: User | None = None) -> Instal
         outcome = client.apply(obj, known_version=known)
         outcomes.append((str(ref), outcome.result))
     installed = Installed(cluster=cluster.name, identity=identity, outcomes=tuple(outcomes))
-    records.guardrails_installed(cluster_id=cluster.pk, digest=digest)
+    leases.guardrails_installed(cluster_id=cluster.pk, digest=digest)
     forget_checks(cluster)
     audit.record(
         actor=actor,

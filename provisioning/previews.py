@@ -7,12 +7,12 @@ from contextlib import AbstractContextManager
 
 from django.core.exceptions import ObjectDoesNotExist
 
-from provisioning import access, engine, gitops
-from provisioning.engine import campaigns
-from provisioning.engine.commits import gitops_remote
-from provisioning.engine.guardrails import expected_digest
+from provisioning import gitops, jobs
 from provisioning.gitops import GitError
 from provisioning.inputs import tier_spec
+from provisioning.jobs import campaigns
+from provisioning.jobs.commits import gitops_remote
+from provisioning.jobs.guardrails import expected_digest
 from provisioning.kube import KubeError
 from provisioning.plan import Plan
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
@@ -23,14 +23,14 @@ from tenants.provisioner import CampaignChanges, GitOpsChange, Grant, Repository
 
 def plan(tenancy_request: Request) -> Plan:
     try:
-        return engine.current_plan(tenancy_request)
+        return jobs.current_plan(tenancy_request)
     except ObjectDoesNotExist as exc:
         raise PlanUnavailable(f"The plan cannot be rendered: {exc}") from exc
 
 
 def gitops_preview(tenancy_request: Request) -> GitOpsChange:
     try:
-        return engine.gitops_preview(tenancy_request)
+        return jobs.gitops_preview(tenancy_request)
     except GitError as exc:
         raise PreviewUnavailable(f"The tenant's repository could not be read: {exc}") from exc
 
@@ -108,11 +108,11 @@ class Previews:
         return gitops.one_fetch_per_branch()
 
     def access_grants(self, tenant: Tenant) -> list[Grant]:
-        return engine.access_grants(tenant)
+        return jobs.access_grants(tenant)
 
     def take_truth(self, tenant: Tenant) -> dict:
         with gitops.interactive():
-            return engine.take_truth(tenant)
+            return jobs.take_truth(tenant)
 
     def campaign_changes(self, tier_id: int | None) -> CampaignChanges:
         with gitops.interactive():

@@ -20,9 +20,9 @@ def enqueue_for_provisioning(
     action: str,
     **_: object,
 ) -> None:
-    """A job per batch of requests a worker provisions together (engine.batches_of)."""
+    """A job per batch of requests a worker provisions together (jobs.batches_of)."""
     if action in ENQUEUE_AFTER:
-        from provisioning.engine import batches_of
+        from provisioning.jobs import batches_of
         from provisioning.tasks import converge
 
         for leader, *companions in batches_of(request_ids):

@@ -1,4 +1,4 @@
-"""Signals the engine sends so the project shell can observe it without being imported."""
+"""Signals the provisioner sends so the project shell can observe it without being imported."""
 
 from django.dispatch import Signal
 

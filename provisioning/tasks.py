@@ -14,12 +14,12 @@ from django.db import InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
-from provisioning import bootstrap, engine
-from provisioning.engine import campaigns
-from provisioning.engine.watch import watched_clusters
+from provisioning import bootstrap, jobs
+from provisioning.jobs import campaigns
+from provisioning.jobs.watch import watched_clusters
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
-from provisioning.services import WAITING
+from provisioning.records.leases import WAITING
 from tenants import audit
 from tenants.choices import CampaignState, NamespaceState, RequestState
 from tenants.models import Cluster, Request, Tenant, UpgradeCampaign, User
@@ -57,7 +57,7 @@ DATABASE_GONE = (OperationalError, InterfaceError)
 )
 def converge(self, request_id: int, companions: list[int] | None = None) -> str:
     """Provision the request, with `companions` (queued with it) and others approved for its
-    cluster (engine.converge_batch); a request another worker's batch holds or finished costs
+    cluster (jobs.converge_batch); a request another worker's batch holds or finished costs
     one query."""
     worker = _worker(self)
     queued = [request_id, *(companions or ())]
@@ -71,7 +71,7 @@ def converge(self, request_id: int, companions: list[int] | None = None) -> str:
     open_ids = [pk for pk in queued if found.get(pk, "gone") == ""]
     if not open_ids:
         return found.get(request_id) or f"request {request_id} does not exist"
-    results = engine.converge_batch(
+    results = jobs.converge_batch(
         request_id=open_ids[0], worker=worker, companions=tuple(open_ids[1:])
     )
     for each, result in results.items():
@@ -107,7 +107,7 @@ def sweep() -> list[int]:
         .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
         .values_list("pk", flat=True)
     )
-    for leader, *companions in engine.batches_of(stranded):
+    for leader, *companions in jobs.batches_of(stranded):
         converge.delay(leader, companions)
     sweep_campaigns()
     return stranded
@@ -140,7 +140,7 @@ def discover_namespaces(cluster_id: int) -> list[str]:
     if cluster is None:
         return []
     try:
-        return engine.discover_namespaces(cluster)
+        return jobs.discover_namespaces(cluster)
     except KubeError as error:
         logger.warning(
             "namespaces on %s not read: %s (retry from its admin page)", cluster.name, error.message
@@ -174,9 +174,9 @@ def reconcile() -> int:
     (and lists each kind once an hour as its own safety net)."""
     drifted = 0
     watched = watched_clusters()
-    for namespace in engine.active_namespaces().exclude(cluster_id__in=watched):
+    for namespace in jobs.active_namespaces().exclude(cluster_id__in=watched):
         try:
-            drifted += bool(engine.reconcile_namespace(namespace))
+            drifted += bool(jobs.reconcile_namespace(namespace))
         except KubeError as error:
             logger.warning("reconcile of %s failed: %s", namespace.name, error.message)
     return drifted
@@ -189,7 +189,7 @@ def take_truth_tables() -> int:
     taken = 0
     for tenant in Tenant.objects.filter(namespaces__state=NamespaceState.ACTIVE).distinct():
         try:
-            engine.take_truth(tenant)
+            jobs.take_truth(tenant)
             taken += 1
         except Exception:  # one tenant's failure must not stop the others
             logger.exception("truth table of %s failed", tenant.slug)

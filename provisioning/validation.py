@@ -100,7 +100,7 @@ def cluster_schemas(cluster_name: str) -> ServedSchemas:
 
 
 def _client(cluster: Any) -> ClusterClient:
-    """The same client as the engine's (provisioning.engine.clusters, a layer above): the
+    """The same client as the jobs' (provisioning.jobs.clusters, a layer above): the
     same access key and retry policy, so the check shares its client and discovery."""
     fingerprint = hashlib.sha256(
         f"{cluster.api_url}|{cluster.auth_method}|{cluster.credentials}|"

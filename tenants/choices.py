@@ -22,7 +22,7 @@ class ClusterAuth(models.TextChoices):
 
 class GuardrailsMode(models.TextChoices):
     # Berth installs its admission policies and tenant roles, and provisions a tenant
-    # namespace only where they are present and current (provisioning.engine.guardrails).
+    # namespace only where they are present and current (provisioning.jobs.guardrails).
     BERTH = "berth", "installed and checked by Berth"
     # The platform fences tenants with its own admission control (Kyverno, Gatekeeper,
     # Capsule...): Berth neither installs nor checks, and says so wherever it shows it.

@@ -14,7 +14,7 @@ from axe_playwright_python.sync_playwright import Axe
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine
+from provisioning import jobs
 from tenants import services
 from tenants.models import Tenant, User
 from tenants.selectors import review
@@ -52,7 +52,7 @@ def world_with_history(sandbox) -> None:
 
     ready = ask("shop", "prod")
     services.approve_request(request_id=ready.pk, approver=admin, plan_digest=review(ready).digest)
-    engine.converge(request_id=ready.pk, worker="axe")
+    jobs.converge(request_id=ready.pk, worker="axe")
     ask("cart", "prod")
     rejected = ask("till", "prod")
     services.reject_request(request_id=rejected.pk, approver=admin, reason="Use shop")

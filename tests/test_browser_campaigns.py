@@ -7,7 +7,7 @@ docs/upgrade-campaigns.md come from here."""
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from provisioning.engine import campaigns as engine_campaigns
+from provisioning.jobs import campaigns as engine_campaigns
 from tenants.models import EnvironmentTier, User
 from tests.browser import docs_screenshot, needs_chromium, signed_in_page
 from tests.cluster import as_admin

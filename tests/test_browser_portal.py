@@ -9,7 +9,7 @@ import pytest
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine
+from provisioning import jobs
 from tenants import services
 from tenants.models import Request, Tenant, User
 from tests.browser import docs_screenshot, needs_chromium, signed_in_page
@@ -71,7 +71,7 @@ def test_request_reaches_ready_with_links_and_history_live(
     assert "/approvals/" in admin.url
 
     developer.locator("#history li", has_text="approved the request").wait_for(timeout=10_000)
-    engine.converge(request_id=tenancy_request.pk, worker="browser-test")
+    jobs.converge(request_id=tenancy_request.pk, worker="browser-test")
     developer.wait_for_selector("#progress .state-ready", timeout=10_000)
 
     # Without a reload: the namespace it made, the commit it pushed, the whole history.

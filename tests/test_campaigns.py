@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning.engine import campaigns as engine_campaigns
+from provisioning.jobs import campaigns as engine_campaigns
 from tenants import services
 from tenants.choices import CampaignState, TargetState
 from tenants.errors import NotAllowed

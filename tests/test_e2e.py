@@ -14,10 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from provisioning import bootstrap, engine
-from provisioning import services as records
+from provisioning import bootstrap, jobs
 from provisioning.guardrails.admission import PROTECT_POLICY
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
+from provisioning.records import applied_objects
 from tenants import demo, services
 from tenants.choices import GuardrailsMode, NamespaceState, RequestState
 from tenants.models import Cluster, Namespace, Request, Tenant, User
@@ -72,7 +72,7 @@ def converge(world, kind: str = "namespace", **payload) -> Request:
         tenant=world["tenant"], kind=kind, payload=payload, requester=world["developer"]
     )
     tenancy_request = approve_if_needed(submitted, approver=world["admin"])
-    engine.converge(request_id=tenancy_request.pk, worker=WORKER)
+    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
     tenancy_request.refresh_from_db()
     return tenancy_request
 
@@ -91,7 +91,7 @@ def test_a_request_becomes_objects_berth_owns(world):
     tenancy_request = converge(world)
 
     assert tenancy_request.state == RequestState.READY, tenancy_request.status_message
-    plan = engine.current_plan(tenancy_request)
+    plan = jobs.current_plan(tenancy_request)
     assert {
         "Namespace",
         "ResourceQuota",
@@ -115,8 +115,8 @@ def test_a_request_becomes_objects_berth_owns(world):
 
 def test_applying_the_same_plan_again_changes_nothing(world):
     tenancy_request = converge(world)
-    client = engine.cluster_client(world["cluster"])
-    plan = engine.current_plan(tenancy_request)
+    client = jobs.cluster_client(world["cluster"])
+    plan = jobs.current_plan(tenancy_request)
     versions = {
         obj["metadata"]["name"] + obj["kind"]: world["target"].read(obj)["metadata"][
             "resourceVersion"
@@ -126,7 +126,7 @@ def test_applying_the_same_plan_again_changes_nothing(world):
 
     # What the run's applies left, as Berth remembered it: the same apply changes nothing.
     keys = [(obj["apiVersion"], str(ref_of(obj))) for obj in plan.apply]
-    known = records.applied_versions(cluster=world["cluster"], refs=keys)
+    known = applied_objects.applied_versions(cluster=world["cluster"], refs=keys)
     outcomes = {
         client.apply(obj, known_version=known[key]).result
         for obj, key in zip(plan.apply, keys, strict=True)
@@ -246,7 +246,7 @@ def test_drift_behind_berths_back_is_found_and_repaired(world):
     )
     target.write(changed, refused_for=10)  # a real server's policy cache lags a second
 
-    findings = engine.reconcile_namespace(Namespace.objects.get(name=world["namespace"]))
+    findings = jobs.reconcile_namespace(Namespace.objects.get(name=world["namespace"]))
 
     assert {(f["object"], f["status"]) for f in findings} == {
         (f"ResourceQuota/{world['namespace']}/berth-quota", "changed")

@@ -11,10 +11,10 @@ from django.utils import timezone
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine, tasks
-from provisioning import services as records
+from provisioning import jobs, tasks
 from provisioning.kube import KubeError
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
+from provisioning.records import applied_objects, leases
 from tenants import demo, services
 from tenants.choices import (
     ApproverRole,
@@ -68,7 +68,7 @@ def approved(world, kind="namespace", **payload) -> Request:
 
 
 def converge(tenancy_request: Request) -> Request:
-    engine.converge(request_id=tenancy_request.pk, worker=WORKER)
+    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
     tenancy_request.refresh_from_db()
     return tenancy_request
 
@@ -77,7 +77,7 @@ def test_approved_request_is_provisioned_with_every_object_and_becomes_ready(wor
     tenancy_request = converge(approved(world))
 
     assert tenancy_request.state == RequestState.READY
-    plan = engine.current_plan(tenancy_request)
+    plan = jobs.current_plan(tenancy_request)
     for obj in plan.apply:
         meta = obj["metadata"]
         live = sandbox.get(
@@ -107,13 +107,13 @@ def test_objects_are_applied_with_field_manager_berth_namespace_first(world, san
 
 def test_reapplying_a_finished_plan_changes_nothing(world, sandbox):
     tenancy_request = converge(approved(world))
-    client = engine.cluster_client(world["cluster"])
+    client = jobs.cluster_client(world["cluster"])
     versions = {o["metadata"]["uid"]: o["metadata"]["resourceVersion"] for o in sandbox.objects()}
 
     # What the run's applies left, as Berth remembered it: nothing moved since.
-    plan = engine.current_plan(tenancy_request).apply
+    plan = jobs.current_plan(tenancy_request).apply
     keys = [(obj["apiVersion"], str(ref_of(obj))) for obj in plan]
-    known = records.applied_versions(cluster=world["cluster"], refs=keys)
+    known = applied_objects.applied_versions(cluster=world["cluster"], refs=keys)
     assert set(known) == set(keys)
 
     outcomes = [
@@ -180,7 +180,7 @@ def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itsel
     first = tenancy_request.runs.get().steps[0]
     assert first["outcome"] == "pending"  # the next try starts there
     # Nobody takes it before its time: a worker asking now is told it is busy.
-    assert engine.converge(request_id=tenancy_request.pk, worker="other").startswith("busy")
+    assert jobs.converge(request_id=tenancy_request.pk, worker="other").startswith("busy")
 
     tasks.sweep.run()
     assert handed_out == []  # not before its time
@@ -289,9 +289,9 @@ def test_plan_changed_after_approval_returns_the_request_to_approval(world, sand
 
 def test_a_second_worker_does_not_provision_a_request_under_lease(world, sandbox):
     tenancy_request = approved(world)
-    assert records.acquire_lease(request_id=tenancy_request.pk, owner="other", seconds=60)
+    assert leases.acquire_lease(request_id=tenancy_request.pk, owner="other", seconds=60)
 
-    result = engine.converge(request_id=tenancy_request.pk, worker=WORKER)
+    result = jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
 
     assert result.startswith("busy")
     tenancy_request.refresh_from_db()
@@ -382,7 +382,7 @@ def test_reconcile_reports_missing_changed_and_unexpected_objects(world, sandbox
         }
     )
 
-    findings = engine.reconcile_namespace(namespace)
+    findings = jobs.reconcile_namespace(namespace)
 
     by_object = {f["object"]: f for f in findings}
     assert by_object["NetworkPolicy/payments-shop-dev/berth-allow-dns"]["status"] == "missing"
@@ -405,12 +405,12 @@ def test_reconcile_repairs_drift_when_the_tier_says_so(world, sandbox):
     quota["spec"]["hard"]["requests.cpu"] = "64"
     sandbox.upsert(quota)
 
-    findings = engine.reconcile_namespace(namespace)
+    findings = jobs.reconcile_namespace(namespace)
 
     assert findings[0]["repaired"] is True
     repaired = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
     assert repaired["spec"]["hard"]["requests.cpu"] == "1"
-    assert engine.reconcile_namespace(namespace) == []
+    assert jobs.reconcile_namespace(namespace) == []
 
 
 @pytest.mark.parametrize("auth_method", ["token", "kubeconfig"])
@@ -448,7 +448,7 @@ def test_wrong_cluster_token_fails_fast_with_unauthorized(db):
         cluster.credentials = "wrong-token"
         cluster.save()
         with pytest.raises(KubeError) as refused:
-            engine.cluster_client(cluster).version()
+            jobs.cluster_client(cluster).version()
     assert refused.value.status == 401
     assert refused.value.attempts == 1
 
@@ -473,7 +473,7 @@ def test_decommission_refuses_a_namespace_berth_does_not_own(world, sandbox):
 # applies are one API call per object.
 def provision_counting_queries(request_id: int) -> tuple[int, list[str]]:
     with CaptureQueriesContext(connection) as captured:
-        engine.converge(request_id=request_id, worker=WORKER)
+        jobs.converge(request_id=request_id, worker=WORKER)
     return len(captured), [query["sql"] for query in captured]
 
 
@@ -491,7 +491,7 @@ def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, san
     world["tenant"].refresh_from_db()
     # The tenant's first request also makes the tenant's own objects, and the first to use a
     # tier's definition numbers it: not what is compared.
-    engine.converge(
+    jobs.converge(
         request_id=approved_project(world, "warmup", ["dev", "staging", "prod"]).pk, worker=WORKER
     )
 
@@ -504,8 +504,8 @@ def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, san
     one.refresh_from_db()
     three.refresh_from_db()
     assert (one.state, three.state) == (RequestState.READY, RequestState.READY)
-    three_objects = len(engine.current_plan(three).apply)
-    assert three_objects > 2 * len(engine.current_plan(one).apply)
+    three_objects = len(jobs.current_plan(three).apply)
+    assert three_objects > 2 * len(jobs.current_plan(one).apply)
     assert three_count == one_count, "\n".join(three_sql)
     assert one_count <= 48, "\n".join(one_sql)
     # One server-side apply per object: no read before, none after.
@@ -524,7 +524,7 @@ def steps_written(sql: list[str]) -> int:
 def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     world, sandbox, monkeypatch
 ):
-    from provisioning.engine import runs
+    from provisioning.jobs import runs
 
     _, quick_sql = provision_counting_queries(approved(world).pk)
     # Every wave's outcome and the GitOps step's (no repository here) at once, as the run
@@ -537,7 +537,7 @@ def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     _, slow_sql = provision_counting_queries(slow.pk)
     slow.refresh_from_db()
     assert slow.state == RequestState.READY
-    waves = len(runs.apply_waves(engine.current_plan(slow).apply, lambda obj: obj))
+    waves = len(runs.apply_waves(jobs.current_plan(slow).apply, lambda obj: obj))
     assert waves > 1
     assert steps_written(slow_sql) == waves + 1
 
@@ -564,7 +564,7 @@ def test_a_plan_stopped_by_a_refused_object_keeps_what_it_applied_before_it(worl
 def test_rolebindings_wait_for_the_roles_they_grant():
     """A RoleBinding applied next to its Role can reach the API server first, whose
     escalation check then finds no Role and refuses it (seen as a flaky 403)."""
-    from provisioning.engine.runs import apply_waves
+    from provisioning.jobs.runs import apply_waves
 
     kinds = [
         "Namespace",
@@ -621,7 +621,7 @@ def test_requests_approved_together_are_provisioned_together_each_with_its_own_r
     batch = approved_many(world, 3)
     sandbox.clear_requests()
 
-    assert engine.converge(request_id=batch[0].pk, worker=WORKER) == "ready"
+    assert jobs.converge(request_id=batch[0].pk, worker=WORKER) == "ready"
 
     wanted: dict[str, dict] = {}
     for tenancy_request in batch:
@@ -629,7 +629,7 @@ def test_requests_approved_together_are_provisioned_together_each_with_its_own_r
         assert tenancy_request.state == RequestState.READY
         run = tenancy_request.runs.get()
         assert run.state == RunState.SUCCEEDED
-        plan = engine.current_plan(tenancy_request).apply
+        plan = jobs.current_plan(tenancy_request).apply
         assert [step["object"] for step in run.steps[:-1]] == [str(ref_of(o)) for o in plan]
         assert {step["outcome"] for step in run.steps[:-1]} <= {
             "created",
@@ -719,7 +719,7 @@ def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(world, sa
 
 
 def test_a_batch_costs_the_same_queries_whatever_its_size(world, sandbox, monkeypatch):
-    from provisioning.engine import runs
+    from provisioning.jobs import runs
 
     # Progress is written every PROGRESS_SECONDS of a run: a busy machine would add a
     # write to the bigger batch. Counted here: what a batch costs, not how long it took.
@@ -770,7 +770,7 @@ def test_a_job_takes_the_requests_queued_with_it_before_older_ones(world, sandbo
     settings.BERTH_PROVISION_BATCH_MAX = 2
     older, leader, queued_with_it = approved_many(world, 3)
 
-    engine.converge_batch(request_id=leader.pk, worker=WORKER, companions=(queued_with_it.pk,))
+    jobs.converge_batch(request_id=leader.pk, worker=WORKER, companions=(queued_with_it.pk,))
 
     states = [Request.objects.get(pk=r.pk).state for r in (older, leader, queued_with_it)]
     assert states == [RequestState.APPROVED, RequestState.READY, RequestState.READY]
@@ -790,7 +790,7 @@ def test_only_requests_that_create_are_batched_by_cluster(world, sandbox, settin
         payload={"namespace": "payments-app0-dev", "reason": "x"},
     )
 
-    assert engine.batches_of([one.pk, two.pk, elsewhere.pk, removal.pk]) == [
+    assert jobs.batches_of([one.pk, two.pk, elsewhere.pk, removal.pk]) == [
         [one.pk, two.pk],
         [elsewhere.pk],
         [removal.pk],

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine
+from provisioning import jobs
 from tenants import services, tasks
 from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestKind, RequestState
 from tenants.models import (
@@ -66,7 +66,7 @@ def world(db, sandbox, tmp_path, settings):
 
 
 def converge(request_id: int) -> Request:
-    engine.converge(request_id=request_id, worker=WORKER)
+    jobs.converge(request_id=request_id, worker=WORKER)
     return Request.objects.get(pk=request_id)
 
 

@@ -28,7 +28,7 @@ import pytest
 from django.db import connection
 from kombu import Connection
 
-from provisioning import engine
+from provisioning import jobs
 from provisioning.models import GitCommit
 from provisioning.tasks import converge
 from tenants import services
@@ -322,7 +322,7 @@ def converge_after(fault: Callable[[], None], *, world, sandbox, stack, name: st
 def assert_nothing_twice(requests: list[Request], *, world, sandbox) -> None:
     for tenancy_request in requests:
         tenancy_request.refresh_from_db()
-        plan = engine.current_plan(tenancy_request)
+        plan = jobs.current_plan(tenancy_request)
         namespace = tenancy_request.payload["app"]
         wanted = sorted(
             (o["kind"], o["metadata"]["name"])

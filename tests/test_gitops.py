@@ -18,9 +18,8 @@ from django.db import connection
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine, gitops, gitops_plan
-from provisioning import services as records
-from provisioning.engine import commits
+from provisioning import gitops, gitops_plan, jobs
+from provisioning.jobs import commits
 from provisioning.models import GitCommit, GitWrite
 from provisioning.plan import (
     ClusterSpec,
@@ -29,6 +28,7 @@ from provisioning.plan import (
     TenantSpec,
     TierSpec,
 )
+from provisioning.records import git_writes
 from tenants import demo, services
 from tenants.choices import Decision, NamespaceState, RequestKind, RequestState
 from tenants.models import Approval, Cluster, EnvironmentTier, Namespace, Request, Tenant, User
@@ -111,7 +111,7 @@ def approved(world, kind="namespace", **payload) -> Request:
 
 
 def converge(tenancy_request: Request) -> Request:
-    engine.converge(request_id=tenancy_request.pk, worker=WORKER)
+    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
     tenancy_request.refresh_from_db()
     return tenancy_request
 
@@ -204,7 +204,7 @@ def test_rerunning_an_unchanged_request_makes_no_commit(world):
     tenancy_request = converge(approved(world))
     before = commits_on(world["bare"])
 
-    again = engine.write_gitops(request_id=tenancy_request.pk)
+    again = jobs.write_gitops(request_id=tenancy_request.pk)
 
     assert again.outcome == "unchanged"
     assert commits_on(world["bare"]) == before
@@ -392,7 +392,7 @@ def test_a_managed_file_whose_header_the_team_removed_is_left_alone(world):
     )
     push_outside_commit(world["bare"], path, taken)
 
-    written = engine.write_gitops(request_id=tenancy_request.pk)
+    written = jobs.write_gitops(request_id=tenancy_request.pk)
 
     assert written.outcome == "unchanged"
     assert "not Berth's any more" in written.message
@@ -536,7 +536,7 @@ def test_unreachable_remote_past_the_deadline_fails_then_retry_converges_once(wo
     assert gitops_step(tenancy_request)["outcome"] == "committed"
     assert [c["request"] for c in berth_commits(world["bare"])] == [str(tenancy_request.pk)]
     # Once more, as the sweep would: nothing new.
-    assert engine.write_gitops(request_id=tenancy_request.pk).outcome == "unchanged"
+    assert jobs.write_gitops(request_id=tenancy_request.pk).outcome == "unchanged"
     assert len(berth_commits(world["bare"])) == 1
 
 
@@ -544,7 +544,7 @@ def test_a_commit_pushed_by_an_attempt_that_died_is_recorded_not_repeated(world)
     tenancy_request = converge(approved(world))
     GitCommit.objects.filter(request=tenancy_request).delete()  # as if never recorded
 
-    again = engine.write_gitops(request_id=tenancy_request.pk)
+    again = jobs.write_gitops(request_id=tenancy_request.pk)
 
     assert again.outcome == "committed" and "earlier attempt" in again.message
     assert len(berth_commits(world["bare"])) == 1
@@ -630,7 +630,7 @@ def test_the_token_never_appears_in_a_command_line(world, http_repo, monkeypatch
         return real_run(args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess, "run", recording_run)  # git runs through it
-    engine.write_gitops(request_id=approved(world).pk)
+    jobs.write_gitops(request_id=approved(world).pk)
 
     assert commands
     assert not any(TOKEN in " ".join(command) for command in commands)
@@ -723,7 +723,7 @@ def test_plan_preview_shows_the_gitops_changes_as_a_diff(world):
         },
     )
     assert submitted.state == RequestState.SUBMITTED
-    diff = engine.gitops_preview(submitted).diff
+    diff = jobs.gitops_preview(submitted).diff
 
     assert "--- /dev/null\n+++ b/apps/shop/staging/application.yaml\n" in diff
     assert "+  project: payments\n" in diff
@@ -932,9 +932,9 @@ def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
     queue = commits.writer_queue(tenant, commits.gitops_remote(tenant))
     # The second and third requests' workers reached the writer while the first's held it.
     for waiting in ids[1:]:
-        records.queue_git_write(request_id=waiting, repository=queue)
+        git_writes.queue_git_write(request_id=waiting, repository=queue)
 
-    first = engine.write_gitops(request_id=ids[0])
+    first = jobs.write_gitops(request_id=ids[0])
 
     bare = daemon.base / "payments.git"
     _assert_all_arrived(bare, ids)
@@ -945,7 +945,7 @@ def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
     assert first.outcome == "committed"
 
     # The waiting workers find their outcome when the lock is theirs: nothing pushed again.
-    second = engine.write_gitops(request_id=ids[1])
+    second = jobs.write_gitops(request_id=ids[1])
     assert second.outcome == "committed"
     assert second.commit.sha == on_remote[ids[1]]
     assert f"pushed together with request #{ids[0]}'s" in second.message
@@ -956,7 +956,7 @@ def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, daemon,
     (only,) = _many_requests(1)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
 
-    written = engine.write_gitops(request_id=only)
+    written = jobs.write_gitops(request_id=only)
 
     assert written.outcome == "committed" and written.commit.pushes == 1
     assert not GitWrite.objects.exists()
@@ -968,7 +968,7 @@ def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
     first, broken = _many_requests(2)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")
-    records.queue_git_write(
+    git_writes.queue_git_write(
         request_id=broken, repository=commits.writer_queue(tenant, commits.gitops_remote(tenant))
     )
     # Its tier is gone: its plan cannot be rendered.
@@ -976,10 +976,10 @@ def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
         payload={"app": "x", "tier": "gone", "cluster": "sandbox", "cpu_millis": 1, "memory_mib": 1}
     )
 
-    assert engine.write_gitops(request_id=first).outcome == "committed"
+    assert jobs.write_gitops(request_id=first).outcome == "committed"
 
     assert [int(c["request"]) for c in berth_commits(daemon.base / "payments.git")] == [first]
-    assert records.git_write_waiting(request_id=broken)  # left for its own worker
+    assert git_writes.git_write_waiting(request_id=broken)  # left for its own worker
 
 
 # --- commits made in memory, written with one fast-import -----------------------------------
@@ -1072,7 +1072,7 @@ def test_a_batch_of_requests_goes_out_in_one_push_one_commit_each(db, repos, dae
     ids = _many_requests(5)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
 
-    written = engine.write_gitops_all(
+    written = jobs.write_gitops_all(
         requests=list(Request.objects.select_related("tenant").filter(pk__in=ids).order_by("pk"))
     )
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from provisioning import engine
+from provisioning import jobs
 from provisioning.schema import validate_objects
 from provisioning.tasks import install_guardrails
 from tenants import services
@@ -77,7 +77,7 @@ def work() -> list[Request]:
         .order_by("pk")
         .values_list("pk", flat=True)
     ):
-        engine.converge(request_id=pk, worker="loop-test")
+        jobs.converge(request_id=pk, worker="loop-test")
         done.append(Request.objects.get(pk=pk))
     return done
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from provisioning import tasks
-from provisioning.engine import guardrails as checks
+from provisioning.jobs import guardrails as checks
 from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import AuditEvent, Cluster, Request
 from tests.cluster import as_admin

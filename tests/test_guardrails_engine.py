@@ -6,8 +6,8 @@ import pytest
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import bootstrap, engine
-from provisioning.engine import runs
+from provisioning import bootstrap, jobs
+from provisioning.jobs import runs
 from provisioning.plan import MANAGED_BY, Plan
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
@@ -65,7 +65,7 @@ def approved(world, **payload) -> Request:
 
 
 def converge(tenancy_request: Request) -> Request:
-    engine.converge(request_id=tenancy_request.pk, worker=WORKER)
+    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
     tenancy_request.refresh_from_db()
     return tenancy_request
 
@@ -175,7 +175,7 @@ def test_a_binding_whose_role_changed_is_recreated(world, sandbox):
     sandbox.upsert(live)
     sandbox.clear_requests()
 
-    engine.reconcile_namespace(Namespace.objects.get(name="payments-shop-dev"))
+    jobs.reconcile_namespace(Namespace.objects.get(name="payments-shop-dev"))
 
     now = sandbox.get(
         "RoleBinding",

@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 
 from provisioning import gitops_plan
-from provisioning.engine import truth
-from provisioning.engine.watch import WATCHED_KINDS
 from provisioning.guardrails import (
     BERTH_ROLES,
     FLUX_POLICY,
@@ -21,6 +19,8 @@ from provisioning.guardrails import (
     flux_policy,
 )
 from provisioning.guardrails.stamp import CHECKED_KINDS
+from provisioning.jobs import truth
+from provisioning.jobs.watch import WATCHED_KINDS
 from provisioning.plan import (
     ARGOCD,
     FLUX,

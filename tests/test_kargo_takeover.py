@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning import engine
+from provisioning import jobs
 from tenants.choices import NamePurpose, RequestState
 from tenants.models import NamespaceClaim, Request, Tenant, User
 from tests.cluster import seed_demo, stand_in
@@ -53,7 +53,7 @@ def work() -> list[Request]:
         .order_by("pk")
         .values_list("pk", flat=True)
     ):
-        engine.converge(request_id=pk, worker="takeover-test")
+        jobs.converge(request_id=pk, worker="takeover-test")
         done.append(Request.objects.get(pk=pk))
     return done
 

@@ -12,7 +12,7 @@ from kubesandbox.testing import upstream_crds
 from portal.celery import app as celery_app
 from portal.metrics import queue_depth
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine
+from provisioning import jobs
 from provisioning.plan import ObjectRef
 from tenants import demo, services
 from tenants.choices import GuardrailsMode, RequestState
@@ -76,7 +76,7 @@ def provision_one_namespace(sandbox_url: str, capture_on_commit) -> Namespace:
     submitted = submit_and_approve(sandbox_url)
     # The run's end is observed when its transition commits, as in a worker.
     with capture_on_commit(execute=True):
-        assert engine.converge(request_id=submitted.pk, worker="w") == "ready"
+        assert jobs.converge(request_id=submitted.pk, worker="w") == "ready"
     return Namespace.objects.get(name="payments-shop-dev")
 
 
@@ -89,10 +89,10 @@ def test_metrics_show_provisioning_requests_queue_drift_and_page_latency(
     namespace = provision_one_namespace(sandbox.url, django_capture_on_commit_callbacks)
     namespace.tier.auto_repair_drift = False
     namespace.tier.save()
-    engine.cluster_client(namespace.cluster).delete(
+    jobs.cluster_client(namespace.cluster).delete(
         ObjectRef("networking.k8s.io/v1", "NetworkPolicy", "berth-allow-dns", namespace.name)
     )
-    assert engine.reconcile_namespace(namespace)  # drift found and recorded
+    assert jobs.reconcile_namespace(namespace)  # drift found and recorded
     assert client.get(reverse("login")).status_code == 200
 
     samples = scrape(client)

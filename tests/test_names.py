@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 from rest_framework.exceptions import ValidationError
 
-from provisioning.engine import current_plan
 from provisioning.inputs import claims_of, plan_input_for
+from provisioning.jobs import current_plan
 from provisioning.plan import ObjectRef, Plan, ref_of
 from provisioning.validation import validate_plan
 from tenants import demo, services
@@ -128,7 +128,7 @@ def test_refusing_a_request_frees_its_names_but_not_the_tenants(world):
 
 
 def test_a_decommissioned_namespace_frees_its_name(world):
-    from provisioning.services import record_outcomes
+    from provisioning.records.outcomes import record_outcomes
 
     ns = Namespace.objects.create(
         name="payments-old-dev",
@@ -497,7 +497,7 @@ def test_namespaces_already_on_a_cluster_are_never_handed_to_a_tenant(world):
     found when the cluster is registered; asking Berth for that name is refused."""
     from kubesandbox import DEFAULT_NAMESPACES
     from portal.sandbox import PLATFORM_NAMESPACES
-    from provisioning.engine import discover_namespaces
+    from provisioning.jobs import discover_namespaces
     from tests.cluster import sign_in_as_berth, stand_in
 
     with stand_in(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from provisioning import tasks
-from provisioning.engine import campaigns as engine_campaigns
+from provisioning.jobs import campaigns as engine_campaigns
 from tenants import provisioner, selectors, services
 from tenants.choices import CampaignState, RequestKind, RequestState
 from tenants.models import EnvironmentTier, Namespace, Request

@@ -9,7 +9,7 @@ import pytest
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import engine
+from provisioning import jobs
 from provisioning.tasks import sweep
 from tenants import services
 from tenants.choices import RequestState
@@ -58,7 +58,7 @@ def test_approval_is_provisioned_by_a_worker_through_redis(world, sandbox):
         tenancy_request = approve(world)
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
-    plan = engine.current_plan(tenancy_request)
+    plan = jobs.current_plan(tenancy_request)
     for obj in plan.apply:
         meta = obj["metadata"]
         live = sandbox.get(
@@ -102,7 +102,7 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
         sweep.delay()
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
-    plan = engine.current_plan(tenancy_request)
+    plan = jobs.current_plan(tenancy_request)
     namespaced = [
         o for o in sandbox.objects() if o["metadata"].get("namespace") == "payments-shop-dev"
     ]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from provisioning import engine
+from provisioning import jobs
 from tenants import demo, services
 from tenants.choices import RequestState
 from tenants.errors import DomainError, NotAllowed
@@ -86,7 +86,7 @@ def test_progress_polls_while_approved_and_stops_when_finished(client, world, su
     client.force_login(world["developer"])
     assert 'data-poll="' in client.get(f"/requests/{submitted.pk}/progress/").content.decode()
 
-    engine.converge(request_id=submitted.pk, worker="w")  # cluster unreachable → waits
+    jobs.converge(request_id=submitted.pk, worker="w")  # cluster unreachable → waits
     fragment = client.get(f"/requests/{submitted.pk}/progress/").content.decode()
     assert 'data-poll="' in fragment  # still moving, by itself
     assert "Waiting: sandbox: cluster unreachable" in fragment
@@ -94,7 +94,7 @@ def test_progress_polls_while_approved_and_stops_when_finished(client, world, su
 
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 0  # past its deadline, the next try gives up
     Request.objects.filter(pk=submitted.pk).update(lease_expires_at=None)
-    engine.converge(request_id=submitted.pk, worker="w")
+    jobs.converge(request_id=submitted.pk, worker="w")
 
     fragment = client.get(f"/requests/{submitted.pk}/progress/").content.decode()
     assert "data-poll=" not in fragment
@@ -104,7 +104,7 @@ def test_progress_polls_while_approved_and_stops_when_finished(client, world, su
 
 def test_only_platform_admins_get_and_may_use_the_retry_button(client, world, submitted):
     approve(world, submitted)
-    engine.converge(request_id=submitted.pk, worker="w")
+    jobs.converge(request_id=submitted.pk, worker="w")
     client.force_login(world["developer"])
     assert "Retry provisioning" not in client.get(f"/requests/{submitted.pk}/").content.decode()
     assert client.post(f"/requests/{submitted.pk}/retry/").status_code == 403
@@ -244,7 +244,7 @@ def to_approved(world, submitted, settings) -> Request:
 def to_provisioning(world, submitted, settings) -> Request:
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     approve(world, submitted)
-    engine.converge(request_id=submitted.pk, worker="w")  # the cluster does not answer: waits
+    jobs.converge(request_id=submitted.pk, worker="w")  # the cluster does not answer: waits
     return submitted
 
 
@@ -258,7 +258,7 @@ def to_ready(world, submitted, settings) -> Request:
 def to_failed(world, submitted, settings) -> Request:
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 0  # the cluster does not answer: gives up
     approve(world, submitted)
-    engine.converge(request_id=submitted.pk, worker="w")
+    jobs.converge(request_id=submitted.pk, worker="w")
     return submitted
 
 

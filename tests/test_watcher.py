@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from provisioning import engine, tasks
-from provisioning.engine.watch import WATCHED_KINDS, Timing, watch_clusters
+from provisioning import jobs, tasks
 from provisioning.inputs import namespace_input
+from provisioning.jobs.watch import WATCHED_KINDS, Timing, watch_clusters
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
 from tenants import services
@@ -61,7 +61,7 @@ def world(transactional_db, sandbox):
         },
     )
     approved = approve_if_needed(submitted, approver=User.objects.get(username="pat"))
-    engine.converge(request_id=approved.pk, worker="test")
+    jobs.converge(request_id=approved.pk, worker="test")
     namespace = Namespace.objects.get(name="payments-shop-dev")
     assert namespace.state == "active" and namespace.drift == []
     return {"namespace": namespace, "cluster": Cluster.objects.get(name="sandbox")}

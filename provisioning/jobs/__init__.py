@@ -7,20 +7,20 @@ find drift afterwards.
     discovery the namespaces already on a cluster, claimed so none is given away
     access    the tenant's plans as they stand, for the access map
     truth     database, repository and cluster compared, object by object
-    clusters  how the engine reaches a cluster
+    clusters  how a job reaches a cluster
 """
 
-from provisioning.engine.access import access_grants
-from provisioning.engine.clusters import cluster_access, cluster_client, retry_policy
-from provisioning.engine.commits import (
+from provisioning.jobs.access import access_grants
+from provisioning.jobs.clusters import cluster_access, cluster_client, retry_policy
+from provisioning.jobs.commits import (
     GitOpsWritten,
     gitops_preview,
     write_gitops,
     write_gitops_all,
 )
-from provisioning.engine.discovery import discover_namespaces
-from provisioning.engine.drift import active_namespaces, find_drift, reconcile_namespace
-from provisioning.engine.runs import (
+from provisioning.jobs.discovery import discover_namespaces
+from provisioning.jobs.drift import active_namespaces, find_drift, reconcile_namespace
+from provisioning.jobs.runs import (
     apply_object,
     approved_digest,
     batches_of,
@@ -28,7 +28,7 @@ from provisioning.engine.runs import (
     converge_batch,
     current_plan,
 )
-from provisioning.engine.truth import take as take_truth
+from provisioning.jobs.truth import take as take_truth
 
 __all__ = [
     "access_grants",

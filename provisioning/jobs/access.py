@@ -1,9 +1,9 @@
 """The access map's source: the tenant's plans as a tenant_sync would render them now, on
-every cluster where it has live namespaces (provisioning.access reads the rights off them)."""
+every cluster where it has live namespaces (provisioning.grants reads the rights off them)."""
 
 from __future__ import annotations
 
-from provisioning.access import grants_in
+from provisioning.grants import grants_in
 from provisioning.inputs import clusters_of, kept_input
 from provisioning.plan import render
 from tenants.models import Tenant

@@ -1,4 +1,4 @@
-"""Upgrade campaigns, the engine's side: what the current definitions would change in every
+"""Upgrade campaigns, the provisioner's side: what the current definitions would change in every
 namespace (read against the cluster, so a hand edit shows in the diff) and in its tenant's
 repository (read against the branch), the rollout in waves that pauses on the first
 failure, and the rollback to what each namespace held.
@@ -17,13 +17,13 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from provisioning import gitops, gitops_plan
-from provisioning import services as records
-from provisioning.engine.clusters import cluster_client
-from provisioning.engine.commits import gitops_remote, proposed_sync
-from provisioning.engine.runs import apply_object
 from provisioning.inputs import namespace_input
+from provisioning.jobs.clusters import cluster_client
+from provisioning.jobs.commits import gitops_remote, proposed_sync
+from provisioning.jobs.runs import apply_object
 from provisioning.kube import ClusterClient, KubeError
 from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of, repo_root
+from provisioning.records import campaign_progress
 from tenants.choices import CampaignState, NamespaceState, TargetState
 from tenants.models import (
     CampaignCommit,
@@ -181,10 +181,10 @@ def _roll(campaign_id: int, worker: str, lease: float) -> str:
             logger.warning(
                 "campaign %s: %s failed: %s", campaign.pk, target.namespace.name, error.message
             )
-            records.campaign_target_failed(target_id=target.pk, error=error.message)
+            campaign_progress.campaign_target_failed(target_id=target.pk, error=error.message)
             return CampaignState.PAUSED
-        records.campaign_target_applied(target_id=target.pk)
-        records.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)
+        campaign_progress.campaign_target_applied(target_id=target.pk)
+        campaign_progress.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)
 
 
 def _file_commits(campaign: UpgradeCampaign) -> str:
@@ -192,9 +192,9 @@ def _file_commits(campaign: UpgradeCampaign) -> str:
     for commit in CampaignCommit.objects.filter(
         campaign=campaign, state__in=(TargetState.PENDING, TargetState.FAILED)
     ).order_by("id"):
-        if not records.file_campaign_commit(commit_id=commit.pk):
+        if not campaign_progress.file_campaign_commit(commit_id=commit.pk):
             return CampaignState.PAUSED
-    records.finish_campaign(campaign_id=campaign.pk)
+    campaign_progress.finish_campaign(campaign_id=campaign.pk)
     return CampaignState.DONE
 
 
@@ -207,12 +207,14 @@ def roll_back(campaign_id: int, worker: str = "local") -> str:
 def _leased(work: Callable[[int, str, float], str], campaign_id: int, worker: str) -> str:
     """Run `work` while this worker holds the campaign's lease; another's: nothing to do."""
     lease = settings.PROVISIONING_LEASE_SECONDS
-    if not records.acquire_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease):
+    if not campaign_progress.acquire_campaign_lease(
+        campaign_id=campaign_id, owner=worker, seconds=lease
+    ):
         return "held by another worker"
     try:
         return work(campaign_id, worker, lease)
     finally:
-        records.release_campaign_lease(campaign_id=campaign_id, owner=worker)
+        campaign_progress.release_campaign_lease(campaign_id=campaign_id, owner=worker)
 
 
 def _roll_back(campaign_id: int, worker: str, lease: float) -> str:
@@ -243,9 +245,9 @@ def _roll_back(campaign_id: int, worker: str, lease: float) -> str:
                 ):
                     client.delete(ref_of(desired))
         except KubeError as error:
-            records.campaign_rollback_failed(target_id=target.pk, error=error.message)
+            campaign_progress.campaign_rollback_failed(target_id=target.pk, error=error.message)
             return CampaignState.PAUSED
-        records.campaign_target_rolled_back(target_id=target.pk)
-        records.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)
-    records.finish_rollback(campaign_id=campaign.pk)
+        campaign_progress.campaign_target_rolled_back(target_id=target.pk)
+        campaign_progress.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)
+    campaign_progress.finish_rollback(campaign_id=campaign.pk)
     return CampaignState.ROLLED_BACK

@@ -1,4 +1,4 @@
-"""How the engine reaches a cluster: its access (credentials fingerprinted so a changed
+"""How the jobs reach a cluster: its access (credentials fingerprinted so a changed
 credential gets a new client) and the retry policy from settings.
 """
 

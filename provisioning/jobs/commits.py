@@ -17,7 +17,6 @@ from django.utils import timezone
 
 from provisioning import gitops, gitops_plan
 from provisioning import selectors as reads
-from provisioning import services as records
 from provisioning.inputs import (
     apps_of_request,
     gitops_input_for,
@@ -28,6 +27,7 @@ from provisioning.inputs import (
 from provisioning.inputs.kinds import plan_kind_for
 from provisioning.models import GitCommit
 from provisioning.plan import PlanInput, engine_family
+from provisioning.records import git_writes, run_steps
 from provisioning.signals import git_push_failed
 from tenants.choices import NamespaceState, RequestKind
 from tenants.models import Cluster, Namespace, Request, Run, Tenant
@@ -88,7 +88,7 @@ def gitops_steps(steps: list[tuple[Request, Run, PlanInput, int]]) -> dict[int, 
         outcome = written.get(tenancy_request.pk)
         failures[tenancy_request.pk] = None
         if isinstance(outcome, GitOpsWritten):
-            records.note_step(
+            run_steps.note_step(
                 run=run,
                 index=index,
                 outcome=outcome.outcome,
@@ -110,7 +110,7 @@ def _git_failure(tenancy_request: Request, run: Run, index: int, error: Exceptio
         logger.warning("request %s: repository unreachable: %s", tenancy_request.pk, message)
         said = "its server did not answer (the connection failed or timed out)"
         return GitFailure(error=said, message=said, transient=True)
-    records.note_step(run=run, index=index, outcome="failed", attempts=attempts, message=message)
+    run_steps.note_step(run=run, index=index, outcome="failed", attempts=attempts, message=message)
     failure = f"{run.steps[index]['object']}: {message}"
     logger.warning("request %s failed: %s", tenancy_request.pk, failure)
     return GitFailure(error=failure, message=message, transient=False)
@@ -134,7 +134,7 @@ def write_gitops_all(
         if isinstance(writer, tuple):
             queues[tenancy_request.pk] = writer[1]
             if len(requests) > 1:
-                records.queue_git_write(request_id=tenancy_request.pk, repository=writer[1])
+                git_writes.queue_git_write(request_id=tenancy_request.pk, repository=writer[1])
     results: dict[int, GitOpsWritten | Exception] = {}
     unreachable: dict[str, Exception] = {}
     for tenancy_request in requests:
@@ -295,16 +295,16 @@ def write_gitops(
     remote, queue = writer
     inputs = inputs or plan_input_for(tenancy_request)
     known = known or {}
-    if records.queue_git_write(request_id=request_id, repository=queue).outcome:
+    if git_writes.queue_git_write(request_id=request_id, repository=queue).outcome:
         return _taken(tenancy_request)  # an earlier push took it (this worker's, or another's)
     writes = {request_id: _RequestWrite(tenancy_request, inputs, remote)}
 
     def batch(checkout: gitops.Checkout) -> list[tuple[int, gitops.Proposer]]:
-        if not records.git_write_waiting(request_id=request_id):
+        if not git_writes.git_write_waiting(request_id=request_id):
             return []  # the push of the worker before took this request with its own
         others = [
             other
-            for other in records.waiting_git_writes(
+            for other in git_writes.waiting_git_writes(
                 repository=queue,
                 exclude=request_id,
                 limit=settings.BERTH_GITOPS_BATCH_MAX - 1,
@@ -338,7 +338,7 @@ def write_gitops(
         # Under the lock: each carried request's outcome is recorded before its own worker
         # (waiting for the lock) looks for it.
         written.update(_finish_all({pk: writes[pk] for pk in results}, results))
-        records.finish_git_writes(
+        git_writes.finish_git_writes(
             outcomes={
                 pk: (
                     outcome.outcome,
@@ -348,16 +348,16 @@ def write_gitops(
                 if pk != request_id
             }
         )
-        records.drop_git_write(request_id=request_id)
+        git_writes.drop_git_write(request_id=request_id)
 
     try:
         results = gitops.write_batch(remote, batch, settled=settled)
     except gitops.GitError as error:
         if not error.transient:
-            records.drop_git_write(request_id=request_id)
+            git_writes.drop_git_write(request_id=request_id)
         raise
     except ValueError:
-        records.drop_git_write(request_id=request_id)
+        git_writes.drop_git_write(request_id=request_id)
         raise
     if request_id not in results:
         return _taken(tenancy_request)
@@ -376,7 +376,7 @@ def writer_queue(tenant: Tenant, remote: gitops.Remote) -> str:
 
 def _taken(tenancy_request: Request) -> GitOpsWritten:
     """The outcome another worker's push left for this request."""
-    row = records.take_git_write(request_id=tenancy_request.pk)
+    row = git_writes.take_git_write(request_id=tenancy_request.pk)
     if row is None:  # pragma: no cover - only a waiting row's push leaves none
         raise gitops.GitError("the repository's writer lost this request", transient=True)
     commit = GitCommit.objects.filter(request=tenancy_request).order_by("-pk").first()

@@ -1,6 +1,6 @@
 """Drift: compare what Berth applied with what the cluster holds, record it, and repair it
 where the tier says so. One comparison of one object (`object_finding`, `digest_in`) serves
-the watcher (engine.watch), which sees each change as it happens, and beat's reconcile job,
+the watcher (jobs.watch), which sees each change as it happens, and beat's reconcile job,
 which reads every namespace when no watcher is healthy.
 """
 
@@ -10,12 +10,12 @@ import hashlib
 import json
 from typing import Any
 
-from provisioning import services as records
-from provisioning.engine.clusters import cluster_client
-from provisioning.engine.runs import apply_object
 from provisioning.inputs import namespace_input
+from provisioning.jobs.clusters import cluster_client
+from provisioning.jobs.runs import apply_object
 from provisioning.kube import ClusterClient
 from provisioning.plan import LABEL_REQUEST, LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
+from provisioning.records import observations
 from tenants.choices import NamespaceState
 from tenants.models import Namespace
 
@@ -148,7 +148,7 @@ def reconcile_namespace(namespace: Namespace) -> list[dict[str, Any]]:
         for finding in findings:
             if finding["object"] in by_ref:
                 repair(client, by_ref[finding["object"]], finding)
-    records.record_drift(namespace=namespace, findings=findings)
+    observations.record_drift(namespace=namespace, findings=findings)
     return findings
 
 

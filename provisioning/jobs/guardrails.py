@@ -16,10 +16,10 @@ from typing import Any
 
 from django.conf import settings
 
-from provisioning.engine.clusters import cluster_client
 from provisioning.guardrails import PART_OF, berth_username, bootstrap_objects
 from provisioning.guardrails.stamp import CHECKED_KINDS, gaps, guardrails_digest
 from provisioning.inputs import cluster_spec
+from provisioning.jobs.clusters import cluster_client
 from provisioning.kube import ClusterClient, KubeError
 from tenants.choices import GuardrailsMode
 from tenants.models import Cluster

@@ -22,9 +22,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from provisioning import gitops
-from provisioning import services as records
-from provisioning.engine.clusters import cluster_client
-from provisioning.engine.commits import (
+from provisioning.gitops import GitError
+from provisioning.inputs import plan_input_for, plan_inputs_for, shared_reads
+from provisioning.inputs.kinds import plan_kind_for, plan_kinds_where
+from provisioning.jobs.clusters import cluster_client
+from provisioning.jobs.commits import (
     GitFailure,
     gitops_preview,
     gitops_step,
@@ -32,12 +34,10 @@ from provisioning.engine.commits import (
     gitops_steps,
     writes_a_repository,
 )
-from provisioning.engine.guardrails import guardrails_problem
-from provisioning.gitops import GitError
-from provisioning.inputs import plan_input_for, plan_inputs_for, shared_reads
-from provisioning.inputs.kinds import plan_kind_for, plan_kinds_where
+from provisioning.jobs.guardrails import guardrails_problem
 from provisioning.kube import Applied, ClusterClient, KubeError
 from provisioning.plan import KIND_ORDER, LABEL_TENANT, MANAGED_BY, Plan, PlanInput, ref_of, render
+from provisioning.records import applied_objects, leases, outcomes, run_steps
 from provisioning.validation import validate_plan
 from tenants import services
 from tenants.choices import Decision, RequestState, RunState
@@ -169,7 +169,7 @@ def _converge_led_by(
     request_id: int, *, worker: str, companions: tuple[int, ...]
 ) -> dict[int, str]:
     lease = settings.PROVISIONING_LEASE_SECONDS
-    if not records.acquire_lease(request_id=request_id, owner=worker, seconds=lease):
+    if not leases.acquire_lease(request_id=request_id, owner=worker, seconds=lease):
         return {request_id: "busy: another worker holds the lease"}
     batch = [request_id]
     try:
@@ -178,7 +178,7 @@ def _converge_led_by(
             return {request_id: f"nothing to do: request is {leader.state}"}
         cluster = leader.payload.get("cluster")
         if leader.state == RequestState.APPROVED and leader.kind in BATCHED_KINDS and cluster:
-            batch += records.claim_companions(
+            batch += leases.claim_companions(
                 leader_id=request_id,
                 owner=worker,
                 seconds=lease,
@@ -189,7 +189,7 @@ def _converge_led_by(
             )
         return _converge_locked(leader, batch, worker=worker)
     finally:
-        records.release_leases(request_ids=batch, owner=worker)
+        leases.release_leases(request_ids=batch, owner=worker)
 
 
 def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[int, str]:
@@ -237,7 +237,7 @@ def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[
                 if run is None:
                     results[request_id] = "nothing to do: no open run"
                     continue
-                records.start_steps(run=run, steps=steps_of(plan, tenancy_request))
+                run_steps.start_steps(run=run, steps=steps_of(plan, tenancy_request))
                 resumed.append(Item(tenancy_request, run, inputs, plan))
     started = services.start_provisioning_all(opening=opening) if opening else []
     items = [Item(requests[run.request_id], run, *prepared[run.request_id]) for run in started]
@@ -252,7 +252,7 @@ def _wait_for_guardrails(tenancy_request: Request, problem: str) -> str:
     long as that lasts (no deadline: nothing is wrong with the request), and goes on once a
     platform admin installs them."""
     now = timezone.now()
-    records.wait(
+    leases.wait(
         request_id=tenancy_request.pk,
         since=tenancy_request.waiting_since or now,
         until=now + timedelta(seconds=settings.BERTH_GUARDRAILS_CHECK_SECONDS),
@@ -310,8 +310,8 @@ def steps_of(plan: Plan, tenancy_request: Request) -> list[dict[str, Any]]:
     commit. Removing things, the repository goes first: the roots prune what its files
     described before Berth deletes where it ran, so no engine recreates what is being
     removed."""
-    steps = [records.step_row(ref_of(obj), "apply") for obj in plan.apply]
-    steps += [records.step_row(ref, "delete") for ref in plan.delete]
+    steps = [run_steps.step_row(ref_of(obj), "apply") for obj in plan.apply]
+    steps += [run_steps.step_row(ref, "delete") for ref in plan.delete]
     git_row = gitops_step_row(tenancy_request.tenant.gitops_repo_url)
     return [git_row, *steps] if plan.delete else [*steps, git_row]
 
@@ -333,14 +333,14 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
     items = valid
     if not items:
         return results
-    records.record_namespaces_pending(
+    outcomes.record_namespaces_pending(
         requests=[(i.request, i.inputs) for i in items], cluster=cluster
     )
 
     if cluster.plan_only:
         for item in items:
             for index in range(len(item.run.steps)):
-                records.note_step(
+                run_steps.note_step(
                     run=item.run,
                     index=index,
                     outcome="skipped",
@@ -353,7 +353,7 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
     batch = [item.pk for item in items]
 
     def renew() -> None:
-        records.renew_leases(request_ids=batch, owner=worker, seconds=lease)
+        leases.renew_leases(request_ids=batch, owner=worker, seconds=lease)
 
     _start_removals(items)
     removing = [item for item in items if item.plan.delete]
@@ -366,7 +366,7 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
                 tenancy_request=item.request, run=item.run, failure=failure
             )
     if removing:
-        records.write_steps(runs=[item.run for item in removing if item.pk not in results])
+        run_steps.write_steps(runs=[item.run for item in removing if item.pk not in results])
         renew()
     items = [item for item in items if item.pk not in results]
 
@@ -393,7 +393,7 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
         if any(writes_a_repository(item.request) for item in creating):
             # A push takes a while: what was applied is on record meanwhile. (Else the
             # steps are written once, as the runs close.)
-            records.write_steps(runs=[item.run for item in creating])
+            run_steps.write_steps(runs=[item.run for item in creating])
         failures = gitops_steps([(i.request, i.run, i.inputs, i.git_index) for i in creating])
         for item in creating:
             if failures[item.pk]:
@@ -409,13 +409,13 @@ def _finish(items: list[Item], *, outcome: str) -> dict[int, str]:
     ends with them."""
     if not items:
         return {}
-    records.record_outcomes(requests=[(i.request, i.inputs) for i in items])
+    outcomes.record_outcomes(requests=[(i.request, i.inputs) for i in items])
     services.mark_all_ready(runs=[item.run for item in items])
     for item in items:
         if item.plan.delete:
             for creator in creators_of(item.inputs.remove_namespaces, item.request):
                 finish_decommission_of(creator)
-        ending = records.environment_ended_by(item.request)
+        ending = outcomes.environment_ended_by(item.request)
         if ending is not None:
             finish_decommission_of(ending.request_id)
         if plan_kind_for(item.request.kind).retires_tenant(item.request.payload):
@@ -430,11 +430,11 @@ def _start_removals(items: list[Item]) -> None:
         tenancy_request = item.request
         reason = tenancy_request.payload.get("reason", "")
         if item.plan.delete:
-            for creator in records.mark_namespaces_decommissioning(
+            for creator in outcomes.mark_namespaces_decommissioning(
                 tenancy_request=tenancy_request, inputs=item.inputs
             ):
                 start_decommission_of(creator, reason=reason)
-        ending = records.environment_ended_by(tenancy_request)
+        ending = outcomes.environment_ended_by(tenancy_request)
         if ending is not None:
             # The environment's own request follows it, whether or not its namespace goes.
             cause = tenancy_request.payload.get("cause", "")
@@ -451,11 +451,11 @@ def _stopped(item: Item, failed: int, error: KubeError, *, cluster: Cluster) -> 
     """An object of the item's plan was refused, or the cluster did not answer."""
     if error.transient:
         # The step stays pending: the next try starts there, past what this one applied.
-        records.write_steps(runs=[item.run])
+        run_steps.write_steps(runs=[item.run])
         return wait_for_outage(
             tenancy_request=item.request, run=item.run, reason=f"{cluster.name}: {error.message}"
         )
-    records.note_step(
+    run_steps.note_step(
         run=item.run, index=failed, outcome="failed", attempts=error.attempts, message=error.message
     )
     message = f"{item.run.steps[failed]['object']}: {error.message}"
@@ -530,7 +530,7 @@ def _apply_plans(
         ),
         lambda step: step.obj,
     )
-    known = records.applied_versions(
+    known = applied_objects.applied_versions(
         cluster=cluster, refs=[step.key for wave in waves for step in wave]
     )
     versions: dict[tuple[str, str], str] = {}
@@ -539,8 +539,8 @@ def _apply_plans(
 
     def write_progress() -> None:
         if unwritten[0]:
-            records.write_steps(runs=[item.run for item in items])
-            records.remember_versions(cluster=cluster, versions=versions)
+            run_steps.write_steps(runs=[item.run for item in items])
+            applied_objects.remember_versions(cluster=cluster, versions=versions)
             versions.clear()
             unwritten[0] = False
 
@@ -566,14 +566,14 @@ def _apply_plans(
                     continue
                 versions[key] = applied.resource_version
                 *others, last = wanting[key]
-                records.note_step(
+                run_steps.note_step(
                     run=last.item.run,
                     index=last.index,
                     outcome=applied.result,
                     attempts=applied.attempts,
                 )
                 for step in others:
-                    records.note_step(
+                    run_steps.note_step(
                         run=step.item.run,
                         index=step.index,
                         outcome=applied.result,
@@ -592,7 +592,7 @@ def _apply_plans(
         write_progress()
         raise
     # The steps go with what comes next (see _execute): the push, a wait, or the runs' close.
-    records.remember_versions(cluster=cluster, versions=versions)
+    applied_objects.remember_versions(cluster=cluster, versions=versions)
     return stopped
 
 
@@ -613,10 +613,10 @@ def _delete_plan(client: ClusterClient, item: Item, *, cluster: Cluster) -> None
                 status=None,
                 transient=True,
             )
-        records.record_step(
+        run_steps.record_step(
             run=run, index=offset + position, outcome=outcome.result, attempts=outcome.attempts
         )
-    records.forget_versions(cluster=cluster, refs=[str(ref) for ref in plan.delete])
+    applied_objects.forget_versions(cluster=cluster, refs=[str(ref) for ref in plan.delete])
 
 
 def _git_failed(*, tenancy_request: Request, run: Run, failure: GitFailure) -> str:
@@ -655,17 +655,17 @@ def wait_for_outage(*, tenancy_request: Request, run: Run | None, reason: str) -
                 (i for i, step in enumerate(run.steps) if step["outcome"] == "pending"), None
             )
             if stopped is not None:
-                records.record_step(
+                run_steps.record_step(
                     run=run, index=stopped, outcome="failed", attempts=0, message=reason
                 )
                 message = f"{run.steps[stopped]['object']}: {message}"
             services.mark_failed(run=run, error=message)
             return f"failed: {message}"
-        records.stop_waiting(request_id=tenancy_request.pk)
+        leases.stop_waiting(request_id=tenancy_request.pk)
         services.return_to_approval(request_id=tenancy_request.pk, reason=message)
         return f"returned to approval: {message}"
     next_try = now + outage_delay(now - since)
-    records.wait(request_id=tenancy_request.pk, since=since, until=next_try, reason=reason)
+    leases.wait(request_id=tenancy_request.pk, since=since, until=next_try, reason=reason)
     logger.warning(
         "request %s waits until %s: %s",
         tenancy_request.pk,
@@ -683,7 +683,9 @@ def _refuse_invalid_plan(
     for index, step in enumerate(run.steps):
         if step["object"] in problems:
             message = "; ".join(problems[step["object"]])
-            records.record_step(run=run, index=index, outcome="failed", attempts=0, message=message)
+            run_steps.record_step(
+                run=run, index=index, outcome="failed", attempts=0, message=message
+            )
     reasons = " | ".join(f"{key}: {'; '.join(found)}" for key, found in problems.items())
     message = f"The plan failed validation, nothing was applied: {reasons}"
     logger.warning("request %s refused before any API call: %s", tenancy_request.pk, reasons)

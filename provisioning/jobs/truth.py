@@ -25,11 +25,10 @@ from typing import Any
 from django.utils import timezone
 
 from provisioning import gitops, gitops_plan
-from provisioning import services as records
-from provisioning.engine.clusters import cluster_client
-from provisioning.engine.commits import gitops_remote, proposed_sync
-from provisioning.engine.drift import differences
 from provisioning.inputs import clusters_of, kept_input
+from provisioning.jobs.clusters import cluster_client
+from provisioning.jobs.commits import gitops_remote, proposed_sync
+from provisioning.jobs.drift import differences
 from provisioning.kube import FIELD_MANAGER, ClusterClient, KubeError
 from provisioning.plan import (
     LABEL_REQUEST,
@@ -40,6 +39,7 @@ from provisioning.plan import (
     render,
     repo_root,
 )
+from provisioning.records import observations
 from tenants.models import Tenant
 
 IN_SYNC, DRIFTED, MISSING_IN_GIT, MISSING_IN_CLUSTER, ORPHAN = (
@@ -77,7 +77,7 @@ def take(tenant: Tenant) -> dict[str, Any]:
             )
         except gitops.GitError as error:
             problems.append(f"the repository could not be read: {error.message}")
-    expected: dict[str, tuple[str, str, str]] = {}  # path -> (cluster, content, engine)
+    expected: dict[str, tuple[str, str, str]] = {}  # path -> (cluster, content, GitOps engine)
     for cluster in clusters_of(tenant):
         if cluster.plan_only:
             continue
@@ -101,7 +101,7 @@ def take(tenant: Tenant) -> dict[str, Any]:
         "counts": {state: sum(row["state"] == state for row in rows) for state in STATES},
         "problems": problems,
     }
-    records.record_truth(tenant=tenant, table=table)
+    observations.record_truth(tenant=tenant, table=table)
     return table
 
 
@@ -312,7 +312,7 @@ def git_rows(
 
 
 def _live_engine_objects(files: dict[str, str], client: ClusterClient | None) -> dict[str, str]:
-    """path -> the engine's status of the objects of that file it reconciles, when the
+    """path -> the GitOps engine's status of the objects of that file it reconciles, when the
     cluster holds them."""
     if client is None:
         return {}

@@ -7,7 +7,7 @@ each stream lists once, then watches from the list's resourceVersion with bookma
 up again from the last version it saw when the server ends the stream or the connection
 drops (backing off while the API is away), and lists again on `410 Gone` or once per
 `resync_seconds`. Every event is compared with the plan the namespace runs (its pinned tier
-definition, engine.drift); only a digest of the fields Berth sets is kept per object. A
+definition, jobs.drift); only a digest of the fields Berth sets is kept per object. A
 difference is recorded within seconds and repaired where the tier says so.
 
 One watcher per cluster across every replica: a PostgreSQL advisory lock where the
@@ -32,13 +32,13 @@ from django.utils import timezone
 from tenacity import Retrying, retry_if_exception_type, stop_when_event_set
 from tenacity.wait import wait_exponential_jitter
 
-from provisioning import services as records
-from provisioning.engine.clusters import cluster_client
-from provisioning.engine.drift import digest_in, object_finding, repair, shape_of, unexpected
 from provisioning.inputs import namespace_input
+from provisioning.jobs.clusters import cluster_client
+from provisioning.jobs.drift import digest_in, object_finding, repair, shape_of, unexpected
 from provisioning.kube import ClusterClient, KubeError
 from provisioning.models import ClusterWatch
 from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
+from provisioning.records import observations, watch_leases
 from tenants.choices import CampaignState, NamespaceState, RequestState
 from tenants.models import CampaignTarget, Cluster, Namespace, Request
 
@@ -232,7 +232,7 @@ class Lock:
                 )
                 if not cursor.fetchone()[0]:
                     return False
-        return records.take_watch_lease(
+        return watch_leases.take_watch_lease(
             cluster_id=self.cluster_id,
             holder=self.holder,
             seconds=self.timing.lease_seconds,
@@ -251,7 +251,7 @@ class Lock:
             return cursor.fetchone()[0] > 0
 
     def release(self) -> None:
-        records.release_watch_lease(cluster_id=self.cluster_id, holder=self.holder)
+        watch_leases.release_watch_lease(cluster_id=self.cluster_id, holder=self.holder)
         if self.advisory:
             with connection.cursor() as cursor:
                 cursor.execute(
@@ -343,7 +343,7 @@ class ClusterWatcher:
     def _beat(self, lock: Lock) -> bool:
         if not lock.still_held():
             return False
-        alive = records.watch_heartbeat(
+        alive = watch_leases.watch_heartbeat(
             cluster_id=self.cluster_id,
             holder=self.holder,
             seconds=self.timing.lease_seconds,
@@ -506,7 +506,7 @@ class ClusterWatcher:
     ) -> None:
         if plan.findings.get(ref) == finding:
             return
-        records.record_object_drift(namespace_id=plan.id, ref=ref, finding=finding)
+        observations.record_object_drift(namespace_id=plan.id, ref=ref, finding=finding)
         if finding is None:
             plan.findings.pop(ref, None)
         else:

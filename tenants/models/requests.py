@@ -36,7 +36,7 @@ class Request(models.Model):
     lease_owner = models.CharField(max_length=255, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     # The cluster or the repository did not answer: the request waits and is tried again
-    # by itself (provisioning.engine.runs) until BERTH_OUTAGE_DEADLINE_SECONDS have passed.
+    # by itself (provisioning.jobs.runs) until BERTH_OUTAGE_DEADLINE_SECONDS have passed.
     waiting_since = models.DateTimeField(null=True, blank=True)
     next_try_at = models.DateTimeField(null=True, blank=True)
     wait_reason = models.CharField(max_length=500, blank=True)

@@ -204,7 +204,7 @@ class Membership(models.Model):
 class TruthTable(models.Model):
     """The last comparison of everything Berth owns for a tenant: what the database says
     should exist, what its repository holds, what the clusters hold (taken by the engine,
-    provisioning.engine.truth; on demand and by beat)."""
+    provisioning.jobs.truth; on demand and by beat)."""
 
     tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, related_name="truth_table")
     taken_at = models.DateTimeField()

@@ -59,7 +59,7 @@ def unfenced_clusters() -> list[Unfenced]:
         for reason in Request.objects.filter(
             state=RequestState.APPROVED, wait_reason__startswith=GUARDRAILS_WAIT
         ).values_list("wait_reason", flat=True):
-            # "guardrails not installed on <cluster> (...)" (provisioning.engine.guardrails)
+            # "guardrails not installed on <cluster> (...)" (provisioning.jobs.guardrails)
             name = reason.removeprefix(f"{GUARDRAILS_WAIT} not installed on ").split(" ", 1)[0]
             waiting[name] = waiting.get(name, 0) + 1
     return [Unfenced(cluster, state, waiting.get(cluster.name, 0)) for cluster, state in found]

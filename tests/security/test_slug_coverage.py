@@ -99,7 +99,7 @@ def test_a_namespace_labelled_as_berths_that_the_registry_never_held_is_claimed_
     """A label is anyone's to set (or another Berth's): the one Berth made stays its
     tenant's, the other is claimed as found when the cluster's namespaces are listed, and
     refuses the slug that would cover it."""
-    from provisioning.engine import discover_namespaces
+    from provisioning.jobs import discover_namespaces
     from provisioning.plan import MANAGED_BY
     from tests.cluster import as_admin, sign_in_as_berth, stand_in
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from provisioning.engine import current_plan
+from provisioning.jobs import current_plan
 from tenants.models import Request
 
 

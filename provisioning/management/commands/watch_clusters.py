@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from provisioning.engine.watch import Timing, watch_clusters
+from provisioning.jobs.watch import Timing, watch_clusters
 
 
 class Command(BaseCommand):

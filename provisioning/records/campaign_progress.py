@@ -1,0 +1,192 @@
+"""An upgrade campaign's progress as its worker rolls it out or back: the worker's lease,
+each namespace reached or failed, each repository's files filed as a tenant_sync request, and
+the campaign paused or finished."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from tenants import audit
+from tenants.choices import (
+    CampaignState,
+    NamespaceState,
+    RequestKind,
+    RequestState,
+    TargetState,
+)
+from tenants.errors import DomainError
+from tenants.models import (
+    CampaignCommit,
+    CampaignTarget,
+    Namespace,
+    Request,
+    UpgradeCampaign,
+)
+from tenants.services import submit_request
+
+
+def acquire_campaign_lease(*, campaign_id: int, owner: str, seconds: float) -> bool:
+    """Take the campaign's lease if it is free or lapsed; True when this worker holds it."""
+    now = timezone.now()
+    return (
+        UpgradeCampaign.objects.filter(pk=campaign_id)
+        .filter(
+            Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now) | Q(lease_owner=owner)
+        )
+        .update(lease_owner=owner, lease_expires_at=now + timedelta(seconds=seconds))
+        == 1
+    )
+
+
+def renew_campaign_lease(*, campaign_id: int, owner: str, seconds: float) -> None:
+    UpgradeCampaign.objects.filter(pk=campaign_id, lease_owner=owner).update(
+        lease_expires_at=timezone.now() + timedelta(seconds=seconds)
+    )
+
+
+def release_campaign_lease(*, campaign_id: int, owner: str) -> None:
+    UpgradeCampaign.objects.filter(pk=campaign_id, lease_owner=owner).update(
+        lease_owner="", lease_expires_at=None
+    )
+
+
+@transaction.atomic
+def campaign_target_applied(*, target_id: int) -> None:
+    """The namespace now runs the revisions the campaign rolls out."""
+    target = CampaignTarget.objects.select_related("campaign", "namespace").get(pk=target_id)
+    CampaignTarget.objects.filter(pk=target_id).update(
+        state=TargetState.APPLIED, error="", applied_at=timezone.now()
+    )
+    moved: dict[str, Any] = {"tier_revision": target.to_tier_revision_id}
+    if not CampaignCommit.objects.filter(  # else its templates' version moves with its files
+        campaign=target.campaign,
+        tenant_id=target.namespace.tenant_id,
+        cluster_id=target.namespace.cluster_id,
+        state=TargetState.PENDING,
+    ).exists():
+        moved["bundle_revision"] = target.campaign.bundle_revision_id
+    Namespace.objects.filter(pk=target.namespace_id).update(**moved)
+
+
+def campaign_target_failed(*, target_id: int, error: str) -> None:
+    """The first failure pauses the campaign: nothing more rolls out until someone looks."""
+    with transaction.atomic():
+        target = CampaignTarget.objects.select_related("namespace").get(pk=target_id)
+        target.state, target.error = TargetState.FAILED, error
+        target.save(update_fields=["state", "error"])
+        message = f"Paused: {target.namespace.name} failed: {error}"
+        UpgradeCampaign.objects.filter(pk=target.campaign_id).update(
+            state=CampaignState.PAUSED, status_message=message
+        )
+        audit.record(
+            actor=None,
+            action="campaign.paused",
+            obj=target.campaign,
+            after={"namespace": target.namespace.name, "error": error},
+        )
+
+
+def file_campaign_commit(*, commit_id: int) -> bool:
+    """File the tenant_sync request whose commit writes a repository's files for a campaign
+    (an open one for that tenant and cluster serves as well: it renders when it runs); the
+    campaign's namespaces there now run its templates. False, and the campaign paused, when
+    the rules or the request's checks refuse it."""
+    commit = CampaignCommit.objects.select_related("campaign__created_by", "tenant", "cluster").get(
+        pk=commit_id
+    )
+    campaign, cluster = commit.campaign, commit.cluster.name
+    filed = Request.objects.filter(
+        tenant=commit.tenant,
+        kind=RequestKind.TENANT_SYNC,
+        payload__cluster=cluster,
+        state__in=(RequestState.SUBMITTED, RequestState.APPROVED),
+    ).first()
+    try:
+        filed = filed or submit_request(
+            tenant=commit.tenant,
+            kind=RequestKind.TENANT_SYNC,
+            requester=campaign.created_by,
+            payload={
+                "cluster": cluster,
+                "reason": f"Upgrade campaign #{campaign.pk}: {campaign.reason}",
+            },
+        )
+    except (DomainError, ValidationError) as error:
+        message = error.detail if isinstance(error, ValidationError) else str(error)
+        with transaction.atomic():
+            CampaignCommit.objects.filter(pk=commit.pk).update(
+                state=TargetState.FAILED, error=str(message)
+            )
+            UpgradeCampaign.objects.filter(pk=campaign.pk).update(
+                state=CampaignState.PAUSED,
+                status_message=f"Paused: {commit.tenant.slug}'s files on {cluster} were not "
+                f"filed: {message}",
+            )
+            audit.record(
+                actor=None,
+                action="campaign.paused",
+                obj=campaign,
+                after={"tenant": commit.tenant.slug, "cluster": cluster, "error": str(message)},
+            )
+        return False
+    with transaction.atomic():
+        CampaignCommit.objects.filter(pk=commit.pk).update(
+            state=TargetState.FILED, request=filed, error=""
+        )
+        reached = Namespace.objects.filter(
+            tenant=commit.tenant, cluster=commit.cluster, state=NamespaceState.ACTIVE
+        )
+        if campaign.tier_id:
+            reached = reached.filter(tier_id=campaign.tier_id)
+        reached.update(bundle_revision=campaign.bundle_revision_id)
+    return True
+
+
+def finish_campaign(*, campaign_id: int) -> None:
+    campaign = UpgradeCampaign.objects.get(pk=campaign_id)
+    campaign.state, campaign.finished_at = CampaignState.DONE, timezone.now()
+    commits = campaign.commits.count()
+    campaign.status_message = f"Applied to {campaign.targets.count()} namespace(s)." + (
+        f" {commits} repository commit(s) filed as tenant_sync requests." if commits else ""
+    )
+    campaign.save(update_fields=["state", "finished_at", "status_message"])
+    audit.record(actor=None, action="campaign.done", obj=campaign)
+
+
+@transaction.atomic
+def campaign_target_rolled_back(*, target_id: int) -> None:
+    """The namespace runs what it ran before the campaign again."""
+    target = CampaignTarget.objects.get(pk=target_id)
+    CampaignTarget.objects.filter(pk=target_id).update(state=TargetState.ROLLED_BACK, error="")
+    Namespace.objects.filter(pk=target.namespace_id).update(
+        tier_revision=target.from_tier_revision_id, bundle_revision=target.from_bundle_revision_id
+    )
+
+
+def campaign_rollback_failed(*, target_id: int, error: str) -> None:
+    target = CampaignTarget.objects.select_related("namespace").get(pk=target_id)
+    CampaignTarget.objects.filter(pk=target_id).update(error=error)
+    UpgradeCampaign.objects.filter(pk=target.campaign_id).update(
+        state=CampaignState.PAUSED,
+        status_message=f"Rollback paused: {target.namespace.name} failed: {error}",
+    )
+    audit.record(
+        actor=None,
+        action="campaign.rollback_paused",
+        obj=target.campaign,
+        after={"namespace": target.namespace.name, "error": error},
+    )
+
+
+def finish_rollback(*, campaign_id: int) -> None:
+    campaign = UpgradeCampaign.objects.get(pk=campaign_id)
+    campaign.state, campaign.finished_at = CampaignState.ROLLED_BACK, timezone.now()
+    campaign.status_message = "Every namespace it reached holds what it held before."
+    campaign.save(update_fields=["state", "finished_at", "status_message"])
+    audit.record(actor=None, action="campaign.rolled_back", obj=campaign)

@@ -1,5 +1,6 @@
 """Provisioning's answers to the domain (`tenants.provisioner.Provisioner`): a request's plan,
-the GitOps diff approval would push, what each role may do. Registered in provisioning.apps."""
+the GitOps diff approval would push, what each role may do and the rights the access map
+shows. Registered in provisioning.apps."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ from contextlib import AbstractContextManager
 
 from django.core.exceptions import ObjectDoesNotExist
 
-from provisioning import gitops, jobs
+from provisioning import gitops, grants, jobs
 from provisioning.gitops import GitError
-from provisioning.inputs import tier_spec
+from provisioning.inputs import clusters_of, kept_input, tier_spec
 from provisioning.jobs import campaigns
 from provisioning.jobs.commits import gitops_remote
 from provisioning.jobs.guardrails import expected_digest
 from provisioning.kube import KubeError
-from provisioning.plan import Plan
+from provisioning.plan import Plan, render
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants.errors import PlanUnavailable, PreviewUnavailable
 from tenants.models import Cluster, EnvironmentTier, Request, Tenant
@@ -46,6 +47,18 @@ def campaign_changes(tier_id: int | None) -> CampaignChanges:
         raise PreviewUnavailable(
             f"The diffs cannot be computed: a tenant's repository could not be read: {exc.message}"
         ) from exc
+
+
+def access_grants(tenant: Tenant) -> list[Grant]:
+    """Every right the tenant's plans give (provisioning.grants reads them off the objects),
+    rendered with the code that provisions: as a tenant_sync would render them now, on every
+    cluster where it has live namespaces."""
+    found: list[Grant] = []
+    for cluster in clusters_of(tenant):
+        found += grants.grants_in(
+            tenant.slug, cluster.name, render(kept_input(tenant, cluster)).apply
+        )
+    return found
 
 
 def tier_definition_of(tier: EnvironmentTier) -> tuple[str, dict]:
@@ -99,7 +112,7 @@ class Previews:
             return gitops_preview(tenancy_request)
 
     def effective_permissions(self, tenant: Tenant) -> list[dict]:
-        return access.effective_permissions(tenant)
+        return grants.effective_permissions(tenant)
 
     def check_repository(self, tenant: Tenant) -> RepositoryCheck:
         return check_repository(tenant)
@@ -108,7 +121,7 @@ class Previews:
         return gitops.one_fetch_per_branch()
 
     def access_grants(self, tenant: Tenant) -> list[Grant]:
-        return jobs.access_grants(tenant)
+        return access_grants(tenant)
 
     def take_truth(self, tenant: Tenant) -> dict:
         with gitops.interactive():

@@ -5,12 +5,10 @@ find drift afterwards.
     commits   the GitOps step: one commit per request, recorded; and its preview
     drift     what changed behind Berth's back, repaired where the tier says so
     discovery the namespaces already on a cluster, claimed so none is given away
-    access    the tenant's plans as they stand, for the access map
     truth     database, repository and cluster compared, object by object
     clusters  how a job reaches a cluster
 """
 
-from provisioning.jobs.access import access_grants
 from provisioning.jobs.clusters import cluster_access, cluster_client, retry_policy
 from provisioning.jobs.commits import (
     GitOpsWritten,
@@ -31,7 +29,6 @@ from provisioning.jobs.runs import (
 from provisioning.jobs.truth import take as take_truth
 
 __all__ = [
-    "access_grants",
     "GitOpsWritten",
     "active_namespaces",
     "apply_object",

@@ -524,7 +524,7 @@ def steps_written(sql: list[str]) -> int:
 def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     world, sandbox, monkeypatch
 ):
-    from provisioning.jobs import runs
+    from provisioning.jobs import applying
 
     _, quick_sql = provision_counting_queries(approved(world).pk)
     # Every wave's outcome and the GitOps step's (no repository here) at once, as the run
@@ -532,12 +532,12 @@ def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     assert steps_written(quick_sql) == 1
 
     # A plan slower than PROGRESS_SECONDS per wave: each wave's outcomes as it ends.
-    monkeypatch.setattr(runs, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(applying, "PROGRESS_SECONDS", 0.0)
     slow = approved(world, app="ledger", tier="dev", cluster="sandbox", cpu="1", memory="2Gi")
     _, slow_sql = provision_counting_queries(slow.pk)
     slow.refresh_from_db()
     assert slow.state == RequestState.READY
-    waves = len(runs.apply_waves(jobs.current_plan(slow).apply, lambda obj: obj))
+    waves = len(applying.apply_waves(jobs.current_plan(slow).apply, lambda obj: obj))
     assert waves > 1
     assert steps_written(slow_sql) == waves + 1
 
@@ -564,7 +564,7 @@ def test_a_plan_stopped_by_a_refused_object_keeps_what_it_applied_before_it(worl
 def test_rolebindings_wait_for_the_roles_they_grant():
     """A RoleBinding applied next to its Role can reach the API server first, whose
     escalation check then finds no Role and refuses it (seen as a flaky 403)."""
-    from provisioning.jobs.runs import apply_waves
+    from provisioning.jobs.applying import apply_waves
 
     kinds = [
         "Namespace",
@@ -719,11 +719,11 @@ def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(world, sa
 
 
 def test_a_batch_costs_the_same_queries_whatever_its_size(world, sandbox, monkeypatch):
-    from provisioning.jobs import runs
+    from provisioning.jobs import applying
 
     # Progress is written every PROGRESS_SECONDS of a run: a busy machine would add a
     # write to the bigger batch. Counted here: what a batch costs, not how long it took.
-    monkeypatch.setattr(runs, "PROGRESS_SECONDS", float("inf"))
+    monkeypatch.setattr(applying, "PROGRESS_SECONDS", float("inf"))
     converge(approved(world))  # the tenant's first request makes its own objects
 
     two = approved_many(world, 2, prefix="two")

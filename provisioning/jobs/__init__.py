@@ -1,7 +1,12 @@
 """The reconciler: converge a cluster (and the tenant's repository) to an approved plan, and
 find drift afterwards.
 
-    runs      a request's run: lease, plan, apply, decommission, then the GitOps step
+    runs      a request's run: lease, plan, check, apply, then the GitOps step
+    batches   which requests a worker provisions together
+    approvals what an approval is bound to, and what it would bind to now
+    applying  a batch's plans applied to a cluster, wave by wave; removals deleted
+    outages   a cluster or repository that does not answer: wait, then give up
+    decommissions  the requests whose namespaces a run removes
     commits   the GitOps step: one commit per request, recorded; and its preview
     drift     what changed behind Berth's back, repaired where the tier says so
     discovery the namespaces already on a cluster, claimed so none is given away
@@ -9,6 +14,9 @@ find drift afterwards.
     clusters  how a job reaches a cluster
 """
 
+from provisioning.jobs.applying import apply_object
+from provisioning.jobs.approvals import approved_digest
+from provisioning.jobs.batches import batches_of
 from provisioning.jobs.clusters import cluster_access, cluster_client, retry_policy
 from provisioning.jobs.commits import (
     GitOpsWritten,
@@ -18,14 +26,7 @@ from provisioning.jobs.commits import (
 )
 from provisioning.jobs.discovery import discover_namespaces
 from provisioning.jobs.drift import active_namespaces, find_drift, reconcile_namespace
-from provisioning.jobs.runs import (
-    apply_object,
-    approved_digest,
-    batches_of,
-    converge,
-    converge_batch,
-    current_plan,
-)
+from provisioning.jobs.runs import converge, converge_batch, current_plan
 from provisioning.jobs.truth import take as take_truth
 
 __all__ = [

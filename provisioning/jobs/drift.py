@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from provisioning.inputs import namespace_input
+from provisioning.jobs.applying import apply_object
 from provisioning.jobs.clusters import cluster_client
-from provisioning.jobs.runs import apply_object
 from provisioning.kube import ClusterClient
 from provisioning.plan import LABEL_REQUEST, LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
 from provisioning.records import observations

@@ -9,14 +9,9 @@ Once the cluster matches, the tenant's GitOps repository is brought in step in o
 
 from __future__ import annotations
 
-import functools
 import logging
-import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -24,24 +19,28 @@ from django.utils import timezone
 from provisioning import gitops
 from provisioning.gitops import GitError
 from provisioning.inputs import plan_input_for, plan_inputs_for, shared_reads
-from provisioning.inputs.kinds import plan_kind_for, plan_kinds_where
+from provisioning.inputs.kinds import plan_kind_for
+from provisioning.jobs.applying import apply_plans, delete_plan
+from provisioning.jobs.approvals import Bound, approved_digests, gitops_binds_now
+from provisioning.jobs.batches import BATCHED_KINDS, Item
 from provisioning.jobs.clusters import cluster_client
 from provisioning.jobs.commits import (
     GitFailure,
-    gitops_preview,
     gitops_step,
     gitops_step_row,
     gitops_steps,
     writes_a_repository,
 )
+from provisioning.jobs.decommissions import creators_of, finish_decommission_of, start_removals
 from provisioning.jobs.guardrails import guardrails_problem
-from provisioning.kube import Applied, ClusterClient, KubeError
-from provisioning.plan import KIND_ORDER, LABEL_TENANT, MANAGED_BY, Plan, PlanInput, ref_of, render
-from provisioning.records import applied_objects, leases, outcomes, run_steps
+from provisioning.jobs.outages import wait_for_outage
+from provisioning.kube import KubeError
+from provisioning.plan import Plan, PlanInput, ref_of, render
+from provisioning.records import leases, outcomes, run_steps
 from provisioning.validation import validate_plan
 from tenants import services
-from tenants.choices import Decision, RequestState, RunState
-from tenants.models import Approval, Cluster, Namespace, Request, Run
+from tenants.choices import RequestState, RunState
+from tenants.models import Cluster, Request, Run
 from tenants.selectors import approval_digest
 
 logger = logging.getLogger(__name__)
@@ -49,96 +48,6 @@ logger = logging.getLogger(__name__)
 
 def current_plan(tenancy_request: Request) -> Plan:
     return render(plan_input_for(tenancy_request))
-
-
-def gitops_binds_now(tenancy_request: Request, inputs: PlanInput | None = None) -> str | None:
-    """The part of the GitOps change a person approving now would bind to, read from the
-    tenant's repository (None: it holds nothing readable; tenants.selectors.approval_digest)."""
-    try:
-        return gitops_preview(tenancy_request, inputs).binds
-    except GitError as error:
-        if error.transient:
-            raise  # not readable now says nothing about what it holds: wait, do not re-ask
-        return None
-
-
-def approved_digest(tenancy_request: Request) -> str:
-    bound = approved_digests([tenancy_request.pk]).get(tenancy_request.pk)
-    return bound.digest if bound else ""
-
-
-@dataclass(frozen=True)
-class Bound:
-    """The digest an approval is bound to, and whether a rule gave it (bound to the plan
-    alone: a rule reads no repository) or a person who saw the plan and the GitOps diff."""
-
-    digest: str
-    by_policy: bool
-
-
-def approved_digests(request_ids: list[int]) -> dict[int, Bound]:
-    """Request id -> what its latest approval is bound to (none: approved before Berth
-    bound approvals to digests)."""
-    latest: dict[int, Bound] = {}
-    for request_id, digest, approver in (
-        Approval.objects.filter(request_id__in=request_ids, decision=Decision.APPROVE)
-        .order_by("request_id", "-created_at", "-id")
-        .values_list("request_id", "plan_digest", "approver_id")
-    ):
-        if request_id not in latest and digest:
-            latest[request_id] = Bound(digest, by_policy=approver is None)
-    return latest
-
-
-# Requests that only create: a worker taking one of them approved takes others approved for
-# the same cluster with it. Removals and the rest go one at a time.
-BATCHED_KINDS = plan_kinds_where(batched=True)
-
-
-@dataclass
-class Item:
-    """One request of a batch, as far as the worker got with it."""
-
-    request: Request
-    run: Run
-    inputs: PlanInput
-    plan: Plan
-
-    @property
-    def pk(self) -> int:
-        return self.request.pk
-
-    @property
-    def git_index(self) -> int:
-        """Removing things, the repository goes first (see steps_of); else last."""
-        return 0 if self.plan.delete else len(self.run.steps) - 1
-
-    @property
-    def offset(self) -> int:
-        """Where the plan's apply steps start in the run."""
-        return 1 if self.plan.delete else 0
-
-
-def batches_of(request_ids: list[int]) -> list[list[int]]:
-    """The requests one transition made ready for a worker, as the jobs to queue: those that
-    only create, by cluster, up to BERTH_PROVISION_BATCH_MAX a job (the first id leads);
-    the rest one a job."""
-    size = max(settings.BERTH_PROVISION_BATCH_MAX, 1)
-    together: dict[str, list[int]] = {}
-    alone = []
-    for request_id, kind, payload in (
-        Request.objects.filter(pk__in=request_ids)
-        .order_by("pk")
-        .values_list("pk", "kind", "payload")
-    ):
-        cluster = payload.get("cluster") if isinstance(payload, dict) else None
-        if kind in BATCHED_KINDS and cluster:
-            together.setdefault(cluster, []).append(request_id)
-        else:
-            alone.append([request_id])
-    return [
-        ids[start : start + size] for ids in together.values() for start in range(0, len(ids), size)
-    ] + alone
 
 
 def converge(*, request_id: int, worker: str) -> str:
@@ -355,7 +264,7 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
     def renew() -> None:
         leases.renew_leases(request_ids=batch, owner=worker, seconds=lease)
 
-    _start_removals(items)
+    start_removals(items)
     removing = [item for item in items if item.plan.delete]
     for item in removing:
         failure = gitops_step(
@@ -372,11 +281,11 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
 
     try:
         client = cluster_client(cluster)
-        stopped = _apply_plans(client, items, cluster=cluster, renew=renew)
+        stopped = apply_plans(client, items, cluster=cluster, renew=renew)
         for item in items:
             if item.plan.delete and item.pk not in stopped:
                 try:
-                    _delete_plan(client, item, cluster=cluster)
+                    delete_plan(client, item, cluster=cluster)
                 except KubeError as error:
                     stopped[item.pk] = (_first_pending(item.run), error)
     except KubeError as error:  # no client for the cluster: nothing was tried
@@ -423,26 +332,6 @@ def _finish(items: list[Item], *, outcome: str) -> dict[int, str]:
     return {item.pk: outcome for item in items}
 
 
-def _start_removals(items: list[Item]) -> None:
-    """What the items remove starts its own decommission: the requests that made the
-    namespaces, and an ending environment's own request."""
-    for item in items:
-        tenancy_request = item.request
-        reason = tenancy_request.payload.get("reason", "")
-        if item.plan.delete:
-            for creator in outcomes.mark_namespaces_decommissioning(
-                tenancy_request=tenancy_request, inputs=item.inputs
-            ):
-                start_decommission_of(creator, reason=reason)
-        ending = outcomes.environment_ended_by(tenancy_request)
-        if ending is not None:
-            # The environment's own request follows it, whether or not its namespace goes.
-            cause = tenancy_request.payload.get("cause", "")
-            start_decommission_of(
-                ending.request_id, reason=reason or f"Environment {ending.slug} ended ({cause})."
-            )
-
-
 def _first_pending(run: Run) -> int:
     return next(i for i, step in enumerate(run.steps) if step["outcome"] == "pending")
 
@@ -464,161 +353,6 @@ def _stopped(item: Item, failed: int, error: KubeError, *, cluster: Cluster) -> 
     return f"failed: {message}"
 
 
-APPLIED = ("created", "configured", "unchanged")
-# How stale a running plan's recorded progress may get (the run page shows it live).
-PROGRESS_SECONDS = 1.0
-
-
-S = TypeVar("S")
-
-
-def wave_of(obj: dict[str, Any]) -> int:
-    """When an object is applied, as a rank: the Namespace first, then the namespace's own
-    objects up to the Roles (nothing among them is checked against another), then each
-    later kind on its own: RoleBindings once the Roles they grant exist (the API server's
-    escalation check reads the Role), and the GitOps engines' objects, which admission
-    checks against the ConfigMaps and Secrets before them."""
-    rank = KIND_ORDER.get(obj["kind"], 99)
-    return 0 if rank == 0 else 1 if rank < KIND_ORDER["RoleBinding"] else rank
-
-
-def apply_waves(steps: Iterable[S], object_of: Callable[[S], dict[str, Any]]) -> list[list[S]]:
-    """`steps` (in apply order) grouped into the waves applied one after the other, each
-    wave's objects concurrently (see wave_of); within a wave, in the order given."""
-    waves: dict[int, list[S]] = {}
-    for step in steps:
-        waves.setdefault(wave_of(object_of(step)), []).append(step)
-    return [waves[rank] for rank in sorted(waves)]
-
-
-@functools.cache
-def _apply_pool() -> ThreadPoolExecutor:
-    """One per process, made on first use (after a prefork worker forked): its threads only
-    make API calls, never database queries."""
-    return ThreadPoolExecutor(
-        max_workers=settings.BERTH_APPLY_CONCURRENCY, thread_name_prefix="berth-apply"
-    )
-
-
-@dataclass(frozen=True)
-class _Step:
-    item: Item
-    index: int  # in the item's run
-    obj: dict[str, Any]
-    key: tuple[str, str]  # (apiVersion, Kind/namespace/name)
-
-
-def _apply_plans(
-    client: ClusterClient, items: list[Item], *, cluster: Cluster, renew: Callable[[], None]
-) -> dict[int, tuple[int, KubeError]]:
-    """Apply every item's objects, one server-side apply each, wave by wave across the
-    items: a wave's objects go out together, BERTH_APPLY_CONCURRENCY at a time. An object
-    several items want (the tenant's own, in a batch of its requests) is applied once, as
-    the last of them renders it: a server-side apply leaves what the last apply of its
-    field manager said, so applying the others first would change nothing in the end. An
-    item stops at its first refused object and the others go on. Outcomes and versions are
-    written together: when the plans are done or stopped, and while they run at most every
-    PROGRESS_SECONDS, so a long batch shows its progress. Returns, per stopped item, the
-    step that stopped it and why."""
-    lease = settings.PROVISIONING_LEASE_SECONDS
-    waves = apply_waves(
-        (
-            _Step(item, item.offset + position, obj, (obj["apiVersion"], str(ref_of(obj))))
-            for item in items
-            for position, obj in enumerate(item.plan.apply)
-            if item.run.steps[item.offset + position]["outcome"] not in APPLIED
-        ),
-        lambda step: step.obj,
-    )
-    known = applied_objects.applied_versions(
-        cluster=cluster, refs=[step.key for wave in waves for step in wave]
-    )
-    versions: dict[tuple[str, str], str] = {}
-    stopped: dict[int, tuple[int, KubeError]] = {}
-    unwritten = [False]  # an outcome noted since the last write
-
-    def write_progress() -> None:
-        if unwritten[0]:
-            run_steps.write_steps(runs=[item.run for item in items])
-            applied_objects.remember_versions(cluster=cluster, versions=versions)
-            versions.clear()
-            unwritten[0] = False
-
-    renewed_at = written_at = time.monotonic()
-    pool = _apply_pool()
-    try:
-        for wave in waves:
-            wanting: dict[tuple[str, str], list[_Step]] = {}
-            for step in wave:
-                if step.item.pk not in stopped:
-                    wanting.setdefault(step.key, []).append(step)
-            futures = {
-                key: pool.submit(apply_object, client, steps[-1].obj, known.get(key))
-                for key, steps in wanting.items()
-            }
-            for key, future in futures.items():
-                unwritten[0] = True
-                try:
-                    applied = future.result()
-                except KubeError as error:
-                    for step in wanting[key]:
-                        stopped.setdefault(step.item.pk, (step.index, error))
-                    continue
-                versions[key] = applied.resource_version
-                *others, last = wanting[key]
-                run_steps.note_step(
-                    run=last.item.run,
-                    index=last.index,
-                    outcome=applied.result,
-                    attempts=applied.attempts,
-                )
-                for step in others:
-                    run_steps.note_step(
-                        run=step.item.run,
-                        index=step.index,
-                        outcome=applied.result,
-                        attempts=0,
-                        message=f"applied once for the batch, as request #{last.item.pk}'s",
-                    )
-            if time.monotonic() - written_at > PROGRESS_SECONDS:
-                write_progress()
-                written_at = time.monotonic()
-            # Renewed well before it runs out, not after every wave (a write saved each).
-            if time.monotonic() - renewed_at > lease / 3:
-                renew()
-                renewed_at = time.monotonic()
-    except BaseException:
-        # Whatever stopped the plans, what was applied is on record: a retry skips it.
-        write_progress()
-        raise
-    # The steps go with what comes next (see _execute): the push, a wait, or the runs' close.
-    applied_objects.remember_versions(cluster=cluster, versions=versions)
-    return stopped
-
-
-def _delete_plan(client: ClusterClient, item: Item, *, cluster: Cluster) -> None:
-    """Delete in order, each only if Berth's labels say it is this tenant's."""
-    plan, run, tenant = item.plan, item.run, item.inputs.tenant.slug
-    offset = item.offset + len(plan.apply)
-    for position, ref in enumerate(plan.delete):
-        if run.steps[offset + position]["outcome"] in ("deleted", "absent"):
-            continue
-        _check_owned(client.get(ref), ref, tenant=tenant)
-        outcome = client.delete(ref)
-        if ref.kind == "Namespace" and not client.wait_until_gone(
-            ref, timeout=settings.NAMESPACE_TERMINATION_TIMEOUT
-        ):
-            raise KubeError(
-                f"{ref} is still terminating after {settings.NAMESPACE_TERMINATION_TIMEOUT:.0f}s",
-                status=None,
-                transient=True,
-            )
-        run_steps.record_step(
-            run=run, index=offset + position, outcome=outcome.result, attempts=outcome.attempts
-        )
-    applied_objects.forget_versions(cluster=cluster, refs=[str(ref) for ref in plan.delete])
-
-
 def _git_failed(*, tenancy_request: Request, run: Run, failure: GitFailure) -> str:
     if failure.transient:
         return wait_for_outage(
@@ -628,51 +362,6 @@ def _git_failed(*, tenancy_request: Request, run: Run, failure: GitFailure) -> s
         )
     services.mark_failed(run=run, error=failure.error)
     return f"failed: {failure.error}"
-
-
-def outage_delay(waited: timedelta) -> timedelta:
-    """Half the time waited so far, within the configured bounds: tries thin out as an
-    outage lasts, and the first comes soon."""
-    seconds = max(settings.BERTH_OUTAGE_RETRY_SECONDS, waited.total_seconds() / 2)
-    return timedelta(seconds=min(seconds, settings.BERTH_OUTAGE_RETRY_MAX_SECONDS))
-
-
-def wait_for_outage(*, tenancy_request: Request, run: Run | None, reason: str) -> str:
-    """The cluster or the repository did not answer after the client's own retries: the
-    request waits and is tried again by itself (the sweep, or the worker's delayed task),
-    resuming where it stopped; past the deadline it fails with the reason."""
-    now = timezone.now()
-    since = tenancy_request.waiting_since or now
-    deadline = timedelta(seconds=settings.BERTH_OUTAGE_DEADLINE_SECONDS)
-    if now - since >= deadline:
-        message = (
-            f"{reason}; gave up after waiting since {since:%Y-%m-%d %H:%M} UTC "
-            f"({deadline.total_seconds() / 60:.0f} minutes). Retry when it is back."
-        )
-        logger.warning("request %s failed: %s", tenancy_request.pk, message)
-        if run is not None:
-            stopped = next(
-                (i for i, step in enumerate(run.steps) if step["outcome"] == "pending"), None
-            )
-            if stopped is not None:
-                run_steps.record_step(
-                    run=run, index=stopped, outcome="failed", attempts=0, message=reason
-                )
-                message = f"{run.steps[stopped]['object']}: {message}"
-            services.mark_failed(run=run, error=message)
-            return f"failed: {message}"
-        leases.stop_waiting(request_id=tenancy_request.pk)
-        services.return_to_approval(request_id=tenancy_request.pk, reason=message)
-        return f"returned to approval: {message}"
-    next_try = now + outage_delay(now - since)
-    leases.wait(request_id=tenancy_request.pk, since=since, until=next_try, reason=reason)
-    logger.warning(
-        "request %s waits until %s: %s",
-        tenancy_request.pk,
-        next_try.isoformat(timespec="seconds"),
-        reason,
-    )
-    return f"waiting: {reason}"
 
 
 def _refuse_invalid_plan(
@@ -691,52 +380,3 @@ def _refuse_invalid_plan(
     logger.warning("request %s refused before any API call: %s", tenancy_request.pk, reasons)
     services.mark_failed(run=run, error=message)
     return f"failed: {message}"
-
-
-def apply_object(
-    client: ClusterClient, obj: dict[str, Any], known_version: str | None = None
-) -> Applied:
-    """Server-side apply; a RoleBinding whose roleRef changed (the API refuses to change
-    one: a tier moved to another ClusterRole) is deleted and created again."""
-    try:
-        return client.apply(obj, known_version=known_version)
-    except KubeError as error:
-        if obj["kind"] != "RoleBinding" or "cannot change roleRef" not in error.message:
-            raise
-    client.delete(ref_of(obj))
-    return replace(client.apply(obj), result="configured")
-
-
-def _check_owned(live: dict[str, Any] | None, ref, *, tenant: str) -> None:
-    """Berth deletes only what carries its ownership labels for this tenant."""
-    if live is None:
-        return
-    labels = live["metadata"].get("labels") or {}
-    if labels.get(MANAGED_BY) != "berth" or labels.get(LABEL_TENANT) != tenant:
-        raise KubeError(
-            f"refusing to delete {ref}: it is not labelled as Berth's for tenant {tenant} "
-            f"(labels: {MANAGED_BY}={labels.get(MANAGED_BY)!r}, "
-            f"{LABEL_TENANT}={labels.get(LABEL_TENANT)!r})",
-            status=None,
-            transient=False,
-        )
-
-
-def start_decommission_of(request_id: int, *, reason: str) -> None:
-    creator = Request.objects.get(pk=request_id)
-    # Only a request that made exactly this one namespace (or environment) follows it.
-    if plan_kind_for(creator.kind).follows_its_namespace and creator.state == RequestState.READY:
-        services.start_decommission(request_id=request_id, actor=None, reason=reason)
-
-
-def creators_of(names: tuple[str, ...], tenancy_request: Request) -> list[int]:
-    return list(
-        Namespace.objects.filter(tenant=tenancy_request.tenant, name__in=names)
-        .exclude(request=None)
-        .values_list("request_id", flat=True)
-    )
-
-
-def finish_decommission_of(request_id: int) -> None:
-    if Request.objects.filter(pk=request_id, state=RequestState.DECOMMISSIONING).exists():
-        services.mark_decommissioned(request_id=request_id)

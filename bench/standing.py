@@ -63,7 +63,8 @@ def run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack) 
     from django.db import connection
 
     from provisioning import jobs, tasks
-    from provisioning.jobs.watch import WATCHED_KINDS, Timing, watch_clusters
+    from provisioning.jobs.watch import Timing, watch_clusters
+    from provisioning.jobs.watch_streams import WATCHED_KINDS
     from provisioning.models import ClusterWatch
     from tenants import services
     from tenants.models import Cluster, Namespace, User

@@ -38,7 +38,7 @@ def _check_broker() -> str | None:
 
 def _check_watcher() -> str | None:
     """Every cluster Berth applies to has a watcher whose heartbeat is fresh."""
-    from provisioning.jobs.watch import watched_clusters
+    from provisioning.jobs.watch_lock import watched_clusters
     from tenants.models import Cluster
 
     try:

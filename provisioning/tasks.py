@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from provisioning import bootstrap, jobs
 from provisioning.jobs import campaigns
-from provisioning.jobs.watch import watched_clusters
+from provisioning.jobs.watch_lock import watched_clusters
 from provisioning.kube import KubeError
 from provisioning.models import WorkerHeartbeat
 from provisioning.records.leases import WAITING

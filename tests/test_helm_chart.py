@@ -20,7 +20,7 @@ from provisioning.guardrails import (
 )
 from provisioning.guardrails.stamp import CHECKED_KINDS
 from provisioning.jobs import truth
-from provisioning.jobs.watch import WATCHED_KINDS
+from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.plan import (
     ARGOCD,
     FLUX,

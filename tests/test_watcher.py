@@ -14,7 +14,8 @@ import pytest
 
 from provisioning import jobs, tasks
 from provisioning.inputs import namespace_input
-from provisioning.jobs.watch import WATCHED_KINDS, Timing, watch_clusters
+from provisioning.jobs.watch import Timing, watch_clusters
+from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
 from tenants import services

@@ -23,185 +23,35 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import timedelta
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.utils import timezone
-from tenacity import Retrying, retry_if_exception_type, stop_when_event_set
-from tenacity.wait import wait_exponential_jitter
 
 from provisioning.inputs import namespace_input
 from provisioning.jobs.clusters import cluster_client
 from provisioning.jobs.drift import digest_in, object_finding, repair, shape_of, unexpected
+from provisioning.jobs.watch_lock import Lock
+from provisioning.jobs.watch_streams import (
+    WATCHED_KINDS,
+    Changed,
+    Figures,
+    KindStream,
+    Listed,
+    Timing,
+    namespace_of,
+    stub_of,
+)
 from provisioning.kube import ClusterClient, KubeError
-from provisioning.models import ClusterWatch
-from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
+from provisioning.plan import LABEL_TENANT, namespace_objects, ref_of
 from provisioning.records import observations, watch_leases
 from tenants.choices import CampaignState, NamespaceState, RequestState
 from tenants.models import CampaignTarget, Cluster, Namespace, Request
 
 logger = logging.getLogger(__name__)
 
-# What provisioning.plan.namespace_objects puts in a tenant namespace (tests hold the two
-# together): one stream each.
-WATCHED_KINDS = (
-    ("v1", "Namespace"),
-    ("v1", "ResourceQuota"),
-    ("v1", "LimitRange"),
-    ("v1", "ServiceAccount"),
-    ("v1", "ConfigMap"),
-    ("networking.k8s.io/v1", "NetworkPolicy"),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
-)
-SELECTOR = f"{MANAGED_BY}=berth"
-ADVISORY_CLASS = 0x6265  # "be": the first key of the two-key advisory lock, the cluster's id second
 WORKING = (RequestState.APPROVED, RequestState.PROVISIONING)
 ROLLING = (CampaignState.ROLLING, CampaignState.ROLLING_BACK)
-
-
-@dataclass(frozen=True)
-class Timing:
-    watch_seconds: int = 300  # how long one watch request lasts before it is taken up again
-    resync_seconds: float = 3600.0  # a LIST per kind this often, as a safety net
-    heartbeat_seconds: float = 5.0
-    lease_seconds: float = 30.0  # a holder that stopped beating this long loses the cluster
-    refresh_seconds: float = 30.0  # new and gone namespaces noticed this often
-    backoff_initial: float = 0.5
-    backoff_max: float = 30.0
-
-
-@dataclass
-class Figures:
-    """What the streams did since the last heartbeat (added to the cluster's row)."""
-
-    events: int = 0
-    relists: int = 0
-    restarts: int = 0
-    lag_seconds: float | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, **counts: int) -> None:
-        with self.lock:
-            for name, count in counts.items():
-                setattr(self, name, getattr(self, name) + count)
-
-    def take(self) -> dict[str, Any]:
-        with self.lock:
-            taken = {
-                "events": self.events,
-                "relists": self.relists,
-                "restarts": self.restarts,
-                "lag_seconds": self.lag_seconds,
-            }
-            self.events = self.relists = self.restarts = 0
-            return taken
-
-
-@dataclass(frozen=True)
-class Listed:
-    api_version: str
-    kind: str
-    items: list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Changed:
-    api_version: str
-    kind: str
-    type: str  # ADDED | MODIFIED | DELETED
-    obj: dict[str, Any]
-    received: float
-
-
-class KindStream(threading.Thread):
-    """List, then watch, one kind over all namespaces, into `out`."""
-
-    def __init__(
-        self,
-        client: ClusterClient,
-        api_version: str,
-        kind: str,
-        *,
-        out: queue.Queue,
-        stop: threading.Event,
-        figures: Figures,
-        timing: Timing,
-    ) -> None:
-        super().__init__(name=f"watch-{kind}", daemon=True)
-        self.client, self.api_version, self.kind = client, api_version, kind
-        self.out, self.stop, self.figures, self.timing = out, stop, figures, timing
-        self.version = ""  # the last resourceVersion seen: a reconnect takes up from here
-        self.listed_at = 0.0
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            retrying = Retrying(
-                retry=retry_if_exception_type(Exception),
-                wait=wait_exponential_jitter(
-                    multiplier=self.timing.backoff_initial,
-                    jitter=self.timing.backoff_initial,
-                    max=self.timing.backoff_max,
-                ),
-                stop=stop_when_event_set(self.stop),
-                sleep=self.stop.wait,
-                before_sleep=self._lost,
-                reraise=True,
-            )
-            try:
-                retrying(self._once)
-            except Exception:
-                return
-
-    def _lost(self, state: Any) -> None:
-        self.figures.add(restarts=1)
-        error = state.outcome.exception() if state.outcome else None
-        logger.warning(
-            "watch of %s interrupted (%s); again in %.1f s",
-            self.kind,
-            getattr(error, "message", error),
-            state.upcoming_sleep,
-        )
-
-    def _once(self) -> None:
-        """A LIST when there is no version to take up from or a resync is due, then one
-        watch request until the server ends it."""
-        if not self.version or time.monotonic() - self.listed_at >= self.timing.resync_seconds:
-            items, self.version = self.client.list_everywhere(
-                self.api_version, self.kind, label_selector=SELECTOR
-            )
-            self.listed_at = time.monotonic()
-            self.figures.add(relists=1)
-            self.out.put(Listed(self.api_version, self.kind, items))
-        try:
-            for event in self.client.watch(
-                self.api_version,
-                self.kind,
-                label_selector=SELECTOR,
-                resource_version=self.version,
-                timeout_seconds=self.timing.watch_seconds,
-            ):
-                obj = event.get("object") or {}
-                if event["type"] == "ERROR":
-                    if obj.get("code") == 410:  # the server's history moved on: list again
-                        self.version = ""
-                        return
-                    raise KubeError(
-                        obj.get("message", "watch error"), status=obj.get("code"), transient=True
-                    )
-                self.version = obj.get("metadata", {}).get("resourceVersion") or self.version
-                if event["type"] != "BOOKMARK":
-                    self.figures.add(events=1)
-                    self.out.put(
-                        Changed(self.api_version, self.kind, event["type"], obj, time.monotonic())
-                    )
-                if self.stop.is_set():
-                    return
-        except KubeError as error:
-            if error.status != 410:
-                raise
-            self.version = ""
 
 
 @dataclass
@@ -214,49 +64,6 @@ class NamespacePlan:
     repair: bool
     objects: dict[tuple[str, str], tuple[Any, str]]  # (kind, name) -> (shape, digest)
     findings: dict[str, dict[str, Any]]  # object -> what is recorded for it
-
-
-class Lock:
-    """The cluster's one watcher: a PostgreSQL advisory lock (held by this thread's database
-    session), else a lease row that must be renewed."""
-
-    def __init__(self, cluster_id: int, holder: str, timing: Timing) -> None:
-        self.cluster_id, self.holder, self.timing = cluster_id, holder, timing
-        self.advisory = connection.vendor == "postgresql"
-
-    def take(self) -> bool:
-        if self.advisory:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_CLASS, self.cluster_id]
-                )
-                if not cursor.fetchone()[0]:
-                    return False
-        return watch_leases.take_watch_lease(
-            cluster_id=self.cluster_id,
-            holder=self.holder,
-            seconds=self.timing.lease_seconds,
-            force=self.advisory,
-        )
-
-    def still_held(self) -> bool:
-        if not self.advisory:
-            return True  # the heartbeat's conditional update says
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
-                "pid = pg_backend_pid() AND classid = %s AND objid = %s",
-                [ADVISORY_CLASS, self.cluster_id],
-            )
-            return cursor.fetchone()[0] > 0
-
-    def release(self) -> None:
-        watch_leases.release_watch_lease(cluster_id=self.cluster_id, holder=self.holder)
-        if self.advisory:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_CLASS, self.cluster_id]
-                )
 
 
 class ClusterWatcher:
@@ -425,7 +232,7 @@ class ClusterWatcher:
                     self._see(
                         listed.api_version,
                         kind,
-                        _stub(listed.api_version, kind, name, object_name),
+                        stub_of(listed.api_version, kind, name, object_name),
                         deleted=True,
                     )
             for ref, finding in list(plan.findings.items()):
@@ -537,7 +344,7 @@ class ClusterWatcher:
             self.deferred.discard((name, api_version, kind, object_name))
             if plan is None:
                 continue
-            stub = _stub(api_version, kind, name, object_name)
+            stub = stub_of(api_version, kind, name, object_name)
             try:
                 live = self.client.get(ref_of(stub))
             except KubeError as error:
@@ -547,27 +354,6 @@ class ClusterWatcher:
                 self.deferred.add((name, api_version, kind, object_name))
                 continue
             self._see(api_version, kind, live or stub, deleted=live is None)
-
-
-def watched_clusters(*, within_seconds: float | None = None) -> set[int]:
-    """Clusters whose watcher beat recently: their drift is already seen as it happens."""
-    seconds = Timing().lease_seconds if within_seconds is None else within_seconds
-    since = timezone.now() - timedelta(seconds=seconds)
-    return set(
-        ClusterWatch.objects.filter(
-            heartbeat_at__gte=since, lease_expires_at__gte=timezone.now()
-        ).values_list("cluster_id", flat=True)
-    )
-
-
-def namespace_of(kind: str, obj: dict[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    return meta.get("name", "") if kind == "Namespace" else meta.get("namespace", "")
-
-
-def _stub(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any]:
-    meta = {"name": name} if kind == "Namespace" else {"name": name, "namespace": namespace}
-    return {"apiVersion": api_version, "kind": kind, "metadata": meta}
 
 
 def watch_clusters(

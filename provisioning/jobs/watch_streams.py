@@ -1,0 +1,188 @@
+"""The watcher's streams: per kind, list then watch every namespace's objects labelled as
+Berth's, taking up from the last version seen, backing off while the API is away, listing
+again on 410 Gone or at each resync; what they did counted for the heartbeat."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenacity import Retrying, retry_if_exception_type, stop_when_event_set
+from tenacity.wait import wait_exponential_jitter
+
+from provisioning.kube import ClusterClient, KubeError
+from provisioning.plan import MANAGED_BY
+
+logger = logging.getLogger(__name__)
+
+SELECTOR = f"{MANAGED_BY}=berth"
+
+
+@dataclass(frozen=True)
+class Timing:
+    watch_seconds: int = 300  # how long one watch request lasts before it is taken up again
+    resync_seconds: float = 3600.0  # a LIST per kind this often, as a safety net
+    heartbeat_seconds: float = 5.0
+    lease_seconds: float = 30.0  # a holder that stopped beating this long loses the cluster
+    refresh_seconds: float = 30.0  # new and gone namespaces noticed this often
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+
+
+@dataclass
+class Figures:
+    """What the streams did since the last heartbeat (added to the cluster's row)."""
+
+    events: int = 0
+    relists: int = 0
+    restarts: int = 0
+    lag_seconds: float | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for name, count in counts.items():
+                setattr(self, name, getattr(self, name) + count)
+
+    def take(self) -> dict[str, Any]:
+        with self.lock:
+            taken = {
+                "events": self.events,
+                "relists": self.relists,
+                "restarts": self.restarts,
+                "lag_seconds": self.lag_seconds,
+            }
+            self.events = self.relists = self.restarts = 0
+            return taken
+
+
+@dataclass(frozen=True)
+class Listed:
+    api_version: str
+    kind: str
+    items: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Changed:
+    api_version: str
+    kind: str
+    type: str  # ADDED | MODIFIED | DELETED
+    obj: dict[str, Any]
+    received: float
+
+
+class KindStream(threading.Thread):
+    """List, then watch, one kind over all namespaces, into `out`."""
+
+    def __init__(
+        self,
+        client: ClusterClient,
+        api_version: str,
+        kind: str,
+        *,
+        out: queue.Queue,
+        stop: threading.Event,
+        figures: Figures,
+        timing: Timing,
+    ) -> None:
+        super().__init__(name=f"watch-{kind}", daemon=True)
+        self.client, self.api_version, self.kind = client, api_version, kind
+        self.out, self.stop, self.figures, self.timing = out, stop, figures, timing
+        self.version = ""  # the last resourceVersion seen: a reconnect takes up from here
+        self.listed_at = 0.0
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            retrying = Retrying(
+                retry=retry_if_exception_type(Exception),
+                wait=wait_exponential_jitter(
+                    multiplier=self.timing.backoff_initial,
+                    jitter=self.timing.backoff_initial,
+                    max=self.timing.backoff_max,
+                ),
+                stop=stop_when_event_set(self.stop),
+                sleep=self.stop.wait,
+                before_sleep=self._lost,
+                reraise=True,
+            )
+            try:
+                retrying(self._once)
+            except Exception:
+                return
+
+    def _lost(self, state: Any) -> None:
+        self.figures.add(restarts=1)
+        error = state.outcome.exception() if state.outcome else None
+        logger.warning(
+            "watch of %s interrupted (%s); again in %.1f s",
+            self.kind,
+            getattr(error, "message", error),
+            state.upcoming_sleep,
+        )
+
+    def _once(self) -> None:
+        """A LIST when there is no version to take up from or a resync is due, then one
+        watch request until the server ends it."""
+        if not self.version or time.monotonic() - self.listed_at >= self.timing.resync_seconds:
+            items, self.version = self.client.list_everywhere(
+                self.api_version, self.kind, label_selector=SELECTOR
+            )
+            self.listed_at = time.monotonic()
+            self.figures.add(relists=1)
+            self.out.put(Listed(self.api_version, self.kind, items))
+        try:
+            for event in self.client.watch(
+                self.api_version,
+                self.kind,
+                label_selector=SELECTOR,
+                resource_version=self.version,
+                timeout_seconds=self.timing.watch_seconds,
+            ):
+                obj = event.get("object") or {}
+                if event["type"] == "ERROR":
+                    if obj.get("code") == 410:  # the server's history moved on: list again
+                        self.version = ""
+                        return
+                    raise KubeError(
+                        obj.get("message", "watch error"), status=obj.get("code"), transient=True
+                    )
+                self.version = obj.get("metadata", {}).get("resourceVersion") or self.version
+                if event["type"] != "BOOKMARK":
+                    self.figures.add(events=1)
+                    self.out.put(
+                        Changed(self.api_version, self.kind, event["type"], obj, time.monotonic())
+                    )
+                if self.stop.is_set():
+                    return
+        except KubeError as error:
+            if error.status != 410:
+                raise
+            self.version = ""
+
+
+def namespace_of(kind: str, obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return meta.get("name", "") if kind == "Namespace" else meta.get("namespace", "")
+
+
+# What provisioning.plan.namespace_objects puts in a tenant namespace (tests hold the two
+# together): one stream each.
+WATCHED_KINDS = (
+    ("v1", "Namespace"),
+    ("v1", "ResourceQuota"),
+    ("v1", "LimitRange"),
+    ("v1", "ServiceAccount"),
+    ("v1", "ConfigMap"),
+    ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+)
+
+
+def stub_of(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any]:
+    meta = {"name": name} if kind == "Namespace" else {"name": name, "namespace": namespace}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta}

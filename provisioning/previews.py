@@ -12,8 +12,8 @@ from provisioning import gitops, grants, jobs
 from provisioning.gitops import GitError
 from provisioning.inputs import clusters_of, kept_input, tier_spec
 from provisioning.jobs import campaigns
-from provisioning.jobs.commits import gitops_remote
 from provisioning.jobs.guardrails import expected_digest
+from provisioning.jobs.proposals import gitops_remote
 from provisioning.kube import KubeError
 from provisioning.plan import Plan, render
 from provisioning.versions import bundle_digest, tier_definition, tier_digest

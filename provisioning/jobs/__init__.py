@@ -1,5 +1,5 @@
-"""The reconciler: converge a cluster (and the tenant's repository) to an approved plan, and
-find drift afterwards.
+"""What workers and beat run: converge a cluster (and the tenant's repository) to an approved
+plan, find drift afterwards, roll out upgrade campaigns, install guardrails.
 
     runs      a request's run: lease, plan, check, apply, then the GitOps step
     batches   which requests a worker provisions together
@@ -7,10 +7,15 @@ find drift afterwards.
     applying  a batch's plans applied to a cluster, wave by wave; removals deleted
     outages   a cluster or repository that does not answer: wait, then give up
     decommissions  the requests whose namespaces a run removes
-    commits   the GitOps step: one commit per request, recorded; and its preview
+    git_step  the GitOps step of a run, its outcome noted in the run
+    commits   one commit per request, pushed together per repository, recorded
+    proposals what a request's commit would change; its preview before approval
     drift     what changed behind Berth's back, repaired where the tier says so
     discovery the namespaces already on a cluster, claimed so none is given away
     truth     database, repository and cluster compared, object by object
+    watch     the cluster watcher (watch_streams: its streams, watch_lock: one per cluster)
+    campaigns upgrade campaigns rolled out and back
+    guardrails the roles and admission policies installed on a cluster, checked
     clusters  how a job reaches a cluster
 """
 
@@ -18,14 +23,10 @@ from provisioning.jobs.applying import apply_object
 from provisioning.jobs.approvals import approved_digest
 from provisioning.jobs.batches import batches_of
 from provisioning.jobs.clusters import cluster_access, cluster_client, retry_policy
-from provisioning.jobs.commits import (
-    GitOpsWritten,
-    gitops_preview,
-    write_gitops,
-    write_gitops_all,
-)
+from provisioning.jobs.commits import GitOpsWritten, write_gitops, write_gitops_all
 from provisioning.jobs.discovery import discover_namespaces
 from provisioning.jobs.drift import active_namespaces, find_drift, reconcile_namespace
+from provisioning.jobs.proposals import gitops_preview
 from provisioning.jobs.runs import converge, converge_batch, current_plan
 from provisioning.jobs.truth import take as take_truth
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from provisioning.gitops import GitError
-from provisioning.jobs.commits import (
-    gitops_preview,
-)
+from provisioning.jobs.proposals import gitops_preview
 from provisioning.plan import PlanInput
 from tenants.choices import Decision
 from tenants.models import Approval, Request

@@ -1,13 +1,12 @@
-"""The GitOps step of a run: bring the tenant's repository in step with the application a
-request touches, in one commit, and record it; and the preview of that commit before
-approval.
+"""Bring the tenant's repository in step with what a request touches, in one commit, and
+record it: requests of one repository that reach its writer together go out in one push
+(what each commit holds: proposals; the run's step around it: git_step).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -18,102 +17,18 @@ from django.utils import timezone
 from provisioning import gitops, gitops_plan
 from provisioning import selectors as reads
 from provisioning.inputs import (
-    apps_of_request,
-    gitops_input_for,
-    kept_input,
     plan_input_for,
     plan_inputs_for,
 )
 from provisioning.inputs.kinds import plan_kind_for
+from provisioning.jobs.proposals import gitops_remote, propose_files
 from provisioning.models import GitCommit
-from provisioning.plan import PlanInput, engine_family
-from provisioning.records import git_writes, run_steps
-from provisioning.signals import git_push_failed
-from tenants.choices import NamespaceState, RequestKind
-from tenants.models import Cluster, Namespace, Request, Run, Tenant
-from tenants.provisioner import GitOpsChange
-
-GITOPS_DONE = ("committed", "unchanged", "skipped")
+from provisioning.plan import PlanInput
+from provisioning.records import git_writes
+from tenants.choices import NamespaceState
+from tenants.models import Namespace, Request, Tenant
 
 logger = logging.getLogger(__name__)
-
-
-def gitops_step_row(repo_url: str) -> dict[str, Any]:
-    """The run's last step: one commit to the tenant's repository (or why there is none)."""
-    where = gitops.display_url(repo_url) or "(no repository)"
-    return {
-        "object": f"GitOps commit {where}",
-        "kind": "GitOps",
-        "namespace": "",
-        "name": where,
-        "action": "commit",
-        "outcome": "pending",
-        "attempts": 0,
-        "message": "",
-    }
-
-
-@dataclass(frozen=True)
-class GitFailure:
-    """Why the GitOps step failed: `error` for the request, `message` git's own (redacted);
-    `transient` when the remote did not answer (the request waits, it does not fail)."""
-
-    error: str
-    message: str
-    transient: bool
-
-
-def gitops_step(
-    *, tenancy_request: Request, run: Run, inputs: PlanInput, index: int
-) -> GitFailure | None:
-    """Run the GitOps step (row `index` of the run) unless an earlier attempt finished it;
-    None, or why it failed. Its outcome is noted in the run; the caller writes it."""
-    return gitops_steps([(tenancy_request, run, inputs, index)])[tenancy_request.pk]
-
-
-def gitops_steps(steps: list[tuple[Request, Run, PlanInput, int]]) -> dict[int, GitFailure | None]:
-    """The GitOps step of several requests' runs (request, run, inputs, row), by request id:
-    None, or why it failed. Written together (`write_gitops_all`); each outcome is noted in
-    its run, which the caller writes."""
-    todo = [
-        (r, inputs)
-        for r, run, inputs, index in steps
-        if run.steps[index]["outcome"] not in GITOPS_DONE
-    ]
-    written = write_gitops_all(
-        requests=[r for r, _ in todo], inputs={r.pk: inputs for r, inputs in todo}
-    )
-    failures: dict[int, GitFailure | None] = {}
-    for tenancy_request, run, _, index in steps:
-        outcome = written.get(tenancy_request.pk)
-        failures[tenancy_request.pk] = None
-        if isinstance(outcome, GitOpsWritten):
-            run_steps.note_step(
-                run=run,
-                index=index,
-                outcome=outcome.outcome,
-                attempts=outcome.attempts,
-                message=outcome.message,
-            )
-        elif outcome is not None:
-            failures[tenancy_request.pk] = _git_failure(tenancy_request, run, index, outcome)
-    return failures
-
-
-def _git_failure(tenancy_request: Request, run: Run, index: int, error: Exception) -> GitFailure:
-    attempts = getattr(error, "attempts", 1)
-    message = getattr(error, "message", str(error))
-    git_push_failed.send(sender=Request, request_id=tenancy_request.pk)
-    if getattr(error, "transient", False):
-        # Left pending: the next try starts with it. git's words name the server's
-        # address: the log has them, people read what happened.
-        logger.warning("request %s: repository unreachable: %s", tenancy_request.pk, message)
-        said = "its server did not answer (the connection failed or timed out)"
-        return GitFailure(error=said, message=said, transient=True)
-    run_steps.note_step(run=run, index=index, outcome="failed", attempts=attempts, message=message)
-    failure = f"{run.steps[index]['object']}: {message}"
-    logger.warning("request %s failed: %s", tenancy_request.pk, failure)
-    return GitFailure(error=failure, message=message, transient=False)
 
 
 def write_gitops_all(
@@ -162,88 +77,6 @@ class GitOpsWritten:
     message: str
     attempts: int = 0
     commit: GitCommit | None = None
-
-
-def gitops_remote(tenant: Tenant) -> gitops.Remote:
-    return gitops.Remote.parse(
-        tenant.gitops_repo_url, branch=tenant.gitops_branch, credentials=tenant.gitops_credentials
-    )
-
-
-@dataclass(frozen=True)
-class Proposed:
-    """What a request's commit would change: the files it reads and what they become."""
-
-    current: dict[str, str]
-    files: dict[str, str]
-    notes: tuple[str, ...]
-    app: str  # the application named in the message ("" for the tenant's own files)
-    engine: str
-    indexes: tuple[str, ...] = ()  # the cluster indexes among the files
-
-
-def index_paths(inputs: PlanInput, desired: list[PlanInput]) -> dict[str, str]:
-    """The cluster indexes a request reads and writes, by engine family: those of the
-    applications it touches and of the tenant's roots it applies or removes."""
-    families = {engine_family(wanted.engine) for wanted in desired}
-    families |= inputs.tenant_engines | inputs.remove_tenant_engines
-    families = families or {engine_family(inputs.engine)}
-    return {family: gitops_plan.index_path(inputs, family) for family in sorted(families)}
-
-
-def propose_files(
-    tenancy_request: Request, inputs: PlanInput, read: Callable[[tuple[str, ...]], dict[str, str]]
-) -> Proposed:
-    """The repository as this request leaves it: each application it touches rendered
-    from every live environment (gitops_plan.converge keeps what the team owns), and the
-    index of the request's cluster listing what the tenant's roots there apply (deleted
-    when the tenant leaves the cluster). `read(paths)` gives what the branch holds now."""
-    template = settings.BERTH_GITOPS_IMAGE_REPOSITORY
-    desired = [
-        gitops_input_for(tenancy_request, inputs, app=app)
-        for app in apps_of_request(tenancy_request, inputs)
-    ]
-    indexes = index_paths(inputs, desired)
-    within = (*indexes.values(), *(path for d in desired for path in gitops_plan.scope(d)))
-    current = read(within)
-    files: dict[str, str] = {}
-    notes: list[str] = []
-    entries: dict[str, dict[str, list[str]]] = {family: {} for family in indexes}
-    for wanted in desired:
-        scope = gitops_plan.scope(wanted)
-        rendered = gitops_plan.render_files(wanted, image_repository_template=template)
-        converged = gitops_plan.converge(current, rendered, scope)
-        files.update(converged.files)
-        notes += converged.notes
-        entries[engine_family(wanted.engine)][wanted.app] = gitops_plan.index_entries(wanted)
-    for family, index in indexes.items():
-        have = current.get(index)
-        if family in inputs.remove_tenant_engines:  # its root here goes: nothing reads it
-            if have is not None and not gitops_plan.is_managed(have):
-                files[index] = have
-                notes.append(
-                    f"{index}: not Berth's any more (its first line is not "
-                    "Berth's header); the tenant's root here is gone, so nothing "
-                    "applies it"
-                )
-            continue
-        content, note = have, ""
-        for app, listed in entries[family].items() or [("", [])]:
-            content, note = gitops_plan.render_index(
-                content, inputs, listed, app=app, family=family
-            )
-        if content is not None:
-            files[index] = content
-        notes += [note] if note else []
-    first = desired[0] if desired else None
-    return Proposed(
-        current=current,
-        files=dict(sorted(files.items())),
-        notes=tuple(notes),
-        app=first.app if first else "",
-        engine=first.engine if first else inputs.engine,
-        indexes=tuple(indexes.values()),
-    )
 
 
 def writes_a_repository(tenancy_request: Request) -> bool:
@@ -528,52 +361,3 @@ def _finish_all(
         ]
     )
     return {pk: replace(outcome, commit=commits.get(pk)) for pk, (outcome, _) in finished.items()}
-
-
-def proposed_sync(
-    tenant: Tenant, cluster: Cluster, branch: dict[str, str], inputs: PlanInput | None = None
-) -> Proposed:
-    """The files a tenant_sync of the tenant on the cluster would leave (every live
-    application's, the cluster's index), read against a snapshot of the branch
-    (`gitops.read_snapshot`): what the truth table compares and a campaign rolls out."""
-    unsaved = Request(
-        pk=0, tenant=tenant, kind=RequestKind.TENANT_SYNC, payload={"cluster": cluster.name}
-    )
-    return propose_files(
-        unsaved,
-        inputs or kept_input(tenant, cluster),
-        lambda within: {
-            path: content for path, content in branch.items() if path.startswith(tuple(within))
-        },
-    )
-
-
-def gitops_preview(tenancy_request: Request, inputs: PlanInput | None = None) -> GitOpsChange:
-    """The GitOps change approving this request would push, against the repository's
-    current content (reads the remote; no lock, no commit). `inputs`: its plan's, when at
-    hand."""
-    tenant = tenancy_request.tenant
-    if (
-        not tenant.gitops_repo_url.strip()
-        or not plan_kind_for(tenancy_request.kind).writes_repository
-    ):
-        return GitOpsChange(diff="", binds="")
-    remote = gitops_remote(tenant)
-    inputs = inputs or plan_input_for(tenancy_request)
-    proposed = propose_files(
-        tenancy_request, inputs, lambda within: gitops.read_files(remote, within)
-    )
-    indexes = set(proposed.indexes)
-    own_before = {path: c for path, c in proposed.current.items() if path not in indexes}
-    own_after = {path: c for path, c in proposed.files.items() if path not in indexes}
-    lines = [
-        f"{index} {entry}\n"
-        for index in sorted(indexes)
-        for entry in gitops_plan.index_changes(
-            proposed.current.get(index), proposed.files.get(index)
-        )
-    ]
-    return GitOpsChange(
-        diff=gitops_plan.diff_files(proposed.current, proposed.files),
-        binds=gitops_plan.diff_files(own_before, own_after) + "".join(lines),
-    )

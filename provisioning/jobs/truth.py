@@ -27,8 +27,8 @@ from django.utils import timezone
 from provisioning import gitops, gitops_plan
 from provisioning.inputs import clusters_of, kept_input
 from provisioning.jobs.clusters import cluster_client
-from provisioning.jobs.commits import gitops_remote, proposed_sync
 from provisioning.jobs.drift import differences
+from provisioning.jobs.proposals import gitops_remote, proposed_sync
 from provisioning.kube import FIELD_MANAGER, ClusterClient, KubeError
 from provisioning.plan import (
     LABEL_REQUEST,

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from provisioning import gitops
 from provisioning.gitops import GitError, Remote
 from provisioning.gitops.remote import policy_from_settings
-from provisioning.jobs.commits import gitops_remote
+from provisioning.jobs.proposals import gitops_remote
 from provisioning.previews import check_repository
 from tenants.models import AuditEvent, Request, Tenant, User
 from tests.gitserver import init_bare

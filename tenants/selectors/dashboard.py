@@ -21,7 +21,7 @@ WINDOW_DAYS = 30
 REQUEST_TYPE = Request._meta.label_lower
 
 # How the engine words a failed run (provisioning/jobs/runs.py and commits.py,
-# provisioning/kube.py: mostly "<object>: <why>", the API's status first in <why>), mapped
+# provisioning/kube/errors.py: mostly "<object>: <why>", the API's status first in <why>), mapped
 # to the cause a platform admin would name. The first match wins, so the GitOps step's own
 # outage ("... connection failed or timed out") is not taken for the cluster's.
 FAILURE_CAUSES = (

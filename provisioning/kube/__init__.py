@@ -1,0 +1,26 @@
+"""Talking to clusters with the official Kubernetes client. I/O and nothing else.
+
+client  the cluster client (server-side apply, get, delete, list, watch), cached
+errors  what a failed call means and whether it is retried
+"""
+
+from provisioning.kube.client import (
+    FIELD_MANAGER,
+    Applied,
+    ClusterAccess,
+    ClusterClient,
+    Outcome,
+    client_for,
+)
+from provisioning.kube.errors import KubeError, RetryPolicy
+
+__all__ = [
+    "FIELD_MANAGER",
+    "Applied",
+    "ClusterAccess",
+    "ClusterClient",
+    "KubeError",
+    "Outcome",
+    "RetryPolicy",
+    "client_for",
+]

@@ -193,7 +193,7 @@ def test_the_selector_costs_four_queries_however_many_requests(
     assert board["lead_time"]["count"] == 8
 
 
-# As the engine words failures (provisioning/jobs/runs.py, git_step.py; provisioning/kube/errors.py).
+# As the provisioner words failures (provisioning/jobs/runs.py, git_step.py; kube/errors.py).
 @pytest.mark.parametrize(
     ("message", "cause"),
     [

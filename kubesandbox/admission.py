@@ -13,22 +13,25 @@ request (status from the validation's ``reason``, Invalid/422 by default), Warn 
 ``Warning`` header, Audit is accepted and ignored. An expression that fails to evaluate
 follows ``failurePolicy`` (Fail by default).
 
+``admissionrequest`` builds what a policy sees of the request and decides what matches it;
+``celenv`` compiles and evaluates the expressions.
+
 Not done: type checking of policies (``status.typeChecking``), ``auditAnnotations``, CEL
 cost limits, and matchPolicy Equivalent across API versions.
 """
 
 from __future__ import annotations
 
-import functools
-import uuid
 from typing import Any
 
 import celpy
-from celpy import CELEvalError, celtypes
+from celpy import celtypes
 
 from . import celauthz
+from .admissionrequest import AdmissionRequest, matches, namespace_object_of
+from .celenv import EvalError, evaluate, is_true
 from .errors import ApiError
-from .resources import ADMISSION, NAMESPACES, ResourceType
+from .resources import ADMISSION, ResourceType
 from .selectors import matches_label_selector
 from .storeview import ControlledStore
 
@@ -45,219 +48,6 @@ _EXEMPT = {
 }
 
 
-# -- CEL: the environment, with some of the Kubernetes string library -----------------------
-
-
-def _lower(s: Any) -> Any:
-    return celtypes.StringType(str(s).lower())
-
-
-def _upper(s: Any) -> Any:
-    return celtypes.StringType(str(s).upper())
-
-
-def _trim(s: Any) -> Any:
-    return celtypes.StringType(str(s).strip())
-
-
-def _split(s: Any, sep: Any) -> Any:
-    return celtypes.ListType([celtypes.StringType(p) for p in str(s).split(str(sep))])
-
-
-def _join(items: Any, sep: Any = "") -> Any:
-    return celtypes.StringType(str(sep).join(str(i) for i in items))
-
-
-def _replace(s: Any, old: Any, new: Any) -> Any:
-    return celtypes.StringType(str(s).replace(str(old), str(new)))
-
-
-def _index_of(s: Any, sub: Any) -> Any:
-    return celtypes.IntType(str(s).find(str(sub)))
-
-
-def _not_equal(a: Any, b: Any) -> Any:
-    """`!=` with null on either side, as cel-go (heterogeneous equality) answers it:
-    `oldObject != null` is how a policy asks whether a request has an old object, and
-    cel-python raises "no such overload" for a map or list against null."""
-    if a is None or b is None:
-        return celtypes.BoolType(a is not b)
-    return celpy.evaluation.bool_ne(a, b)
-
-
-def _string(value: Any) -> Any:
-    """`string()`, with a bool spelt as cel-go spells it (true, not Python's True)."""
-    if isinstance(value, celtypes.BoolType):
-        return celtypes.StringType("true" if value else "false")
-    return celtypes.StringType(value)
-
-
-_FUNCTIONS = {
-    "string": _string,
-    "lowerAscii": _lower,
-    "upperAscii": _upper,
-    "trim": _trim,
-    "split": _split,
-    "join": _join,
-    "replace": _replace,
-    "indexOf": _index_of,
-    "_!=_": _not_equal,
-    **celauthz.FUNCTIONS,
-}
-_ENV = celpy.Environment()
-
-
-@functools.lru_cache(maxsize=512)
-def _program(expression: str) -> Any:
-    return _ENV.program(_ENV.compile(expression), functions=_FUNCTIONS)
-
-
-class _EvalError(Exception):
-    pass
-
-
-def evaluate(expression: str, activation: dict) -> Any:
-    try:
-        result = _program(expression).evaluate(activation)
-    except CELEvalError as error:
-        raise _EvalError(str(error.args[0] if error.args else error)) from error
-    except Exception as error:  # compile errors, type errors inside cel-python
-        raise _EvalError(str(error)) from error
-    if isinstance(result, CELEvalError):
-        raise _EvalError(str(result.args[0] if result.args else result))
-    return result
-
-
-def _true(expression: str, activation: dict) -> bool:
-    result = evaluate(expression, activation)
-    if not isinstance(result, celtypes.BoolType):
-        raise _EvalError(f"expression must return bool, not {type(result).__name__}")
-    return bool(result)
-
-
-# -- matching -------------------------------------------------------------------------------
-
-
-def _rule_matches(rule: dict, operation: str, rt: ResourceType, subresource: str) -> bool:
-    if not {"*", operation} & set(rule.get("operations") or []):
-        return False
-    if not {"*", rt.group} & set(rule.get("apiGroups") or []):
-        return False
-    if not {"*", rt.version} & set(rule.get("apiVersions") or []):
-        return False
-    resource = f"{rt.plural}/{subresource}" if subresource else rt.plural
-    wanted = set(rule.get("resources") or [])
-    if resource in wanted or "*/*" in wanted:
-        return True
-    if not subresource and "*" in wanted:
-        return True
-    return bool(subresource) and (f"*/{subresource}" in wanted or f"{rt.plural}/*" in wanted)
-
-
-def _scope_ok(rule: dict, rt: ResourceType) -> bool:
-    scope = rule.get("scope") or "*"
-    return scope == "*" or (scope == "Namespaced") == rt.namespaced
-
-
-def _matches(match: dict | None, req: _Request) -> bool:
-    if not match:
-        return True
-    rules = match.get("resourceRules")
-    if rules is not None and not any(
-        _rule_matches(r, req.operation, req.rt, req.subresource) and _scope_ok(r, req.rt)
-        for r in rules
-    ):
-        return False
-    if any(
-        _rule_matches(r, req.operation, req.rt, req.subresource)
-        for r in match.get("excludeResourceRules") or []
-    ):
-        return False
-    objects = [o for o in (req.obj, req.old) if o is not None]
-    selector = match.get("namespaceSelector")
-    if selector:
-        if req.rt is NAMESPACES:
-            if not any(
-                matches_label_selector(selector, o["metadata"].get("labels")) for o in objects
-            ):
-                return False
-        elif req.rt.namespaced:
-            labels = ((req.namespace_object or {}).get("metadata") or {}).get("labels")
-            if not matches_label_selector(selector, labels):
-                return False
-    selector = match.get("objectSelector")
-    return not selector or any(
-        matches_label_selector(selector, o["metadata"].get("labels")) for o in objects
-    )
-
-
-# What of a Namespace's metadata kube-apiserver hands a policy as `namespaceObject` (its
-# CreateNamespaceObject): no managedFields, ownerReferences or the like.
-_NAMESPACE_METADATA = (
-    "name",
-    "generateName",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "finalizers",
-)
-
-
-def _namespace_object(namespace: dict | None) -> dict | None:
-    """`namespaceObject`: null for a cluster-scoped kind (a Namespace included), else the
-    object's namespace with its spec, status and the metadata above."""
-    if namespace is None:
-        return None
-    meta = namespace.get("metadata") or {}
-    pruned: dict = {"metadata": {key: meta[key] for key in _NAMESPACE_METADATA if key in meta}}
-    for key in ("spec", "status"):
-        if key in namespace:
-            pruned[key] = namespace[key]
-    return pruned
-
-
-class _Request:
-    def __init__(
-        self,
-        operation: str,
-        rt: ResourceType,
-        subresource: str,
-        obj: dict | None,
-        old: dict | None,
-        user: Any,
-        namespace_object: dict | None,
-        dry_run: bool,
-    ) -> None:
-        self.operation, self.rt, self.subresource = operation, rt, subresource
-        self.obj, self.old, self.user = obj, old, user
-        self.namespace_object = namespace_object
-        source = obj if obj is not None else old or {}
-        meta = source.get("metadata") or {}
-        gvk = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-        gvr = {"group": rt.group, "version": rt.version, "resource": rt.plural}
-        self.namespace = meta.get("namespace", "") if rt.namespaced else ""
-        self.request = {
-            "uid": str(uuid.uuid4()),
-            "kind": gvk,
-            "resource": gvr,
-            "subResource": subresource,
-            "requestKind": gvk,
-            "requestResource": gvr,
-            "requestSubResource": subresource,
-            "name": meta.get("name", ""),
-            "namespace": self.namespace,
-            "operation": operation,
-            "userInfo": user.as_dict(),
-            "dryRun": dry_run,
-        }
-
-
 # -- the admission controller ---------------------------------------------------------------
 
 
@@ -268,7 +58,7 @@ class PolicyAdmission:
         self.store = store
         self.authorizer = authorizer
 
-    def _params(self, policy: dict, binding: dict, req: _Request) -> list[dict] | None:
+    def _params(self, policy: dict, binding: dict, req: AdmissionRequest) -> list[dict] | None:
         """The param objects to evaluate with ([None] when the policy takes none); None when
         they are missing and the binding says to deny."""
         kind = policy["spec"].get("paramKind")
@@ -320,23 +110,27 @@ class PolicyAdmission:
         source = obj if obj is not None else old or {}
         ns = (source.get("metadata") or {}).get("namespace") if rt.namespaced else None
         if ns:
-            namespace_object = _namespace_object(self.store.stored_object("", "namespaces", "", ns))
-        req = _Request(operation, rt, subresource, obj, old, user, namespace_object, dry_run)
+            namespace_object = namespace_object_of(
+                self.store.stored_object("", "namespaces", "", ns)
+            )
+        req = AdmissionRequest(
+            operation, rt, subresource, obj, old, user, namespace_object, dry_run
+        )
         warnings: list[str] = []
         for binding in bindings:
             spec = binding.get("spec") or {}
             policy = policies.get(spec.get("policyName", ""))
             if policy is None:
                 continue
-            if not _matches(policy["spec"].get("matchConstraints"), req):
+            if not matches(policy["spec"].get("matchConstraints"), req):
                 continue
-            if not _matches(spec.get("matchResources"), req):
+            if not matches(spec.get("matchResources"), req):
                 continue
             with celauthz.using(self.authorizer):
                 warnings += self._evaluate(policy, binding, req)
         return warnings
 
-    def _evaluate(self, policy: dict, binding: dict, req: _Request) -> list[str]:
+    def _evaluate(self, policy: dict, binding: dict, req: AdmissionRequest) -> list[str]:
         spec = binding.get("spec") or {}
         actions = spec.get("validationActions") or []
         label = (
@@ -376,7 +170,7 @@ class PolicyAdmission:
             )
             try:
                 if not all(
-                    _true(c["expression"], activation)
+                    is_true(c["expression"], activation)
                     for c in policy["spec"].get("matchConditions") or []
                 ):
                     continue
@@ -386,18 +180,18 @@ class PolicyAdmission:
                     variables[celtypes.StringType(variable["name"])] = evaluate(
                         variable["expression"], activation
                     )
-            except _EvalError as error:
+            except EvalError as error:
                 if fail_closed and "Deny" in actions:
                     raise ApiError(403, f"{label} denied request: {error}") from error
                 continue
             for validation in policy["spec"].get("validations") or []:
                 expression = validation["expression"]
                 try:
-                    if _true(expression, activation):
+                    if is_true(expression, activation):
                         continue
                     message = self._message(validation, activation)
                     code = _CODES.get(validation.get("reason") or "Invalid", 422)
-                except _EvalError as error:
+                except EvalError as error:
                     if not fail_closed:
                         continue
                     message = f"expression '{expression}' resulted in error: {error}"
@@ -419,7 +213,7 @@ class PolicyAdmission:
                 result = evaluate(validation["messageExpression"], activation)
                 if isinstance(result, str) and result.strip():
                     return str(result)
-            except _EvalError:
+            except EvalError:
                 pass
         if validation.get("message"):
             return validation["message"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import celpy
 
-from .admission import _EvalError, evaluate
+from .celenv import EvalError, evaluate
 
 Cause = tuple[str, str, str]
 _TYPE_NAMES = {
@@ -40,7 +40,7 @@ def rule_problems(value: Any, schema: dict, path: str = "", old: Any = None) -> 
         where = path + (rule.get("fieldPath") or "")
         try:
             result = evaluate(expression, activation)
-        except _EvalError as error:
+        except EvalError as error:
             problems.append(
                 (
                     "FieldValueInvalid",
@@ -59,7 +59,7 @@ def rule_problems(value: Any, schema: dict, path: str = "", old: Any = None) -> 
                 produced = evaluate(rule["messageExpression"], activation)
                 if isinstance(produced, str) and produced.strip():
                     message = produced
-            except _EvalError:
+            except EvalError:
                 pass
         reason = rule.get("reason") or "FieldValueInvalid"
         shown = _TYPE_NAMES.get(type(value), "value")

@@ -23,7 +23,7 @@ from .faults import Fault, Faults
 from .httpserver import SandboxHTTPServer
 from .openapi import Documents
 from .operations import Operations
-from .resources import ResourceType
+from .resources import RBAC, ResourceType
 from .store import DEFAULT_NAMESPACES, Store, WriteContext
 from .tls import make_certificates
 
@@ -164,7 +164,7 @@ class KubeSandbox:
         user = ctx.user
         if user is None:
             return  # the Python API (seeding, upsert) is the cluster's operator
-        if rt.group == rbac.RBAC and new is not None and not user.is_admin:
+        if rt.group == RBAC and new is not None and not user.is_admin:
             if rt.kind in ("Role", "ClusterRole"):
                 self.authorizer.check_role_write(user, rt, new)
             else:

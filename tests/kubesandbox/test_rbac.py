@@ -1,5 +1,6 @@
-"""Authentication and RBAC: who a request is, and what RBAC lets them do, worded like
-kube-apiserver."""
+"""RBAC: what the stored roles and bindings let a user do, worded like kube-apiserver
+(refusals, narrowing by name and subresource, aggregation, escalation and bind checks,
+access reviews)."""
 
 from __future__ import annotations
 
@@ -10,53 +11,17 @@ import pytest
 from kubesandbox import KubeSandbox
 
 from .conftest import raw
-
-RBAC = "/apis/rbac.authorization.k8s.io/v1"
-ALICE = {"Authorization": "Bearer alice-token"}
+from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, create_namespace, role
 
 
 @pytest.fixture
 def sandbox_options(tmp_path: Path) -> dict:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text('alice-token,alice,1001,"devs,qa"\n')
-    return {"token": "admin-token", "token_file": tokens}
-
-
-def admin(sandbox: KubeSandbox, method: str, path: str, body: object = None) -> tuple:
-    return raw(sandbox, method, path, body, headers={"Authorization": "Bearer admin-token"})
-
-
-def alice(
-    sandbox: KubeSandbox, method: str, path: str, body: object = None, **headers: str
-) -> tuple:
-    return raw(sandbox, method, path, body, headers={**ALICE, **headers})
-
-
-def role(name: str, *rules: dict, cluster: bool = False) -> dict:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole" if cluster else "Role",
-        "metadata": {"name": name},
-        "rules": list(rules),
-    }
-
-
-def bind(
-    name: str, role_name: str, *, kind: str = "Role", user: str = "alice", cluster: bool = False
-) -> dict:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding" if cluster else "RoleBinding",
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role_name},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
-    }
+    return alice_and_admin(tmp_path)
 
 
 @pytest.fixture
 def ns(sandbox: KubeSandbox) -> str:
-    assert admin(sandbox, "POST", "/api/v1/namespaces", {"metadata": {"name": "team-a"}})[0] == 201
-    return "team-a"
+    return create_namespace(sandbox)
 
 
 def test_an_unbound_user_is_refused_in_the_apiservers_words(sandbox: KubeSandbox, ns: str) -> None:
@@ -76,21 +41,6 @@ def test_an_unbound_user_is_refused_in_the_apiservers_words(sandbox: KubeSandbox
         raw(sandbox, "GET", "/api/v1/namespaces", headers={"Authorization": "Bearer nobody"})[0]
         == 401
     )
-
-
-def test_whoami_names_the_token_file_user_and_groups(sandbox: KubeSandbox) -> None:
-    status, body = alice(
-        sandbox,
-        "POST",
-        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
-    )
-    assert status == 201
-    assert body["status"]["userInfo"] == {
-        "username": "alice",
-        "uid": "1001",
-        "groups": ["devs", "qa", "system:authenticated"],
-    }
 
 
 def test_the_view_role_reads_but_does_not_write_or_read_secrets(
@@ -280,52 +230,6 @@ def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, ns: str
     )
 
 
-def test_impersonation_needs_the_impersonate_verb(sandbox: KubeSandbox, ns: str) -> None:
-    status, body = alice(
-        sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps", **{"Impersonate-User": "bob"}
-    )
-    assert status == 403
-    assert body["message"] == (
-        'users "bob" is forbidden: User "alice" cannot impersonate '
-        'resource "users" in API group "" at the cluster scope'
-    )
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/clusterroles",
-        role(
-            "impersonator",
-            {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"]},
-            cluster=True,
-        ),
-    )
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/clusterrolebindings",
-        bind("alice-imp", "impersonator", kind="ClusterRole", cluster=True),
-    )
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{ns}/rolebindings",
-        bind("bob-view", "view", kind="ClusterRole", user="bob"),
-    )
-    assert (
-        alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps", **{"Impersonate-User": "bob"})[
-            0
-        ]
-        == 200
-    )
-    status, _ = alice(
-        sandbox,
-        "GET",
-        f"/api/v1/namespaces/{ns}/configmaps",
-        **{"Impersonate-User": "bob", "Impersonate-Group": "admins"},
-    )
-    assert status == 403  # groups need impersonate on "groups" too
-
-
 def test_access_reviews_answer_for_self_and_others(sandbox: KubeSandbox, ns: str) -> None:
     admin(
         sandbox,
@@ -359,47 +263,3 @@ def test_access_reviews_answer_for_self_and_others(sandbox: KubeSandbox, ns: str
         for r in body["status"]["resourceRules"]
     )
     assert body["status"]["incomplete"] is False
-
-
-def test_service_account_tokens_come_from_the_token_request_api(
-    sandbox: KubeSandbox, ns: str
-) -> None:
-    admin(sandbox, "POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "ci"}})
-    status, body = admin(
-        sandbox,
-        "POST",
-        f"/api/v1/namespaces/{ns}/serviceaccounts/ci/token",
-        {
-            "apiVersion": "authentication.k8s.io/v1",
-            "kind": "TokenRequest",
-            "spec": {"expirationSeconds": 3600},
-        },
-    )
-    assert (status, body["kind"]) == (201, "TokenRequest")
-    token = {"Authorization": f"Bearer {body['status']['token']}"}
-    _, review = raw(
-        sandbox,
-        "POST",
-        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-        {"kind": "SelfSubjectReview"},
-        headers=token,
-    )
-    assert review["status"]["userInfo"]["username"] == "system:serviceaccount:team-a:ci"
-    assert set(review["status"]["userInfo"]["groups"]) == {
-        "system:serviceaccounts",
-        "system:serviceaccounts:team-a",
-        "system:authenticated",
-    }
-    status, _ = alice(sandbox, "POST", f"/api/v1/namespaces/{ns}/serviceaccounts/ci/token", {})
-    assert status == 403  # minting needs create on serviceaccounts/token
-    admin(sandbox, "DELETE", f"/api/v1/namespaces/{ns}/serviceaccounts/ci")
-    assert raw(sandbox, "GET", "/api", headers=token)[0] == 401
-
-
-def test_anonymous_requests_see_public_info_only(sandbox: KubeSandbox) -> None:
-    assert raw(sandbox, "GET", "/version")[0] == 200
-    assert raw(sandbox, "GET", "/healthz") == (200, "ok")
-    status, body = raw(sandbox, "GET", "/api")
-    assert status == 403
-    assert body["message"] == 'forbidden: User "system:anonymous" cannot get path "/api"'
-    assert alice(sandbox, "GET", "/apis")[0] == 200  # system:discovery, for the authenticated

@@ -21,7 +21,7 @@ from django.core.exceptions import ImproperlyConfigured
 from tenants.choices import RequestState
 
 if TYPE_CHECKING:
-    from tenants.models import Cluster, EnvironmentTier, Request, Tenant
+    from tenants.models import Cluster, EnvironmentTier, Namespace, Request, Tenant
 
 # States in which the plan still describes the future (afterwards, the run records the past).
 PLANNED_STATES = frozenset(
@@ -70,9 +70,9 @@ class Grant:
 @dataclass(frozen=True)
 class CampaignChanges:
     # [(namespace, {"desired", "before", "diff", "group"})]
-    namespaces: list[tuple[Any, dict]]
+    namespaces: list[tuple[Namespace, dict[str, Any]]]
     # [(tenant, cluster, {"diff", "paths"})]: what a tenant_sync commit would change
-    repositories: list[tuple[Any, Any, dict]]
+    repositories: list[tuple[Tenant, Cluster, dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Provisioner(Protocol):
         """The GitOps change approval would push; raises PreviewUnavailable."""
         ...
 
-    def effective_permissions(self, tenant: Tenant) -> list[dict]:
+    def effective_permissions(self, tenant: Tenant) -> list[dict[str, Any]]:
         """Per tier the tenant may use: what its owners, members, viewers and GitOps
         identity may do there, in plain words."""
         ...
@@ -120,7 +120,7 @@ class Provisioner(Protocol):
         cluster where it has live namespaces, read off the objects those plans apply."""
         ...
 
-    def take_truth(self, tenant: Tenant) -> dict:
+    def take_truth(self, tenant: Tenant) -> dict[str, Any]:
         """Compare what the database says should exist for the tenant with its repository
         and its clusters, and record it (tenants.models.TruthTable); returns the table."""
         ...
@@ -131,7 +131,7 @@ class Provisioner(Protocol):
         PreviewUnavailable."""
         ...
 
-    def tier_definition(self, tier: EnvironmentTier) -> tuple[str, dict]:
+    def tier_definition(self, tier: EnvironmentTier) -> tuple[str, dict[str, Any]]:
         """A tier's definition as plans see it: (digest, definition)."""
         ...
 
@@ -168,7 +168,7 @@ def gitops_preview(tenancy_request: Request) -> GitOpsChange:
     return provisioner().gitops_preview(tenancy_request)
 
 
-def effective_permissions(tenant: Tenant) -> list[dict]:
+def effective_permissions(tenant: Tenant) -> list[dict[str, Any]]:
     return provisioner().effective_permissions(tenant)
 
 
@@ -176,7 +176,7 @@ def access_grants(tenant: Tenant) -> list[Grant]:
     return provisioner().access_grants(tenant)
 
 
-def take_truth(tenant: Tenant) -> dict:
+def take_truth(tenant: Tenant) -> dict[str, Any]:
     return provisioner().take_truth(tenant)
 
 
@@ -184,7 +184,7 @@ def campaign_changes(tier_id: int | None) -> CampaignChanges:
     return provisioner().campaign_changes(tier_id)
 
 
-def tier_definition(tier: EnvironmentTier) -> tuple[str, dict]:
+def tier_definition(tier: EnvironmentTier) -> tuple[str, dict[str, Any]]:
     return provisioner().tier_definition(tier)
 
 

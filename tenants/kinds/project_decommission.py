@@ -26,9 +26,11 @@ class ProjectDecommissionKind(Kind):
         return namespaces.filter(project__name=payload.get("project", ""))
 
     def removes(self, payload: dict[str, Any], namespace: Namespace) -> bool:
+        # No query for a namespace of no project: a null foreign key reads as None.
+        project = namespace.project
         return (
-            namespace.project_id is not None
-            and payload.get("project") == namespace.project.name
+            project is not None
+            and payload.get("project") == project.name
             and payload.get("cluster") == namespace.cluster.name
         )
 

@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 
 from tenants import quantities
 from tenants.choices import NamespaceState, RequestKind, RequestState
+from tenants.errors import InvalidInput
 from tenants.models import Namespace, Request, Tenant
 
 COUNTED_STATES = (
@@ -155,11 +156,9 @@ def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
 
 
 def check_fits(*, tenant: Tenant, wanted: Usage) -> None:
-    """Raise rest_framework's ValidationError, one message per dimension with the numbers,
-    when admitting a request that wants this much (its kind's `demand`) would push the
-    tenant past its budget."""
-    from rest_framework.exceptions import ValidationError
-
+    """Raise InvalidInput, one message per dimension with the numbers, when admitting a
+    request that wants this much (its kind's `demand`) would push the tenant past its
+    budget."""
     over = overruns(tenant=tenant, wanted=wanted)
     if over:
-        raise ValidationError({field: [message] for field, message in over.items()})
+        raise InvalidInput.of(over)

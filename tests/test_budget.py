@@ -9,10 +9,10 @@ from html.parser import HTMLParser
 import pytest
 from django.db import connection
 from django.db.models import Sum
-from rest_framework.exceptions import ValidationError
 
 from tenants import budget, quantities, selectors, services
 from tenants.choices import NamespaceState, RequestState
+from tenants.errors import InvalidInput
 from tenants.models import Namespace, Request, Tenant
 from tests.factories import (
     ClusterFactory,
@@ -273,8 +273,8 @@ def submit_at_once(tenant: Tenant, requester, sizes: list[str]) -> list[tuple[st
             barrier.wait(timeout=30)
             try:
                 created = ask(own_tenant, requester, f"app{index}", cpu=cpu)
-            except ValidationError as refused:
-                outcomes[index] = ("refused", refused.detail)
+            except InvalidInput as refused:
+                outcomes[index] = ("refused", refused.field_errors)
             else:
                 outcomes[index] = ("admitted", created.pk)
         except Exception as exc:

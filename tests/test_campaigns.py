@@ -190,13 +190,13 @@ def test_approval_follows_the_rules_and_nobody_approves_their_own(world):
 
 
 def test_nothing_to_change_is_said_and_no_campaign_is_made(world):
-    from rest_framework.exceptions import ValidationError
+    from tenants.errors import InvalidInput
 
     submit(
         world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m", memory="256Mi"
     )
     work()
-    with pytest.raises(ValidationError, match="No active namespace would change"):
+    with pytest.raises(InvalidInput, match="No active namespace would change"):
         services.create_campaign(
             actor=world["admin"],
             tier=EnvironmentTier.objects.get(slug="dev"),

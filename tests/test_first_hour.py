@@ -12,10 +12,10 @@ import subprocess
 import threading
 
 import pytest
-from rest_framework.exceptions import ValidationError
 
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestKind
+from tenants.errors import InvalidInput
 from tenants.models import Namespace, Project, Tenant, User
 
 
@@ -41,7 +41,7 @@ def submit(world, kind, *, requester=None, **payload):
 def refusal(excinfo) -> dict[str, str]:
     return {
         field: " ".join(str(m) for m in messages)
-        for field, messages in excinfo.value.detail.items()
+        for field, messages in excinfo.value.field_errors.items()
     }
 
 
@@ -111,7 +111,7 @@ def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(world
         memory="2Gi",
     )
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(
             world,
             RequestKind.NAMESPACE,
@@ -148,7 +148,7 @@ def start_environment(world, **payload):
 def test_an_environment_slug_of_kargo_is_refused_naming_the_namespace_the_rule_makes(world):
     rule(world, "$TENANT-$ENV_SLUG")
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         start_environment(world, env_slug="kargo")
 
     message = refusal(refused)["env_slug"]
@@ -171,7 +171,7 @@ def test_an_environment_slug_of_kargo_in_a_shared_namespace_is_welcome(world):
 def test_a_rule_naming_the_tenants_own_namespace_is_refused_in_a_sentence(world):
     rule(world, "$TENANT-$BRANCH")
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         start_environment(world, env_slug="review-1", branch="apps")
 
     assert refusal(refused)["env_slug"] == (
@@ -183,7 +183,7 @@ def test_a_rule_naming_the_tenants_own_namespace_is_refused_in_a_sentence(world)
 def test_a_tier_slug_elsewhere_is_refused_naming_the_application_it_would_share(world):
     rule(world, "payments-previews")
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         start_environment(world, env_slug="prod")
 
     assert refusal(refused)["env_slug"] == (

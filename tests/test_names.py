@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from rest_framework.exceptions import ValidationError
 
 from provisioning.inputs import claims_of, plan_input_for
 from provisioning.jobs import current_plan
@@ -14,6 +13,7 @@ from provisioning.plan import ObjectRef, Plan, ref_of
 from provisioning.validation import validate_plan
 from tenants import demo, services
 from tenants.choices import NamePurpose, NamespaceState, RequestKind, RequestState
+from tenants.errors import InvalidInput
 from tenants.models import (
     Cluster,
     EnvironmentTier,
@@ -71,8 +71,8 @@ def kargo_project(world, app="shop", *, tiers=("dev", "staging"), provisioned=Tr
     return created
 
 
-def errors(exc: ValidationError) -> str:
-    return str(exc.detail)
+def errors(exc: InvalidInput) -> str:
+    return str(exc.field_errors)
 
 
 # --- what is claimed, when ---------------------------------------------------------------
@@ -160,7 +160,7 @@ def test_a_decommissioned_namespace_frees_its_name(world):
 
 def test_an_environment_slug_of_kargo_is_refused_naming_the_kargo_namespace(world):
     kargo_project(world)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world, RequestKind.EPHEMERAL, project="shop", env_slug="kargo")
     assert "'kargo' is reserved: payments-shop-kargo is the project's Kargo namespace" in errors(
         refused.value
@@ -170,7 +170,7 @@ def test_an_environment_slug_of_kargo_is_refused_naming_the_kargo_namespace(worl
 
 def test_an_environment_slug_of_a_tier_is_refused(world):
     kargo_project(world)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world, RequestKind.EPHEMERAL, project="shop", env_slug="prod")
     assert "payments-shop-prod is the project's prod namespace" in errors(refused.value)
 
@@ -186,7 +186,7 @@ def test_an_environment_slug_of_a_tier_is_refused(world):
     ],
 )
 def test_environment_rules_may_not_name_berths_own_names(world, template, why):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         services.replace_environment_rules(
             tenant=world["tenant"],
             actor=world["owner"],
@@ -198,7 +198,7 @@ def test_environment_rules_may_not_name_berths_own_names(world, template, why):
 
 def test_a_rule_may_not_share_a_projects_tier_namespace(world):
     kargo_project(world)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         services.replace_environment_rules(
             tenant=world["tenant"],
             actor=world["owner"],
@@ -216,10 +216,10 @@ def test_a_rule_evaluating_to_a_registered_name_is_refused_at_submission(world):
         actor=world["owner"],
         rules=[{"if": "", "namespace": "$TENANT-$PROJECT-$BRANCH"}],
     )
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world, RequestKind.EPHEMERAL, project="shop", env_slug="review-1", branch="kargo")
     assert "ends with -kargo" in errors(refused.value)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world, RequestKind.EPHEMERAL, project="shop", env_slug="review-2", branch="dev")
     assert "payments-shop-dev is kept for the dev namespace of shop" in errors(refused.value)
 
@@ -234,7 +234,7 @@ def test_a_shared_rule_namespace_held_for_another_purpose_is_refused(world):
         app="review",
         tier="dev",
     )
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         services.replace_environment_rules(
             tenant=world["tenant"],
             actor=world["owner"],
@@ -259,7 +259,7 @@ def test_a_name_collision_is_refused_as_such_naming_the_other_owner(world):
         app=app + "-other",
         tier="dev",
     )
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(
             world,
             RequestKind.NAMESPACE,
@@ -284,7 +284,7 @@ def test_another_tenants_name_is_refused_without_its_details(world):
         app="x",
         tier="dev",
     )
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(
             world,
             RequestKind.NAMESPACE,
@@ -308,7 +308,7 @@ def test_the_same_namespace_asked_twice_is_already_requested(world):
         cpu="500m",
         memory="512Mi",
     )
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(
             world,
             RequestKind.NAMESPACE,
@@ -353,13 +353,13 @@ def test_a_cluster_setting_naming_a_tenant_namespace_is_refused(world):
         cpu="500m",
         memory="512Mi",
     )
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         services.save_cluster(
             actor=world["admin"],
             cluster=world["cluster"],
             values={"ingress_namespace": "payments-x-prod"},
         )
-    assert "ingress_namespace" in refused.value.detail
+    assert "ingress_namespace" in refused.value.field_errors
     assert Cluster.objects.get(name="sandbox").ingress_namespace == "ingress-nginx"
 
 
@@ -510,7 +510,7 @@ def test_namespaces_already_on_a_cluster_are_never_handed_to_a_tenant(world):
     assert "payments-legacy-dev" in claimed and "monitoring" in claimed
     assert "kube-system" not in claimed  # the platform's, claimed at registration already
     assert live("payments-legacy-dev").purpose == NamePurpose.FOUND
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(
             world,
             RequestKind.NAMESPACE,

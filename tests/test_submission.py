@@ -2,11 +2,10 @@
 saves nothing."""
 
 import pytest
-from rest_framework.exceptions import ValidationError
 
 from tenants import services
 from tenants.choices import NamespaceState, RequestState
-from tenants.errors import NotAllowed
+from tenants.errors import InvalidInput, NotAllowed
 from tenants.models import Namespace, Request, Tenant, User
 from tests.factories import UserFactory
 
@@ -38,7 +37,9 @@ def submit(world, **payload):
 
 
 def errors_of(excinfo) -> dict:
-    return {key: " ".join(str(m) for m in value) for key, value in excinfo.value.detail.items()}
+    return {
+        key: " ".join(str(m) for m in value) for key, value in excinfo.value.field_errors.items()
+    }
 
 
 def test_a_submitted_request_claims_its_namespace_name(world):
@@ -50,7 +51,7 @@ def test_a_submitted_request_claims_its_namespace_name(world):
 
 def test_duplicate_of_a_pending_request_is_refused_naming_it(world):
     first = submit(world)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world)
     assert f"already requested (request #{first.pk})" in errors_of(refused)["app"]
     assert Request.objects.count() == 1
@@ -59,7 +60,7 @@ def test_duplicate_of_a_pending_request_is_refused_naming_it(world):
 def test_duplicate_of_an_existing_namespace_is_refused(world):
     submit(world)
     Namespace.objects.filter(name="payments-shop-prod").update(state=NamespaceState.ACTIVE)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world)
     assert "already exists on sandbox" in errors_of(refused)["app"]
 
@@ -81,13 +82,13 @@ def test_reserved_names_are_refused_with_the_reason(world):
     tenant = world["tenant"]
     Tenant.objects.filter(pk=tenant.pk).update(slug="kube")  # as if onboarded before the rule
     world["tenant"].refresh_from_db()
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world)
     assert "reserved" in errors_of(refused)["app"]
 
 
 def test_quota_beyond_the_tier_maximum_is_refused_with_numbers(world):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world, tier="dev", cpu="6")
     assert errors_of(refused)["cpu"] == "6 is more than the dev tier allows (4)."
     assert not Request.objects.exists() and not Namespace.objects.exists()
@@ -97,7 +98,7 @@ def test_quota_beyond_the_remaining_budget_is_refused_with_numbers(world):
     Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=3000)
     world["tenant"].refresh_from_db()
     submit(world, app="one", cpu="2")
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world, app="two", cpu="1500m")
     assert errors_of(refused)["cpu"] == (
         "Asks for 1.5 cores of CPU, but payments has 2 of its budget of 3 cores of CPU "
@@ -110,7 +111,7 @@ def test_namespace_count_budget_counts_pending_requests(world):
     Tenant.objects.filter(pk=world["tenant"].pk).update(budget_namespaces=1)
     world["tenant"].refresh_from_db()
     submit(world, app="one")
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world, app="two")
     assert "namespaces" in errors_of(refused)
 
@@ -143,7 +144,7 @@ def test_someone_outside_the_tenant_cannot_request(world):
     ],
 )
 def test_bad_fields_get_clear_errors_and_save_nothing(world, field, value, message):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(world, **{field: value})
     assert message in errors_of(refused)[field]
     assert not Request.objects.exists() and not Namespace.objects.exists()
@@ -162,7 +163,7 @@ def test_a_second_decommission_of_the_same_namespace_is_refused_naming_the_first
         )
 
     first = decommission()
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         decommission()
     assert f"already asked for in request #{first.pk}" in errors_of(refused)["namespace"]
     assert Request.objects.filter(kind="decommission").count() == 1

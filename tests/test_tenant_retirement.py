@@ -6,10 +6,10 @@ its records and audit trail stay."""
 from __future__ import annotations
 
 import pytest
-from rest_framework.exceptions import ValidationError
 
 from tenants import selectors, services
 from tenants.choices import RequestKind, RequestState
+from tenants.errors import InvalidInput
 from tenants.models import AuditEvent, NamespaceClaim, Tenant
 from tests.test_gitops_loop import decide, sandbox, server, submit, work, world  # noqa: F401
 
@@ -46,7 +46,7 @@ def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(w
     event = AuditEvent.objects.get(action="tenant.retire")
     assert event.after["request"] == leaving.pk and "payments-apps" in event.after["names_released"]
     assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="request.submit").exists()
-    with pytest.raises(ValidationError, match="retired"):
+    with pytest.raises(InvalidInput, match="retired"):
         services.submit_request(
             tenant=tenant,
             kind="namespace",
@@ -87,7 +87,7 @@ def test_retiring_is_refused_while_another_cluster_holds_the_tenants_namespaces(
         memory_mib=128,
     )
     provisioned(world)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         submit(
             world,
             RequestKind.TENANT_DECOMMISSION,
@@ -95,5 +95,5 @@ def test_retiring_is_refused_while_another_cluster_holds_the_tenants_namespaces(
             reason="The team is gone.",
             retire=True,
         )
-    assert "still has namespaces on prod-eu" in str(refused.value.detail)
+    assert "still has namespaces on prod-eu" in str(refused.value.field_errors)
     assert Tenant.objects.get(slug="payments").retired_at is None

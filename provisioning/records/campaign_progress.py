@@ -10,7 +10,6 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit
 from tenants.choices import (
@@ -117,11 +116,11 @@ def file_campaign_commit(*, commit_id: int) -> bool:
                 "reason": f"Upgrade campaign #{campaign.pk}: {campaign.reason}",
             },
         )
-    except (DomainError, ValidationError) as error:
-        message = error.detail if isinstance(error, ValidationError) else str(error)
+    except DomainError as error:  # refused input too: its messages, as plain text
+        message = str(error)
         with transaction.atomic():
             CampaignCommit.objects.filter(pk=commit.pk).update(
-                state=TargetState.FAILED, error=str(message)
+                state=TargetState.FAILED, error=message
             )
             UpgradeCampaign.objects.filter(pk=campaign.pk).update(
                 state=CampaignState.PAUSED,
@@ -132,7 +131,7 @@ def file_campaign_commit(*, commit_id: int) -> bool:
                 actor=None,
                 action="campaign.paused",
                 obj=campaign,
-                after={"tenant": commit.tenant.slug, "cluster": cluster, "error": str(message)},
+                after={"tenant": commit.tenant.slug, "cluster": cluster, "error": message},
             )
         return False
     with transaction.atomic():

@@ -6,9 +6,9 @@
 
 `type` is a URI reference to a page describing the problem (`/api/problems/<slug>`);
 `errors` (field → messages, nested fields joined with dots) comes with validation errors
-only. Domain errors map to statuses here: IllegalTransition and PlanMoved → 409,
-NotAllowed → 403, any other DomainError → 409; Django's ValidationError → 400,
-PermissionDenied → 403, Http404 → 404.
+only. Domain errors map to statuses here: InvalidInput → 400 (its fields in `errors`),
+IllegalTransition and PlanMoved → 409, NotAllowed → 403, any other DomainError → 409;
+Django's ValidationError → 400, PermissionDenied → 403, Http404 → 404.
 """
 
 from __future__ import annotations
@@ -23,7 +23,14 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from tenants.errors import DomainError, IllegalTransition, NotAllowed, PlanMoved
+from tenants.errors import (
+    DomainError,
+    IllegalTransition,
+    InvalidInput,
+    NotAllowed,
+    PlanMoved,
+    flatten_errors,
+)
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_BASE = "/api/problems/"
@@ -128,24 +135,14 @@ def problem_type(slug: str) -> str:
     return f"{PROBLEM_BASE}{slug}"
 
 
-def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
-    """DRF's nested error details → {"payload.app": [...], "tiers[1]": [...]}."""
-    if isinstance(detail, dict):
-        flat: dict[str, list[str]] = {}
-        for field, value in detail.items():
-            name = f"{prefix}.{field}" if prefix else str(field)
-            for key, messages in flatten_errors(value, name).items():
-                flat.setdefault(key, []).extend(messages)
-        return flat
-    if isinstance(detail, list):
-        if all(not isinstance(item, dict | list) for item in detail):
-            return {prefix or "non_field_errors": [str(item) for item in detail]}
-        flat = {}
-        for index, item in enumerate(detail):
-            for key, messages in flatten_errors(item, f"{prefix}[{index}]").items():
-                flat.setdefault(key, []).extend(messages)
-        return flat
-    return {prefix or "non_field_errors": [str(detail)]}
+def validation_detail(exc: InvalidInput) -> dict[str, list[str]] | list[str]:
+    """The domain's refusal as DRF's ValidationError detail: what was wrong with the input
+    as a whole under `non_field_errors`, beside the fields."""
+    if not exc.messages:
+        return exc.field_errors
+    if not exc.field_errors:
+        return exc.messages
+    return {"non_field_errors": exc.messages, **exc.field_errors}
 
 
 def _as_api_exception(exc: Exception) -> Exception:
@@ -162,6 +159,8 @@ def _as_api_exception(exc: Exception) -> Exception:
         )
     if isinstance(exc, NotAllowed):
         return exceptions.PermissionDenied(str(exc))
+    if isinstance(exc, InvalidInput):
+        return exceptions.ValidationError(validation_detail(exc))
     if isinstance(exc, DomainError):
         return Conflict(str(exc))
     if isinstance(exc, DjangoValidationError):

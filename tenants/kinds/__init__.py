@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from rest_framework import serializers
-
+from tenants.errors import InvalidInput
 from tenants.kinds import (
     decommission,
     end_environment,
@@ -78,9 +77,11 @@ def kinds_where(**declared: object) -> tuple[str, ...]:
 
 
 def validate_payload(*, kind: str, tenant: Tenant, payload: dict[str, Any]) -> dict[str, Any]:
-    """Return the normalised payload or raise rest_framework's ValidationError by field."""
+    """Return the normalised payload or raise InvalidInput by field. The payload serializers
+    (DRF's, the schema language) stop here: nothing above sees their errors."""
     if kind not in KINDS:
-        raise serializers.ValidationError({"kind": f"Unknown request kind {kind!r}."})
+        raise InvalidInput.of({"kind": f"Unknown request kind {kind!r}."})
     serializer = KINDS[kind].payload(data=payload, tenant=tenant)
-    serializer.is_valid(raise_exception=True)
+    if not serializer.is_valid():
+        raise InvalidInput.from_nested(serializer.errors)
     return dict(serializer.validated_data)

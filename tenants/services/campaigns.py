@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit, policy, provisioner
 from tenants.choices import (
@@ -16,7 +15,7 @@ from tenants.choices import (
     PolicyOutcome,
     TargetState,
 )
-from tenants.errors import DomainError, NotAllowed
+from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.models import (
     BundleRevision,
     CampaignCommit,
@@ -92,7 +91,7 @@ def create_campaign(
     if batch < 1:
         errors["batch"] = ["A wave is at least one namespace."]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidInput.of(errors)
     found = provisioner.campaign_changes(tier.pk if tier else None)
     changes, repositories = found.namespaces, found.repositories
     bundle = definitions.current_bundle_revision()
@@ -107,7 +106,7 @@ def create_campaign(
         files_behind=[(t.pk, c.pk) for t, c, _ in repositories],
     )
     if not changes and not repositories:
-        raise ValidationError(
+        raise InvalidInput.of(
             {
                 "tier": [
                     "No active namespace would change: every one already "
@@ -119,7 +118,7 @@ def create_campaign(
         )
     decision = policy.decide(_attributes(tier, actor))
     if decision.outcome == PolicyOutcome.DENY:
-        raise ValidationError({"tier": [decision.message or f"Denied by rule {decision.rule}."]})
+        raise InvalidInput.of({"tier": [decision.message or f"Denied by rule {decision.rule}."]})
     approved = decision.outcome == PolicyOutcome.AUTO_APPROVE
     with transaction.atomic():
         campaign = UpgradeCampaign.objects.create(

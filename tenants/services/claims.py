@@ -11,7 +11,6 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit
 from tenants.choices import (
@@ -20,6 +19,7 @@ from tenants.choices import (
     NamePurpose,
     NamespaceState,
 )
+from tenants.errors import InvalidInput
 from tenants.kinds import kind_for
 from tenants.models import (
     Cluster,
@@ -60,7 +60,7 @@ def claim_names(tenancy_request: Request) -> None:
             if kind.claims_project_names:
                 _claim_project_names(tenancy_request)
     except NameTaken as exc:
-        raise ValidationError({kind.names_field: [str(exc)]}) from exc
+        raise InvalidInput.of({kind.names_field: [str(exc)]}) from exc
 
 
 def _claim_tier_namespaces(tenancy_request: Request, wanted: list[tuple[str, str]]) -> None:
@@ -172,9 +172,9 @@ def _claim_environment(tenancy_request: Request) -> None:
                 max_expires_at=max(now + longest, expires_at),
             )
     except NameTaken as exc:
-        raise ValidationError({"env_slug": [str(exc)]}) from exc
+        raise InvalidInput.of({"env_slug": [str(exc)]}) from exc
     except (IntegrityError, Namespace.DoesNotExist) as exc:
-        raise ValidationError(
+        raise InvalidInput.of(
             {
                 "env_slug": [
                     f"{payload['namespace']} or environment {payload['env_slug']} was just taken "

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit, selectors
-from tenants.errors import NotAllowed
+from tenants.errors import InvalidInput, NotAllowed
 from tenants.models import Cluster, User
 from tenants.services.editing import apply_changes, full_clean
 from tenants.services.names import NameTaken, claim_platform_namespaces
@@ -67,4 +66,4 @@ def register_platform_namespaces(cluster: Cluster) -> list[str]:
             ),
             "non_field_errors",
         )
-        raise ValidationError({field: [str(exc)]}) from exc
+        raise InvalidInput.of({field: [str(exc)]}) from exc

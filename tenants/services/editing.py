@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework.exceptions import ValidationError
 
+from tenants.errors import InvalidInput
 from tenants.models import Cluster, Tenant
 
 # Stored encrypted and never shown: the audit log says whether they changed, not what to.
@@ -45,4 +45,4 @@ def full_clean(obj: Tenant | Cluster) -> None:
     try:
         obj.full_clean()
     except DjangoValidationError as exc:
-        raise ValidationError(exc.message_dict) from exc
+        raise InvalidInput.of(exc.message_dict) from exc

@@ -11,11 +11,10 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit, budget, policy, selectors
 from tenants.choices import EndCause, EnvironmentState, PolicyOutcome, RequestKind, RequestState
-from tenants.errors import DomainError, IllegalTransition, NotAllowed
+from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.kinds import validate_payload
 from tenants.kinds.ephemeral import KIND as EPHEMERAL
 from tenants.models import EphemeralEnvironment, Namespace, Request, Tenant, User
@@ -57,7 +56,7 @@ def extend_environment(
         wanted = now + timedelta(seconds=ttl_seconds)
         if wanted > environment.max_expires_at:
             left = int((environment.max_expires_at - now).total_seconds()) // 60 * 60
-            raise ValidationError(
+            raise InvalidInput.of(
                 {
                     "ttl": [
                         f"{environment.slug} may live until "
@@ -155,7 +154,7 @@ def expire_environments(*, now: Any = None) -> list[int]:
                 cause=EndCause.EXPIRED,
                 reason="Its time to live ran out.",
             )
-        except (DomainError, ValidationError, IllegalTransition) as exc:
+        except DomainError as exc:
             # Another worker got there first, or it is still being provisioned: next round.
             logger.info("environment %s not ended yet: %s", environment_id, exc)
             continue

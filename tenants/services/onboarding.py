@@ -10,11 +10,10 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit, selectors
 from tenants.choices import MembershipSource, NamespaceState, RequestKind, RequestState, Role
-from tenants.errors import DomainError, NotAllowed
+from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.models import (
     Cluster,
     EnvironmentTier,
@@ -94,7 +93,7 @@ def onboard_tenant(
     try:
         tenant.full_clean()
     except DjangoValidationError as exc:
-        raise ValidationError(exc.message_dict) from exc
+        raise InvalidInput.of(exc.message_dict) from exc
     with transaction.atomic():
         tenant.save()
         tenant.allowed_clusters.set(clusters)
@@ -138,7 +137,7 @@ def emptied_roles(tenant: Tenant, changes: dict[str, Any]) -> dict[str, int]:
 def refuse_emptied_roles(tenant: Tenant, changes: dict[str, Any]) -> None:
     emptied = emptied_roles(tenant, changes)
     if emptied:
-        raise ValidationError(
+        raise InvalidInput.of(
             {
                 field: [
                     f"This removes every {field.removesuffix('_groups')} of {tenant.slug}: "
@@ -170,7 +169,7 @@ def update_tenant(
     if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may change tenants.")
     if "slug" in changes and changes["slug"] != tenant.slug:
-        raise ValidationError({"slug": ["A tenant's slug names its namespaces; it cannot change."]})
+        raise InvalidInput.of({"slug": ["A tenant's slug names its namespaces; it cannot change."]})
     changes = {field: value for field, value in changes.items() if field != "slug"}
     with transaction.atomic():
         locked = Tenant.objects.select_for_update().get(pk=tenant.pk)
@@ -247,7 +246,7 @@ def request_tenant_sync(*, tenant: Tenant, actor: User, reason: str) -> list[Req
                     payload={"cluster": cluster.name, "reason": reason},
                 )
             )
-        except (DomainError, ValidationError) as exc:
+        except DomainError as exc:  # refused input too: the audit log says why
             audit.record(
                 actor=actor,
                 action="tenant_sync.refused",
@@ -306,4 +305,4 @@ def _claim_names_on(tenant: Tenant, clusters: list[Cluster]) -> None:
         for cluster in clusters:
             claim_tenant_names(tenant, cluster)
     except NameTaken as exc:
-        raise ValidationError({"slug": [str(exc)]}) from exc
+        raise InvalidInput.of({"slug": [str(exc)]}) from exc

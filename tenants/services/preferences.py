@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from rest_framework.exceptions import ValidationError
-
 from tenants import audit
+from tenants.errors import InvalidInput
 from tenants.models import User
 from tenants.notifications import EVENT_CHOICES
 
@@ -16,7 +15,7 @@ def set_muted_notifications(*, user: User, muted: list[str], source_ip: str | No
     webhook still hear everything: they are not this person's)."""
     unknown = sorted(set(muted) - set(KNOWN_EVENTS))
     if unknown:
-        raise ValidationError(
+        raise InvalidInput.of(
             {
                 "muted_notifications": [
                     f"Unknown event(s): {', '.join(unknown)}; known: {', '.join(KNOWN_EVENTS)}."

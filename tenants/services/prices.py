@@ -7,10 +7,9 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit, selectors
-from tenants.errors import NotAllowed
+from tenants.errors import InvalidInput, NotAllowed
 from tenants.models import Cluster, ClusterPrice, User
 from tenants.pricing import PRICE_FIELDS, price_problems
 
@@ -32,7 +31,7 @@ def set_cluster_prices(
     problems = {name: [f"Not a price; the fields are {', '.join(FIELDS)}."] for name in unknown}
     problems |= {name: [message] for name, message in price_problems(values).items()}
     if problems:
-        raise ValidationError(problems)
+        raise InvalidInput.of(problems)
     with transaction.atomic():
         price, _ = ClusterPrice.objects.select_for_update().get_or_create(cluster=cluster)
         before = _shown(price)

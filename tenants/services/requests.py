@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit, budget, kinds, policy, selectors
 from tenants.choices import (
@@ -16,7 +15,7 @@ from tenants.choices import (
     RequestKind,
     RequestState,
 )
-from tenants.errors import DomainError, NotAllowed
+from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.kinds import kind_for, validate_payload
 from tenants.models import Approval, Comment, Request, Run, Tenant, User
 from tenants.services.approvals import awaiting, refuse_decision
@@ -38,14 +37,14 @@ def submit_request(
 ) -> Request:
     """Validate, check the budget, ask the approval policy, and record the request.
 
-    Raises rest_framework's ValidationError (by field) for bad input or an exhausted
+    Raises InvalidInput (by field) for bad input or an exhausted
     budget, NotAllowed for someone outside the tenant or a rule that denies. Nothing is
     saved in either case. A rule that auto-approves approves in the same transaction.
     """
     if not selectors.may_request(requester, tenant):
         raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
     if tenant.retired_at is not None:
-        raise ValidationError(
+        raise InvalidInput.of(
             {
                 "tenant": [
                     f"{tenant.slug} was retired on {tenant.retired_at:%Y-%m-%d}: it takes no "
@@ -54,7 +53,7 @@ def submit_request(
             }
         )
     if kind in kinds.KINDS and kind_for(kind).asked_elsewhere:
-        raise ValidationError({"kind": [kind_for(kind).asked_elsewhere]})
+        raise InvalidInput.of({"kind": [kind_for(kind).asked_elsewhere]})
     refuse_unwritable_repository(tenant=tenant, kind=kind)
     cleaned = validate_payload(kind=kind, tenant=tenant, payload=payload)
     with transaction.atomic():
@@ -116,7 +115,7 @@ def refuse_duplicate(*, tenant: Tenant, kind: str, cleaned: dict[str, Any]) -> N
             if first.state == RequestState.FAILED
             else "it is under way"
         )
-        raise ValidationError(
+        raise InvalidInput.of(
             {
                 keys[0]: [
                     f"This is already asked for in request #{first.pk} "
@@ -134,7 +133,7 @@ def refuse_unwritable_repository(*, tenant: Tenant, kind: str) -> None:
         and tenant.repository_check_ok is False
         and kind not in kinds.kinds_where(decommissions=True)
     ):
-        raise ValidationError(
+        raise InvalidInput.of(
             {
                 "tenant": [
                     f"{tenant.slug}'s GitOps repository failed its check: "

@@ -10,11 +10,10 @@ from typing import Any
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit, environment_rules, selectors, whatif
 from tenants.choices import NamePurpose, Role
-from tenants.errors import NotAllowed
+from tenants.errors import InvalidInput, NotAllowed
 from tenants.models import ApprovalRule, EnvironmentRule, Tenant, User
 from tenants.name_registry import kept_for_tier, name_problem
 from tenants.selectors.whatif import past_decisions, rules_with_edit
@@ -96,16 +95,16 @@ def try_approval_rules(
     if not selectors.is_platform_admin(actor):
         raise NotAllowed("Only platform admins may try approval rules.")
     if not 1 <= limit <= whatif.REPLAY_LIMIT:
-        raise ValidationError({"limit": [f"Between 1 and {whatif.REPLAY_LIMIT}."]})
+        raise InvalidInput.of({"limit": [f"Between 1 and {whatif.REPLAY_LIMIT}."]})
     if len(rules) > whatif.MAX_RULES:
-        raise ValidationError({"rules": [f"At most {whatif.MAX_RULES} rules."]})
+        raise InvalidInput.of({"rules": [f"At most {whatif.MAX_RULES} rules."]})
     problems = [
         f"Rule {number} ({rule.name}): {message}"
         for number, rule in enumerate(rules, start=1)
         for message in whatif.rule_problems(rule).values()
     ]
     if problems:
-        raise ValidationError({"rules": problems})
+        raise InvalidInput.of({"rules": problems})
     found = whatif.replay(rules, past_decisions(tenant=tenant, kind=kind, since=since, limit=limit))
     cache.set(
         _whatif_key(whatif.proposal_digest(rules)),
@@ -148,7 +147,7 @@ def replace_environment_rules(
             f"Only owners of {tenant.slug} and platform admins may change its environment rules."
         )
     if len(rules) > MAX_ENVIRONMENT_RULES:
-        raise ValidationError(
+        raise InvalidInput.of(
             {
                 "rules": [
                     f"At most {MAX_ENVIRONMENT_RULES} rules; a template with variables covers many "
@@ -178,7 +177,7 @@ def replace_environment_rules(
             problems += [f"Rule {number}: {found}" for found in _fixed_name_problems(tenant, row)]
         cleaned.append(row)
     if problems:
-        raise ValidationError({"rules": problems})
+        raise InvalidInput.of({"rules": problems})
     with transaction.atomic():
         Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
         before = [_rule_row(rule) for rule in tenant.environment_rules.all()]

@@ -7,10 +7,9 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import audit
-from tenants.errors import NotAllowed
+from tenants.errors import InvalidInput, NotAllowed
 from tenants.models import User
 from tenants.models.tokens import (
     DISPLAY_PREFIX_LENGTH,
@@ -42,7 +41,7 @@ def create_api_token(
     if expires_at is not None and expires_at <= timezone.now():
         errors["expires_at"] = ["The expiry must be in the future."]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidInput.of(errors)
     value = TOKEN_PREFIX + secrets.token_urlsafe(32)
     ordered = [scope for scope in TokenScope.values if scope in scopes]
     with transaction.atomic():

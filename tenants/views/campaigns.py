@@ -6,10 +6,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
-from rest_framework.exceptions import ValidationError
 
 from tenants import forms, selectors, services
-from tenants.errors import DomainError
+from tenants.errors import DomainError, InvalidInput
 from tenants.views.support import client_ip, field_errors, require_platform_admin
 
 
@@ -22,7 +21,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
             campaign = services.create_campaign(
                 actor=request.user, source_ip=client_ip(request), **form.cleaned_data
             )
-        except ValidationError as exc:
+        except InvalidInput as exc:
             field_errors(form, exc)
         except DomainError as exc:  # a cluster could not be read: nothing was made
             form.add_error(None, str(exc))

@@ -7,11 +7,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
-from rest_framework.exceptions import ValidationError
 
 from tenants import environment_rules, forms, selectors, services
 from tenants.choices import EndCause, EnvironmentState
-from tenants.errors import DomainError, NotAllowed
+from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.models import EphemeralEnvironment
 from tenants.views.support import client_ip, field_errors
 
@@ -39,15 +38,6 @@ def environment_preview(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 ENDABLE = (EnvironmentState.STARTING, EnvironmentState.LIVE)
-
-
-def _error_text(error: ValidationError) -> list[str]:
-    detail = error.detail if isinstance(error.detail, dict) else {None: error.detail}
-    return [
-        str(problem)
-        for problems in detail.values()
-        for problem in (problems if isinstance(problems, list) else [problems])
-    ]
 
 
 def _environment_page(
@@ -95,7 +85,7 @@ def environment_extend(request: HttpRequest, pk: int) -> HttpResponse:
             )
         except NotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
-        except ValidationError as exc:
+        except InvalidInput as exc:
             field_errors(form, exc)
         except DomainError as exc:
             form.add_error(None, str(exc))
@@ -124,8 +114,8 @@ def environment_end(request: HttpRequest, pk: int) -> HttpResponse:
             )
         except NotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
-        except ValidationError as exc:
-            for problem in _error_text(exc):
+        except InvalidInput as exc:
+            for problem in exc.every_message():
                 form.add_error(None, problem)
         except DomainError as exc:
             form.add_error(None, str(exc))
@@ -170,7 +160,7 @@ def environment_rules_page(request: HttpRequest, slug: str) -> HttpResponse:
                 )
             except NotAllowed as exc:
                 raise PermissionDenied(str(exc)) from exc
-            except ValidationError as exc:
+            except InvalidInput as exc:
                 field_errors(form, exc)
             else:
                 messages.success(

@@ -4,9 +4,9 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from rest_framework.exceptions import ValidationError
 
 from tenants import forms, services
+from tenants.errors import InvalidInput
 from tenants.views.support import client_ip, field_errors
 
 
@@ -18,7 +18,7 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
             services.set_muted_notifications(
                 user=request.user, muted=form.muted(), source_ip=client_ip(request)
             )
-        except ValidationError as exc:
+        except InvalidInput as exc:
             field_errors(form, exc)
         else:
             muted = len(request.user.muted_notifications)

@@ -9,10 +9,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
-from rest_framework.exceptions import ValidationError
 
 from tenants import forms, provisioner, selectors, services
-from tenants.errors import DomainError, NotAllowed, PlanMoved
+from tenants.errors import DomainError, InvalidInput, NotAllowed, PlanMoved
 from tenants.kinds import kind_for
 from tenants.views.environments import environment_preview_of
 from tenants.views.support import client_ip, field_errors
@@ -134,7 +133,7 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
                 requester=request.user,
                 source_ip=client_ip(request),
             )
-        except ValidationError as exc:
+        except InvalidInput as exc:
             field_errors(form, exc)
         except NotAllowed as exc:
             form.add_error(None, str(exc))

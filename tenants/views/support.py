@@ -4,22 +4,23 @@ service's field errors put on the form that caused them, the platform-admin chec
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
-from rest_framework.exceptions import ValidationError
 
 from tenants import selectors
+from tenants.errors import InvalidInput
 
 
 def client_ip(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR")
 
 
-def field_errors(form, error: ValidationError) -> None:
+def field_errors(form, error: InvalidInput) -> None:
     """Put the services' field errors on the form; unknown fields become form errors."""
-    detail = error.detail if isinstance(error.detail, dict) else {None: error.detail}
-    for field, problems in detail.items():
+    for problem in error.messages:
+        form.add_error(None, problem)
+    for field, problems in error.field_errors.items():
         target = field if field in form.fields else None
-        for problem in problems if isinstance(problems, list) else [problems]:
-            form.add_error(target, str(problem))
+        for problem in problems:
+            form.add_error(target, problem)
 
 
 def require_platform_admin(request: HttpRequest) -> None:

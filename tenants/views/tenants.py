@@ -5,9 +5,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import forms, provisioner, selectors, services, tasks
+from tenants.errors import InvalidInput
 from tenants.selectors import kubeconfig
 from tenants.views.support import client_ip, field_errors, require_platform_admin
 
@@ -74,7 +74,7 @@ def tenant_onboard(request: HttpRequest) -> HttpResponse:
             tenant = services.onboard_tenant(
                 actor=request.user, source_ip=client_ip(request), **form.service_arguments()
             )
-        except ValidationError as exc:
+        except InvalidInput as exc:
             field_errors(form, exc)
         else:
             messages.success(request, f"Tenant {tenant.slug} is ready for requests.")

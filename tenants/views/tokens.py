@@ -5,9 +5,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
-from rest_framework.exceptions import ValidationError
 
 from tenants import forms, services
+from tenants.errors import InvalidInput
 from tenants.models import ApiToken
 from tenants.views.support import client_ip, field_errors
 
@@ -26,7 +26,7 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
                 expires_at=form.expires_at(),
                 source_ip=client_ip(request),
             )
-        except ValidationError as exc:
+        except InvalidInput as exc:
             field_errors(form, exc)
         else:
             created = {"token": token, "value": value}

@@ -13,10 +13,10 @@ from html import unescape
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.exceptions import ValidationError
 
 from tenants import services
 from tenants.choices import NamePurpose
+from tenants.errors import InvalidInput
 from tenants.models import Cluster, NamespaceClaim, Tenant, User
 from tests.test_api_support import api, assert_problem
 
@@ -55,10 +55,10 @@ def onboard(world: dict, slug: str, clusters: list[Cluster] = ()) -> Tenant:
 
 
 def slug_error(world: dict, slug: str, clusters: list[Cluster] = ()) -> str:
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         onboard(world, slug, clusters)
-    assert set(refused.value.detail) == {"slug"}
-    return str(refused.value.detail["slug"])
+    assert set(refused.value.field_errors) == {"slug"}
+    return str(refused.value.field_errors["slug"])
 
 
 # --- a slug is refused for what its prefix would cover --------------------------------------

@@ -7,7 +7,6 @@ from typing import Any
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -16,6 +15,7 @@ from tenants import selectors, services
 from tenants.api import serializers as s
 from tenants.api.exceptions import Conflict
 from tenants.api.views.base import ID, ApiView, client_ip
+from tenants.errors import InvalidInput
 from tenants.filtersets import RequestFilterSet
 from tenants.models import Request, Run
 from tenants.models.tokens import TokenScope
@@ -131,8 +131,8 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
                 requester=request.user,
                 source_ip=client_ip(request),
             )
-        except ValidationError as exc:
-            raise ValidationError({"payload": exc.detail}) from exc
+        except InvalidInput as exc:
+            raise exc.under("payload") from exc
         location = reverse("api:request-detail", kwargs={"pk": created.pk})
         return self._detail(created.pk, status.HTTP_201_CREATED, {"Location": location})
 

@@ -9,10 +9,9 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from tenants import services
-from tenants.api.exceptions import flatten_errors
+from tenants.errors import InvalidInput
 from tenants.models import User
 from tenants.models.tokens import TokenScope
 
@@ -52,11 +51,9 @@ class Command(BaseCommand):
                 scopes=scopes,
                 expires_at=timezone.now() + timedelta(days=days) if days else None,
             )
-        except ValidationError as exc:
-            problems = flatten_errors(exc.detail)
-            raise CommandError(
-                "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in problems.items())
-            ) from exc
+        except InvalidInput as exc:
+            by_field = (f"{field}: {' '.join(msgs)}" for field, msgs in exc.field_errors.items())
+            raise CommandError("; ".join([*exc.messages, *by_field])) from exc
         self.stderr.write(
             f"Token {token.name!r} for {user.username} (scopes: {', '.join(token.scopes)}); "
             "it is shown only this once:"

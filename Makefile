@@ -26,7 +26,7 @@ CHROMIUM ?= $(or $(BERTH_CHROMIUM),/usr/bin/chromium)
 screenshots: $(STAMP)
 	@test -x $(CHROMIUM) || { echo "make screenshots needs Chromium at $(CHROMIUM) (apt-get install chromium)"; exit 1; }
 	BERTH_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots BERTH_CHROMIUM=$(CHROMIUM) \
-		$(BIN)/python -m pytest $$(grep -l docs_screenshot tests/test_browser_*.py) $(PYTEST_ARGS)
+		$(BIN)/python -m pytest $$(grep -l docs_screenshot tests/browser/test_*.py) $(PYTEST_ARGS)
 
 # The same checks pre-commit runs (.pre-commit-config.yaml): formatting, lint, types, layers.
 lint: $(STAMP)

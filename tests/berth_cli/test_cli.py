@@ -26,11 +26,11 @@ from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from tenants.models import Project, Request, Tenant, User
-from tests.cluster import seed_demo
-from tests.oidc_provider import running_dev_idp
-from tests.test_api_support import token_for
+from tests.support.api import token_for
+from tests.support.cluster import seed_demo
+from tests.support.oidc_provider import running_dev_idp
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ISSUER = "https://sso.example.com/realms/acme"
 
 
@@ -396,7 +396,7 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
     from portal.celery import app as celery_app
     from portal.sandbox import OIDC_USERNAME_PREFIX
     from tests.kubesandbox.test_oidc import id_token_of
-    from tests.oidc_provider import CLIENT_ID
+    from tests.support.oidc_provider import CLIENT_ID
 
     kubectl = shutil.which("kubectl")
     if kubectl is None:

@@ -2,13 +2,10 @@
 comes down to on the cluster and in Berth, then asks why an owner may approve. The
 screenshots in docs/access-map.md come from here."""
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from tests.browser import docs_screenshot, needs_chromium, signed_in_page
-from tests.test_access_map import provisioned  # noqa: F401 - fixture
-from tests.test_gitops_loop import sandbox, server, world  # noqa: F401 - fixtures
+from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

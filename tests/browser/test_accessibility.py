@@ -18,8 +18,8 @@ from provisioning import engine
 from tenants import services
 from tenants.models import Tenant, User
 from tenants.selectors import review
-from tests.browser import needs_chromium, signed_in_page
-from tests.cluster import seed_demo
+from tests.support.browser import needs_chromium, signed_in_page
+from tests.support.cluster import seed_demo
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

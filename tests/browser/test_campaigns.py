@@ -3,16 +3,13 @@ reads its grouped diffs, a second admin approves, the rollout pauses at a failur
 tenant sees on the namespace what it runs and what is due. The screenshots in
 docs/upgrade-campaigns.md come from here."""
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from provisioning.engine import campaigns as engine_campaigns
 from tenants.models import EnvironmentTier, User
-from tests.browser import docs_screenshot, needs_chromium, signed_in_page
-from tests.cluster import as_admin
-from tests.test_campaigns import prod_change  # noqa: F401 - fixture
-from tests.test_gitops_loop import sandbox, server, world  # noqa: F401 - fixtures
+from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.support.cluster import as_admin
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

@@ -4,7 +4,7 @@ import pytest
 
 from tenants import demo
 from tenants.models import User
-from tests.browser import needs_chromium, screenshot
+from tests.support.browser import needs_chromium, screenshot
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

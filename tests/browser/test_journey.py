@@ -11,8 +11,7 @@ import subprocess
 
 import pytest
 
-from tests.browser import CHROMIUM, launch_args, needs_chromium
-from tests.test_first_hour import make_run_answering  # noqa: F401 - the fixture
+from tests.support.browser import CHROMIUM, launch_args, needs_chromium
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -36,7 +35,7 @@ def kubectl_as_the_developer(data, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_a_newcomer_walks_the_readme_journey_and_deploys_into_their_namespace(make_run_answering):  # noqa: F811 - the fixture imported above
+def test_a_newcomer_walks_the_readme_journey_and_deploys_into_their_namespace(make_run_answering):
     from playwright.sync_api import expect, sync_playwright
 
     run = make_run_answering

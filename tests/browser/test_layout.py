@@ -11,8 +11,8 @@ from django.utils import timezone
 from tenants import demo, services
 from tenants.models import Tenant, User
 from tenants.selectors import review
-from tests.browser import needs_chromium, signed_in_page
-from tests.test_dashboard import ask, at, provision
+from tests.support.browser import needs_chromium, signed_in_page
+from tests.support.timeline import ask, at, provision
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

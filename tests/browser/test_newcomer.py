@@ -2,13 +2,13 @@
 no console error, and a confirmation after signing out, whichever way they signed in.
 
 Signing out of a session made at the identity provider (RP-initiated logout, back to the
-sign-in page) is tested with the provider in tests/test_browser_signin.py."""
+sign-in page) is tested with the provider in tests/browser/test_signin.py."""
 
 import pytest
 
 from tenants import demo
 from tenants.models import User
-from tests.browser import needs_chromium, signed_in_page
+from tests.support.browser import needs_chromium, signed_in_page
 
 pytestmark = [pytest.mark.browser, needs_chromium, pytest.mark.django_db(transaction=True)]
 

@@ -9,7 +9,7 @@ from portal.celery import app as celery_app
 from tenants import demo, services
 from tenants.models import Tenant, User
 from tenants.selectors import review
-from tests.browser import needs_chromium, screenshot, signed_in_page
+from tests.support.browser import needs_chromium, screenshot, signed_in_page
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

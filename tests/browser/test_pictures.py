@@ -11,8 +11,8 @@ from django.utils import timezone
 from tenants import demo
 from tenants.choices import NamespaceState
 from tenants.models import Namespace, Tenant, User
-from tests.browser import docs_screenshot, needs_chromium, signed_in_page
-from tests.test_dashboard import ask, at, provision
+from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.support.timeline import ask, at, provision
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

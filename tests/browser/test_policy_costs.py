@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from tests.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

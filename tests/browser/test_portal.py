@@ -12,9 +12,9 @@ from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from tenants import services
 from tenants.models import Request, Tenant, User
-from tests.browser import docs_screenshot, needs_chromium, signed_in_page
-from tests.cluster import seed_demo
-from tests.gitserver import GitDaemon, init_bare
+from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.support.cluster import seed_demo
+from tests.support.gitserver import GitDaemon, init_bare
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

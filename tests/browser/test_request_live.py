@@ -13,8 +13,8 @@ from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import engine
 from tenants import services
 from tenants.models import Tenant, User
-from tests.browser import needs_chromium, screenshot, signed_in_page
-from tests.cluster import seed_demo
+from tests.support.browser import needs_chromium, screenshot, signed_in_page
+from tests.support.cluster import seed_demo
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

@@ -10,8 +10,8 @@ import pytest
 
 from portal.auth import discovery
 from tenants import demo
-from tests.browser import needs_chromium, screenshot
-from tests.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
+from tests.support.browser import needs_chromium, screenshot
+from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
 
 pytestmark = [pytest.mark.browser, needs_chromium, pytest.mark.django_db(transaction=True)]
 

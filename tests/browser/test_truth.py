@@ -3,15 +3,12 @@ the repository and an object left behind with Berth's labels, a platform admin r
 the table, sees the three, and repairs. The screenshot in docs/truth-table.md comes from
 here."""
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from tests.browser import docs_screenshot, needs_chromium, signed_in_page
-from tests.gitserver import files_on
-from tests.test_access_map import provisioned  # noqa: F401 - fixture
-from tests.test_gitops_loop import sandbox, server, world  # noqa: F401 - fixtures
-from tests.test_truth_table import delete_file, hand_edit_quota, orphan_config_map
+from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.support.drift import delete_file, hand_edit_quota, orphan_config_map
+from tests.support.gitserver import files_on
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

@@ -18,7 +18,7 @@ from tenants import demo, services
 from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import Cluster, Namespace, Request, Tenant, User
 from tenants.selectors import review
-from tests.integration import celery_worker, needs_postgres_and_redis, wait_for
+from tests.support.integration import celery_worker, needs_postgres_and_redis, wait_for
 
 TOKEN = "metrics-token-for-tests-0123456789"
 GIT_FAILURES = ("berth_git_push_failures_total", ())
@@ -48,7 +48,7 @@ def scrape(client, **headers) -> dict[tuple[str, tuple], float]:
 def submit_and_approve(sandbox_url: str) -> Request:
     demo.seed(sandbox_api_url=sandbox_url)
     # Berth is the stand-in's anonymous admin here, whom Berth's guardrails would not
-    # exempt: a cluster fenced by the platform's own admission (tests/cluster.py seed_demo).
+    # exempt: a cluster fenced by the platform's own admission (tests/support/cluster.py seed_demo).
     Cluster.objects.filter(name="sandbox").update(guardrails=GuardrailsMode.EXTERNAL)
     submitted = services.submit_request(
         tenant=Tenant.objects.get(slug="payments"),

@@ -20,9 +20,9 @@ from portal.auth import discovery
 from portal.devidp import REFUSAL
 from tenants import demo
 from tenants.models import Membership, User
-from tests.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
+from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def start_dev_idp(tmp_path: Path, **flags: str) -> subprocess.CompletedProcess:

@@ -2,7 +2,7 @@
 
 A `requests.Session` plays the browser and follows every redirect: Berth's sign-in page →
 /oidc/authenticate/ → the provider's authorize → Berth's /oidc/callback/ → home (or the
-sign-in-failed page). The provider (tests/oidc_provider.py) is told who signs in next and,
+sign-in-failed page). The provider (tests/support/oidc_provider.py) is told who signs in next and,
 for the negative tests, what to get wrong.
 """
 
@@ -18,8 +18,8 @@ from django.contrib.sessions.backends.db import SessionStore
 from portal.auth import discovery
 from portal.auth.errors import REASONS
 from tenants.models import AuditEvent, Membership, User
-from tests.factories import TenantFactory
-from tests.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_test_provider
+from tests.support.factories import TenantFactory
+from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_test_provider
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,7 +6,7 @@ from django.contrib.auth import authenticate
 from portal.auth.errors import SignInRefused
 from portal.auth.identity import groups_from_claims, sign_in
 from tenants.models import AuditEvent, User
-from tests.factories import TenantFactory, UserFactory
+from tests.support.factories import TenantFactory, UserFactory
 
 PASSWORD = "a-long-enough-password-for-tests"
 

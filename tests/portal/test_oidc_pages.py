@@ -11,10 +11,10 @@ from django.test import RequestFactory
 from portal.auth import discovery
 from portal.auth.logout import provider_logout_url
 from tenants.models import User
-from tests.factories import TenantFactory, UserFactory
-from tests.oidc_provider import free_port
+from tests.support.factories import TenantFactory, UserFactory
+from tests.support.oidc_provider import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "break-glass-password-for-test"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FERNET = "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3h8W5e3k="
 # Settings each test gives explicitly, never inherited from the shell that runs the suite.
 CLEARED = {"SECRET_KEY", "BERTH_FERNET_KEYS", "BERTH_DEBUG", "BERTH_ENV", "BERTH_DEV_OIDC"}

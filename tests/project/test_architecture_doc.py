@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PAGE = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 ROOTS = ("portal", "tenants", "provisioning", "kubesandbox")
 DOTTED = re.compile(r"`((?:" + "|".join(ROOTS) + r")(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`")
 

@@ -1,4 +1,4 @@
-"""Where the browser tests put the pictures the docs show (tests/browser.py): a test run
+"""Where the browser tests put the pictures the docs show (tests/support/browser.py): a test run
 never rewrites docs/screenshots/, `make screenshots` does, and retakes every one of them."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import SCREENSHOTS_DIR_VARIABLE, docs_screenshots_dir
+from tests.support.browser import SCREENSHOTS_DIR_VARIABLE, docs_screenshots_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS_PICTURES = ROOT / "docs" / "screenshots"
 
 needs_git_checkout = pytest.mark.skipif(
@@ -42,6 +42,6 @@ def test_make_screenshots_retakes_every_picture_the_docs_show():
     assert f"{SCREENSHOTS_DIR_VARIABLE}={DOCS_PICTURES}" in planned
     shown = {Path(path).stem for path in git("ls-files", "docs/screenshots/*.png").stdout.split()}
     taken = set()
-    for test_file in (ROOT / "tests").glob("test_browser_*.py"):
+    for test_file in (ROOT / "tests" / "browser").glob("test_*.py"):
         taken |= set(re.findall(r'docs_screenshot\(\w+, "([^"]+)"', test_file.read_text()))
     assert shown and shown <= taken, f"pictures no test retakes: {sorted(shown - taken)}"

@@ -36,9 +36,9 @@ from provisioning.plan import (
     render,
 )
 from provisioning.schema import validate_objects
-from tests.authz import RBAC_GROUP, LiveCluster, Subject, resource_of
+from tests.support.authz import RBAC_GROUP, LiveCluster, Subject, resource_of
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("check_chart", ROOT / "deploy/helm/check_chart.py")
 check_chart = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(check_chart)

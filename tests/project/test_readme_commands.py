@@ -20,7 +20,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -30,11 +29,10 @@ import requests
 from cryptography.fernet import Fernet
 
 from portal.run import load_or_create_dev_secrets
-from tests.gitserver import free_port
+from tests.support.commands import PYTHON, ROOT, clean_environment
+from tests.support.gitserver import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-PYTHON = str(Path(sys.executable))
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 INLINE = re.compile(r"`([^`]+)`")
@@ -46,7 +44,9 @@ JSON_PAIR = re.compile(r'"(\w+)": ("[^"…]*"|-?\d+)(?=[,}\s])')
 NOT_RUN_HERE = {
     r"<command>": "the general form of a command, not one",
     r"python -m portal\.devidp": "the identity provider `make run` itself starts (a server)",
-    r"DATABASE_URL=\.\.\.": "needs PostgreSQL and Redis; tests/test_benches.py runs the benches",
+    r"DATABASE_URL=\.\.\.": (
+        "needs PostgreSQL and Redis; tests/system/test_benches.py runs the benches"
+    ),
 }
 ADMIN_PASSWORD = "readme-test-break-glass"
 # What the test writes for README's placeholders; {request_id} is the session's request.
@@ -123,19 +123,6 @@ def test_readme_parser_finds_the_commands_a_person_types():
         "python manage.py plan <request-id>",
         "BERTH_ADMIN_PASSWORD=... python manage.py ensure_superuser",
     }
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    """A shell's environment with nothing of Berth's or of the test settings in it, and the
-    virtualenv's `python` first on PATH (as in a shell that activated it)."""
-    kept = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("BERTH_", "DJANGO_", "OIDC_", "DEVIDP_"))
-        and key not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PYTHONPATH")
-    }
-    kept["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{kept.get('PATH', '')}"
-    return {**kept, **extra}
 
 
 @pytest.fixture

@@ -7,32 +7,17 @@ map is checked against the RoleBindings, the AppProject and the Kargo ServiceAcc
 stand-in answers with over its API.
 """
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 from __future__ import annotations
 
 import json
-
-import pytest
 
 from tenants import selectors
 from tenants.choices import MembershipSource
 from tenants.models import ApprovalRule, Membership, Tenant, User
 from tenants.provisioner import ARGOCD, FLUX, KARGO, KUBERNETES
-from tests.cluster import as_admin
-from tests.test_gitops_loop import (  # noqa: F401 - fixtures
-    provision_three_projects,
-    sandbox,
-    server,
-    world,
-)
+from tests.support.cluster import as_admin
 
 GROUPS = ("payments-owners", "payments-devs", "payments-auditors")
-
-
-@pytest.fixture
-def provisioned(world):
-    provision_three_projects(world)
-    return world
 
 
 def live_bindings(sandbox) -> dict[str, set[tuple[str, str, str]]]:
@@ -250,7 +235,7 @@ def test_a_member_searches_groups_people_and_namespaces_of_their_tenant(provisio
 
 
 def test_the_api_answers_the_same_map(provisioned):
-    from tests.test_api_support import api
+    from tests.support.api import api
 
     dana = User.objects.get(username="dev")
     body = api(dana, scopes=["read"]).get("/api/v1/access/groups/payments-devs/").json()
@@ -291,7 +276,7 @@ def test_the_group_page_costs_the_same_queries_with_more_namespaces(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from tests.test_gitops_loop import project, work
+    from tests.support.gitops_loop import project, work
 
     client.force_login(provisioned["admin"])
     with CaptureQueriesContext(connection) as before:
@@ -308,7 +293,7 @@ def test_the_group_page_costs_the_same_queries_with_more_namespaces(
 
 
 def test_the_api_search_wants_a_query_and_says_so(provisioned):
-    from tests.test_api_support import api, assert_problem
+    from tests.support.api import api, assert_problem
 
     dana = api(User.objects.get(username="dev"), scopes=["read"])
     body = assert_problem(dana.get("/api/v1/access/"), 400)
@@ -318,7 +303,7 @@ def test_the_api_search_wants_a_query_and_says_so(provisioned):
 
 
 def test_a_persons_groups_of_other_tenants_stay_hidden_from_members(provisioned):
-    from tests.test_api_support import api
+    from tests.support.api import api
 
     User.objects.filter(username="dev").update(last_groups=["payments-devs", "search-devs"])
     olivia = User.objects.get(username="olivia")

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from tenants import demo, services
 from tenants.models import Request, User
 from tenants.selectors import review
-from tests.browser import needs_chromium, signed_in_page
+from tests.support.browser import needs_chromium, signed_in_page
 
 HTTPS = {"HTTP_X_FORWARDED_PROTO": "https"}
 

@@ -1,4 +1,4 @@
-"""Fixtures and helpers the REST API tests share (no tests here).
+"""Helpers the REST API tests share; their `world` fixture is in tests/conftest.py.
 
 The demo world (tenants.demo.seed): tenants payments and search; pat is a platform admin,
 olivia owns payments, dev is a member of payments, sam a member of search; vera, made
@@ -8,41 +8,13 @@ staging needs a tenant owner, prod a platform admin, viewers are denied.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import pytest
 from rest_framework.test import APIClient
 
-from tenants import demo, services
-from tenants.choices import Role
-from tenants.models import Membership, Tenant, User
-from tests.factories import UserFactory
+from tenants import services
+from tenants.models import User
 
 ALL_SCOPES = ("read", "request", "approve", "admin")
 NAMESPACE = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "500m", "memory": "512Mi"}
-
-
-@pytest.fixture
-def world(db):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    payments = Tenant.objects.get(slug="payments")
-    viewer = UserFactory(username="vera")
-    Membership.objects.create(user=viewer, tenant=payments, role=Role.VIEWER)
-    return SimpleNamespace(
-        payments=payments,
-        search=Tenant.objects.get(slug="search"),
-        admin=User.objects.get(username="pat"),
-        owner=User.objects.get(username="olivia"),
-        member=User.objects.get(username="dev"),
-        outsider=User.objects.get(username="sam"),
-        viewer=viewer,
-    )
-
-
-@pytest.fixture(autouse=True)
-def generous_rate(settings):
-    """API tests are not about throttling (except the one that sets its own rate)."""
-    settings.BERTH_API_RATE = "100000/min"
 
 
 def token_for(user: User, scopes=ALL_SCOPES, **kwargs) -> str:

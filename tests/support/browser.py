@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = os.environ.get("BERTH_CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"  # git-ignored
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored
 # The docs' pictures (docs/screenshots/) are retaken only by `make screenshots`, which names
 # them here; any other run keeps its pictures among the artifacts, leaving the docs as they are.
 SCREENSHOTS_DIR_VARIABLE = "BERTH_SCREENSHOTS_DIR"

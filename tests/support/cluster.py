@@ -22,7 +22,7 @@ from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from tenants.models import Cluster
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SERVICE_ACCOUNT = "berth"
 
 
@@ -77,7 +77,8 @@ def seed_demo(sandbox: KubeSandbox, *, guardrails: bool = False, **options: Any)
     `guardrails`: installed by the worker's job, as `make run` does. Without, the cluster
     is marked as fenced by the platform's own admission control: most tests change Berth's
     objects by hand as the cluster's admin (drift, repair, campaigns), which Berth's
-    guardrails exist to refuse. tests/test_guardrails_before_use.py tests them in use."""
+    guardrails exist to refuse. tests/provisioning/guardrails/test_before_use.py tests them in
+    use."""
     from provisioning import tasks
     from tenants import demo
     from tenants.choices import GuardrailsMode

@@ -30,8 +30,8 @@ from kubernetes import client as kube_client
 from kubernetes import config as kube_config
 
 from portal.sandbox import PLATFORM_NAMESPACES
-from tests.authz import LiveCluster, path_of
-from tests.cluster import SERVICE_ACCOUNT, chart_rbac, stand_in
+from tests.support.authz import LiveCluster, path_of
+from tests.support.cluster import SERVICE_ACCOUNT, chart_rbac, stand_in
 
 E2E_VARIABLE = "BERTH_E2E_KUBECONFIG"
 SETUP_MANAGER = "berth-e2e"

@@ -9,7 +9,7 @@
 
 Also an entry point for the concurrency test's worker processes:
 
-    python -m tests.gitserver write-gitops <request id>...
+    python -m tests.support.gitserver write-gitops <request id>...
 """
 
 from __future__ import annotations
@@ -184,7 +184,9 @@ class GitDaemon:
 def main(argv: list[str]) -> int:
     """A worker process for the concurrency test: write the GitOps of each request id."""
     if len(argv) < 2 or argv[0] != "write-gitops":
-        print("usage: python -m tests.gitserver write-gitops <request id>...", file=sys.stderr)
+        print(
+            "usage: python -m tests.support.gitserver write-gitops <request id>...", file=sys.stderr
+        )
         return 2
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     import django

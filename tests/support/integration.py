@@ -15,7 +15,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 needs_postgres_and_redis = pytest.mark.skipif(
     not (

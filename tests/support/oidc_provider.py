@@ -1,6 +1,6 @@
 """OpenID Connect providers for end-to-end tests, each started in a process of its own.
 
-1. A small provider the tests control (run as `python -m tests.oidc_provider`): discovery,
+1. A small provider the tests control (run as `python -m tests.support.oidc_provider`): discovery,
    JWKS, authorize (redirects straight back with a code, for whoever the test said signs in
    next), token (checks the client secret, the redirect URI and the PKCE verifier; answers
    an ID token and an access token, in one of ACCESS_TOKEN_FORMS), userinfo and end-session.
@@ -37,7 +37,7 @@ import jwt
 import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLIENT_ID = "berth-test"
 CLIENT_SECRET = "test-client-secret-0123456789"
 # The audience of the access tokens it mints: Berth's API, not its client.
@@ -399,7 +399,7 @@ def _stop(process: subprocess.Popen) -> None:
 @contextmanager
 def running_test_provider() -> Iterator[TestProvider]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.oidc_provider", "--port", "0"],
+        [sys.executable, "-m", "tests.support.oidc_provider", "--port", "0"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,

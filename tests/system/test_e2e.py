@@ -3,7 +3,7 @@ changes nothing, the fences hold against the team itself, drift is found and rep
 decommission leaves nothing behind.
 
 Each test runs against the stand-in and, when `BERTH_E2E_KUBECONFIG` is set, against that
-real cluster too (tests/e2e.py); Berth acts as its ServiceAccount with the chart's RBAC.
+real cluster too (tests/support/e2e.py); Berth acts as its ServiceAccount with the chart's RBAC.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
 from tenants import demo, services
 from tenants.choices import GuardrailsMode, NamespaceState, RequestState
 from tenants.models import Cluster, Namespace, Request, Tenant, User
-from tests.authz import RBAC_GROUP, Subject, path_of
-from tests.e2e import TARGETS, Target, target
-from tests.workflow import approve_if_needed
+from tests.support.authz import RBAC_GROUP, Subject, path_of
+from tests.support.e2e import TARGETS, Target, target
+from tests.support.workflow import approve_if_needed
 
 WORKER = "e2e"
 RBAC = f"{RBAC_GROUP}/v1"

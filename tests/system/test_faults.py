@@ -34,10 +34,10 @@ from provisioning.tasks import converge
 from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant, User
-from tests.cluster import seed_demo, stand_in
-from tests.gitserver import GitDaemon, commits_on, free_port, init_bare, push_outside_commit
-from tests.integration import ROOT, needs_postgres_and_redis, wait_for, worker_env
-from tests.workflow import approve_if_needed
+from tests.support.cluster import seed_demo, stand_in
+from tests.support.gitserver import GitDaemon, commits_on, free_port, init_bare, push_outside_commit
+from tests.support.integration import ROOT, needs_postgres_and_redis, wait_for, worker_env
+from tests.support.workflow import approve_if_needed
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults, needs_postgres_and_redis]
 

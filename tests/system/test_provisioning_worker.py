@@ -14,9 +14,9 @@ from provisioning.tasks import sweep
 from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant, User
-from tests.cluster import seed_demo
-from tests.integration import celery_worker, needs_postgres_and_redis, wait_for
-from tests.workflow import approve_if_needed
+from tests.support.cluster import seed_demo
+from tests.support.integration import celery_worker, needs_postgres_and_redis, wait_for
+from tests.support.workflow import approve_if_needed
 
 pytestmark = [pytest.mark.integration, needs_postgres_and_redis]
 

@@ -4,7 +4,7 @@ import pytest
 
 from provisioning.models import WorkerHeartbeat
 from provisioning.tasks import heartbeat
-from tests.integration import celery_worker, needs_postgres_and_redis, wait_for
+from tests.support.integration import celery_worker, needs_postgres_and_redis, wait_for
 
 pytestmark = [pytest.mark.integration, needs_postgres_and_redis]
 

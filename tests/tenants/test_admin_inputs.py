@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """What platform admins type is validated too: group names, namespaces, cluster URLs, and
 a change that would take a whole role out of a tenant needs saying so."""
 
@@ -10,7 +9,7 @@ import pytest
 
 from tenants.choices import MembershipSource, Role
 from tenants.models import AuditEvent, Cluster, Membership, Tenant
-from tests.test_api_support import api, assert_problem, world  # noqa: F401 - fixtures
+from tests.support.api import api, assert_problem
 
 TENANT = "/api/v1/tenants/payments/"
 

@@ -14,41 +14,13 @@ from rest_framework.exceptions import ValidationError
 from tenants import budget, quantities, selectors, services
 from tenants.choices import NamespaceState, RequestState
 from tenants.models import Namespace, Request, Tenant
-from tests.factories import (
-    ClusterFactory,
+from tests.support.api import api, assert_problem
+from tests.support.budget import live_namespace, set_budget
+from tests.support.factories import (
     MembershipFactory,
     TenantFactory,
-    TierFactory,
     UserFactory,
 )
-from tests.test_api_support import api, assert_problem
-
-
-def set_budget(tenant: Tenant, **limits: int) -> Tenant:
-    Tenant.objects.filter(pk=tenant.pk).update(**{f"budget_{k}": v for k, v in limits.items()})
-    tenant.refresh_from_db()
-    return tenant
-
-
-def live_namespace(
-    tenant: Tenant,
-    name: str,
-    *,
-    state: str = NamespaceState.ACTIVE,
-    cpu_millis: int,
-    memory_mib: int,
-    storage_gib: int = 0,
-) -> Namespace:
-    return Namespace.objects.create(
-        name=f"{tenant.slug}-{name}",
-        tenant=tenant,
-        tier=TierFactory(),
-        cluster=ClusterFactory(),
-        cpu_millis=cpu_millis,
-        memory_mib=memory_mib,
-        storage_gib=storage_gib,
-        state=state,
-    )
 
 
 def ask(tenant: Tenant, requester, app: str, cpu: str, memory: str = "256Mi") -> Request:

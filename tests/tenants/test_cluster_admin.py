@@ -1,7 +1,7 @@
 import pytest
 
 from kubesandbox import KubeSandbox
-from tests.factories import ClusterFactory, UserFactory
+from tests.support.factories import ClusterFactory, UserFactory
 
 
 @pytest.fixture

@@ -68,9 +68,9 @@ def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_serve
     from provisioning import engine
     from tenants import demo, services
     from tenants.choices import RequestState
-    from tests.cluster import seed_demo, stand_in
-    from tests.gitserver import files_on
-    from tests.workflow import approve_if_needed
+    from tests.support.cluster import seed_demo, stand_in
+    from tests.support.gitserver import files_on
+    from tests.support.workflow import approve_if_needed
 
     git_dir = tmp_path / "git"
     git_dir.mkdir()

@@ -12,7 +12,7 @@ from tenants import environment_rules, services
 from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestState
 from tenants.errors import DomainError, NotAllowed
 from tenants.models import AuditEvent, EnvironmentRule, EphemeralEnvironment, Namespace, Project
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 
 VARIABLES = {
     "tenant": "payments",

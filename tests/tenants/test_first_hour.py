@@ -4,12 +4,7 @@ are refused by the name the rule makes, in sentences."""
 
 from __future__ import annotations
 
-import os
-import queue
-import re
-import signal
 import subprocess
-import threading
 
 import pytest
 from rest_framework.exceptions import ValidationError
@@ -317,7 +312,6 @@ def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tena
 
 
 def test_the_demo_tenants_commits_link_to_the_demo_git_servers_commit_page(world, tmp_path):
-    import subprocess
 
     import requests
 
@@ -365,101 +359,6 @@ def test_an_earlier_demo_commit_link_follows_the_git_server_to_its_new_port(worl
     assert Tenant.objects.get(slug="search").gitops_commit_url == (
         "https://forge.example/search/commit/{sha}"
     )
-
-
-# --- make run prints its URL when it answers ------------------------------------------------
-
-URL_LINE = re.compile(r"^Berth is \w+ at (?P<url>http://\S+?)/?$")
-
-
-@pytest.fixture
-def make_run_answering(tmp_path):
-    """`make run` (`python -m portal.run`) on free ports, its data in tmp_path, followed
-    until it prints its URL line; /healthz and the identity provider's discovery document
-    are asked the moment it does. Yields its URL, those answers (or errors), its output and
-    data directory."""
-    import requests
-
-    from tests.gitserver import free_port
-    from tests.test_readme_commands import PYTHON, ROOT, clean_environment
-
-    ports = {name: str(free_port()) for name in ("web", "idp", "sandbox", "git")}
-    environment = clean_environment(
-        BERTH_DATA_DIR=str(tmp_path / "data"),
-        BERTH_PORT=ports["web"],
-        BERTH_DEVIDP_PORT=ports["idp"],
-        BERTH_SANDBOX_PORT=ports["sandbox"],
-        BERTH_GITSERVER_PORT=ports["git"],
-        PYTHONUNBUFFERED="1",
-    )
-    process = subprocess.Popen(
-        [PYTHON, "-m", "portal.run"],
-        cwd=ROOT,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    output: list[str] = []
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def read() -> None:
-        for line in process.stdout:
-            output.append(line)
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=read, daemon=True).start()
-    try:
-        while True:
-            # A cold start (virtualenv warm, migrations, the sandbox) takes a minute or two.
-            line = lines.get(timeout=600)
-            assert line is not None, "make run exited:\n" + "".join(output[-40:])
-            printed = URL_LINE.match(line.strip())
-            if printed:
-                break
-        url = printed["url"]
-        answers: dict[str, object] = {}
-        for name, asked in (
-            ("health", f"{url}/healthz"),
-            (
-                "provider",
-                (f"http://127.0.0.1:{ports['idp']}/openid/.well-known/openid-configuration"),
-            ),
-        ):
-            try:
-                answers[name] = requests.get(asked, timeout=10)
-            except requests.ConnectionError as exc:
-                answers[name] = exc
-        yield {
-            "url": url,
-            **answers,
-            "line": line.strip(),
-            "output": output,
-            "data": tmp_path / "data",
-            "process": process,
-        }
-    finally:
-        # Its children run in sessions of their own: only make run itself can stop them.
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-
-
-def test_make_run_prints_its_url_when_the_web_server_answers(make_run_answering):
-    run = make_run_answering
-    health = run["health"]
-
-    assert run["line"] == f"Berth is running at {run['url']}/"
-    assert not isinstance(health, Exception), f"{run['line']}, yet /healthz: {health}"
-    assert health.status_code == 200 and health.json() == {"status": "ok"}
-    # Signing in starts at the identity provider: it answers too.
-    assert not isinstance(run["provider"], Exception), run["provider"]
-    assert run["provider"].status_code == 200
 
 
 # --- the pages' references to the docs are links ----------------------------------------------

@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from tenants.models import Cluster
-from tests.factories import ClusterFactory
+from tests.support.factories import ClusterFactory
 
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.cluster-token-value"
 NEW_KEY = "Zm9vYmFyYmF6cXV4cXV1eGZvb2JhcmJhenF1eHF1dXg="

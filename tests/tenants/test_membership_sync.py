@@ -5,7 +5,7 @@ import pytest
 from tenants.choices import MembershipSource, Role
 from tenants.membership_sync import memberships_from_groups, sync_memberships
 from tenants.models import AuditEvent, Membership
-from tests.factories import MembershipFactory, TenantFactory, UserFactory
+from tests.support.factories import MembershipFactory, TenantFactory, UserFactory
 
 ADMINS = ["platform-admins"]
 

@@ -498,7 +498,7 @@ def test_namespaces_already_on_a_cluster_are_never_handed_to_a_tenant(world):
     from kubesandbox import DEFAULT_NAMESPACES
     from portal.sandbox import PLATFORM_NAMESPACES
     from provisioning.engine import discover_namespaces
-    from tests.cluster import sign_in_as_berth, stand_in
+    from tests.support.cluster import sign_in_as_berth, stand_in
 
     with stand_in(
         namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES, "payments-legacy-dev", "monitoring")

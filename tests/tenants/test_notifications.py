@@ -14,7 +14,7 @@ from portal.celery import app as celery_app
 from tenants import demo, services
 from tenants.models import Request, Tenant, User
 from tenants.services.lifecycle import transition
-from tests.workflow import approve_if_needed
+from tests.support.workflow import approve_if_needed
 
 
 class Receiver(BaseHTTPRequestHandler):

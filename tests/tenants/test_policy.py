@@ -6,8 +6,8 @@ from tenants import policy, services
 from tenants.choices import ApproverRole, PolicyOutcome, RequestState, Role
 from tenants.errors import NotAllowed
 from tenants.models import Approval, ApprovalRule, AuditEvent, Membership, Request, Tenant, User
-from tests.factories import UserFactory
-from tests.workflow import approve_if_needed
+from tests.support.factories import UserFactory
+from tests.support.workflow import approve_if_needed
 
 
 @pytest.fixture

@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """Policy what-if: a proposed rule set replayed over past decisions, with the attributes
 each request had when it was decided, on the Policy page and at POST
 /api/v1/policy/what-if/; nothing saved but, on the save of that exact proposal, the summary
@@ -17,13 +16,7 @@ from tenants.choices import Role
 from tenants.errors import NotAllowed
 from tenants.models import ApprovalRule, AuditEvent, Membership, Request
 from tenants.selectors import rules_in_force
-from tests.test_api_support import (  # noqa: F401 - fixtures
-    api,
-    assert_problem,
-    generous_rate,
-    submit,
-    world,
-)
+from tests.support.api import api, assert_problem, submit
 
 WHATIF = "/api/v1/policy/what-if/"
 

@@ -13,7 +13,7 @@ from provisioning.inputs.kinds import PlanKind, plan_kind_for
 from tenants.choices import RequestKind
 from tenants.kinds import KINDS, Kind, Target, all_kinds, kind_for, kinds_where
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APPS = ("tenants", "provisioning", "portal")
 # The two registries: the only places that may say what one kind does differently.
 REGISTRIES = (ROOT / "tenants" / "kinds", ROOT / "provisioning" / "inputs" / "kinds")

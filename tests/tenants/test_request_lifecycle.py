@@ -8,7 +8,7 @@ from tenants.choices import Decision, RequestState, RunState
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
 from tenants.models import Approval, AuditEvent, Request, Run
 from tenants.selectors import review
-from tests.factories import RequestFactory, UserFactory
+from tests.support.factories import RequestFactory, UserFactory
 
 S = RequestState
 DIGEST = "a" * 64

@@ -5,7 +5,7 @@ from django.test import override_settings
 from tenants import crypto
 from tenants.crypto import SecretDecryptionError
 from tenants.models import Cluster
-from tests.factories import ClusterFactory
+from tests.support.factories import ClusterFactory
 
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.cluster-token-value"
 

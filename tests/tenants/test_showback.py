@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """Showback: prices per cluster set by platform admins; each tenant's cost of the quota it
 holds, per namespace, project, tier and day, on its page, the dashboard, the API and CSV;
 measured usage from a Prometheus-compatible endpoint when one is set."""
@@ -29,12 +28,7 @@ from tenants.models import (
     Project,
     Request,
 )
-from tests.test_api_support import (  # noqa: F401 - fixtures
-    api,
-    assert_problem,
-    generous_rate,
-    world,
-)
+from tests.support.api import api, assert_problem
 
 NOW = datetime(2026, 11, 12, 0, 0, tzinfo=UTC)
 PRICES = {

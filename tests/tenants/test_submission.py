@@ -8,7 +8,7 @@ from tenants import services
 from tenants.choices import NamespaceState, RequestState
 from tenants.errors import NotAllowed
 from tenants.models import Namespace, Request, Tenant, User
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 
 
 @pytest.fixture

@@ -33,8 +33,8 @@ from tenants import demo, services
 from tenants.choices import Decision, NamespaceState, RequestKind, RequestState
 from tenants.models import Approval, Cluster, EnvironmentTier, Namespace, Request, Tenant, User
 from tenants.selectors import review
-from tests.cluster import seed_demo
-from tests.gitserver import (
+from tests.support.cluster import seed_demo
+from tests.support.gitserver import (
     GitDaemon,
     GitHttpServer,
     commits_on,
@@ -43,8 +43,8 @@ from tests.gitserver import (
     init_bare,
     push_outside_commit,
 )
-from tests.integration import needs_postgres_and_redis, worker_env
-from tests.workflow import approve_if_needed
+from tests.support.integration import needs_postgres_and_redis, worker_env
+from tests.support.workflow import approve_if_needed
 
 WORKER = "gitops-test"
 TOKEN = "glpat-Secr3tT0kenValue-9f8e7d"
@@ -489,7 +489,7 @@ def test_after_its_own_push_berth_builds_on_its_copy_and_still_sees_a_later_team
 def test_unreachable_remote_makes_the_request_wait_then_it_commits_once_by_itself(
     world, daemon, client, settings
 ):
-    from tests.test_metrics import GIT_FAILURES, scrape
+    from tests.portal.test_metrics import GIT_FAILURES, scrape
 
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     failures_before = scrape(client).get(GIT_FAILURES, 0.0)
@@ -789,10 +789,16 @@ def test_four_worker_processes_writing_200_requests_to_one_repo_lose_nothing(
     ids = _many_requests(200)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
     env = {**worker_env(), "BERTH_GIT_BACKOFF_SECONDS": "0.05", "BERTH_LOG_LEVEL": "WARNING"}
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.gitserver", "write-gitops", *map(str, ids[index::4])],
+            [
+                sys.executable,
+                "-m",
+                "tests.support.gitserver",
+                "write-gitops",
+                *map(str, ids[index::4]),
+            ],
             cwd=root,
             env=env,
             stdout=subprocess.PIPE,
@@ -880,7 +886,7 @@ def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
 def test_worker_entry_point_writes_the_requests_it_is_given(db, repos, daemon, fast_git):
     ids = _many_requests(2)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
-    from tests.gitserver import main
+    from tests.support.gitserver import main
 
     assert main(["write-gitops", *map(str, ids)]) == 0
     _assert_all_arrived(daemon.base / "payments.git", ids)

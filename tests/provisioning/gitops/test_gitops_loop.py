@@ -18,18 +18,23 @@ from pathlib import Path
 import pytest
 import yaml
 
-from provisioning import engine
 from provisioning.schema import validate_objects
 from provisioning.tasks import install_guardrails
 from tenants import services
 from tenants.choices import RequestKind, RequestState
-from tenants.models import Cluster, Request, Tenant, User
+from tenants.models import Cluster, Request
 from tenants.selectors import review
-from tests.cluster import seed_demo, sign_in_as_berth, stand_in
-from tests.gitserver import files_on, git, payments_repo_server
-from tests.workflow import approve_if_needed
+from tests.support.cluster import sign_in_as_berth, stand_in
+from tests.support.gitops_loop import (
+    TOKEN,
+    decide,
+    project,
+    provision_three_projects,
+    submit,
+    work,
+)
+from tests.support.gitserver import files_on, git
 
-TOKEN = "glpat-loop-Secr3t-token"
 ARGO = "argoproj.io/v1alpha1"
 FLUX_KUSTOMIZE = "kustomize.toolkit.fluxcd.io/v1"
 FLUX_SOURCE = "source.toolkit.fluxcd.io/v1"
@@ -38,77 +43,6 @@ RBAC = "rbac.authorization.k8s.io/v1"
 # Every test runs against the stand-in with the upstream CRDs, and checks what the roots
 # read against them.
 pytestmark = pytest.mark.crds
-
-
-@pytest.fixture
-def sandbox():
-    with stand_in(termination_seconds=0.05) as running:
-        yield running
-
-
-@pytest.fixture
-def server(tmp_path):
-    with payments_repo_server(tmp_path, token=TOKEN) as running:
-        yield running
-
-
-@pytest.fixture
-def world(db, sandbox, server, settings):
-    settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    seed_demo(sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    tenant.gitops_repo_url = server.url("payments.git")
-    tenant.gitops_credentials = f"payments-bot:{TOKEN}"
-    tenant.save()
-    return {
-        "tenant": tenant,
-        "owner": User.objects.get(username="olivia"),
-        "admin": User.objects.get(username="pat"),
-        "bare": server.root / "payments.git",
-        "cluster": Cluster.objects.get(name="sandbox"),
-    }
-
-
-def work() -> list[Request]:
-    """What the worker does with every approved request, oldest first."""
-    done = []
-    for pk in (
-        Request.objects.filter(state=RequestState.APPROVED)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    ):
-        engine.converge(request_id=pk, worker="loop-test")
-        done.append(Request.objects.get(pk=pk))
-    return done
-
-
-def submit(world, kind: str, **payload) -> Request:
-    return services.submit_request(
-        tenant=world["tenant"], kind=kind, payload=payload, requester=world["owner"]
-    )
-
-
-def project(
-    world, name: str, engine_name: str, *tiers: str, cluster: str = "sandbox", approve: bool = True
-) -> Request:
-    submitted = submit(
-        world,
-        RequestKind.PROJECT,
-        app=name,
-        engine=engine_name,
-        cluster=cluster,
-        tiers=list(tiers or ("dev",)),
-    )
-    return approve_if_needed(submitted, approver=world["admin"]) if approve else submitted
-
-
-def decide(world, tenancy_request: Request) -> Request:
-    """A platform admin approves the plan and GitOps change as shown now."""
-    return services.approve_request(
-        request_id=tenancy_request.pk,
-        approver=world["admin"],
-        plan_digest=review(tenancy_request).digest,
-    )
 
 
 def live(sandbox, kind: str, name: str, namespace: str | None = None, *, api: str = "v1"):
@@ -140,19 +74,6 @@ def kustomize(directory: Path) -> list[dict]:
     )
     assert built.returncode == 0, f"kubectl kustomize {directory}: {built.stderr}"
     return [doc for doc in yaml.safe_load_all(built.stdout) if doc]
-
-
-def provision_three_projects(world) -> dict[str, Request]:
-    made = {
-        "shop": project(world, "shop", "argocd", "dev"),
-        "cart": project(world, "cart", "argocd_kargo", "dev", "staging"),
-        "feed": project(world, "feed", "flux", "dev"),
-    }
-    work()
-    for name, tenancy_request in made.items():
-        tenancy_request.refresh_from_db()
-        assert tenancy_request.state == RequestState.READY, (name, tenancy_request.status_message)
-    return made
 
 
 def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbox, tmp_path):

@@ -20,9 +20,9 @@ import pytest
 from provisioning import engine
 from tenants.choices import NamePurpose, RequestState
 from tenants.models import NamespaceClaim, Request, Tenant, User
-from tests.cluster import seed_demo, stand_in
-from tests.gitserver import GitDaemon, files_on, init_bare
-from tests.test_api_support import api, assert_problem, generous_rate  # noqa: F401
+from tests.support.api import api, assert_problem
+from tests.support.cluster import seed_demo, stand_in
+from tests.support.gitserver import GitDaemon, files_on, init_bare
 
 KARGO_NS = "payments-shop-kargo"
 

@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 
 from tenants import tasks
 from tenants.models import Request, Tenant
-from tests.factories import ClusterFactory, TenantFactory, TierFactory, UserFactory
-from tests.gitserver import git, payments_repo_server
+from tests.support.factories import ClusterFactory, TenantFactory, TierFactory, UserFactory
+from tests.support.gitserver import git, payments_repo_server
 
 WRITER = "write-token-0123456789abcdef"
 READER = "read-token-0123456789abcdef"

@@ -14,7 +14,7 @@ from provisioning import guardrails
 from provisioning.guardrails import bootstrap_objects
 from provisioning.plan import DOMAINS_CONFIG, GITOPS_SOURCES_CONFIG, ClusterSpec
 from provisioning.schema import validate_object, validate_objects
-from tests.authz import LiveCluster, Subject, path_of
+from tests.support.authz import LiveCluster, Subject, path_of
 
 BERTH = "system:serviceaccount:berth-system:berth"
 DANA = "dana@example.com"  # a payments member

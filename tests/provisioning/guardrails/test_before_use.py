@@ -2,7 +2,6 @@
 records their digest, checked before any tenant namespace goes onto the cluster, and a
 request for a cluster without current ones waits, saying why, until they are there."""
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 from __future__ import annotations
 
 import pytest
@@ -11,12 +10,12 @@ from provisioning import tasks
 from provisioning.engine import guardrails as checks
 from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import AuditEvent, Cluster, Request
-from tests.cluster import as_admin
-from tests.factories import UserFactory
-from tests.test_gitops_loop import sandbox, server, submit, work, world  # noqa: F401
+from tests.support.cluster import as_admin
+from tests.support.factories import UserFactory
+from tests.support.gitops_loop import submit, work
 
-# The world of tests.test_gitops_loop applies Argo CD's and Kargo's objects: with the
-# upstream CRDs only (they skip, saying why, without them).
+# The GitOps loop's world (tests/support/gitops_loop.py) applies Argo CD's and Kargo's
+# objects: with the upstream CRDs only (they skip, saying why, without them).
 pytestmark = pytest.mark.crds
 
 NAME = "payments-web-dev"
@@ -178,7 +177,7 @@ def test_the_cluster_page_shows_what_an_install_would_change_before_it_is_decide
 
 
 def test_a_cluster_that_does_not_answer_is_an_outage_not_a_wait_for_guardrails(unfenced):
-    from tests.gitserver import free_port
+    from tests.support.gitserver import free_port
 
     Cluster.objects.filter(name="sandbox").update(api_url=f"https://127.0.0.1:{free_port()}")
     made = ask(unfenced)

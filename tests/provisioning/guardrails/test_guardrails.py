@@ -35,7 +35,7 @@ from provisioning.plan import (
 )
 from provisioning.schema import validate_objects
 from provisioning.validation import validate_plan
-from tests.authz import LiveCluster, Subject, resource_of
+from tests.support.authz import LiveCluster, Subject, resource_of
 
 CLUSTER = ClusterSpec(
     name="sandbox", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress-nginx"

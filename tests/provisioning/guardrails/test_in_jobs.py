@@ -12,10 +12,10 @@ from provisioning.plan import MANAGED_BY, Plan
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import AuditEvent, Cluster, Namespace, Request, Tenant, User
-from tests.cluster import berth_identity, seed_demo
-from tests.factories import UserFactory
-from tests.gitserver import commits_on
-from tests.workflow import approve_if_needed
+from tests.support.cluster import berth_identity, seed_demo
+from tests.support.factories import UserFactory
+from tests.support.gitserver import commits_on
+from tests.support.workflow import approve_if_needed
 
 WORKER = "guardrails-test"
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}

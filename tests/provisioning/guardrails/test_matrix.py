@@ -27,7 +27,7 @@ from provisioning.plan import (
     render,
 )
 from tenants import demo
-from tests.authz import LiveCluster, Subject, path_of
+from tests.support.authz import LiveCluster, Subject, path_of
 
 TIERS = ("dev", "staging", "prod", "review")
 CLUSTER = ClusterSpec(

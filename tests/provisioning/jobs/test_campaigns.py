@@ -3,7 +3,6 @@ changes under 30 live namespaces; the campaign shows each namespace's diff group
 (a hand-edited one stands out), rolls out a canary then waves, pauses at an injected
 failure, resumes, and rolls everything back."""
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 from __future__ import annotations
 
 import pytest
@@ -19,8 +18,8 @@ from tenants.models import (
     Namespace,
     User,
 )
-from tests.cluster import as_admin
-from tests.test_gitops_loop import sandbox, server, submit, work, world  # noqa: F401
+from tests.support.cluster import as_admin
+from tests.support.gitops_loop import submit, work
 
 COUNT = 30
 
@@ -165,7 +164,7 @@ def test_approval_follows_the_rules_and_nobody_approves_their_own(world):
     work_done = submit(
         world, "namespace", app="shop", tier="prod", cluster="sandbox", cpu="500m", memory="512Mi"
     )
-    from tests.workflow import approve_if_needed
+    from tests.support.workflow import approve_if_needed
 
     approve_if_needed(work_done, approver=admin)
     work()
@@ -211,7 +210,7 @@ def test_a_tier_definition_is_numbered_once_per_change_and_namespaces_show_what_
     world, client
 ):
     from tenants.services.definitions import current_tier_revision
-    from tests.test_api_support import api
+    from tests.support.api import api
 
     submit(
         world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m", memory="256Mi"
@@ -314,8 +313,8 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
     from provisioning.gitops_plan import files as gitops_files
     from tenants.choices import RequestKind, RequestState
     from tenants.models import Request
-    from tests.gitserver import files_on
-    from tests.test_gitops_loop import project
+    from tests.support.gitops_loop import project
+    from tests.support.gitserver import files_on
 
     project(world, "shop", "argocd", "dev")
     work()
@@ -375,7 +374,7 @@ def test_a_refused_commit_pauses_the_campaign_and_says_why(world, monkeypatch):
     from provisioning import versions
     from provisioning.gitops_plan import files as gitops_files
     from tenants.models import ApprovalRule
-    from tests.test_gitops_loop import project
+    from tests.support.gitops_loop import project
 
     project(world, "shop", "argocd", "dev")
     work()
@@ -415,28 +414,6 @@ def test_a_refused_commit_pauses_the_campaign_and_says_why(world, monkeypatch):
 # --- pages, API, the tenant's notice -------------------------------------------------------
 
 
-@pytest.fixture
-def prod_change(world):
-    from tests.workflow import approve_if_needed
-
-    for app in ("shop", "cart"):
-        approve_if_needed(
-            submit(
-                world,
-                "namespace",
-                app=app,
-                tier="prod",
-                cluster="sandbox",
-                cpu="500m",
-                memory="512Mi",
-            ),
-            approver=world["admin"],
-        )
-    work()
-    EnvironmentTier.objects.filter(slug="prod").update(container_default_memory_mib=1024)
-    return world
-
-
 def test_pages_start_decide_and_show_the_notice_to_the_tenant(prod_change, client):
     admin = prod_change["admin"]
     client.force_login(admin)
@@ -466,7 +443,7 @@ def test_pages_start_decide_and_show_the_notice_to_the_tenant(prod_change, clien
 
 
 def test_the_api_starts_moves_and_refuses_as_a_person_expects(prod_change):
-    from tests.test_api_support import api, assert_problem
+    from tests.support.api import api, assert_problem
 
     admin = api(prod_change["admin"])
     body = assert_problem(
@@ -501,7 +478,7 @@ def test_a_cluster_that_cannot_be_read_makes_no_campaign_and_says_why(
     prod_change, client, settings
 ):
     from tenants.models import Cluster, UpgradeCampaign
-    from tests.test_api_support import api, assert_problem
+    from tests.support.api import api, assert_problem
 
     settings.KUBE_BACKOFF_SECONDS = 0.01
     Cluster.objects.filter(name="sandbox").update(api_url="http://127.0.0.1:9")

@@ -26,8 +26,8 @@ from tenants.choices import (
 )
 from tenants.models import ApprovalRule, AuditEvent, Cluster, Namespace, Request, Tenant, User
 from tenants.selectors import review
-from tests.cluster import as_admin, seed_demo
-from tests.workflow import approve_if_needed
+from tests.support.cluster import as_admin, seed_demo
+from tests.support.workflow import approve_if_needed
 
 WORKER = "test-worker"
 

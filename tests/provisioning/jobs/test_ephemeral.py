@@ -28,8 +28,8 @@ from tenants.models import (
     User,
 )
 from tenants.tasks import send_expiry_warning
-from tests.cluster import seed_demo
-from tests.gitserver import GitDaemon, commits_on, files_on, init_bare
+from tests.support.cluster import seed_demo
+from tests.support.gitserver import GitDaemon, commits_on, files_on, init_bare
 
 WORKER = "ephemeral-test"
 

@@ -3,7 +3,6 @@ namespace should hold (drift repair, the truth table and its Repair, tenant_sync
 change) renders the tier definition the namespace runs, so an edited tier reaches it only
 through an upgrade campaign, and a campaign's rollback stays rolled back."""
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 from __future__ import annotations
 
 import pytest
@@ -14,13 +13,13 @@ from tenants import provisioner, selectors, services
 from tenants.choices import CampaignState, RequestKind, RequestState
 from tenants.models import EnvironmentTier, Namespace, Request
 from tenants.services.definitions import current_tier_revision
-from tests.cluster import as_admin
-from tests.test_api_support import api
-from tests.test_gitops_loop import sandbox, server, submit, work, world  # noqa: F401
-from tests.workflow import approve_if_needed
+from tests.support.api import api
+from tests.support.cluster import as_admin
+from tests.support.gitops_loop import submit, work
+from tests.support.workflow import approve_if_needed
 
-# The world of tests.test_gitops_loop applies Argo CD's and Kargo's objects: with the
-# upstream CRDs only (they skip, saying why, without them).
+# The GitOps loop's world (tests/support/gitops_loop.py) applies Argo CD's and Kargo's
+# objects: with the upstream CRDs only (they skip, saying why, without them).
 pytestmark = [pytest.mark.django_db(transaction=False), pytest.mark.crds]
 
 NAME = "payments-web-dev"

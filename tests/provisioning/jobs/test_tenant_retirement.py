@@ -2,7 +2,6 @@
 takes no new request and leaves its members' lists, the names it held are free again, and
 its records and audit trail stay."""
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 from __future__ import annotations
 
 import pytest
@@ -11,10 +10,10 @@ from rest_framework.exceptions import ValidationError
 from tenants import selectors, services
 from tenants.choices import RequestKind, RequestState
 from tenants.models import AuditEvent, NamespaceClaim, Tenant
-from tests.test_gitops_loop import decide, sandbox, server, submit, work, world  # noqa: F401
+from tests.support.gitops_loop import decide, submit, work
 
-# The world of tests.test_gitops_loop applies Argo CD's and Kargo's objects: with the
-# upstream CRDs only (they skip, saying why, without them).
+# The GitOps loop's world (tests/support/gitops_loop.py) applies Argo CD's and Kargo's
+# objects: with the upstream CRDs only (they skip, saying why, without them).
 pytestmark = pytest.mark.crds
 
 

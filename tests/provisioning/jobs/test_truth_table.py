@@ -7,19 +7,16 @@ and the table reports each of them — and nothing else — until a repair puts 
 back through a tenant_sync request.
 """
 
-# ruff: noqa: F811 - the fixtures come from tests.test_gitops_loop
 from __future__ import annotations
 
 import pytest
 
 from tenants import provisioner
 from tenants.models import Request, TruthTable
-from tests.cluster import as_admin
-from tests.gitserver import files_on, git
-from tests.test_access_map import provisioned  # noqa: F401 - fixture
-from tests.test_gitops_loop import sandbox, server, work, world  # noqa: F401 - fixtures
-
-QUOTA = "/api/v1/namespaces/payments-shop-dev/resourcequotas/berth-quota"
+from tests.support.cluster import as_admin
+from tests.support.drift import QUOTA, delete_file, hand_edit_quota, orphan_config_map
+from tests.support.gitops_loop import work
+from tests.support.gitserver import files_on
 
 
 def by_state(table: dict) -> dict[str, list[dict]]:
@@ -27,38 +24,6 @@ def by_state(table: dict) -> dict[str, list[dict]]:
     for row in table["rows"]:
         found.setdefault(row["state"], []).append(row)
     return found
-
-
-def hand_edit_quota(sandbox) -> None:
-    quota = as_admin(sandbox, "GET", QUOTA)
-    quota["spec"]["hard"]["requests.cpu"] = "64"
-    quota["metadata"].pop("managedFields", None)
-    as_admin(sandbox, "PUT", QUOTA, quota)
-
-
-def delete_file(world, tmp_path, path: str) -> None:
-    checkout = tmp_path / "by-hand"
-    git("clone", "--quiet", str(world["bare"]), str(checkout))
-    git("rm", "--quiet", path, cwd=checkout)
-    git("commit", "--quiet", "-m", "Remove a file by hand", cwd=checkout)
-    git("push", "--quiet", "origin", "main", cwd=checkout)
-
-
-def orphan_config_map(sandbox) -> None:
-    as_admin(
-        sandbox,
-        "POST",
-        "/api/v1/namespaces/payments-shop-dev/configmaps",
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": "left-behind",
-                "labels": {"app.kubernetes.io/managed-by": "berth", "berth.dev/tenant": "payments"},
-            },
-            "data": {"was": "Berth's once"},
-        },
-    )
 
 
 def test_after_provisioning_everything_is_in_sync(provisioned):
@@ -103,7 +68,7 @@ def test_a_hand_edit_a_deleted_file_and_an_orphan_are_each_reported(provisioned,
 
 def test_repair_puts_the_quota_and_the_file_back_through_a_request(provisioned, sandbox, tmp_path):
     from tenants import services
-    from tests.workflow import approve_if_needed
+    from tests.support.workflow import approve_if_needed
 
     before = files_on(provisioned["bare"])
     deleted = sorted(
@@ -186,7 +151,7 @@ def test_the_page_refreshes_filters_and_lets_only_admins_repair(provisioned, san
 def test_the_api_answers_the_table_and_keeps_other_tenants_out(provisioned, sandbox):
     from django.contrib.auth import get_user_model
 
-    from tests.test_api_support import api, assert_problem
+    from tests.support.api import api, assert_problem
 
     users = get_user_model().objects
     orphan_config_map(sandbox)

@@ -19,8 +19,8 @@ from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
 from tenants import services
 from tenants.models import Cluster, Namespace, Tenant, User
-from tests.cluster import as_admin, seed_demo, stand_in
-from tests.workflow import approve_if_needed
+from tests.support.cluster import as_admin, seed_demo, stand_in
+from tests.support.workflow import approve_if_needed
 
 QUICK = Timing(
     watch_seconds=1,

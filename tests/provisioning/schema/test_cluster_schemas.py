@@ -95,7 +95,7 @@ def cluster(db, sandbox: KubeSandbox) -> Cluster:
 
 def plan_and_inputs(cluster_name: str = "edge") -> tuple:
     """An Argo CD tenant's project plan, its inputs as read from the database (claims set)."""
-    from tests.test_guardrails import inputs
+    from tests.provisioning.guardrails.test_guardrails import inputs
 
     given = inputs(ARGOCD)
     given = replace(given, cluster=replace(given.cluster, name=cluster_name), claims={})

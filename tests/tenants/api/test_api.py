@@ -1,7 +1,6 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """The REST API's endpoints and who may use them (/api/v1/).
 
-Roles come from the demo world (tests/test_api_support.py): admin (pat), owner (olivia),
+Roles come from the demo world (tests/support/api.py): admin (pat), owner (olivia),
 member (dev), viewer (vera) of payments, and outsider (sam, a member of search only).
 """
 
@@ -24,15 +23,8 @@ from tenants.models import (
     Tenant,
 )
 from tenants.selectors import review
-from tests.test_api_support import (  # noqa: F401 - fixtures
-    NAMESPACE,
-    api,
-    assert_problem,
-    generous_rate,
-    submit,
-    world,
-)
-from tests.workflow import approve_if_needed
+from tests.support.api import NAMESPACE, api, assert_problem, submit
+from tests.support.workflow import approve_if_needed
 
 REQUESTS = "/api/v1/requests/"
 

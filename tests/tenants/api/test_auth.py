@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """Who can call the API: API tokens (unknown, expired, revoked, deactivated), the browser's
 session with CSRF, and OIDC access tokens signed by a real provider process."""
 
@@ -18,14 +17,12 @@ from rest_framework.test import APIClient
 from portal.auth import discovery
 from tenants import services
 from tenants.models import ApiToken, Membership, User
-from tests.oidc_provider import API_AUDIENCE, CLIENT_ID, CLIENT_SECRET, running_test_provider
-from tests.test_api_support import (  # noqa: F401 - fixtures
-    NAMESPACE,
-    api,
-    assert_problem,
-    generous_rate,
-    token_for,
-    world,
+from tests.support.api import NAMESPACE, api, assert_problem, token_for
+from tests.support.oidc_provider import (
+    API_AUDIENCE,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    running_test_provider,
 )
 
 ME = "/api/v1/me/"
@@ -325,7 +322,7 @@ ENDPOINTS = [
 @pytest.mark.parametrize("credential", ["none", "expired", "revoked"])
 @pytest.mark.parametrize(("method", "path"), ENDPOINTS)
 def test_every_endpoint_wants_valid_credentials(world, credential, method, path):
-    from tests.test_api_support import submit
+    from tests.support.api import submit
 
     tenancy_request = submit(world, tier="prod")
     client = APIClient()

@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """ "Use it": a namespace's kubeconfig, on its page and at
 GET /api/v1/namespaces/<name or id>/kubeconfig/, for the people who may see it only.
 
@@ -18,7 +17,7 @@ from django.urls import reverse
 
 from tenants.choices import NamespaceState
 from tenants.models import Cluster, EnvironmentTier, Namespace
-from tests.test_api_support import api, assert_problem, generous_rate, world  # noqa: F401
+from tests.support.api import api, assert_problem
 
 ISSUER = "https://sso.example.com/realms/acme"
 CLIENT = "kubernetes"

@@ -1,15 +1,9 @@
 """A person's notification opt-out over the API: read and changed on /api/v1/me/."""
 
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 from __future__ import annotations
 
 from tenants.models import AuditEvent
-from tests.test_api_support import (  # noqa: F401 - fixtures
-    api,
-    assert_problem,
-    generous_rate,
-    world,
-)
+from tests.support.api import api, assert_problem
 
 ME = "/api/v1/me/"
 

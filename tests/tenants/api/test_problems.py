@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """Errors are problem details with the right status; bad input is never a server error;
 Idempotency-Key replays; throttling answers 429 with Retry-After."""
 
@@ -18,15 +17,7 @@ from tenants.api import idempotency
 from tenants.api.exceptions import problem_handler
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
 from tenants.models import IdempotencyRecord, Namespace, NamespaceClaim, Request, User
-from tests.test_api_support import (  # noqa: F401 - fixtures
-    NAMESPACE,
-    api,
-    assert_problem,
-    generous_rate,
-    submit,
-    token_for,
-    world,
-)
+from tests.support.api import NAMESPACE, api, assert_problem, submit, token_for
 
 REQUESTS = "/api/v1/requests/"
 

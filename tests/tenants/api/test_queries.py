@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """List endpoints make the same number of queries for 1 row as for 10 (no N+1)."""
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from tenants import selectors, services
 from tenants.choices import NamespaceState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Run, Tenant
-from tests.test_api_support import api, generous_rate, submit, world  # noqa: F401 - fixtures
+from tests.support.api import api, submit
 
 
 def grow(world, kind: str, count: int, start: int = 0) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rest_framework.test import APIClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_schema_generation_passes_validation_without_warnings(tmp_path):

@@ -45,8 +45,8 @@ from tenants.models import (
     Tenant,
     User,
 )
-from tests.test_api_support import submit
-from tests.workflow import approve_if_needed
+from tests.support.api import submit
+from tests.support.workflow import approve_if_needed
 
 MAX_EXAMPLES = 20
 # Every conformance check but positive_data_acceptance: Berth refuses schema-valid requests

@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """Making and revoking API tokens: the page under the user's menu, and the command."""
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tenants.models import ApiToken, AuditEvent
-from tests.test_api_support import api, generous_rate, world  # noqa: F401 - fixtures
+from tests.support.api import api
 
 
 def make(client, **data):

@@ -4,15 +4,15 @@ platform admins only, at a fixed number of queries."""
 from datetime import timedelta
 
 import pytest
-import time_machine
 from django.utils import timezone
 
 from tenants import services
 from tenants.models import Tenant
 from tenants.selectors import review
 from tenants.selectors.dashboard import admin_dashboard, failure_cause, readable_duration
-from tenants.services.lifecycle import return_to_approval, transition
-from tests.factories import UserFactory
+from tenants.services.lifecycle import return_to_approval
+from tests.support.factories import UserFactory
+from tests.support.timeline import ask, at, provision
 
 NOW = timezone.now().replace(hour=18, minute=0, second=0, microsecond=0)
 
@@ -20,30 +20,6 @@ NOW = timezone.now().replace(hour=18, minute=0, second=0, microsecond=0)
 @pytest.fixture
 def world(demo_world):
     return demo_world
-
-
-def at(moment, action):
-    with time_machine.travel(moment, tick=False):
-        return action()
-
-
-def ask(world, app: str, tier: str = "prod"):
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="namespace",
-        requester=world["developer"],
-        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
-    )
-
-
-def provision(request_id: int, *, ready: bool, message: str = ""):
-    transition(request_id=request_id, action="start_provisioning", actor=None)
-    return transition(
-        request_id=request_id,
-        action="mark_ready" if ready else "mark_failed",
-        actor=None,
-        message=message,
-    )
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from tenants.models import (
     Tenant,
     User,
 )
-from tests.factories import MembershipFactory, UserFactory
+from tests.support.factories import MembershipFactory, UserFactory
 
 RULES_PAGE = "/tenants/payments/environment-rules/"
 PREVIEW = "/tenants/payments/environment-preview/"

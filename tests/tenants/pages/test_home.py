@@ -1,7 +1,7 @@
 import pytest
 
 from tenants.choices import Role
-from tests.factories import MembershipFactory, TenantFactory, UserFactory
+from tests.support.factories import MembershipFactory, TenantFactory, UserFactory
 
 
 def test_anonymous_visitor_is_sent_to_sign_in(client, db):

@@ -15,11 +15,11 @@ from tenants.models import Request
 from tenants.notifications import email_text
 from tenants.selectors.dashboard import admin_dashboard
 from tenants.services.lifecycle import transition
-from tests.test_budget import live_namespace, set_budget
-from tests.test_dashboard import ask, at, provision
+from tests.support.budget import live_namespace, set_budget
+from tests.support.timeline import ask, at, provision
 
 RAW = ("request.mark_ready", "request.submit", "argocd_kargo", "['dev'", "m of", "Mi of", "Gi of")
-CSS = Path(__file__).resolve().parent.parent / "static" / "berth" / "berth.css"
+CSS = Path(__file__).resolve().parents[3] / "static" / "berth" / "berth.css"
 
 
 @pytest.fixture

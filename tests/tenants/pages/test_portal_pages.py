@@ -142,7 +142,7 @@ def test_commit_is_plain_text_without_a_configured_link(client, world):
 
 
 def test_approved_request_does_not_say_approval_will_commit(client, world, tmp_path):
-    from tests.gitserver import init_bare
+    from tests.support.gitserver import init_bare
 
     bare = init_bare(tmp_path / "payments.git")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")
@@ -372,7 +372,7 @@ def test_queue_reads_each_tenants_repository_once_and_binds_the_same_digests(
     all of them, and each row's digest is the one its own page would show."""
     import importlib
 
-    from tests.gitserver import init_bare
+    from tests.support.gitserver import init_bare
 
     write = importlib.import_module("provisioning.gitops.write")  # the module, not write()
 

@@ -8,7 +8,7 @@ from tenants.choices import RequestState
 from tenants.errors import DomainError, NotAllowed
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant, User
 from tenants.selectors import review
-from tests.factories import TenantFactory
+from tests.support.factories import TenantFactory
 
 
 @pytest.fixture
@@ -194,7 +194,7 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
 
 
 def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, world, tmp_path):
-    from tests.gitserver import init_bare
+    from tests.support.gitserver import init_bare
 
     bare = init_bare(tmp_path / "payments.git")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")

@@ -17,7 +17,7 @@ from tenants.models import (
     Tenant,
     User,
 )
-from tests.workflow import approve_if_needed
+from tests.support.workflow import approve_if_needed
 
 NAMESPACE_FORM = "/tenants/payments/request/namespace/"
 

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint install screenshots
+.PHONY: run test test-fast lint install screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,13 +20,19 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The unit, API and page tests only: no browser, no process of their own (tests/system), no
+# PostgreSQL, Redis or worker; what a change is checked with before the whole suite.
+FAST_MARKERS := not browser and not integration and not faults and not bench
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "$(FAST_MARKERS)" --ignore=tests/system --ignore=tests/browser $(PYTEST_ARGS)
+
 # Retake docs/screenshots/ with the browser tests that take them (a plain test run leaves the
 # docs alone and keeps its pictures in artifacts/screenshots/).
 CHROMIUM ?= $(or $(BERTH_CHROMIUM),/usr/bin/chromium)
 screenshots: $(STAMP)
 	@test -x $(CHROMIUM) || { echo "make screenshots needs Chromium at $(CHROMIUM) (apt-get install chromium)"; exit 1; }
 	BERTH_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots BERTH_CHROMIUM=$(CHROMIUM) \
-		$(BIN)/python -m pytest $$(grep -l docs_screenshot tests/test_browser_*.py) $(PYTEST_ARGS)
+		$(BIN)/python -m pytest $$(grep -l docs_screenshot tests/browser/test_*.py) $(PYTEST_ARGS)
 
 # The same checks pre-commit runs (.pre-commit-config.yaml): formatting, lint, types, layers.
 lint: $(STAMP)

@@ -199,7 +199,7 @@ def main() -> None:
         worker(args.worker)
         return
 
-    from tests.gitserver import GitDaemon, commits_on, files_on, init_bare
+    from tests.support.gitserver import GitDaemon, commits_on, files_on, init_bare
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-gitops-"))
     repos = workdir / "repos"

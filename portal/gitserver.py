@@ -2,7 +2,7 @@
 smart HTTP protocol on loopback, so a Flux tenant gets an http:// URL, the only kind besides
 https:// and ssh:// that Flux's GitRepository admits. A development tool, never deployed:
 `git http-backend` behind a small threaded WSGI server, pushes allowed. The tests use it too
-(tests/gitserver.py), with a token it then wants as an HTTP Basic password.
+(tests/support/gitserver.py), with a token it then wants as an HTTP Basic password.
 
 It has one web page, so the demo's commits are links: `GET /<repository>.git/commit/<sha>`
 answers what `git show` prints of that commit, as text (the demo tenants' commit link).

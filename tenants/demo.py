@@ -118,7 +118,7 @@ class DemoPerson:
 
 # Room for the README's journey and more: a dev namespace (1 core, 2 GiB, 10 GiB) and a
 # three-tier project (7 cores, 14 GiB, 80 GiB, 3 namespaces), then two more requests as
-# large as that project, with 10 cores still left (tests/test_first_hour.py).
+# large as that project, with 10 cores still left (tests/tenants/test_first_hour.py).
 DEMO_BUDGET = dict(
     budget_cpu_millis=32000,
     budget_memory_mib=64 * 1024,

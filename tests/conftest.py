@@ -1,10 +1,11 @@
 import os
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 
-from tests.browser import ARTIFACTS, CHROMIUM, launch_args
-from tests.factories import MembershipFactory, TenantFactory, UserFactory
+from tests.support.browser import ARTIFACTS, CHROMIUM, launch_args
+from tests.support.factories import MembershipFactory, TenantFactory, UserFactory
 
 CRDS_MISSING = "the upstream CRDs are not beside this checkout (../shared/crds); set BERTH_CRD_DIR"
 
@@ -61,6 +62,35 @@ def demo_world(db) -> dict:
         "admin": User.objects.get(username="pat"),  # a platform admin
         "outsider": User.objects.get(username="sam"),  # a developer of the search tenant
     }
+
+
+@pytest.fixture
+def world(db):
+    """The demo world the API tests know (tests/support/api.py says who is who); a folder
+    whose tests provision through the GitOps loop has a `world` of its own."""
+    from tenants import demo
+    from tenants.choices import Role
+    from tenants.models import Membership, Tenant, User
+
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    payments = Tenant.objects.get(slug="payments")
+    viewer = UserFactory(username="vera")
+    Membership.objects.create(user=viewer, tenant=payments, role=Role.VIEWER)
+    return SimpleNamespace(
+        payments=payments,
+        search=Tenant.objects.get(slug="search"),
+        admin=User.objects.get(username="pat"),
+        owner=User.objects.get(username="olivia"),
+        member=User.objects.get(username="dev"),
+        outsider=User.objects.get(username="sam"),
+        viewer=viewer,
+    )
+
+
+@pytest.fixture(autouse=True)
+def generous_rate(settings):
+    """No test is about the API's rate but the ones that set their own."""
+    settings.BERTH_API_RATE = "100000/min"
 
 
 @pytest.fixture

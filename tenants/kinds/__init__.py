@@ -13,7 +13,7 @@ vocabulary (tier specs, Kargo projects, the engines a tenant runs), not the doma
 
 Adding a kind: a value in `tenants.choices.RequestKind` (and its migration), a module here
 declaring its `Kind`, one in `provisioning/inputs/kinds/` declaring its plan input, each
-listed in its package's `KINDS`, and their tests. `tests/test_request_kinds.py` fails
+listed in its package's `KINDS`, and their tests. `tests/tenants/test_request_kinds.py` fails
 while either side lacks one, or while anything outside the two packages compares kinds.
 """
 

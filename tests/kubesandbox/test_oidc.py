@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from kubesandbox import KubeSandbox
 from kubesandbox.authn import OidcOptions
 from portal.sandbox import OIDC_USERNAME_PREFIX, oidc_options
-from tests.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
+from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
 
 ROOT = Path(__file__).resolve().parents[2]
 BERTH_URL = "http://127.0.0.1:9"  # only named in redirect URIs: never called

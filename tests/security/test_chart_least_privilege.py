@@ -32,8 +32,8 @@ from provisioning.plan import (
     TenantSpec,
     render,
 )
-from tests.authz import path_of
-from tests.test_helm_chart import a_plan_input_with_every_kind
+from tests.project.test_helm_chart import a_plan_input_with_every_kind
+from tests.support.authz import path_of
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("check_chart", ROOT / "deploy/helm/check_chart.py")
@@ -611,7 +611,7 @@ def test_the_policies_are_on_by_default_go_with_berths_rbac_and_can_be_left_out(
 
     both = {(kind, name) for name in policies for kind in check_chart.ADMISSION_KINDS}
     assert shipped(chart) == both
-    # Every provisioning test signs Berth in with these (tests/cluster.py, `make run`).
+    # Every provisioning test signs Berth in with these (tests/support/cluster.py, `make run`).
     assert shipped(check_chart.berth_rbac("berth-system")) == both
     values = check_chart.load_values(check_chart.CHART / "ci" / "default-values.yaml")
     assert (

@@ -27,8 +27,8 @@ from rest_framework.test import APIClient
 from tenants import provisioner, tasks
 from tenants.egress import EgressRefused, check_host
 from tenants.models import Tenant
-from tests.factories import TenantFactory, UserFactory
-from tests.gitserver import payments_repo_server
+from tests.support.factories import TenantFactory, UserFactory
+from tests.support.gitserver import payments_repo_server
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "egress-test-token-0123456789"

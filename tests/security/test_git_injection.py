@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - the fixtures come from tests.test_api_support
 """A tenant's GitOps repository URL, branch and base path never reach git as an option, a
 shell or a path outside the repository: refused with a message naming the field at every
 door (REST API onboarding and PATCH, the onboarding page, the Django admin, Tenant.clean),
@@ -23,8 +22,8 @@ from provisioning.gitops.remote import policy_from_settings
 from provisioning.jobs.proposals import gitops_remote
 from provisioning.previews import check_repository
 from tenants.models import AuditEvent, Request, Tenant, User
-from tests.gitserver import init_bare
-from tests.test_api_support import api, assert_problem, world  # noqa: F401 - fixtures
+from tests.support.api import api, assert_problem
+from tests.support.gitserver import init_bare
 
 RUN = "touch${IFS}$HOME.pwned"  # what each injection tries to run
 

@@ -18,7 +18,7 @@ from tenants import services
 from tenants.choices import NamePurpose
 from tenants.errors import InvalidInput
 from tenants.models import Cluster, NamespaceClaim, Tenant, User
-from tests.test_api_support import api, assert_problem
+from tests.support.api import api, assert_problem
 
 ONBOARDING = {
     "branch": "main",
@@ -101,7 +101,7 @@ def test_a_namespace_labelled_as_berths_that_the_registry_never_held_is_claimed_
     refuses the slug that would cover it."""
     from provisioning.jobs import discover_namespaces
     from provisioning.plan import MANAGED_BY
-    from tests.cluster import as_admin, sign_in_as_berth, stand_in
+    from tests.support.cluster import as_admin, sign_in_as_berth, stand_in
 
     services.names.claim(
         cluster=sandbox,

@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 import tenants.forms
 from tenants.forms.base import RefusesControlCharacters
 from tenants.models import ApiToken, AuditEvent, Comment, Tenant
-from tests.test_api_support import api, assert_problem, submit, world  # noqa: F401 - fixtures
+from tests.support.api import api, assert_problem, submit
 
 # The security review's URLs: each was a server error on PostgreSQL, which refuses a NUL in
 # text the moment a query carries one.
@@ -38,7 +38,7 @@ BIDI = "\u202e\u2066"
 
 
 @pytest.mark.parametrize(("url", "parameter"), NUL_URLS)
-def test_a_nul_in_a_page_url_is_a_400_before_any_query(client, world, url, parameter):  # noqa: F811
+def test_a_nul_in_a_page_url_is_a_400_before_any_query(client, world, url, parameter):
     client.force_login(world.member)
     with CaptureQueriesContext(connection) as queries:
         response = client.get(url)
@@ -55,7 +55,7 @@ def test_a_nul_in_a_page_url_is_a_400_before_any_query(client, world, url, param
 @pytest.mark.parametrize(
     "page", ["/access/", "/audit/", "/approvals/", "/names/", "/tenants/payments/truth/"]
 )
-def test_control_characters_in_a_page_query_string_are_a_400(client, world, page, char):  # noqa: F811
+def test_control_characters_in_a_page_query_string_are_a_400(client, world, page, char):
     client.force_login(world.admin)
     response = client.get(page, {"q": f"pay{char}ments"})
     assert response.status_code == 400
@@ -63,7 +63,7 @@ def test_control_characters_in_a_page_query_string_are_a_400(client, world, page
     assert response["Content-Type"].startswith("text/html")
 
 
-def test_a_control_character_in_a_query_parameter_name_is_a_400(client, world):  # noqa: F811
+def test_a_control_character_in_a_query_parameter_name_is_a_400(client, world):
     client.force_login(world.admin)
     response = client.get("/access/?q\x1b=1")
     assert response.status_code == 400
@@ -72,14 +72,14 @@ def test_a_control_character_in_a_query_parameter_name_is_a_400(client, world): 
     )
 
 
-def test_a_page_without_control_characters_is_served_as_before(client, world):  # noqa: F811
+def test_a_page_without_control_characters_is_served_as_before(client, world):
     client.force_login(world.admin)
     assert client.get("/access/", {"q": "payments owners\u00e9"}).status_code == 200
 
 
 @pytest.mark.parametrize("char", CONTROL_CORPUS)
 @pytest.mark.parametrize("path", ["/api/v1/requests/", "/api/v1/tenants/", "/api/v1/audit-events/"])
-def test_control_characters_in_an_api_query_string_are_a_validation_problem(world, path, char):  # noqa: F811
+def test_control_characters_in_an_api_query_string_are_a_validation_problem(world, path, char):
     response = api(world.admin).get(path, {"tenant": f"pay{char}ments"})
     body = assert_problem(response, 400, "validation-error")
     kind = "a bidirectional control" if char in BIDI else "a control"
@@ -89,7 +89,7 @@ def test_control_characters_in_an_api_query_string_are_a_validation_problem(worl
     assert body["errors"] == {"tenant": [body["detail"]]}
 
 
-def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):  # noqa: F811
+def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):
     for path in (
         "/api/v1/tenants/%00/",
         "/api/v1/access/groups/pay%00/",
@@ -99,7 +99,7 @@ def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):  # noqa:
         assert "The path holds" in body["detail"]
 
 
-def test_the_admin_refuses_a_look_alike_group_on_its_field(world, rf):  # noqa: F811
+def test_the_admin_refuses_a_look_alike_group_on_its_field(world, rf):
     from django.contrib import admin
     from django.forms.models import model_to_dict
 
@@ -136,7 +136,7 @@ def test_the_admin_refuses_a_look_alike_group_on_its_field(world, rf):  # noqa: 
 @pytest.mark.parametrize("char", CONTROL_CORPUS)
 def test_a_control_character_in_a_page_form_field_is_a_field_error_and_nothing_is_stored(
     client,
-    world,  # noqa: F811
+    world,
     char,
 ):
     client.force_login(world.member)
@@ -149,7 +149,7 @@ def test_a_control_character_in_a_page_form_field_is_a_field_error_and_nothing_i
     assert not ApiToken.objects.filter(user=world.member).exists()
 
 
-def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, world):  # noqa: F811
+def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, world):
     """The onboarding form's clusters are looked up in the database by what was sent."""
     client.force_login(world.admin)
     page = client.post(
@@ -173,7 +173,7 @@ def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, worl
     assert not Tenant.objects.filter(slug="orders").exists()
 
 
-def test_a_multi_line_field_keeps_its_tabs_and_line_breaks_and_refuses_escapes(client, world):  # noqa: F811
+def test_a_multi_line_field_keeps_its_tabs_and_line_breaks_and_refuses_escapes(client, world):
     request = submit(world)
     client.force_login(world.member)
     client.post(f"/requests/{request.pk}/comment/", {"body": "Looks fine.\r\n\tShip it."})
@@ -203,7 +203,7 @@ def test_every_page_form_refuses_control_characters():
 
 
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
-def test_audit_csv_cells_a_spreadsheet_would_evaluate_are_defused(client, world, start):  # noqa: F811
+def test_audit_csv_cells_a_spreadsheet_would_evaluate_are_defused(client, world, start):
     """A name a tenant chose ends up in the audit log; opened in a spreadsheet, a cell
     starting with a formula character (or a tab or carriage return before one) must stay
     text: it starts with an apostrophe."""
@@ -235,7 +235,7 @@ def platform_group(settings):
     settings.BERTH_PLATFORM_ADMIN_GROUPS = ["platform-admins"]
 
 
-def onboard(world, **groups):  # noqa: F811
+def onboard(world, **groups):
     return api(world.admin).post(
         "/api/v1/tenants/", {"slug": "orders", "name": "Orders", **groups}, format="json"
     )
@@ -277,7 +277,7 @@ def onboard(world, **groups):  # noqa: F811
     ],
 )
 def test_onboarding_over_the_api_refuses_a_group_that_passes_for_another(
-    world,  # noqa: F811
+    world,
     platform_group,
     field,
     name,
@@ -288,7 +288,7 @@ def test_onboarding_over_the_api_refuses_a_group_that_passes_for_another(
     assert not Tenant.objects.filter(slug="orders").exists()
 
 
-def test_a_group_written_in_compatibility_characters_is_refused_with_its_nfkc_form(world):  # noqa: F811
+def test_a_group_written_in_compatibility_characters_is_refused_with_its_nfkc_form(world):
     """Names are refused, not rewritten: the identity provider sends a group's name as it is
     spelled there, so a name Berth normalised would no longer match the group."""
     body = assert_problem(onboard(world, member_groups=["ｐａｙｍｅｎｔｓ-devs"]), 400)
@@ -301,14 +301,14 @@ def test_a_group_written_in_compatibility_characters_is_refused_with_its_nfkc_fo
     assert not Tenant.objects.filter(slug="orders").exists()
 
 
-def test_two_roles_of_one_tenant_cannot_name_look_alike_groups(world):  # noqa: F811
+def test_two_roles_of_one_tenant_cannot_name_look_alike_groups(world):
     body = assert_problem(
         onboard(world, owner_groups=["orders-admins"], member_groups=["orders-adrnins"]), 400
     )
     assert set(body["errors"]) == {"owner_groups", "member_groups"}
 
 
-def test_changing_a_tenant_over_the_api_refuses_a_look_alike_and_keeps_its_groups(world):  # noqa: F811
+def test_changing_a_tenant_over_the_api_refuses_a_look_alike_and_keeps_its_groups(world):
     response = api(world.admin).patch(
         "/api/v1/tenants/search/", {"member_groups": [f"p{CYRILLIC_A}yments-owners"]}, format="json"
     )
@@ -318,7 +318,7 @@ def test_changing_a_tenant_over_the_api_refuses_a_look_alike_and_keeps_its_group
     assert f"p{CYRILLIC_A}yments-owners" not in world.search.member_groups
 
 
-def test_names_in_one_script_and_a_tenants_own_groups_are_accepted(world, platform_group):  # noqa: F811
+def test_names_in_one_script_and_a_tenants_own_groups_are_accepted(world, platform_group):
     # Japanese mixes Han and kana (and Latin), as TR39 allows; ελληνικά is Greek throughout.
     response = onboard(
         world, owner_groups=["開発チーム", "dev-開発"], member_groups=["ελληνικά", "orders-devs"]
@@ -333,7 +333,7 @@ def test_names_in_one_script_and_a_tenants_own_groups_are_accepted(world, platfo
     assert response.status_code == 200, response.json()
 
 
-def test_the_onboarding_form_refuses_a_look_alike_group_on_its_field(client, world):  # noqa: F811
+def test_the_onboarding_form_refuses_a_look_alike_group_on_its_field(client, world):
     client.force_login(world.admin)
     page = client.post(
         "/tenants/new/",

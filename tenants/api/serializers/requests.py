@@ -62,7 +62,7 @@ class RequestSerializer(serializers.ModelSerializer):
         }
 
     def to_representation(self, instance: Request | dict[str, Any]) -> dict:
-        """What DRF's per-field walk would give (tests/test_api_queries.py compares them),
+        """What DRF's per-field walk would give (tests/tenants/api/test_queries.py compares them),
         built directly: a list page renders 50 of these, and the walk was a fifth of its
         time (docs/benchmarks.md). A list passes rows (selectors.request_rows_visible_to);
         one request passes its instance. The declared fields are not even bound

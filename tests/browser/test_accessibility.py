@@ -1,0 +1,118 @@
+"""Every page a person can reach, checked by axe-core in headless Chromium: no serious or
+critical accessibility violation, for a developer and for a platform admin.
+
+The crawl starts at the home page and follows every link within Berth (not the admin site,
+the API, downloads or signing out), so a new page is checked as soon as it is linked."""
+
+from __future__ import annotations
+
+from urllib.parse import urldefrag, urlparse
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
+from portal.sandbox import PLATFORM_NAMESPACES
+from provisioning import jobs
+from tenants import services
+from tenants.models import Tenant, User
+from tenants.selectors import review
+from tests.support.browser import needs_chromium, signed_in_page
+from tests.support.cluster import seed_demo
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+SKIPPED_PREFIXES = ("/admin/", "/api/", "/oidc/", "/static/", "/logout", "/metrics")
+BLOCKING = {"serious", "critical"}
+MAX_PAGES = 80
+
+
+@pytest.fixture
+def sandbox():
+    with KubeSandbox(
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), crds=upstream_crds()
+    ) as running:
+        yield running
+
+
+def world_with_history(sandbox) -> None:
+    """Pages with something on them: a ready namespace, one waiting, one rejected."""
+    seed_demo(sandbox)
+    tenant = Tenant.objects.get(slug="payments")
+    developer, admin = User.objects.get(username="dev"), User.objects.get(username="pat")
+
+    def ask(app: str, tier: str):
+        return services.submit_request(
+            tenant=tenant,
+            kind="namespace",
+            requester=developer,
+            payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+        )
+
+    ready = ask("shop", "prod")
+    services.approve_request(request_id=ready.pk, approver=admin, plan_digest=review(ready).digest)
+    jobs.converge(request_id=ready.pk, worker="axe")
+    ask("cart", "prod")
+    rejected = ask("till", "prod")
+    services.reject_request(request_id=rejected.pk, approver=admin, reason="Use shop")
+
+
+def crawl(page, base: str) -> dict[str, list[dict]]:
+    """Serious violations by page, over every page reachable from the home page."""
+    axe = Axe()
+    seen: set[str] = set()
+    queue = ["/"]
+    found: dict[str, list[dict]] = {}
+    while queue and len(seen) < MAX_PAGES:
+        path = queue.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        response = page.goto(base + path)
+        assert response is not None and response.status < 400, f"{path}: {response.status}"
+        results = axe.run(page)
+        serious = [v for v in results.response["violations"] if v["impact"] in BLOCKING]
+        if serious:
+            found[path] = [
+                {"id": v["id"], "help": v["help"], "nodes": [n["target"] for n in v["nodes"]][:3]}
+                for v in serious
+            ]
+        for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
+            url = urlparse(urldefrag(href)[0])
+            if url.netloc != urlparse(base).netloc or url.path.startswith(SKIPPED_PREFIXES):
+                continue
+            if "format=csv" in url.query:
+                continue
+            target = url.path + (f"?{url.query}" if url.query else "")
+            if target not in seen:
+                queue.append(target)
+    assert len(seen) > 10, f"the crawl reached only {sorted(seen)}"
+    return found
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("username", ["dev", "pat"])
+def test_every_page_passes_axe_without_serious_violations(live_server, browser, sandbox, username):
+    world_with_history(sandbox)
+    page = signed_in_page(browser, live_server, User.objects.get(username=username))
+
+    violations = crawl(page, live_server.url)
+
+    assert violations == {}, "\n".join(
+        f"{path}: {v['id']} ({v['help']}) at {v['nodes']}"
+        for path, found in sorted(violations.items())
+        for v in found
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_signed_out_pages_pass_axe_without_serious_violations(live_server, page):
+    axe = Axe()
+    found = {}
+    for path in ("/login/", "/login/failed/?reason=no_groups"):
+        page.goto(live_server.url + path)
+        serious = [v["id"] for v in axe.run(page).response["violations"] if v["impact"] in BLOCKING]
+        if serious:
+            found[path] = serious
+    assert found == {}

@@ -1,0 +1,316 @@
+"""The cluster watcher against the Kubernetes API stand-in: drift recorded as it happens,
+with no periodic job running, through reconnects, compaction and outages; one watcher per
+cluster however many run."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from provisioning import jobs, tasks
+from provisioning.inputs import namespace_input
+from provisioning.jobs.watch import Timing, watch_clusters
+from provisioning.jobs.watch_streams import WATCHED_KINDS
+from provisioning.models import ClusterWatch
+from provisioning.plan import namespace_objects
+from tenants import services
+from tenants.models import Cluster, Namespace, Tenant, User
+from tests.support.cluster import as_admin, seed_demo, stand_in
+from tests.support.workflow import approve_if_needed
+
+QUICK = Timing(
+    watch_seconds=1,
+    heartbeat_seconds=0.1,
+    lease_seconds=1.5,
+    refresh_seconds=0.5,
+    backoff_initial=0.05,
+    backoff_max=0.3,
+)
+QUOTA = "/api/v1/namespaces/payments-shop-dev/resourcequotas/berth-quota"
+DNS_POLICY = (
+    "/apis/networking.k8s.io/v1/namespaces/payments-shop-dev/networkpolicies/berth-allow-dns"
+)
+DEADLINE = 30.0
+
+
+@pytest.fixture
+def sandbox():
+    with stand_in(termination_seconds=0.05) as running:
+        yield running
+
+
+@pytest.fixture
+def world(transactional_db, sandbox):
+    seed_demo(sandbox)
+    tenant = Tenant.objects.get(slug="payments")
+    submitted = services.submit_request(
+        tenant=tenant,
+        kind="namespace",
+        requester=User.objects.get(username="dev"),
+        payload={
+            "app": "shop",
+            "tier": "dev",
+            "cluster": "sandbox",
+            "cpu": "1",
+            "memory": "2Gi",
+            "storage": "5Gi",
+        },
+    )
+    approved = approve_if_needed(submitted, approver=User.objects.get(username="pat"))
+    jobs.converge(request_id=approved.pk, worker="test")
+    namespace = Namespace.objects.get(name="payments-shop-dev")
+    assert namespace.state == "active" and namespace.drift == []
+    return {"namespace": namespace, "cluster": Cluster.objects.get(name="sandbox")}
+
+
+def repairing(namespace: Namespace, repair: bool) -> None:
+    namespace.tier.auto_repair_drift = repair
+    namespace.tier.save(update_fields=["auto_repair_drift"])
+
+
+@contextmanager
+def watcher(holder: str = "replica-a") -> Iterator[threading.Event]:
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=watch_clusters, daemon=True, kwargs={"holder": holder, "stop": stop, "timing": QUICK}
+    )
+    thread.start()
+    try:
+        yield stop
+    finally:
+        stop.set()
+        thread.join(timeout=15)
+
+
+def eventually(check: Callable[[], Any], what: str) -> Any:
+    """Poll the database (or the stand-in) until `check` answers, within a generous deadline."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.05)
+
+
+def synced(cluster: Cluster) -> None:
+    """The holder has listed every kind (and beaten since)."""
+    eventually(
+        lambda: ClusterWatch.objects.filter(
+            cluster=cluster, relists__gte=len(WATCHED_KINDS)
+        ).exists(),
+        "every kind listed",
+    )
+
+
+def finding(namespace: Namespace, obj: str) -> dict | None:
+    namespace.refresh_from_db()
+    return next((f for f in namespace.drift if f["object"] == obj), None)
+
+
+def edit_quota(sandbox, cpu: str = "64") -> None:
+    quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    quota["spec"]["hard"]["requests.cpu"] = cpu
+    sandbox.upsert(quota)
+
+
+def quota_requests(sandbox, *, watching: bool) -> list[dict]:
+    return [
+        r
+        for r in sandbox.requests()
+        if r["path"] == "/api/v1/resourcequotas" and ("watch=true" in r["query"]) == watching
+    ]
+
+
+def test_the_watcher_watches_every_kind_a_namespace_plan_holds(world):
+    inputs = namespace_input(world["namespace"])
+    objects = namespace_objects(inputs, inputs.namespaces[0])
+    planned = {(obj["apiVersion"], obj["kind"]) for obj in objects}
+    assert planned <= set(WATCHED_KINDS)
+
+
+def test_an_edit_and_a_deletion_are_recorded_as_drift_with_no_periodic_job(world, sandbox):
+    namespace = world["namespace"]
+    repairing(namespace, False)
+    with watcher():
+        synced(world["cluster"])
+        edit_quota(sandbox)
+        as_admin(sandbox, "DELETE", DNS_POLICY)
+
+        changed = eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the edit recorded",
+        )
+        missing = eventually(
+            lambda: finding(namespace, "NetworkPolicy/payments-shop-dev/berth-allow-dns"),
+            "deletion recorded",
+        )
+    assert changed["status"] == "changed" and "spec.hard.requests.cpu" in changed["detail"]
+    assert missing["status"] == "missing"
+    assert not changed.get("repaired")  # this tier leaves it to people
+    assert sandbox.get("NetworkPolicy", "berth-allow-dns", "payments-shop-dev") is None
+    # Nothing read object by object: the watch streams said it all.
+    assert not [
+        r for r in sandbox.requests() if r["path"] in (QUOTA, DNS_POLICY) and r["method"] == "GET"
+    ]
+
+
+def test_drift_is_repaired_at_once_on_a_repairing_tier(world, sandbox):
+    namespace = world["namespace"]
+    repairing(namespace, True)
+    with watcher():
+        synced(world["cluster"])
+        edit_quota(sandbox)
+        as_admin(sandbox, "DELETE", DNS_POLICY)
+
+        eventually(
+            lambda: (
+                sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")["spec"]["hard"][
+                    "requests.cpu"
+                ]
+                == "1"
+            ),
+            "the quota put back",
+        )
+        eventually(
+            lambda: sandbox.get("NetworkPolicy", "berth-allow-dns", "payments-shop-dev"),
+            "the policy made again",
+        )
+        repaired = eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the repair recorded",
+        )
+    assert repaired["status"] == "changed" and repaired["repaired"] is True
+
+
+def test_an_object_put_back_by_hand_is_no_longer_drift(world, sandbox):
+    namespace = world["namespace"]
+    repairing(namespace, False)
+    ref = "ResourceQuota/payments-shop-dev/berth-quota"
+    with watcher():
+        synced(world["cluster"])
+        edit_quota(sandbox)
+        eventually(lambda: finding(namespace, ref), "the edit recorded")
+        edit_quota(sandbox, "1")
+        eventually(lambda: finding(namespace, ref) is None, "the finding cleared")
+
+
+def test_a_reconnect_takes_up_from_the_last_version_and_misses_nothing(world, sandbox):
+    namespace = world["namespace"]
+    repairing(namespace, False)
+    with watcher():
+        synced(world["cluster"])
+        lists_before = len(quota_requests(sandbox, watching=False))
+        # The API goes away for the quota streams mid-watch...
+        sandbox.inject_faults(503, times=None, method="GET", path_contains="/resourcequotas")
+        eventually(
+            lambda: [r for r in quota_requests(sandbox, watching=True) if r["injected"]],
+            "a watch refused",
+        )
+        edit_quota(sandbox)  # ...while someone changes the quota
+        sandbox.clear_faults()
+
+        eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the change made during the outage recorded",
+        )
+        eventually(
+            lambda: ClusterWatch.objects.filter(restarts__gte=1).exists(), "the restart counted"
+        )
+    # Taken up from the version it had seen: no new LIST, the missed event came by the watch.
+    assert len(quota_requests(sandbox, watching=False)) == lists_before
+    resumed = [r for r in quota_requests(sandbox, watching=True) if not r["injected"]]
+    assert all(
+        "resourceVersion=" in r["query"] and "resourceVersion=&" not in r["query"] for r in resumed
+    )
+
+
+def test_a_watch_older_than_the_servers_history_lists_again_and_catches_up(world, sandbox):
+    namespace = world["namespace"]
+    repairing(namespace, False)
+    with watcher():
+        synced(world["cluster"])
+        relists = ClusterWatch.objects.get().relists
+        lists_before = len(quota_requests(sandbox, watching=False))
+        sandbox.inject_faults(503, times=None, method="GET", path_contains="/resourcequotas")
+        eventually(
+            lambda: [r for r in quota_requests(sandbox, watching=True) if r["injected"]],
+            "a watch refused",
+        )
+        edit_quota(sandbox)
+        sandbox.store.events.compact()  # the change is gone from the history: 410 Gone
+        sandbox.clear_faults()
+
+        eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the change recorded after a new LIST",
+        )
+        eventually(lambda: ClusterWatch.objects.get().relists > relists, "the relist counted")
+    assert len(quota_requests(sandbox, watching=False)) == lists_before + 1
+
+
+def test_two_watchers_one_lease_and_the_other_takes_over_when_it_stops(world, sandbox):
+    namespace = world["namespace"]
+    repairing(namespace, False)
+    cluster = world["cluster"]
+    with watcher("replica-a") as stop_a:
+        synced(cluster)
+        with watcher("replica-b"):
+            edit_quota(sandbox)
+            eventually(
+                lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+                "the edit recorded",
+            )
+            # Only the holder lists and watches: one LIST of the quotas, not two.
+            assert ClusterWatch.objects.get(cluster=cluster).holder == "replica-a"
+            assert len(quota_requests(sandbox, watching=False)) == 1
+
+            stop_a.set()
+            eventually(
+                lambda: ClusterWatch.objects.get(cluster=cluster).holder == "replica-b",
+                "replica-b holds the cluster",
+            )
+            as_admin(sandbox, "DELETE", DNS_POLICY)
+            eventually(
+                lambda: finding(namespace, "NetworkPolicy/payments-shop-dev/berth-allow-dns"),
+                "replica-b records drift",
+            )
+
+
+def test_beats_reconcile_reads_nothing_from_a_cluster_whose_watcher_is_healthy(world, sandbox):
+    repairing(world["namespace"], False)
+    with watcher():
+        synced(world["cluster"])
+        sandbox.clear_requests()
+        tasks.reconcile()
+        reads = [r for r in sandbox.requests() if "watch=true" not in r["query"]]
+    assert reads == []
+    # With the watcher gone (its lease lapsed), the periodic job reads each namespace again.
+    ClusterWatch.objects.update(heartbeat_at=None, lease_expires_at=None)
+    tasks.reconcile()
+    assert [r for r in sandbox.requests() if r["path"] == QUOTA and r["method"] == "GET"]
+
+
+def test_readyz_and_metrics_show_the_watchers_health_and_figures(world, sandbox, client):
+    repairing(world["namespace"], False)
+    assert client.get("/readyz").json()["watcher"]["ok"] is False  # nobody watches yet
+    with watcher():
+        synced(world["cluster"])
+        edit_quota(sandbox)
+        eventually(lambda: ClusterWatch.objects.filter(events__gte=1).exists(), "event counted")
+        health = client.get("/readyz").json()["watcher"]
+        text = client.get("/metrics").content.decode()
+    assert health == {"ok": True}
+    assert 'berth_watch_relists_total{cluster="sandbox"} 7.0' in text
+    events = next(
+        line
+        for line in text.splitlines()
+        if line.startswith('berth_watch_events_total{cluster="sandbox"}')
+    )
+    assert float(events.split()[-1]) >= 1
+    assert 'berth_watch_restarts_total{cluster="sandbox"}' in text

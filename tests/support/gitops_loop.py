@@ -1,0 +1,132 @@
+"""The GitOps loop's world, shared by the tests that provision through it: the Kubernetes API
+stand-in (Berth as its ServiceAccount with the chart's RBAC, the upstream CRDs), the demo
+seeded onto it, and the payments tenant's repository on a git server over HTTP wanting the
+tenant's token. The fixtures are registered by the conftest.py of each folder that uses them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from provisioning import jobs
+from tenants import services
+from tenants.choices import RequestKind, RequestState
+from tenants.models import Cluster, EnvironmentTier, Request, Tenant, User
+from tenants.selectors import review
+from tests.support.cluster import seed_demo, stand_in
+from tests.support.gitserver import payments_repo_server
+from tests.support.workflow import approve_if_needed
+
+TOKEN = "glpat-loop-Secr3t-token"
+
+
+@pytest.fixture
+def sandbox():
+    with stand_in(termination_seconds=0.05) as running:
+        yield running
+
+
+@pytest.fixture
+def server(tmp_path):
+    with payments_repo_server(tmp_path, token=TOKEN) as running:
+        yield running
+
+
+@pytest.fixture
+def world(db, sandbox, server, settings):
+    settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
+    seed_demo(sandbox)
+    tenant = Tenant.objects.get(slug="payments")
+    tenant.gitops_repo_url = server.url("payments.git")
+    tenant.gitops_credentials = f"payments-bot:{TOKEN}"
+    tenant.save()
+    return {
+        "tenant": tenant,
+        "owner": User.objects.get(username="olivia"),
+        "admin": User.objects.get(username="pat"),
+        "bare": server.root / "payments.git",
+        "cluster": Cluster.objects.get(name="sandbox"),
+    }
+
+
+@pytest.fixture
+def provisioned(world):
+    """The world with three projects provisioned: on Argo CD, Argo CD + Kargo and Flux."""
+    provision_three_projects(world)
+    return world
+
+
+@pytest.fixture
+def prod_change(world):
+    """Two prod namespaces provisioned, then the prod tier's definition changed."""
+    for app in ("shop", "cart"):
+        approve_if_needed(
+            submit(
+                world,
+                "namespace",
+                app=app,
+                tier="prod",
+                cluster="sandbox",
+                cpu="500m",
+                memory="512Mi",
+            ),
+            approver=world["admin"],
+        )
+    work()
+    EnvironmentTier.objects.filter(slug="prod").update(container_default_memory_mib=1024)
+    return world
+
+
+def work() -> list[Request]:
+    """What the worker does with every approved request, oldest first."""
+    done = []
+    for pk in (
+        Request.objects.filter(state=RequestState.APPROVED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    ):
+        jobs.converge(request_id=pk, worker="loop-test")
+        done.append(Request.objects.get(pk=pk))
+    return done
+
+
+def submit(world, kind: str, **payload) -> Request:
+    return services.submit_request(
+        tenant=world["tenant"], kind=kind, payload=payload, requester=world["owner"]
+    )
+
+
+def project(
+    world, name: str, engine_name: str, *tiers: str, cluster: str = "sandbox", approve: bool = True
+) -> Request:
+    submitted = submit(
+        world,
+        RequestKind.PROJECT,
+        app=name,
+        engine=engine_name,
+        cluster=cluster,
+        tiers=list(tiers or ("dev",)),
+    )
+    return approve_if_needed(submitted, approver=world["admin"]) if approve else submitted
+
+
+def decide(world, tenancy_request: Request) -> Request:
+    """A platform admin approves the plan and GitOps change as shown now."""
+    return services.approve_request(
+        request_id=tenancy_request.pk,
+        approver=world["admin"],
+        plan_digest=review(tenancy_request).digest,
+    )
+
+
+def provision_three_projects(world) -> dict[str, Request]:
+    made = {
+        "shop": project(world, "shop", "argocd", "dev"),
+        "cart": project(world, "cart", "argocd_kargo", "dev", "staging"),
+        "feed": project(world, "feed", "flux", "dev"),
+    }
+    work()
+    for name, tenancy_request in made.items():
+        tenancy_request.refresh_from_db()
+        assert tenancy_request.state == RequestState.READY, (name, tenancy_request.status_message)
+    return made

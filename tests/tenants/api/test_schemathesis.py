@@ -1,0 +1,416 @@
+"""Property-based tests of the live API against its own OpenAPI schema (schemathesis).
+
+For every operation of /api/schema/, schemathesis sends generated requests, valid and
+invalid, to a live server as a platform admin with every scope, and checks that none is
+answered with a server error, that every answer matches the schema (body, status code,
+content type, headers), and that every request the schema calls invalid is refused
+(`negative_data_rejection`). Bounded: MAX_EXAMPLES examples per operation and
+mode, derandomized, so the run is repeatable and takes about a minute.
+
+(schemathesis' own pytest integration, `from_fixture`, relies on a pytest internal that
+pytest 9 no longer has, so the operations are run from one test with Hypothesis directly.)
+"""
+
+from __future__ import annotations
+
+import uuid
+from types import SimpleNamespace
+from urllib.parse import quote
+
+import hypothesis
+import pytest
+import requests
+import schemathesis
+from django.core.management import call_command
+from hypothesis import HealthCheck, Phase, configuration, given, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from tenants import demo, services
+from tenants.choices import NamespaceState
+from tenants.models import (
+    AuditEvent,
+    Cluster,
+    EnvironmentTier,
+    EphemeralEnvironment,
+    Namespace,
+    Project,
+    Tenant,
+    User,
+)
+from tests.support.api import submit
+from tests.support.workflow import approve_if_needed
+
+MAX_EXAMPLES = 20
+# Every conformance check but positive_data_acceptance: Berth refuses schema-valid requests
+# whose meaning is wrong (a name already taken, an environment not live yet, a rule that
+# does not parse, a TTL under a minute), with a 400 problem naming the field, which that
+# check counts as a failure. What the schema can say (types, enums, bounds, formats, empty
+# filters), the negative checks hold the API to.
+CHECKS = [
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    negative_data_rejection,
+]
+# Along links the calls act on rows earlier calls made or changed: answers must still be
+# no server error and match the schema; the request-side checks run per operation above.
+SEQUENCE_CHECKS = [not_a_server_error, response_schema_conformance]
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def exercise(
+    operation,
+    mode: GenerationMode,
+    *,
+    base_url: str,
+    token: str,
+    path_parameters: dict | None = None,
+) -> None:
+    strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters)
+
+    @given(case=strategy)
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    def run(case) -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        if mode == GenerationMode.POSITIVE and "Idempotency-Key" in (case.headers or {}):
+            # Hypothesis reuses values; a key reused with another body is refused (422) by
+            # design, so every valid call gets a key of its own.
+            headers["Idempotency-Key"] = uuid.uuid4().hex
+        case.call_and_validate(base_url=base_url, headers=headers, checks=CHECKS)
+
+    run()
+
+
+def existing_objects() -> dict[str, dict[str, str]]:
+    """Path parameters naming real rows, by path prefix: generated ids rarely exist."""
+    world = SimpleNamespace(
+        payments=Tenant.objects.get(slug="payments"), member=User.objects.get(username="dev")
+    )
+    prod = submit(world, tier="prod", app="awaiting")
+    # Approved by hand if need be: an earlier transactional test's flush may have removed
+    # the default approval rules (a data migration) that approve dev automatically.
+    failed = approve_if_needed(
+        submit(world, tier="dev", app="failing"), approver=User.objects.get(username="pat")
+    )
+    run = services.start_provisioning(request_id=failed.pk, plan_digest="x")
+    services.mark_failed(run=run, error="refused by the API server")
+    project = Project.objects.create(tenant=world.payments, name="billing")
+    namespace = Namespace.objects.create(
+        name="payments-billing-dev",
+        tenant=world.payments,
+        project=project,
+        tier=EnvironmentTier.objects.get(slug="dev"),
+        cluster=Cluster.objects.get(name="sandbox"),
+        cpu_millis=500,
+        memory_mib=512,
+        state=NamespaceState.ACTIVE,
+    )
+    review = services.submit_request(
+        tenant=world.payments,
+        kind="ephemeral",
+        requester=world.member,
+        payload={"project": "billing", "env_slug": "review-1"},
+    )
+    environment = EphemeralEnvironment.objects.get(request=review)
+    return {
+        "/api/v1/environments/": {"id": str(environment.pk)},
+        "/api/v1/requests/{id}/runs/": {"id": str(failed.pk)},
+        "/api/v1/requests/{id}/retry/": {"id": str(failed.pk)},
+        "/api/v1/requests/": {"id": str(prod.pk)},
+        "/api/v1/namespaces/": {"id": str(namespace.pk)},
+        "/api/v1/projects/": {"id": str(project.pk)},
+        "/api/v1/audit-events/": {"id": str(AuditEvent.objects.order_by("id").first().pk)},
+        "/api/v1/tenants/": {"slug": "search"},
+        "/api/v1/clusters/": {"name": "sandbox"},
+        "/api/v1/tiers/": {"slug": "dev"},
+        "/api/v1/access/groups/": {"group": "payments-devs"},
+        "/api/v1/campaigns/": {"id": "1"},
+        "/api/v1/access/people/": {"username": "dev"},
+        "/api/v1/access/namespaces/": {"name": namespace.name},
+    }
+
+
+@pytest.fixture
+def hypothesis_home(tmp_path):
+    """Hypothesis' caches in a temporary directory, not .hypothesis/ in the work tree."""
+    previous = configuration.storage_directory()
+    configuration.set_hypothesis_home_dir(str(tmp_path / "hypothesis"))
+    yield
+    configuration.set_hypothesis_home_dir(str(previous))
+
+
+def test_the_api_keeps_its_schema_and_never_errs(
+    live_server,
+    settings,
+    hypothesis_home,
+):
+    settings.BERTH_API_RATE = "1000000/min"
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    admin = User.objects.get(username="pat")
+    token = services.create_api_token(
+        user=admin, name="schemathesis", scopes=["read", "request", "approve", "admin"]
+    )[1]
+    known = existing_objects()
+    api_schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json")
+
+    failures: list[str] = []
+    exercised = 0
+    for result in api_schema.get_all_operations():
+        operation = result.ok()
+        passes: list[tuple[GenerationMode, dict | None]] = [(mode, None) for mode in GenerationMode]
+        if "{" in operation.path:  # and once more about a row that exists
+            prefix = next(p for p in known if operation.path.startswith(p))
+            passes.append((GenerationMode.POSITIVE, known[prefix]))
+        for mode, path_parameters in passes:
+            try:
+                exercise(
+                    operation,
+                    mode,
+                    base_url=live_server.url,
+                    token=token,
+                    path_parameters=path_parameters,
+                )
+            # schemathesis reports through exception groups: collect those too.
+            except (Exception, BaseExceptionGroup) as exc:
+                label = "existing row" if path_parameters else mode.value
+                failures.append(f"{operation.method.upper()} {operation.path} ({label}):\n{exc}")
+        exercised += 1
+
+    assert exercised >= 25, exercised
+    assert not failures, "\n\n".join(failures)
+
+
+def test_sequences_of_calls_along_the_schemas_links_never_err(
+    live_server,
+    settings,
+    hypothesis_home,
+    tmp_path,
+):
+    """Stateful: schemathesis follows the OpenAPI links (a list's first row or a create's
+    answer → its detail → its actions) with generated data, so the calls reach rows that
+    exist, not only 404s."""
+    settings.BERTH_API_RATE = "1000000/min"
+    # The same sequence must meet the same answers from one example to the next: no clock
+    # in them (a truth table may otherwise be retaken only every N seconds), and no retry
+    # jitter in the server's thread, which draws from the global `random` that Hypothesis
+    # seeds for each example in this thread (the clusters here are unreachable, so every
+    # call to one would retry).
+    settings.BERTH_TRUTH_REFRESH_SECONDS = 0
+    settings.KUBE_MAX_ATTEMPTS = settings.BERTH_GIT_MAX_ATTEMPTS = 1
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    existing_objects()  # rows for the lists to lead to
+    admin = User.objects.get(username="pat")
+    token = services.create_api_token(
+        user=admin, name="stateful", scopes=["read", "request", "approve", "admin"]
+    )[1]
+    api_schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json")
+    answered: list[tuple[str, int]] = []
+
+    # Every sequence starts from these rows: Hypothesis requires that the same draws meet
+    # the same answers, and a call of one sequence (a tenant patched, a request approved)
+    # would otherwise change what a later sequence's identical first calls are answered.
+    snapshot = tmp_path / "start.json"
+    call_command("dumpdata", "tenants", "provisioning", output=str(snapshot), verbosity=0)
+
+    class Calls(api_schema.as_state_machine()):  # type: ignore[misc]
+        def teardown(self):
+            call_command("flush", interactive=False, verbosity=0)
+            call_command("loaddata", str(snapshot), verbosity=0)
+
+        def get_call_kwargs(self, case):
+            return {"base_url": live_server.url, "headers": {"Authorization": f"Bearer {token}"}}
+
+        def after_call(self, response, case):
+            answered.append((f"{case.method} {case.path}", response.status_code))
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            case.validate_response(response, checks=SEQUENCE_CHECKS)
+
+    Calls.run(
+        settings=hypothesis.settings(
+            max_examples=100,
+            stateful_step_count=8,
+            deadline=None,
+            database=None,
+            # No shrinking: a sequence's calls change the server's rows, so a replay cannot
+            # draw the same sequence, and Hypothesis would hide the failure behind "flaky".
+            phases=[Phase.explicit, Phase.generate],
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
+    )
+    reached = {call for call, status in answered if "{" in call and 200 <= status < 300}
+    # Links led to real rows: details and sub-resources answered with data, not 404.
+    print(f"links reached {len(reached)} operations with data: {sorted(reached)}")
+    assert len(reached) >= 5, sorted(reached)
+
+
+# Hostile names and quantities: what people paste, what attackers try.
+NAME_CORPUS = [
+    "",
+    " ",
+    "a" * 64,
+    "a" * 300,
+    "-lead",
+    "trail-",
+    "UPPER",
+    "dot.ted",
+    "under_score",
+    "kube-system",
+    "default",
+    "kargo",
+    "apps",
+    "argocd",
+    "flux-system",
+    "berth-system",
+    "payments-apps",
+    "payments-shop-kargo",
+    "../../etc",
+    "a/b",
+    "a%2Fb",
+    "a\\b",
+    "a b",
+    "shоp",  # Cyrillic о, a confusable
+    "ｓｈｏｐ",
+    "shop\u200b",
+    "shop\x00",
+    "𝓼𝓱𝓸𝓹",
+    "ä",
+    "١٢٣",
+    "null",
+    "None",
+    "0",
+    "-1",
+    "${TENANT}",
+    "$(reboot)",
+    "<script>",
+    "' OR 1=1 --",
+    "%00",
+    "\ud800",
+]
+QUANTITY_CORPUS = [
+    "",
+    "0",
+    "0m",
+    "-0",
+    "-1",
+    "1n",
+    "0.0001",
+    "1_000m",
+    "١٠٠m",
+    "1e3m",
+    "1e309",
+    "NaN",
+    "Infinity",
+    "1.2.3",
+    "1Ki",
+    "0.5Mi",
+    "100M",
+    "9" * 40,
+    "1 Gi",
+    "1gi",
+    "0x10",
+    True,
+    None,
+    [],
+    {},
+    1e308,
+]
+
+
+def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server, settings):
+    """Every one of these in every name-like or quantity-like field: a 2xx or a 4xx
+    problem+json, never a server error, never a namespace outside the tenant's prefix."""
+    settings.BERTH_API_RATE = "1000000/min"
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    Project.objects.create(tenant=Tenant.objects.get(slug="payments"), name="billing")
+    member = User.objects.get(username="olivia")  # an owner: may also write rules
+    token = services.create_api_token(user=member, name="corpus", scopes=["read", "request"])[1]
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {token}"
+    base = live_server.url
+    namespace = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"}
+    calls = []
+    for value in NAME_CORPUS:
+        for field in ("app", "tier", "cluster"):
+            calls.append(
+                (
+                    "post",
+                    "/api/v1/requests/",
+                    {
+                        "tenant": "payments",
+                        "kind": "namespace",
+                        "payload": {**namespace, field: value},
+                    },
+                )
+            )
+        for field in ("project", "env_slug", "branch"):
+            body = {
+                "tenant": "payments",
+                "project": "billing",
+                "env_slug": "review-1",
+                field: value,
+            }
+            calls.append(("post", "/api/v1/environments/?dry_run=true", body))
+        calls.append(
+            (
+                "put",
+                "/api/v1/tenants/payments/environment-rules/",
+                {"rules": [{"if": "", "namespace": value}]},
+            )
+        )
+        segment = quote(value, safe="", errors="surrogatepass")
+        calls.append(("get", f"/api/v1/tenants/{segment}/", None))
+    for value in QUANTITY_CORPUS:
+        for field in ("cpu", "memory", "storage"):
+            calls.append(
+                (
+                    "post",
+                    "/api/v1/requests/",
+                    {
+                        "tenant": "payments",
+                        "kind": "namespace",
+                        "payload": {**namespace, field: value},
+                    },
+                )
+            )
+        calls.append(
+            (
+                "post",
+                "/api/v1/environments/?dry_run=true",
+                {"tenant": "payments", "project": "billing", "env_slug": "review-1", "ttl": value},
+            )
+        )
+    failures = []
+    for method, path, body in calls:
+        response = session.request(method, base + path, json=body, timeout=10)
+        status = response.status_code
+        if status >= 500 or (
+            status >= 400 and response.headers["Content-Type"] != "application/problem+json"
+        ):
+            failures.append(f"{method.upper()} {path} {body!r}: {status} {response.text[:200]}")
+    assert not failures, "\n".join(failures)
+    # Whatever was accepted stayed inside the tenant's prefix.
+    assert (
+        not Namespace.objects.exclude(name__startswith="payments-")
+        .filter(tenant__slug="payments")
+        .exists()
+    )

@@ -1,0 +1,401 @@
+"""A newcomer's first hour with `make run`: the demo budget carries them through the README's
+journey and more, refusals say what is in use and what only requested, environment names
+are refused by the name the rule makes, in sentences."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tenants import demo, services
+from tenants.choices import NamespaceState, RequestKind
+from tenants.errors import InvalidInput
+from tenants.models import Namespace, Project, Tenant, User
+
+
+@pytest.fixture
+def world(db):
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    return {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "owner": User.objects.get(username="olivia"),
+    }
+
+
+def submit(world, kind, *, requester=None, **payload):
+    return services.submit_request(
+        tenant=world["tenant"],
+        kind=kind,
+        payload=payload,
+        requester=requester or world["developer"],
+    )
+
+
+def refusal(excinfo) -> dict[str, str]:
+    return {
+        field: " ".join(str(m) for m in messages)
+        for field, messages in excinfo.value.field_errors.items()
+    }
+
+
+# --- the demo budget ---------------------------------------------------------------------
+
+
+def test_the_demo_budget_carries_the_readme_journey_and_two_more_requests(world):
+    # The README's journey: a dev namespace as the form offers it, a three-tier project...
+    submit(
+        world,
+        RequestKind.NAMESPACE,
+        app="shop",
+        tier="dev",
+        cluster="sandbox",
+        cpu="1",
+        memory="2Gi",
+        storage="10Gi",
+    )
+    submit(
+        world,
+        RequestKind.PROJECT,
+        requester=world["owner"],
+        app="checkout",
+        engine="argocd_kargo",
+        cluster="sandbox",
+        tiers=["dev", "staging", "prod"],
+    )
+    # ... and two more, each as large as that project.
+    for app in ("ledger", "refunds"):
+        submit(
+            world,
+            RequestKind.PROJECT,
+            requester=world["owner"],
+            app=app,
+            engine="argocd",
+            cluster="sandbox",
+            tiers=["dev", "staging", "prod"],
+        )
+
+    assert (
+        Namespace.objects.filter(tenant=world["tenant"]).exclude(name__endswith="-kargo").count()
+        == 10
+    )
+
+
+def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(world):
+    Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=8000)
+    world["tenant"].refresh_from_db()
+    live = submit(
+        world,
+        RequestKind.NAMESPACE,
+        app="shop",
+        tier="dev",
+        cluster="sandbox",
+        cpu="2",
+        memory="2Gi",
+    )
+    Namespace.objects.filter(request=live).update(state=NamespaceState.ACTIVE)
+    submit(
+        world,
+        RequestKind.NAMESPACE,
+        app="cart",
+        tier="staging",
+        cluster="sandbox",
+        requester=world["owner"],
+        cpu="6",
+        memory="2Gi",
+    )
+
+    with pytest.raises(InvalidInput) as refused:
+        submit(
+            world,
+            RequestKind.NAMESPACE,
+            app="more",
+            tier="dev",
+            cluster="sandbox",
+            cpu="1",
+            memory="2Gi",
+        )
+
+    assert refusal(refused)["cpu"] == (
+        "Asks for 1 core of CPU, but payments has 8 of its budget of 8 cores of CPU "
+        "taken: 2 in use by "
+        "its namespaces, 6 requested by requests not yet provisioned; 0 left."
+    )
+
+
+# --- environment names, by the name the rule makes -------------------------------------------
+
+
+def rule(world, template: str) -> None:
+    services.replace_environment_rules(
+        tenant=world["tenant"], actor=world["owner"], rules=[{"if": "", "namespace": template}]
+    )
+
+
+def start_environment(world, **payload):
+    Project.objects.get_or_create(
+        tenant=world["tenant"], name="checkout", defaults={"gitops_engine": "argocd_kargo"}
+    )
+    return submit(world, RequestKind.EPHEMERAL, project="checkout", **payload)
+
+
+def test_an_environment_slug_of_kargo_is_refused_naming_the_namespace_the_rule_makes(world):
+    rule(world, "$TENANT-$ENV_SLUG")
+
+    with pytest.raises(InvalidInput) as refused:
+        start_environment(world, env_slug="kargo")
+
+    message = refusal(refused)["env_slug"]
+    assert "payments-kargo" in message
+    assert "payments-checkout-kargo" not in message
+    assert message.startswith(
+        "Rule 1 names the namespace payments-kargo, which an "
+        "environment may not have: payments-kargo ends with -kargo"
+    )
+
+
+def test_an_environment_slug_of_kargo_in_a_shared_namespace_is_welcome(world):
+    rule(world, "payments-previews")
+
+    started = start_environment(world, env_slug="kargo")
+
+    assert started.payload["namespace"] == "payments-previews"
+
+
+def test_a_rule_naming_the_tenants_own_namespace_is_refused_in_a_sentence(world):
+    rule(world, "$TENANT-$BRANCH")
+
+    with pytest.raises(InvalidInput) as refused:
+        start_environment(world, env_slug="review-1", branch="apps")
+
+    assert refusal(refused)["env_slug"] == (
+        "Rule 1 names the namespace payments-apps, which an environment may not have: "
+        "payments-apps is the tenant's Argo CD applications namespace."
+    )
+
+
+def test_a_tier_slug_elsewhere_is_refused_naming_the_application_it_would_share(world):
+    rule(world, "payments-previews")
+
+    with pytest.raises(InvalidInput) as refused:
+        start_environment(world, env_slug="prod")
+
+    assert refusal(refused)["env_slug"] == (
+        "'prod' is reserved: it is a tier, and the environment's GitOps application would "
+        "be named payments-checkout-prod, as the project's prod one is. Choose another "
+        "environment slug."
+    )
+
+
+# --- a repository URL the tenant's engine cannot read, said before approval ------------------
+
+
+@pytest.mark.parametrize(
+    ("engine", "url", "said"),
+    [
+        (
+            "flux",
+            "file:///srv/git/search.git",
+            [
+                "Flux cannot read file:///srv/git/search.git: "
+                "its GitRepository takes http://, https:// and "
+                "ssh:// URLs only."
+            ],
+        ),
+        ("flux", "git://git.example.com/search.git", ["Flux cannot read"]),
+        ("flux", "git@git.example.com:search/deploy.git", []),  # Berth writes it as ssh://
+        ("flux", "https://git.example.com/search.git", []),
+        (
+            "argocd",
+            "file:///srv/git/payments.git",
+            ["Argo CD cannot read file:///srv/git/payments.git: its repo-server reads"],
+        ),
+        ("argocd", "git@git.example.com:payments/deploy.git", []),
+        (
+            "argocd_kargo",
+            "git.example.com:payments/deploy.git",
+            [
+                "Kargo cannot read git.example.com:payments/deploy.git: it takes git@host:path "
+                "only "
+                "with the user before @"
+            ],
+        ),
+        ("argocd_kargo", "ssh://git@git.example.com/payments/deploy.git", []),
+        ("argocd", "", []),
+    ],
+)
+def test_which_engines_read_which_repository_urls(engine, url, said):
+    from tenants.repository_readers import unreadable
+
+    warnings = unreadable(engine, url)
+
+    assert len(warnings) == len(said)
+    for warning, start in zip(warnings, said, strict=True):
+        assert warning.startswith(start)
+
+
+def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(client, world):
+    # A row saved before Flux's rule was checked on save, as the demo's once was.
+    Tenant.objects.filter(slug="search").update(gitops_repo_url="file:///srv/git/search.git")
+    search = Tenant.objects.get(slug="search")
+    asked = services.submit_request(
+        tenant=search,
+        kind=RequestKind.NAMESPACE,
+        requester=User.objects.get(username="sam"),
+        payload={
+            "app": "index",
+            "tier": "staging",
+            "cluster": "sandbox",
+            "cpu": "1",
+            "memory": "1Gi",
+        },
+    )
+    client.force_login(User.objects.get(username="pat"))
+
+    page = client.get(f"/requests/{asked.pk}/").content.decode()
+
+    assert asked.state == "submitted"
+    assert (
+        "Before approving:</strong> Flux cannot read file:///srv/git/search.git: its "
+        "GitRepository takes http://, https:// and ssh:// URLs only."
+    ) in page
+
+
+def test_the_plan_preview_of_a_readable_url_warns_of_nothing(client, world):
+    asked = submit(
+        world,
+        RequestKind.NAMESPACE,
+        app="shop",
+        tier="staging",
+        cluster="sandbox",
+        cpu="1",
+        memory="1Gi",
+    )
+    Tenant.objects.filter(slug="payments").update(
+        gitops_repo_url="https://git.example.com/payments.git"
+    )
+    client.force_login(User.objects.get(username="pat"))
+
+    page = client.get(f"/requests/{asked.pk}/").content.decode()
+
+    assert "Before approving" not in page
+
+
+def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tenant(client, world):
+    client.force_login(User.objects.get(username="pat"))
+
+    page = client.post(
+        "/tenants/new/",
+        {
+            "slug": "ledger",
+            "name": "Ledger team",
+            "owner_groups": "ledger-owners",
+            "repo_url": "file:///srv/git/ledger.git",
+            "branch": "main",
+            "engine": "argocd_kargo",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+        },
+        follow=True,
+    ).content.decode()
+
+    assert Tenant.objects.filter(slug="ledger").exists()
+    assert "Tenant ledger is ready for requests." in page
+    assert "Argo CD cannot read file:///srv/git/ledger.git" in page
+    assert "Kargo cannot read file:///srv/git/ledger.git" in page
+
+
+# --- the demo's commits are links -------------------------------------------------------------
+
+
+def test_the_demo_tenants_commits_link_to_the_demo_git_servers_commit_page(world, tmp_path):
+
+    import requests
+
+    from portal.gitserver import GitHttpServer
+
+    git_dir = tmp_path / "git"
+    with GitHttpServer(git_dir) as server:
+        urls = demo.seed_git_repos(git_dir, http_url=server.base_url)
+        first = subprocess.run(
+            ["git", f"--git-dir={git_dir / 'payments.git'}", "rev-parse", "main"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        payments = Tenant.objects.get(slug="payments")
+        link = payments.commit_link(first)
+        page = requests.get(link, timeout=10)
+        unknown = requests.get(f"{urls['payments']}/commit/{'0' * 40}", timeout=10)
+
+    assert urls == {"payments": server.url("payments.git"), "search": server.url("search.git")}
+    assert link == f"{server.url('payments.git')}/commit/{first}"
+    assert page.status_code == 200
+    assert page.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert f"commit {first}" in page.text and "Initial commit" in page.text
+    assert "+# GitOps repository of a Berth demo tenant" in page.text
+    assert unknown.status_code == 404
+    assert Tenant.objects.get(slug="search").commit_link(first) == (
+        f"{server.url('search.git')}/commit/{first}"
+    )
+
+
+def test_an_earlier_demo_commit_link_follows_the_git_server_to_its_new_port(world, tmp_path):
+    git_dir = tmp_path / "git"
+    demo.seed_git_repos(git_dir, http_url="http://127.0.0.1:8002")
+    Tenant.objects.filter(slug="search").update(
+        gitops_commit_url="https://forge.example/search/commit/{sha}"
+    )
+
+    demo.seed_git_repos(git_dir, http_url="http://127.0.0.1:8123")
+
+    assert Tenant.objects.get(slug="payments").gitops_commit_url == (
+        "http://127.0.0.1:8123/payments.git/commit/{sha}"
+    )
+    # One someone set in the admin stays.
+    assert Tenant.objects.get(slug="search").gitops_commit_url == (
+        "https://forge.example/search/commit/{sha}"
+    )
+
+
+# --- the pages' references to the docs are links ----------------------------------------------
+
+
+def test_the_names_page_links_docs_naming_md_to_a_page_that_reads_it(client, world):
+    client.force_login(User.objects.get(username="pat"))
+
+    names = client.get("/names/").content.decode()
+    doc = client.get("/docs/naming.md")
+
+    assert '<a href="/docs/naming.md">docs/naming.md</a>' in names
+    assert doc.status_code == 200
+    assert "<h1>Names: one owner per namespace name</h1>" in doc.content.decode()
+    assert "<h2>A tenant owns exactly its namespaces</h2>" in doc.content.decode()
+
+
+def test_the_sign_in_page_links_the_oidc_docs_which_anyone_may_read(client, db):
+    signin = client.get("/login/").content.decode()
+    doc = client.get("/docs/oidc.md")
+
+    assert '<a href="/docs/oidc.md"><code>docs/oidc.md</code></a>' in signin
+    assert doc.status_code == 200 and "Keycloak" in doc.content.decode()
+
+
+@pytest.mark.parametrize("name", ["../README", "missing", "screenshots"])
+def test_only_the_documents_in_docs_are_pages(client, db, name):
+    assert client.get(f"/docs/{name}.md").status_code == 404
+
+
+def test_raw_html_in_a_document_is_shown_as_text(tmp_path, monkeypatch, client, db):
+    from tenants.views import docs
+
+    (tmp_path / "note.md").write_text("# Note\n\n<script>alert(1)</script>\n")
+    monkeypatch.setattr(docs, "DOCS_DIR", tmp_path)
+
+    page = client.get("/docs/note.md").content.decode()
+
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -7,11 +7,18 @@ from tenants import services
 from tenants.api.exceptions import problem_handler
 from tenants.errors import DomainError, InvalidInput
 from tenants.kinds import validate_payload
-from tenants.models import AuditEvent, Namespace, NamespaceClaim, Request, Tenant, User
+from tenants.models import (
+    AuditEvent,
+    Namespace,
+    NamespaceClaim,
+    Request,
+    Tenant,
+    User,
+)
 
 
 @pytest.fixture
-def world(db):
+def seeded(db):
     from tenants import demo
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
@@ -21,9 +28,9 @@ def world(db):
     }
 
 
-def ask(world, **payload):
+def ask(seeded, **payload):
     return services.submit_request(
-        tenant=world["tenant"],
+        tenant=seeded["tenant"],
         kind="namespace",
         payload={
             "app": "shop",
@@ -33,7 +40,7 @@ def ask(world, **payload):
             "memory": "512Mi",
             **payload,
         },
-        requester=world["developer"],
+        requester=seeded["developer"],
     )
 
 
@@ -43,35 +50,35 @@ def counts() -> tuple[int, ...]:
     )
 
 
-def test_a_refused_payload_raises_invalid_input_by_field_and_changes_nothing(world):
+def test_a_refused_payload_raises_invalid_input_by_field_and_changes_nothing(seeded):
     before = counts()
     with pytest.raises(InvalidInput) as refused:
-        ask(world, app="Not A Name", cpu="lots")
+        ask(seeded, app="Not A Name", cpu="lots")
     assert set(refused.value.field_errors) == {"app", "cpu"}
     assert all(type(m) is str for m in refused.value.field_errors["app"])
     assert counts() == before
 
 
-def test_an_exhausted_budget_is_refused_on_its_dimension_and_changes_nothing(world):
-    Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=400)
-    world["tenant"].refresh_from_db()
+def test_an_exhausted_budget_is_refused_on_its_dimension_and_changes_nothing(seeded):
+    Tenant.objects.filter(pk=seeded["tenant"].pk).update(budget_cpu_millis=400)
+    seeded["tenant"].refresh_from_db()
     before = counts()
     with pytest.raises(InvalidInput) as refused:
-        ask(world)
+        ask(seeded)
     assert list(refused.value.field_errors) == ["cpu"]
     assert counts() == before
 
 
-def test_the_payload_schema_errors_stop_at_validate_payload(world):
+def test_the_payload_schema_errors_stop_at_validate_payload(seeded):
     with pytest.raises(InvalidInput) as refused:
         validate_payload(
             kind="project",
-            tenant=world["tenant"],
+            tenant=seeded["tenant"],
             payload={"app": "shop", "engine": "argocd", "cluster": "sandbox", "tiers": ["ok", "!"]},
         )
     assert "tiers.1" in refused.value.field_errors
     with pytest.raises(InvalidInput) as unknown:
-        validate_payload(kind="gold", tenant=world["tenant"], payload={})
+        validate_payload(kind="gold", tenant=seeded["tenant"], payload={})
     assert unknown.value.field_errors == {"kind": ["Unknown request kind 'gold'."]}
 
 

@@ -27,7 +27,7 @@ def test_make_lint_checks_format_lint_types_and_layers():
         "$(BIN)/ruff format --check .",
         "$(BIN)/ruff check .",
         "$(BIN)/pyright",
-        "$(BIN)/lint-imports",
+        "$(BIN)/lint-imports --no-cache",
     ]
 
 

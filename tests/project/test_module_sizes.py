@@ -16,12 +16,8 @@ LIMIT = 400
 TO_SPLIT = {
     "tests/berth_cli/test_cli.py": 489,
     "tests/project/test_helm_chart.py": 493,
-    "tests/provisioning/gitops/test_gitops.py": 1109,
-    "tests/provisioning/gitops/test_gitops_loop.py": 418,
-    "tests/provisioning/gitops/test_gitops_plan.py": 577,
     "tests/provisioning/jobs/test_campaigns.py": 503,
     "tests/provisioning/jobs/test_engine.py": 829,
-    "tests/provisioning/plan/test_plan.py": 514,
     "tests/security/test_chart_least_privilege.py": 626,
     "tests/security/test_egress.py": 485,
     "tests/security/test_git_injection.py": 402,

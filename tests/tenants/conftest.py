@@ -8,10 +8,12 @@ import threading
 from http.server import ThreadingHTTPServer
 
 import pytest
+from django.core.cache import cache
 
 from portal.celery import app as celery_app
-from tenants.models import Cluster
+from tenants.models import Cluster, ClusterPrice
 from tests.support.tenants_notifications import Receiver
+from tests.support.tenants_showback import PRICES
 
 
 @pytest.fixture
@@ -37,3 +39,18 @@ def eager_tasks():
     celery_app.conf.task_always_eager = True
     yield
     celery_app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def fresh_cache():
+    """An empty cache: what one test left there (measured usage is kept a minute) does not
+    answer for the next."""
+    cache.clear()
+
+
+@pytest.fixture
+def priced(world):
+    """The sandbox cluster with prices (tests/support/tenants_showback.py's PRICES)."""
+    cluster = Cluster.objects.get(name="sandbox")
+    ClusterPrice.objects.create(cluster=cluster, **PRICES)
+    return cluster

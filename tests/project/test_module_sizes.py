@@ -23,17 +23,6 @@ TO_SPLIT = {
     "tests/security/test_git_injection.py": 402,
     "tests/support/oidc_provider.py": 458,
     "tests/system/test_faults.py": 445,
-    "tests/tenants/api/test_api.py": 769,
-    "tests/tenants/api/test_problems.py": 443,
-    "tests/tenants/api/test_schemathesis.py": 416,
-    "tests/tenants/pages/test_environment_pages.py": 446,
-    "tests/tenants/pages/test_request_pages.py": 522,
-    "tests/tenants/pages/test_workflow_pages.py": 455,
-    "tests/tenants/test_environment_rules.py": 408,
-    "tests/tenants/test_first_hour.py": 401,
-    "tests/tenants/test_names.py": 540,
-    "tests/tenants/test_notifications.py": 442,
-    "tests/tenants/test_showback.py": 415,
 }
 
 

@@ -20,6 +20,7 @@ import hypothesis
 import pytest
 import schemathesis
 from django.core.management import call_command
+from django.utils import timezone
 from hypothesis import HealthCheck, Phase, configuration, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -36,6 +37,7 @@ from tenants.choices import NamespaceState
 from tenants.models import (
     AuditEvent,
     Cluster,
+    DeployToken,
     EnvironmentTier,
     EphemeralEnvironment,
     Namespace,
@@ -128,7 +130,19 @@ def existing_objects() -> dict[str, dict[str, str]]:
         payload={"project": "billing", "env_slug": "review-1"},
     )
     environment = EphemeralEnvironment.objects.get(request=review)
+    # Revoked and removed already: revoking it again asks no cluster.
+    deploy_token = DeployToken.objects.create(
+        namespace=namespace,
+        minted_by=world.member,
+        service_account="berth-deploy-0123456789",
+        cluster_role="berth-tenant-edit",
+        audience="",
+        expires_at=timezone.now(),
+        revoked_at=timezone.now(),
+        removed_at=timezone.now(),
+    )
     return {
+        "/api/v1/deploy-tokens/": {"id": str(deploy_token.pk)},
         "/api/v1/environments/": {"id": str(environment.pk)},
         "/api/v1/requests/{id}/runs/": {"id": str(failed.pk)},
         "/api/v1/requests/{id}/retry/": {"id": str(failed.pk)},

@@ -20,7 +20,6 @@ from provisioning.guardrails import (
 )
 from provisioning.guardrails.stamp import CHECKED_KINDS
 from provisioning.jobs import truth
-from provisioning.plan.deploy_tokens import deploy_token_objects
 from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.plan import (
     ARGOCD,
@@ -36,6 +35,7 @@ from provisioning.plan import (
     namespace_objects,
     render,
 )
+from provisioning.plan.deploy_tokens import deploy_token_objects
 from provisioning.schema import validate_objects
 from tests.support.authz import RBAC_GROUP, LiveCluster, Subject, resource_of
 

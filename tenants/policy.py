@@ -7,9 +7,9 @@ with cel-python. A rule sees one variable, `request`, with these attributes:
                              ephemeral (ending one is never held for approval) |
                              tenant_sync (the tenant's objects on a cluster, after a change
                              to the tenant) | project_decommission | tenant_decommission |
-                             deploy_token (a pipeline's token for one namespace: a rule that
-                             denies it, or asks for approval, refuses it; when no rule
-                             matches, the tier's setting decides)
+                             deploy_token (a pipeline's token for one namespace: a rule
+                             that denies it refuses it; otherwise the tier's setting
+                             decides, as nobody approves a token a pipeline waits for)
     request.tenant           the tenant's slug
     request.tier             the most sensitive tier the request touches ("prod" over "dev")
     request.tiers            every tier it touches (a project spans several)

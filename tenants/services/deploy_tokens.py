@@ -43,21 +43,19 @@ def _checked_lifetime(ttl_minutes: object) -> timedelta:
 
 
 def _refused_by_rules(*, user: User, namespace: Namespace, source_ip: str | None) -> None:
+    """A rule that denies it refuses it. One asking for approval does not: nobody approves
+    a token a pipeline waits for, and the tier's setting already says who may have one."""
     decision = policy.decide(policy.deploy_token_attributes(namespace=namespace, requester=user))
-    if decision.rule == policy.FALLBACK or decision.outcome == PolicyOutcome.AUTO_APPROVE:
+    if decision.outcome != PolicyOutcome.DENY:
         return
-    reason = decision.message or (
-        "it denies them"
-        if decision.outcome == PolicyOutcome.DENY
-        else "it asks for an approval, which a deploy token cannot wait for"
-    )
+    reason = decision.message or "it denies them"
     audit.record(
         actor=user,
         action="deploy_token.refuse",
         obj=namespace,
         tenant_id=namespace.tenant_id,
         source_ip=source_ip,
-        after={"rule": decision.rule, "outcome": decision.outcome, "reason": reason},
+        after={"rule": decision.rule, "reason": reason},
     )
     raise NotAllowed(f"The approval rule {decision.rule!r} refuses this deploy token: {reason}")
 

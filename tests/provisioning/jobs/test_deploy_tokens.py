@@ -5,11 +5,17 @@ its expiry, removes its ServiceAccount and the token stops working; and the peri
 
 from __future__ import annotations
 
+import base64
+import html
+import shutil
+import subprocess
 from datetime import timedelta
 
 import pytest
 import requests
 import time_machine
+import yaml
+from django.urls import reverse
 from django.utils import timezone
 
 from provisioning import tasks
@@ -18,7 +24,8 @@ from tenants import services
 from tenants.choices import GuardrailsMode, NamespaceState
 from tenants.errors import NotAllowed
 from tenants.models import AuditEvent, DeployToken, Namespace, User
-from tests.support.authz import LiveCluster, Subject
+from tests.support.authz import LiveCluster, Subject, ca_file_of
+from tests.support.cluster import stand_in
 from tests.support.gitops_loop import submit, work
 from tests.support.workflow import approve_if_needed
 
@@ -35,12 +42,23 @@ TRIED = [
 
 
 @pytest.fixture
-def namespace(world) -> Namespace:
+def sandbox():
+    """Over TLS, and nobody is anyone without a token: kubectl sends a bearer token only
+    over https, and a token that stopped working must not fall back to an anonymous admin."""
+    with stand_in(termination_seconds=0.05, tls=True, anonymous_user=None) as running:
+        yield running
+
+
+@pytest.fixture
+def namespace(world, sandbox) -> Namespace:
     """payments-shop-dev, provisioned on a cluster with Berth's guardrails and tenant roles
     (what the tiers bind to members) installed."""
     cluster = world["cluster"]
     cluster.guardrails = GuardrailsMode.BERTH
-    cluster.save(update_fields=["guardrails"])
+    cluster.ca_certificate = base64.b64decode(
+        sandbox.kubeconfig()["clusters"][0]["cluster"]["certificate-authority-data"]
+    ).decode()
+    cluster.save(update_fields=["guardrails", "ca_certificate"])
     assert not tasks.install_guardrails(cluster.pk).startswith("failed")
     approve_if_needed(
         submit(
@@ -65,7 +83,10 @@ def member() -> User:
 
 def as_token(sandbox, token: str, path: str) -> requests.Response:
     return requests.get(
-        f"{sandbox.url}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=10
+        f"{sandbox.url}{path}",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+        verify=ca_file_of(sandbox),
     )
 
 
@@ -171,3 +192,48 @@ def test_a_decommissioned_namespace_took_its_tokens_with_it(world, sandbox, name
     services.revoke_deploy_token(user=member, token=token)
     token.refresh_from_db()
     assert token.removed_at is not None
+
+
+def test_minted_on_the_namespace_page_kubectl_deploys_with_it(
+    world, sandbox, namespace, member, client, tmp_path
+):
+    """What a member does: the page's form, the kubeconfig shown once, kubectl with it."""
+    client.force_login(member)
+    page = client.get(reverse("namespace-detail", args=[namespace.pk]))
+    assert b"Mint a deploy token" in page.content
+    minted = client.post(
+        reverse("deploy-token-mint", args=[namespace.pk]),
+        {"ttl_minutes": "15", "purpose": "shop PR 42"},
+    )
+    assert minted.status_code == 200 and minted["Cache-Control"] == "no-store"
+    text = html.unescape(minted.content.decode())
+    config = yaml.safe_load(
+        text.split('data-testid="deploy-kubeconfig"><code>')[1].split("</code>")[0]
+    )
+    assert config["contexts"][0]["context"]["namespace"] == namespace.name
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed: the kubeconfig was checked, not used")
+    path = tmp_path / "deploy.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+
+    def kubectl_says(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [kubectl, "--kubeconfig", str(path), *args], capture_output=True, text=True, timeout=60
+        )
+
+    assert kubectl_says("auth", "can-i", "create", "deployments").stdout.strip() == "yes"
+    assert kubectl_says("auth", "can-i", "create", "rolebindings").stdout.strip() == "no"
+    assert kubectl_says("get", "pods", "-n", "kube-system").returncode != 0
+    listed = client.get(reverse("namespace-detail", args=[namespace.pk]))
+    assert b"shop PR 42" in listed.content and b"Revoke" in listed.content
+
+
+def test_another_tenants_member_cannot_see_the_page_its_owner_may_mint(
+    world, sandbox, namespace, client
+):
+    client.force_login(User.objects.get(username="sam"))  # of search: cannot see it at all
+    assert client.get(reverse("namespace-detail", args=[namespace.pk])).status_code == 404
+    client.force_login(world["owner"])
+    page = client.get(reverse("namespace-detail", args=[namespace.pk]))
+    assert b"Mint a deploy token" in page.content

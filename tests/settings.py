@@ -45,6 +45,6 @@ NAMESPACE_TERMINATION_TIMEOUT = 10.0
 # tests of waiting out an outage set a deadline
 # (tests/provisioning/jobs/test_engine_cluster_access.py,
 # tests/provisioning/gitops/test_gitops_outages.py), and the fault suite's worker processes
-# get theirs from the environment (tests/system/test_faults.py).
+# get theirs from the environment (tests/system/test_faults_*.py).
 if "BERTH_OUTAGE_DEADLINE_SECONDS" not in os.environ:
     BERTH_OUTAGE_DEADLINE_SECONDS = 0.0

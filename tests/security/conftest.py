@@ -1,0 +1,48 @@
+# The chart's least-privilege tests (test_chart_least_privilege_*.py): the chart rendered
+# with its default values, and a Kubernetes API stand-in with Berth's identity from it
+# installed (tests/support/security_chart.py).
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
+from tests.support.security_chart import (
+    ARGOCD_NAMESPACE,
+    BERTH_KINDS,
+    FLUX_NAMESPACE,
+    RELEASE_NAMESPACE,
+    Cluster,
+    check_chart,
+)
+
+
+@pytest.fixture(scope="module")
+def chart() -> list[dict[str, Any]]:
+    try:
+        values = check_chart.load_values(check_chart.CHART / "ci" / "default-values.yaml")
+        return check_chart.render(values)
+    except check_chart.HelmUnavailable as exc:
+        pytest.skip(f"cannot render the Helm chart: {exc}")
+
+
+@pytest.fixture
+def cluster(chart: list[dict[str, Any]]) -> Iterator[Cluster]:
+    with KubeSandbox(
+        token="admin-token",
+        crds=upstream_crds(),
+        namespaces=(*DEFAULT_NAMESPACES, RELEASE_NAMESPACE, ARGOCD_NAMESPACE, FLUX_NAMESPACE),
+    ) as sandbox:
+        live = Cluster(sandbox)
+        # What `helm install -n berth` makes of Berth's identity, through the API as its admin.
+        for obj in sorted(
+            (o for o in chart if o["kind"] in BERTH_KINDS),
+            key=lambda o: o["kind"].startswith("ValidatingAdmissionPolicy"),
+        ):
+            meta = obj["metadata"]
+            if obj["kind"] in {"ServiceAccount", "Role", "RoleBinding"}:
+                obj = {**obj, "metadata": {"namespace": RELEASE_NAMESPACE, **meta}}
+            live.as_admin(obj)
+        live.berth = Cluster._session(sandbox.service_account_token(RELEASE_NAMESPACE, "berth"))
+        yield live

@@ -32,7 +32,7 @@ SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 # The suite's git servers, webhook receivers and stand-in listen on loopback; the egress
-# tests (tests/security/test_egress.py) take this away to see refusals.
+# tests (tests/security/test_egress_*.py) take this away to see refusals.
 BERTH_EGRESS_ALLOW = ["127.0.0.0/8", "::1/128"]
 # Threads of the live server must not keep connections open past the test database.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

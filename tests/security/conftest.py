@@ -1,13 +1,16 @@
 # The chart's least-privilege tests (test_chart_least_privilege_*.py): the chart rendered
 # with its default values, and a Kubernetes API stand-in with Berth's identity from it
-# installed (tests/support/security_chart.py).
+# installed (tests/support/security_chart.py). The egress tests (test_egress_*.py): the
+# production default of no network beyond the public internet, and a platform admin's API.
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from rest_framework.test import APIClient
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
+from tests.support.factories import UserFactory
 from tests.support.security_chart import (
     ARGOCD_NAMESPACE,
     BERTH_KINDS,
@@ -46,3 +49,16 @@ def cluster(chart: list[dict[str, Any]]) -> Iterator[Cluster]:
             live.as_admin(obj)
         live.berth = Cluster._session(sandbox.service_account_token(RELEASE_NAMESPACE, "berth"))
         yield live
+
+
+@pytest.fixture
+def no_loopback(settings):
+    """Production's default: no network allowed beyond the public internet."""
+    settings.BERTH_EGRESS_ALLOW = []
+
+
+@pytest.fixture
+def admin_api(db):
+    api = APIClient()
+    api.force_authenticate(UserFactory(username="pat", is_platform_admin=True))
+    return api

@@ -2,7 +2,10 @@
 # with its default values, and a Kubernetes API stand-in with Berth's identity from it
 # installed (tests/support/security_chart.py). The egress tests (test_egress_*.py): the
 # production default of no network beyond the public internet, and a platform admin's API.
+# The git injection tests (test_git_injection_*.py, which use production_git throughout):
+# git as in production, and the mark a hostile value would leave.
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,3 +65,18 @@ def admin_api(db):
     api = APIClient()
     api.force_authenticate(UserFactory(username="pat", is_platform_admin=True))
     return api
+
+
+@pytest.fixture
+def production_git(settings, tmp_path):
+    """Insecure transports off, as in production; git's HOME in this test's data dir."""
+    settings.BERTH_GIT_ALLOW_INSECURE = False
+    settings.DATA_DIR = tmp_path
+    settings.BERTH_GIT_MAX_ATTEMPTS = 1
+    return settings
+
+
+@pytest.fixture
+def marker(tmp_path) -> Path:
+    """Where a hostile value run by a shell would leave its mark (tests/support/security_git.py)."""
+    return tmp_path / "gitops" / "home.pwned"

@@ -32,7 +32,7 @@ SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 # The suite's git servers, webhook receivers and stand-in listen on loopback; the egress
-# tests (tests/security/test_egress.py) take this away to see refusals.
+# tests (tests/security/test_egress_*.py) take this away to see refusals.
 BERTH_EGRESS_ALLOW = ["127.0.0.0/8", "::1/128"]
 # Threads of the live server must not keep connections open past the test database.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
@@ -42,8 +42,9 @@ KUBE_BACKOFF_SECONDS = 0.01
 KUBE_TIMEOUT_SECONDS = 5.0
 NAMESPACE_TERMINATION_TIMEOUT = 10.0
 # Most tests want an unreachable cluster or repository to fail the request at once; the
-# tests of waiting out an outage set a deadline (tests/provisioning/jobs/test_engine.py,
+# tests of waiting out an outage set a deadline
+# (tests/provisioning/jobs/test_engine_cluster_access.py,
 # tests/provisioning/gitops/test_gitops_outages.py), and the fault suite's worker processes
-# get theirs from the environment (tests/system/test_faults.py).
+# get theirs from the environment (tests/system/test_faults_*.py).
 if "BERTH_OUTAGE_DEADLINE_SECONDS" not in os.environ:
     BERTH_OUTAGE_DEADLINE_SECONDS = 0.0

@@ -2,9 +2,9 @@
 Celery's consumer drops the connection (kombu detaches its transport) and kombu may close
 the old channel afterwards, or a task that finished meanwhile acknowledges through it.
 kombu's own transport dies on both with an AttributeError that takes the worker down
-(tests/system/test_faults.py restarts Redis around real workers); Berth's neither fails nor loses
-the message: it stays in Redis' unacked set, and is handed out again after the
-visibility timeout."""
+(tests/system/test_faults_processes.py restarts Redis around real workers); Berth's neither
+fails nor loses the message: it stays in Redis' unacked set, and is handed out again after
+the visibility timeout."""
 
 from __future__ import annotations
 

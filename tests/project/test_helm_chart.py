@@ -22,22 +22,14 @@ from provisioning.guardrails.stamp import CHECKED_KINDS
 from provisioning.jobs import truth
 from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.plan import (
-    ARGOCD,
-    FLUX,
     GITOPS_SOURCES_CONFIG,
-    ClusterSpec,
-    KargoProject,
-    NamespaceSpec,
-    PlanInput,
-    RepoCredential,
-    TenantSpec,
-    TierSpec,
     namespace_objects,
     render,
 )
 from provisioning.plan.deploy_tokens import deploy_token_objects
 from provisioning.schema import validate_objects
 from tests.support.authz import RBAC_GROUP, LiveCluster, Subject, resource_of
+from tests.support.plan_inputs import a_plan_input_with_every_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("check_chart", ROOT / "deploy/helm/check_chart.py")
@@ -108,50 +100,6 @@ def pod_specs(rendered: list[dict]) -> dict[str, dict]:
         for obj in rendered
         if obj["kind"] in WORKLOADS
     }
-
-
-def a_plan_input_with_every_kind() -> PlanInput:
-    """A project on Argo CD + Kargo, the tenant's objects of both engines (Argo CD
-    impersonating), and everything a tenant leaving the cluster deletes: every kind Berth
-    applies or deletes."""
-    tier = TierSpec(
-        slug="dev",
-        pod_security_level="restricted",
-        network_preset="ingress",
-        container_default_cpu_millis=500,
-        container_default_memory_mib=512,
-        container_request_cpu_millis=100,
-        container_request_memory_mib=128,
-        cluster_roles={"owner": EDIT, "member": EDIT, "viewer": BERTH_ROLES[1]},
-    )
-    return PlanInput(
-        request_id=1,
-        tenant=TenantSpec(
-            slug="payments",
-            name="Payments",
-            groups={"owner": ("po",), "member": ("pm",), "viewer": ("pv",)},
-            repo_url="https://git.example.com/payments.git",
-            credential=RepoCredential(transport="https", username="bot", password="t0ken"),
-        ),
-        cluster=ClusterSpec(
-            name="prod",
-            argocd_namespace="argocd",
-            has_kargo=True,
-            ingress_namespace="ingress",
-            argocd_impersonation=True,
-        ),
-        engine="argocd_kargo",
-        namespaces=(
-            NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 5, project="shop"),
-            NamespaceSpec("payments-web-dev", tier, 1000, 1024, 5, project="web", engine="flux"),
-        ),
-        project="shop",
-        remove_namespaces=("payments-old-dev",),
-        tenant_engines=frozenset({ARGOCD, FLUX}),
-        kargo_projects=(KargoProject("shop", "payments-shop-kargo", (tier,)),),
-        remove_kargo=(KargoProject("old", "payments-old-kargo"),),
-        remove_tenant_engines=frozenset({ARGOCD, FLUX}),
-    )
 
 
 def test_the_chart_lints_clean_with_every_ci_values_file():

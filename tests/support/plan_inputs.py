@@ -1,14 +1,18 @@
 """What the pure tests of the plan (tests/provisioning/plan/) render from: a tier, the
 payments tenant with its repository and token, the sandbox cluster with Kargo, a PlanInput for
-one namespace of theirs, and finding objects of a kind in a rendered plan."""
+one namespace of theirs, and finding objects of a kind in a rendered plan. And a PlanInput
+holding every kind Berth applies or deletes, for the tests that check a rendering against what
+Berth may do (tests/project/test_helm_chart.py, tests/security/test_chart_least_privilege_*.py)."""
 
 from __future__ import annotations
 
 from provisioning import plan
+from provisioning.guardrails import BERTH_ROLES
 from provisioning.plan import (
     ARGOCD,
     FLUX,
     ClusterSpec,
+    KargoProject,
     NamespaceSpec,
     PlanInput,
     RepoCredential,
@@ -73,3 +77,47 @@ def find(result: plan.Plan, kind: str, name: str | None = None) -> list[dict]:
         for o in result.apply
         if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
     ]
+
+
+def a_plan_input_with_every_kind() -> PlanInput:
+    """A project on Argo CD + Kargo, the tenant's objects of both engines (Argo CD
+    impersonating), and everything a tenant leaving the cluster deletes: every kind Berth
+    applies or deletes."""
+    tier = TierSpec(
+        slug="dev",
+        pod_security_level="restricted",
+        network_preset="ingress",
+        container_default_cpu_millis=500,
+        container_default_memory_mib=512,
+        container_request_cpu_millis=100,
+        container_request_memory_mib=128,
+        cluster_roles={"owner": BERTH_ROLES[0], "member": BERTH_ROLES[0], "viewer": BERTH_ROLES[1]},
+    )
+    return PlanInput(
+        request_id=1,
+        tenant=TenantSpec(
+            slug="payments",
+            name="Payments",
+            groups={"owner": ("po",), "member": ("pm",), "viewer": ("pv",)},
+            repo_url="https://git.example.com/payments.git",
+            credential=RepoCredential(transport="https", username="bot", password="t0ken"),
+        ),
+        cluster=ClusterSpec(
+            name="prod",
+            argocd_namespace="argocd",
+            has_kargo=True,
+            ingress_namespace="ingress",
+            argocd_impersonation=True,
+        ),
+        engine="argocd_kargo",
+        namespaces=(
+            NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 5, project="shop"),
+            NamespaceSpec("payments-web-dev", tier, 1000, 1024, 5, project="web", engine="flux"),
+        ),
+        project="shop",
+        remove_namespaces=("payments-old-dev",),
+        tenant_engines=frozenset({ARGOCD, FLUX}),
+        kargo_projects=(KargoProject("shop", "payments-shop-kargo", (tier,)),),
+        remove_kargo=(KargoProject("old", "payments-old-kargo"),),
+        remove_tenant_engines=frozenset({ARGOCD, FLUX}),
+    )

@@ -1,1 +1,61 @@
+import shutil
+
+import pytest
+
+from tenants.models import Tenant, User
+from tests.support.cluster import seed_demo, stand_in
+from tests.support.gitserver import GitDaemon, init_bare
+from tests.support.jobs_faults import RedisServer, Stack
 from tests.support.make_run import make_run_answering  # noqa: F401 - a fixture
+
+
+# The fault suite's world (tests/system/test_faults_*.py; its machinery is in
+# tests/support/jobs_faults.py): the demo on the Kubernetes API stand-in, the payments
+# repository on a git daemon, a Redis of the suite's own and the worker and beat processes on
+# it. test_e2e.py and test_provisioning_worker.py define a `world` and `sandbox` of their own.
+@pytest.fixture
+def sandbox():
+    with stand_in(termination_seconds=0.2) as running:
+        yield running
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    init_bare(repos / "payments.git")
+    with GitDaemon(repos) as running:
+        yield running
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not on PATH: the fault suite restarts a Redis of its own")
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def stack(redis_server, tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    running = Stack(redis_server, logs)
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def world(transactional_db, sandbox, daemon):
+    seed_demo(sandbox)
+    tenant = Tenant.objects.get(slug="payments")
+    tenant.gitops_repo_url = daemon.url("payments.git")
+    tenant.save()
+    return {
+        "tenant": tenant,
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+        "bare": daemon.base / "payments.git",
+    }

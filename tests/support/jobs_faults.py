@@ -1,14 +1,12 @@
-"""Fault injection: Berth's dependencies go away while requests are in flight, and come back.
-
-Real processes throughout: PostgreSQL (the test database), a Redis server of the suite's
-own (so it can be restarted without touching anyone else's), Celery worker and beat
-processes, the Kubernetes API stand-in over HTTP and a git daemon. For each fault, N
-requests are approved, the fault strikes while they are being provisioned, and the test
-waits until every one is Ready: none lost, no object or commit made twice. Each prints the
-time from the fault's end to the last request Ready, with the timings below (the defaults
-in production are slower: docs/operations.md#when-a-dependency-goes-away).
-
-Run just these: `pytest -m faults -s` (PostgreSQL and Redis needed, as for `integration`).
+"""The fault suite's machinery (tests/system/test_faults_*.py): Berth's dependencies go away
+while requests are in flight, and come back. Real processes throughout: PostgreSQL (the test
+database), a Redis server of the suite's own (so it can be restarted without touching anyone
+else's), Celery worker and beat processes, the Kubernetes API stand-in over HTTP and a git
+daemon. For each fault, N requests are approved, the fault strikes while they are being
+provisioned, and converge_after waits until every one is Ready: none lost, no object or
+commit made twice. Each prints the time from the fault's end to the last request Ready, with
+the timings below (the defaults in production are slower:
+docs/operations.md#when-a-dependency-goes-away). The fixtures are in tests/system/conftest.py.
 """
 
 from __future__ import annotations
@@ -18,14 +16,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import pytest
-from django.db import connection
 from kombu import Connection
 
 from provisioning import jobs
@@ -33,13 +28,10 @@ from provisioning.models import GitCommit
 from provisioning.tasks import converge
 from tenants import services
 from tenants.choices import RequestState
-from tenants.models import Request, Tenant, User
-from tests.support.cluster import seed_demo, stand_in
-from tests.support.gitserver import GitDaemon, commits_on, free_port, init_bare, push_outside_commit
-from tests.support.integration import ROOT, needs_postgres_and_redis, wait_for, worker_env
+from tenants.models import Request
+from tests.support.gitserver import commits_on, free_port
+from tests.support.integration import ROOT, wait_for, worker_env
 from tests.support.workflow import approve_if_needed
-
-pytestmark = [pytest.mark.integration, pytest.mark.faults, needs_postgres_and_redis]
 
 REQUESTS = int(os.environ.get("BERTH_FAULT_REQUESTS", "4"))
 OUTAGE_SECONDS = float(os.environ.get("BERTH_FAULT_OUTAGE_SECONDS", "30"))
@@ -204,54 +196,6 @@ class Stack:
         )
 
 
-@pytest.fixture
-def sandbox():
-    with stand_in(termination_seconds=0.2) as running:
-        yield running
-
-
-@pytest.fixture
-def daemon(tmp_path):
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    init_bare(repos / "payments.git")
-    with GitDaemon(repos) as running:
-        yield running
-
-
-@pytest.fixture
-def redis_server(tmp_path):
-    if not shutil.which("redis-server"):
-        pytest.skip("redis-server is not on PATH: the fault suite restarts a Redis of its own")
-    server = RedisServer(tmp_path)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def stack(redis_server, tmp_path):
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    running = Stack(redis_server, logs)
-    yield running
-    running.close()
-
-
-@pytest.fixture
-def world(transactional_db, sandbox, daemon):
-    seed_demo(sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    tenant.gitops_repo_url = daemon.url("payments.git")
-    tenant.save()
-    return {
-        "tenant": tenant,
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-        "bare": daemon.base / "payments.git",
-    }
-
-
 def approve_many(world) -> list[Request]:
     approved = []
     for number in range(REQUESTS):
@@ -338,108 +282,3 @@ def assert_nothing_twice(requests: list[Request], *, world, sandbox) -> None:
         assert GitCommit.objects.filter(request=tenancy_request).count() == 1
     trailers = [c["request"] for c in commits_on(world["bare"]) if c["request"]]
     assert sorted(trailers) == sorted(str(r.pk) for r in requests)  # one commit each
-
-
-def test_worker_killed_mid_run(world, sandbox, stack):
-    def kill_and_replace() -> None:
-        stack.kill_worker(stack.workers[0])
-        stack.start_worker("second")
-
-    converge_after(
-        kill_and_replace, world=world, sandbox=sandbox, stack=stack, name="worker SIGKILL mid-run"
-    )
-
-
-def test_redis_restarted_twice(world, sandbox, stack, redis_server):
-    def restart_twice() -> None:
-        for _ in range(2):
-            redis_server.stop()
-            time.sleep(2)
-            redis_server.start()
-            time.sleep(3)
-        assert all(worker.poll() is None for worker in stack.workers), stack.logs()
-
-    converge_after(
-        restart_twice, world=world, sandbox=sandbox, stack=stack, name="Redis restarted twice"
-    )
-
-
-def test_postgresql_connections_dropped(world, sandbox, stack):
-    def drop_connections() -> None:
-        # The worker and beat processes' connections (they name themselves), not the test
-        # run's own: the rest of the suite goes on using those.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND application_name = %s",
-                [APPLICATION_NAME],
-            )
-            assert cursor.fetchall(), "no worker connection to drop"
-
-    converge_after(
-        drop_connections,
-        world=world,
-        sandbox=sandbox,
-        stack=stack,
-        name="PostgreSQL connections dropped",
-    )
-
-
-def test_kubernetes_api_down(world, sandbox, stack):
-    def outage() -> None:
-        sandbox.stop()
-        time.sleep(OUTAGE_SECONDS)
-        sandbox.start()  # same port, same objects
-
-    converge_after(
-        outage,
-        world=world,
-        sandbox=sandbox,
-        stack=stack,
-        name=f"Kubernetes API down {OUTAGE_SECONDS:.0f}s",
-    )
-
-
-def test_git_remote_down(world, sandbox, stack, daemon):
-    def outage() -> None:
-        daemon.stop()
-        time.sleep(OUTAGE_SECONDS)
-        daemon.start()
-
-    converge_after(
-        outage,
-        world=world,
-        sandbox=sandbox,
-        stack=stack,
-        name=f"git remote down {OUTAGE_SECONDS:.0f}s",
-    )
-
-
-def test_pushes_refused_while_the_team_pushes(world, sandbox, stack):
-    """The branch keeps moving under Berth (the team, Kargo): its pushes are refused (the
-    lease on the commit it built on fails), and it rebuilds on the new tip."""
-    stop = threading.Event()
-
-    def team_pushes() -> None:
-        count = 0
-        while not stop.is_set():
-            push_outside_commit(world["bare"], f"team/note-{count}.txt", f"{count}\n")
-            count += 1
-            time.sleep(0.05)
-
-    def refuse_pushes() -> None:
-        pusher = threading.Thread(target=team_pushes, daemon=True)
-        pusher.start()
-        time.sleep(5)
-        stop.set()
-        pusher.join()
-
-    converge_after(
-        refuse_pushes,
-        world=world,
-        sandbox=sandbox,
-        stack=stack,
-        name="pushes refused (the branch moved)",
-    )
-    pushes = sorted(GitCommit.objects.values_list("pushes", flat=True))
-    print(f"pushes per commit: {pushes}")

@@ -1,0 +1,117 @@
+"""Upgrade campaigns for a new Berth whose templates write different GitOps files, against
+the Kubernetes API stand-in and the tenant's git server: the new files reach the tenant's
+repository as a commit filed after the namespaces are upgraded, and a refused commit pauses
+the campaign saying why."""
+
+from __future__ import annotations
+
+from tenants import services
+from tenants.choices import CampaignState, TargetState
+from tenants.models import EnvironmentTier, Namespace
+from tests.support.gitops_loop import work
+from tests.support.jobs_campaigns import roll
+
+
+def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namespaces(
+    world, monkeypatch, client
+):
+    from provisioning import versions
+    from provisioning.gitops_plan import files as gitops_files
+    from tenants.choices import RequestKind, RequestState
+    from tenants.models import Request
+    from tests.support.gitops_loop import project
+    from tests.support.gitserver import files_on
+
+    project(world, "shop", "argocd", "dev")
+    work()
+    shop = Namespace.objects.get(name="payments-shop-dev")
+    assert shop.bundle_revision.number == 1
+    path = "apps/shop/dev/application.yaml"
+    assert "ServerSideApply=true" not in files_on(world["bare"])[path]
+
+    real = gitops_files.application
+
+    def server_side(inputs, ns):  # what a newer Berth writes: Argo CD applies server-side
+        document = real(inputs, ns)
+        document["spec"]["syncPolicy"]["syncOptions"].append("ServerSideApply=true")
+        return document
+
+    monkeypatch.setattr(gitops_files, "application", server_side)
+    versions.bundle_digest.cache_clear()
+    try:
+        campaign = services.create_campaign(
+            actor=world["admin"],
+            tier=EnvironmentTier.objects.get(slug="dev"),
+            reason="Argo CD applies server-side.",
+        )
+        assert campaign.bundle_revision.number == 2
+        assert campaign.targets.count() == 0  # the cluster objects are as they were
+        [commit] = campaign.commits.all()
+        assert (commit.tenant.slug, commit.cluster.name, commit.paths) == (
+            "payments",
+            "sandbox",
+            [path],
+        )
+        assert "+    - ServerSideApply=true" in commit.diff
+        shop.refresh_from_db()
+        assert shop.bundle_revision.number == 1  # its files are not written yet
+
+        client.force_login(world["admin"])
+        page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+        assert "1 repository" in page and "ServerSideApply=true" in page
+
+        assert roll(campaign) == CampaignState.DONE
+        commit.refresh_from_db()
+        assert commit.state == TargetState.FILED
+        filed = commit.request
+        assert (filed.kind, filed.state) == (RequestKind.TENANT_SYNC, RequestState.APPROVED)
+        assert f"Upgrade campaign #{campaign.pk}" in filed.payload["reason"]
+        shop.refresh_from_db()
+        assert shop.bundle_revision.number == 2
+        work()
+        assert Request.objects.get(pk=filed.pk).state == RequestState.READY
+        assert "ServerSideApply=true" in files_on(world["bare"])[path]
+    finally:
+        monkeypatch.undo()
+        versions.bundle_digest.cache_clear()
+
+
+def test_a_refused_commit_pauses_the_campaign_and_says_why(world, monkeypatch):
+    from provisioning import versions
+    from provisioning.gitops_plan import files as gitops_files
+    from tenants.models import ApprovalRule
+    from tests.support.gitops_loop import project
+
+    project(world, "shop", "argocd", "dev")
+    work()
+    real = gitops_files.application
+    monkeypatch.setattr(
+        gitops_files,
+        "application",
+        lambda inputs, ns: {
+            **real(inputs, ns),
+            "metadata": {**real(inputs, ns)["metadata"], "annotations": {"berth.dev/new": "yes"}},
+        },
+    )
+    versions.bundle_digest.cache_clear()
+    try:
+        campaign = services.create_campaign(
+            actor=world["admin"],
+            tier=EnvironmentTier.objects.get(slug="dev"),
+            reason="New annotation.",
+        )
+        ApprovalRule.objects.create(
+            name="no-syncs",
+            position=0,
+            outcome="deny",
+            condition='request.kind == "tenant_sync"',
+            description="Frozen.",
+        )
+        assert roll(campaign) == CampaignState.PAUSED
+        campaign.refresh_from_db()
+        commit = campaign.commits.get()
+        assert commit.state == TargetState.FAILED and "no-syncs" in commit.error
+        assert "payments's files on sandbox were not filed" in campaign.status_message
+    finally:
+        monkeypatch.undo()
+        versions.bundle_digest.cache_clear()

@@ -1,0 +1,130 @@
+"""The provisioning engine's cost, counted against the Kubernetes API stand-in: the database
+work per provisioned request does not grow with the bundle (a request for three environments
+costs the worker the same queries as one for a single environment) nor a batch's with its
+size, the applies are one API call per object, and a run writes its progress once or, for a
+slow plan, once per wave."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from provisioning import jobs, tasks
+from tenants.choices import RequestState
+from tenants.models import Request, Tenant
+from tests.support.jobs_engine import WORKER, approved, approved_many, converge
+
+
+@pytest.fixture
+def sandbox(engine_sandbox):
+    """The engine's stand-in (conftest.py), not the GitOps loop's."""
+    return engine_sandbox
+
+
+@pytest.fixture
+def world(engine_world):
+    """The engine's world (conftest.py): no GitOps repository, the commit step is skipped."""
+    return engine_world
+
+
+# Database work per provisioned request does not grow with the bundle: a request for three
+# environments costs the worker the same queries as one for a single environment, and the
+# applies are one API call per object.
+def provision_counting_queries(request_id: int) -> tuple[int, list[str]]:
+    with CaptureQueriesContext(connection) as captured:
+        jobs.converge(request_id=request_id, worker=WORKER)
+    return len(captured), [query["sql"] for query in captured]
+
+
+def approved_project(world, app: str, tiers: list[str]):
+    return approved(world, kind="project", app=app, engine="argocd", cluster="sandbox", tiers=tiers)
+
+
+def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, sandbox):
+    Tenant.objects.filter(pk=world["tenant"].pk).update(
+        budget_cpu_millis=100_000,
+        budget_memory_mib=200_000,
+        budget_namespaces=50,
+        budget_storage_gib=1000,
+    )
+    world["tenant"].refresh_from_db()
+    # The tenant's first request also makes the tenant's own objects, and the first to use a
+    # tier's definition numbers it: not what is compared.
+    jobs.converge(
+        request_id=approved_project(world, "warmup", ["dev", "staging", "prod"]).pk, worker=WORKER
+    )
+
+    one = approved_project(world, "ledger", ["dev"])
+    one_count, one_sql = provision_counting_queries(one.pk)
+    three = approved_project(world, "billing", ["dev", "staging", "prod"])
+    sandbox.clear_requests()
+    three_count, three_sql = provision_counting_queries(three.pk)
+
+    one.refresh_from_db()
+    three.refresh_from_db()
+    assert (one.state, three.state) == (RequestState.READY, RequestState.READY)
+    three_objects = len(jobs.current_plan(three).apply)
+    assert three_objects > 2 * len(jobs.current_plan(one).apply)
+    assert three_count == one_count, "\n".join(three_sql)
+    assert one_count <= 48, "\n".join(one_sql)
+    # One server-side apply per object: no read before, none after.
+    calls = [r for r in sandbox.requests() if "/api" in r["path"]]
+    assert sorted({r["method"] for r in calls}) == ["PATCH"], calls
+    assert len(calls) == three_objects
+
+
+def steps_written(sql: list[str]) -> int:
+    """Writes of a run's steps: progress, and the last one as the run closes."""
+    return sum(
+        query.startswith('UPDATE "tenants_run" SET') and '"steps" =' in query for query in sql
+    )
+
+
+def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
+    world, sandbox, monkeypatch
+):
+    from provisioning.jobs import applying
+
+    _, quick_sql = provision_counting_queries(approved(world).pk)
+    # Every wave's outcome and the GitOps step's (no repository here) at once, as the run
+    # closes.
+    assert steps_written(quick_sql) == 1
+
+    # A plan slower than PROGRESS_SECONDS per wave: each wave's outcomes as it ends.
+    monkeypatch.setattr(applying, "PROGRESS_SECONDS", 0.0)
+    slow = approved(world, app="ledger", tier="dev", cluster="sandbox", cpu="1", memory="2Gi")
+    _, slow_sql = provision_counting_queries(slow.pk)
+    slow.refresh_from_db()
+    assert slow.state == RequestState.READY
+    waves = len(applying.apply_waves(jobs.current_plan(slow).apply, lambda obj: obj))
+    assert waves > 1
+    assert steps_written(slow_sql) == waves + 1
+
+
+def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(world, sandbox):
+    first, second = approved_many(world, 2)
+    assert tasks.converge(first.pk) == "ready"
+
+    with CaptureQueriesContext(connection) as captured:
+        result = tasks.converge(second.pk)
+
+    assert result == "nothing to do: request is ready"
+    assert len(captured) == 1
+
+
+def test_a_batch_costs_the_same_queries_whatever_its_size(world, sandbox, monkeypatch):
+    from provisioning.jobs import applying
+
+    # Progress is written every PROGRESS_SECONDS of a run: a busy machine would add a
+    # write to the bigger batch. Counted here: what a batch costs, not how long it took.
+    monkeypatch.setattr(applying, "PROGRESS_SECONDS", float("inf"))
+    converge(approved(world))  # the tenant's first request makes its own objects
+
+    two = approved_many(world, 2, prefix="two")
+    two_count, two_sql = provision_counting_queries(two[0].pk)
+    six = approved_many(world, 6, prefix="six")
+    six_count, six_sql = provision_counting_queries(six[0].pk)
+
+    assert {Request.objects.get(pk=r.pk).state for r in (*two, *six)} == {RequestState.READY}
+    # The plans' shared reads, the names and claims, the transitions, runs, outcomes and
+    # versions are each one statement for the whole batch.
+    assert six_count == two_count, "\n".join(six_sql)

@@ -1,0 +1,82 @@
+# The chart's least-privilege tests (test_chart_least_privilege_*.py): the chart rendered
+# with its default values, and a Kubernetes API stand-in with Berth's identity from it
+# installed (tests/support/security_chart.py). The egress tests (test_egress_*.py): the
+# production default of no network beyond the public internet, and a platform admin's API.
+# The git injection tests (test_git_injection_*.py, which use production_git throughout):
+# git as in production, and the mark a hostile value would leave.
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
+from tests.support.factories import UserFactory
+from tests.support.security_chart import (
+    ARGOCD_NAMESPACE,
+    BERTH_KINDS,
+    FLUX_NAMESPACE,
+    RELEASE_NAMESPACE,
+    Cluster,
+    check_chart,
+)
+
+
+@pytest.fixture(scope="module")
+def chart() -> list[dict[str, Any]]:
+    try:
+        values = check_chart.load_values(check_chart.CHART / "ci" / "default-values.yaml")
+        return check_chart.render(values)
+    except check_chart.HelmUnavailable as exc:
+        pytest.skip(f"cannot render the Helm chart: {exc}")
+
+
+@pytest.fixture
+def cluster(chart: list[dict[str, Any]]) -> Iterator[Cluster]:
+    with KubeSandbox(
+        token="admin-token",
+        crds=upstream_crds(),
+        namespaces=(*DEFAULT_NAMESPACES, RELEASE_NAMESPACE, ARGOCD_NAMESPACE, FLUX_NAMESPACE),
+    ) as sandbox:
+        live = Cluster(sandbox)
+        # What `helm install -n berth` makes of Berth's identity, through the API as its admin.
+        for obj in sorted(
+            (o for o in chart if o["kind"] in BERTH_KINDS),
+            key=lambda o: o["kind"].startswith("ValidatingAdmissionPolicy"),
+        ):
+            meta = obj["metadata"]
+            if obj["kind"] in {"ServiceAccount", "Role", "RoleBinding"}:
+                obj = {**obj, "metadata": {"namespace": RELEASE_NAMESPACE, **meta}}
+            live.as_admin(obj)
+        live.berth = Cluster._session(sandbox.service_account_token(RELEASE_NAMESPACE, "berth"))
+        yield live
+
+
+@pytest.fixture
+def no_loopback(settings):
+    """Production's default: no network allowed beyond the public internet."""
+    settings.BERTH_EGRESS_ALLOW = []
+
+
+@pytest.fixture
+def admin_api(db):
+    api = APIClient()
+    api.force_authenticate(UserFactory(username="pat", is_platform_admin=True))
+    return api
+
+
+@pytest.fixture
+def production_git(settings, tmp_path):
+    """Insecure transports off, as in production; git's HOME in this test's data dir."""
+    settings.BERTH_GIT_ALLOW_INSECURE = False
+    settings.DATA_DIR = tmp_path
+    settings.BERTH_GIT_MAX_ATTEMPTS = 1
+    return settings
+
+
+@pytest.fixture
+def marker(tmp_path) -> Path:
+    """Where a hostile value run by a shell would leave its mark (tests/support/security_git.py)."""
+    return tmp_path / "gitops" / "home.pwned"

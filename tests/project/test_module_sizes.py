@@ -16,13 +16,7 @@ LIMIT = 400
 TO_SPLIT = {
     "tests/berth_cli/test_cli.py": 489,
     "tests/project/test_helm_chart.py": 493,
-    "tests/provisioning/jobs/test_campaigns.py": 503,
-    "tests/provisioning/jobs/test_engine.py": 829,
-    "tests/security/test_chart_least_privilege.py": 626,
-    "tests/security/test_egress.py": 485,
-    "tests/security/test_git_injection.py": 402,
     "tests/support/oidc_provider.py": 458,
-    "tests/system/test_faults.py": 445,
 }
 
 

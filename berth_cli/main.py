@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,9 @@ from click.shell_completion import get_completion_class
 
 from berth_cli import oidc
 from berth_cli.client import ApiProblem, Berth, NotConfigured, read_config, write_config
+from berth_cli.context import Context, pass_context, tenant_option
+from berth_cli.environments import env
 from berth_cli.output import err, show
-from berth_cli.progress import wait_until_ready
 
 FORMATS = click.Choice(["table", "json", "yaml"])
 COLUMNS = {
@@ -28,34 +28,6 @@ COLUMNS = {
     "namespaces": ("id", "name", "tenant", "tier", "cluster", "state"),
     "environments": ("id", "tenant", "project", "env_slug", "namespace", "state", "expires_at"),
 }
-
-
-class Context:
-    def __init__(self, url: str | None) -> None:
-        self.url = url
-        self._berth: Berth | None = None
-
-    @property
-    def berth(self) -> Berth:
-        if self._berth is None:
-            self._berth = Berth.from_settings(url=self.url)
-        return self._berth
-
-    def tenant(self, given: str | None) -> str:
-        """--tenant / BERTH_TENANT, the config file's, else the caller's only tenant."""
-        if given:
-            return given
-        if read_config().get("tenant"):
-            return read_config()["tenant"]
-        slugs = [row["slug"] for row in self.berth.every("tenants")]
-        if len(slugs) == 1:
-            return slugs[0]
-        raise click.UsageError(
-            f"Name the tenant with --tenant (you are in {', '.join(slugs) or 'no tenant'})."
-        )
-
-
-pass_context = click.make_pass_decorator(Context)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -109,14 +81,6 @@ def submit(context: Context, tenant: str | None, kind: str, payload: dict[str, A
         f"Request #{created['id']} ({kind}): {created['state']}"
         + (f" — {created['status_message']}" if created.get("status_message") else "")
     )
-
-
-def tenant_option(function: Callable) -> Callable:
-    return click.option(
-        "--tenant",
-        envvar="BERTH_TENANT",
-        help="The tenant's slug (BERTH_TENANT; default: your only one).",
-    )(function)
 
 
 @request.command("namespace")
@@ -302,70 +266,7 @@ def token(as_exec: bool, oidc_issuer_url: str, oidc_client_id: str) -> None:
     click.echo(json.dumps(oidc.exec_credential(value)))
 
 
-# --- ephemeral environments ------------------------------------------------------------------
-
-
-@cli.group()
-def env() -> None:
-    """Ephemeral environments: one per pull request, created and removed by CI."""
-
-
-@env.command("create")
-@tenant_option
-@click.option("--project", required=True)
-@click.option(
-    "--slug", required=True, help="The environment's name, e.g. pr-42 (CI_ENVIRONMENT_SLUG)."
-)
-@click.option("--branch", default="", help="The branch it deploys.")
-@click.option("--mr", "mr_id", default="", help="The pull/merge request's number.")
-@click.option("--ttl", help="How long it lives, e.g. 4h (default: the tier's).")
-@click.option("--tier", help="An ephemeral tier (default: the tenant's first).")
-@click.option("--cluster")
-@click.option("--wait", is_flag=True, help="Show progress until it is Ready; exit 0 only then.")
-@click.option("--timeout", default=900.0, show_default=True, help="Seconds --wait waits.")
-@click.option("--interval", default=2.0, show_default=True, help="Seconds between polls.")
-@pass_context
-def env_create(
-    context: Context,
-    tenant: str | None,
-    slug: str,
-    wait: bool,
-    timeout: float,
-    interval: float,
-    **fields: Any,
-) -> None:
-    """Create an ephemeral environment; its namespace is named at once."""
-    created = context.berth.call(
-        "create_environment", body={**fields, "tenant": context.tenant(tenant), "env_slug": slug}
-    )
-    err.print(
-        f"Environment {created['project']}/{created['env_slug']} (#{created['id']}): "
-        f"namespace {created['namespace']} on {created['cluster']}",
-        highlight=False,
-    )
-    code = wait_until_ready(context.berth, created, timeout, interval) if wait else 0
-    click.echo(created["namespace"])
-    sys.exit(code)
-
-
-@env.command("delete")
-@tenant_option
-@click.option("--project", required=True)
-@click.option("--slug", required=True)
-@click.option("--reason", default="", help="Kept in the audit log.")
-@pass_context
-def env_delete(context: Context, tenant: str | None, project: str, slug: str, reason: str) -> None:
-    """End an ephemeral environment: its namespace and GitOps files go."""
-    done = context.berth.call(
-        "stop_environment",
-        body={
-            "tenant": context.tenant(tenant),
-            "project": project,
-            "env_slug": slug,
-            "reason": reason,
-        },
-    )
-    click.echo(f"Environment {project}/{slug}: {done['state']}")
+cli.add_command(env)
 
 
 @cli.command()

@@ -2,6 +2,7 @@ import pytest
 
 from tests.support.authz import LiveCluster
 from tests.support.helm_chart import RBAC_KINDS, VALUES_FILES, check_chart, values
+from tests.support.make_run import make_run_answering  # noqa: F401 - a fixture
 
 
 @pytest.fixture

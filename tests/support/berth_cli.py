@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# The cluster's OIDC issuer a live Berth names in the kubeconfigs it hands out.
+# The clusters' OIDC issuer (KUBE_OIDC_ISSUER_URL) in these tests: only named, never called.
 ISSUER = "https://sso.example.com/realms/acme"
 
 

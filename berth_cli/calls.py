@@ -29,6 +29,11 @@ CALLS: dict[str, Call] = {
     "kubeconfig": Call(
         "GET", "/api/v1/namespaces/{namespace}/kubeconfig/", query=("credentials", "cluster")
     ),
+    "mint_deploy_token": Call(
+        "POST",
+        "/api/v1/namespaces/{namespace}/deploy-tokens/",
+        body=("ttl_minutes", "purpose", "cluster"),
+    ),
     "environments": Call(
         "GET", "/api/v1/environments/", query=(*LIST, "tenant", "project", "env_slug", "state")
     ),

@@ -223,28 +223,67 @@ def get(context: Context, what: str, output: str, tenant: str | None, state: str
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write it here (readable by you only) instead of printing it.",
 )
+@click.option(
+    "--deploy-token",
+    is_flag=True,
+    help="For a pipeline: a short-lived token with the tier's member rights in NAMESPACE "
+    "(where its tier allows them), instead of signing in as you.",
+)
+@click.option(
+    "--ttl",
+    "ttl_minutes",
+    type=click.IntRange(10, 60),
+    default=30,
+    show_default=True,
+    help="With --deploy-token: minutes it works.",
+)
+@click.option("--purpose", default="", help="With --deploy-token: what it is for.")
 @pass_context
 def kubeconfig(
-    context: Context, namespace: str, credentials: str, cluster: str | None, target: Path | None
+    context: Context,
+    namespace: str,
+    credentials: str,
+    cluster: str | None,
+    target: Path | None,
+    deploy_token: bool,
+    ttl_minutes: int,
+    purpose: str,
 ) -> None:
-    """A kubeconfig for NAMESPACE (its name or id) that signs in as you, and what to try."""
+    """A kubeconfig for NAMESPACE (its name or id) that signs in as you, and what to try;
+    or, with --deploy-token, one holding a short-lived token for a pipeline."""
+    if deploy_token:
+        minted = context.berth.call(
+            "mint_deploy_token",
+            path={"namespace": namespace},
+            body={"ttl_minutes": ttl_minutes, "purpose": purpose, "cluster": cluster},
+        )
+        _write_kubeconfig(minted["kubeconfig"], target)
+        err.print(
+            f"Deploy token {minted['service_account']}: {minted['cluster_role']} in "
+            f"{minted['namespace']} until {minted['expires_at']}."
+        )
+        return
     answer = context.berth.call(
         "kubeconfig",
         path={"namespace": namespace},
         query={"credentials": credentials, "cluster": cluster},
     )
-    if target is None:
-        click.echo(answer["kubeconfig"], nl=False)
-    else:
-        target.touch(mode=0o600, exist_ok=True)
-        target.write_text(answer["kubeconfig"])
-        err.print(f"Wrote {target}: export KUBECONFIG={target.resolve()}")
+    _write_kubeconfig(answer["kubeconfig"], target)
     err.print(
         f"Your role here: {answer['role'] or 'none'}"
         + (f" ({answer['cluster_role']})" if answer["cluster_role"] else "")
     )
     for attempt in answer["try"]:
         err.print(f"  $ {attempt['command']}\n    {attempt['expect']}", highlight=False)
+
+
+def _write_kubeconfig(text: str, target: Path | None) -> None:
+    if target is None:
+        click.echo(text, nl=False)
+        return
+    target.touch(mode=0o600, exist_ok=True)
+    target.write_text(text)
+    err.print(f"Wrote {target}: export KUBECONFIG={target.resolve()}")
 
 
 @cli.command()

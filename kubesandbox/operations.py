@@ -81,6 +81,16 @@ class Operations:
         if sub == "token":
             account = store.get(rt, namespace, name or "")
             parsed = call.parse_body(allow_empty=True)
+            # A TokenRequest is a CREATE of serviceaccounts/token: admission sees it, as
+            # kube-apiserver's policies do.
+            asked = {
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                **(parsed if isinstance(parsed, dict) else {}),
+                "metadata": {"name": name, "namespace": namespace},
+            }
+            if store.admission is not None:
+                store.admission("CREATE", rt, asked, None, call.write_context(dry_run))
             return 201, reviews.token_request(parsed, account, self.authenticator)
         if sub == "scale":
             return self._scale(call)

@@ -166,6 +166,9 @@ OIDC_OP_LOGOUT_URL_METHOD = "portal.auth.logout.provider_logout_url"
 # one of its own ("kubernetes"); Berth's secret never goes into a kubeconfig.
 KUBE_OIDC_ISSUER_URL = os.environ.get("KUBE_OIDC_ISSUER_URL", OIDC_ISSUER)
 KUBE_OIDC_CLIENT_ID = os.environ.get("KUBE_OIDC_CLIENT_ID", OIDC_RP_CLIENT_ID)
+# The audience of the deploy tokens Berth asks the clusters for. Empty: the API server's
+# own (what it accepts unless its --api-audiences names more).
+DEPLOY_TOKEN_AUDIENCE = os.environ.get("DEPLOY_TOKEN_AUDIENCE", "")
 AUTHENTICATION_BACKENDS = [
     "portal.auth.backends.OIDCBackend",
     # Passwords sign in superusers only: the break-glass account for when the provider is down.

@@ -11,15 +11,21 @@ from django.core.exceptions import ObjectDoesNotExist
 from provisioning import gitops, grants, jobs
 from provisioning.gitops import GitError
 from provisioning.inputs import clusters_of, kept_input, tier_spec
-from provisioning.jobs import campaigns
+from provisioning.jobs import campaigns, deploy_tokens
 from provisioning.jobs.guardrails import expected_digest
 from provisioning.jobs.proposals import gitops_remote
 from provisioning.kube import KubeError
 from provisioning.plan import Plan, render
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants.errors import PlanUnavailable, PreviewUnavailable
-from tenants.models import Cluster, EnvironmentTier, Request, Tenant
-from tenants.provisioner import CampaignChanges, GitOpsChange, Grant, RepositoryCheck
+from tenants.models import Cluster, DeployToken, EnvironmentTier, Request, Tenant
+from tenants.provisioner import (
+    CampaignChanges,
+    GitOpsChange,
+    Grant,
+    IssuedToken,
+    RepositoryCheck,
+)
 
 
 def plan(tenancy_request: Request) -> Plan:
@@ -139,3 +145,9 @@ class Previews:
 
     def guardrails_digest(self, cluster: Cluster) -> str:
         return expected_digest(cluster)
+
+    def issue_deploy_token(self, token: DeployToken) -> IssuedToken:
+        return deploy_tokens.issue(token)
+
+    def remove_deploy_token(self, token: DeployToken) -> None:
+        deploy_tokens.remove(token)

@@ -40,6 +40,7 @@ TIERS = [
         member_cluster_role="berth-tenant-edit",
         viewer_cluster_role="berth-tenant-view",
         auto_repair_drift=True,
+        deploy_tokens_allowed=True,
     ),
     dict(
         slug="staging",
@@ -57,6 +58,7 @@ TIERS = [
         member_cluster_role="berth-tenant-edit",
         viewer_cluster_role="berth-tenant-view",
         auto_repair_drift=True,
+        deploy_tokens_allowed=True,
     ),
     # Only the GitOps controller writes prod (the Morgridge model): people can read.
     dict(
@@ -95,6 +97,7 @@ TIERS = [
         default_ttl=timedelta(days=2),
         max_ttl=timedelta(days=14),
         auto_repair_drift=True,
+        deploy_tokens_allowed=True,
     ),
 ]
 

@@ -32,6 +32,11 @@ class PreviewUnavailable(DomainError):
     """What approval would commit cannot be shown: the tenant's repository could not be read."""
 
 
+class ClusterUnavailable(DomainError):
+    """Berth could not do what was asked on the cluster (unreachable, refused): nothing of it
+    was kept."""
+
+
 class PlanMoved(DomainError):
     """An approval was bound to a digest that is no longer the request's: its plan or its
     GitOps change moved since the approver saw them (or the plan cannot be rendered any

@@ -6,7 +6,10 @@ with cel-python. A rule sees one variable, `request`, with these attributes:
     request.kind             namespace | project | environment | quota_change | decommission |
                              ephemeral (ending one is never held for approval) |
                              tenant_sync (the tenant's objects on a cluster, after a change
-                             to the tenant) | project_decommission | tenant_decommission
+                             to the tenant) | project_decommission | tenant_decommission |
+                             deploy_token (a pipeline's token for one namespace: a rule
+                             that denies it refuses it; otherwise the tier's setting
+                             decides, as nobody approves a token a pipeline waits for)
     request.tenant           the tenant's slug
     request.tier             the most sensitive tier the request touches ("prod" over "dev")
     request.tiers            every tier it touches (a project spans several)
@@ -153,6 +156,37 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
         "memory_mib": wanted.memory_mib,
         "storage_gib": wanted.storage_gib,
         "ephemeral": ephemeral,
+        "requester": requester.username,
+        "requester_role": role or "",
+        "requester_groups": list(requester.last_groups or []),
+        "requester_platform_admin": is_platform_admin(requester),
+    }
+
+
+DEPLOY_TOKEN = "deploy_token"  # noqa: S105 - what rules see as request.kind
+
+
+def deploy_token_attributes(*, namespace, requester) -> dict[str, Any]:
+    """The `request` variable rules see when someone mints a deploy token: its namespace's
+    tier and cluster, what the namespace holds, who asks."""
+    from tenants.models import Membership
+    from tenants.selectors import is_platform_admin
+
+    role = (
+        Membership.objects.filter(tenant=namespace.tenant, user=requester)
+        .values_list("role", flat=True)
+        .first()
+    )
+    return {
+        "kind": DEPLOY_TOKEN,
+        "tenant": namespace.tenant.slug,
+        "tier": namespace.tier.slug,
+        "tiers": [namespace.tier.slug],
+        "cluster": namespace.cluster.name,
+        "cpu_millis": namespace.cpu_millis,
+        "memory_mib": namespace.memory_mib,
+        "storage_gib": namespace.storage_gib,
+        "ephemeral": bool(namespace.tier.is_ephemeral),
         "requester": requester.username,
         "requester_role": role or "",
         "requester_groups": list(requester.last_groups or []),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
@@ -21,7 +22,14 @@ from django.core.exceptions import ImproperlyConfigured
 from tenants.choices import RequestState
 
 if TYPE_CHECKING:
-    from tenants.models import Cluster, EnvironmentTier, Namespace, Request, Tenant
+    from tenants.models import (
+        Cluster,
+        DeployToken,
+        EnvironmentTier,
+        Namespace,
+        Request,
+        Tenant,
+    )
 
 # States in which the plan still describes the future (afterwards, the run records the past).
 PLANNED_STATES = frozenset(
@@ -90,6 +98,14 @@ class RepositoryCheck:
     message: str
 
 
+@dataclass(frozen=True)
+class IssuedToken:
+    """A token the cluster issued for a deploy token's ServiceAccount (never stored)."""
+
+    token: str
+    expires_at: datetime
+
+
 class Provisioner(Protocol):
     """What the domain asks of provisioning. Errors it may raise are the domain's
     (tenants.errors), never provisioning's own."""
@@ -142,6 +158,16 @@ class Provisioner(Protocol):
     def guardrails_digest(self, cluster: Cluster) -> str:
         """The digest of the guardrails this Berth installs on a cluster: a cluster
         recording another has outdated ones."""
+        ...
+
+    def issue_deploy_token(self, token: DeployToken) -> IssuedToken:
+        """Create the token's ServiceAccount and its binding in its namespace and ask the
+        cluster for a token of it; raises ClusterUnavailable."""
+        ...
+
+    def remove_deploy_token(self, token: DeployToken) -> None:
+        """Remove the token's binding and ServiceAccount (gone already is fine); raises
+        ClusterUnavailable."""
         ...
 
 
@@ -204,3 +230,11 @@ def one_read_per_repository() -> AbstractContextManager[None]:
 
 def guardrails_digest(cluster: Cluster) -> str:
     return provisioner().guardrails_digest(cluster)
+
+
+def issue_deploy_token(token: DeployToken) -> IssuedToken:
+    return provisioner().issue_deploy_token(token)
+
+
+def remove_deploy_token(token: DeployToken) -> None:
+    provisioner().remove_deploy_token(token)

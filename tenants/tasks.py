@@ -235,3 +235,9 @@ def warn_expiring(environment: EphemeralEnvironment) -> None:
         enqueue(send_expiry_warning, environment.pk)
     if environment.tenant.webhook_url:
         enqueue(deliver_webhook, environment.tenant_id, environment_body(environment, "expiring"))
+
+
+@shared_task(name="tenants.remove_spent_deploy_tokens")
+def remove_spent_deploy_tokens() -> dict[str, int]:
+    """Remove the ServiceAccounts of deploy tokens that expired or were revoked."""
+    return services.remove_spent_deploy_tokens()

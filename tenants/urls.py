@@ -7,6 +7,7 @@ from tenants.views import (
     campaigns,
     costs,
     dashboard,
+    deploy_tokens,
     docs,
     environments,
     names,
@@ -67,6 +68,16 @@ urlpatterns = [
     path("requests/<int:pk>/cancel/", requests.request_cancel, name="request-cancel"),
     path("requests/<int:pk>/comment/", requests.request_comment, name="request-comment"),
     path("namespaces/<int:pk>/", tenants.namespace_detail, name="namespace-detail"),
+    path(
+        "namespaces/<int:pk>/deploy-tokens/",
+        deploy_tokens.deploy_token_mint,
+        name="deploy-token-mint",
+    ),
+    path(
+        "deploy-tokens/<int:pk>/revoke/",
+        deploy_tokens.deploy_token_revoke,
+        name="deploy-token-revoke-page",
+    ),
     path("environments/<int:pk>/", environments.environment_detail, name="environment-detail"),
     path(
         "environments/<int:pk>/extend/", environments.environment_extend, name="environment-extend"

@@ -43,7 +43,7 @@ KUBE_TIMEOUT_SECONDS = 5.0
 NAMESPACE_TERMINATION_TIMEOUT = 10.0
 # Most tests want an unreachable cluster or repository to fail the request at once; the
 # tests of waiting out an outage set a deadline (tests/provisioning/jobs/test_engine.py,
-# tests/provisioning/gitops/test_gitops.py), and the fault suite's worker processes get theirs
-# from the environment (tests/system/test_faults.py).
+# tests/provisioning/gitops/test_gitops_outages.py), and the fault suite's worker processes
+# get theirs from the environment (tests/system/test_faults.py).
 if "BERTH_OUTAGE_DEADLINE_SECONDS" not in os.environ:
     BERTH_OUTAGE_DEADLINE_SECONDS = 0.0

@@ -31,4 +31,6 @@ def beat_schedule(*, sweep: float, reconcile: float, expiry: float) -> dict[str,
         "reconcile": {"task": "provisioning.reconcile", "schedule": reconcile},
         "truth": {"task": "provisioning.truth", "schedule": reconcile},
         "expire": {"task": "tenants.expire_environments", "schedule": expiry},
+        # Removes the ServiceAccounts of deploy tokens that expired or were revoked.
+        "deploy-tokens": {"task": "tenants.remove_spent_deploy_tokens", "schedule": expiry},
     }

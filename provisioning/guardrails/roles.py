@@ -157,7 +157,8 @@ GITOPS_ROLE_RULES: dict[str, tuple[dict[str, Any], ...]] = {
 }
 
 # What each of Berth's roles means, in the words the tenant page uses
-# (tests/provisioning/guardrails/test_guardrails.py checks each claim against the RBAC evaluator).
+# (tests/provisioning/guardrails/test_guardrails_roles.py checks each claim against the RBAC
+# evaluator).
 ROLE_SUMMARIES: dict[str, str] = {
     TENANT_EDIT_ROLE: (
         "deploy and change workloads, Services, Ingresses, ConfigMaps and Secrets, exec into "

@@ -198,6 +198,28 @@ class ClusterClient:
         result, attempts = self._retry(delete_once)
         return Outcome(ref=ref, result=result, attempts=attempts)
 
+    def request_token(
+        self, namespace: str, service_account: str, *, seconds: int, audiences: list[str]
+    ) -> tuple[str, Any, list[str]]:
+        """A token of the ServiceAccount (TokenRequest): (token, expiry, audiences as the
+        API server set them; none asked means its own)."""
+        api = k8s.CoreV1Api(self.api_client)
+        body = k8s.AuthenticationV1TokenRequest(
+            spec=k8s.V1TokenRequestSpec(audiences=audiences, expiration_seconds=seconds)
+        )
+
+        def request_once() -> Any:
+            return api.create_namespaced_service_account_token(
+                service_account, namespace, body, **self._timeout()
+            )
+
+        answer, _ = self._retry(request_once)
+        return (
+            answer.status.token,
+            answer.status.expiration_timestamp,
+            list(answer.spec.audiences or audiences),
+        )
+
     def wait_until_gone(
         self, ref: ObjectRef, *, timeout: float = 300.0, interval: float = 0.5
     ) -> bool:

@@ -14,6 +14,7 @@ from tenants.api.views import (
     audit,
     campaigns,
     costs,
+    deploy_tokens,
     environments,
     me,
     namespaces,
@@ -123,6 +124,16 @@ urlpatterns = [
         r"^v1/namespaces/(?P<namespace>[a-z0-9-]{1,63})/kubeconfig/$",
         namespaces.NamespaceKubeconfigView.as_view(),
         name="namespace-kubeconfig",
+    ),
+    re_path(
+        r"^v1/namespaces/(?P<namespace>[a-z0-9-]{1,63})/deploy-tokens/$",
+        deploy_tokens.NamespaceDeployTokensView.as_view(),
+        name="namespace-deploy-tokens",
+    ),
+    re_path(
+        rf"^v1/deploy-tokens/(?P<pk>{ID})/revoke/$",
+        deploy_tokens.DeployTokenRevokeView.as_view(),
+        name="deploy-token-revoke",
     ),
     re_path(
         rf"^v1/projects/(?P<pk>{ID})/environments/$",

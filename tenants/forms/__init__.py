@@ -19,12 +19,13 @@ from tenants.forms.requests import (
     RejectForm,
 )
 from tenants.forms.tenants import TenantOnboardingForm
-from tenants.forms.tokens import ApiTokenForm
+from tenants.forms.tokens import ApiTokenForm, DeployTokenForm
 
 __all__ = [
     "CampaignForm",
     "REQUEST_FORMS",
     "ApiTokenForm",
+    "DeployTokenForm",
     "ApprovalRuleForm",
     "WhatIfForm",
     "ApproveForm",

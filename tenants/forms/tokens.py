@@ -1,4 +1,5 @@
-"""The form of the API tokens page (/tokens/): a name, scopes and an expiry."""
+"""The forms of tokens: an API token (/tokens/: a name, scopes and an expiry) and a
+namespace's deploy token (how long it works, what it is for)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,17 @@ class ApiTokenForm(Form):
     def expires_at(self) -> datetime | None:
         days = self.cleaned_data["expires"]
         return None if days == "never" else timezone.now() + timedelta(days=int(days))
+
+
+class DeployTokenForm(Form):
+    ttl_minutes = forms.TypedChoiceField(
+        label="Works for",
+        coerce=int,
+        choices=[(m, f"{m} minutes") for m in (10, 15, 30, 45)] + [(60, "1 hour")],
+        initial=30,
+    )
+    purpose = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="What it is for, shown below: “shop PR 42 deploy”.",
+    )

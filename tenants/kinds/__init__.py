@@ -37,11 +37,12 @@ from tenants.kinds import (
 )
 from tenants.kinds.base import Kind, Target
 from tenants.models import Tenant
+from tenants.registry import Registry
 
 __all__ = ["Kind", "Target", "all_kinds", "kind_for", "kinds_where", "validate_payload"]
 
-KINDS: dict[str, Kind] = {
-    module.KIND.value: module.KIND
+KINDS: Registry[Kind] = Registry(
+    module.KIND
     for module in (
         namespace,
         project,
@@ -54,7 +55,7 @@ KINDS: dict[str, Kind] = {
         project_decommission,
         tenant_decommission,
     )
-}
+)
 
 
 def kind_for(request_kind: str) -> Kind:
@@ -63,17 +64,13 @@ def kind_for(request_kind: str) -> Kind:
 
 
 def all_kinds() -> Iterator[Kind]:
-    return iter(KINDS.values())
+    return iter(KINDS)
 
 
 def kinds_where(**declared: object) -> tuple[str, ...]:
     """The values of the kinds that declare all of these (`kinds_where(quiet=True)`): for
     a query on requests of several kinds."""
-    return tuple(
-        kind.value
-        for kind in KINDS.values()
-        if all(getattr(kind, name) == want for name, want in declared.items())
-    )
+    return KINDS.where(**declared)
 
 
 def validate_payload(*, kind: str, tenant: Tenant, payload: dict[str, Any]) -> dict[str, Any]:

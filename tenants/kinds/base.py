@@ -45,6 +45,10 @@ class Kind:
     previews_names: ClassVar[bool] = False
     # Comes and goes by the dozen: people hear only of the events that concern them.
     quiet: ClassVar[bool] = False
+    # What the request form tells people will happen once they submit.
+    form_note: ClassVar[str] = (
+        "Nothing is created until the request is approved; you will see its plan first."
+    )
 
     # Names: the field a taken name is reported on, and what the claimed namespaces hold.
     names_field: ClassVar[str] = "app"

@@ -18,6 +18,10 @@ class EphemeralKind(Kind):
     previews_names = True
     quiet = True
     starts_environment = True
+    form_note = (
+        "The approval rules decide it like any request; by default one within the tenant's "
+        "budget is approved at once."
+    )
 
     def demand(self, *, tenant: Tenant, payload: dict[str, Any]) -> Usage:
         if not payload["creates_namespace"]:

@@ -2,6 +2,7 @@ from tenants.models.audit import AuditEvent
 from tenants.models.campaigns import CampaignCommit, CampaignTarget, UpgradeCampaign
 from tenants.models.clusters import Cluster, ClusterPrice
 from tenants.models.definitions import BundleRevision, TierRevision
+from tenants.models.deploy_tokens import DeployToken
 from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.names import NamespaceClaim
 from tenants.models.namespaces import Namespace, Project
@@ -23,6 +24,7 @@ __all__ = [
     "Cluster",
     "ClusterPrice",
     "Comment",
+    "DeployToken",
     "EnvironmentRule",
     "EnvironmentTier",
     "EphemeralEnvironment",

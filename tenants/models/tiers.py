@@ -49,6 +49,14 @@ class EnvironmentTier(models.Model):
     default_ttl = models.DurationField(null=True, blank=True)
     max_ttl = models.DurationField(null=True, blank=True)
     auto_repair_drift = models.BooleanField(default=False)
+    # Pipelines of the tenant may mint short-lived tokens for its namespaces of this tier
+    # (tenants.services.deploy_tokens). Off unless a platform admin turns it on: prod keeps
+    # its changes to the GitOps controller.
+    deploy_tokens_allowed = models.BooleanField(
+        default=False,
+        help_text="Members may mint short-lived deploy tokens (at most an hour) for "
+        "pipelines in namespaces of this tier.",
+    )
 
     class Meta:
         ordering = ["position", "slug"]

@@ -19,7 +19,7 @@ from django.http import Http404
 from tenants import provisioner
 from tenants.choices import NamespaceState, Role
 from tenants.errors import DomainError
-from tenants.models import Namespace, User
+from tenants.models import Cluster, Namespace, User
 from tenants.selectors.namespaces import namespaces_visible_to
 from tenants.selectors.rights import role_in
 
@@ -185,6 +185,16 @@ def attempts_for(namespace: Namespace, access: Access) -> list[Attempt]:
     ]
 
 
+def cluster_server(cluster: Cluster) -> dict:
+    """A kubeconfig's cluster entry: the API server's address and CA."""
+    server: dict = {"server": cluster.api_url}
+    if cluster.ca_certificate.strip():
+        server["certificate-authority-data"] = base64.b64encode(
+            cluster.ca_certificate.strip().encode() + b"\n"
+        ).decode()
+    return server
+
+
 def use_it(user: User, namespace: Namespace, *, credentials: str = KUBELOGIN) -> UseIt:
     """The kubeconfig and commands for `namespace`, which `user` may see."""
     issuer, client_id = provider()
@@ -199,11 +209,7 @@ def use_it(user: User, namespace: Namespace, *, credentials: str = KUBELOGIN) ->
         raise KubeconfigUnavailable(
             f"Cluster {cluster.name} has no API server URL in Berth: ask a platform admin."
         )
-    server: dict = {"server": cluster.api_url}
-    if cluster.ca_certificate.strip():
-        server["certificate-authority-data"] = base64.b64encode(
-            cluster.ca_certificate.strip().encode() + b"\n"
-        ).decode()
+    server = cluster_server(cluster)
     user_name = f"{cluster.name}-oidc"
     context = f"{cluster.name}-{namespace.name}"
     config = {

@@ -12,6 +12,7 @@ change audited. A Request changes state only through `lifecycle`.
     repository_checks  whether the tenant's repository can be read: queued, answered
     clusters      clusters: add, change
     tokens        personal API tokens
+    deploy_tokens  a pipeline's short-lived token for one namespace: mint, revoke, remove
 """
 
 from tenants.services.approvals import APPROVE_TOGETHER_MAX, approve_request, approve_together
@@ -26,6 +27,11 @@ from tenants.services.campaigns import (
     roll_back_campaign,
 )
 from tenants.services.clusters import save_cluster
+from tenants.services.deploy_tokens import (
+    mint_deploy_token,
+    remove_spent_deploy_tokens,
+    revoke_deploy_token,
+)
 from tenants.services.environments import (
     end_environment,
     environments_to_warn,
@@ -71,51 +77,54 @@ from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
 
 __all__ = [
+    "APPROVE_TOGETHER_MAX",
     "CAMPAIGN_MOVES",
     "CampaignMove",
-    "approve_campaign",
-    "create_campaign",
-    "pause_campaign",
-    "reject_campaign",
-    "resume_campaign",
-    "roll_back_campaign",
-    "repair_truth",
-    "APPROVE_TOGETHER_MAX",
     "MAX_ENVIRONMENT_RULES",
     "TRANSITIONS",
     "add_comment",
+    "approve_campaign",
     "approve_request",
     "approve_together",
     "cancel_request",
     "create_api_token",
+    "create_campaign",
     "end_environment",
     "environments_to_warn",
     "ephemeral_preview",
     "expire_environments",
     "extend_environment",
-    "mark_decommissioned",
     "mark_all_ready",
+    "mark_decommissioned",
     "mark_failed",
     "mark_ready",
+    "mint_deploy_token",
     "onboard_tenant",
+    "pause_campaign",
+    "proposed_from",
     "queue_repository_check",
     "record_repository_check",
+    "reject_campaign",
     "reject_request",
-    "request_tenant_sync",
-    "retire_tenant",
+    "remove_spent_deploy_tokens",
+    "repair_truth",
     "replace_environment_rules",
+    "request_tenant_sync",
+    "resume_campaign",
+    "retire_tenant",
     "retry_request",
     "return_to_approval",
     "revoke_api_token",
+    "revoke_deploy_token",
+    "roll_back_campaign",
     "save_approval_rule",
-    "try_approval_rules",
-    "set_cluster_prices",
-    "proposed_from",
     "save_cluster",
+    "set_cluster_prices",
     "set_muted_notifications",
     "start_decommission",
     "start_provisioning",
     "start_provisioning_all",
     "submit_request",
+    "try_approval_rules",
     "update_tenant",
 ]

@@ -141,7 +141,8 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
             # Its state is the page's live header: a message saying it would go stale.
             messages.success(request, f"Request #{created.pk} submitted.")
             return redirect("request-detail", pk=created.pk)
-    ephemeral = kind_for(kind).starts_environment
+    declared = kind_for(kind)
+    ephemeral = declared.starts_environment
     return render(
         request,
         "tenants/request_form.html",
@@ -149,7 +150,8 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
             "tenant": tenant,
             "form": form,
             "kind": kind,
-            "preview": kind_for(kind).previews_names,
+            "preview": declared.previews_names,
+            "form_note": declared.form_note,
             # An ephemeral environment's namespace comes from the tenant's environment rules.
             "preview_view": "environment-preview" if ephemeral else "name-preview",
             "preview_template": (

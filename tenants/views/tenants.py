@@ -61,6 +61,8 @@ def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "kubeconfig": kubeconfig.panel(
                 request.user, namespace, credentials=request.GET.get("credentials", "")
             ),
+            "deploy_tokens": selectors.deploy_tokens_panel(request.user, namespace),
+            "deploy_token_form": forms.DeployTokenForm(),
         },
     )
 

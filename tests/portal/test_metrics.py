@@ -5,7 +5,6 @@ import re
 import pytest
 from django.conf import settings
 from django.urls import reverse
-from prometheus_client.parser import text_string_to_metric_families
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
@@ -19,9 +18,9 @@ from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import Cluster, Namespace, Request, Tenant, User
 from tenants.selectors import review
 from tests.support.integration import celery_worker, needs_postgres_and_redis, wait_for
+from tests.support.metrics import GIT_FAILURES, scrape
 
 TOKEN = "metrics-token-for-tests-0123456789"
-GIT_FAILURES = ("berth_git_push_failures_total", ())
 
 
 @pytest.fixture
@@ -32,17 +31,6 @@ def sandbox():
         namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
     ) as running:
         yield running
-
-
-def scrape(client, **headers) -> dict[tuple[str, tuple], float]:
-    response = client.get("/metrics", **headers)
-    assert response.status_code == 200, response.content
-    assert response["Content-Type"].startswith("text/plain")
-    samples = {}
-    for family in text_string_to_metric_families(response.content.decode()):
-        for sample in family.samples:
-            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return samples
 
 
 def submit_and_approve(sandbox_url: str) -> Request:

@@ -24,6 +24,7 @@ from provisioning.plan import (
     namespace_objects,
     render,
 )
+from provisioning.plan.deploy_tokens import deploy_token_objects
 from tests.support.authz import RBAC_GROUP, resource_of
 from tests.support.helm_chart import BERTH, EDIT, check_chart, needs_helm, rbac_rules, values
 
@@ -130,6 +131,18 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
     ):
         if (obj["apiVersion"].split("/")[0], obj["kind"]) in truth.ENGINE_KINDS:
             ask(obj, "get")
+    # A deploy token (jobs.deploy_tokens): its ServiceAccount and binding applied, a token
+    # asked of it, both removed when it is revoked or expires.
+    tokened = inputs.namespaces[0]
+    for obj in deploy_token_objects(
+        namespace=tokened.name,
+        service_account="berth-deploy-0123456789",
+        cluster_role=tokened.tier.cluster_roles["member"],
+        tenant=inputs.tenant.slug,
+        token_id=1,
+    ):
+        ask(obj, "get", "create", "patch", "delete")
+    needed.add(("create", "", "serviceaccounts/token", tokened.name, "berth-deploy-0123456789"))
     bootstrap = bootstrap_objects(inputs.cluster, berth_namespace=berth_namespace)
     for obj in bootstrap:  # "Install guardrails"
         ask(obj, "get", "create", "patch")

@@ -11,6 +11,7 @@ fresh Kubernetes API stand-in and answers
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -134,6 +135,8 @@ class LiveCluster:
         self.url = sandbox.url
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {sandbox.token}"
+        if sandbox.ca_certificate:  # a stand-in over TLS: trust its CA, and only it
+            self.session.verify = ca_file_of(sandbox)
 
     def close(self) -> None:
         self.sandbox.stop()
@@ -211,3 +214,12 @@ class LiveCluster:
         if answer.status_code == 403:
             return "RBAC", message
         raise AssertionError(f"{method} {path} as {subject}: {answer.status_code} {message}")
+
+
+def ca_file_of(sandbox: KubeSandbox) -> str:
+    """A file holding the CA of a stand-in over TLS (for requests' `verify`), kept while the
+    process runs: each stand-in has a CA of its own."""
+    assert sandbox.ca_certificate, "the stand-in does not serve TLS"
+    with tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False) as written:
+        written.write(sandbox.ca_certificate)
+    return written.name

@@ -36,8 +36,8 @@ def test_every_request_kind_has_a_plan_kind_in_the_engine(value):
 
 
 def test_the_registries_hold_no_kind_the_choices_do_not_know():
-    assert set(KINDS) == KIND_VALUES
-    assert set(PLAN_KINDS) == KIND_VALUES
+    assert set(KINDS.values()) == KIND_VALUES
+    assert set(PLAN_KINDS.values()) == KIND_VALUES
     assert {kind.value for kind in all_kinds()} == KIND_VALUES
 
 
@@ -173,3 +173,10 @@ def test_the_check_sees_each_way_of_branching(source):
 )
 def test_the_check_lets_declarations_be(source):
     assert not branches_on_kinds(source)
+
+
+def test_a_registry_refuses_a_kind_declared_twice():
+    from tenants.registry import Registry
+
+    with pytest.raises(ValueError, match="declared twice"):
+        Registry([kind_for("namespace"), kind_for("namespace")])

@@ -1,98 +1,31 @@
 """Showback: prices per cluster set by platform admins; each tenant's cost of the quota it
-holds, per namespace, project, tier and day, on its page, the dashboard, the API and CSV;
-measured usage from a Prometheus-compatible endpoint when one is set."""
+holds, per namespace, project, tier and day, on its page, the dashboard, the API and CSV.
+Measured usage is in test_showback_measured.py."""
 
 from __future__ import annotations
 
 import csv
 import io
-import json
-import threading
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, HTTPServer
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import time_machine
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 
 from tenants.choices import NamespaceState, RequestKind, RequestState
-from tenants.models import (
-    AuditEvent,
-    Cluster,
-    ClusterPrice,
-    EnvironmentTier,
-    Namespace,
-    Project,
-    Request,
-)
+from tenants.models import AuditEvent, Cluster, ClusterPrice, Project, Request
 from tests.support.api import api, assert_problem
+from tests.support.tenants_showback import HOURLY, NOW, costs, namespace
 
-NOW = datetime(2026, 11, 12, 0, 0, tzinfo=UTC)
-PRICES = {
-    "currency": "EUR",
-    "cpu_core_hour": Decimal("0.04"),
-    "memory_gib_hour": Decimal("0.005"),
-    "storage_gib_month": Decimal("0.10"),
-    "namespace_month": Decimal("7.30"),
-}
-# 2 cores, 4 GiB, 10 GiB of storage and the namespace itself, per hour, at PRICES.
-HOURLY = (
-    2 * Decimal("0.04") + 4 * Decimal("0.005") + 10 * Decimal("0.10") / 730 + Decimal("7.30") / 730
-)
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    cache.clear()
+# Measured usage is kept a minute (tenants.usage): each test starts from an empty cache.
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 @pytest.fixture
 def clock():
     with time_machine.travel(NOW, tick=False) as traveller:
         yield traveller
-
-
-@pytest.fixture
-def priced(world):
-    cluster = Cluster.objects.get(name="sandbox")
-    ClusterPrice.objects.create(cluster=cluster, **PRICES)
-    return cluster
-
-
-def namespace(
-    world,
-    name="payments-shop-dev",
-    *,
-    created,
-    tier="dev",
-    project=None,
-    state=NamespaceState.ACTIVE,
-    cluster="sandbox",
-    **extra,
-):
-    made = Namespace.objects.create(
-        name=name,
-        tenant=world.payments,
-        tier=EnvironmentTier.objects.get(slug=tier),
-        cluster=Cluster.objects.get(name=cluster),
-        project=project,
-        cpu_millis=2000,
-        memory_mib=4096,
-        storage_gib=10,
-        state=state,
-        **extra,
-    )
-    Namespace.objects.filter(pk=made.pk).update(created_at=created)
-    return made
-
-
-def costs(world, user=None, **query):
-    response = api(user or world.member).get(f"/api/v1/tenants/{world.payments.slug}/costs/", query)
-    assert response.status_code == 200, response.content[:500]
-    return response.json()
 
 
 # --- what a namespace costs --------------------------------------------------------------
@@ -323,93 +256,3 @@ def test_costs_download_as_csv_one_row_per_namespace_and_day_cells_defused(
 def test_someone_outside_the_tenant_cannot_download_its_costs(world, client):
     client.force_login(world.outsider)
     assert client.get("/tenants/payments/costs/", {"format": "csv"}).status_code == 404
-
-
-# --- measured usage from Prometheus ----------------------------------------------------------
-
-
-class PrometheusStandIn(BaseHTTPRequestHandler):
-    """Answers /api/v1/query as Prometheus does, with a vector by namespace."""
-
-    queries: list[str] = []
-
-    def do_GET(self):
-        parts = urlsplit(self.path)
-        query = parse_qs(parts.query).get("query", [""])[0]
-        type(self).queries.append(query)
-        value = "0.25" if "cpu" in query else "1.5"
-        body = {
-            "status": "success",
-            "data": {
-                "resultType": "vector",
-                "result": [
-                    {"metric": {"namespace": "payments-shop-dev"}, "value": [1700000000, value]}
-                ],
-            },
-        }
-        if parts.path != "/api/v1/query":
-            self.send_response(404)
-            self.end_headers()
-            return
-        payload = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def prometheus():
-    PrometheusStandIn.queries = []
-    server = HTTPServer(("127.0.0.1", 0), PrometheusStandIn)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
-
-
-def test_measured_usage_comes_from_prometheus_beside_allocation(
-    world, priced, settings, prometheus, client
-):
-    settings.BERTH_PROMETHEUS_URL = prometheus
-    namespace(world, created=datetime.now(UTC) - timedelta(hours=2))
-
-    answer = costs(world)
-    client.force_login(world.member)
-    page = client.get("/tenants/payments/").content.decode()
-
-    assert answer["measured"] == {
-        "configured": True,
-        "problem": "",
-        "namespaces": {"payments-shop-dev": {"cpu_cores": 0.25, "memory_gib": 1.5}},
-    }
-    assert all(query.startswith("sum by (namespace) (") for query in PrometheusStandIn.queries)
-    assert 'namespace=~"payments-shop-dev"' in PrometheusStandIn.queries[0]
-    assert "0.25 cores, 1.50 GiB" in page
-    assert f"Measured usage now from {prometheus}" in page
-
-
-def test_the_egress_policy_applies_to_the_prometheus_url(world, priced, settings, prometheus):
-    settings.BERTH_PROMETHEUS_URL = prometheus
-    settings.BERTH_EGRESS_ALLOW = []
-    namespace(world, created=datetime.now(UTC) - timedelta(hours=2))
-
-    measured = costs(world)["measured"]
-
-    assert measured["configured"] is True and measured["namespaces"] == {}
-    assert "loopback" in measured["problem"] and "BERTH_EGRESS_ALLOW" in measured["problem"]
-    assert PrometheusStandIn.queries == []
-
-
-def test_an_endpoint_that_does_not_answer_as_prometheus_is_said_so(world, priced, settings):
-    settings.BERTH_PROMETHEUS_URL = "http://127.0.0.1:9"  # nothing listens
-    namespace(world, created=datetime.now(UTC) - timedelta(hours=2))
-
-    measured = costs(world)["measured"]
-
-    assert "did not answer" in measured["problem"]

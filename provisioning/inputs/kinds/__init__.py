@@ -20,11 +20,12 @@ from provisioning.inputs.kinds import (
     tenant_sync,
 )
 from provisioning.inputs.kinds.base import Draft, PlanKind
+from tenants.registry import Registry
 
 __all__ = ["Draft", "PlanKind", "all_plan_kinds", "plan_kind_for", "plan_kinds_where"]
 
-KINDS: dict[str, PlanKind] = {
-    module.KIND.value: module.KIND
+KINDS: Registry[PlanKind] = Registry(
+    module.KIND
     for module in (
         namespace,
         project,
@@ -37,7 +38,7 @@ KINDS: dict[str, PlanKind] = {
         project_decommission,
         tenant_decommission,
     )
-}
+)
 
 
 def plan_kind_for(request_kind: str) -> PlanKind:
@@ -46,13 +47,9 @@ def plan_kind_for(request_kind: str) -> PlanKind:
 
 
 def all_plan_kinds() -> Iterator[PlanKind]:
-    return iter(KINDS.values())
+    return iter(KINDS)
 
 
 def plan_kinds_where(**declared: object) -> tuple[str, ...]:
     """The values of the kinds that declare all of these (`plan_kinds_where(batched=True)`)."""
-    return tuple(
-        kind.value
-        for kind in KINDS.values()
-        if all(getattr(kind, name) == want for name, want in declared.items())
-    )
+    return KINDS.where(**declared)

@@ -17,6 +17,7 @@ from provisioning.plan import ARGOCD, render
 from provisioning.schema import CRD_DIR_ENV, ServedSchemas
 from provisioning.validation import validate_plan
 from tenants.models import Cluster
+from tests.support.guardrails import inputs
 
 # Argo CD's two kinds as a cluster might have them installed: small schemas of our own (the
 # upstream CRDs are not part of this repository), strict where the test needs it.
@@ -95,8 +96,6 @@ def cluster(db, sandbox: KubeSandbox) -> Cluster:
 
 def plan_and_inputs(cluster_name: str = "edge") -> tuple:
     """An Argo CD tenant's project plan, its inputs as read from the database (claims set)."""
-    from tests.provisioning.guardrails.test_guardrails import inputs
-
     given = inputs(ARGOCD)
     given = replace(given, cluster=replace(given.cluster, name=cluster_name), claims={})
     return render(given), given

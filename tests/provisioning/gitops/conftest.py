@@ -1,0 +1,64 @@
+"""The GitOps writer's world for the tests of this folder that write through a git daemon
+(tests/support/gitops_world.py has their helpers). Its fixtures carry names of their own:
+a `world` or `sandbox` here is the GitOps loop's (tests/provisioning/conftest.py), which the
+loop's tests and the Kargo takeover regression use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
+from portal.sandbox import PLATFORM_NAMESPACES
+from tenants.models import Tenant, User
+from tests.support.cluster import seed_demo
+from tests.support.gitserver import GitDaemon, init_bare
+
+
+@pytest.fixture
+def fast_git(settings):
+    settings.BERTH_GIT_MAX_ATTEMPTS = 3
+    settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
+    settings.BERTH_GIT_TIMEOUT_SECONDS = 10.0
+    return settings
+
+
+@pytest.fixture
+def writer_sandbox():
+    with KubeSandbox(
+        termination_seconds=0.2,
+        crds=upstream_crds(),
+        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
+    ) as running:
+        yield running
+
+
+@pytest.fixture
+def repos(tmp_path) -> Path:
+    root = tmp_path / "repos"
+    root.mkdir()
+    init_bare(root / "payments.git")
+    return root
+
+
+@pytest.fixture
+def daemon(repos):
+    with GitDaemon(repos) as running:
+        yield running
+
+
+@pytest.fixture
+def writer_world(db, writer_sandbox, daemon, fast_git):
+    """The demo on `writer_sandbox`, the payments tenant's repository on `daemon`."""
+    seed_demo(writer_sandbox)
+    tenant = Tenant.objects.get(slug="payments")
+    tenant.gitops_repo_url = daemon.url("payments.git")
+    tenant.save()
+    return {
+        "tenant": tenant,
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+        "bare": daemon.base / "payments.git",
+    }

@@ -1,0 +1,74 @@
+"""A tenant's plan on the sandbox cluster, for the guardrails' tests: the payments tenant, its
+dev tier bound to Berth's roles, the plan `inputs` of its project `shop`, the cluster
+bootstrap, and the AppProject the plan renders."""
+
+from provisioning.guardrails import bootstrap_objects
+from provisioning.plan import (
+    ARGOCD,
+    FLUX,
+    GITOPS_SERVICE_ACCOUNT,
+    TENANT_EDIT_ROLE,
+    TENANT_VIEW_ROLE,
+    ClusterSpec,
+    KargoProject,
+    NamespaceSpec,
+    PlanInput,
+    RepoCredential,
+    TenantSpec,
+    TierSpec,
+    render,
+)
+from tests.support.authz import Subject
+
+CLUSTER = ClusterSpec(
+    name="sandbox", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress-nginx"
+)
+TENANT = TenantSpec(
+    slug="payments",
+    name="Payments",
+    groups={"owner": ("payments-owners",), "member": ("payments-devs",), "viewer": ()},
+    repo_url="https://git.example.com/payments.git",
+    allowed_domains=("payments.example.com",),
+    credential=RepoCredential(transport="https", username="bot", password="s3cr3t-token"),
+)
+TIER = TierSpec(
+    slug="dev",
+    pod_security_level="restricted",
+    network_preset="ingress",
+    container_default_cpu_millis=500,
+    container_default_memory_mib=512,
+    container_request_cpu_millis=100,
+    container_request_memory_mib=128,
+    cluster_roles={
+        "owner": TENANT_EDIT_ROLE,
+        "member": TENANT_EDIT_ROLE,
+        "viewer": TENANT_VIEW_ROLE,
+    },
+)
+
+
+def inputs(engine: str = "argocd_kargo", tier: TierSpec = TIER, **cluster) -> PlanInput:
+    """A project's plan with everything of the tenant's on the cluster: its roots and
+    credentials, and (on Argo CD + Kargo) the Kargo side."""
+    kargo = (KargoProject("shop", "payments-shop-kargo", (tier,)),)
+    return PlanInput(
+        request_id=7,
+        tenant=TENANT,
+        cluster=ClusterSpec(**{**vars(CLUSTER), **cluster}),
+        engine=engine,
+        project="shop",
+        namespaces=(NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 1, project="shop"),),
+        tenant_engines=frozenset({FLUX if engine == "flux" else ARGOCD}),
+        kargo_projects=kargo if engine == "argocd_kargo" else (),
+    )
+
+
+BOOTSTRAP = bootstrap_objects(CLUSTER, berth_namespace="berth-system")
+NAMESPACE = "payments-shop-dev"
+GITOPS = Subject.service_account(NAMESPACE, GITOPS_SERVICE_ACCOUNT)
+
+
+def project() -> dict:
+    """The tenant's AppProject, as its plan renders it."""
+    (appproject,) = [o for o in render(inputs()).apply if o["kind"] == "AppProject"]
+    return appproject

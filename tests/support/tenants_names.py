@@ -1,0 +1,44 @@
+"""Helpers the tests of the namespace-name registry (tests/tenants/test_name_*.py) share:
+the live claim on a name, requests as payments' people make them, and a Kargo project."""
+
+from __future__ import annotations
+
+from tenants import services
+from tenants.choices import RequestKind
+from tenants.errors import InvalidInput
+from tenants.models import NamespaceClaim, Project
+
+
+def live(name: str) -> NamespaceClaim | None:
+    return NamespaceClaim.objects.filter(name=name, released_at__isnull=True).first()
+
+
+def submit(world, kind, requester=None, **payload):
+    return services.submit_request(
+        tenant=world["tenant"],
+        kind=kind,
+        requester=requester or world["developer"],
+        payload=payload,
+    )
+
+
+def kargo_project(world, app="shop", *, tiers=("dev", "staging"), provisioned=True):
+    """A project on Argo CD + Kargo, submitted (and, for the records, provisioned)."""
+    created = submit(
+        world,
+        RequestKind.PROJECT,
+        requester=world["owner"],
+        app=app,
+        engine="argocd_kargo",
+        cluster="sandbox",
+        tiers=list(tiers),
+    )
+    if provisioned:
+        Project.objects.get_or_create(
+            tenant=world["tenant"], name=app, defaults={"gitops_engine": "argocd_kargo"}
+        )
+    return created
+
+
+def errors(exc: InvalidInput) -> str:
+    return str(exc.field_errors)

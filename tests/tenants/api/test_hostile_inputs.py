@@ -1,0 +1,169 @@
+"""A corpus of hostile names and quantities (what people paste, what attackers try) sent to
+the live API in every name-like and quantity-like field: each is answered with a 2xx or a
+4xx problem+json, never a server error, and nothing accepted lands outside the tenant's
+namespace prefix. The generated requests of test_schemathesis.py complement it."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+import requests
+
+from tenants import demo, services
+from tenants.models import Namespace, Project, Tenant, User
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+# Hostile names and quantities: what people paste, what attackers try.
+NAME_CORPUS = [
+    "",
+    " ",
+    "a" * 64,
+    "a" * 300,
+    "-lead",
+    "trail-",
+    "UPPER",
+    "dot.ted",
+    "under_score",
+    "kube-system",
+    "default",
+    "kargo",
+    "apps",
+    "argocd",
+    "flux-system",
+    "berth-system",
+    "payments-apps",
+    "payments-shop-kargo",
+    "../../etc",
+    "a/b",
+    "a%2Fb",
+    "a\\b",
+    "a b",
+    "shоp",  # Cyrillic о, a confusable
+    "ｓｈｏｐ",
+    "shop\u200b",
+    "shop\x00",
+    "𝓼𝓱𝓸𝓹",
+    "ä",
+    "١٢٣",
+    "null",
+    "None",
+    "0",
+    "-1",
+    "${TENANT}",
+    "$(reboot)",
+    "<script>",
+    "' OR 1=1 --",
+    "%00",
+    "\ud800",
+]
+QUANTITY_CORPUS = [
+    "",
+    "0",
+    "0m",
+    "-0",
+    "-1",
+    "1n",
+    "0.0001",
+    "1_000m",
+    "١٠٠m",
+    "1e3m",
+    "1e309",
+    "NaN",
+    "Infinity",
+    "1.2.3",
+    "1Ki",
+    "0.5Mi",
+    "100M",
+    "9" * 40,
+    "1 Gi",
+    "1gi",
+    "0x10",
+    True,
+    None,
+    [],
+    {},
+    1e308,
+]
+
+
+def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server, settings):
+    """Every one of these in every name-like or quantity-like field: a 2xx or a 4xx
+    problem+json, never a server error, never a namespace outside the tenant's prefix."""
+    settings.BERTH_API_RATE = "1000000/min"
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    Project.objects.create(tenant=Tenant.objects.get(slug="payments"), name="billing")
+    member = User.objects.get(username="olivia")  # an owner: may also write rules
+    token = services.create_api_token(user=member, name="corpus", scopes=["read", "request"])[1]
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {token}"
+    base = live_server.url
+    namespace = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"}
+    calls = []
+    for value in NAME_CORPUS:
+        for field in ("app", "tier", "cluster"):
+            calls.append(
+                (
+                    "post",
+                    "/api/v1/requests/",
+                    {
+                        "tenant": "payments",
+                        "kind": "namespace",
+                        "payload": {**namespace, field: value},
+                    },
+                )
+            )
+        for field in ("project", "env_slug", "branch"):
+            body = {
+                "tenant": "payments",
+                "project": "billing",
+                "env_slug": "review-1",
+                field: value,
+            }
+            calls.append(("post", "/api/v1/environments/?dry_run=true", body))
+        calls.append(
+            (
+                "put",
+                "/api/v1/tenants/payments/environment-rules/",
+                {"rules": [{"if": "", "namespace": value}]},
+            )
+        )
+        segment = quote(value, safe="", errors="surrogatepass")
+        calls.append(("get", f"/api/v1/tenants/{segment}/", None))
+    for value in QUANTITY_CORPUS:
+        for field in ("cpu", "memory", "storage"):
+            calls.append(
+                (
+                    "post",
+                    "/api/v1/requests/",
+                    {
+                        "tenant": "payments",
+                        "kind": "namespace",
+                        "payload": {**namespace, field: value},
+                    },
+                )
+            )
+        calls.append(
+            (
+                "post",
+                "/api/v1/environments/?dry_run=true",
+                {"tenant": "payments", "project": "billing", "env_slug": "review-1", "ttl": value},
+            )
+        )
+    failures = []
+    for method, path, body in calls:
+        response = session.request(method, base + path, json=body, timeout=10)
+        status = response.status_code
+        if status >= 500 or (
+            status >= 400 and response.headers["Content-Type"] != "application/problem+json"
+        ):
+            failures.append(f"{method.upper()} {path} {body!r}: {status} {response.text[:200]}")
+    assert not failures, "\n".join(failures)
+    # Whatever was accepted stayed inside the tenant's prefix.
+    assert (
+        not Namespace.objects.exclude(name__startswith="payments-")
+        .filter(tenant__slug="payments")
+        .exists()
+    )

@@ -1,0 +1,56 @@
+"""Fixtures that several modules of tests/tenants/ share.
+
+None is called `world`: tests/conftest.py's `world` is the REST API tests' (and
+pages/conftest.py has the pages'), and one here would replace it in the folders below. A
+module whose tests know one of these as `world` names it so in a fixture of its own."""
+
+import threading
+from http.server import ThreadingHTTPServer
+
+import pytest
+from django.core.cache import cache
+
+from portal.celery import app as celery_app
+from tenants.models import Cluster, ClusterPrice
+from tests.support.tenants_notifications import Receiver
+from tests.support.tenants_showback import PRICES
+
+
+@pytest.fixture
+def names_world(demo_world) -> dict:
+    """The demo world (tests/conftest.py) and its sandbox cluster, as the tests of the
+    namespace-name registry (test_name_*.py) know it."""
+    return {**demo_world, "cluster": Cluster.objects.get(name="sandbox")}
+
+
+@pytest.fixture
+def receiver():
+    Receiver.deliveries, Receiver.failures = [], 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hooks/berth"
+    server.shutdown()
+
+
+@pytest.fixture
+def eager_tasks():
+    """Run Celery tasks in-process (retries included) instead of through a broker."""
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def fresh_cache():
+    """An empty cache: what one test left there (measured usage is kept a minute) does not
+    answer for the next."""
+    cache.clear()
+
+
+@pytest.fixture
+def priced(world):
+    """The sandbox cluster with prices (tests/support/tenants_showback.py's PRICES)."""
+    cluster = Cluster.objects.get(name="sandbox")
+    ClusterPrice.objects.create(cluster=cluster, **PRICES)
+    return cluster

@@ -1,0 +1,82 @@
+"""Onboarding a tenant in the browser: the form makes a tenant ready for requests, and
+refuses a commit link without its placeholder or a clashing prefix, keeping what was
+typed."""
+
+from tenants.models import AuditEvent, Tenant
+
+
+def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
+    client.force_login(world["admin"])
+    response = client.post(
+        "/tenants/new/",
+        {
+            "slug": "ledger",
+            "name": "Ledger team",
+            "owner_groups": "ledger-owners",
+            "member_groups": "ledger-devs, ledger-contractors",
+            "viewer_groups": "",
+            "repo_url": "https://git.example.com/ledger/deploy.git",
+            "branch": "main",
+            "path": "clusters/prod",
+            "credentials": "ghp_secret_token_value",
+            "engine": "flux",
+            "commit_url": "https://git.example.com/ledger/deploy/commit/{sha}",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+            "clusters": [world["tenant"].allowed_clusters.get().pk],
+            "tiers": list(world["tenant"].allowed_tiers.values_list("pk", flat=True)),
+            "allowed_domains": "ledger.example.com",
+            "notify_emails": "ledger@example.com",
+        },
+    )
+
+    assert response.status_code == 302
+    tenant = Tenant.objects.get(slug="ledger")
+    assert tenant.member_groups == ["ledger-devs", "ledger-contractors"]
+    assert tenant.budget_memory_mib == 8192
+    assert tenant.gitops_credentials == "ghp_secret_token_value"
+    assert tenant.commit_link("abc") == "https://git.example.com/ledger/deploy/commit/abc"
+    event = AuditEvent.objects.get(action="tenant.onboard")
+    assert "ghp_secret_token_value" not in str(event.after)
+
+
+def test_onboarding_refuses_a_commit_link_without_its_placeholder(client, world):
+    client.force_login(world["admin"])
+    page = client.post(
+        "/tenants/new/",
+        {
+            "slug": "ledger",
+            "name": "Ledger team",
+            "branch": "main",
+            "engine": "argocd",
+            "commit_url": "https://git.example.com/ledger/deploy/commit/",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+        },
+    ).content.decode()
+    assert "must hold {sha} once" in page
+    assert not Tenant.objects.filter(slug="ledger").exists()
+
+
+def test_onboarding_refuses_a_clashing_prefix_and_keeps_what_was_typed(client, world):
+    client.force_login(world["admin"])
+    page = client.post(
+        "/tenants/new/",
+        {
+            "slug": "payments-eu",
+            "name": "Payments EU",
+            "branch": "main",
+            "engine": "argocd",
+            "cpu": "4",
+            "memory": "8Gi",
+            "storage": "50Gi",
+            "namespaces": 5,
+        },
+    ).content.decode()
+    assert "share a namespace prefix" in page
+    assert 'value="Payments EU"' in page
+    assert not Tenant.objects.filter(slug="payments-eu").exists()

@@ -1,6 +1,6 @@
 """Every API call the `berth` command makes, in one table: method, path, the query
-parameters and body fields it may send. tests/berth_cli/test_cli.py checks each against Berth's
-OpenAPI schema (/api/schema/), so the command cannot drift from the API."""
+parameters and body fields it may send. tests/berth_cli/test_cli_api_schema.py checks each
+against Berth's OpenAPI schema (/api/schema/), so the command cannot drift from the API."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ to the sandbox cluster so Berth there has exactly the rights a real installation
 Checks the chart with every values file in deploy/helm/berth/ci/ (the chart-testing
 convention). Uses the `helm` binary when one is on PATH, otherwise Helm's own Go engine
 as a library (the `helm-python-sdk` package, a dev dependency): the same lint rules and
-template rendering, no binary to download. tests/project/test_helm_chart.py imports `render` and
-checks the objects (security context, RBAC, hooks, Kubernetes schema).
+template rendering, no binary to download. tests/project/test_helm_chart_*.py import `render` and
+check the objects (security context, RBAC, hooks, Kubernetes schema).
 """
 
 from __future__ import annotations

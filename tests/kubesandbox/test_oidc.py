@@ -5,15 +5,11 @@ another key, for another client, or expired is 401. `make run` starts it with th
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
-import secrets
 import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import jwt
 import pytest
@@ -24,7 +20,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from kubesandbox import KubeSandbox
 from kubesandbox.authn import OidcOptions
 from portal.sandbox import OIDC_USERNAME_PREFIX, oidc_options
-from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
+from tests.support.id_tokens import id_token_of
+from tests.support.oidc_provider import CLIENT_ID, running_dev_idp
 
 ROOT = Path(__file__).resolve().parents[2]
 BERTH_URL = "http://127.0.0.1:9"  # only named in redirect URIs: never called
@@ -36,56 +33,6 @@ def dev_idp(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("devidp")
     with running_dev_idp(berth_url=BERTH_URL, data_dir=data_dir, env=dict(os.environ)) as issuer:
         yield issuer, data_dir
-
-
-def id_token_of(issuer: str, username: str) -> str:
-    """An ID token for Berth's client, as a person's sign-in gets it (code flow with PKCE)."""
-    provider = issuer.removesuffix("/openid")
-    session = requests.Session()
-    login = session.get(f"{provider}/login/", timeout=10)
-    session.post(
-        f"{provider}/login/",
-        data={
-            "username": username,
-            "password": username * 2,
-            "next": "/",
-            "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
-        },
-        headers={"Referer": login.url},
-        timeout=10,
-    )
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
-    redirect_uri = f"{BERTH_URL}/oidc/callback/"
-    authorized = session.get(
-        f"{issuer}/authorize",
-        params={
-            "client_id": CLIENT_ID,
-            "redirect_uri": redirect_uri,
-            "response_type": "code",
-            "scope": "openid groups",
-            "state": "s",
-            "nonce": "n",
-            "code_challenge": challenge.rstrip(b"=").decode(),
-            "code_challenge_method": "S256",
-        },
-        allow_redirects=False,
-        timeout=10,
-    )
-    code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
-    tokens = requests.post(
-        f"{issuer}/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": redirect_uri,
-            "client_id": CLIENT_ID,
-            "client_secret": CLIENT_SECRET,
-            "code_verifier": verifier,
-        },
-        timeout=10,
-    ).json()
-    return tokens["id_token"]
 
 
 def who(url: str, token: str) -> requests.Response:

@@ -20,6 +20,7 @@ from portal.auth import discovery
 from portal.devidp import REFUSAL
 from tenants import demo
 from tenants.models import Membership, User
+from tests.support.id_tokens import signed_in_tokens
 from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,62 +128,13 @@ def test_the_development_provider_issues_access_tokens_the_api_takes_and_id_toke
     """The provider `make run` starts hands out both kinds: its access token (an RFC 9068
     JWT for berth-api) works against Berth's API; the ID token from the same sign-in does
     not."""
-    import base64
-    import hashlib
-    import secrets
-    from urllib.parse import parse_qs, urlsplit
-
     demo.seed(sandbox_api_url="http://127.0.0.1:6550")
     settings.OIDC_ISSUER = dev_idp
     settings.OIDC_RP_CLIENT_ID = CLIENT_ID
     settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
     settings.OIDC_API_AUDIENCE = "berth-api"
     discovery.clear_cache()
-    provider = dev_idp.removesuffix("/openid")
-    session = requests.Session()
-    login = session.get(f"{provider}/login/", timeout=10)
-    session.post(
-        f"{provider}/login/",
-        data={
-            "username": "dev",
-            "password": "devdev",
-            "next": "/",
-            "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
-        },
-        headers={"Referer": login.url},
-        timeout=10,
-    )
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
-    redirect_uri = f"{live_server.url}/oidc/callback/"
-    authorized = session.get(
-        f"{dev_idp}/authorize",
-        params={
-            "client_id": CLIENT_ID,
-            "redirect_uri": redirect_uri,
-            "response_type": "code",
-            "scope": "openid groups",
-            "state": "s",
-            "nonce": "n",
-            "code_challenge": challenge.rstrip(b"=").decode(),
-            "code_challenge_method": "S256",
-        },
-        allow_redirects=False,
-        timeout=10,
-    )
-    code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
-    tokens = requests.post(
-        f"{dev_idp}/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": redirect_uri,
-            "client_id": CLIENT_ID,
-            "client_secret": CLIENT_SECRET,
-            "code_verifier": verifier,
-        },
-        timeout=10,
-    ).json()
+    tokens = signed_in_tokens(dev_idp, "dev", berth_url=live_server.url)
 
     me = f"{live_server.url}/api/v1/me/"
     access = requests.get(

@@ -2,7 +2,7 @@
 
 A `requests.Session` plays the browser and follows every redirect: Berth's sign-in page →
 /oidc/authenticate/ → the provider's authorize → Berth's /oidc/callback/ → home (or the
-sign-in-failed page). The provider (tests/support/oidc_provider.py) is told who signs in next and,
+sign-in-failed page). The provider (tests/support/oidc_provider/) is told who signs in next and,
 for the negative tests, what to get wrong.
 """
 

@@ -15,13 +15,10 @@ prints, fails this test."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
 import subprocess
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +27,6 @@ from cryptography.fernet import Fernet
 
 from portal.run import load_or_create_dev_secrets
 from tests.support.commands import PYTHON, ROOT, clean_environment
-from tests.support.gitserver import free_port
 
 README = ROOT / "README.md"
 
@@ -125,53 +121,6 @@ def test_readme_parser_finds_the_commands_a_person_types():
     }
 
 
-@pytest.fixture
-def make_run(tmp_path):
-    """`make run` on free ports, its data in tmp_path; yields its URL and its output."""
-    ports = {name: str(free_port()) for name in ("web", "idp", "sandbox", "git")}
-    environment = clean_environment(
-        BERTH_DATA_DIR=str(tmp_path / "data"),
-        BERTH_PORT=ports["web"],
-        BERTH_DEVIDP_PORT=ports["idp"],
-        BERTH_SANDBOX_PORT=ports["sandbox"],
-        BERTH_GITSERVER_PORT=ports["git"],
-        PYTHONUNBUFFERED="1",
-    )
-    process = subprocess.Popen(
-        [PYTHON, "-m", "portal.run"],
-        cwd=ROOT,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    output: list[str] = []
-    reader = threading.Thread(target=lambda: output.extend(process.stdout), daemon=True)
-    reader.start()
-    url = f"http://127.0.0.1:{ports['web']}"
-    deadline = time.monotonic() + 180
-    try:
-        while True:
-            assert process.poll() is None, "make run exited:\n" + "".join(output[-40:])
-            assert time.monotonic() < deadline, "make run did not start:\n" + "".join(output[-40:])
-            try:
-                if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.5)
-        yield {"url": url, "process": process, "output": output, "data": tmp_path / "data"}
-    finally:
-        # Its children run in sessions of their own: only make run itself can stop them.
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-
-
 def in_a_shell(script: str, data: Path, url: str) -> subprocess.CompletedProcess:
     """Commands typed in a second terminal at the checkout, README's URL made this run's."""
     return subprocess.run(
@@ -254,7 +203,8 @@ EXPECTED = {
     not (ROOT / ".venv" / "bin" / "python").exists(),
     reason="README's commands use .venv/bin/python, which `make test` creates",
 )
-def test_readme_commands_work_as_written_beside_make_run(make_run):
+def test_readme_commands_work_as_written_beside_make_run(make_run_answering):
+    make_run = make_run_answering  # `make run` started for real (tests/support/make_run.py)
     text = README.read_text()
     session = console_session(text)
     assert len(session) >= 5, session

@@ -2,7 +2,8 @@
 payments tenant with its repository and token, the sandbox cluster with Kargo, a PlanInput for
 one namespace of theirs, and finding objects of a kind in a rendered plan. And a PlanInput
 holding every kind Berth applies or deletes, for the tests that check a rendering against what
-Berth may do (tests/project/test_helm_chart.py, tests/security/test_chart_least_privilege_*.py)."""
+Berth may do (tests/project/test_helm_chart_rbac_needs.py,
+tests/security/test_chart_least_privilege_*.py)."""
 
 from __future__ import annotations
 

@@ -3,14 +3,10 @@ session with CSRF, and OIDC access tokens signed by a real provider process."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import secrets
 from datetime import timedelta
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import requests
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -18,6 +14,7 @@ from portal.auth import discovery
 from tenants import services
 from tenants.models import ApiToken, Membership, User
 from tests.support.api import NAMESPACE, api, assert_problem, token_for
+from tests.support.id_tokens import tokens_from
 from tests.support.oidc_provider import (
     API_AUDIENCE,
     CLIENT_ID,
@@ -142,43 +139,6 @@ def oidc(settings, provider):
     discovery.clear_cache()
     yield provider
     discovery.clear_cache()
-
-
-def tokens_from(provider, claims: dict, defect: str | None = None, **login) -> dict:
-    """What the provider answers a real code exchange: an ID token and an access token."""
-    provider.next_login(claims, defect, **login)
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
-    redirect_uri = "http://testserver/oidc/callback/"
-    authorized = requests.get(
-        f"{provider.url}/authorize",
-        params={
-            "client_id": CLIENT_ID,
-            "redirect_uri": redirect_uri,
-            "response_type": "code",
-            "scope": "openid",
-            "state": "s",
-            "nonce": "n",
-            "code_challenge": challenge.rstrip(b"=").decode(),
-            "code_challenge_method": "S256",
-        },
-        allow_redirects=False,
-        timeout=10,
-    )
-    code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
-    tokens = requests.post(
-        f"{provider.url}/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": redirect_uri,
-            "client_id": CLIENT_ID,
-            "client_secret": CLIENT_SECRET,
-            "code_verifier": verifier,
-        },
-        timeout=10,
-    )
-    return tokens.json()
 
 
 def jwt_from(provider, claims: dict, defect: str | None = None, **login) -> str:

@@ -1,14 +1,9 @@
-"""OpenID Connect providers for end-to-end tests, each started in a process of its own.
-
-1. A small provider the tests control (run as `python -m tests.support.oidc_provider`): discovery,
-   JWKS, authorize (redirects straight back with a code, for whoever the test said signs in
-   next), token (checks the client secret, the redirect URI and the PKCE verifier; answers
-   an ID token and an access token, in one of ACCESS_TOKEN_FORMS), userinfo and end-session.
-   A control endpoint chooses the next person's claims, the access token's form and, for
-   negative tests, one defect in what comes back (see DEFECTS).
-2. The development provider Berth ships (`python -m portal.devidp`, django-oidc-provider).
-
-`running_test_provider()` and `running_dev_idp()` start them on free ports and stop them.
+"""The test provider's HTTP side (run as `python -m tests.support.oidc_provider`): discovery,
+JWKS, authorize (redirects straight back with a code, for whoever the test said signs in
+next), token (checks the client secret, the redirect URI and the PKCE verifier; answers the
+tokens `tokens.minted` signs), userinfo and end-session, and the control endpoints that choose
+the next person's claims, the access token's form and one defect (contract.DEFECTS), and
+show what was asked of it.
 """
 
 from __future__ import annotations
@@ -17,73 +12,38 @@ import argparse
 import base64
 import hashlib
 import json
-import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
 import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-import jwt
-import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT_ID = "berth-test"
-CLIENT_SECRET = "test-client-secret-0123456789"
-# The audience of the access tokens it mints: Berth's API, not its client.
-API_AUDIENCE = "berth-api"
-# How the next sign-in's access token looks (`access_token` of next_login):
-ACCESS_TOKEN_FORMS = {
-    "at+jwt": "an RFC 9068 JWT: header typ at+jwt, audience API_AUDIENCE (the default)",
-    "jwt": "the same claims under a plain typ JWT header, as Keycloak and Entra ID send",
-    "opaque": "a random string only the userinfo endpoint understands",
-}
-
-DEFECTS = {
-    "tampered_signature": "the ID token is signed by another key under the provider's kid",
-    "wrong_audience": "the ID token is for another client, the access token for another API",
-    "expired": "the ID and access tokens expired ten minutes ago",
-    "wrong_issuer": "the ID and access tokens name another issuer",
-    "wrong_nonce": "the ID token answers another sign-in",
-    "no_sub": "neither the ID token nor userinfo says who signed in",
-    "drop_state": "the redirect back to Berth carries no state",
-    "access_denied": "the provider redirects back with error=access_denied",
-}
+from tests.support.oidc_provider.contract import (
+    ACCESS_TOKEN_FORMS,
+    API_AUDIENCE,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    DEFECTS,
+)
+from tests.support.oidc_provider.tokens import minted, new_key, public_jwk
 
 
-# --- the provider (runs in its own process) ------------------------------------------------
 @dataclass
 class ProviderState:
     issuer: str
     client_id: str
     client_secret: str
-    key: rsa.RSAPrivateKey = field(default_factory=lambda: _new_key())
-    impostor_key: rsa.RSAPrivateKey = field(default_factory=lambda: _new_key())
+    key: rsa.RSAPrivateKey = field(default_factory=new_key)
+    impostor_key: rsa.RSAPrivateKey = field(default_factory=new_key)
     kid: str = field(default_factory=lambda: secrets.token_hex(8))
     next_login: dict[str, Any] = field(default_factory=dict)
     codes: dict[str, dict[str, Any]] = field(default_factory=dict)
     access_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
     log: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-def _new_key() -> rsa.RSAPrivateKey:
-    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-
-def _b64url_uint(number: int) -> str:
-    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -169,16 +129,7 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def jwks(self, query: dict[str, str]) -> None:
-        numbers = self.state.key.public_key().public_numbers()
-        key = {
-            "kty": "RSA",
-            "use": "sig",
-            "alg": "RS256",
-            "kid": self.state.kid,
-            "n": _b64url_uint(numbers.n),
-            "e": _b64url_uint(numbers.e),
-        }
-        self._json(200, {"keys": [key]})
+        self._json(200, {"keys": [public_jwk(self.state.key, self.state.kid)]})
 
     def authorize(self, query: dict[str, str]) -> None:
         redirect_uri = query.get("redirect_uri", "")
@@ -233,52 +184,16 @@ class Handler(BaseHTTPRequestHandler):
         if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != grant["challenge"]:
             self._json(400, {"error": "invalid_grant", "error_description": "PKCE mismatch"})
             return
-        claims, defect = dict(grant["claims"]), grant["defect"]
-        if defect == "no_sub":
-            claims.pop("sub", None)
-        now = int(time.time())
-        id_token = {
-            **claims,
-            "iss": self.state.issuer,
-            "aud": self.state.client_id,
-            "iat": now,
-            "exp": now + 300,
-            "nonce": grant["nonce"],
-        }
-        access = {
-            "iss": self.state.issuer,
-            "sub": claims.get("sub"),
-            "aud": grant["audience"],
-            "client_id": self.state.client_id,
-            "scope": "openid",
-            "iat": now,
-            "exp": now + 300,
-            "jti": secrets.token_hex(12),
-            **{name: claims[name] for name in ("groups",) if name in claims},
-        }
-        key = self.state.key
-        if defect == "tampered_signature":
-            key = self.state.impostor_key
-        elif defect == "wrong_audience":
-            id_token["aud"], access["aud"] = "another-client", "another-api"
-        elif defect == "expired":
-            id_token["iat"], id_token["exp"] = now - 1200, now - 600
-            access["iat"], access["exp"] = now - 1200, now - 600
-        elif defect == "wrong_issuer":
-            id_token["iss"] = access["iss"] = "https://impostor.example.com"
-        elif defect == "wrong_nonce":
-            id_token["nonce"] = "not-this-sign-in"
-        form = grant["access_token"]
-        if form == "opaque":
-            access_token = secrets.token_urlsafe(24)
-        else:
-            typ = "at+jwt" if form == "at+jwt" else "JWT"
-            access_token = jwt.encode(
-                access, key, algorithm="RS256", headers={"kid": self.state.kid, "typ": typ}
-            )
+        encoded, access_token, claims = minted(
+            grant,
+            issuer=self.state.issuer,
+            client_id=self.state.client_id,
+            key=self.state.key,
+            impostor_key=self.state.impostor_key,
+            kid=self.state.kid,
+        )
         with self.state.lock:
             self.state.access_tokens[access_token] = claims
-        encoded = jwt.encode(id_token, key, algorithm="RS256", headers={"kid": self.state.kid})
         self._json(
             200,
             {
@@ -347,112 +262,3 @@ def main() -> None:
     serve(
         host=args.host, port=args.port, client_id=args.client_id, client_secret=args.client_secret
     )
-
-
-# --- the test side ------------------------------------------------------------------------
-@dataclass
-class TestProvider:
-    url: str
-    __test__ = False  # not a test class, whatever pytest thinks of the name
-
-    def next_login(
-        self,
-        claims: dict[str, Any],
-        defect: str | None = None,
-        *,
-        access_token_form: str = "at+jwt",
-        audience: str = API_AUDIENCE,
-    ) -> None:
-        response = requests.post(
-            f"{self.url}/control/next-login",
-            json={
-                "claims": claims,
-                "defect": defect,
-                "access_token": access_token_form,
-                "audience": audience,
-            },
-            timeout=5,
-        )
-        response.raise_for_status()
-
-    def log(self, event: str | None = None) -> list[dict[str, Any]]:
-        entries = requests.get(f"{self.url}/control/log", timeout=5).json()
-        return [entry for entry in entries if event is None or entry["event"] == event]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-@contextmanager
-def running_test_provider() -> Iterator[TestProvider]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.oidc_provider", "--port", "0"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        line = process.stdout.readline() if process.stdout else ""
-        if not line.startswith("ready "):
-            raise RuntimeError(f"the test OIDC provider did not start: {line!r}")
-        yield TestProvider(url=line.split()[1])
-    finally:
-        _stop(process)
-
-
-@contextmanager
-def running_dev_idp(*, berth_url: str, data_dir: Path, env: dict[str, str]) -> Iterator[str]:
-    """Berth's development provider on a free port, with Berth's client registered."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = data_dir / "devidp.log"
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "portal.devidp", "--port", str(port)],
-            cwd=ROOT,
-            env={
-                **env,
-                "BERTH_DEBUG": "1",
-                "BERTH_DEV_OIDC": "1",
-                "BERTH_DATA_DIR": str(data_dir),
-                "DEVIDP_URL": url,
-                "DEVIDP_BERTH_URLS": berth_url,
-                "OIDC_CLIENT_ID": CLIENT_ID,
-                "OIDC_CLIENT_SECRET": CLIENT_SECRET,
-            },
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{url}/openid/jwks", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the development provider did not start:\n{log.read_text()}")
-            time.sleep(0.1)
-        yield f"{url}/openid"
-    finally:
-        _stop(process)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,40 @@
+import pytest
+
+from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
+from kubesandbox.testing import upstream_crds
+from portal.sandbox import PLATFORM_NAMESPACES
+from tenants.models import Project, Tenant, User
+from tests.support.api import token_for
+from tests.support.berth_cli import ISSUER
+from tests.support.cluster import seed_demo
+
+
+@pytest.fixture
+def live(live_server, settings, tmp_path):
+    """A live Berth (pytest-django's live_server) whose cluster is the stand-in, seeded with
+    the demo and a `shop` project of payments, whose worker's jobs run as they are queued.
+    Yields its URL, the sandbox, a home directory and API tokens of dev, olivia and sam."""
+    from portal.celery import app as celery_app
+
+    settings.KUBE_OIDC_ISSUER_URL = ISSUER
+    settings.KUBE_OIDC_CLIENT_ID = "kubernetes"
+    settings.BERTH_API_RATE = "100000/min"
+    with KubeSandbox(
+        crds=upstream_crds(), namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
+    ) as sandbox:
+        seed_demo(sandbox)
+        Project.objects.get_or_create(tenant=Tenant.objects.get(slug="payments"), name="shop")
+        # The worker's jobs run as they are queued, in the live server's thread.
+        celery_app.conf.task_always_eager = True
+        try:
+            yield {
+                "url": live_server.url,
+                "sandbox": sandbox,
+                "home": tmp_path,
+                **{
+                    name: token_for(User.objects.get(username=name))
+                    for name in ("dev", "olivia", "sam")
+                },
+            }
+        finally:
+            celery_app.conf.task_always_eager = False

@@ -1,7 +1,8 @@
 """The `berth` command end to end, against a live Berth (pytest-django's live_server) whose
 cluster is the stand-in and whose worker's jobs run as they are queued (the `live` fixture):
 request → approve → get → kubeconfig, an ephemeral environment created with --wait and
-deleted, errors as the API's problem details with a non-zero exit, and `berth login`.
+deleted, errors as the API's problem details with a non-zero exit (a deploy token for prod), and
+`berth login`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import tomllib
 
 import yaml
 
-from tenants.models import Request
+from tenants.choices import NamespaceState
+from tenants.models import Cluster, EnvironmentTier, Namespace, Request, Tenant
 from tests.support.berth_cli import berth
 
 
@@ -139,3 +141,30 @@ def test_login_keeps_a_checked_token_and_refuses_a_wrong_one(live):
     assert saved.stat().st_mode & 0o077 == 0
     # Later commands need neither BERTH_URL nor BERTH_TOKEN.
     assert berth("get", "requests", "-o", "json", home=home).returncode == 0
+
+
+def test_a_deploy_token_for_prod_is_refused_with_the_apis_reason(live):
+    Namespace.objects.create(
+        name="payments-shop-prod",
+        tenant=Tenant.objects.get(slug="payments"),
+        tier=EnvironmentTier.objects.get(slug="prod"),
+        cluster=Cluster.objects.get(name="sandbox"),
+        cpu_millis=500,
+        memory_mib=512,
+        state=NamespaceState.ACTIVE,
+    )
+    refused = berth(
+        "kubeconfig",
+        "payments-shop-prod",
+        "--deploy-token",
+        token=live["olivia"],
+        url=live["url"],
+        home=live["home"],
+    )
+    assert refused.returncode == 1
+    assert "Tier prod does not allow deploy tokens" in refused.stderr
+    assert refused.stdout == ""  # no kubeconfig
+    too_long = berth(
+        "kubeconfig", "payments-shop-prod", "--deploy-token", "--ttl", "90", home=live["home"]
+    )
+    assert too_long.returncode == 2 and "90 is not in the range 10<=x<=60" in too_long.stderr

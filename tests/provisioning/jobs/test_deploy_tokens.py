@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from provisioning import tasks
 from provisioning.jobs.drift import reconcile_namespace
-from tenants import services
+from tenants import provisioner, services
 from tenants.choices import GuardrailsMode, NamespaceState
 from tenants.errors import NotAllowed
 from tenants.models import AuditEvent, DeployToken, Namespace, User
@@ -153,9 +153,14 @@ def test_an_expired_token_stops_and_beat_removes_its_service_account(
     assert sandbox.get("ServiceAccount", token.service_account, namespace.name) is None
 
 
-def test_drift_takes_a_deploy_tokens_objects_for_nobodys(world, sandbox, namespace, member):
-    services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=30)
+def test_drift_and_the_truth_table_leave_a_deploy_tokens_objects_alone(
+    world, sandbox, namespace, member
+):
+    token, _ = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=30)
     assert reconcile_namespace(namespace) == []
+    table = provisioner.take_truth(world["tenant"])
+    assert not [row for row in table["rows"] if token.service_account in str(row)]
+    assert sandbox.get("ServiceAccount", token.service_account, namespace.name) is not None
 
 
 def test_prod_refuses_deploy_tokens_and_nothing_is_made(world, sandbox, namespace, member):

@@ -55,6 +55,7 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
         "CampaignStateEnum": "tenants.choices.CampaignState",
         "TargetStateEnum": "tenants.choices.TargetState",
         "TruthStateEnum": "tenants.api.serializers.truth.STATES",
+        "DeployTokenStateEnum": "tenants.api.serializers.deploy_tokens.STATES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

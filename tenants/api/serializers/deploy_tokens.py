@@ -9,6 +9,9 @@ from tenants.models import DeployToken
 from tenants.selectors.deploy_tokens import LONGEST, SHORTEST
 
 
+STATES = ["live", "expired", "revoked"]
+
+
 class DeployTokenMintSerializer(serializers.Serializer):
     ttl_minutes = serializers.IntegerField(
         min_value=int(SHORTEST.total_seconds() // 60),
@@ -35,9 +38,7 @@ class DeployTokenSerializer(serializers.ModelSerializer):
     cluster = serializers.CharField(source="namespace.cluster.name")
     minted_by = serializers.CharField(source="minted_by.username")
     revoked_by = serializers.CharField(source="revoked_by.username", allow_null=True)
-    state = serializers.ChoiceField(
-        choices=["live", "expired", "revoked"], help_text="Whether it still works."
-    )
+    state = serializers.ChoiceField(choices=STATES, help_text="Whether it still works.")
 
     class Meta:
         model = DeployToken

@@ -8,7 +8,6 @@ from rest_framework import serializers
 from tenants.models import DeployToken
 from tenants.selectors.deploy_tokens import LONGEST, SHORTEST
 
-
 STATES = ["live", "expired", "revoked"]
 
 

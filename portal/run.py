@@ -75,6 +75,8 @@ def development_environment(data_dir: Path) -> dict[str, str]:
         OIDC_ISSUER=f"{idp_url}/openid",
         OIDC_CLIENT_ID="berth-dev",
         OIDC_CLIENT_SECRET=env["BERTH_DEV_OIDC_CLIENT_SECRET"],
+        # kubectl's own public client (kubelogin), the audience the sandbox cluster trusts.
+        KUBE_OIDC_CLIENT_ID="kubernetes",
         OIDC_PROVIDER_NAME="the development identity provider",
         # Its access tokens are RFC 9068 JWTs for this audience (portal/devidp/tokens.py).
         OIDC_API_AUDIENCE="berth-api",
@@ -158,7 +160,7 @@ def main() -> int:
                 port=sandbox_port,
                 prepared=prepared,
                 oidc_issuer=env["OIDC_ISSUER"],
-                oidc_client_id=env["OIDC_CLIENT_ID"],
+                oidc_client_id=env["KUBE_OIDC_CLIENT_ID"],
             ),
             cwd=BASE_DIR,
             env=env,

@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     setup.ensure_berth_client(
         client_id=client_id, client_secret=client_secret, berth_urls=berth_urls
     )
+    kubectl_client_id = os.environ.get("KUBE_OIDC_CLIENT_ID", "")
+    if kubectl_client_id and kubectl_client_id != client_id:
+        setup.ensure_kubectl_client(client_id=kubectl_client_id)
     setup.ensure_people(people)
 
     accounts = ", ".join(f"{p['username']} / {demo_password(p['username'])}" for p in people)

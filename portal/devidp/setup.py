@@ -1,4 +1,5 @@
-"""Idempotent set-up of the development provider: signing key, Berth's client, demo accounts."""
+"""Idempotent set-up of the development provider: signing key, Berth's client, kubectl's
+client, demo accounts."""
 
 from __future__ import annotations
 
@@ -49,6 +50,34 @@ def ensure_berth_client(*, client_id: str, client_secret: str, berth_urls: list[
                 reuse_consent=True,
                 _redirect_uris="\n".join(f"{url}/oidc/callback/" for url in berth_urls),
                 _post_logout_redirect_uris="\n".join(f"{url}/login/" for url in berth_urls),
+            ),
+        )
+        client.response_types.set(ResponseType.objects.filter(value="code"))
+    return client
+
+
+# Where kubelogin listens for the provider's answer: its default port, and the one it falls
+# back to when Berth's `make run` holds 8000.
+KUBELOGIN_REDIRECTS = [
+    f"http://{host}:{port}" for host in ("localhost", "127.0.0.1") for port in (8000, 18000)
+]
+
+
+def ensure_kubectl_client(*, client_id: str) -> Client:
+    """kubectl's own client (kubelogin): public, no secret, PKCE; the audience the sandbox
+    cluster trusts. A kubeconfig names it, so it can hold no secret."""
+    with transaction.atomic():
+        client, _ = Client.objects.update_or_create(
+            client_id=client_id,
+            defaults=dict(
+                name="kubectl (development)",
+                client_type="public",
+                client_secret="",
+                jwt_alg="RS256",
+                require_consent=False,
+                reuse_consent=True,
+                _redirect_uris="\n".join(KUBELOGIN_REDIRECTS),
+                _post_logout_redirect_uris="",
             ),
         )
         client.response_types.set(ResponseType.objects.filter(value="code"))

@@ -96,3 +96,11 @@ def test_make_run_allows_the_demos_local_repositories_and_names_its_git_server(
 
     assert env["BERTH_GIT_ALLOW_INSECURE"] == "1"
     assert env["BERTH_DEMO_GIT_URL"] == "http://127.0.0.1:8123"
+
+
+def test_make_runs_kubeconfigs_name_kubectls_public_client_not_berths(tmp_path):
+    """The "Use it" kubeconfig signs in as `kubernetes`, a public client of the development
+    provider (tests/portal/test_devidp_kubectl_client.py), never as Berth's confidential one."""
+    env = development_environment(tmp_path)
+
+    assert env["KUBE_OIDC_CLIENT_ID"] == "kubernetes" != env["OIDC_CLIENT_ID"]

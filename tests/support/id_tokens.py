@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
+import re
 import secrets
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -26,17 +28,23 @@ UNCALLED_BERTH_URL = "http://127.0.0.1:9"
 
 
 def code_flow_tokens(
-    issuer: str, *, redirect_uri: str, scope: str, session: requests.Session | None = None
+    issuer: str,
+    *,
+    redirect_uri: str,
+    scope: str,
+    session: requests.Session | None = None,
+    client_id: str = CLIENT_ID,
+    client_secret: str | None = CLIENT_SECRET,
 ) -> dict[str, Any]:
-    """What the provider at `issuer` answers Berth's client for one authorization code: the
-    authorize request (with PKCE) in `session` (a signed-in browser, or none), then the token
-    request."""
+    """What the provider at `issuer` answers a client (Berth's, unless told) for one
+    authorization code: the authorize request (with PKCE) in `session` (a signed-in browser,
+    or none), then the token request; a public client (`client_secret=None`) sends none."""
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
     authorized = (session or requests).get(
         f"{issuer}/authorize",
         params={
-            "client_id": CLIENT_ID,
+            "client_id": client_id,
             "redirect_uri": redirect_uri,
             "response_type": "code",
             "scope": scope,
@@ -48,6 +56,8 @@ def code_flow_tokens(
         allow_redirects=False,
         timeout=10,
     )
+    if "Location" not in authorized.headers and 'name="allow"' in authorized.text:
+        authorized = consent(issuer, authorized.text, session)
     code = parse_qs(urlsplit(authorized.headers["Location"]).query)["code"][0]
     tokens = requests.post(
         f"{issuer}/token",
@@ -55,20 +65,39 @@ def code_flow_tokens(
             "grant_type": "authorization_code",
             "code": code,
             "redirect_uri": redirect_uri,
-            "client_id": CLIENT_ID,
-            "client_secret": CLIENT_SECRET,
+            "client_id": client_id,
             "code_verifier": verifier,
+            **({"client_secret": client_secret} if client_secret is not None else {}),
         },
         timeout=10,
     )
     return tokens.json()
 
 
+def consent(issuer: str, page: str, session: requests.Session | None) -> requests.Response:
+    """The person clicks "Authorize" on the provider's consent page (a public client's
+    sign-in always asks: anyone may claim to be a public client)."""
+    fields = dict(re.findall(r'<input name="([^"]+)" type="hidden" value="([^"]*)"', page))
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    return (session or requests).post(
+        f"{issuer}/authorize",
+        data={
+            **{name: html.unescape(value) for name, value in fields.items()},
+            "csrfmiddlewaretoken": token.group(1) if token else "",
+            "allow": "Authorize",
+        },
+        headers={"Referer": f"{issuer}/authorize"},
+        allow_redirects=False,
+        timeout=10,
+    )
+
+
 def signed_in_tokens(
-    issuer: str, username: str, *, berth_url: str = UNCALLED_BERTH_URL
+    issuer: str, username: str, *, berth_url: str = UNCALLED_BERTH_URL, **client: Any
 ) -> dict[str, Any]:
     """The development provider's tokens for `username`, signed in at its form first, for a
-    Berth at `berth_url` (the one the provider was started for)."""
+    Berth at `berth_url` (the one the provider was started for), or for the client and
+    redirect URI `client` names (code_flow_tokens' arguments)."""
     provider = issuer.removesuffix("/openid")
     session = requests.Session()
     login = session.get(f"{provider}/login/", timeout=10)
@@ -85,8 +114,7 @@ def signed_in_tokens(
     )
     return code_flow_tokens(
         issuer,
-        redirect_uri=f"{berth_url}/oidc/callback/",
-        scope="openid groups",
+        **{"redirect_uri": f"{berth_url}/oidc/callback/", "scope": "openid groups", **client},
         session=session,
     )
 

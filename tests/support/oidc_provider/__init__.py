@@ -21,6 +21,7 @@ from tests.support.oidc_provider.contract import (
     CLIENT_ID,
     CLIENT_SECRET,
     DEFECTS,
+    KUBECTL_CLIENT_ID,
 )
 from tests.support.oidc_provider.processes import (
     TestProvider,
@@ -35,6 +36,7 @@ __all__ = [
     "CLIENT_ID",
     "CLIENT_SECRET",
     "DEFECTS",
+    "KUBECTL_CLIENT_ID",
     "TestProvider",
     "free_port",
     "running_dev_idp",

@@ -3,6 +3,8 @@ tokens, the forms an access token may take and the defects a negative test may a
 
 CLIENT_ID = "berth-test"
 CLIENT_SECRET = "test-client-secret-0123456789"
+# kubectl's public client of the development provider (kubelogin), as `make run` names it.
+KUBECTL_CLIENT_ID = "kubernetes"
 # The audience of the access tokens it mints: Berth's API, not its client.
 API_AUDIENCE = "berth-api"
 # How the next sign-in's access token looks (`access_token` of next_login):

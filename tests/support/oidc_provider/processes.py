@@ -18,7 +18,12 @@ from typing import Any
 
 import requests
 
-from tests.support.oidc_provider.contract import API_AUDIENCE, CLIENT_ID, CLIENT_SECRET
+from tests.support.oidc_provider.contract import (
+    API_AUDIENCE,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    KUBECTL_CLIENT_ID,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -89,7 +94,8 @@ def running_test_provider() -> Iterator[TestProvider]:
 
 @contextmanager
 def running_dev_idp(*, berth_url: str, data_dir: Path, env: dict[str, str]) -> Iterator[str]:
-    """Berth's development provider on a free port, with Berth's client registered."""
+    """Berth's development provider on a free port, with Berth's client and kubectl's
+    public one registered."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = data_dir / "devidp.log"
@@ -98,6 +104,8 @@ def running_dev_idp(*, berth_url: str, data_dir: Path, env: dict[str, str]) -> I
             [sys.executable, "-m", "portal.devidp", "--port", str(port)],
             cwd=ROOT,
             env={
+                # kubectl's public client, as `make run` registers it (portal/run.py).
+                "KUBE_OIDC_CLIENT_ID": KUBECTL_CLIENT_ID,
                 **env,
                 "BERTH_DEBUG": "1",
                 "BERTH_DEV_OIDC": "1",

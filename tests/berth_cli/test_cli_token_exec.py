@@ -6,6 +6,7 @@ kubeconfig `berth kubeconfig` wrote and an ID token of the development provider.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -15,11 +16,12 @@ from pathlib import Path
 
 import jwt
 import pytest
+import yaml
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from tenants.models import Request, User
+from tenants.models import Namespace, Request, User
 from tests.support.api import token_for
 from tests.support.berth_cli import ISSUER, berth
 from tests.support.cluster import seed_demo
@@ -74,11 +76,12 @@ def test_token_exec_says_so_when_the_provider_offers_no_device_sign_in(tmp_path)
 
 
 def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
-    live_server, settings, tmp_path
+    live_server, settings, tmp_path, client
 ):
-    """The README's promise: a namespace Ready, `berth kubeconfig`, and `kubectl get pods`
-    answered by the stand-in for `dev` as `dev` (an ID token of the development provider,
-    handed to kubectl by `berth token --exec` from its cache)."""
+    """The README's promise: a namespace Ready, `berth kubeconfig` (or the same kubeconfig
+    from the namespace page's "Use it"), and `kubectl get pods` answered by the stand-in for
+    `dev` as `dev` (an ID token of the development provider, handed to kubectl by `berth token
+    --exec` from its cache)."""
     import base64
     import shutil
 
@@ -148,6 +151,13 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
                     home=tmp_path,
                 )
                 assert got.returncode == 0, got.stderr
+                # The namespace page's "Use it" panel hands out the same kubeconfig.
+                client.force_login(User.objects.get(username="dev"))
+                namespace = Namespace.objects.get(name="payments-kube-dev")
+                panel = client.get(f"/namespaces/{namespace.pk}/?credentials=berth")
+                shown = html.unescape(panel.content.decode())
+                shown = shown.split('<pre class="yaml kubeconfig"><code>')[1].split("</code>")[0]
+                assert yaml.safe_load(shown) == yaml.safe_load(kubeconfig.read_text())
             finally:
                 celery_app.conf.task_always_eager = False
             # dev has signed in before: kubectl's plugin finds the ID token in its cache.

@@ -132,7 +132,8 @@ def token_request(body: Any, service_account: dict, authenticator: Authenticator
         audiences=tuple(spec.get("audiences") or ()),
     )
     spec["expirationSeconds"] = seconds
-    spec.setdefault("audiences", ["https://kubernetes.default.svc.cluster.local"])
+    if not spec.get("audiences"):  # none asked (or an empty list): the API server's own
+        spec["audiences"] = ["https://kubernetes.default.svc.cluster.local"]
     return {
         "kind": "TokenRequest",
         "apiVersion": f"{AUTHN}/v1",

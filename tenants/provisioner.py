@@ -104,6 +104,7 @@ class IssuedToken:
 
     token: str
     expires_at: datetime
+    audiences: tuple[str, ...] = ()  # as the API server set them
 
 
 class Provisioner(Protocol):

@@ -35,14 +35,14 @@ def issue(token: DeployToken) -> IssuedToken:
         client = cluster_client(namespace.cluster)
         for obj in _objects(token):
             client.apply(obj)
-        value, expires_at, _ = client.request_token(
+        value, expires_at, audiences = client.request_token(
             namespace.name, token.service_account, seconds=seconds, audiences=audiences
         )
     except KubeError as exc:
         raise ClusterUnavailable(
             f"Cluster {namespace.cluster.name} refused the deploy token: {exc.message}"
         ) from None
-    return IssuedToken(token=value, expires_at=expires_at)
+    return IssuedToken(token=value, expires_at=expires_at, audiences=tuple(audiences))
 
 
 def remove(token: DeployToken) -> None:

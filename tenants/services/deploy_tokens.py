@@ -96,8 +96,10 @@ def mint_deploy_token(
         _undo(token)
         raise
     with transaction.atomic():
-        token.expires_at = issued.expires_at  # the cluster's word on it
-        token.save(update_fields=["expires_at"])
+        # The cluster's word on when it ends and whom it is for.
+        token.expires_at = issued.expires_at
+        token.audience = ",".join(issued.audiences)[:255] or token.audience
+        token.save(update_fields=["expires_at", "audience"])
         audit.record(
             actor=user,
             action="deploy_token.mint",
@@ -109,6 +111,7 @@ def mint_deploy_token(
                 "service_account": token.service_account,
                 "cluster_role": token.cluster_role,
                 "expires_at": token.expires_at.isoformat(),
+                "audience": token.audience,
                 "purpose": purpose,
             },
         )

@@ -124,6 +124,8 @@ def test_a_mint_is_audited_and_the_token_never_stored(world, sandbox, namespace,
     assert issued.token not in str(stored)
     # The cluster's expiry, ten minutes out, is the record's.
     assert abs(token.expires_at - (timezone.now() + timedelta(minutes=10))) < timedelta(minutes=1)
+    # Whom the token is for, as the API server set it (its own audience, none being asked).
+    assert token.audience == "https://kubernetes.default.svc.cluster.local"
 
 
 def test_revoking_ends_the_token_at_once(world, sandbox, namespace, member):

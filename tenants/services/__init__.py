@@ -31,6 +31,7 @@ from tenants.services.deploy_tokens import (
     mint_deploy_token,
     remove_spent_deploy_tokens,
     revoke_deploy_token,
+    revoke_tier_deploy_tokens,
 )
 from tenants.services.environments import (
     end_environment,
@@ -116,6 +117,7 @@ __all__ = [
     "return_to_approval",
     "revoke_api_token",
     "revoke_deploy_token",
+    "revoke_tier_deploy_tokens",
     "roll_back_campaign",
     "save_approval_rule",
     "save_cluster",

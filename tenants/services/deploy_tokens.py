@@ -14,7 +14,7 @@ from django.utils import timezone
 from tenants import audit, policy, provisioner
 from tenants.choices import NamespaceState, PolicyOutcome
 from tenants.errors import ClusterUnavailable, InvalidInput, NotAllowed
-from tenants.models import DeployToken, Namespace, User
+from tenants.models import DeployToken, EnvironmentTier, Namespace, User
 from tenants.provisioner import IssuedToken
 from tenants.selectors.deploy_tokens import (
     LONGEST,
@@ -138,6 +138,10 @@ def revoke_deploy_token(
     ClusterUnavailable to say the token still works until then."""
     if not may_revoke_deploy_token(user, token):
         raise NotAllowed("Only the tenant's owners and members may revoke its deploy tokens.")
+    return _revoke(user=user, token=token, source_ip=source_ip)
+
+
+def _revoke(*, user: User, token: DeployToken, source_ip: str | None) -> DeployToken:
     with transaction.atomic():
         locked = DeployToken.objects.select_for_update().get(pk=token.pk)
         if locked.revoked_at is not None:
@@ -163,6 +167,21 @@ def _remove(token: DeployToken) -> None:
         provisioner.remove_deploy_token(token)
     token.removed_at = timezone.now()
     token.save(update_fields=["removed_at"])
+
+
+def revoke_tier_deploy_tokens(*, user: User, tier: EnvironmentTier) -> list[DeployToken]:
+    """A tier no longer allowing deploy tokens ends those live in its namespaces: a platform
+    admin (`user`, who changed the tier) turning the setting off means no pipeline deploys
+    there any more, not in an hour. Those whose cluster does not answer stay revoked for the
+    periodic removal to finish."""
+    revoked = []
+    live = DeployToken.objects.live().filter(namespace__tier=tier)
+    for token in live.select_related("namespace__tenant", "namespace__cluster"):
+        try:
+            revoked.append(_revoke(user=user, token=token, source_ip=None))
+        except ClusterUnavailable as exc:
+            logger.warning("deploy token %s revoked, not removed yet: %s", token.pk, exc)
+    return revoked
 
 
 def remove_spent_deploy_tokens() -> dict[str, int]:

@@ -244,3 +244,34 @@ def test_another_tenants_member_cannot_see_the_page_its_owner_may_mint(
     client.force_login(world["owner"])
     page = client.get(reverse("namespace-detail", args=[namespace.pk]))
     assert b"Mint a deploy token" in page.content
+
+
+def test_a_tier_no_longer_allowing_them_ends_its_live_tokens_at_once(
+    world, sandbox, namespace, member, admin_client
+):
+    """The platform admin unticks the tier's setting in the admin: no pipeline deploys there
+    any more, not in an hour."""
+    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
+    tier = namespace.tier
+    form = {
+        field.name: getattr(tier, field.attname)
+        for field in tier._meta.concrete_fields
+        if field.editable and field.name != "id"
+    }
+    form = {k: ("" if v is None else v) for k, v in form.items()}
+    form["deploy_tokens_allowed"] = ""  # unticked
+    for duration in ("default_ttl", "max_ttl"):
+        form.pop(duration, None)
+    answer = admin_client.post(
+        reverse("admin:tenants_environmenttier_change", args=[tier.pk]),
+        {k: v for k, v in form.items() if v is not False and v != ""},
+    )
+    assert answer.status_code == 302, answer.content.decode()[:2000]
+    token.refresh_from_db()
+    assert token.state == "revoked" and token.removed_at is not None
+    path = f"/api/v1/namespaces/{namespace.name}/pods"
+    assert as_token(sandbox, issued.token, path).status_code == 401
+    with pytest.raises(NotAllowed, match="does not allow deploy tokens"):
+        services.mint_deploy_token(
+            user=member, namespace=Namespace.objects.get(pk=namespace.pk), ttl_minutes=10
+        )

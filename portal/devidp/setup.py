@@ -36,24 +36,27 @@ def ensure_signing_key(data_dir: Path) -> RSAKey:
         return RSAKey.objects.get_or_create(key=pem_text)[0]
 
 
-def ensure_berth_client(*, client_id: str, client_secret: str, berth_urls: list[str]) -> Client:
-    """Berth as a confidential client using the code flow; it never asks for consent."""
+def _ensure_code_flow_client(*, client_id: str, **settings: str) -> Client:
+    """A client of the code flow that is never asked to consent again once it has been."""
     with transaction.atomic():
         client, _ = Client.objects.update_or_create(
             client_id=client_id,
-            defaults=dict(
-                name="Berth (development)",
-                client_type="confidential",
-                client_secret=client_secret,
-                jwt_alg="RS256",
-                require_consent=False,
-                reuse_consent=True,
-                _redirect_uris="\n".join(f"{url}/oidc/callback/" for url in berth_urls),
-                _post_logout_redirect_uris="\n".join(f"{url}/login/" for url in berth_urls),
-            ),
+            defaults=dict(jwt_alg="RS256", require_consent=False, reuse_consent=True, **settings),
         )
         client.response_types.set(ResponseType.objects.filter(value="code"))
     return client
+
+
+def ensure_berth_client(*, client_id: str, client_secret: str, berth_urls: list[str]) -> Client:
+    """Berth as a confidential client using the code flow; it never asks for consent."""
+    return _ensure_code_flow_client(
+        client_id=client_id,
+        name="Berth (development)",
+        client_type="confidential",
+        client_secret=client_secret,
+        _redirect_uris="\n".join(f"{url}/oidc/callback/" for url in berth_urls),
+        _post_logout_redirect_uris="\n".join(f"{url}/login/" for url in berth_urls),
+    )
 
 
 # Where kubelogin listens for the provider's answer: its default port, and the one it falls
@@ -65,23 +68,16 @@ KUBELOGIN_REDIRECTS = [
 
 def ensure_kubectl_client(*, client_id: str) -> Client:
     """kubectl's own client (kubelogin): public, no secret, PKCE; the audience the sandbox
-    cluster trusts. A kubeconfig names it, so it can hold no secret."""
-    with transaction.atomic():
-        client, _ = Client.objects.update_or_create(
-            client_id=client_id,
-            defaults=dict(
-                name="kubectl (development)",
-                client_type="public",
-                client_secret="",
-                jwt_alg="RS256",
-                require_consent=False,
-                reuse_consent=True,
-                _redirect_uris="\n".join(KUBELOGIN_REDIRECTS),
-                _post_logout_redirect_uris="",
-            ),
-        )
-        client.response_types.set(ResponseType.objects.filter(value="code"))
-    return client
+    cluster trusts. A kubeconfig names it, so it can hold no secret. (django-oidc-provider
+    asks a person to consent for a public client every time: anyone may claim to be one.)"""
+    return _ensure_code_flow_client(
+        client_id=client_id,
+        name="kubectl (development)",
+        client_type="public",
+        client_secret="",
+        _redirect_uris="\n".join(KUBELOGIN_REDIRECTS),
+        _post_logout_redirect_uris="",
+    )
 
 
 def ensure_people(people: list[dict]) -> None:

@@ -30,13 +30,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import stack, start_django, tree_peak_rss_mib  # noqa: E402
 from provision import (  # noqa: E402
     objects_applied,
-    raw_apply,
+    reset_cluster,
     start_sandbox,
     start_workers,
     stop_workers,
     submit,
     unfinished,
 )
+from raw_client import raw_apply  # noqa: E402
 
 
 def approve(request_id: int) -> None:
@@ -139,6 +140,7 @@ def main() -> None:
             stop_workers(workers)
         missing = unfinished(ids)
         objects = objects_applied(ids)
+        reset_cluster(sandbox)
         raw_seconds = raw_apply(objects, sandbox)[0] / len(ids)
     finally:
         sandbox.process.terminate()

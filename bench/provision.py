@@ -42,6 +42,7 @@ from common import (  # noqa: E402
     tree_cpu_seconds,
     tree_peak_rss_mib,
 )
+from raw_client import parallel_raw_apply, raw_apply  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -233,34 +234,10 @@ def objects_applied(ids: list[int]) -> list[dict]:
     return objects
 
 
-def raw_apply(objects: list[dict], sandbox: Sandbox) -> tuple[float, float]:
-    """The baseline: the official client, signed in as Berth, one server-side apply after
-    another into an empty cluster. Returns its wall time and its own CPU time."""
-    from kubernetes import client
-    from kubernetes.dynamic import DynamicClient
-
-    reset_cluster(sandbox)
-    configuration = client.Configuration(host=sandbox.url)
-    configuration.api_key = {"BearerToken": sandbox.token}
-    configuration.api_key_prefix = {"BearerToken": "Bearer"}
-    ca_file = Path(tempfile.mkstemp(suffix=".pem")[1])
-    ca_file.write_text(sandbox.ca_certificate)
-    configuration.ssl_ca_cert = str(ca_file)
-    dynamic = DynamicClient(client.ApiClient(configuration))
-    started, cpu_started = time.perf_counter(), time.process_time()
-    for obj in objects:
-        resource = dynamic.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-        resource.server_side_apply(
-            body=obj,
-            namespace=obj["metadata"].get("namespace"),
-            field_manager="raw",
-            force_conflicts=True,
-        )
-    return time.perf_counter() - started, time.process_time() - cpu_started
-
-
 def timed_raw_apply(objects: list[dict], sandbox: Sandbox) -> tuple[float, float, float]:
-    """raw_apply's wall and CPU time, and the stand-in's CPU time meanwhile."""
+    """raw_apply's wall and CPU time into an empty cluster, and the stand-in's CPU time
+    meanwhile."""
+    reset_cluster(sandbox)
     before = cpu_seconds(sandbox.process.pid)
     wall, cpu = raw_apply(objects, sandbox)
     return wall, cpu, cpu_seconds(sandbox.process.pid) - before
@@ -349,6 +326,16 @@ def main() -> None:
         missing = unfinished(ids)
         calls = api_calls(sandbox)
         raw_after, raw_cpu_after, sandbox_cpu_raw_after = timed_raw_apply(objects, sandbox)
+        # The same objects with Berth's parallelism: its worker processes' pools, each with
+        # BERTH_APPLY_CONCURRENCY apply threads.
+        from django.conf import settings
+
+        reset_cluster(sandbox)
+        parallel_processes = args.workers * args.concurrency
+        parallel_threads = settings.BERTH_APPLY_CONCURRENCY
+        raw_parallel = parallel_raw_apply(
+            objects, sandbox, processes=parallel_processes, threads=parallel_threads
+        )
     finally:
         sandbox.process.terminate()
         sandbox.process.wait()
@@ -387,6 +374,11 @@ def main() -> None:
         f"machine while berth   {busy:.2f} CPU s busy of {berth_seconds * os.cpu_count():.2f} "
         f"({os.cpu_count()} CPUs); PostgreSQL's processes {database_cpu:.2f}"
     )
+    print(
+        f"raw parallel apply    {raw_parallel:8.2f} s  ({parallel_processes} processes x "
+        f"{parallel_threads} apply threads, Berth's parallelism)"
+    )
+    print(f"ratio berth / raw parallel {berth_seconds / raw_parallel:8.2f}  (Berth's own overhead)")
     print(f"ratio berth / raw     {berth_seconds / raw_seconds:8.2f}")
     if missing:
         sys.exit(1)

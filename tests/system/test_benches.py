@@ -29,7 +29,8 @@ SMOKE_RUNS = {
 
 
 def test_every_bench_has_a_smoke_run():
-    benches = {path.name for path in (ROOT / "bench").glob("*.py")} - {"common.py"}
+    helpers = {"common.py", "raw_client.py"}  # what the benches share, not benches
+    benches = {path.name for path in (ROOT / "bench").glob("*.py")} - helpers
     assert benches == set(SMOKE_RUNS)
 
 
@@ -60,3 +61,7 @@ def test_bench_runs_to_the_end_and_prints_its_ratio_last(bench):
             if word.replace(".", "", 1).isdigit()
         ]
         assert len(figures) == 4 and all(figure > 0 for figure in figures), cpu
+        # And the baseline at Berth's parallelism: a process per worker pool slot.
+        parallel = next(line for line in printed if line.startswith("raw parallel apply"))
+        assert "2 processes x" in parallel, parallel
+        assert any(line.startswith("ratio berth / raw parallel") for line in printed)

@@ -9,6 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from tenants.models import Tenant, User
+from tests.support.admin_forms import admin_add_form
 from tests.support.security_git import CORPUS, CORPUS_IDS, FORM_FIELD, names_the_field, stored
 
 pytestmark = pytest.mark.usefixtures("production_git")
@@ -45,37 +46,6 @@ def test_the_onboarding_page_refuses_a_hostile_repository_value(
 @pytest.fixture
 def superuser(db):
     return User.objects.create_superuser("root", "root@example.com", "break-glass-password")
-
-
-def admin_add_form(**fields: str) -> dict:
-    """Everything the admin's "add tenant" page posts, no memberships."""
-    return {
-        "slug": "ledger",
-        "name": "Ledger team",
-        "owner_groups": "[]",
-        "member_groups": "[]",
-        "viewer_groups": "[]",
-        "gitops_repo_url": "https://git.example.com/ledger.git",
-        "gitops_branch": "main",
-        "gitops_path": "",
-        "gitops_credentials": "",
-        "gitops_known_hosts": "",
-        "gitops_engine": "argocd",
-        "gitops_commit_url": "",
-        "budget_cpu_millis": "8000",
-        "budget_memory_mib": "16384",
-        "budget_storage_gib": "100",
-        "budget_namespaces": "10",
-        "allowed_domains": "[]",
-        "notify_emails": "[]",
-        "webhook_url": "",
-        "webhook_secret": "",
-        "memberships-TOTAL_FORMS": "0",
-        "memberships-INITIAL_FORMS": "0",
-        "memberships-MIN_NUM_FORMS": "0",
-        "memberships-MAX_NUM_FORMS": "1000",
-        **fields,
-    }
 
 
 def test_the_admin_adds_a_tenant_with_a_good_repository(client, superuser):

@@ -18,6 +18,7 @@ from tenants import services
 from tenants.choices import NamePurpose
 from tenants.errors import InvalidInput
 from tenants.models import Cluster, NamespaceClaim, Tenant, User
+from tests.support.admin_forms import admin_add_form
 from tests.support.api import api, assert_problem
 
 ONBOARDING = {
@@ -200,32 +201,7 @@ def test_the_admin_refuses_the_slug_on_its_field(client, demo_world):
     client.force_login(User.objects.create_superuser("root", "root@example.com", "pw-unused"))
     response = client.post(
         "/admin/tenants/tenant/add/",
-        {
-            "slug": "ingress",
-            "name": "Ingress team",
-            "owner_groups": "[]",
-            "member_groups": "[]",
-            "viewer_groups": "[]",
-            "gitops_repo_url": "",
-            "gitops_branch": "main",
-            "gitops_path": "",
-            "gitops_credentials": "",
-            "gitops_known_hosts": "",
-            "gitops_engine": "argocd",
-            "gitops_commit_url": "",
-            "budget_cpu_millis": "8000",
-            "budget_memory_mib": "16384",
-            "budget_storage_gib": "100",
-            "budget_namespaces": "10",
-            "allowed_domains": "[]",
-            "notify_emails": "[]",
-            "webhook_url": "",
-            "webhook_secret": "",
-            "memberships-TOTAL_FORMS": "0",
-            "memberships-INITIAL_FORMS": "0",
-            "memberships-MIN_NUM_FORMS": "0",
-            "memberships-MAX_NUM_FORMS": "1000",
-        },
+        admin_add_form(slug="ingress", name="Ingress team", gitops_repo_url=""),
     )
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors

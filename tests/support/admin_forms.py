@@ -1,0 +1,34 @@
+"""What the Django admin's pages post, for the tests that go through them."""
+
+from __future__ import annotations
+
+
+def admin_add_form(**fields: str) -> dict:
+    """Everything the admin's "add tenant" page posts, no memberships; `fields` on top."""
+    return {
+        "slug": "ledger",
+        "name": "Ledger team",
+        "owner_groups": "[]",
+        "member_groups": "[]",
+        "viewer_groups": "[]",
+        "gitops_repo_url": "https://git.example.com/ledger.git",
+        "gitops_branch": "main",
+        "gitops_path": "",
+        "gitops_credentials": "",
+        "gitops_known_hosts": "",
+        "gitops_engine": "argocd",
+        "gitops_commit_url": "",
+        "budget_cpu_millis": "8000",
+        "budget_memory_mib": "16384",
+        "budget_storage_gib": "100",
+        "budget_namespaces": "10",
+        "allowed_domains": "[]",
+        "notify_emails": "[]",
+        "webhook_url": "",
+        "webhook_secret": "",
+        "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0",
+        "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+        **fields,
+    }

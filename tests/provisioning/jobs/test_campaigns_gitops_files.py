@@ -76,42 +76,23 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
         versions.bundle_digest.cache_clear()
 
 
-def test_a_refused_commit_pauses_the_campaign_and_says_why(world, monkeypatch):
-    from provisioning import versions
-    from provisioning.gitops_plan import files as gitops_files
+def test_a_refused_commit_pauses_the_campaign_and_says_why(world, newer_templates):
     from tenants.models import ApprovalRule
-    from tests.support.gitops_loop import project
 
-    project(world, "shop", "argocd", "dev")
-    work()
-    real = gitops_files.application
-    monkeypatch.setattr(
-        gitops_files,
-        "application",
-        lambda inputs, ns: {
-            **real(inputs, ns),
-            "metadata": {**real(inputs, ns)["metadata"], "annotations": {"berth.dev/new": "yes"}},
-        },
+    campaign = services.create_campaign(
+        actor=world["admin"],
+        tier=EnvironmentTier.objects.get(slug="dev"),
+        reason="New annotation.",
     )
-    versions.bundle_digest.cache_clear()
-    try:
-        campaign = services.create_campaign(
-            actor=world["admin"],
-            tier=EnvironmentTier.objects.get(slug="dev"),
-            reason="New annotation.",
-        )
-        ApprovalRule.objects.create(
-            name="no-syncs",
-            position=0,
-            outcome="deny",
-            condition='request.kind == "tenant_sync"',
-            description="Frozen.",
-        )
-        assert roll(campaign) == CampaignState.PAUSED
-        campaign.refresh_from_db()
-        commit = campaign.commits.get()
-        assert commit.state == TargetState.FAILED and "no-syncs" in commit.error
-        assert "payments's files on sandbox were not filed" in campaign.status_message
-    finally:
-        monkeypatch.undo()
-        versions.bundle_digest.cache_clear()
+    ApprovalRule.objects.create(
+        name="no-syncs",
+        position=0,
+        outcome="deny",
+        condition='request.kind == "tenant_sync"',
+        description="Frozen.",
+    )
+    assert roll(campaign) == CampaignState.PAUSED
+    campaign.refresh_from_db()
+    commit = campaign.commits.get()
+    assert commit.state == TargetState.FAILED and "no-syncs" in commit.error
+    assert "payments's files on sandbox were not filed" in campaign.status_message

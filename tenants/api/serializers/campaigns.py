@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from tenants.api.serializers.fields import SlugReference
 from tenants.choices import CampaignState, TargetState
 from tenants.models import EnvironmentTier
 
@@ -89,7 +90,7 @@ class CampaignDetailSerializer(CampaignSerializer):
 
 
 class CampaignCreateSerializer(serializers.Serializer):
-    tier = serializers.SlugRelatedField(
+    tier = SlugReference(
         slug_field="slug",
         queryset=EnvironmentTier.objects.all(),
         allow_null=True,

@@ -167,3 +167,22 @@ def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server
         .filter(tenant__slug="payments")
         .exists()
     )
+
+
+def test_a_platform_admins_references_by_name_are_refused_cleanly(live_server, settings):
+    """The names a platform admin's writes refer to (a campaign's tier): a NUL or an
+    overlong name is a 400 naming the field, never the database's error (PostgreSQL refuses
+    NUL in text outright)."""
+    settings.BERTH_API_RATE = "1000000/min"
+    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    admin = User.objects.get(username="pat")
+    token = services.create_api_token(user=admin, name="corpus", scopes=["read", "admin"])[1]
+    for value in ("dev\x00", "\x00", "a" * 300, "no-such-tier"):
+        response = requests.post(
+            f"{live_server.url}/api/v1/campaigns/",
+            json={"tier": value, "reason": "hostile"},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+        assert response.status_code == 400, (value, response.status_code, response.text[:200])
+        assert "tier" in response.json()["errors"], response.text[:200]

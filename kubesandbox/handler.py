@@ -277,6 +277,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
+        # The connection ends with the watch (below): said, so that a client's pool does not
+        # send its next request down a connection the server is closing.
+        self.send_header("Connection", "close")
         self.end_headers()
         bookmarks = query.get("allowWatchBookmarks") == "true"
         table_version = tables.table_version(self.headers.get("Accept") or "")

@@ -89,7 +89,30 @@ def name_problem(
     The same thing asked for twice is "already requested" or "already exists"; anything
     else is refused saying what owns the name (two long names cut to the same hash, a rule
     naming the project's Kargo namespace, a platform namespace...)."""
-    claim = claim_of(cluster, name)
+    return claim_problem(
+        claim_of(cluster, name),
+        cluster,
+        name,
+        purpose=purpose,
+        tenant=tenant,
+        app=app,
+        tier=tier,
+        environment=environment,
+    )
+
+
+def claim_problem(
+    claim: NamespaceClaim | None,
+    cluster: Cluster,
+    name: str,
+    *,
+    purpose: str,
+    tenant: Tenant | None,
+    app: str = "",
+    tier: str = "",
+    environment: str = "",
+) -> str | None:
+    """`name_problem` with the name's live claim already read (None: unclaimed)."""
     if claim is None or same_owner(claim, purpose=purpose, tenant=tenant):
         return None
     same_thing = (

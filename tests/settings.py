@@ -28,6 +28,9 @@ os.environ.setdefault("KUBESANDBOX_CRD_DIR", os.environ.get("BERTH_CRD_DIR") or 
 from portal.settings import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Each test client builds the middleware again; WhiteNoise would walk every static folder
+# each time. Finding a file when it is asked for answers the same.
+WHITENOISE_AUTOREFRESH = True
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]

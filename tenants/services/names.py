@@ -14,7 +14,7 @@ from django.utils import timezone
 from tenants.choices import NamePurpose
 from tenants.errors import DomainError
 from tenants.models import Cluster, Namespace, NamespaceClaim, Request, Tenant
-from tenants.name_registry import claim_of, live_claims, name_problem
+from tenants.name_registry import claim_of, claim_problem, live_claims, name_problem
 from tenants.naming import CLUSTER_NAMESPACES, argocd_apps_namespace, gitops_namespace
 
 # Tenant-level names outlive any one request: the tenant's Argo CD applications namespace
@@ -137,10 +137,36 @@ def platform_namespaces(cluster: Cluster) -> list[str]:
 def claim_platform_namespaces(cluster: Cluster) -> list[str]:
     """Claim the namespaces a cluster's platform runs in (kube-*, default, Argo CD, Kargo,
     Flux, the ingress controller) and Berth's own; idempotent. Raises NameTaken when one
-    is already a tenant's (a cluster setting naming a tenant namespace)."""
-    claimed = []
-    for name in platform_namespaces(cluster):
-        purpose = NamePurpose.BERTH if name == settings.BERTH_NAMESPACE else NamePurpose.PLATFORM
-        claim(cluster=cluster, name=name, purpose=purpose)
-        claimed.append(name)
-    return claimed
+    is already a tenant's (a cluster setting naming a tenant namespace).
+
+    Every cluster save registers them again, so the claims are read in one query and the
+    missing ones written in one insert."""
+    names = platform_namespaces(cluster)
+    held = {
+        claim.name: claim
+        for claim in live_claims()
+        .filter(cluster=cluster, name__in=names)
+        .select_related("tenant", "namespace", "cluster")
+    }
+    missing = []
+    for name in names:
+        purpose = _platform_purpose(name)
+        problem = claim_problem(held.get(name), cluster, name, purpose=purpose, tenant=None)
+        if problem:
+            raise NameTaken(problem)
+        if name not in held:
+            missing.append(NamespaceClaim(cluster=cluster, name=name, purpose=purpose))
+    if not missing:
+        return names
+    try:
+        with transaction.atomic():
+            NamespaceClaim.objects.bulk_create(missing)
+    except IntegrityError:
+        # One was claimed by a concurrent transaction: claimed one by one, which says by what.
+        for name in names:
+            claim(cluster=cluster, name=name, purpose=_platform_purpose(name))
+    return names
+
+
+def _platform_purpose(name: str) -> str:
+    return NamePurpose.BERTH if name == settings.BERTH_NAMESPACE else NamePurpose.PLATFORM

@@ -12,6 +12,7 @@ from tenants import services
 from tenants.choices import NamePurpose, NamespaceState, RequestKind, RequestState
 from tenants.errors import InvalidInput
 from tenants.models import Cluster, EnvironmentTier, Namespace, NamespaceClaim, Request
+from tenants.services.clusters import register_platform_namespaces
 from tests.support.tenants_names import errors, kargo_project, live, submit
 
 
@@ -41,6 +42,28 @@ def test_a_cluster_registered_claims_its_platform_namespaces_and_berths(world):
     ):
         assert purposes[name] == NamePurpose.PLATFORM
     assert purposes["berth-system"] == NamePurpose.BERTH
+
+
+def test_registering_a_cluster_again_claims_nothing_twice_and_reads_the_claims_once(
+    world, django_assert_num_queries
+):
+    before = NamespaceClaim.objects.count()
+    with django_assert_num_queries(1):  # every name held: one read, nothing written
+        register_platform_namespaces(world["cluster"])
+    assert NamespaceClaim.objects.count() == before
+
+
+def test_a_cluster_setting_naming_a_tenants_namespace_is_refused_and_claims_nothing(world):
+    cluster = world["cluster"]
+    cluster.argocd_namespace, cluster.ingress_namespace = "payments-apps", "edge-ingress"
+    with pytest.raises(InvalidInput) as refused:
+        register_platform_namespaces(cluster)
+    assert "payments-apps on sandbox is another tenant's namespace" in str(
+        refused.value.field_errors["argocd_namespace"]
+    )
+    # The refused change took none of its names, the free one neither.
+    assert not NamespaceClaim.objects.filter(name="edge-ingress").exists()
+    assert live("payments-apps").purpose == NamePurpose.ARGOCD_APPS
 
 
 def test_every_tenant_holds_its_argocd_and_flux_namespaces_on_its_clusters(world):

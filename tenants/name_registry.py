@@ -75,14 +75,7 @@ def same_owner(claim: NamespaceClaim, *, purpose: str, tenant: Tenant | None) ->
 
 
 def name_problem(
-    cluster: Cluster,
-    name: str,
-    *,
-    purpose: str,
-    tenant: Tenant | None,
-    app: str = "",
-    tier: str = "",
-    environment: str = "",
+    cluster: Cluster, name: str, *, purpose: str, tenant: Tenant | None, **place: str
 ) -> str | None:
     """Why `name` cannot be used for `purpose` by `tenant` on `cluster`, or None if it can.
 
@@ -90,14 +83,7 @@ def name_problem(
     else is refused saying what owns the name (two long names cut to the same hash, a rule
     naming the project's Kargo namespace, a platform namespace...)."""
     return claim_problem(
-        claim_of(cluster, name),
-        cluster,
-        name,
-        purpose=purpose,
-        tenant=tenant,
-        app=app,
-        tier=tier,
-        environment=environment,
+        claim_of(cluster, name), cluster, name, purpose=purpose, tenant=tenant, **place
     )
 
 
@@ -112,7 +98,8 @@ def claim_problem(
     tier: str = "",
     environment: str = "",
 ) -> str | None:
-    """`name_problem` with the name's live claim already read (None: unclaimed)."""
+    """`name_problem` with the name's live claim already read (None: unclaimed); `app`,
+    `tier` and `environment` place the name in its owner's tenant."""
     if claim is None or same_owner(claim, purpose=purpose, tenant=tenant):
         return None
     same_thing = (

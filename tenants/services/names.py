@@ -48,10 +48,10 @@ def claim(
         "tier": tier,
         "environment": environment,
     }
-    problem = name_problem(cluster, name, **owner)
+    existing = claim_of(cluster, name)
+    problem = claim_problem(existing, cluster, name, **owner)
     if problem:
         raise NameTaken(problem)
-    existing = claim_of(cluster, name)
     if existing is not None:
         return existing
     try:

@@ -56,56 +56,13 @@ def git(*args: str, cwd: Path | None = None) -> str:
 
 
 def create_requests(count: int, repo_url: str) -> list[int]:
-    """`count` namespace requests, each its own app, as provisioning leaves them just
-    before the GitOps step: approved, their namespaces pending."""
+    """`count` namespace requests of one tenant whose repository is `repo_url`, as
+    provisioning leaves them just before the GitOps step."""
     from tenants import demo
-    from tenants.choices import Decision, NamespaceState, RequestKind, RequestState
-    from tenants.models import (
-        Approval,
-        Cluster,
-        EnvironmentTier,
-        Namespace,
-        Request,
-        Tenant,
-        User,
-    )
+    from tenants.models import Tenant
 
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
+    ids = demo.seed_approved_namespaces(count, app_prefix="bench")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=repo_url)
-    tenant = Tenant.objects.get(slug="payments")
-    developer, admin = User.objects.get(username="dev"), User.objects.get(username="pat")
-    tier, cluster = EnvironmentTier.objects.get(slug="dev"), Cluster.objects.get(name="sandbox")
-    ids = []
-    for index in range(count):
-        app = f"bench{index:05d}"
-        tenancy_request = Request.objects.create(
-            tenant=tenant,
-            kind=RequestKind.NAMESPACE,
-            requester=developer,
-            state=RequestState.PROVISIONING,
-            payload={
-                "app": app,
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu_millis": 100,
-                "memory_mib": 128,
-                "storage_gib": 0,
-            },
-        )
-        Approval.objects.create(
-            request=tenancy_request, approver=admin, decision=Decision.APPROVE, plan_digest=""
-        )
-        Namespace.objects.create(
-            name=f"payments-{app}-dev",
-            tenant=tenant,
-            tier=tier,
-            cluster=cluster,
-            cpu_millis=100,
-            memory_mib=128,
-            request=tenancy_request,
-            state=NamespaceState.PENDING,
-        )
-        ids.append(tenancy_request.pk)
     return ids
 
 
@@ -235,7 +192,7 @@ def main() -> None:
             {
                 path: content
                 for path, content in written.items()
-                if path.startswith(f"apps/bench{index:05d}/")
+                if path.startswith(f"apps/bench{index:03d}/")
             }
             for index in range(args.count)
         ]

@@ -15,9 +15,27 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from tenants.choices import GitOpsEngine, MembershipSource, NetworkPreset
+from tenants.choices import (
+    Decision,
+    GitOpsEngine,
+    MembershipSource,
+    NamespaceState,
+    NetworkPreset,
+    RequestKind,
+    RequestState,
+)
 from tenants.membership_sync import memberships_from_groups
-from tenants.models import Cluster, EnvironmentTier, Membership, Tenant, User
+from tenants.models import (
+    Approval,
+    Cluster,
+    EnvironmentTier,
+    Membership,
+    Namespace,
+    Request,
+    Tenant,
+    User,
+)
+from tenants.naming import namespace_name
 from tenants.services.clusters import register_platform_namespaces
 from tenants.services.names import claim_tenant_names
 
@@ -222,6 +240,47 @@ def seed(
                 defaults={"role": role, "source": MembershipSource.OIDC},
             )
     return {"tiers": len(tiers), "tenants": len(tenants), "people": len(PEOPLE)}
+
+
+def seed_approved_namespaces(count: int, *, app_prefix: str = "app") -> list[int]:
+    """The demo at scale: `count` namespace requests of payments, each its own app, as
+    provisioning leaves them just before the GitOps step (approved by pat, their dev
+    namespaces pending). The GitOps bench and the writer's concurrency tests start here.
+    Returns the requests' ids."""
+    seed(sandbox_api_url="http://127.0.0.1:9")
+    tenant = Tenant.objects.get(slug="payments")
+    developer, admin = User.objects.get(username="dev"), User.objects.get(username="pat")
+    tier, cluster = EnvironmentTier.objects.get(slug="dev"), Cluster.objects.get(name="sandbox")
+    ids = []
+    for index in range(count):
+        app = f"{app_prefix}{index:03d}"
+        tenancy_request = Request.objects.create(
+            tenant=tenant,
+            kind=RequestKind.NAMESPACE,
+            requester=developer,
+            state=RequestState.PROVISIONING,
+            payload={
+                "app": app,
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu_millis": 100,
+                "memory_mib": 128,
+                "storage_gib": 0,
+            },
+        )
+        Approval.objects.create(request=tenancy_request, approver=admin, decision=Decision.APPROVE)
+        Namespace.objects.create(
+            name=namespace_name(tenant.slug, app, tier.slug),
+            tenant=tenant,
+            tier=tier,
+            cluster=cluster,
+            cpu_millis=100,
+            memory_mib=128,
+            request=tenancy_request,
+            state=NamespaceState.PENDING,
+        )
+        ids.append(tenancy_request.pk)
+    return ids
 
 
 # --- local GitOps repositories -------------------------------------------------------------

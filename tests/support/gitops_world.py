@@ -10,9 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from provisioning import jobs
-from tenants import demo, services
-from tenants.choices import Decision, NamespaceState, RequestKind, RequestState
-from tenants.models import Approval, Cluster, EnvironmentTier, Namespace, Request, Tenant, User
+from tenants import services
+from tenants.models import Request
 from tests.support.gitserver import commits_on, files_on
 from tests.support.workflow import approve_if_needed
 
@@ -52,47 +51,6 @@ def gitops_step(tenancy_request: Request) -> dict:
 
 def berth_commits(bare: Path) -> list[dict]:
     return [c for c in commits_on(bare) if c["request"]]
-
-
-def many_requests(count: int) -> list[int]:
-    """`count` namespace requests of one tenant, each its own app, as provisioning leaves
-    them just before the GitOps step (namespaces pending, approved by pat)."""
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    tenant = Tenant.objects.get(slug="payments")
-    dev, admin = User.objects.get(username="dev"), User.objects.get(username="pat")
-    tier, cluster = EnvironmentTier.objects.get(slug="dev"), Cluster.objects.get(name="sandbox")
-    ids = []
-    for number in range(count):
-        app = f"app{number:03d}"
-        tenancy_request = Request.objects.create(
-            tenant=tenant,
-            kind=RequestKind.NAMESPACE,
-            requester=dev,
-            state=RequestState.PROVISIONING,
-            payload={
-                "app": app,
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu_millis": 100,
-                "memory_mib": 128,
-                "storage_gib": 0,
-            },
-        )
-        Approval.objects.create(
-            request=tenancy_request, approver=admin, decision=Decision.APPROVE, plan_digest="bench"
-        )
-        Namespace.objects.create(
-            name=f"payments-{app}-dev",
-            tenant=tenant,
-            tier=tier,
-            cluster=cluster,
-            cpu_millis=100,
-            memory_mib=128,
-            request=tenancy_request,
-            state=NamespaceState.PENDING,
-        )
-        ids.append(tenancy_request.pk)
-    return ids
 
 
 def assert_all_arrived(bare: Path, ids: list[int]) -> None:

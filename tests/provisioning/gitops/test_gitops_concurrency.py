@@ -18,8 +18,9 @@ from provisioning.jobs import commits
 from provisioning.models import GitCommit, GitWrite
 from provisioning.plan import ClusterSpec, NamespaceSpec, PlanInput, TenantSpec, TierSpec
 from provisioning.records import git_writes
+from tenants.demo import seed_approved_namespaces
 from tenants.models import Request, Tenant
-from tests.support.gitops_world import assert_all_arrived, berth_commits, many_requests
+from tests.support.gitops_world import assert_all_arrived, berth_commits
 from tests.support.integration import needs_postgres_and_redis, worker_env
 
 
@@ -27,7 +28,7 @@ from tests.support.integration import needs_postgres_and_redis, worker_env
 def test_four_worker_processes_writing_200_requests_to_one_repo_lose_nothing(
     transactional_db, repos, daemon, fast_git
 ):
-    ids = many_requests(200)
+    ids = seed_approved_namespaces(200)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
     env = {**worker_env(), "BERTH_GIT_BACKOFF_SECONDS": "0.05", "BERTH_LOG_LEVEL": "WARNING"}
     root = Path(__file__).resolve().parents[3]
@@ -125,7 +126,7 @@ def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
 
 
 def test_worker_entry_point_writes_the_requests_it_is_given(db, repos, daemon, fast_git):
-    ids = many_requests(2)
+    ids = seed_approved_namespaces(2)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
     from tests.support.gitserver import main
 
@@ -140,7 +141,7 @@ def test_worker_entry_point_writes_the_requests_it_is_given(db, repos, daemon, f
 def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
     db, repos, daemon, fast_git
 ):
-    ids = many_requests(3)
+    ids = seed_approved_namespaces(3)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")
     queue = commits.writer_queue(tenant, commits.gitops_remote(tenant))
@@ -167,7 +168,7 @@ def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
 
 
 def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, daemon, fast_git):
-    (only,) = many_requests(1)
+    (only,) = seed_approved_namespaces(1)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
 
     written = jobs.write_gitops(request_id=only)
@@ -179,7 +180,7 @@ def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, daemon,
 def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
     db, repos, daemon, fast_git
 ):
-    first, broken = many_requests(2)
+    first, broken = seed_approved_namespaces(2)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")
     git_writes.queue_git_write(
@@ -197,7 +198,7 @@ def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
 
 
 def test_a_batch_of_requests_goes_out_in_one_push_one_commit_each(db, repos, daemon, fast_git):
-    ids = many_requests(5)
+    ids = seed_approved_namespaces(5)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
 
     written = jobs.write_gitops_all(

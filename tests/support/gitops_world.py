@@ -1,42 +1,18 @@
 """The GitOps writer's world, shared by its tests in tests/provisioning/gitops/: the demo
 seeded onto the Kubernetes API stand-in and the payments tenant's repository on a git daemon
 over loopback (the fixtures, `writer_world` among them, are in that folder's conftest.py).
-Here: submitting and converging requests, reading a run's GitOps step and Berth's commits,
-and many requests of one tenant waiting for the writer at once.
+Here: reading a run's GitOps step and Berth's commits, and whether many requests all arrived
+(tests.support.workflow submits and converges them).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from provisioning import jobs
-from tenants import services
 from tenants.models import Request
 from tests.support.gitserver import commits_on, files_on
-from tests.support.workflow import approve_if_needed
 
-WORKER = "gitops-test"
 TOKEN = "glpat-Secr3tT0kenValue-9f8e7d"
-
-
-def approved(world, kind="namespace", **payload) -> Request:
-    payload = payload or {
-        "app": "shop",
-        "tier": "dev",
-        "cluster": "sandbox",
-        "cpu": "1",
-        "memory": "2Gi",
-    }
-    submitted = services.submit_request(
-        tenant=world["tenant"], kind=kind, payload=payload, requester=world["developer"]
-    )
-    return approve_if_needed(submitted, approver=world["admin"])
-
-
-def converge(tenancy_request: Request) -> Request:
-    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
-    tenancy_request.refresh_from_db()
-    return tenancy_request
 
 
 def gitops_step(tenancy_request: Request) -> dict:

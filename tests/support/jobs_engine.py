@@ -4,33 +4,15 @@ tests/provisioning/jobs/conftest.py), and one worker's converge of them."""
 
 from __future__ import annotations
 
-from provisioning import jobs
 from tenants import services
 from tenants.models import Request, Tenant
+from tests.support import workflow
 from tests.support.workflow import approve_if_needed
-
-WORKER = "test-worker"
 
 
 def approved(world, kind="namespace", **payload) -> Request:
-    payload = payload or {
-        "app": "shop",
-        "tier": "dev",
-        "cluster": "sandbox",
-        "cpu": "1",
-        "memory": "2Gi",
-        "storage": "5Gi",
-    }
-    submitted = services.submit_request(
-        tenant=world["tenant"], kind=kind, payload=payload, requester=world["developer"]
-    )
-    return approve_if_needed(submitted, approver=world["admin"])
-
-
-def converge(tenancy_request: Request) -> Request:
-    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
-    tenancy_request.refresh_from_db()
-    return tenancy_request
+    """The workflow's approved request; the engine's shop asks for storage too."""
+    return workflow.approved(world, kind, **(payload or {**workflow.SHOP, "storage": "5Gi"}))
 
 
 def submitted_many(world, count: int, prefix: str = "app") -> list[Request]:

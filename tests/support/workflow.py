@@ -1,5 +1,6 @@
 """Taking requests through the workflow in tests, the way people and policy would."""
 
+from provisioning import jobs
 from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request
@@ -15,3 +16,23 @@ def approve_if_needed(tenancy_request: Request, *, approver) -> Request:
         approver=approver,
         plan_digest=review(tenancy_request).digest,
     )
+
+
+# The request most tests of provisioning ask for: one dev namespace of app shop.
+SHOP = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "2Gi"}
+WORKER = "test-worker"
+
+
+def approved(world, kind: str = "namespace", **payload) -> Request:
+    """Submitted by the world's developer and approved by its admin (or by policy)."""
+    submitted = services.submit_request(
+        tenant=world["tenant"], kind=kind, payload=payload or SHOP, requester=world["developer"]
+    )
+    return approve_if_needed(submitted, approver=world["admin"])
+
+
+def converge(tenancy_request: Request) -> Request:
+    """One worker's converge of the request, as the request is after it."""
+    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
+    tenancy_request.refresh_from_db()
+    return tenancy_request

@@ -13,8 +13,9 @@ from provisioning.models import GitCommit
 from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Namespace, Tenant
-from tests.support.gitops_world import TOKEN, approved, berth_commits, converge, gitops_step
+from tests.support.gitops_world import TOKEN, berth_commits, gitops_step
 from tests.support.gitserver import GitHttpServer, commits_on, files_on, init_bare
+from tests.support.workflow import approved, converge
 
 # --- provisioning writes, decommission removes ------------------------------------------
 

@@ -15,8 +15,9 @@ from provisioning import gitops, jobs
 from provisioning.models import GitCommit
 from tenants.choices import RequestState
 from tenants.models import Tenant
-from tests.support.gitops_world import TOKEN, approved, converge, gitops_step
+from tests.support.gitops_world import TOKEN, gitops_step
 from tests.support.gitserver import GitHttpServer, files_on
+from tests.support.workflow import approved, converge
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ from __future__ import annotations
 from tenants import demo
 from tenants.models import Tenant, User
 from tests.support.cluster import seed_demo
-from tests.support.gitops_world import approved, converge, gitops_step
+from tests.support.gitops_world import gitops_step
 from tests.support.gitserver import commits_on, files_on
+from tests.support.workflow import approved, converge
 
 
 def test_demo_gets_a_local_bare_repo_per_tenant_idempotently(db, tmp_path):

@@ -12,9 +12,10 @@ from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request
 from tenants.selectors import review
-from tests.support.gitops_world import approved, berth_commits, converge, gitops_step
+from tests.support.gitops_world import berth_commits, gitops_step
 from tests.support.gitserver import files_on
 from tests.support.metrics import GIT_FAILURES, scrape
+from tests.support.workflow import approved, converge
 
 
 def test_unreachable_remote_makes_the_request_wait_then_it_commits_once_by_itself(

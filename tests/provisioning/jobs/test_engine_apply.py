@@ -11,7 +11,8 @@ from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
 from provisioning.records import applied_objects, leases
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import Cluster, Namespace
-from tests.support.jobs_engine import WORKER, approved, converge
+from tests.support.jobs_engine import approved
+from tests.support.workflow import WORKER, converge
 
 
 @pytest.fixture

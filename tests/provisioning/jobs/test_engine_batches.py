@@ -11,7 +11,8 @@ from tenants import services
 from tenants.choices import ApproverRole, NamespaceState, PolicyOutcome, RequestState, RunState
 from tenants.models import ApprovalRule, AuditEvent, Namespace, Request
 from tenants.selectors import review
-from tests.support.jobs_engine import WORKER, approved_many, converge, submitted_many
+from tests.support.jobs_engine import approved_many, submitted_many
+from tests.support.workflow import WORKER, converge
 
 
 @pytest.fixture

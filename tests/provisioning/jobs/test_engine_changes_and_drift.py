@@ -10,7 +10,8 @@ from provisioning.plan import MANAGED_BY
 from tenants.choices import NamespaceState, RequestState
 from tenants.models import Namespace
 from tests.support.cluster import as_admin
-from tests.support.jobs_engine import approved, converge
+from tests.support.jobs_engine import approved
+from tests.support.workflow import converge
 
 
 @pytest.fixture

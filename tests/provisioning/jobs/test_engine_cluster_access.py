@@ -18,7 +18,8 @@ from provisioning.kube import KubeError
 from tenants import demo
 from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import Cluster, Request, Tenant, User
-from tests.support.jobs_engine import approved, converge
+from tests.support.jobs_engine import approved
+from tests.support.workflow import converge
 
 
 @pytest.fixture

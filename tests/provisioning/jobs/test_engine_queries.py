@@ -11,7 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from provisioning import jobs, tasks
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant
-from tests.support.jobs_engine import WORKER, approved, approved_many, converge
+from tests.support.jobs_engine import approved, approved_many
+from tests.support.workflow import WORKER, converge
 
 
 @pytest.fixture

@@ -22,6 +22,19 @@ def submit(world, kind, requester=None, **payload):
     )
 
 
+def small_namespace(world, *, app: str, tier: str):
+    """A namespace request of the smallest kind on the sandbox cluster, by the developer."""
+    return submit(
+        world,
+        RequestKind.NAMESPACE,
+        app=app,
+        tier=tier,
+        cluster="sandbox",
+        cpu="500m",
+        memory="512Mi",
+    )
+
+
 def kargo_project(world, app="shop", *, tiers=("dev", "staging"), provisioned=True):
     """A project on Argo CD + Kargo, submitted (and, for the records, provisioned)."""
     created = submit(

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from tenants import services
-from tenants.choices import NamePurpose, RequestKind
+from tenants.choices import NamePurpose
 from tenants.errors import InvalidInput
 from tenants.models import Cluster, EnvironmentTier, NamespaceClaim, Tenant
 from tenants.naming import namespace_name
-from tests.support.tenants_names import errors, live, submit
+from tests.support.tenants_names import errors, live, small_namespace
 
 
 @pytest.fixture
@@ -37,15 +37,7 @@ def test_a_name_collision_is_refused_as_such_naming_the_other_owner(world):
         tier="dev",
     )
     with pytest.raises(InvalidInput) as refused:
-        submit(
-            world,
-            RequestKind.NAMESPACE,
-            app=app,
-            tier="dev",
-            cluster="sandbox",
-            cpu="500m",
-            memory="512Mi",
-        )
+        small_namespace(world, app=app, tier="dev")
     message = errors(refused.value)
     assert f"{name} on sandbox is the dev namespace of {app}-other" in message
     assert "already requested" not in message
@@ -62,39 +54,15 @@ def test_another_tenants_name_is_refused_without_its_details(world):
         tier="dev",
     )
     with pytest.raises(InvalidInput) as refused:
-        submit(
-            world,
-            RequestKind.NAMESPACE,
-            app="x",
-            tier="dev",
-            cluster="sandbox",
-            cpu="500m",
-            memory="512Mi",
-        )
+        small_namespace(world, app="x", tier="dev")
     assert "payments-x-dev on sandbox is another tenant's namespace" in errors(refused.value)
     assert "search" not in errors(refused.value)
 
 
 def test_the_same_namespace_asked_twice_is_already_requested(world):
-    first = submit(
-        world,
-        RequestKind.NAMESPACE,
-        app="x",
-        tier="prod",
-        cluster="sandbox",
-        cpu="500m",
-        memory="512Mi",
-    )
+    first = small_namespace(world, app="x", tier="prod")
     with pytest.raises(InvalidInput) as refused:
-        submit(
-            world,
-            RequestKind.NAMESPACE,
-            app="x",
-            tier="prod",
-            cluster="sandbox",
-            cpu="500m",
-            memory="512Mi",
-        )
+        small_namespace(world, app="x", tier="prod")
     assert f"payments-x-prod is already requested (request #{first.pk})" in errors(refused.value)
 
 
@@ -121,15 +89,7 @@ def test_a_concurrent_claim_is_caught_by_the_database(world):
 
 
 def test_a_cluster_setting_naming_a_tenant_namespace_is_refused(world):
-    submit(
-        world,
-        RequestKind.NAMESPACE,
-        app="x",
-        tier="prod",
-        cluster="sandbox",
-        cpu="500m",
-        memory="512Mi",
-    )
+    small_namespace(world, app="x", tier="prod")
     with pytest.raises(InvalidInput) as refused:
         services.save_cluster(
             actor=world["admin"],

@@ -13,7 +13,7 @@ from tenants.choices import NamePurpose, NamespaceState, RequestKind, RequestSta
 from tenants.errors import InvalidInput
 from tenants.models import Cluster, EnvironmentTier, Namespace, NamespaceClaim, Request
 from tenants.services.clusters import register_platform_namespaces
-from tests.support.tenants_names import errors, kargo_project, live, submit
+from tests.support.tenants_names import errors, kargo_project, live, small_namespace, submit
 
 
 @pytest.fixture
@@ -151,15 +151,7 @@ def test_the_registry_page_makes_a_fixed_number_of_queries(
 
 
 def test_a_request_in_a_final_state_keeps_its_names_released(world):
-    created = submit(
-        world,
-        RequestKind.NAMESPACE,
-        app="y",
-        tier="prod",
-        cluster="sandbox",
-        cpu="500m",
-        memory="512Mi",
-    )
+    created = small_namespace(world, app="y", tier="prod")
     services.cancel_request(request_id=created.pk, actor=world["developer"])
     assert Request.objects.get(pk=created.pk).state == RequestState.CANCELLED
     assert live("payments-y-prod") is None
@@ -188,15 +180,7 @@ def test_namespaces_already_on_a_cluster_are_never_handed_to_a_tenant(world):
     assert "kube-system" not in claimed  # the platform's, claimed at registration already
     assert live("payments-legacy-dev").purpose == NamePurpose.FOUND
     with pytest.raises(InvalidInput) as refused:
-        submit(
-            world,
-            RequestKind.NAMESPACE,
-            app="legacy",
-            tier="dev",
-            cluster="sandbox",
-            cpu="500m",
-            memory="512Mi",
-        )
+        small_namespace(world, app="legacy", tier="dev")
     assert "was on the cluster before Berth" in errors(refused.value)
 
 

@@ -17,7 +17,7 @@ from tenants import services
 from tenants.choices import NamePurpose, RequestKind
 from tenants.errors import InvalidInput
 from tenants.models import NamespaceClaim, Project
-from tests.support.tenants_names import errors, kargo_project, live, submit
+from tests.support.tenants_names import errors, kargo_project, live, small_namespace, submit
 
 
 @pytest.fixture
@@ -144,15 +144,7 @@ def test_a_plan_never_deletes_a_namespace_registered_for_something_else(world):
 
 
 def test_a_plan_listing_an_object_twice_is_refused_naming_it(world):
-    created = submit(
-        world,
-        RequestKind.NAMESPACE,
-        app="x",
-        tier="prod",
-        cluster="sandbox",
-        cpu="500m",
-        memory="512Mi",
-    )
+    created = small_namespace(world, app="x", tier="prod")
     plan = current_plan(created)
     doubled = Plan(apply=plan.apply + plan.apply[:1], delete=plan.delete)
     problems = validate_plan(doubled, plan_input_for(created))

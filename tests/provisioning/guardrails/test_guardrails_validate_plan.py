@@ -32,6 +32,14 @@ def rolebinding(role="berth-tenant-edit", subject=None, namespace=NAMESPACE) -> 
     }
 
 
+def manifest(api_version: str, kind: str, name: str, namespace: str = NAMESPACE) -> dict:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+    }
+
+
 def labelled(obj: dict) -> dict:
     obj["metadata"]["labels"] = {MANAGED_BY: "berth", "berth.dev/tenant": "payments"}
     return obj
@@ -112,45 +120,23 @@ def test_a_rendered_plan_passes(engine):
             id="other-tenants-namespace",
         ),
         pytest.param(
-            {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {"name": "x", "namespace": NAMESPACE},
-            },
+            manifest("apps/v1", "Deployment", "x"),
             "never holds a Deployment",
             id="unexpected-kind",
         ),
         pytest.param(
-            labelled(
-                {
-                    "apiVersion": "v1",
-                    "kind": "ConfigMap",
-                    "metadata": {"name": "x", "namespace": NAMESPACE},
-                }
-            ),
+            labelled(manifest("v1", "ConfigMap", "x")),
             "Berth applies only berth-allowed-domains",
             id="another-config-map",
         ),
         pytest.param(
-            labelled(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "metadata": {"name": "berth-repo-credentials", "namespace": NAMESPACE},
-                }
-            ),
+            labelled(manifest("v1", "Secret", "berth-repo-credentials")),
             "repository credentials are berth-repo-credentials in the tenant's GitOps "
             "or Kargo namespace",
             id="credentials-in-a-workload-namespace",
         ),
         pytest.param(
-            labelled(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "metadata": {"name": "argocd-secret", "namespace": "argocd"},
-                }
-            ),
+            labelled(manifest("v1", "Secret", "argocd-secret", namespace="argocd")),
             "Berth writes only berth-repo-payments",
             id="argocds-own-secret",
         ),
@@ -213,11 +199,7 @@ def test_a_rendered_plan_passes(engine):
             id="schema-error",
         ),
         pytest.param(
-            {
-                "apiVersion": "v1",
-                "kind": "ServiceAccount",
-                "metadata": {"name": "unlabelled", "namespace": NAMESPACE},
-            },
+            manifest("v1", "ServiceAccount", "unlabelled"),
             "not labelled as Berth's",
             id="unlabelled",
         ),

@@ -33,6 +33,8 @@ BERTH_LABELS = {"app.kubernetes.io/managed-by": "berth", "berth.dev/tenant": "pa
 REPOSITORY = "https://git.example.com/payments/deploy.git"
 FLUX = "system:serviceaccount:flux-system:kustomize-controller"
 RECONCILER = "system:serviceaccount:payments-gitops:berth-reconciler"
+# Empties a namespace being deleted: every policy lets it delete Berth's objects.
+NAMESPACE_CONTROLLER = "system:serviceaccount:kube-system:namespace-controller"
 
 
 def config_map(name, namespace, data, tenant="payments"):
@@ -109,6 +111,12 @@ EVERYONE_ADMIN = {  # RBAC out of the way: these tests are about admission
 class Verdict:
     allowed: bool
     reasons: tuple[str, ...]
+
+    def expect(self, allowed: bool, reason: str = "") -> None:
+        """Allowed, or refused as expected (saying `reason` where one is given)."""
+        assert self.allowed is allowed, self.reasons
+        if not allowed and reason:
+            assert any(reason in said for said in self.reasons), self.reasons
 
 
 def live_cluster(objects, parameters=PARAMETERS) -> LiveCluster:

@@ -83,8 +83,7 @@ from tests.support.guardrails_admission import (
 )
 def test_domain_policies(cluster, obj, allowed):
     created = {**obj, "metadata": {**obj["metadata"], "name": "new"}}
-    result = admitted(cluster, "CREATE", DANA, obj=created)
-    assert result.allowed is allowed, result.reasons
+    admitted(cluster, "CREATE", DANA, obj=created).expect(allowed)
 
 
 def test_an_update_is_checked_like_a_create(cluster):

@@ -2,7 +2,10 @@
 Kubernetes' own edit role, and asked of an API server (RBAC) to hold what its summary
 says."""
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from provisioning import guardrails
 from provisioning.guardrails import EDIT_RULES, VIEW_RULES, describe_role
@@ -59,106 +62,11 @@ def test_the_roles_spell_out_every_group_resource_and_verb():
         assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), rule
 
 
-# Kubernetes 1.30's edit role (system:aggregate-to-edit + system:aggregate-to-view), without
-# the `extensions` group: (group, resource) → verbs. From
-# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/cluster-roles.yaml.
 READ, WRITE = {"get", "list", "watch"}, {"create", "delete", "deletecollection", "patch", "update"}
-KUBERNETES_EDIT = {}
-for group, resources, verbs in [
-    (
-        "",
-        ["pods/attach", "pods/exec", "pods/portforward", "pods/proxy", "secrets", "services/proxy"],
-        READ,
-    ),
-    ("", ["serviceaccounts"], {"impersonate"}),
-    ("", ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"], WRITE),
-    ("", ["pods/eviction", "serviceaccounts/token"], {"create"}),
-    (
-        "",
-        [
-            "configmaps",
-            "events",
-            "persistentvolumeclaims",
-            "replicationcontrollers",
-            "replicationcontrollers/scale",
-            "secrets",
-            "serviceaccounts",
-            "services",
-            "services/proxy",
-        ],
-        WRITE,
-    ),
-    (
-        "apps",
-        [
-            "daemonsets",
-            "deployments",
-            "deployments/rollback",
-            "deployments/scale",
-            "replicasets",
-            "replicasets/scale",
-            "statefulsets",
-            "statefulsets/scale",
-        ],
-        WRITE,
-    ),
-    ("autoscaling", ["horizontalpodautoscalers"], WRITE),
-    ("batch", ["cronjobs", "jobs"], WRITE),
-    ("policy", ["poddisruptionbudgets"], WRITE),
-    ("networking.k8s.io", ["ingresses", "networkpolicies"], WRITE),
-    ("coordination.k8s.io", ["leases"], READ | WRITE),
-    (
-        "",
-        [
-            "configmaps",
-            "endpoints",
-            "persistentvolumeclaims",
-            "persistentvolumeclaims/status",
-            "pods",
-            "replicationcontrollers",
-            "replicationcontrollers/scale",
-            "serviceaccounts",
-            "services",
-            "services/status",
-            "bindings",
-            "events",
-            "limitranges",
-            "namespaces/status",
-            "pods/log",
-            "pods/status",
-            "replicationcontrollers/status",
-            "resourcequotas",
-            "resourcequotas/status",
-            "namespaces",
-        ],
-        READ,
-    ),
-    ("discovery.k8s.io", ["endpointslices"], READ),
-    (
-        "apps",
-        [
-            "controllerrevisions",
-            "daemonsets",
-            "daemonsets/status",
-            "deployments",
-            "deployments/scale",
-            "deployments/status",
-            "replicasets",
-            "replicasets/scale",
-            "replicasets/status",
-            "statefulsets",
-            "statefulsets/scale",
-            "statefulsets/status",
-        ],
-        READ,
-    ),
-    ("autoscaling", ["horizontalpodautoscalers", "horizontalpodautoscalers/status"], READ),
-    ("batch", ["cronjobs", "cronjobs/status", "jobs", "jobs/status"], READ),
-    ("policy", ["poddisruptionbudgets", "poddisruptionbudgets/status"], READ),
-    ("networking.k8s.io", ["ingresses", "ingresses/status", "networkpolicies"], READ),
-]:
-    for resource in resources:
-        KUBERNETES_EDIT.setdefault((group, resource), set()).update(verbs)
+# Kubernetes' own edit role, as an API server aggregates it.
+KUBERNETES_EDIT = yaml.safe_load(
+    (Path(__file__).parents[2] / "support" / "kubernetes-edit-role.yaml").read_text()
+)["rules"]
 
 
 def grants(rules) -> set[tuple[str, str, str]]:
@@ -176,7 +84,7 @@ BERTH_ADDITIONS = {"rbac.authorization.k8s.io", "events.k8s.io", "cert-manager.i
 
 
 def test_berth_tenant_edit_is_kubernetes_edit_minus_what_widens_rights():
-    kubernetes = {(g, r, v) for (g, r), verbs in KUBERNETES_EDIT.items() for v in verbs}
+    kubernetes = grants(KUBERNETES_EDIT)
     berth = {grant for grant in grants(EDIT_RULES) if grant[0] not in BERTH_ADDITIONS}
     assert berth <= kubernetes
     assert kubernetes - berth == {

@@ -69,7 +69,11 @@ class GitHttpServer:
         )
         self.host = host
         self.port = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # stop() waits for the thread to look: at socketserver's default of half a second,
+        # every test that runs one would wait that long.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:

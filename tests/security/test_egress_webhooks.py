@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -19,6 +18,7 @@ from tenants import tasks
 from tenants.models import Tenant
 from tests.support.factories import TenantFactory
 from tests.support.security_egress import resolving
+from tests.support.servers import serving
 
 EVENT = {"event": "request.ready", "request": {"id": 7, "tenant": "payments"}}
 
@@ -47,7 +47,7 @@ class Receiver:
         self.server.received, self.server.status = [], status
         self.server.location = location
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._serving = serving(self.server)
 
     @property
     def received(self) -> list:
@@ -57,12 +57,11 @@ class Receiver:
         return f"http://{host}:{self.port}/hooks/berth"
 
     def __enter__(self) -> Receiver:
-        self.thread.start()
+        self._serving.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._serving.__exit__(None, None, None)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ None is called `world`: tests/conftest.py's `world` is the REST API tests' (and
 pages/conftest.py has the pages'), and one here would replace it in the folders below. A
 module whose tests know one of these as `world` names it so in a fixture of its own."""
 
-import threading
 from http.server import ThreadingHTTPServer
 
 import pytest
@@ -12,6 +11,7 @@ from django.core.cache import cache
 
 from portal.celery import app as celery_app
 from tenants.models import Cluster, ClusterPrice
+from tests.support.servers import serving
 from tests.support.tenants_notifications import Receiver
 from tests.support.tenants_showback import PRICES
 
@@ -26,11 +26,8 @@ def names_world(demo_world) -> dict:
 @pytest.fixture
 def receiver():
     Receiver.deliveries, Receiver.failures = [], 0
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/hooks/berth"
-    server.shutdown()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Receiver)) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/berth"
 
 
 @pytest.fixture

@@ -7,13 +7,13 @@ A small stand-in answers the Prometheus HTTP API's format on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-import threading
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.support.servers import serving
 from tests.support.tenants_showback import costs, namespace
 
 # Measured usage is kept a minute (tenants.usage): each test starts from an empty cache.
@@ -60,12 +60,8 @@ class PrometheusStandIn(BaseHTTPRequestHandler):
 @pytest.fixture
 def prometheus():
     PrometheusStandIn.queries = []
-    server = HTTPServer(("127.0.0.1", 0), PrometheusStandIn)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with serving(HTTPServer(("127.0.0.1", 0), PrometheusStandIn)) as server:
+        yield f"http://127.0.0.1:{server.server_port}"
 
 
 def test_measured_usage_comes_from_prometheus_beside_allocation(

@@ -311,9 +311,10 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
         A change to an immutable field (a binding's roleRef) deletes and re-creates the object,
         as an operator would have to."""
         rt = self.registry.lookup(obj.get("kind", ""), obj.get("apiVersion"))
-        body = copy.deepcopy(obj)
-        meta = body.setdefault("metadata", {})
+        # create() and replace() copy the body whole; only the metadata changes here.
+        meta = {**(obj.get("metadata") or {})}
         meta.pop("resourceVersion", None)
+        body = {**obj, "metadata": meta}
         namespace = meta.get("namespace") if rt.namespaced else None
         with self._lock:
             if object_key(rt, namespace, meta.get("name", "")) not in self._objects:

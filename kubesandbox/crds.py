@@ -181,17 +181,31 @@ def _documents(file: Path) -> list[dict]:
     return copy.deepcopy(_parsed[key])
 
 
+def _manifest_files(paths: list[str | Path]) -> list[Path]:
+    files = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+        else:
+            files.append(path)
+    return files
+
+
+def manifests_key(paths: list[str | Path]) -> tuple:
+    """What these files hold, as far as their names, sizes and times tell: equal keys, the
+    same objects."""
+    return tuple(
+        (str(file), stat.st_mtime_ns, stat.st_size)
+        for file in _manifest_files(paths)
+        for stat in [file.stat()]
+    )
+
+
 def load_manifests(paths: list[str | Path]) -> list[dict]:
     """Every object in these YAML files (or the YAML files of these directories), in order."""
     objects = []
     for path in paths:
-        path = Path(path)
-        files = (
-            sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
-            if (path.is_dir())
-            else [path]
-        )
-        for file in files:
+        for file in _manifest_files([path]):
             for doc in _documents(file):
                 if doc.get("kind") == "List":
                     objects += doc.get("items") or []

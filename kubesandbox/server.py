@@ -106,6 +106,7 @@ class KubeSandbox:
             state_file=state_file,
             namespaces=namespaces,
             seed=self._seed,
+            seed_key=("bootstrap", crd_support.manifests_key(self._manifests)),
             controllers=(crd_support.crd_controller, rbac.aggregation_controller),
         )
         self.registry = self.store.registry

@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import marshal
 import os
 import secrets
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
+from typing import ClassVar
 
 from .. import fields, selectors
 from ..errors import ApiError, bad_request, conflict, forbidden, not_found
@@ -38,7 +40,7 @@ from ..patching import json_patch, merge_patch
 from ..resources import NAMESPACES, Registry, ResourceType
 from ..storeview import Controller
 from ..validation import decode, validate
-from ..watch import EventLog
+from ..watch import Event, EventLog
 from .apply import ServerSideApply
 from .commits import Commits
 from .index import ObjectIndex
@@ -57,6 +59,7 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
         namespaces: Iterable[str] = DEFAULT_NAMESPACES,
         registry: Registry | None = None,
         seed: Callable[[Store], None] | None = None,
+        seed_key: Hashable | None = None,
         controllers: Iterable[Controller] = (),
     ) -> None:
         self.registry = registry or Registry()
@@ -64,6 +67,9 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
         self.admission: AdmissionHook | None = None
         self.controllers: list[Controller] = list(controllers)
         self._seed = seed
+        # What `seed` writes, when it writes the same for the same key: a new store starts
+        # from the state the first one seeded (see reset).
+        self._seed_key = seed_key
         self.termination_seconds = termination_seconds
         self.state_file = Path(state_file) if state_file else None
         if self.state_file:
@@ -351,8 +357,42 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
                     self._remove(self.registry.lookup("CustomResourceDefinition"), key)
             self._objects.clear()
             self._terminating.clear()
-            for name in self._seed_namespaces:
-                self.create(NAMESPACES, None, {"metadata": {"name": name}}, manager="kubesandbox")
-            if self._seed is not None:
-                self._seed(self)
+            key = self._seeded_key()
+            if key in Store._seeded:
+                self._restore_seeded(key)
+            else:
+                for name in self._seed_namespaces:
+                    self.create(
+                        NAMESPACES, None, {"metadata": {"name": name}}, manager="kubesandbox"
+                    )
+                if self._seed is not None:
+                    self._seed(self)
+                if key is not None:
+                    self._remember_seeded(key)
             self._persist()
+
+    # A process starts many stores from one seed (a test suite, a stand-in each test): the
+    # first writes it, object by object, through validation and admission; the others take a
+    # copy of what that left, its watch history included. Only a new store (resourceVersion
+    # 0) does: a reset one keeps counting up from where it was.
+    _seeded: ClassVar[dict[Hashable, tuple[int, bytes, list[Event]]]] = {}
+
+    def _seeded_key(self) -> Hashable | None:
+        if self._seed_key is None or self._resource_version != 0:
+            return None
+        return (self._seed_key, self._seed_namespaces)
+
+    def _remember_seeded(self, key: Hashable) -> None:
+        # Kept marshalled: loading it back is a copy a few times faster than deepcopy, and
+        # the objects are JSON's types only (a seed of anything else is not remembered).
+        try:
+            objects = marshal.dumps(list(self._objects.values()))
+        except ValueError:
+            return
+        Store._seeded[key] = (self._resource_version, objects, self.events.since(0))
+
+    def _restore_seeded(self, key: Hashable) -> None:
+        resource_version, objects, events = Store._seeded[key]
+        self._restore(resource_version, marshal.loads(objects))  # noqa: S302 - its own bytes
+        for event in events:  # never changed once logged: shared
+            self.events.append(event)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..objects import object_key
+from ..resources import ResourceType
 from .state import StoreState
 
 
@@ -29,22 +30,34 @@ class Persistence:
 
     def _load(self: StoreState, state_file: Path) -> None:
         state = json.loads(state_file.read_text())
-        self._resource_version = int(state["resourceVersion"])
         self._terminating = {k: float(v) for k, v in state.get("terminating", {}).items()}
-        # CRDs first: their types must exist before their objects can be read back.
-        objects = sorted(state["objects"], key=lambda o: o["kind"] != "CustomResourceDefinition")
-        for obj in objects:
-            try:
-                rt = self.registry.lookup(obj["kind"], obj["apiVersion"])
-            except KeyError:  # a kind this version no longer serves (or its CRD is gone)
-                meta = obj.get("metadata") or {}
-                sys.stderr.write(
-                    f"kubesandbox: dropping {obj.get('apiVersion')} "
-                    f"{obj.get('kind')} {meta.get('namespace', '')}/"
-                    f"{meta.get('name')} from the state file: not served\n"
-                )
-                continue
-            meta = obj["metadata"]
-            self._objects[object_key(rt, meta.get("namespace"), meta["name"])] = obj
-            for controller in self.controllers:
-                controller(self, rt, obj, False)
+        self._restore(int(state["resourceVersion"]), state["objects"])
+
+    def _restore(self: StoreState, resource_version: int, objects: list[dict]) -> None:
+        """Hold these objects (which are the store's from now on) at this resourceVersion."""
+        self._resource_version = resource_version
+        # CRDs first: their types must exist before their objects can be read back. The
+        # controllers see the others once all are back (an aggregated ClusterRole read back
+        # before the roles it aggregates is not one to rewrite).
+        crds = [obj for obj in objects if obj["kind"] == "CustomResourceDefinition"]
+        others = [obj for obj in objects if obj["kind"] != "CustomResourceDefinition"]
+        for batch in (crds, others):
+            held = [(rt, obj) for obj in batch if (rt := self._type_of_restored(obj))]
+            for rt, obj in held:
+                meta = obj["metadata"]
+                self._objects[object_key(rt, meta.get("namespace"), meta["name"])] = obj
+            for rt, obj in held:
+                for controller in self.controllers:
+                    controller(self, rt, obj, False)
+
+    def _type_of_restored(self: StoreState, obj: dict) -> ResourceType | None:
+        try:
+            return self.registry.lookup(obj["kind"], obj["apiVersion"])
+        except KeyError:  # a kind this version no longer serves (or its CRD is gone)
+            meta = obj.get("metadata") or {}
+            sys.stderr.write(
+                f"kubesandbox: dropping {obj.get('apiVersion')} "
+                f"{obj.get('kind')} {meta.get('namespace', '')}/"
+                f"{meta.get('name')} from the state file: not served\n"
+            )
+            return None

@@ -20,11 +20,13 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The unit, API and page tests only: no browser, no process of their own (tests/system), no
-# PostgreSQL, Redis or worker; what a change is checked with before the whole suite.
-FAST_MARKERS := not browser and not integration and not faults and not bench
+# The unit, API and page tests only, spread over the machine's cores: no browser, no program
+# of their own (git, kubectl, a worker: marked `processes`, and a test that starts one
+# unmarked fails here), no fuzzing, no PostgreSQL, Redis or worker; what a change is checked
+# with before the whole suite.
+FAST_MARKERS := not browser and not integration and not faults and not bench and not processes and not fuzz
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "$(FAST_MARKERS)" --ignore=tests/system --ignore=tests/browser $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto -m "$(FAST_MARKERS)" --ignore=tests/system --ignore=tests/browser $(PYTEST_ARGS)
 
 # Retake docs/screenshots/ with the browser tests that take them (a plain test run leaves the
 # docs alone and keeps its pictures in artifacts/screenshots/).

@@ -1,13 +1,20 @@
 import os
+import sys
 from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
 
+from tests.support import programs
 from tests.support.browser import ARTIFACTS, CHROMIUM, launch_args
 from tests.support.factories import MembershipFactory, TenantFactory, UserFactory
 
 CRDS_MISSING = "the upstream CRDs are not beside this checkout (../shared/crds); set BERTH_CRD_DIR"
+
+
+# Fixtures that start a program (an OIDC provider, the development one among them, runs as a
+# process of its own): a test using one starts it too.
+PROGRAM_FIXTURES = frozenset({"provider", "dev_idp"})
 
 
 def pytest_collection_modifyitems(config, items):
@@ -15,11 +22,45 @@ def pytest_collection_modifyitems(config, items):
     reads them only from BERTH_CRD_DIR (tests/settings.py sets it when they are there)."""
     from provisioning.schema import crd_directory
 
+    for item in items:
+        if PROGRAM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.processes)
     if crd_directory() is not None:
         return
     for item in items:
         if item.get_closest_marker("crds"):
             item.add_marker(pytest.mark.skip(reason=CRDS_MISSING))
+
+
+def pytest_sessionstart(session):
+    """Every tenant saved checks its branch with git once per name and process (cached):
+    asked here for the demo's, it is no test's program."""
+    from tenants.gitrepo import branch_problem
+
+    branch_problem("main")
+
+
+def pytest_configure(config):
+    if "not processes" in (config.option.markexpr or ""):
+        sys.addaudithook(programs.refuse_unmarked)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Setup, call and teardown are the test's: a program started in any is its."""
+    programs.RUNNING["test"] = None if item.get_closest_marker("processes") else item.nodeid
+    try:
+        return (yield)
+    finally:
+        programs.RUNNING["test"] = None
+
+
+@pytest.fixture(autouse=True)
+def _no_unmarked_programs(request) -> Iterator[None]:
+    """Where code under test caught the refusal itself, the test fails here instead."""
+    yield
+    if refusal := programs.refusal_of(request.node.nodeid):
+        pytest.fail(refusal)
 
 
 @pytest.fixture(autouse=True)

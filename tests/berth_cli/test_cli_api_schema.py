@@ -52,6 +52,7 @@ def test_the_project_installs_the_berth_console_script():
     )
 
 
+@pytest.mark.processes
 def test_help_is_everywhere_and_completion_is_printed(tmp_path):
     for command in (
         [],

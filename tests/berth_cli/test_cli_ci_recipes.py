@@ -51,6 +51,7 @@ def test_both_recipes_run_the_commands_the_page_lists():
         assert [c for c in commands if c in lines] == commands, recipe[:200]
 
 
+@pytest.mark.processes
 def test_the_ci_recipes_run_as_written_against_a_live_berth(fenced_live):
     live = fenced_live
     kubectl = shutil.which("kubectl")

@@ -11,11 +11,15 @@ import json
 import subprocess
 import tomllib
 
+import pytest
 import yaml
 
 from tenants.choices import NamespaceState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Request, Tenant
 from tests.support.berth_cli import berth
+
+# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
+pytestmark = pytest.mark.processes
 
 
 def test_request_approve_get_and_kubeconfig_end_to_end(live):

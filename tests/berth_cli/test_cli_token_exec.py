@@ -28,6 +28,9 @@ from tests.support.cluster import seed_demo
 from tests.support.id_tokens import id_token_of
 from tests.support.oidc_provider import CLIENT_ID, running_dev_idp
 
+# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
+pytestmark = pytest.mark.processes
+
 
 def test_token_exec_prints_an_exec_credential_from_the_cached_id_token(tmp_path):
     from berth_cli.oidc import cache_file

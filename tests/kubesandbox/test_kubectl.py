@@ -13,7 +13,7 @@ from kubesandbox import KubeSandbox
 
 from .kubectl_support import DEPLOYMENT, Kubectl, needs_kubectl, wait_for_request
 
-pytestmark = needs_kubectl
+pytestmark = [needs_kubectl, pytest.mark.processes]
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from kubesandbox import KubeSandbox
 
 from .kubectl_support import DEPLOYMENT, Kubectl, needs_kubectl
 
-pytestmark = needs_kubectl
+pytestmark = [needs_kubectl, pytest.mark.processes]
 
 
 @pytest.fixture

@@ -66,6 +66,7 @@ def sandbox(dev_idp):
         yield running
 
 
+@pytest.mark.processes
 def test_an_id_token_from_the_provider_is_its_person_with_their_groups(dev_idp, sandbox):
     issuer, _ = dev_idp
     answer = who(sandbox.url, id_token_of(issuer, "dev"))
@@ -96,6 +97,7 @@ def test_tokens_the_provider_did_not_sign_for_this_cluster_are_refused(dev_idp, 
         assert who(sandbox.url, bad).status_code == 401, why
 
 
+@pytest.mark.processes
 def test_make_runs_stand_in_command_trusts_the_provider(dev_idp):
     """`python -m kubesandbox` with the flags portal.sandbox gives it under `make run`."""
     issuer, _ = dev_idp

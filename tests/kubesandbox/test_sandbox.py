@@ -91,6 +91,7 @@ def test_kubeconfig_points_the_official_client_at_the_sandbox(sandbox: KubeSandb
         assert client.CoreV1Api(api).read_namespace("default").status.phase == "Active"
 
 
+@pytest.mark.processes
 def test_module_runs_as_a_subprocess_and_stops_on_sigterm(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     process = subprocess.Popen(

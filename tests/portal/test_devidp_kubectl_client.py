@@ -23,7 +23,7 @@ KUBELOGIN = {"client_id": KUBECTL_CLIENT_ID, "client_secret": None}
 
 
 @pytest.fixture(scope="module")
-def issuer(tmp_path_factory):
+def dev_idp(tmp_path_factory):
     with running_dev_idp(
         berth_url="http://127.0.0.1:9",
         data_dir=tmp_path_factory.mktemp("devidp"),
@@ -43,13 +43,16 @@ def whoami(sandbox: KubeSandbox, token: str) -> requests.Response:
 
 
 @pytest.mark.parametrize("redirect_uri", ["http://localhost:8000", "http://localhost:18000"])
-def test_kubelogin_signs_in_without_a_secret_and_the_cluster_knows_the_person(issuer, redirect_uri):
-    tokens = signed_in_tokens(issuer, "dev", redirect_uri=redirect_uri, **KUBELOGIN)
+@pytest.mark.processes
+def test_kubelogin_signs_in_without_a_secret_and_the_cluster_knows_the_person(
+    dev_idp, redirect_uri
+):
+    tokens = signed_in_tokens(dev_idp, "dev", redirect_uri=redirect_uri, **KUBELOGIN)
     claims = jwt.decode(tokens["id_token"], options={"verify_signature": False})
     assert claims["aud"] == KUBECTL_CLIENT_ID and "payments-devs" in claims["groups"]
 
     options = OidcOptions(
-        issuer_url=issuer,
+        issuer_url=dev_idp,
         client_id=KUBECTL_CLIENT_ID,
         username_prefix=OIDC_USERNAME_PREFIX,
         groups_claim="groups",
@@ -61,12 +64,12 @@ def test_kubelogin_signs_in_without_a_secret_and_the_cluster_knows_the_person(is
         assert user["username"] == f"{OIDC_USERNAME_PREFIX}devidp-dev"
         assert "payments-devs" in user["groups"]
         # Berth's own client's ID token is for Berth, not for the cluster.
-        assert whoami(sandbox, id_token_of(issuer, "dev")).status_code == 401
+        assert whoami(sandbox, id_token_of(dev_idp, "dev")).status_code == 401
 
 
-def test_the_public_client_answers_no_other_redirect(issuer):
+def test_the_public_client_answers_no_other_redirect(dev_idp):
     answer = requests.get(
-        f"{issuer}/authorize",
+        f"{dev_idp}/authorize",
         params={
             "client_id": KUBECTL_CLIENT_ID,
             "redirect_uri": "http://attacker.example:8000",

@@ -43,6 +43,7 @@ def children():
             child.wait()
 
 
+@pytest.mark.processes
 def test_stop_names_everything_make_run_started(children, capsys):
     for name in ("sandbox", "git", "web", "worker", "beat", "idp"):  # the order main() starts them
         children[name] = sleeper()
@@ -60,6 +61,7 @@ def test_one_child_is_named_alone():
     )
 
 
+@pytest.mark.processes
 def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period(children, capsys):
     children["worker"] = sleeper(ignores_sigterm=True)
 
@@ -69,6 +71,7 @@ def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period(children,
     assert capsys.readouterr().out == "Stopped the Celery worker.\n"
 
 
+@pytest.mark.processes
 def test_a_second_ctrl_c_kills_at_once(children, capsys):
     children["worker"] = sleeper(ignores_sigterm=True)
     children["web"] = sleeper()

@@ -49,6 +49,7 @@ def start_dev_idp(tmp_path: Path, **flags: str) -> subprocess.CompletedProcess:
     ],
     ids=["neither flag", "without BERTH_DEBUG", "without BERTH_DEV_OIDC", "with BERTH_DEBUG=0"],
 )
+@pytest.mark.processes
 def test_development_provider_refuses_to_start_outside_development(tmp_path, flags):
     result = start_dev_idp(tmp_path, **flags)
 
@@ -57,6 +58,7 @@ def test_development_provider_refuses_to_start_outside_development(tmp_path, fla
     assert not (tmp_path / "devidp.sqlite3").exists()
 
 
+@pytest.mark.processes
 def test_development_provider_settings_refuse_to_load_outside_development(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in {"BERTH_DEBUG", "BERTH_DEV_OIDC"}}
     env.update(DJANGO_SETTINGS_MODULE="portal.devidp.settings", BERTH_DATA_DIR=str(tmp_path))
@@ -81,6 +83,7 @@ def dev_idp(live_server, tmp_path_factory):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.processes
 def test_developer_signs_in_through_the_development_provider_with_the_right_memberships(
     live_server, dev_idp, settings
 ):

@@ -84,6 +84,7 @@ def roles_of(user: User) -> dict[str, str]:
     return dict(Membership.objects.filter(user=user).values_list("tenant__slug", "role"))
 
 
+@pytest.mark.processes
 def test_groups_at_the_provider_become_tenant_memberships(berth, provider):
     provider.next_login(dana("payments-devs", "search-owners", "unrelated"))
 

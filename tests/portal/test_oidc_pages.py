@@ -136,6 +136,7 @@ def test_empty_home_page_names_the_users_groups_and_the_groups_tenants_use(clien
     assert "<code>payments-owners</code>" in page and "<code>payments-devs</code>" in page
 
 
+@pytest.mark.processes
 def test_half_configured_single_sign_on_refuses_to_start(tmp_path):
     env = {key: value for key, value in os.environ.items() if not key.startswith("OIDC_")}
     env.update(

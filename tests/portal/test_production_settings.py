@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 FERNET = "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3h8W5e3k="
 # Settings each test gives explicitly, never inherited from the shell that runs the suite.

@@ -12,6 +12,9 @@ import pytest
 
 from tests.support.browser import SCREENSHOTS_DIR_VARIABLE, docs_screenshots_dir
 
+# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS_PICTURES = ROOT / "docs" / "screenshots"
 

@@ -203,6 +203,7 @@ EXPECTED = {
     not (ROOT / ".venv" / "bin" / "python").exists(),
     reason="README's commands use .venv/bin/python, which `make test` creates",
 )
+@pytest.mark.processes
 def test_readme_commands_work_as_written_beside_make_run(make_run_answering):
     make_run = make_run_answering  # `make run` started for real (tests/support/make_run.py)
     text = README.read_text()
@@ -296,6 +297,7 @@ def second_shell(data: Path, *arguments: str, **extra: str) -> subprocess.Comple
     )
 
 
+@pytest.mark.processes
 def test_manage_py_takes_make_runs_settings_and_what_the_shell_sets(tmp_path):
     secrets = load_or_create_dev_secrets(tmp_path)
     shown = (
@@ -313,6 +315,7 @@ def test_manage_py_takes_make_runs_settings_and_what_the_shell_sets(tmp_path):
     assert secrets["SECRET_KEY"] in (tmp_path / "dev-secrets.env").read_text()
 
 
+@pytest.mark.processes
 def test_manage_py_without_settings_or_make_run_data_says_what_to_do(tmp_path):
     result = second_shell(tmp_path / "nothing-here", "create_api_token", "dev")
     assert result.returncode == 1
@@ -320,6 +323,7 @@ def test_manage_py_without_settings_or_make_run_data_says_what_to_do(tmp_path):
     assert "SECRET_KEY" in result.stderr and "make run" in result.stderr
 
 
+@pytest.mark.processes
 def test_manage_py_with_settings_of_its_own_takes_none_of_make_runs(tmp_path):
     load_or_create_dev_secrets(tmp_path)  # make run's data is there, but SECRET_KEY is set
 

@@ -17,6 +17,7 @@ from tests.support.security_egress import resolving
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.processes
 def test_an_invalid_network_in_the_allow_list_stops_berth_at_start(tmp_path):
     result = subprocess.run(
         [sys.executable, "-c", "import portal.settings"],

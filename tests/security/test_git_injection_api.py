@@ -10,12 +10,13 @@ import pytest
 
 from tenants.models import AuditEvent, Request, Tenant
 from tests.support.api import api, assert_problem
-from tests.support.security_git import CORPUS, CORPUS_IDS, messages_for, names_the_field, stored
+from tests.support.security_git import CORPUS, messages_for, names_the_field, stored
 
 pytestmark = pytest.mark.usefixtures("production_git")
 
 
-@pytest.mark.parametrize(("field", "value"), CORPUS, ids=CORPUS_IDS)
+@pytest.mark.parametrize(("field", "value"), CORPUS)
+@pytest.mark.processes
 def test_onboarding_over_the_api_refuses_a_hostile_repository_value(world, marker, field, value):
     body = {
         "slug": "ledger",
@@ -34,7 +35,7 @@ def test_onboarding_over_the_api_refuses_a_hostile_repository_value(world, marke
     assert not marker.exists()
 
 
-@pytest.mark.parametrize(("field", "value"), CORPUS, ids=CORPUS_IDS)
+@pytest.mark.parametrize(("field", "value"), CORPUS)
 def test_a_patch_with_a_hostile_repository_value_changes_nothing_and_runs_nothing(
     world, marker, field, value
 ):
@@ -65,6 +66,7 @@ def test_the_reported_injection_is_refused_and_git_never_sees_it(world, marker):
     assert not list((marker.parent.parent).glob("**/*.id"))
 
 
+@pytest.mark.processes
 def test_a_good_repository_is_taken_with_its_path_normalised(world):
     response = api(world.admin).patch(
         "/api/v1/tenants/search/",

@@ -6,6 +6,8 @@ marker would be `<data dir>/gitops/home.pwned`."""
 
 from __future__ import annotations
 
+import pytest
+
 from tenants.models import Tenant
 
 RUN = "touch${IFS}$HOME.pwned"  # what each injection tries to run
@@ -63,8 +65,25 @@ FIELDS = {
     "gitops_branch": HOSTILE_BRANCHES,
     "gitops_path": HOSTILE_PATHS,
 }
-CORPUS = [(field, value) for field, values in FIELDS.items() for value in values]
-CORPUS_IDS = [f"{field}={value!r}" for field, value in CORPUS]
+# A branch name only git's own rules refuse: checking it runs git (check-ref-format).
+GIT_CHECKED_BRANCHES = frozenset({"../../x"})
+
+
+def _marks(field: str, value: str) -> list:
+    asks_git = field == "gitops_branch" and value in GIT_CHECKED_BRANCHES
+    return [pytest.mark.processes] if asks_git else []
+
+
+CORPUS = [
+    pytest.param(field, value, id=f"{field}={value!r}", marks=_marks(field, value))
+    for field, values in FIELDS.items()
+    for value in values
+]
+BRANCHES = [
+    pytest.param(branch, id=branch, marks=_marks("gitops_branch", branch))
+    for branch in HOSTILE_BRANCHES
+    if "\x00" not in branch
+]
 # The onboarding page's names for the same fields.
 FORM_FIELD = {"gitops_repo_url": "repo_url", "gitops_branch": "branch", "gitops_path": "path"}
 REPOSITORY = ("gitops_repo_url", "gitops_branch", "gitops_path")

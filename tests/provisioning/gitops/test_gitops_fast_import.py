@@ -10,6 +10,7 @@ from provisioning import gitops
 from tests.support.gitserver import commits_on, files_on, git
 
 
+@pytest.mark.processes
 def test_commits_of_one_push_build_on_each_other_with_their_messages_kept_verbatim(
     db, repos, daemon, fast_git
 ):
@@ -50,6 +51,7 @@ def test_commits_of_one_push_build_on_each_other_with_their_messages_kept_verbat
     assert git("--git-dir", str(bare), "rev-parse", f"{newest['sha']}^") == older["sha"] + "\n"
 
 
+@pytest.mark.processes
 def test_a_file_the_team_made_executable_stays_executable_when_berth_rewrites_it(
     db, repos, daemon, fast_git, tmp_path
 ):

@@ -22,7 +22,7 @@ from tests.support.gitserver import files_on, git
 
 # Every test runs against the stand-in with the upstream CRDs, and checks what the roots
 # read against them.
-pytestmark = pytest.mark.crds
+pytestmark = [pytest.mark.crds, pytest.mark.processes]
 
 
 def test_onboarding_says_whether_the_repository_answers_with_its_credential(world, server, client):

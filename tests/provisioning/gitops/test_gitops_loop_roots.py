@@ -38,7 +38,7 @@ from tests.support.gitserver import files_on
 
 # Every test runs against the stand-in with the upstream CRDs, and checks what the roots
 # read against them.
-pytestmark = pytest.mark.crds
+pytestmark = [pytest.mark.crds, pytest.mark.processes]
 
 
 def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbox, tmp_path):

@@ -4,6 +4,7 @@ retried), commits once, and what was applied or pushed is on record, never repea
 
 from __future__ import annotations
 
+import pytest
 from django.db import connection
 
 from provisioning import jobs
@@ -16,6 +17,9 @@ from tests.support.gitops_world import berth_commits, gitops_step
 from tests.support.gitserver import files_on
 from tests.support.metrics import GIT_FAILURES, scrape
 from tests.support.workflow import approved, converge
+
+# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
+pytestmark = pytest.mark.processes
 
 
 def test_unreachable_remote_makes_the_request_wait_then_it_commits_once_by_itself(

@@ -67,6 +67,7 @@ def test_an_index_the_team_took_over_is_left_alone_with_a_note():
     assert "not Berth's any more" in note
 
 
+@pytest.mark.processes
 def test_kubectl_kustomize_builds_the_index_into_every_environments_definitions(tmp_path):
     import shutil
     import subprocess

@@ -24,6 +24,9 @@ from tests.support.api import api, assert_problem
 from tests.support.cluster import seed_demo, stand_in
 from tests.support.gitserver import GitDaemon, files_on, init_bare
 
+# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
+pytestmark = pytest.mark.processes
+
 KARGO_NS = "payments-shop-kargo"
 
 

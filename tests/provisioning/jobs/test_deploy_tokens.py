@@ -29,6 +29,9 @@ from tests.support.cluster import stand_in
 from tests.support.gitops_loop import submit, work
 from tests.support.workflow import approve_if_needed
 
+# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
+pytestmark = pytest.mark.processes
+
 # (verb, group, resource): what a pipeline might try, in its namespace and next door.
 TRIED = [
     ("list", "", "pods"),

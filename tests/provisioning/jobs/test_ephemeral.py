@@ -31,6 +31,9 @@ from tenants.tasks import send_expiry_warning
 from tests.support.cluster import seed_demo
 from tests.support.gitserver import GitDaemon, commits_on, files_on, init_bare
 
+# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
+pytestmark = pytest.mark.processes
+
 WORKER = "ephemeral-test"
 
 

@@ -150,6 +150,7 @@ def dev_claims(**extra) -> dict:
     return {"sub": "devidp-dev", "preferred_username": "dev", **extra}
 
 
+@pytest.mark.processes
 def test_an_access_token_from_the_provider_acts_as_the_user_with_every_scope(world, oidc):
     client = api(token=jwt_from(oidc, dev_claims()))
 

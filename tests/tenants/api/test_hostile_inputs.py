@@ -89,6 +89,7 @@ QUANTITY_CORPUS = [
 ]
 
 
+@pytest.mark.fuzz
 def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server, settings):
     """Every one of these in every name-like or quantity-like field: a 2xx or a 4xx
     problem+json, never a server error, never a namespace outside the tenant's prefix."""

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from rest_framework.test import APIClient
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
+@pytest.mark.processes
 def test_schema_generation_passes_validation_without_warnings(tmp_path):
     result = subprocess.run(
         [

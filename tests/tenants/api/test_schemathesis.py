@@ -66,7 +66,8 @@ CHECKS = [
 # no server error and match the schema; the request-side checks run per operation above.
 SEQUENCE_CHECKS = [not_a_server_error, response_schema_conformance]
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Thousands of generated calls: make test runs them, make test-fast leaves them out.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.fuzz]
 
 
 def exercise(

@@ -163,6 +163,7 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
         assert client.get("/tenants/payments/").status_code == 200
 
 
+@pytest.mark.processes
 def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, world, tmp_path):
     from tests.support.gitserver import init_bare
 
@@ -181,6 +182,7 @@ def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, wor
     assert "+++ b/apps/shop/prod/" in page
 
 
+@pytest.mark.processes
 def test_plan_preview_explains_an_unreadable_repository(client, world, submitted, tmp_path):
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{tmp_path}/missing.git")
     client.force_login(world["admin"])

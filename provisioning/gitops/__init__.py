@@ -42,6 +42,7 @@ from provisioning.gitops.remote import (
     transport,
 )
 from provisioning.gitops.session import interactive, session
+from provisioning.gitops.snapshots import read_snapshot_if_moved
 from provisioning.gitops.write import (
     Proposal,
     Proposer,
@@ -74,6 +75,7 @@ __all__ = [
     "one_fetch_per_branch",
     "read_files",
     "read_snapshot",
+    "read_snapshot_if_moved",
     "redact",
     "session",
     "token_pair",

@@ -72,7 +72,7 @@ def take(tenant: Tenant) -> dict[str, Any]:
     if tenant.gitops_repo_url.strip():
         root = repo_root(tenant.gitops_path)
         try:
-            head, branch = gitops.read_snapshot(
+            head, branch = gitops.read_snapshot_if_moved(
                 gitops_remote(tenant), (f"{root}apps/", f"{root}clusters/")
             )
         except gitops.GitError as error:

@@ -108,13 +108,13 @@ def main() -> None:
     from common import (
         drop_scratch_postgres,
         peak_rss_mib,
-        prepare_environment,
         stack,
+        start_django,
         tree_pids,
     )
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-api-"))
-    prepare_environment(
+    start_django(
         workdir,
         database="berth_bench_api",
         BERTH_API_RATE="100000000/min",
@@ -122,15 +122,9 @@ def main() -> None:
     )
     database = stack().split(",")[0]
 
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
     from tenants import demo, services
     from tenants.models import Request, Tenant, User
 
-    call_command("migrate", verbosity=0)
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     tenants = list(Tenant.objects.all())
     people = list(User.objects.filter(username__in=["dev", "sam"]))

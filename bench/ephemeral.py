@@ -33,16 +33,12 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=500)
     args = parser.parse_args()
 
-    from common import prepare_environment
+    from common import start_django
 
-    workdir = Path(tempfile.mkdtemp(prefix="berth-bench-ephemeral-"))
-    prepare_environment(workdir, database="berth_bench_ephemeral")
-
-    import django
-
-    django.setup()
+    start_django(
+        Path(tempfile.mkdtemp(prefix="berth-bench-ephemeral-")), database="berth_bench_ephemeral"
+    )
     import time_machine
-    from django.core.management import call_command
     from django.db import connection
     from django.utils import timezone
 
@@ -50,7 +46,6 @@ def main() -> None:
     from tenants.choices import EnvironmentState, NamespaceState, RequestState
     from tenants.models import EphemeralEnvironment, Namespace, Project, Request, Tenant, User
 
-    call_command("migrate", verbosity=0)
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     tenant = Tenant.objects.get(slug="payments")
     tenant.budget_namespaces = args.count + 10

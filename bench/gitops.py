@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import prepare_environment  # noqa: E402
+from common import start_django  # noqa: E402
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
@@ -163,16 +163,9 @@ def main() -> None:
     repos.mkdir()
     init_bare(repos / "payments.git")
     init_bare(repos / "raw.git")
-    prepare_environment(
-        workdir / "data", database="berth_bench_gitops", BERTH_GIT_BACKOFF_SECONDS="0.2"
-    )
-    import django
-    from django.core.management import call_command
-
-    django.setup()
+    start_django(workdir / "data", database="berth_bench_gitops", BERTH_GIT_BACKOFF_SECONDS="0.2")
     from django.conf import settings
 
-    call_command("migrate", verbosity=0)
     daemon = GitDaemon(repos).start() if args.transport == "daemon" else None
     try:
 

@@ -34,22 +34,16 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=10_000)
     args = parser.parse_args()
 
-    from common import prepare_environment
+    from common import start_django
 
-    workdir = Path(tempfile.mkdtemp(prefix="berth-bench-whatif-"))
-    prepare_environment(workdir, database="berth_bench_whatif")
-
-    import django
-
-    django.setup()
+    start_django(
+        Path(tempfile.mkdtemp(prefix="berth-bench-whatif-")), database="berth_bench_whatif"
+    )
     from dataclasses import replace
-
-    from django.core.management import call_command
 
     from tenants import whatif
     from tenants.selectors.whatif import rules_in_force
 
-    call_command("migrate", verbosity=0)
     current = rules_in_force()
     past = decisions(args.count, current)
 

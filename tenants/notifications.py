@@ -9,7 +9,7 @@ from django.conf import settings
 
 from tenants.choices import ApproverRole, Role
 from tenants.kinds import kind_for
-from tenants.models import AuditEvent, EphemeralEnvironment, Membership, Request, User
+from tenants.models import AuditEvent, EphemeralEnvironment, Membership, Request, Tenant, User
 from tenants.quantities import payload_for_people
 
 # Every move of a request someone waits on: the transition's action → the event's name.
@@ -117,13 +117,9 @@ def recipients(
             people += list(_deciders(tenancy_request))
     if actors is None:
         actors = actors_of([tenancy_request.pk], event)
-    actor_id = actors.get(tenancy_request.pk)
-    addresses = [
-        person.email
-        for person in people
-        if person.pk != actor_id and event not in (person.muted_notifications or [])
-    ]
-    return sorted({a for a in [*addresses, *tenancy_request.tenant.notify_emails] if a})
+    return _addresses(
+        people, tenancy_request.tenant, event=event, actor_id=actors.get(tenancy_request.pk)
+    )
 
 
 def event_body(tenancy_request: Request, event: str) -> dict:
@@ -176,10 +172,20 @@ def environment_recipients(environment: EphemeralEnvironment) -> list[str]:
     warnings), plus the tenant's list."""
     owners = Membership.objects.filter(tenant=environment.tenant, role=Role.OWNER).values("user_id")
     people = [*User.objects.filter(pk__in=owners), environment.request.requester]
+    return _addresses(people, environment.tenant, event="expiring")
+
+
+def _addresses(
+    people: list[User], tenant: Tenant, *, event: str, actor_id: int | None = None
+) -> list[str]:
+    """The addresses of these people, but the actor's and those of people who muted
+    `event`, and the tenant's own list: each once, blanks dropped, sorted."""
     addresses = [
-        person.email for person in people if "expiring" not in (person.muted_notifications or [])
+        person.email
+        for person in people
+        if person.pk != actor_id and event not in (person.muted_notifications or [])
     ]
-    return sorted({a for a in [*addresses, *environment.tenant.notify_emails] if a})
+    return sorted({a for a in [*addresses, *tenant.notify_emails] if a})
 
 
 def environment_body(environment: EphemeralEnvironment, event: str) -> dict:

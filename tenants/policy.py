@@ -110,8 +110,8 @@ def decide(attributes: dict[str, Any]) -> PolicyDecision:
 def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> dict[str, Any]:
     """The `request` variable rules see, from a validated payload."""
     from tenants.kinds import Target, kind_for
-    from tenants.models import EnvironmentTier, Membership, Namespace
-    from tenants.selectors import is_platform_admin
+    from tenants.models import EnvironmentTier, Namespace
+    from tenants.selectors.attributes import rule_attributes
 
     declared = kind_for(kind)
     if declared.target is Target.NAMESPACE:
@@ -140,27 +140,15 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
         .order_by("position")
         .values_list("slug", flat=True)
     )
-    wanted = declared.demand(tenant=tenant, payload=payload)
-    role = (
-        Membership.objects.filter(tenant=tenant, user=requester)
-        .values_list("role", flat=True)
-        .first()
+    return rule_attributes(
+        kind=kind,
+        tenant=tenant,
+        tiers=ordered,
+        cluster=cluster,
+        amounts=declared.demand(tenant=tenant, payload=payload),
+        ephemeral=ephemeral,
+        requester=requester,
     )
-    return {
-        "kind": kind,
-        "tenant": tenant.slug,
-        "tier": ordered[-1] if ordered else "",
-        "tiers": ordered,
-        "cluster": cluster,
-        "cpu_millis": wanted.cpu_millis,
-        "memory_mib": wanted.memory_mib,
-        "storage_gib": wanted.storage_gib,
-        "ephemeral": ephemeral,
-        "requester": requester.username,
-        "requester_role": role or "",
-        "requester_groups": list(requester.last_groups or []),
-        "requester_platform_admin": is_platform_admin(requester),
-    }
 
 
 DEPLOY_TOKEN = "deploy_token"  # noqa: S105 - what rules see as request.kind
@@ -169,26 +157,14 @@ DEPLOY_TOKEN = "deploy_token"  # noqa: S105 - what rules see as request.kind
 def deploy_token_attributes(*, namespace, requester) -> dict[str, Any]:
     """The `request` variable rules see when someone mints a deploy token: its namespace's
     tier and cluster, what the namespace holds, who asks."""
-    from tenants.models import Membership
-    from tenants.selectors import is_platform_admin
+    from tenants.selectors.attributes import rule_attributes
 
-    role = (
-        Membership.objects.filter(tenant=namespace.tenant, user=requester)
-        .values_list("role", flat=True)
-        .first()
+    return rule_attributes(
+        kind=DEPLOY_TOKEN,
+        tenant=namespace.tenant,
+        tiers=[namespace.tier.slug],
+        cluster=namespace.cluster.name,
+        amounts=namespace,
+        ephemeral=bool(namespace.tier.is_ephemeral),
+        requester=requester,
     )
-    return {
-        "kind": DEPLOY_TOKEN,
-        "tenant": namespace.tenant.slug,
-        "tier": namespace.tier.slug,
-        "tiers": [namespace.tier.slug],
-        "cluster": namespace.cluster.name,
-        "cpu_millis": namespace.cpu_millis,
-        "memory_mib": namespace.memory_mib,
-        "storage_gib": namespace.storage_gib,
-        "ephemeral": bool(namespace.tier.is_ephemeral),
-        "requester": requester.username,
-        "requester_role": role or "",
-        "requester_groups": list(requester.last_groups or []),
-        "requester_platform_admin": is_platform_admin(requester),
-    }

@@ -18,10 +18,11 @@ from ..objects import (
     normalise,
     now,
     object_key,
+    prepare,
     without,
 )
 from ..resources import NAMESPACES, ResourceType
-from ..validation import validate
+from ..validation import decode, validate
 from ..watch import Event
 from .state import StoreState
 
@@ -85,6 +86,24 @@ class Commits:
         if not dry_run:
             self._commit(rt, obj)
         return copy.deepcopy(obj)
+
+    def _write_over(
+        self: StoreState,
+        rt: ResourceType,
+        namespace: str | None,
+        name: str,
+        existing: dict,
+        body: dict,
+        owner: fields.OwnerKey,
+        dry_run: bool,
+        ctx: WriteContext,
+    ) -> dict:
+        """``body`` in place of ``existing`` (a replace, or a patch's result): defaulted,
+        decoded (its warnings kept), its preconditions checked, then written."""
+        new = prepare(rt, namespace, body, url_name=name)
+        ctx.warnings += decode(rt, new, ctx.field_validation)
+        self._check_precondition(rt, existing, new)
+        return self._update(rt, existing, new, owner, dry_run, ctx=ctx)
 
     def _update(
         self: StoreState,

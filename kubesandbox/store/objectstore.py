@@ -195,11 +195,8 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
         with self._lock:
             self._reap()
             existing = self._existing(rt, namespace, name)
-            new = prepare(rt, namespace, body, url_name=name)
-            ctx.warnings += decode(rt, new, ctx.field_validation)
-            self._check_precondition(rt, existing, new)
             owner = (manager, "Update", subresource)
-            return self._update(rt, existing, new, owner, dry_run, ctx=ctx)
+            return self._write_over(rt, namespace, name, existing, body, owner, dry_run, ctx)
 
     def patch(
         self,
@@ -239,11 +236,11 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
                 raise bad_request("a merge patch must be a JSON object")
             if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
                 raise bad_request("the patched object is not a Kubernetes object")
-            new = prepare(rt, namespace, patched, url_name=name)
-            ctx.warnings += decode(rt, new, ctx.field_validation)
-            self._check_precondition(rt, existing, new)
             owner = (manager or "unknown", "Update", subresource)
-            return self._update(rt, existing, new, owner, dry_run, ctx=ctx), False
+            return (
+                self._write_over(rt, namespace, name, existing, patched, owner, dry_run, ctx),
+                False,
+            )
 
     def delete(
         self,

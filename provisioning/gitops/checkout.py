@@ -262,20 +262,7 @@ def checkout(git: Git, remote: Remote, path: Path, *, fetch: bool = True) -> Che
                 )
                 git.run("clean", "--quiet", "-ffdx", cwd=path)
                 return Checkout(git, path, remote, known.stdout.strip(), fetched=False)
-        fetched = git.run(
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--",
-            "origin",
-            f"+refs/heads/{remote.branch}:{tracking}",
-            cwd=path,
-            check=False,
-            network=True,
-        )
-        if fetched.returncode != 0:
-            if "couldn't find remote ref" not in fetched.stderr:
-                raise git.error("fetch", fetched, network=True)
+        if not git.fetch_branch(refspec=f"+refs/heads/{remote.branch}:{tracking}", cwd=path):
             # An empty repository, or a branch not there yet: the first commit makes it.
             git.run("update-ref", "-d", tracking, cwd=path, check=False)
             git.run("symbolic-ref", "HEAD", f"refs/heads/{WORK_BRANCH}", cwd=path)

@@ -119,6 +119,27 @@ class Git:
             raise self.error(args[0], proc, network=network)
         return proc
 
+    def fetch_branch(self, *options: str, refspec: str, cwd: Path) -> bool:
+        """Fetch one branch of origin. False when origin has no such branch (an empty
+        repository, or a branch not made yet); GitError for any other failure."""
+        fetched = self.run(
+            "fetch",
+            "--quiet",
+            *options,
+            "--no-tags",
+            "--",
+            "origin",
+            refspec,
+            cwd=cwd,
+            check=False,
+            network=True,
+        )
+        if fetched.returncode == 0:
+            return True
+        if "couldn't find remote ref" not in fetched.stderr:
+            raise self.error("fetch", fetched, network=True)
+        return False
+
     def error(
         self, command: str, proc: subprocess.CompletedProcess[str], *, network: bool
     ) -> GitError:

@@ -204,22 +204,7 @@ def _fetched(remote: Remote, policy: Policy) -> Iterator[Checkout | None]:
         path = Path(tmp)
         git.run("init", "--quiet", cwd=path)
         git.run("remote", "add", "--", "origin", remote.url, cwd=path)
-        fetched = git.run(
-            "fetch",
-            "--quiet",
-            "--depth",
-            "1",
-            "--no-tags",
-            "--",
-            "origin",
-            f"refs/heads/{remote.branch}",
-            cwd=path,
-            check=False,
-            network=True,
-        )
-        if fetched.returncode != 0:
-            if "couldn't find remote ref" not in fetched.stderr:
-                raise git.error("fetch", fetched, network=True)
+        if not git.fetch_branch("--depth", "1", refspec=f"refs/heads/{remote.branch}", cwd=path):
             yield None
             return
         git.run("checkout", "--quiet", "--force", "FETCH_HEAD", "--", cwd=path)

@@ -111,55 +111,59 @@ def _policy(name: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def protect_policy(exempt_users: Iterable[str]) -> dict[str, Any]:
-    users = ", ".join(_cel_string(user) for user in exempt_users)
-    return _policy(
+    return _berths_objects_policy(
         PROTECT_POLICY,
+        PROTECTED_RESOURCES,
+        allowed=_by_one_of(exempt_users),
+        message=(
+            "This object is Berth's (app.kubernetes.io/managed-by: berth): only "
+            "Berth creates, changes or deletes it. Ask for the change in Berth."
+        ),
+    )
+
+
+def roots_policy(exempt_users: Iterable[str]) -> dict[str, Any]:
+    return _berths_objects_policy(
+        ROOTS_POLICY,
+        ROOT_RESOURCES,
+        allowed=(
+            f"{_by_one_of(exempt_users)} || "
+            "(request.operation == 'UPDATE' && object.spec == oldObject.spec && "
+            "(has(object.metadata.labels) ? object.metadata.labels : {}) == "
+            "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}))"
+        ),
+        message=(
+            "This is one of the tenant's roots, Berth's (app.kubernetes.io/managed-by: "
+            "berth): its controller may record its state, but only Berth creates, "
+            "changes or deletes what it applies. Change it through Berth."
+        ),
+    )
+
+
+def _by_one_of(users: Iterable[str]) -> str:
+    """CEL: the request is made by one of these users."""
+    return f"request.userInfo.username in [{', '.join(_cel_string(user) for user in users)}]"
+
+
+def _berths_objects_policy(
+    name: str,
+    resources: Iterable[tuple[str, str, tuple[str, ...]]],
+    *,
+    allowed: str,
+    message: str,
+) -> dict[str, Any]:
+    """Creating, changing or deleting an object of these resources labelled as Berth's is
+    refused with `message` unless `allowed` (CEL) holds."""
+    return _policy(
+        name,
         {
             "matchConstraints": {
                 # Old or new object labelled: also catches removing the label, and a team
                 # labelling its own object as Berth's.
                 "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
-                "resourceRules": _rules(PROTECTED_RESOURCES, ("CREATE", "UPDATE", "DELETE")),
+                "resourceRules": _rules(resources, ("CREATE", "UPDATE", "DELETE")),
             },
-            "validations": [
-                {
-                    "expression": f"request.userInfo.username in [{users}]",
-                    "message": (
-                        "This object is Berth's (app.kubernetes.io/managed-by: berth): only "
-                        "Berth creates, changes or deletes it. Ask for the change in Berth."
-                    ),
-                    "reason": "Forbidden",
-                }
-            ],
-        },
-    )
-
-
-def roots_policy(exempt_users: Iterable[str]) -> dict[str, Any]:
-    users = ", ".join(_cel_string(user) for user in exempt_users)
-    return _policy(
-        ROOTS_POLICY,
-        {
-            "matchConstraints": {
-                "objectSelector": {"matchLabels": {MANAGED_BY: "berth"}},
-                "resourceRules": _rules(ROOT_RESOURCES, ("CREATE", "UPDATE", "DELETE")),
-            },
-            "validations": [
-                {
-                    "expression": (
-                        f"request.userInfo.username in [{users}] || "
-                        "(request.operation == 'UPDATE' && object.spec == oldObject.spec && "
-                        "(has(object.metadata.labels) ? object.metadata.labels : {}) == "
-                        "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}))"
-                    ),
-                    "message": (
-                        "This is one of the tenant's roots, Berth's (app.kubernetes.io/managed-by: "
-                        "berth): its controller may record its state, but only Berth creates, "
-                        "changes or deletes what it applies. Change it through Berth."
-                    ),
-                    "reason": "Forbidden",
-                }
-            ],
+            "validations": [{"expression": allowed, "message": message, "reason": "Forbidden"}],
         },
     )
 

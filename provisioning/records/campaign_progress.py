@@ -79,14 +79,10 @@ def campaign_target_failed(*, target_id: int, error: str) -> None:
         target = CampaignTarget.objects.select_related("namespace").get(pk=target_id)
         target.state, target.error = TargetState.FAILED, error
         target.save(update_fields=["state", "error"])
-        message = f"Paused: {target.namespace.name} failed: {error}"
-        UpgradeCampaign.objects.filter(pk=target.campaign_id).update(
-            state=CampaignState.PAUSED, status_message=message
-        )
-        audit.record(
-            actor=None,
+        _pause(
+            target.campaign,
+            f"Paused: {target.namespace.name} failed: {error}",
             action="campaign.paused",
-            obj=target.campaign,
             after={"namespace": target.namespace.name, "error": error},
         )
 
@@ -122,15 +118,10 @@ def file_campaign_commit(*, commit_id: int) -> bool:
             CampaignCommit.objects.filter(pk=commit.pk).update(
                 state=TargetState.FAILED, error=message
             )
-            UpgradeCampaign.objects.filter(pk=campaign.pk).update(
-                state=CampaignState.PAUSED,
-                status_message=f"Paused: {commit.tenant.slug}'s files on {cluster} were not "
-                f"filed: {message}",
-            )
-            audit.record(
-                actor=None,
+            _pause(
+                campaign,
+                f"Paused: {commit.tenant.slug}'s files on {cluster} were not filed: {message}",
                 action="campaign.paused",
-                obj=campaign,
                 after={"tenant": commit.tenant.slug, "cluster": cluster, "error": message},
             )
         return False
@@ -171,14 +162,10 @@ def campaign_target_rolled_back(*, target_id: int) -> None:
 def campaign_rollback_failed(*, target_id: int, error: str) -> None:
     target = CampaignTarget.objects.select_related("namespace").get(pk=target_id)
     CampaignTarget.objects.filter(pk=target_id).update(error=error)
-    UpgradeCampaign.objects.filter(pk=target.campaign_id).update(
-        state=CampaignState.PAUSED,
-        status_message=f"Rollback paused: {target.namespace.name} failed: {error}",
-    )
-    audit.record(
-        actor=None,
+    _pause(
+        target.campaign,
+        f"Rollback paused: {target.namespace.name} failed: {error}",
         action="campaign.rollback_paused",
-        obj=target.campaign,
         after={"namespace": target.namespace.name, "error": error},
     )
 
@@ -189,3 +176,12 @@ def finish_rollback(*, campaign_id: int) -> None:
     campaign.status_message = "Every namespace it reached holds what it held before."
     campaign.save(update_fields=["state", "finished_at", "status_message"])
     audit.record(actor=None, action="campaign.rolled_back", obj=campaign)
+
+
+def _pause(campaign: UpgradeCampaign, message: str, *, action: str, after: dict[str, Any]) -> None:
+    """Nothing more rolls (or rolls back) until someone looks; the message and the audit
+    log say what stopped it."""
+    UpgradeCampaign.objects.filter(pk=campaign.pk).update(
+        state=CampaignState.PAUSED, status_message=message
+    )
+    audit.record(actor=None, action=action, obj=campaign, after=after)

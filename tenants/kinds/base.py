@@ -100,3 +100,13 @@ def replayed_payload_usage(payload: dict[str, Any]) -> Usage:
         int(payload.get("storage_gib", 0)),
         0,
     )
+
+
+class OneSizedNamespace(Kind):
+    """A kind that asks for one new namespace, sized in its payload."""
+
+    def demand(self, *, tenant: Tenant, payload: dict[str, Any]) -> Usage:
+        return payload_usage(payload)
+
+    def replayed_demand(self, *, tenant: Tenant, payload: dict[str, Any]) -> Usage:
+        return replayed_payload_usage(payload)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenants.budget import Usage
 from tenants.choices import RequestKind
-from tenants.kinds.base import Kind, payload_usage, replayed_payload_usage
-from tenants.models import Tenant
+from tenants.kinds.base import OneSizedNamespace
 from tenants.payloads.namespaces import EnvironmentPayload
 
 
-class EnvironmentKind(Kind):
+class EnvironmentKind(OneSizedNamespace):
     value = RequestKind.ENVIRONMENT
     payload = EnvironmentPayload
     previews_names = True
@@ -19,12 +17,6 @@ class EnvironmentKind(Kind):
 
     def claimed_tiers(self, payload: dict[str, Any]) -> list[tuple[str, str]]:
         return [(payload["project"], payload["tier"])]
-
-    def demand(self, *, tenant: Tenant, payload: dict[str, Any]) -> Usage:
-        return payload_usage(payload)
-
-    def replayed_demand(self, *, tenant: Tenant, payload: dict[str, Any]) -> Usage:
-        return replayed_payload_usage(payload)
 
 
 KIND = EnvironmentKind()

@@ -10,6 +10,7 @@ namespaces    namespaces, projects, the name a request would get, their commits
 environments  ephemeral environments and the environment rules' preview
 budgets       a tenant's budget as people read it
 whatif        the approval rules in force, and past decisions to replay others over
+attributes    the `request` variable approval rules see
 audit         the audit log
 deploy_tokens  who may mint a namespace's deploy token, its tokens, their kubeconfig
 """

@@ -26,6 +26,7 @@ from tenants.models import (
     Tenant,
     User,
 )
+from tenants.selectors.attributes import rule_attributes
 
 # Decided by Berth, never by the rules: nothing to replay.
 NOT_BY_RULES = kinds_where(decided_by_rules=False)
@@ -181,25 +182,17 @@ class Reconstruction:
     def attributes(
         self, *, tenant: Tenant, kind: str, payload: dict[str, Any], requester: User
     ) -> dict[str, Any]:
-        from tenants.selectors.rights import is_platform_admin
-
         tiers, cluster, ephemeral = self._where(tenant, kind, payload)
-        cpu, memory, storage = self._amounts(tenant, kind, payload)
-        return {
-            "kind": kind,
-            "tenant": tenant.slug,
-            "tier": tiers[-1] if tiers else "",
-            "tiers": tiers,
-            "cluster": cluster,
-            "cpu_millis": cpu,
-            "memory_mib": memory,
-            "storage_gib": storage,
-            "ephemeral": ephemeral,
-            "requester": requester.username,
-            "requester_role": self.role(tenant, requester),
-            "requester_groups": list(requester.last_groups or []),
-            "requester_platform_admin": is_platform_admin(requester),
-        }
+        return rule_attributes(
+            kind=kind,
+            tenant=tenant,
+            tiers=tiers,
+            cluster=cluster,
+            amounts=kind_for(kind).replayed_demand(tenant=tenant, payload=payload),
+            ephemeral=ephemeral,
+            requester=requester,
+            role=self.role(tenant, requester),
+        )
 
     def _where(
         self, tenant: Tenant, kind: str, payload: dict[str, Any]
@@ -231,7 +224,3 @@ class Reconstruction:
             .order_by("-created_at")
             .first()
         )
-
-    def _amounts(self, tenant: Tenant, kind: str, payload: dict[str, Any]) -> tuple[int, int, int]:
-        wanted = kind_for(kind).replayed_demand(tenant=tenant, payload=payload)
-        return wanted.cpu_millis, wanted.memory_mib, wanted.storage_gib

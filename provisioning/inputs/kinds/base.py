@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from provisioning.inputs.specs import app_of
+from provisioning.inputs.specs import app_of, kargo_projects_for
 from provisioning.plan import KargoProject, NamespaceSpec, PlanInput
 from tenants.choices import RequestKind
-from tenants.models import Cluster, Namespace, Request
+from tenants.models import Cluster, Namespace, Request, Tenant
 
 
 @dataclass
@@ -25,6 +25,19 @@ class Draft:
     kargo: tuple[KargoProject, ...] = ()
     remove_kargo: tuple[KargoProject, ...] = ()
     remove_engines: frozenset[str] = frozenset()
+
+
+def project_draft(
+    tenant: Tenant, cluster: Cluster, engine: str, project: str, namespaces: list[NamespaceSpec]
+) -> Draft:
+    """New namespaces of a project, with its Kargo side (which promotes across its tiers)."""
+    return Draft(
+        cluster=cluster,
+        engine=engine,
+        project=project,
+        namespaces=namespaces,
+        kargo=kargo_projects_for(tenant, cluster, engine, project, namespaces),
+    )
 
 
 class PlanKind:

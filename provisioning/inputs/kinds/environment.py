@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from provisioning.inputs.kinds.base import Draft, PayloadApp
+from provisioning.inputs.kinds.base import Draft, PayloadApp, project_draft
 from provisioning.inputs.reads import cluster_named, recorded_name, tier_named
-from provisioning.inputs.specs import kargo_projects_for, tier_spec
+from provisioning.inputs.specs import tier_spec
 from provisioning.plan import NamespaceSpec
 from tenants.choices import RequestKind
 from tenants.models import Project, Request
@@ -31,13 +31,7 @@ class EnvironmentPlan(PayloadApp):
                 project=project,
             )
         ]
-        return Draft(
-            cluster=cluster,
-            engine=engine,
-            project=project,
-            namespaces=namespaces,
-            kargo=kargo_projects_for(tenant, cluster, engine, project, namespaces),
-        )
+        return project_draft(tenant, cluster, engine, project, namespaces)
 
 
 KIND = EnvironmentPlan()

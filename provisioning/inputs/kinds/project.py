@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from provisioning.inputs.kinds.base import Draft, PayloadApp
+from provisioning.inputs.kinds.base import Draft, PayloadApp, project_draft
 from provisioning.inputs.reads import cluster_named, recorded_names
-from provisioning.inputs.specs import kargo_projects_for, tier_spec
+from provisioning.inputs.specs import tier_spec
 from provisioning.plan import NamespaceSpec
 from tenants.choices import RequestKind
 from tenants.models import EnvironmentTier, Request
@@ -34,13 +34,7 @@ class ProjectPlan(PayloadApp):
             )
             for tier in tiers
         ]
-        return Draft(
-            cluster=cluster,
-            engine=engine,
-            project=project,
-            namespaces=namespaces,
-            kargo=kargo_projects_for(tenant, cluster, engine, project, namespaces),
-        )
+        return project_draft(tenant, cluster, engine, project, namespaces)
 
     def unrecorded_project(self, tenancy_request: Request, app: str) -> tuple[str, str]:
         engine = tenancy_request.payload.get("engine") or tenancy_request.tenant.gitops_engine

@@ -16,7 +16,7 @@ from rest_framework.reverse import reverse
 
 from tenants import selectors, services
 from tenants.api import serializers as s
-from tenants.api.views.base import ID, ApiView, client_ip
+from tenants.api.views.base import ID, ApiView, client_ip, validated
 from tenants.api.views.requests import PAYLOAD_FIELDS
 from tenants.choices import EndCause, EnvironmentState, RequestKind
 from tenants.filtersets import EphemeralEnvironmentFilterSet
@@ -75,10 +75,9 @@ class EphemeralEnvironmentViewSet(
         },
     )
     def create(self, request: ApiRequest) -> Response:
-        form = s.EphemeralEnvironmentCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        tenant = selectors.visible_tenant(request.user, form.validated_data["tenant"])
-        payload = {k: v for k, v in form.validated_data.items() if k in PAYLOAD_FIELDS}
+        data = validated(s.EphemeralEnvironmentCreateSerializer, request.data)
+        tenant = selectors.visible_tenant(request.user, data["tenant"])
+        payload = {k: v for k, v in data.items() if k in PAYLOAD_FIELDS}
         if request.query_params.get("dry_run", "").lower() in ("1", "true", "yes"):
             cleaned = services.ephemeral_preview(request.user, tenant, payload)
             return Response(
@@ -110,12 +109,11 @@ class EphemeralEnvironmentViewSet(
     @action(detail=True, methods=["post"])
     def extend(self, request: ApiRequest, pk: str) -> Response:
         environment = self.get_object()
-        form = s.EnvironmentExtendSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.EnvironmentExtendSerializer, request.data)
         services.extend_environment(
             environment_id=environment.pk,
             actor=request.user,
-            ttl_seconds=form.validated_data["ttl"],
+            ttl_seconds=data["ttl"],
             source_ip=client_ip(request),
         )
         return self._show(environment.pk)
@@ -128,13 +126,12 @@ class EphemeralEnvironmentViewSet(
     @action(detail=True, methods=["post"])
     def end(self, request: ApiRequest, pk: str) -> Response:
         environment = self.get_object()
-        form = s.EnvironmentEndSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.EnvironmentEndSerializer, request.data)
         services.end_environment(
             environment_id=environment.pk,
             actor=request.user,
             cause=EndCause.ENDED_BY_USER,
-            reason=form.validated_data["reason"],
+            reason=data["reason"],
             source_ip=client_ip(request),
         )
         return self._show(environment.pk, status.HTTP_202_ACCEPTED)
@@ -147,9 +144,7 @@ class EphemeralEnvironmentViewSet(
     )
     @action(detail=False, methods=["post"])
     def stop(self, request: ApiRequest) -> Response:
-        form = s.EnvironmentStopSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
+        data = validated(s.EnvironmentStopSerializer, request.data)
         tenant = selectors.visible_tenant(request.user, data["tenant"])
         environment = (
             selectors.environments_visible_to(request.user)

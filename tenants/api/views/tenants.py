@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from tenants import selectors, services, tasks
 from tenants.api import serializers as s
 from tenants.api.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, TokenHasScope
-from tenants.api.views.base import ApiView, client_ip
+from tenants.api.views.base import ApiView, client_ip, validated
 from tenants.models import Cluster, EnvironmentTier, Tenant
 from tenants.models.tokens import TokenScope
 
@@ -71,9 +71,7 @@ class TenantViewSet(
         responses={201: s.TenantDetailSerializer},
     )
     def create(self, request: ApiRequest) -> Response:
-        form = s.TenantCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
+        data = validated(s.TenantCreateSerializer, request.data)
         tenant = services.onboard_tenant(
             actor=request.user,
             slug=data["slug"],
@@ -148,12 +146,11 @@ class ClusterViewSet(
 
     @extend_schema(summary="Add a cluster (platform admins)", responses={201: s.ClusterSerializer})
     def create(self, request: ApiRequest) -> Response:
-        form = self.get_serializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(self.get_serializer, request.data)
         cluster = services.save_cluster(
             actor=request.user,
             cluster=None,
-            values=dict(form.validated_data),
+            values=dict(data),
             source_ip=client_ip(request),
         )
         return Response(self.get_serializer(cluster).data, status=status.HTTP_201_CREATED)
@@ -215,11 +212,10 @@ class EnvironmentRulesView(ApiView, APIView):
     )
     def put(self, request: ApiRequest, slug: str) -> Response:
         tenant = self.get_tenant(slug)
-        form = s.EnvironmentRulesSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.EnvironmentRulesSerializer, request.data)
         services.replace_environment_rules(
             tenant=tenant,
-            rules=[dict(rule) for rule in form.validated_data["rules"]],
+            rules=[dict(rule) for rule in data["rules"]],
             actor=request.user,
             source_ip=client_ip(request),
         )

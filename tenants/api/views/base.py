@@ -17,6 +17,8 @@ from tenants.api.permissions import TokenHasScope
 
 # Database ids in URLs: digits only, and never more than a bigint holds.
 ID = r"[0-9]{1,18}"
+# Slugs and names in URLs (tenants, clusters, tiers, namespaces): a DNS label's letters and length.
+DNS_LABEL = r"[a-z0-9-]{1,63}"
 
 
 def client_ip(request: ApiRequest) -> str | None:

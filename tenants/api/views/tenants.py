@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from tenants import selectors, services, tasks
 from tenants.api import serializers as s
 from tenants.api.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, TokenHasScope
-from tenants.api.views.base import ApiView, client_ip, validated
+from tenants.api.views.base import DNS_LABEL, ApiView, client_ip, validated
 from tenants.models import Cluster, EnvironmentTier, Tenant
 from tenants.models.tokens import TokenScope
 
@@ -30,7 +30,7 @@ class TenantViewSet(
     permission_classes = [IsAuthenticated, IsPlatformAdminOrReadOnly, TokenHasScope]
     scopes = {"create": TokenScope.ADMIN, "partial_update": TokenScope.ADMIN}
     lookup_field = "slug"
-    lookup_value_regex = r"[a-z0-9-]{1,63}"
+    lookup_value_regex = DNS_LABEL
     ordering_fields = ["slug", "name", "created_at"]
     ordering = ["slug"]
     http_method_names = ["get", "post", "patch", "head", "options"]
@@ -134,7 +134,7 @@ class ClusterViewSet(
     scopes = {"create": TokenScope.ADMIN, "partial_update": TokenScope.ADMIN}
     queryset = Cluster.objects.all()
     lookup_field = "name"
-    lookup_value_regex = r"[a-z0-9-]{1,63}"
+    lookup_value_regex = DNS_LABEL
     ordering_fields = ["name", "created_at"]
     ordering = ["name"]
     http_method_names = ["get", "post", "patch", "head", "options"]
@@ -177,7 +177,7 @@ class TierViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
     serializer_class = s.TierSerializer
     queryset = EnvironmentTier.objects.prefetch_related("revisions")
     lookup_field = "slug"
-    lookup_value_regex = r"[a-z0-9-]{1,63}"
+    lookup_value_regex = DNS_LABEL
     ordering_fields = ["position", "slug"]
     ordering = ["position", "slug"]
 

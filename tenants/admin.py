@@ -263,23 +263,9 @@ class ClusterPriceAdmin(admin.ModelAdmin):
     """Showback prices per cluster (platform admins); checked by ClusterPrice.clean, saved
     and audited by the service the API uses."""
 
-    list_display = (
-        "cluster",
-        "currency",
-        "cpu_core_hour",
-        "memory_gib_hour",
-        "storage_gib_month",
-        "namespace_month",
-        "updated_at",
-    )
-    fields = (
-        "cluster",
-        "currency",
-        "cpu_core_hour",
-        "memory_gib_hour",
-        "storage_gib_month",
-        "namespace_month",
-    )
+    # The fields the service saves, and nothing else: the admin edits what it audits.
+    list_display = ("cluster", *PRICE_FIELDS, "updated_at")
+    fields = ("cluster", *PRICE_FIELDS)
 
     def save_model(self, request, obj, form, change) -> None:
         saved = set_cluster_prices(

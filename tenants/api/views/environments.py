@@ -60,6 +60,17 @@ class EphemeralEnvironmentViewSet(
         environment = selectors.visible_environment(self.request.user, pk)
         return Response(self.get_serializer(environment).data, status=status_code, headers=headers)
 
+    def _end(self, environment: EphemeralEnvironment, cause: EndCause, reason: str) -> Response:
+        """End it (whoever asked, for whatever cause): 202, its removal follows."""
+        services.end_environment(
+            environment_id=environment.pk,
+            actor=self.request.user,
+            cause=cause,
+            reason=reason,
+            source_ip=client_ip(self.request),
+        )
+        return self._show(environment.pk, status.HTTP_202_ACCEPTED)
+
     @extend_schema(
         summary="Create an ephemeral environment (CI: on deploy). The response names its "
         "namespace; provisioning follows. ?dry_run=true only says what it would be.",
@@ -127,14 +138,7 @@ class EphemeralEnvironmentViewSet(
     def end(self, request: ApiRequest, pk: str) -> Response:
         environment = self.get_object()
         data = validated(s.EnvironmentEndSerializer, request.data)
-        services.end_environment(
-            environment_id=environment.pk,
-            actor=request.user,
-            cause=EndCause.ENDED_BY_USER,
-            reason=data["reason"],
-            source_ip=client_ip(request),
-        )
-        return self._show(environment.pk, status.HTTP_202_ACCEPTED)
+        return self._end(environment, EndCause.ENDED_BY_USER, data["reason"])
 
     @extend_schema(
         summary="CI: the environment stopped (on_stop). Ends it by its variables; "
@@ -159,11 +163,4 @@ class EphemeralEnvironmentViewSet(
             )
         if environment.state in (EnvironmentState.ENDING, EnvironmentState.ENDED):
             return self._show(environment.pk)
-        services.end_environment(
-            environment_id=environment.pk,
-            actor=request.user,
-            cause=EndCause.STOPPED,
-            reason=data["reason"],
-            source_ip=client_ip(request),
-        )
-        return self._show(environment.pk, status.HTTP_202_ACCEPTED)
+        return self._end(environment, EndCause.STOPPED, data["reason"])

@@ -187,6 +187,23 @@ class NamespaceAdmin(admin.ModelAdmin):
     search_fields = ("name",)
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows only Berth's services write: shown here, never added or edited by hand."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class UndeletableAdmin(ReadOnlyAdmin):
+    """Records kept for good: not even deleted by hand."""
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 class ApprovalInline(admin.TabularInline):
     model = Approval
     extra = 0
@@ -198,7 +215,7 @@ class ApprovalInline(admin.TabularInline):
 
 
 @admin.register(Request)
-class RequestAdmin(admin.ModelAdmin):
+class RequestAdmin(ReadOnlyAdmin):
     """Read-only: states change through the workflow's services, never by editing a row."""
 
     list_display = ("id", "kind", "tenant", "requester", "state", "created_at")
@@ -206,43 +223,22 @@ class RequestAdmin(admin.ModelAdmin):
     list_select_related = ("tenant", "requester")
     inlines = [ApprovalInline]
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
-
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(ReadOnlyAdmin):
     list_display = ("id", "request", "state", "attempts", "started_at", "finished_at")
     list_filter = ("state",)
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
-
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(UndeletableAdmin):
     list_display = ("created_at", "actor_label", "action", "object_type", "object_id", "source_ip")
     list_filter = ("action", "object_type")
     search_fields = ("actor_label", "object_id", "object_repr")
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(NamespaceClaim)
-class NamespaceClaimAdmin(admin.ModelAdmin):
+class NamespaceClaimAdmin(UndeletableAdmin):
     """The namespace registry: read here, written only by Berth's services (a claim changed
     by hand could hand a name to the wrong owner)."""
 
@@ -261,38 +257,15 @@ class NamespaceClaimAdmin(admin.ModelAdmin):
     search_fields = ("name", "app")
     list_select_related = ("cluster", "tenant")
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
 
 @admin.register(ClusterPrice)
 class ClusterPriceAdmin(admin.ModelAdmin):
     """Showback prices per cluster (platform admins); checked by ClusterPrice.clean, saved
     and audited by the service the API uses."""
 
-    list_display = (
-        "cluster",
-        "currency",
-        "cpu_core_hour",
-        "memory_gib_hour",
-        "storage_gib_month",
-        "namespace_month",
-        "updated_at",
-    )
-    fields = (
-        "cluster",
-        "currency",
-        "cpu_core_hour",
-        "memory_gib_hour",
-        "storage_gib_month",
-        "namespace_month",
-    )
+    # The fields the service saves, and nothing else: the admin edits what it audits.
+    list_display = ("cluster", *PRICE_FIELDS, "updated_at")
+    fields = ("cluster", *PRICE_FIELDS)
 
     def save_model(self, request, obj, form, change) -> None:
         saved = set_cluster_prices(

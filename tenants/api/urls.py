@@ -23,7 +23,7 @@ from tenants.api.views import (
     tenants,
     truth,
 )
-from tenants.api.views.base import ID
+from tenants.api.views.base import DNS_LABEL, ID
 
 app_name = "api"
 
@@ -81,37 +81,37 @@ urlpatterns = [
         name="access-person",
     ),
     re_path(
-        r"^v1/access/namespaces/(?P<name>[a-z0-9-]{1,63})/$",
+        rf"^v1/access/namespaces/(?P<name>{DNS_LABEL})/$",
         access_map.NamespaceAccessView.as_view(),
         name="access-namespace",
     ),
     re_path(
-        r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/environment-rules/$",
+        rf"^v1/tenants/(?P<slug>{DNS_LABEL})/environment-rules/$",
         tenants.EnvironmentRulesView.as_view(),
         name="environment-rules",
     ),
     re_path(
-        r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/costs/$",
+        rf"^v1/tenants/(?P<slug>{DNS_LABEL})/costs/$",
         costs.TenantCostsView.as_view(),
         name="tenant-costs",
     ),
     re_path(
-        r"^v1/clusters/(?P<name>[a-z0-9-]{1,63})/prices/$",
+        rf"^v1/clusters/(?P<name>{DNS_LABEL})/prices/$",
         costs.ClusterPricesView.as_view(),
         name="cluster-prices",
     ),
     re_path(
-        r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/truth/$",
+        rf"^v1/tenants/(?P<slug>{DNS_LABEL})/truth/$",
         truth.TruthTableView.as_view(),
         name="truth-table",
     ),
     re_path(
-        r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/truth/refresh/$",
+        rf"^v1/tenants/(?P<slug>{DNS_LABEL})/truth/refresh/$",
         truth.TruthRefreshView.as_view(),
         name="truth-refresh",
     ),
     re_path(
-        r"^v1/tenants/(?P<slug>[a-z0-9-]{1,63})/truth/repair/$",
+        rf"^v1/tenants/(?P<slug>{DNS_LABEL})/truth/repair/$",
         truth.TruthRepairView.as_view(),
         name="truth-repair",
     ),
@@ -121,12 +121,12 @@ urlpatterns = [
         name="request-runs",
     ),
     re_path(
-        r"^v1/namespaces/(?P<namespace>[a-z0-9-]{1,63})/kubeconfig/$",
+        rf"^v1/namespaces/(?P<namespace>{DNS_LABEL})/kubeconfig/$",
         namespaces.NamespaceKubeconfigView.as_view(),
         name="namespace-kubeconfig",
     ),
     re_path(
-        r"^v1/namespaces/(?P<namespace>[a-z0-9-]{1,63})/deploy-tokens/$",
+        rf"^v1/namespaces/(?P<namespace>{DNS_LABEL})/deploy-tokens/$",
         deploy_tokens.NamespaceDeployTokensView.as_view(),
         name="namespace-deploy-tokens",
     ),

@@ -22,6 +22,7 @@ from tenants import demo
 from tenants.models import Membership, User
 from tests.support.id_tokens import signed_in_tokens
 from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
+from tests.support.portal_startup import setup_django
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,14 +63,7 @@ def test_development_provider_refuses_to_start_outside_development(tmp_path, fla
 def test_development_provider_settings_refuse_to_load_outside_development(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in {"BERTH_DEBUG", "BERTH_DEV_OIDC"}}
     env.update(DJANGO_SETTINGS_MODULE="portal.devidp.settings", BERTH_DATA_DIR=str(tmp_path))
-    result = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = setup_django(env)
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr and "BERTH_DEV_OIDC=1" in result.stderr
 

@@ -1,9 +1,6 @@
 """The sign-in, sign-in-failed and sign-out behaviour that needs no provider running."""
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.test import RequestFactory
@@ -13,8 +10,8 @@ from portal.auth.logout import provider_logout_url
 from tenants.models import User
 from tests.support.factories import TenantFactory, UserFactory
 from tests.support.oidc_provider import free_port
+from tests.support.portal_startup import setup_django
 
-ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "break-glass-password-for-test"
 
 
@@ -145,13 +142,6 @@ def test_half_configured_single_sign_on_refuses_to_start(tmp_path):
         BERTH_DATA_DIR=str(tmp_path),
         OIDC_ISSUER="https://idp.example.com",
     )
-    result = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = setup_django(env)
     assert result.returncode != 0
     assert "set OIDC_CLIENT_ID, OIDC_CLIENT_SECRET as well" in result.stderr

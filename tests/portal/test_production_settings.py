@@ -2,15 +2,15 @@
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.portal_startup import setup_django
+
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
 
-ROOT = Path(__file__).resolve().parents[2]
 FERNET = "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3h8W5e3k="
 # Settings each test gives explicitly, never inherited from the shell that runs the suite.
 CLEARED = {"SECRET_KEY", "BERTH_FERNET_KEYS", "BERTH_DEBUG", "BERTH_ENV", "BERTH_DEV_OIDC"}
@@ -19,14 +19,7 @@ CLEARED = {"SECRET_KEY", "BERTH_FERNET_KEYS", "BERTH_DEBUG", "BERTH_ENV", "BERTH
 def start_django(tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in CLEARED}
     env.update(DJANGO_SETTINGS_MODULE="portal.settings", BERTH_DATA_DIR=str(tmp_path), **overrides)
-    return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); print('started')"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return setup_django(env, then="; print('started')")
 
 
 def test_refuses_to_start_without_secret_key(tmp_path):
@@ -49,18 +42,8 @@ def test_starts_with_debug_off_when_configured(tmp_path):
 
 @pytest.mark.parametrize("value", ["", "0", "false"])
 def test_debug_is_off_unless_turned_on(tmp_path, value):
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django; django.setup(); "
-            "from django.conf import settings; print(settings.DEBUG)",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={
+    result = setup_django(
+        {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "portal.settings",
             "BERTH_DEBUG": value,
@@ -68,6 +51,7 @@ def test_debug_is_off_unless_turned_on(tmp_path, value):
             "BERTH_FERNET_KEYS": FERNET,
             "BERTH_DATA_DIR": str(tmp_path),
         },
+        then="; from django.conf import settings; print(settings.DEBUG)",
     )
     assert result.stdout.strip() == "False", result.stderr
 

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from tenants import selectors
 from tenants.api.serializers import access_map as s
-from tenants.api.views.base import ApiView
+from tenants.api.views.base import ApiView, validated
 
 
 class AccessSearchView(ApiView, APIView):
@@ -19,9 +19,8 @@ class AccessSearchView(ApiView, APIView):
         responses=s.AccessSearchSerializer,
     )
     def get(self, request: ApiRequest) -> Response:
-        query = s.AccessQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        found = selectors.search(request.user, query.validated_data["q"])
+        query = validated(s.AccessQuerySerializer, request.query_params)
+        found = selectors.search(request.user, query["q"])
         return Response(s.AccessSearchSerializer(found).data)
 
 

@@ -1,24 +1,35 @@
 """What every API view shares: authentication, token scopes, an Idempotency-Key on POST,
-rows from a selector scoped to the caller.
+rows from a selector scoped to the caller, input validated by a serializer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request as ApiRequest
+from rest_framework.serializers import BaseSerializer
 
 from tenants.api.idempotency import IdempotentMixin
 from tenants.api.permissions import TokenHasScope
 
 # Database ids in URLs: digits only, and never more than a bigint holds.
 ID = r"[0-9]{1,18}"
+# Slugs and names in URLs (tenants, clusters, tiers, namespaces): a DNS label's letters and length.
+DNS_LABEL = r"[a-z0-9-]{1,63}"
 
 
 def client_ip(request: ApiRequest) -> str | None:
     return request.META.get("REMOTE_ADDR")
+
+
+def validated(serializer: Callable[..., BaseSerializer], data: Any) -> Any:
+    """The input as the serializer cleans it; input it refuses is a 400 problem."""
+    form = serializer(data=data)
+    form.is_valid(raise_exception=True)
+    return form.validated_data
 
 
 class ApiView(IdempotentMixin):

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from tenants import selectors, services
 from tenants.api.permissions import IsPlatformAdmin, TokenHasScope
 from tenants.api.serializers import campaigns as s
-from tenants.api.views.base import ApiView, client_ip
+from tenants.api.views.base import ApiView, client_ip, validated
 from tenants.models.tokens import TokenScope
 
 
@@ -48,10 +48,9 @@ class CampaignListView(ApiView, APIView):
         responses={201: s.CampaignDetailSerializer},
     )
     def post(self, request: ApiRequest) -> Response:
-        form = s.CampaignCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.CampaignCreateSerializer, request.data)
         campaign = services.create_campaign(
-            actor=request.user, source_ip=client_ip(request), **form.validated_data
+            actor=request.user, source_ip=client_ip(request), **data
         )
         return Response(_detail(campaign.pk), status=status.HTTP_201_CREATED)
 

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from tenants import selectors, services, usage
 from tenants.api.permissions import IsPlatformAdmin
 from tenants.api.serializers import costs as s
-from tenants.api.views.base import ApiView, client_ip
+from tenants.api.views.base import ApiView, client_ip, validated
 from tenants.models import Cluster, ClusterPrice
 from tenants.models.tokens import TokenScope
 from tenants.selectors.costs import parse_month, tenant_costs
@@ -30,10 +30,9 @@ class TenantCostsView(ApiView, APIView):
         responses=s.CostsSerializer,
     )
     def get(self, request: ApiRequest, slug: str) -> Response:
-        query = s.CostsQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        query = validated(s.CostsQuerySerializer, request.query_params)
         tenant = selectors.visible_tenant(request.user, slug)
-        costs = tenant_costs(tenant, month=parse_month(query.validated_data.get("month")))
+        costs = tenant_costs(tenant, month=parse_month(query.get("month")))
         measured = usage.measured_for(
             [row.name for row in costs.namespaces if row.ended_at is None]
         )
@@ -67,12 +66,11 @@ class ClusterPricesView(ApiView, APIView):
     )
     def put(self, request: ApiRequest, name: str) -> Response:
         cluster = Cluster.objects.get(name=name)
-        form = s.PricesSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.PricesSerializer, request.data)
         services.set_cluster_prices(
             actor=request.user,
             cluster=cluster,
-            values=dict(form.validated_data),
+            values=dict(data),
             source_ip=client_ip(request),
         )
         return self._show(cluster)

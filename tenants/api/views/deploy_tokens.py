@@ -14,7 +14,7 @@ from tenants.api.serializers.deploy_tokens import (
     DeployTokenSerializer,
     MintedDeployTokenSerializer,
 )
-from tenants.api.views.base import ApiView, client_ip
+from tenants.api.views.base import ApiView, client_ip, validated
 from tenants.models.tokens import TokenScope
 from tenants.selectors import kubeconfig
 
@@ -49,16 +49,15 @@ class NamespaceDeployTokensView(ApiView, APIView):
         responses={201: MintedDeployTokenSerializer},
     )
     def post(self, request: ApiRequest, namespace: str) -> Response:
-        asked = DeployTokenMintSerializer(data=request.data)
-        asked.is_valid(raise_exception=True)
+        asked = validated(DeployTokenMintSerializer, request.data)
         found = kubeconfig.namespace_by_reference(
-            request.user, namespace, cluster=asked.validated_data.get("cluster", "")
+            request.user, namespace, cluster=asked.get("cluster", "")
         )
         token, issued = services.mint_deploy_token(
             user=request.user,
             namespace=found,
-            ttl_minutes=asked.validated_data["ttl_minutes"],
-            purpose=asked.validated_data["purpose"],
+            ttl_minutes=asked["ttl_minutes"],
+            purpose=asked["purpose"],
             source_ip=client_ip(request),
         )
         shown = {

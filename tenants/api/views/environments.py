@@ -16,7 +16,7 @@ from rest_framework.reverse import reverse
 
 from tenants import selectors, services
 from tenants.api import serializers as s
-from tenants.api.views.base import ID, ApiView, client_ip
+from tenants.api.views.base import ID, ApiView, client_ip, validated
 from tenants.api.views.requests import PAYLOAD_FIELDS
 from tenants.choices import EndCause, EnvironmentState, RequestKind
 from tenants.filtersets import EphemeralEnvironmentFilterSet
@@ -60,6 +60,17 @@ class EphemeralEnvironmentViewSet(
         environment = selectors.visible_environment(self.request.user, pk)
         return Response(self.get_serializer(environment).data, status=status_code, headers=headers)
 
+    def _end(self, environment: EphemeralEnvironment, cause: EndCause, reason: str) -> Response:
+        """End it (whoever asked, for whatever cause): 202, its removal follows."""
+        services.end_environment(
+            environment_id=environment.pk,
+            actor=self.request.user,
+            cause=cause,
+            reason=reason,
+            source_ip=client_ip(self.request),
+        )
+        return self._show(environment.pk, status.HTTP_202_ACCEPTED)
+
     @extend_schema(
         summary="Create an ephemeral environment (CI: on deploy). The response names its "
         "namespace; provisioning follows. ?dry_run=true only says what it would be.",
@@ -75,10 +86,9 @@ class EphemeralEnvironmentViewSet(
         },
     )
     def create(self, request: ApiRequest) -> Response:
-        form = s.EphemeralEnvironmentCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        tenant = selectors.visible_tenant(request.user, form.validated_data["tenant"])
-        payload = {k: v for k, v in form.validated_data.items() if k in PAYLOAD_FIELDS}
+        data = validated(s.EphemeralEnvironmentCreateSerializer, request.data)
+        tenant = selectors.visible_tenant(request.user, data["tenant"])
+        payload = {k: v for k, v in data.items() if k in PAYLOAD_FIELDS}
         if request.query_params.get("dry_run", "").lower() in ("1", "true", "yes"):
             cleaned = services.ephemeral_preview(request.user, tenant, payload)
             return Response(
@@ -110,12 +120,11 @@ class EphemeralEnvironmentViewSet(
     @action(detail=True, methods=["post"])
     def extend(self, request: ApiRequest, pk: str) -> Response:
         environment = self.get_object()
-        form = s.EnvironmentExtendSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.EnvironmentExtendSerializer, request.data)
         services.extend_environment(
             environment_id=environment.pk,
             actor=request.user,
-            ttl_seconds=form.validated_data["ttl"],
+            ttl_seconds=data["ttl"],
             source_ip=client_ip(request),
         )
         return self._show(environment.pk)
@@ -128,16 +137,8 @@ class EphemeralEnvironmentViewSet(
     @action(detail=True, methods=["post"])
     def end(self, request: ApiRequest, pk: str) -> Response:
         environment = self.get_object()
-        form = s.EnvironmentEndSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        services.end_environment(
-            environment_id=environment.pk,
-            actor=request.user,
-            cause=EndCause.ENDED_BY_USER,
-            reason=form.validated_data["reason"],
-            source_ip=client_ip(request),
-        )
-        return self._show(environment.pk, status.HTTP_202_ACCEPTED)
+        data = validated(s.EnvironmentEndSerializer, request.data)
+        return self._end(environment, EndCause.ENDED_BY_USER, data["reason"])
 
     @extend_schema(
         summary="CI: the environment stopped (on_stop). Ends it by its variables; "
@@ -147,9 +148,7 @@ class EphemeralEnvironmentViewSet(
     )
     @action(detail=False, methods=["post"])
     def stop(self, request: ApiRequest) -> Response:
-        form = s.EnvironmentStopSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
+        data = validated(s.EnvironmentStopSerializer, request.data)
         tenant = selectors.visible_tenant(request.user, data["tenant"])
         environment = (
             selectors.environments_visible_to(request.user)
@@ -164,11 +163,4 @@ class EphemeralEnvironmentViewSet(
             )
         if environment.state in (EnvironmentState.ENDING, EnvironmentState.ENDED):
             return self._show(environment.pk)
-        services.end_environment(
-            environment_id=environment.pk,
-            actor=request.user,
-            cause=EndCause.STOPPED,
-            reason=data["reason"],
-            source_ip=client_ip(request),
-        )
-        return self._show(environment.pk, status.HTTP_202_ACCEPTED)
+        return self._end(environment, EndCause.STOPPED, data["reason"])

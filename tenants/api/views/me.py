@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from tenants import selectors, services
 from tenants.api import serializers as s
 from tenants.api.authentication import AccessToken
-from tenants.api.views.base import ApiView, client_ip
+from tenants.api.views.base import ApiView, client_ip, validated
 from tenants.models import ApiToken
 from tenants.models.tokens import TokenScope
 
@@ -31,12 +31,11 @@ class MeView(ApiView, APIView):
         responses=s.MeSerializer,
     )
     def patch(self, request: ApiRequest) -> Response:
-        form = s.MeUpdateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        if "muted_notifications" in form.validated_data:
+        data = validated(s.MeUpdateSerializer, request.data)
+        if "muted_notifications" in data:
             services.set_muted_notifications(
                 user=request.user,
-                muted=form.validated_data["muted_notifications"],
+                muted=data["muted_notifications"],
                 source_ip=client_ip(request),
             )
         return self._me(request)

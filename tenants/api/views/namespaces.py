@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from tenants import selectors
 from tenants.api import serializers as s
 from tenants.api.serializers.kubeconfig import KubeconfigQuerySerializer, KubeconfigSerializer
-from tenants.api.views.base import ID, ApiView
+from tenants.api.views.base import ID, ApiView, validated
 from tenants.filtersets import NamespaceFilterSet, ProjectFilterSet
 from tenants.models import Namespace, Project
 from tenants.selectors import kubeconfig
@@ -106,13 +106,10 @@ class NamespaceKubeconfigView(ApiView, APIView):
         },
     )
     def get(self, request: ApiRequest, namespace: str) -> Response:
-        query = KubeconfigQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        query = validated(KubeconfigQuerySerializer, request.query_params)
         # Refusals (no provider, no API address, a name on two clusters) are 409 problems.
         found = kubeconfig.namespace_by_reference(
-            request.user, namespace, cluster=query.validated_data.get("cluster", "")
+            request.user, namespace, cluster=query.get("cluster", "")
         )
-        answer = kubeconfig.use_it(
-            request.user, found, credentials=query.validated_data["credentials"]
-        )
+        answer = kubeconfig.use_it(request.user, found, credentials=query["credentials"])
         return Response(KubeconfigSerializer(answer).data)

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from tenants import services, whatif
 from tenants.api.permissions import IsPlatformAdmin
 from tenants.api.serializers import policy as s
-from tenants.api.views.base import ApiView
+from tenants.api.views.base import ApiView, validated
 from tenants.models.tokens import TokenScope
 
 
@@ -26,9 +26,7 @@ class PolicyWhatIfView(ApiView, APIView):
         responses=s.WhatIfResultSerializer,
     )
     def post(self, request: ApiRequest) -> Response:
-        form = s.WhatIfSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
+        data = validated(s.WhatIfSerializer, request.data)
         rules = [s.ProposedRuleSerializer.to_rule(rule) for rule in data["rules"]]
         found = services.try_approval_rules(
             actor=request.user,

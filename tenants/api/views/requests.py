@@ -14,7 +14,7 @@ from rest_framework.reverse import reverse
 from tenants import selectors, services
 from tenants.api import serializers as s
 from tenants.api.exceptions import Conflict
-from tenants.api.views.base import ID, ApiView, client_ip
+from tenants.api.views.base import ID, ApiView, client_ip, validated
 from tenants.errors import InvalidInput
 from tenants.filtersets import RequestFilterSet
 from tenants.models import Request, Run
@@ -120,14 +120,13 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
         responses={201: s.RequestDetailSerializer},
     )
     def create(self, request: ApiRequest) -> Response:
-        form = s.RequestCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        tenant = selectors.visible_tenant(request.user, form.validated_data["tenant"])
+        data = validated(s.RequestCreateSerializer, request.data)
+        tenant = selectors.visible_tenant(request.user, data["tenant"])
         try:
             created = services.submit_request(
                 tenant=tenant,
-                kind=form.validated_data["kind"],
-                payload=form.validated_data["payload"],
+                kind=data["kind"],
+                payload=data["payload"],
                 requester=request.user,
                 source_ip=client_ip(request),
             )
@@ -157,13 +156,12 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def approve(self, request: ApiRequest, pk: str) -> Response:
         tenancy_request = self.get_object()
-        form = s.ApproveSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.ApproveSerializer, request.data)
         services.approve_request(
             request_id=tenancy_request.pk,
             approver=request.user,
-            plan_digest=form.validated_data["plan_digest"],
-            reason=form.validated_data["note"],
+            plan_digest=data["plan_digest"],
+            reason=data["note"],
             source_ip=client_ip(request),
         )
         return self._detail(tenancy_request.pk)
@@ -176,12 +174,11 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def reject(self, request: ApiRequest, pk: str) -> Response:
         tenancy_request = self.get_object()
-        form = s.RejectSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.RejectSerializer, request.data)
         services.reject_request(
             request_id=tenancy_request.pk,
             approver=request.user,
-            reason=form.validated_data["reason"],
+            reason=data["reason"],
             source_ip=client_ip(request),
         )
         return self._detail(tenancy_request.pk)
@@ -194,12 +191,11 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def comment(self, request: ApiRequest, pk: str) -> Response:
         tenancy_request = self.get_object()
-        form = s.CommentCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.CommentCreateSerializer, request.data)
         comment = services.add_comment(
             request_id=tenancy_request.pk,
             author=request.user,
-            body=form.validated_data["body"],
+            body=data["body"],
             source_ip=client_ip(request),
         )
         return Response(s.CommentSerializer(comment).data, status=status.HTTP_201_CREATED)

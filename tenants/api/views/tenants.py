@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from tenants import selectors, services, tasks
 from tenants.api import serializers as s
 from tenants.api.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, TokenHasScope
-from tenants.api.views.base import ApiView, client_ip
+from tenants.api.views.base import DNS_LABEL, ApiView, client_ip, validated
 from tenants.models import Cluster, EnvironmentTier, Tenant
 from tenants.models.tokens import TokenScope
 
@@ -30,7 +30,7 @@ class TenantViewSet(
     permission_classes = [IsAuthenticated, IsPlatformAdminOrReadOnly, TokenHasScope]
     scopes = {"create": TokenScope.ADMIN, "partial_update": TokenScope.ADMIN}
     lookup_field = "slug"
-    lookup_value_regex = r"[a-z0-9-]{1,63}"
+    lookup_value_regex = DNS_LABEL
     ordering_fields = ["slug", "name", "created_at"]
     ordering = ["slug"]
     http_method_names = ["get", "post", "patch", "head", "options"]
@@ -71,9 +71,7 @@ class TenantViewSet(
         responses={201: s.TenantDetailSerializer},
     )
     def create(self, request: ApiRequest) -> Response:
-        form = s.TenantCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
+        data = validated(s.TenantCreateSerializer, request.data)
         tenant = services.onboard_tenant(
             actor=request.user,
             slug=data["slug"],
@@ -136,7 +134,7 @@ class ClusterViewSet(
     scopes = {"create": TokenScope.ADMIN, "partial_update": TokenScope.ADMIN}
     queryset = Cluster.objects.all()
     lookup_field = "name"
-    lookup_value_regex = r"[a-z0-9-]{1,63}"
+    lookup_value_regex = DNS_LABEL
     ordering_fields = ["name", "created_at"]
     ordering = ["name"]
     http_method_names = ["get", "post", "patch", "head", "options"]
@@ -148,12 +146,11 @@ class ClusterViewSet(
 
     @extend_schema(summary="Add a cluster (platform admins)", responses={201: s.ClusterSerializer})
     def create(self, request: ApiRequest) -> Response:
-        form = self.get_serializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(self.get_serializer, request.data)
         cluster = services.save_cluster(
             actor=request.user,
             cluster=None,
-            values=dict(form.validated_data),
+            values=dict(data),
             source_ip=client_ip(request),
         )
         return Response(self.get_serializer(cluster).data, status=status.HTTP_201_CREATED)
@@ -180,7 +177,7 @@ class TierViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
     serializer_class = s.TierSerializer
     queryset = EnvironmentTier.objects.prefetch_related("revisions")
     lookup_field = "slug"
-    lookup_value_regex = r"[a-z0-9-]{1,63}"
+    lookup_value_regex = DNS_LABEL
     ordering_fields = ["position", "slug"]
     ordering = ["position", "slug"]
 
@@ -215,11 +212,10 @@ class EnvironmentRulesView(ApiView, APIView):
     )
     def put(self, request: ApiRequest, slug: str) -> Response:
         tenant = self.get_tenant(slug)
-        form = s.EnvironmentRulesSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        data = validated(s.EnvironmentRulesSerializer, request.data)
         services.replace_environment_rules(
             tenant=tenant,
-            rules=[dict(rule) for rule in form.validated_data["rules"]],
+            rules=[dict(rule) for rule in data["rules"]],
             actor=request.user,
             source_ip=client_ip(request),
         )

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from tenants import provisioner, selectors, services
 from tenants.api.serializers import truth as s
-from tenants.api.views.base import ApiView, client_ip
+from tenants.api.views.base import ApiView, client_ip, validated
 from tenants.models.tokens import TokenScope
 
 
@@ -22,9 +22,8 @@ class _TenantView(ApiView, APIView):
         return selectors.tenants_for_user(user).filter(slug=self.kwargs["slug"]).exists()
 
     def _table(self, request: ApiRequest, slug: str) -> Response:
-        query = s.TruthQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        view = selectors.truth_table(request.user, slug, **query.validated_data)
+        query = validated(s.TruthQuerySerializer, request.query_params)
+        view = selectors.truth_table(request.user, slug, **query)
         return Response(s.TruthTableSerializer(view).data)
 
 

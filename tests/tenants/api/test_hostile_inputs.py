@@ -102,28 +102,19 @@ def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server
     session.headers["Authorization"] = f"Bearer {token}"
     base = live_server.url
     namespace = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"}
+    environment = {"tenant": "payments", "project": "billing", "env_slug": "review-1"}
+
+    def namespace_request(field: str, value: str) -> tuple[str, str, dict]:
+        body = {"tenant": "payments", "kind": "namespace", "payload": {**namespace, field: value}}
+        return ("post", "/api/v1/requests/", body)
+
+    def environment_preview(field: str, value: str) -> tuple[str, str, dict]:
+        return ("post", "/api/v1/environments/?dry_run=true", {**environment, field: value})
+
     calls = []
     for value in NAME_CORPUS:
-        for field in ("app", "tier", "cluster"):
-            calls.append(
-                (
-                    "post",
-                    "/api/v1/requests/",
-                    {
-                        "tenant": "payments",
-                        "kind": "namespace",
-                        "payload": {**namespace, field: value},
-                    },
-                )
-            )
-        for field in ("project", "env_slug", "branch"):
-            body = {
-                "tenant": "payments",
-                "project": "billing",
-                "env_slug": "review-1",
-                field: value,
-            }
-            calls.append(("post", "/api/v1/environments/?dry_run=true", body))
+        calls += [namespace_request(field, value) for field in ("app", "tier", "cluster")]
+        calls += [environment_preview(field, value) for field in ("project", "env_slug", "branch")]
         calls.append(
             (
                 "put",
@@ -134,25 +125,8 @@ def test_a_corpus_of_hostile_names_and_quantities_is_refused_cleanly(live_server
         segment = quote(value, safe="", errors="surrogatepass")
         calls.append(("get", f"/api/v1/tenants/{segment}/", None))
     for value in QUANTITY_CORPUS:
-        for field in ("cpu", "memory", "storage"):
-            calls.append(
-                (
-                    "post",
-                    "/api/v1/requests/",
-                    {
-                        "tenant": "payments",
-                        "kind": "namespace",
-                        "payload": {**namespace, field: value},
-                    },
-                )
-            )
-        calls.append(
-            (
-                "post",
-                "/api/v1/environments/?dry_run=true",
-                {"tenant": "payments", "project": "billing", "env_slug": "review-1", "ttl": value},
-            )
-        )
+        calls += [namespace_request(field, value) for field in ("cpu", "memory", "storage")]
+        calls.append(environment_preview("ttl", value))
     failures = []
     for method, path, body in calls:
         response = session.request(method, base + path, json=body, timeout=10)

@@ -17,6 +17,13 @@ pytestmark = pytest.mark.usefixtures("checkout")
 PREVIEW = "/tenants/payments/environment-preview/"
 
 
+def first_rule(world, condition: str, **fields) -> EnvironmentRule:
+    """Payments' first environment rule: the one every environment is tried against first."""
+    return EnvironmentRule.objects.create(
+        tenant=world["tenant"], position=1, condition=condition, **fields
+    )
+
+
 # --- starting one from the web ----------------------------------------------------------------
 
 
@@ -60,13 +67,7 @@ def test_member_starts_an_environment_from_the_form(client, world):
 
 
 def test_form_shows_a_refusal_and_keeps_what_was_typed(client, world):
-    EnvironmentRule.objects.create(
-        tenant=world["tenant"],
-        position=1,
-        condition="true",
-        refuse=True,
-        message="Review apps are paused this week.",
-    )
+    first_rule(world, "true", refuse=True, message="Review apps are paused this week.")
     client.force_login(world["developer"])
     response = client.post(
         "/tenants/payments/request/ephemeral/",
@@ -85,12 +86,7 @@ def test_form_shows_a_refusal_and_keeps_what_was_typed(client, world):
 
 
 def test_preview_shows_the_namespace_and_the_rule_that_chose_it(client, world):
-    EnvironmentRule.objects.create(
-        tenant=world["tenant"],
-        position=1,
-        condition='env_slug.startsWith("review")',
-        namespace_template="payments-review-apps",
-    )
+    first_rule(world, 'env_slug.startsWith("review")', namespace_template="payments-review-apps")
     client.force_login(world["developer"])
 
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": "review-3"}).content.decode()
@@ -116,12 +112,7 @@ def test_preview_shows_a_long_env_slug_shortened_with_a_hash(client, world):
 
 
 def test_preview_says_when_no_rule_matches(client, world):
-    EnvironmentRule.objects.create(
-        tenant=world["tenant"],
-        position=1,
-        condition='branch == "x"',
-        namespace_template="payments-x",
-    )
+    first_rule(world, 'branch == "x"', namespace_template="payments-x")
     client.force_login(world["developer"])
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": "review-3"}).content.decode()
     assert "No environment rule matches" in page

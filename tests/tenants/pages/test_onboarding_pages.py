@@ -4,11 +4,26 @@ typed."""
 
 from tenants.models import AuditEvent, Tenant
 
+# What every onboarding here fills in alike: the branch and the budget.
+BRANCH_AND_BUDGET = {
+    "branch": "main",
+    "cpu": "4",
+    "memory": "8Gi",
+    "storage": "50Gi",
+    "namespaces": 5,
+}
+
+
+def onboard(client, world, fields: dict):
+    """The onboarding form sent by a platform admin."""
+    client.force_login(world["admin"])
+    return client.post("/tenants/new/", {**BRANCH_AND_BUDGET, **fields})
+
 
 def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
-    client.force_login(world["admin"])
-    response = client.post(
-        "/tenants/new/",
+    response = onboard(
+        client,
+        world,
         {
             "slug": "ledger",
             "name": "Ledger team",
@@ -16,15 +31,10 @@ def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
             "member_groups": "ledger-devs, ledger-contractors",
             "viewer_groups": "",
             "repo_url": "https://git.example.com/ledger/deploy.git",
-            "branch": "main",
             "path": "clusters/prod",
             "credentials": "ghp_secret_token_value",
             "engine": "flux",
             "commit_url": "https://git.example.com/ledger/deploy/commit/{sha}",
-            "cpu": "4",
-            "memory": "8Gi",
-            "storage": "50Gi",
-            "namespaces": 5,
             "clusters": [world["tenant"].allowed_clusters.get().pk],
             "tiers": list(world["tenant"].allowed_tiers.values_list("pk", flat=True)),
             "allowed_domains": "ledger.example.com",
@@ -43,19 +53,14 @@ def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
 
 
 def test_onboarding_refuses_a_commit_link_without_its_placeholder(client, world):
-    client.force_login(world["admin"])
-    page = client.post(
-        "/tenants/new/",
+    page = onboard(
+        client,
+        world,
         {
             "slug": "ledger",
             "name": "Ledger team",
-            "branch": "main",
             "engine": "argocd",
             "commit_url": "https://git.example.com/ledger/deploy/commit/",
-            "cpu": "4",
-            "memory": "8Gi",
-            "storage": "50Gi",
-            "namespaces": 5,
         },
     ).content.decode()
     assert "must hold {sha} once" in page
@@ -63,20 +68,8 @@ def test_onboarding_refuses_a_commit_link_without_its_placeholder(client, world)
 
 
 def test_onboarding_refuses_a_clashing_prefix_and_keeps_what_was_typed(client, world):
-    client.force_login(world["admin"])
-    page = client.post(
-        "/tenants/new/",
-        {
-            "slug": "payments-eu",
-            "name": "Payments EU",
-            "branch": "main",
-            "engine": "argocd",
-            "cpu": "4",
-            "memory": "8Gi",
-            "storage": "50Gi",
-            "namespaces": 5,
-        },
-    ).content.decode()
+    fields = {"slug": "payments-eu", "name": "Payments EU", "engine": "argocd"}
+    page = onboard(client, world, fields).content.decode()
     assert "share a namespace prefix" in page
     assert 'value="Payments EU"' in page
     assert not Tenant.objects.filter(slug="payments-eu").exists()

@@ -11,12 +11,15 @@ from tests.support.factories import TenantFactory
 from tests.support.tenants_pages import approve
 
 
-def dev_tier() -> EnvironmentTier:
-    return EnvironmentTier.objects.get(slug="dev")
-
-
-def sandbox_cluster() -> Cluster:
-    return Cluster.objects.get(name="sandbox")
+def dev_namespace(name: str, tenant: Tenant, **fields) -> Namespace:
+    """A namespace in the dev tier on the sandbox cluster."""
+    return Namespace.objects.create(
+        name=name,
+        tenant=tenant,
+        tier=EnvironmentTier.objects.get(slug="dev"),
+        cluster=Cluster.objects.get(name="sandbox"),
+        **fields,
+    )
 
 
 def test_requester_sees_the_plan_and_history_of_their_request(client, world, submitted):
@@ -36,13 +39,8 @@ def test_member_of_another_tenant_gets_404(client, world, submitted, path):
 
 
 def test_other_tenants_namespace_and_tenant_pages_are_404(client, world):
-    namespace = Namespace.objects.create(
-        name="payments-shop-dev",
-        tenant=world["tenant"],
-        tier=dev_tier(),
-        cluster=sandbox_cluster(),
-        cpu_millis=1000,
-        memory_mib=1024,
+    namespace = dev_namespace(
+        "payments-shop-dev", world["tenant"], cpu_millis=1000, memory_mib=1024
     )
     client.force_login(world["outsider"])
     assert client.get(f"/namespaces/{namespace.pk}/").status_code == 404
@@ -90,11 +88,9 @@ def test_only_platform_admins_get_and_may_use_the_retry_button(client, world, su
 
 
 def test_namespace_page_shows_drift_findings(client, world):
-    namespace = Namespace.objects.create(
-        name="payments-shop-dev",
-        tenant=world["tenant"],
-        tier=dev_tier(),
-        cluster=sandbox_cluster(),
+    namespace = dev_namespace(
+        "payments-shop-dev",
+        world["tenant"],
         cpu_millis=1000,
         memory_mib=1024,
         state="active",
@@ -121,14 +117,7 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
     world["tenant"].budget_namespaces = 50  # room for a namespace per environment too
     world["tenant"].save(update_fields=["budget_namespaces"])
     for index in range(rows):
-        Namespace.objects.create(
-            name=f"busy-app{index}-dev",
-            tenant=tenant,
-            tier=dev_tier(),
-            cluster=sandbox_cluster(),
-            cpu_millis=100,
-            memory_mib=128,
-        )
+        dev_namespace(f"busy-app{index}-dev", tenant, cpu_millis=100, memory_mib=128)
         services.submit_request(
             tenant=world["tenant"],
             kind="namespace",

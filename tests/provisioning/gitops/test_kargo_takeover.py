@@ -22,7 +22,7 @@ from tenants.choices import NamePurpose, RequestState
 from tenants.models import NamespaceClaim, Request, Tenant, User
 from tests.support.api import api, assert_problem
 from tests.support.cluster import seed_demo, stand_in
-from tests.support.gitserver import GitDaemon, files_on, init_bare
+from tests.support.gitserver import files_on, payments_repo_daemon
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -39,13 +39,10 @@ def sandbox():
 @pytest.fixture
 def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    bare = init_bare(repos / "payments.git")
-    with GitDaemon(repos) as daemon:
+    with payments_repo_daemon(tmp_path) as daemon:
         seed_demo(sandbox)
         Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
-        yield {"bare": bare}
+        yield {"bare": daemon.base / "payments.git"}
 
 
 def work() -> list[Request]:

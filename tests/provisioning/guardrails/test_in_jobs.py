@@ -3,16 +3,13 @@ roles, installing the guardrails on a cluster, and the tenant page saying who ma
 
 import pytest
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import bootstrap, jobs
 from provisioning.jobs import runs
 from provisioning.plan import MANAGED_BY, Plan
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import AuditEvent, Cluster, Namespace, Request, Tenant, User
-from tests.support.cluster import berth_identity, seed_demo
+from tests.support.cluster import berth_identity, seed_demo, stand_in
 from tests.support.factories import UserFactory
 from tests.support.gitserver import commits_on
 from tests.support.workflow import approve_if_needed
@@ -26,11 +23,7 @@ WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(
-        termination_seconds=0.2,
-        crds=upstream_crds(),
-        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-    ) as running:
+    with stand_in(termination_seconds=0.2) as running:
         yield running
 
 

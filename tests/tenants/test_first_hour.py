@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from tenants import demo, services
+from tenants import services
 from tenants.choices import NamespaceState, RequestKind
 from tenants.errors import InvalidInput
 from tenants.models import Namespace, Project, Tenant, User
 
 
 @pytest.fixture
-def world(db):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "owner": User.objects.get(username="olivia"),
-    }
+def world(demo_world):
+    """The demo world of tests/conftest.py."""
+    return demo_world
 
 
 def submit(world, kind, *, requester=None, **payload):

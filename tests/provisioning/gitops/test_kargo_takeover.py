@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning import jobs
 from tenants.choices import NamePurpose, RequestState
 from tenants.models import NamespaceClaim, Request, Tenant, User
 from tests.support.api import api, assert_problem
 from tests.support.cluster import seed_demo, stand_in
+from tests.support.gitops_loop import work
 from tests.support.gitserver import files_on, payments_repo_daemon
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
@@ -43,19 +43,6 @@ def world(db, sandbox, tmp_path, settings):
         seed_demo(sandbox)
         Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
         yield {"bare": daemon.base / "payments.git"}
-
-
-def work() -> list[Request]:
-    """What the worker does with every approved request."""
-    done = []
-    for pk in (
-        Request.objects.filter(state=RequestState.APPROVED)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    ):
-        jobs.converge(request_id=pk, worker="takeover-test")
-        done.append(Request.objects.get(pk=pk))
-    return done
 
 
 def kargo_state(sandbox, bare) -> dict:

@@ -18,17 +18,8 @@ from tenants import services
 from tenants.choices import NamePurpose
 from tenants.errors import InvalidInput
 from tenants.models import Cluster, NamespaceClaim, Tenant, User
-from tests.support.admin_forms import admin_add_form
+from tests.support.admin_forms import admin_add_form, onboarding_form
 from tests.support.api import api, assert_problem
-
-ONBOARDING = {
-    "branch": "main",
-    "engine": "argocd",
-    "cpu": "4",
-    "memory": "8Gi",
-    "storage": "50Gi",
-    "namespaces": 5,
-}
 
 
 @pytest.fixture
@@ -189,7 +180,7 @@ def test_the_onboarding_form_shows_the_error_on_the_slug(client, demo_world):
     client.force_login(demo_world["admin"])
     page = unescape(
         client.post(
-            "/tenants/new/", {**ONBOARDING, "slug": "berth", "name": "Berth fans"}
+            "/tenants/new/", onboarding_form(slug="berth", name="Berth fans")
         ).content.decode()
     )
     assert "would cover berth-system" in page

@@ -20,7 +20,7 @@ import pytest
 from tenants.choices import NamePurpose, RequestState
 from tenants.models import NamespaceClaim, Request, Tenant, User
 from tests.support.api import api, assert_problem
-from tests.support.cluster import seed_demo, stand_in
+from tests.support.cluster import seed_demo
 from tests.support.gitops_loop import work
 from tests.support.gitserver import files_on, payments_repo_daemon
 
@@ -30,12 +30,7 @@ pytestmark = pytest.mark.processes
 KARGO_NS = "payments-shop-kargo"
 
 
-@pytest.fixture
-def sandbox():
-    with stand_in(termination_seconds=0.05) as running:
-        yield running
-
-
+# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
 def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01

@@ -26,7 +26,7 @@ from tenants.models import (
     User,
 )
 from tenants.tasks import send_expiry_warning
-from tests.support.cluster import seed_demo, stand_in
+from tests.support.cluster import seed_demo
 from tests.support.gitserver import commits_on, files_on, payments_repo_daemon
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
@@ -35,12 +35,7 @@ pytestmark = pytest.mark.processes
 WORKER = "ephemeral-test"
 
 
-@pytest.fixture
-def sandbox():
-    with stand_in(termination_seconds=0.05) as running:
-        yield running
-
-
+# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
 def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01

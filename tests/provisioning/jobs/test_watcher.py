@@ -19,7 +19,7 @@ from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
 from tenants.models import Cluster, Namespace, Tenant, User
-from tests.support.cluster import as_admin, seed_demo, stand_in
+from tests.support.cluster import as_admin, seed_demo
 from tests.support.jobs_engine import approved
 from tests.support.workflow import converge
 
@@ -38,12 +38,7 @@ DNS_POLICY = (
 DEADLINE = 30.0
 
 
-@pytest.fixture
-def sandbox():
-    with stand_in(termination_seconds=0.05) as running:
-        yield running
-
-
+# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
 def world(transactional_db, sandbox):
     seed_demo(sandbox)

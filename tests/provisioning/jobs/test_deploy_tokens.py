@@ -5,7 +5,6 @@ its expiry, removes its ServiceAccount and the token stops working; and the peri
 
 from __future__ import annotations
 
-import base64
 import html
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from tenants.choices import GuardrailsMode, NamespaceState
 from tenants.errors import NotAllowed
 from tenants.models import AuditEvent, DeployToken, Namespace, User
 from tests.support.authz import LiveCluster, Subject, ca_file_of
-from tests.support.cluster import stand_in
+from tests.support.cluster import ca_of, stand_in
 from tests.support.gitops_loop import approved_namespace, submit, work
 from tests.support.workflow import approve_if_needed
 
@@ -58,9 +57,7 @@ def namespace(world, sandbox) -> Namespace:
     (what the tiers bind to members) installed."""
     cluster = world["cluster"]
     cluster.guardrails = GuardrailsMode.BERTH
-    cluster.ca_certificate = base64.b64decode(
-        sandbox.kubeconfig()["clusters"][0]["cluster"]["certificate-authority-data"]
-    ).decode()
+    cluster.ca_certificate = ca_of(sandbox)
     cluster.save(update_fields=["guardrails", "ca_certificate"])
     assert not tasks.install_guardrails(cluster.pk).startswith("failed")
     approved_namespace(world, "shop", "dev")

@@ -1,16 +1,12 @@
-import base64
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from tenants.models import Project, Tenant, User
 from tests.support.api import token_for
 from tests.support.berth_cli import ISSUER
-from tests.support.cluster import seed_demo
+from tests.support.cluster import ca_of, seed_demo, stand_in
 
 
 @contextmanager
@@ -28,14 +24,9 @@ def live_berth(live_server, settings, tmp_path, *, fenced: bool) -> Iterator[dic
     settings.KUBE_OIDC_CLIENT_ID = "kubernetes"
     settings.BERTH_API_RATE = "100000/min"
     options = {"tls": True, "anonymous_user": None} if fenced else {}
-    with KubeSandbox(
-        crds=upstream_crds(), namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), **options
-    ) as sandbox:
+    with stand_in(**options) as sandbox:
         if fenced:
-            ca = base64.b64decode(
-                sandbox.kubeconfig()["clusters"][0]["cluster"]["certificate-authority-data"]
-            ).decode()
-            seed_demo(sandbox, guardrails=True, sandbox_ca=ca)
+            seed_demo(sandbox, guardrails=True, sandbox_ca=ca_of(sandbox))
         else:
             seed_demo(sandbox)
         Project.objects.get_or_create(tenant=Tenant.objects.get(slug="payments"), name="shop")

@@ -18,13 +18,10 @@ import jwt
 import pytest
 import yaml
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from tenants.models import Namespace, Request, User
 from tests.support.api import token_for
 from tests.support.berth_cli import ISSUER, berth
-from tests.support.cluster import seed_demo
+from tests.support.cluster import ca_of, seed_demo, stand_in
 from tests.support.id_tokens import id_token_of
 from tests.support.oidc_provider import CLIENT_ID, running_dev_idp
 
@@ -85,7 +82,6 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
     from the namespace page's "Use it"), and `kubectl get pods` answered by the stand-in for
     `dev` as `dev` (an ID token of the development provider, handed to kubectl by `berth token
     --exec` from its cache)."""
-    import base64
     import shutil
 
     from berth_cli.oidc import cache_file
@@ -106,16 +102,8 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
             username_prefix=OIDC_USERNAME_PREFIX,
             groups_claim="groups",
         )
-        with KubeSandbox(
-            tls=True,
-            oidc=options,
-            crds=upstream_crds(),
-            namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-        ) as sandbox:
-            ca = base64.b64decode(
-                sandbox.kubeconfig()["clusters"][0]["cluster"]["certificate-authority-data"]
-            ).decode()
-            seed_demo(sandbox, guardrails=True, sandbox_ca=ca)
+        with stand_in(tls=True, oidc=options) as sandbox:
+            seed_demo(sandbox, guardrails=True, sandbox_ca=ca_of(sandbox))
             settings.KUBE_OIDC_ISSUER_URL = issuer
             settings.KUBE_OIDC_CLIENT_ID = CLIENT_ID
             settings.BERTH_API_RATE = "100000/min"

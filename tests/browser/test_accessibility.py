@@ -11,15 +11,12 @@ from urllib.parse import urldefrag, urlparse
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import jobs
 from tenants import services
 from tenants.models import Tenant, User
 from tenants.selectors import review
 from tests.support.browser import needs_chromium, signed_in_page
-from tests.support.cluster import seed_demo
+from tests.support.cluster import seed_demo, stand_in
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -30,9 +27,7 @@ MAX_PAGES = 80
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(
-        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), crds=upstream_crds()
-    ) as running:
+    with stand_in() as running:
         yield running
 
 

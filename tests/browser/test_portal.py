@@ -6,14 +6,11 @@ import re
 
 import pytest
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import jobs
 from tenants import services
 from tenants.models import Request, Tenant, User
 from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
-from tests.support.cluster import seed_demo
+from tests.support.cluster import seed_demo, stand_in
 from tests.support.gitserver import GitDaemon, init_bare
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -21,9 +18,7 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(
-        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), crds=upstream_crds()
-    ) as running:
+    with stand_in() as running:
         yield running
 
 

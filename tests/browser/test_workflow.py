@@ -5,13 +5,10 @@ from datetime import timedelta
 
 import pytest
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import jobs
 from tenants.models import Namespace, Request, User
 from tests.support.browser import needs_chromium, screenshot, signed_in_page
-from tests.support.cluster import seed_demo
+from tests.support.cluster import seed_demo, stand_in
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -20,9 +17,7 @@ LONG_APP = "quarterly-revenue-reconciliation-service-for-europe"
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(
-        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES), crds=upstream_crds()
-    ) as running:
+    with stand_in() as running:
         yield running
 
 

@@ -1,7 +1,11 @@
-"""Builders the ValidatingAdmissionPolicy tests share: bindings, ClusterRoleBindings and
-the headers that impersonate a user."""
+"""Builders the ValidatingAdmissionPolicy tests share: bindings, ClusterRoleBindings, the
+headers that impersonate a user, and the calls that put a policy in force."""
 
 from __future__ import annotations
+
+from kubesandbox import KubeSandbox
+
+from .conftest import raw
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 
@@ -39,3 +43,18 @@ def binding(policy: str, actions: list[str], **spec: object) -> dict:
         "metadata": {"name": f"{policy}-binding"},
         "spec": {"policyName": policy, "validationActions": actions, **spec},
     }
+
+
+def bind(sandbox: KubeSandbox, policy: str, actions: list[str], **spec: object) -> None:
+    raw(
+        sandbox,
+        "POST",
+        f"{ADMISSION}/validatingadmissionpolicybindings",
+        binding(policy, actions, **spec),
+    )
+
+
+def enforce(sandbox: KubeSandbox, policy: dict, actions: list[str], **spec: object) -> None:
+    """Creates the policy and binds it with these validation actions."""
+    raw(sandbox, "POST", f"{ADMISSION}/validatingadmissionpolicies", policy)
+    bind(sandbox, policy["metadata"]["name"], actions, **spec)

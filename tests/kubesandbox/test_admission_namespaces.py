@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kubesandbox import KubeSandbox
 
-from .admission_support import ADMISSION, binding
+from .admission_support import enforce
 from .conftest import raw
 
 
@@ -61,18 +61,7 @@ def test_namespace_object_is_the_objects_namespace_as_kube_apiserver_hands_it(
     assert status == 201 and made["metadata"]["managedFields"]
     configmaps = "/api/v1/namespaces/shop/configmaps"
     assert raw(sandbox, "POST", configmaps, {"metadata": {"name": "kept"}})[0] == 201
-    raw(
-        sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicies",
-        describe_namespace_policy(["configmaps", "namespaces"], [""]),
-    )
-    raw(
-        sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicybindings",
-        binding("where", ["Deny"]),
-    )
+    enforce(sandbox, describe_namespace_policy(["configmaps", "namespaces"], [""]), ["Deny"])
 
     answers = [
         raw(sandbox, "POST", configmaps, {"metadata": {"name": "new"}}),
@@ -108,29 +97,17 @@ def test_a_namespace_selector_never_skips_a_cluster_scoped_kind(sandbox: KubeSan
             )[0]
             == 201
         )
-    raw(
+    enforce(
         sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicies",
         describe_namespace_policy(
             ["configmaps", "namespaces", "clusterroles"], ["", "rbac.authorization.k8s.io"]
         ),
-    )
-    raw(
-        sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicybindings",
-        binding(
-            "where",
-            ["Deny"],
-            matchResources={
-                "namespaceSelector": {
-                    "matchExpressions": [
-                        {"key": "owner", "operator": "NotIn", "values": ["payments"]}
-                    ]
-                }
-            },
-        ),
+        ["Deny"],
+        matchResources={
+            "namespaceSelector": {
+                "matchExpressions": [{"key": "owner", "operator": "NotIn", "values": ["payments"]}]
+            }
+        },
     )
 
     assert (

@@ -9,7 +9,7 @@ import pytest
 
 from kubesandbox import KubeSandbox
 
-from .admission_support import ADMISSION, as_user, binding, cluster_role_binding
+from .admission_support import ADMISSION, as_user, bind, cluster_role_binding, enforce
 from .conftest import raw
 
 
@@ -58,6 +58,11 @@ def replicas_policy(**spec: object) -> dict:
     }
 
 
+def let_ops_and_devs_edit(sandbox: KubeSandbox) -> None:
+    for group in ("ops", "devs"):
+        sandbox.upsert(cluster_role_binding(f"{group}-edit", "edit", "Group", group))
+
+
 @pytest.fixture
 def policy(sandbox: KubeSandbox, team: str) -> None:
     assert (
@@ -69,12 +74,7 @@ def policy(sandbox: KubeSandbox, team: str) -> None:
 def test_a_denying_policy_refuses_with_its_message(
     sandbox: KubeSandbox, team: str, policy: None
 ) -> None:
-    raw(
-        sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicybindings",
-        binding("max-replicas", ["Deny"]),
-    )
+    bind(sandbox, "max-replicas", ["Deny"])
     path = f"/apis/apps/v1/namespaces/{team}/deployments"
     assert raw(sandbox, "POST", path, deployment("small", 3))[0] == 201
     status, body = raw(sandbox, "POST", path, deployment("big", 9))
@@ -101,12 +101,7 @@ def test_a_warning_binding_admits_with_a_warning_header(
 ) -> None:
     import urllib3
 
-    raw(
-        sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicybindings",
-        binding("max-replicas", ["Warn"]),
-    )
+    bind(sandbox, "max-replicas", ["Warn"])
     import json
 
     response = urllib3.request(
@@ -129,15 +124,8 @@ def test_match_conditions_object_selectors_and_request_user(
         matchConditions=[{"name": "not-ops", "expression": "!('ops' in request.userInfo.groups)"}],
     )
     policy["spec"]["matchConstraints"]["objectSelector"] = {"matchLabels": {"checked": "yes"}}
-    raw(sandbox, "POST", f"{ADMISSION}/validatingadmissionpolicies", policy)
-    raw(
-        sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicybindings",
-        binding("max-replicas", ["Deny"]),
-    )
-    for group in ("ops", "devs"):
-        sandbox.upsert(cluster_role_binding(f"{group}-edit", "edit", "Group", group))
+    enforce(sandbox, policy, ["Deny"])
+    let_ops_and_devs_edit(sandbox)
     path = f"/apis/apps/v1/namespaces/{team}/deployments"
     assert raw(sandbox, "POST", path, deployment("unlabelled", 9))[0] == 201
     assert (
@@ -167,16 +155,11 @@ def test_a_missing_param_with_deny_action_refuses(sandbox: KubeSandbox, team: st
     policy["spec"]["validations"] = [
         {"expression": "object.spec.replicas <= int(params.data.max)", "reason": "Forbidden"}
     ]
-    raw(sandbox, "POST", f"{ADMISSION}/validatingadmissionpolicies", policy)
-    raw(
+    enforce(
         sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicybindings",
-        binding(
-            "max-replicas",
-            ["Deny"],
-            paramRef={"name": "limits", "namespace": team, "parameterNotFoundAction": "Deny"},
-        ),
+        policy,
+        ["Deny"],
+        paramRef={"name": "limits", "namespace": team, "parameterNotFoundAction": "Deny"},
     )
     path = f"/apis/apps/v1/namespaces/{team}/deployments"
     status, body = raw(sandbox, "POST", path, deployment("web", 2))
@@ -216,16 +199,11 @@ def test_object_and_old_object_compare_with_null_on_every_operation(
             "(null != oldObject ? 'set' : 'null')",
         }
     ]
-    raw(sandbox, "POST", f"{ADMISSION}/validatingadmissionpolicies", policy)
-    raw(
+    enforce(
         sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicybindings",
-        binding(
-            "max-replicas",
-            ["Deny"],
-            matchResources={"objectSelector": {"matchLabels": {"checked": "yes"}}},
-        ),
+        policy,
+        ["Deny"],
+        matchResources={"objectSelector": {"matchLabels": {"checked": "yes"}}},
     )
     path = f"/apis/apps/v1/namespaces/{team}/deployments"
     sandbox.upsert(
@@ -259,15 +237,8 @@ def test_the_authorizer_variable_asks_rbac(sandbox: KubeSandbox, team: str) -> N
             "reason": "Forbidden",
         }
     ]
-    raw(sandbox, "POST", f"{ADMISSION}/validatingadmissionpolicies", policy)
-    raw(
-        sandbox,
-        "POST",
-        f"{ADMISSION}/validatingadmissionpolicybindings",
-        binding("max-replicas", ["Deny"]),
-    )
-    for group in ("ops", "devs"):
-        sandbox.upsert(cluster_role_binding(f"{group}-edit", "edit", "Group", group))
+    enforce(sandbox, policy, ["Deny"])
+    let_ops_and_devs_edit(sandbox)
     sandbox.upsert(
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",

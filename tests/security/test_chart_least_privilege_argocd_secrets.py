@@ -14,8 +14,14 @@ from typing import Any
 import pytest
 
 from provisioning.plan import ARGOCD, ClusterSpec, PlanInput, RepoCredential, TenantSpec, render
-from tests.support.authz import path_of
-from tests.support.security_chart import ARGOCD_NAMESPACE, BERTHS, REPOSITORY, Cluster, refused
+from tests.support.security_chart import (
+    ARGOCD_NAMESPACE,
+    BERTHS,
+    REPOSITORY,
+    Cluster,
+    path_of_ref,
+    refused,
+)
 
 
 def secret(name: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -150,15 +156,5 @@ def test_what_a_tenant_plan_puts_in_argo_cds_namespace_and_removes_passes(cluste
     ).delete
     for ref in gone:
         if ref.kind in {"Namespace", "Secret"}:
-            answer = cluster.call(
-                cluster.berth,
-                "DELETE",
-                path_of(
-                    {
-                        "apiVersion": ref.api_version,
-                        "kind": ref.kind,
-                        "metadata": {"name": ref.name, "namespace": ref.namespace},
-                    }
-                ),
-            )
+            answer = cluster.call(cluster.berth, "DELETE", path_of_ref(ref))
             assert answer.status_code == 200, (ref, answer.text)

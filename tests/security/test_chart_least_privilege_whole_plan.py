@@ -11,9 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from provisioning.plan import render
-from tests.support.authz import path_of
 from tests.support.plan_inputs import a_plan_input_with_every_kind
-from tests.support.security_chart import BERTHS, Cluster, check_chart, kargo_project, namespace
+from tests.support.security_chart import (
+    BERTHS,
+    Cluster,
+    check_chart,
+    kargo_project,
+    namespace,
+    path_of_ref,
+)
 
 
 def test_every_object_of_a_plan_is_applied_and_deleted_under_the_policies(cluster: Cluster) -> None:
@@ -32,17 +38,7 @@ def test_every_object_of_a_plan_is_applied_and_deleted_under_the_policies(cluste
         cluster.as_admin(obj)
 
     for ref in plan.delete:
-        answer = cluster.call(
-            cluster.berth,
-            "DELETE",
-            path_of(
-                {
-                    "apiVersion": ref.api_version,
-                    "kind": ref.kind,
-                    "metadata": {"name": ref.name, "namespace": ref.namespace},
-                }
-            ),
-        )
+        answer = cluster.call(cluster.berth, "DELETE", path_of_ref(ref))
         assert answer.status_code == 200, (ref, answer.text)
 
 

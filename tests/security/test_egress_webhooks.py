@@ -81,6 +81,11 @@ def with_webhook(url: str, secret: str = "hook-secret") -> Tenant:
     return tenant
 
 
+def set_webhook(admin_api, url: str):
+    """The platform admin sets payments' webhook over the API."""
+    return admin_api.patch("/api/v1/tenants/payments/", {"webhook_url": url}, format="json")
+
+
 @pytest.mark.parametrize(
     "url",
     [
@@ -100,7 +105,7 @@ def test_a_webhook_into_berths_own_network_is_refused_naming_webhook_url(
     admin_api, no_loopback, url
 ):
     tenant = TenantFactory(slug="payments")
-    response = admin_api.patch("/api/v1/tenants/payments/", {"webhook_url": url}, format="json")
+    response = set_webhook(admin_api, url)
     assert response.status_code == 400, response.content
     assert "BERTH_EGRESS_ALLOW" in str(response.json()["errors"]["webhook_url"])
     tenant.refresh_from_db()
@@ -112,11 +117,7 @@ def test_a_webhook_to_a_name_resolving_inside_is_refused_with_the_address_it_res
 ):
     resolving(monkeypatch, {"hooks.example.test": "10.0.0.5"})
     TenantFactory(slug="payments")
-    response = admin_api.patch(
-        "/api/v1/tenants/payments/",
-        {"webhook_url": "https://hooks.example.test/berth"},
-        format="json",
-    )
+    response = set_webhook(admin_api, "https://hooks.example.test/berth")
     assert response.status_code == 400
     (message,) = response.json()["errors"]["webhook_url"]
     assert "hooks.example.test resolves to 10.0.0.5, a private address" in message
@@ -125,11 +126,7 @@ def test_a_webhook_to_a_name_resolving_inside_is_refused_with_the_address_it_res
 def test_a_webhook_with_credentials_in_its_url_is_refused(admin_api, monkeypatch):
     resolving(monkeypatch, {"hooks.example.test": "127.0.0.1"})
     TenantFactory(slug="payments")
-    response = admin_api.patch(
-        "/api/v1/tenants/payments/",
-        {"webhook_url": "https://user:pw@hooks.example.test/"},
-        format="json",
-    )
+    response = set_webhook(admin_api, "https://user:pw@hooks.example.test/")
     assert response.status_code == 400
     assert "webhook secret" in str(response.json()["errors"]["webhook_url"])
 
@@ -139,19 +136,13 @@ def test_plain_http_webhooks_go_only_to_networks_the_operator_allows(
 ):
     resolving(monkeypatch, {"hooks.example.test": "127.0.0.1"})
     tenant = TenantFactory(slug="payments")
-    allowed = admin_api.patch(
-        "/api/v1/tenants/payments/",
-        {"webhook_url": "http://hooks.example.test:8080/berth"},
-        format="json",
-    )
+    allowed = set_webhook(admin_api, "http://hooks.example.test:8080/berth")
     assert allowed.status_code == 200, allowed.content
     tenant.refresh_from_db()
     assert tenant.webhook_url == "http://hooks.example.test:8080/berth"
 
     settings.BERTH_EGRESS_ALLOW = []
-    refused = admin_api.patch(
-        "/api/v1/tenants/payments/", {"webhook_url": "http://8.8.8.8/berth"}, format="json"
-    )
+    refused = set_webhook(admin_api, "http://8.8.8.8/berth")
     assert refused.status_code == 400
     assert "https://" in str(refused.json()["errors"]["webhook_url"])
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from tenants.models import Tenant, User
-from tests.support.admin_forms import admin_add_form
+from tests.support.admin_forms import admin_add_form, onboarding_form
 from tests.support.security_git import CORPUS, FORM_FIELD, names_the_field, stored
 
 pytestmark = pytest.mark.usefixtures("production_git")
@@ -22,16 +22,9 @@ def test_the_onboarding_page_refuses_a_hostile_repository_value(
 ):
     client.force_login(world.admin)
     form = {
-        "slug": "ledger",
-        "name": "Ledger team",
-        "repo_url": "https://git.example.com/l.git",
-        "branch": "main",
-        "path": "",
-        "engine": "argocd",
-        "cpu": "4",
-        "memory": "8Gi",
-        "storage": "50Gi",
-        "namespaces": 5,
+        **onboarding_form(
+            slug="ledger", name="Ledger team", repo_url="https://git.example.com/l.git", path=""
+        ),
         FORM_FIELD[field]: value,
     }
 

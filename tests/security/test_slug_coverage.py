@@ -18,17 +18,8 @@ from tenants import services
 from tenants.choices import NamePurpose
 from tenants.errors import InvalidInput
 from tenants.models import Cluster, NamespaceClaim, Tenant, User
-from tests.support.admin_forms import admin_add_form
+from tests.support.admin_forms import admin_add_form, onboarding_form
 from tests.support.api import api, assert_problem
-
-ONBOARDING = {
-    "branch": "main",
-    "engine": "argocd",
-    "cpu": "4",
-    "memory": "8Gi",
-    "storage": "50Gi",
-    "namespaces": 5,
-}
 
 
 @pytest.fixture
@@ -189,7 +180,7 @@ def test_the_onboarding_form_shows_the_error_on_the_slug(client, demo_world):
     client.force_login(demo_world["admin"])
     page = unescape(
         client.post(
-            "/tenants/new/", {**ONBOARDING, "slug": "berth", "name": "Berth fans"}
+            "/tenants/new/", onboarding_form(slug="berth", name="Berth fans")
         ).content.decode()
     )
     assert "would cover berth-system" in page
@@ -212,6 +203,12 @@ def test_the_admin_refuses_the_slug_on_its_field(client, demo_world):
 # --- a name that comes under a prefix later is reported ------------------------------------
 
 
+def names_page(client, world: dict, **query: str) -> str:
+    """The Names page as the platform admin reads it."""
+    client.force_login(world["admin"])
+    return unescape(client.get("/names/", query).content.decode())
+
+
 def test_a_platform_namespace_appearing_inside_a_tenants_prefix_shows_on_the_names_page(
     client, demo_world, sandbox
 ):
@@ -220,8 +217,7 @@ def test_a_platform_namespace_appearing_inside_a_tenants_prefix_shows_on_the_nam
     services.save_cluster(
         actor=demo_world["admin"], cluster=sandbox, values={"ingress_namespace": "search-ingress"}
     )
-    client.force_login(demo_world["admin"])
-    page = unescape(client.get("/names/").content.decode())
+    page = names_page(client, demo_world)
     assert (
         "search-ingress (platform) on sandbox is inside tenant search's prefix search-*: "
         "the tenant's AppProject reaches it."
@@ -230,8 +226,7 @@ def test_a_platform_namespace_appearing_inside_a_tenants_prefix_shows_on_the_nam
 
 def test_a_namespace_found_inside_a_prefix_shows_on_the_names_page(client, demo_world, sandbox):
     services.names.claim_found_namespaces(sandbox, ["payments-legacy-dev"])
-    client.force_login(demo_world["admin"])
-    page = unescape(client.get("/names/", {"tenant": "search"}).content.decode())
+    page = names_page(client, demo_world, tenant="search")
     assert (
         "payments-legacy-dev (found on the cluster) on sandbox is inside tenant payments's" in page
     )
@@ -249,8 +244,7 @@ def test_a_name_another_tenant_holds_inside_a_prefix_shows_on_the_names_page(
         app="web",
         environment="review-1",
     )
-    client.force_login(demo_world["admin"])
-    page = unescape(client.get("/names/").content.decode())
+    page = names_page(client, demo_world)
     assert (
         "payments-web-review-1 (tenant search's) on sandbox is inside tenant payments's "
         "prefix payments-*"
@@ -258,8 +252,7 @@ def test_a_name_another_tenant_holds_inside_a_prefix_shows_on_the_names_page(
 
 
 def test_the_names_page_reports_nothing_when_every_prefix_holds_only_its_own(client, demo_world):
-    client.force_login(demo_world["admin"])
-    assert "inside tenant" not in client.get("/names/").content.decode()
+    assert "inside tenant" not in names_page(client, demo_world)
 
 
 def test_a_tenant_whose_prefix_came_to_cover_a_platform_namespace_can_still_be_changed(

@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 import tenants.forms
 from tenants.forms.base import RefusesControlCharacters
 from tenants.models import ApiToken, AuditEvent, Comment, Tenant
+from tests.support.admin_forms import onboarding_form
 from tests.support.api import api, assert_problem, submit
 
 # The security review's URLs: each was a server error on PostgreSQL, which refuses a NUL in
@@ -154,18 +155,12 @@ def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, worl
     client.force_login(world.admin)
     page = client.post(
         "/tenants/new/",
-        {
-            "slug": "orders",
-            "name": "Orders",
-            "branch": "main",
-            "engine": "argocd",
-            "cpu": "4",
-            "memory": "8Gi",
-            "storage": "50Gi",
-            "namespaces": 5,
-            "clusters": ["1\x00"],
-            "known_hosts": "git.example.com ssh-ed25519 AAAA\x00",
-        },
+        onboarding_form(
+            slug="orders",
+            name="Orders",
+            clusters=["1\x00"],
+            known_hosts="git.example.com ssh-ed25519 AAAA\x00",
+        ),
     )
     errors = page.context["form"].errors
     assert errors["clusters"] == ["This field holds a control character (U+0000): remove it."]
@@ -337,17 +332,7 @@ def test_the_onboarding_form_refuses_a_look_alike_group_on_its_field(client, wor
     client.force_login(world.admin)
     page = client.post(
         "/tenants/new/",
-        {
-            "slug": "orders",
-            "name": "Orders",
-            "owner_groups": f"p{CYRILLIC_A}yments-owners",
-            "branch": "main",
-            "engine": "argocd",
-            "cpu": "4",
-            "memory": "8Gi",
-            "storage": "50Gi",
-            "namespaces": 5,
-        },
+        onboarding_form(slug="orders", name="Orders", owner_groups=f"p{CYRILLIC_A}yments-owners"),
     )
     assert page.status_code == 200
     errors = page.context["form"].errors

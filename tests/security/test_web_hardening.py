@@ -18,13 +18,9 @@ HTTPS = {"HTTP_X_FORWARDED_PROTO": "https"}
 
 
 @pytest.fixture
-def world(db):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {
-        "developer": User.objects.get(username="dev"),
-        "owner": User.objects.get(username="olivia"),
-        "admin": User.objects.get(username="pat"),
-    }
+def world(demo_world):
+    """The demo world of tests/conftest.py."""
+    return demo_world
 
 
 # --- headers ---------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""What the Django admin's pages post, for the tests that go through them."""
+"""What the Django admin's pages and Berth's onboarding page post, for the tests that go
+through them."""
 
 from __future__ import annotations
 
@@ -30,5 +31,19 @@ def admin_add_form(**fields: str) -> dict:
         "memberships-INITIAL_FORMS": "0",
         "memberships-MIN_NUM_FORMS": "0",
         "memberships-MAX_NUM_FORMS": "1000",
+        **fields,
+    }
+
+
+def onboarding_form(**fields: object) -> dict:
+    """What the onboarding page (/tenants/new/) posts for a tenant on Argo CD with a budget
+    of 4 cores, 8Gi, 50Gi and five namespaces; `fields` (the slug and name at least) on top."""
+    return {
+        "branch": "main",
+        "engine": "argocd",
+        "cpu": "4",
+        "memory": "8Gi",
+        "storage": "50Gi",
+        "namespaces": 5,
         **fields,
     }

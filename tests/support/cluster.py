@@ -71,6 +71,12 @@ def stand_in(**options: Any) -> Iterator[KubeSandbox]:
         yield sandbox
 
 
+def ca_of(sandbox: KubeSandbox) -> str:
+    """The PEM of a TLS stand-in's CA, as a cluster's record keeps it."""
+    assert sandbox.ca_certificate is not None, "the stand-in serves plain HTTP"
+    return sandbox.ca_certificate.decode()
+
+
 def seed_demo(sandbox: KubeSandbox, *, guardrails: bool = False, **options: Any) -> Cluster:
     """The demo world on this sandbox (tenants.demo.seed), Berth signed in to it.
 

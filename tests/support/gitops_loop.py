@@ -60,18 +60,7 @@ def provisioned(world):
 def prod_change(world):
     """Two prod namespaces provisioned, then the prod tier's definition changed."""
     for app in ("shop", "cart"):
-        approve_if_needed(
-            submit(
-                world,
-                "namespace",
-                app=app,
-                tier="prod",
-                cluster="sandbox",
-                cpu="500m",
-                memory="512Mi",
-            ),
-            approver=world["admin"],
-        )
+        approved_namespace(world, app, "prod")
     work()
     EnvironmentTier.objects.filter(slug="prod").update(container_default_memory_mib=1024)
     return world
@@ -94,6 +83,15 @@ def submit(world, kind: str, **payload) -> Request:
     return services.submit_request(
         tenant=world["tenant"], kind=kind, payload=payload, requester=world["owner"]
     )
+
+
+def approved_namespace(world, app: str, tier: str) -> Request:
+    """A namespace of 500m and 512Mi on the sandbox, approved by a platform admin where the
+    policy wants one."""
+    submitted = submit(
+        world, "namespace", app=app, tier=tier, cluster="sandbox", cpu="500m", memory="512Mi"
+    )
+    return approve_if_needed(submitted, approver=world["admin"])
 
 
 def project(

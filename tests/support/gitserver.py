@@ -90,6 +90,17 @@ def payments_repo_server(root: Path, **tokens: str | None) -> Iterator[GitHttpSe
         yield running
 
 
+@contextmanager
+def payments_repo_daemon(root: Path) -> Iterator[GitDaemon]:
+    """A git daemon over `root`/repos holding a fresh payments.git, as payments_repo_server
+    but over git://."""
+    repos = root / "repos"
+    repos.mkdir()
+    init_bare(repos / "payments.git")
+    with GitDaemon(repos) as running:
+        yield running
+
+
 def files_on(bare: Path, branch: str = "main") -> dict[str, str]:
     """Every file on the branch of a bare repository, path → content."""
     listed = git("--git-dir", str(bare), "ls-tree", "-r", "-z", "--name-only", branch)

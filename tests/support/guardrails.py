@@ -7,8 +7,6 @@ from provisioning.plan import (
     ARGOCD,
     FLUX,
     GITOPS_SERVICE_ACCOUNT,
-    TENANT_EDIT_ROLE,
-    TENANT_VIEW_ROLE,
     ClusterSpec,
     KargoProject,
     NamespaceSpec,
@@ -18,6 +16,7 @@ from provisioning.plan import (
     TierSpec,
     render,
 )
+from tests.support import plan_inputs
 from tests.support.authz import Subject
 
 CLUSTER = ClusterSpec(
@@ -31,20 +30,7 @@ TENANT = TenantSpec(
     allowed_domains=("payments.example.com",),
     credential=RepoCredential(transport="https", username="bot", password="s3cr3t-token"),
 )
-TIER = TierSpec(
-    slug="dev",
-    pod_security_level="restricted",
-    network_preset="ingress",
-    container_default_cpu_millis=500,
-    container_default_memory_mib=512,
-    container_request_cpu_millis=100,
-    container_request_memory_mib=128,
-    cluster_roles={
-        "owner": TENANT_EDIT_ROLE,
-        "member": TENANT_EDIT_ROLE,
-        "viewer": TENANT_VIEW_ROLE,
-    },
-)
+TIER = plan_inputs.tier()
 
 
 def inputs(engine: str = "argocd_kargo", tier: TierSpec = TIER, **cluster) -> PlanInput:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -14,6 +13,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+
+from tests.support.process_groups import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,13 +68,7 @@ def celery_worker(*, concurrency: int = 2, name: str = "itest") -> Iterator[subp
     try:
         yield process
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_group(process, timeout=20)
 
 
 def wait_for(condition, *, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):

@@ -31,6 +31,7 @@ from tenants.choices import RequestState
 from tenants.models import Request
 from tests.support.gitserver import commits_on, free_port
 from tests.support.integration import ROOT, wait_for, worker_env
+from tests.support.process_groups import stop_group
 from tests.support.workflow import approve_if_needed
 
 REQUESTS = int(os.environ.get("BERTH_FAULT_REQUESTS", "4"))
@@ -123,13 +124,7 @@ def process(
     try:
         yield running
     finally:
-        if running.poll() is None:
-            os.killpg(running.pid, signal.SIGTERM)
-            try:
-                running.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(running.pid, signal.SIGKILL)
-                running.wait()
+        stop_group(running, timeout=20)
 
 
 class Stack:

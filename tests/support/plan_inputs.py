@@ -8,7 +8,6 @@ tests/security/test_chart_least_privilege_*.py)."""
 from __future__ import annotations
 
 from provisioning import plan
-from provisioning.guardrails import BERTH_ROLES
 from provisioning.plan import (
     ARGOCD,
     FLUX,
@@ -84,16 +83,7 @@ def a_plan_input_with_every_kind() -> PlanInput:
     """A project on Argo CD + Kargo, the tenant's objects of both engines (Argo CD
     impersonating), and everything a tenant leaving the cluster deletes: every kind Berth
     applies or deletes."""
-    tier = TierSpec(
-        slug="dev",
-        pod_security_level="restricted",
-        network_preset="ingress",
-        container_default_cpu_millis=500,
-        container_default_memory_mib=512,
-        container_request_cpu_millis=100,
-        container_request_memory_mib=128,
-        cluster_roles={"owner": BERTH_ROLES[0], "member": BERTH_ROLES[0], "viewer": BERTH_ROLES[1]},
-    )
+    dev = tier()
     return PlanInput(
         request_id=1,
         tenant=TenantSpec(
@@ -112,13 +102,13 @@ def a_plan_input_with_every_kind() -> PlanInput:
         ),
         engine="argocd_kargo",
         namespaces=(
-            NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 5, project="shop"),
-            NamespaceSpec("payments-web-dev", tier, 1000, 1024, 5, project="web", engine="flux"),
+            NamespaceSpec("payments-shop-dev", dev, 1000, 1024, 5, project="shop"),
+            NamespaceSpec("payments-web-dev", dev, 1000, 1024, 5, project="web", engine="flux"),
         ),
         project="shop",
         remove_namespaces=("payments-old-dev",),
         tenant_engines=frozenset({ARGOCD, FLUX}),
-        kargo_projects=(KargoProject("shop", "payments-shop-kargo", (tier,)),),
+        kargo_projects=(KargoProject("shop", "payments-shop-kargo", (dev,)),),
         remove_kargo=(KargoProject("old", "payments-old-kargo"),),
         remove_tenant_engines=frozenset({ARGOCD, FLUX}),
     )

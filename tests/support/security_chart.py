@@ -13,6 +13,7 @@ from typing import Any
 import requests
 
 from kubesandbox import KubeSandbox
+from provisioning.plan import ObjectRef
 from tests.support.authz import path_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,6 +85,17 @@ class Cluster:
     def as_admin(self, obj: dict[str, Any]) -> None:
         answer = self.apply(self.admin, obj)
         assert answer.status_code in (200, 201), answer.text
+
+
+def path_of_ref(ref: ObjectRef) -> str:
+    """The API path of an object a plan deletes."""
+    return path_of(
+        {
+            "apiVersion": ref.api_version,
+            "kind": ref.kind,
+            "metadata": {"name": ref.name, "namespace": ref.namespace},
+        }
+    )
 
 
 def namespace(name: str, labels: dict[str, str]) -> dict[str, Any]:

@@ -3,23 +3,19 @@ longer the request's (PlanMoved) and record nothing, whoever calls them."""
 
 import pytest
 
-from tenants import demo, services
+from tenants import services
 from tenants.choices import RequestState
 from tenants.errors import NotAllowed, PlanMoved
-from tenants.models import Approval, AuditEvent, Request, Tenant, User
+from tenants.models import Approval, AuditEvent, Request
 from tenants.selectors import request_actions, review
 
 STALE = "0" * 64
 
 
 @pytest.fixture
-def world(db):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-    }
+def world(demo_world):
+    """The demo world of tests/conftest.py."""
+    return demo_world
 
 
 def submit(world, app: str) -> Request:

@@ -13,19 +13,13 @@ from tenants.models import (
     NamespaceClaim,
     Request,
     Tenant,
-    User,
 )
 
 
 @pytest.fixture
-def seeded(db):
-    from tenants import demo
-
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-    }
+def seeded(demo_world):
+    """The demo world of tests/conftest.py."""
+    return demo_world
 
 
 def ask(seeded, **payload):

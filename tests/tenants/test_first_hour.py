@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from tenants import demo, services
+from tenants import services
 from tenants.choices import NamespaceState, RequestKind
 from tenants.errors import InvalidInput
 from tenants.models import Namespace, Project, Tenant, User
+from tests.support.admin_forms import onboarding_form
 
 
 @pytest.fixture
-def world(db):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "owner": User.objects.get(username="olivia"),
-    }
+def world(demo_world):
+    """The demo world of tests/conftest.py."""
+    return demo_world
 
 
 def submit(world, kind, *, requester=None, **payload):
@@ -286,18 +283,13 @@ def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tena
 
     page = client.post(
         "/tenants/new/",
-        {
-            "slug": "ledger",
-            "name": "Ledger team",
-            "owner_groups": "ledger-owners",
-            "repo_url": "file:///srv/git/ledger.git",
-            "branch": "main",
-            "engine": "argocd_kargo",
-            "cpu": "4",
-            "memory": "8Gi",
-            "storage": "50Gi",
-            "namespaces": 5,
-        },
+        onboarding_form(
+            slug="ledger",
+            name="Ledger team",
+            owner_groups="ledger-owners",
+            repo_url="file:///srv/git/ledger.git",
+            engine="argocd_kargo",
+        ),
         follow=True,
     ).content.decode()
 

@@ -25,6 +25,13 @@ def world(names_world):
     return names_world  # tests/tenants/conftest.py
 
 
+def one_rule(world, namespace: str) -> None:
+    """The owner saves one environment rule: every environment in `namespace`."""
+    services.replace_environment_rules(
+        tenant=world["tenant"], actor=world["owner"], rules=[{"if": "", "namespace": namespace}]
+    )
+
+
 # --- the Kargo takeover, and its relatives ---------------------------------------------------
 
 
@@ -57,11 +64,7 @@ def test_an_environment_slug_of_a_tier_is_refused(world):
 )
 def test_environment_rules_may_not_name_berths_own_names(world, template, why):
     with pytest.raises(InvalidInput) as refused:
-        services.replace_environment_rules(
-            tenant=world["tenant"],
-            actor=world["owner"],
-            rules=[{"if": "", "namespace": template}],
-        )
+        one_rule(world, template)
     assert "Rule 1:" in errors(refused.value)
     assert why in errors(refused.value)
 
@@ -69,11 +72,7 @@ def test_environment_rules_may_not_name_berths_own_names(world, template, why):
 def test_a_rule_may_not_share_a_projects_tier_namespace(world):
     kargo_project(world)
     with pytest.raises(InvalidInput) as refused:
-        services.replace_environment_rules(
-            tenant=world["tenant"],
-            actor=world["owner"],
-            rules=[{"if": "", "namespace": "payments-shop-dev"}],
-        )
+        one_rule(world, "payments-shop-dev")
     assert "payments-shop-dev is kept for the dev namespace of shop" in errors(refused.value)
 
 
@@ -81,11 +80,7 @@ def test_a_rule_evaluating_to_a_registered_name_is_refused_at_submission(world):
     kargo_project(world)
     # A template that only the branch makes dangerous: saved, then refused when it names
     # the project's Kargo namespace.
-    services.replace_environment_rules(
-        tenant=world["tenant"],
-        actor=world["owner"],
-        rules=[{"if": "", "namespace": "$TENANT-$PROJECT-$BRANCH"}],
-    )
+    one_rule(world, "$TENANT-$PROJECT-$BRANCH")
     with pytest.raises(InvalidInput) as refused:
         submit(world, RequestKind.EPHEMERAL, project="shop", env_slug="review-1", branch="kargo")
     assert "ends with -kargo" in errors(refused.value)
@@ -105,11 +100,7 @@ def test_a_shared_rule_namespace_held_for_another_purpose_is_refused(world):
         tier="dev",
     )
     with pytest.raises(InvalidInput) as refused:
-        services.replace_environment_rules(
-            tenant=world["tenant"],
-            actor=world["owner"],
-            rules=[{"if": "", "namespace": "payments-review"}],
-        )
+        one_rule(world, "payments-review")
     assert "payments-review on sandbox is the dev namespace of review" in errors(refused.value)
 
 

@@ -5,22 +5,15 @@ import pytest
 from tenants import policy, services
 from tenants.choices import ApproverRole, PolicyOutcome, RequestState, Role
 from tenants.errors import NotAllowed
-from tenants.models import Approval, ApprovalRule, AuditEvent, Membership, Request, Tenant, User
+from tenants.models import Approval, ApprovalRule, AuditEvent, Membership, Request, Tenant
 from tests.support.factories import UserFactory
 from tests.support.workflow import approve_if_needed
 
 
 @pytest.fixture
-def world(db):
-    from tenants import demo
-
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "owner": User.objects.get(username="olivia"),
-        "admin": User.objects.get(username="pat"),
-    }
+def world(demo_world):
+    """The demo world of tests/conftest.py."""
+    return demo_world
 
 
 def submit(world, *, tier="dev", kind="namespace", requester=None, **extra):

@@ -7,6 +7,7 @@ import pytest
 from tenants import demo
 from tenants.models import Request, User
 from tenants.quantities import QuantityError, cpu_to_millis, memory_to_mib, storage_to_gib
+from tests.support.tenants_api import REQUESTS, namespace_request
 
 
 @pytest.mark.parametrize(
@@ -90,21 +91,7 @@ def test_the_api_refuses_a_zero_quota_saying_the_least_and_saves_nothing(world):
 
     client = APIClient()
     client.force_authenticate(world)
-    response = client.post(
-        "/api/v1/requests/",
-        {
-            "tenant": "payments",
-            "kind": "namespace",
-            "payload": {
-                "app": "shop",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "0.0001",
-                "memory": "100M",
-            },
-        },
-        format="json",
-    )
+    response = client.post(REQUESTS, namespace_request(cpu="0.0001", memory="100M"), format="json")
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
     body = response.json()

@@ -6,20 +6,14 @@ import pytest
 from tenants import services
 from tenants.choices import NamespaceState, RequestState
 from tenants.errors import InvalidInput, NotAllowed
-from tenants.models import Namespace, Request, Tenant, User
+from tenants.models import Namespace, Request, Tenant
 from tests.support.factories import UserFactory
 
 
 @pytest.fixture
-def world(db):
-    from tenants import demo
-
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-    }
+def world(demo_world):
+    """The demo world of tests/conftest.py."""
+    return demo_world
 
 
 def submit(world, **payload):

@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from tenants.models import Tenant, User
-from tests.support.cluster import seed_demo
+from tests.support.cluster import seed_demo, stand_in
 from tests.support.gitserver import GitDaemon, init_bare
 
 
@@ -27,11 +24,7 @@ def fast_git(settings):
 
 @pytest.fixture
 def writer_sandbox():
-    with KubeSandbox(
-        termination_seconds=0.2,
-        crds=upstream_crds(),
-        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-    ) as running:
+    with stand_in(termination_seconds=0.2) as running:
         yield running
 
 

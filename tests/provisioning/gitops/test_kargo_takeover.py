@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning import jobs
 from tenants.choices import NamePurpose, RequestState
 from tenants.models import NamespaceClaim, Request, Tenant, User
 from tests.support.api import api, assert_problem
-from tests.support.cluster import seed_demo, stand_in
-from tests.support.gitserver import GitDaemon, files_on, init_bare
+from tests.support.cluster import seed_demo
+from tests.support.gitops_loop import work
+from tests.support.gitserver import files_on, payments_repo_daemon
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -30,35 +30,14 @@ pytestmark = pytest.mark.processes
 KARGO_NS = "payments-shop-kargo"
 
 
-@pytest.fixture
-def sandbox():
-    with stand_in(termination_seconds=0.05) as running:
-        yield running
-
-
+# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
 def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    bare = init_bare(repos / "payments.git")
-    with GitDaemon(repos) as daemon:
+    with payments_repo_daemon(tmp_path) as daemon:
         seed_demo(sandbox)
         Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
-        yield {"bare": bare}
-
-
-def work() -> list[Request]:
-    """What the worker does with every approved request."""
-    done = []
-    for pk in (
-        Request.objects.filter(state=RequestState.APPROVED)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    ):
-        jobs.converge(request_id=pk, worker="takeover-test")
-        done.append(Request.objects.get(pk=pk))
-    return done
+        yield {"bare": daemon.base / "payments.git"}
 
 
 def kargo_state(sandbox, bare) -> dict:

@@ -11,6 +11,7 @@ from tenants import tasks
 from tenants.models import Request, Tenant
 from tests.support.factories import ClusterFactory, TenantFactory, TierFactory, UserFactory
 from tests.support.gitserver import git, payments_repo_server
+from tests.support.tenants_api import REQUESTS, namespace_request
 
 WRITER = "write-token-0123456789abcdef"
 READER = "read-token-0123456789abcdef"
@@ -93,21 +94,7 @@ def test_a_tenant_whose_repository_failed_its_check_gets_no_new_request(admin_ap
     api = APIClient()
     api.force_authenticate(requester)
 
-    refused = api.post(
-        "/api/v1/requests/",
-        {
-            "tenant": "payments",
-            "kind": "namespace",
-            "payload": {
-                "app": "shop",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "500m",
-                "memory": "512Mi",
-            },
-        },
-        format="json",
-    )
+    refused = api.post(REQUESTS, namespace_request(), format="json")
 
     assert refused.status_code == 400, refused.content
     assert "failed its check" in refused.content.decode()
@@ -115,21 +102,7 @@ def test_a_tenant_whose_repository_failed_its_check_gets_no_new_request(admin_ap
     assert not Request.objects.filter(tenant=tenant).exclude(kind="tenant_sync").exists()
 
     checked_with(admin_api, forge, queued, WRITER)  # fixed: taken again
-    taken = api.post(
-        "/api/v1/requests/",
-        {
-            "tenant": "payments",
-            "kind": "namespace",
-            "payload": {
-                "app": "shop",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "500m",
-                "memory": "512Mi",
-            },
-        },
-        format="json",
-    )
+    taken = api.post(REQUESTS, namespace_request(), format="json")
     assert taken.status_code == 201, taken.content
 
 

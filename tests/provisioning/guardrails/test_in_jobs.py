@@ -3,16 +3,13 @@ roles, installing the guardrails on a cluster, and the tenant page saying who ma
 
 import pytest
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import bootstrap, jobs
 from provisioning.jobs import runs
 from provisioning.plan import MANAGED_BY, Plan
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import AuditEvent, Cluster, Namespace, Request, Tenant, User
-from tests.support.cluster import berth_identity, seed_demo
+from tests.support.cluster import berth_identity, seed_demo, stand_in
 from tests.support.factories import UserFactory
 from tests.support.gitserver import commits_on
 from tests.support.workflow import approve_if_needed
@@ -26,11 +23,7 @@ WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 @pytest.fixture
 def sandbox():
-    with KubeSandbox(
-        termination_seconds=0.2,
-        crds=upstream_crds(),
-        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-    ) as running:
+    with stand_in(termination_seconds=0.2) as running:
         yield running
 
 
@@ -150,16 +143,17 @@ def test_a_plan_that_fails_validation_creates_nothing_anywhere(
     assert {step["outcome"] for step in run.steps} == {"pending", "failed"}
 
 
+def shop_dev_role_binding(sandbox, name: str) -> dict:
+    return sandbox.get(
+        "RoleBinding", name, "payments-shop-dev", api_version="rbac.authorization.k8s.io/v1"
+    )
+
+
 def test_a_valid_plan_still_provisions_and_commits(world, sandbox):
     tenancy_request = converge(approved(world))
 
     assert tenancy_request.state == RequestState.READY, tenancy_request.status_message
-    binding = sandbox.get(
-        "RoleBinding",
-        "berth-gitops",
-        "payments-shop-dev",
-        api_version="rbac.authorization.k8s.io/v1",
-    )
+    binding = shop_dev_role_binding(sandbox, "berth-gitops")
     assert binding["roleRef"]["name"] == "berth-tenant-edit"
     assert tenancy_request.runs.get().steps[-1]["outcome"] == "committed"
 
@@ -168,24 +162,14 @@ def test_a_binding_whose_role_changed_is_recreated(world, sandbox):
     """roleRef is immutable: an existing binding to `edit` (before Berth's roles) is deleted
     and created again, by reconcile as by provisioning."""
     converge(approved(world))
-    live = sandbox.get(
-        "RoleBinding",
-        "berth-members",
-        "payments-shop-dev",
-        api_version="rbac.authorization.k8s.io/v1",
-    )
+    live = shop_dev_role_binding(sandbox, "berth-members")
     live["roleRef"]["name"] = "edit"
     sandbox.upsert(live)
     sandbox.clear_requests()
 
     jobs.reconcile_namespace(Namespace.objects.get(name="payments-shop-dev"))
 
-    now = sandbox.get(
-        "RoleBinding",
-        "berth-members",
-        "payments-shop-dev",
-        api_version="rbac.authorization.k8s.io/v1",
-    )
+    now = shop_dev_role_binding(sandbox, "berth-members")
     assert now["roleRef"]["name"] == "berth-tenant-edit"
     writes = [
         (r["method"], r["path"].rsplit("/", 1)[-1])

@@ -4,19 +4,13 @@
 # conftest.py); a module provisioning without GitOps names these as its `world` and `sandbox`.
 import pytest
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
 from tenants.models import Cluster, Tenant, User
-from tests.support.cluster import seed_demo
+from tests.support.cluster import seed_demo, stand_in
 
 
 @pytest.fixture
 def engine_sandbox():
-    namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
-    with KubeSandbox(
-        termination_seconds=0.2, namespaces=namespaces, crds=upstream_crds()
-    ) as running:
+    with stand_in(termination_seconds=0.2) as running:
         yield running
 
 

@@ -5,7 +5,6 @@ its expiry, removes its ServiceAccount and the token stops working; and the peri
 
 from __future__ import annotations
 
-import base64
 import html
 import shutil
 import subprocess
@@ -25,8 +24,8 @@ from tenants.choices import GuardrailsMode, NamespaceState
 from tenants.errors import NotAllowed
 from tenants.models import AuditEvent, DeployToken, Namespace, User
 from tests.support.authz import LiveCluster, Subject, ca_file_of
-from tests.support.cluster import stand_in
-from tests.support.gitops_loop import submit, work
+from tests.support.cluster import ca_of, stand_in
+from tests.support.gitops_loop import approved_namespace, submit, work
 from tests.support.workflow import approve_if_needed
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
@@ -58,23 +57,10 @@ def namespace(world, sandbox) -> Namespace:
     (what the tiers bind to members) installed."""
     cluster = world["cluster"]
     cluster.guardrails = GuardrailsMode.BERTH
-    cluster.ca_certificate = base64.b64decode(
-        sandbox.kubeconfig()["clusters"][0]["cluster"]["certificate-authority-data"]
-    ).decode()
+    cluster.ca_certificate = ca_of(sandbox)
     cluster.save(update_fields=["guardrails", "ca_certificate"])
     assert not tasks.install_guardrails(cluster.pk).startswith("failed")
-    approve_if_needed(
-        submit(
-            world,
-            "namespace",
-            app="shop",
-            tier="dev",
-            cluster="sandbox",
-            cpu="500m",
-            memory="512Mi",
-        ),
-        approver=world["admin"],
-    )
+    approved_namespace(world, "shop", "dev")
     work()
     return Namespace.objects.get(name="payments-shop-dev", state=NamespaceState.ACTIVE)
 
@@ -169,18 +155,7 @@ def test_drift_and_the_truth_table_leave_a_deploy_tokens_objects_alone(
 
 
 def test_prod_refuses_deploy_tokens_and_nothing_is_made(world, sandbox, namespace, member):
-    approve_if_needed(
-        submit(
-            world,
-            "namespace",
-            app="shop",
-            tier="prod",
-            cluster="sandbox",
-            cpu="500m",
-            memory="512Mi",
-        ),
-        approver=world["admin"],
-    )
+    approved_namespace(world, "shop", "prod")
     work()
     prod = Namespace.objects.get(name="payments-shop-prod", state=NamespaceState.ACTIVE)
     with pytest.raises(NotAllowed, match="Tier prod does not allow deploy tokens"):

@@ -4,27 +4,17 @@ request becomes every object of its plan, applied server-side by field manager b
 stopped at the first refused object; a plan that moved since approval goes back to approval,
 a request under another worker's lease is left alone, and a plan-only cluster gets nothing."""
 
-import pytest
-
 from provisioning import jobs
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
 from provisioning.records import applied_objects, leases
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import Cluster, Namespace
-from tests.support.jobs_engine import approved
+from tests.support.jobs_engine import (
+    approved,
+    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
+    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
+)
 from tests.support.workflow import WORKER, converge
-
-
-@pytest.fixture
-def sandbox(engine_sandbox):
-    """The engine's stand-in (conftest.py), not the GitOps loop's."""
-    return engine_sandbox
-
-
-@pytest.fixture
-def world(engine_world):
-    """The engine's world (conftest.py): no GitOps repository, the commit step is skipped."""
-    return engine_world
 
 
 def test_approved_request_is_provisioned_with_every_object_and_becomes_ready(world, sandbox):

@@ -3,28 +3,19 @@ over real HTTP: one job per batch for one cluster, at most BERTH_PROVISION_BATCH
 each with its own run and outcome; the tenant's shared objects are applied once, and a
 refused object or a plan that cannot be rendered fails only its own request."""
 
-import pytest
-
 from provisioning import jobs, tasks
 from provisioning.plan import ref_of
 from tenants import services
 from tenants.choices import ApproverRole, NamespaceState, PolicyOutcome, RequestState, RunState
 from tenants.models import ApprovalRule, AuditEvent, Namespace, Request
 from tenants.selectors import review
-from tests.support.jobs_engine import approved_many, submitted_many
+from tests.support.jobs_engine import (
+    approved_many,
+    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
+    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
+    submitted_many,
+)
 from tests.support.workflow import WORKER, converge
-
-
-@pytest.fixture
-def sandbox(engine_sandbox):
-    """The engine's stand-in (conftest.py), not the GitOps loop's."""
-    return engine_sandbox
-
-
-@pytest.fixture
-def world(engine_world):
-    """The engine's world (conftest.py): no GitOps repository, the commit step is skipped."""
-    return engine_world
 
 
 def test_requests_approved_together_are_provisioned_together_each_with_its_own_run(world, sandbox):

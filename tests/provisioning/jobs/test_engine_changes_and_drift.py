@@ -3,27 +3,17 @@ stand-in over real HTTP: a quota change updates the live quota and the record; d
 deletes the namespace (never one Berth does not own); reconcile reports objects missing,
 changed and unexpected, and repairs drift when the tier says so."""
 
-import pytest
-
 from provisioning import jobs
 from provisioning.plan import MANAGED_BY
 from tenants.choices import NamespaceState, RequestState
 from tenants.models import Namespace
 from tests.support.cluster import as_admin
-from tests.support.jobs_engine import approved
+from tests.support.jobs_engine import (
+    approved,
+    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
+    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
+)
 from tests.support.workflow import converge
-
-
-@pytest.fixture
-def sandbox(engine_sandbox):
-    """The engine's stand-in (conftest.py), not the GitOps loop's."""
-    return engine_sandbox
-
-
-@pytest.fixture
-def world(engine_world):
-    """The engine's world (conftest.py): no GitOps repository, the commit step is skipped."""
-    return engine_world
 
 
 def test_decommission_deletes_the_namespace_and_marks_both_requests(world, sandbox):

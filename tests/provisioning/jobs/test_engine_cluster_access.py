@@ -10,28 +10,19 @@ import pytest
 import yaml
 from django.utils import timezone
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
+from kubesandbox import KubeSandbox
 from provisioning import jobs, tasks
 from provisioning.kube import KubeError
 from tenants import demo
 from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import Cluster, Request, Tenant, User
-from tests.support.jobs_engine import approved
+from tests.support.cluster import stand_in
+from tests.support.jobs_engine import (
+    approved,
+    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
+    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
+)
 from tests.support.workflow import converge
-
-
-@pytest.fixture
-def sandbox(engine_sandbox):
-    """The engine's stand-in (conftest.py), not the GitOps loop's."""
-    return engine_sandbox
-
-
-@pytest.fixture
-def world(engine_world):
-    """The engine's world (conftest.py): no GitOps repository, the commit step is skipped."""
-    return engine_world
 
 
 def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itself(
@@ -150,10 +141,7 @@ def test_an_http_url_to_an_https_api_server_fails_at_once_saying_what_to_fix(wor
 
 @pytest.mark.parametrize("auth_method", ["token", "kubeconfig"])
 def test_cluster_credentials_reach_a_cluster_that_requires_a_token(db, auth_method):
-    namespaces = (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES)
-    with KubeSandbox(
-        token="cluster-token-123", namespaces=namespaces, crds=upstream_crds()
-    ) as secured:
+    with stand_in(token="cluster-token-123") as secured:
         demo.seed(sandbox_api_url=secured.url)
         credentials = {
             "token": "cluster-token-123",

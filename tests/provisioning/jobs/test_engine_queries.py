@@ -4,27 +4,19 @@ costs the worker the same queries as one for a single environment) nor a batch's
 size, the applies are one API call per object, and a run writes its progress once or, for a
 slow plan, once per wave."""
 
-import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from provisioning import jobs, tasks
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant
-from tests.support.jobs_engine import approved, approved_many
+from tests.support.jobs_engine import (
+    approved,
+    approved_many,
+    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
+    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
+)
 from tests.support.workflow import WORKER, converge
-
-
-@pytest.fixture
-def sandbox(engine_sandbox):
-    """The engine's stand-in (conftest.py), not the GitOps loop's."""
-    return engine_sandbox
-
-
-@pytest.fixture
-def world(engine_world):
-    """The engine's world (conftest.py): no GitOps repository, the commit step is skipped."""
-    return engine_world
 
 
 # Database work per provisioned request does not grow with the bundle: a request for three

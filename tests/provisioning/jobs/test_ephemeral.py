@@ -12,9 +12,7 @@ from django.core import mail
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
-from kubesandbox.testing import upstream_crds
-from portal.sandbox import PLATFORM_NAMESPACES
+from kubesandbox import KubeSandbox
 from provisioning import jobs
 from tenants import services, tasks
 from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestKind, RequestState
@@ -29,7 +27,7 @@ from tenants.models import (
 )
 from tenants.tasks import send_expiry_warning
 from tests.support.cluster import seed_demo
-from tests.support.gitserver import GitDaemon, commits_on, files_on, init_bare
+from tests.support.gitserver import commits_on, files_on, payments_repo_daemon
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -37,23 +35,11 @@ pytestmark = pytest.mark.processes
 WORKER = "ephemeral-test"
 
 
-@pytest.fixture
-def sandbox():
-    with KubeSandbox(
-        termination_seconds=0.05,
-        crds=upstream_crds(),
-        namespaces=(*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES),
-    ) as running:
-        yield running
-
-
+# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
 def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    bare = init_bare(repos / "payments.git")
-    with GitDaemon(repos) as daemon:
+    with payments_repo_daemon(tmp_path) as daemon:
         seed_demo(sandbox)
         tenant = Tenant.objects.get(slug="payments")
         tenant.gitops_repo_url = daemon.url("payments.git")
@@ -65,7 +51,12 @@ def world(db, sandbox, tmp_path, settings):
         developer = User.objects.get(username="dev")
         api = APIClient()
         api.force_authenticate(developer)
-        yield {"tenant": tenant, "developer": developer, "api": api, "bare": bare}
+        yield {
+            "tenant": tenant,
+            "developer": developer,
+            "api": api,
+            "bare": daemon.base / "payments.git",
+        }
 
 
 def converge(request_id: int) -> Request:

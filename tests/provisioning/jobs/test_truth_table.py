@@ -29,6 +29,15 @@ def by_state(table: dict) -> dict[str, list[dict]]:
     return found
 
 
+def first_managed_file(files: dict[str, str], app: str) -> str:
+    """The first of the app's files that Berth wrote (and heads as its own)."""
+    return sorted(
+        path
+        for path, content in files.items()
+        if path.startswith(f"apps/{app}/") and content.startswith("# Managed by Berth")
+    )[0]
+
+
 def test_after_provisioning_everything_is_in_sync(provisioned):
     table = provisioner.take_truth(provisioned["tenant"])
     states = by_state(table)
@@ -49,11 +58,7 @@ def test_after_provisioning_everything_is_in_sync(provisioned):
 
 def test_a_hand_edit_a_deleted_file_and_an_orphan_are_each_reported(provisioned, sandbox, tmp_path):
     before = files_on(provisioned["bare"])
-    deleted = sorted(
-        p
-        for p in before
-        if p.startswith("apps/shop/") and before[p].startswith("# Managed by Berth")
-    )[0]
+    deleted = first_managed_file(before, "shop")
     hand_edit_quota(sandbox)
     delete_file(provisioned, tmp_path, deleted)
     orphan_config_map(sandbox)
@@ -74,11 +79,7 @@ def test_repair_puts_the_quota_and_the_file_back_through_a_request(provisioned, 
     from tests.support.workflow import approve_if_needed
 
     before = files_on(provisioned["bare"])
-    deleted = sorted(
-        p
-        for p in before
-        if p.startswith("apps/cart/") and before[p].startswith("# Managed by Berth")
-    )[0]
+    deleted = first_managed_file(before, "cart")
     hand_edit_quota(sandbox)
     delete_file(provisioned, tmp_path, deleted)
     provisioner.take_truth(provisioned["tenant"])

@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from provisioning import jobs, tasks
+from provisioning import tasks
 from provisioning.inputs import namespace_input
 from provisioning.jobs.watch import Timing, watch_clusters
 from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
-from tenants import services
 from tenants.models import Cluster, Namespace, Tenant, User
-from tests.support.cluster import as_admin, seed_demo, stand_in
-from tests.support.workflow import approve_if_needed
+from tests.support.cluster import as_admin, seed_demo
+from tests.support.jobs_engine import approved
+from tests.support.workflow import converge
 
 QUICK = Timing(
     watch_seconds=1,
@@ -38,31 +38,16 @@ DNS_POLICY = (
 DEADLINE = 30.0
 
 
-@pytest.fixture
-def sandbox():
-    with stand_in(termination_seconds=0.05) as running:
-        yield running
-
-
+# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
 def world(transactional_db, sandbox):
     seed_demo(sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    submitted = services.submit_request(
-        tenant=tenant,
-        kind="namespace",
-        requester=User.objects.get(username="dev"),
-        payload={
-            "app": "shop",
-            "tier": "dev",
-            "cluster": "sandbox",
-            "cpu": "1",
-            "memory": "2Gi",
-            "storage": "5Gi",
-        },
-    )
-    approved = approve_if_needed(submitted, approver=User.objects.get(username="pat"))
-    jobs.converge(request_id=approved.pk, worker="test")
+    people = {
+        "tenant": Tenant.objects.get(slug="payments"),
+        "developer": User.objects.get(username="dev"),
+        "admin": User.objects.get(username="pat"),
+    }
+    converge(approved(people))  # the shop, on dev, with storage
     namespace = Namespace.objects.get(name="payments-shop-dev")
     assert namespace.state == "active" and namespace.drift == []
     return {"namespace": namespace, "cluster": Cluster.objects.get(name="sandbox")}

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +22,7 @@ from tests.support.oidc_provider.contract import (
     CLIENT_SECRET,
     KUBECTL_CLIENT_ID,
 )
+from tests.support.process_groups import stop_group
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -64,16 +63,6 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
 @contextmanager
 def running_test_provider() -> Iterator[TestProvider]:
     process = subprocess.Popen(
@@ -89,7 +78,7 @@ def running_test_provider() -> Iterator[TestProvider]:
             raise RuntimeError(f"the test OIDC provider did not start: {line!r}")
         yield TestProvider(url=line.split()[1])
     finally:
-        _stop(process)
+        stop_group(process, timeout=10)
 
 
 @contextmanager
@@ -132,4 +121,4 @@ def running_dev_idp(*, berth_url: str, data_dir: Path, env: dict[str, str]) -> I
             time.sleep(0.1)
         yield f"{url}/openid"
     finally:
-        _stop(process)
+        stop_group(process, timeout=10)

@@ -87,7 +87,7 @@ class ClusterWatcher:
     def run(self, stop: threading.Event) -> None:
         lock = Lock(self.cluster_id, self.holder, self.timing)
         try:
-            while not stop.is_set() and not lock.take():
+            while not stop.is_set() and not lock.take_or_wait():
                 self.alive_at = time.monotonic()
                 stop.wait(self.timing.heartbeat_seconds)
             if stop.is_set():

@@ -4,14 +4,17 @@ clusters a watcher that beat recently covers (/readyz and beat's reconcile ask).
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from provisioning.jobs.watch_streams import Timing
 from provisioning.models import ClusterWatch
 from provisioning.records import watch_leases
+
+logger = logging.getLogger(__name__)
 
 ADVISORY_CLASS = 0x6265  # "be": the first key of the two-key advisory lock, the cluster's id second
 
@@ -38,6 +41,19 @@ class Lock:
             seconds=self.timing.lease_seconds,
             force=self.advisory,
         )
+
+    def take_or_wait(self) -> bool:
+        """`take`, where a database that did not answer this time (a locked SQLite file, a
+        dropped connection) counts as not taken: the watcher asks again at its next beat
+        instead of dying."""
+        try:
+            return self.take()
+        except DatabaseError as error:
+            logger.warning(
+                "cluster %s: the lock could not be asked for: %s", self.cluster_id, error
+            )
+            connection.close()
+            return False
 
     def still_held(self) -> bool:
         if not self.advisory:

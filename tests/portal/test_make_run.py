@@ -71,8 +71,17 @@ def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period(children,
     assert capsys.readouterr().out == "Stopped the Celery worker.\n"
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C raises KeyboardInterrupt, as make run's main() installs it, whatever an
+    earlier test in this process left as the SIGINT handler."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.processes
-def test_a_second_ctrl_c_kills_at_once(children, capsys):
+def test_a_second_ctrl_c_kills_at_once(children, capsys, ctrl_c_raises):
     children["worker"] = sleeper(ignores_sigterm=True)
     children["web"] = sleeper()
     # The person presses Ctrl-C again while make run waits for the worker.

@@ -42,7 +42,14 @@ class AuditEvent(models.Model):
         ordering = ["-created_at", "-id"]
         # A request's or an environment's history (its page, who made a move for the
         # e-mail): read by object, never by scanning the whole log.
-        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object")]
+        indexes = [
+            models.Index(fields=["object_type", "object_id"], name="audit_object"),
+            # A tenant's or a person's events, newest first, a page at a time: a tenant
+            # with few events among a million is found by its own index, not by walking
+            # the whole log from its newest end.
+            models.Index(fields=["tenant", "-created_at", "-id"], name="audit_tenant_time"),
+            models.Index(fields=["actor_label", "-created_at", "-id"], name="audit_actor_time"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.actor_label} {self.action} {self.object_type} {self.object_id}"

@@ -24,7 +24,13 @@ from tenants.selectors.access_map import (
     search,
     why_may_approve,
 )
-from tenants.selectors.audit import audit_events_visible_to, may_see_audit
+from tenants.selectors.audit import (
+    AuditCursor,
+    AuditPage,
+    audit_events_visible_to,
+    audit_page,
+    may_see_audit,
+)
 from tenants.selectors.budgets import budget_summary, namespaces_using_most
 from tenants.selectors.campaigns import (
     campaign,
@@ -102,7 +108,10 @@ __all__ = [
     "STATE_LABELS",
     "admin_dashboard",
     "approval_digest",
+    "AuditCursor",
+    "AuditPage",
     "audit_events_visible_to",
+    "audit_page",
     "budget_summary",
     "campaign",
     "campaign_commits",

@@ -10,6 +10,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from tenants import selectors
 from tenants.api import serializers as s
+from tenants.api.pagination import AuditCursorPagination
 from tenants.api.permissions import MaySeeAudit, TokenHasScope
 from tenants.api.views.base import ID, ApiView
 from tenants.filtersets import AuditEventFilterSet
@@ -24,8 +25,10 @@ class AuditEventViewSet(ApiView, viewsets.ReadOnlyModelViewSet):
     serializer_class = s.AuditEventSerializer
     permission_classes = [IsAuthenticated, MaySeeAudit, TokenHasScope]
     filterset_class = AuditEventFilterSet
-    ordering_fields = ["created_at", "id"]
-    ordering = ["-created_at", "-id"]
+    pagination_class = AuditCursorPagination
+    # The pages are cut by time, so time is the only order: `created_at` or `-created_at`.
+    ordering_fields = ["created_at"]
+    ordering = ["-created_at"]
     lookup_value_regex = ID
 
     queryset = AuditEvent.objects.none()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tenants.choices import Role
-from tenants.models import Membership
+from tenants.models import AuditEvent, Membership
 from tests.support.api import api, assert_problem, submit
 from tests.support.workflow import approve_if_needed
 
@@ -54,3 +54,74 @@ def test_owner_of_another_tenant_does_not_see_payments_events(world):
     submit(world, app="one")
     body = api(world.outsider).get("/api/v1/audit-events/").json()
     assert all(event["tenant"] != "payments" for event in body["results"])
+
+
+# --- pages: by cursor, never counted ---------------------------------------------------------
+
+
+def many_events(world, count: int) -> None:
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            actor_label="pat",
+            action="tenant.note",
+            object_type="t",
+            object_id=str(index),
+            tenant=world.payments,
+        )
+        for index in range(count)
+    )
+
+
+def follow(client, url: str, **params) -> list[dict]:
+    """Every event the list gives, following `next` to its end."""
+    events, response = [], client.get(url, params)
+    while True:
+        body = response.json()
+        assert response.status_code == 200, body
+        assert set(body) == {"next", "previous", "results"}  # no count: nothing counts the log
+        events += body["results"]
+        if body["next"] is None:
+            return events
+        response = client.get(body["next"])
+
+
+def test_audit_pages_follow_next_to_the_end_newest_or_oldest_first(world):
+    many_events(world, 12)
+    client = api(world.admin)
+    newest = follow(client, "/api/v1/audit-events/", page_size=5, tenant="payments")
+    oldest = follow(client, "/api/v1/audit-events/", page_size=5, ordering="created_at")
+    ids = [event["id"] for event in newest]
+    assert len(ids) == len(set(ids)) == AuditEvent.objects.filter(tenant=world.payments).count()
+    assert [event["id"] for event in oldest] == [
+        event.pk for event in AuditEvent.objects.order_by("created_at", "id")
+    ]
+    second = client.get("/api/v1/audit-events/", {"page_size": 5}).json()
+    back = client.get(client.get(second["next"]).json()["previous"]).json()
+    assert back["results"] == second["results"] and back["previous"] is None
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"page": "2"}, "page"),
+        ({"cursor": "not-one-of-ours"}, "cursor"),
+        ({"page_size": "0"}, "page_size"),
+        ({"ordering": "id"}, "ordering"),
+        ({"since": "2026-13-01"}, "since"),
+    ],
+)
+def test_audit_page_parameters_berth_cannot_follow_are_refused(world, params, field):
+    body = assert_problem(api(world.admin).get("/api/v1/audit-events/", params), 400)
+    assert field in body["errors"], body
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_an_audit_page_costs_the_same_queries_however_long_the_log(
+    world, count, django_assert_num_queries
+):
+    many_events(world, count)
+    client = api(world.admin)
+    first = client.get("/api/v1/audit-events/", {"page_size": 2}).json()
+    with django_assert_num_queries(3) as queries:
+        assert client.get(first["next"]).status_code == 200
+    assert not any("COUNT(" in query["sql"].upper() for query in queries.captured_queries)

@@ -54,3 +54,40 @@ def test_audit_query_count_stays_flat(client, world, django_assert_max_num_queri
     client.force_login(world["admin"])
     with django_assert_max_num_queries(8):
         assert client.get("/audit/").status_code == 200
+
+
+def test_audit_page_shows_a_hundred_events_and_links_to_older_ones_keeping_filters(client, world):
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            actor_label="pat",
+            action="tenant.note",
+            object_type="t",
+            object_id=str(index),
+            object_repr=f"note {index}",
+            tenant=world["tenant"],
+        )
+        for index in range(130)
+    )
+    client.force_login(world["admin"])
+    first = client.get("/audit/", {"action": "tenant.note"})
+    assert first.context["events"][0].object_id == "129" and len(first.context["events"]) == 100
+    assert not first.context["newer"] and "action=tenant.note" in first.context["older"]
+
+    second = client.get("/audit/" + first.context["older"])
+    shown = [event.object_id for event in second.context["events"]]
+    assert shown == [str(index) for index in range(29, -1, -1)]
+    assert not second.context["older"] and second.context["newest"]
+    page = second.content.decode()
+    assert "Newer events" in page and "Older events" not in page
+
+    back = client.get("/audit/" + second.context["newer"])
+    assert [e.pk for e in back.context["events"]] == [e.pk for e in first.context["events"]]
+
+
+def test_a_page_link_berth_did_not_make_shows_the_newest_events_and_says_so(client, world):
+    submit(world)
+    client.force_login(world["admin"])
+    response = client.get("/audit/", {"cursor": "made-up"})
+    assert response.status_code == 400
+    assert "Not a page link the audit log gave out" in response.content.decode()
+    assert response.context["events"]  # the newest events, not an empty or error page

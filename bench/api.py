@@ -1,13 +1,19 @@
-"""REST API latency: listing 50 of 10,000 requests through the API against a bare Django
-view returning the same 50 rows, both served by the same gunicorn in the same run.
+"""REST API latency: listing 50 of 10,000 requests, and 50 of 1,000,000 audit events,
+through the API against a bare Django view returning the same 50 rows, all served by the
+same gunicorn in the same run.
 
-    python bench/api.py [--rows 10000] [--clients 32] [--per-client 100] [--workers 4]
+    python bench/api.py [--rows 10000] [--audit-events 1000000] [--clients 32]
+                        [--per-client 100] [--workers 4]
 
 - API:   GET /api/v1/requests/?page_size=50 with a platform admin's API token (token
   lookup, scope check, throttle counter in the cache, tenant-scoped selector, the
   dashboard's filterset, ordering, page-number pagination with its COUNT, serializers).
 - plain: GET /bench/plain/requests/, a JsonResponse of the same 50 rows and fields, no
   authentication: a view in this file's own URLconf, not in the product.
+- audit: GET /api/v1/audit-events/?page_size=50 (the newest page), and audit deep: the page
+  at a cursor halfway down the log, both by cursor (no COUNT), against audit plain:
+  GET /bench/plain/audit/, the newest 50 events as a bare JsonResponse. The events are
+  written by one INSERT … SELECT, a second apart, over the demo's tenants.
 
 The server is gunicorn (sync workers, `--workers`) started as its own process with this
 file as its settings module (DJANGO_SETTINGS_MODULE=bench.api: Berth's settings plus the
@@ -37,6 +43,7 @@ def __getattr__(name: str):
 
         return [
             path("bench/plain/requests/", plain_requests),
+            path("bench/plain/audit/", plain_audit),
             path("", include("portal.urls")),
         ]
     raise AttributeError(name)
@@ -76,6 +83,77 @@ def plain_requests(request):
     )
 
 
+def plain_audit(request):
+    """The newest 50 audit events, the audit list's first page, as a bare JsonResponse."""
+    from django.http import JsonResponse
+
+    from tenants.models import AuditEvent
+
+    rows = AuditEvent.objects.select_related("tenant").order_by("-created_at", "-id")
+    return JsonResponse(
+        {
+            "results": [
+                {
+                    "id": row.pk,
+                    "created_at": _timestamp(row.created_at),
+                    "actor": row.actor_label,
+                    "action": row.action,
+                    "object_type": row.object_type,
+                    "object_id": row.object_id,
+                    "object_repr": row.object_repr,
+                    "tenant": row.tenant.slug if row.tenant else None,
+                    "before": row.before,
+                    "after": row.after,
+                    "source_ip": row.source_ip,
+                }
+                for row in rows[:50]
+            ]
+        }
+    )
+
+
+def seed_audit_events(count: int) -> None:
+    """`count` events, one a second back from now, in one statement (a Python loop would
+    spend minutes on a million rows)."""
+    from django.db import connection
+
+    from tenants.models import AuditEvent, Tenant
+
+    if count <= 0:
+        return
+    table = AuditEvent._meta.db_table
+    tenant_ids = list(Tenant.objects.order_by("pk").values_list("pk", flat=True))
+    columns = (
+        "actor_label, action, object_type, object_id, object_repr, tenant_id, after, "
+        "source_ip, created_at"
+    )
+    values = (
+        "'user' || (n %% 50), 'request.submit', 'tenants.request', CAST(n AS TEXT), "
+        f"'request ' || n, {_pick('n', tenant_ids)}, '{{\"reason\": \"seeded\"}}', '10.0.0.1'"
+    )
+    insert = f"INSERT INTO {table} ({columns}) SELECT {values}"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"{insert}, now() - n * interval '1 second' FROM generate_series(1, %s) AS n",
+                [count],
+            )
+            cursor.execute(f"ANALYZE {table}")
+        else:
+            numbers = "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < %s)"
+            cursor.execute(
+                f"{numbers} {insert}, "
+                "strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '-' || n || ' seconds') FROM s",
+                [count],
+            )
+
+
+def _pick(number: str, ids: list[int]) -> str:
+    """SQL choosing one of `ids` by `number`, round robin."""
+    cases = " ".join(f"WHEN {index} THEN {pk}" for index, pk in enumerate(ids))
+    return f"CASE {number} %% {len(ids)} {cases} END"  # %% : the statement has parameters
+
+
 def _timestamp(value):
     return None if value is None else value.isoformat().replace("+00:00", "Z")
 
@@ -99,10 +177,13 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--audit-events", type=int, default=1_000_000)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--per-client", type=int, default=100)
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
+    if args.audit_events < 100:
+        parser.error("--audit-events: at least 100 (a first page and one halfway down)")
 
     sys.path.insert(0, str(root / "bench"))
     from common import (
@@ -150,6 +231,14 @@ def main() -> None:
         ],
         batch_size=1000,
     )
+    started = time.perf_counter()
+    seed_audit_events(args.audit_events)
+    print(f"seeded {args.audit_events} audit events in {time.perf_counter() - started:.1f} s")
+    from tenants.models import AuditEvent
+    from tenants.selectors import AuditCursor
+
+    halfway = AuditEvent.objects.order_by("-created_at", "-id")[args.audit_events // 2]
+    deep_cursor = AuditCursor.at(halfway, forward=True).encode()
     token = services.create_api_token(
         user=User.objects.get(username="pat"), name="bench", scopes=["read"]
     )[1]
@@ -197,6 +286,17 @@ def main() -> None:
                 {"Authorization": f"Bearer {token}"},
             ),
             "plain": (f"{base}/bench/plain/requests/", {}, {}),
+            "audit": (
+                f"{base}/api/v1/audit-events/",
+                {"page_size": "50"},
+                {"Authorization": f"Bearer {token}"},
+            ),
+            "audit deep": (
+                f"{base}/api/v1/audit-events/",
+                {"page_size": "50", "cursor": deep_cursor},
+                {"Authorization": f"Bearer {token}"},
+            ),
+            "audit plain": (f"{base}/bench/plain/audit/", {}, {}),
         }
         first = requests.get(
             endpoints["API"][0], params=endpoints["API"][1], headers=endpoints["API"][2], timeout=30
@@ -206,6 +306,15 @@ def main() -> None:
         assert first.status_code == 200 and len(page["results"]) == 50, first.text[:300]
         assert [r["id"] for r in page["results"]] == [r["id"] for r in plain]
         assert page["results"][0] == {**plain[0]}, (page["results"][0], plain[0])
+        audit = requests.get(
+            endpoints["audit"][0],
+            params=endpoints["audit"][1],
+            headers=endpoints["audit"][2],
+            timeout=30,
+        ).json()
+        audit_plain = requests.get(endpoints["audit plain"][0], timeout=30).json()["results"]
+        assert audit["results"] == audit_plain, (audit["results"][:1], audit_plain[:1])
+        assert "count" not in audit and len(audit["results"]) == 50, audit.keys()
 
         def load(name: str, per_client: int, clients: int = args.clients) -> list[float]:
             url, params, headers = endpoints[name]
@@ -256,7 +365,8 @@ def main() -> None:
             return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
         print(
-            f"bench/api.py: {args.rows} requests in {database}, cache "
+            f"bench/api.py: {args.rows} requests and {args.audit_events} audit events in "
+            f"{database}, cache "
             f"{'Redis' if os.environ.get('REDIS_URL') else 'per-process memory'}, "
             f"gunicorn {args.workers} sync workers, {args.clients} concurrent clients, "
             f"{len(results['API'])} requests per endpoint"
@@ -266,7 +376,7 @@ def main() -> None:
             p50, p99 = percentile(values, 0.50), percentile(values, 0.99)
             figures[name] = (p50, p99)
             print(
-                f"  {name:5}  p50 {p50 * 1000:7.1f} ms   p99 {p99 * 1000:7.1f} ms   "
+                f"  {name:11}  p50 {p50 * 1000:7.1f} ms   p99 {p99 * 1000:7.1f} ms   "
                 f"mean {statistics.mean(values) * 1000:7.1f} ms   "
                 f"{len(values) / walls[name]:6.0f} req/s"
             )
@@ -274,6 +384,12 @@ def main() -> None:
             f"  web peak RSS per gunicorn worker: {max(web_rss):.0f} MiB "
             f"({', '.join(f'{rss:.0f}' for rss in sorted(web_rss))})"
         )
+        for name in ("audit", "audit deep"):
+            print(
+                f"  ratio {name}/audit plain: p50 "
+                f"{figures[name][0] / figures['audit plain'][0]:.2f}x, "
+                f"p99 {figures[name][1] / figures['audit plain'][1]:.2f}x"
+            )
         print(
             f"  ratio API/plain: p50 {figures['API'][0] / figures['plain'][0]:.2f}x, "
             f"p99 {figures['API'][1] / figures['plain'][1]:.2f}x"

@@ -112,48 +112,6 @@ def plain_audit(request):
     )
 
 
-def seed_audit_events(count: int) -> None:
-    """`count` events, one a second back from now, in one statement (a Python loop would
-    spend minutes on a million rows)."""
-    from django.db import connection
-
-    from tenants.models import AuditEvent, Tenant
-
-    if count <= 0:
-        return
-    table = AuditEvent._meta.db_table
-    tenant_ids = list(Tenant.objects.order_by("pk").values_list("pk", flat=True))
-    columns = (
-        "actor_label, action, object_type, object_id, object_repr, tenant_id, after, "
-        "source_ip, created_at"
-    )
-    values = (
-        "'user' || (n %% 50), 'request.submit', 'tenants.request', CAST(n AS TEXT), "
-        f"'request ' || n, {_pick('n', tenant_ids)}, '{{\"reason\": \"seeded\"}}', '10.0.0.1'"
-    )
-    insert = f"INSERT INTO {table} ({columns}) SELECT {values}"
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"{insert}, now() - n * interval '1 second' FROM generate_series(1, %s) AS n",
-                [count],
-            )
-            cursor.execute(f"ANALYZE {table}")
-        else:
-            numbers = "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < %s)"
-            cursor.execute(
-                f"{numbers} {insert}, "
-                "strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '-' || n || ' seconds') FROM s",
-                [count],
-            )
-
-
-def _pick(number: str, ids: list[int]) -> str:
-    """SQL choosing one of `ids` by `number`, round robin."""
-    cases = " ".join(f"WHEN {index} THEN {pk}" for index, pk in enumerate(ids))
-    return f"CASE {number} %% {len(ids)} {cases} END"  # %% : the statement has parameters
-
-
 def _timestamp(value):
     return None if value is None else value.isoformat().replace("+00:00", "Z")
 
@@ -189,6 +147,7 @@ def main() -> None:
     from common import (
         drop_scratch_postgres,
         peak_rss_mib,
+        seed_audit_events,
         stack,
         start_django,
         tree_pids,

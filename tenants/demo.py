@@ -41,6 +41,18 @@ from tenants.services.names import claim_tenant_names
 
 PLATFORM_ADMIN_GROUP = "platform-admins"
 
+# The ClusterRoles a tenant's owners, members and viewers get in a tier's namespaces.
+EDITING_ROLES = dict(
+    owner_cluster_role="berth-tenant-edit",
+    member_cluster_role="berth-tenant-edit",
+    viewer_cluster_role="berth-tenant-view",
+)
+READING_ROLES = dict(
+    owner_cluster_role="berth-tenant-view",
+    member_cluster_role="berth-tenant-view",
+    viewer_cluster_role="berth-tenant-view",
+)
+
 TIERS = [
     dict(
         slug="dev",
@@ -54,9 +66,7 @@ TIERS = [
         max_storage_gib=50,
         network_preset=NetworkPreset.INGRESS,
         pod_security_level="baseline",
-        owner_cluster_role="berth-tenant-edit",
-        member_cluster_role="berth-tenant-edit",
-        viewer_cluster_role="berth-tenant-view",
+        **EDITING_ROLES,
         auto_repair_drift=True,
         deploy_tokens_allowed=True,
     ),
@@ -72,9 +82,7 @@ TIERS = [
         max_storage_gib=100,
         network_preset=NetworkPreset.INGRESS,
         pod_security_level="restricted",
-        owner_cluster_role="berth-tenant-edit",
-        member_cluster_role="berth-tenant-edit",
-        viewer_cluster_role="berth-tenant-view",
+        **EDITING_ROLES,
         auto_repair_drift=True,
         deploy_tokens_allowed=True,
     ),
@@ -91,9 +99,7 @@ TIERS = [
         max_storage_gib=500,
         network_preset=NetworkPreset.INGRESS,
         pod_security_level="restricted",
-        owner_cluster_role="berth-tenant-view",
-        member_cluster_role="berth-tenant-view",
-        viewer_cluster_role="berth-tenant-view",
+        **READING_ROLES,
         auto_repair_drift=False,
     ),
     dict(
@@ -108,9 +114,7 @@ TIERS = [
         max_storage_gib=10,
         network_preset=NetworkPreset.INGRESS,
         pod_security_level="restricted",
-        owner_cluster_role="berth-tenant-edit",
-        member_cluster_role="berth-tenant-edit",
-        viewer_cluster_role="berth-tenant-view",
+        **EDITING_ROLES,
         is_ephemeral=True,
         default_ttl=timedelta(days=2),
         max_ttl=timedelta(days=14),

@@ -34,19 +34,26 @@ from tenants.models import (
 AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
 
 
+def _signed_in(request) -> bool:
+    return request is not None and request.user.is_authenticated
+
+
 def visible_tenants(request) -> QuerySet[Tenant]:
     """Filter choices name only tenants the user may see."""
     from tenants.selectors import tenants_for_user
 
-    if request is None or not request.user.is_authenticated:
-        return Tenant.objects.none()
-    return tenants_for_user(request.user)
+    return tenants_for_user(request.user) if _signed_in(request) else Tenant.objects.none()
+
+
+def _tenant_filter() -> django_filters.ModelChoiceFilter:
+    """A tenant, by slug, among those the user may see."""
+    return django_filters.ModelChoiceFilter(
+        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
+    )
 
 
 class RequestFilterSet(django_filters.FilterSet):
-    tenant = django_filters.ModelChoiceFilter(
-        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
-    )
+    tenant = _tenant_filter()
     kind = django_filters.ChoiceFilter(choices=RequestKind.choices, empty_label="Any kind")
     state = django_filters.ChoiceFilter(choices=RequestState.choices, empty_label="Any state")
     # The OpenAPI schema cannot tell a method filter's type: a tier's slug.
@@ -88,9 +95,7 @@ class RequestFilterSet(django_filters.FilterSet):
 
 
 class AuditEventFilterSet(django_filters.FilterSet):
-    tenant = django_filters.ModelChoiceFilter(
-        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
-    )
+    tenant = _tenant_filter()
     action = django_filters.CharFilter(lookup_expr="startswith", label="Action starts with")
     actor = django_filters.CharFilter(field_name="actor_label", label="Actor")
     # Days as bounds on created_at itself (the start of the day, the start of the next), in
@@ -119,15 +124,11 @@ def _start_of(day: date) -> datetime:
 def visible_projects(request) -> QuerySet[Project]:
     from tenants.selectors import projects_visible_to
 
-    if request is None or not request.user.is_authenticated:
-        return Project.objects.none()
-    return projects_visible_to(request.user)
+    return projects_visible_to(request.user) if _signed_in(request) else Project.objects.none()
 
 
 class NamespaceFilterSet(django_filters.FilterSet):
-    tenant = django_filters.ModelChoiceFilter(
-        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
-    )
+    tenant = _tenant_filter()
     tier = django_filters.ModelChoiceFilter(
         queryset=EnvironmentTier.objects.all(), to_field_name="slug", empty_label="Any tier"
     )
@@ -141,9 +142,7 @@ class NamespaceFilterSet(django_filters.FilterSet):
 
 
 class ProjectFilterSet(django_filters.FilterSet):
-    tenant = django_filters.ModelChoiceFilter(
-        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
-    )
+    tenant = _tenant_filter()
     gitops_engine = django_filters.ChoiceFilter(choices=GitOpsEngine.choices)
 
     class Meta:
@@ -152,9 +151,7 @@ class ProjectFilterSet(django_filters.FilterSet):
 
 
 class EphemeralEnvironmentFilterSet(django_filters.FilterSet):
-    tenant = django_filters.ModelChoiceFilter(
-        queryset=visible_tenants, to_field_name="slug", empty_label="Any tenant"
-    )
+    tenant = _tenant_filter()
     project = django_filters.CharFilter(field_name="project__name", label="Project (name)")
     env_slug = django_filters.CharFilter(field_name="slug", label="Environment slug")
     state = django_filters.ChoiceFilter(choices=EnvironmentState.choices, empty_label="Any state")

@@ -9,24 +9,24 @@ from tenants.choices import CampaignState, TargetState
 from tenants.models import EnvironmentTier
 
 
+def _number_of(revision: str, help_text: str | None = None) -> serializers.IntegerField:
+    """The number of a revision the object may lack (null then)."""
+    return serializers.IntegerField(
+        source=f"{revision}.number", allow_null=True, default=None, help_text=help_text
+    )
+
+
 class CampaignTargetSerializer(serializers.Serializer):
     namespace = serializers.CharField(source="namespace.name")
     tenant = serializers.CharField(source="namespace.tenant.slug")
     wave = serializers.IntegerField(help_text="1 is the canary.")
     group = serializers.CharField(help_text="Same value: the same diff, up to the name.")
     state = serializers.ChoiceField(choices=TargetState.choices)
-    from_version = serializers.IntegerField(
-        source="from_tier_revision.number",
-        allow_null=True,
-        default=None,
-        help_text="The tier definition it ran before; null: not recorded.",
+    from_version = _number_of(
+        "from_tier_revision", "The tier definition it ran before; null: not recorded."
     )
-    to_version = serializers.IntegerField(
-        source="to_tier_revision.number", allow_null=True, default=None
-    )
-    from_bundle_version = serializers.IntegerField(
-        source="from_bundle_revision.number", allow_null=True, default=None
-    )
+    to_version = _number_of("to_tier_revision")
+    from_bundle_version = _number_of("from_bundle_revision")
     error = serializers.CharField()
     applied_at = serializers.DateTimeField(allow_null=True)
 
@@ -57,18 +57,10 @@ class DiffGroupSerializer(serializers.Serializer):
 class CampaignSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     tier = serializers.CharField(source="tier.slug", allow_null=True, default=None)
-    tier_version = serializers.IntegerField(
-        source="tier_revision.number",
-        allow_null=True,
-        default=None,
-        help_text="The tier definition it rolls out; null for every tier (each target says).",
+    tier_version = _number_of(
+        "tier_revision", "The tier definition it rolls out; null for every tier (each target says)."
     )
-    bundle_version = serializers.IntegerField(
-        source="bundle_revision.number",
-        allow_null=True,
-        default=None,
-        help_text="Berth's templates it rolls out.",
-    )
+    bundle_version = _number_of("bundle_revision", "Berth's templates it rolls out.")
     reason = serializers.CharField()
     state = serializers.ChoiceField(choices=CampaignState.choices)
     status_message = serializers.CharField()

@@ -62,3 +62,16 @@ def group_list(**kwargs: Any) -> serializers.ListField:
         validators=[TenantGroupNames()],
         **kwargs,
     )
+
+
+def secret(*, max_length: int, help_text: str, **kwargs: Any) -> serializers.CharField:
+    """A secret the caller may set and never reads back (its `<name>_set` says whether one is
+    stored)."""
+    return serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=max_length,
+        help_text=help_text,
+        **kwargs,
+    )

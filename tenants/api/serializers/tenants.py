@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from tenants import selectors
-from tenants.api.serializers.fields import SlugReference, group_list
+from tenants.api.serializers.fields import SlugReference, group_list, secret
 from tenants.choices import GitOpsEngine
 from tenants.egress import webhook_url_problem
 from tenants.models import Cluster, EnvironmentTier, Tenant
@@ -31,10 +31,7 @@ class TenantSerializer(serializers.ModelSerializer):
     notify_emails = serializers.ListField(
         child=serializers.EmailField(), max_length=100, required=False
     )
-    gitops_credentials = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
+    gitops_credentials = secret(
         max_length=20000,
         style={"input_type": "password"},
         help_text="HTTPS token or SSH deploy key; stored encrypted, never returned.",
@@ -46,12 +43,8 @@ class TenantSerializer(serializers.ModelSerializer):
         max_length=20000,
         help_text="For an SSH repository read by Flux: the host's known_hosts line(s).",
     )
-    webhook_secret = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
-        max_length=500,
-        help_text="Signs webhook bodies; stored encrypted, never returned.",
+    webhook_secret = secret(
+        max_length=500, help_text="Signs webhook bodies; stored encrypted, never returned."
     )
     webhook_secret_set = serializers.SerializerMethodField()
     confirm_removals = serializers.BooleanField(
@@ -248,10 +241,7 @@ class TenantCreateSerializer(TenantSerializer):
 
 
 class ClusterSerializer(serializers.ModelSerializer):
-    credentials = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
+    credentials = secret(
         max_length=100000,
         style={"input_type": "password"},
         help_text="Bearer token or kubeconfig, per auth_method; stored encrypted, never returned.",

@@ -118,6 +118,7 @@ _ALL = ("all",)
 _RBAC_NAMES = {"name_rule": NAME_PATH_SEGMENT}
 _REVIEW = {"virtual": True, "verbs": CREATE_ONLY}
 _SCALE = {"scale": STATUS_VERBS}
+_SCALABLE = {"has_status": True, "subresources": _SCALE, "categories": _ALL}
 
 BUILT_IN_TYPES: tuple[ResourceType, ...] = (
     _t(
@@ -159,40 +160,10 @@ BUILT_IN_TYPES: tuple[ResourceType, ...] = (
     _t("", "v1", "limitranges", "LimitRange", True, "limits"),
     _t("", "v1", "events", "Event", True, "ev"),
     _t("", "v1", "endpoints", "Endpoints", True, "ep"),
-    _t(
-        "apps",
-        "v1",
-        "deployments",
-        "Deployment",
-        True,
-        "deploy",
-        has_status=True,
-        subresources=_SCALE,
-        categories=_ALL,
-    ),
-    _t(
-        "apps",
-        "v1",
-        "statefulsets",
-        "StatefulSet",
-        True,
-        "sts",
-        has_status=True,
-        subresources=_SCALE,
-        categories=_ALL,
-    ),
+    _t("apps", "v1", "deployments", "Deployment", True, "deploy", **_SCALABLE),
+    _t("apps", "v1", "statefulsets", "StatefulSet", True, "sts", **_SCALABLE),
     _t("apps", "v1", "daemonsets", "DaemonSet", True, "ds", has_status=True, categories=_ALL),
-    _t(
-        "apps",
-        "v1",
-        "replicasets",
-        "ReplicaSet",
-        True,
-        "rs",
-        has_status=True,
-        subresources=_SCALE,
-        categories=_ALL,
-    ),
+    _t("apps", "v1", "replicasets", "ReplicaSet", True, "rs", **_SCALABLE),
     _t("batch", "v1", "jobs", "Job", True, has_status=True, categories=_ALL),
     _t("batch", "v1", "cronjobs", "CronJob", True, "cj", has_status=True, categories=_ALL),
     _t("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, "netpol"),

@@ -4,14 +4,11 @@ before the first API call.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import Any
 
-from django.conf import settings
-
 from provisioning.guardrails.checks import claim_problems, guardrail_problems
-from provisioning.kube import ClusterAccess, ClusterClient, KubeError, RetryPolicy, client_for
+from provisioning.kube import KubeError, cluster_client
 from provisioning.plan import ARGOCD, FLUX, ROOT_NAME, Plan, PlanInput, ref_of
 from provisioning.schema import SchemaUnavailable, ServedSchemas, validate_object
 
@@ -89,7 +86,7 @@ def cluster_schemas(cluster_name: str) -> ServedSchemas:
             )
             return None
         try:
-            return _client(cluster).openapi_v3(group, version)
+            return cluster_client(cluster).openapi_v3(group, version)
         except KubeError as error:
             raise SchemaUnavailable(
                 f"cluster {cluster_name} did not give its schemas for {group}/{version}: "
@@ -97,29 +94,6 @@ def cluster_schemas(cluster_name: str) -> ServedSchemas:
             ) from error
 
     return ServedSchemas(cluster_name, fetch)
-
-
-def _client(cluster: Any) -> ClusterClient:
-    """The same client as the jobs' (provisioning.jobs.clusters, a layer above): the
-    same access key and retry policy, so the check shares its client and discovery."""
-    fingerprint = hashlib.sha256(
-        f"{cluster.api_url}|{cluster.auth_method}|{cluster.credentials}|"
-        f"{cluster.ca_certificate}".encode()
-    ).hexdigest()[:16]
-    access = ClusterAccess(
-        key=f"{cluster.pk}:{fingerprint}",
-        api_url=cluster.api_url,
-        auth_method=cluster.auth_method,
-        credentials=cluster.credentials,
-        ca_certificate=cluster.ca_certificate,
-    )
-    policy = RetryPolicy(
-        attempts=settings.KUBE_MAX_ATTEMPTS,
-        initial_seconds=settings.KUBE_BACKOFF_SECONDS,
-        max_seconds=max(settings.KUBE_BACKOFF_SECONDS * 20, 1.0),
-        timeout_seconds=settings.KUBE_TIMEOUT_SECONDS,
-    )
-    return client_for(access, policy)
 
 
 def warm() -> None:

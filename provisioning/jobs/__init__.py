@@ -16,19 +16,18 @@ plan, find drift afterwards, roll out upgrade campaigns, install guardrails.
     watch     the cluster watcher (watch_streams: its streams, watch_lock: one per cluster)
     campaigns upgrade campaigns rolled out and back
     guardrails the roles and admission policies installed on a cluster, checked
-    clusters  how a job reaches a cluster
 """
 
 from provisioning.jobs.applying import apply_object
 from provisioning.jobs.approvals import approved_digest
 from provisioning.jobs.batches import batches_of
-from provisioning.jobs.clusters import cluster_access, cluster_client, retry_policy
 from provisioning.jobs.commits import GitOpsWritten, write_gitops, write_gitops_all
 from provisioning.jobs.discovery import discover_namespaces
 from provisioning.jobs.drift import active_namespaces, find_drift, reconcile_namespace
 from provisioning.jobs.proposals import gitops_preview
 from provisioning.jobs.runs import converge, converge_batch, current_plan
 from provisioning.jobs.truth import take as take_truth
+from provisioning.kube import cluster_access, cluster_client, retry_policy
 
 __all__ = [
     "GitOpsWritten",

@@ -19,9 +19,8 @@ from django.db.models import QuerySet
 from provisioning import gitops, gitops_plan
 from provisioning.inputs import namespace_input
 from provisioning.jobs.applying import apply_object
-from provisioning.jobs.clusters import cluster_client
 from provisioning.jobs.proposals import gitops_remote, proposed_sync
-from provisioning.kube import ClusterClient, KubeError
+from provisioning.kube import ClusterClient, KubeError, cluster_client
 from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of, repo_root
 from provisioning.records import campaign_progress
 from tenants.choices import CampaignState, NamespaceState, TargetState

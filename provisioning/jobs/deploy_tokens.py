@@ -3,8 +3,7 @@ it; and remove both when it is revoked or has expired (which ends every token of
 
 from __future__ import annotations
 
-from provisioning.jobs.clusters import cluster_client
-from provisioning.kube import KubeError
+from provisioning.kube import KubeError, cluster_client
 from provisioning.plan import ref_of
 from provisioning.plan.deploy_tokens import deploy_token_objects
 from tenants.errors import ClusterUnavailable

@@ -5,7 +5,7 @@ registry) are left to the claims that made them."""
 
 from __future__ import annotations
 
-from provisioning.jobs.clusters import cluster_client
+from provisioning.kube import cluster_client
 from provisioning.plan import MANAGED_BY
 from tenants.models import Cluster
 from tenants.services.names import claim_found_namespaces

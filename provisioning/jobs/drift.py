@@ -12,8 +12,7 @@ from typing import Any
 
 from provisioning.inputs import namespace_input
 from provisioning.jobs.applying import apply_object
-from provisioning.jobs.clusters import cluster_client
-from provisioning.kube import ClusterClient
+from provisioning.kube import ClusterClient, cluster_client
 from provisioning.plan import LABEL_REQUEST, LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
 from provisioning.records import observations
 from tenants.choices import NamespaceState

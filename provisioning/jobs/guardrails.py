@@ -19,8 +19,7 @@ from django.conf import settings
 from provisioning.guardrails import PART_OF, berth_username, bootstrap_objects
 from provisioning.guardrails.stamp import CHECKED_KINDS, gaps, guardrails_digest
 from provisioning.inputs import cluster_spec
-from provisioning.jobs.clusters import cluster_client
-from provisioning.kube import ClusterClient, KubeError
+from provisioning.kube import ClusterClient, KubeError, cluster_client
 from tenants.choices import GuardrailsMode
 from tenants.models import Cluster
 

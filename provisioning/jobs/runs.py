@@ -23,13 +23,12 @@ from provisioning.inputs.kinds import plan_kind_for
 from provisioning.jobs.applying import apply_plans, delete_plan
 from provisioning.jobs.approvals import Bound, approved_digests, gitops_binds_now
 from provisioning.jobs.batches import BATCHED_KINDS, Item
-from provisioning.jobs.clusters import cluster_client
 from provisioning.jobs.commits import writes_a_repository
 from provisioning.jobs.decommissions import creators_of, finish_decommission_of, start_removals
 from provisioning.jobs.git_step import GitFailure, gitops_step, gitops_step_row, gitops_steps
 from provisioning.jobs.guardrails import guardrails_problem
 from provisioning.jobs.outages import wait_for_outage
-from provisioning.kube import KubeError
+from provisioning.kube import KubeError, cluster_client
 from provisioning.plan import Plan, PlanInput, ref_of, render
 from provisioning.records import leases, outcomes, run_steps
 from provisioning.validation import validate_plan

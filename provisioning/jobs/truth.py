@@ -26,10 +26,9 @@ from django.utils import timezone
 
 from provisioning import gitops, gitops_plan
 from provisioning.inputs import clusters_of, kept_input
-from provisioning.jobs.clusters import cluster_client
 from provisioning.jobs.drift import differences
 from provisioning.jobs.proposals import gitops_remote, proposed_sync
-from provisioning.kube import FIELD_MANAGER, ClusterClient, KubeError
+from provisioning.kube import FIELD_MANAGER, ClusterClient, KubeError, cluster_client
 from provisioning.plan import (
     LABEL_REQUEST,
     LABEL_TENANT,

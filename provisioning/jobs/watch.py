@@ -29,7 +29,6 @@ from typing import Any
 from django.db import connection
 
 from provisioning.inputs import namespace_input
-from provisioning.jobs.clusters import cluster_client
 from provisioning.jobs.drift import digest_in, object_finding, repair, shape_of, unexpected
 from provisioning.jobs.watch_lock import Lock
 from provisioning.jobs.watch_streams import (
@@ -42,7 +41,7 @@ from provisioning.jobs.watch_streams import (
     namespace_of,
     stub_of,
 )
-from provisioning.kube import ClusterClient, KubeError
+from provisioning.kube import ClusterClient, KubeError, cluster_client
 from provisioning.plan import LABEL_TENANT, namespace_objects, ref_of
 from provisioning.records import observations, watch_leases
 from tenants.choices import CampaignState, NamespaceState, RequestState

@@ -2,8 +2,10 @@
 
 client  the cluster client (server-side apply, get, delete, list, watch), cached
 errors  what a failed call means and whether it is retried
+access  how Berth reaches a registered cluster: its access and retry policy from settings
 """
 
+from provisioning.kube.access import cluster_access, cluster_client, retry_policy
 from provisioning.kube.client import (
     FIELD_MANAGER,
     Applied,
@@ -23,4 +25,7 @@ __all__ = [
     "Outcome",
     "RetryPolicy",
     "client_for",
+    "cluster_access",
+    "cluster_client",
+    "retry_policy",
 ]

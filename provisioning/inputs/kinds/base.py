@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from provisioning.inputs.specs import app_of, kargo_projects_for
-from provisioning.plan import KargoProject, NamespaceSpec, PlanInput
+from provisioning.plan import KargoProject, NamespaceSpec, PlanInput, TierSpec
 from tenants.choices import RequestKind
 from tenants.models import Cluster, Namespace, Request, Tenant
 
@@ -37,6 +37,20 @@ def project_draft(
         project=project,
         namespaces=namespaces,
         kargo=kargo_projects_for(tenant, cluster, engine, project, namespaces),
+    )
+
+
+def sized_namespace(
+    payload: dict[str, Any], *, name: str, tier: TierSpec, project: str = ""
+) -> NamespaceSpec:
+    """A namespace of the size the request's payload asks (storage it may leave out)."""
+    return NamespaceSpec(
+        name=name,
+        tier=tier,
+        cpu_millis=payload["cpu_millis"],
+        memory_mib=payload["memory_mib"],
+        storage_gib=payload.get("storage_gib", 0),
+        project=project,
     )
 
 

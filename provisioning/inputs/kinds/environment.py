@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from provisioning.inputs.kinds.base import Draft, PayloadApp, project_draft
+from provisioning.inputs.kinds.base import Draft, PayloadApp, project_draft, sized_namespace
 from provisioning.inputs.reads import cluster_named, recorded_name, tier_named
 from provisioning.inputs.specs import tier_spec
-from provisioning.plan import NamespaceSpec
 from tenants.choices import RequestKind
 from tenants.models import Project, Request
 
@@ -22,12 +21,10 @@ class EnvironmentPlan(PayloadApp):
         engine, project = app.gitops_engine, app.name
         tier = tier_named(payload["tier"])
         namespaces = [
-            NamespaceSpec(
+            sized_namespace(
+                payload,
                 name=recorded_name(tenancy_request, project, tier),
                 tier=tier_spec(tier),
-                cpu_millis=payload["cpu_millis"],
-                memory_mib=payload["memory_mib"],
-                storage_gib=payload.get("storage_gib", 0),
                 project=project,
             )
         ]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from provisioning.inputs.kinds.base import Draft, PayloadApp
+from provisioning.inputs.kinds.base import Draft, PayloadApp, sized_namespace
 from provisioning.inputs.reads import cluster_named, tier_named
 from provisioning.inputs.specs import tier_spec
-from provisioning.plan import NamespaceSpec
 from tenants.choices import RequestKind
 from tenants.models import Project, Request
 
@@ -23,12 +22,10 @@ class EphemeralPlan(PayloadApp):
         draft = Draft(cluster=cluster, engine=app.gitops_engine, project=app.name)
         if payload["creates_namespace"]:
             draft.namespaces.append(
-                NamespaceSpec(
+                sized_namespace(
+                    payload,
                     name=payload["namespace"],
                     tier=tier_spec(tier_named(payload["tier"])),
-                    cpu_millis=payload["cpu_millis"],
-                    memory_mib=payload["memory_mib"],
-                    storage_gib=payload["storage_gib"],
                     project="" if payload["shared"] else app.name,
                 )
             )

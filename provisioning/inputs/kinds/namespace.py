@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from provisioning.inputs.kinds.base import Draft, PayloadApp
+from provisioning.inputs.kinds.base import Draft, PayloadApp, sized_namespace
 from provisioning.inputs.reads import cluster_named, recorded_name, tier_named
 from provisioning.inputs.specs import tier_spec
-from provisioning.plan import NamespaceSpec
 from tenants.choices import RequestKind
 from tenants.models import Request
 
@@ -24,12 +23,10 @@ class NamespacePlan(PayloadApp):
             cluster=cluster_named(payload["cluster"]),
             engine=tenancy_request.tenant.gitops_engine,
             namespaces=[
-                NamespaceSpec(
+                sized_namespace(
+                    payload,
                     name=recorded_name(tenancy_request, payload["app"], tier),
                     tier=tier_spec(tier),
-                    cpu_millis=payload["cpu_millis"],
-                    memory_mib=payload["memory_mib"],
-                    storage_gib=payload.get("storage_gib", 0),
                 )
             ],
         )

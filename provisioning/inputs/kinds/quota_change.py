@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from provisioning.inputs.kinds.base import Draft, PlanKind
+from provisioning.inputs.kinds.base import Draft, PlanKind, sized_namespace
 from provisioning.inputs.specs import live_namespace, pinned_tier_spec
-from provisioning.plan import NamespaceSpec
 from tenants.choices import RequestKind
 from tenants.models import Request
 
@@ -20,12 +19,10 @@ class QuotaChangePlan(PlanKind):
             cluster=current.cluster,
             engine=tenant.gitops_engine,
             namespaces=[
-                NamespaceSpec(
+                sized_namespace(
+                    payload,
                     name=current.name,
                     tier=pinned_tier_spec(current),
-                    cpu_millis=payload["cpu_millis"],
-                    memory_mib=payload["memory_mib"],
-                    storage_gib=payload.get("storage_gib", 0),
                     project=current.project.name if current.project else "",
                 )
             ],

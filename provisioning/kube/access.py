@@ -1,15 +1,16 @@
-"""How the jobs reach a cluster: its access (credentials fingerprinted so a changed
-credential gets a new client) and the retry policy from settings.
-"""
+"""How Berth reaches a registered cluster: its access (the credentials fingerprinted, so a
+changed credential gets a new client) and the retry policy from settings. The cluster is
+anything with a Cluster row's fields: this package reads no records itself."""
 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from django.conf import settings
 
-from provisioning.kube import ClusterAccess, ClusterClient, RetryPolicy, client_for
-from tenants.models import Cluster
+from provisioning.kube.client import ClusterAccess, ClusterClient, client_for
+from provisioning.kube.errors import RetryPolicy
 
 
 def retry_policy() -> RetryPolicy:
@@ -21,7 +22,7 @@ def retry_policy() -> RetryPolicy:
     )
 
 
-def cluster_access(cluster: Cluster) -> ClusterAccess:
+def cluster_access(cluster: Any) -> ClusterAccess:
     fingerprint = hashlib.sha256(
         f"{cluster.api_url}|{cluster.auth_method}|{cluster.credentials}|{cluster.ca_certificate}".encode()
     ).hexdigest()[:16]
@@ -34,5 +35,7 @@ def cluster_access(cluster: Cluster) -> ClusterAccess:
     )
 
 
-def cluster_client(cluster: Cluster) -> ClusterClient:
+def cluster_client(cluster: Any) -> ClusterClient:
+    """The cluster's client, shared by every job and check of this process that reaches it
+    with the same credentials (and so its discovery)."""
     return client_for(cluster_access(cluster), retry_policy())

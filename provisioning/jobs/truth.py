@@ -12,6 +12,9 @@ states:
     missing_in_cluster  Berth would apply the object and the cluster lacks it
     orphan              labelled or headed as Berth's, with no owner in the database
 
+Where the cluster's drift watcher is healthy, the objects it watches in the tenant's
+namespaces are answered from its record (cluster_rows, `watched`) instead of one GET each.
+
 For the objects a GitOps engine applies (Argo CD Applications, Flux Kustomizations, Kargo
 Stages, from the plan or from the repository's files) the live sync status is read too.
 """
@@ -28,6 +31,8 @@ from provisioning import gitops, gitops_plan
 from provisioning.inputs import clusters_of, kept_input
 from provisioning.jobs.drift import differences
 from provisioning.jobs.proposals import gitops_remote, proposed_sync
+from provisioning.jobs.watch_lock import watched_clusters
+from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.kube import FIELD_MANAGER, ClusterClient, KubeError, cluster_client
 from provisioning.plan import (
     LABEL_REQUEST,
@@ -39,7 +44,8 @@ from provisioning.plan import (
     repo_root,
 )
 from provisioning.records import observations
-from tenants.models import Tenant
+from tenants.choices import NamespaceState
+from tenants.models import Namespace, Tenant
 
 IN_SYNC, DRIFTED, MISSING_IN_GIT, MISSING_IN_CLUSTER, ORPHAN = (
     "in_sync",
@@ -55,6 +61,8 @@ STATES = (IN_SYNC, DRIFTED, MISSING_IN_GIT, MISSING_IN_CLUSTER, ORPHAN)
 LISTED_KINDS = frozenset(
     {"ConfigMap", "ResourceQuota", "LimitRange", "ServiceAccount", "NetworkPolicy", "RoleBinding"}
 )
+# What a healthy watcher answers for: the kinds it watches, in the namespaces it plans.
+WATCHED = frozenset(kind for _, kind in WATCHED_KINDS)
 ENGINE_KINDS = {
     ("argoproj.io", "Application"),
     ("kustomize.toolkit.fluxcd.io", "Kustomization"),
@@ -77,13 +85,17 @@ def take(tenant: Tenant) -> dict[str, Any]:
         except gitops.GitError as error:
             problems.append(f"the repository could not be read: {error.message}")
     expected: dict[str, tuple[str, str, str]] = {}  # path -> (cluster, content, GitOps engine)
+    watched = watched_clusters()
     for cluster in clusters_of(tenant):
         if cluster.plan_only:
             continue
         inputs = kept_input(tenant, cluster)
         client: ClusterClient | None = cluster_client(cluster)
+        seen = watcher_findings(tenant, cluster.pk) if cluster.pk in watched else {}
         try:
-            rows += cluster_rows(tenant, cluster.name, list(render(inputs).apply), client)
+            rows += cluster_rows(
+                tenant, cluster.name, list(render(inputs).apply), client, watched=seen
+            )
         except KubeError as error:
             problems.append(f"{cluster.name}: the cluster could not be read: {error.message}")
             client = None
@@ -160,20 +172,45 @@ def _row(source: str, cluster: str, what: str, state: str, **fields: Any) -> dic
     return row
 
 
+def watcher_findings(tenant: Tenant, cluster_id: int) -> dict[str, list[dict[str, Any]]]:
+    """What the cluster's watcher has recorded of each of the tenant's namespaces there (its
+    drift findings, [] when everything matched): one query, however many namespaces."""
+    return dict(
+        Namespace.objects.filter(
+            tenant=tenant, cluster_id=cluster_id, state=NamespaceState.ACTIVE
+        ).values_list("name", "drift")
+    )
+
+
 def cluster_rows(
-    tenant: Tenant, cluster: str, desired: list[dict[str, Any]], client: ClusterClient
+    tenant: Tenant,
+    cluster: str,
+    desired: list[dict[str, Any]],
+    client: ClusterClient,
+    *,
+    watched: dict[str, list[dict[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per object the plan applies, then one per orphan found beside them."""
+    """One row per object the plan applies, then one per orphan found beside them.
+
+    `watched`: the findings a healthy watcher recorded, per namespace. The watcher compares
+    every event of the kinds it watches with the namespace's plan as it happens, so those
+    objects are answered from its record, with no call to the cluster; the rest (the
+    tenant's own objects outside its namespaces, a handful however many namespaces it has)
+    are read one by one."""
+    watched = watched or {}
     rows = []
     wanted: set[tuple[str, str, str]] = set()
     for obj in desired:
         ref = ref_of(obj)
         wanted.add((ref.kind, ref.namespace or "", ref.name))
         want = _wanted(obj)
-        live = client.get(ref)
         # A Namespace is filed under itself: "this namespace's objects" include it.
         home = ref.name if ref.kind == "Namespace" else ref.namespace or ""
         common = {"namespace": home, "db": f"plan {_digest(want)}"}
+        if home in watched and ref.kind in WATCHED:
+            rows.append(_watched_row(cluster, str(ref), watched[home], common))
+            continue
+        live = client.get(ref)
         if live is None:
             rows.append(
                 _row("cluster", cluster, str(ref), MISSING_IN_CLUSTER, live="absent", **common)
@@ -205,8 +242,28 @@ def cluster_rows(
                 **common,
             )
         )
-    rows += _cluster_orphans(tenant, cluster, desired, wanted, client)
+    rows += _cluster_orphans(tenant, cluster, desired, wanted, client, watched)
     return rows
+
+
+def _watched_row(
+    cluster: str, what: str, findings: list[dict[str, Any]], common: dict[str, str]
+) -> dict[str, Any]:
+    """An object's row as the watcher last saw it. A finding it repaired is in sync again."""
+    finding = next((f for f in findings if f.get("object") == what and not f.get("repaired")), None)
+    if finding is None:
+        return _row("cluster", cluster, what, IN_SYNC, live="as planned (watched)", **common)
+    if finding["status"] == "missing":
+        return _row("cluster", cluster, what, MISSING_IN_CLUSTER, live="absent", **common)
+    return _row(
+        "cluster",
+        cluster,
+        what,
+        DRIFTED,
+        live="present (watched)",
+        detail=finding.get("detail", ""),
+        **common,
+    )
 
 
 def _cluster_orphans(
@@ -215,9 +272,11 @@ def _cluster_orphans(
     desired: list[dict[str, Any]],
     wanted: set[tuple[str, str, str]],
     client: ClusterClient,
+    watched: dict[str, list[dict[str, Any]]],
 ) -> list[dict[str, Any]]:
     """Objects labelled as Berth's for this tenant that no plan applies: namespaces, and
-    in each of the tenant's namespaces, objects of the kinds the plan puts there."""
+    in each of the tenant's namespaces, objects of the kinds the plan puts there (in a
+    watched namespace, those the watcher found: it sees every labelled object arrive)."""
     selector = f"{MANAGED_BY}=berth,{LABEL_TENANT}={tenant.slug}"
     rows = []
     for live in client.list("v1", "Namespace", label_selector=selector):
@@ -243,7 +302,23 @@ def _cluster_orphans(
             if o["metadata"].get("namespace") in own and o["kind"] in LISTED_KINDS
         }
     )
+    for namespace in sorted(own & set(watched)):
+        rows += [
+            _row(
+                "cluster",
+                cluster,
+                finding["object"],
+                ORPHAN,
+                namespace=namespace,
+                live="present (watched)",
+                detail="labelled as Berth's; no plan applies it",
+            )
+            for finding in watched[namespace]
+            if finding.get("status") == "unexpected"
+        ]
     for api_version, kind, namespace in kinds:
+        if namespace in watched:
+            continue
         for live in client.list(api_version, kind, namespace=namespace, label_selector=selector):
             name = live["metadata"]["name"]
             if (kind, namespace, name) not in wanted:

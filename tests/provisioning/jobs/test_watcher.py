@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from provisioning import tasks
+from tenants import provisioner
 from provisioning.inputs import namespace_input
 from provisioning.jobs.watch import Timing, watch_clusters
 from provisioning.jobs.watch_streams import WATCHED_KINDS
@@ -279,6 +280,53 @@ def test_beats_reconcile_reads_nothing_from_a_cluster_whose_watcher_is_healthy(w
     ClusterWatch.objects.update(heartbeat_at=None, lease_expires_at=None)
     tasks.reconcile()
     assert [r for r in sandbox.requests() if r["path"] == QUOTA and r["method"] == "GET"]
+
+
+def test_the_truth_table_takes_a_watched_namespace_from_the_watcher_and_agrees_without_it(
+    world, sandbox
+):
+    """Beat's other periodic job: with the watcher healthy the truth table asks the cluster
+    nothing about the namespace's objects (the watcher has compared them already), yet
+    reports the same states, a hand edit included, as reading each object does."""
+    namespace = world["namespace"]
+    repairing(namespace, False)
+    quota = "ResourceQuota/payments-shop-dev/berth-quota"
+
+    def table_and_reads() -> tuple[dict[str, dict], list[str]]:
+        sandbox.clear_requests()
+        table = provisioner.take_truth(namespace.tenant)
+        reads = [
+            r["path"]
+            for r in sandbox.requests()
+            if "/namespaces/payments-shop-dev/" in r["path"] and "watch=true" not in r["query"]
+        ]
+        rows = {
+            row["object"]: row
+            for row in table["rows"]
+            if row["source"] == "cluster" and row["namespace"] == "payments-shop-dev"
+        }
+        return rows, reads
+
+    with watcher():
+        synced(world["cluster"])
+        rows, reads = table_and_reads()
+        assert reads == []
+        assert rows and {row["state"] for row in rows.values()} == {"in_sync"}
+        assert quota in rows and "Namespace/payments-shop-dev" in rows
+
+        edit_quota(sandbox, cpu="96")
+        eventually(lambda: finding(namespace, quota), "the edit recorded")
+        watched_rows, reads = table_and_reads()
+        assert reads == []
+    assert watched_rows[quota]["state"] == "drifted"
+    assert "requests.cpu" in watched_rows[quota]["detail"]
+
+    ClusterWatch.objects.update(heartbeat_at=None, lease_expires_at=None)
+    read_rows, reads = table_and_reads()
+    assert any(path.endswith("/resourcequotas/berth-quota") for path in reads)
+    assert {ref: row["state"] for ref, row in read_rows.items()} == {
+        ref: row["state"] for ref, row in watched_rows.items()
+    }
 
 
 def test_readyz_and_metrics_show_the_watchers_health_and_figures(world, sandbox, client):

@@ -93,6 +93,9 @@ def run(
     before = len(calls())
     tasks.reconcile()
     polled = len(calls()) - before
+    before = len(calls())
+    tasks.take_truth_tables()
+    truth_polled = len(calls()) - before
 
     # --- idle, watched ---------------------------------------------------------------------
     # The watcher's memory: the seeding's high-water mark is cleared (Linux's clear_refs), so
@@ -134,6 +137,9 @@ def run(
     before = len(calls())
     tasks.reconcile()
     reconcile_watched = len(calls()) - before
+    before = len(calls())
+    tasks.take_truth_tables()
+    truth_watched = len(calls()) - before
 
     # --- out-of-band changes -----------------------------------------------------------------
     config = json.loads(sandbox.kubeconfig.read_text())
@@ -197,6 +203,11 @@ def run(
         f"({polled / args.count:.1f} per namespace)"
     )
     print(f"beat's reconcile, watcher healthy: {reconcile_watched} API calls")
+    print(
+        f"beat's truth tables, no watcher: {truth_polled} API calls "
+        f"({truth_polled / args.count:.1f} per namespace); watcher healthy: {truth_watched} "
+        f"({truth_watched / args.count:.2f} per namespace)"
+    )
     print(
         f"idle, watched, {args.window:.0f} s: {idle_logged} API calls logged; "
         f"{idle_per_hour:.0f} per hour per cluster (a watch per kind every "

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tenants.models import Tenant, User
-from tests.support.cluster import seed_demo, stand_in
+from tests.support.cluster import stand_in
 from tests.support.gitserver import GitDaemon, init_bare
+from tests.support.prov_world import demo_world_on
 
 
 @pytest.fixture
@@ -45,13 +45,4 @@ def daemon(repos):
 @pytest.fixture
 def writer_world(db, writer_sandbox, daemon, fast_git):
     """The demo on `writer_sandbox`, the payments tenant's repository on `daemon`."""
-    seed_demo(writer_sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    tenant.gitops_repo_url = daemon.url("payments.git")
-    tenant.save()
-    return {
-        "tenant": tenant,
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-        "bare": daemon.base / "payments.git",
-    }
+    return demo_world_on(writer_sandbox, daemon)

@@ -1,7 +1,8 @@
 """The GitOps writer's world for the tests of this folder that write through a git daemon
 (tests/support/gitops_world.py has their helpers). Its fixtures carry names of their own:
 a `world` or `sandbox` here is the GitOps loop's (tests/provisioning/conftest.py), which the
-loop's tests and the Kargo takeover regression use."""
+loop's tests and the Kargo takeover regression use. The repository check's tests take their
+`admin_api` and `queued` from tests/support/prov_repository_check.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from tests.support.cluster import stand_in
 from tests.support.gitserver import GitDaemon, init_bare
+from tests.support.prov_repository_check import admin_api, queued  # noqa: F401 - fixtures
 from tests.support.prov_world import demo_world_on
 
 

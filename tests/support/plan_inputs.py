@@ -52,6 +52,16 @@ CLUSTER = ClusterSpec(
     name="sandbox", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress-nginx"
 )
 
+# The payments tenant's roots of both engines, as a plan deletes them: after everything else.
+TENANT_ROOTS_DELETED = (
+    "Application/payments-apps/berth-root",
+    "Secret/argocd/berth-repo-payments",
+    "AppProject/argocd/payments",
+    "Namespace/payments-apps",
+    "Kustomization/payments-gitops/berth-root",
+    "Namespace/payments-gitops",
+)
+
 
 def inputs(*, engine: str = "argocd", namespaces=None, project: str = "", **extra) -> PlanInput:
     namespaces = namespaces or (

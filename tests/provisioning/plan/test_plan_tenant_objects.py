@@ -18,7 +18,15 @@ from provisioning.plan import (
     TenantSpec,
     render,
 )
-from tests.support.plan_inputs import CLUSTER, TENANT, TOKEN, find, inputs, tier
+from tests.support.plan_inputs import (
+    CLUSTER,
+    TENANT,
+    TENANT_ROOTS_DELETED,
+    TOKEN,
+    find,
+    inputs,
+    tier,
+)
 
 
 def test_app_project_fences_argocd_to_the_tenants_namespaces_and_repo():
@@ -261,12 +269,7 @@ def test_a_tenant_leaving_a_cluster_deletes_namespaces_then_kargo_then_its_roots
         "Namespace/payments-shop-dev",
         "Project/payments-shop-kargo",
         "Namespace/payments-shop-kargo",
-        "Application/payments-apps/berth-root",
-        "Secret/argocd/berth-repo-payments",
-        "AppProject/argocd/payments",
-        "Namespace/payments-apps",
-        "Kustomization/payments-gitops/berth-root",
-        "Namespace/payments-gitops",
+        *TENANT_ROOTS_DELETED,
     ]
 
 

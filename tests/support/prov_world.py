@@ -14,20 +14,24 @@ from tests.support.cluster import seed_demo
 from tests.support.gitserver import GitDaemon, payments_repo_daemon
 
 
-def demo_world(sandbox: KubeSandbox, **tenant_fields: Any) -> dict[str, Any]:
-    """The demo on `sandbox`: the payments tenant (with `tenant_fields` saved on it), its
-    developer dev and the platform admin pat."""
-    seed_demo(sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    if tenant_fields:
-        for field, value in tenant_fields.items():
-            setattr(tenant, field, value)
-        tenant.save()
+def demo_people() -> dict[str, Any]:
+    """Of the seeded demo: the payments tenant, its developer dev and the platform admin pat."""
     return {
-        "tenant": tenant,
+        "tenant": Tenant.objects.get(slug="payments"),
         "developer": User.objects.get(username="dev"),
         "admin": User.objects.get(username="pat"),
     }
+
+
+def demo_world(sandbox: KubeSandbox, **tenant_fields: Any) -> dict[str, Any]:
+    """The demo on `sandbox`, its people, the payments tenant with `tenant_fields` saved."""
+    seed_demo(sandbox)
+    world = demo_people()
+    if tenant_fields:
+        for field, value in tenant_fields.items():
+            setattr(world["tenant"], field, value)
+        world["tenant"].save()
+    return world
 
 
 def demo_world_on(sandbox: KubeSandbox, daemon: GitDaemon, **tenant_fields: Any) -> dict[str, Any]:

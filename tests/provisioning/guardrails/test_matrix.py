@@ -28,6 +28,7 @@ from provisioning.plan import (
 )
 from tenants import demo
 from tests.support.authz import LiveCluster, Subject, path_of
+from tests.support.guardrails import web_deployment
 
 TIERS = ("dev", "staging", "prod", "review")
 CLUSTER = ClusterSpec(
@@ -139,21 +140,6 @@ HOLDS = {
 }
 
 
-def deployment(namespace: str) -> dict:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": namespace},
-        "spec": {
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-            },
-        },
-    }
-
-
 def team_policy(namespace: str) -> dict:
     return {
         "apiVersion": "networking.k8s.io/v1",
@@ -187,8 +173,8 @@ ACTIONS = {
     "create Deployment": lambda ns: (
         "request",
         "POST",
-        path_of(deployment(ns), named=False),
-        deployment(ns),
+        path_of(web_deployment(ns), named=False),
+        web_deployment(ns),
     ),
     "create Service": lambda ns: (
         "request",
@@ -280,8 +266,8 @@ ACTIONS = {
     "Deployment in search's ns": lambda ns: (
         "request",
         "POST",
-        path_of(deployment(ns.replace("payments-shop", "search-web")), named=False),
-        deployment(ns.replace("payments-shop", "search-web")),
+        path_of(web_deployment(ns.replace("payments-shop", "search-web")), named=False),
+        web_deployment(ns.replace("payments-shop", "search-web")),
     ),
 }
 

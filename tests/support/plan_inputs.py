@@ -40,6 +40,20 @@ def tier(
     )
 
 
+def namespace_spec(
+    name: str, spec_tier: TierSpec | None = None, *, storage_gib: int = 0, **extra
+) -> NamespaceSpec:
+    """A namespace of 1 CPU and 1Gi of memory, on the dev tier unless told."""
+    return NamespaceSpec(
+        name=name,
+        tier=spec_tier or tier(),
+        cpu_millis=1000,
+        memory_mib=1024,
+        storage_gib=storage_gib,
+        **extra,
+    )
+
+
 TOKEN = "glpat-very-secret-token"
 TENANT = TenantSpec(
     slug="payments",

@@ -20,7 +20,6 @@ from provisioning.plan import (
     GITOPS_SERVICE_ACCOUNT,
     ClusterSpec,
     KargoProject,
-    NamespaceSpec,
     PlanInput,
     TenantSpec,
     TierSpec,
@@ -29,6 +28,7 @@ from provisioning.plan import (
 from tenants import demo
 from tests.support.authz import LiveCluster, Subject, path_of
 from tests.support.guardrails import web_deployment
+from tests.support.plan_inputs import namespace_spec
 
 TIERS = ("dev", "staging", "prod", "review")
 CLUSTER = ClusterSpec(
@@ -71,13 +71,8 @@ def tenant_plan(spec: dict, app: str) -> list[dict]:
         engine="argocd_kargo",
         project=app,
         namespaces=tuple(
-            NamespaceSpec(
-                name=f"{spec['slug']}-{app}-{slug}",
-                tier=tier_spec(slug),
-                cpu_millis=1000,
-                memory_mib=1024,
-                storage_gib=1,
-                project=app,
+            namespace_spec(
+                f"{spec['slug']}-{app}-{slug}", tier_spec(slug), storage_gib=1, project=app
             )
             for slug in TIERS
         ),

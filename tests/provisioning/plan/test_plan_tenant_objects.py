@@ -13,7 +13,6 @@ from provisioning.plan import (
     FLUX,
     ClusterSpec,
     KargoProject,
-    NamespaceSpec,
     RepoCredential,
     TenantSpec,
     render,
@@ -25,6 +24,7 @@ from tests.support.plan_inputs import (
     TOKEN,
     find,
     inputs,
+    namespace_spec,
     tier,
 )
 
@@ -79,14 +79,7 @@ def test_flux_tenant_gets_no_argocd_objects():
 
 def test_kargo_project_and_config_for_an_argocd_kargo_project():
     namespaces = [
-        NamespaceSpec(
-            name=f"payments-shop-{t}",
-            tier=tier(t),
-            cpu_millis=1000,
-            memory_mib=1024,
-            storage_gib=0,
-            project="shop",
-        )
+        namespace_spec(f"payments-shop-{t}", tier(t), project="shop")
         for t in ("dev", "staging", "prod")
     ]
     kargo_side = KargoProject("shop", "payments-shop-kargo", tuple(ns.tier for ns in namespaces))
@@ -280,23 +273,8 @@ def test_every_object_of_a_plan_with_every_kind_validates_strictly():
 
     impersonating = ClusterSpec(**{**vars(CLUSTER), "argocd_impersonation": True})
     namespaces = [
-        NamespaceSpec(
-            name="payments-shop-dev",
-            tier=tier(),
-            cpu_millis=1000,
-            memory_mib=1024,
-            storage_gib=1,
-            project="shop",
-        ),
-        NamespaceSpec(
-            name="payments-feed-dev",
-            tier=tier(),
-            cpu_millis=1000,
-            memory_mib=1024,
-            storage_gib=1,
-            project="feed",
-            engine="flux",
-        ),
+        namespace_spec("payments-shop-dev", storage_gib=1, project="shop"),
+        namespace_spec("payments-feed-dev", storage_gib=1, project="feed", engine="flux"),
     ]
     result = render(
         inputs(

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rest_framework.test import APIClient
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
-from tests.support.factories import UserFactory
+from tests.support.prov_repository_check import admin_api, queued  # noqa: F401 - fixtures
 from tests.support.security_chart import (
     ARGOCD_NAMESPACE,
     BERTH_KINDS,
@@ -58,13 +57,6 @@ def cluster(chart: list[dict[str, Any]]) -> Iterator[Cluster]:
 def no_loopback(settings):
     """Production's default: no network allowed beyond the public internet."""
     settings.BERTH_EGRESS_ALLOW = []
-
-
-@pytest.fixture
-def admin_api(db):
-    api = APIClient()
-    api.force_authenticate(UserFactory(username="pat", is_platform_admin=True))
-    return api
 
 
 @pytest.fixture

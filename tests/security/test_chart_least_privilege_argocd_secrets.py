@@ -1,10 +1,8 @@
 """Berth's identity on its own cluster and the Secrets in Argo CD's namespace, where RBAC alone
 cannot say it: its Role there would let it rewrite or delete every Secret (Argo CD's admin
-credentials, its cluster Secrets); the chart's policies leave it its tenants' repository
-Secrets only, which a tenant's plan still applies and deletes. Each test installs what the
-chart renders (Berth's ServiceAccount, RBAC and admission policies) into a running Kubernetes
-API stand-in as its admin, then signs in with a token of Berth's ServiceAccount and makes the
-request Berth would make."""
+credentials, its cluster Secrets); the chart's policies leave it its tenants' repository Secrets
+only, which a tenant's plan still applies and deletes. Each test makes the request Berth would
+make, as Berth, on a stand-in with the chart installed (tests/support/security_chart.py)."""
 
 from __future__ import annotations
 

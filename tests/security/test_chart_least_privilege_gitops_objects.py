@@ -1,9 +1,8 @@
 """Berth's identity on its own cluster and the GitOps engines' objects, where RBAC alone cannot
 say it: it cannot delete or adopt Argo CD's `default` AppProject, put an Application in Argo
 CD's namespace, or delete anyone's Kustomization or Kargo Project, and still writes and deletes
-its tenants' own. Each test installs what the chart renders (Berth's ServiceAccount, RBAC and
-admission policies) into a running Kubernetes API stand-in as its admin, then signs in with a
-token of Berth's ServiceAccount and makes the request Berth would make."""
+its tenants' own. Each test makes the request Berth would make, as Berth, on a stand-in with the
+chart installed (tests/support/security_chart.py)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Berth's identity on its own cluster touches only the namespaces it made, where RBAC alone
 cannot say it (RBAC cannot select by label): it cannot delete a namespace it did not make nor
 label one as its own, nor bind a role or write its repository credentials anywhere else
-(kube-system included), and still does all of that in its own. Each test installs what the
-chart renders (Berth's ServiceAccount, RBAC and admission policies) into a running Kubernetes
-API stand-in as its admin, then signs in with a token of Berth's ServiceAccount and makes the
-request Berth would make."""
+(kube-system included), and still does all of that in its own. Each test makes the request Berth
+would make, as Berth, on a stand-in with the chart installed (tests/support/security_chart.py)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
-"""The chart's least-privilege policies as a whole: every object of a plan (a project on Argo
-CD + Kargo, a namespace on Flux, the tenant's objects of both engines) and every one a
+"""The chart's least-privilege policies as a whole: every object of a plan (a project on
+Argo CD + Kargo, a namespace on Flux, the tenant's objects of both engines) and every one a
 decommission deletes passes them as Berth, and the chart ships them by default, with Berth's
-RBAC, and leaves them out when told. Each test installs what the chart renders (Berth's
-ServiceAccount, RBAC and admission policies) into a running Kubernetes API stand-in as its
-admin, then signs in with a token of Berth's ServiceAccount and makes the request Berth would
-make."""
+RBAC, and leaves them out when told. Each test makes the request Berth would make, as Berth,
+on a stand-in with the chart installed (tests/support/security_chart.py)."""
 
 from __future__ import annotations
 

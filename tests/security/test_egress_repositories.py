@@ -112,14 +112,6 @@ def git_server(tmp_path):
         yield running
 
 
-@pytest.fixture
-def queued(monkeypatch):
-    """The repository checks queued, instead of a broker: (tenant id, queued at) each."""
-    calls = []
-    monkeypatch.setattr(tasks.check_repository, "delay", lambda *args: calls.append(args))
-    return calls
-
-
 @pytest.mark.processes
 def test_a_change_of_repository_is_checked_by_a_worker_and_its_answer_appears(
     admin_api, git_server, queued, client

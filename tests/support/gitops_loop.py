@@ -117,6 +117,14 @@ def decide(world, tenancy_request: Request) -> Request:
     )
 
 
+def decided_and_done(world, tenancy_request: Request) -> Request:
+    """Decided by a platform admin as shown now, then done by the worker: Ready."""
+    decide(world, tenancy_request)
+    (done,) = work()
+    assert done.state == RequestState.READY, done.status_message
+    return done
+
+
 def provision_three_projects(world) -> dict[str, Request]:
     made = {
         "shop": project(world, "shop", "argocd", "dev"),

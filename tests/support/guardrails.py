@@ -1,13 +1,14 @@
 """A tenant's plan on the sandbox cluster, for the guardrails' tests: the payments tenant, its
 dev tier bound to Berth's roles, the plan `inputs` of its project `shop`, the cluster
-bootstrap, and the AppProject the plan renders."""
+bootstrap, the AppProject the plan renders, and a team's own workload."""
+
+from dataclasses import replace
 
 from provisioning.guardrails import bootstrap_objects
 from provisioning.plan import (
     ARGOCD,
     FLUX,
     GITOPS_SERVICE_ACCOUNT,
-    ClusterSpec,
     KargoProject,
     NamespaceSpec,
     PlanInput,
@@ -19,9 +20,7 @@ from provisioning.plan import (
 from tests.support import plan_inputs
 from tests.support.authz import Subject
 
-CLUSTER = ClusterSpec(
-    name="sandbox", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress-nginx"
-)
+CLUSTER = plan_inputs.CLUSTER
 TENANT = TenantSpec(
     slug="payments",
     name="Payments",
@@ -40,7 +39,7 @@ def inputs(engine: str = "argocd_kargo", tier: TierSpec = TIER, **cluster) -> Pl
     return PlanInput(
         request_id=7,
         tenant=TENANT,
-        cluster=ClusterSpec(**{**vars(CLUSTER), **cluster}),
+        cluster=replace(CLUSTER, **cluster),
         engine=engine,
         project="shop",
         namespaces=(NamespaceSpec("payments-shop-dev", tier, 1000, 1024, 1, project="shop"),),
@@ -58,3 +57,19 @@ def project() -> dict:
     """The tenant's AppProject, as its plan renders it."""
     (appproject,) = [o for o in render(inputs()).apply if o["kind"] == "AppProject"]
     return appproject
+
+
+def web_deployment(namespace: str) -> dict:
+    """A team's own workload: nginx in a Deployment named web."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+            },
+        },
+    }

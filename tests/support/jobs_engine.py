@@ -32,6 +32,13 @@ def approved(world, kind="namespace", **payload) -> Request:
     return workflow.approved(world, kind, **(payload or {**workflow.SHOP, "storage": "5Gi"}))
 
 
+def states_of(*requests: Request) -> list[str]:
+    """The requests' states now, each refreshed from the database."""
+    for tenancy_request in requests:
+        tenancy_request.refresh_from_db()
+    return [tenancy_request.state for tenancy_request in requests]
+
+
 def submitted_many(world, count: int, prefix: str = "app") -> list[Request]:
     Tenant.objects.filter(pk=world["tenant"].pk).update(
         budget_cpu_millis=100_000, budget_memory_mib=200_000, budget_namespaces=50

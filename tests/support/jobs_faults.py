@@ -26,13 +26,12 @@ from kombu import Connection
 from provisioning import jobs
 from provisioning.models import GitCommit
 from provisioning.tasks import converge
-from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request
 from tests.support.gitserver import commits_on, free_port
 from tests.support.integration import ROOT, wait_for, worker_env
+from tests.support.jobs_engine import approved_many
 from tests.support.process_groups import stop_group
-from tests.support.workflow import approve_if_needed
 
 REQUESTS = int(os.environ.get("BERTH_FAULT_REQUESTS", "4"))
 OUTAGE_SECONDS = float(os.environ.get("BERTH_FAULT_OUTAGE_SECONDS", "30"))
@@ -191,25 +190,6 @@ class Stack:
         )
 
 
-def approve_many(world) -> list[Request]:
-    approved = []
-    for number in range(REQUESTS):
-        submitted = services.submit_request(
-            tenant=world["tenant"],
-            kind="namespace",
-            requester=world["developer"],
-            payload={
-                "app": f"app{number}",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "100m",
-                "memory": "128Mi",
-            },
-        )
-        approved.append(approve_if_needed(submitted, approver=world["admin"]))
-    return approved
-
-
 def hand_out(requests: list[Request], broker_url: str) -> None:
     """What approving does on commit, sent to the suite's Redis (this process's own broker
     setting names another)."""
@@ -232,7 +212,7 @@ def converge_after(fault: Callable[[], None], *, world, sandbox, stack, name: st
     stack.start_beat()
     stack.start_worker("first")
     sandbox.inject_delay(0.1, times=None, method="PATCH")  # runs last long enough to be hit
-    requests = approve_many(world)
+    requests = approved_many(world, REQUESTS)
     hand_out(requests, stack.broker_url)
     wait_for(lambda: patches(sandbox) >= 3, timeout=60, what="provisioning to start")
 

@@ -40,6 +40,20 @@ def tier(
     )
 
 
+def namespace_spec(
+    name: str, spec_tier: TierSpec | None = None, *, storage_gib: int = 0, **extra
+) -> NamespaceSpec:
+    """A namespace of 1 CPU and 1Gi of memory, on the dev tier unless told."""
+    return NamespaceSpec(
+        name=name,
+        tier=spec_tier or tier(),
+        cpu_millis=1000,
+        memory_mib=1024,
+        storage_gib=storage_gib,
+        **extra,
+    )
+
+
 TOKEN = "glpat-very-secret-token"
 TENANT = TenantSpec(
     slug="payments",
@@ -50,6 +64,16 @@ TENANT = TenantSpec(
 )
 CLUSTER = ClusterSpec(
     name="sandbox", argocd_namespace="argocd", has_kargo=True, ingress_namespace="ingress-nginx"
+)
+
+# The payments tenant's roots of both engines, as a plan deletes them: after everything else.
+TENANT_ROOTS_DELETED = (
+    "Application/payments-apps/berth-root",
+    "Secret/argocd/berth-repo-payments",
+    "AppProject/argocd/payments",
+    "Namespace/payments-apps",
+    "Kustomization/payments-gitops/berth-root",
+    "Namespace/payments-gitops",
 )
 
 

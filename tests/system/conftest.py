@@ -2,11 +2,11 @@ import shutil
 
 import pytest
 
-from tenants.models import Tenant, User
-from tests.support.cluster import seed_demo, stand_in
-from tests.support.gitserver import GitDaemon, init_bare
+from tests.support.cluster import stand_in
+from tests.support.gitserver import payments_repo_daemon
 from tests.support.jobs_faults import RedisServer, Stack
 from tests.support.make_run import make_run_answering  # noqa: F401 - a fixture
+from tests.support.prov_world import demo_world_on
 
 
 # The fault suite's world (tests/system/test_faults_*.py; its machinery is in
@@ -21,10 +21,7 @@ def sandbox():
 
 @pytest.fixture
 def daemon(tmp_path):
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    init_bare(repos / "payments.git")
-    with GitDaemon(repos) as running:
+    with payments_repo_daemon(tmp_path) as running:
         yield running
 
 
@@ -49,13 +46,4 @@ def stack(redis_server, tmp_path):
 
 @pytest.fixture
 def world(transactional_db, sandbox, daemon):
-    seed_demo(sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    tenant.gitops_repo_url = daemon.url("payments.git")
-    tenant.save()
-    return {
-        "tenant": tenant,
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-        "bare": daemon.base / "payments.git",
-    }
+    return demo_world_on(sandbox, daemon)

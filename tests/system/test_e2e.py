@@ -20,9 +20,11 @@ from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
 from provisioning.records import applied_objects
 from tenants import demo, services
 from tenants.choices import GuardrailsMode, NamespaceState, RequestState
-from tenants.models import Cluster, Namespace, Request, Tenant, User
+from tenants.models import Cluster, Namespace, Request
 from tests.support.authz import RBAC_GROUP, Subject, path_of
 from tests.support.e2e import TARGETS, Target, target
+from tests.support.guardrails import web_deployment
+from tests.support.prov_world import demo_people
 from tests.support.workflow import approve_if_needed
 
 WORKER = "e2e"
@@ -51,9 +53,7 @@ def world(db, cluster_target: Target):
     app = f"e2e{secrets.token_hex(3)}"
     return {
         "target": cluster_target,
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
+        **demo_people(),
         "cluster": Cluster.objects.get(name="sandbox"),
         "app": app,
         "namespace": f"payments-{app}-dev",
@@ -195,18 +195,7 @@ def test_the_fences_hold_against_the_team_itself(world):
             unbound,
         ),
     }
-    web = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": namespace},
-        "spec": {
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-            },
-        },
-    }
+    web = web_deployment(namespace)
     member = Subject.user("dana", *demo.TENANTS[0]["member_groups"])
     gitops = Subject.service_account(namespace, GITOPS_SERVICE_ACCOUNT)
     for who in (member, gitops):

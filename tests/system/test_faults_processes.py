@@ -1,10 +1,7 @@
 """Fault injection on Berth's own processes and stores while requests are in flight: a worker
-SIGKILLed mid-run, Redis restarted twice, the worker's PostgreSQL connections dropped. Each
-test waits until every request is Ready, none lost and no object or commit made twice, and
-prints how long after the fault that took (tests/support/jobs_faults.py runs the real
-processes). Run just these: `pytest -m faults -s` (PostgreSQL and Redis needed, as for
-`integration`).
-"""
+SIGKILLed mid-run, Redis restarted twice, the worker's PostgreSQL connections dropped. What each
+test waits for and prints: tests/support/jobs_faults.py, which runs the real processes. Run
+just these with `pytest -m faults -s` (PostgreSQL and Redis needed, as for `integration`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """Fault injection on what Berth talks to while requests are in flight: the Kubernetes API
-down, the git remote down, and the branch moving under Berth so its pushes are refused. Each
-test waits until every request is Ready, none lost and no object or commit made twice, and
-prints how long after the fault that took (tests/support/jobs_faults.py runs the real
-processes). Run just these: `pytest -m faults -s` (PostgreSQL and Redis needed, as for
-`integration`).
-"""
+down, the git remote down, and the branch moving under Berth so its pushes are refused. What each
+test waits for and prints: tests/support/jobs_faults.py, which runs the real processes. Run
+just these with `pytest -m faults -s` (PostgreSQL and Redis needed, as for `integration`)."""
 
 from __future__ import annotations
 

@@ -13,9 +13,9 @@ from provisioning import jobs
 from provisioning.tasks import sweep
 from tenants import services
 from tenants.choices import RequestState
-from tenants.models import Request, Tenant, User
-from tests.support.cluster import seed_demo
+from tenants.models import Request
 from tests.support.integration import celery_worker, needs_postgres_and_redis, wait_for
+from tests.support.prov_world import demo_world
 from tests.support.workflow import approve_if_needed
 
 pytestmark = [pytest.mark.integration, needs_postgres_and_redis]
@@ -30,12 +30,7 @@ def sandbox():
 
 @pytest.fixture
 def world(transactional_db, sandbox):
-    seed_demo(sandbox)
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-    }
+    return demo_world(sandbox)
 
 
 def approve(world, app="shop") -> Request:

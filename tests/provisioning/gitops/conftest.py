@@ -1,7 +1,8 @@
 """The GitOps writer's world for the tests of this folder that write through a git daemon
 (tests/support/gitops_world.py has their helpers). Its fixtures carry names of their own:
 a `world` or `sandbox` here is the GitOps loop's (tests/provisioning/conftest.py), which the
-loop's tests and the Kargo takeover regression use."""
+loop's tests and the Kargo takeover regression use. The repository check's tests take their
+`admin_api` and `queued` from tests/support/prov_repository_check.py."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tenants.models import Tenant, User
-from tests.support.cluster import seed_demo, stand_in
+from tests.support.cluster import stand_in
 from tests.support.gitserver import GitDaemon, init_bare
+from tests.support.prov_repository_check import admin_api, queued  # noqa: F401 - fixtures
+from tests.support.prov_world import demo_world_on
 
 
 @pytest.fixture
@@ -45,13 +47,4 @@ def daemon(repos):
 @pytest.fixture
 def writer_world(db, writer_sandbox, daemon, fast_git):
     """The demo on `writer_sandbox`, the payments tenant's repository on `daemon`."""
-    seed_demo(writer_sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    tenant.gitops_repo_url = daemon.url("payments.git")
-    tenant.save()
-    return {
-        "tenant": tenant,
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-        "bare": daemon.base / "payments.git",
-    }
+    return demo_world_on(writer_sandbox, daemon)

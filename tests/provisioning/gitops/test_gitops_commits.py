@@ -16,7 +16,7 @@ from tenants.choices import RequestState
 from tenants.models import Namespace, Tenant
 from tests.support.gitops_world import TOKEN, berth_commits, gitops_step
 from tests.support.gitserver import GitHttpServer, commits_on, files_on, init_bare
-from tests.support.workflow import approved, converge
+from tests.support.workflow import SHOP, approved, converge
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -311,13 +311,7 @@ def test_plan_preview_shows_the_gitops_changes_as_a_diff(writer_world):
         tenant=writer_world["tenant"],
         kind="namespace",
         requester=writer_world["developer"],
-        payload={
-            "app": "shop",
-            "tier": "staging",
-            "cluster": "sandbox",
-            "cpu": "1",
-            "memory": "2Gi",
-        },
+        payload={**SHOP, "tier": "staging"},
     )
     assert submitted.state == RequestState.SUBMITTED
     diff = jobs.gitops_preview(submitted).diff

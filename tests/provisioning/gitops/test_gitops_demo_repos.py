@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from tenants import demo
-from tenants.models import Tenant, User
+from tenants.models import Tenant
 from tests.support.cluster import seed_demo
 from tests.support.gitops_world import gitops_step
 from tests.support.gitserver import commits_on, files_on
+from tests.support.prov_world import demo_people
 from tests.support.workflow import approved, converge
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
@@ -38,13 +39,8 @@ def test_demo_gets_a_local_bare_repo_per_tenant_idempotently(db, tmp_path):
 def test_a_demo_file_repository_receives_the_files(db, writer_sandbox, fast_git, tmp_path):
     seed_demo(writer_sandbox)
     demo.seed_git_repos(tmp_path / "git")
-    world = {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-    }
 
-    tenancy_request = converge(approved(world))
+    tenancy_request = converge(approved(demo_people()))
 
     assert gitops_step(tenancy_request)["outcome"] == "committed"
     assert "apps/shop/dev/application.yaml" in files_on(tmp_path / "git" / "payments.git")

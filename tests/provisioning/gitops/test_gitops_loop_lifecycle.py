@@ -16,9 +16,18 @@ from tenants import services
 from tenants.choices import RequestKind, RequestState
 from tenants.models import Request
 from tenants.selectors import review
-from tests.support.gitops_loop import TOKEN, decide, project, provision_three_projects, submit, work
+from tests.support.gitops_loop import (
+    TOKEN,
+    decide,
+    decided_and_done,
+    project,
+    provision_three_projects,
+    submit,
+    work,
+)
 from tests.support.gitops_roots import ARGO, KARGO, RBAC, clone, live, secret_values
 from tests.support.gitserver import files_on, git
+from tests.support.plan_inputs import TENANT_ROOTS_DELETED
 
 # Every test runs against the stand-in with the upstream CRDs, and checks what the roots
 # read against them.
@@ -129,9 +138,7 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
     shown = review(gone)
     assert [str(ref) for ref in shown.plan.delete] == ["Namespace/payments-shop-dev"]
     assert "--- a/apps/shop/dev/application.yaml\n+++ /dev/null" in shown.gitops_diff
-    decide(world, gone)
-    (done,) = work()
-    assert done.state == RequestState.READY, done.status_message
+    done = decided_and_done(world, gone)
     files = files_on(world["bare"])
     assert not [path for path in files if path.startswith("apps/shop/")]
     index = yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])["resources"]
@@ -148,25 +155,16 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
     cart = submit(
         world, RequestKind.PROJECT_DECOMMISSION, project="cart", cluster="sandbox", reason="retired"
     )
-    decide(world, cart)
-    (done,) = work()
-    assert done.state == RequestState.READY, done.status_message
+    decided_and_done(world, cart)
     last = submit(
         world, RequestKind.PROJECT_DECOMMISSION, project="feed", cluster="sandbox", reason="retired"
     )
     # The preview says every delete, the tenant's roots last.
     assert [str(ref) for ref in review(last).plan.delete] == [
         "Namespace/payments-feed-dev",
-        "Application/payments-apps/berth-root",
-        "Secret/argocd/berth-repo-payments",
-        "AppProject/argocd/payments",
-        "Namespace/payments-apps",
-        "Kustomization/payments-gitops/berth-root",
-        "Namespace/payments-gitops",
+        *TENANT_ROOTS_DELETED,
     ]
-    decide(world, last)
-    (done,) = work()
-    assert done.state == RequestState.READY, done.status_message
+    decided_and_done(world, last)
     # The tenant's last project on sandbox took the tenant's roots, credentials and Kargo.
     for kind, name, namespace, api in (
         ("Application", "berth-root", "payments-apps", ARGO),
@@ -200,9 +198,7 @@ def test_a_tenant_leaving_a_cluster_takes_everything_it_had_there(world, sandbox
         "payments-apps",
         "payments-gitops",
     }
-    decide(world, leaving)
-    (done,) = work()
-    assert done.state == RequestState.READY, done.status_message
+    decided_and_done(world, leaving)
     assert not [
         ns for ns in sandbox.objects("Namespace") if ns["metadata"]["name"].startswith("payments-")
     ]

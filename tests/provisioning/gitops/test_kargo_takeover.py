@@ -18,11 +18,11 @@ from __future__ import annotations
 import pytest
 
 from tenants.choices import NamePurpose, RequestState
-from tenants.models import NamespaceClaim, Request, Tenant, User
+from tenants.models import NamespaceClaim, Request, User
 from tests.support.api import api, assert_problem
-from tests.support.cluster import seed_demo
 from tests.support.gitops_loop import work
-from tests.support.gitserver import files_on, payments_repo_daemon
+from tests.support.gitserver import files_on
+from tests.support.prov_world import demo_world_with_repository
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -34,10 +34,8 @@ KARGO_NS = "payments-shop-kargo"
 @pytest.fixture
 def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    with payments_repo_daemon(tmp_path) as daemon:
-        seed_demo(sandbox)
-        Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
-        yield {"bare": daemon.base / "payments.git"}
+    with demo_world_with_repository(sandbox, tmp_path) as world:
+        yield world
 
 
 def kargo_state(sandbox, bare) -> dict:

@@ -25,20 +25,6 @@ def forge(tmp_path):
         yield running
 
 
-@pytest.fixture
-def admin_api(db):
-    api = APIClient()
-    api.force_authenticate(UserFactory(username="pat", is_platform_admin=True))
-    return api
-
-
-@pytest.fixture
-def queued(monkeypatch):
-    calls = []
-    monkeypatch.setattr(tasks.check_repository, "delay", lambda *args: calls.append(args))
-    return calls
-
-
 def checked_with(admin_api, forge, queued, token: str) -> dict:
     """Set the tenant's repository and credential over the API, run the check as the worker
     does, and return what the API then says of it."""

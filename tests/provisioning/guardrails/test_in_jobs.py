@@ -8,10 +8,11 @@ from provisioning.jobs import runs
 from provisioning.plan import MANAGED_BY, Plan
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
-from tenants.models import AuditEvent, Cluster, Namespace, Request, Tenant, User
-from tests.support.cluster import berth_identity, seed_demo, stand_in
+from tenants.models import AuditEvent, Cluster, Namespace, Request
+from tests.support.cluster import berth_identity, stand_in
 from tests.support.factories import UserFactory
 from tests.support.gitserver import commits_on
+from tests.support.prov_world import demo_world
 from tests.support.workflow import approve_if_needed
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
@@ -32,15 +33,9 @@ def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_MAX_ATTEMPTS = 2
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
     # Berth signs in as its own ServiceAccount, with exactly the chart's RBAC.
-    seed_demo(sandbox)
     bare = tmp_path / "payments.git"
-    tenant = Tenant.objects.get(slug="payments")
-    tenant.gitops_repo_url = demo.ensure_git_repo(bare)
-    tenant.save()
     return {
-        "tenant": tenant,
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
+        **demo_world(sandbox, gitops_repo_url=demo.ensure_git_repo(bare)),
         "cluster": Cluster.objects.get(name="sandbox"),
         "bare": bare,
     }

@@ -20,7 +20,6 @@ from provisioning.plan import (
     GITOPS_SERVICE_ACCOUNT,
     ClusterSpec,
     KargoProject,
-    NamespaceSpec,
     PlanInput,
     TenantSpec,
     TierSpec,
@@ -28,6 +27,8 @@ from provisioning.plan import (
 )
 from tenants import demo
 from tests.support.authz import LiveCluster, Subject, path_of
+from tests.support.guardrails import web_deployment
+from tests.support.plan_inputs import namespace_spec
 
 TIERS = ("dev", "staging", "prod", "review")
 CLUSTER = ClusterSpec(
@@ -70,13 +71,8 @@ def tenant_plan(spec: dict, app: str) -> list[dict]:
         engine="argocd_kargo",
         project=app,
         namespaces=tuple(
-            NamespaceSpec(
-                name=f"{spec['slug']}-{app}-{slug}",
-                tier=tier_spec(slug),
-                cpu_millis=1000,
-                memory_mib=1024,
-                storage_gib=1,
-                project=app,
+            namespace_spec(
+                f"{spec['slug']}-{app}-{slug}", tier_spec(slug), storage_gib=1, project=app
             )
             for slug in TIERS
         ),
@@ -139,21 +135,6 @@ HOLDS = {
 }
 
 
-def deployment(namespace: str) -> dict:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": namespace},
-        "spec": {
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-            },
-        },
-    }
-
-
 def team_policy(namespace: str) -> dict:
     return {
         "apiVersion": "networking.k8s.io/v1",
@@ -187,8 +168,8 @@ ACTIONS = {
     "create Deployment": lambda ns: (
         "request",
         "POST",
-        path_of(deployment(ns), named=False),
-        deployment(ns),
+        path_of(web_deployment(ns), named=False),
+        web_deployment(ns),
     ),
     "create Service": lambda ns: (
         "request",
@@ -280,8 +261,8 @@ ACTIONS = {
     "Deployment in search's ns": lambda ns: (
         "request",
         "POST",
-        path_of(deployment(ns.replace("payments-shop", "search-web")), named=False),
-        deployment(ns.replace("payments-shop", "search-web")),
+        path_of(web_deployment(ns.replace("payments-shop", "search-web")), named=False),
+        web_deployment(ns.replace("payments-shop", "search-web")),
     ),
 }
 

@@ -4,8 +4,9 @@
 # conftest.py); a module provisioning without GitOps names these as its `world` and `sandbox`.
 import pytest
 
-from tenants.models import Cluster, Tenant, User
-from tests.support.cluster import seed_demo, stand_in
+from tenants.models import Cluster
+from tests.support.cluster import stand_in
+from tests.support.prov_world import demo_world
 
 
 @pytest.fixture
@@ -16,13 +17,7 @@ def engine_sandbox():
 
 @pytest.fixture
 def engine_world(db, engine_sandbox):
-    seed_demo(engine_sandbox)
-    return {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-        "cluster": Cluster.objects.get(name="sandbox"),
-    }
+    return {**demo_world(engine_sandbox), "cluster": Cluster.objects.get(name="sandbox")}
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from tests.support.jobs_engine import (
     approved_many,
     engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
     engine_world_as_world,  # noqa: F401 - this module's `world` fixture
+    states_of,
     submitted_many,
 )
 from tests.support.workflow import WORKER, converge
@@ -73,13 +74,11 @@ def test_a_refused_object_fails_only_its_own_request_in_a_batch(world, sandbox):
 
     converge(first)
 
-    for tenancy_request in (first, refused, last):
-        tenancy_request.refresh_from_db()
-    assert (first.state, refused.state, last.state) == (
+    assert states_of(first, refused, last) == [
         RequestState.READY,
         RequestState.FAILED,
         RequestState.READY,
-    )
+    ]
     steps = refused.runs.get().steps
     assert [step["kind"] for step in steps if step["outcome"] == "failed"] == ["RoleBinding"]
     assert "RoleBinding is invalid" in refused.status_message
@@ -97,8 +96,7 @@ def test_a_worker_takes_at_most_the_batch_size_and_only_requests_for_its_cluster
 
     converge(first)
 
-    states = [Request.objects.get(pk=r.pk).state for r in (first, second, third, elsewhere)]
-    assert states == [
+    assert states_of(first, second, third, elsewhere) == [
         RequestState.READY,
         RequestState.READY,
         RequestState.APPROVED,
@@ -143,8 +141,11 @@ def test_a_job_takes_the_requests_queued_with_it_before_older_ones(world, sandbo
 
     jobs.converge_batch(request_id=leader.pk, worker=WORKER, companions=(queued_with_it.pk,))
 
-    states = [Request.objects.get(pk=r.pk).state for r in (older, leader, queued_with_it)]
-    assert states == [RequestState.APPROVED, RequestState.READY, RequestState.READY]
+    assert states_of(older, leader, queued_with_it) == [
+        RequestState.APPROVED,
+        RequestState.READY,
+        RequestState.READY,
+    ]
 
 
 def test_only_requests_that_create_are_batched_by_cluster(world, sandbox, settings):
@@ -175,13 +176,11 @@ def test_a_request_whose_plan_cannot_be_rendered_fails_alone_saying_why(world, s
 
     converge(first)
 
-    for tenancy_request in (first, broken, last):
-        tenancy_request.refresh_from_db()
-    assert (first.state, broken.state, last.state) == (
+    assert states_of(first, broken, last) == [
         RequestState.READY,
         RequestState.FAILED,
         RequestState.READY,
-    )
+    ]
     assert "Its plan could not be rendered, nothing was applied" in broken.status_message
     assert broken.runs.get().state == RunState.FAILED
 

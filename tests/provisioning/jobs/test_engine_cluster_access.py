@@ -15,13 +15,14 @@ from provisioning import jobs, tasks
 from provisioning.kube import KubeError
 from tenants import demo
 from tenants.choices import GuardrailsMode, RequestState
-from tenants.models import Cluster, Request, Tenant, User
+from tenants.models import Cluster, Request
 from tests.support.cluster import stand_in
 from tests.support.jobs_engine import (
     approved,
     engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
     engine_world_as_world,  # noqa: F401 - this module's `world` fixture
 )
+from tests.support.prov_world import demo_people
 from tests.support.workflow import converge
 
 
@@ -152,13 +153,7 @@ def test_cluster_credentials_reach_a_cluster_that_requires_a_token(db, auth_meth
         # Berth is this stand-in's admin, whom Berth's guardrails would not exempt.
         cluster.guardrails = GuardrailsMode.EXTERNAL
         cluster.save()
-        world = {
-            "tenant": Tenant.objects.get(slug="payments"),
-            "developer": User.objects.get(username="dev"),
-            "admin": User.objects.get(username="pat"),
-        }
-
-        tenancy_request = converge(approved(world))
+        tenancy_request = converge(approved(demo_people()))
 
         assert tenancy_request.state == RequestState.READY
         assert secured.get("Namespace", "payments-shop-dev") is not None

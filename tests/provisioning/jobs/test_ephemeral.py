@@ -22,12 +22,11 @@ from tenants.models import (
     Namespace,
     Project,
     Request,
-    Tenant,
     User,
 )
 from tenants.tasks import send_expiry_warning
-from tests.support.cluster import seed_demo
-from tests.support.gitserver import commits_on, files_on, payments_repo_daemon
+from tests.support.gitserver import commits_on, files_on
+from tests.support.prov_world import demo_world_with_repository
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -39,24 +38,17 @@ WORKER = "ephemeral-test"
 @pytest.fixture
 def world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    with payments_repo_daemon(tmp_path) as daemon:
-        seed_demo(sandbox)
-        tenant = Tenant.objects.get(slug="payments")
-        tenant.gitops_repo_url = daemon.url("payments.git")
-        tenant.budget_namespaces = 60
-        tenant.budget_cpu_millis = 60 * 500
-        tenant.budget_memory_mib = 60 * 1024
-        tenant.save()
-        Project.objects.create(tenant=tenant, name="shop", gitops_engine="argocd")
-        developer = User.objects.get(username="dev")
+    with demo_world_with_repository(
+        sandbox,
+        tmp_path,
+        budget_namespaces=60,
+        budget_cpu_millis=60 * 500,
+        budget_memory_mib=60 * 1024,
+    ) as world:
+        Project.objects.create(tenant=world["tenant"], name="shop", gitops_engine="argocd")
         api = APIClient()
-        api.force_authenticate(developer)
-        yield {
-            "tenant": tenant,
-            "developer": developer,
-            "api": api,
-            "bare": daemon.base / "payments.git",
-        }
+        api.force_authenticate(world["developer"])
+        yield {**world, "api": api}
 
 
 def converge(request_id: int) -> Request:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from tenants import selectors, services
-from tenants.choices import RequestKind, RequestState
+from tenants.choices import RequestKind
 from tenants.errors import InvalidInput
 from tenants.models import AuditEvent, NamespaceClaim, Tenant
-from tests.support.gitops_loop import decide, submit, work
+from tests.support.gitops_loop import decide, decided_and_done, submit, work
 
 # The GitOps loop's world (tests/support/gitops_loop.py) applies Argo CD's and Kargo's
 # objects: with the upstream CRDs only (they skip, saying why, without them).
@@ -33,9 +33,7 @@ def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(w
         reason="The team is gone.",
         retire=True,
     )
-    decide(world, leaving)
-    (done,) = work()
-    assert done.state == RequestState.READY, done.status_message
+    decided_and_done(world, leaving)
 
     tenant = Tenant.objects.get(slug="payments")
     assert tenant.retired_at is not None

@@ -19,9 +19,10 @@ from provisioning.jobs.watch import Timing, watch_clusters
 from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
-from tenants.models import Cluster, Namespace, Tenant, User
-from tests.support.cluster import as_admin, seed_demo
+from tenants.models import Cluster, Namespace
+from tests.support.cluster import as_admin
 from tests.support.jobs_engine import approved
+from tests.support.prov_world import demo_world
 from tests.support.workflow import converge
 
 QUICK = Timing(
@@ -42,13 +43,7 @@ DEADLINE = 30.0
 # `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
 def world(transactional_db, sandbox):
-    seed_demo(sandbox)
-    people = {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-    }
-    converge(approved(people))  # the shop, on dev, with storage
+    converge(approved(demo_world(sandbox)))  # the shop, on dev, with storage
     namespace = Namespace.objects.get(name="payments-shop-dev")
     assert namespace.state == "active" and namespace.drift == []
     return {"namespace": namespace, "cluster": Cluster.objects.get(name="sandbox")}
@@ -105,6 +100,17 @@ def edit_quota(sandbox, cpu: str = "64") -> None:
     sandbox.upsert(quota)
 
 
+@contextmanager
+def drifted(world, sandbox, *, repair: bool) -> Iterator[None]:
+    """Watching, once synced: the quota edited and the DNS policy deleted by hand."""
+    repairing(world["namespace"], repair)
+    with watcher():
+        synced(world["cluster"])
+        edit_quota(sandbox)
+        as_admin(sandbox, "DELETE", DNS_POLICY)
+        yield
+
+
 def quota_requests(sandbox, *, watching: bool) -> list[dict]:
     return [
         r
@@ -122,12 +128,7 @@ def test_the_watcher_watches_every_kind_a_namespace_plan_holds(world):
 
 def test_an_edit_and_a_deletion_are_recorded_as_drift_with_no_periodic_job(world, sandbox):
     namespace = world["namespace"]
-    repairing(namespace, False)
-    with watcher():
-        synced(world["cluster"])
-        edit_quota(sandbox)
-        as_admin(sandbox, "DELETE", DNS_POLICY)
-
+    with drifted(world, sandbox, repair=False):
         changed = eventually(
             lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
             "the edit recorded",
@@ -148,12 +149,7 @@ def test_an_edit_and_a_deletion_are_recorded_as_drift_with_no_periodic_job(world
 
 def test_drift_is_repaired_at_once_on_a_repairing_tier(world, sandbox):
     namespace = world["namespace"]
-    repairing(namespace, True)
-    with watcher():
-        synced(world["cluster"])
-        edit_quota(sandbox)
-        as_admin(sandbox, "DELETE", DNS_POLICY)
-
+    with drifted(world, sandbox, repair=True):
         eventually(
             lambda: (
                 sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")["spec"]["hard"][

@@ -7,7 +7,7 @@ import yaml
 
 from provisioning import plan
 from provisioning.plan import NamespaceSpec, PlanInput, render
-from tests.support.plan_inputs import CLUSTER, TENANT, find, inputs, tier
+from tests.support.plan_inputs import CLUSTER, TENANT, find, inputs, namespace_spec, tier
 
 
 def test_every_object_carries_berth_ownership_labels():
@@ -68,25 +68,13 @@ def test_network_policies_deny_by_default_and_allow_namespace_dns_and_ingress():
 
 
 def test_isolated_tier_gets_no_ingress_controller_policy():
-    ns = NamespaceSpec(
-        name="payments-shop-dev",
-        tier=tier(network="isolated"),
-        cpu_millis=1000,
-        memory_mib=1024,
-        storage_gib=0,
-    )
+    ns = namespace_spec("payments-shop-dev", tier(network="isolated"))
     names = {o["metadata"]["name"] for o in find(render(inputs(namespaces=[ns])), "NetworkPolicy")}
     assert "berth-allow-ingress-controller" not in names
 
 
 def test_groups_are_bound_to_the_tiers_cluster_roles():
-    prod = NamespaceSpec(
-        name="payments-shop-prod",
-        tier=tier("prod", member_role=plan.TENANT_VIEW_ROLE),
-        cpu_millis=1000,
-        memory_mib=1024,
-        storage_gib=0,
-    )
+    prod = namespace_spec("payments-shop-prod", tier("prod", member_role=plan.TENANT_VIEW_ROLE))
     bindings = {
         o["metadata"]["name"]: o for o in find(render(inputs(namespaces=[prod])), "RoleBinding")
     }

@@ -13,12 +13,20 @@ from provisioning.plan import (
     FLUX,
     ClusterSpec,
     KargoProject,
-    NamespaceSpec,
     RepoCredential,
     TenantSpec,
     render,
 )
-from tests.support.plan_inputs import CLUSTER, TENANT, TOKEN, find, inputs, tier
+from tests.support.plan_inputs import (
+    CLUSTER,
+    TENANT,
+    TENANT_ROOTS_DELETED,
+    TOKEN,
+    find,
+    inputs,
+    namespace_spec,
+    tier,
+)
 
 
 def test_app_project_fences_argocd_to_the_tenants_namespaces_and_repo():
@@ -71,14 +79,7 @@ def test_flux_tenant_gets_no_argocd_objects():
 
 def test_kargo_project_and_config_for_an_argocd_kargo_project():
     namespaces = [
-        NamespaceSpec(
-            name=f"payments-shop-{t}",
-            tier=tier(t),
-            cpu_millis=1000,
-            memory_mib=1024,
-            storage_gib=0,
-            project="shop",
-        )
+        namespace_spec(f"payments-shop-{t}", tier(t), project="shop")
         for t in ("dev", "staging", "prod")
     ]
     kargo_side = KargoProject("shop", "payments-shop-kargo", tuple(ns.tier for ns in namespaces))
@@ -261,12 +262,7 @@ def test_a_tenant_leaving_a_cluster_deletes_namespaces_then_kargo_then_its_roots
         "Namespace/payments-shop-dev",
         "Project/payments-shop-kargo",
         "Namespace/payments-shop-kargo",
-        "Application/payments-apps/berth-root",
-        "Secret/argocd/berth-repo-payments",
-        "AppProject/argocd/payments",
-        "Namespace/payments-apps",
-        "Kustomization/payments-gitops/berth-root",
-        "Namespace/payments-gitops",
+        *TENANT_ROOTS_DELETED,
     ]
 
 
@@ -277,23 +273,8 @@ def test_every_object_of_a_plan_with_every_kind_validates_strictly():
 
     impersonating = ClusterSpec(**{**vars(CLUSTER), "argocd_impersonation": True})
     namespaces = [
-        NamespaceSpec(
-            name="payments-shop-dev",
-            tier=tier(),
-            cpu_millis=1000,
-            memory_mib=1024,
-            storage_gib=1,
-            project="shop",
-        ),
-        NamespaceSpec(
-            name="payments-feed-dev",
-            tier=tier(),
-            cpu_millis=1000,
-            memory_mib=1024,
-            storage_gib=1,
-            project="feed",
-            engine="flux",
-        ),
+        namespace_spec("payments-shop-dev", storage_gib=1, project="shop"),
+        namespace_spec("payments-feed-dev", storage_gib=1, project="feed", engine="flux"),
     ]
     result = render(
         inputs(

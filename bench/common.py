@@ -161,9 +161,10 @@ def processes_cpu_seconds(name: str) -> float:
     return total
 
 
-def seed_audit_events(count: int) -> None:
-    """`count` events, one a second back from now, in one statement (a Python loop would
-    spend minutes on a million rows)."""
+def seed_audit_events(count: int, *, every_seconds: int = 60) -> None:
+    """`count` events, one every `every_seconds` back from now (a million a minute apart
+    is two years of a busy platform), in one statement: a Python loop would spend minutes
+    on a million rows."""
     from django.db import connection
 
     from tenants.models import AuditEvent, Tenant
@@ -185,16 +186,17 @@ def seed_audit_events(count: int) -> None:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
-                f"{insert}, now() - n * interval '1 second' FROM generate_series(1, %s) AS n",
-                [count],
+                f"{insert}, now() - n * %s * interval '1 second' FROM generate_series(1, %s) AS n",
+                [every_seconds, count],
             )
             cursor.execute(f"ANALYZE {table}")
         else:
             numbers = "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < %s)"
             cursor.execute(
                 f"{numbers} {insert}, "
-                "strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '-' || n || ' seconds') FROM s",
-                [count],
+                "strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '-' || (n * %s) || ' seconds') "
+                "FROM s",
+                [count, every_seconds],
             )
 
 

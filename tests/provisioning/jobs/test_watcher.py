@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from provisioning import tasks
-from tenants import provisioner
 from provisioning.inputs import namespace_input
 from provisioning.jobs.watch import Timing, watch_clusters
 from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
+from tenants import provisioner
 from tenants.models import Cluster, Namespace
 from tests.support.cluster import as_admin
 from tests.support.jobs_engine import approved

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from provisioning.inputs import namespace_input
 from provisioning.jobs.drift import digest_in, object_finding, repair, shape_of, unexpected
@@ -78,6 +78,7 @@ class ClusterWatcher:
         self.plans: dict[str, NamespacePlan] = {}
         self.shapes: dict[str, Any] = {}
         self.deferred: set[tuple[str, str, str, str]] = set()
+        self.relisted: list[Listed] = []  # full LISTs the database did not take, to do again
         self.holding = threading.Event()  # set while this watcher holds the cluster
         self.client: ClusterClient | None = None
 
@@ -133,14 +134,29 @@ class ClusterWatcher:
                         return
                 if now >= next_refresh:
                     next_refresh = now + self.timing.refresh_seconds
-                    self._refresh()
-                    self._retry_deferred()
+                    try:
+                        self._refresh()
+                        self._retry_deferred()
+                    except DatabaseError as error:
+                        logger.warning(
+                            "cluster %s: refresh put off, the database did not answer: %s",
+                            self.cluster_id,
+                            error,
+                        )
                 try:
                     item = self.events.get(timeout=min(0.5, self.timing.heartbeat_seconds))
                 except queue.Empty:
                     continue
                 try:
                     self._handle(item)
+                except DatabaseError as error:
+                    # Busy or away for a moment (a locked SQLite table, a failover): the
+                    # object is looked at again at the next refresh, not lost until the
+                    # hourly resync.
+                    self._defer(item)
+                    logger.warning(
+                        "cluster %s: an event waits for the database: %s", self.cluster_id, error
+                    )
                 except Exception:  # one namespace's trouble must not blind the others
                     logger.exception("cluster %s: an event could not be checked", self.cluster_id)
         finally:
@@ -335,7 +351,17 @@ class ClusterWatcher:
             ).exists()
         )
 
+    def _defer(self, item: Listed | Changed) -> None:
+        if isinstance(item, Listed):
+            self.relisted.append(item)
+            return
+        meta = item.obj.get("metadata") or {}
+        name = namespace_of(item.kind, item.obj)
+        self.deferred.add((name, item.api_version, item.kind, meta.get("name") or name))
+
     def _retry_deferred(self) -> None:
+        while self.relisted:
+            self.events.put(self.relisted.pop())
         for name, api_version, kind, object_name in list(self.deferred):
             plan = self.plans.get(name)
             if plan is not None and self._busy(plan):
@@ -352,7 +378,11 @@ class ClusterWatcher:
                 )
                 self.deferred.add((name, api_version, kind, object_name))
                 continue
-            self._see(api_version, kind, live or stub, deleted=live is None)
+            try:
+                self._see(api_version, kind, live or stub, deleted=live is None)
+            except DatabaseError:
+                self.deferred.add((name, api_version, kind, object_name))
+                raise
 
 
 def watch_clusters(

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from django.db import OperationalError
 
 from provisioning import tasks
 from provisioning.inputs import namespace_input
@@ -18,6 +19,7 @@ from provisioning.jobs.watch import Timing, watch_clusters
 from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
+from provisioning.records import observations
 from tenants import provisioner
 from tenants.models import Cluster, Namespace
 from tests.support.cluster import as_admin
@@ -168,6 +170,33 @@ def test_drift_is_repaired_at_once_on_a_repairing_tier(world, sandbox):
             "the repair recorded",
         )
     assert repaired["status"] == "changed" and repaired["repaired"] is True
+
+
+def test_an_edit_the_database_did_not_take_at_once_is_recorded_at_the_next_refresh(
+    world, sandbox, monkeypatch
+):
+    """A locked table or a failover for a moment must not lose the event until the hourly
+    resync: the object is looked at again when the watcher next refreshes."""
+    namespace = world["namespace"]
+    repairing(namespace, False)
+    record = observations.record_object_drift
+    refused = []
+
+    def busy_once(**kwargs):
+        if not refused:
+            refused.append(kwargs["ref"])
+            raise OperationalError("database table is locked: tenants_namespace")
+        return record(**kwargs)
+
+    monkeypatch.setattr(observations, "record_object_drift", busy_once)
+    with watcher():
+        synced(world["cluster"])
+        edit_quota(sandbox)
+        eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the edit recorded after all",
+        )
+    assert refused == ["ResourceQuota/payments-shop-dev/berth-quota"]
 
 
 def test_an_object_put_back_by_hand_is_no_longer_drift(world, sandbox):

@@ -9,6 +9,7 @@ from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request
 from tenants.selectors import review
 from tests.support.factories import TenantFactory
 from tests.support.tenants_pages import approve
+from tests.support.workflow import ask_for_namespace
 
 
 def dev_namespace(name: str, tenant: Tenant, **fields) -> Namespace:
@@ -118,17 +119,8 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
     world["tenant"].save(update_fields=["budget_namespaces"])
     for index in range(rows):
         dev_namespace(f"busy-app{index}-dev", tenant, cpu_millis=100, memory_mib=128)
-        services.submit_request(
-            tenant=world["tenant"],
-            kind="namespace",
-            requester=world["developer"],
-            payload={
-                "app": f"a{index}",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "100m",
-                "memory": "128Mi",
-            },
+        ask_for_namespace(
+            world["tenant"], world["developer"], app=f"a{index}", cpu="100m", memory="128Mi"
         )
         Project.objects.create(tenant=world["tenant"], name=f"p{index}")
         services.submit_request(

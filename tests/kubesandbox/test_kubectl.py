@@ -5,7 +5,6 @@ the kubeconfig the stand-in writes. Each test is something a tenant types; what
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -19,11 +18,6 @@ pytestmark = [needs_kubectl, pytest.mark.processes]
 @pytest.fixture
 def sandbox_options() -> dict:
     return {"tls": True}
-
-
-@pytest.fixture
-def kubectl(sandbox: KubeSandbox, tmp_path: Path) -> Kubectl:
-    return Kubectl.for_sandbox(sandbox, tmp_path)
 
 
 def test_apply_with_client_validation_creates_a_deployment_and_a_config_map(

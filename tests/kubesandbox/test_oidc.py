@@ -5,7 +5,6 @@ another key, for another client, or expired is 401. `make run` starts it with th
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -31,7 +30,7 @@ REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 @pytest.fixture(scope="module")
 def dev_idp(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("devidp")
-    with running_dev_idp(berth_url=BERTH_URL, data_dir=data_dir, env=dict(os.environ)) as issuer:
+    with running_dev_idp(berth_url=BERTH_URL, data_dir=data_dir) as issuer:
         yield issuer, data_dir
 
 

@@ -6,8 +6,6 @@ kubectl's, and the public client answers no other redirect."""
 
 from __future__ import annotations
 
-import os
-
 import jwt
 import pytest
 import requests
@@ -27,7 +25,6 @@ def dev_idp(tmp_path_factory):
     with running_dev_idp(
         berth_url="http://127.0.0.1:9",
         data_dir=tmp_path_factory.mktemp("devidp"),
-        env=dict(os.environ),
     ) as running:
         yield running
 

@@ -71,13 +71,10 @@ def test_a_platform_admins_top_bar_is_one_line_at_1280_px(live_server, browser, 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_dashboard_chart_axis_and_bars_read_right_at_1280_px(live_server, browser, shots):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    world = {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-    }
+def test_dashboard_chart_axis_and_bars_read_right_at_1280_px(
+    live_server, browser, shots, demo_world
+):
+    world = demo_world
     now = timezone.now()
     for index, seconds in enumerate((1, 2)):  # medians of 1 s and 2 s on two days
         asked = now - timedelta(days=index + 1)

@@ -10,7 +10,7 @@ import pytest
 from kubesandbox import KubeSandbox
 
 from .conftest import raw
-from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, role
+from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, grant_alice, role
 
 
 @pytest.fixture
@@ -42,21 +42,13 @@ def test_impersonation_needs_the_impersonate_verb(sandbox: KubeSandbox, team: st
         'users "bob" is forbidden: User "alice" cannot impersonate '
         'resource "users" in API group "" at the cluster scope'
     )
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/clusterroles",
         role(
             "impersonator",
             {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"]},
             cluster=True,
         ),
-    )
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/clusterrolebindings",
-        bind("alice-imp", "impersonator", kind="ClusterRole", cluster=True),
     )
     admin(
         sandbox,

@@ -11,7 +11,7 @@ import pytest
 from kubesandbox import KubeSandbox
 
 from .conftest import raw
-from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, role
+from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, grant_alice, role
 
 
 @pytest.fixture
@@ -63,26 +63,16 @@ def test_the_view_role_reads_but_does_not_write_or_read_secrets(
 def test_access_ends_with_the_binding_or_its_role_and_stays_in_its_namespace(
     sandbox: KubeSandbox, team: str
 ) -> None:
+    read = role("read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]})
     assert admin(sandbox, "POST", "/api/v1/namespaces", {"metadata": {"name": "team-b"}})[0] == 201
-    for namespace in (team, "team-b"):
-        admin(
-            sandbox,
-            "POST",
-            f"{RBAC}/namespaces/{namespace}/roles",
-            role("read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}),
-        )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{team}/rolebindings", bind("alice-read", "read"))
+    admin(sandbox, "POST", f"{RBAC}/namespaces/team-b/roles", read)
+    grant_alice(sandbox, read, team)
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 200
     assert alice(sandbox, "GET", "/api/v1/namespaces/team-b/configmaps")[0] == 403
 
     admin(sandbox, "DELETE", f"{RBAC}/namespaces/{team}/roles/read")
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 403
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{team}/roles",
-        role("read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}),
-    )
+    admin(sandbox, "POST", f"{RBAC}/namespaces/{team}/roles", read)
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 200
     admin(sandbox, "DELETE", f"{RBAC}/namespaces/{team}/rolebindings/alice-read")
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 403
@@ -93,10 +83,8 @@ def test_resource_names_and_subresources_narrow_a_rule(sandbox: KubeSandbox, tea
         admin(
             sandbox, "POST", f"/api/v1/namespaces/{team}/configmaps", {"metadata": {"name": name}}
         )
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{team}/roles",
         role(
             "read-a",
             {
@@ -107,8 +95,8 @@ def test_resource_names_and_subresources_narrow_a_rule(sandbox: KubeSandbox, tea
             },
             {"apiGroups": ["apps"], "resources": ["deployments/status"], "verbs": ["get"]},
         ),
+        team,
     )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{team}/rolebindings", bind("alice-a", "read-a"))
     assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps/a")[0] == 200
     status, body = alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps/b")
     assert status == 403 and body["message"].startswith('configmaps "b" is forbidden')
@@ -138,10 +126,8 @@ def test_cluster_roles_aggregate_by_label(sandbox: KubeSandbox) -> None:
 
 
 def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, team: str) -> None:
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{team}/roles",
         role(
             "role-writer",
             {
@@ -151,9 +137,7 @@ def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, team
             },
             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
         ),
-    )
-    admin(
-        sandbox, "POST", f"{RBAC}/namespaces/{team}/rolebindings", bind("alice-rw", "role-writer")
+        team,
     )
     path = f"{RBAC}/namespaces/{team}/roles"
     held = role("cm-reader", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]})
@@ -166,10 +150,8 @@ def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, team
         '(groups=["devs" "qa" "system:authenticated"]) is attempting to grant RBAC permissions '
         'not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}'
     )
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{team}/roles",
         role(
             "escalator",
             {
@@ -178,16 +160,14 @@ def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, team
                 "verbs": ["escalate"],
             },
         ),
+        team,
     )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{team}/rolebindings", bind("alice-esc", "escalator"))
     assert alice(sandbox, "POST", path, more)[0] == 201
 
 
 def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, team: str) -> None:
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{team}/roles",
         role(
             "binder",
             {
@@ -196,18 +176,16 @@ def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, team: s
                 "verbs": ["create"],
             },
         ),
+        team,
     )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{team}/rolebindings", bind("alice-b", "binder"))
     path = f"{RBAC}/namespaces/{team}/rolebindings"
     status, body = alice(
         sandbox, "POST", path, bind("bob-admin", "admin", kind="ClusterRole", user="bob")
     )
     assert status == 403
     assert "is attempting to grant RBAC permissions not currently held" in body["message"]
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/clusterroles",
         role(
             "bind-admin",
             {
@@ -218,12 +196,6 @@ def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, team: s
             },
             cluster=True,
         ),
-    )
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/clusterrolebindings",
-        bind("alice-bind", "bind-admin", kind="ClusterRole", cluster=True),
     )
     assert (
         alice(sandbox, "POST", path, bind("bob-admin", "admin", kind="ClusterRole", user="bob"))[0]

@@ -43,6 +43,16 @@ def ask_for_project(
     )
 
 
+def ask_for_environment(tenant, requester, *, project: str, env_slug: str, **more) -> Request:
+    """An ephemeral environment request of `project`, as `requester` (CI, say) submits it."""
+    return services.submit_request(
+        tenant=tenant,
+        kind="ephemeral",
+        requester=requester,
+        payload={"project": project, "env_slug": env_slug} | more,
+    )
+
+
 # The request most tests of provisioning ask for: one dev namespace of app shop.
 SHOP = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "2Gi"}
 WORKER = "test-worker"

@@ -9,7 +9,7 @@ from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request
 from tenants.selectors import review
 from tests.support.factories import TenantFactory
 from tests.support.tenants_pages import approve
-from tests.support.workflow import ask_for_namespace
+from tests.support.workflow import ask_for_environment, ask_for_namespace
 
 
 def dev_namespace(name: str, tenant: Tenant, **fields) -> Namespace:
@@ -123,16 +123,13 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
             world["tenant"], world["developer"], app=f"a{index}", cpu="100m", memory="128Mi"
         )
         Project.objects.create(tenant=world["tenant"], name=f"p{index}")
-        services.submit_request(
-            tenant=world["tenant"],
-            kind="ephemeral",
-            requester=world["developer"],
-            payload={
-                "project": f"p{index}",
-                "env_slug": f"review-{index}",
-                "cpu": "100m",
-                "memory": "128Mi",
-            },
+        ask_for_environment(
+            world["tenant"],
+            world["developer"],
+            project=f"p{index}",
+            env_slug=f"review-{index}",
+            cpu="100m",
+            memory="128Mi",
         )
     client.force_login(world["admin"])
     # 10: the ephemeral environments card is one query (select_related), whatever its rows;

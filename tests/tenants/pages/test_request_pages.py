@@ -3,7 +3,6 @@
 import pytest
 
 from provisioning import jobs
-from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant
 from tenants.selectors import review
@@ -147,11 +146,9 @@ def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, wor
 
     bare = init_bare(tmp_path / "payments.git")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")
-    tenancy_request = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"),
-        kind="namespace",
-        requester=world["developer"],
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    payments = Tenant.objects.get(slug="payments")  # with the repository URL just set
+    tenancy_request = ask_for_namespace(
+        payments, world["developer"], app="shop", tier="prod", cpu="1", memory="1Gi"
     )
     client.force_login(world["admin"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()

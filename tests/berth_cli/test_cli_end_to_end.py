@@ -8,6 +8,7 @@ deleted, errors as the API's problem details with a non-zero exit (a deploy toke
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import tomllib
 
@@ -22,78 +23,57 @@ from tests.support.berth_cli import berth
 pytestmark = pytest.mark.processes
 
 
-def test_request_approve_get_and_kubeconfig_end_to_end(live):
-    def run(person: str, *args: str) -> subprocess.CompletedProcess:
-        return berth(*args, token=live[person], url=live["url"], home=live["home"])
+def berth_as(live, person: str, command: str) -> subprocess.CompletedProcess:
+    """`berth <command>` (split as a shell splits it) run by `person`, one of `live`'s people."""
+    return berth(*shlex.split(command), token=live[person], url=live["url"], home=live["home"])
 
-    asked = run(
+
+def test_request_approve_get_and_kubeconfig_end_to_end(live):
+    asked = berth_as(
+        live,
         "dev",
-        "request",
-        "namespace",
-        "--app",
-        "cli",
-        "--tier",
-        "staging",
-        "--cluster",
-        "sandbox",
-        "--cpu",
-        "500m",
-        "--memory",
-        "512Mi",
+        "request namespace --app cli --tier staging --cluster sandbox --cpu 500m --memory 512Mi",
     )
     assert asked.returncode == 0, asked.stderr
     created = Request.objects.get(payload__app="cli")
     assert f"Request #{created.pk} (namespace): submitted" in asked.stdout
 
     # Deciding one's own request is refused: the API's problem detail, exit code 1.
-    own = run("dev", "approve", str(created.pk), "--reason", "mine")
+    own = berth_as(live, "dev", f"approve {created.pk} --reason mine")
     assert own.returncode == 1
     assert "403" in own.stderr and "You may not do this" in own.stderr
 
-    approved = run("olivia", "approve", str(created.pk), "--reason", "looks right")
+    approved = berth_as(live, "olivia", f"approve {created.pk} --reason 'looks right'")
     assert approved.returncode == 0, approved.stderr
     created.refresh_from_db()
     assert created.state == "ready", created.status_message
 
-    listed = run("dev", "get", "requests", "-o", "json")
+    listed = berth_as(live, "dev", "get requests -o json")
     assert {"id": created.pk, "state": "ready"}.items() <= next(
         r for r in json.loads(listed.stdout) if r["id"] == created.pk
     ).items()
-    table = run("dev", "get", "namespaces")
+    table = berth_as(live, "dev", "get namespaces")
     assert "payments-cli-staging" in table.stdout and "active" in table.stdout
-    as_yaml = yaml.safe_load(run("dev", "get", "namespaces", "-o", "yaml").stdout)
+    as_yaml = yaml.safe_load(berth_as(live, "dev", "get namespaces -o yaml").stdout)
     assert "payments-cli-staging" in {row["name"] for row in as_yaml}
 
-    config = run("dev", "kubeconfig", "payments-cli-staging")
+    config = berth_as(live, "dev", "kubeconfig payments-cli-staging")
     assert config.returncode == 0, config.stderr
     kube = yaml.safe_load(config.stdout)
     assert kube["clusters"][0]["cluster"]["server"] == live["sandbox"].url
     assert kube["contexts"][0]["context"]["namespace"] == "payments-cli-staging"
     assert "kubectl auth can-i --list -n payments-cli-staging" in config.stderr
 
-    outsider = run("sam", "kubeconfig", "payments-cli-staging")
+    outsider = berth_as(live, "sam", "kubeconfig payments-cli-staging")
     assert outsider.returncode == 1 and "404" in outsider.stderr
     assert outsider.stdout == ""
 
 
 def test_an_environment_is_created_waited_for_until_ready_and_deleted(live):
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return berth(*args, token=live["dev"], url=live["url"], home=live["home"])
-
-    created = run(
-        "env",
-        "create",
-        "--project",
-        "shop",
-        "--slug",
-        "pr-42",
-        "--branch",
-        "feature/x",
-        "--ttl",
-        "4h",
-        "--wait",
-        "--interval",
-        "0.1",
+    created = berth_as(
+        live,
+        "dev",
+        "env create --project shop --slug pr-42 --branch feature/x --ttl 4h --wait --interval 0.1",
     )
 
     assert created.returncode == 0, created.stderr
@@ -102,31 +82,18 @@ def test_an_environment_is_created_waited_for_until_ready_and_deleted(live):
     assert live["sandbox"].get("Namespace", namespace) is not None
     (row,) = [
         e
-        for e in json.loads(run("get", "environments", "-o", "json").stdout)
+        for e in json.loads(berth_as(live, "dev", "get environments -o json").stdout)
         if e["env_slug"] == "pr-42"
     ]
     assert row["state"] == "live"
 
-    deleted = run("env", "delete", "--project", "shop", "--slug", "pr-42")
+    deleted = berth_as(live, "dev", "env delete --project shop --slug pr-42")
     assert deleted.returncode == 0, deleted.stderr
     assert "Environment shop/pr-42: end" in deleted.stdout
 
 
 def test_wait_exits_non_zero_when_the_environment_is_refused(live):
-    refused = berth(
-        "env",
-        "create",
-        "--project",
-        "shop",
-        "--slug",
-        "pr-43",
-        "--ttl",
-        "999d",
-        "--wait",
-        token=live["dev"],
-        url=live["url"],
-        home=live["home"],
-    )
+    refused = berth_as(live, "dev", "env create --project shop --slug pr-43 --ttl 999d --wait")
 
     assert refused.returncode == 1
     assert "400" in refused.stderr and "ttl" in refused.stderr
@@ -157,14 +124,7 @@ def test_a_deploy_token_for_prod_is_refused_with_the_apis_reason(live):
         memory_mib=512,
         state=NamespaceState.ACTIVE,
     )
-    refused = berth(
-        "kubeconfig",
-        "payments-shop-prod",
-        "--deploy-token",
-        token=live["olivia"],
-        url=live["url"],
-        home=live["home"],
-    )
+    refused = berth_as(live, "olivia", "kubeconfig payments-shop-prod --deploy-token")
     assert refused.returncode == 1
     assert "Tier prod does not allow deploy tokens" in refused.stderr
     assert refused.stdout == ""  # no kubeconfig

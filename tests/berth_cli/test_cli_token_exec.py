@@ -58,9 +58,7 @@ def test_token_exec_prints_an_exec_credential_from_the_cached_id_token(tmp_path)
 
 def test_token_exec_says_so_when_the_provider_offers_no_device_sign_in(tmp_path):
     (tmp_path / "idp").mkdir()
-    with running_dev_idp(
-        berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp", env=dict(os.environ)
-    ) as issuer:
+    with running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp") as issuer:
         refused = berth(
             "token",
             "--exec",
@@ -93,9 +91,7 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
     if kubectl is None:
         pytest.skip("kubectl is not installed")
     (tmp_path / "idp").mkdir()
-    with running_dev_idp(
-        berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp", env=dict(os.environ)
-    ) as issuer:
+    with running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp") as issuer:
         options = OidcOptions(
             issuer_url=issuer,
             client_id=CLIENT_ID,

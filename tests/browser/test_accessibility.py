@@ -17,6 +17,7 @@ from tenants.models import Tenant, User
 from tenants.selectors import review
 from tests.support.browser import needs_chromium, signed_in_page
 from tests.support.cluster import seed_demo, stand_in
+from tests.support.workflow import ask_for_namespace
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -38,12 +39,7 @@ def world_with_history(sandbox) -> None:
     developer, admin = User.objects.get(username="dev"), User.objects.get(username="pat")
 
     def ask(app: str, tier: str):
-        return services.submit_request(
-            tenant=tenant,
-            kind="namespace",
-            requester=developer,
-            payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
-        )
+        return ask_for_namespace(tenant, developer, app=app, tier=tier, cpu="1", memory="1Gi")
 
     ready = ask("shop", "prod")
     services.approve_request(request_id=ready.pk, approver=admin, plan_digest=review(ready).digest)

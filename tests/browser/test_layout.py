@@ -13,6 +13,7 @@ from tenants.models import Tenant, User
 from tenants.selectors import review
 from tests.support.browser import needs_chromium, signed_in_page
 from tests.support.timeline import ask, at, provision
+from tests.support.workflow import ask_for_project
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -52,16 +53,8 @@ def test_a_platform_admins_top_bar_is_one_line_at_1280_px(live_server, browser, 
     Tenant.objects.filter(slug="payments").update(
         budget_cpu_millis=32_000, budget_memory_mib=65_536
     )
-    asked = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"),
-        kind="project",
-        requester=User.objects.get(username="dev"),
-        payload={
-            "app": "checkout",
-            "engine": "argocd_kargo",
-            "cluster": "sandbox",
-            "tiers": ["dev", "staging", "prod"],
-        },
+    asked = ask_for_project(
+        Tenant.objects.get(slug="payments"), User.objects.get(username="dev"), app="checkout"
     )
 
     page = signed_in_page(browser, live_server, person)
@@ -78,13 +71,10 @@ def test_a_platform_admins_top_bar_is_one_line_at_1280_px(live_server, browser, 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_dashboard_chart_axis_and_bars_read_right_at_1280_px(live_server, browser, shots):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    world = {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-    }
+def test_dashboard_chart_axis_and_bars_read_right_at_1280_px(
+    live_server, browser, shots, demo_world
+):
+    world = demo_world
     now = timezone.now()
     for index, seconds in enumerate((1, 2)):  # medians of 1 s and 2 s on two days
         asked = now - timedelta(days=index + 1)

@@ -10,6 +10,7 @@ from tenants import demo, services
 from tenants.models import Tenant, User
 from tenants.selectors import review
 from tests.support.browser import needs_chromium, screenshot, signed_in_page
+from tests.support.workflow import ask_for_namespace
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -46,12 +47,7 @@ def test_developer_mutes_approvals_and_still_hears_of_rejections(live_server, br
     tenant = Tenant.objects.get(slug="payments")
 
     def ask(app: str):
-        return services.submit_request(
-            tenant=tenant,
-            kind="namespace",
-            requester=developer,
-            payload={"app": app, "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
-        )
+        return ask_for_namespace(tenant, developer, app=app, tier="prod", cpu="1", memory="1Gi")
 
     approved, rejected = ask("shop"), ask("cart")
     services.approve_request(

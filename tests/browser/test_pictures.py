@@ -8,9 +8,8 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from tenants import demo
 from tenants.choices import NamespaceState
-from tenants.models import Namespace, Tenant, User
+from tenants.models import Namespace, Tenant
 from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
 from tests.support.timeline import ask, at, provision
 
@@ -39,13 +38,8 @@ def fixed_clock():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_tenant_budget_bars_and_admin_dashboard(live_server, browser, fixed_clock):
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    world = {
-        "tenant": Tenant.objects.get(slug="payments"),
-        "developer": User.objects.get(username="dev"),
-        "admin": User.objects.get(username="pat"),
-    }
+def test_tenant_budget_bars_and_admin_dashboard(live_server, browser, fixed_clock, demo_world):
+    world = demo_world  # seeded once the clock is fixed
     from tenants import services
     from tenants.selectors import review
 

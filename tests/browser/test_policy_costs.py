@@ -21,36 +21,15 @@ def serious_violations(page) -> list[str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_admin_tries_a_rule_change_sees_what_it_changes_and_saves_it(live_server, browser):
-    from tenants import demo, services
+    from tenants import demo
     from tenants.models import ApprovalRule, AuditEvent, Request, Tenant, User
+    from tests.support.workflow import ask_for_namespace
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     payments, developer = Tenant.objects.get(slug="payments"), User.objects.get(username="dev")
     for number in range(3):
-        services.submit_request(
-            tenant=payments,
-            kind="namespace",
-            requester=developer,
-            payload={
-                "app": f"shop{number}",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "500m",
-                "memory": "512Mi",
-            },
-        )
-    services.submit_request(
-        tenant=payments,
-        kind="namespace",
-        requester=developer,
-        payload={
-            "app": "web",
-            "tier": "staging",
-            "cluster": "sandbox",
-            "cpu": "1",
-            "memory": "1Gi",
-        },
-    )
+        ask_for_namespace(payments, developer, app=f"shop{number}")
+    ask_for_namespace(payments, developer, app="web", tier="staging", cpu="1", memory="1Gi")
     # One decided before Berth kept the attributes the rules saw.
     Request.objects.filter(pk=Request.objects.order_by("pk").first().pk).update(
         policy_attributes=None

@@ -7,11 +7,11 @@ import re
 import pytest
 
 from provisioning import jobs
-from tenants import services
 from tenants.models import Request, Tenant, User
 from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
 from tests.support.cluster import seed_demo, stand_in
 from tests.support.gitserver import GitDaemon, init_bare
+from tests.support.workflow import ask_for_namespace
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -93,35 +93,15 @@ def test_queue_approves_selected_requests_together(live_server, browser, sandbox
     tenant = Tenant.objects.get(slug="payments")
     developer = User.objects.get(username="dev")
     made = [
-        services.submit_request(
-            tenant=tenant,
-            kind="namespace",
-            requester=developer,
-            payload={
-                "app": app,
-                "tier": "prod",
-                "cluster": "sandbox",
-                "cpu": cpu,
-                "memory": memory,
-            },
-        )
+        ask_for_namespace(tenant, developer, app=app, tier="prod", cpu=cpu, memory=memory)
         for app, cpu, memory in (
             ("shop", "1", "2Gi"),
             ("cart", "500m", "512Mi"),
             ("till", "2", "4Gi"),
         )
     ]
-    staging = services.submit_request(
-        tenant=tenant,
-        kind="namespace",
-        requester=developer,
-        payload={
-            "app": "shop",
-            "tier": "staging",
-            "cluster": "sandbox",
-            "cpu": "1",
-            "memory": "1Gi",
-        },
+    staging = ask_for_namespace(
+        tenant, developer, app="shop", tier="staging", cpu="1", memory="1Gi"
     )
     # The default rules send staging to a tenant owner: another policy outcome than prod's.
     assert staging.policy_rule == "staging-needs-tenant-owner"

@@ -15,6 +15,7 @@ from tenants import services
 from tenants.models import Tenant, User
 from tests.support.browser import needs_chromium, screenshot, signed_in_page
 from tests.support.cluster import seed_demo
+from tests.support.workflow import ask_for_namespace
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -37,11 +38,13 @@ def test_an_open_request_page_follows_approval_and_provisioning_to_ready(
 ):
     seed_demo(sandbox)
     developer_user = User.objects.get(username="dev")
-    tenancy_request = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"),
-        kind="namespace",
-        requester=developer_user,
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    tenancy_request = ask_for_namespace(
+        Tenant.objects.get(slug="payments"),
+        developer_user,
+        app="shop",
+        tier="prod",
+        cpu="1",
+        memory="1Gi",
     )
     url = f"{live_server.url}/requests/{tenancy_request.pk}/"
     developer = signed_in_page(browser, live_server, developer_user)

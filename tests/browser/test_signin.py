@@ -4,35 +4,33 @@ Berth runs in the live server; the provider (django-oidc-provider) in a process 
 A developer of one tenant and the platform admin see different tenants on the home page.
 """
 
-import os
-
 import pytest
 
 from portal.auth import discovery
 from tenants import demo
 from tests.support.browser import needs_chromium, screenshot
-from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
+from tests.support.oidc_provider import running_dev_idp
+from tests.support.oidc_settings import sign_in_at
 
 pytestmark = [pytest.mark.browser, needs_chromium, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")
 def dev_idp(live_server, tmp_path_factory):
-    with running_dev_idp(
-        berth_url=live_server.url, data_dir=tmp_path_factory.mktemp("devidp"), env=dict(os.environ)
-    ) as issuer:
+    data_dir = tmp_path_factory.mktemp("devidp")
+    with running_dev_idp(berth_url=live_server.url, data_dir=data_dir) as issuer:
         yield issuer
 
 
 @pytest.fixture
 def berth(live_server, dev_idp, settings):
     demo.seed(sandbox_api_url="http://127.0.0.1:6550")
-    settings.OIDC_ISSUER = dev_idp
-    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
-    settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_PROVIDER_NAME = "Development identity provider"
-    settings.BERTH_PLATFORM_ADMIN_GROUPS = [demo.PLATFORM_ADMIN_GROUP]
-    discovery.clear_cache()
+    sign_in_at(
+        settings,
+        dev_idp,
+        OIDC_PROVIDER_NAME="Development identity provider",
+        BERTH_PLATFORM_ADMIN_GROUPS=[demo.PLATFORM_ADMIN_GROUP],
+    )
     yield live_server.url
     discovery.clear_cache()
 

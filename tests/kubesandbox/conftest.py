@@ -17,6 +17,8 @@ from kubernetes.dynamic import DynamicClient
 from kubesandbox import KubeSandbox
 from kubesandbox.testing import upstream_crds
 
+from .kubectl_support import Kubectl
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 APPLY = "application/apply-patch+yaml"
 ARGO = ("argoproj.io", "v1alpha1")
@@ -144,6 +146,12 @@ def custom(api_client: client.ApiClient) -> client.CustomObjectsApi:
 def dynamic(api_client: client.ApiClient, tmp_path: Any) -> DynamicClient:
     # A private discovery cache: the default one in /tmp is keyed by URL and ports get reused.
     return DynamicClient(api_client, cache_file=str(tmp_path / "discovery.json"))
+
+
+@pytest.fixture
+def kubectl(sandbox: KubeSandbox, tmp_path: Path) -> Kubectl:
+    """The real kubectl with the sandbox's kubeconfig (the tests using it skip without one)."""
+    return Kubectl.for_sandbox(sandbox, tmp_path)
 
 
 @pytest.fixture

@@ -51,6 +51,18 @@ def bind(
     }
 
 
+def grant_alice(sandbox: KubeSandbox, granted: dict, namespace: str | None = None) -> None:
+    """As the admin: the Role `granted` in `namespace` and a RoleBinding of alice to it, or
+    the ClusterRole and a ClusterRoleBinding; the binding is alice-<the role's name>."""
+    name = granted["metadata"]["name"]
+    cluster = granted["kind"] == "ClusterRole"
+    where = RBAC if cluster else f"{RBAC}/namespaces/{namespace}"
+    plural = "clusterroles" if cluster else "roles"
+    assert admin(sandbox, "POST", f"{where}/{plural}", granted)[0] == 201
+    binding = bind(f"alice-{name}", name, kind=granted["kind"], cluster=cluster)
+    assert admin(sandbox, "POST", f"{where}/{plural[:-1]}bindings", binding)[0] == 201
+
+
 def create_namespace(sandbox: KubeSandbox, name: str = "team-a") -> str:
     """Create a namespace as the admin."""
     assert admin(sandbox, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})[0] == 201

@@ -127,27 +127,14 @@ def test_match_conditions_object_selectors_and_request_user(
     enforce(sandbox, policy, ["Deny"])
     let_ops_and_devs_edit(sandbox)
     path = f"/apis/apps/v1/namespaces/{team}/deployments"
+
+    def checked_one_as(user: str, group: str) -> int:
+        labelled = deployment(group, 9, {"checked": "yes"})
+        return raw(sandbox, "POST", path, labelled, headers=as_user(user, group))[0]
+
     assert raw(sandbox, "POST", path, deployment("unlabelled", 9))[0] == 201
-    assert (
-        raw(
-            sandbox,
-            "POST",
-            path,
-            deployment("ops", 9, {"checked": "yes"}),
-            headers=as_user("olga", "ops"),
-        )[0]
-        == 201
-    )
-    assert (
-        raw(
-            sandbox,
-            "POST",
-            path,
-            deployment("dev", 9, {"checked": "yes"}),
-            headers=as_user("dave", "devs"),
-        )[0]
-        == 422
-    )
+    assert checked_one_as("olga", "ops") == 201
+    assert checked_one_as("dave", "devs") == 422
 
 
 def test_a_missing_param_with_deny_action_refuses(sandbox: KubeSandbox, team: str) -> None:

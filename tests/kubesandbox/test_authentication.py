@@ -10,17 +10,12 @@ import pytest
 from kubesandbox import KubeSandbox
 
 from .conftest import raw
-from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, create_namespace, role
+from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, grant_alice, role
 
 
 @pytest.fixture
 def sandbox_options(tmp_path: Path) -> dict:
     return alice_and_admin(tmp_path)
-
-
-@pytest.fixture
-def ns(sandbox: KubeSandbox) -> str:
-    return create_namespace(sandbox)
 
 
 def test_whoami_names_the_token_file_user_and_groups(sandbox: KubeSandbox) -> None:
@@ -38,19 +33,17 @@ def test_whoami_names_the_token_file_user_and_groups(sandbox: KubeSandbox) -> No
     }
 
 
-def test_impersonation_needs_the_impersonate_verb(sandbox: KubeSandbox, ns: str) -> None:
+def test_impersonation_needs_the_impersonate_verb(sandbox: KubeSandbox, team: str) -> None:
     status, body = alice(
-        sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps", **{"Impersonate-User": "bob"}
+        sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps", **{"Impersonate-User": "bob"}
     )
     assert status == 403
     assert body["message"] == (
         'users "bob" is forbidden: User "alice" cannot impersonate '
         'resource "users" in API group "" at the cluster scope'
     )
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/clusterroles",
         role(
             "impersonator",
             {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"]},
@@ -60,38 +53,34 @@ def test_impersonation_needs_the_impersonate_verb(sandbox: KubeSandbox, ns: str)
     admin(
         sandbox,
         "POST",
-        f"{RBAC}/clusterrolebindings",
-        bind("alice-imp", "impersonator", kind="ClusterRole", cluster=True),
-    )
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{ns}/rolebindings",
+        f"{RBAC}/namespaces/{team}/rolebindings",
         bind("bob-view", "view", kind="ClusterRole", user="bob"),
     )
     assert (
-        alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps", **{"Impersonate-User": "bob"})[
-            0
-        ]
+        alice(
+            sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps", **{"Impersonate-User": "bob"}
+        )[0]
         == 200
     )
     status, _ = alice(
         sandbox,
         "GET",
-        f"/api/v1/namespaces/{ns}/configmaps",
+        f"/api/v1/namespaces/{team}/configmaps",
         **{"Impersonate-User": "bob", "Impersonate-Group": "admins"},
     )
     assert status == 403  # groups need impersonate on "groups" too
 
 
 def test_service_account_tokens_come_from_the_token_request_api(
-    sandbox: KubeSandbox, ns: str
+    sandbox: KubeSandbox, team: str
 ) -> None:
-    admin(sandbox, "POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "ci"}})
+    admin(
+        sandbox, "POST", f"/api/v1/namespaces/{team}/serviceaccounts", {"metadata": {"name": "ci"}}
+    )
     status, body = admin(
         sandbox,
         "POST",
-        f"/api/v1/namespaces/{ns}/serviceaccounts/ci/token",
+        f"/api/v1/namespaces/{team}/serviceaccounts/ci/token",
         {
             "apiVersion": "authentication.k8s.io/v1",
             "kind": "TokenRequest",
@@ -113,9 +102,9 @@ def test_service_account_tokens_come_from_the_token_request_api(
         "system:serviceaccounts:team-a",
         "system:authenticated",
     }
-    status, _ = alice(sandbox, "POST", f"/api/v1/namespaces/{ns}/serviceaccounts/ci/token", {})
+    status, _ = alice(sandbox, "POST", f"/api/v1/namespaces/{team}/serviceaccounts/ci/token", {})
     assert status == 403  # minting needs create on serviceaccounts/token
-    admin(sandbox, "DELETE", f"/api/v1/namespaces/{ns}/serviceaccounts/ci")
+    admin(sandbox, "DELETE", f"/api/v1/namespaces/{team}/serviceaccounts/ci")
     assert raw(sandbox, "GET", "/api", headers=token)[0] == 401
 
 

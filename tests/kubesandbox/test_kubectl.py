@@ -5,7 +5,6 @@ the kubeconfig the stand-in writes. Each test is something a tenant types; what
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -19,11 +18,6 @@ pytestmark = [needs_kubectl, pytest.mark.processes]
 @pytest.fixture
 def sandbox_options() -> dict:
     return {"tls": True}
-
-
-@pytest.fixture
-def kubectl(sandbox: KubeSandbox, tmp_path: Path) -> Kubectl:
-    return Kubectl.for_sandbox(sandbox, tmp_path)
 
 
 def test_apply_with_client_validation_creates_a_deployment_and_a_config_map(
@@ -101,12 +95,8 @@ def test_protected_namespaces_cannot_be_deleted(kubectl: Kubectl) -> None:
 
 
 def test_an_unknown_field_is_refused_under_strict_validation(kubectl: Kubectl) -> None:
-    stderr = kubectl.refused(
-        "apply",
-        "-f",
-        "-",
-        stdin=DEPLOYMENT.replace("data: {colour: blue}", "data: {colour: blue}\ncolour: blue"),
-    )
+    with_colour = DEPLOYMENT.replace("data: {colour: blue}", "data: {colour: blue}\ncolour: blue")
+    stderr = kubectl.refused("apply", "-f", "-", stdin=with_colour)
     assert 'strict decoding error: unknown field "colour"' in stderr
 
 
@@ -161,12 +151,8 @@ def test_custom_resources_apply_and_explain_from_their_crd(kubectl: Kubectl) -> 
     assert kubectl.ok("apply", "-f", "-", stdin=application).strip() == (
         "application.argoproj.io/shop created"
     )
-    stderr = kubectl.refused(
-        "apply",
-        "-f",
-        "-",
-        stdin=application.replace("project: default", "project: default\n  colour: blue"),
-    )
+    with_colour = application.replace("project: default", "project: default\n  colour: blue")
+    stderr = kubectl.refused("apply", "-f", "-", stdin=with_colour)
     assert 'unknown field "spec.colour"' in stderr
     out = kubectl.ok("explain", "applications.spec.project")
     assert "FIELD: project <string>" in out

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -20,11 +19,6 @@ pytestmark = [needs_kubectl, pytest.mark.processes]
 @pytest.fixture
 def sandbox_options() -> dict:
     return {"tls": True}
-
-
-@pytest.fixture
-def kubectl(sandbox: KubeSandbox, tmp_path: Path) -> Kubectl:
-    return Kubectl.for_sandbox(sandbox, tmp_path)
 
 
 WIDGET_CRD = """\

@@ -5,7 +5,6 @@ another key, for another client, or expired is 401. `make run` starts it with th
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -13,35 +12,25 @@ from pathlib import Path
 
 import jwt
 import pytest
-import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from kubesandbox import KubeSandbox
 from kubesandbox.authn import OidcOptions
 from portal.sandbox import OIDC_USERNAME_PREFIX, oidc_options
+from tests.support.authz import whoami
 from tests.support.id_tokens import id_token_of
 from tests.support.oidc_provider import CLIENT_ID, running_dev_idp
 
 ROOT = Path(__file__).resolve().parents[2]
 BERTH_URL = "http://127.0.0.1:9"  # only named in redirect URIs: never called
-REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 
 
 @pytest.fixture(scope="module")
 def dev_idp(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("devidp")
-    with running_dev_idp(berth_url=BERTH_URL, data_dir=data_dir, env=dict(os.environ)) as issuer:
+    with running_dev_idp(berth_url=BERTH_URL, data_dir=data_dir) as issuer:
         yield issuer, data_dir
-
-
-def who(url: str, token: str) -> requests.Response:
-    return requests.post(
-        f"{url}{REVIEW}",
-        json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=10,
-    )
 
 
 def resigned(token: str, key, **changes) -> str:
@@ -69,7 +58,7 @@ def sandbox(dev_idp):
 @pytest.mark.processes
 def test_an_id_token_from_the_provider_is_its_person_with_their_groups(dev_idp, sandbox):
     issuer, _ = dev_idp
-    answer = who(sandbox.url, id_token_of(issuer, "dev"))
+    answer = whoami(sandbox.url, id_token_of(issuer, "dev"))
 
     assert answer.status_code == 201, answer.text
     user = answer.json()["status"]["userInfo"]
@@ -85,7 +74,7 @@ def test_tokens_the_provider_did_not_sign_for_this_cluster_are_refused(dev_idp, 
         (data_dir / "devidp-signing-key.pem").read_bytes(), password=None
     )
     impostor = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    assert who(sandbox.url, resigned(token, provider_key)).status_code == 201  # the control
+    assert whoami(sandbox.url, resigned(token, provider_key)).status_code == 201  # the control
 
     refused = {
         "another key": resigned(token, impostor),
@@ -94,7 +83,7 @@ def test_tokens_the_provider_did_not_sign_for_this_cluster_are_refused(dev_idp, 
         "another issuer": resigned(token, provider_key, iss="https://elsewhere.example"),
     }
     for why, bad in refused.items():
-        assert who(sandbox.url, bad).status_code == 401, why
+        assert whoami(sandbox.url, bad).status_code == 401, why
 
 
 @pytest.mark.processes
@@ -114,7 +103,7 @@ def test_make_runs_stand_in_command_trusts_the_provider(dev_idp):
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip().removeprefix("listening on ")
-        answer = who(url, id_token_of(issuer, "dev"))
+        answer = whoami(url, id_token_of(issuer, "dev"))
         assert answer.status_code == 201, answer.text
         assert answer.json()["status"]["userInfo"]["username"] == "oidc:devidp-dev"
     finally:

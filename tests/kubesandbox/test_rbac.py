@@ -11,7 +11,7 @@ import pytest
 from kubesandbox import KubeSandbox
 
 from .conftest import raw
-from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, create_namespace, role
+from .rbac_support import RBAC, admin, alice, alice_and_admin, bind, grant_alice, role
 
 
 @pytest.fixture
@@ -19,13 +19,10 @@ def sandbox_options(tmp_path: Path) -> dict:
     return alice_and_admin(tmp_path)
 
 
-@pytest.fixture
-def ns(sandbox: KubeSandbox) -> str:
-    return create_namespace(sandbox)
-
-
-def test_an_unbound_user_is_refused_in_the_apiservers_words(sandbox: KubeSandbox, ns: str) -> None:
-    status, body = alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")
+def test_an_unbound_user_is_refused_in_the_apiservers_words(
+    sandbox: KubeSandbox, team: str
+) -> None:
+    status, body = alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")
     assert (status, body["reason"]) == (403, "Forbidden")
     assert body["message"] == (
         'configmaps is forbidden: User "alice" cannot list resource '
@@ -44,60 +41,50 @@ def test_an_unbound_user_is_refused_in_the_apiservers_words(sandbox: KubeSandbox
 
 
 def test_the_view_role_reads_but_does_not_write_or_read_secrets(
-    sandbox: KubeSandbox, ns: str
+    sandbox: KubeSandbox, team: str
 ) -> None:
     admin(
         sandbox,
         "POST",
-        f"{RBAC}/namespaces/{ns}/rolebindings",
+        f"{RBAC}/namespaces/{team}/rolebindings",
         bind("alice-view", "view", kind="ClusterRole"),
     )
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 200
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/secrets")[0] == 403
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 200
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/secrets")[0] == 403
     assert (
-        alice(sandbox, "POST", f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": "x"}})[
-            0
-        ]
+        alice(
+            sandbox, "POST", f"/api/v1/namespaces/{team}/configmaps", {"metadata": {"name": "x"}}
+        )[0]
         == 403
     )
     assert alice(sandbox, "GET", "/api/v1/namespaces/default/configmaps")[0] == 403
 
 
 def test_access_ends_with_the_binding_or_its_role_and_stays_in_its_namespace(
-    sandbox: KubeSandbox, ns: str
+    sandbox: KubeSandbox, team: str
 ) -> None:
+    read = role("read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]})
     assert admin(sandbox, "POST", "/api/v1/namespaces", {"metadata": {"name": "team-b"}})[0] == 201
-    for namespace in (ns, "team-b"):
-        admin(
-            sandbox,
-            "POST",
-            f"{RBAC}/namespaces/{namespace}/roles",
-            role("read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}),
-        )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-read", "read"))
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 200
+    admin(sandbox, "POST", f"{RBAC}/namespaces/team-b/roles", read)
+    grant_alice(sandbox, read, team)
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 200
     assert alice(sandbox, "GET", "/api/v1/namespaces/team-b/configmaps")[0] == 403
 
-    admin(sandbox, "DELETE", f"{RBAC}/namespaces/{ns}/roles/read")
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 403
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{ns}/roles",
-        role("read", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}),
-    )
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 200
-    admin(sandbox, "DELETE", f"{RBAC}/namespaces/{ns}/rolebindings/alice-read")
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 403
+    admin(sandbox, "DELETE", f"{RBAC}/namespaces/{team}/roles/read")
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 403
+    admin(sandbox, "POST", f"{RBAC}/namespaces/{team}/roles", read)
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 200
+    admin(sandbox, "DELETE", f"{RBAC}/namespaces/{team}/rolebindings/alice-read")
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 403
 
 
-def test_resource_names_and_subresources_narrow_a_rule(sandbox: KubeSandbox, ns: str) -> None:
+def test_resource_names_and_subresources_narrow_a_rule(sandbox: KubeSandbox, team: str) -> None:
     for name in ("a", "b"):
-        admin(sandbox, "POST", f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": name}})
-    admin(
+        admin(
+            sandbox, "POST", f"/api/v1/namespaces/{team}/configmaps", {"metadata": {"name": name}}
+        )
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{ns}/roles",
         role(
             "read-a",
             {
@@ -108,15 +95,15 @@ def test_resource_names_and_subresources_narrow_a_rule(sandbox: KubeSandbox, ns:
             },
             {"apiGroups": ["apps"], "resources": ["deployments/status"], "verbs": ["get"]},
         ),
+        team,
     )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-a", "read-a"))
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps/a")[0] == 200
-    status, body = alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps/b")
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps/a")[0] == 200
+    status, body = alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps/b")
     assert status == 403 and body["message"].startswith('configmaps "b" is forbidden')
-    assert alice(sandbox, "GET", f"/api/v1/namespaces/{ns}/configmaps")[0] == 403
-    status, body = alice(sandbox, "GET", f"/apis/apps/v1/namespaces/{ns}/deployments/x")
+    assert alice(sandbox, "GET", f"/api/v1/namespaces/{team}/configmaps")[0] == 403
+    status, body = alice(sandbox, "GET", f"/apis/apps/v1/namespaces/{team}/deployments/x")
     assert status == 403
-    status, body = alice(sandbox, "GET", f"/apis/apps/v1/namespaces/{ns}/deployments/x/status")
+    status, body = alice(sandbox, "GET", f"/apis/apps/v1/namespaces/{team}/deployments/x/status")
     assert status == 404  # allowed, and there is no such Deployment
 
 
@@ -138,11 +125,9 @@ def test_cluster_roles_aggregate_by_label(sandbox: KubeSandbox) -> None:
     assert all(r.get("apiGroups") != ["example.com"] for r in rules)
 
 
-def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, ns: str) -> None:
-    admin(
+def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, team: str) -> None:
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{ns}/roles",
         role(
             "role-writer",
             {
@@ -152,9 +137,9 @@ def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, ns: 
             },
             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
         ),
+        team,
     )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-rw", "role-writer"))
-    path = f"{RBAC}/namespaces/{ns}/roles"
+    path = f"{RBAC}/namespaces/{team}/roles"
     held = role("cm-reader", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]})
     assert alice(sandbox, "POST", path, held)[0] == 201
     more = role("secret-reader", {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]})
@@ -165,10 +150,8 @@ def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, ns: 
         '(groups=["devs" "qa" "system:authenticated"]) is attempting to grant RBAC permissions '
         'not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}'
     )
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{ns}/roles",
         role(
             "escalator",
             {
@@ -177,16 +160,14 @@ def test_granting_what_you_do_not_hold_needs_escalate(sandbox: KubeSandbox, ns: 
                 "verbs": ["escalate"],
             },
         ),
+        team,
     )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-esc", "escalator"))
     assert alice(sandbox, "POST", path, more)[0] == 201
 
 
-def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, ns: str) -> None:
-    admin(
+def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, team: str) -> None:
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/namespaces/{ns}/roles",
         role(
             "binder",
             {
@@ -195,18 +176,16 @@ def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, ns: str
                 "verbs": ["create"],
             },
         ),
+        team,
     )
-    admin(sandbox, "POST", f"{RBAC}/namespaces/{ns}/rolebindings", bind("alice-b", "binder"))
-    path = f"{RBAC}/namespaces/{ns}/rolebindings"
+    path = f"{RBAC}/namespaces/{team}/rolebindings"
     status, body = alice(
         sandbox, "POST", path, bind("bob-admin", "admin", kind="ClusterRole", user="bob")
     )
     assert status == 403
     assert "is attempting to grant RBAC permissions not currently held" in body["message"]
-    admin(
+    grant_alice(
         sandbox,
-        "POST",
-        f"{RBAC}/clusterroles",
         role(
             "bind-admin",
             {
@@ -218,29 +197,23 @@ def test_binding_a_role_you_do_not_hold_needs_bind(sandbox: KubeSandbox, ns: str
             cluster=True,
         ),
     )
-    admin(
-        sandbox,
-        "POST",
-        f"{RBAC}/clusterrolebindings",
-        bind("alice-bind", "bind-admin", kind="ClusterRole", cluster=True),
-    )
     assert (
         alice(sandbox, "POST", path, bind("bob-admin", "admin", kind="ClusterRole", user="bob"))[0]
         == 201
     )
 
 
-def test_access_reviews_answer_for_self_and_others(sandbox: KubeSandbox, ns: str) -> None:
+def test_access_reviews_answer_for_self_and_others(sandbox: KubeSandbox, team: str) -> None:
     admin(
         sandbox,
         "POST",
-        f"{RBAC}/namespaces/{ns}/rolebindings",
+        f"{RBAC}/namespaces/{team}/rolebindings",
         bind("alice-edit", "edit", kind="ClusterRole"),
     )
     authz = "/apis/authorization.k8s.io/v1"
     question = {
         "resourceAttributes": {
-            "namespace": ns,
+            "namespace": team,
             "verb": "create",
             "resource": "deployments",
             "group": "apps",
@@ -256,7 +229,7 @@ def test_access_reviews_answer_for_self_and_others(sandbox: KubeSandbox, ns: str
     )
     assert body["status"]["allowed"] is False
     _, body = alice(
-        sandbox, "POST", f"{authz}/selfsubjectrulesreviews", {"spec": {"namespace": ns}}
+        sandbox, "POST", f"{authz}/selfsubjectrulesreviews", {"spec": {"namespace": team}}
     )
     assert any(
         "deployments" in r.get("resources", []) and "create" in r["verbs"]

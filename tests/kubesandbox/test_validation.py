@@ -90,6 +90,12 @@ def post(sandbox: KubeSandbox, path: str, body: object, query: str = "") -> tupl
     return response.status, response.json(), response.headers.get("Warning")
 
 
+def merge_patch(sandbox: KubeSandbox, path: str, body: object) -> tuple:
+    return raw(
+        sandbox, "PATCH", path, body, headers={"Content-Type": "application/merge-patch+json"}
+    )
+
+
 def test_missing_and_invalid_fields_are_422_with_causes(sandbox: KubeSandbox, team: str) -> None:
     status, body = raw(
         sandbox,
@@ -176,13 +182,7 @@ def test_a_binding_needs_a_role_ref_and_may_not_change_it(sandbox: KubeSandbox, 
     }
     ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
     raw(sandbox, "POST", path, {"metadata": {"name": "rb"}, "subjects": subjects, "roleRef": ref})
-    status, body = raw(
-        sandbox,
-        "PATCH",
-        f"{path}/rb",
-        {"roleRef": {"name": "edit"}},
-        headers={"Content-Type": "application/merge-patch+json"},
-    )
+    status, body = merge_patch(sandbox, f"{path}/rb", {"roleRef": {"name": "edit"}})
     assert status == 422
     assert body["message"] == (
         'RoleBinding.rbac.authorization.k8s.io "rb" is invalid: roleRef: Invalid value: '
@@ -269,13 +269,7 @@ def test_a_crd_is_served_with_pruning_defaults_and_validation(
             }
         ],
     )
-    status, body = raw(
-        sandbox,
-        "PATCH",
-        f"{path}/w",
-        {"spec": {"size": "S"}},
-        headers={"Content-Type": "application/merge-patch+json"},
-    )
+    status, body = merge_patch(sandbox, f"{path}/w", {"spec": {"size": "S"}})
     assert (status, body["details"]["causes"][0]["field"]) == (422, "spec.size")
     assert "size cannot be changed" in body["message"]
     assert raw(sandbox, "DELETE", f"{CRDS}/widgets.example.com")[0] == 200

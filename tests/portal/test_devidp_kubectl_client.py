@@ -6,8 +6,6 @@ kubectl's, and the public client answers no other redirect."""
 
 from __future__ import annotations
 
-import os
-
 import jwt
 import pytest
 import requests
@@ -15,7 +13,7 @@ import requests
 from kubesandbox import KubeSandbox
 from kubesandbox.authn import OidcOptions
 from portal.sandbox import OIDC_USERNAME_PREFIX
-from tests.support.authz import ca_file_of
+from tests.support.authz import ca_file_of, whoami
 from tests.support.id_tokens import id_token_of, signed_in_tokens
 from tests.support.oidc_provider import KUBECTL_CLIENT_ID, running_dev_idp
 
@@ -25,21 +23,13 @@ KUBELOGIN = {"client_id": KUBECTL_CLIENT_ID, "client_secret": None}
 @pytest.fixture(scope="module")
 def dev_idp(tmp_path_factory):
     with running_dev_idp(
-        berth_url="http://127.0.0.1:9",
-        data_dir=tmp_path_factory.mktemp("devidp"),
-        env=dict(os.environ),
+        berth_url="http://127.0.0.1:9", data_dir=tmp_path_factory.mktemp("devidp")
     ) as running:
         yield running
 
 
-def whoami(sandbox: KubeSandbox, token: str) -> requests.Response:
-    return requests.post(
-        f"{sandbox.url}/apis/authentication.k8s.io/v1/selfsubjectreviews",
-        json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=10,
-        verify=ca_file_of(sandbox),
-    )
+def whoami_in(sandbox: KubeSandbox, token: str) -> requests.Response:
+    return whoami(sandbox.url, token, verify=ca_file_of(sandbox))
 
 
 @pytest.mark.parametrize("redirect_uri", ["http://localhost:8000", "http://localhost:18000"])
@@ -58,13 +48,13 @@ def test_kubelogin_signs_in_without_a_secret_and_the_cluster_knows_the_person(
         groups_claim="groups",
     )
     with KubeSandbox(tls=True, oidc=options, anonymous_user=None) as sandbox:
-        answer = whoami(sandbox, tokens["id_token"])
+        answer = whoami_in(sandbox, tokens["id_token"])
         assert answer.status_code == 201, answer.text
         user = answer.json()["status"]["userInfo"]
         assert user["username"] == f"{OIDC_USERNAME_PREFIX}devidp-dev"
         assert "payments-devs" in user["groups"]
         # Berth's own client's ID token is for Berth, not for the cluster.
-        assert whoami(sandbox, id_token_of(dev_idp, "dev")).status_code == 401
+        assert whoami_in(sandbox, id_token_of(dev_idp, "dev")).status_code == 401
 
 
 def test_the_public_client_answers_no_other_redirect(dev_idp):

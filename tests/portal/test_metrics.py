@@ -13,12 +13,12 @@ from portal.metrics import queue_depth
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import jobs
 from provisioning.plan import ObjectRef
-from tenants import demo, services
+from tenants import demo
 from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import Cluster, Namespace, Request, Tenant, User
-from tenants.selectors import review
 from tests.support.integration import celery_worker, needs_postgres_and_redis, wait_for
 from tests.support.metrics import GIT_FAILURES, scrape
+from tests.support.workflow import approve_if_needed, ask_for_namespace
 
 TOKEN = "metrics-token-for-tests-0123456789"
 
@@ -38,25 +38,15 @@ def submit_and_approve(sandbox_url: str) -> Request:
     # Berth is the stand-in's anonymous admin here, whom Berth's guardrails would not
     # exempt: a cluster fenced by the platform's own admission (tests/support/cluster.py seed_demo).
     Cluster.objects.filter(name="sandbox").update(guardrails=GuardrailsMode.EXTERNAL)
-    submitted = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"),
-        kind="namespace",
-        payload={
-            "app": "shop",
-            "tier": "dev",
-            "cluster": "sandbox",
-            "cpu": "1",
-            "memory": "2Gi",
-            "storage": "5Gi",
-        },
-        requester=User.objects.get(username="dev"),
+    submitted = ask_for_namespace(
+        Tenant.objects.get(slug="payments"),
+        User.objects.get(username="dev"),
+        app="shop",
+        cpu="1",
+        memory="2Gi",
+        storage="5Gi",
     )
-    if submitted.state == RequestState.SUBMITTED:  # unless a policy approved it already
-        services.approve_request(
-            request_id=submitted.pk,
-            approver=User.objects.get(username="pat"),
-            plan_digest=review(submitted).digest,
-        )
+    approve_if_needed(submitted, approver=User.objects.get(username="pat"))
     return submitted
 
 

@@ -21,7 +21,8 @@ from portal.devidp import REFUSAL
 from tenants import demo
 from tenants.models import Membership, User
 from tests.support.id_tokens import signed_in_tokens
-from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_dev_idp
+from tests.support.oidc_provider import running_dev_idp
+from tests.support.oidc_settings import sign_in_at
 from tests.support.portal_startup import setup_django
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,9 +71,8 @@ def test_development_provider_settings_refuse_to_load_outside_development(tmp_pa
 
 @pytest.fixture(scope="module")
 def dev_idp(live_server, tmp_path_factory):
-    with running_dev_idp(
-        berth_url=live_server.url, data_dir=tmp_path_factory.mktemp("devidp"), env=dict(os.environ)
-    ) as issuer:
+    data_dir = tmp_path_factory.mktemp("devidp")
+    with running_dev_idp(berth_url=live_server.url, data_dir=data_dir) as issuer:
         yield issuer
 
 
@@ -83,12 +83,12 @@ def test_developer_signs_in_through_the_development_provider_with_the_right_memb
 ):
     demo.seed(sandbox_api_url="http://127.0.0.1:6550")
     users = User.objects.count()
-    settings.OIDC_ISSUER = dev_idp
-    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
-    settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_PROVIDER_NAME = "the development provider"
-    settings.BERTH_PLATFORM_ADMIN_GROUPS = [demo.PLATFORM_ADMIN_GROUP]
-    discovery.clear_cache()
+    sign_in_at(
+        settings,
+        dev_idp,
+        OIDC_PROVIDER_NAME="the development provider",
+        BERTH_PLATFORM_ADMIN_GROUPS=[demo.PLATFORM_ADMIN_GROUP],
+    )
     browser = requests.Session()
 
     signin = browser.get(f"{live_server.url}/", timeout=10)
@@ -126,11 +126,7 @@ def test_the_development_provider_issues_access_tokens_the_api_takes_and_id_toke
     JWT for berth-api) works against Berth's API; the ID token from the same sign-in does
     not."""
     demo.seed(sandbox_api_url="http://127.0.0.1:6550")
-    settings.OIDC_ISSUER = dev_idp
-    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
-    settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_API_AUDIENCE = "berth-api"
-    discovery.clear_cache()
+    sign_in_at(settings, dev_idp, OIDC_API_AUDIENCE="berth-api")
     tokens = signed_in_tokens(dev_idp, "dev", berth_url=live_server.url)
 
     me = f"{live_server.url}/api/v1/me/"

@@ -19,7 +19,8 @@ from portal.auth import discovery
 from portal.auth.errors import REASONS
 from tenants.models import AuditEvent, Membership, User
 from tests.support.factories import TenantFactory
-from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, running_test_provider
+from tests.support.oidc_provider import running_test_provider
+from tests.support.oidc_settings import sign_in_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,12 +34,12 @@ def provider():
 @pytest.fixture
 def berth(live_server, settings, provider):
     """Berth's URL, configured to sign people in at the test provider."""
-    settings.OIDC_ISSUER = provider.url
-    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
-    settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_PROVIDER_NAME = "Test IdP"
-    settings.BERTH_PLATFORM_ADMIN_GROUPS = ["platform-admins"]
-    discovery.clear_cache()
+    sign_in_at(
+        settings,
+        provider.url,
+        OIDC_PROVIDER_NAME="Test IdP",
+        BERTH_PLATFORM_ADMIN_GROUPS=["platform-admins"],
+    )
     TenantFactory(
         slug="payments",
         owner_groups=["payments-owners"],

@@ -216,6 +216,17 @@ class LiveCluster:
         raise AssertionError(f"{method} {path} as {subject}: {answer.status_code} {message}")
 
 
+def whoami(url: str, token: str, verify: bool | str = True) -> requests.Response:
+    """The API server at `url` asked who the bearer of `token` is (a SelfSubjectReview)."""
+    return requests.post(
+        f"{url}/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+        verify=verify,
+    )
+
+
 def ca_file_of(sandbox: KubeSandbox) -> str:
     """A file holding the CA of a stand-in over TLS (for requests' `verify`), kept while the
     process runs: each stand-in has a CA of its own."""

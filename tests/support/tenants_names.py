@@ -4,9 +4,9 @@ the live claim on a name, requests as payments' people make them, and a Kargo pr
 from __future__ import annotations
 
 from tenants import services
-from tenants.choices import RequestKind
 from tenants.errors import InvalidInput
 from tenants.models import NamespaceClaim, Project
+from tests.support.workflow import ask_for_namespace, ask_for_project
 
 
 def live(name: str) -> NamespaceClaim | None:
@@ -24,28 +24,12 @@ def submit(world, kind, requester=None, **payload):
 
 def small_namespace(world, *, app: str, tier: str):
     """A namespace request of the smallest kind on the sandbox cluster, by the developer."""
-    return submit(
-        world,
-        RequestKind.NAMESPACE,
-        app=app,
-        tier=tier,
-        cluster="sandbox",
-        cpu="500m",
-        memory="512Mi",
-    )
+    return ask_for_namespace(world["tenant"], world["developer"], app=app, tier=tier)
 
 
 def kargo_project(world, app="shop", *, tiers=("dev", "staging"), provisioned=True):
     """A project on Argo CD + Kargo, submitted (and, for the records, provisioned)."""
-    created = submit(
-        world,
-        RequestKind.PROJECT,
-        requester=world["owner"],
-        app=app,
-        engine="argocd_kargo",
-        cluster="sandbox",
-        tiers=list(tiers),
-    )
+    created = ask_for_project(world["tenant"], world["owner"], app=app, tiers=tiers)
     if provisioned:
         Project.objects.get_or_create(
             tenant=world["tenant"], name=app, defaults={"gitops_engine": "argocd_kargo"}

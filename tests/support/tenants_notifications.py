@@ -5,8 +5,8 @@ from http.server import BaseHTTPRequestHandler
 
 from django.core import mail
 
-from tenants import services
 from tenants.models import Request, Tenant
+from tests.support.workflow import ask_for_namespace
 
 
 class Receiver(BaseHTTPRequestHandler):
@@ -28,11 +28,8 @@ class Receiver(BaseHTTPRequestHandler):
 
 
 def submit(world, tier="prod"):
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="namespace",
-        requester=world["developer"],
-        payload={"app": "shop", "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    return ask_for_namespace(
+        world["tenant"], world["developer"], app="shop", tier=tier, cpu="1", memory="1Gi"
     )
 
 

@@ -7,15 +7,11 @@ from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request
 from tenants.selectors import review
+from tests.support.workflow import ask_for_namespace
 
 
 def submit(world, *, tier="prod", app="shop", requester=None):
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="namespace",
-        requester=requester or world["developer"],
-        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "500m", "memory": "512Mi"},
-    )
+    return ask_for_namespace(world["tenant"], requester or world["developer"], app=app, tier=tier)
 
 
 def approve(world, tenancy_request) -> Request:

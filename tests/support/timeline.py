@@ -3,8 +3,8 @@ the pages' pictures are computed from."""
 
 import time_machine
 
-from tenants import services
 from tenants.services.lifecycle import transition
+from tests.support.workflow import ask_for_namespace
 
 
 def at(moment, action):
@@ -13,11 +13,8 @@ def at(moment, action):
 
 
 def ask(world, app: str, tier: str = "prod"):
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="namespace",
-        requester=world["developer"],
-        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    return ask_for_namespace(
+        world["tenant"], world["developer"], app=app, tier=tier, cpu="1", memory="1Gi"
     )
 
 

@@ -18,6 +18,41 @@ def approve_if_needed(tenancy_request: Request, *, approver) -> Request:
     )
 
 
+def ask_for_namespace(
+    tenant, requester, *, app: str, tier="dev", cpu="500m", memory="512Mi", **more
+) -> Request:
+    """A namespace request on the sandbox cluster, as `requester` submits it."""
+    return services.submit_request(
+        tenant=tenant,
+        kind="namespace",
+        requester=requester,
+        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": cpu, "memory": memory}
+        | more,
+    )
+
+
+def ask_for_project(
+    tenant, requester, *, app: str, engine="argocd_kargo", tiers=("dev", "staging", "prod")
+) -> Request:
+    """A project request on the sandbox cluster, one namespace a tier."""
+    return services.submit_request(
+        tenant=tenant,
+        kind="project",
+        requester=requester,
+        payload={"app": app, "engine": engine, "cluster": "sandbox", "tiers": list(tiers)},
+    )
+
+
+def ask_for_environment(tenant, requester, *, project: str, env_slug: str, **more) -> Request:
+    """An ephemeral environment request of `project`, as `requester` (CI, say) submits it."""
+    return services.submit_request(
+        tenant=tenant,
+        kind="ephemeral",
+        requester=requester,
+        payload={"project": project, "env_slug": env_slug} | more,
+    )
+
+
 # The request most tests of provisioning ask for: one dev namespace of app shop.
 SHOP = {"app": "shop", "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "2Gi"}
 WORKER = "test-worker"

@@ -8,6 +8,7 @@ from tenants.choices import RequestState
 from tenants.errors import NotAllowed, PlanMoved
 from tenants.models import Approval, AuditEvent, Request
 from tenants.selectors import request_actions, review
+from tests.support.workflow import ask_for_namespace
 
 STALE = "0" * 64
 
@@ -20,11 +21,8 @@ def world(demo_world):
 
 def submit(world, app: str) -> Request:
     """A prod namespace: the default policy has a platform admin decide it."""
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="namespace",
-        requester=world["developer"],
-        payload={"app": app, "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    return ask_for_namespace(
+        world["tenant"], world["developer"], app=app, tier="prod", cpu="1", memory="1Gi"
     )
 
 

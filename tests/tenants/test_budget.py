@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.db.models import Sum
 
-from tenants import budget, quantities, selectors, services
+from tenants import budget, quantities, selectors
 from tenants.choices import NamespaceState, RequestState
 from tenants.errors import InvalidInput
 from tenants.models import Namespace, Request, Tenant
@@ -21,16 +21,12 @@ from tests.support.factories import (
     TenantFactory,
     UserFactory,
 )
+from tests.support.workflow import ask_for_namespace
 
 
 def ask(tenant: Tenant, requester, app: str, cpu: str, memory: str = "256Mi") -> Request:
     """A dev namespace request (the default rules approve dev automatically)."""
-    return services.submit_request(
-        tenant=tenant,
-        kind="namespace",
-        requester=requester,
-        payload={"app": app, "tier": "dev", "cluster": "sandbox", "cpu": cpu, "memory": memory},
-    )
+    return ask_for_namespace(tenant, requester, app=app, cpu=cpu, memory=memory)
 
 
 @pytest.fixture

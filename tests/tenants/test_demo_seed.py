@@ -68,11 +68,11 @@ def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_serve
     request reaches Ready, its commit pushed to the demo git server."""
     from portal.gitserver import GitHttpServer
     from provisioning import jobs
-    from tenants import demo, services
+    from tenants import demo
     from tenants.choices import RequestState
     from tests.support.cluster import seed_demo, stand_in
     from tests.support.gitserver import files_on
-    from tests.support.workflow import approve_if_needed
+    from tests.support.workflow import approve_if_needed, ask_for_namespace
 
     git_dir = tmp_path / "git"
     git_dir.mkdir()
@@ -80,18 +80,7 @@ def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_serve
         seed_demo(sandbox)
         demo.seed_git_repos(git_dir, http_url=server.base_url)
         search = Tenant.objects.get(slug="search")
-        submitted = services.submit_request(
-            tenant=search,
-            kind="namespace",
-            requester=User.objects.get(username="sam"),
-            payload={
-                "app": "web",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "500m",
-                "memory": "512Mi",
-            },
-        )
+        submitted = ask_for_namespace(search, User.objects.get(username="sam"), app="web")
         approved = approve_if_needed(submitted, approver=User.objects.get(username="pat"))
 
         jobs.converge(request_id=approved.pk, worker="demo-test")

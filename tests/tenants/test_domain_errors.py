@@ -3,7 +3,6 @@ the API turns it into the same 400 validation problem DRF's errors make."""
 
 import pytest
 
-from tenants import services
 from tenants.api.exceptions import problem_handler
 from tenants.errors import DomainError, InvalidInput
 from tenants.kinds import validate_payload
@@ -14,6 +13,7 @@ from tenants.models import (
     Request,
     Tenant,
 )
+from tests.support.workflow import ask_for_namespace
 
 
 @pytest.fixture
@@ -23,18 +23,8 @@ def seeded(demo_world):
 
 
 def ask(seeded, **payload):
-    return services.submit_request(
-        tenant=seeded["tenant"],
-        kind="namespace",
-        payload={
-            "app": "shop",
-            "tier": "prod",
-            "cluster": "sandbox",
-            "cpu": "500m",
-            "memory": "512Mi",
-            **payload,
-        },
-        requester=seeded["developer"],
+    return ask_for_namespace(
+        seeded["tenant"], seeded["developer"], **({"app": "shop", "tier": "prod"} | payload)
     )
 
 

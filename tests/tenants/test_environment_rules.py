@@ -13,6 +13,7 @@ from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestS
 from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.models import AuditEvent, EphemeralEnvironment, Namespace, Project
 from tests.support.factories import UserFactory
+from tests.support.workflow import ask_for_environment
 
 # --- saving rules and requesting environments ------------------------------------------------
 
@@ -33,12 +34,9 @@ def world(db):
     }
 
 
-def ephemeral(world, **payload):
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="ephemeral",
-        requester=world["developer"],
-        payload={"project": "shop", "env_slug": "review-1", **payload},
+def ephemeral(world, *, project="shop", env_slug="review-1", **payload):
+    return ask_for_environment(
+        world["tenant"], world["developer"], project=project, env_slug=env_slug, **payload
     )
 
 

@@ -11,6 +11,7 @@ from tenants.choices import NamespaceState, RequestKind
 from tenants.errors import InvalidInput
 from tenants.models import Namespace, Project, Tenant, User
 from tests.support.admin_forms import onboarding_form
+from tests.support.workflow import ask_for_namespace, ask_for_project
 
 
 @pytest.fixture
@@ -28,6 +29,11 @@ def submit(world, kind, *, requester=None, **payload):
     )
 
 
+def namespace(world, *, requester=None, **payload):
+    """A namespace request of payments on the sandbox cluster, by its developer unless told."""
+    return ask_for_namespace(world["tenant"], requester or world["developer"], **payload)
+
+
 def refusal(excinfo) -> dict[str, str]:
     return {
         field: " ".join(str(m) for m in messages)
@@ -40,36 +46,11 @@ def refusal(excinfo) -> dict[str, str]:
 
 def test_the_demo_budget_carries_the_readme_journey_and_two_more_requests(world):
     # The README's journey: a dev namespace as the form offers it, a three-tier project...
-    submit(
-        world,
-        RequestKind.NAMESPACE,
-        app="shop",
-        tier="dev",
-        cluster="sandbox",
-        cpu="1",
-        memory="2Gi",
-        storage="10Gi",
-    )
-    submit(
-        world,
-        RequestKind.PROJECT,
-        requester=world["owner"],
-        app="checkout",
-        engine="argocd_kargo",
-        cluster="sandbox",
-        tiers=["dev", "staging", "prod"],
-    )
+    namespace(world, app="shop", tier="dev", cpu="1", memory="2Gi", storage="10Gi")
+    ask_for_project(world["tenant"], world["owner"], app="checkout")
     # ... and two more, each as large as that project.
     for app in ("ledger", "refunds"):
-        submit(
-            world,
-            RequestKind.PROJECT,
-            requester=world["owner"],
-            app=app,
-            engine="argocd",
-            cluster="sandbox",
-            tiers=["dev", "staging", "prod"],
-        )
+        ask_for_project(world["tenant"], world["owner"], app=app, engine="argocd")
 
     assert (
         Namespace.objects.filter(tenant=world["tenant"]).exclude(name__endswith="-kargo").count()
@@ -80,37 +61,12 @@ def test_the_demo_budget_carries_the_readme_journey_and_two_more_requests(world)
 def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(world):
     Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=8000)
     world["tenant"].refresh_from_db()
-    live = submit(
-        world,
-        RequestKind.NAMESPACE,
-        app="shop",
-        tier="dev",
-        cluster="sandbox",
-        cpu="2",
-        memory="2Gi",
-    )
+    live = namespace(world, app="shop", tier="dev", cpu="2", memory="2Gi")
     Namespace.objects.filter(request=live).update(state=NamespaceState.ACTIVE)
-    submit(
-        world,
-        RequestKind.NAMESPACE,
-        app="cart",
-        tier="staging",
-        cluster="sandbox",
-        requester=world["owner"],
-        cpu="6",
-        memory="2Gi",
-    )
+    namespace(world, app="cart", tier="staging", requester=world["owner"], cpu="6", memory="2Gi")
 
     with pytest.raises(InvalidInput) as refused:
-        submit(
-            world,
-            RequestKind.NAMESPACE,
-            app="more",
-            tier="dev",
-            cluster="sandbox",
-            cpu="1",
-            memory="2Gi",
-        )
+        namespace(world, app="more", tier="dev", cpu="1", memory="2Gi")
 
     assert refusal(refused)["cpu"] == (
         "Asks for 1 core of CPU, but payments has 8 of its budget of 8 cores of CPU "
@@ -235,17 +191,8 @@ def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(cl
     # A row saved before Flux's rule was checked on save, as the demo's once was.
     Tenant.objects.filter(slug="search").update(gitops_repo_url="file:///srv/git/search.git")
     search = Tenant.objects.get(slug="search")
-    asked = services.submit_request(
-        tenant=search,
-        kind=RequestKind.NAMESPACE,
-        requester=User.objects.get(username="sam"),
-        payload={
-            "app": "index",
-            "tier": "staging",
-            "cluster": "sandbox",
-            "cpu": "1",
-            "memory": "1Gi",
-        },
+    asked = ask_for_namespace(
+        search, User.objects.get(username="sam"), app="index", tier="staging", cpu="1", memory="1Gi"
     )
     client.force_login(User.objects.get(username="pat"))
 
@@ -259,15 +206,7 @@ def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(cl
 
 
 def test_the_plan_preview_of_a_readable_url_warns_of_nothing(client, world):
-    asked = submit(
-        world,
-        RequestKind.NAMESPACE,
-        app="shop",
-        tier="staging",
-        cluster="sandbox",
-        cpu="1",
-        memory="1Gi",
-    )
+    asked = namespace(world, app="shop", tier="staging", cpu="1", memory="1Gi")
     Tenant.objects.filter(slug="payments").update(
         gitops_repo_url="https://git.example.com/payments.git"
     )

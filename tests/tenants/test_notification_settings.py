@@ -9,6 +9,7 @@ import pytest
 from tenants import services
 from tenants.models import Tenant, User
 from tests.support.tenants_notifications import Receiver, outbox_for, submit
+from tests.support.workflow import ask_for_environment
 
 
 @pytest.fixture
@@ -82,12 +83,7 @@ def test_a_muted_expiry_warning_spares_that_owner_only(world):
     from tenants.notifications import environment_recipients
 
     Project.objects.create(tenant=world["tenant"], name="shop")
-    services.submit_request(
-        tenant=world["tenant"],
-        kind="ephemeral",
-        requester=world["developer"],
-        payload={"project": "shop", "env_slug": "review-1"},
-    )
+    ask_for_environment(world["tenant"], world["developer"], project="shop", env_slug="review-1")
     environment = EphemeralEnvironment.objects.get(slug="review-1")
     owner = User.objects.get(username="olivia")
     assert environment_recipients(environment) == ["dev@example.com", "olivia@example.com"]

@@ -12,7 +12,7 @@ from tenants import services
 from tenants.models import Request, Tenant
 from tenants.services.lifecycle import transition
 from tests.support.tenants_notifications import Receiver, hooked_request_in, outbox_for, submit
-from tests.support.workflow import approve_if_needed
+from tests.support.workflow import approve_if_needed, ask_for_environment
 
 
 @pytest.fixture
@@ -76,11 +76,8 @@ def test_review_apps_mail_nobody_on_the_way_but_webhooks_hear_everything(
     Project.objects.create(tenant=world["tenant"], name="shop")
     Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
     with django_capture_on_commit_callbacks(execute=True):
-        services.submit_request(
-            tenant=world["tenant"],
-            kind="ephemeral",
-            requester=world["developer"],
-            payload={"project": "shop", "env_slug": "review-1"},
+        ask_for_environment(
+            world["tenant"], world["developer"], project="shop", env_slug="review-1"
         )
     # Auto-approved, then (eagerly) provisioned against no cluster: only the failure mails.
     subjects = [message.subject for message in mail.outbox]

@@ -11,12 +11,13 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from tenants import services, whatif
+from tenants import whatif
 from tenants.choices import Role
 from tenants.errors import NotAllowed
 from tenants.models import ApprovalRule, AuditEvent, Membership, Request
 from tenants.selectors import rules_in_force
 from tests.support.api import api, assert_problem, submit
+from tests.support.workflow import ask_for_project
 
 WHATIF = "/api/v1/policy/what-if/"
 
@@ -153,16 +154,8 @@ def test_older_requests_are_replayed_on_attributes_reconstructed_and_marked(worl
 
 
 def test_a_condition_that_fails_on_a_past_request_is_reported_not_raised(world):
-    services.submit_request(
-        tenant=world.payments,
-        kind="project",
-        requester=world.owner,
-        payload={
-            "app": "checkout",
-            "engine": "argocd",
-            "tiers": ["dev", "staging"],
-            "cluster": "sandbox",
-        },
+    ask_for_project(
+        world.payments, world.owner, app="checkout", engine="argocd", tiers=("dev", "staging")
     )
     rules = rule_rows()
     # Compiles and holds on the sample (one tier); fails on a project (two tiers).

@@ -8,6 +8,7 @@ from tenants.choices import NamespaceState, RequestState
 from tenants.errors import InvalidInput, NotAllowed
 from tenants.models import Namespace, Request, Tenant
 from tests.support.factories import UserFactory
+from tests.support.workflow import ask_for_namespace
 
 
 @pytest.fixture
@@ -17,16 +18,8 @@ def world(demo_world):
 
 
 def submit(world, **payload):
-    payload = {
-        "app": "shop",
-        "tier": "prod",
-        "cluster": "sandbox",
-        "cpu": "500m",
-        "memory": "512Mi",
-        **payload,
-    }
-    return services.submit_request(
-        tenant=world["tenant"], kind="namespace", payload=payload, requester=world["developer"]
+    return ask_for_namespace(
+        world["tenant"], world["developer"], **({"app": "shop", "tier": "prod"} | payload)
     )
 
 
@@ -112,17 +105,8 @@ def test_namespace_count_budget_counts_pending_requests(world):
 
 def test_someone_outside_the_tenant_cannot_request(world):
     with pytest.raises(NotAllowed, match="not a member"):
-        services.submit_request(
-            tenant=world["tenant"],
-            kind="namespace",
-            requester=UserFactory(username="x"),
-            payload={
-                "app": "shop",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "1",
-                "memory": "1Gi",
-            },
+        ask_for_namespace(
+            world["tenant"], UserFactory(username="x"), app="shop", cpu="1", memory="1Gi"
         )
 
 

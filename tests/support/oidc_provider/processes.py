@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -82,9 +83,9 @@ def running_test_provider() -> Iterator[TestProvider]:
 
 
 @contextmanager
-def running_dev_idp(*, berth_url: str, data_dir: Path, env: dict[str, str]) -> Iterator[str]:
-    """Berth's development provider on a free port, with Berth's client and kubectl's
-    public one registered."""
+def running_dev_idp(*, berth_url: str, data_dir: Path) -> Iterator[str]:
+    """Berth's development provider on a free port, in this process's environment, with
+    Berth's client and kubectl's public one registered."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = data_dir / "devidp.log"
@@ -95,7 +96,7 @@ def running_dev_idp(*, berth_url: str, data_dir: Path, env: dict[str, str]) -> I
             env={
                 # kubectl's public client, as `make run` registers it (portal/run.py).
                 "KUBE_OIDC_CLIENT_ID": KUBECTL_CLIENT_ID,
-                **env,
+                **os.environ,
                 "BERTH_DEBUG": "1",
                 "BERTH_DEV_OIDC": "1",
                 "BERTH_DATA_DIR": str(data_dir),

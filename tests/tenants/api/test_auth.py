@@ -15,12 +15,8 @@ from tenants import services
 from tenants.models import ApiToken, Membership, User
 from tests.support.api import NAMESPACE, api, assert_problem, token_for
 from tests.support.id_tokens import tokens_from
-from tests.support.oidc_provider import (
-    API_AUDIENCE,
-    CLIENT_ID,
-    CLIENT_SECRET,
-    running_test_provider,
-)
+from tests.support.oidc_provider import API_AUDIENCE, CLIENT_ID, running_test_provider
+from tests.support.oidc_settings import sign_in_at
 
 ME = "/api/v1/me/"
 
@@ -132,11 +128,7 @@ def provider():
 
 @pytest.fixture
 def oidc(settings, provider):
-    settings.OIDC_ISSUER = provider.url
-    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
-    settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_API_AUDIENCE = API_AUDIENCE
-    discovery.clear_cache()
+    sign_in_at(settings, provider.url, OIDC_API_AUDIENCE=API_AUDIENCE)
     yield provider
     discovery.clear_cache()
 

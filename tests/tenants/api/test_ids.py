@@ -5,20 +5,16 @@ import pytest
 from rest_framework.test import APIClient
 
 from tenants import demo, services
-from tenants.choices import RequestKind
 from tenants.models import Tenant, User
+from tests.support.workflow import ask_for_namespace
 
 
 @pytest.fixture
 def world(db):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     search = Tenant.objects.get(slug="search")
-    theirs = services.submit_request(
-        tenant=search,
-        kind=RequestKind.NAMESPACE,
-        requester=User.objects.get(username="sam"),
-        payload={"app": "index", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
-    )
+    sam = User.objects.get(username="sam")
+    theirs = ask_for_namespace(search, sam, app="index", tier="prod", cpu="1", memory="1Gi")
     developer = User.objects.get(username="dev")
     _, read_only = services.create_api_token(user=developer, name="ro", scopes=["read"])
     api = APIClient()
@@ -65,12 +61,8 @@ def test_acting_on_an_unknown_or_foreign_request_is_404_even_without_the_scope(w
 
 def test_a_visible_request_still_needs_the_scope(world):
     developer = User.objects.get(username="dev")
-    mine = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"),
-        kind=RequestKind.NAMESPACE,
-        requester=developer,
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
-    )
+    payments = Tenant.objects.get(slug="payments")
+    mine = ask_for_namespace(payments, developer, app="shop", tier="prod", cpu="1", memory="1Gi")
     response = world["api"].post(f"/api/v1/requests/{mine.pk}/cancel/", {}, format="json")
     assert response.status_code == 403
     assert "lacks the 'request' scope" in response.json()["detail"]

@@ -6,10 +6,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tenants import selectors, services
+from tenants import selectors
 from tenants.choices import NamespaceState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Run, Tenant
 from tests.support.api import api, submit
+from tests.support.workflow import ask_for_environment
 
 
 def grow(world, kind: str, count: int, start: int = 0) -> str:
@@ -34,11 +35,8 @@ def grow(world, kind: str, count: int, start: int = 0) -> str:
             )
     elif kind == "ephemeral-environments":
         for index in range(start, start + count):
-            services.submit_request(
-                tenant=world.payments,
-                kind="ephemeral",
-                requester=world.member,
-                payload={"project": "billing", "env_slug": f"review-{index}"},
+            ask_for_environment(
+                world.payments, world.member, project="billing", env_slug=f"review-{index}"
             )
         return "/api/v1/environments/"
     elif kind == "projects":

@@ -46,7 +46,7 @@ from tenants.models import (
     User,
 )
 from tests.support.api import submit
-from tests.support.workflow import approve_if_needed
+from tests.support.workflow import approve_if_needed, ask_for_environment
 
 MAX_EXAMPLES = 20
 # Every conformance check but positive_data_acceptance: Berth refuses schema-valid requests
@@ -124,11 +124,8 @@ def existing_objects() -> dict[str, dict[str, str]]:
         memory_mib=512,
         state=NamespaceState.ACTIVE,
     )
-    review = services.submit_request(
-        tenant=world.payments,
-        kind="ephemeral",
-        requester=world.member,
-        payload={"project": "billing", "env_slug": "review-1"},
+    review = ask_for_environment(
+        world.payments, world.member, project="billing", env_slug="review-1"
     )
     environment = EphemeralEnvironment.objects.get(request=review)
     # Revoked and removed already: revoking it again asks no cluster.

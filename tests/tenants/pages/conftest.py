@@ -6,8 +6,8 @@ have a `world` of their own."""
 
 import pytest
 
-from tenants import services
 from tenants.models import Project, Request
+from tests.support.workflow import ask_for_namespace
 
 
 @pytest.fixture
@@ -24,9 +24,6 @@ def checkout(world) -> Project:
 @pytest.fixture
 def submitted(world) -> Request:
     """A prod namespace: the default policy has a platform admin decide it."""
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="namespace",
-        requester=world["developer"],
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    return ask_for_namespace(
+        world["tenant"], world["developer"], app="shop", tier="prod", cpu="1", memory="1Gi"
     )

@@ -6,19 +6,15 @@ import io
 
 import pytest
 
-from tenants import services
 from tenants.models import AuditEvent, Tenant
 from tests.support.tenants_pages import submit
+from tests.support.workflow import ask_for_namespace
 
 
 def test_audit_page_shows_owners_their_tenant_only_and_developers_nothing(client, world):
     submit(world)
-    services.submit_request(
-        tenant=Tenant.objects.get(slug="search"),
-        kind="namespace",
-        requester=world["outsider"],
-        payload={"app": "idx", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
-    )
+    search = Tenant.objects.get(slug="search")
+    ask_for_namespace(search, world["outsider"], app="idx", tier="prod", cpu="1", memory="1Gi")
     client.force_login(world["owner"])
     page = client.get("/audit/").content.decode()
     assert "payments" in page and ">search<" not in page

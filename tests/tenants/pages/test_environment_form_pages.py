@@ -14,7 +14,10 @@ from tenants.models import EnvironmentRule, EphemeralEnvironment
 pytestmark = pytest.mark.usefixtures("checkout")
 
 
+FORM = "/tenants/payments/request/ephemeral/"
 PREVIEW = "/tenants/payments/environment-preview/"
+# The fields a review environment needs; the form's others may be left out.
+REVIEW_9 = {"project": "checkout", "env_slug": "review-9", "ttl": "4h", "tier": "review"}
 
 
 def first_rule(world, condition: str, **fields) -> EnvironmentRule:
@@ -30,24 +33,21 @@ def first_rule(world, condition: str, **fields) -> EnvironmentRule:
 def test_request_menu_offers_an_ephemeral_environment(client, world):
     client.force_login(world["developer"])
     page = client.get("/tenants/payments/request/").content.decode()
-    assert 'href="/tenants/payments/request/ephemeral/"' in page
+    assert f'href="{FORM}"' in page
 
 
 def test_member_starts_an_environment_from_the_form(client, world):
     client.force_login(world["developer"])
-    form = client.get("/tenants/payments/request/ephemeral/").content.decode()
+    form = client.get(FORM).content.decode()
     assert f'data-preview-url="{PREVIEW}"' in form
     assert "14d" in form  # the review tier's maximum TTL
 
     response = client.post(
-        "/tenants/payments/request/ephemeral/",
+        FORM,
         {
-            "project": "checkout",
-            "env_slug": "review-9",
+            **REVIEW_9,
             "branch": "fix/typo",
             "mr_id": "9",
-            "ttl": "4h",
-            "tier": "review",
             "cluster": "",
             "cpu": "",
             "memory": "",
@@ -69,15 +69,7 @@ def test_member_starts_an_environment_from_the_form(client, world):
 def test_form_shows_a_refusal_and_keeps_what_was_typed(client, world):
     first_rule(world, "true", refuse=True, message="Review apps are paused this week.")
     client.force_login(world["developer"])
-    response = client.post(
-        "/tenants/payments/request/ephemeral/",
-        {
-            "project": "checkout",
-            "env_slug": "review-9",
-            "ttl": "4h",
-            "tier": "review",
-        },
-    )
+    response = client.post(FORM, REVIEW_9)
     page = response.content.decode()
     assert response.status_code == 200
     assert "Review apps are paused this week." in page

@@ -10,6 +10,7 @@ from tenants import services
 from tenants.choices import EnvironmentState, RequestKind, Role
 from tenants.models import AuditEvent, EphemeralEnvironment, Request, Tenant
 from tests.support.factories import MembershipFactory, UserFactory
+from tests.support.workflow import ask_for_environment
 
 # The environments here are of payments' checkout project.
 pytestmark = pytest.mark.usefixtures("checkout")
@@ -18,17 +19,12 @@ pytestmark = pytest.mark.usefixtures("checkout")
 def start(world, *, env_slug="review-42", requester=None, live=True, **payload):
     """An environment of payments' checkout project, made as CI would, then marked live
     (provisioning is the engine's business)."""
-    created = services.submit_request(
-        tenant=world["tenant"],
-        kind=RequestKind.EPHEMERAL,
-        requester=requester or world["developer"],
-        payload={
-            "project": "checkout",
-            "env_slug": env_slug,
-            "branch": "feature/new-cart",
-            "mr_id": "42",
-            **payload,
-        },
+    created = ask_for_environment(
+        world["tenant"],
+        requester or world["developer"],
+        project="checkout",
+        env_slug=env_slug,
+        **({"branch": "feature/new-cart", "mr_id": "42"} | payload),
     )
     environment = EphemeralEnvironment.objects.get(request=created)
     if live:

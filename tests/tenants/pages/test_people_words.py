@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request
 from tenants.notifications import email_text
@@ -17,6 +16,7 @@ from tenants.selectors.dashboard import admin_dashboard
 from tenants.services.lifecycle import transition
 from tests.support.budget import live_namespace, set_budget
 from tests.support.timeline import ask, at, provision
+from tests.support.workflow import ask_for_namespace, ask_for_project
 
 RAW = ("request.mark_ready", "request.submit", "argocd_kargo", "['dev'", "m of", "Mi of", "Gi of")
 CSS = Path(__file__).resolve().parents[3] / "static" / "berth" / "berth.css"
@@ -29,17 +29,7 @@ def world(demo_world):
 
 
 def project(world, app: str = "checkout") -> Request:
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="project",
-        requester=world["developer"],
-        payload={
-            "app": app,
-            "engine": "argocd_kargo",
-            "cluster": "sandbox",
-            "tiers": ["dev", "staging", "prod"],
-        },
-    )
+    return ask_for_project(world["tenant"], world["developer"], app=app)
 
 
 def ready(tenancy_request: Request, admin) -> Request:
@@ -159,17 +149,8 @@ def test_a_namespace_and_the_queue_show_the_same_units(client, world):
         '<abbr class="quantity" title="1536Mi">1.5 GiB</abbr>'
     ) in page
 
-    services.submit_request(
-        tenant=tenant,
-        kind="namespace",
-        requester=world["developer"],
-        payload={
-            "app": "shop",
-            "tier": "prod",
-            "cluster": "sandbox",
-            "cpu": "1500m",
-            "memory": "1536Mi",
-        },
+    ask_for_namespace(
+        tenant, world["developer"], app="shop", tier="prod", cpu="1500m", memory="1536Mi"
     )
     queue = client.get("/approvals/").content.decode()
     assert 'cpu: <abbr class="quantity" title="1500m">1.5 cores</abbr>' in queue

@@ -19,6 +19,7 @@ from tenants.models import (
     Tenant,
 )
 from tenants.selectors import review
+from tests.support.workflow import ask_for_namespace
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -29,11 +30,13 @@ def world(demo_world):
 
 
 def submit(world, *, app="shop", tier="prod", cpu="1", memory="2Gi", requester=None):
-    return services.submit_request(
-        tenant=world["tenant"],
-        kind="namespace",
-        requester=requester or world["developer"],
-        payload={"app": app, "tier": tier, "cluster": "sandbox", "cpu": cpu, "memory": memory},
+    return ask_for_namespace(
+        world["tenant"],
+        requester or world["developer"],
+        app=app,
+        tier=tier,
+        cpu=cpu,
+        memory=memory,
     )
 
 
@@ -336,11 +339,8 @@ def test_bulk_approval_refuses_malformed_selections(client, world, selected):
 
 def test_bulk_approval_cannot_reach_another_tenants_or_ones_own_request(client, world):
     search = Tenant.objects.get(slug="search")
-    others = services.submit_request(
-        tenant=search,
-        kind="namespace",
-        requester=world["outsider"],
-        payload={"app": "index", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    others = ask_for_namespace(
+        search, world["outsider"], app="index", tier="prod", cpu="1", memory="1Gi"
     )
     # An owner of payments may not decide search's request, nor approve their own.
     own = submit(world, requester=world["owner"])

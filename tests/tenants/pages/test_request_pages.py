@@ -3,12 +3,12 @@
 import pytest
 
 from provisioning import jobs
-from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant
 from tenants.selectors import review
 from tests.support.factories import TenantFactory
 from tests.support.tenants_pages import approve
+from tests.support.workflow import ask_for_environment, ask_for_namespace
 
 
 def dev_namespace(name: str, tenant: Tenant, **fields) -> Namespace:
@@ -118,29 +118,17 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
     world["tenant"].save(update_fields=["budget_namespaces"])
     for index in range(rows):
         dev_namespace(f"busy-app{index}-dev", tenant, cpu_millis=100, memory_mib=128)
-        services.submit_request(
-            tenant=world["tenant"],
-            kind="namespace",
-            requester=world["developer"],
-            payload={
-                "app": f"a{index}",
-                "tier": "dev",
-                "cluster": "sandbox",
-                "cpu": "100m",
-                "memory": "128Mi",
-            },
+        ask_for_namespace(
+            world["tenant"], world["developer"], app=f"a{index}", cpu="100m", memory="128Mi"
         )
         Project.objects.create(tenant=world["tenant"], name=f"p{index}")
-        services.submit_request(
-            tenant=world["tenant"],
-            kind="ephemeral",
-            requester=world["developer"],
-            payload={
-                "project": f"p{index}",
-                "env_slug": f"review-{index}",
-                "cpu": "100m",
-                "memory": "128Mi",
-            },
+        ask_for_environment(
+            world["tenant"],
+            world["developer"],
+            project=f"p{index}",
+            env_slug=f"review-{index}",
+            cpu="100m",
+            memory="128Mi",
         )
     client.force_login(world["admin"])
     # 10: the ephemeral environments card is one query (select_related), whatever its rows;
@@ -158,11 +146,9 @@ def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, wor
 
     bare = init_bare(tmp_path / "payments.git")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")
-    tenancy_request = services.submit_request(
-        tenant=Tenant.objects.get(slug="payments"),
-        kind="namespace",
-        requester=world["developer"],
-        payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
+    payments = Tenant.objects.get(slug="payments")  # with the repository URL just set
+    tenancy_request = ask_for_namespace(
+        payments, world["developer"], app="shop", tier="prod", cpu="1", memory="1Gi"
     )
     client.force_login(world["admin"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()

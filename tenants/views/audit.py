@@ -81,6 +81,21 @@ def _for_people(record: dict | None) -> dict | str:
     return record
 
 
+def _every_event(events):
+    """The events a page at a time, by position as the page reads them: each a small
+    query an index answers at once, where one cursor over a million rows made the
+    database plan (and compile) the whole scan before the first line went out."""
+    page = selectors.audit_page(events, size=EXPORT_CHUNK)
+    while True:
+        yield from page.events
+        if page.next is None:
+            return
+        page = selectors.audit_page(events, cursor=page.next, size=EXPORT_CHUNK)
+
+
+EXPORT_CHUNK = 2000
+
+
 def _audit_csv(events) -> StreamingHttpResponse:
     writer = csv.writer(_Echo())
     header = [
@@ -98,7 +113,7 @@ def _audit_csv(events) -> StreamingHttpResponse:
 
     def lines():
         yield writer.writerow(header)
-        for event in events.iterator(chunk_size=500):
+        for event in _every_event(events):
             yield writer.writerow(
                 [
                     _cell(value)

@@ -36,6 +36,18 @@ SMOKE_RUNS = {
     "ephemeral.py": ["--count", "20"],
     "standing.py": ["--count", "4", "--window", "2", "--changes", "4"],
     "policy_whatif.py": ["--count", "200"],
+    "pages.py": [
+        "--namespaces",
+        "40",
+        "--requests",
+        "400",
+        "--audit-events",
+        "1000",
+        "--tenants",
+        "4",
+        "--times",
+        "2",
+    ],
 }
 
 

@@ -7,6 +7,7 @@ import io
 import pytest
 
 from tenants.models import AuditEvent, Tenant
+from tenants.views import audit as audit_views
 from tests.support.tenants_pages import submit
 from tests.support.workflow import ask_for_namespace
 
@@ -87,3 +88,17 @@ def test_a_page_link_berth_did_not_make_shows_the_newest_events_and_says_so(clie
     assert response.status_code == 400
     assert "Not a page link the audit log gave out" in response.content.decode()
     assert response.context["events"]  # the newest events, not an empty or error page
+
+
+def test_the_export_walks_the_whole_log_a_chunk_at_a_time_each_event_once(
+    client, world, monkeypatch
+):
+    monkeypatch.setattr(audit_views, "EXPORT_CHUNK", 3)
+    AuditEvent.objects.bulk_create(
+        AuditEvent(actor_label="pat", action="tenant.note", object_type="t", object_id=str(index))
+        for index in range(10)
+    )
+    client.force_login(world["admin"])
+    response = client.get("/audit/", {"format": "csv", "action": "tenant.note"})
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [row[4] for row in rows[1:]] == [str(index) for index in range(9, -1, -1)]

@@ -4,13 +4,14 @@ shows. Registered in provisioning.apps."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.core.exceptions import ObjectDoesNotExist
 
 from provisioning import gitops, grants, jobs
 from provisioning.gitops import GitError
-from provisioning.inputs import clusters_of, kept_input, tier_spec
+from provisioning.inputs import clusters_of, kept_input, shared_reads, tier_spec
 from provisioning.jobs import campaigns, deploy_tokens
 from provisioning.jobs.guardrails import expected_digest
 from provisioning.jobs.proposals import gitops_remote
@@ -123,8 +124,12 @@ class Previews:
     def check_repository(self, tenant: Tenant) -> RepositoryCheck:
         return check_repository(tenant)
 
-    def one_read_per_repository(self) -> AbstractContextManager[None]:
-        return gitops.one_fetch_per_branch()
+    @contextmanager
+    def one_read_per_repository(self) -> Iterator[None]:
+        # A page of reviews (the approval queue) reads alike what its plans share too: a
+        # cluster, a tier, a tenant's claimed names, read once for the page.
+        with gitops.one_fetch_per_branch(), shared_reads():
+            yield
 
     def access_grants(self, tenant: Tenant) -> list[Grant]:
         return access_grants(tenant)

@@ -1,7 +1,7 @@
 """Standing cost: what Berth costs a cluster while nothing happens, and how soon it sees
 what someone changed by hand.
 
-    python bench/standing.py [--count 200] [--window 60] [--changes 100]
+    python bench/standing.py [--count 10000] [--window 60] [--changes 100]
 
 Provisions N namespaces (the dev tier, which repairs drift) into the stand-in as `make run`
 starts it (its own process, HTTPS, Berth with the chart's RBAC), through the engine. Then,
@@ -40,7 +40,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--window", type=float, default=60.0, help="idle seconds measured")
     parser.add_argument("--changes", type=int, default=100)
     parser.add_argument("--deadline", type=float, default=120.0)

@@ -148,6 +148,7 @@ def main() -> None:
         drop_scratch_postgres,
         peak_rss_mib,
         seed_audit_events,
+        seed_namespace_requests,
         stack,
         start_django,
         tree_pids,
@@ -163,32 +164,11 @@ def main() -> None:
     database = stack().split(",")[0]
 
     from tenants import demo, services
-    from tenants.models import Request, Tenant, User
+    from tenants.models import User
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    tenants = list(Tenant.objects.all())
-    people = list(User.objects.filter(username__in=["dev", "sam"]))
-    Request.objects.bulk_create(
-        [
-            Request(
-                tenant=tenants[index % len(tenants)],
-                requester=people[index % len(people)],
-                kind="namespace",
-                state=("submitted", "approved", "ready", "rejected")[index % 4],
-                payload={
-                    "app": f"bench{index:05d}",
-                    "tier": "dev",
-                    "cluster": "sandbox",
-                    "cpu_millis": 100,
-                    "memory_mib": 128,
-                    "storage_gib": 0,
-                },
-                policy_rule="bench",
-                status_message="Seeded by bench/api.py.",
-            )
-            for index in range(args.rows)
-        ],
-        batch_size=1000,
+    seed_namespace_requests(
+        args.rows, states=("submitted", "approved", "ready", "rejected"), prefix="bench"
     )
     started = time.perf_counter()
     seed_audit_events(args.audit_events)

@@ -209,3 +209,34 @@ def _pick(number: str, choices: list) -> str:
     """SQL choosing one of `choices` (SQL literals) by `number`, round robin."""
     cases = " ".join(f"WHEN {index} THEN {choice}" for index, choice in enumerate(choices))
     return f"CASE ({number}) %% {len(choices)} {cases} END"  # %%: the statement has parameters
+
+
+def seed_namespace_requests(count: int, *, states: tuple[str, ...], prefix: str) -> list:
+    """`count` namespace requests over the demo's tenants and two requesters, their states
+    taken round robin from `states`, in a few bulk inserts; returns them."""
+    from tenants.models import Request, Tenant, User
+
+    tenants = list(Tenant.objects.order_by("pk"))
+    people = list(User.objects.filter(username__in=["dev", "sam"]))
+    return Request.objects.bulk_create(
+        (
+            Request(
+                tenant=tenants[index % len(tenants)],
+                requester=people[index % len(people)],
+                kind="namespace",
+                state=states[index % len(states)],
+                payload={
+                    "app": f"{prefix}{index:06d}",
+                    "tier": "dev",
+                    "cluster": "sandbox",
+                    "cpu_millis": 100,
+                    "memory_mib": 128,
+                    "storage_gib": 0,
+                },
+                policy_rule="bench",
+                status_message="Seeded by a bench.",
+            )
+            for index in range(count)
+        ),
+        batch_size=2000,
+    )

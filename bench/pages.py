@@ -66,6 +66,7 @@ def main() -> None:
 
 
 def seed(args) -> None:
+    from common import seed_namespace_requests
     from django.utils import timezone
 
     from tenants import demo
@@ -75,10 +76,8 @@ def seed(args) -> None:
         EnvironmentTier,
         Namespace,
         NamespaceClaim,
-        Request,
         Tenant,
         TruthTable,
-        User,
     )
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
@@ -89,28 +88,9 @@ def seed(args) -> None:
         for index in range(args.tenants - Tenant.objects.count())
     )
     tenants = list(Tenant.objects.order_by("pk"))
-    people = list(User.objects.filter(username__in=["dev", "sam"]))
-    requests = Request.objects.bulk_create(
-        (
-            Request(
-                tenant=tenants[index % len(tenants)],
-                requester=people[index % len(people)],
-                kind="namespace",
-                # One in eight waits for a person: the approval queue holds 12,500.
-                state=("submitted", *["ready"] * 6, "rejected")[index % 8],
-                payload={
-                    "app": f"app{index:06d}",
-                    "tier": "dev",
-                    "cluster": "sandbox",
-                    "cpu_millis": 100,
-                    "memory_mib": 128,
-                    "storage_gib": 0,
-                },
-                policy_rule="bench",
-            )
-            for index in range(args.requests)
-        ),
-        batch_size=2000,
+    # One in eight waits for a person: the approval queue holds 12,500.
+    requests = seed_namespace_requests(
+        args.requests, states=("submitted", *["ready"] * 6, "rejected"), prefix="app"
     )
     ready = [request for request in requests if request.state == "ready"]
     namespaces = Namespace.objects.bulk_create(

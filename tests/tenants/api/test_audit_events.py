@@ -12,6 +12,7 @@ import pytest
 from tenants.choices import Role
 from tenants.models import AuditEvent, Membership
 from tests.support.api import api, assert_problem, submit
+from tests.support.audit_log import notes
 from tests.support.workflow import approve_if_needed
 
 # --- audit events --------------------------------------------------------------------------
@@ -59,19 +60,6 @@ def test_owner_of_another_tenant_does_not_see_payments_events(world):
 # --- pages: by cursor, never counted ---------------------------------------------------------
 
 
-def many_events(world, count: int) -> None:
-    AuditEvent.objects.bulk_create(
-        AuditEvent(
-            actor_label="pat",
-            action="tenant.note",
-            object_type="t",
-            object_id=str(index),
-            tenant=world.payments,
-        )
-        for index in range(count)
-    )
-
-
 def follow(client, url: str, **params) -> list[dict]:
     """Every event the list gives, following `next` to its end."""
     events, response = [], client.get(url, params)
@@ -86,7 +74,7 @@ def follow(client, url: str, **params) -> list[dict]:
 
 
 def test_audit_pages_follow_next_to_the_end_newest_or_oldest_first(world):
-    many_events(world, 12)
+    notes(12, tenant=world.payments)
     client = api(world.admin)
     newest = follow(client, "/api/v1/audit-events/", page_size=5, tenant="payments")
     oldest = follow(client, "/api/v1/audit-events/", page_size=5, ordering="created_at")
@@ -119,7 +107,7 @@ def test_audit_page_parameters_berth_cannot_follow_are_refused(world, params, fi
 def test_an_audit_page_costs_the_same_queries_however_long_the_log(
     world, count, django_assert_num_queries
 ):
-    many_events(world, count)
+    notes(count, tenant=world.payments)
     client = api(world.admin)
     first = client.get("/api/v1/audit-events/", {"page_size": 2}).json()
     with django_assert_num_queries(3) as queries:

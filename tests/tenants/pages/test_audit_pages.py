@@ -8,6 +8,7 @@ import pytest
 
 from tenants.models import AuditEvent, Tenant
 from tenants.views import audit as audit_views
+from tests.support.audit_log import notes
 from tests.support.tenants_pages import submit
 from tests.support.workflow import ask_for_namespace
 
@@ -54,17 +55,7 @@ def test_audit_query_count_stays_flat(client, world, django_assert_max_num_queri
 
 
 def test_audit_page_shows_a_hundred_events_and_links_to_older_ones_keeping_filters(client, world):
-    AuditEvent.objects.bulk_create(
-        AuditEvent(
-            actor_label="pat",
-            action="tenant.note",
-            object_type="t",
-            object_id=str(index),
-            object_repr=f"note {index}",
-            tenant=world["tenant"],
-        )
-        for index in range(130)
-    )
+    notes(130, tenant=world["tenant"])
     client.force_login(world["admin"])
     first = client.get("/audit/", {"action": "tenant.note"})
     assert first.context["events"][0].object_id == "129" and len(first.context["events"]) == 100
@@ -94,10 +85,7 @@ def test_the_export_walks_the_whole_log_a_chunk_at_a_time_each_event_once(
     client, world, monkeypatch
 ):
     monkeypatch.setattr(audit_views, "EXPORT_CHUNK", 3)
-    AuditEvent.objects.bulk_create(
-        AuditEvent(actor_label="pat", action="tenant.note", object_type="t", object_id=str(index))
-        for index in range(10)
-    )
+    notes(10)
     client.force_login(world["admin"])
     response = client.get("/audit/", {"format": "csv", "action": "tenant.note"})
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))

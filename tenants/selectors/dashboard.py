@@ -3,16 +3,20 @@ long decisions and provisioning took and why runs failed; the oldest request wai
 
 Times come from the audit log, which records every move of a request with its moment:
 submitted (or returned to approval) → decided by a person (approve or reject; approvals by
-policy are not a wait), approved (or approved by policy as submitted) → ready. Four
-queries, whatever the number of requests."""
+policy are not a wait), approved (or approved by policy as submitted) → ready. A fixed
+number of queries, whatever the number of requests; each past day's figures are kept in the
+cache and read again only when an event was added to that day."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
+from typing import Any
 
-from django.db.models import Count
+from django.core.cache import cache
+from django.db.models import Count, Max, QuerySet
 from django.db.models.fields.json import KT
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from tenants.choices import RequestState
@@ -107,12 +111,11 @@ def nice_scale(longest: float) -> tuple[int, int]:
     return step, step * max(1, -(-int(longest) // step))
 
 
-def _daily(samples: list[tuple[datetime, float]], days: list) -> tuple[list[dict], int, int]:
+def _daily(samples: list[tuple[date, float]], days: list) -> tuple[list[dict], int, int]:
     """Per day of the window: the median of that day's samples, as a bar's height; and the
     axis' step and top, a nice duration at or above the longest median."""
     by_day: dict = {day: [] for day in days}
-    for moment, seconds in samples:
-        day = timezone.localdate(moment)
+    for day, seconds in samples:
         if day in by_day:
             by_day[day].append(seconds)
     medians = {day: percentile(values, 50) for day, values in by_day.items()}
@@ -144,7 +147,7 @@ def _tick(at: int, top: int) -> dict:
     return {"label": readable_duration(at) if at else "0", "y": y, "text_y": y + 2.5}
 
 
-def _summary(samples: list[tuple[datetime, float]], days: list) -> dict:
+def _summary(samples: list[tuple[date, float]], days: list) -> dict:
     values = [seconds for _, seconds in samples]
     p50, p90 = percentile(values, 50), percentile(values, 90)
     rows, step, top = _daily(samples, days)
@@ -161,9 +164,9 @@ def _summary(samples: list[tuple[datetime, float]], days: list) -> dict:
 
 def admin_dashboard(now: datetime | None = None) -> dict:
     now = now or timezone.now()
-    since = now - timedelta(days=WINDOW_DAYS)
     today = timezone.localdate(now)
     days = [today - timedelta(days=offset) for offset in range(WINDOW_DAYS - 1, -1, -1)]
+    since = datetime.combine(days[0], time.min, tzinfo=timezone.get_current_timezone())
 
     counts = dict(Request.objects.order_by().values_list("state").annotate(n=Count("id")))
     states = [
@@ -174,62 +177,15 @@ def admin_dashboard(now: datetime | None = None) -> dict:
     for row in states:
         row["width"] = round(row["count"] * 100 / top_state, 2)
 
-    in_window = AuditEvent.objects.filter(
-        object_type=REQUEST_TYPE,
-        created_at__gte=since,
-        action__in=(
-            "request.approve",
-            "request.reject",
-            "request.mark_ready",
-            "request.mark_failed",
-        ),
-    )
-    fields = ("object_id", "action", "actor_id", "created_at")
-    # Of `after`, only the two keys read below, taken out by the database: decoding every
-    # event's whole JSON was most of the page's time with a busy month in the log.
-    parts = {"state": KT("after__state"), "message": KT("after__message")}
-    recent = list(in_window.order_by("created_at", "id").values(*fields, **parts))
-    # When those requests started waiting for a person and were approved, however long
-    # ago: a subquery, so the window's size never becomes a list of parameters.
-    earlier: dict[tuple[str, str], list] = {}
-    for event in (
-        AuditEvent.objects.filter(
-            object_type=REQUEST_TYPE,
-            object_id__in=in_window.order_by().values("object_id"),
-            action__in=("request.submit", "request.return_to_approval", "request.approve"),
-        )
-        .order_by("created_at", "id")
-        .values(*fields, **parts)
-    ):
-        key = "request.approve" if event["action"] == "request.approve" else "waiting"
-        earlier.setdefault((event["object_id"], key), []).append(event)
-
-    def last_before(request_id: str, action: str, moment: datetime) -> dict | None:
-        found = [e for e in earlier.get((request_id, action), []) if e["created_at"] <= moment]
-        return found[-1] if found else None
-
-    lead, provisioning, failures = [], [], {}
-    for event in recent:
-        request_id, action, moment = event["object_id"], event["action"], event["created_at"]
-        if action in ("request.approve", "request.reject"):
-            # A decision by a person ends the wait since the request was submitted, or
-            # since a changed plan sent it back to approval.
-            waiting = last_before(request_id, "waiting", moment)
-            if event["actor_id"] and waiting:
-                lead.append((moment, (moment - waiting["created_at"]).total_seconds()))
-        elif action == "request.mark_ready":
-            approval = last_before(request_id, "request.approve", moment)
-            submitted = (earlier.get((request_id, "waiting")) or [None])[0]  # the first wait
-            if approval:
-                approved = approval["created_at"]
-            elif submitted and submitted["state"] == RequestState.APPROVED:
-                approved = submitted["created_at"]  # approved by policy as it was submitted
-            else:
-                continue
-            provisioning.append((moment, (moment - approved).total_seconds()))
-        elif action == "request.mark_failed":
-            cause = failure_cause(event["message"] or "")
-            failures[cause] = failures.get(cause, 0) + 1
+    moves = moves_by_day(since)
+    lead = [(day, seconds) for day in days for seconds in moves.get(day, NO_MOVES)["lead"]]
+    provisioning = [
+        (day, seconds) for day in days for seconds in moves.get(day, NO_MOVES)["provisioning"]
+    ]
+    failures: dict[str, int] = {}
+    for day in days:
+        for cause, count in moves.get(day, NO_MOVES)["failures"].items():
+            failures[cause] = failures.get(cause, 0) + count
 
     failure_rows = sorted(failures.items(), key=lambda item: (-item[1], item[0]))
     top_failure = max(failures.values(), default=0) or 1
@@ -254,3 +210,100 @@ def admin_dashboard(now: datetime | None = None) -> dict:
         if oldest
         else "",
     }
+
+
+ENDS = ("request.approve", "request.reject", "request.mark_ready", "request.mark_failed")
+NO_MOVES: dict[str, Any] = {"lead": [], "provisioning": [], "failures": {}}
+
+
+def moves_by_day(since: datetime) -> dict[date, dict[str, Any]]:
+    """Per local day since `since`: the seconds people took to decide, the seconds from
+    approval to Ready, and the failures by cause.
+
+    A day's figures depend only on events up to that day, and the log only grows, so each
+    day is kept in the cache under a fingerprint of its events (how many, the last id, the
+    last moment): a day is read again only when an event was added to it, in practice only
+    today. One aggregate query answers which days those are."""
+    ends = AuditEvent.objects.filter(
+        object_type=REQUEST_TYPE, created_at__gte=since, action__in=ENDS
+    )
+    fingerprints = (
+        ends.annotate(day=TruncDate("created_at"))
+        .order_by()
+        .values("day")
+        .annotate(n=Count("id"), last=Max("id"), latest=Max("created_at"))
+    )
+    keys = {
+        row["day"]: f"dashboard-day-{row['day']}-{row['n']}-{row['last']}-"
+        f"{row['latest'].timestamp():.6f}"
+        for row in fingerprints
+    }
+    kept = cache.get_many(list(keys.values()))
+    moves = {day: kept[key] for day, key in keys.items() if key in kept}
+    missing = sorted(set(keys) - set(moves))
+    if missing:
+        first = datetime.combine(missing[0], time.min, tzinfo=timezone.get_current_timezone())
+        read = _moves(ends.filter(created_at__gte=first))
+        fresh = {day: read.get(day, NO_MOVES) for day in missing}
+        cache.set_many({keys[day]: fresh[day] for day in missing}, timeout=DAY_KEPT_SECONDS)
+        moves.update(fresh)
+    return moves
+
+
+# A day leaves the window after WINDOW_DAYS; kept a day longer than that.
+DAY_KEPT_SECONDS = (WINDOW_DAYS + 1) * 86400
+
+
+def _moves(ends: QuerySet[AuditEvent]) -> dict[date, dict[str, Any]]:
+    """The moves of the requests whose decisions, readiness or failures `ends` holds, by
+    the local day of that event: the four-query heart of the dashboard."""
+    fields = ("object_id", "action", "actor_id", "created_at")
+    # Of `after`, only the two keys read below, taken out by the database: decoding every
+    # event's whole JSON was most of the page's time with a busy month in the log.
+    parts = {"state": KT("after__state"), "message": KT("after__message")}
+    recent = list(ends.order_by("created_at", "id").values(*fields, **parts))
+    # When those requests started waiting for a person and were approved, however long
+    # ago: a subquery, so the window's size never becomes a list of parameters.
+    earlier: dict[tuple[str, str], list] = {}
+    for event in (
+        AuditEvent.objects.filter(
+            object_type=REQUEST_TYPE,
+            object_id__in=ends.order_by().values("object_id"),
+            action__in=("request.submit", "request.return_to_approval", "request.approve"),
+        )
+        .order_by("created_at", "id")
+        .values(*fields, **parts)
+    ):
+        key = "request.approve" if event["action"] == "request.approve" else "waiting"
+        earlier.setdefault((event["object_id"], key), []).append(event)
+
+    def last_before(request_id: str, action: str, moment: datetime) -> dict | None:
+        found = [e for e in earlier.get((request_id, action), []) if e["created_at"] <= moment]
+        return found[-1] if found else None
+
+    moves: dict[date, dict[str, Any]] = {}
+    for event in recent:
+        request_id, action, moment = event["object_id"], event["action"], event["created_at"]
+        day = moves.setdefault(
+            timezone.localdate(moment), {"lead": [], "provisioning": [], "failures": {}}
+        )
+        if action in ("request.approve", "request.reject"):
+            # A decision by a person ends the wait since the request was submitted, or
+            # since a changed plan sent it back to approval.
+            waiting = last_before(request_id, "waiting", moment)
+            if event["actor_id"] and waiting:
+                day["lead"].append((moment - waiting["created_at"]).total_seconds())
+        elif action == "request.mark_ready":
+            approval = last_before(request_id, "request.approve", moment)
+            submitted = (earlier.get((request_id, "waiting")) or [None])[0]  # the first wait
+            if approval:
+                approved = approval["created_at"]
+            elif submitted and submitted["state"] == RequestState.APPROVED:
+                approved = submitted["created_at"]  # approved by policy as it was submitted
+            else:
+                continue
+            day["provisioning"].append((moment - approved).total_seconds())
+        elif action == "request.mark_failed":
+            cause = failure_cause(event["message"] or "")
+            day["failures"][cause] = day["failures"].get(cause, 0) + 1
+    return moves

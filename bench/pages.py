@@ -7,8 +7,9 @@
 The rows are written straight into the database (no cluster, no git: the pages read only
 the database), then each page is asked for `--times` times by a signed-in platform admin
 through Django's test client (the whole view, template and middleware, no HTTP socket).
-Prints per page its first answer's time, then p50 / p99, its queries and its size; for the two lists that read one table
-(the audit log, the names registry) the bare query of the same rows beside it. Uses a
+Prints per page its first answer's time, then p50 / p99, its queries and its size; for the
+two lists that read one table (the audit log, the names registry) the bare query of the
+same rows beside it. Uses a
 scratch database `berth_bench_pages` beside DATABASE_URL's on PostgreSQL when set (else
 SQLite in a temporary directory). Exits 1 when a page does not answer 200; timings are
 never asserted. Last line: the ratio of the audit page's p50 to its bare query's.

@@ -67,8 +67,8 @@ def run(
     from django.db import connection
 
     from provisioning import jobs, tasks
-    from provisioning.jobs.watch import Timing, watch_clusters
-    from provisioning.jobs.watch_streams import WATCHED_KINDS
+    from provisioning.jobs.watch_streams import WATCHED_KINDS, Timing
+    from provisioning.jobs.watch_supervisor import watch_clusters
     from provisioning.models import ClusterWatch
     from tenants import services
     from tenants.models import Cluster, Namespace, User

@@ -12,8 +12,10 @@ plan, find drift afterwards, roll out upgrade campaigns, install guardrails.
     proposals what a request's commit would change; its preview before approval
     drift     what changed behind Berth's back, repaired where the tier says so
     discovery the namespaces already on a cluster, claimed so none is given away
-    truth     database, repository and cluster compared, object by object
-    watch     the cluster watcher (watch_streams: its streams, watch_lock: one per cluster)
+    truth     database, repository and cluster compared, object by object (truth_rows: its
+              states, its rows, the rows a healthy watcher answers)
+    watch     the cluster watcher (watch_streams: its streams, watch_lock: one per cluster,
+              watch_supervisor: a watcher per cluster in one process)
     campaigns upgrade campaigns rolled out and back
     guardrails the roles and admission policies installed on a cluster, checked
 """

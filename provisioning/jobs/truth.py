@@ -31,8 +31,20 @@ from provisioning import gitops, gitops_plan
 from provisioning.inputs import clusters_of, kept_input
 from provisioning.jobs.drift import differences
 from provisioning.jobs.proposals import gitops_remote, proposed_sync
+from provisioning.jobs.truth_rows import (
+    DRIFTED,
+    IN_SYNC,
+    MISSING_IN_CLUSTER,
+    MISSING_IN_GIT,
+    ORPHAN,
+    STATES,
+    WATCHED,
+    table_row,
+    watched_orphans,
+    watched_row,
+    watcher_findings,
+)
 from provisioning.jobs.watch_lock import watched_clusters
-from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.kube import FIELD_MANAGER, ClusterClient, KubeError, cluster_client
 from provisioning.plan import (
     LABEL_REQUEST,
@@ -44,25 +56,14 @@ from provisioning.plan import (
     repo_root,
 )
 from provisioning.records import observations
-from tenants.choices import NamespaceState
-from tenants.models import Namespace, Tenant
+from tenants.models import Tenant
 
-IN_SYNC, DRIFTED, MISSING_IN_GIT, MISSING_IN_CLUSTER, ORPHAN = (
-    "in_sync",
-    "drifted",
-    "missing_in_git",
-    "missing_in_cluster",
-    "orphan",
-)
-STATES = (IN_SYNC, DRIFTED, MISSING_IN_GIT, MISSING_IN_CLUSTER, ORPHAN)
 # Kinds whose live status says whether a GitOps engine applied what it reads.
 # The kinds Berth's RBAC (the Helm chart) lets it list, as drift does: orphans of the others
 # (get-only for Berth: Secrets and Roles by name, Argo CD, Kargo, Flux) are not looked for.
 LISTED_KINDS = frozenset(
     {"ConfigMap", "ResourceQuota", "LimitRange", "ServiceAccount", "NetworkPolicy", "RoleBinding"}
 )
-# What a healthy watcher answers for: the kinds it watches, in the namespaces it plans.
-WATCHED = frozenset(kind for _, kind in WATCHED_KINDS)
 ENGINE_KINDS = {
     ("argoproj.io", "Application"),
     ("kustomize.toolkit.fluxcd.io", "Kustomization"),
@@ -155,33 +156,6 @@ def engine_status(obj: dict[str, Any] | None) -> str:
     return "no status reported yet"
 
 
-def _row(source: str, cluster: str, what: str, state: str, **fields: Any) -> dict[str, Any]:
-    row = {
-        "source": source,
-        "cluster": cluster,
-        "object": what,
-        "state": state,
-        "namespace": "",
-        "detail": "",
-        "db": "",
-        "git": "",
-        "live": "",
-        "engine": "",
-    }
-    row.update(fields)
-    return row
-
-
-def watcher_findings(tenant: Tenant, cluster_id: int) -> dict[str, list[dict[str, Any]]]:
-    """What the cluster's watcher has recorded of each of the tenant's namespaces there (its
-    drift findings, [] when everything matched): one query, however many namespaces."""
-    return dict(
-        Namespace.objects.filter(
-            tenant=tenant, cluster_id=cluster_id, state=NamespaceState.ACTIVE
-        ).values_list("name", "drift")
-    )
-
-
 def cluster_rows(
     tenant: Tenant,
     cluster: str,
@@ -208,12 +182,12 @@ def cluster_rows(
         home = ref.name if ref.kind == "Namespace" else ref.namespace or ""
         common = {"namespace": home, "db": f"plan {_digest(want)}"}
         if home in watched and ref.kind in WATCHED:
-            rows.append(_watched_row(cluster, str(ref), watched[home], common))
+            rows.append(watched_row(cluster, str(ref), watched[home], common))
             continue
         live = client.get(ref)
         if live is None:
             rows.append(
-                _row("cluster", cluster, str(ref), MISSING_IN_CLUSTER, live="absent", **common)
+                table_row("cluster", cluster, str(ref), MISSING_IN_CLUSTER, live="absent", **common)
             )
             continue
         changed = differences({k: v for k, v in want.items() if k != "metadata"}, live)
@@ -231,7 +205,7 @@ def cluster_rows(
             else ""
         )
         rows.append(
-            _row(
+            table_row(
                 "cluster",
                 cluster,
                 str(ref),
@@ -244,26 +218,6 @@ def cluster_rows(
         )
     rows += _cluster_orphans(tenant, cluster, desired, wanted, client, watched)
     return rows
-
-
-def _watched_row(
-    cluster: str, what: str, findings: list[dict[str, Any]], common: dict[str, str]
-) -> dict[str, Any]:
-    """An object's row as the watcher last saw it. A finding it repaired is in sync again."""
-    finding = next((f for f in findings if f.get("object") == what and not f.get("repaired")), None)
-    if finding is None:
-        return _row("cluster", cluster, what, IN_SYNC, live="as planned (watched)", **common)
-    if finding["status"] == "missing":
-        return _row("cluster", cluster, what, MISSING_IN_CLUSTER, live="absent", **common)
-    return _row(
-        "cluster",
-        cluster,
-        what,
-        DRIFTED,
-        live="present (watched)",
-        detail=finding.get("detail", ""),
-        **common,
-    )
 
 
 def _cluster_orphans(
@@ -283,7 +237,7 @@ def _cluster_orphans(
         name = live["metadata"]["name"]
         if ("Namespace", "", name) not in wanted:
             rows.append(
-                _row(
+                table_row(
                     "cluster",
                     cluster,
                     f"Namespace/{name}",
@@ -302,20 +256,7 @@ def _cluster_orphans(
             if o["metadata"].get("namespace") in own and o["kind"] in LISTED_KINDS
         }
     )
-    for namespace in sorted(own & set(watched)):
-        rows += [
-            _row(
-                "cluster",
-                cluster,
-                finding["object"],
-                ORPHAN,
-                namespace=namespace,
-                live="present (watched)",
-                detail="labelled as Berth's; no plan applies it",
-            )
-            for finding in watched[namespace]
-            if finding.get("status") == "unexpected"
-        ]
+    rows += watched_orphans(cluster, {n: watched[n] for n in sorted(own & set(watched))})
     for api_version, kind, namespace in kinds:
         if namespace in watched:
             continue
@@ -324,7 +265,7 @@ def _cluster_orphans(
             if (kind, namespace, name) not in wanted:
                 ref = ObjectRef(api_version, kind, name, namespace)
                 rows.append(
-                    _row(
+                    table_row(
                         "cluster",
                         cluster,
                         str(ref),
@@ -358,7 +299,7 @@ def git_rows(
         else:
             state, detail, git = DRIFTED, "differs from what Berth would write", at
         rows.append(
-            _row(
+            table_row(
                 "git",
                 cluster,
                 path,
@@ -372,7 +313,7 @@ def git_rows(
     for path, content in sorted(branch.items()):
         if path not in expected and gitops_plan.is_managed(content):
             rows.append(
-                _row(
+                table_row(
                     "git",
                     "",
                     path,

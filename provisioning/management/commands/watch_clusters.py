@@ -6,7 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from provisioning.jobs.watch import Timing, watch_clusters
+from provisioning.jobs.watch_streams import Timing
+from provisioning.jobs.watch_supervisor import watch_clusters
 
 
 class Command(BaseCommand):

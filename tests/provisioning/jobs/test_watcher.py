@@ -15,8 +15,8 @@ from django.db import OperationalError
 
 from provisioning import tasks
 from provisioning.inputs import namespace_input
-from provisioning.jobs.watch import Timing, watch_clusters
-from provisioning.jobs.watch_streams import WATCHED_KINDS
+from provisioning.jobs.watch_streams import WATCHED_KINDS, Timing
+from provisioning.jobs.watch_supervisor import watch_clusters
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
 from provisioning.records import observations

@@ -7,12 +7,11 @@ the request that caused them, as GitHub sends them; ``flush()`` waits for them."
 from __future__ import annotations
 
 import hmac
+import http.client
 import json
 import queue
 import threading
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 
@@ -108,14 +107,26 @@ class Deliverer:
 
     def _run(self) -> None:
         while (delivery := self._queue.get()) is not None:
-            request = urllib.request.Request(  # noqa: S310 - a hook's URL is http(s) by creation
-                delivery.url, data=delivery.body, headers=delivery.headers, method="POST"
-            )
             try:
-                with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:  # noqa: S310
-                    delivery.status = answer.status
-            except urllib.error.HTTPError as error:
-                delivery.status = error.code
+                delivery.status = _post(delivery)
             except OSError as error:
                 delivery.error = str(error)
             delivery.done.set()
+
+
+def _post(delivery: Delivery) -> int:
+    """POST with http.client: urllib would rewrite the headers' case (X-Github-Event), and a
+    receiver may be as strict about them as about GitHub's."""
+    url = urllib.parse.urlsplit(delivery.url)
+    connection_class = (
+        http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+    )
+    connection = connection_class(url.netloc, timeout=TIMEOUT_SECONDS)
+    try:
+        path = url.path or "/"
+        connection.request(
+            "POST", path + (f"?{url.query}" if url.query else ""), delivery.body, delivery.headers
+        )
+        return connection.getresponse().status
+    finally:
+        connection.close()

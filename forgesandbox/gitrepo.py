@@ -114,6 +114,8 @@ class Repository:
 
     def attempt_merge(self, base: str, head: str) -> MergeAttempt:
         """The tree of merging ``head`` into ``base``, or why it conflicts (exit status 1)."""
+        if self.merge_base(base, head) is None:
+            return MergeAttempt(tree=None, conflicts="no history in common")
         proc = self._run("merge-tree", "--write-tree", "--name-only", base, head, check=False)
         lines = proc.stdout.decode().splitlines()
         if proc.returncode == 0:
@@ -131,10 +133,14 @@ class Repository:
             args += ["-p", parent]
         return self._out(*args, input=message.encode())
 
-    def commit_files(self, branch: str, files: dict[str, str], message: str) -> str:
-        """A commit on top of ``branch`` (or a first one) writing ``files``, built with a
-        throwaway index: what someone pushing to the branch does, without a clone."""
-        parent = self.branch_sha(branch)
+    def commit_files(
+        self, branch: str, files: dict[str, str], message: str, start: str | None = None
+    ) -> str:
+        """A commit on top of ``branch`` writing ``files``, built with a throwaway index: what
+        someone pushing to the branch does, without a clone. A new branch starts from
+        ``start`` (a branch), else from nothing."""
+        current = self.branch_sha(branch)
+        parent = current or (self.branch_sha(start) if start else None)
         with tempfile.TemporaryDirectory() as tmp:
             index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             if parent:
@@ -146,7 +152,7 @@ class Repository:
                 )
             tree = self._out("write-tree", env=index)
         sha = self.commit_tree(tree, [parent] if parent else [], message)
-        if not self.set_ref(f"refs/heads/{branch}", sha, parent or ZERO):
+        if not self.set_ref(f"refs/heads/{branch}", sha, current or ZERO):
             raise GitError(f"{branch} moved while a commit was made on it")
         return sha
 

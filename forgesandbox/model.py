@@ -236,6 +236,12 @@ class Forge:
                         "Validation Failed",
                         [_custom(f"A pull request already exists for {repo.owner}:{head_branch}.")],
                     )
+            if repo.git.merge_base(base_sha, head_sha) is None:
+                raise ForgeError(
+                    422,
+                    "Validation Failed",
+                    [_custom(f"The {head_branch} branch has no history in common with {base}")],
+                )
             if repo.git.is_ancestor(head_sha, base_sha):
                 raise ForgeError(
                     422,

@@ -161,9 +161,11 @@ class ForgeSandbox:
         self, full_name: str, branch: str, files: dict[str, str], message: str = "Change underneath"
     ) -> str:
         """Someone pushes a commit writing ``files`` onto ``branch`` (e.g. moves the base of a
-        pull request underneath it); returns the commit's sha."""
+        pull request underneath it; a new branch starts from the default one); returns the
+        commit's sha."""
         with self.forge.lock:
-            return self.repo(full_name).git.commit_files(branch, files, message)
+            repo = self.repo(full_name)
+            return repo.git.commit_files(branch, files, message, start=repo.default_branch)
 
     def merge_as_reviewer(
         self, full_name: str, number: int, reviewer: str | None = None, method: str = "merge"

@@ -141,6 +141,12 @@ def update_pull(call: Call) -> Answer:
     if pr.user != call.login and not repo.may(call.login, "write"):
         raise ForgeError(403, "Must have push access to repository")
     body = call.body or {}
+    if "base" in body and repo.git.branch_sha(body["base"]) is None:
+        raise ForgeError(
+            422,
+            "Validation Failed",
+            [{"resource": "PullRequest", "field": "base", "code": "invalid"}],
+        )
     edited = {key for key in ("title", "body", "base") if key in body}
     for key in edited:
         setattr(pr, key, body[key])

@@ -284,7 +284,7 @@ class ForgeSandbox:
             started = time.perf_counter()
             problem = self.validator.check_response(request, ForgeResponse(status, data))
             entry["validation_seconds"] += time.perf_counter() - started
-            if problem:
+            if problem and not entry["response_error"]:
                 # The stand-in's bug: fail loudly, never pass a wrong answer on as GitHub's.
                 entry["response_error"] = problem
                 status = 500
@@ -334,6 +334,9 @@ class ForgeSandbox:
                 return handler(call)
         except ForgeError as error:
             return error.status, render.error(error.message, error.status, error.errors), {}
+        except Exception as error:  # the stand-in's bug: answer it, loudly, and keep serving
+            entry["response_error"] = f"{type(error).__name__}: {error}"
+            return 500, render.error(f"forgesandbox failed: {error!r}", 500), {}
 
     def _control(
         self, method: str, path: str, headers: dict[str, str], body: bytes

@@ -33,6 +33,7 @@ class Delivery:
     action: str | None
     headers: dict[str, str]
     body: bytes
+    hook: Hook = field(repr=False)
     status: int | None = None  # the receiver's answer; None until sent, or when unreachable
     error: str | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -86,6 +87,7 @@ class Deliverer:
             headers["X-Hub-Signature"] = signature(hook.secret, body, "sha1")
         delivery = Delivery(
             guid=guid,
+            hook=hook,
             hook_id=hook.id,
             url=hook.url,
             event=event,
@@ -109,8 +111,19 @@ class Deliverer:
         while (delivery := self._queue.get()) is not None:
             try:
                 delivery.status = _post(delivery)
+                ok = 200 <= delivery.status < 300
+                delivery.hook.last_response = {
+                    "code": delivery.status,
+                    "status": "active" if ok else "failed",
+                    "message": "OK" if ok else f"Invalid HTTP Response: {delivery.status}",
+                }
             except OSError as error:
                 delivery.error = str(error)
+                delivery.hook.last_response = {
+                    "code": None,
+                    "status": "failed",
+                    "message": str(error),
+                }
             delivery.done.set()
 
 

@@ -77,6 +77,8 @@ def test_a_branch_pushed_over_http_becomes_a_merged_pull_request(
     assert closed["action"] == "closed"
     assert closed["pull_request"]["merged"] is True
     assert closed["pull_request"]["merge_commit_sha"] == result.sha
+    (hook,) = gitops.get_hooks()
+    assert (hook.last_response.code, hook.last_response.status) == (204, "active")
 
 
 def test_a_pull_request_closed_without_merging_leaves_the_base_alone(

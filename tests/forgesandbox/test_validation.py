@@ -120,6 +120,18 @@ def test_a_wrong_answer_is_a_500_naming_the_problem_and_recorded(
     forge.invalid_responses.clear()  # the fixture's own check is for unplanned ones
 
 
+def test_a_crash_in_the_stand_in_is_a_500_and_recorded(
+    forge: ForgeSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object) -> dict:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(render, "private_user", broken)
+    assert send(forge, "GET", "/user")[0] == 500
+    assert forge.invalid_responses[0]["error"] == "RuntimeError: a bug"
+    forge.invalid_responses.clear()
+
+
 def test_without_the_description_a_validating_forge_says_how_to_get_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,7 +9,7 @@ import hmac
 from pathlib import Path
 
 import pytest
-from github import Github, GithubException
+from github import Auth, Github, GithubException
 
 from forgesandbox import ForgeSandbox
 from tests.support.gitserver import commits_on, files_on
@@ -177,3 +177,29 @@ def test_what_github_refuses_to_open(
     assert refusal(base="main", head="feature")["message"] == (
         "A pull request already exists for acme:feature."
     )
+
+
+def test_squash_merges_pages_and_a_merged_pull_request_stays_closed(
+    forge: ForgeSandbox, github: Github, repo: str, tmp_path: Path
+) -> None:
+    push_branch(forge, tmp_path / "work", "one", {"one.txt": "1\n"})
+    push_branch(forge, tmp_path / "work", "two", {"two.txt": "2\n"})
+    gitops = github.get_repo(repo)
+    first = gitops.create_pull(base="main", head="one", title="One", body="")
+    gitops.create_pull(base="main", head="two", title="Two", body="")
+
+    squashed = first.merge(merge_method="squash")
+    assert forge.repo(repo).git.parents(squashed.sha) == [first.base.sha]
+    assert commits_on(forge.repo(repo).git.path)[0]["subject"] == "One (#1)"
+    with pytest.raises(GithubException) as reopen:
+        first.edit(state="open")
+    assert reopen.value.status == 422
+
+    one_a_page = Github(
+        base_url=forge.api_url, auth=Auth.Token(forge.token), per_page=1, retry=None
+    )
+    listed = one_a_page.get_repo(repo).get_pulls(state="all")
+    assert [pr.number for pr in listed] == [2, 1]  # newest first, over two pages
+    assert [r["query"].get("page") for r in forge.requests() if r["path"].endswith("/pulls")][
+        -2:
+    ] == [None, "2"]

@@ -145,7 +145,6 @@ def main() -> None:
 
     sys.path.insert(0, str(root / "bench"))
     from common import (
-        drop_scratch_postgres,
         peak_rss_mib,
         seed_audit_events,
         seed_namespace_requests,
@@ -337,8 +336,6 @@ def main() -> None:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
-        if database == "PostgreSQL":
-            drop_scratch_postgres(os.environ["DATABASE_URL"])
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ data directory, and the peak memory and CPU time of the processes it measured.""
 
 from __future__ import annotations
 
+import atexit
 import os
 import resource
 import secrets
@@ -35,8 +36,9 @@ def drop_scratch_postgres(url: str) -> None:
 
 def prepare_environment(workdir: Path, *, database: str, **extra: str) -> None:
     """Settings for a bench run: Berth's production settings module, a data directory and
-    keys of its own, mail kept in memory, and PostgreSQL (a scratch database `database`
-    beside DATABASE_URL's) when DATABASE_URL names one, else SQLite in `workdir`."""
+    keys of its own, mail kept in memory, and PostgreSQL (a scratch database `database`_pid
+    beside DATABASE_URL's, dropped at exit) when DATABASE_URL names one, else SQLite in
+    `workdir`."""
     from cryptography.fernet import Fernet
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -56,7 +58,11 @@ def prepare_environment(workdir: Path, *, database: str, **extra: str) -> None:
         **extra,
     )
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        os.environ["DATABASE_URL"] = scratch_postgres(os.environ["DATABASE_URL"], database)
+        # A database of this run's own, dropped when it ends: two runs of one bench (a long
+        # one and the suite's smoke run of it) never share, or drop, each other's.
+        scratch = scratch_postgres(os.environ["DATABASE_URL"], f"{database}_{os.getpid()}")
+        os.environ["DATABASE_URL"] = scratch
+        atexit.register(drop_scratch_postgres, scratch)
     else:
         os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
 

@@ -10,7 +10,7 @@ through Django's test client (the whole view, template and middleware, no HTTP s
 Prints per page its first answer's time, then p50 / p99, its queries and its size; for the
 two lists that read one table (the audit log, the names registry) the bare query of the
 same rows beside it. Uses a
-scratch database `berth_bench_pages` beside DATABASE_URL's on PostgreSQL when set (else
+scratch database `berth_bench_pages_<pid>` beside DATABASE_URL's on PostgreSQL when set (else
 SQLite in a temporary directory). Exits 1 when a page does not answer 200; timings are
 never asserted. Last line: the ratio of the audit page's p50 to its bare query's.
 """
@@ -18,7 +18,6 @@ never asserted. Last line: the ratio of the audit page's p50 to its bare query's
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -43,27 +42,20 @@ def main() -> None:
     if args.namespaces > args.requests * 6 // 8:
         parser.error("a namespace is a ready request: at most 6 in 8 of --requests")
 
-    from common import drop_scratch_postgres, seed_audit_events, stack, start_django
+    from common import seed_audit_events, stack, start_django
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-pages-"))
     start_django(workdir, database="berth_bench_pages", ALLOWED_HOSTS="testserver")
-    try:
-        started = time.perf_counter()
-        seed(args)
-        seed_audit_events(args.audit_events)
-        seeded = time.perf_counter() - started
-        print(
-            f"bench/pages.py: {args.namespaces} namespaces in {args.tenants} tenants, "
-            f"{args.requests} requests, {args.audit_events} audit events, {stack()}; "
-            f"seeded in {seeded:.0f} s"
-        )
-        measure(args)
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if os.environ["DATABASE_URL"].startswith("postgres"):
-            drop_scratch_postgres(os.environ["DATABASE_URL"])
+    started = time.perf_counter()
+    seed(args)
+    seed_audit_events(args.audit_events)
+    seeded = time.perf_counter() - started
+    print(
+        f"bench/pages.py: {args.namespaces} namespaces in {args.tenants} tenants, "
+        f"{args.requests} requests, {args.audit_events} audit events, {stack()}; "
+        f"seeded in {seeded:.0f} s"
+    )
+    measure(args)
 
 
 def seed(args) -> None:

@@ -118,6 +118,20 @@ def _next_month(first: date) -> date:
     return (first + timedelta(days=32)).replace(day=1)
 
 
+def _days_of(first: date) -> list[tuple[date, datetime, datetime, Decimal]]:
+    """The month's days with their start, end and length in hours (23 or 25 on the days
+    the clocks change), worked out once for every namespace priced."""
+    zone = timezone.get_current_timezone()
+    days = []
+    day = first
+    while day < _next_month(first):
+        start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
+        end = datetime.combine(day + timedelta(days=1), datetime.min.time(), tzinfo=zone)
+        days.append((day, start, end, _hours(start, end)))
+        day += timedelta(days=1)
+    return days
+
+
 def _hours(start: datetime, end: datetime) -> Decimal:
     seconds = max((end - start).total_seconds(), 0)
     return Decimal(seconds) / 3600
@@ -140,9 +154,15 @@ def _costs_of(
     first = month_start(month or timezone.localdate(now))
     window_start = datetime.combine(first, datetime.min.time(), tzinfo=zone)
     window_end = min(datetime.combine(_next_month(first), datetime.min.time(), tzinfo=zone), now)
+    held = Namespace.objects.filter(HELD, tenant__in=tenants, created_at__lt=window_end)
     namespaces = list(
-        Namespace.objects.filter(HELD, tenant__in=tenants, created_at__lt=window_end)
-        .select_related("cluster", "tier", "project")
+        held.select_related("cluster", "tier", "project")
+        # What a cost is worked out from; a namespace's drift and labels (JSON) are not.
+        .only(
+            *("name", "tenant_id", "state", "created_at", "expires_at", "request_id"),
+            *("cpu_millis", "memory_mib", "storage_gib"),
+            *("cluster__name", "tier__slug", "tier__is_ephemeral", "project__name"),
+        )
         .order_by("cluster__name", "name")
     )
     prices = {price.cluster_id: price for price in ClusterPrice.objects.all()}
@@ -150,7 +170,8 @@ def _costs_of(
     # and went when the environment ended.
     environments = list(
         EphemeralEnvironment.objects.filter(
-            namespace__in=namespaces,
+            # A subquery: ten thousand namespaces never become ten thousand parameters.
+            namespace__in=held.values("pk"),
             owns_namespace=True,
         ).values_list("namespace_id", "expires_at", "ended_at")
     )
@@ -188,8 +209,9 @@ def _costs(
     window: tuple[datetime, datetime],
     now: datetime,
 ) -> TenantCosts:
-    zone = timezone.get_current_timezone()
     window_start, window_end = window
+    today = timezone.localdate(now)
+    month_days = _days_of(first)
     main = _main(
         {
             namespace.cluster_id: prices[namespace.cluster_id]
@@ -235,27 +257,21 @@ def _costs(
             per_hour=per_hour,
             expires_at=expiring.get(namespace.pk, namespace.expires_at),
         )
+        alive_from = max(namespace.created_at, window_start)
         alive_until = min(end or window_end, window_end)
-        day = first
-        while day < _next_month(first):
-            start = max(
-                datetime.combine(day, datetime.min.time(), tzinfo=zone),
-                namespace.created_at,
-                window_start,
-            )
-            stop = min(
-                datetime.combine(day + timedelta(days=1), datetime.min.time(), tzinfo=zone),
-                alive_until,
-            )
-            if stop > start:
-                amount = per_hour * _hours(start, stop)
-                row.month += amount
-                row.by_day[day] = amount
-                if price.currency == main:
-                    daily[day] += amount
-                if day == timezone.localdate(now):
-                    row.today += amount
-            day += timedelta(days=1)
+        for day, day_start, day_end, day_hours in month_days:
+            if day_end <= alive_from or day_start >= alive_until:
+                continue
+            if alive_from <= day_start and day_end <= alive_until:
+                amount = per_hour * day_hours  # the whole day, as most days are
+            else:
+                amount = per_hour * _hours(max(day_start, alive_from), min(day_end, alive_until))
+            row.month += amount
+            row.by_day[day] = amount
+            if price.currency == main:
+                daily[day] += amount
+            if day == today:
+                row.today += amount
         if not gone and row.expires_at and row.expires_at > now:
             row.until_expiry = per_hour * _hours(now, row.expires_at)
         currencies[price.currency] += row.month

@@ -24,7 +24,8 @@ def control(
         sandbox.clear_faults()
         return 200, {"items": []}
     if action == ("GET", "/requests"):
-        return 200, {"items": sandbox.requests()}
+        # `items`: the last REQUEST_LOG_SIZE requests; `total`: all of them, ever.
+        return 200, {"items": sandbox.requests(), "total": sandbox.requests_total()}
     if action == ("DELETE", "/requests"):
         sandbox.clear_requests()
         return 200, {"items": []}

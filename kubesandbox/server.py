@@ -120,6 +120,9 @@ class KubeSandbox:
         self.faults = Faults()
         self.stopping = threading.Event()  # wakes handlers sleeping in an injected delay
         self._requests: deque[dict] = deque(maxlen=REQUEST_LOG_SIZE)
+        # Every request answered since the start, however many the log has let go of: what
+        # a client counts calls by at a size the log cannot hold.
+        self._requests_total = 0
         self._requests_lock = threading.Lock()
         self._server: SandboxHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -298,6 +301,10 @@ class KubeSandbox:
         with self._requests_lock:
             return list(self._requests)
 
+    def requests_total(self) -> int:
+        with self._requests_lock:
+            return self._requests_total
+
     def clear_requests(self) -> None:
         with self._requests_lock:
             self._requests.clear()
@@ -315,6 +322,7 @@ class KubeSandbox:
         }
         with self._requests_lock:
             self._requests.append(entry)
+            self._requests_total += 1
 
     # -- fault injection -----------------------------------------------------------------
 

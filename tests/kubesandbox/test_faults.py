@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 
 import pytest
 import urllib3
@@ -73,3 +74,14 @@ def test_injected_delay_lets_the_client_time_out(
     while sandbox.get("ConfigMap", "slow", team) is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sandbox.get("ConfigMap", "slow", team) is not None
+
+
+def test_the_request_log_keeps_the_last_requests_and_counts_them_all(
+    sandbox: KubeSandbox, core: client.CoreV1Api, team: str, monkeypatch
+) -> None:
+    monkeypatch.setattr(sandbox, "_requests", deque(maxlen=3))
+    before = raw(sandbox, "GET", "/_sandbox/requests")[1]["total"]
+    for _ in range(5):
+        core.list_namespaced_config_map(team)
+    log = raw(sandbox, "GET", "/_sandbox/requests")[1]
+    assert len(log["items"]) == 3 and log["total"] == before + 5

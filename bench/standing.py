@@ -90,13 +90,17 @@ def run(
         """Requests the stand-in answered so far (its log keeps only the last ones)."""
         return sandbox_hook(sandbox, "GET", "/requests")["total"]
 
-    # --- beat's reconcile without a watcher: what it cost before -------------------------
-    before = calls()
-    tasks.reconcile()
-    polled = calls() - before
-    before = calls()
-    tasks.take_truth_tables()
-    truth_polled = calls() - before
+    def beat_calls() -> tuple[int, int]:
+        """The API calls of one cycle of beat's reconcile, then of its truth-table job."""
+        counted = []
+        for job in (tasks.reconcile, tasks.take_truth_tables):
+            before = calls()
+            job()
+            counted.append(calls() - before)
+        return counted[0], counted[1]
+
+    # --- beat's periodic jobs without a watcher: what they cost before ---------------------
+    polled, truth_polled = beat_calls()
 
     # --- idle, watched ---------------------------------------------------------------------
     # The watcher's memory: the seeding's high-water mark is cleared (Linux's clear_refs), so
@@ -192,12 +196,7 @@ def run(
     watching_peak = peak_rss_mib(os.getpid())
     # Beat's jobs with the watcher healthy: after the memory was read, since the truth job
     # renders every namespace's plan in this process.
-    before = calls()
-    tasks.reconcile()
-    reconcile_watched = calls() - before
-    before = calls()
-    tasks.take_truth_tables()
-    truth_watched = calls() - before
+    reconcile_watched, truth_watched = beat_calls()
     stop.set()
     watcher.join(timeout=timing.watch_seconds + 10)
     connection.close()

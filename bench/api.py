@@ -17,7 +17,7 @@ same gunicorn in the same run.
 
 The server is gunicorn (sync workers, `--workers`) started as its own process with this
 file as its settings module (DJANGO_SETTINGS_MODULE=bench.api: Berth's settings plus the
-plain view's URL). Uses a scratch database `berth_bench_api` beside DATABASE_URL's on
+plain view's URL). Uses a scratch database `berth_bench_api_<pid>` beside DATABASE_URL's on
 PostgreSQL when DATABASE_URL is set (else SQLite in a temporary directory), and REDIS_URL
 for the cache (throttle counters) when set. `--clients` threads each send `--per-client`
 requests per round; two rounds alternate the endpoints. Prints p50 / p99 and, last, the

@@ -8,7 +8,7 @@ Each worker is its own process calling the writer (`provisioning.jobs.write_gito
 for its share of the requests, BERTH_PROVISION_BATCH_MAX at a time, as a provisioning job
 hands its batch to the writer once the cluster objects are applied; all of them write the
 same repository, served by `git daemon` on loopback (or as a file://
-path). Uses DATABASE_URL (a scratch database `berth_bench_gitops` on the same PostgreSQL
+path). Uses DATABASE_URL (a scratch database `berth_bench_gitops_<pid>` on the same PostgreSQL
 server: workers then serialise on an advisory lock) when set, else SQLite in a temporary
 directory (workers serialise on a file lock). Prints wall time, commits, pushes (attempts
 included refused ones), retries and, last, the ratio to the raw loop; exits 1 when a request

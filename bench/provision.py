@@ -3,7 +3,7 @@ workers, against a raw script applying the same objects with the official client
 
     python bench/provision.py [--count 500] [--workers 2] [--concurrency 2]
 
-Uses DATABASE_URL (a scratch database `berth_bench` on the same PostgreSQL server) and
+Uses DATABASE_URL (a scratch database `berth_bench_<pid>` on the same PostgreSQL server) and
 REDIS_URL when set, else SQLite and the filesystem broker in a temporary directory. The
 Kubernetes API is the sandbox stand-in as `make run` starts it (HTTPS, Berth signed in
 with the chart's RBAC), its own process. The bench's own first approval rule makes every

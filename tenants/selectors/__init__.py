@@ -13,6 +13,8 @@ whatif        the approval rules in force, and past decisions to replay others o
 attributes    the `request` variable approval rules see
 audit         the audit log
 deploy_tokens  who may mint a namespace's deploy token, its tokens, their kubeconfig
+costs         showback: what a tenant's allocated quota costs at the clusters' prices
+cost_chart    a month's costs as the bars of the tenant page's chart
 """
 
 from tenants.selectors.access_map import (

@@ -8,7 +8,8 @@ from django import template
 
 from tenants import usage
 from tenants.models import Tenant
-from tenants.selectors.costs import cost_chart, costs_by_tenant, rounded, tenant_costs
+from tenants.selectors.cost_chart import cost_chart
+from tenants.selectors.costs import costs_by_tenant, rounded, tenant_costs
 
 register = template.Library()
 

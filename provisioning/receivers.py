@@ -8,8 +8,9 @@ from tenants.models import Cluster, Request, UpgradeCampaign
 from tenants.queue import enqueue
 from tenants.signals import campaign_moved, cluster_registered, request_state_changed
 
-# A worker's own transitions (start, ready, failed) need no new job.
-ENQUEUE_AFTER = {"approve", "retry"}
+# A worker's own transitions (start, ready, failed) need no new job; a merge on the forge
+# lets a run waiting for it go on.
+ENQUEUE_AFTER = {"approve", "retry", "resume_merged"}
 
 
 @receiver(request_state_changed, sender=Request)

@@ -58,6 +58,20 @@ class GitOpsEngine(models.TextChoices):
     FLUX = "flux", "Flux"
 
 
+class ForgeKind(models.TextChoices):
+    """The forge a tenant's repository lives on, whose API opens its pull requests."""
+
+    GITHUB = "github", "GitHub / GitHub Enterprise"
+    GITLAB = "gitlab", "GitLab"
+    GITEA = "gitea", "Gitea / Forgejo"
+
+
+class PullRequestState(models.TextChoices):
+    OPEN = "open", "Open"
+    MERGED = "merged", "Merged"
+    CLOSED = "closed", "Closed without merging"
+
+
 class NamespaceState(models.TextChoices):
     # Claimed by a request awaiting a decision: the name is taken and counts against budget.
     REQUESTED = "requested", "Requested"
@@ -119,6 +133,10 @@ class RequestState(models.TextChoices):
     FAILED = "failed", "Failed"
     DECOMMISSIONING = "decommissioning", "Decommissioning"
     DECOMMISSIONED = "decommissioned", "Decommissioned"
+    # Merge-request mode: the request's change waits on the forge for a reviewer's merge.
+    AWAITING_MERGE = "awaiting_merge", "Awaiting merge"
+    # Its pull request was closed without merging: back with its requester, nothing applied.
+    RETURNED = "returned", "Returned (pull request closed)"
 
 
 class Decision(models.TextChoices):

@@ -25,6 +25,7 @@ EVENTS = {
     "mark_failed": "failed",
     "start_decommission": "decommissioning",
     "mark_decommissioned": "decommissioned",
+    "return_unmerged": "unmerged",
 }
 ACTIONS = {event: action for action, event in EVENTS.items()}
 
@@ -40,6 +41,7 @@ EVENT_LABELS = {
     "failed": "failed",
     "decommissioning": "being decommissioned",
     "decommissioned": "decommissioned",
+    "unmerged": "back with its requester: its pull request was closed unmerged",
 }
 # What each event says of the request in a sentence: "Request #4 (new namespace) for search
 # failed.", not "is failed".
@@ -54,6 +56,7 @@ EVENT_SENTENCES = {
     "failed": "failed",
     "decommissioning": "is being decommissioned",
     "decommissioned": "was decommissioned",
+    "unmerged": "came back: its pull request was closed without merging",
 }
 EVENT_CHOICES = [
     ("submitted", "A request waits for my decision"),
@@ -66,6 +69,7 @@ EVENT_CHOICES = [
     ("failed", "My request failed"),
     ("decommissioning", "What my request made is being decommissioned"),
     ("decommissioned", "What my request made is gone"),
+    ("unmerged", "My request's pull request was closed without merging"),
     ("expiring", "An ephemeral environment I may extend expires soon"),
 ]
 

@@ -55,6 +55,7 @@ from provisioning.gitops.write import (
     read_snapshot,
     write,
     write_batch,
+    write_branch,
 )
 
 __all__ = [
@@ -82,4 +83,5 @@ __all__ = [
     "transport",
     "write",
     "write_batch",
+    "write_branch",
 ]

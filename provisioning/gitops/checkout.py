@@ -196,6 +196,21 @@ class Checkout:
             return False
         raise self.git.error("push", proc, network=True)
 
+    def push_branch(self, branch: str) -> None:
+        """Force-push what was made here to another branch, Berth's own (a pull request's
+        head): whatever it held is replaced. The working copy stays a copy of the remote
+        branch it was checked out from, which this push leaves alone."""
+        self.git.run(
+            "push",
+            "--porcelain",
+            "--force",
+            "--",
+            "origin",
+            f"HEAD:refs/heads/{branch}",
+            cwd=self.path,
+            network=True,
+        )
+
     def find_commit(self, request_id: int) -> tuple[str, str, dict[str, str]] | None:
         """The commit on the branch that carries `Berth-Request: <id>`: sha, diff, files."""
         if not self.head:

@@ -52,6 +52,7 @@ class WriteResult:
     proposal: Proposal
     attempts: int = 1  # tries, transient failures included
     pushes: int = 0  # pushes tried, refused ones included
+    base: str = ""  # write_branch: the remote branch's commit the change was built on
 
 
 class Skip(Exception):
@@ -173,6 +174,48 @@ def write_batch(
         )
         raise
     return results
+
+
+def write_branch(
+    remote: Remote,
+    branch: str,
+    propose: Proposer,
+    *,
+    author: Author | None = None,
+    policy: Policy | None = None,
+) -> WriteResult:
+    """One commit with what `propose` says, built on the remote branch as it is now and
+    force-pushed to `branch`: Berth's own branch of a pull request, rendered afresh each
+    time (a base that moved is a new render, never a merge). None when the remote branch
+    already holds the files ("unchanged"). Raises GitError."""
+    policy = policy or policy_from_settings()
+    author = author or author_from_settings()
+
+    def once() -> WriteResult:
+        with repo_lock(remote, timeout=policy.lock_timeout_seconds), session(remote, policy) as git:
+            work = checkout(git, remote, workdir_of(remote), fetch=True)
+            proposal = propose(work)
+            if not proposal.changed:
+                return WriteResult("unchanged", work.head, proposal, base=work.head)
+            work.apply(proposal.current, proposal.files)
+            work.commit(proposal.message, author)
+            (sha,) = work.made()
+            work.push_branch(branch)
+            return WriteResult("committed", sha, proposal, pushes=1, base=work.head)
+
+    retrying = Retrying(
+        retry=retry_if_exception(lambda exc: isinstance(exc, GitError) and exc.transient),
+        stop=stop_after_attempt(max(policy.attempts, 1)),
+        wait=wait_exponential_jitter(
+            multiplier=policy.initial_seconds, max=policy.max_seconds, jitter=policy.initial_seconds
+        ),
+        reraise=True,
+    )
+    for attempt in retrying:
+        with attempt:
+            result = once()
+            result.attempts = attempt.retry_state.attempt_number
+    return result
 
 
 # Inside `one_fetch_per_branch`: the checkouts read so far, and what closes them.

@@ -216,6 +216,14 @@ def _taken(tenancy_request: Request) -> GitOpsWritten:
     return GitOpsWritten(row.outcome, row.message, 1, commit)
 
 
+def request_proposer(
+    tenancy_request: Request, inputs: PlanInput, remote: gitops.Remote
+) -> gitops.Proposer:
+    """What one request's commit would be, read from a checkout: for a write of its own (a
+    pull request's branch) rather than a batch's push."""
+    return _RequestWrite(tenancy_request, inputs, remote).propose
+
+
 class _RequestWrite:
     """One request's commit within a push: what it proposes, and what is recorded after."""
 

@@ -77,11 +77,11 @@ def gitops_steps(steps: list[tuple[Request, Run, PlanInput, int]]) -> dict[int, 
                 message=outcome.message,
             )
         elif outcome is not None:
-            failures[tenancy_request.pk] = _git_failure(tenancy_request, run, index, outcome)
+            failures[tenancy_request.pk] = git_failure(tenancy_request, run, index, outcome)
     return failures
 
 
-def _git_failure(tenancy_request: Request, run: Run, index: int, error: Exception) -> GitFailure:
+def git_failure(tenancy_request: Request, run: Run, index: int, error: Exception) -> GitFailure:
     attempts = getattr(error, "attempts", 1)
     message = getattr(error, "message", str(error))
     git_push_failed.send(sender=Request, request_id=tenancy_request.pk)

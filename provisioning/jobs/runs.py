@@ -28,6 +28,7 @@ from provisioning.jobs.decommissions import creators_of, finish_decommission_of,
 from provisioning.jobs.git_step import GitFailure, gitops_step, gitops_step_row, gitops_steps
 from provisioning.jobs.guardrails import guardrails_problem
 from provisioning.jobs.outages import wait_for_outage
+from provisioning.jobs.pull_requests import propose_first
 from provisioning.kube import KubeError, cluster_client
 from provisioning.plan import Plan, PlanInput, ref_of, render
 from provisioning.records import leases, outcomes, run_steps
@@ -233,7 +234,16 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
             )
         else:
             valid.append(item)
-    items = valid
+    if not cluster.plan_only:  # merge-request mode: the pull request before anything else
+        items, held = propose_first(valid)
+        for item in valid:
+            said = held.get(item.pk)
+            if isinstance(said, GitFailure):
+                said = _git_failed(tenancy_request=item.request, run=item.run, failure=said)
+            if said is not None:
+                results[item.pk] = said
+    else:
+        items = valid
     if not items:
         return results
     outcomes.record_namespaces_pending(

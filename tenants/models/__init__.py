@@ -7,6 +7,7 @@ from tenants.models.ephemeral import EnvironmentRule, EphemeralEnvironment
 from tenants.models.names import NamespaceClaim
 from tenants.models.namespaces import Namespace, Project
 from tenants.models.policy import ApprovalRule
+from tenants.models.pull_requests import PullRequest
 from tenants.models.requests import Approval, Comment, Request, Run
 from tenants.models.tenancy import Membership, Tenant, TruthTable
 from tenants.models.tiers import EnvironmentTier
@@ -33,6 +34,7 @@ __all__ = [
     "Namespace",
     "NamespaceClaim",
     "Project",
+    "PullRequest",
     "Request",
     "Run",
     "Tenant",

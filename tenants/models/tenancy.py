@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator, URLValidator
 from django.db import models
 
-from tenants.choices import GitOpsEngine, MembershipSource, Role
+from tenants.choices import ForgeKind, GitOpsEngine, MembershipSource, Role
 from tenants.fields import EncryptedTextField
 from tenants.models.prefixes import slug_coverage_problem
 from tenants.validators import (
@@ -74,6 +74,33 @@ class Tenant(models.Model):
         validators=[validate_commit_url_template],
         help_text="The repository's web page of one commit, with {sha} where the commit goes "
         "(e.g. https://forge.example/org/repo/commit/{sha}); commits are shown as links.",
+    )
+    # Merge-request mode: the request's commit goes to a branch of its own and a pull request
+    # opened on the forge; the request goes on once a reviewer merges it. A tier's own
+    # setting wins over this one for its namespaces (EnvironmentTier.changes_by_pull_request).
+    changes_by_pull_request = models.BooleanField(
+        "changes reach the repository through a pull request",
+        default=False,
+        help_text="Berth pushes each request's commit to a branch berth/request-<id> and opens a "
+        "pull request; the request goes on once it is merged. A tier's own setting wins.",
+    )
+    forge_kind = models.CharField(
+        max_length=10, choices=ForgeKind.choices, default=ForgeKind.GITHUB
+    )
+    forge_api_url = models.CharField(
+        "forge API URL",
+        max_length=500,
+        blank=True,
+        validators=[URLValidator(schemes=["http", "https"])],
+        help_text="Where the forge's REST API answers: https://api.github.com, or "
+        "https://<host>/api/v3 for GitHub Enterprise.",
+    )
+    forge_token = EncryptedTextField(
+        blank=True, help_text="Opens and reads pull requests on the forge; encrypted at rest."
+    )
+    forge_webhook_secret = EncryptedTextField(
+        blank=True,
+        help_text="Checks the signature of the forge's pull request events; encrypted at rest.",
     )
 
     budget_cpu_millis = models.PositiveIntegerField("CPU budget (millicores)", default=8000)
@@ -148,9 +175,30 @@ class Tenant(models.Model):
         problem = known_hosts_problem(self.gitops_known_hosts)
         if problem:
             raise ValidationError({"gitops_known_hosts": problem})
+        problem = self.forge_problem()
+        if problem:
+            raise ValidationError(problem)
         if self.gitops_engine == GitOpsEngine.FLUX and self.flux_problem():
             field = "gitops_known_hosts" if "host key" in self.flux_problem() else "gitops_repo_url"
             raise ValidationError({field: self.flux_problem()})
+
+    def forge_problem(self) -> dict[str, str] | None:
+        """Why pull requests could not be opened for this tenant, by field (None: they can,
+        or the tenant pushes directly)."""
+        if not self.changes_by_pull_request:
+            return None
+        if not self.gitops_repo_url.strip():
+            return {"changes_by_pull_request": "Pull requests need a GitOps repository."}
+        if self.forge_kind != ForgeKind.GITHUB:
+            return {
+                "forge_kind": "Berth opens pull requests on GitHub and GitHub Enterprise so far; "
+                f"{self.get_forge_kind_display()} is not supported yet."
+            }
+        if not self.forge_api_url.strip():
+            return {"forge_api_url": "Pull requests need the forge's API URL."}
+        if not self.forge_token:
+            return {"forge_token": "Pull requests need a forge token."}
+        return None
 
     def commit_link(self, sha: str) -> str:
         """The web page of one of the repository's commits, or "" when none is configured."""

@@ -57,6 +57,14 @@ class EnvironmentTier(models.Model):
         help_text="Members may mint short-lived deploy tokens (at most an hour) for "
         "pipelines in namespaces of this tier.",
     )
+    # Merge-request mode for this tier's namespaces: unset, each tenant's own setting holds.
+    changes_by_pull_request = models.BooleanField(
+        "changes reach the repository through a pull request",
+        null=True,
+        blank=True,
+        help_text="Unset: each tenant's own setting. Yes: requests touching this tier's "
+        "namespaces open a pull request (the tenant needs a forge); No: they push directly.",
+    )
 
     class Meta:
         ordering = ["position", "slug"]

@@ -42,6 +42,7 @@ from tenants.services.environments import (
 )
 from tenants.services.lifecycle import (
     TRANSITIONS,
+    await_merge,
     mark_all_ready,
     mark_decommissioned,
     mark_failed,
@@ -59,6 +60,13 @@ from tenants.services.onboarding import (
 )
 from tenants.services.preferences import set_muted_notifications
 from tenants.services.prices import set_cluster_prices
+from tenants.services.pull_requests import (
+    BadSignature,
+    UnknownPullRequest,
+    pull_request_closed,
+    pull_request_merged,
+    receive_forge_event,
+)
 from tenants.services.repository_checks import queue_repository_check, record_repository_check
 from tenants.services.requests import (
     add_comment,
@@ -83,6 +91,12 @@ __all__ = [
     "CampaignMove",
     "MAX_ENVIRONMENT_RULES",
     "TRANSITIONS",
+    "BadSignature",
+    "UnknownPullRequest",
+    "await_merge",
+    "pull_request_closed",
+    "pull_request_merged",
+    "receive_forge_event",
     "add_comment",
     "approve_campaign",
     "approve_request",

@@ -48,6 +48,13 @@ TRANSITIONS: dict[str, Transition] = {
     "mark_decommissioned": Transition(
         frozenset({S.DECOMMISSIONING}), S.DECOMMISSIONED, "marked decommissioned"
     ),
+    # Merge-request mode (tenants.services.pull_requests): the run waits, open, for the
+    # forge; merged, it goes on; closed unmerged, the request goes back to its requester.
+    "await_merge": Transition(frozenset({S.PROVISIONING}), S.AWAITING_MERGE, "sent for review"),
+    "resume_merged": Transition(
+        frozenset({S.AWAITING_MERGE}), S.PROVISIONING, "resumed after its merge"
+    ),
+    "return_unmerged": Transition(frozenset({S.AWAITING_MERGE}), S.RETURNED, "returned"),
 }
 
 
@@ -283,3 +290,37 @@ def return_to_approval(*, request_id: int, reason: str) -> Request:
 
 def mark_decommissioned(*, request_id: int) -> Request:
     return transition(request_id=request_id, action="mark_decommissioned", actor=None)
+
+
+def await_merge(*, request_id: int, message: str) -> Request:
+    """Its pull request is open on the forge: the run waits, still open, for a merge."""
+    return transition(request_id=request_id, action="await_merge", actor=None, message=message)
+
+
+def resume_merged(*, request_id: int, message: str) -> Request:
+    """Its pull request was merged: the run goes on where it waited."""
+    return transition(request_id=request_id, action="resume_merged", actor=None, message=message)
+
+
+def return_unmerged(
+    *,
+    request_id: int,
+    reason: str,
+    side_effect: Callable[[Request], dict[str, Any]] | None = None,
+) -> Request:
+    """Its pull request was closed without merging: the open run ends, failed with the
+    forge's reason, and the request is back with its requester."""
+
+    def close(locked: Request) -> dict[str, Any]:
+        runs = list(Run.objects.filter(request_id=locked.pk, state=RunState.RUNNING))
+        _close_runs(runs, state=RunState.FAILED, error=reason)
+        extra = side_effect(locked) if side_effect is not None else {}
+        return {"run": runs[0].pk, **extra} if runs else extra
+
+    return transition(
+        request_id=request_id,
+        action="return_unmerged",
+        actor=None,
+        message=reason,
+        side_effect=close,
+    )

@@ -1,0 +1,41 @@
+"""The forge's webhook: GitHub `pull_request` events for the pull requests Berth opened in
+merge-request mode, signed with the tenant's forge webhook secret."""
+
+from __future__ import annotations
+
+import logging
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from tenants import services
+from tenants.services.pull_requests import SIGNATURE_HEADER
+
+logger = logging.getLogger(__name__)
+
+# A pull_request event is a few tens of kilobytes; nothing a forge sends is near this.
+MAX_BODY = 5 * 1024 * 1024
+
+
+@csrf_exempt  # the forge signs its events instead: no session, no cookie
+@require_POST
+def forge_webhook(request: HttpRequest, slug: str) -> HttpResponse:
+    """204 when the event was read (acted on or ignored), 403 when it is not signed with
+    the tenant's secret, 404 when it names a pull request Berth did not open."""
+    if int(request.headers.get("Content-Length") or 0) > MAX_BODY:
+        return HttpResponse(status=413)
+    try:
+        done = services.receive_forge_event(
+            tenant_slug=slug,
+            event=request.headers.get("X-GitHub-Event", ""),
+            signature=request.headers.get(SIGNATURE_HEADER, ""),
+            body=request.body,
+        )
+    except services.BadSignature:
+        logger.warning("forge webhook for %s refused: bad signature", slug)
+        return HttpResponse("Signature does not match.\n", status=403, content_type="text/plain")
+    except services.UnknownPullRequest as unknown:
+        return HttpResponse(f"{unknown}\n", status=404, content_type="text/plain")
+    logger.info("forge webhook for %s: %s", slug, done)
+    return HttpResponse(status=204)

@@ -1,0 +1,59 @@
+"""Merge-request mode's world: the Kubernetes API stand-in with the demo seeded on it, and
+the payments tenant's repository on the forge stand-in (GitHub's REST API, every request
+and answer checked against GitHub's OpenAPI description) over the project's git server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forgesandbox import ForgeSandbox
+from portal.gitserver import GitHttpServer
+from tenants.models import Cluster, Tenant, User
+from tests.forgesandbox.conftest import github_openapi  # noqa: F401 - fixture
+from tests.provisioning.conftest import sandbox  # noqa: F401 - fixture
+from tests.support.cluster import seed_demo
+
+TOKEN = "ghp_berthmergerequestmode00000000000"
+REPO = "acme/gitops"
+HOOK_SECRET = "forge-hook-Secr3t"
+
+
+@pytest.fixture
+def forge(tmp_path: Path, github_openapi: None):  # noqa: F811 - the fixture above
+    root = tmp_path / "forge"
+    root.mkdir()
+    with (
+        GitHttpServer(root, token=TOKEN) as git_server,
+        ForgeSandbox(root, git_url=git_server.base_url, token=TOKEN) as running,
+    ):
+        running.create_repo(REPO)
+        running.grant(REPO, running.user, "admin")
+        running.add_user("rita")  # a reviewer
+        running.grant(REPO, "rita", "write")
+        yield running
+        running.assert_valid_responses()
+
+
+@pytest.fixture
+def world(db, sandbox, forge, settings):  # noqa: F811 - the fixture above
+    """payments in merge-request mode for every tier, its forge the stand-in."""
+    settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
+    seed_demo(sandbox)
+    tenant = Tenant.objects.get(slug="payments")
+    tenant.gitops_repo_url = forge.clone_url(REPO)
+    tenant.gitops_credentials = TOKEN
+    tenant.changes_by_pull_request = True
+    tenant.forge_api_url = forge.api_url
+    tenant.forge_token = TOKEN
+    tenant.forge_webhook_secret = HOOK_SECRET
+    tenant.full_clean()
+    tenant.save()
+    return {
+        "tenant": tenant,
+        "forge": forge,
+        "owner": User.objects.get(username="olivia"),
+        "admin": User.objects.get(username="pat"),
+        "cluster": Cluster.objects.get(name="sandbox"),
+    }

@@ -1,0 +1,96 @@
+"""Merge-request mode from end to end against the forge stand-in (GitHub's REST API, checked
+against GitHub's OpenAPI description): a request approved in a tenant that wants reviews
+opens a pull request from `berth/request-<id>` and waits; merged on the forge, it goes on to
+Ready; closed, it goes back to its requester with who closed it."""
+
+from __future__ import annotations
+
+import pytest
+
+from provisioning import jobs
+from provisioning.jobs.pull_requests import poll_pull_requests
+from tenants.choices import NamespaceState, PullRequestState, RequestState
+from tenants.models import AuditEvent, Namespace, PullRequest, Request
+from tests.support.gitops_loop import approved_namespace, work
+from tests.support.gitserver import files_on
+
+from .conftest import REPO
+
+pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
+
+
+def converge(tenancy_request: Request) -> Request:
+    jobs.converge(request_id=tenancy_request.pk, worker="mr-test")
+    tenancy_request.refresh_from_db()
+    return tenancy_request
+
+
+def opened(world, app: str = "shop", tier: str = "dev") -> Request:
+    """A namespace approved and taken by the worker: its pull request is open."""
+    approved_namespace(world, app, tier)
+    (waiting,) = work()
+    assert waiting.state == RequestState.AWAITING_MERGE, waiting.status_message
+    return waiting
+
+
+def test_an_approved_request_opens_a_pull_request_and_applies_nothing_before_the_merge(
+    world, sandbox
+):
+    waiting = opened(world)
+    forge = world["forge"]
+    pull = PullRequest.objects.get(request=waiting)
+    assert (pull.number, pull.branch, pull.base, pull.state) == (
+        1,
+        f"berth/request-{waiting.pk}",
+        "main",
+        PullRequestState.OPEN,
+    )
+    assert pull.url in waiting.status_message
+    bare = forge.repo(REPO).git.path
+    on_branch = files_on(bare, pull.branch)
+    assert "apps/shop/dev/application.yaml" in on_branch
+    assert set(files_on(bare)) == {"README.md"}  # main has nothing of it yet
+    # Nothing reached the cluster: the namespace waits for the merge.
+    assert not sandbox.get("Namespace", "payments-shop-dev")
+    assert Namespace.objects.get(name="payments-shop-dev").state == NamespaceState.REQUESTED
+    (created,) = [r for r in forge.requests() if r["method"] == "POST" and "/pulls" in r["path"]]
+    assert created["status"] == 201
+
+
+def test_merged_on_the_forge_the_request_goes_on_to_ready(world, sandbox):
+    waiting = opened(world)
+    forge = world["forge"]
+    merge_sha = forge.merge_as_reviewer(REPO, 1, "rita")
+
+    assert poll_pull_requests() == {waiting.pk: "merged"}
+    waiting.refresh_from_db()
+    assert waiting.state == RequestState.PROVISIONING
+    assert "merged by rita" in waiting.status_message
+    done = converge(waiting)
+
+    assert done.state == RequestState.READY, done.status_message
+    assert sandbox.get("Namespace", "payments-shop-dev")
+    assert Namespace.objects.get(name="payments-shop-dev").state == NamespaceState.ACTIVE
+    pull = PullRequest.objects.get(request=done)
+    assert (pull.state, pull.merged_by, pull.merge_sha) == ("merged", "rita", merge_sha)
+    assert "apps/shop/dev/application.yaml" in files_on(forge.repo(REPO).git.path)
+    (commit,) = done.git_commits.all()
+    assert (commit.branch, commit.sha) == ("main", pull.head_sha)
+    git_step = done.runs.get().steps[-1]
+    assert git_step["outcome"] == "committed"
+    assert "merged by rita" in git_step["message"]
+
+
+def test_closed_without_merging_the_request_goes_back_to_its_requester(world, sandbox):
+    waiting = opened(world)
+    world["forge"].close_as_reviewer(REPO, 1, "rita")
+
+    assert poll_pull_requests() == {waiting.pk: "closed"}
+    waiting.refresh_from_db()
+    assert waiting.state == RequestState.RETURNED
+    assert "closed without merging" in waiting.status_message
+    assert waiting.runs.get().state == "failed"
+    assert not Namespace.objects.filter(name="payments-shop-dev").exists()  # the name is free
+    event = AuditEvent.objects.get(action="request.return_unmerged")
+    assert event.after["pull_request"].endswith("/pull/1")
+    assert not sandbox.get("Namespace", "payments-shop-dev")

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
-from tenants.egress import webhook_url_problem
+from tenants.egress import forge_url_problem, webhook_url_problem
 from tenants.forms.secrets import WriteOnlySecretForm
 from tenants.models import (
     Approval,
@@ -37,7 +37,7 @@ from tenants.validators import (
 
 
 class TenantForm(WriteOnlySecretForm):
-    secret_fields = ("gitops_credentials",)
+    secret_fields = ("gitops_credentials", "forge_token", "forge_webhook_secret")
     confirm_removals = forms.BooleanField(
         required=False,
         label="Yes, remove everyone in the emptied roles",
@@ -47,6 +47,13 @@ class TenantForm(WriteOnlySecretForm):
     def clean_webhook_url(self) -> str:
         url = self.cleaned_data.get("webhook_url", "")
         problem = webhook_url_problem(url)
+        if problem:
+            raise forms.ValidationError(problem)
+        return url.strip()
+
+    def clean_forge_api_url(self) -> str:
+        url = self.cleaned_data.get("forge_api_url", "")
+        problem = forge_url_problem(url)
         if problem:
             raise forms.ValidationError(problem)
         return url.strip()
@@ -148,7 +155,13 @@ class TenantAdmin(admin.ModelAdmin):
 
 @admin.register(EnvironmentTier)
 class EnvironmentTierAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "pod_security_level", "is_ephemeral")
+    list_display = (
+        "slug",
+        "name",
+        "pod_security_level",
+        "is_ephemeral",
+        "changes_by_pull_request",
+    )
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

@@ -231,3 +231,15 @@ def webhook_url_problem(url: str) -> str | None:
     except EgressRefused as exc:
         return f"Berth will not post events there: {exc.message}."
     return None
+
+
+def forge_url_problem(url: str) -> str | None:
+    """Why a forge's API URL is refused (for forms and serializers), or None: the same
+    rules as a webhook's, since Berth calls it with the tenant's token."""
+    if not url.strip():
+        return None
+    try:
+        check_webhook_url(url)
+    except EgressRefused as exc:
+        return f"Berth will not call a forge there: {exc.message}."
+    return None

@@ -12,7 +12,9 @@ from tenants.errors import InvalidInput
 from tenants.models import Cluster, Tenant
 
 # Stored encrypted and never shown: the audit log says whether they changed, not what to.
-SECRET_FIELDS = frozenset({"gitops_credentials", "webhook_secret", "credentials"})
+SECRET_FIELDS = frozenset(
+    {"gitops_credentials", "webhook_secret", "credentials", "forge_token", "forge_webhook_secret"}
+)
 
 
 def _audit_value(value: Any) -> Any:

@@ -50,7 +50,7 @@ def test_notifications_page_saves_the_choice_and_audits_it(client, world):
 
     client.force_login(world["developer"])
     page = client.get("/settings/notifications/").content.decode()
-    assert page.count('type="checkbox"') == 11 and page.count("checked") == 11
+    assert page.count('type="checkbox"') == 12 and page.count("checked") == 12
 
     wanted = [
         "submitted",
@@ -62,6 +62,7 @@ def test_notifications_page_saves_the_choice_and_audits_it(client, world):
         "failed",
         "decommissioning",
         "decommissioned",
+        "unmerged",
         "expiring",
     ]
     response = client.post("/settings/notifications/", {"wanted": wanted}, follow=True)

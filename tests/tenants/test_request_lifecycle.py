@@ -8,6 +8,7 @@ from tenants.choices import Decision, RequestState, RunState
 from tenants.errors import DomainError, IllegalTransition, NotAllowed
 from tenants.models import Approval, AuditEvent, Request, Run
 from tenants.selectors import review
+from tenants.services import lifecycle
 from tests.support.factories import RequestFactory, UserFactory
 
 S = RequestState
@@ -60,6 +61,15 @@ def perform(action: str, tenancy_request: Request, *, admin, requester):
             request_id=tenancy_request.pk, reason="The tier's quota preset changed."
         ),
         "mark_decommissioned": lambda: services.mark_decommissioned(request_id=tenancy_request.pk),
+        "await_merge": lambda: services.await_merge(
+            request_id=tenancy_request.pk, message="pull request #1 opened for review"
+        ),
+        "resume_merged": lambda: lifecycle.resume_merged(
+            request_id=tenancy_request.pk, message="pull request #1 merged"
+        ),
+        "return_unmerged": lambda: lifecycle.return_unmerged(
+            request_id=tenancy_request.pk, reason="pull request #1 closed without merging"
+        ),
     }
     return calls[action]()
 
@@ -90,6 +100,10 @@ def test_lifecycle_matches_the_architecture():
         (S.FAILED, S.PROVISIONING),
         (S.READY, S.DECOMMISSIONING),
         (S.DECOMMISSIONING, S.DECOMMISSIONED),
+        # Merge-request mode: the run waits for the forge, then goes on or comes back.
+        (S.PROVISIONING, S.AWAITING_MERGE),
+        (S.AWAITING_MERGE, S.PROVISIONING),
+        (S.AWAITING_MERGE, S.RETURNED),
     }
 
 

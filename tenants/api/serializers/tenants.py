@@ -10,7 +10,7 @@ from rest_framework import serializers
 from tenants import selectors
 from tenants.api.serializers.fields import SlugReference, group_list, secret
 from tenants.choices import GitOpsEngine
-from tenants.egress import webhook_url_problem
+from tenants.egress import forge_url_problem, webhook_url_problem
 from tenants.models import Cluster, EnvironmentTier, Tenant
 from tenants.validators import clean_repo_path, validate_branch, validate_repo_url
 
@@ -47,6 +47,19 @@ class TenantSerializer(serializers.ModelSerializer):
         max_length=500, help_text="Signs webhook bodies; stored encrypted, never returned."
     )
     webhook_secret_set = serializers.SerializerMethodField()
+    forge_token = secret(
+        max_length=2000,
+        style={"input_type": "password"},
+        help_text="Opens and reads the tenant's pull requests on its forge (merge-request "
+        "mode); stored encrypted, never returned.",
+    )
+    forge_token_set = serializers.SerializerMethodField()
+    forge_webhook_secret = secret(
+        max_length=500,
+        help_text="Checks the signature of the forge's pull request events "
+        "(X-Hub-Signature-256); stored encrypted, never returned.",
+    )
+    forge_webhook_secret_set = serializers.SerializerMethodField()
     confirm_removals = serializers.BooleanField(
         write_only=True,
         required=False,
@@ -84,6 +97,13 @@ class TenantSerializer(serializers.ModelSerializer):
             "webhook_url",
             "webhook_secret",
             "webhook_secret_set",
+            "changes_by_pull_request",
+            "forge_kind",
+            "forge_api_url",
+            "forge_token",
+            "forge_token_set",
+            "forge_webhook_secret",
+            "forge_webhook_secret_set",
             "confirm_removals",
             "live_namespace_count",
             "created_at",
@@ -97,6 +117,12 @@ class TenantSerializer(serializers.ModelSerializer):
 
     def validate_webhook_url(self, value: str) -> str:
         problem = webhook_url_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value.strip()
+
+    def validate_forge_api_url(self, value: str) -> str:
+        problem = forge_url_problem(value)
         if problem:
             raise serializers.ValidationError(problem)
         return value.strip()
@@ -118,6 +144,12 @@ class TenantSerializer(serializers.ModelSerializer):
 
     def get_webhook_secret_set(self, tenant: Tenant) -> bool:
         return bool(tenant.webhook_secret)
+
+    def get_forge_token_set(self, tenant: Tenant) -> bool:
+        return bool(tenant.forge_token)
+
+    def get_forge_webhook_secret_set(self, tenant: Tenant) -> bool:
+        return bool(tenant.forge_webhook_secret)
 
     def get_role(self, tenant: Tenant) -> str | None:
         return self.context.get("roles", {}).get(tenant.pk)
@@ -238,6 +270,7 @@ class TenantCreateSerializer(TenantSerializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields.pop("webhook_secret")
+        self.fields.pop("forge_webhook_secret")
 
 
 class ClusterSerializer(serializers.ModelSerializer):

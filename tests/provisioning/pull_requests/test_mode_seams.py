@@ -1,0 +1,137 @@
+"""Where merge-request mode meets the rest: a tier's setting wins over the tenant's (prod
+reviewed while dev pushes directly, or the other way round), a decommission waits for its
+merge before anything is deleted, and an upgrade campaign's commit for a tenant in the mode
+goes through a pull request too."""
+
+from __future__ import annotations
+
+import pytest
+
+from tenants import services
+from tenants.choices import CampaignState, NamespaceState, RequestKind, RequestState
+from tenants.models import EnvironmentTier, Namespace, PullRequest, Request, Tenant
+from tests.support.gitops_loop import approved_namespace, project, submit, work
+from tests.support.gitserver import files_on
+from tests.support.jobs_campaigns import roll
+from tests.support.workflow import approve_if_needed
+
+from .conftest import REPO
+from .test_merge_request_mode import converge, opened
+
+pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
+
+
+def merged(world, tenancy_request: Request, number: int) -> Request:
+    """Merged on the forge, noticed by polling, and the run done."""
+    from provisioning.jobs.pull_requests import poll_pull_requests
+
+    world["forge"].merge_as_reviewer(REPO, number, "rita")
+    assert poll_pull_requests() == {tenancy_request.pk: "merged"}
+    done = converge(tenancy_request)
+    assert done.state == RequestState.READY, done.status_message
+    return done
+
+
+def test_prod_needs_a_pull_request_while_dev_pushes_directly(world):
+    Tenant.objects.filter(pk=world["tenant"].pk).update(changes_by_pull_request=False)
+    EnvironmentTier.objects.filter(slug="prod").update(changes_by_pull_request=True)
+
+    approved_namespace(world, "shop", "dev")
+    (dev,) = work()
+    approved_namespace(world, "shop", "prod")
+    (prod,) = work()
+
+    assert dev.state == RequestState.READY and not PullRequest.objects.filter(request=dev)
+    assert "apps/shop/dev/application.yaml" in files_on(world["forge"].repo(REPO).git.path)
+    assert prod.state == RequestState.AWAITING_MERGE
+    assert PullRequest.objects.get(request=prod).number == 1
+
+
+def test_a_tier_that_pushes_directly_wins_over_a_tenant_in_merge_request_mode(world):
+    EnvironmentTier.objects.filter(slug="dev").update(changes_by_pull_request=False)
+
+    approved_namespace(world, "shop", "dev")
+    (dev,) = work()
+
+    assert dev.state == RequestState.READY
+    assert not PullRequest.objects.exists()
+
+
+def test_a_decommission_waits_for_its_merge_before_anything_is_deleted(world, sandbox):
+    merged(world, opened(world), 1)
+    removal = approve_if_needed(
+        submit(world, "decommission", namespace="payments-shop-dev", reason="moved on"),
+        approver=world["admin"],
+    )
+    (waiting,) = work()
+
+    assert waiting.pk == removal.pk and waiting.state == RequestState.AWAITING_MERGE
+    assert sandbox.get("Namespace", "payments-shop-dev")  # still there
+    assert Namespace.objects.get(name="payments-shop-dev").state == NamespaceState.ACTIVE
+    bare = world["forge"].repo(REPO).git.path
+    assert "apps/shop/dev/application.yaml" in files_on(bare)
+    assert "apps/shop/dev/application.yaml" not in files_on(bare, f"berth/request-{removal.pk}")
+
+    merged(world, waiting, 2)
+
+    assert Namespace.objects.get(name="payments-shop-dev").state == NamespaceState.DECOMMISSIONED
+    assert "apps/shop/dev/application.yaml" not in files_on(bare)
+
+
+def test_a_decommission_whose_pull_request_is_closed_leaves_the_namespace_as_it_was(world, sandbox):
+    from provisioning.jobs.pull_requests import poll_pull_requests
+
+    merged(world, opened(world), 1)
+    approve_if_needed(
+        submit(world, "decommission", namespace="payments-shop-dev", reason="moved on"),
+        approver=world["admin"],
+    )
+    (waiting,) = work()
+    world["forge"].close_as_reviewer(REPO, 2, "rita")
+
+    assert poll_pull_requests() == {waiting.pk: "closed"}
+    assert Request.objects.get(pk=waiting.pk).state == RequestState.RETURNED
+    assert Namespace.objects.get(name="payments-shop-dev").state == NamespaceState.ACTIVE
+    assert sandbox.get("Namespace", "payments-shop-dev")
+
+
+def test_an_upgrade_campaign_s_commit_for_a_tenant_in_the_mode_goes_through_a_pull_request(
+    world, monkeypatch
+):
+    from provisioning import versions
+    from provisioning.gitops_plan import files as gitops_files
+
+    (made,) = [project(world, "shop", "argocd", "dev")]
+    work()
+    merged(world, Request.objects.get(pk=made.pk), 1)
+    real = gitops_files.application
+    monkeypatch.setattr(
+        gitops_files,
+        "application",
+        lambda inputs, ns: {
+            **real(inputs, ns),
+            "metadata": {**real(inputs, ns)["metadata"], "annotations": {"berth.dev/new": "yes"}},
+        },
+    )
+    versions.bundle_digest.cache_clear()
+    try:
+        campaign = services.create_campaign(
+            actor=world["admin"],
+            tier=EnvironmentTier.objects.get(slug="dev"),
+            reason="Annotated Applications.",
+        )
+        assert roll(campaign) == CampaignState.DONE
+        (commit,) = campaign.commits.all()
+        assert commit.request.kind == RequestKind.TENANT_SYNC
+        (filed,) = work()
+
+        assert filed.state == RequestState.AWAITING_MERGE
+        bare = world["forge"].repo(REPO).git.path
+        path = "apps/shop/dev/application.yaml"
+        assert "berth.dev/new" not in files_on(bare)[path]
+        assert "berth.dev/new" in files_on(bare, f"berth/request-{filed.pk}")[path]
+        merged(world, filed, 2)
+        assert "berth.dev/new" in files_on(bare)[path]
+    finally:
+        monkeypatch.undo()
+        versions.bundle_digest.cache_clear()

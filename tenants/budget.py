@@ -27,6 +27,7 @@ PENDING_REQUEST_STATES = (
     RequestState.SUBMITTED,
     RequestState.APPROVED,
     RequestState.PROVISIONING,
+    RequestState.AWAITING_MERGE,
     RequestState.FAILED,
 )
 

@@ -76,18 +76,19 @@ def request_rows_visible_to(user: User) -> QuerySet:
 
 def visible_request(user: User, pk: int) -> Request:
     """One request, or 404 — never a hint that another tenant's request exists."""
-    return get_object_or_404(requests_visible_to(user), pk=pk)
+    return get_object_or_404(requests_visible_to(user).select_related("pull_request"), pk=pk)
 
 
-# The states a request can still leave by itself (a worker, a decision): its page keeps
-# asking for news while it is in one. Ready, failed, rejected, cancelled and decommissioned
-# change only when someone acts on the page or elsewhere.
+# The states a request can still leave by itself (a worker, a decision, the forge): its page
+# keeps asking for news while it is in one. Ready, failed, rejected, cancelled, returned and
+# decommissioned change only when someone acts on the page or elsewhere.
 MOVING_STATES = frozenset(
     {
         RequestState.SUBMITTED,
         RequestState.APPROVED,
         RequestState.PROVISIONING,
         RequestState.DECOMMISSIONING,
+        RequestState.AWAITING_MERGE,  # the forge's webhook, or the polling, moves it
     }
 )
 

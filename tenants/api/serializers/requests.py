@@ -9,8 +9,8 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from tenants.api.serializers.fields import MAX_TEXT, ChoiceLabel
-from tenants.choices import RequestKind, RequestState
-from tenants.models import Approval, AuditEvent, Comment, Request, Run
+from tenants.choices import PullRequestState, RequestKind, RequestState
+from tenants.models import Approval, AuditEvent, Comment, PullRequest, Request, Run
 from tenants.selectors import LISTED_COLUMNS
 
 _STATE_LABEL = ChoiceLabel(RequestState.choices)
@@ -165,6 +165,31 @@ class RequestPermissionsSerializer(serializers.Serializer):
     may_retry = serializers.BooleanField()
 
 
+class PullRequestSerializer(serializers.ModelSerializer):
+    state_label = ChoiceLabel(PullRequestState.choices, source="state")
+
+    class Meta:
+        model = PullRequest
+        fields = [
+            "repository",
+            "number",
+            "url",
+            "branch",
+            "base",
+            "state",
+            "state_label",
+            "head_sha",
+            "merged_by",
+            "merge_sha",
+            "closed_by",
+            "reason",
+            "rebase_problem",
+            "opened_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
 class RequestDetailSerializer(RequestSerializer):
     plan = PlanSerializer(
         allow_null=True,
@@ -177,6 +202,12 @@ class RequestDetailSerializer(RequestSerializer):
     history = HistoryEventSerializer(many=True, read_only=True)
     permissions = RequestPermissionsSerializer(
         read_only=True, help_text="What you may do with it now."
+    )
+    pull_request = PullRequestSerializer(
+        allow_null=True,
+        read_only=True,
+        help_text="In merge-request mode, the pull request its change waits in (state "
+        "awaiting_merge) or went through; null when it pushed directly.",
     )
 
     # Its own fields too: DRF's walk, not the list rows' shortcut.
@@ -191,6 +222,7 @@ class RequestDetailSerializer(RequestSerializer):
             "comments",
             "history",
             "permissions",
+            "pull_request",
         ]
         read_only_fields = fields
 

@@ -67,6 +67,8 @@ def request_detail(tenancy_request: Request, user: Any) -> dict[str, Any]:
         ).data,
         permissions=actions.permissions,
     )
+    pull = getattr(tenancy_request, "pull_request", None)
+    body["pull_request"] = s.PullRequestSerializer(pull).data if pull else None
     return body
 
 

@@ -94,3 +94,32 @@ def test_closed_without_merging_the_request_goes_back_to_its_requester(world, sa
     event = AuditEvent.objects.get(action="request.return_unmerged")
     assert event.after["pull_request"].endswith("/pull/1")
     assert not sandbox.get("Namespace", "payments-shop-dev")
+
+
+def test_the_request_page_and_the_api_show_the_request_awaiting_merge_with_its_link(
+    world, client
+):
+    from tests.support.api import api
+
+    waiting = opened(world)
+    pull = PullRequest.objects.get(request=waiting)
+    client.force_login(world["owner"])
+
+    page = client.get(f"/requests/{waiting.pk}/").content.decode()
+    assert "Awaiting merge" in page
+    assert f'href="{pull.url}"' in page and f"{REPO}#1" in page
+    assert "the request goes on once a reviewer merges it" in page
+    body = api(world["owner"]).get(f"/api/v1/requests/{waiting.pk}/").json()
+    assert body["state"] == "awaiting_merge" and body["state_label"] == "Awaiting merge"
+    assert body["pull_request"]["url"] == pull.url
+    assert body["pull_request"]["state"] == "open"
+    assert body["pull_request"]["branch"] == f"berth/request-{waiting.pk}"
+
+    world["forge"].close_as_reviewer(REPO, 1, "rita")
+    poll_pull_requests()
+    body = api(world["owner"]).get(f"/api/v1/requests/{waiting.pk}/").json()
+    assert (body["state"], body["state_label"]) == ("returned", "Returned (pull request closed)")
+    assert body["pull_request"]["state"] == "closed"
+    assert "closed without merging" in body["pull_request"]["reason"]
+    page = client.get(f"/requests/{waiting.pk}/").content.decode()
+    assert "Returned (pull request closed)" in page and "closed without merging" in page

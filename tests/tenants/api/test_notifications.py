@@ -39,7 +39,7 @@ def test_unknown_events_are_refused_and_nothing_is_saved(world):
     assert body["errors"] == {
         "muted_notifications.1": [
             '"lunch" is not an event; the events: submitted, approved, rejected, cancelled, '
-            "returned, retried, ready, failed, decommissioning, decommissioned, expiring."
+            "returned, retried, ready, failed, decommissioning, decommissioned, unmerged, expiring."
         ]
     }
     world.member.refresh_from_db()

@@ -109,7 +109,7 @@ def propose_first(items: list[Item]) -> tuple[list[Item], dict[int, str | GitFai
             run=item.run, index=item.git_index, outcome=outcome, attempts=1, message=message
         )
         if outcome == PROPOSED:
-            services.await_merge(request_id=item.pk, message=message)
+            services.await_merge(request_id=item.pk, message=message[:1].upper() + message[1:])
             held[item.pk] = f"awaiting merge: {message}"
         else:
             going.append(item)

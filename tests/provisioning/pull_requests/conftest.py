@@ -41,7 +41,17 @@ def world(db, sandbox, forge, settings):  # noqa: F811 - the fixture above
     """payments in merge-request mode for every tier, its forge the stand-in."""
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
     seed_demo(sandbox)
-    tenant = Tenant.objects.get(slug="payments")
+    return {
+        "tenant": in_merge_request_mode(Tenant.objects.get(slug="payments"), forge),
+        "forge": forge,
+        "owner": User.objects.get(username="olivia"),
+        "admin": User.objects.get(username="pat"),
+        "cluster": Cluster.objects.get(name="sandbox"),
+    }
+
+
+def in_merge_request_mode(tenant: Tenant, forge: ForgeSandbox) -> Tenant:
+    """The tenant's repository on the forge, its changes through pull requests there."""
     tenant.gitops_repo_url = forge.clone_url(REPO)
     tenant.gitops_credentials = TOKEN
     tenant.changes_by_pull_request = True
@@ -50,10 +60,4 @@ def world(db, sandbox, forge, settings):  # noqa: F811 - the fixture above
     tenant.forge_webhook_secret = HOOK_SECRET
     tenant.full_clean()
     tenant.save()
-    return {
-        "tenant": tenant,
-        "forge": forge,
-        "owner": User.objects.get(username="olivia"),
-        "admin": User.objects.get(username="pat"),
-        "cluster": Cluster.objects.get(name="sandbox"),
-    }
+    return tenant

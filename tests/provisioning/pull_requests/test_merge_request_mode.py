@@ -96,9 +96,7 @@ def test_closed_without_merging_the_request_goes_back_to_its_requester(world, sa
     assert not sandbox.get("Namespace", "payments-shop-dev")
 
 
-def test_the_request_page_and_the_api_show_the_request_awaiting_merge_with_its_link(
-    world, client
-):
+def test_the_request_page_and_the_api_show_the_request_awaiting_merge_with_its_link(world, client):
     from tests.support.api import api
 
     waiting = opened(world)

@@ -45,13 +45,25 @@ def branch_of(tenancy_request: Request) -> str:
     return f"berth/request-{tenancy_request.pk}"
 
 
-def wants_pull_request(tenancy_request: Request, inputs: PlanInput) -> bool:
+def tier_settings() -> dict[str, bool]:
+    """The tiers whose own setting wins over their tenants': slug → pull request or not."""
+    return dict(
+        EnvironmentTier.objects.exclude(changes_by_pull_request=None).values_list(
+            "slug", "changes_by_pull_request"
+        )
+    )
+
+
+def wants_pull_request(
+    tenancy_request: Request, inputs: PlanInput, tiers: dict[str, bool] | None = None
+) -> bool:
     """Whether the request's change reaches the repository through a pull request: where a
     tier it touches says so, that tier's setting; else the tenant's. One tier that wants a
-    review is enough."""
+    review is enough. `tiers`: `tier_settings()`, when at hand."""
     if not writes_a_repository(tenancy_request):
         return False
     tenant = tenancy_request.tenant
+    tiers = tier_settings() if tiers is None else tiers
     slugs = {spec.tier.slug for spec in inputs.namespaces}
     if inputs.remove_namespaces:
         slugs |= set(
@@ -59,10 +71,7 @@ def wants_pull_request(tenancy_request: Request, inputs: PlanInput) -> bool:
                 "tier__slug", flat=True
             )
         )
-    said = EnvironmentTier.objects.filter(slug__in=slugs).values_list(
-        "changes_by_pull_request", flat=True
-    )
-    wanted = [tenant.changes_by_pull_request if one is None else one for one in said]
+    wanted = [tiers.get(slug, tenant.changes_by_pull_request) for slug in slugs]
     return any(wanted or [tenant.changes_by_pull_request])
 
 
@@ -95,9 +104,12 @@ def propose_first(items: list[Item]) -> tuple[list[Item], dict[int, str | GitFai
     merge, or why their pull request could not be opened."""
     going: list[Item] = []
     held: dict[int, str | GitFailure] = {}
+    tiers = tier_settings()  # one query for the batch
     for item in items:
         step = item.run.steps[item.git_index]
-        if step["outcome"] in GITOPS_DONE or not wants_pull_request(item.request, item.inputs):
+        if step["outcome"] in GITOPS_DONE or not wants_pull_request(
+            item.request, item.inputs, tiers
+        ):
             going.append(item)
             continue
         try:

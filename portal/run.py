@@ -45,6 +45,8 @@ def load_or_create_dev_secrets(data_dir: Path) -> dict[str, str]:
         "BERTH_DEV_OIDC_CLIENT_SECRET": lambda: secrets.token_urlsafe(32),
         # Berth's own token in the sandbox cluster (its ServiceAccount, the chart's RBAC).
         "BERTH_SANDBOX_TOKEN": lambda: secrets.token_urlsafe(32),
+        # The forge stand-in's token: the payments tenant's pull requests (merge-request mode).
+        "BERTH_DEMO_FORGE_TOKEN": lambda: f"ghp_{secrets.token_hex(18)}",
     }
     missing = {key: make() for key, make in wanted.items() if key not in values}
     if missing:
@@ -187,6 +189,7 @@ def main() -> int:
         print("The demo git server did not start; see its output above.", flush=True)
         stop(children)
         return 1
+    forge_api = sandbox.start_forge(children, env, git_dir)
     try:
         # `--option=value`: a random token may start with "-", which argparse would take
         # for an option of its own.
@@ -206,6 +209,12 @@ def main() -> int:
             "import os, tenants.demo as d; "
             "d.seed_git_repos(http_url=os.environ['BERTH_DEMO_GIT_URL'])",
         )
+        if forge_api:
+            manage(
+                "seed_demo_forge",
+                f"--api-url={forge_api}",
+                f"--git-url={env['BERTH_DEMO_GIT_URL']}",
+            )
         manage("ensure_superuser", "--username", "admin")
         # The sandbox's guardrails (tenant roles, admission policies), by the same worker
         # job as a platform admin's install: tenant namespaces wait for them.
@@ -275,7 +284,16 @@ def main() -> int:
         f"  kubectl:            kubectl --kubeconfig {kubeconfig} get namespaces\n"
         f"  GitOps repos:       {env['BERTH_DEMO_GIT_URL']}/<tenant>.git (clone them to look;\n"
         f"                      a commit's page at <tenant>.git/commit/<sha>), kept in {git_dir}\n"
-        f"  data:               {data_dir}\n"
+        + (
+            f"  forge:              {forge_api}, a GitHub API stand-in: payments' prod requests\n"
+            "                      open pull requests on demo/payments there; merge one with\n"
+            '                      curl -X PUT -H "Authorization: token $BERTH_DEMO_FORGE_TOKEN"\n'
+            f"                      {forge_api}/repos/demo/payments/pulls/<number>/merge\n"
+            "                      (the token is in data/dev-secrets.env)\n"
+            if forge_api
+            else ""
+        )
+        + f"  data:               {data_dir}\n"
         + textwrap.fill(f"Press Ctrl-C to stop everything: {described(children)}.", 90)
         + "\n",
         flush=True,
@@ -316,6 +334,7 @@ CHILD_NAMES = {
     "watcher": "the drift watcher",
     "sandbox": "the sandbox cluster",
     "git": "the demo git server",
+    "forge": "the forge stand-in",
     "idp": "the development identity provider",
 }
 

@@ -19,10 +19,11 @@ TIMEOUT_SECONDS = 20
 class ForgeError(Exception):
     """The forge refused or did not answer; `message` is what a person should read."""
 
-    def __init__(self, message: str, *, transient: bool) -> None:
+    def __init__(self, message: str, *, transient: bool, status: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.transient = transient
+        self.status = status  # the forge's HTTP status; 0 when it did not answer
         self.attempts = 1
 
 
@@ -39,6 +40,7 @@ class PullState:
     url: str
     state: str  # open | merged | closed
     head_sha: str
+    branch: str = ""  # its head branch
     merged_by: str = ""
     merge_sha: str = ""
 
@@ -69,10 +71,11 @@ def _failed(forge: Forge, doing: str, error: Exception) -> ForgeError:
         said = error.data.get("message", "") if isinstance(error.data, dict) else ""
         message = f"the forge refused to {doing}: {error.status} {said}".rstrip()
         transient = error.status >= 500 or error.status == 429
+        status = error.status
     else:
         message = f"the forge did not answer while asked to {doing}"
-        transient = True
-    return ForgeError(redact(message, [forge.token]), transient=transient)
+        transient, status = True, 0
+    return ForgeError(redact(message, [forge.token]), transient=transient, status=status)
 
 
 def state_of(pull: GithubPull) -> PullState:
@@ -82,6 +85,7 @@ def state_of(pull: GithubPull) -> PullState:
         url=pull.html_url,
         state="merged" if merged else pull.state,
         head_sha=pull.head.sha,
+        branch=pull.head.ref,
         merged_by=pull.merged_by.login if merged and pull.merged_by else "",
         merge_sha=(pull.merge_commit_sha or "") if merged else "",
     )

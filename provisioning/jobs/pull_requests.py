@@ -221,7 +221,21 @@ def _poll(row: PullRequest) -> str:
             pull_request_id=row.pk, merged_by=row.merged_by, merge_sha=row.merge_sha
         )
         return "merged"
-    pull = read_pull(forge_of(row.request.tenant), row.number)
+    try:
+        pull = read_pull(forge_of(row.request.tenant), row.number)
+    except ForgeError as error:
+        if error.status != 404:
+            raise
+        pull = None
+    if pull is None or pull.branch != row.branch:
+        # None, or another branch's under that number: the forge forgot Berth's (deleted,
+        # the repository made anew, a stand-in restarted).
+        reason = (
+            f"The forge no longer knows pull request #{row.number} of {row.branch}: nothing "
+            "was applied. Ask again."
+        )
+        services.pull_request_closed(pull_request_id=row.pk, closed_by="", reason=reason)
+        return "closed"
     if pull.state == PullRequestState.MERGED:
         services.pull_request_merged(
             pull_request_id=row.pk, merged_by=pull.merged_by, merge_sha=pull.merge_sha

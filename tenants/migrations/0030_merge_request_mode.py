@@ -71,8 +71,7 @@ class Migration(migrations.Migration):
                 ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pull_requests', to='tenants.tenant')),
             ],
             options={
-                'indexes': [models.Index(fields=['state'], name='pull_request_state')],
-                'constraints': [models.UniqueConstraint(fields=('tenant', 'repository', 'number'), name='one_row_per_pull_request')],
+                'indexes': [models.Index(fields=['state'], name='pull_request_state'), models.Index(fields=['tenant', 'repository', 'number'], name='pull_request_number')],
             },
         ),
     ]

@@ -34,12 +34,12 @@ class PullRequest(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["tenant", "repository", "number"], name="one_row_per_pull_request"
-            )
+        # Not unique: a forge that forgot its pull requests (a stand-in restarted) numbers
+        # them again; the branch tells Berth's apart (`berth/request-<id>`).
+        indexes = [
+            models.Index(fields=["state"], name="pull_request_state"),
+            models.Index(fields=["tenant", "repository", "number"], name="pull_request_number"),
         ]
-        indexes = [models.Index(fields=["state"], name="pull_request_state")]
 
     def __str__(self) -> str:
         return f"{self.repository}#{self.number} of request #{self.request_id}"

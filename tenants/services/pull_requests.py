@@ -51,11 +51,18 @@ def receive_forge_event(*, tenant_slug: str, event: str, signature: str, body: b
         payload = json.loads(body)
         action, pull = payload["action"], payload["pull_request"]
         number, repository = int(pull["number"]), str(payload["repository"]["full_name"])
+        branch = str(pull["head"]["ref"])
     except (ValueError, KeyError, TypeError):
         return "ignored: not a pull request event Berth reads"
     if action != "closed":
         return f"ignored: pull request {action}"
-    row = PullRequest.objects.filter(tenant=tenant, repository=repository, number=number).first()
+    row = (
+        PullRequest.objects.filter(
+            tenant=tenant, repository=repository, number=number, branch=branch
+        )
+        .order_by("-pk")
+        .first()
+    )
     if row is None:
         raise UnknownPullRequest(f"No request of {tenant.slug} opened {repository}#{number}.")
     who = str((payload.get("sender") or {}).get("login", ""))

@@ -12,3 +12,38 @@ def test_make_run_prints_its_url_when_the_web_server_answers(make_run_answering)
     # Signing in starts at the identity provider: it answers too.
     assert not isinstance(run["provider"], Exception), run["provider"]
     assert run["provider"].status_code == 200
+
+
+def test_make_run_s_demo_reviews_payments_prod_changes_on_its_forge(make_run_answering):
+    """The demo's payments tenant opens pull requests for prod on the forge stand-in that
+    `make run` starts (merge-request mode); its dev and staging push directly."""
+    import sqlite3
+    import time
+
+    import requests
+
+    run = make_run_answering
+    deadline = time.monotonic() + 30  # the banner's lines follow its URL line
+    while not any(line.startswith("  forge:") for line in run["output"]):
+        assert time.monotonic() < deadline, "".join(run["output"][-40:])
+        time.sleep(0.1)
+    (said,) = [line for line in run["output"] if line.startswith("  forge:")]
+    api = said.split()[1].rstrip(",")
+    secrets = dict(
+        line.split("=", 1) for line in (run["data"] / "dev-secrets.env").read_text().splitlines()
+    )
+    token = secrets["BERTH_DEMO_FORGE_TOKEN"]
+    repo = requests.get(
+        f"{api}/repos/demo/payments", headers={"Authorization": f"token {token}"}, timeout=10
+    )
+    assert repo.status_code == 200 and repo.json()["permissions"]["push"] is True
+    with sqlite3.connect(run["data"] / "berth.sqlite3") as db:
+        mode, forge, url = db.execute(
+            "SELECT changes_by_pull_request, forge_api_url, gitops_repo_url FROM tenants_tenant"
+            " WHERE slug = 'payments'"
+        ).fetchone()
+        tiers = dict(
+            db.execute("SELECT slug, changes_by_pull_request FROM tenants_environmenttier")
+        )
+    assert (mode, forge) == (1, api) and url.endswith("/demo/payments.git")
+    assert tiers["prod"] is None and tiers["dev"] == 0 and tiers["staging"] == 0

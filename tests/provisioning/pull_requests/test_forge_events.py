@@ -159,3 +159,15 @@ def test_a_base_that_already_holds_the_change_is_said_and_not_rebased(world):
     row.refresh_from_db()
     assert "already holds" in row.rebase_problem
     assert Request.objects.get(pk=waiting.pk).state == RequestState.AWAITING_MERGE
+
+
+def test_a_pull_request_the_forge_no_longer_knows_sends_the_request_back(world):
+    waiting = opened(world)
+    # The forge forgot it (deleted, the repository made anew): it answers 404 for its number.
+    PullRequest.objects.filter(request=waiting).update(number=42)
+
+    assert poll_pull_requests() == {waiting.pk: "closed"}
+
+    waiting.refresh_from_db()
+    assert waiting.state == RequestState.RETURNED
+    assert "no longer knows pull request #42" in waiting.status_message

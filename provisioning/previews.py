@@ -15,6 +15,7 @@ from provisioning.inputs import clusters_of, kept_input, shared_reads, tier_spec
 from provisioning.jobs import campaigns, deploy_tokens
 from provisioning.jobs.guardrails import expected_digest
 from provisioning.jobs.proposals import gitops_remote
+from provisioning.jobs.pull_requests import forge_check
 from provisioning.kube import KubeError
 from provisioning.plan import Plan, render
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
@@ -103,7 +104,15 @@ def check_repository(tenant: Tenant) -> RepositoryCheck:
         if head
         else f"it has no branch {remote.branch} yet: Berth creates it with its first commit"
     )
-    return RepositoryCheck(True, f"{remote.url} answers and takes Berth's pushes: {at}.")
+    forge_problem = forge_check(tenant)
+    if forge_problem:
+        return RepositoryCheck(
+            False, f"Berth can push to {where}, but not open its pull requests: {forge_problem}."
+        )
+    reviewed = (
+        " Its changes open pull requests on the forge." if tenant.changes_by_pull_request else ""
+    )
+    return RepositoryCheck(True, f"{remote.url} answers and takes Berth's pushes: {at}.{reviewed}")
 
 
 class Previews:

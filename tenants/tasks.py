@@ -193,7 +193,18 @@ def check_repository(tenant_id: int, queued_at: str) -> bool:
 
 
 # A change to any of these is checked again.
-REPOSITORY_FIELDS = frozenset({"gitops_repo_url", "gitops_branch", "gitops_credentials"})
+REPOSITORY_FIELDS = frozenset(
+    {
+        "gitops_repo_url",
+        "gitops_branch",
+        "gitops_credentials",
+        # Merge-request mode: the forge's word on the token is asked too.
+        "changes_by_pull_request",
+        "forge_kind",
+        "forge_api_url",
+        "forge_token",
+    }
+)
 
 
 def request_repository_check(tenant: Tenant) -> None:

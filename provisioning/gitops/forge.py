@@ -116,3 +116,17 @@ def read_pull(forge: Forge, number: int) -> PullState:
         raise _failed(forge, f"read pull request #{number}", error) from None
     finally:
         client.close()
+
+
+def may_write(forge: Forge) -> bool:
+    """Whether the token may push to the repository, as the forge says (GitHub's
+    `permissions.push`): what opening pull requests from Berth's branches needs. Raises
+    ForgeError (no such repository, a refused token, no answer)."""
+    client = _client(forge)
+    try:
+        permissions = client.get_repo(forge.repository).permissions
+        return bool(permissions and permissions.push)
+    except Exception as error:
+        raise _failed(forge, f"show {forge.repository}", error) from None
+    finally:
+        client.close()

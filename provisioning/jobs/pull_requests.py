@@ -18,6 +18,7 @@ from provisioning.gitops.forge import (
     Forge,
     ForgeError,
     PullState,
+    may_write,
     open_pull,
     read_pull,
     repository_of,
@@ -95,6 +96,24 @@ def forge_of(tenant: Tenant) -> Forge:
         repository=repository_of(tenant.gitops_repo_url),
         token=tenant.forge_token,
     )
+
+
+def forge_check(tenant: Tenant) -> str | None:
+    """For a tenant in merge-request mode, why Berth could not open its pull requests
+    (None: it can, or the tenant pushes directly): the forge's own word on the token's
+    permissions, asked at onboarding and after each change of the forge's settings."""
+    if not tenant.changes_by_pull_request:
+        return None
+    try:
+        forge = forge_of(tenant)
+        if not may_write(forge):
+            return (
+                f"the forge's token may not write {forge.repository}, so Berth cannot open "
+                "pull requests there: give it write access"
+            )
+    except ForgeError as error:
+        return error.message
+    return None
 
 
 def propose_first(items: list[Item]) -> tuple[list[Item], dict[int, str | GitFailure]]:

@@ -245,7 +245,8 @@ def test_readme_commands_work_as_written_beside_make_run(make_run_answering):
     said = " ".join("".join(make_run["output"]).split())
     everything = (
         "the web server, the Celery worker, Celery beat, the drift watcher, the "
-        "sandbox cluster, the demo git server and the development identity provider"
+        "sandbox cluster, the demo git server, the forge stand-in and the development "
+        "identity provider"
     )
     assert f"Press Ctrl-C to stop everything: {everything}." in said
     assert f"Stopped {everything}." in said

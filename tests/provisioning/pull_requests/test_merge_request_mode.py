@@ -121,3 +121,19 @@ def test_the_request_page_and_the_api_show_the_request_awaiting_merge_with_its_l
     assert "closed without merging" in body["pull_request"]["reason"]
     page = client.get(f"/requests/{waiting.pk}/").content.decode()
     assert "Returned (pull request closed)" in page and "closed without merging" in page
+
+
+def test_the_repository_check_asks_the_forge_whether_its_token_may_open_pull_requests(world):
+    from provisioning.previews import check_repository
+
+    tenant = world["tenant"]
+    checked = check_repository(tenant)
+    assert checked.ok, checked.message
+    assert "open pull requests on the forge" in checked.message
+
+    world["forge"].grant(REPO, world["forge"].user, "read")  # the token may read only now
+    checked = check_repository(tenant)
+
+    assert not checked.ok
+    assert "not open its pull requests" in checked.message
+    assert f"may not write {REPO}" in checked.message

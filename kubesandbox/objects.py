@@ -144,11 +144,19 @@ def normalise(rt: ResourceType, obj: dict) -> None:
             del metadata[field]  # Go's omitempty: an emptied map or list is not written back
 
 
-def decode_continue(token: str | None) -> tuple[str, str]:
+def encode_continue(namespace: str, name: str, resource_version: int) -> str:
+    """Where the next page starts, and the version of the list's first page: as a real
+    API server's token, it ages out when the history behind that version is compacted."""
+    token = json.dumps([namespace, name, resource_version])
+    return base64.urlsafe_b64encode(token.encode()).decode()
+
+
+def decode_continue(token: str | None) -> tuple[str, str, int | None]:
     if not token:
-        return ("", "")
+        return ("", "", None)
     try:
-        namespace, name = json.loads(base64.urlsafe_b64decode(token.encode()))
+        namespace, name, resource_version = json.loads(base64.urlsafe_b64decode(token.encode()))
+        resource_version = int(resource_version)
     except (ValueError, TypeError, binascii.Error) as exc:
         raise bad_request(f"invalid continue token: {exc}") from exc
-    return (str(namespace), str(name))
+    return (str(namespace), str(name), resource_version)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from .. import fields, selectors
-from ..errors import ApiError, bad_request, conflict, forbidden, not_found
+from ..errors import ApiError, bad_request, conflict, continue_expired, forbidden, not_found
 from ..objects import (
     APPLY_PATCH,
     DEFAULT_NAMESPACES,
@@ -31,8 +31,8 @@ from ..objects import (
     WriteContext,
     as_version,
     decode_continue,
-    encode_continue,
     immutable,
+    list_page,
     object_key,
     prepare,
 )
@@ -112,17 +112,11 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
         """A ``<Kind>List``; ``namespace=None`` lists across all namespaces."""
         matches_labels = selectors.label_selector(label_selector)
         matches_fields = selectors.field_selector(field_selector, rt.kind)
-        *after_key, listed_at = decode_continue(continue_token)
-        after = tuple(after_key)
+        after, listed_at = decode_continue(continue_token)
         with self._lock:
             self._reap()
             if listed_at is not None and listed_at < self.events.first_kept:
-                raise ApiError(
-                    410,
-                    "The provided continue parameter is too old to display a consistent list "
-                    "result. You can start a new list without the continue parameter.",
-                    "Expired",
-                )
+                raise continue_expired()
             keys = sorted(
                 key
                 for key in self._objects.of_type(rt.group, rt.plural, namespace)
@@ -140,17 +134,7 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
             # Every page carries the first page's version, as a real API server's do (it
             # serves them from that snapshot; this one serves later pages from now).
             version = self._resource_version if listed_at is None else listed_at
-            metadata: dict = {"resourceVersion": str(version)}
-        if remaining:
-            last = items[-1]["metadata"]
-            metadata["continue"] = encode_continue(last.get("namespace", ""), last["name"], version)
-            metadata["remainingItemCount"] = remaining
-        return {
-            "kind": f"{rt.kind}List",
-            "apiVersion": rt.api_version,
-            "metadata": metadata,
-            "items": items,
-        }
+        return list_page(rt, items, version, remaining)
 
     def objects(self, rt: ResourceType | None = None, namespace: str | None = None) -> list[dict]:
         """Copies of the stored objects, optionally of one type and/or one namespace."""

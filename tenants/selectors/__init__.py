@@ -88,7 +88,14 @@ from tenants.selectors.requests import (
     requests_visible_to,
     visible_request,
 )
-from tenants.selectors.reviews import Review, approval_digest, policy_digest, review
+from tenants.selectors.reviews import (
+    QueueReview,
+    Review,
+    approval_digest,
+    policy_digest,
+    queue_reviews,
+    review,
+)
 from tenants.selectors.rights import (
     is_platform_admin,
     may_request,
@@ -159,6 +166,8 @@ __all__ = [
     "request_history",
     "request_rows_visible_to",
     "requests_visible_to",
+    "queue_reviews",
+    "QueueReview",
     "review",
     "role_by_tenant",
     "role_in",

@@ -15,6 +15,7 @@ audit         the audit log
 deploy_tokens  who may mint a namespace's deploy token, its tokens, their kubeconfig
 costs         showback: what a tenant's allocated quota costs at the clusters' prices
 cost_chart    a month's costs as the bars of the tenant page's chart
+cost_totals   the dashboard's costs card: every tenant's month, summed by the database
 """
 
 from tenants.selectors.access_map import (

@@ -14,9 +14,8 @@ import base64
 import binascii
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Q, QuerySet, Value
 from django.db.models.functions import Concat
-from django.db.models.lookups import StartsWith
 
 from tenants.choices import NamePurpose
 from tenants.errors import InvalidInput
@@ -28,7 +27,8 @@ def claims_visible_to_admin() -> QuerySet[NamespaceClaim]:
     """The whole registry, for platform admins: every live name with its owner."""
     return (
         live_claims()
-        .select_related("cluster", "tenant", "namespace", "request")
+        # A row links to its namespace and request by id: neither is read.
+        .select_related("cluster", "tenant")
         .order_by("cluster__name", "name")
     )
 
@@ -156,21 +156,23 @@ class PrefixOverlap:
 def prefix_overlaps() -> list[PrefixOverlap]:
     """Every live name a tenant's prefix covers that is not that tenant's: a platform
     namespace found or claimed after the tenant was onboarded (a slug covering one is
-    refused when chosen: tenants.models.prefixes). One query, however many tenants."""
-    prefix = Concat("slug", Value("-"))
-    covering = (
-        Tenant.objects.filter(StartsWith(OuterRef("name"), prefix))
-        .order_by("slug")
-        .values("slug")[:1]
-    )
-    # A tenant's own names start with its prefix; the rest are the candidates.
+    refused when chosen: tenants.models.prefixes). Two queries, however many names and
+    tenants: the names not their tenant's own (a tenant's own start with its prefix), then
+    the slugs, matched here; asking the database which slug covers each name made it ask
+    for every live name before it set the tenants' own aside."""
     others = Q(tenant__isnull=True) | ~Q(name__startswith=Concat("tenant__slug", Value("-")))
-    claims = (
+    candidates = list(
         live_claims()
         .filter(others)
-        .annotate(covered_by=Subquery(covering))
-        .filter(covered_by__isnull=False)
         .select_related("cluster", "tenant")
         .order_by("cluster__name", "name")
     )
-    return [PrefixOverlap(claim=claim, tenant=claim.covered_by) for claim in claims]
+    if not candidates:
+        return []
+    slugs = list(Tenant.objects.order_by("slug").values_list("slug", flat=True))
+    found = []
+    for claim in candidates:
+        covering = next((slug for slug in slugs if claim.name.startswith(f"{slug}-")), None)
+        if covering is not None:
+            found.append(PrefixOverlap(claim=claim, tenant=covering))
+    return found

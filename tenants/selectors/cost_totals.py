@@ -26,6 +26,7 @@ from django.db.models import (
     FloatField,
     Func,
     Q,
+    QuerySet,
     Sum,
     Value,
 )
@@ -79,7 +80,7 @@ class _Seconds(Func):
     def __init__(self, earlier: Any, later: Any) -> None:
         super().__init__(later, earlier)
 
-    def as_sqlite(self, compiler, connection, **extra):  # type: ignore[no-untyped-def]
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
         return self.as_sql(
             compiler,
             connection,
@@ -187,7 +188,12 @@ def totals_by_tenant(
 
 
 def _gone_costs(
-    tenants: list[Tenant], held, *, month: date, now: datetime, since: datetime
+    tenants: list[Tenant],
+    held: QuerySet[Namespace],
+    *,
+    month: date,
+    now: datetime,
+    since: datetime,
 ) -> list[TenantCosts]:
     """The tenant page's costs of the namespaces that went away and may have been held
     this month: made in it, or removed by a request that finished in it, or the namespace of

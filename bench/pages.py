@@ -168,13 +168,15 @@ def measure(args) -> None:
 
     from tenants.models import AuditEvent, Namespace, Tenant, User
     from tenants.selectors import AuditCursor
-    from tenants.selectors.names import claims_visible_to_admin
+    from tenants.selectors.names import NameCursor, claims_visible_to_admin
 
     client = Client()
     client.force_login(User.objects.get(username="pat"))
     first = Tenant.objects.order_by("pk").first()
     halfway = AuditEvent.objects.order_by("-created_at", "-id")[args.audit_events // 2]
     some_namespace = Namespace.objects.filter(tenant=first).first()
+    names = claims_visible_to_admin()
+    halfway_name = NameCursor.at(names[names.count() // 2], forward=True).encode()
     pages = {
         "dashboard": "/dashboard/",
         "approval queue": "/approvals/",
@@ -183,6 +185,7 @@ def measure(args) -> None:
         "audit log halfway": f"/audit/?cursor={AuditCursor.at(halfway, forward=True).encode()}",
         "audit, one tenant": f"/audit/?tenant={first.slug}",
         "names registry": "/names/",
+        "names halfway": f"/names/?cursor={halfway_name}",
         "access map": "/access/",
         "access, a namespace": f"/access/namespaces/{some_namespace.name}/",
         "truth table": f"/tenants/{first.slug}/truth/",
@@ -192,7 +195,7 @@ def measure(args) -> None:
         "audit log": lambda: list(
             AuditEvent.objects.select_related("tenant").order_by("-created_at", "-id")[:100]
         ),
-        "names registry": lambda: list(claims_visible_to_admin()[:500]),
+        "names registry": lambda: list(claims_visible_to_admin()[:100]),
     }
     figures = {}
     print(

@@ -5,23 +5,25 @@ what someone changed by hand.
 
 Provisions N namespaces (the dev tier, which repairs drift) into the stand-in as `make run`
 starts it (its own process, HTTPS, Berth with the chart's RBAC), through the engine. Then,
-with the drift watcher running (in this process, as `manage.py watch_clusters` runs it) and
-nothing changing for `--window` seconds: the API calls the stand-in answered (its request
-log), per hour; and beat's reconcile run once, its API calls counted, with the watcher
-healthy and, for comparison, without. Then `--changes` out-of-band changes through the
-cluster admin's token (half quota edits, half NetworkPolicy deletions): the time until
-each is recorded as drift and until it is repaired (p50 / p99). Peak memory is this
-process's (the watcher's, plus the seeding). Prints, last, the ratio: idle API calls per
-hour divided by namespaces. Exits 1 when a change was never recorded or repaired.
+with the drift watcher running in a process of its own (`manage.py watch_clusters`, its
+database statements counted) and nothing changing for `--window` seconds: the API calls the
+stand-in answered (its request log), per hour; and beat's reconcile run once, its API calls
+counted, with the watcher healthy and, for comparison, without. Then `--changes`
+out-of-band changes through the cluster admin's token (half quota edits, half NetworkPolicy
+deletions): the time until each is recorded as drift and until it is repaired (p50 / p99).
+Peak memory is the watcher process's own (its high-water mark, Linux's VmHWM). Prints,
+last, the ratio: idle API calls per hour divided by namespaces. Exits 1 when a change was
+never recorded or repaired.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -44,7 +46,11 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=60.0, help="idle seconds measured")
     parser.add_argument("--changes", type=int, default=100)
     parser.add_argument("--deadline", type=float, default=120.0)
+    parser.add_argument("--watcher-child", metavar="COUNT_FILE", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.watcher_child:
+        watch_counting_queries(Path(args.watcher_child))
+        return
 
     from common import own_peak_rss_mib, peak_rss_mib, stack, start_django
 
@@ -68,7 +74,6 @@ def run(
 
     from provisioning import jobs, tasks
     from provisioning.jobs.watch_streams import WATCHED_KINDS, Timing
-    from provisioning.jobs.watch_supervisor import watch_clusters
     from provisioning.models import ClusterWatch
     from tenants import services
     from tenants.models import Cluster, Namespace, User
@@ -103,32 +108,22 @@ def run(
     polled, truth_polled = beat_calls()
 
     # --- idle, watched ---------------------------------------------------------------------
-    # The watcher's memory: the seeding's high-water mark is cleared (Linux's clear_refs), so
-    # the peaks read after the idle window and after the changes are this process's while it
-    # watched, the seeding's leftovers (what Python keeps of its freed memory) included: an
-    # upper bound of the watcher's own.
-    gc.collect()
-    Path("/proc/self/clear_refs").write_text("5")
-    before_watching = peak_rss_mib(os.getpid())
-    count_queries()
-    stop = threading.Event()
     timing = Timing()  # as manage.py watch_clusters runs
-    watcher = threading.Thread(
-        target=watch_clusters,
-        daemon=True,
-        kwargs={"holder": "bench", "stop": stop, "timing": timing},
+    counted = Path(os.environ["BERTH_DATA_DIR"]) / "watcher-queries"
+    watcher = subprocess.Popen(  # noqa: S603 (this script, run again)
+        [sys.executable, __file__, "--watcher-child", str(counted)], env=os.environ.copy()
     )
-    watcher.start()
     deadline = time.monotonic() + args.deadline
     while not ClusterWatch.objects.filter(
         cluster=cluster, relists__gte=len(WATCHED_KINDS)
     ).exists():
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or watcher.poll() is not None:
             raise SystemExit("the watcher never listed every kind")
         time.sleep(0.2)
+    listed_peak = peak_rss_mib(watcher.pid)
     time.sleep(2 * timing.heartbeat_seconds)  # the initial comparison settles
     before = calls()
-    queries_before = _queries()
+    queries_before = queries_of(counted)
     time.sleep(args.window)
     # A watch request is logged when it ends: the window's own streams are counted by what
     # they are, one request per kind per `watch_seconds`.
@@ -139,8 +134,8 @@ def run(
         / args.window
         + len(WATCHED_KINDS) * 3600 / timing.resync_seconds
     )
-    queries_per_hour = (_queries() - queries_before) * 3600 / args.window
-    idle_peak = peak_rss_mib(os.getpid())
+    queries_per_hour = (queries_of(counted) - queries_before) * 3600 / args.window
+    idle_peak = peak_rss_mib(watcher.pid)
 
     # --- out-of-band changes -----------------------------------------------------------------
     config = json.loads(sandbox.kubeconfig.read_text())
@@ -193,12 +188,10 @@ def run(
             continue
         recorded.append(seen)
         repaired.append(fixed)
-    watching_peak = peak_rss_mib(os.getpid())
-    # Beat's jobs with the watcher healthy: after the memory was read, since the truth job
-    # renders every namespace's plan in this process.
-    reconcile_watched, truth_watched = beat_calls()
-    stop.set()
-    watcher.join(timeout=timing.watch_seconds + 10)
+    watching_peak = peak_rss_mib(watcher.pid)
+    reconcile_watched, truth_watched = beat_calls()  # with the watcher healthy
+    watcher.send_signal(signal.SIGTERM)
+    watcher.wait(timeout=timing.watch_seconds + 30)
     connection.close()
 
     print(f"stack: {stack()}; {args.count} namespaces provisioned in {seeding:.1f} s")
@@ -227,32 +220,30 @@ def run(
         f"repaired after: p50 {statistics.median(repaired or [0]):.3f} s, "
         f"p99 {percentile(repaired, 0.99):.3f} s"
     )
-    print(f"peak memory of this process (watcher and seeding): {own_peak_rss_mib():.0f} MiB")
     print(
-        f"peak memory while watching (the seeding's peak cleared): idle {idle_peak:.0f} MiB, "
-        f"through the changes {watching_peak:.0f} MiB ({before_watching:.0f} MiB when the "
-        "watcher started: what the seeding left)"
+        f"watcher process peak memory: {listed_peak:.0f} MiB once every kind was listed, "
+        f"{idle_peak:.0f} MiB idle, {watching_peak:.0f} MiB through the changes"
     )
+    print(f"peak memory of the bench's own process (the seeding): {own_peak_rss_mib():.0f} MiB")
     print(f"ratio idle API calls per hour / namespaces: {idle_per_hour / args.count:.3f}")
     if lost:
         raise SystemExit(f"{lost} change(s) never recorded and repaired")
 
 
-QUERIES = [0]
+def watch_counting_queries(count_file: Path) -> None:
+    """The watcher's process: `manage.py watch_clusters`, as deployed, with every database
+    statement it runs counted, the count written to `count_file` each second."""
+    import django
 
-
-def _queries() -> int:
-    """Statements run so far on every connection opened since counting began (the watcher's
-    thread opens its own)."""
-    return QUERIES[0]
-
-
-def count_queries() -> None:
+    django.setup()
+    from django.core.management import call_command
     from django.db import connections
     from django.db.backends.signals import connection_created
 
+    statements = [0]
+
     def counted(execute, sql, params, many, context):
-        QUERIES[0] += 1
+        statements[0] += 1
         return execute(sql, params, many, context)
 
     def wrap(sender, connection, **_):
@@ -261,6 +252,22 @@ def count_queries() -> None:
     connection_created.connect(wrap, weak=False)
     for each in connections.all():
         each.close()  # opened again, counted
+
+    def write_count() -> None:
+        while True:
+            count_file.write_text(str(statements[0]))
+            time.sleep(1.0)
+
+    threading.Thread(target=write_count, daemon=True).start()
+    call_command("watch_clusters", stdout=open(os.devnull, "w"))  # noqa: SIM115
+
+
+def queries_of(count_file: Path) -> int:
+    """The statements the watcher's process has run so far (as of its last second)."""
+    try:
+        return int(count_file.read_text() or 0)
+    except FileNotFoundError:
+        return 0
 
 
 if __name__ == "__main__":

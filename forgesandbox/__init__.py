@@ -28,6 +28,11 @@ description (``spec``, ``validation``): a request that does not conform is refus
 refuses it; an answer that does not conform is the stand-in's bug, answered 500 with the
 validation error and recorded (``ForgeSandbox.invalid_responses``).
 
+Beside it, under ``/gitlab/api/v4``, the GitLab REST subset python-gitlab sends for merge
+requests over the same repositories (``gitlab``): projects, members, merge requests (open,
+list, read, close, reopen, merge), hooks with GitLab's Merge Request Hook; each operation's
+parameters checked as GitLab's documentation gives them (``gitlab_params``).
+
 The repositories (``<root>/<owner>/<name>.git``) are served over git's HTTP protocol by
 whatever the caller runs beside it (the project's git server in its tests), at ``git_url``.
 

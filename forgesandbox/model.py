@@ -60,6 +60,7 @@ class Hook:
     last_response: dict = field(
         default_factory=lambda: {"code": None, "status": "unused", "message": None}
     )
+    flavour: str = "github"  # whose API made it, and so whose events and headers it gets
 
 
 @dataclass
@@ -84,6 +85,7 @@ class Pull:
     # branches move on or go away; while open, the branches' tips are read live.
     head_sha: str = ""
     base_sha: str = ""
+    closed_by: str | None = None
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import api, controls, render
+from . import api, controls, gitlab, gitlab_render, render
 from .model import Forge, ForgeError, Hook, Pull, Repo
 from .spec import load_document, load_openapi, spec_path
 from .validation import ForgeRequest, ForgeResponse, Validator
@@ -178,6 +178,7 @@ class ForgeSandbox:
             pr = self.forge.pull(repo, number)
             sha = self.forge.merge_pull(repo, pr, reviewer, method=method)
             api.pull_event(self._call(reviewer), repo, pr, "closed")
+            gitlab_render.merge_request_event(self._gitlab_view(reviewer), repo, pr, "merge")
         return sha
 
     def close_as_reviewer(self, full_name: str, number: int, reviewer: str | None = None) -> Pull:
@@ -188,7 +189,9 @@ class ForgeSandbox:
             pr = self.forge.pull(repo, number)
             if pr.state == "open":
                 self.forge.close_pull(repo, pr)
+                pr.closed_by = reviewer
                 api.pull_event(self._call(reviewer), repo, pr, "closed")
+                gitlab_render.merge_request_event(self._gitlab_view(reviewer), repo, pr, "close")
         return pr
 
     def deliveries(self, event: str | None = None) -> list[Delivery]:
@@ -222,7 +225,7 @@ class ForgeSandbox:
             else [
                 h
                 for h in repo.hooks.values()
-                if h.active and (event in h.events or "*" in h.events)
+                if h.flavour == "github" and h.active and (event in h.events or "*" in h.events)
             ]
         )
         for hook in hooks:
@@ -237,6 +240,11 @@ class ForgeSandbox:
             query=kwargs.get("query", {}),
             body=kwargs.get("body"),
             emit=self._emit,
+        )
+
+    def _gitlab_view(self, login: str) -> gitlab_render.View:
+        return gitlab_render.View(
+            self.forge, self.url + "/gitlab", self.urls.git, login, self.deliverer.enqueue
         )
 
     def _record(self, entry: dict) -> None:
@@ -258,6 +266,13 @@ class ForgeSandbox:
         path = url.path.rstrip("/") or "/"
         if path.startswith(CONTROL_PREFIX):
             return self._control(method, path, headers, body)
+        if path.startswith(gitlab.PREFIX):
+            token = headers.get("PRIVATE-TOKEN") or _token(headers.get("Authorization", ""))
+            person = self.forge.user_of_token(token) if token else None
+            view = self._gitlab_view(person.login) if person else None
+            status, payload, extra, entry = gitlab.handle(view, method, path, query_pairs, body)
+            self._record(entry)
+            return status, json.dumps(payload).encode(), extra
         api_path = path.removeprefix(API_PREFIX) or "/"
         entry: dict[str, Any] = {
             "method": method,

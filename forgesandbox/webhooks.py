@@ -1,8 +1,10 @@
 """Webhook deliveries as GitHub makes them: a POST of the event to each active hook that asks
 for it, with ``X-GitHub-Event``, ``X-GitHub-Delivery``, ``X-GitHub-Hook-ID`` and, when the
 hook has a secret, ``X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>`` (and the older
-SHA-1 ``X-Hub-Signature``). Sent one at a time from a background thread, after the answer to
-the request that caused them, as GitHub sends them; ``flush()`` waits for them."""
+SHA-1 ``X-Hub-Signature``); for a hook made through the GitLab routes, as GitLab makes them
+(``X-Gitlab-Event``, the secret sent as it is in ``X-Gitlab-Token``). Sent one at a time from
+a background thread, after the answer to the request that caused them, as GitHub sends them;
+``flush()`` waits for them."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import urllib.parse
 import uuid
 from dataclasses import dataclass, field
 
+from . import gitlab_render
 from .model import Hook
 
 TIMEOUT_SECONDS = 10  # GitHub gives a receiver ten seconds
@@ -74,17 +77,21 @@ class Deliverer:
             body = json.dumps(payload).encode()
             content_type = "application/json"
         guid = str(uuid.uuid4())
-        headers = {
-            "Content-Type": content_type,
-            "User-Agent": "GitHub-Hookshot/forgesandbox",
-            "X-GitHub-Event": event,
-            "X-GitHub-Delivery": guid,
-            "X-GitHub-Hook-ID": str(hook.id),
-            "X-GitHub-Hook-Installation-Target-Type": "repository",
-        }
-        if hook.secret:
-            headers["X-Hub-Signature-256"] = signature(hook.secret, body)
-            headers["X-Hub-Signature"] = signature(hook.secret, body, "sha1")
+        if hook.flavour == "gitlab":
+            headers = gitlab_render.delivery_headers(hook, event)
+            guid = headers["X-Gitlab-Event-UUID"]
+        else:
+            headers = {
+                "Content-Type": content_type,
+                "User-Agent": "GitHub-Hookshot/forgesandbox",
+                "X-GitHub-Event": event,
+                "X-GitHub-Delivery": guid,
+                "X-GitHub-Hook-ID": str(hook.id),
+                "X-GitHub-Hook-Installation-Target-Type": "repository",
+            }
+            if hook.secret:
+                headers["X-Hub-Signature-256"] = signature(hook.secret, body)
+                headers["X-Hub-Signature"] = signature(hook.secret, body, "sha1")
         delivery = Delivery(
             guid=guid,
             hook=hook,

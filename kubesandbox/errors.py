@@ -121,3 +121,12 @@ def method_not_allowed() -> ApiError:
 MODIFIED = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
+
+
+def continue_expired() -> ApiError:
+    return ApiError(
+        410,
+        "The provided continue parameter is too old to display a consistent list result. "
+        "You can start a new list without the continue parameter.",
+        "Expired",
+    )

@@ -144,11 +144,31 @@ def normalise(rt: ResourceType, obj: dict) -> None:
             del metadata[field]  # Go's omitempty: an emptied map or list is not written back
 
 
-def decode_continue(token: str | None) -> tuple[str, str]:
+def list_page(rt: ResourceType, items: list[dict], version: int, remaining: int) -> dict:
+    """A ``<Kind>List`` page; with objects left after it, the token where the next starts,
+    which carries the listing's version: as a real API server's, it ages out when the
+    history behind that version is compacted."""
+    metadata: dict = {"resourceVersion": str(version)}
+    if remaining:
+        last = items[-1]["metadata"]
+        token = json.dumps([last.get("namespace", ""), last["name"], version])
+        metadata["continue"] = base64.urlsafe_b64encode(token.encode()).decode()
+        metadata["remainingItemCount"] = remaining
+    return {
+        "kind": f"{rt.kind}List",
+        "apiVersion": rt.api_version,
+        "metadata": metadata,
+        "items": items,
+    }
+
+
+def decode_continue(token: str | None) -> tuple[tuple[str, str], int | None]:
+    """Where the page after starts (namespace, name), and the listing's version."""
     if not token:
-        return ("", "")
+        return ("", ""), None
     try:
-        namespace, name = json.loads(base64.urlsafe_b64decode(token.encode()))
+        namespace, name, resource_version = json.loads(base64.urlsafe_b64decode(token.encode()))
+        resource_version = int(resource_version)
     except (ValueError, TypeError, binascii.Error) as exc:
         raise bad_request(f"invalid continue token: {exc}") from exc
-    return (str(namespace), str(name))
+    return (str(namespace), str(name)), resource_version

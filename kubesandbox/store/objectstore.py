@@ -8,9 +8,8 @@ aggregation) and the watch log.
 
 from __future__ import annotations
 
-import base64
 import copy
-import json
+import itertools
 import marshal
 import os
 import secrets
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from .. import fields, selectors
-from ..errors import ApiError, bad_request, conflict, forbidden, not_found
+from ..errors import ApiError, bad_request, conflict, continue_expired, forbidden, not_found
 from ..objects import (
     APPLY_PATCH,
     DEFAULT_NAMESPACES,
@@ -33,6 +32,7 @@ from ..objects import (
     as_version,
     decode_continue,
     immutable,
+    list_page,
     object_key,
     prepare,
 )
@@ -112,32 +112,29 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
         """A ``<Kind>List``; ``namespace=None`` lists across all namespaces."""
         matches_labels = selectors.label_selector(label_selector)
         matches_fields = selectors.field_selector(field_selector, rt.kind)
-        after = decode_continue(continue_token)
+        after, listed_at = decode_continue(continue_token)
         with self._lock:
             self._reap()
+            if listed_at is not None and listed_at < self.events.first_kept:
+                raise continue_expired()
             keys = sorted(
                 key
                 for key in self._objects.of_type(rt.group, rt.plural, namespace)
                 if key[2:] > after
             )
-            items = [
-                as_version(rt, self._objects[key])
+            matching = (
+                key
                 for key in keys
                 if matches_labels(self._objects[key]) and matches_fields(self._objects[key])
-            ]
-            metadata: dict = {"resourceVersion": str(self._resource_version)}
-        if limit and len(items) > limit:
-            last = items[limit - 1]["metadata"]
-            token = json.dumps([last.get("namespace", ""), last["name"]])
-            metadata["continue"] = base64.urlsafe_b64encode(token.encode()).decode()
-            metadata["remainingItemCount"] = len(items) - limit
-            items = items[:limit]
-        return {
-            "kind": f"{rt.kind}List",
-            "apiVersion": rt.api_version,
-            "metadata": metadata,
-            "items": items,
-        }
+            )
+            # Only the page is copied out; what is left after it is only counted.
+            chosen = list(itertools.islice(matching, limit)) if limit else list(matching)
+            items = [as_version(rt, self._objects[key]) for key in chosen]
+            remaining = sum(1 for _ in matching) if limit else 0
+            # Every page carries the first page's version, as a real API server's do (it
+            # serves them from that snapshot; this one serves later pages from now).
+            version = self._resource_version if listed_at is None else listed_at
+        return list_page(rt, items, version, remaining)
 
     def objects(self, rt: ResourceType | None = None, namespace: str | None = None) -> list[dict]:
         """Copies of the stored objects, optionally of one type and/or one namespace."""

@@ -72,12 +72,13 @@ class ClusterWatcher:
         self.cluster_id, self.holder = cluster_id, holder
         self.timing = timing or Timing()
         self.alive_at = time.monotonic()  # its last beat, or try for the lock
-        self.events: queue.Queue = queue.Queue()
+        self.events: queue.Queue = queue.Queue(maxsize=self.timing.queue_size)
         self.figures = Figures()
         self.plans: dict[str, NamespacePlan] = {}
         self.shapes: dict[str, Any] = {}
         self.deferred: set[tuple[str, str, str, str]] = set()
-        self.relisted: list[Listed] = []  # full LISTs the database did not take, to do again
+        self.relisted: list[Listed] = []  # LIST pages the database did not take, to do again
+        self.listing: dict[str, set[tuple[str, str]]] = {}  # kind -> (namespace, name) listed
         self.holding = threading.Event()  # set while this watcher holds the cluster
         self.client: ClusterClient | None = None
 
@@ -233,13 +234,18 @@ class ClusterWatcher:
         self.figures.lag_seconds = time.monotonic() - item.received
 
     def _resync(self, listed: Listed) -> None:
-        """A full LIST of one kind: every object compared, every planned one not in it
-        missing, and findings of objects gone from it (or repaired since) cleared."""
-        seen = set()
+        """A page of a LIST of one kind: every object in it compared. Its last page ends the
+        listing: every planned object not listed is missing, and findings of objects gone
+        from it (or repaired since) are cleared."""
+        if listed.first:
+            self.listing[listed.kind] = set()
+        seen = self.listing.setdefault(listed.kind, set())
+        for obj in listed.items:  # noted first: a page the database did not take is done again
+            seen.add((namespace_of(listed.kind, obj), (obj.get("metadata") or {}).get("name")))
         for obj in listed.items:
             self._see(listed.api_version, listed.kind, obj, deleted=False, resync=True)
-            meta = obj.get("metadata") or {}
-            seen.add((namespace_of(listed.kind, obj), meta.get("name")))
+        if not listed.last:
+            return
         for name, plan in list(self.plans.items()):
             for kind, object_name in list(plan.objects):
                 if kind == listed.kind and (name, object_name) not in seen:
@@ -257,6 +263,7 @@ class ClusterWatcher:
                     and (name, rest.rpartition("/")[2]) not in seen
                 ):
                     self._record(name, plan, ref, None)
+        del self.listing[listed.kind]
 
     def _see(
         self,
@@ -359,8 +366,9 @@ class ClusterWatcher:
         self.deferred.add((name, item.api_version, item.kind, meta.get("name") or name))
 
     def _retry_deferred(self) -> None:
-        while self.relisted:
-            self.events.put(self.relisted.pop())
+        while self.relisted:  # compared here: this thread is the queue's only reader
+            self._resync(self.relisted[0])
+            self.relisted.pop(0)
         for name, api_version, kind, object_name in list(self.deferred):
             plan = self.plans.get(name)
             if plan is not None and self._busy(plan):

@@ -1,6 +1,9 @@
 """The watcher's streams: per kind, list then watch every namespace's objects labelled as
 Berth's, taking up from the last version seen, backing off while the API is away, listing
-again on 410 Gone or at each resync; what they did counted for the heartbeat."""
+again on 410 Gone or at each resync; what they did counted for the heartbeat.
+
+A LIST comes in pages (limit / continue) handed over one by one through a bounded queue, so
+a stream never holds a whole kind at 10,000 namespaces, nor runs ahead of the comparison."""
 
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ class Timing:
     refresh_seconds: float = 30.0  # new and gone namespaces noticed this often
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
+    page_size: int = 500  # objects a LIST page holds
+    queue_size: int = 8  # pages and events handed over, not yet compared, at most
 
 
 @dataclass
@@ -62,9 +67,13 @@ class Figures:
 
 @dataclass(frozen=True)
 class Listed:
+    """One page of a LIST of a kind; the first page starts a listing, the last ends it."""
+
     api_version: str
     kind: str
     items: list[dict[str, Any]]
+    first: bool = True
+    last: bool = True
 
 
 @dataclass(frozen=True)
@@ -128,14 +137,11 @@ class KindStream(threading.Thread):
     def _once(self) -> None:
         """A LIST when there is no version to take up from or a resync is due, then one
         watch request until the server ends it."""
-        if not self.version or time.monotonic() - self.listed_at >= self.timing.resync_seconds:
-            items, self.version = self.client.list_everywhere(
-                self.api_version, self.kind, label_selector=SELECTOR
-            )
-            self.listed_at = time.monotonic()
-            self.figures.add(relists=1)
-            self.out.put(Listed(self.api_version, self.kind, items))
         try:
+            if not self.version or time.monotonic() - self.listed_at >= self.timing.resync_seconds:
+                self._list()  # a 410 here: the continue token outlived the server's history
+                if not self.version:  # stopped while listing
+                    return
             for event in self.client.watch(
                 self.api_version,
                 self.kind,
@@ -154,7 +160,7 @@ class KindStream(threading.Thread):
                 self.version = obj.get("metadata", {}).get("resourceVersion") or self.version
                 if event["type"] != "BOOKMARK":
                     self.figures.add(events=1)
-                    self.out.put(
+                    self._hand_over(
                         Changed(self.api_version, self.kind, event["type"], obj, time.monotonic())
                     )
                 if self.stop.is_set():
@@ -163,6 +169,39 @@ class KindStream(threading.Thread):
             if error.status != 410:
                 raise
             self.version = ""
+
+    def _list(self) -> None:
+        """The kind's LIST, page by page. The watch takes up from the first page's version:
+        a real API server serves every page from that one snapshot, and a server that
+        answers later pages from newer state only makes the watch repeat what a later page
+        already showed, which compares the same."""
+        self.version = ""
+        version = None
+        handed = 0
+        held: list[dict[str, Any]] | None = None  # read, handed over once the next is read
+        for items, page_version in self.client.list_pages(
+            self.api_version, self.kind, label_selector=SELECTOR, page_size=self.timing.page_size
+        ):
+            version = page_version if version is None else version
+            if held is not None:
+                self._hand_over(Listed(self.api_version, self.kind, held, handed == 0, False))
+                handed += 1
+            held = items
+            if self.stop.is_set():
+                return
+        self._hand_over(Listed(self.api_version, self.kind, held or [], handed == 0, True))
+        self.figures.add(relists=1)
+        self.listed_at = time.monotonic()
+        self.version = version or ""
+
+    def _hand_over(self, item: Listed | Changed) -> None:
+        """Into the bounded queue, waiting while the comparison is behind, unless stopped."""
+        while not self.stop.is_set():
+            try:
+                self.out.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                continue
 
 
 def namespace_of(kind: str, obj: dict[str, Any]) -> str:

@@ -247,23 +247,33 @@ class ClusterClient:
         items, _ = self._retry(list_once)
         return items
 
-    def list_everywhere(
+    def list_pages(
         self,
         api_version: str,
         kind: str,
         *,
         label_selector: str,
-    ) -> tuple[list[dict[str, Any]], str]:
-        """One LIST over all namespaces (no retries: a watcher has its own backoff): the
-        items and the list's resourceVersion, where a watch of the same takes up."""
-        body = self._raw_get(
-            api_version,
-            kind,
-            [("labelSelector", label_selector)],
-            read_timeout=self.policy.timeout_seconds,
-        ).read()
-        found = json.loads(body)
-        return found.get("items") or [], found["metadata"].get("resourceVersion", "")
+        page_size: int,
+    ) -> Iterator[tuple[list[dict[str, Any]], str]]:
+        """A LIST over all namespaces in pages of `page_size` (limit / continue, as
+        client-go's pager does), so no more than a page is held at once; no retries: a
+        watcher has its own backoff. Yields (items, the page's resourceVersion). A continue
+        token the server compacted away is a KubeError with status 410: list again."""
+        token = ""
+        while True:
+            query = [("labelSelector", label_selector), ("limit", str(page_size))]
+            if token:
+                query.append(("continue", token))
+            body = self._raw_get(
+                api_version, kind, query, read_timeout=self.policy.timeout_seconds
+            ).read()
+            found = json.loads(body)
+            del body
+            meta = found.get("metadata") or {}
+            yield found.get("items") or [], meta.get("resourceVersion", "")
+            token = meta.get("continue") or ""
+            if not token:
+                return
 
     def watch(
         self,

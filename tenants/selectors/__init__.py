@@ -15,6 +15,7 @@ audit         the audit log
 deploy_tokens  who may mint a namespace's deploy token, its tokens, their kubeconfig
 costs         showback: what a tenant's allocated quota costs at the clusters' prices
 cost_chart    a month's costs as the bars of the tenant page's chart
+cost_totals   the dashboard's costs card: every tenant's month, summed by the database
 """
 
 from tenants.selectors.access_map import (
@@ -88,7 +89,14 @@ from tenants.selectors.requests import (
     requests_visible_to,
     visible_request,
 )
-from tenants.selectors.reviews import Review, approval_digest, policy_digest, review
+from tenants.selectors.reviews import (
+    QueueReview,
+    Review,
+    approval_digest,
+    policy_digest,
+    queue_reviews,
+    review,
+)
 from tenants.selectors.rights import (
     is_platform_admin,
     may_request,
@@ -159,6 +167,8 @@ __all__ = [
     "request_history",
     "request_rows_visible_to",
     "requests_visible_to",
+    "queue_reviews",
+    "QueueReview",
     "review",
     "role_by_tenant",
     "role_in",

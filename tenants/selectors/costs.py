@@ -114,7 +114,7 @@ def month_start(day: date) -> date:
     return day.replace(day=1)
 
 
-def _next_month(first: date) -> date:
+def next_month(first: date) -> date:
     return (first + timedelta(days=32)).replace(day=1)
 
 
@@ -124,7 +124,7 @@ def _days_of(first: date) -> list[tuple[date, datetime, datetime, Decimal]]:
     zone = timezone.get_current_timezone()
     days = []
     day = first
-    while day < _next_month(first):
+    while day < next_month(first):
         start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
         end = datetime.combine(day + timedelta(days=1), datetime.min.time(), tzinfo=zone)
         days.append((day, start, end, _hours(start, end)))
@@ -142,19 +142,22 @@ def tenant_costs(
 ) -> TenantCosts:
     """What `tenant` holds costs in `month` (default: this one), per namespace, project,
     tier and day, in the currency of its clusters' prices."""
-    return _costs_of([tenant], month=month, now=now)[0]
+    return costs_of([tenant], month=month, now=now)[0]
 
 
-def _costs_of(
-    tenants: list[Tenant], *, month: date | None, now: datetime | None
+def costs_of(
+    tenants: list[Tenant], *, month: date | None, now: datetime | None, narrowed: Q | None = None
 ) -> list[TenantCosts]:
-    """tenant_costs of each of `tenants`, read in a fixed number of queries."""
+    """tenant_costs of each of `tenants`, read in a fixed number of queries; of only the
+    namespaces `narrowed` chooses, when given (tenants.selectors.cost_totals)."""
     now = now or timezone.now()
     zone = timezone.get_current_timezone()
     first = month_start(month or timezone.localdate(now))
     window_start = datetime.combine(first, datetime.min.time(), tzinfo=zone)
-    window_end = min(datetime.combine(_next_month(first), datetime.min.time(), tzinfo=zone), now)
+    window_end = min(datetime.combine(next_month(first), datetime.min.time(), tzinfo=zone), now)
     held = Namespace.objects.filter(HELD, tenant__in=tenants, created_at__lt=window_end)
+    if narrowed is not None:
+        held = held.filter(narrowed)
     namespaces = list(
         held.select_related("cluster", "tier", "project")
         # What a cost is worked out from; a namespace's drift and labels (JSON) are not.
@@ -212,7 +215,7 @@ def _costs(
     window_start, window_end = window
     today = timezone.localdate(now)
     month_days = _days_of(first)
-    main = _main(
+    main = main_currency(
         {
             namespace.cluster_id: prices[namespace.cluster_id]
             for namespace in namespaces
@@ -286,7 +289,7 @@ def _costs(
         other_currencies=sorted(set(currencies) - {main}),
     )
     day = first
-    while day < _next_month(first):
+    while day < next_month(first):
         costs.days.append(DayCost(day=day, amount=daily.get(day, Decimal(0))))
         day += timedelta(days=1)
     costs.projects = _grouped(rows, main, lambda row: row.project or "(no project)")
@@ -294,7 +297,7 @@ def _costs(
     return costs
 
 
-def _main(prices: dict[int, ClusterPrice]) -> str:
+def main_currency(prices: dict[int, ClusterPrice]) -> str:
     """The currency totals are given in: the one most clusters use (EUR if none)."""
     counted = defaultdict(int)
     for price in prices.values():
@@ -348,16 +351,3 @@ def _removes(removal: dict, namespace: Namespace) -> bool:
 
 def rounded(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
-
-
-def costs_by_tenant(
-    *, month: date | None = None, now: datetime | None = None, tenants: list[Tenant] | None = None
-) -> list[TenantCosts]:
-    """Every tenant's costs this month, dearest first (the dashboard's card)."""
-    chosen = (
-        tenants
-        if tenants is not None
-        else list(Tenant.objects.filter(retired_at__isnull=True).order_by("slug"))
-    )
-    found = _costs_of(chosen, month=month, now=now)
-    return sorted(found, key=lambda each: (-each.total, each.tenant.slug))

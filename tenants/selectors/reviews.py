@@ -5,12 +5,20 @@ The digest an approval binds to is the domain's rule, computed here and nowhere 
 GitOps change a request owns. Pages, the API and the approval services read it through
 `review`; provisioning, checking that an approved plan has not moved, calls
 `approval_digest` with what it rendered itself.
+
+The approval queue shows each row's digest as last reviewed (`queue_reviews`), kept a while
+in the cache, rather than rendering fifty plans and reading their repositories on every
+view: approving compares it with the plan as it renders then (the approval services call
+`review`, which keeps what it finds), so a digest that went stale is refused, never
+approved, and the queue shows the new one after that.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+
+from django.core.cache import cache
 
 from tenants import provisioner
 from tenants.errors import PlanUnavailable, PreviewUnavailable
@@ -61,9 +69,58 @@ def repository_warnings(tenancy_request: Request) -> tuple[str, ...]:
 
 
 def review(tenancy_request: Request) -> Review:
-    """Renders the plan and reads the tenant's repository for the GitOps diff."""
+    """Renders the plan and reads the tenant's repository for the GitOps diff; keeps the
+    digest (or why there is none) for the queue."""
     if tenancy_request.state not in PLANNED_STATES:
         return Review()
+    found = _review(tenancy_request)
+    if tenancy_request.pk is None or tenancy_request.created_at is None:
+        return found  # not saved: no queue shows it
+    cache.set(
+        _kept_key(tenancy_request),
+        {"digest": found.digest, "plan_error": found.plan_error},
+        REVIEW_KEPT_SECONDS,
+    )
+    return found
+
+
+# How long the queue shows a digest as last reviewed before reviewing the request again.
+REVIEW_KEPT_SECONDS = 15 * 60
+
+
+def _kept_key(tenancy_request: Request) -> str:
+    # With the moment it was made: an id handed out again (a database restored from a
+    # backup) is another request.
+    return f"review:{tenancy_request.pk}:{tenancy_request.created_at.timestamp()}"
+
+
+@dataclass(frozen=True)
+class QueueReview:
+    """What a queue row shows of its plan: the digest approving it binds to ("" when
+    there is no plan to approve, and `plan_error` says why)."""
+
+    digest: str = ""
+    plan_error: str = ""
+
+
+def queue_reviews(requests: list[Request]) -> dict[int, QueueReview]:
+    """Request id -> its digest as last reviewed, for a page of the queue: one cache read
+    for the page; only requests not reviewed lately are reviewed now (each tenant's
+    repository read once for them all). Approving compares the digest with the current
+    plan, so one kept from before a plan moved is refused, not approved."""
+    keys = {_kept_key(each): each for each in requests}
+    kept = cache.get_many(list(keys))
+    found = {keys[key].pk: QueueReview(**value) for key, value in kept.items()}
+    unseen = [each for key, each in keys.items() if key not in kept]
+    if unseen:
+        with provisioner.one_read_per_repository():
+            for each in unseen:
+                fresh = review(each)
+                found[each.pk] = QueueReview(digest=fresh.digest, plan_error=fresh.plan_error)
+    return found
+
+
+def _review(tenancy_request: Request) -> Review:
     warnings = repository_warnings(tenancy_request)
     try:
         planned = provisioner.plan(tenancy_request)

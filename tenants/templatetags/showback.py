@@ -9,7 +9,8 @@ from django import template
 from tenants import usage
 from tenants.models import Tenant
 from tenants.selectors.cost_chart import cost_chart
-from tenants.selectors.costs import costs_by_tenant, rounded, tenant_costs
+from tenants.selectors.cost_totals import totals_by_tenant
+from tenants.selectors.costs import rounded, tenant_costs
 
 register = template.Library()
 
@@ -23,9 +24,9 @@ def tenant_costs_section(tenant: Tenant) -> dict:
 
 @register.inclusion_tag("tenants/_costs_card.html")
 def costs_card(limit: int = 8) -> dict:
-    found = costs_by_tenant()
+    found = totals_by_tenant(list(Tenant.objects.filter(retired_at__isnull=True)))
     return {
-        "rows": [each for each in found if each.namespaces][:limit],
+        "rows": [each for each in found if each.count][:limit],
         "unpriced": sorted({cluster for each in found for cluster in each.unpriced_clusters}),
     }
 

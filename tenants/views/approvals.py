@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from tenants import forms, provisioner, selectors, services
+from tenants import forms, selectors, services
 from tenants.errors import DomainError, NotAllowed, PlanMoved
 from tenants.filtersets import RequestFilterSet
 from tenants.models import ApprovalRule
@@ -23,9 +23,10 @@ def approval_queue(request: HttpRequest) -> HttpResponse:
         request.GET or None, queryset=selectors.decidable_by(request.user), request=request
     )
     page = Paginator(queue.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
-    # Each row is decided right here, so each carries the digest of the plan it approves.
-    with provisioner.one_read_per_repository():
-        rows = [(item, selectors.review(item)) for item in page]
+    # Each row is decided right here, so each carries the digest of the plan it approves,
+    # as last reviewed: approving checks it against the plan as it renders then.
+    reviews = selectors.queue_reviews(list(page))
+    rows = [(item, reviews[item.pk]) for item in page]
     query = request.GET.copy()
     query.pop("page", None)
     return render(

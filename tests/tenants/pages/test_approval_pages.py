@@ -1,11 +1,13 @@
 """Deciding requests in the browser: the approval queue (who sees what, filters, a fixed
-cost per row), approving the plan read on the request's page, refusals, rejection with a
-reason, and the requester's comments and cancelling."""
+cost per view, digests kept from before a plan moved refused), approving the plan read on
+the request's page, refusals, rejection with a reason, and the requester's comments and
+cancelling."""
 
 import pytest
 
 from tenants.choices import RequestState
 from tenants.models import AuditEvent, EnvironmentTier
+from tenants.selectors import review
 from tests.support.tenants_pages import submit
 from tests.support.workflow import approve_if_needed
 
@@ -108,10 +110,11 @@ def test_requester_comments_and_cancels(client, world):
     assert tenancy_request.state == RequestState.CANCELLED
 
 
-def test_queue_costs_one_plan_review_per_row_and_no_more(client, world):
-    """Every row of the queue can be approved where it stands, so each reads its plan's inputs
-    afresh for the page to bind the digest it shows (a plan that moves must not be approved
-    unseen): a fixed cost per row, bounded by the page size, and nothing else that grows."""
+def test_queue_reviews_a_row_once_then_costs_the_same_queries_for_one_row_or_nine(client, world):
+    """A row carries the digest approving it binds to, as last reviewed and kept a while
+    (tenants.selectors.reviews.queue_reviews): a view reads them all in one cache read,
+    so its queries do not grow with its rows; only a request not reviewed lately is
+    reviewed on the page, once."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -123,20 +126,46 @@ def test_queue_costs_one_plan_review_per_row_and_no_more(client, world):
         return len(queries)
 
     submit(world, app="app0")
+    queue_queries()
     one = queue_queries()
     for index in range(1, 5):
         submit(world, app=f"app{index}")
+    reviewing = queue_queries()
     five = queue_queries()
     for index in range(5, 9):
         submit(world, app=f"app{index}")
+    queue_queries()
     nine = queue_queries()
 
-    per_row = (five - one) // 4
-    assert five - one == 4 * per_row and nine - five == 4 * per_row  # linear, no N+1 on top
-    # What the plans share (the tier, the cluster, the tenant's claimed names) is read once
-    # for the page; each row reads its own request's namespaces and project.
-    assert per_row <= 2
-    assert one - per_row <= 11  # the page: session, user, count, the rows, the shared reads
+    assert one == five == nine <= 9  # session, user, count, the rows: none per row
+    # The view that first met four requests reviewed them: what their plans share (the
+    # tier, the cluster, the tenant's names) read once, then each its own inputs.
+    assert five < reviewing <= five + 5 + 2 * 4
+
+
+def test_a_digest_kept_from_before_the_plan_moved_is_refused_then_replaced(client, world):
+    tenancy_request = submit(world)
+    client.force_login(world["admin"])
+    before = client.get("/approvals/").context["rows"][0][1].digest
+    EnvironmentTier.objects.filter(slug="prod").update(pod_security_level="baseline")
+    assert client.get("/approvals/").context["rows"][0][1].digest == before  # kept
+
+    refused = client.post(
+        f"/requests/{tenancy_request.pk}/approve/",
+        {"plan_digest": before, "back": "queue"},
+        follow=True,
+    )
+    assert "moved since the queue was shown" in refused.content.decode()
+    tenancy_request.refresh_from_db()
+    assert tenancy_request.state == RequestState.SUBMITTED
+
+    # Approving read the plan as it is now: the queue shows that one, and it approves.
+    after = client.get("/approvals/").context["rows"][0][1].digest
+    assert after != before and after == review(tenancy_request).digest
+    client.post(f"/requests/{tenancy_request.pk}/approve/", {"plan_digest": after, "back": "queue"})
+    tenancy_request.refresh_from_db()
+    assert tenancy_request.state == RequestState.APPROVED
+    assert tenancy_request.approvals.get().plan_digest == after
 
 
 def test_auto_approved_request_needs_no_queue(world):

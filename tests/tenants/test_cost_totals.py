@@ -1,0 +1,166 @@
+"""The dashboard's costs card sums in the database (tenants.selectors.cost_totals): the
+same figures as each tenant's page, in the same number of queries for three namespaces or
+thirty."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tenants.choices import NamespaceState, RequestKind, RequestState
+from tenants.models import (
+    AuditEvent,
+    Cluster,
+    ClusterPrice,
+    EphemeralEnvironment,
+    Project,
+    Request,
+    Tenant,
+)
+from tenants.selectors.cost_totals import totals_by_tenant
+from tenants.selectors.costs import rounded, tenant_costs
+from tests.support.tenants_showback import NOW, namespace
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
+
+@pytest.fixture
+def clock():
+    with time_machine.travel(NOW + timedelta(hours=15, minutes=20), tick=False) as traveller:
+        yield traveller
+
+
+def removed(world, gone, *, finished):
+    removal = Request.objects.create(
+        tenant=gone.tenant,
+        kind=RequestKind.DECOMMISSION,
+        payload={"namespace": gone.name},
+        requester=world.member,
+        state=RequestState.DECOMMISSIONED,
+    )
+    with time_machine.travel(finished, tick=False):
+        AuditEvent.objects.create(
+            actor_label="system",
+            action="request.mark_decommissioned",
+            object_type="tenants.request",
+            object_id=str(removal.pk),
+        )
+
+
+def a_month_of_everything(world):
+    """Namespaces of two tenants on three clusters (one unpriced, one in dollars): held
+    since last month, made this month and today, removed this month and last month, gone at
+    an unrecorded time, an environment's that ended this month."""
+    dollars = Cluster.objects.create(name="west", api_url="https://west.example:6443")
+    ClusterPrice.objects.create(
+        cluster=dollars, currency="USD", cpu_core_hour=Decimal("0.031"), namespace_month=1
+    )
+    Cluster.objects.create(name="bare", api_url="https://bare.example:6443")
+    namespace(world, "payments-old-dev", created=NOW - timedelta(days=40))
+    namespace(world, "payments-new-dev", created=NOW - timedelta(days=3, minutes=7))
+    namespace(world, "payments-today-dev", created=NOW + timedelta(hours=2, seconds=5))
+    namespace(world, "payments-west-dev", created=NOW - timedelta(days=20), cluster="west")
+    namespace(world, "payments-bare-dev", created=NOW - timedelta(days=2), cluster="bare")
+    namespace(world, "payments-wait-dev", created=NOW, state=NamespaceState.REQUESTED)
+    went = NamespaceState.DECOMMISSIONED
+    gone = namespace(world, "payments-gone-dev", created=NOW - timedelta(days=50), state=went)
+    removed(world, gone, finished=NOW - timedelta(days=4, hours=3))
+    earlier = namespace(world, "payments-earlier-dev", created=NOW - timedelta(days=60), state=went)
+    removed(world, earlier, finished=NOW - timedelta(days=30))
+    namespace(world, "payments-lost-dev", created=NOW - timedelta(days=1), state=went)
+    review = namespace(
+        world, "payments-shop-review-1", tier="review", created=NOW - timedelta(days=2), state=went
+    )
+    EphemeralEnvironment.objects.create(
+        tenant=world.payments,
+        project=Project.objects.create(tenant=world.payments, name="shop"),
+        request=Request.objects.create(
+            tenant=world.payments,
+            kind=RequestKind.EPHEMERAL,
+            payload={},
+            requester=world.member,
+            state=RequestState.READY,
+        ),
+        slug="review-1",
+        namespace=review,
+        owns_namespace=True,
+        expires_at=NOW,
+        max_expires_at=NOW,
+        ended_at=NOW - timedelta(hours=30),
+    )
+    search = Tenant.objects.get(slug="search")
+    other = namespace(world, "search-idx-dev", created=NOW - timedelta(days=9))
+    other.tenant = search
+    other.save(update_fields=["tenant"])
+
+
+def test_the_card_gives_each_tenant_the_figures_of_its_own_page(world, priced, clock):
+    a_month_of_everything(world)
+    tenants = list(Tenant.objects.order_by("slug"))
+
+    lines = {line.tenant.slug: line for line in totals_by_tenant(tenants)}
+
+    for tenant in tenants:
+        page = tenant_costs(tenant)
+        line = lines[tenant.slug]
+        assert (line.count, line.currency, line.unpriced_clusters) == (
+            len(page.namespaces),
+            page.currency,
+            page.unpriced_clusters,
+        )
+        assert (rounded(line.total), rounded(line.today)) == (
+            rounded(page.total),
+            rounded(page.today),
+        )
+    payments = lines["payments"]
+    # old, new, today, west; gone (removed this month), lost (made this month) and the
+    # review environment's; not the one removed last month, nor bare's, nor the waiting one.
+    assert payments.count == 7 and payments.unpriced_clusters == ["bare"]
+    assert payments.total > lines["search"].total > 0 and payments.today > 0
+
+
+def test_a_past_month_gives_the_figures_of_its_page_too(world, priced, clock):
+    a_month_of_everything(world)
+    tenants = list(Tenant.objects.order_by("slug"))
+    october = (NOW - timedelta(days=30)).date().replace(day=1)
+
+    for line in totals_by_tenant(tenants, month=october):
+        page = tenant_costs(line.tenant, month=october)
+        assert line.count == len(page.namespaces)
+        assert rounded(line.total) == rounded(page.total) and line.today == page.today == 0
+
+
+def test_the_card_costs_the_same_queries_for_three_namespaces_or_thirty(
+    world, priced, clock, client
+):
+    client.force_login(world.admin)
+
+    def dashboard_queries() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get("/dashboard/").status_code == 200
+        return len(queries)
+
+    def card_queries() -> int:
+        tenants = list(Tenant.objects.all())
+        with CaptureQueriesContext(connection) as queries:
+            totals_by_tenant(tenants)
+        return len(queries)
+
+    for index in range(3):
+        namespace(world, f"payments-a{index}-dev", created=NOW - timedelta(days=index))
+    dashboard_queries()
+    few, few_card = dashboard_queries(), card_queries()
+    for index in range(3, 30):
+        namespace(world, f"payments-a{index}-dev", created=NOW - timedelta(days=index))
+    dashboard_queries()
+    many, many_card = dashboard_queries(), card_queries()
+
+    assert few == many and few_card == many_card <= 4
+    page = client.get("/dashboard/").content.decode()
+    card = page[page.index('id="costs-card"') :]
+    assert '<td class="num">30</td>' in card

@@ -1,12 +1,16 @@
-"""A tenant's forge through its REST API (PyGithub: GitHub and GitHub Enterprise): open a
-pull request for a branch Berth pushed, read its state. I/O and nothing else; the token
-never appears in a message or a log line."""
+"""A tenant's forge through its REST API: open a pull request for a branch Berth pushed, read
+its state, ask whether the token may write. GitHub and GitHub Enterprise through PyGithub,
+GitLab (its merge requests, numbered by `iid`) through python-gitlab, behind the same
+functions. I/O and nothing else; the token never appears in a message or a log line."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+import gitlab
 from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest as GithubPull
 
@@ -14,6 +18,7 @@ from provisioning.gitops.remote import redact
 from tenants.egress import EgressRefused, Unresolvable, check_host
 
 TIMEOUT_SECONDS = 20
+T = TypeVar("T")
 
 
 class ForgeError(Exception):
@@ -29,9 +34,10 @@ class ForgeError(Exception):
 
 @dataclass(frozen=True)
 class Forge:
-    api_url: str
-    repository: str  # owner/name
+    api_url: str  # GitHub's API root; GitLab's instance URL
+    repository: str  # owner/name (GitLab: the project's path)
     token: str = field(default="", repr=False)
+    kind: str = "github"  # github | gitlab
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,11 @@ def _client(forge: Forge) -> Github:
 
 
 def _failed(forge: Forge, doing: str, error: Exception) -> ForgeError:
+    if isinstance(error, gitlab.GitlabError) and error.response_code:
+        message = f"the forge refused to {doing}: {error.response_code} {error.error_message}"
+        status = error.response_code
+        transient = status >= 500 or status == 429
+        return ForgeError(redact(message, [forge.token]), transient=transient, status=status)
     if isinstance(error, GithubException):
         said = error.data.get("message", "") if isinstance(error.data, dict) else ""
         message = f"the forge refused to {doing}: {error.status} {said}".rstrip()
@@ -94,6 +105,8 @@ def state_of(pull: GithubPull) -> PullState:
 def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str) -> PullState:
     """The open pull request of `head` into `base`: the one there already (an attempt
     that died after opening it), or a new one. Raises ForgeError."""
+    if forge.kind == "gitlab":
+        return _gitlab_open(forge, head=head, base=base, title=title, body=body)
     client = _client(forge)
     try:
         repo = client.get_repo(forge.repository)
@@ -109,6 +122,12 @@ def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str) -> P
 
 def read_pull(forge: Forge, number: int) -> PullState:
     """The pull request as the forge sees it now. Raises ForgeError."""
+    if forge.kind == "gitlab":
+        return _gitlab_call(
+            forge,
+            f"read merge request !{number}",
+            lambda p: _lab_state(p.mergerequests.get(number)),
+        )
     client = _client(forge)
     try:
         return state_of(client.get_repo(forge.repository).get_pull(number))
@@ -122,6 +141,8 @@ def may_write(forge: Forge) -> bool:
     """Whether the token may push to the repository, as the forge says (GitHub's
     `permissions.push`): what opening pull requests from Berth's branches needs. Raises
     ForgeError (no such repository, a refused token, no answer)."""
+    if forge.kind == "gitlab":  # Developer (30) and above may push
+        return _gitlab_call(forge, f"show {forge.repository}", _lab_may_write)
     client = _client(forge)
     try:
         permissions = client.get_repo(forge.repository).permissions
@@ -130,3 +151,60 @@ def may_write(forge: Forge) -> bool:
         raise _failed(forge, f"show {forge.repository}", error) from None
     finally:
         client.close()
+
+
+def _gitlab_call(forge: Forge, doing: str, call: Callable[[Any], T]) -> T:
+    """`call` on the tenant's project, through python-gitlab."""
+    parts = urlsplit(forge.api_url)
+    try:
+        check_host(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+    except (EgressRefused, Unresolvable) as refused:
+        raise ForgeError(f"the forge's API URL is refused: {refused}", transient=False) from None
+    client = gitlab.Gitlab(
+        forge.api_url.rstrip("/"), private_token=forge.token, timeout=TIMEOUT_SECONDS
+    )
+    try:
+        return call(client.projects.get(forge.repository))
+    except Exception as error:  # PyGitlab and requests raise many kinds
+        raise _failed(forge, doing, error) from None
+    finally:
+        client.session.close()
+
+
+def _gitlab_open(forge: Forge, *, head: str, base: str, title: str, body: str) -> PullState:
+    def opened(project: Any) -> PullState:
+        for found in project.mergerequests.list(
+            state="opened", source_branch=head, target_branch=base, get_all=False
+        ):
+            return _lab_state(found)
+        made = project.mergerequests.create(
+            {"source_branch": head, "target_branch": base, "title": title, "description": body}
+        )
+        return _lab_state(made)
+
+    return _gitlab_call(forge, "open a merge request", opened)
+
+
+def _lab_state(merge_request: Any) -> PullState:
+    state = {"opened": "open", "merged": "merged"}.get(merge_request.state, "closed")
+    merged_by = getattr(merge_request, "merged_by", None) or {}
+    return PullState(
+        number=merge_request.iid,
+        url=merge_request.web_url,
+        state=state,
+        head_sha=merge_request.sha or "",
+        branch=merge_request.source_branch,
+        merged_by=merged_by.get("username", "") if state == "merged" else "",
+        merge_sha=(getattr(merge_request, "merge_commit_sha", "") or "")
+        if state == "merged"
+        else "",
+    )
+
+
+def _lab_may_write(project: Any) -> bool:
+    permissions = getattr(project, "permissions", None) or {}
+    levels = [
+        (permissions.get(which) or {}).get("access_level", 0)
+        for which in ("project_access", "group_access")
+    ]
+    return max(levels) >= 30

@@ -95,6 +95,7 @@ def forge_of(tenant: Tenant) -> Forge:
         api_url=tenant.forge_api_url,
         repository=repository_of(tenant.gitops_repo_url),
         token=tenant.forge_token,
+        kind=tenant.forge_kind,
     )
 
 

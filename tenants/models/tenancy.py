@@ -189,10 +189,10 @@ class Tenant(models.Model):
             return None
         if not self.gitops_repo_url.strip():
             return {"changes_by_pull_request": "Pull requests need a GitOps repository."}
-        if self.forge_kind != ForgeKind.GITHUB:
+        if self.forge_kind not in (ForgeKind.GITHUB, ForgeKind.GITLAB):
             return {
-                "forge_kind": "Berth opens pull requests on GitHub and GitHub Enterprise so far; "
-                f"{self.get_forge_kind_display()} is not supported yet."
+                "forge_kind": "Berth opens pull requests on GitHub, GitHub Enterprise and "
+                f"GitLab so far; {self.get_forge_kind_display()} is not supported yet."
             }
         if not self.forge_api_url.strip():
             return {"forge_api_url": "Pull requests need the forge's API URL."}

@@ -66,6 +66,7 @@ from tenants.services.pull_requests import (
     pull_request_closed,
     pull_request_merged,
     receive_forge_event,
+    receive_gitlab_event,
 )
 from tenants.services.repository_checks import queue_repository_check, record_repository_check
 from tenants.services.requests import (
@@ -97,6 +98,7 @@ __all__ = [
     "pull_request_closed",
     "pull_request_merged",
     "receive_forge_event",
+    "receive_gitlab_event",
     "add_comment",
     "approve_campaign",
     "approve_request",

@@ -56,6 +56,41 @@ def receive_forge_event(*, tenant_slug: str, event: str, signature: str, body: b
         return "ignored: not a pull request event Berth reads"
     if action != "closed":
         return f"ignored: pull request {action}"
+    who = str((payload.get("sender") or {}).get("login", ""))
+    if pull.get("merged"):
+        merged_by = str((pull.get("merged_by") or {}).get("login", "")) or who
+        return _ended(tenant, repository, number, branch, merged_by, pull.get("merge_commit_sha"))
+    return _ended(tenant, repository, number, branch, who, None)
+
+
+def receive_gitlab_event(*, tenant_slug: str, event: str, token: str, body: bytes) -> str:
+    """A GitLab webhook delivery (`Merge Request Hook`), which carries the tenant's secret
+    as it is in `X-Gitlab-Token`: checked, then acted on as `receive_forge_event`."""
+    tenant = Tenant.objects.filter(slug=tenant_slug).first()
+    secret = tenant.forge_webhook_secret if tenant else ""
+    if not secret or not hmac.compare_digest(secret.encode(), token.encode()):
+        raise BadSignature("The event's token is not the tenant's webhook secret.")
+    if event != "Merge Request Hook":
+        return f"ignored: {event or 'no'} event"
+    try:
+        payload = json.loads(body)
+        attributes = payload["object_attributes"]
+        action, number = str(attributes["action"]), int(attributes["iid"])
+        repository = str(payload["project"]["path_with_namespace"])
+        branch = str(attributes["source_branch"])
+    except (ValueError, KeyError, TypeError):
+        return "ignored: not a merge request event Berth reads"
+    if action not in ("merge", "close"):
+        return f"ignored: merge request {action}"
+    who = str((payload.get("user") or {}).get("username", ""))
+    merged = str(attributes.get("merge_commit_sha") or "") if action == "merge" else None
+    return _ended(tenant, repository, number, branch, who, merged)
+
+
+def _ended(
+    tenant: Tenant, repository: str, number: int, branch: str, who: str, merge_sha: str | None
+) -> str:
+    """The forge says the pull request ended: merged (`merge_sha` not None) or closed."""
     row = (
         PullRequest.objects.filter(
             tenant=tenant, repository=repository, number=number, branch=branch
@@ -65,14 +100,8 @@ def receive_forge_event(*, tenant_slug: str, event: str, signature: str, body: b
     )
     if row is None:
         raise UnknownPullRequest(f"No request of {tenant.slug} opened {repository}#{number}.")
-    who = str((payload.get("sender") or {}).get("login", ""))
-    if pull.get("merged"):
-        merged_by = str((pull.get("merged_by") or {}).get("login", "")) or who
-        pull_request_merged(
-            pull_request_id=row.pk,
-            merged_by=merged_by,
-            merge_sha=pull.get("merge_commit_sha") or "",
-        )
+    if merge_sha is not None:
+        pull_request_merged(pull_request_id=row.pk, merged_by=who, merge_sha=merge_sha)
         return f"merged: request #{row.request_id} goes on"
     pull_request_closed(pull_request_id=row.pk, closed_by=who, reason="")
     return f"closed: request #{row.request_id} is back with its requester"

@@ -1,5 +1,6 @@
-"""The forge's webhook: GitHub `pull_request` events for the pull requests Berth opened in
-merge-request mode, signed with the tenant's forge webhook secret."""
+"""The forge's webhook: GitHub `pull_request` events (signed with the tenant's forge webhook
+secret) and GitLab `Merge Request Hook` events (carrying it) for the pull requests Berth
+opened in merge-request mode."""
 
 from __future__ import annotations
 
@@ -21,17 +22,26 @@ MAX_BODY = 5 * 1024 * 1024
 @csrf_exempt  # the forge signs its events instead: no session, no cookie
 @require_POST
 def forge_webhook(request: HttpRequest, slug: str) -> HttpResponse:
-    """204 when the event was read (acted on or ignored), 403 when it is not signed with
-    the tenant's secret, 404 when it names a pull request Berth did not open."""
+    """204 when the event was read (acted on or ignored), 403 when it is not signed with (or
+    does not carry) the tenant's secret, 404 when it names a pull request Berth did not
+    open."""
     if int(request.headers.get("Content-Length") or 0) > MAX_BODY:
         return HttpResponse(status=413)
     try:
-        done = services.receive_forge_event(
-            tenant_slug=slug,
-            event=request.headers.get("X-GitHub-Event", ""),
-            signature=request.headers.get(SIGNATURE_HEADER, ""),
-            body=request.body,
-        )
+        if "X-Gitlab-Event" in request.headers:
+            done = services.receive_gitlab_event(
+                tenant_slug=slug,
+                event=request.headers["X-Gitlab-Event"],
+                token=request.headers.get("X-Gitlab-Token", ""),
+                body=request.body,
+            )
+        else:
+            done = services.receive_forge_event(
+                tenant_slug=slug,
+                event=request.headers.get("X-GitHub-Event", ""),
+                signature=request.headers.get(SIGNATURE_HEADER, ""),
+                body=request.body,
+            )
     except services.BadSignature:
         logger.warning("forge webhook for %s refused: bad signature", slug)
         return HttpResponse("Signature does not match.\n", status=403, content_type="text/plain")

@@ -1,0 +1,131 @@
+"""Merge-request mode on GitLab: the same path through python-gitlab against the forge
+stand-in's GitLab routes (held to the parameters GitLab documents; GitLab has no OpenAPI
+description): a merge request opened from `berth/request-<id>`, merged on the forge → Ready;
+closed → back to the requester; a token below Developer is told at the repository check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forgesandbox import ForgeSandbox
+from portal.gitserver import GitHttpServer
+from provisioning.jobs.pull_requests import poll_pull_requests
+from tenants.choices import RequestState
+from tenants.models import PullRequest, Tenant
+from tests.forgesandbox.conftest import hook_receiver  # noqa: F401 - fixture
+from tests.support.cluster import seed_demo
+from tests.support.gitserver import files_on
+
+from .conftest import REPO, TOKEN, in_merge_request_mode
+from .test_merge_request_mode import converge, opened
+
+pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
+
+
+@pytest.fixture
+def gitlab_forge(tmp_path: Path):
+    root = tmp_path / "forge"
+    root.mkdir()
+    with (
+        GitHttpServer(root, token=TOKEN) as git_server,
+        ForgeSandbox(root, git_url=git_server.base_url, token=TOKEN, validate=False) as running,
+    ):
+        running.create_repo(REPO)
+        running.grant(REPO, running.user, "admin")  # a Maintainer
+        running.add_user("rita")
+        running.grant(REPO, "rita", "write")
+        yield running
+
+
+@pytest.fixture
+def world(db, sandbox, gitlab_forge, settings):
+    settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
+    seed_demo(sandbox)
+    tenant = Tenant.objects.get(slug="payments")
+    tenant.forge_kind = "gitlab"
+    in_merge_request_mode(tenant, gitlab_forge)
+    Tenant.objects.filter(pk=tenant.pk).update(forge_api_url=f"{gitlab_forge.url}/gitlab")
+    from tenants.models import User
+
+    return {
+        "tenant": Tenant.objects.get(pk=tenant.pk),
+        "forge": gitlab_forge,
+        "owner": User.objects.get(username="olivia"),
+        "admin": User.objects.get(username="pat"),
+    }
+
+
+def test_a_merge_request_merged_on_gitlab_lets_the_request_go_on_to_ready(world):
+    waiting = opened(world)
+    row = PullRequest.objects.get(request=waiting)
+    assert (row.number, row.branch) == (1, f"berth/request-{waiting.pk}")
+    assert "/merge_requests/1" in row.url
+
+    world["forge"].merge_as_reviewer(REPO, 1, "rita")
+    assert poll_pull_requests() == {waiting.pk: "merged"}
+
+    assert converge(waiting).state == RequestState.READY
+    assert "apps/shop/dev/application.yaml" in files_on(world["forge"].repo(REPO).git.path)
+    assert PullRequest.objects.get(request=waiting).merged_by == "rita"
+
+
+def test_a_merge_request_closed_on_gitlab_sends_the_request_back(world):
+    waiting = opened(world)
+    world["forge"].close_as_reviewer(REPO, 1, "rita")
+
+    assert poll_pull_requests() == {waiting.pk: "closed"}
+    waiting.refresh_from_db()
+    assert waiting.state == RequestState.RETURNED
+
+
+def test_a_gitlab_token_below_developer_is_told_at_the_repository_check(world):
+    from provisioning.previews import check_repository
+
+    assert check_repository(world["tenant"]).ok
+    world["forge"].grant(REPO, world["forge"].user, "read")  # a Reporter
+
+    checked = check_repository(world["tenant"])
+    assert not checked.ok and f"may not write {REPO}" in checked.message
+
+
+def test_gitlab_s_merge_request_hook_carrying_the_secret_moves_the_request(
+    world,
+    hook_receiver,  # noqa: F811 - the fixture imported above
+    client,
+):
+    import gitlab as python_gitlab
+
+    from .conftest import HOOK_SECRET
+
+    forge = world["forge"]
+    lab = python_gitlab.Gitlab(f"{forge.url}/gitlab", private_token=TOKEN)
+    lab.projects.get(REPO).hooks.create(
+        {"url": hook_receiver.url, "merge_requests_events": True, "token": HOOK_SECRET}
+    )
+    lab.session.close()
+    waiting = opened(world)
+    forge.merge_as_reviewer(REPO, 1, "rita")
+    forge.deliveries()
+    (merged,) = [
+        r
+        for r in hook_receiver.received
+        if r.headers.get("X-Gitlab-Event") == "Merge Request Hook"
+        and r.payload["object_attributes"]["action"] == "merge"
+    ]
+
+    def deliver(token: str):
+        return client.post(
+            "/tenants/payments/forge-hook/",
+            data=merged.body,
+            content_type="application/json",
+            HTTP_X_GITLAB_EVENT="Merge Request Hook",
+            HTTP_X_GITLAB_TOKEN=token,
+        )
+
+    assert deliver("not-the-secret").status_code == 403
+    assert deliver(merged.headers["X-Gitlab-Token"]).status_code == 204
+    waiting.refresh_from_db()
+    assert waiting.state == RequestState.PROVISIONING
+    assert "merged by rita" in waiting.status_message

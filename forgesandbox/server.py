@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import api, controls, gitlab, gitlab_render, render
+from . import api, controls, gitea, gitlab, gitlab_render, render
 from .model import Forge, ForgeError, Hook, Pull, Repo
 from .spec import load_document, load_openapi, spec_path
 from .validation import ForgeRequest, ForgeResponse, Validator
@@ -179,6 +179,7 @@ class ForgeSandbox:
             sha = self.forge.merge_pull(repo, pr, reviewer, method=method)
             api.pull_event(self._call(reviewer), repo, pr, "closed")
             gitlab_render.merge_request_event(self._gitlab_view(reviewer), repo, pr, "merge")
+            gitea.reviewer_event(self, reviewer, repo, pr)
         return sha
 
     def close_as_reviewer(self, full_name: str, number: int, reviewer: str | None = None) -> Pull:
@@ -192,6 +193,7 @@ class ForgeSandbox:
                 pr.closed_by = reviewer
                 api.pull_event(self._call(reviewer), repo, pr, "closed")
                 gitlab_render.merge_request_event(self._gitlab_view(reviewer), repo, pr, "close")
+                gitea.reviewer_event(self, reviewer, repo, pr)
         return pr
 
     def deliveries(self, event: str | None = None) -> list[Delivery]:
@@ -219,17 +221,10 @@ class ForgeSandbox:
     # -- serving -------------------------------------------------------------------------
 
     def _emit(self, repo: Repo, event: str, payload: dict, only: Hook | None) -> None:
-        hooks = (
-            [only]
-            if only
-            else [
-                h
-                for h in repo.hooks.values()
-                if h.flavour == "github" and h.active and (event in h.events or "*" in h.events)
-            ]
-        )
-        for hook in hooks:
-            self.deliverer.enqueue(hook, event, payload)
+        for hook in [only] if only else list(repo.hooks.values()):
+            wanted = event in hook.events or "*" in hook.events
+            if only or (hook.flavour == "github" and hook.active and wanted):
+                self.deliverer.enqueue(hook, event, payload)
 
     def _call(self, login: str, **kwargs: Any) -> api.Call:
         return api.Call(
@@ -266,6 +261,8 @@ class ForgeSandbox:
         path = url.path.rstrip("/") or "/"
         if path.startswith(CONTROL_PREFIX):
             return self._control(method, path, headers, body)
+        if path.startswith(gitea.PREFIX):
+            return gitea.handle(self, method, path, query_pairs, headers, body)
         if path.startswith(gitlab.PREFIX):
             token = headers.get("PRIVATE-TOKEN") or _token(headers.get("Authorization", ""))
             person = self.forge.user_of_token(token) if token else None

@@ -17,7 +17,7 @@ import urllib.parse
 import uuid
 from dataclasses import dataclass, field
 
-from . import gitlab_render
+from . import gitea_render, gitlab_render
 from .model import Hook
 
 TIMEOUT_SECONDS = 10  # GitHub gives a receiver ten seconds
@@ -77,7 +77,10 @@ class Deliverer:
             body = json.dumps(payload).encode()
             content_type = "application/json"
         guid = str(uuid.uuid4())
-        if hook.flavour == "gitlab":
+        if hook.flavour == "gitea":
+            headers = gitea_render.delivery_headers(hook, event, body)
+            guid = headers["X-Gitea-Delivery"]
+        elif hook.flavour == "gitlab":
             headers = gitlab_render.delivery_headers(hook, event)
             guid = headers["X-Gitlab-Event-UUID"]
         else:

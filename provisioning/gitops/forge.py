@@ -1,7 +1,8 @@
 """A tenant's forge through its REST API: open a pull request for a branch Berth pushed, read
 its state, ask whether the token may write. GitHub and GitHub Enterprise through PyGithub,
-GitLab (its merge requests, numbered by `iid`) through python-gitlab, behind the same
-functions. I/O and nothing else; the token never appears in a message or a log line."""
+GitLab (its merge requests, numbered by `iid`) through python-gitlab, Gitea and Forgejo
+through their REST API (provisioning.gitops.forge_gitea), behind the same functions. I/O and
+nothing else; the token never appears in a message or a log line."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import gitlab
+import requests
 from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest as GithubPull
 
+from provisioning.gitops.forge_gitea import Client as GiteaClient
+from provisioning.gitops.forge_gitea import GiteaRefused
 from provisioning.gitops.remote import redact
 from tenants.egress import EgressRefused, Unresolvable, check_host
 
@@ -34,10 +38,10 @@ class ForgeError(Exception):
 
 @dataclass(frozen=True)
 class Forge:
-    api_url: str  # GitHub's API root; GitLab's instance URL
+    api_url: str  # GitHub's API root; GitLab's instance URL; Gitea's instance or API root
     repository: str  # owner/name (GitLab: the project's path)
     token: str = field(default="", repr=False)
-    kind: str = "github"  # github | gitlab
+    kind: str = "github"  # github | gitlab | gitea (Gitea or Forgejo)
 
 
 @dataclass(frozen=True)
@@ -58,12 +62,16 @@ def repository_of(repo_url: str) -> str:
     return "/".join(parts[-2:])
 
 
-def _client(forge: Forge) -> Github:
+def _allowed(forge: Forge) -> None:
     parts = urlsplit(forge.api_url)
     try:
         check_host(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
     except (EgressRefused, Unresolvable) as refused:
         raise ForgeError(f"the forge's API URL is refused: {refused}", transient=False) from None
+
+
+def _client(forge: Forge) -> Github:
+    _allowed(forge)
     return Github(
         base_url=forge.api_url.rstrip("/"),
         auth=Auth.Token(forge.token),
@@ -73,6 +81,10 @@ def _client(forge: Forge) -> Github:
 
 
 def _failed(forge: Forge, doing: str, error: Exception) -> ForgeError:
+    if isinstance(error, GiteaRefused):
+        message = f"the forge refused to {doing}: {error}"
+        transient = error.status >= 500 or error.status == 429
+        return ForgeError(redact(message, [forge.token]), transient=transient, status=error.status)
     if isinstance(error, gitlab.GitlabError) and error.response_code:
         message = f"the forge refused to {doing}: {error.response_code} {error.error_message}"
         status = error.response_code
@@ -107,6 +119,12 @@ def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str) -> P
     that died after opening it), or a new one. Raises ForgeError."""
     if forge.kind == "gitlab":
         return _gitlab_open(forge, head=head, base=base, title=title, body=body)
+    if forge.kind == "gitea":
+        return _gitea_call(
+            forge,
+            "open a pull request",
+            lambda c: _tea_state(c.open_pull(head=head, base=base, title=title, body=body)),
+        )
     client = _client(forge)
     try:
         repo = client.get_repo(forge.repository)
@@ -128,6 +146,10 @@ def read_pull(forge: Forge, number: int) -> PullState:
             f"read merge request !{number}",
             lambda p: _lab_state(p.mergerequests.get(number)),
         )
+    if forge.kind == "gitea":
+        return _gitea_call(
+            forge, f"read pull request #{number}", lambda c: _tea_state(c.read_pull(number))
+        )
     client = _client(forge)
     try:
         return state_of(client.get_repo(forge.repository).get_pull(number))
@@ -143,6 +165,12 @@ def may_write(forge: Forge) -> bool:
     ForgeError (no such repository, a refused token, no answer)."""
     if forge.kind == "gitlab":  # Developer (30) and above may push
         return _gitlab_call(forge, f"show {forge.repository}", _lab_may_write)
+    if forge.kind == "gitea":  # Gitea's `permissions.push`, as GitHub's
+        return _gitea_call(
+            forge,
+            f"show {forge.repository}",
+            lambda c: bool((c.repository().get("permissions") or {}).get("push")),
+        )
     client = _client(forge)
     try:
         permissions = client.get_repo(forge.repository).permissions
@@ -208,3 +236,28 @@ def _lab_may_write(project: Any) -> bool:
         for which in ("project_access", "group_access")
     ]
     return max(levels) >= 30
+
+
+def _gitea_call(forge: Forge, doing: str, call: Callable[[GiteaClient], T]) -> T:
+    """`call` with a client of the tenant's Gitea (or Forgejo) repository."""
+    _allowed(forge)
+    client = GiteaClient(forge.api_url, forge.repository, forge.token, TIMEOUT_SECONDS)
+    try:
+        return call(client)
+    except (GiteaRefused, requests.RequestException, ValueError, KeyError, TypeError) as error:
+        raise _failed(forge, doing, error) from None
+    finally:
+        client.close()
+
+
+def _tea_state(pull: dict[str, Any]) -> PullState:
+    merged = bool(pull.get("merged"))
+    return PullState(
+        number=int(pull["number"]),
+        url=str(pull["html_url"]),
+        state="merged" if merged else "open" if pull["state"] == "open" else "closed",
+        head_sha=str(pull["head"]["sha"] or ""),
+        branch=str(pull["head"]["ref"]),
+        merged_by=str((pull.get("merged_by") or {}).get("login", "")) if merged else "",
+        merge_sha=str(pull.get("merge_commit_sha") or "") if merged else "",
+    )

@@ -189,10 +189,10 @@ class Tenant(models.Model):
             return None
         if not self.gitops_repo_url.strip():
             return {"changes_by_pull_request": "Pull requests need a GitOps repository."}
-        if self.forge_kind not in (ForgeKind.GITHUB, ForgeKind.GITLAB):
+        if self.forge_kind not in (ForgeKind.GITHUB, ForgeKind.GITLAB, ForgeKind.GITEA):
             return {
-                "forge_kind": "Berth opens pull requests on GitHub, GitHub Enterprise and "
-                f"GitLab so far; {self.get_forge_kind_display()} is not supported yet."
+                "forge_kind": "Berth opens pull requests on GitHub, GitHub Enterprise, GitLab, "
+                f"Gitea and Forgejo; {self.get_forge_kind_display()} is not one of them."
             }
         if not self.forge_api_url.strip():
             return {"forge_api_url": "Pull requests need the forge's API URL."}

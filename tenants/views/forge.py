@@ -1,6 +1,7 @@
 """The forge's webhook: GitHub `pull_request` events (signed with the tenant's forge webhook
-secret) and GitLab `Merge Request Hook` events (carrying it) for the pull requests Berth
-opened in merge-request mode."""
+secret), Gitea's and Forgejo's (signed too, the bare hex digest in `X-Gitea-Signature`) and
+GitLab `Merge Request Hook` events (carrying the secret) for the pull requests Berth opened in
+merge-request mode."""
 
 from __future__ import annotations
 
@@ -33,6 +34,14 @@ def forge_webhook(request: HttpRequest, slug: str) -> HttpResponse:
                 tenant_slug=slug,
                 event=request.headers["X-Gitlab-Event"],
                 token=request.headers.get("X-Gitlab-Token", ""),
+                body=request.body,
+            )
+        elif "X-Gitea-Event" in request.headers:  # Forgejo sends it too, beside its own
+            # Gitea's payload is GitHub's shape; its signature the same HMAC, unprefixed.
+            done = services.receive_forge_event(
+                tenant_slug=slug,
+                event=request.headers["X-Gitea-Event"],
+                signature="sha256=" + request.headers.get("X-Gitea-Signature", ""),
                 body=request.body,
             )
         else:

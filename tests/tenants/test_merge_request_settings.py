@@ -49,7 +49,7 @@ def test_a_platform_admin_puts_a_tenant_in_merge_request_mode_and_the_secrets_st
     [
         ({"forge_api_url": ""}, "forge_api_url"),
         ({"forge_token": ""}, "forge_token"),
-        ({"forge_kind": "gitea"}, "forge_kind"),
+        ({"forge_kind": "bitbucket"}, "forge_kind"),  # not a forge Berth speaks
         ({"gitops_repo_url": ""}, "changes_by_pull_request"),
     ],
 )

@@ -32,6 +32,10 @@ Beside it, under ``/gitlab/api/v4``, the GitLab REST subset python-gitlab sends 
 requests over the same repositories (``gitlab``): projects, members, merge requests (open,
 list, read, close, reopen, merge), hooks with GitLab's Merge Request Hook; each operation's
 parameters checked as GitLab's documentation gives them (``gitlab_params``).
+Under ``/gitea/api/v1``, Gitea's (and Forgejo's) API v1 subset for pull requests
+(``gitea``): the repository with the caller's permissions, pull requests (open, list, read,
+close, reopen, merge), hooks with Gitea's ``pull_request`` event signed in
+``X-Gitea-Signature``; each operation's parameters checked as Gitea documents them.
 
 The repositories (``<root>/<owner>/<name>.git``) are served over git's HTTP protocol by
 whatever the caller runs beside it (the project's git server in its tests), at ``git_url``.

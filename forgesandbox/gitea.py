@@ -50,7 +50,8 @@ class Call(render.View):
         return repo
 
     def pull(self, repo: Repo) -> Pull:
-        pull = repo.pulls.get(int(self.params["index"]))
+        index = self.params["index"]
+        pull = repo.pulls.get(int(index)) if index.isdigit() else None
         if pull is None:
             raise ForgeError(404, "The target couldn't be found.")
         return pull
@@ -284,14 +285,15 @@ def _answer(view: render.View | None, method: str, path: str, query, body: bytes
     operation, params = resolved
     try:
         given = json.loads(body) if body else {}
-        if not isinstance(given, dict):
-            raise ValueError
+    except ValueError:
+        given = None
+    if not isinstance(given, dict):
+        return 422, render.error("the request body is not a JSON object", view.web), {}
+    try:
         args = arguments(operation, {**dict(query), **given})
         call = Call(view.forge, view.web, view.git, view.login, view.emit, params, args)
         with view.forge.lock:
             return operation.handler(call)
-    except ValueError:
-        return 422, render.error("the request body is not a JSON object", view.web), {}
     except ForgeError as error:
         return error.status, render.error(error.message, view.web), {}
 

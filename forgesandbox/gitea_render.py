@@ -124,7 +124,9 @@ def pull_request_event(view: View, repo: Repo, pull: Pull, action: str) -> None:
 def delivery_headers(hook: Hook, event: str, body: bytes) -> dict[str, str]:
     """Gitea's headers: the signature is the bare hex HMAC-SHA256 of the body."""
     headers = {
-        "Content-Type": "application/json",
+        "Content-Type": "application/x-www-form-urlencoded"
+        if hook.content_type == "form"
+        else "application/json",
         "User-Agent": "Go-http-client/1.1",
         "X-Gitea-Event": event,
         "X-Gitea-Event-Type": event,

@@ -193,3 +193,13 @@ def test_a_repository_the_user_cannot_see_is_hidden_and_a_bad_token_refused(gite
         tea.root + "/user", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
     )
     assert bearer.json()["login"] == gitea_forge.user
+
+
+def test_a_body_that_is_not_a_json_object_and_a_missing_pull_request_are_gitea_s_errors(tea):
+    not_json = tea("POST", f"/repos/{REPO}/pulls", data=b"head=topic")
+    assert not_json.status_code == 422 and not_json.json()["url"]
+    assert tea("POST", f"/repos/{REPO}/pulls", json=["head"]).status_code == 422
+    assert tea("GET", f"/repos/{REPO}/pulls/abc").status_code == 404
+    assert tea("GET", f"/repos/{REPO}/pulls/9").json()["message"]
+    unknown_state = tea("GET", f"/repos/{REPO}/pulls", params={"state": "merged"})
+    assert unknown_state.status_code == 422

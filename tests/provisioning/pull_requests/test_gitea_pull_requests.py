@@ -160,3 +160,15 @@ def test_gitea_s_signed_pull_request_event_moves_the_request(
     waiting.refresh_from_db()
     assert waiting.state == RequestState.PROVISIONING
     assert "merged by rita" in waiting.status_message
+
+
+def test_a_gitea_api_url_on_a_network_berth_may_not_reach_is_never_called(world, settings):
+    forge = world["forge"]
+    settings.BERTH_EGRESS_ALLOW = []
+    tea = Forge(api_url=f"{forge.url}/gitea", repository=REPO, token=TOKEN, kind="gitea")
+    before = len(forge.requests())
+
+    with pytest.raises(ForgeError) as refused:
+        read_pull(tea, 1)
+    assert "refused" in refused.value.message and not refused.value.transient
+    assert len(forge.requests()) == before

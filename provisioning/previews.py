@@ -15,7 +15,7 @@ from provisioning.inputs import clusters_of, kept_input, shared_reads, tier_spec
 from provisioning.jobs import campaigns, deploy_tokens
 from provisioning.jobs.guardrails import expected_digest
 from provisioning.jobs.proposals import gitops_remote
-from provisioning.jobs.pull_requests import forge_check
+from provisioning.jobs.pull_requests import forge_check, forge_report
 from provisioning.kube import KubeError
 from provisioning.plan import Plan, render
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
@@ -26,6 +26,7 @@ from tenants.provisioner import (
     GitOpsChange,
     Grant,
     IssuedToken,
+    PullReport,
     RepositoryCheck,
 )
 
@@ -132,6 +133,9 @@ class Previews:
 
     def check_repository(self, tenant: Tenant) -> RepositoryCheck:
         return check_repository(tenant)
+
+    def read_pull_request(self, tenant: Tenant, number: int) -> PullReport:
+        return forge_report(tenant, number)
 
     @contextmanager
     def one_read_per_repository(self) -> Iterator[None]:

@@ -37,6 +37,10 @@ class ClusterUnavailable(DomainError):
     was kept."""
 
 
+class ForgeUnavailable(DomainError):
+    """The tenant's forge could not be asked (refused, away, or its settings incomplete)."""
+
+
 class PlanMoved(DomainError):
     """An approval was bound to a digest that is no longer the request's: its plan or its
     GitOps change moved since the approver saw them (or the plan cannot be rendered any

@@ -76,6 +76,16 @@ class Grant:
 
 
 @dataclass(frozen=True)
+class PullReport:
+    """A pull request as the tenant's forge itself answers for it, read with Berth's token."""
+
+    state: str  # open | merged | closed | gone (the forge does not know it)
+    branch: str = ""
+    merged_by: str = ""
+    merge_sha: str = ""
+
+
+@dataclass(frozen=True)
 class CampaignChanges:
     # [(namespace, {"desired", "before", "diff", "group"})]
     namespaces: list[tuple[Namespace, dict[str, Any]]]
@@ -126,6 +136,11 @@ class Provisioner(Protocol):
 
     def check_repository(self, tenant: Tenant) -> RepositoryCheck:
         """Can the tenant's repository be read, and pushed to, with its credential?"""
+        ...
+
+    def read_pull_request(self, tenant: Tenant, number: int) -> PullReport:
+        """The tenant's pull request `number` as its forge says it is now; raises
+        ForgeUnavailable."""
         ...
 
     def one_read_per_repository(self) -> AbstractContextManager[None]:
@@ -221,6 +236,10 @@ def bundle_digest() -> str:
 
 def check_repository(tenant: Tenant) -> RepositoryCheck:
     return provisioner().check_repository(tenant)
+
+
+def read_pull_request(tenant: Tenant, number: int) -> PullReport:
+    return provisioner().read_pull_request(tenant, number)
 
 
 def one_read_per_repository() -> AbstractContextManager[None]:

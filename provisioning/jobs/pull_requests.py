@@ -35,7 +35,9 @@ from provisioning.records import pull_requests as records
 from provisioning.records import run_steps
 from tenants import services
 from tenants.choices import PullRequestState, RequestState
+from tenants.errors import ForgeUnavailable
 from tenants.models import EnvironmentTier, Namespace, PullRequest, Request, Tenant
+from tenants.provisioner import PullReport
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +117,20 @@ def forge_check(tenant: Tenant) -> str | None:
     except ForgeError as error:
         return error.message
     return None
+
+
+def forge_report(tenant: Tenant, number: int) -> PullReport:
+    """The pull request as the tenant's forge answers for it now (what a webhook claims is
+    acted on only once the forge says so itself). Raises ForgeUnavailable."""
+    try:
+        pull = read_pull(forge_of(tenant), number)
+    except ForgeError as error:
+        if error.status == 404:
+            return PullReport(state="gone")
+        raise ForgeUnavailable(error.message) from None
+    return PullReport(
+        state=pull.state, branch=pull.branch, merged_by=pull.merged_by, merge_sha=pull.merge_sha
+    )
 
 
 def propose_first(items: list[Item]) -> tuple[list[Item], dict[int, str | GitFailure]]:

@@ -1,6 +1,9 @@
 """Merge-request mode, the forge's side: a pull request merged lets its request go on, one
 closed unmerged sends its request back to its requester; what the forge's webhook says is
-believed only under the tenant's signature (HMAC-SHA256 of the body, `X-Hub-Signature-256`).
+heard only under the tenant's signature (HMAC-SHA256 of the body, `X-Hub-Signature-256`), and
+acted on only once the forge itself, asked with Berth's token, says the same: whoever holds
+the webhook secret (a repository admin who set the hook up) cannot make an unmerged change
+go on.
 The provisioner opens, reads and rebases the pull requests (provisioning.jobs.pull_requests)
 and reports here, as the webhook does."""
 
@@ -14,8 +17,9 @@ from typing import Any
 
 from django.db import transaction
 
+from tenants import provisioner
 from tenants.choices import PullRequestState, RequestState
-from tenants.errors import DomainError
+from tenants.errors import DomainError, ForgeUnavailable
 from tenants.models import PullRequest, Request, Tenant
 from tenants.services.claims import release_claims
 from tenants.services.lifecycle import resume_merged, return_unmerged
@@ -100,8 +104,23 @@ def _ended(
     )
     if row is None:
         raise UnknownPullRequest(f"No request of {tenant.slug} opened {repository}#{number}.")
-    if merge_sha is not None:
-        pull_request_merged(pull_request_id=row.pk, merged_by=who, merge_sha=merge_sha)
+    claimed = "merged" if merge_sha is not None else "closed"
+    try:
+        said = provisioner.read_pull_request(tenant, number)
+    except ForgeUnavailable as error:
+        return f"not acted on: the forge could not say whether #{number} was {claimed} ({error})"
+    if said.state != claimed or (said.branch and said.branch != row.branch):
+        logger.warning(
+            "forge webhook for %s says #%s was %s; the forge says %s",
+            tenant.slug,
+            number,
+            claimed,
+            said.state,
+        )
+        return f"not acted on: the forge says #{number} is {said.state}, not {claimed}"
+    if said.state == "merged":
+        merged_by = said.merged_by or who
+        pull_request_merged(pull_request_id=row.pk, merged_by=merged_by, merge_sha=said.merge_sha)
         return f"merged: request #{row.request_id} goes on"
     pull_request_closed(pull_request_id=row.pk, closed_by=who, reason="")
     return f"closed: request #{row.request_id} is back with its requester"

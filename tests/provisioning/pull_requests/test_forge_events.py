@@ -115,6 +115,31 @@ def test_a_signed_event_for_a_pull_request_berth_did_not_open_is_404(world, hook
     assert answer.status_code == 404
 
 
+def test_a_signed_merge_the_forge_did_not_make_lets_nothing_go_on(world, hooked, client):
+    """Whoever holds the webhook secret (a repository admin who set the hook up) signs an
+    event saying the pull request was merged; the forge, asked with Berth's token, says it
+    is still open, so the request keeps waiting and nothing reaches the cluster."""
+    waiting = opened(world)
+    world["forge"].deliveries()
+    (opening,) = [e for e in hooked.events("pull_request") if e.payload["action"] == "opened"]
+    payload = json.loads(opening.body)
+    payload["action"] = "closed"
+    payload["pull_request"].update(state="closed", merged=True, merge_commit_sha="f" * 40)
+    body = json.dumps(payload).encode()
+    signature = "sha256=" + hmac.new(HOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+
+    answer = deliver(client, Received(opening.headers, body), signature=signature)
+
+    assert answer.status_code == 204  # heard, signed: not the forge's to retry
+    waiting.refresh_from_db()
+    assert waiting.state == RequestState.AWAITING_MERGE
+    assert PullRequest.objects.get(request=waiting).state == "open"
+    # The real merge, when a reviewer makes it, still lets it go on.
+    world["forge"].merge_as_reviewer(REPO, 1, "rita")
+    assert deliver(client, closed_event(world, hooked)).status_code == 204
+    assert converge(waiting).state == RequestState.READY
+
+
 def test_polling_notices_a_merge_when_no_webhook_came(world):
     waiting = opened(world)
     world["forge"].merge_as_reviewer(REPO, 1, "rita")

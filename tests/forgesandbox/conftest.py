@@ -20,6 +20,7 @@ from github import Auth, Github
 from forgesandbox import ForgeSandbox
 from forgesandbox.spec import missing_reason
 from portal.gitserver import GitHttpServer
+from tests.support.forges import forge_over_git
 from tests.support.gitserver import git
 
 TOKEN = "ghp_forgesandboxtesttoken000000000000"
@@ -45,6 +46,14 @@ def forge(tmp_path: Path, github_openapi: None) -> Iterator[ForgeSandbox]:
     ):
         yield running
         running.assert_valid_responses()
+
+
+@pytest.fixture
+def plain_forge(tmp_path: Path) -> Iterator[ForgeSandbox]:
+    """The forge for its GitLab and Gitea routes (no OpenAPI description needed), with
+    acme/gitops, which the forge's user administers (on GitLab, a Maintainer)."""
+    with forge_over_git(tmp_path, token=TOKEN, repo=REPO, validate=False) as running:
+        yield running
 
 
 @pytest.fixture

@@ -8,34 +8,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import requests
 
 from forgesandbox import ForgeSandbox
-from portal.gitserver import GitHttpServer
 from tests.forgesandbox.conftest import REPO, TOKEN, HookReceiver, push_branch
 
 SECRET = "gitea-hook-secret"
 
 
 @pytest.fixture
-def gitea_forge(tmp_path: Path) -> Iterator[ForgeSandbox]:
-    root = tmp_path / "forge"
-    root.mkdir()
-    with (
-        GitHttpServer(root, token=TOKEN) as git_server,
-        ForgeSandbox(root, git_url=git_server.base_url, token=TOKEN, validate=False) as running,
-    ):
-        running.create_repo(REPO)
-        running.grant(REPO, running.user, "admin")
-        yield running
-
-
-@pytest.fixture
-def tea(gitea_forge: ForgeSandbox) -> Iterator[Gitea]:
-    client = Gitea(gitea_forge.url + "/gitea/api/v1", gitea_forge.token)
+def tea(plain_forge: ForgeSandbox) -> Iterator[Gitea]:
+    client = Gitea(plain_forge.url + "/gitea/api/v1", plain_forge.token)
     yield client
     client.session.close()
 
@@ -82,13 +67,13 @@ def hooked(tea: Gitea, receiver: HookReceiver) -> None:
 
 
 def test_a_pushed_branch_becomes_a_pull_request_merged_through_the_api(
-    gitea_forge, tea, tmp_path, hook_receiver
+    plain_forge, tea, tmp_path, hook_receiver
 ):
-    assert tea("GET", "/user").json()["login"] == gitea_forge.user
+    assert tea("GET", "/user").json()["login"] == plain_forge.user
     repo = tea("GET", f"/repos/{REPO}").json()
     assert repo["permissions"] == {"admin": True, "push": True, "pull": True}
     hooked(tea, hook_receiver)
-    head = push_branch(gitea_forge, tmp_path / "work", "berth/request-1", {"a.yaml": "a: 1\n"})
+    head = push_branch(plain_forge, tmp_path / "work", "berth/request-1", {"a.yaml": "a: 1\n"})
 
     made = tea(
         "POST",
@@ -114,32 +99,32 @@ def test_a_pushed_branch_becomes_a_pull_request_merged_through_the_api(
     assert (after["state"], after["merged"], after["merged_by"]["login"]) == (
         "closed",
         True,
-        gitea_forge.user,
+        plain_forge.user,
     )
-    assert after["merge_commit_sha"] == gitea_forge.repo(REPO).git.branch_sha("main")
+    assert after["merge_commit_sha"] == plain_forge.repo(REPO).git.branch_sha("main")
     again = tea("POST", f"/repos/{REPO}/pulls/1/merge", json={"Do": "merge"})
     assert again.status_code == 405
-    assert gitea_hooks(gitea_forge, hook_receiver) == [
+    assert gitea_hooks(plain_forge, hook_receiver) == [
         {"action": "opened", "merged": False, "signed": True},
         {"action": "closed", "merged": True, "signed": True},
     ]
 
 
 def test_a_reviewer_merging_or_closing_in_the_web_ui_sends_gitea_s_event(
-    gitea_forge, tea, tmp_path, hook_receiver
+    plain_forge, tea, tmp_path, hook_receiver
 ):
     hooked(tea, hook_receiver)
-    gitea_forge.add_user("rita")
-    gitea_forge.grant(REPO, "rita", "write")
+    plain_forge.add_user("rita")
+    plain_forge.grant(REPO, "rita", "write")
     for n, branch in enumerate(("one", "two"), start=1):
-        push_branch(gitea_forge, tmp_path / "work", branch, {f"{branch}.yaml": "x: 1\n"})
+        push_branch(plain_forge, tmp_path / "work", branch, {f"{branch}.yaml": "x: 1\n"})
         body = {"head": branch, "base": "main", "title": branch}
         assert tea("POST", f"/repos/{REPO}/pulls", json=body).json()["number"] == n
 
-    gitea_forge.merge_as_reviewer(REPO, 1, "rita")
-    gitea_forge.close_as_reviewer(REPO, 2, "rita")
+    plain_forge.merge_as_reviewer(REPO, 1, "rita")
+    plain_forge.close_as_reviewer(REPO, 2, "rita")
 
-    assert gitea_hooks(gitea_forge, hook_receiver)[2:] == [
+    assert gitea_hooks(plain_forge, hook_receiver)[2:] == [
         {"action": "closed", "merged": True, "signed": True},
         {"action": "closed", "merged": False, "signed": True},
     ]
@@ -149,8 +134,8 @@ def test_a_reviewer_merging_or_closing_in_the_web_ui_sends_gitea_s_event(
     assert tea("GET", f"/repos/{REPO}/pulls/1").json()["merged_by"]["login"] == "rita"
 
 
-def test_closing_and_reopening_through_the_api_and_a_duplicate_refused(gitea_forge, tea, tmp_path):
-    push_branch(gitea_forge, tmp_path / "work", "topic", {"t.yaml": "t: 1\n"})
+def test_closing_and_reopening_through_the_api_and_a_duplicate_refused(plain_forge, tea, tmp_path):
+    push_branch(plain_forge, tmp_path / "work", "topic", {"t.yaml": "t: 1\n"})
     body = {"head": "topic", "base": "main", "title": "Topic"}
     assert tea("POST", f"/repos/{REPO}/pulls", json=body).status_code == 201
     duplicate = tea("POST", f"/repos/{REPO}/pulls", json=body)
@@ -178,12 +163,12 @@ def test_parameters_gitea_does_not_take_are_refused_with_its_422(tea, body, said
     assert said in refused.json()["message"] and refused.json()["url"]
 
 
-def test_a_repository_the_user_cannot_see_is_hidden_and_a_bad_token_refused(gitea_forge, tea):
-    stranger = gitea_forge.add_user("stranger")
+def test_a_repository_the_user_cannot_see_is_hidden_and_a_bad_token_refused(plain_forge, tea):
+    stranger = plain_forge.add_user("stranger")
     as_stranger = Gitea(tea.root, stranger)
     assert as_stranger("GET", f"/repos/{REPO}").status_code == 404
     as_stranger.session.close()
-    gitea_forge.grant(REPO, "stranger", "read")
+    plain_forge.grant(REPO, "stranger", "read")
     reader = Gitea(tea.root, stranger)
     assert reader("GET", f"/repos/{REPO}").json()["permissions"]["push"] is False
     reader.session.close()
@@ -192,7 +177,7 @@ def test_a_repository_the_user_cannot_see_is_hidden_and_a_bad_token_refused(gite
     bearer = requests.get(
         tea.root + "/user", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
     )
-    assert bearer.json()["login"] == gitea_forge.user
+    assert bearer.json()["login"] == plain_forge.user
 
 
 def test_a_body_that_is_not_a_json_object_and_a_missing_pull_request_are_gitea_s_errors(tea):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
-from pathlib import Path
 
 import gitlab
 import pytest
@@ -15,27 +14,13 @@ import requests
 from gitlab.exceptions import GitlabCreateError, GitlabGetError, GitlabMRClosedError
 
 from forgesandbox import ForgeSandbox
-from portal.gitserver import GitHttpServer
 from tests.forgesandbox.conftest import REPO, TOKEN, HookReceiver, push_branch
 from tests.support.gitserver import git
 
 
 @pytest.fixture
-def gitlab_forge(tmp_path: Path) -> Iterator[ForgeSandbox]:
-    root = tmp_path / "forge"
-    root.mkdir()
-    with (
-        GitHttpServer(root, token=TOKEN) as git_server,
-        ForgeSandbox(root, git_url=git_server.base_url, token=TOKEN, validate=False) as running,
-    ):
-        running.create_repo(REPO)
-        running.grant(REPO, running.user, "admin")  # a Maintainer
-        yield running
-
-
-@pytest.fixture
-def lab(gitlab_forge: ForgeSandbox) -> Iterator[gitlab.Gitlab]:
-    client = gitlab.Gitlab(gitlab_forge.url + "/gitlab", private_token=gitlab_forge.token)
+def lab(plain_forge: ForgeSandbox) -> Iterator[gitlab.Gitlab]:
+    client = gitlab.Gitlab(plain_forge.url + "/gitlab", private_token=plain_forge.token)
     yield client
     client.session.close()
 
@@ -51,17 +36,17 @@ def received_merge_request_hooks(forge: ForgeSandbox, receiver: HookReceiver) ->
 
 
 def test_a_pushed_branch_becomes_a_merge_request_merged_by_the_api(
-    gitlab_forge, lab, tmp_path, hook_receiver
+    plain_forge, lab, tmp_path, hook_receiver
 ):
     lab.auth()
-    assert lab.user.username == gitlab_forge.user
+    assert lab.user.username == plain_forge.user
     project = lab.projects.get(REPO)
     assert project.default_branch == "main"
     assert project.permissions["project_access"]["access_level"] == 40  # a Maintainer
     project.hooks.create(
         {"url": hook_receiver.url, "merge_requests_events": True, "token": "s3cret"}
     )
-    head = push_branch(gitlab_forge, tmp_path / "work", "berth/request-7", {"a.yaml": "a: 1\n"})
+    head = push_branch(plain_forge, tmp_path / "work", "berth/request-7", {"a.yaml": "a: 1\n"})
 
     mr = project.mergerequests.create(
         {"source_branch": "berth/request-7", "target_branch": "main", "title": "Request 7"}
@@ -74,7 +59,7 @@ def test_a_pushed_branch_becomes_a_merge_request_merged_by_the_api(
 
     mr.merge(merge_commit_message="Merge request 7")
     mr = project.mergerequests.get(1)
-    assert mr.state == "merged" and mr.merged_by["username"] == gitlab_forge.user
+    assert mr.state == "merged" and mr.merged_by["username"] == plain_forge.user
     # The merge is on main, as the next clone over git sees it.
     work = tmp_path / "work"
     basic = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
@@ -82,7 +67,7 @@ def test_a_pushed_branch_becomes_a_merge_request_merged_by_the_api(
     assert git("show", "origin/main:a.yaml", cwd=work) == "a: 1\n"
     assert git("rev-parse", "origin/main", cwd=work).strip() == mr.merge_commit_sha
 
-    hooks = received_merge_request_hooks(gitlab_forge, hook_receiver)
+    hooks = received_merge_request_hooks(plain_forge, hook_receiver)
     assert hooks == [
         {"action": "open", "token": "s3cret", "state": "opened"},
         {"action": "merge", "token": "s3cret", "state": "merged"},
@@ -92,21 +77,21 @@ def test_a_pushed_branch_becomes_a_merge_request_merged_by_the_api(
 
 
 def test_a_reviewer_closes_it_in_the_web_ui_and_the_hook_says_who(
-    gitlab_forge, lab, tmp_path, hook_receiver
+    plain_forge, lab, tmp_path, hook_receiver
 ):
-    gitlab_forge.add_user("rev", "rev-token")
-    gitlab_forge.grant(REPO, "rev", "maintain")
+    plain_forge.add_user("rev", "rev-token")
+    plain_forge.grant(REPO, "rev", "maintain")
     project = lab.projects.get(REPO)
     project.hooks.create({"url": hook_receiver.url, "merge_requests_events": True, "token": "t"})
-    push_branch(gitlab_forge, tmp_path / "work", "feature", {"b.yaml": "b: 2\n"})
+    push_branch(plain_forge, tmp_path / "work", "feature", {"b.yaml": "b: 2\n"})
     mr = project.mergerequests.create(
         {"source_branch": "feature", "target_branch": "main", "title": "B"}
     )
-    gitlab_forge.close_as_reviewer(REPO, mr.iid, reviewer="rev")
+    plain_forge.close_as_reviewer(REPO, mr.iid, reviewer="rev")
 
     mr = project.mergerequests.get(mr.iid)
     assert mr.state == "closed" and mr.closed_by["username"] == "rev"
-    assert [h["action"] for h in received_merge_request_hooks(gitlab_forge, hook_receiver)] == [
+    assert [h["action"] for h in received_merge_request_hooks(plain_forge, hook_receiver)] == [
         "open",
         "close",
     ]
@@ -119,9 +104,9 @@ def test_a_reviewer_closes_it_in_the_web_ui_and_the_hook_says_who(
     assert project.mergerequests.get(mr.iid).state == "closed"
 
 
-def test_what_gitlab_refuses(gitlab_forge, lab, tmp_path):
+def test_what_gitlab_refuses(plain_forge, lab, tmp_path):
     project = lab.projects.get(REPO)
-    push_branch(gitlab_forge, tmp_path / "work", "feature", {"c.yaml": "c: 3\n"})
+    push_branch(plain_forge, tmp_path / "work", "feature", {"c.yaml": "c: 3\n"})
     project.mergerequests.create(
         {"source_branch": "feature", "target_branch": "main", "title": "C"}
     )
@@ -136,9 +121,9 @@ def test_what_gitlab_refuses(gitlab_forge, lab, tmp_path):
     # take, refused rather than ignored, so a typo in a client shows.
     def create(body: dict) -> requests.Response:
         return requests.post(
-            f"{gitlab_forge.url}/gitlab/api/v4/projects/{project.id}/merge_requests",
+            f"{plain_forge.url}/gitlab/api/v4/projects/{project.id}/merge_requests",
             json=body,
-            headers={"PRIVATE-TOKEN": gitlab_forge.token},
+            headers={"PRIVATE-TOKEN": plain_forge.token},
             timeout=30,
         )
 
@@ -148,34 +133,34 @@ def test_what_gitlab_refuses(gitlab_forge, lab, tmp_path):
     assert typo.status_code == 400 and "titel" in typo.json()["error"]
 
     # Someone who may only read cannot merge; someone with no access does not see it.
-    gitlab_forge.add_user("reader", "reader-token")
-    gitlab_forge.grant(REPO, "reader", "read")
-    as_reader = gitlab.Gitlab(gitlab_forge.url + "/gitlab", private_token="reader-token")
+    plain_forge.add_user("reader", "reader-token")
+    plain_forge.grant(REPO, "reader", "read")
+    as_reader = gitlab.Gitlab(plain_forge.url + "/gitlab", private_token="reader-token")
     # GitLab answers 401 to a merge by someone who may not merge.
     with pytest.raises(gitlab.exceptions.GitlabAuthenticationError) as refused:
         as_reader.projects.get(REPO, lazy=True).mergerequests.get(1, lazy=True).merge()
     assert refused.value.response_code == 401
-    gitlab_forge.add_user("stranger", "stranger-token")
-    as_stranger = gitlab.Gitlab(gitlab_forge.url + "/gitlab", private_token="stranger-token")
+    plain_forge.add_user("stranger", "stranger-token")
+    as_stranger = gitlab.Gitlab(plain_forge.url + "/gitlab", private_token="stranger-token")
     with pytest.raises(GitlabGetError) as hidden:
         as_stranger.projects.get(REPO)
     assert hidden.value.response_code == 404
     with pytest.raises(gitlab.exceptions.GitlabAuthenticationError):
-        gitlab.Gitlab(gitlab_forge.url + "/gitlab", private_token="wrong").auth()
-    member = project.members_all.get(gitlab_forge.forge.users["reader"].id)
+        gitlab.Gitlab(plain_forge.url + "/gitlab", private_token="wrong").auth()
+    member = project.members_all.get(plain_forge.forge.users["reader"].id)
     assert member.access_level == 20  # a reporter
 
 
-def test_a_conflict_cannot_be_merged_and_a_moved_head_is_409(gitlab_forge, lab, tmp_path):
+def test_a_conflict_cannot_be_merged_and_a_moved_head_is_409(plain_forge, lab, tmp_path):
     project = lab.projects.get(REPO)
-    push_branch(gitlab_forge, tmp_path / "work", "feature", {"README.md": "ours\n"})
+    push_branch(plain_forge, tmp_path / "work", "feature", {"README.md": "ours\n"})
     mr = project.mergerequests.create(
         {"source_branch": "feature", "target_branch": "main", "title": "D"}
     )
     with pytest.raises(GitlabMRClosedError) as moved:
         mr.merge(sha="0" * 40)
     assert moved.value.response_code == 409
-    gitlab_forge.push_commit(REPO, "main", {"README.md": "theirs\n"})
+    plain_forge.push_commit(REPO, "main", {"README.md": "theirs\n"})
     mr = project.mergerequests.get(mr.iid)
     assert mr.has_conflicts and mr.detailed_merge_status == "conflict"
     with pytest.raises(GitlabMRClosedError) as conflict:

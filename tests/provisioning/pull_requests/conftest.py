@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from forgesandbox import ForgeSandbox
-from portal.gitserver import GitHttpServer
 from tenants.models import Cluster, Tenant, User
 from tests.forgesandbox.conftest import github_openapi  # noqa: F401 - fixture
 from tests.provisioning.conftest import sandbox  # noqa: F401 - fixture
 from tests.support.cluster import seed_demo
+from tests.support.forges import forge_over_git
 
 TOKEN = "ghp_berthmergerequestmode00000000000"
 REPO = "acme/gitops"
@@ -22,27 +22,34 @@ HOOK_SECRET = "forge-hook-Secr3t"
 
 @pytest.fixture
 def forge(tmp_path: Path, github_openapi: None):  # noqa: F811 - the fixture above
-    root = tmp_path / "forge"
-    root.mkdir()
-    with (
-        GitHttpServer(root, token=TOKEN) as git_server,
-        ForgeSandbox(root, git_url=git_server.base_url, token=TOKEN) as running,
-    ):
-        running.create_repo(REPO)
-        running.grant(REPO, running.user, "admin")
-        running.add_user("rita")  # a reviewer
-        running.grant(REPO, "rita", "write")
-        yield running
-        running.assert_valid_responses()
+    with forge_over_git(tmp_path, token=TOKEN, repo=REPO, validate=True, reviewer="rita") as f:
+        yield f
+        f.assert_valid_responses()
+
+
+@pytest.fixture
+def plain_forge(tmp_path: Path):
+    """The forge for its GitLab and Gitea routes, which need no OpenAPI description."""
+    with forge_over_git(tmp_path, token=TOKEN, repo=REPO, validate=False, reviewer="rita") as f:
+        yield f
 
 
 @pytest.fixture
 def world(db, sandbox, forge, settings):  # noqa: F811 - the fixture above
     """payments in merge-request mode for every tier, its forge the stand-in."""
+    return world_on(sandbox, forge, settings)
+
+
+def world_on(
+    cluster, forge: ForgeSandbox, settings, *, kind: str = "github", api_url: str = ""
+) -> dict:
+    """The demo seeded, payments in merge-request mode on `forge` as a forge of `kind`."""
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    seed_demo(sandbox)
+    seed_demo(cluster)
+    tenant = Tenant.objects.get(slug="payments")
+    tenant.forge_kind = kind
     return {
-        "tenant": in_merge_request_mode(Tenant.objects.get(slug="payments"), forge),
+        "tenant": in_merge_request_mode(tenant, forge, api_url=api_url),
         "forge": forge,
         "owner": User.objects.get(username="olivia"),
         "admin": User.objects.get(username="pat"),
@@ -50,12 +57,12 @@ def world(db, sandbox, forge, settings):  # noqa: F811 - the fixture above
     }
 
 
-def in_merge_request_mode(tenant: Tenant, forge: ForgeSandbox) -> Tenant:
+def in_merge_request_mode(tenant: Tenant, forge: ForgeSandbox, *, api_url: str = "") -> Tenant:
     """The tenant's repository on the forge, its changes through pull requests there."""
     tenant.gitops_repo_url = forge.clone_url(REPO)
     tenant.gitops_credentials = TOKEN
     tenant.changes_by_pull_request = True
-    tenant.forge_api_url = forge.api_url
+    tenant.forge_api_url = api_url or forge.api_url
     tenant.forge_token = TOKEN
     tenant.forge_webhook_secret = HOOK_SECRET
     tenant.full_clean()

@@ -8,56 +8,28 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from pathlib import Path
 
 import pytest
 import requests
 
-from forgesandbox import ForgeSandbox
-from portal.gitserver import GitHttpServer
 from provisioning.gitops.forge import Forge, ForgeError, open_pull, read_pull
 from provisioning.jobs.pull_requests import poll_pull_requests
 from tenants.choices import RequestState
-from tenants.models import PullRequest, Tenant, User
+from tenants.models import PullRequest
 from tests.forgesandbox.conftest import hook_receiver  # noqa: F401 - fixture
-from tests.support.cluster import seed_demo
 from tests.support.gitserver import files_on
 
-from .conftest import HOOK_SECRET, REPO, TOKEN, in_merge_request_mode
+from .conftest import HOOK_SECRET, REPO, TOKEN, world_on
 from .test_merge_request_mode import converge, opened
 
 pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
 
 
 @pytest.fixture
-def gitea_forge(tmp_path: Path):
-    root = tmp_path / "forge"
-    root.mkdir()
-    with (
-        GitHttpServer(root, token=TOKEN) as git_server,
-        ForgeSandbox(root, git_url=git_server.base_url, token=TOKEN, validate=False) as running,
-    ):
-        running.create_repo(REPO)
-        running.grant(REPO, running.user, "admin")
-        running.add_user("rita")
-        running.grant(REPO, "rita", "write")
-        yield running
-
-
-@pytest.fixture
-def world(db, sandbox, gitea_forge, settings):
-    settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    seed_demo(sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    tenant.forge_kind = "gitea"
-    in_merge_request_mode(tenant, gitea_forge)
-    Tenant.objects.filter(pk=tenant.pk).update(forge_api_url=f"{gitea_forge.url}/gitea")
-    return {
-        "tenant": Tenant.objects.get(pk=tenant.pk),
-        "forge": gitea_forge,
-        "owner": User.objects.get(username="olivia"),
-        "admin": User.objects.get(username="pat"),
-    }
+def world(db, sandbox, plain_forge, settings):
+    return world_on(
+        sandbox, plain_forge, settings, kind="gitea", api_url=f"{plain_forge.url}/gitea"
+    )
 
 
 def test_a_pull_request_merged_on_gitea_lets_the_request_go_on_to_ready(world):

@@ -15,6 +15,8 @@ import requests
 from forgesandbox import ForgeSandbox
 from tests.forgesandbox.conftest import REPO, TOKEN, HookReceiver, push_branch
 
+pytestmark = pytest.mark.processes  # git, for the repositories and every push
+
 SECRET = "gitea-hook-secret"
 
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from . import gitea_render as render
 from .gitlab_params import BOOLEAN, INTEGER, STRING, Operation
 from .model import ForgeError, Hook, Pull, Repo
+from .views import newest_first, page_of
 
 PREFIX = "/gitea/api/v1"  # the Gitea instance is at <forge>/gitea
 LIST, OBJECT = list, dict
@@ -110,14 +111,10 @@ def create_pull(call: Call) -> Answer:
 def list_pulls(call: Call) -> Answer:
     repo = call.repo()
     state = call.args.get("state", "open")
-    chosen = [
-        p
-        for p in sorted(repo.pulls.values(), key=lambda p: p.number, reverse=True)
-        if state in ("all", p.state)
-    ]
+    chosen = [p for p in newest_first(repo) if state in ("all", p.state)]
     limit = min(max(call.args.get("limit", 30), 1), 50)
     page = max(call.args.get("page", 1), 1)
-    shown = chosen[(page - 1) * limit : page * limit]
+    shown = page_of(chosen, page, limit)
     headers = {"X-Total-Count": str(len(chosen))}
     return 200, [render.pull_request(call, repo, p) for p in shown], headers
 

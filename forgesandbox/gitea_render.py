@@ -7,21 +7,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from .model import Forge, Hook, Pull, Repo
-
-
-@dataclass
-class View:
-    """Who is asking, and where the forge's pages and git server are (for the URLs)."""
-
-    forge: Forge
-    web: str  # the "web UI" root of the Gitea instance
-    git: str  # the git server's root
-    login: str
-    emit: Callable[[Hook, str, dict], object]  # a webhook delivery: hook, event, payload
+from .views import View
 
 
 def user(forge: Forge, login: str | None, web: str) -> dict | None:

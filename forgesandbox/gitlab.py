@@ -21,6 +21,7 @@ from urllib.parse import unquote
 from . import gitlab_render as render
 from .gitlab_params import BOOLEAN, INTEGER, PAGING, STRING, Operation, arguments, error_body
 from .model import ForgeError, Pull, Repo, now
+from .views import newest_first, page_of
 
 PREFIX = "/gitlab/api/v4"  # the GitLab instance is at <forge>/gitlab: python-gitlab's url
 
@@ -113,14 +114,14 @@ def list_merge_requests(call: Call) -> Answer:
     state = args.get("state", "all")
     chosen = [
         p
-        for p in sorted(repo.pulls.values(), key=lambda p: p.number, reverse=True)
+        for p in newest_first(repo)
         if state in ("all", render.state(p))
         and args.get("source_branch") in (None, p.head)
         and args.get("target_branch") in (None, p.base)
     ]
     per_page = min(args.get("per_page", 20), 100)
     page = max(args.get("page", 1), 1)
-    shown = chosen[(page - 1) * per_page : page * per_page]
+    shown = page_of(chosen, page, per_page)
     pages = max(1, -(-len(chosen) // per_page))
     headers = {
         "X-Page": str(page),

@@ -5,22 +5,9 @@ and hooks as GitLab's REST v4 renders them, and its "Merge Request Hook" (forges
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from .model import Forge, Hook, Pull, Repo
-
-
-@dataclass
-class View:
-    """Who is asking, and where the forge's pages and git server are (for the URLs)."""
-
-    forge: Forge
-    web: str  # the "web UI" root
-    git: str  # the git server's root
-    login: str
-    emit: Callable[[Hook, str, dict], object]  # a webhook delivery: hook, event, payload
-
+from .views import View
 
 # GitLab's access levels for the model's roles (a repository's owner is its Owner).
 ACCESS_LEVELS = {"admin": 40, "maintain": 40, "write": 30, "triage": 20, "read": 20}

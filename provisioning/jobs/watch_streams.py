@@ -35,7 +35,7 @@ class Timing:
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
     page_size: int = 500  # objects a LIST page holds
-    queue_size: int = 8  # pages and events handed over, not yet compared, at most
+    queue_size: int = 4  # pages and events handed over, not yet compared, at most
 
 
 @dataclass
@@ -171,25 +171,19 @@ class KindStream(threading.Thread):
             self.version = ""
 
     def _list(self) -> None:
-        """The kind's LIST, page by page. The watch takes up from the first page's version:
-        a real API server serves every page from that one snapshot, and a server that
-        answers later pages from newer state only makes the watch repeat what a later page
-        already showed, which compares the same."""
+        """The kind's LIST, page by page, each handed over as it is read. The watch takes
+        up from the first page's version: a real API server serves every page from that
+        one snapshot, and a server that answers later pages from newer state only makes
+        the watch repeat what a later page already showed, which compares the same."""
         self.version = ""
         version = None
-        handed = 0
-        held: list[dict[str, Any]] | None = None  # read, handed over once the next is read
-        for items, page_version in self.client.list_pages(
+        for items, page_version, last in self.client.list_pages(
             self.api_version, self.kind, label_selector=SELECTOR, page_size=self.timing.page_size
         ):
+            self._hand_over(Listed(self.api_version, self.kind, items, version is None, last))
             version = page_version if version is None else version
-            if held is not None:
-                self._hand_over(Listed(self.api_version, self.kind, held, handed == 0, False))
-                handed += 1
-            held = items
             if self.stop.is_set():
                 return
-        self._hand_over(Listed(self.api_version, self.kind, held or [], handed == 0, True))
         self.figures.add(relists=1)
         self.listed_at = time.monotonic()
         self.version = version or ""

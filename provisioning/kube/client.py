@@ -6,16 +6,12 @@ manager `berth`; every call is retried as provisioning.kube.errors says.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import logging
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -25,22 +21,12 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 from kubernetes.watch.watch import iter_resp_lines
 
+from provisioning.kube.connection import ClusterAccess, api_client_for, discovery_cache_file
 from provisioning.kube.errors import KubeError, RetryPolicy, describe, with_retries
 from provisioning.plan import ObjectRef, ref_of
 
 FIELD_MANAGER = "berth"
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ClusterAccess:
-    """How to reach one cluster: enough to build a client, nothing from the database."""
-
-    key: str  # identifies the cluster and its credentials' version, for the client cache
-    api_url: str
-    auth_method: str  # token | kubeconfig | in_cluster
-    credentials: str = ""
-    ca_certificate: str = ""
 
 
 @dataclass(frozen=True)
@@ -63,7 +49,7 @@ class ClusterClient:
         self.access_key = access.key
         self.policy = policy
         try:
-            self.api_client = _api_client(access)
+            self.api_client = api_client_for(access)
         except (ValueError, k8s_config.ConfigException, yaml.YAMLError) as exc:
             logger.warning("cluster credentials refused by the client: %s", exc)
             raise KubeError(
@@ -84,7 +70,9 @@ class ClusterClient:
             if self._dynamic is None:
                 # Discovery itself may hit a flaky server: retried like any call.
                 self._dynamic, _ = self._retry(
-                    lambda: DynamicClient(self.api_client, cache_file=_cache_file(self.access_key)),
+                    lambda: DynamicClient(
+                        self.api_client, cache_file=discovery_cache_file(self.access_key)
+                    ),
                 )
             return self._dynamic
 
@@ -254,11 +242,14 @@ class ClusterClient:
         *,
         label_selector: str,
         page_size: int,
-    ) -> Iterator[tuple[list[dict[str, Any]], str]]:
+    ) -> Iterator[tuple[list[dict[str, Any]], str, bool]]:
         """A LIST over all namespaces in pages of `page_size` (limit / continue, as
         client-go's pager does), so no more than a page is held at once; no retries: a
-        watcher has its own backoff. Yields (items, the page's resourceVersion). A continue
-        token the server compacted away is a KubeError with status 410: list again."""
+        watcher has its own backoff. Yields (items, the page's resourceVersion, whether it
+        is the last page). Each item's managedFields are dropped as they are read (as
+        client-go's informers can): they are most of an object's size and nothing Berth
+        compares. A continue token the server compacted away is a KubeError with status
+        410: list again."""
         token = ""
         while True:
             query = [("labelSelector", label_selector), ("limit", str(page_size))]
@@ -270,8 +261,10 @@ class ClusterClient:
             found = json.loads(body)
             del body
             meta = found.get("metadata") or {}
-            yield found.get("items") or [], meta.get("resourceVersion", "")
             token = meta.get("continue") or ""
+            items = [without_managed_fields(item) for item in found.get("items") or []]
+            del found
+            yield items, meta.get("resourceVersion", ""), not token
             if not token:
                 return
 
@@ -303,7 +296,10 @@ class ClusterClient:
         try:
             for line in iter_resp_lines(response):
                 if line:
-                    yield json.loads(line)
+                    event = json.loads(line)
+                    if isinstance(event.get("object"), dict):
+                        without_managed_fields(event["object"])
+                    yield event
         finally:
             response.release_conn()
 
@@ -350,36 +346,13 @@ class ClusterClient:
         return response if stream else answer
 
 
-@functools.cache
-def _discovery_dir() -> Path:
-    # Private to this process: the client's default cache is shared by every process and
-    # keyed only by host, so it could serve one cluster's API list for another.
-    return Path(tempfile.mkdtemp(prefix="berth-discovery-"))
-
-
-def _cache_file(access_key: str) -> str:
-    digest = hashlib.sha256(access_key.encode()).hexdigest()[:16]
-    return str(_discovery_dir() / f"{digest}.json")
-
-
-def _api_client(access: ClusterAccess) -> k8s.ApiClient:
-    if access.auth_method == "kubeconfig":
-        return k8s_config.new_client_from_config_dict(yaml.safe_load(access.credentials))
-    configuration = k8s.Configuration()
-    if access.auth_method == "in_cluster":
-        k8s_config.load_incluster_config(client_configuration=configuration)
-    else:
-        configuration.host = access.api_url
-        if access.credentials:
-            configuration.api_key = {"BearerToken": access.credentials}
-            configuration.api_key_prefix = {"BearerToken": "Bearer"}
-        if access.ca_certificate:
-            ca_file = Path(tempfile.mkstemp(prefix="berth-ca-", suffix=".pem")[1])
-            ca_file.write_text(access.ca_certificate)
-            configuration.ssl_ca_cert = str(ca_file)
-    # Retries are ours (with backoff and a count); urllib3 must not retry underneath.
-    configuration.retries = False
-    return k8s.ApiClient(configuration)
+def without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object without metadata.managedFields (changed in place): a watcher keeps what
+    it compares, and the field managers' bookkeeping is often half of what is listed."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
 
 
 _clients: dict[str, ClusterClient] = {}

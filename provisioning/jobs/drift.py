@@ -85,14 +85,14 @@ def _project(shape: Any, value: Any) -> Any:
     return str(value)  # as `differences` does: "1" and 1 are the same quantity
 
 
-def digest_in(shape: Any, obj: dict[str, Any]) -> str:
+def digest_in(shape: Any, obj: dict[str, Any]) -> bytes:
     """The digest of what `obj` holds where the shape (of a desired object's compared
     fields) has values; equal to the desired object's own digest when nothing drifted."""
     projected = _project(
         shape, {**obj, "metadata": {"labels": (obj.get("metadata") or {}).get("labels") or {}}}
     )
     text = json.dumps(projected, sort_keys=True, separators=(",", ":"))
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
 def find_drift(

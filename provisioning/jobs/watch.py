@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -52,15 +53,17 @@ WORKING = (RequestState.APPROVED, RequestState.PROVISIONING)
 ROLLING = (CampaignState.ROLLING, CampaignState.ROLLING_BACK)
 
 
-@dataclass
+@dataclass(slots=True)
 class NamespacePlan:
-    """What the watcher keeps of one namespace: its objects' digests, not the objects."""
+    """What the watcher keeps of one namespace: its objects' digests, not the objects. Kept
+    for every namespace on the cluster, so kept small: the 16 bytes of each digest, the
+    kinds' and names' strings shared between namespaces (interned)."""
 
     id: int
     tenant: str
     tenant_id: int
     repair: bool
-    objects: dict[tuple[str, str], tuple[Any, str]]  # (kind, name) -> (shape, digest)
+    objects: dict[tuple[str, str], tuple[Any, bytes]]  # (kind, name) -> (shape, digest)
     findings: dict[str, dict[str, Any]]  # object -> what is recorded for it
 
 
@@ -212,10 +215,11 @@ class ClusterWatcher:
                 }
             )
             shape = self.shapes.setdefault(json.dumps(shape, sort_keys=True), shape)
-            objects[(obj["kind"], obj["metadata"]["name"])] = (shape, digest_in(shape, obj))
+            key = (sys.intern(obj["kind"]), sys.intern(obj["metadata"]["name"]))
+            objects[key] = (shape, digest_in(shape, obj))
         plan = NamespacePlan(
             id=namespace.pk,
-            tenant=namespace.tenant.slug,
+            tenant=sys.intern(namespace.tenant.slug),
             tenant_id=namespace.tenant_id,
             repair=namespace.tier.auto_repair_drift,
             objects=objects,

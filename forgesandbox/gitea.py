@@ -12,14 +12,13 @@ repository the caller may not see is 404, as Gitea hides it."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import gitea_render as render
 from .gitlab_params import BOOLEAN, INTEGER, STRING, Operation
 from .model import ForgeError, Hook, Pull, Repo
-from .views import newest_first, page_of
+from .views import Routes, log_entry, newest_first, page_of
 
 PREFIX = "/gitea/api/v1"  # the Gitea instance is at <forge>/gitea
 LIST, OBJECT = list, dict
@@ -193,14 +192,8 @@ def list_hooks(call: Call) -> Answer:
     return 200, [render.hook(h) for h in repo.hooks.values() if h.flavour == "gitea"], {}
 
 
-OPERATIONS: list[tuple[str, re.Pattern[str], Operation]] = []
-
-
-def _op(method: str, template: str, handler, required=None, optional=None) -> None:
-    pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
-    OPERATIONS.append(
-        (method, re.compile(f"^{pattern}$"), Operation(handler, required or {}, optional or {}))
-    )
+OPERATIONS = Routes()
+_op = OPERATIONS.add
 
 
 _REPO, _PAGING = "/repos/{owner}/{repo}", {"page": INTEGER, "limit": INTEGER}
@@ -269,14 +262,7 @@ def arguments(operation: Operation, given: dict[str, Any]) -> dict[str, Any]:
 def _answer(view: render.View | None, method: str, path: str, query, body: bytes) -> Answer:
     if view is None:
         return 401, {"message": "token is required"}, {}
-    resolved = next(
-        (
-            (op, m.groupdict())
-            for verb, pattern, op in OPERATIONS
-            if verb == method and (m := pattern.match(path))
-        ),
-        None,
-    )
+    resolved = OPERATIONS.resolve(method, path)
     if resolved is None:
         return 404, render.error("not found", view.web), {}
     operation, params = resolved
@@ -304,17 +290,7 @@ def handle(
     person = sandbox.forge.user_of_token(token.strip()) if known else None
     view = view_of(sandbox, person.login) if person else None
     status, payload, extra = _answer(view, method, path.removeprefix(PREFIX) or "/", query, body)
-    sandbox._record(
-        {
-            "method": method,
-            "path": path,
-            "query": dict(query),
-            "user": view.login if view else None,
-            "refused": payload.get("message") if status == 422 else None,
-            "response_error": None,
-            "validation_seconds": 0.0,
-            "status": status,
-        }
-    )
+    refused = payload.get("message") if status == 422 else None
+    sandbox._record(log_entry(view, method, path, query, status, refused))
     data = json.dumps(payload).encode() if payload is not None else b""
     return status, data, {"Content-Type": "application/json;charset=utf-8", **extra}

@@ -13,15 +13,14 @@ GitLab's 400 (``{"error": "title is missing"}``) before any handler sees it. Tok
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 from . import gitlab_render as render
-from .gitlab_params import BOOLEAN, INTEGER, PAGING, STRING, Operation, arguments, error_body
+from .gitlab_params import BOOLEAN, INTEGER, PAGING, STRING, arguments, error_body
 from .model import ForgeError, Pull, Repo, now
-from .views import newest_first, page_of
+from .views import Routes, log_entry, newest_first, page_of
 
 PREFIX = "/gitlab/api/v4"  # the GitLab instance is at <forge>/gitlab: python-gitlab's url
 
@@ -214,14 +213,8 @@ def list_hooks(call: Call) -> Answer:
     return 200, [render.hook(repo, h) for h in repo.hooks.values() if h.flavour == "gitlab"], {}
 
 
-OPERATIONS: list[tuple[str, re.Pattern[str], Operation]] = []
-
-
-def _op(method: str, template: str, handler, required=None, optional=None) -> None:
-    pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
-    OPERATIONS.append(
-        (method, re.compile(f"^{pattern}$"), Operation(handler, required or {}, optional or {}))
-    )
+OPERATIONS = Routes()
+_op = OPERATIONS.add
 
 
 _MR = "/projects/{id}/merge_requests"
@@ -296,18 +289,11 @@ _op(
 _op("GET", "/projects/{id}/hooks", list_hooks, optional=PAGING)
 
 
-def resolve(method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
-    for route_method, pattern, operation in OPERATIONS:
-        if route_method == method and (match := pattern.match(path)):
-            return operation, match.groupdict()
-    return None
-
-
 def serve(
     view: render.View, method: str, path: str, query: list[tuple[str, str]], body: bytes
 ) -> tuple[int, Any, dict[str, str]]:
     """One request under PREFIX from an authenticated user: (status, JSON body, headers)."""
-    resolved = resolve(method, path)
+    resolved = OPERATIONS.resolve(method, path)
     if resolved is None:
         return 404, {"error": "404 Not Found"}, {}
     operation, params = resolved
@@ -335,14 +321,6 @@ def handle(
         status, payload, extra = 401, {"message": "401 Unauthorized"}, {}
     else:
         status, payload, extra = serve(view, method, path.removeprefix(PREFIX) or "/", query, body)
-    entry = {
-        "method": method,
-        "path": path,
-        "query": dict(query),
-        "user": view.login if view else None,
-        "refused": payload.get("error") if status == 400 else None,
-        "response_error": None,
-        "validation_seconds": 0.0,
-        "status": status,
-    }
+    refused = payload.get("error") if status == 400 else None
+    entry = log_entry(view, method, path, query, status, refused)
     return status, payload, {"Content-Type": "application/json", **extra}, entry

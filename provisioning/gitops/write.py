@@ -150,16 +150,8 @@ def write_batch(
             )
 
     attempts = 0
-    retrying = Retrying(
-        retry=retry_if_exception(lambda exc: isinstance(exc, GitError) and exc.transient),
-        stop=stop_after_attempt(max(policy.attempts, 1)),
-        wait=wait_exponential_jitter(
-            multiplier=policy.initial_seconds, max=policy.max_seconds, jitter=policy.initial_seconds
-        ),
-        reraise=True,
-    )
     try:
-        for attempt in retrying:
+        for attempt in _retrying(policy):
             with attempt:
                 attempts = attempt.retry_state.attempt_number
                 results = once()
@@ -203,7 +195,16 @@ def write_branch(
             work.push_branch(branch)
             return WriteResult("committed", sha, proposal, pushes=1, base=work.head)
 
-    retrying = Retrying(
+    for attempt in _retrying(policy):
+        with attempt:
+            result = once()
+            result.attempts = attempt.retry_state.attempt_number
+    return result
+
+
+def _retrying(policy: Policy) -> Retrying:
+    """Tries again, after a growing jittered pause, on a transient GitError only."""
+    return Retrying(
         retry=retry_if_exception(lambda exc: isinstance(exc, GitError) and exc.transient),
         stop=stop_after_attempt(max(policy.attempts, 1)),
         wait=wait_exponential_jitter(
@@ -211,11 +212,6 @@ def write_branch(
         ),
         reraise=True,
     )
-    for attempt in retrying:
-        with attempt:
-            result = once()
-            result.attempts = attempt.retry_state.attempt_number
-    return result
 
 
 # Inside `one_fetch_per_branch`: the checkouts read so far, and what closes them.

@@ -8,9 +8,9 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
 from tenants import selectors
-from tenants.errors import InvalidInput
 from tenants.filtersets import AuditEventFilterSet
 from tenants.quantities import payload_as_written
+from tenants.views.support import page_at_cursor, page_link
 
 
 @login_required
@@ -24,37 +24,24 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     )
     if request.GET.get("format") == "csv":
         return _audit_csv(events.qs)
-    try:
-        cursor = request.GET.get("cursor")
-        page = selectors.audit_page(
-            events.qs, cursor=selectors.AuditCursor.decode(cursor) if cursor else None, size=PAGE
-        )
-        status, problem = 200, ""
-    except InvalidInput as error:
-        page = selectors.audit_page(events.qs, size=PAGE)
-        status, problem = 400, error.field_errors["cursor"][0]
+    page, status, problem = page_at_cursor(
+        request,
+        lambda cursor: selectors.audit_page(events.qs, cursor=cursor, size=PAGE),
+        selectors.AuditCursor.decode,
+    )
     context = {
         "filter": events,
         "events": page.events,
         "problem": problem,
-        "newer": _page_link(request, page.previous) if page.previous else "",
-        "older": _page_link(request, page.next) if page.next else "",
-        "newest": _page_link(request, None) if page.previous else "",
+        "newer": page_link(request, page.previous) if page.previous else "",
+        "older": page_link(request, page.next) if page.next else "",
+        "newest": page_link(request, None) if page.previous else "",
     }
     return render(request, "tenants/audit_log.html", context, status=status)
 
 
 # Events a page: a screenful or two; older ones are a link away, never a count away.
 PAGE = 100
-
-
-def _page_link(request: HttpRequest, cursor: selectors.AuditCursor | None) -> str:
-    """This page's address with its filters, at `cursor` (the newest events without one)."""
-    query = request.GET.copy()
-    query.pop("cursor", None)
-    if cursor is not None:
-        query["cursor"] = cursor.encode()
-    return f"?{query.urlencode()}" if query else "?"
 
 
 class _Echo:

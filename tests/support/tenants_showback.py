@@ -1,14 +1,16 @@
-"""Helpers the showback tests (tests/tenants/test_showback*.py) share: the prices and the
-clock they use, a namespace made at a given time, and a tenant's costs read through the
-API."""
+"""Helpers the showback tests (tests/tenants/test_showback*.py, test_cost_totals.py) share:
+the prices and the clock they use, a namespace made at a given time and one removed at a
+given time, and a tenant's costs read through the API."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from tenants.choices import NamespaceState
-from tenants.models import Cluster, EnvironmentTier, Namespace
+import time_machine
+
+from tenants.choices import NamespaceState, RequestKind, RequestState
+from tenants.models import AuditEvent, Cluster, EnvironmentTier, Namespace, Request
 from tests.support.api import api
 
 NOW = datetime(2026, 11, 12, 0, 0, tzinfo=UTC)
@@ -50,6 +52,25 @@ def namespace(
     )
     Namespace.objects.filter(pk=made.pk).update(created_at=created)
     return made
+
+
+def removed(world, gone: Namespace, *, finished: datetime) -> None:
+    """`gone`'s decommission, its removal recorded as finished at `finished` (where
+    showback stops counting it)."""
+    removal = Request.objects.create(
+        tenant=gone.tenant,
+        kind=RequestKind.DECOMMISSION,
+        payload={"namespace": gone.name},
+        requester=world.member,
+        state=RequestState.DECOMMISSIONED,
+    )
+    with time_machine.travel(finished, tick=False):
+        AuditEvent.objects.create(
+            actor_label="system",
+            action="request.mark_decommissioned",
+            object_type="tenants.request",
+            object_id=str(removal.pk),
+        )
 
 
 def costs(world, user=None, **query):

@@ -14,7 +14,6 @@ from django.test.utils import CaptureQueriesContext
 
 from tenants.choices import NamespaceState, RequestKind, RequestState
 from tenants.models import (
-    AuditEvent,
     Cluster,
     ClusterPrice,
     EphemeralEnvironment,
@@ -24,7 +23,7 @@ from tenants.models import (
 )
 from tenants.selectors.cost_totals import totals_by_tenant
 from tenants.selectors.costs import rounded, tenant_costs
-from tests.support.tenants_showback import NOW, namespace
+from tests.support.tenants_showback import NOW, namespace, removed
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -33,23 +32,6 @@ pytestmark = pytest.mark.usefixtures("fresh_cache")
 def clock():
     with time_machine.travel(NOW + timedelta(hours=15, minutes=20), tick=False) as traveller:
         yield traveller
-
-
-def removed(world, gone, *, finished):
-    removal = Request.objects.create(
-        tenant=gone.tenant,
-        kind=RequestKind.DECOMMISSION,
-        payload={"namespace": gone.name},
-        requester=world.member,
-        state=RequestState.DECOMMISSIONED,
-    )
-    with time_machine.travel(finished, tick=False):
-        AuditEvent.objects.create(
-            actor_label="system",
-            action="request.mark_decommissioned",
-            object_type="tenants.request",
-            object_id=str(removal.pk),
-        )
 
 
 def a_month_of_everything(world):

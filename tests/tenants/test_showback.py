@@ -13,10 +13,10 @@ import pytest
 import time_machine
 from django.core.exceptions import ValidationError
 
-from tenants.choices import NamespaceState, RequestKind, RequestState
-from tenants.models import AuditEvent, Cluster, ClusterPrice, Project, Request
+from tenants.choices import NamespaceState
+from tenants.models import AuditEvent, Cluster, ClusterPrice, Project
 from tests.support.api import api, assert_problem
-from tests.support.tenants_showback import HOURLY, NOW, costs, namespace
+from tests.support.tenants_showback import HOURLY, NOW, costs, namespace, removed
 
 # Measured usage is kept a minute (tenants.usage): each test starts from an empty cache.
 pytestmark = pytest.mark.usefixtures("fresh_cache")
@@ -68,20 +68,7 @@ def test_costs_are_grouped_by_project_and_tier(world, priced, clock):
 
 def test_a_decommissioned_namespace_costs_until_its_removal_finished(world, priced, clock):
     gone = namespace(world, created=NOW - timedelta(hours=48), state=NamespaceState.DECOMMISSIONED)
-    removal = Request.objects.create(
-        tenant=world.payments,
-        kind=RequestKind.DECOMMISSION,
-        payload={"namespace": gone.name},
-        requester=world.member,
-        state=RequestState.DECOMMISSIONED,
-    )
-    with time_machine.travel(NOW - timedelta(hours=12), tick=False):
-        AuditEvent.objects.create(
-            actor_label="system",
-            action="request.mark_decommissioned",
-            object_type="tenants.request",
-            object_id=str(removal.pk),
-        )
+    removed(world, gone, finished=NOW - timedelta(hours=12))
 
     [row] = costs(world)["namespaces"]
 

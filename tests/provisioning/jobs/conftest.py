@@ -24,22 +24,10 @@ def engine_world(db, engine_sandbox):
 def newer_templates(world, monkeypatch):
     """The `shop` project provisioned on dev, then Berth's templates changed as a newer
     Berth's would be (its Argo CD Application annotated): a campaign has files to write."""
-    from provisioning import versions
-    from provisioning.gitops_plan import files as gitops_files
     from tests.support.gitops_loop import project, work
+    from tests.support.jobs_campaigns import annotated, newer_applications
 
     project(world, "shop", "argocd", "dev")
     work()
-    real = gitops_files.application
-    monkeypatch.setattr(
-        gitops_files,
-        "application",
-        lambda inputs, ns: {
-            **real(inputs, ns),
-            "metadata": {**real(inputs, ns)["metadata"], "annotations": {"berth.dev/new": "yes"}},
-        },
-    )
-    versions.bundle_digest.cache_clear()
-    yield
-    monkeypatch.undo()
-    versions.bundle_digest.cache_clear()
+    with newer_applications(monkeypatch, annotated):
+        yield

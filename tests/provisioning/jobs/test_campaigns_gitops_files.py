@@ -11,7 +11,7 @@ from tenants import services
 from tenants.choices import CampaignState, TargetState
 from tenants.models import EnvironmentTier, Namespace
 from tests.support.gitops_loop import work
-from tests.support.jobs_campaigns import roll
+from tests.support.jobs_campaigns import newer_applications, roll
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -20,8 +20,6 @@ pytestmark = pytest.mark.processes
 def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namespaces(
     world, monkeypatch, client
 ):
-    from provisioning import versions
-    from provisioning.gitops_plan import files as gitops_files
     from tenants.choices import RequestKind, RequestState
     from tenants.models import Request
     from tests.support.gitops_loop import project
@@ -34,16 +32,10 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
     path = "apps/shop/dev/application.yaml"
     assert "ServerSideApply=true" not in files_on(world["bare"])[path]
 
-    real = gitops_files.application
+    def server_side(application):  # what a newer Berth writes: Argo CD applies server-side
+        application["spec"]["syncPolicy"]["syncOptions"].append("ServerSideApply=true")
 
-    def server_side(inputs, ns):  # what a newer Berth writes: Argo CD applies server-side
-        document = real(inputs, ns)
-        document["spec"]["syncPolicy"]["syncOptions"].append("ServerSideApply=true")
-        return document
-
-    monkeypatch.setattr(gitops_files, "application", server_side)
-    versions.bundle_digest.cache_clear()
-    try:
+    with newer_applications(monkeypatch, server_side):
         campaign = services.create_campaign(
             actor=world["admin"],
             tier=EnvironmentTier.objects.get(slug="dev"),
@@ -76,9 +68,6 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
         work()
         assert Request.objects.get(pk=filed.pk).state == RequestState.READY
         assert "ServerSideApply=true" in files_on(world["bare"])[path]
-    finally:
-        monkeypatch.undo()
-        versions.bundle_digest.cache_clear()
 
 
 def test_a_refused_commit_pauses_the_campaign_and_says_why(world, newer_templates):

@@ -12,7 +12,7 @@ from tenants.choices import CampaignState, NamespaceState, RequestKind, RequestS
 from tenants.models import EnvironmentTier, Namespace, PullRequest, Request, Tenant
 from tests.support.gitops_loop import approved_namespace, project, submit, work
 from tests.support.gitserver import files_on
-from tests.support.jobs_campaigns import roll
+from tests.support.jobs_campaigns import annotated, newer_applications, roll
 from tests.support.workflow import approve_if_needed
 
 from .conftest import REPO
@@ -98,23 +98,10 @@ def test_a_decommission_whose_pull_request_is_closed_leaves_the_namespace_as_it_
 def test_an_upgrade_campaign_s_commit_for_a_tenant_in_the_mode_goes_through_a_pull_request(
     world, monkeypatch
 ):
-    from provisioning import versions
-    from provisioning.gitops_plan import files as gitops_files
-
     (made,) = [project(world, "shop", "argocd", "dev")]
     work()
     merged(world, Request.objects.get(pk=made.pk), 1)
-    real = gitops_files.application
-    monkeypatch.setattr(
-        gitops_files,
-        "application",
-        lambda inputs, ns: {
-            **real(inputs, ns),
-            "metadata": {**real(inputs, ns)["metadata"], "annotations": {"berth.dev/new": "yes"}},
-        },
-    )
-    versions.bundle_digest.cache_clear()
-    try:
+    with newer_applications(monkeypatch, annotated):
         campaign = services.create_campaign(
             actor=world["admin"],
             tier=EnvironmentTier.objects.get(slug="dev"),
@@ -132,6 +119,3 @@ def test_an_upgrade_campaign_s_commit_for_a_tenant_in_the_mode_goes_through_a_pu
         assert "berth.dev/new" in files_on(bare, f"berth/request-{filed.pk}")[path]
         merged(world, filed, 2)
         assert "berth.dev/new" in files_on(bare)[path]
-    finally:
-        monkeypatch.undo()
-        versions.bundle_digest.cache_clear()

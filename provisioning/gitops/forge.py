@@ -183,11 +183,7 @@ def may_write(forge: Forge) -> bool:
 
 def _gitlab_call(forge: Forge, doing: str, call: Callable[[Any], T]) -> T:
     """`call` on the tenant's project, through python-gitlab."""
-    parts = urlsplit(forge.api_url)
-    try:
-        check_host(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
-    except (EgressRefused, Unresolvable) as refused:
-        raise ForgeError(f"the forge's API URL is refused: {refused}", transient=False) from None
+    _allowed(forge)
     client = gitlab.Gitlab(
         forge.api_url.rstrip("/"), private_token=forge.token, timeout=TIMEOUT_SECONDS
     )

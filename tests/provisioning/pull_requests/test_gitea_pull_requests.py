@@ -134,13 +134,14 @@ def test_gitea_s_signed_pull_request_event_moves_the_request(
     assert "merged by rita" in waiting.status_message
 
 
-def test_a_gitea_api_url_on_a_network_berth_may_not_reach_is_never_called(world, settings):
+@pytest.mark.parametrize("kind", ["gitea", "gitlab"])
+def test_a_forge_api_url_on_a_network_berth_may_not_reach_is_never_called(world, settings, kind):
     forge = world["forge"]
     settings.BERTH_EGRESS_ALLOW = []
-    tea = Forge(api_url=f"{forge.url}/gitea", repository=REPO, token=TOKEN, kind="gitea")
+    elsewhere = Forge(api_url=f"{forge.url}/{kind}", repository=REPO, token=TOKEN, kind=kind)
     before = len(forge.requests())
 
     with pytest.raises(ForgeError) as refused:
-        read_pull(tea, 1)
+        read_pull(elsewhere, 1)
     assert "refused" in refused.value.message and not refused.value.transient
     assert len(forge.requests()) == before

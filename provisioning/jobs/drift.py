@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from typing import Any
 
 from provisioning.inputs import namespace_input
@@ -61,7 +62,7 @@ def object_finding(desired: dict[str, Any], live: dict[str, Any] | None) -> dict
 # A digest of the fields Berth sets, so a watcher holds a few bytes per object rather than
 # objects: the desired object's shape (its keys, the length of its lists) is walked in the
 # live one, and the values found there are hashed. Shapes repeat from namespace to namespace
-# and are kept once (`intern_shape`).
+# and are kept once (`planned_digests`).
 _MISMATCH = "\x00shape"
 
 
@@ -93,6 +94,25 @@ def digest_in(shape: Any, obj: dict[str, Any]) -> bytes:
     )
     text = json.dumps(projected, sort_keys=True, separators=(",", ":"))
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+def planned_digests(
+    desired: list[dict[str, Any]], shapes: dict[str, Any]
+) -> dict[tuple[str, str], tuple[Any, bytes]]:
+    """(kind, name) -> (shape, digest) of a namespace's desired objects, as a watcher keeps
+    them for every namespace: shapes shared through `shapes`, kinds and names interned."""
+    digests = {}
+    for obj in desired:
+        shape = shape_of(
+            {
+                **{k: v for k, v in obj.items() if k != "metadata"},
+                "metadata": {"labels": obj["metadata"].get("labels", {})},
+            }
+        )
+        shape = shapes.setdefault(json.dumps(shape, sort_keys=True), shape)
+        key = (sys.intern(obj["kind"]), sys.intern(obj["metadata"]["name"]))
+        digests[key] = (shape, digest_in(shape, obj))
+    return digests
 
 
 def find_drift(

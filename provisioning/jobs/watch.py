@@ -17,7 +17,6 @@ database is PostgreSQL, else a lease row (`ClusterWatch`). The holder beats into
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import sys
@@ -29,7 +28,7 @@ from typing import Any
 from django.db import DatabaseError, connection
 
 from provisioning.inputs import namespace_input
-from provisioning.jobs.drift import digest_in, object_finding, repair, shape_of, unexpected
+from provisioning.jobs.drift import digest_in, object_finding, planned_digests, repair, unexpected
 from provisioning.jobs.watch_lock import Lock
 from provisioning.jobs.watch_streams import (
     WATCHED_KINDS,
@@ -84,6 +83,8 @@ class ClusterWatcher:
         self.listing: dict[str, set[tuple[str, str]]] = {}  # kind -> (namespace, name) listed
         self.holding = threading.Event()  # set while this watcher holds the cluster
         self.client: ClusterClient | None = None
+        self.lock: Lock | None = None
+        self.next_beat = 0.0
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -108,6 +109,7 @@ class ClusterWatcher:
     def _watch(self, stop: threading.Event, lock: Lock) -> None:
         cluster = Cluster.objects.get(pk=self.cluster_id)
         self.client = cluster_client(cluster)
+        self.lock = lock
         self._refresh()
         streams_stop = threading.Event()
         streams = [
@@ -124,17 +126,13 @@ class ClusterWatcher:
         ]
         for stream in streams:
             stream.start()
-        next_beat = next_refresh = time.monotonic()
+        next_refresh = time.monotonic()
         try:
             while not stop.is_set():
                 now = time.monotonic()
-                if now >= next_beat:
-                    next_beat = now + self.timing.heartbeat_seconds
-                    if not self._beat(lock):
-                        logger.warning(
-                            "cluster %s: lock lost; another watcher has it", self.cluster_id
-                        )
-                        return
+                if not self._beat_when_due():
+                    logger.warning("cluster %s: lock lost; another watcher has it", self.cluster_id)
+                    return
                 if now >= next_refresh:
                     next_refresh = now + self.timing.refresh_seconds
                     try:
@@ -165,6 +163,16 @@ class ClusterWatcher:
         finally:
             streams_stop.set()
 
+    def _beat_when_due(self) -> bool:
+        """A heartbeat once `heartbeat_seconds` have passed since the last: between events,
+        and between namespaces while thousands are planned at start, so a long first
+        refresh neither lets the lease lapse nor tells beat's reconcile the watcher is away
+        (it would then read every object). False when the lock is lost."""
+        if self.lock is None or time.monotonic() < self.next_beat:
+            return True
+        self.next_beat = time.monotonic() + self.timing.heartbeat_seconds
+        return self._beat(self.lock)
+
     def _beat(self, lock: Lock) -> bool:
         if not lock.still_held():
             return False
@@ -191,6 +199,8 @@ class ClusterWatcher:
             del self.plans[name]
         for name in set(active) - set(self.plans):
             self._plan(name)
+            if not self._beat_when_due():
+                return  # another watcher has the cluster: the loop sees it and stops
 
     def _plan(self, name: str) -> tuple[NamespacePlan, list[dict[str, Any]]] | None:
         """The namespace's plan as its records and pinned definition say now."""
@@ -206,23 +216,12 @@ class ClusterWatcher:
             return None
         inputs = namespace_input(namespace)
         desired = namespace_objects(inputs, inputs.namespaces[0])
-        objects = {}
-        for obj in desired:
-            shape = shape_of(
-                {
-                    **{k: v for k, v in obj.items() if k != "metadata"},
-                    "metadata": {"labels": obj["metadata"].get("labels", {})},
-                }
-            )
-            shape = self.shapes.setdefault(json.dumps(shape, sort_keys=True), shape)
-            key = (sys.intern(obj["kind"]), sys.intern(obj["metadata"]["name"]))
-            objects[key] = (shape, digest_in(shape, obj))
         plan = NamespacePlan(
             id=namespace.pk,
             tenant=sys.intern(namespace.tenant.slug),
             tenant_id=namespace.tenant_id,
             repair=namespace.tier.auto_repair_drift,
-            objects=objects,
+            objects=planned_digests(desired, self.shapes),
             findings={f["object"]: f for f in namespace.drift or []},
         )
         self.plans[name] = plan

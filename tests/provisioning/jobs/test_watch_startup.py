@@ -1,0 +1,58 @@
+"""A watcher starting on a cluster with thousands of namespaces plans each of them before it
+compares anything. That first planning must not look like a watcher that went away: its
+lease would lapse (another replica would take the cluster) and beat's reconcile would read
+every object again. It beats between namespaces."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from provisioning.jobs.watch import ClusterWatcher
+from provisioning.jobs.watch_lock import watched_clusters
+from tenants.models import Namespace
+from tests.support.watching import QUICK, repairing, synced, watched_world, watcher
+
+FILLERS = 12
+
+
+@pytest.fixture
+def world(transactional_db, sandbox):
+    world = watched_world(sandbox)
+    shop = world["namespace"]
+    Namespace.objects.bulk_create(
+        Namespace(
+            name=f"payments-filler{number:02d}-dev",
+            tenant=shop.tenant,
+            tier=shop.tier,
+            cluster=shop.cluster,
+            cpu_millis=100,
+            memory_mib=128,
+            state="active",
+        )
+        for number in range(FILLERS)
+    )
+    return world
+
+
+def test_a_first_planning_longer_than_the_lease_keeps_the_cluster_watched(world, monkeypatch):
+    cluster = world["cluster"]
+    plan = ClusterWatcher._plan
+    seen_watched: list[bool] = []
+
+    def slow_plan(self, name):
+        # At first, one namespace's planning stands for a few hundred: three heartbeats
+        # long, so the whole first planning lasts about twice the lease.
+        if len(seen_watched) <= FILLERS:
+            time.sleep(3 * QUICK.heartbeat_seconds)
+            seen_watched.append(cluster.pk in watched_clusters(within_seconds=QUICK.lease_seconds))
+        return plan(self, name)
+
+    repairing(world["namespace"], False)  # the fillers' objects are missing: only recorded
+    monkeypatch.setattr(ClusterWatcher, "_plan", slow_plan)
+    with watcher():
+        synced(cluster)
+    assert len(seen_watched) == FILLERS + 1
+    assert FILLERS * 3 * QUICK.heartbeat_seconds > 2 * QUICK.lease_seconds
+    assert all(seen_watched[1:]), "the lease lapsed while the namespaces were planned"

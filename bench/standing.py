@@ -6,12 +6,14 @@ what someone changed by hand.
 Provisions N namespaces (the dev tier, which repairs drift) into the stand-in as `make run`
 starts it (its own process, HTTPS, Berth with the chart's RBAC), through the engine. Then,
 with the drift watcher running in a process of its own (`manage.py watch_clusters`, its
-database statements counted) and nothing changing for `--window` seconds: the API calls the
-stand-in answered (its request log), per hour; and beat's reconcile run once, its API calls
-counted, with the watcher healthy and, for comparison, without. Then `--changes`
-out-of-band changes through the cluster admin's token (half quota edits, half NetworkPolicy
-deletions): the time until each is recorded as drift and until it is repaired (p50 / p99).
-Peak memory is the watcher process's own (its high-water mark, Linux's VmHWM). Prints,
+database statements counted), a Celery worker and Celery beat beside it as `make run` starts
+them, and nothing changing for `--window` seconds: the API calls the stand-in answered (its
+request log), per hour, and the database's transactions (on PostgreSQL); and beat's
+reconcile run once, its API calls counted, with the watcher healthy and, for comparison,
+without. Then `--changes` out-of-band changes through the cluster admin's token (half
+quota edits, half NetworkPolicy deletions): the time until each is recorded as drift and
+until it is repaired (p50 / p99). Peak memory is each process's own high-water mark
+(Linux's VmHWM; the worker's summed with its pool's). Prints,
 last, the ratio: idle API calls per hour divided by namespaces. Exits 1 when a change was
 never recorded or repaired.
 """
@@ -58,25 +60,25 @@ def main() -> None:
         watch_counting_queries(Path(args.watcher_child))
         return
 
-    from common import own_peak_rss_mib, peak_rss_mib, stack, start_django
+    from common import start_django
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-bench-standing-"))
     start_django(workdir, database="berth_bench_standing")
-    from provision import reviewed, sandbox_hook, start_sandbox, submit
+    from provision import start_sandbox
 
     sandbox = start_sandbox(workdir)
     try:
-        run(args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack, peak_rss_mib)
+        run(args, sandbox)
     finally:
         sandbox.process.terminate()
         sandbox.process.wait(timeout=30)
 
 
-def run(
-    args, sandbox, sandbox_hook, reviewed, submit, own_peak_rss_mib, stack, peak_rss_mib
-) -> None:
+def run(args, sandbox) -> None:
     import urllib3
+    from common import own_peak_rss_mib, peak_rss_mib, stack, tree_peak_rss_mib
     from django.db import connection
+    from provision import reviewed, sandbox_hook, start_workers, stop_workers, submit
 
     from provisioning import jobs, tasks
     from provisioning.jobs.watch_streams import WATCHED_KINDS, Timing
@@ -129,9 +131,28 @@ def run(
         time.sleep(0.2)
     synced_after = time.monotonic() - watch_started
     listed_peak = peak_rss_mib(watcher.pid)
+    # A worker and beat as `make run` starts them, idle beside the watcher: their calls are
+    # in the window's count, their memory below.
+    workers = start_workers(workers=1, concurrency=2)
+    beat = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "portal",
+            "--quiet",
+            "beat",
+            "--loglevel",
+            "WARNING",
+        ],
+        cwd=ROOT,
+        start_new_session=True,
+    )
     time.sleep(2 * timing.heartbeat_seconds)  # the initial comparison settles
     before = calls()
     queries_before = queries_of(counted)
+    transactions_before = database_transactions()
     time.sleep(args.window)
     # A watch request is logged when it ends: the window's own streams are counted by what
     # they are, one request per kind per `watch_seconds`.
@@ -143,7 +164,17 @@ def run(
         + len(WATCHED_KINDS) * 3600 / timing.resync_seconds
     )
     queries_per_hour = (queries_of(counted) - queries_before) * 3600 / args.window
+    transactions = database_transactions()
+    transactions_per_hour = (
+        (transactions - transactions_before) * 3600 / args.window
+        if transactions is not None and transactions_before is not None
+        else None
+    )
     idle_peak = peak_rss_mib(watcher.pid)
+    worker_peak, beat_peak = tree_peak_rss_mib(workers[0].pid), peak_rss_mib(beat.pid)
+    beat.terminate()
+    beat.wait(timeout=30)
+    stop_workers(workers)
 
     # --- out-of-band changes -----------------------------------------------------------------
     config = json.loads(sandbox.kubeconfig.read_text())
@@ -218,7 +249,12 @@ def run(
         f"{idle_per_hour:.0f} per hour per cluster (a watch per kind every "
         f"{timing.watch_seconds} s, the resync's LISTs)"
     )
-    print(f"database queries while idle: {queries_per_hour:.0f} per hour")
+    print(f"database queries while idle: {queries_per_hour:.0f} per hour (the watcher's)")
+    if transactions_per_hour is not None:
+        print(
+            f"database transactions while idle: {transactions_per_hour:.0f} per hour "
+            "(every process: watcher, worker, beat)"
+        )
     print(f"out-of-band changes: {len(recorded)} of {args.changes} recorded and repaired")
     print(
         f"recorded as drift after: p50 {statistics.median(recorded or [0]):.3f} s, "
@@ -232,6 +268,10 @@ def run(
     print(
         f"watcher process peak memory: {listed_peak:.0f} MiB once every kind was listed, "
         f"{idle_peak:.0f} MiB idle, {watching_peak:.0f} MiB through the changes"
+    )
+    print(
+        f"worker peak memory while idle: {worker_peak:.0f} MiB (with its pool); "
+        f"beat: {beat_peak:.0f} MiB"
     )
     print(f"peak memory of the bench's own process (the seeding): {own_peak_rss_mib():.0f} MiB")
     print(f"ratio idle API calls per hour / namespaces: {idle_per_hour / args.count:.3f}")
@@ -269,6 +309,22 @@ def watch_counting_queries(count_file: Path) -> None:
 
     threading.Thread(target=write_count, daemon=True).start()
     call_command("watch_clusters", stdout=open(os.devnull, "w"))  # noqa: SIM115
+
+
+def database_transactions() -> int | None:
+    """Transactions committed or rolled back in the bench's database so far, by every
+    process (PostgreSQL's statistics; None on SQLite)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
+            [connection.settings_dict["NAME"]],
+        )
+        return int(cursor.fetchone()[0])
 
 
 def queries_of(count_file: Path) -> int:

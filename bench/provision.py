@@ -141,6 +141,9 @@ def approve_all(decisions: list[tuple[int, str]]) -> None:
         services.approve_together(decisions=decisions[start : start + step], approver=admin)
 
 
+CELERY = [sys.executable, "-m", "celery", "-A", "portal", "--quiet"]
+
+
 def start_workers(*, workers: int, concurrency: int, pool: str = "") -> list[subprocess.Popen]:
     """`workers` Celery worker processes with `concurrency` slots each, in `pool` (default:
     the pool Berth's settings choose)."""
@@ -150,12 +153,7 @@ def start_workers(*, workers: int, concurrency: int, pool: str = "") -> list[sub
     processes = [
         subprocess.Popen(  # noqa: S603 - our own processes, fixed argv
             [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "portal",
-                "--quiet",
+                *CELERY,
                 "worker",
                 "--loglevel",
                 "WARNING",

@@ -78,7 +78,7 @@ def run(args, sandbox) -> None:
     import urllib3
     from common import own_peak_rss_mib, peak_rss_mib, stack, tree_peak_rss_mib
     from django.db import connection
-    from provision import reviewed, sandbox_hook, start_workers, stop_workers, submit
+    from provision import CELERY, reviewed, sandbox_hook, start_workers, stop_workers, submit
 
     from provisioning import jobs, tasks
     from provisioning.jobs.watch_streams import WATCHED_KINDS, Timing
@@ -134,18 +134,8 @@ def run(args, sandbox) -> None:
     # A worker and beat as `make run` starts them, idle beside the watcher: their calls are
     # in the window's count, their memory below.
     workers = start_workers(workers=1, concurrency=2)
-    beat = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "portal",
-            "--quiet",
-            "beat",
-            "--loglevel",
-            "WARNING",
-        ],
+    beat = subprocess.Popen(  # noqa: S603 - Celery beat, fixed argv
+        [*CELERY, "beat", "--loglevel", "WARNING"],
         cwd=ROOT,
         start_new_session=True,
     )

@@ -282,7 +282,12 @@ class ClusterWatcher:
         name = namespace_of(kind, obj)
         plan = self.plans.get(name)
         if plan is None:
-            return  # not a namespace of Berth's that is active here (yet)
+            # Active since the last refresh (changed right after it was provisioned), or no
+            # active namespace of Berth's here: the records say which.
+            planned = self._plan(name) if name else None
+            if planned is None:
+                return
+            plan = planned[0]
         ref = str(ref_of({"apiVersion": api_version, "kind": kind, "metadata": meta}))
         entry = plan.objects.get((kind, meta.get("name")))
         recorded = plan.findings.get(ref)

@@ -25,11 +25,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if PROGRAM_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.processes)
+    # Longest first: spread over workers (xdist hands tests out in this order), the tests of
+    # a minute end early instead of one worker finishing them alone while the others idle.
+    items.sort(key=_weight)
     if crd_directory() is not None:
         return
     for item in items:
         if item.get_closest_marker("crds"):
             item.add_marker(pytest.mark.skip(reason=CRDS_MISSING))
+
+
+HEAVY_MARKERS = ("fuzz", "faults", "bench", "browser", "integration")
+
+
+def _weight(item: pytest.Item) -> int:
+    """0: minutes of generated calls, faults, benches, browsers and worker processes;
+    1: other tests that start programs; 2: the rest (sort is stable: modules stay together)."""
+    if item.nodeid.startswith("tests/system/") or any(
+        item.get_closest_marker(name) for name in HEAVY_MARKERS
+    ):
+        return 0
+    return 1 if item.get_closest_marker("processes") else 2
 
 
 def pytest_sessionstart(session):

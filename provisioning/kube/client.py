@@ -211,12 +211,15 @@ class ClusterClient:
     def wait_until_gone(
         self, ref: ObjectRef, *, timeout: float = 300.0, interval: float = 0.5
     ) -> bool:
-        """Namespaces terminate asynchronously: wait until the API no longer has it."""
+        """Namespaces terminate asynchronously: wait until the API no longer has it, asking
+        again soon at first (an empty namespace goes in moments), then every `interval`."""
         deadline = time.monotonic() + timeout
+        pause = min(0.05, interval)
         while time.monotonic() < deadline:
             if self.get(ref) is None:
                 return True
-            time.sleep(interval)
+            time.sleep(pause)
+            pause = min(pause * 2, interval)
         return False
 
     def list(

@@ -122,9 +122,9 @@ def demo_world(db) -> dict:
 
 
 @pytest.fixture
-def world(db):
+def api_world(db):
     """The demo world the API tests know (tests/support/api.py says who is who); a folder
-    whose tests provision through the GitOps loop has a `world` of its own."""
+    whose tests provision through the GitOps loop takes `gitops_world` instead."""
     from tenants import demo
     from tenants.choices import Role
     from tenants.models import Membership, Tenant, User

@@ -1,10 +1,10 @@
-# The GitOps loop's world (tests/support/gitops_loop.py), for the tests here that provision
-# through it: a `world` of this folder is that one, not the API tests' demo world.
+# The GitOps loop's world (tests/support/gitops_loop.py): `gitops_world` and its `sandbox`, for
+# the tests here that provision through it.
 from tests.support.gitops_loop import (  # noqa: F401 - fixtures
+    gitops_world,
     prod_change,
     provisioned,
     sandbox,
     server,
-    world,
 )
 from tests.support.make_run import make_run_answering  # noqa: F401 - a fixture

@@ -1,9 +1,9 @@
 # The GitOps loop's world (tests/support/gitops_loop.py), for the tests here that provision
-# through it: a `world` of this folder is that one, not the API tests' demo world.
+# through it: `gitops_world`, its stand-in `sandbox` and its git `server`.
 from tests.support.gitops_loop import (  # noqa: F401 - fixtures
+    gitops_world,
     prod_change,
     provisioned,
     sandbox,
     server,
-    world,
 )

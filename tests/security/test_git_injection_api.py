@@ -17,7 +17,9 @@ pytestmark = pytest.mark.usefixtures("production_git")
 
 @pytest.mark.parametrize(("field", "value"), CORPUS)
 @pytest.mark.processes
-def test_onboarding_over_the_api_refuses_a_hostile_repository_value(world, marker, field, value):
+def test_onboarding_over_the_api_refuses_a_hostile_repository_value(
+    api_world, marker, field, value
+):
     body = {
         "slug": "ledger",
         "name": "Ledger",
@@ -26,7 +28,7 @@ def test_onboarding_over_the_api_refuses_a_hostile_repository_value(world, marke
         field: value,
     }
 
-    response = api(world.admin).post("/api/v1/tenants/", body, format="json")
+    response = api(api_world.admin).post("/api/v1/tenants/", body, format="json")
 
     errors = assert_problem(response, 400, "validation-error")["errors"]
     assert names_the_field(messages_for(errors, field)), errors
@@ -37,12 +39,12 @@ def test_onboarding_over_the_api_refuses_a_hostile_repository_value(world, marke
 
 @pytest.mark.parametrize(("field", "value"), CORPUS)
 def test_a_patch_with_a_hostile_repository_value_changes_nothing_and_runs_nothing(
-    world, marker, field, value
+    api_world, marker, field, value
 ):
     before = stored("search")
     requests = Request.objects.count()
 
-    response = api(world.admin).patch("/api/v1/tenants/search/", {field: value}, format="json")
+    response = api(api_world.admin).patch("/api/v1/tenants/search/", {field: value}, format="json")
 
     errors = assert_problem(response, 400, "validation-error")["errors"]
     assert names_the_field(messages_for(errors, field)), errors
@@ -52,9 +54,9 @@ def test_a_patch_with_a_hostile_repository_value_changes_nothing_and_runs_nothin
     assert not marker.exists()
 
 
-def test_the_reported_injection_is_refused_and_git_never_sees_it(world, marker):
+def test_the_reported_injection_is_refused_and_git_never_sees_it(api_world, marker):
     """The finding as reported: a platform admin PATCHes the search tenant's URL."""
-    response = api(world.admin).patch(
+    response = api(api_world.admin).patch(
         "/api/v1/tenants/search/",
         {"gitops_repo_url": "--upload-pack=id>$HOME.id;x:y"},
         format="json",
@@ -67,8 +69,8 @@ def test_the_reported_injection_is_refused_and_git_never_sees_it(world, marker):
 
 
 @pytest.mark.processes
-def test_a_good_repository_is_taken_with_its_path_normalised(world):
-    response = api(world.admin).patch(
+def test_a_good_repository_is_taken_with_its_path_normalised(api_world):
+    response = api(api_world.admin).patch(
         "/api/v1/tenants/search/",
         {
             "gitops_repo_url": "git@git.example.com:search/deploy.git",
@@ -86,9 +88,9 @@ def test_a_good_repository_is_taken_with_its_path_normalised(world):
     }
 
 
-def test_a_local_repository_url_needs_the_operator_to_allow_insecure_git(world, settings):
+def test_a_local_repository_url_needs_the_operator_to_allow_insecure_git(api_world, settings):
     url = "http://127.0.0.1:8002/search.git"
-    refused = api(world.admin).patch(
+    refused = api(api_world.admin).patch(
         "/api/v1/tenants/payments/", {"gitops_repo_url": url}, format="json"
     )
     assert "BERTH_GIT_ALLOW_INSECURE" in " ".join(
@@ -96,7 +98,7 @@ def test_a_local_repository_url_needs_the_operator_to_allow_insecure_git(world, 
     )
 
     settings.BERTH_GIT_ALLOW_INSECURE = True
-    taken = api(world.admin).patch(
+    taken = api(api_world.admin).patch(
         "/api/v1/tenants/payments/", {"gitops_repo_url": url}, format="json"
     )
     assert taken.status_code == 200, taken.json()

@@ -18,9 +18,9 @@ pytestmark = pytest.mark.usefixtures("production_git")
 @pytest.mark.parametrize(("field", "value"), CORPUS)
 @pytest.mark.processes
 def test_the_onboarding_page_refuses_a_hostile_repository_value(
-    client, world, marker, field, value
+    client, api_world, marker, field, value
 ):
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
     form = {
         **onboarding_form(
             slug="ledger", name="Ledger team", repo_url="https://git.example.com/l.git", path=""
@@ -65,7 +65,7 @@ def test_the_admin_refuses_a_hostile_repository_value(client, superuser, marker,
 
 
 @pytest.mark.parametrize(("field", "value"), CORPUS)
-def test_the_model_refuses_a_hostile_repository_value_whoever_saves_it(world, field, value):
+def test_the_model_refuses_a_hostile_repository_value_whoever_saves_it(api_world, field, value):
     tenant = Tenant.objects.get(slug="search")
     setattr(tenant, field, value)
 

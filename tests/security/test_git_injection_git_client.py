@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("production_git")
 
 
 @pytest.mark.parametrize("url", [u for u in HOSTILE_URLS if "\x00" not in u])
-def test_a_hostile_url_already_stored_is_refused_by_the_git_client(world, marker, url):
+def test_a_hostile_url_already_stored_is_refused_by_the_git_client(api_world, marker, url):
     Tenant.objects.filter(slug="search").update(gitops_repo_url=url)  # around every form
     tenant = Tenant.objects.get(slug="search")
 
@@ -36,7 +36,7 @@ def test_a_hostile_url_already_stored_is_refused_by_the_git_client(world, marker
 
 
 @pytest.mark.parametrize("branch", BRANCHES)
-def test_a_hostile_branch_already_stored_is_refused_by_the_git_client(world, marker, branch):
+def test_a_hostile_branch_already_stored_is_refused_by_the_git_client(api_world, marker, branch):
     Tenant.objects.filter(slug="search").update(
         gitops_repo_url="https://git.example.com/search.git", gitops_branch=branch
     )

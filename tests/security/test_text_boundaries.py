@@ -39,8 +39,8 @@ BIDI = "\u202e\u2066"
 
 
 @pytest.mark.parametrize(("url", "parameter"), NUL_URLS)
-def test_a_nul_in_a_page_url_is_a_400_before_any_query(client, world, url, parameter):
-    client.force_login(world.member)
+def test_a_nul_in_a_page_url_is_a_400_before_any_query(client, api_world, url, parameter):
+    client.force_login(api_world.member)
     with CaptureQueriesContext(connection) as queries:
         response = client.get(url)
     assert response.status_code == 400
@@ -56,16 +56,16 @@ def test_a_nul_in_a_page_url_is_a_400_before_any_query(client, world, url, param
 @pytest.mark.parametrize(
     "page", ["/access/", "/audit/", "/approvals/", "/names/", "/tenants/payments/truth/"]
 )
-def test_control_characters_in_a_page_query_string_are_a_400(client, world, page, char):
-    client.force_login(world.admin)
+def test_control_characters_in_a_page_query_string_are_a_400(client, api_world, page, char):
+    client.force_login(api_world.admin)
     response = client.get(page, {"q": f"pay{char}ments"})
     assert response.status_code == 400
     assert f"(U+{ord(char):04X})" in response.content.decode()
     assert response["Content-Type"].startswith("text/html")
 
 
-def test_a_control_character_in_a_query_parameter_name_is_a_400(client, world):
-    client.force_login(world.admin)
+def test_a_control_character_in_a_query_parameter_name_is_a_400(client, api_world):
+    client.force_login(api_world.admin)
     response = client.get("/access/?q\x1b=1")
     assert response.status_code == 400
     assert "The name of a query parameter holds a control character (U+001B)" in (
@@ -73,15 +73,15 @@ def test_a_control_character_in_a_query_parameter_name_is_a_400(client, world):
     )
 
 
-def test_a_page_without_control_characters_is_served_as_before(client, world):
-    client.force_login(world.admin)
+def test_a_page_without_control_characters_is_served_as_before(client, api_world):
+    client.force_login(api_world.admin)
     assert client.get("/access/", {"q": "payments owners\u00e9"}).status_code == 200
 
 
 @pytest.mark.parametrize("char", CONTROL_CORPUS)
 @pytest.mark.parametrize("path", ["/api/v1/requests/", "/api/v1/tenants/", "/api/v1/audit-events/"])
-def test_control_characters_in_an_api_query_string_are_a_validation_problem(world, path, char):
-    response = api(world.admin).get(path, {"tenant": f"pay{char}ments"})
+def test_control_characters_in_an_api_query_string_are_a_validation_problem(api_world, path, char):
+    response = api(api_world.admin).get(path, {"tenant": f"pay{char}ments"})
     body = assert_problem(response, 400, "validation-error")
     kind = "a bidirectional control" if char in BIDI else "a control"
     assert body["detail"] == (
@@ -90,23 +90,23 @@ def test_control_characters_in_an_api_query_string_are_a_validation_problem(worl
     assert body["errors"] == {"tenant": [body["detail"]]}
 
 
-def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(world):
+def test_a_nul_in_an_api_path_is_a_validation_problem_not_a_404(api_world):
     for path in (
         "/api/v1/tenants/%00/",
         "/api/v1/access/groups/pay%00/",
         "/api/v1/tenants/pay%E2%80%AEments/",
     ):
-        body = assert_problem(api(world.admin).get(path), 400, "validation-error")
+        body = assert_problem(api(api_world.admin).get(path), 400, "validation-error")
         assert "The path holds" in body["detail"]
 
 
-def test_the_admin_refuses_a_look_alike_group_on_its_field(world, rf):
+def test_the_admin_refuses_a_look_alike_group_on_its_field(api_world, rf):
     from django.contrib import admin
     from django.forms.models import model_to_dict
 
-    tenant = world.search
+    tenant = api_world.search
     request = rf.get("/admin/")
-    request.user = world.admin
+    request.user = api_world.admin
     TenantForm = admin.site._registry[Tenant].get_form(request, obj=tenant)
     data = {key: value for key, value in model_to_dict(tenant).items() if value is not None}
     data |= {
@@ -137,22 +137,22 @@ def test_the_admin_refuses_a_look_alike_group_on_its_field(world, rf):
 @pytest.mark.parametrize("char", CONTROL_CORPUS)
 def test_a_control_character_in_a_page_form_field_is_a_field_error_and_nothing_is_stored(
     client,
-    world,
+    api_world,
     char,
 ):
-    client.force_login(world.member)
+    client.force_login(api_world.member)
     page = client.post("/tokens/", {"name": f"ci{char}bot", "scopes": ["read"], "expires": "90"})
     assert page.status_code == 200
     kind = "a bidirectional control" if char in BIDI else "a control"
     assert page.context["form"].errors == {
         "name": [f"This field holds {kind} character (U+{ord(char):04X}): remove it."]
     }
-    assert not ApiToken.objects.filter(user=world.member).exists()
+    assert not ApiToken.objects.filter(user=api_world.member).exists()
 
 
-def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, world):
+def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, api_world):
     """The onboarding form's clusters are looked up in the database by what was sent."""
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
     page = client.post(
         "/tenants/new/",
         onboarding_form(
@@ -168,9 +168,9 @@ def test_a_nul_in_a_choice_field_is_a_field_error_before_any_lookup(client, worl
     assert not Tenant.objects.filter(slug="orders").exists()
 
 
-def test_a_multi_line_field_keeps_its_tabs_and_line_breaks_and_refuses_escapes(client, world):
-    request = submit(world)
-    client.force_login(world.member)
+def test_a_multi_line_field_keeps_its_tabs_and_line_breaks_and_refuses_escapes(client, api_world):
+    request = submit(api_world)
+    client.force_login(api_world.member)
     client.post(f"/requests/{request.pk}/comment/", {"body": "Looks fine.\r\n\tShip it."})
     client.post(f"/requests/{request.pk}/comment/", {"body": "\x1b[2J\x1b[31mdone"})
     assert list(Comment.objects.filter(request=request).values_list("body", flat=True)) == [
@@ -198,7 +198,7 @@ def test_every_page_form_refuses_control_characters():
 
 
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
-def test_audit_csv_cells_a_spreadsheet_would_evaluate_are_defused(client, world, start):
+def test_audit_csv_cells_a_spreadsheet_would_evaluate_are_defused(client, api_world, start):
     """A name a tenant chose ends up in the audit log; opened in a spreadsheet, a cell
     starting with a formula character (or a tab or carriage return before one) must stay
     text: it starts with an apostrophe."""
@@ -209,9 +209,9 @@ def test_audit_csv_cells_a_spreadsheet_would_evaluate_are_defused(client, world,
         object_type="tenant",
         object_id="1",
         object_repr=hostile,
-        tenant=world.payments,
+        tenant=api_world.payments,
     )
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
     export = client.get("/audit/", {"format": "csv"})
     rows = list(
         csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode(), newline=""))
@@ -230,8 +230,8 @@ def platform_group(settings):
     settings.BERTH_PLATFORM_ADMIN_GROUPS = ["platform-admins"]
 
 
-def onboard(world, **groups):
-    return api(world.admin).post(
+def onboard(api_world, **groups):
+    return api(api_world.admin).post(
         "/api/v1/tenants/", {"slug": "orders", "name": "Orders", **groups}, format="json"
     )
 
@@ -272,21 +272,21 @@ def onboard(world, **groups):
     ],
 )
 def test_onboarding_over_the_api_refuses_a_group_that_passes_for_another(
-    world,
+    api_world,
     platform_group,
     field,
     name,
     message,
 ):
-    body = assert_problem(onboard(world, **{field: [name]}), 400, "validation-error")
+    body = assert_problem(onboard(api_world, **{field: [name]}), 400, "validation-error")
     assert body["errors"] == {field: [message]}
     assert not Tenant.objects.filter(slug="orders").exists()
 
 
-def test_a_group_written_in_compatibility_characters_is_refused_with_its_nfkc_form(world):
+def test_a_group_written_in_compatibility_characters_is_refused_with_its_nfkc_form(api_world):
     """Names are refused, not rewritten: the identity provider sends a group's name as it is
     spelled there, so a name Berth normalised would no longer match the group."""
-    body = assert_problem(onboard(world, member_groups=["ｐａｙｍｅｎｔｓ-devs"]), 400)
+    body = assert_problem(onboard(api_world, member_groups=["ｐａｙｍｅｎｔｓ-devs"]), 400)
     assert body["errors"] == {
         "member_groups": [
             "'ｐａｙｍｅｎｔｓ-devs' is written with compatibility or decomposed characters: "
@@ -296,31 +296,33 @@ def test_a_group_written_in_compatibility_characters_is_refused_with_its_nfkc_fo
     assert not Tenant.objects.filter(slug="orders").exists()
 
 
-def test_two_roles_of_one_tenant_cannot_name_look_alike_groups(world):
+def test_two_roles_of_one_tenant_cannot_name_look_alike_groups(api_world):
     body = assert_problem(
-        onboard(world, owner_groups=["orders-admins"], member_groups=["orders-adrnins"]), 400
+        onboard(api_world, owner_groups=["orders-admins"], member_groups=["orders-adrnins"]), 400
     )
     assert set(body["errors"]) == {"owner_groups", "member_groups"}
 
 
-def test_changing_a_tenant_over_the_api_refuses_a_look_alike_and_keeps_its_groups(world):
-    response = api(world.admin).patch(
+def test_changing_a_tenant_over_the_api_refuses_a_look_alike_and_keeps_its_groups(api_world):
+    response = api(api_world.admin).patch(
         "/api/v1/tenants/search/", {"member_groups": [f"p{CYRILLIC_A}yments-owners"]}, format="json"
     )
     body = assert_problem(response, 400, "validation-error")
     assert "looks like 'payments-owners'" in body["errors"]["member_groups"][0]
-    world.search.refresh_from_db()
-    assert f"p{CYRILLIC_A}yments-owners" not in world.search.member_groups
+    api_world.search.refresh_from_db()
+    assert f"p{CYRILLIC_A}yments-owners" not in api_world.search.member_groups
 
 
-def test_names_in_one_script_and_a_tenants_own_groups_are_accepted(world, platform_group):
+def test_names_in_one_script_and_a_tenants_own_groups_are_accepted(api_world, platform_group):
     # Japanese mixes Han and kana (and Latin), as TR39 allows; ελληνικά is Greek throughout.
     response = onboard(
-        world, owner_groups=["開発チーム", "dev-開発"], member_groups=["ελληνικά", "orders-devs"]
+        api_world,
+        owner_groups=["開発チーム", "dev-開発"],
+        member_groups=["ελληνικά", "orders-devs"],
     )
     assert response.status_code == 201, response.json()
     # Payments keeps its own groups when they change around them.
-    response = api(world.admin).patch(
+    response = api(api_world.admin).patch(
         "/api/v1/tenants/payments/",
         {"owner_groups": ["payments-owners"], "member_groups": ["payments-devs", "paym-devs"]},
         format="json",
@@ -328,8 +330,8 @@ def test_names_in_one_script_and_a_tenants_own_groups_are_accepted(world, platfo
     assert response.status_code == 200, response.json()
 
 
-def test_the_onboarding_form_refuses_a_look_alike_group_on_its_field(client, world):
-    client.force_login(world.admin)
+def test_the_onboarding_form_refuses_a_look_alike_group_on_its_field(client, api_world):
+    client.force_login(api_world.admin)
     page = client.post(
         "/tenants/new/",
         onboarding_form(slug="orders", name="Orders", owner_groups=f"p{CYRILLIC_A}yments-owners"),

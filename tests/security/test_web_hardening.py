@@ -17,12 +17,6 @@ from tests.support.browser import needs_chromium, signed_in_page
 HTTPS = {"HTTP_X_FORWARDED_PROTO": "https"}
 
 
-@pytest.fixture
-def world(demo_world):
-    """The demo world of tests/conftest.py."""
-    return demo_world
-
-
 # --- headers ---------------------------------------------------------------------------------
 
 
@@ -34,8 +28,8 @@ def policy(response) -> dict[str, list[str]]:
     return directives
 
 
-def test_every_page_has_a_strict_content_security_policy(client, world):
-    client.force_login(world["developer"])
+def test_every_page_has_a_strict_content_security_policy(client, demo_world):
+    client.force_login(demo_world["developer"])
     for path in ("/", "/tenants/payments/", "/login/", "/api/docs/"):
         directives = policy(client.get(path))
         assert directives["script-src"] == ["'self'"], path
@@ -48,18 +42,20 @@ def test_every_page_has_a_strict_content_security_policy(client, world):
         assert "'unsafe-inline'" not in " ".join(directives["script-src"])
 
 
-def test_forms_may_post_to_the_identity_provider_sign_out_redirects_to(client, world, settings):
+def test_forms_may_post_to_the_identity_provider_sign_out_redirects_to(
+    client, demo_world, settings
+):
     settings.OIDC_ISSUER = "https://sso.example.com/realms/platform"
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     assert policy(client.get("/"))["form-action"] == ["'self'", "https://sso.example.com"]
 
 
-def test_behind_tls_the_answers_carry_what_the_observatory_checks(client, world, settings):
+def test_behind_tls_the_answers_carry_what_the_observatory_checks(client, demo_world, settings):
     """HSTS (a year), nosniff, no framing, a referrer policy, no cross-origin embedding, no
     CORS, cookies Secure, HttpOnly and SameSite: with TLS terminated in front."""
     settings.SECURE_HSTS_SECONDS = 31536000
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = True
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     response = client.get("/tenants/payments/", **HTTPS)
     assert response["Strict-Transport-Security"] == "max-age=31536000"
     assert response["X-Content-Type-Options"] == "nosniff"
@@ -88,13 +84,13 @@ def test_behind_tls_the_answers_carry_what_the_observatory_checks(client, world,
     assert session["secure"] and session["httponly"] and session["samesite"] == "Lax"
 
 
-def test_hsts_is_only_sent_over_https(client, world, settings):
+def test_hsts_is_only_sent_over_https(client, demo_world, settings):
     settings.SECURE_HSTS_SECONDS = 31536000
     assert "Strict-Transport-Security" not in client.get("/login/")
 
 
 def test_with_nothing_in_front_berth_redirects_plain_http_but_not_its_probes(
-    client, world, settings
+    client, demo_world, settings
 ):
     settings.SECURE_SSL_REDIRECT = True  # BERTH_SSL_REDIRECT=1
     redirected = client.get("/login/?next=/")
@@ -118,15 +114,15 @@ def test_production_settings_turn_hsts_on_for_a_year(monkeypatch):
         importlib.reload(production)
 
 
-def test_nothing_a_signed_in_person_saw_is_stored_by_a_cache(client, world):
-    client.force_login(world["developer"])
+def test_nothing_a_signed_in_person_saw_is_stored_by_a_cache(client, demo_world):
+    client.force_login(demo_world["developer"])
     for path in ("/", "/tenants/payments/", "/api/v1/me/"):
         cache_control = client.get(path)["Cache-Control"]
         assert "no-store" in cache_control and "private" in cache_control, path
 
 
-def test_api_answers_to_a_token_are_not_stored_either(world):
-    _, value = services.create_api_token(user=world["developer"], name="t", scopes=["read"])
+def test_api_answers_to_a_token_are_not_stored_either(demo_world):
+    _, value = services.create_api_token(user=demo_world["developer"], name="t", scopes=["read"])
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {value}")
     assert "no-store" in api.get("/api/v1/requests/")["Cache-Control"]
@@ -135,22 +131,22 @@ def test_api_answers_to_a_token_are_not_stored_either(world):
 # --- sign-in and sign-out that no other site can trigger ------------------------------------
 
 
-def test_starting_a_sign_in_while_signed_in_changes_nothing(client, world):
-    client.force_login(world["developer"])
+def test_starting_a_sign_in_while_signed_in_changes_nothing(client, demo_world):
+    client.force_login(demo_world["developer"])
     response = client.get("/oidc/authenticate/")
     assert response.status_code == 302 and response["Location"] == "/"
     assert client.get("/").status_code == 200  # still signed in
 
 
-def test_a_stray_callback_does_not_end_a_session(client, world):
-    client.force_login(world["developer"])
+def test_a_stray_callback_does_not_end_a_session(client, demo_world):
+    client.force_login(demo_world["developer"])
     response = client.get("/oidc/callback/", {"state": "forged", "code": "x"})
     assert response["Location"] == "/"
     assert client.get("/").status_code == 200
 
 
-def test_signing_out_takes_a_post(client, world):
-    client.force_login(world["developer"])
+def test_signing_out_takes_a_post(client, demo_world):
+    client.force_login(demo_world["developer"])
     assert client.get("/oidc/logout/").status_code == 405
     assert client.get("/").status_code == 200
     assert client.post("/oidc/logout/").status_code == 302
@@ -160,18 +156,18 @@ def test_signing_out_takes_a_post(client, world):
 # --- the API degrades, it does not break ----------------------------------------------------
 
 
-def test_an_unknown_api_path_is_a_404_problem_for_every_method(client, world):
-    client.force_login(world["developer"])  # a session cookie, and no CSRF token
+def test_an_unknown_api_path_is_a_404_problem_for_every_method(client, demo_world):
+    client.force_login(demo_world["developer"])  # a session cookie, and no CSRF token
     response = client.post("/api/v1/nothing-here/", {}, content_type="application/json")
     assert response.status_code == 404
     assert response["Content-Type"] == "application/problem+json"
 
 
-def test_a_refused_csrf_check_under_the_api_is_a_problem(world):
+def test_a_refused_csrf_check_under_the_api_is_a_problem(demo_world):
     from django.test import Client
 
     browser = Client(enforce_csrf_checks=True)
-    browser.force_login(world["developer"])
+    browser.force_login(demo_world["developer"])
     response = browser.post("/api/v1/requests/", {}, content_type="application/json")
     assert response.status_code == 403
     assert response["Content-Type"] == "application/problem+json"
@@ -187,10 +183,10 @@ UNREACHABLE_REDIS = {
 }
 
 
-def test_the_api_lets_requests_through_when_the_rate_limiters_cache_is_down(world, caplog):
+def test_the_api_lets_requests_through_when_the_rate_limiters_cache_is_down(demo_world, caplog):
     from portal import metrics
 
-    _, value = services.create_api_token(user=world["developer"], name="t", scopes=["read"])
+    _, value = services.create_api_token(user=demo_world["developer"], name="t", scopes=["read"])
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {value}")
     failures = metrics.instruments().throttle_cache_failures
@@ -203,7 +199,7 @@ def test_the_api_lets_requests_through_when_the_rate_limiters_cache_is_down(worl
     assert "rate limiting is off: its cache is unreachable" in caplog.text
 
 
-def test_an_approval_saved_while_the_broker_is_down_is_not_a_500(client, world, monkeypatch):
+def test_an_approval_saved_while_the_broker_is_down_is_not_a_500(client, demo_world, monkeypatch):
     """The decision is in the database (the truth); the worker's message could not be
     queued, so the sweep will find the request: the person sees their approval, not a 500."""
     from kombu.exceptions import OperationalError
@@ -214,13 +210,13 @@ def test_an_approval_saved_while_the_broker_is_down_is_not_a_500(client, world, 
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     created = services.submit_request(
-        tenant=world["developer"].memberships.get().tenant,
+        tenant=demo_world["developer"].memberships.get().tenant,
         kind="namespace",
-        requester=world["developer"],
+        requester=demo_world["developer"],
         payload={"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
     monkeypatch.setattr(tasks.converge, "delay", down)
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     with pytest.MonkeyPatch.context():
         response = client.post(
             f"/requests/{created.pk}/approve/",

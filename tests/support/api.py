@@ -1,4 +1,4 @@
-"""Helpers the REST API tests share; their `world` fixture is in tests/conftest.py.
+"""Helpers the REST API tests share; their `api_world` fixture is in tests/conftest.py.
 
 The demo world (tenants.demo.seed): tenants payments and search; pat is a platform admin,
 olivia owns payments, dev is a member of payments, sam a member of search; vera, made

@@ -33,7 +33,7 @@ def server(tmp_path):
 
 
 @pytest.fixture
-def world(db, sandbox, server, settings):
+def gitops_world(db, sandbox, server, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
     seed_demo(sandbox)
     tenant = Tenant.objects.get(slug="payments")
@@ -50,20 +50,20 @@ def world(db, sandbox, server, settings):
 
 
 @pytest.fixture
-def provisioned(world):
+def provisioned(gitops_world):
     """The world with three projects provisioned: on Argo CD, Argo CD + Kargo and Flux."""
-    provision_three_projects(world)
-    return world
+    provision_three_projects(gitops_world)
+    return gitops_world
 
 
 @pytest.fixture
-def prod_change(world):
+def prod_change(gitops_world):
     """Two prod namespaces provisioned, then the prod tier's definition changed."""
     for app in ("shop", "cart"):
-        approved_namespace(world, app, "prod")
+        approved_namespace(gitops_world, app, "prod")
     work()
     EnvironmentTier.objects.filter(slug="prod").update(container_default_memory_mib=1024)
-    return world
+    return gitops_world
 
 
 def work() -> list[Request]:
@@ -79,57 +79,62 @@ def work() -> list[Request]:
     return done
 
 
-def submit(world, kind: str, **payload) -> Request:
+def submit(gitops_world, kind: str, **payload) -> Request:
     return services.submit_request(
-        tenant=world["tenant"], kind=kind, payload=payload, requester=world["owner"]
+        tenant=gitops_world["tenant"], kind=kind, payload=payload, requester=gitops_world["owner"]
     )
 
 
-def approved_namespace(world, app: str, tier: str) -> Request:
+def approved_namespace(gitops_world, app: str, tier: str) -> Request:
     """A namespace of 500m and 512Mi on the sandbox, approved by a platform admin where the
     policy wants one."""
     submitted = submit(
-        world, "namespace", app=app, tier=tier, cluster="sandbox", cpu="500m", memory="512Mi"
+        gitops_world, "namespace", app=app, tier=tier, cluster="sandbox", cpu="500m", memory="512Mi"
     )
-    return approve_if_needed(submitted, approver=world["admin"])
+    return approve_if_needed(submitted, approver=gitops_world["admin"])
 
 
 def project(
-    world, name: str, engine_name: str, *tiers: str, cluster: str = "sandbox", approve: bool = True
+    gitops_world,
+    name: str,
+    engine_name: str,
+    *tiers: str,
+    cluster: str = "sandbox",
+    approve: bool = True,
 ) -> Request:
     submitted = submit(
-        world,
+        gitops_world,
         RequestKind.PROJECT,
         app=name,
         engine=engine_name,
         cluster=cluster,
         tiers=list(tiers or ("dev",)),
     )
-    return approve_if_needed(submitted, approver=world["admin"]) if approve else submitted
+    return approve_if_needed(submitted, approver=gitops_world["admin"]) if approve else submitted
 
 
-def decide(world, tenancy_request: Request) -> Request:
+def decide(gitops_world, tenancy_request: Request) -> Request:
     """A platform admin approves the plan and GitOps change as shown now."""
     return services.approve_request(
         request_id=tenancy_request.pk,
-        approver=world["admin"],
+        approver=gitops_world["admin"],
         plan_digest=review(tenancy_request).digest,
     )
 
 
-def decided_and_done(world, tenancy_request: Request) -> Request:
+def decided_and_done(gitops_world, tenancy_request: Request) -> Request:
     """Decided by a platform admin as shown now, then done by the worker: Ready."""
-    decide(world, tenancy_request)
+    decide(gitops_world, tenancy_request)
     (done,) = work()
     assert done.state == RequestState.READY, done.status_message
     return done
 
 
-def provision_three_projects(world) -> dict[str, Request]:
+def provision_three_projects(gitops_world) -> dict[str, Request]:
     made = {
-        "shop": project(world, "shop", "argocd", "dev"),
-        "cart": project(world, "cart", "argocd_kargo", "dev", "staging"),
-        "feed": project(world, "feed", "flux", "dev"),
+        "shop": project(gitops_world, "shop", "argocd", "dev"),
+        "cart": project(gitops_world, "cart", "argocd_kargo", "dev", "staging"),
+        "feed": project(gitops_world, "feed", "flux", "dev"),
     }
     work()
     for name, tenancy_request in made.items():

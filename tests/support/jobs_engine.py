@@ -2,29 +2,14 @@
 requests submitted and approved in the engine's world (the `engine_world` fixture of
 tests/provisioning/jobs/conftest.py), and one worker's converge of them.
 
-A module imports `engine_sandbox_as_sandbox` and `engine_world_as_world` to name the engine's
-fixtures as its `sandbox` and `world`, which are the GitOps loop's elsewhere in the folder."""
+"""
 
 from __future__ import annotations
-
-import pytest
 
 from tenants import services
 from tenants.models import Request, Tenant
 from tests.support import workflow
 from tests.support.workflow import approve_if_needed
-
-
-@pytest.fixture(name="sandbox")
-def engine_sandbox_as_sandbox(engine_sandbox):
-    """The engine's stand-in (conftest.py), not the GitOps loop's."""
-    return engine_sandbox
-
-
-@pytest.fixture(name="world")
-def engine_world_as_world(engine_world):
-    """The engine's world (conftest.py): no GitOps repository, the commit step is skipped."""
-    return engine_world
 
 
 def approved(world, kind="namespace", **payload) -> Request:

@@ -12,7 +12,8 @@ from tests.support.prov_world import demo_world_on
 # The fault suite's world (tests/system/test_faults_*.py; its machinery is in
 # tests/support/jobs_faults.py): the demo on the Kubernetes API stand-in, the payments
 # repository on a git daemon, a Redis of the suite's own and the worker and beat processes on
-# it. test_e2e.py and test_provisioning_worker.py define a `world` and `sandbox` of their own.
+# it. test_e2e.py and test_provisioning_worker.py define worlds of their own (`e2e_world`,
+# `worker_engine_world`) and their own `sandbox`.
 @pytest.fixture
 def sandbox():
     with stand_in(termination_seconds=0.2) as running:
@@ -45,5 +46,5 @@ def stack(redis_server, tmp_path):
 
 
 @pytest.fixture
-def world(transactional_db, sandbox, daemon):
+def worker_world(transactional_db, sandbox, daemon):
     return demo_world_on(sandbox, daemon)

@@ -38,7 +38,7 @@ def cluster_target(request, tmp_path_factory) -> Iterator[Target]:
 
 
 @pytest.fixture
-def world(db, cluster_target: Target):
+def e2e_world(db, cluster_target: Target):
     token = cluster_target.sign_in_berth()
     demo.seed(
         sandbox_api_url=cluster_target.url, sandbox_token=token, sandbox_ca=cluster_target.ca_pem
@@ -60,18 +60,18 @@ def world(db, cluster_target: Target):
     }
 
 
-def converge(world, kind: str = "namespace", **payload) -> Request:
+def converge(e2e_world, kind: str = "namespace", **payload) -> Request:
     payload = payload or {
-        "app": world["app"],
+        "app": e2e_world["app"],
         "tier": "dev",
         "cluster": "sandbox",
         "cpu": "1",
         "memory": "2Gi",
     }
     submitted = services.submit_request(
-        tenant=world["tenant"], kind=kind, payload=payload, requester=world["developer"]
+        tenant=e2e_world["tenant"], kind=kind, payload=payload, requester=e2e_world["developer"]
     )
-    tenancy_request = approve_if_needed(submitted, approver=world["admin"])
+    tenancy_request = approve_if_needed(submitted, approver=e2e_world["admin"])
     jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
     tenancy_request.refresh_from_db()
     return tenancy_request
@@ -86,9 +86,9 @@ def holds(live: object, desired: object) -> bool:
     return live == desired
 
 
-def test_a_request_becomes_objects_berth_owns(world):
-    target = world["target"]
-    tenancy_request = converge(world)
+def test_a_request_becomes_objects_berth_owns(e2e_world):
+    target = e2e_world["target"]
+    tenancy_request = converge(e2e_world)
 
     assert tenancy_request.state == RequestState.READY, tenancy_request.status_message
     plan = jobs.current_plan(tenancy_request)
@@ -107,18 +107,18 @@ def test_a_request_becomes_objects_berth_owns(world):
         assert "berth" in {entry["manager"] for entry in live["metadata"]["managedFields"]}
         assert holds(live.get("spec"), obj.get("spec")), obj["kind"]
     namespace = target.read(
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": world["namespace"]}}
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": e2e_world["namespace"]}}
     )
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
-    assert Namespace.objects.get(name=world["namespace"]).state == NamespaceState.ACTIVE
+    assert Namespace.objects.get(name=e2e_world["namespace"]).state == NamespaceState.ACTIVE
 
 
-def test_applying_the_same_plan_again_changes_nothing(world):
-    tenancy_request = converge(world)
-    client = jobs.cluster_client(world["cluster"])
+def test_applying_the_same_plan_again_changes_nothing(e2e_world):
+    tenancy_request = converge(e2e_world)
+    client = jobs.cluster_client(e2e_world["cluster"])
     plan = jobs.current_plan(tenancy_request)
     versions = {
-        obj["metadata"]["name"] + obj["kind"]: world["target"].read(obj)["metadata"][
+        obj["metadata"]["name"] + obj["kind"]: e2e_world["target"].read(obj)["metadata"][
             "resourceVersion"
         ]
         for obj in plan.apply
@@ -126,7 +126,7 @@ def test_applying_the_same_plan_again_changes_nothing(world):
 
     # What the run's applies left, as Berth remembered it: the same apply changes nothing.
     keys = [(obj["apiVersion"], str(ref_of(obj))) for obj in plan.apply]
-    known = applied_objects.applied_versions(cluster=world["cluster"], refs=keys)
+    known = applied_objects.applied_versions(cluster=e2e_world["cluster"], refs=keys)
     outcomes = {
         client.apply(obj, known_version=known[key]).result
         for obj, key in zip(plan.apply, keys, strict=True)
@@ -134,21 +134,21 @@ def test_applying_the_same_plan_again_changes_nothing(world):
 
     assert outcomes == {"unchanged"}
     assert {
-        obj["metadata"]["name"] + obj["kind"]: world["target"].read(obj)["metadata"][
+        obj["metadata"]["name"] + obj["kind"]: e2e_world["target"].read(obj)["metadata"][
             "resourceVersion"
         ]
         for obj in plan.apply
     } == versions
 
 
-def test_the_fences_hold_against_the_team_itself(world):
+def test_the_fences_hold_against_the_team_itself(e2e_world):
     """Provisioned by the engine and guarded by "Install guardrails", a namespace refuses
     its own team member and its GitOps identity (impersonated, as `kubectl --as` would)
     every way out of the fences, and still lets them deploy."""
-    target = world["target"]
-    assert converge(world).state == RequestState.READY
-    bootstrap.install_guardrails(cluster=world["cluster"], actor=world["admin"])
-    namespace = world["namespace"]
+    target = e2e_world["target"]
+    assert converge(e2e_world).state == RequestState.READY
+    bootstrap.install_guardrails(cluster=e2e_world["cluster"], actor=e2e_world["admin"])
+    namespace = e2e_world["namespace"]
 
     def applied(api_version: str, kind: str, name: str, ns: str | None = namespace) -> dict:
         obj = target.read(
@@ -216,13 +216,13 @@ def test_the_fences_hold_against_the_team_itself(world):
         assert target.attempt(who, "POST", path_of(web, named=False), web) == ("allowed", "")
 
 
-def test_drift_behind_berths_back_is_found_and_repaired(world):
-    target = world["target"]
-    converge(world)
+def test_drift_behind_berths_back_is_found_and_repaired(e2e_world):
+    target = e2e_world["target"]
+    converge(e2e_world)
     quota_ref = {
         "apiVersion": "v1",
         "kind": "ResourceQuota",
-        "metadata": {"name": "berth-quota", "namespace": world["namespace"]},
+        "metadata": {"name": "berth-quota", "namespace": e2e_world["namespace"]},
     }
     desired = copy.deepcopy(target.read(quota_ref)["spec"]["hard"])
     changed = target.read(quota_ref)
@@ -235,27 +235,29 @@ def test_drift_behind_berths_back_is_found_and_repaired(world):
     )
     target.write(changed, refused_for=10)  # a real server's policy cache lags a second
 
-    findings = jobs.reconcile_namespace(Namespace.objects.get(name=world["namespace"]))
+    findings = jobs.reconcile_namespace(Namespace.objects.get(name=e2e_world["namespace"]))
 
     assert {(f["object"], f["status"]) for f in findings} == {
-        (f"ResourceQuota/{world['namespace']}/berth-quota", "changed")
+        (f"ResourceQuota/{e2e_world['namespace']}/berth-quota", "changed")
     }
     # The dev tier repairs drift: the quota is what was approved again.
     assert target.read(quota_ref)["spec"]["hard"] == desired
 
 
-def test_decommission_leaves_nothing_behind(world):
-    target = world["target"]
-    created = converge(world)
+def test_decommission_leaves_nothing_behind(e2e_world):
+    target = e2e_world["target"]
+    created = converge(e2e_world)
     decommission = converge(
-        world, kind="decommission", namespace=world["namespace"], reason="project cancelled"
+        e2e_world, kind="decommission", namespace=e2e_world["namespace"], reason="project cancelled"
     )
 
     assert decommission.state == RequestState.READY, decommission.status_message
     created.refresh_from_db()
     assert created.state == RequestState.DECOMMISSIONED
     assert target.gone(
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": world["namespace"]}},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": e2e_world["namespace"]}},
         within=120,
     )
-    assert Namespace.objects.get(name=world["namespace"]).state == (NamespaceState.DECOMMISSIONED)
+    assert Namespace.objects.get(name=e2e_world["namespace"]).state == (
+        NamespaceState.DECOMMISSIONED
+    )

@@ -16,17 +16,21 @@ from tests.support.jobs_faults import APPLICATION_NAME, converge_after
 pytestmark = [pytest.mark.integration, pytest.mark.faults, needs_postgres_and_redis]
 
 
-def test_worker_killed_mid_run(world, sandbox, stack):
+def test_worker_killed_mid_run(worker_world, sandbox, stack):
     def kill_and_replace() -> None:
         stack.kill_worker(stack.workers[0])
         stack.start_worker("second")
 
     converge_after(
-        kill_and_replace, world=world, sandbox=sandbox, stack=stack, name="worker SIGKILL mid-run"
+        kill_and_replace,
+        world=worker_world,
+        sandbox=sandbox,
+        stack=stack,
+        name="worker SIGKILL mid-run",
     )
 
 
-def test_redis_restarted_twice(world, sandbox, stack, redis_server):
+def test_redis_restarted_twice(worker_world, sandbox, stack, redis_server):
     def restart_twice() -> None:
         for _ in range(2):
             redis_server.stop()
@@ -36,11 +40,15 @@ def test_redis_restarted_twice(world, sandbox, stack, redis_server):
         assert all(worker.poll() is None for worker in stack.workers), stack.logs()
 
     converge_after(
-        restart_twice, world=world, sandbox=sandbox, stack=stack, name="Redis restarted twice"
+        restart_twice,
+        world=worker_world,
+        sandbox=sandbox,
+        stack=stack,
+        name="Redis restarted twice",
     )
 
 
-def test_postgresql_connections_dropped(world, sandbox, stack):
+def test_postgresql_connections_dropped(worker_world, sandbox, stack):
     def drop_connections() -> None:
         # The worker and beat processes' connections (they name themselves), not the test
         # run's own: the rest of the suite goes on using those.
@@ -54,7 +62,7 @@ def test_postgresql_connections_dropped(world, sandbox, stack):
 
     converge_after(
         drop_connections,
-        world=world,
+        world=worker_world,
         sandbox=sandbox,
         stack=stack,
         name="PostgreSQL connections dropped",

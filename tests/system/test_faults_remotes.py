@@ -18,7 +18,7 @@ from tests.support.jobs_faults import OUTAGE_SECONDS, converge_after
 pytestmark = [pytest.mark.integration, pytest.mark.faults, needs_postgres_and_redis]
 
 
-def test_kubernetes_api_down(world, sandbox, stack):
+def test_kubernetes_api_down(worker_world, sandbox, stack):
     def outage() -> None:
         sandbox.stop()
         time.sleep(OUTAGE_SECONDS)
@@ -26,14 +26,14 @@ def test_kubernetes_api_down(world, sandbox, stack):
 
     converge_after(
         outage,
-        world=world,
+        world=worker_world,
         sandbox=sandbox,
         stack=stack,
         name=f"Kubernetes API down {OUTAGE_SECONDS:.0f}s",
     )
 
 
-def test_git_remote_down(world, sandbox, stack, daemon):
+def test_git_remote_down(worker_world, sandbox, stack, daemon):
     def outage() -> None:
         daemon.stop()
         time.sleep(OUTAGE_SECONDS)
@@ -41,14 +41,14 @@ def test_git_remote_down(world, sandbox, stack, daemon):
 
     converge_after(
         outage,
-        world=world,
+        world=worker_world,
         sandbox=sandbox,
         stack=stack,
         name=f"git remote down {OUTAGE_SECONDS:.0f}s",
     )
 
 
-def test_pushes_refused_while_the_team_pushes(world, sandbox, stack):
+def test_pushes_refused_while_the_team_pushes(worker_world, sandbox, stack):
     """The branch keeps moving under Berth (the team, Kargo): its pushes are refused (the
     lease on the commit it built on fails), and it rebuilds on the new tip."""
     stop = threading.Event()
@@ -56,7 +56,7 @@ def test_pushes_refused_while_the_team_pushes(world, sandbox, stack):
     def team_pushes() -> None:
         count = 0
         while not stop.is_set():
-            push_outside_commit(world["bare"], f"team/note-{count}.txt", f"{count}\n")
+            push_outside_commit(worker_world["bare"], f"team/note-{count}.txt", f"{count}\n")
             count += 1
             time.sleep(0.05)
 
@@ -69,7 +69,7 @@ def test_pushes_refused_while_the_team_pushes(world, sandbox, stack):
 
     converge_after(
         refuse_pushes,
-        world=world,
+        world=worker_world,
         sandbox=sandbox,
         stack=stack,
         name="pushes refused (the branch moved)",

@@ -29,28 +29,28 @@ def sandbox():
 
 
 @pytest.fixture
-def world(transactional_db, sandbox):
+def worker_engine_world(transactional_db, sandbox):
     return demo_world(sandbox)
 
 
-def approve(world, app="shop") -> Request:
+def approve(worker_engine_world, app="shop") -> Request:
     """Submit and approve as people would; approval enqueues the job on commit."""
     submitted = services.submit_request(
-        tenant=world["tenant"],
+        tenant=worker_engine_world["tenant"],
         kind="namespace",
-        requester=world["developer"],
+        requester=worker_engine_world["developer"],
         payload={"app": app, "tier": "dev", "cluster": "sandbox", "cpu": "1", "memory": "1Gi"},
     )
-    return approve_if_needed(submitted, approver=world["admin"])
+    return approve_if_needed(submitted, approver=worker_engine_world["admin"])
 
 
 def state_of(tenancy_request: Request) -> str:
     return Request.objects.values_list("state", flat=True).get(pk=tenancy_request.pk)
 
 
-def test_approval_is_provisioned_by_a_worker_through_redis(world, sandbox):
+def test_approval_is_provisioned_by_a_worker_through_redis(worker_engine_world, sandbox):
     with celery_worker(name="provision"):
-        tenancy_request = approve(world)
+        tenancy_request = approve(worker_engine_world)
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
     plan = jobs.current_plan(tenancy_request)
@@ -64,10 +64,12 @@ def test_approval_is_provisioned_by_a_worker_through_redis(world, sandbox):
         )
 
 
-def test_api_answering_500_three_times_then_succeeding_is_ready_with_attempts(world, sandbox):
+def test_api_answering_500_three_times_then_succeeding_is_ready_with_attempts(
+    worker_engine_world, sandbox
+):
     sandbox.inject_faults(status=500, times=3, method="PATCH")
     with celery_worker(name="flaky"):
-        tenancy_request = approve(world)
+        tenancy_request = approve(worker_engine_world)
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
     steps = [step for step in tenancy_request.runs.get().steps if step["action"] == "apply"]
@@ -76,12 +78,12 @@ def test_api_answering_500_three_times_then_succeeding_is_ready_with_attempts(wo
 
 
 def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
-    world, sandbox, settings
+    worker_engine_world, sandbox, settings
 ):
     # Every write takes a while, so the kill lands in the middle of the run.
     sandbox.inject_delay(0.3, times=None, method="PATCH")
     with celery_worker(name="doomed") as doomed:
-        tenancy_request = approve(world)
+        tenancy_request = approve(worker_engine_world)
         wait_for(
             lambda: len([r for r in sandbox.requests() if r["method"] == "PATCH"]) >= 3,
             what="the first objects to be applied",
@@ -114,7 +116,7 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
 
 
 def test_an_expired_ephemeral_environment_is_removed_by_the_beat_job_through_a_worker(
-    world, sandbox
+    worker_engine_world, sandbox
 ):
     from datetime import timedelta
 
@@ -125,12 +127,12 @@ def test_an_expired_ephemeral_environment_is_removed_by_the_beat_job_through_a_w
     from tenants.models import EphemeralEnvironment, Project
     from tenants.tasks import expire_environments
 
-    Project.objects.create(tenant=world["tenant"], name="shop")
+    Project.objects.create(tenant=worker_engine_world["tenant"], name="shop")
     with celery_worker(name="ephemeral"):
         created = services.submit_request(
-            tenant=world["tenant"],
+            tenant=worker_engine_world["tenant"],
             kind="ephemeral",
-            requester=world["developer"],
+            requester=worker_engine_world["developer"],
             payload={"project": "shop", "env_slug": "review-5", "ttl": "1m"},
         )
         environment = EphemeralEnvironment.objects.get(request=created)

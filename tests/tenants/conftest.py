@@ -1,8 +1,7 @@
 """Fixtures that several modules of tests/tenants/ share.
 
-None is called `world`: tests/conftest.py's `world` is the REST API tests' (and
-pages/conftest.py has the pages'), and one here would replace it in the folders below. A
-module whose tests know one of these as `world` names it so in a fixture of its own."""
+Each world is named for what it is (`names_world` here; `demo_world` and `api_world` in
+tests/conftest.py), so none replaces another in the folders below."""
 
 from http.server import ThreadingHTTPServer
 
@@ -46,7 +45,7 @@ def fresh_cache():
 
 
 @pytest.fixture
-def priced(world):
+def priced(api_world):
     """The sandbox cluster with prices (tests/support/tenants_showback.py's PRICES)."""
     cluster = Cluster.objects.get(name="sandbox")
     ClusterPrice.objects.create(cluster=cluster, **PRICES)

@@ -25,9 +25,9 @@ TENANT = "/api/v1/tenants/payments/"
         (["a", "a"], "twice"),
     ],
 )
-def test_group_names_that_could_not_be_a_real_group_are_refused(world, groups, problem):
+def test_group_names_that_could_not_be_a_real_group_are_refused(api_world, groups, problem):
     before = Tenant.objects.get(slug="payments").member_groups
-    response = api(world.admin).patch(TENANT, {"member_groups": groups}, format="json")
+    response = api(api_world.admin).patch(TENANT, {"member_groups": groups}, format="json")
     errors = assert_problem(response, 400)["errors"]
     said = " ".join(
         " ".join(messages)
@@ -41,8 +41,10 @@ def test_group_names_that_could_not_be_a_real_group_are_refused(world, groups, p
 
 @pytest.mark.parametrize("field", ["argocd_namespace", "ingress_namespace"])
 @pytest.mark.parametrize("value", ["Argo_CD", "-argocd", "a" * 64, "argo cd"])
-def test_cluster_namespaces_must_be_namespace_names(world, field, value):
-    response = api(world.admin).patch("/api/v1/clusters/sandbox/", {field: value}, format="json")
+def test_cluster_namespaces_must_be_namespace_names(api_world, field, value):
+    response = api(api_world.admin).patch(
+        "/api/v1/clusters/sandbox/", {field: value}, format="json"
+    )
     assert field in assert_problem(response, 400)["errors"]
     assert getattr(Cluster.objects.get(name="sandbox"), field) != value
 
@@ -50,16 +52,16 @@ def test_cluster_namespaces_must_be_namespace_names(world, field, value):
 @pytest.mark.parametrize(
     "url", ["http://127.0.0.1:8000", "http://localhost:8000/", "https://berth.example.com"]
 )
-def test_a_cluster_cannot_point_back_at_berth(world, settings, url):
+def test_a_cluster_cannot_point_back_at_berth(api_world, settings, url):
     settings.BERTH_BASE_URL = "http://127.0.0.1:8000"
     settings.ALLOWED_HOSTS = ["berth.example.com", "localhost", "testserver"]
-    response = api(world.admin).post(
+    response = api(api_world.admin).post(
         "/api/v1/clusters/", {"name": "loop", "api_url": url}, format="json"
     )
     assert "Berth's own address" in " ".join(assert_problem(response, 400)["errors"]["api_url"])
     assert not Cluster.objects.filter(name="loop").exists()
     # Another port on the same machine (the stand-in's, say) is a cluster like any other.
-    fine = api(world.admin).post(
+    fine = api(api_world.admin).post(
         "/api/v1/clusters/",
         {"name": "next-door", "api_url": "http://127.0.0.1:6443"},
         format="json",
@@ -67,12 +69,12 @@ def test_a_cluster_cannot_point_back_at_berth(world, settings, url):
     assert fine.status_code == 201, fine.json()
 
 
-def test_emptying_a_role_held_by_people_needs_a_confirmation(world):
+def test_emptying_a_role_held_by_people_needs_a_confirmation(api_world):
     members = Membership.objects.filter(
         tenant__slug="payments", role=Role.MEMBER, source=MembershipSource.OIDC
     ).count()
     assert members  # the demo world has members through groups
-    client = api(world.admin)
+    client = api(api_world.admin)
 
     refused = client.patch(TENANT, {"member_groups": []}, format="json")
     message = " ".join(assert_problem(refused, 400)["errors"]["member_groups"])
@@ -85,8 +87,8 @@ def test_emptying_a_role_held_by_people_needs_a_confirmation(world):
     assert "confirm_removals" not in confirmed.json()
 
 
-def test_replacing_groups_or_emptying_an_unheld_role_needs_no_confirmation(world):
-    client = api(world.admin)
+def test_replacing_groups_or_emptying_an_unheld_role_needs_no_confirmation(api_world):
+    client = api(api_world.admin)
     assert (
         client.patch(TENANT, {"member_groups": ["payments-newteam"]}, format="json").status_code
         == 200
@@ -95,13 +97,13 @@ def test_replacing_groups_or_emptying_an_unheld_role_needs_no_confirmation(world
     assert client.patch(TENANT, {"viewer_groups": []}, format="json").status_code == 200
 
 
-def test_the_admin_form_asks_for_the_same_confirmation(world, rf):
+def test_the_admin_form_asks_for_the_same_confirmation(api_world, rf):
     from django.contrib import admin
     from django.forms.models import model_to_dict
 
     tenant = Tenant.objects.get(slug="payments")
     request = rf.get("/admin/")
-    request.user = world.admin
+    request.user = api_world.admin
     TenantForm = admin.site._registry[Tenant].get_form(request, obj=tenant)
     data = {key: value for key, value in model_to_dict(tenant).items() if value is not None}
     data |= {

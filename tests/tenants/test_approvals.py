@@ -13,16 +13,10 @@ from tests.support.workflow import ask_for_namespace
 STALE = "0" * 64
 
 
-@pytest.fixture
-def world(demo_world):
-    """The demo world of tests/conftest.py."""
-    return demo_world
-
-
-def submit(world, app: str) -> Request:
+def submit(demo_world, app: str) -> Request:
     """A prod namespace: the default policy has a platform admin decide it."""
     return ask_for_namespace(
-        world["tenant"], world["developer"], app=app, tier="prod", cpu="1", memory="1Gi"
+        demo_world["tenant"], demo_world["developer"], app=app, tier="prod", cpu="1", memory="1Gi"
     )
 
 
@@ -38,38 +32,46 @@ def nothing_recorded(*requests: Request) -> bool:
     )
 
 
-def test_approving_a_stale_digest_raises_plan_moved_and_records_nothing(world):
-    shop = submit(world, "shop")
+def test_approving_a_stale_digest_raises_plan_moved_and_records_nothing(demo_world):
+    shop = submit(demo_world, "shop")
 
     with pytest.raises(PlanMoved) as moved:
-        services.approve_request(request_id=shop.pk, approver=world["admin"], plan_digest=STALE)
+        services.approve_request(
+            request_id=shop.pk, approver=demo_world["admin"], plan_digest=STALE
+        )
 
     assert moved.value.request_ids == [shop.pk]
     assert moved.value.current_digest == review(shop).digest
     assert nothing_recorded(shop)
 
 
-def test_approving_the_current_digest_approves(world):
-    shop = submit(world, "shop")
+def test_approving_the_current_digest_approves(demo_world):
+    shop = submit(demo_world, "shop")
 
     services.approve_request(
-        request_id=shop.pk, approver=world["admin"], plan_digest=review(shop).digest
+        request_id=shop.pk, approver=demo_world["admin"], plan_digest=review(shop).digest
     )
 
     assert Request.objects.get(pk=shop.pk).state == RequestState.APPROVED
 
 
-def test_someone_without_the_right_is_refused_before_the_plan_is_compared(world):
-    shop = submit(world, "shop")
+def test_someone_without_the_right_is_refused_before_the_plan_is_compared(demo_world):
+    shop = submit(demo_world, "shop")
 
     with pytest.raises(NotAllowed):
-        services.approve_request(request_id=shop.pk, approver=world["developer"], plan_digest=STALE)
+        services.approve_request(
+            request_id=shop.pk, approver=demo_world["developer"], plan_digest=STALE
+        )
 
     assert nothing_recorded(shop)
 
 
-def test_approving_together_with_one_stale_digest_approves_none(world):
-    shop, cart, till = submit(world, "shop"), submit(world, "cart"), submit(world, "till")
+def test_approving_together_with_one_stale_digest_approves_none(demo_world):
+    shop, cart, till = (
+        submit(demo_world, "shop"),
+        submit(demo_world, "cart"),
+        submit(demo_world, "till"),
+    )
 
     with pytest.raises(PlanMoved) as moved:
         services.approve_together(
@@ -78,7 +80,7 @@ def test_approving_together_with_one_stale_digest_approves_none(world):
                 (cart.pk, STALE),
                 (till.pk, STALE),
             ],
-            approver=world["admin"],
+            approver=demo_world["admin"],
         )
 
     assert moved.value.request_ids == [cart.pk, till.pk]
@@ -86,9 +88,9 @@ def test_approving_together_with_one_stale_digest_approves_none(world):
 
 
 @pytest.mark.parametrize("who", ["developer", "admin"])
-def test_the_page_and_the_api_read_one_answer_to_what_a_person_may_do(client, world, who):
-    shop = submit(world, "shop")
-    person = world[who]
+def test_the_page_and_the_api_read_one_answer_to_what_a_person_may_do(client, demo_world, who):
+    shop = submit(demo_world, "shop")
+    person = demo_world[who]
     offered = request_actions(person, shop, plan_digest=review(shop).digest)
 
     client.force_login(person)

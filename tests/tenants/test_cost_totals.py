@@ -34,7 +34,7 @@ def clock():
         yield traveller
 
 
-def a_month_of_everything(world):
+def a_month_of_everything(api_world):
     """Namespaces of two tenants on three clusters (one unpriced, one in dollars): held
     since last month, made this month and today, removed this month and last month, gone at
     an unrecorded time, an environment's that ended this month."""
@@ -43,29 +43,35 @@ def a_month_of_everything(world):
         cluster=dollars, currency="USD", cpu_core_hour=Decimal("0.031"), namespace_month=1
     )
     Cluster.objects.create(name="bare", api_url="https://bare.example:6443")
-    namespace(world, "payments-old-dev", created=NOW - timedelta(days=40))
-    namespace(world, "payments-new-dev", created=NOW - timedelta(days=3, minutes=7))
-    namespace(world, "payments-today-dev", created=NOW + timedelta(hours=2, seconds=5))
-    namespace(world, "payments-west-dev", created=NOW - timedelta(days=20), cluster="west")
-    namespace(world, "payments-bare-dev", created=NOW - timedelta(days=2), cluster="bare")
-    namespace(world, "payments-wait-dev", created=NOW, state=NamespaceState.REQUESTED)
+    namespace(api_world, "payments-old-dev", created=NOW - timedelta(days=40))
+    namespace(api_world, "payments-new-dev", created=NOW - timedelta(days=3, minutes=7))
+    namespace(api_world, "payments-today-dev", created=NOW + timedelta(hours=2, seconds=5))
+    namespace(api_world, "payments-west-dev", created=NOW - timedelta(days=20), cluster="west")
+    namespace(api_world, "payments-bare-dev", created=NOW - timedelta(days=2), cluster="bare")
+    namespace(api_world, "payments-wait-dev", created=NOW, state=NamespaceState.REQUESTED)
     went = NamespaceState.DECOMMISSIONED
-    gone = namespace(world, "payments-gone-dev", created=NOW - timedelta(days=50), state=went)
-    removed(world, gone, finished=NOW - timedelta(days=4, hours=3))
-    earlier = namespace(world, "payments-earlier-dev", created=NOW - timedelta(days=60), state=went)
-    removed(world, earlier, finished=NOW - timedelta(days=30))
-    namespace(world, "payments-lost-dev", created=NOW - timedelta(days=1), state=went)
+    gone = namespace(api_world, "payments-gone-dev", created=NOW - timedelta(days=50), state=went)
+    removed(api_world, gone, finished=NOW - timedelta(days=4, hours=3))
+    earlier = namespace(
+        api_world, "payments-earlier-dev", created=NOW - timedelta(days=60), state=went
+    )
+    removed(api_world, earlier, finished=NOW - timedelta(days=30))
+    namespace(api_world, "payments-lost-dev", created=NOW - timedelta(days=1), state=went)
     review = namespace(
-        world, "payments-shop-review-1", tier="review", created=NOW - timedelta(days=2), state=went
+        api_world,
+        "payments-shop-review-1",
+        tier="review",
+        created=NOW - timedelta(days=2),
+        state=went,
     )
     EphemeralEnvironment.objects.create(
-        tenant=world.payments,
-        project=Project.objects.create(tenant=world.payments, name="shop"),
+        tenant=api_world.payments,
+        project=Project.objects.create(tenant=api_world.payments, name="shop"),
         request=Request.objects.create(
-            tenant=world.payments,
+            tenant=api_world.payments,
             kind=RequestKind.EPHEMERAL,
             payload={},
-            requester=world.member,
+            requester=api_world.member,
             state=RequestState.READY,
         ),
         slug="review-1",
@@ -76,13 +82,13 @@ def a_month_of_everything(world):
         ended_at=NOW - timedelta(hours=30),
     )
     search = Tenant.objects.get(slug="search")
-    other = namespace(world, "search-idx-dev", created=NOW - timedelta(days=9))
+    other = namespace(api_world, "search-idx-dev", created=NOW - timedelta(days=9))
     other.tenant = search
     other.save(update_fields=["tenant"])
 
 
-def test_the_card_gives_each_tenant_the_figures_of_its_own_page(world, priced, clock):
-    a_month_of_everything(world)
+def test_the_card_gives_each_tenant_the_figures_of_its_own_page(api_world, priced, clock):
+    a_month_of_everything(api_world)
     tenants = list(Tenant.objects.order_by("slug"))
 
     lines = {line.tenant.slug: line for line in totals_by_tenant(tenants)}
@@ -106,8 +112,8 @@ def test_the_card_gives_each_tenant_the_figures_of_its_own_page(world, priced, c
     assert payments.total > lines["search"].total > 0 and payments.today > 0
 
 
-def test_a_past_month_gives_the_figures_of_its_page_too(world, priced, clock):
-    a_month_of_everything(world)
+def test_a_past_month_gives_the_figures_of_its_page_too(api_world, priced, clock):
+    a_month_of_everything(api_world)
     tenants = list(Tenant.objects.order_by("slug"))
     october = (NOW - timedelta(days=30)).date().replace(day=1)
 
@@ -118,9 +124,9 @@ def test_a_past_month_gives_the_figures_of_its_page_too(world, priced, clock):
 
 
 def test_the_card_costs_the_same_queries_for_three_namespaces_or_thirty(
-    world, priced, clock, client
+    api_world, priced, clock, client
 ):
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
 
     def dashboard_queries() -> int:
         with CaptureQueriesContext(connection) as queries:
@@ -134,11 +140,11 @@ def test_the_card_costs_the_same_queries_for_three_namespaces_or_thirty(
         return len(queries)
 
     for index in range(3):
-        namespace(world, f"payments-a{index}-dev", created=NOW - timedelta(days=index))
+        namespace(api_world, f"payments-a{index}-dev", created=NOW - timedelta(days=index))
     dashboard_queries()
     few, few_card = dashboard_queries(), card_queries()
     for index in range(3, 30):
-        namespace(world, f"payments-a{index}-dev", created=NOW - timedelta(days=index))
+        namespace(api_world, f"payments-a{index}-dev", created=NOW - timedelta(days=index))
     dashboard_queries()
     many, many_card = dashboard_queries(), card_queries()
 

@@ -19,7 +19,7 @@ from tests.support.workflow import ask_for_environment
 
 
 @pytest.fixture
-def world(db):
+def rules_world(db):
     from tenants import demo
     from tenants.models import Tenant, User
 
@@ -34,16 +34,20 @@ def world(db):
     }
 
 
-def ephemeral(world, *, project="shop", env_slug="review-1", **payload):
+def ephemeral(rules_world, *, project="shop", env_slug="review-1", **payload):
     return ask_for_environment(
-        world["tenant"], world["developer"], project=project, env_slug=env_slug, **payload
+        rules_world["tenant"],
+        rules_world["developer"],
+        project=project,
+        env_slug=env_slug,
+        **payload,
     )
 
 
-def test_rules_are_saved_in_order_by_owners_and_audited(world):
+def test_rules_are_saved_in_order_by_owners_and_audited(rules_world):
     saved = services.replace_environment_rules(
-        tenant=world["tenant"],
-        actor=world["owner"],
+        tenant=rules_world["tenant"],
+        actor=rules_world["owner"],
         rules=[
             {"if": 'env_slug.startsWith("review")', "namespace": "payments-review-apps"},
             {"namespace": "$TENANT-$PROJECT-$ENV_SLUG"},
@@ -55,31 +59,33 @@ def test_rules_are_saved_in_order_by_owners_and_audited(world):
     assert event.after["rules"][0]["namespace"] == "payments-review-apps"
 
 
-def test_one_bad_rule_saves_none_and_names_its_number(world):
+def test_one_bad_rule_saves_none_and_names_its_number(rules_world):
     services.replace_environment_rules(
-        tenant=world["tenant"], actor=world["owner"], rules=[{"namespace": "$TENANT-$ENV_SLUG"}]
+        tenant=rules_world["tenant"],
+        actor=rules_world["owner"],
+        rules=[{"namespace": "$TENANT-$ENV_SLUG"}],
     )
     with pytest.raises(InvalidInput) as caught:
         services.replace_environment_rules(
-            tenant=world["tenant"],
-            actor=world["owner"],
+            tenant=rules_world["tenant"],
+            actor=rules_world["owner"],
             rules=[{"namespace": "payments-ok"}, {"if": "branch ==", "namespace": "$TENANT-x"}],
         )
     assert str(caught.value.field_errors["rules"][0]).startswith("Rule 2: The if condition")
-    assert list(world["tenant"].environment_rules.values_list("namespace_template", flat=True)) == [
-        "$TENANT-$ENV_SLUG"
-    ]
+    assert list(
+        rules_world["tenant"].environment_rules.values_list("namespace_template", flat=True)
+    ) == ["$TENANT-$ENV_SLUG"]
 
 
-def test_members_cannot_change_where_environments_go(world):
+def test_members_cannot_change_where_environments_go(rules_world):
     with pytest.raises(NotAllowed):
         services.replace_environment_rules(
-            tenant=world["tenant"], actor=world["developer"], rules=[]
+            tenant=rules_world["tenant"], actor=rules_world["developer"], rules=[]
         )
 
 
-def test_an_ephemeral_request_within_budget_is_approved_with_its_expiry(world):
-    created = ephemeral(world, ttl="3h", branch="feature/x", mr_id="7")
+def test_an_ephemeral_request_within_budget_is_approved_with_its_expiry(rules_world):
+    created = ephemeral(rules_world, ttl="3h", branch="feature/x", mr_id="7")
     assert created.state == RequestState.APPROVED
     assert created.policy_rule == "ephemeral-environments-auto-approve"
     environment = EphemeralEnvironment.objects.get(request=created)
@@ -107,29 +113,31 @@ def test_an_ephemeral_request_within_budget_is_approved_with_its_expiry(world):
         ({"cpu": "5"}, "cpu", "more than the review tier allows"),
     ],
 )
-def test_bad_ephemeral_input_is_refused_by_field_and_saves_nothing(world, payload, field, expected):
+def test_bad_ephemeral_input_is_refused_by_field_and_saves_nothing(
+    rules_world, payload, field, expected
+):
     with pytest.raises(InvalidInput) as caught:
-        ephemeral(world, **payload)
+        ephemeral(rules_world, **payload)
     assert field in caught.value.field_errors
     assert expected in str(caught.value.field_errors[field])
     assert not EphemeralEnvironment.objects.exists()
     assert not Namespace.objects.exists()
 
 
-def test_the_same_environment_twice_is_refused_until_the_first_ends(world):
-    ephemeral(world)
+def test_the_same_environment_twice_is_refused_until_the_first_ends(rules_world):
+    ephemeral(rules_world)
     with pytest.raises(InvalidInput) as caught:
-        ephemeral(world)
+        ephemeral(rules_world)
     assert "already has an environment review-1" in str(caught.value.field_errors["env_slug"])
 
 
-def test_an_environment_beyond_the_budget_is_refused_with_the_numbers(world):
-    tenant = world["tenant"]
+def test_an_environment_beyond_the_budget_is_refused_with_the_numbers(rules_world):
+    tenant = rules_world["tenant"]
     tenant.budget_cpu_millis = 800
     tenant.save()
-    ephemeral(world, env_slug="review-1", cpu="500m")
+    ephemeral(rules_world, env_slug="review-1", cpu="500m")
     with pytest.raises(InvalidInput) as caught:
-        ephemeral(world, env_slug="review-2", cpu="500m")
+        ephemeral(rules_world, env_slug="review-2", cpu="500m")
     assert str(caught.value.field_errors["cpu"][0]) == (
         "Asks for 0.5 cores of CPU, but payments has 0.5 of its budget of 0.8 cores of "
         "CPU taken: 0 in use "
@@ -137,31 +145,31 @@ def test_an_environment_beyond_the_budget_is_refused_with_the_numbers(world):
     )
 
 
-def test_a_refusing_rule_refuses_the_request(world):
+def test_a_refusing_rule_refuses_the_request(rules_world):
     services.replace_environment_rules(
-        tenant=world["tenant"],
-        actor=world["owner"],
+        tenant=rules_world["tenant"],
+        actor=rules_world["owner"],
         rules=[
             {"if": 'branch == "main"', "refuse": True, "message": "Not from main."},
             {"namespace": "$TENANT-$PROJECT-$ENV_SLUG"},
         ],
     )
     with pytest.raises(InvalidInput) as caught:
-        ephemeral(world, branch="main")
+        ephemeral(rules_world, branch="main")
     assert str(caught.value.field_errors["env_slug"][0]) == "Not from main."
 
 
-def test_ending_one_not_yet_decided_cancels_it_and_frees_its_name(world, settings):
+def test_ending_one_not_yet_decided_cancels_it_and_frees_its_name(rules_world, settings):
     from tenants.models import ApprovalRule
 
     ApprovalRule.objects.filter(name="ephemeral-environments-auto-approve").update(enabled=False)
     ApprovalRule.objects.filter(name="dev-and-review-auto-approve").update(enabled=False)
-    created = ephemeral(world)
+    created = ephemeral(rules_world)
     assert created.state == RequestState.SUBMITTED
     environment = EphemeralEnvironment.objects.get(request=created)
     assert (
         services.end_environment(
-            environment_id=environment.pk, actor=world["developer"], cause=EndCause.STOPPED
+            environment_id=environment.pk, actor=rules_world["developer"], cause=EndCause.STOPPED
         )
         is None
     )
@@ -174,45 +182,49 @@ def test_ending_one_not_yet_decided_cancels_it_and_frees_its_name(world, setting
         .exclude(state=NamespaceState.DECOMMISSIONED)
         .exists()
     )
-    ephemeral(world)  # the name is free again
+    ephemeral(rules_world)  # the name is free again
 
 
-def test_outsiders_can_neither_end_nor_extend(world):
-    environment = EphemeralEnvironment.objects.get(request=ephemeral(world))
+def test_outsiders_can_neither_end_nor_extend(rules_world):
+    environment = EphemeralEnvironment.objects.get(request=ephemeral(rules_world))
     EphemeralEnvironment.objects.filter(pk=environment.pk).update(state=EnvironmentState.LIVE)
     with pytest.raises(NotAllowed):
         services.end_environment(
-            environment_id=environment.pk, actor=world["outsider"], cause=EndCause.ENDED_BY_USER
+            environment_id=environment.pk,
+            actor=rules_world["outsider"],
+            cause=EndCause.ENDED_BY_USER,
         )
     with pytest.raises(NotAllowed):
         services.extend_environment(
-            environment_id=environment.pk, actor=world["outsider"], ttl_seconds=3600
+            environment_id=environment.pk, actor=rules_world["outsider"], ttl_seconds=3600
         )
     stranger = UserFactory()
     with pytest.raises(NotAllowed):
         services.extend_environment(environment_id=environment.pk, actor=stranger, ttl_seconds=3600)
 
 
-def test_ending_twice_is_refused(world):
-    environment = EphemeralEnvironment.objects.get(request=ephemeral(world))
+def test_ending_twice_is_refused(rules_world):
+    environment = EphemeralEnvironment.objects.get(request=ephemeral(rules_world))
     EphemeralEnvironment.objects.filter(pk=environment.pk).update(state=EnvironmentState.LIVE)
     services.end_environment(
-        environment_id=environment.pk, actor=world["developer"], cause=EndCause.ENDED_BY_USER
+        environment_id=environment.pk, actor=rules_world["developer"], cause=EndCause.ENDED_BY_USER
     )
     with pytest.raises(DomainError):
         services.end_environment(
-            environment_id=environment.pk, actor=world["developer"], cause=EndCause.ENDED_BY_USER
+            environment_id=environment.pk,
+            actor=rules_world["developer"],
+            cause=EndCause.ENDED_BY_USER,
         )
 
 
-def test_viewers_look_but_cannot_end_one(world):
+def test_viewers_look_but_cannot_end_one(rules_world):
     from tenants.choices import Role
     from tenants.models import Membership
 
-    environment = EphemeralEnvironment.objects.get(request=ephemeral(world))
+    environment = EphemeralEnvironment.objects.get(request=ephemeral(rules_world))
     EphemeralEnvironment.objects.filter(pk=environment.pk).update(state=EnvironmentState.LIVE)
     viewer = UserFactory()
-    Membership.objects.create(user=viewer, tenant=world["tenant"], role=Role.VIEWER)
+    Membership.objects.create(user=viewer, tenant=rules_world["tenant"], role=Role.VIEWER)
     with pytest.raises(NotAllowed):
         services.end_environment(
             environment_id=environment.pk, actor=viewer, cause=EndCause.ENDED_BY_USER
@@ -221,10 +233,10 @@ def test_viewers_look_but_cannot_end_one(world):
     assert environment.state == EnvironmentState.LIVE
 
 
-def test_a_failed_environment_that_ended_is_not_provisioned_again_by_a_retry(world):
+def test_a_failed_environment_that_ended_is_not_provisioned_again_by_a_retry(rules_world):
     from tenants.models import User
 
-    created = ephemeral(world)
+    created = ephemeral(rules_world)
     run = services.start_provisioning(request_id=created.pk, plan_digest="x")
     services.mark_failed(run=run, error="the API server refused")
     environment = EphemeralEnvironment.objects.get(request=created)
@@ -235,24 +247,24 @@ def test_a_failed_environment_that_ended_is_not_provisioned_again_by_a_retry(wor
         )
 
 
-def test_an_end_request_cannot_be_submitted_as_a_plain_request(world):
-    environment = EphemeralEnvironment.objects.get(request=ephemeral(world))
+def test_an_end_request_cannot_be_submitted_as_a_plain_request(rules_world):
+    environment = EphemeralEnvironment.objects.get(request=ephemeral(rules_world))
     EphemeralEnvironment.objects.filter(pk=environment.pk).update(state=EnvironmentState.LIVE)
     with pytest.raises(InvalidInput) as caught:
         services.submit_request(
-            tenant=world["tenant"],
+            tenant=rules_world["tenant"],
             kind="end_environment",
-            requester=world["developer"],
+            requester=rules_world["developer"],
             payload={"environment": environment.pk},
         )
     assert "environments/{id}/end/" in str(caught.value.field_errors["kind"][0])
 
 
-def test_an_owners_request_scoped_token_replaces_the_rules_and_bad_ones_are_400(world):
+def test_an_owners_request_scoped_token_replaces_the_rules_and_bad_ones_are_400(rules_world):
     from rest_framework.test import APIClient
 
     token = services.create_api_token(
-        user=world["owner"], name="rules", scopes=["read", "request"]
+        user=rules_world["owner"], name="rules", scopes=["read", "request"]
     )[1]
     api = APIClient(HTTP_AUTHORIZATION=f"Bearer {token}")
     url = "/api/v1/tenants/payments/environment-rules/"
@@ -286,21 +298,21 @@ def test_an_owners_request_scoped_token_replaces_the_rules_and_bad_ones_are_400(
             }
         ]
     }
-    read_only = services.create_api_token(user=world["owner"], name="ro", scopes=["read"])[1]
+    read_only = services.create_api_token(user=rules_world["owner"], name="ro", scopes=["read"])[1]
     refused = APIClient(HTTP_AUTHORIZATION=f"Bearer {read_only}").put(
         url, {"rules": []}, format="json"
     )
     assert refused.status_code == 403
 
 
-def test_a_list_of_rules_longer_than_anyone_needs_is_refused(world):
+def test_a_list_of_rules_longer_than_anyone_needs_is_refused(rules_world):
     with pytest.raises(InvalidInput) as caught:
         services.replace_environment_rules(
-            tenant=world["tenant"],
-            actor=world["owner"],
+            tenant=rules_world["tenant"],
+            actor=rules_world["owner"],
             rules=[
                 {"namespace": f"payments-n{n}"} for n in range(services.MAX_ENVIRONMENT_RULES + 1)
             ],
         )
     assert "At most 50 rules" in str(caught.value.field_errors["rules"][0])
-    assert not world["tenant"].environment_rules.exists()
+    assert not rules_world["tenant"].environment_rules.exists()

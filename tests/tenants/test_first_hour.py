@@ -14,24 +14,18 @@ from tests.support.admin_forms import onboarding_form
 from tests.support.workflow import ask_for_namespace, ask_for_project
 
 
-@pytest.fixture
-def world(demo_world):
-    """The demo world of tests/conftest.py."""
-    return demo_world
-
-
-def submit(world, kind, *, requester=None, **payload):
+def submit(demo_world, kind, *, requester=None, **payload):
     return services.submit_request(
-        tenant=world["tenant"],
+        tenant=demo_world["tenant"],
         kind=kind,
         payload=payload,
-        requester=requester or world["developer"],
+        requester=requester or demo_world["developer"],
     )
 
 
-def namespace(world, *, requester=None, **payload):
+def namespace(demo_world, *, requester=None, **payload):
     """A namespace request of payments on the sandbox cluster, by its developer unless told."""
-    return ask_for_namespace(world["tenant"], requester or world["developer"], **payload)
+    return ask_for_namespace(demo_world["tenant"], requester or demo_world["developer"], **payload)
 
 
 def refusal(excinfo) -> dict[str, str]:
@@ -44,29 +38,33 @@ def refusal(excinfo) -> dict[str, str]:
 # --- the demo budget ---------------------------------------------------------------------
 
 
-def test_the_demo_budget_carries_the_readme_journey_and_two_more_requests(world):
+def test_the_demo_budget_carries_the_readme_journey_and_two_more_requests(demo_world):
     # The README's journey: a dev namespace as the form offers it, a three-tier project...
-    namespace(world, app="shop", tier="dev", cpu="1", memory="2Gi", storage="10Gi")
-    ask_for_project(world["tenant"], world["owner"], app="checkout")
+    namespace(demo_world, app="shop", tier="dev", cpu="1", memory="2Gi", storage="10Gi")
+    ask_for_project(demo_world["tenant"], demo_world["owner"], app="checkout")
     # ... and two more, each as large as that project.
     for app in ("ledger", "refunds"):
-        ask_for_project(world["tenant"], world["owner"], app=app, engine="argocd")
+        ask_for_project(demo_world["tenant"], demo_world["owner"], app=app, engine="argocd")
 
     assert (
-        Namespace.objects.filter(tenant=world["tenant"]).exclude(name__endswith="-kargo").count()
+        Namespace.objects.filter(tenant=demo_world["tenant"])
+        .exclude(name__endswith="-kargo")
+        .count()
         == 10
     )
 
 
-def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(world):
-    Tenant.objects.filter(pk=world["tenant"].pk).update(budget_cpu_millis=8000)
-    world["tenant"].refresh_from_db()
-    live = namespace(world, app="shop", tier="dev", cpu="2", memory="2Gi")
+def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(demo_world):
+    Tenant.objects.filter(pk=demo_world["tenant"].pk).update(budget_cpu_millis=8000)
+    demo_world["tenant"].refresh_from_db()
+    live = namespace(demo_world, app="shop", tier="dev", cpu="2", memory="2Gi")
     Namespace.objects.filter(request=live).update(state=NamespaceState.ACTIVE)
-    namespace(world, app="cart", tier="staging", requester=world["owner"], cpu="6", memory="2Gi")
+    namespace(
+        demo_world, app="cart", tier="staging", requester=demo_world["owner"], cpu="6", memory="2Gi"
+    )
 
     with pytest.raises(InvalidInput) as refused:
-        namespace(world, app="more", tier="dev", cpu="1", memory="2Gi")
+        namespace(demo_world, app="more", tier="dev", cpu="1", memory="2Gi")
 
     assert refusal(refused)["cpu"] == (
         "Asks for 1 core of CPU, but payments has 8 of its budget of 8 cores of CPU "
@@ -78,24 +76,26 @@ def test_a_budget_refusal_tells_what_is_in_use_from_what_is_only_requested(world
 # --- environment names, by the name the rule makes -------------------------------------------
 
 
-def rule(world, template: str) -> None:
+def rule(demo_world, template: str) -> None:
     services.replace_environment_rules(
-        tenant=world["tenant"], actor=world["owner"], rules=[{"if": "", "namespace": template}]
+        tenant=demo_world["tenant"],
+        actor=demo_world["owner"],
+        rules=[{"if": "", "namespace": template}],
     )
 
 
-def start_environment(world, **payload):
+def start_environment(demo_world, **payload):
     Project.objects.get_or_create(
-        tenant=world["tenant"], name="checkout", defaults={"gitops_engine": "argocd_kargo"}
+        tenant=demo_world["tenant"], name="checkout", defaults={"gitops_engine": "argocd_kargo"}
     )
-    return submit(world, RequestKind.EPHEMERAL, project="checkout", **payload)
+    return submit(demo_world, RequestKind.EPHEMERAL, project="checkout", **payload)
 
 
-def test_an_environment_slug_of_kargo_is_refused_naming_the_namespace_the_rule_makes(world):
-    rule(world, "$TENANT-$ENV_SLUG")
+def test_an_environment_slug_of_kargo_is_refused_naming_the_namespace_the_rule_makes(demo_world):
+    rule(demo_world, "$TENANT-$ENV_SLUG")
 
     with pytest.raises(InvalidInput) as refused:
-        start_environment(world, env_slug="kargo")
+        start_environment(demo_world, env_slug="kargo")
 
     message = refusal(refused)["env_slug"]
     assert "payments-kargo" in message
@@ -106,19 +106,19 @@ def test_an_environment_slug_of_kargo_is_refused_naming_the_namespace_the_rule_m
     )
 
 
-def test_an_environment_slug_of_kargo_in_a_shared_namespace_is_welcome(world):
-    rule(world, "payments-previews")
+def test_an_environment_slug_of_kargo_in_a_shared_namespace_is_welcome(demo_world):
+    rule(demo_world, "payments-previews")
 
-    started = start_environment(world, env_slug="kargo")
+    started = start_environment(demo_world, env_slug="kargo")
 
     assert started.payload["namespace"] == "payments-previews"
 
 
-def test_a_rule_naming_the_tenants_own_namespace_is_refused_in_a_sentence(world):
-    rule(world, "$TENANT-$BRANCH")
+def test_a_rule_naming_the_tenants_own_namespace_is_refused_in_a_sentence(demo_world):
+    rule(demo_world, "$TENANT-$BRANCH")
 
     with pytest.raises(InvalidInput) as refused:
-        start_environment(world, env_slug="review-1", branch="apps")
+        start_environment(demo_world, env_slug="review-1", branch="apps")
 
     assert refusal(refused)["env_slug"] == (
         "Rule 1 names the namespace payments-apps, which an environment may not have: "
@@ -126,11 +126,11 @@ def test_a_rule_naming_the_tenants_own_namespace_is_refused_in_a_sentence(world)
     )
 
 
-def test_a_tier_slug_elsewhere_is_refused_naming_the_application_it_would_share(world):
-    rule(world, "payments-previews")
+def test_a_tier_slug_elsewhere_is_refused_naming_the_application_it_would_share(demo_world):
+    rule(demo_world, "payments-previews")
 
     with pytest.raises(InvalidInput) as refused:
-        start_environment(world, env_slug="prod")
+        start_environment(demo_world, env_slug="prod")
 
     assert refusal(refused)["env_slug"] == (
         "'prod' is reserved: it is a tier, and the environment's GitOps application would "
@@ -187,7 +187,7 @@ def test_which_engines_read_which_repository_urls(engine, url, said):
 
 
 @pytest.mark.processes
-def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(client, world):
+def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(client, demo_world):
     # A row saved before Flux's rule was checked on save, as the demo's once was.
     Tenant.objects.filter(slug="search").update(gitops_repo_url="file:///srv/git/search.git")
     search = Tenant.objects.get(slug="search")
@@ -205,8 +205,8 @@ def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(cl
     ) in page
 
 
-def test_the_plan_preview_of_a_readable_url_warns_of_nothing(client, world):
-    asked = namespace(world, app="shop", tier="staging", cpu="1", memory="1Gi")
+def test_the_plan_preview_of_a_readable_url_warns_of_nothing(client, demo_world):
+    asked = namespace(demo_world, app="shop", tier="staging", cpu="1", memory="1Gi")
     Tenant.objects.filter(slug="payments").update(
         gitops_repo_url="https://git.example.com/payments.git"
     )
@@ -217,7 +217,9 @@ def test_the_plan_preview_of_a_readable_url_warns_of_nothing(client, world):
     assert "Before approving" not in page
 
 
-def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tenant(client, world):
+def test_onboarding_warns_when_the_engine_cannot_read_the_url_and_keeps_the_tenant(
+    client, demo_world
+):
     client.force_login(User.objects.get(username="pat"))
 
     page = client.post(

@@ -23,8 +23,10 @@ FORGE = {
 }
 
 
-def test_a_platform_admin_puts_a_tenant_in_merge_request_mode_and_the_secrets_stay_hidden(world):
-    response = api(world.admin).patch("/api/v1/tenants/payments/", FORGE, format="json")
+def test_a_platform_admin_puts_a_tenant_in_merge_request_mode_and_the_secrets_stay_hidden(
+    api_world,
+):
+    response = api(api_world.admin).patch("/api/v1/tenants/payments/", FORGE, format="json")
 
     assert response.status_code == 200, response.json()
     body = response.json()
@@ -40,7 +42,7 @@ def test_a_platform_admin_puts_a_tenant_in_merge_request_mode_and_the_secrets_st
     event = AuditEvent.objects.get(action="tenant.update")
     assert event.after["forge_token"] == "(set)" and FORGE_TOKEN not in str(event.after)
     assert event.after["changes_by_pull_request"] is True
-    member_view = api(world.member).get("/api/v1/tenants/payments/").json()
+    member_view = api(api_world.member).get("/api/v1/tenants/payments/").json()
     assert FORGE_TOKEN not in str(member_view) and "forge_token" not in member_view
 
 
@@ -54,9 +56,9 @@ def test_a_platform_admin_puts_a_tenant_in_merge_request_mode_and_the_secrets_st
     ],
 )
 def test_merge_request_mode_without_a_usable_forge_is_refused_naming_the_field(
-    world, missing, field
+    api_world, missing, field
 ):
-    response = api(world.admin).patch(
+    response = api(api_world.admin).patch(
         "/api/v1/tenants/payments/", {**FORGE, **missing}, format="json"
     )
 
@@ -65,9 +67,9 @@ def test_merge_request_mode_without_a_usable_forge_is_refused_naming_the_field(
     assert Tenant.objects.get(slug="payments").changes_by_pull_request is False
 
 
-def test_a_forge_api_url_on_a_network_berth_may_not_reach_is_refused(world, settings):
+def test_a_forge_api_url_on_a_network_berth_may_not_reach_is_refused(api_world, settings):
     settings.BERTH_EGRESS_ALLOW = []
-    response = api(world.admin).patch(
+    response = api(api_world.admin).patch(
         "/api/v1/tenants/payments/",
         FORGE,
         format="json",
@@ -111,11 +113,11 @@ def test_the_admin_keeps_the_forge_token_encrypted_and_never_shows_it_back(clien
     assert tenant.forge_token == FORGE_TOKEN and tenant.forge_webhook_secret == HOOK_SECRET
 
 
-def test_a_tier_says_whether_its_changes_need_a_pull_request(world):
+def test_a_tier_says_whether_its_changes_need_a_pull_request(api_world):
     prod = EnvironmentTier.objects.get(slug="prod")
     assert prod.changes_by_pull_request is None  # unset: each tenant's own setting
-    tiers = {t["slug"]: t for t in api(world.member).get("/api/v1/tiers/").json()["results"]}
+    tiers = {t["slug"]: t for t in api(api_world.member).get("/api/v1/tiers/").json()["results"]}
     assert tiers["prod"]["changes_by_pull_request"] is None
     EnvironmentTier.objects.filter(slug="prod").update(changes_by_pull_request=True)
-    tiers = {t["slug"]: t for t in api(world.member).get("/api/v1/tiers/").json()["results"]}
+    tiers = {t["slug"]: t for t in api(api_world.member).get("/api/v1/tiers/").json()["results"]}
     assert tiers["prod"]["changes_by_pull_request"] is True

@@ -4,7 +4,6 @@ queries of the first, and a page link Berth did not make is a 400 that says so."
 
 from __future__ import annotations
 
-import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -13,20 +12,15 @@ from tenants.models import Cluster, NamespaceClaim
 from tenants.views.names import PAGE_SIZE
 
 
-@pytest.fixture
-def world(names_world):
-    return names_world  # tests/tenants/conftest.py
-
-
-def hold(world, count: int, *, prefix: str = "payments-web", cluster=None) -> list[str]:
+def hold(names_world, count: int, *, prefix: str = "payments-web", cluster=None) -> list[str]:
     """`count` live tier names of payments, numbered so their order is their number's."""
     names = [f"{prefix}{index:04d}-dev" for index in range(count)]
     NamespaceClaim.objects.bulk_create(
         NamespaceClaim(
-            cluster=cluster or world["cluster"],
+            cluster=cluster or names_world["cluster"],
             name=name,
             purpose=NamePurpose.TIER,
-            tenant=world["tenant"],
+            tenant=names_world["tenant"],
             app=name.split("-")[1],
             tier="dev",
         )
@@ -39,9 +33,9 @@ def shown(response) -> list[str]:
     return [claim.name for claim in response.context["claims"]]
 
 
-def test_the_registry_shows_a_hundred_names_a_page_and_walks_them_both_ways(client, world):
-    names = hold(world, 250)
-    client.force_login(world["admin"])
+def test_the_registry_shows_a_hundred_names_a_page_and_walks_them_both_ways(client, names_world):
+    names = hold(names_world, 250)
+    client.force_login(names_world["admin"])
     query = {"tenant": "payments", "name": "payments-web"}
 
     first = client.get("/names/", query)
@@ -62,11 +56,11 @@ def test_the_registry_shows_a_hundred_names_a_page_and_walks_them_both_ways(clie
     assert shown(client.get("/names/" + back.context["first"])) == names[:PAGE_SIZE]
 
 
-def test_pages_run_from_one_cluster_into_the_next_in_name_order(client, world):
+def test_pages_run_from_one_cluster_into_the_next_in_name_order(client, names_world):
     other = Cluster.objects.create(name="zulu", api_url="https://zulu.example:6443")
-    here = hold(world, 60, prefix="payments-here")
-    there = hold(world, 60, prefix="payments-there", cluster=other)
-    client.force_login(world["admin"])
+    here = hold(names_world, 60, prefix="payments-here")
+    there = hold(names_world, 60, prefix="payments-there", cluster=other)
+    client.force_login(names_world["admin"])
 
     first = client.get("/names/", {"tenant": "payments", "purpose": "tier"})
     second = client.get("/names/" + first.context["later"])
@@ -77,9 +71,9 @@ def test_pages_run_from_one_cluster_into_the_next_in_name_order(client, world):
     assert walked == sorted(walked)
 
 
-def test_a_deep_page_costs_the_queries_of_the_first(client, world):
-    hold(world, 450)
-    client.force_login(world["admin"])
+def test_a_deep_page_costs_the_queries_of_the_first(client, names_world):
+    hold(names_world, 450)
+    client.force_login(names_world["admin"])
 
     def visit(path: str):
         with CaptureQueriesContext(connection) as queries:
@@ -98,9 +92,11 @@ def test_a_deep_page_costs_the_queries_of_the_first(client, world):
     assert first_cost <= 12
 
 
-def test_a_page_link_the_registry_did_not_make_is_a_400_showing_the_first_names(client, world):
-    names = hold(world, 5)
-    client.force_login(world["admin"])
+def test_a_page_link_the_registry_did_not_make_is_a_400_showing_the_first_names(
+    client, names_world
+):
+    names = hold(names_world, 5)
+    client.force_login(names_world["admin"])
     for made_up in ("made-up", "bnxzYW5kYm94", "cHxzYW5kYm94fHh8eQ"):
         response = client.get("/names/", {"cursor": made_up, "tenant": "payments"})
         assert response.status_code == 400

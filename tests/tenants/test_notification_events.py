@@ -13,19 +13,13 @@ from tenants.models import Request, Tenant
 from tenants.services.lifecycle import transition
 from tests.support.tenants_notifications import Receiver, submit
 
-
-@pytest.fixture
-def world(demo_world):
-    return demo_world
-
-
 # --- each new event's e-mail and webhook, as people and receivers read them ------------------
 
 ASKED = {"app": "shop", "tier": "prod", "cluster": "sandbox", "cpu": "1", "memory": "2Gi"}
 
 
 def in_state(state: str):
-    return lambda world, tenancy_request: Request.objects.filter(pk=tenancy_request.pk).update(
+    return lambda demo_world, tenancy_request: Request.objects.filter(pk=tenancy_request.pk).update(
         state=state
     )
 
@@ -33,27 +27,31 @@ def in_state(state: str):
 # How each event comes about for a submitted prod namespace request, step by step.
 BRING_ABOUT = {
     "cancelled": [
-        lambda world, r: services.cancel_request(request_id=r.pk, actor=world["developer"])
+        lambda demo_world, r: services.cancel_request(
+            request_id=r.pk, actor=demo_world["developer"]
+        )
     ],
     "returned": [
         in_state("approved"),
-        lambda world, r: services.return_to_approval(
+        lambda demo_world, r: services.return_to_approval(
             request_id=r.pk, reason="The prod tier's quota defaults changed."
         ),
     ],
     "retried": [
         in_state("failed"),
-        lambda world, r: transition(request_id=r.pk, action="retry", actor=world["admin"]),
+        lambda demo_world, r: transition(
+            request_id=r.pk, action="retry", actor=demo_world["admin"]
+        ),
     ],
     "decommissioning": [
         in_state("ready"),
-        lambda world, r: services.start_decommission(
+        lambda demo_world, r: services.start_decommission(
             request_id=r.pk, actor=None, reason="Decommission requested in #9."
         ),
     ],
     "decommissioned": [
         in_state("decommissioning"),
-        lambda world, r: services.mark_decommissioned(request_id=r.pk),
+        lambda demo_world, r: services.mark_decommissioned(request_id=r.pk),
     ],
 }
 SUBJECT_WORDS = {
@@ -67,17 +65,20 @@ SUBJECT_WORDS = {
 
 @pytest.mark.parametrize("event", list(BRING_ABOUT))
 def test_each_waited_on_event_mails_what_was_asked_in_peoples_units_and_posts_the_webhook(
-    world, receiver, eager_tasks, django_capture_on_commit_callbacks, event
+    demo_world, receiver, eager_tasks, django_capture_on_commit_callbacks, event
 ):
-    Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
+    Tenant.objects.filter(pk=demo_world["tenant"].pk).update(webhook_url=receiver)
     tenancy_request = services.submit_request(
-        tenant=world["tenant"], kind="namespace", requester=world["developer"], payload=ASKED
+        tenant=demo_world["tenant"],
+        kind="namespace",
+        requester=demo_world["developer"],
+        payload=ASKED,
     )
     mail.outbox.clear()
     Receiver.deliveries.clear()
     for step in BRING_ABOUT[event]:
         with django_capture_on_commit_callbacks(execute=True):
-            step(world, tenancy_request)
+            step(demo_world, tenancy_request)
 
     tenancy_request.refresh_from_db()
     [message] = [
@@ -110,10 +111,10 @@ def test_each_waited_on_event_mails_what_was_asked_in_peoples_units_and_posts_th
 
 
 def test_a_request_approved_by_policy_tells_its_requester_once_that_it_was_approved(
-    world, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, eager_tasks, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        tenancy_request = submit(world, tier="dev")  # dev is approved automatically
+        tenancy_request = submit(demo_world, tier="dev")  # dev is approved automatically
     to_developer = [m.subject for m in mail.outbox if "dev@example.com" in m.to]
     assert f"[Berth] payments: request #{tenancy_request.pk} approved" in to_developer
     assert not [s for s in to_developer if s.endswith("submitted")], to_developer

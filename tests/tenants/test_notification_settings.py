@@ -12,43 +12,38 @@ from tests.support.tenants_notifications import Receiver, outbox_for, submit
 from tests.support.workflow import ask_for_environment
 
 
-@pytest.fixture
-def world(demo_world):
-    return demo_world
-
-
 def test_a_person_who_muted_an_event_is_not_mailed_it_but_others_and_webhooks_are(
-    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
-    Tenant.objects.filter(pk=world["tenant"].pk).update(
+    Tenant.objects.filter(pk=demo_world["tenant"].pk).update(
         webhook_url=receiver, notify_emails=["payments-team@example.com"]
     )
-    services.set_muted_notifications(user=world["admin"], muted=["submitted"])
+    services.set_muted_notifications(user=demo_world["admin"], muted=["submitted"])
     with django_capture_on_commit_callbacks(execute=True):
-        tenancy_request = submit(world)
+        tenancy_request = submit(demo_world)
     [message] = outbox_for("submitted")
     assert message.to == ["payments-team@example.com"]  # not pat, who muted it
     assert [json.loads(body)["event"] for _, body in Receiver.deliveries] == ["request.submitted"]
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.cancel_request(request_id=tenancy_request.pk, actor=world["developer"])
+        services.cancel_request(request_id=tenancy_request.pk, actor=demo_world["developer"])
     assert "pat@example.com" in outbox_for("cancelled")[0].to  # only what was muted
 
 
-def test_unknown_events_cannot_be_muted(world):
+def test_unknown_events_cannot_be_muted(demo_world):
     from tenants.errors import InvalidInput
 
     with pytest.raises(InvalidInput) as error:
-        services.set_muted_notifications(user=world["developer"], muted=["ready", "lunch"])
+        services.set_muted_notifications(user=demo_world["developer"], muted=["ready", "lunch"])
     assert "lunch" in str(error.value.field_errors)
-    world["developer"].refresh_from_db()
-    assert world["developer"].muted_notifications == []
+    demo_world["developer"].refresh_from_db()
+    assert demo_world["developer"].muted_notifications == []
 
 
-def test_notifications_page_saves_the_choice_and_audits_it(client, world):
+def test_notifications_page_saves_the_choice_and_audits_it(client, demo_world):
     from tenants.models import AuditEvent
 
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     page = client.get("/settings/notifications/").content.decode()
     assert page.count('type="checkbox"') == 12 and page.count("checked") == 12
 
@@ -68,23 +63,25 @@ def test_notifications_page_saves_the_choice_and_audits_it(client, world):
     response = client.post("/settings/notifications/", {"wanted": wanted}, follow=True)
 
     assert "you are not e-mailed about 1 kind of event" in response.content.decode()
-    world["developer"].refresh_from_db()
-    assert world["developer"].muted_notifications == ["ready"]
+    demo_world["developer"].refresh_from_db()
+    assert demo_world["developer"].muted_notifications == ["ready"]
     assert AuditEvent.objects.get(action="user.notifications").after == {"muted": ["ready"]}
     bad = client.post("/settings/notifications/", {"wanted": ["lunch"]})
     assert bad.status_code == 200 and "lunch is not one of the available choices" in (
         bad.content.decode().replace("&quot;", "")
     )
-    world["developer"].refresh_from_db()
-    assert world["developer"].muted_notifications == ["ready"]
+    demo_world["developer"].refresh_from_db()
+    assert demo_world["developer"].muted_notifications == ["ready"]
 
 
-def test_a_muted_expiry_warning_spares_that_owner_only(world):
+def test_a_muted_expiry_warning_spares_that_owner_only(demo_world):
     from tenants.models import EphemeralEnvironment, Project
     from tenants.notifications import environment_recipients
 
-    Project.objects.create(tenant=world["tenant"], name="shop")
-    ask_for_environment(world["tenant"], world["developer"], project="shop", env_slug="review-1")
+    Project.objects.create(tenant=demo_world["tenant"], name="shop")
+    ask_for_environment(
+        demo_world["tenant"], demo_world["developer"], project="shop", env_slug="review-1"
+    )
     environment = EphemeralEnvironment.objects.get(slug="review-1")
     owner = User.objects.get(username="olivia")
     assert environment_recipients(environment) == ["dev@example.com", "olivia@example.com"]
@@ -94,18 +91,18 @@ def test_a_muted_expiry_warning_spares_that_owner_only(world):
     assert environment_recipients(environment) == ["dev@example.com"]
 
 
-def test_the_form_keeps_what_is_unticked_and_refuses_unknown_events(world):
+def test_the_form_keeps_what_is_unticked_and_refuses_unknown_events(demo_world):
     from tenants.forms import NotificationsForm
 
-    form = NotificationsForm.for_user(world["developer"], {"wanted": ["ready", "failed"]})
+    form = NotificationsForm.for_user(demo_world["developer"], {"wanted": ["ready", "failed"]})
     assert form.is_valid()
     assert "ready" not in form.muted() and "failed" not in form.muted()
     assert {"submitted", "approved", "expiring"} <= set(form.muted())
 
-    refused = NotificationsForm.for_user(world["developer"], {"wanted": ["ready", "lunch"]})
+    refused = NotificationsForm.for_user(demo_world["developer"], {"wanted": ["ready", "lunch"]})
     assert not refused.is_valid()
     assert "lunch" in refused.errors["wanted"][0]
 
-    services.set_muted_notifications(user=world["developer"], muted=["approved"])
-    unticked = NotificationsForm.for_user(world["developer"]).initial["wanted"]
+    services.set_muted_notifications(user=demo_world["developer"], muted=["approved"])
+    unticked = NotificationsForm.for_user(demo_world["developer"]).initial["wanted"]
     assert "approved" not in unticked and "ready" in unticked

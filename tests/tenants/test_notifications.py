@@ -15,21 +15,16 @@ from tests.support.tenants_notifications import Receiver, hooked_request_in, out
 from tests.support.workflow import approve_if_needed, ask_for_environment
 
 
-@pytest.fixture
-def world(demo_world):
-    return demo_world
-
-
 def test_submission_mails_the_approvers_and_approval_mails_the_requester(
-    world, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, eager_tasks, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        tenancy_request = submit(world)
+        tenancy_request = submit(demo_world)
     assert mail.outbox[-1].to == ["pat@example.com"]
     assert f"request #{tenancy_request.pk} submitted" in mail.outbox[-1].subject
 
     with django_capture_on_commit_callbacks(execute=True):
-        approve_if_needed(tenancy_request, approver=world["admin"])
+        approve_if_needed(tenancy_request, approver=demo_world["admin"])
     # Eager tasks also provision at once: nothing listens at the cluster URL, so it fails.
     by_subject = {message.subject.rsplit(" ", 1)[-1]: message for message in mail.outbox}
     assert by_subject["approved"].to == ["dev@example.com"]
@@ -39,16 +34,16 @@ def test_submission_mails_the_approvers_and_approval_mails_the_requester(
 
 
 def test_webhook_is_signed_and_retried_until_the_receiver_accepts(
-    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
-    Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
-    tenant = Tenant.objects.get(pk=world["tenant"].pk)
+    Tenant.objects.filter(pk=demo_world["tenant"].pk).update(webhook_url=receiver)
+    tenant = Tenant.objects.get(pk=demo_world["tenant"].pk)
     tenant.webhook_secret = "hook-secret"
     tenant.save()
     Receiver.failures = 2
 
     with django_capture_on_commit_callbacks(execute=True):
-        tenancy_request = submit(world)
+        tenancy_request = submit(demo_world)
 
     assert len(Receiver.deliveries) == 3  # two 503s, then accepted
     headers, body = Receiver.deliveries[-1]
@@ -61,23 +56,23 @@ def test_webhook_is_signed_and_retried_until_the_receiver_accepts(
 
 
 def test_no_webhook_configured_sends_nothing(
-    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        submit(world)
+        submit(demo_world)
     assert Receiver.deliveries == []
 
 
 def test_review_apps_mail_nobody_on_the_way_but_webhooks_hear_everything(
-    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
     from tenants.models import Project
 
-    Project.objects.create(tenant=world["tenant"], name="shop")
-    Tenant.objects.filter(pk=world["tenant"].pk).update(webhook_url=receiver)
+    Project.objects.create(tenant=demo_world["tenant"], name="shop")
+    Tenant.objects.filter(pk=demo_world["tenant"].pk).update(webhook_url=receiver)
     with django_capture_on_commit_callbacks(execute=True):
         ask_for_environment(
-            world["tenant"], world["developer"], project="shop", env_slug="review-1"
+            demo_world["tenant"], demo_world["developer"], project="shop", env_slug="review-1"
         )
     # Auto-approved, then (eagerly) provisioned against no cluster: only the failure mails.
     subjects = [message.subject for message in mail.outbox]
@@ -91,10 +86,10 @@ def test_review_apps_mail_nobody_on_the_way_but_webhooks_hear_everything(
 
 
 def test_submission_mail_shows_what_was_asked_for_in_people_units(
-    world, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, eager_tasks, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        submit(world)
+        submit(demo_world)
     body = mail.outbox[-1].body
     assert "cpu: 1 core\n" in body and "memory: 1 GiB\n" in body and "app: shop\n" in body
     assert "cpu_millis" not in body and "memory_mib" not in body
@@ -108,20 +103,20 @@ def test_submission_mail_shows_what_was_asked_for_in_people_units(
     ],
 )
 def test_cancel_tells_whoever_waited_on_it_but_not_the_one_who_cancelled(
-    world, eager_tasks, django_capture_on_commit_callbacks, who, told
+    demo_world, eager_tasks, django_capture_on_commit_callbacks, who, told
 ):
-    tenancy_request = submit(world)
+    tenancy_request = submit(demo_world)
     with django_capture_on_commit_callbacks(execute=True):
-        services.cancel_request(request_id=tenancy_request.pk, actor=world[who])
+        services.cancel_request(request_id=tenancy_request.pk, actor=demo_world[who])
     [message] = outbox_for("cancelled")
     assert message.to == told
     assert f"Request #{tenancy_request.pk}" in message.body and "was cancelled" in message.body
 
 
 def test_return_to_approval_tells_requester_and_approvers(
-    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
-    tenancy_request = hooked_request_in(world, receiver, "approved")
+    tenancy_request = hooked_request_in(demo_world, receiver, "approved")
     with django_capture_on_commit_callbacks(execute=True):
         services.return_to_approval(
             request_id=tenancy_request.pk, reason="The prod tier's Pod Security changed."
@@ -134,19 +129,19 @@ def test_return_to_approval_tells_requester_and_approvers(
 
 
 def test_retry_decommissioning_and_decommissioned_tell_the_requester(
-    world, receiver, eager_tasks, django_capture_on_commit_callbacks
+    demo_world, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
-    tenancy_request = hooked_request_in(world, receiver, "ready")
+    tenancy_request = hooked_request_in(demo_world, receiver, "ready")
     with django_capture_on_commit_callbacks(execute=True):
         services.start_decommission(
             request_id=tenancy_request.pk,
-            actor=world["admin"],
+            actor=demo_world["admin"],
             reason="Decommission requested in #9.",
         )
         services.mark_decommissioned(request_id=tenancy_request.pk)
     Request.objects.filter(pk=tenancy_request.pk).update(state="failed")
     with django_capture_on_commit_callbacks(execute=True):
-        transition(request_id=tenancy_request.pk, action="retry", actor=world["admin"])
+        transition(request_id=tenancy_request.pk, action="retry", actor=demo_world["admin"])
 
     for words in ("being decommissioned", "decommissioned", "being provisioned again"):
         messages = outbox_for(words)

@@ -51,8 +51,8 @@ def changed(name: str, **fields) -> list[dict]:
     return [{**row, **fields} if row["name"] == name else row for row in rule_rows()]
 
 
-def try_rules(world, rules, **filters):
-    response = api(world.admin).post(WHATIF, {"rules": rules, **filters}, format="json")
+def try_rules(api_world, rules, **filters):
+    response = api(api_world.admin).post(WHATIF, {"rules": rules, **filters}, format="json")
     assert response.status_code == 200, response.content[:800]
     return response.json()
 
@@ -60,17 +60,17 @@ def try_rules(world, rules, **filters):
 # --- what is kept at decision time -------------------------------------------------------
 
 
-def test_a_request_keeps_the_attributes_the_rules_saw_when_they_decided(world):
-    kept = submit(world, tier="prod").policy_attributes
+def test_a_request_keeps_the_attributes_the_rules_saw_when_they_decided(api_world):
+    kept = submit(api_world, tier="prod").policy_attributes
 
     assert kept["tier"] == "prod" and kept["tiers"] == ["prod"]
     assert kept["requester"] == "dev" and kept["requester_role"] == Role.MEMBER
     assert kept["cpu_millis"] == 500 and kept["memory_mib"] == 512
 
 
-def test_a_denial_keeps_the_attributes_in_its_audit_event(world):
+def test_a_denial_keeps_the_attributes_in_its_audit_event(api_world):
     with pytest.raises(NotAllowed):
-        submit(world, requester=world.viewer)
+        submit(api_world, requester=api_world.viewer)
 
     event = AuditEvent.objects.get(action="request.denied")
     assert event.after["attributes"]["requester_role"] == Role.VIEWER
@@ -79,11 +79,11 @@ def test_a_denial_keeps_the_attributes_in_its_audit_event(world):
 # --- what a proposal would change --------------------------------------------------------
 
 
-def test_dropping_the_auto_approval_lists_every_request_it_approved(world):
-    automatic = [submit(world, tier="dev", app=f"app{n}") for n in range(3)]
-    held = submit(world, tier="prod", app="big")
+def test_dropping_the_auto_approval_lists_every_request_it_approved(api_world):
+    automatic = [submit(api_world, tier="dev", app=f"app{n}") for n in range(3)]
+    held = submit(api_world, tier="prod", app="big")
 
-    answer = try_rules(world, without("dev-and-review-auto-approve"))
+    answer = try_rules(api_world, without("dev-and-review-auto-approve"))
 
     assert answer["counts"] == {"auto_approve_to_require": 3}
     assert sorted(change["request"] for change in answer["changes"]) == sorted(
@@ -98,9 +98,9 @@ def test_dropping_the_auto_approval_lists_every_request_it_approved(world):
     assert ApprovalRule.objects.filter(name="dev-and-review-auto-approve").exists()
 
 
-def test_a_new_deny_rule_and_a_changed_approver_are_counted_apart(world):
-    submit(world, tier="prod", app="one")
-    submit(world, tier="staging", app="two")
+def test_a_new_deny_rule_and_a_changed_approver_are_counted_apart(api_world):
+    submit(api_world, tier="prod", app="one")
+    submit(api_world, tier="staging", app="two")
     rules = changed("staging-needs-tenant-owner", approver_role="platform_admin")
     rules.insert(
         0,
@@ -112,7 +112,7 @@ def test_a_new_deny_rule_and_a_changed_approver_are_counted_apart(world):
         },
     )
 
-    answer = try_rules(world, rules)
+    answer = try_rules(api_world, rules)
 
     assert answer["counts"] == {"require_to_deny": 1, "approver_changed": 1}
     by_change = {change["change"]: change for change in answer["changes"]}
@@ -120,11 +120,11 @@ def test_a_new_deny_rule_and_a_changed_approver_are_counted_apart(world):
     assert by_change["require_to_deny"]["after"]["rule"] == "no-prod"
 
 
-def test_lifting_the_viewer_denial_shows_the_denied_requests_it_would_let_through(world):
+def test_lifting_the_viewer_denial_shows_the_denied_requests_it_would_let_through(api_world):
     with pytest.raises(NotAllowed):
-        submit(world, requester=world.viewer, tier="prod")
+        submit(api_world, requester=api_world.viewer, tier="prod")
 
-    answer = try_rules(world, without("viewers-cannot-request"))
+    answer = try_rules(api_world, without("viewers-cannot-request"))
 
     assert answer["counts"] == {"deny_to_require": 1}
     [change] = answer["changes"]
@@ -132,30 +132,36 @@ def test_lifting_the_viewer_denial_shows_the_denied_requests_it_would_let_throug
     assert change["audit_event"] == AuditEvent.objects.get(action="request.denied").pk
 
 
-def test_the_replay_reads_the_role_the_requester_had_when_it_was_decided(world):
-    submit(world, tier="dev")
+def test_the_replay_reads_the_role_the_requester_had_when_it_was_decided(api_world):
+    submit(api_world, tier="dev")
     # Promoted to viewer-only since: today's role would be denied, the one then was not.
-    Membership.objects.filter(user=world.member, tenant=world.payments).update(role=Role.VIEWER)
+    Membership.objects.filter(user=api_world.member, tenant=api_world.payments).update(
+        role=Role.VIEWER
+    )
 
-    answer = try_rules(world, rule_rows())
+    answer = try_rules(api_world, rule_rows())
 
     assert answer["changed"] == 0
 
 
-def test_older_requests_are_replayed_on_attributes_reconstructed_and_marked(world):
-    old = submit(world, tier="dev")
+def test_older_requests_are_replayed_on_attributes_reconstructed_and_marked(api_world):
+    old = submit(api_world, tier="dev")
     Request.objects.filter(pk=old.pk).update(policy_attributes=None)
 
-    answer = try_rules(world, without("dev-and-review-auto-approve"))
+    answer = try_rules(api_world, without("dev-and-review-auto-approve"))
 
     assert answer["reconstructed"] == 1
     [change] = answer["changes"]
     assert change["request"] == old.pk and change["attributes_reconstructed"] is True
 
 
-def test_a_condition_that_fails_on_a_past_request_is_reported_not_raised(world):
+def test_a_condition_that_fails_on_a_past_request_is_reported_not_raised(api_world):
     ask_for_project(
-        world.payments, world.owner, app="checkout", engine="argocd", tiers=("dev", "staging")
+        api_world.payments,
+        api_world.owner,
+        app="checkout",
+        engine="argocd",
+        tiers=("dev", "staging"),
     )
     rules = rule_rows()
     # Compiles and holds on the sample (one tier); fails on a project (two tiers).
@@ -168,23 +174,23 @@ def test_a_condition_that_fails_on_a_past_request_is_reported_not_raised(world):
         },
     )
 
-    answer = try_rules(world, rules)
+    answer = try_rules(api_world, rules)
 
     assert answer["counts"].get("error") == 1
     assert "odd" in answer["changes"][0]["error"]
 
 
-def test_filters_narrow_the_requests_replayed(world):
-    submit(world, tier="dev", app="a")
-    submit(world, tier="dev", app="b")
-    submit(world, tier="dev", app="c", tenant=world.search, requester=world.outsider)
+def test_filters_narrow_the_requests_replayed(api_world):
+    submit(api_world, tier="dev", app="a")
+    submit(api_world, tier="dev", app="b")
+    submit(api_world, tier="dev", app="c", tenant=api_world.search, requester=api_world.outsider)
     rules = without("dev-and-review-auto-approve")
 
-    assert try_rules(world, rules)["changed"] == 3
-    assert try_rules(world, rules, tenant="search")["changed"] == 1
-    assert try_rules(world, rules, kind="project")["changed"] == 0
-    assert try_rules(world, rules, limit=2)["considered"] == 2
-    assert try_rules(world, rules, since="2999-01-01T00:00:00Z")["considered"] == 0
+    assert try_rules(api_world, rules)["changed"] == 3
+    assert try_rules(api_world, rules, tenant="search")["changed"] == 1
+    assert try_rules(api_world, rules, kind="project")["changed"] == 0
+    assert try_rules(api_world, rules, limit=2)["considered"] == 2
+    assert try_rules(api_world, rules, since="2999-01-01T00:00:00Z")["considered"] == 0
 
 
 # --- validation and rights ---------------------------------------------------------------
@@ -227,8 +233,8 @@ def test_filters_narrow_the_requests_replayed(world):
         ({}, "rules", "required"),
     ],
 )
-def test_every_field_is_checked_with_a_clear_error(world, body, field, words):
-    response = api(world.admin).post(WHATIF, body, format="json")
+def test_every_field_is_checked_with_a_clear_error(api_world, body, field, words):
+    response = api(api_world.admin).post(WHATIF, body, format="json")
 
     errors = assert_problem(response, 400, "validation-error")["errors"]
     assert field in errors, errors
@@ -237,13 +243,13 @@ def test_every_field_is_checked_with_a_clear_error(world, body, field, words):
 
 
 @pytest.mark.parametrize("who", ["owner", "member"])
-def test_only_platform_admins_may_try_rules(world, who):
-    response = api(getattr(world, who)).post(WHATIF, {"rules": rule_rows()}, format="json")
+def test_only_platform_admins_may_try_rules(api_world, who):
+    response = api(getattr(api_world, who)).post(WHATIF, {"rules": rule_rows()}, format="json")
     assert_problem(response, 403)
 
 
-def test_an_admins_token_needs_the_admin_scope(world):
-    response = api(world.admin, scopes=("read", "approve")).post(
+def test_an_admins_token_needs_the_admin_scope(api_world):
+    response = api(api_world.admin, scopes=("read", "approve")).post(
         WHATIF, {"rules": rule_rows()}, format="json"
     )
     assert_problem(response, 403)
@@ -267,10 +273,12 @@ def rule_form(rule: ApprovalRule, **fields) -> dict:
     }
 
 
-def test_try_before_saving_shows_the_requests_that_would_change_and_saves_nothing(world, client):
-    automatic = submit(world, tier="dev")
+def test_try_before_saving_shows_the_requests_that_would_change_and_saves_nothing(
+    api_world, client
+):
+    automatic = submit(api_world, tier="dev")
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
 
     page = client.post(f"/policy/{rule.pk}/", {**rule_form(rule, enabled=""), "try": "1"})
 
@@ -283,21 +291,21 @@ def test_try_before_saving_shows_the_requests_that_would_change_and_saves_nothin
     assert not AuditEvent.objects.filter(action="policy.rule_saved").exists()
 
 
-def test_the_page_says_when_attributes_were_reconstructed(world, client):
-    old = submit(world, tier="dev")
+def test_the_page_says_when_attributes_were_reconstructed(api_world, client):
+    old = submit(api_world, tier="dev")
     Request.objects.filter(pk=old.pk).update(policy_attributes=None)
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
 
     page = client.post(f"/policy/{rule.pk}/", {**rule_form(rule, enabled=""), "try": "1"})
 
     assert "attributes reconstructed" in page.content.decode()
 
 
-def test_saving_the_proposal_just_tried_records_the_what_if_in_the_audit_event(world, client):
-    submit(world, tier="dev")
+def test_saving_the_proposal_just_tried_records_the_what_if_in_the_audit_event(api_world, client):
+    submit(api_world, tier="dev")
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
     client.post(f"/policy/{rule.pk}/", {**rule_form(rule, enabled=""), "try": "1"})
 
     client.post(f"/policy/{rule.pk}/", rule_form(rule, enabled=""))
@@ -307,9 +315,9 @@ def test_saving_the_proposal_just_tried_records_the_what_if_in_the_audit_event(w
     assert event.after["what_if"]["by"] == "pat"
 
 
-def test_saving_another_proposal_than_the_one_tried_records_no_what_if(world, client):
+def test_saving_another_proposal_than_the_one_tried_records_no_what_if(api_world, client):
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
     client.post(f"/policy/{rule.pk}/", {**rule_form(rule, enabled=""), "try": "1"})
 
     client.post(f"/policy/{rule.pk}/", rule_form(rule, message="edited after trying"))
@@ -317,20 +325,20 @@ def test_saving_another_proposal_than_the_one_tried_records_no_what_if(world, cl
     assert "what_if" not in AuditEvent.objects.get(action="policy.rule_saved").after
 
 
-def test_a_what_if_tried_through_the_api_is_found_by_the_page_save(world, client):
+def test_a_what_if_tried_through_the_api_is_found_by_the_page_save(api_world, client):
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
     rows = changed(rule.name, enabled=False)
-    try_rules(world, rows)
-    client.force_login(world.admin)
+    try_rules(api_world, rows)
+    client.force_login(api_world.admin)
 
     client.post(f"/policy/{rule.pk}/", rule_form(rule, enabled=""))
 
     assert AuditEvent.objects.get(action="policy.rule_saved").after["what_if"]["considered"] == 0
 
 
-def test_the_page_refuses_a_bad_limit_and_replays_nothing(world, client):
+def test_the_page_refuses_a_bad_limit_and_replays_nothing(api_world, client):
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
-    client.force_login(world.admin)
+    client.force_login(api_world.admin)
 
     page = client.post(
         f"/policy/{rule.pk}/", {**rule_form(rule), "try": "1", "whatif-limit": "5000"}
@@ -340,8 +348,8 @@ def test_the_page_refuses_a_bad_limit_and_replays_nothing(world, client):
     assert "would be decided differently" not in page.content.decode()
 
 
-def test_members_cannot_open_the_policy_pages(world, client):
+def test_members_cannot_open_the_policy_pages(api_world, client):
     rule = ApprovalRule.objects.get(name="dev-and-review-auto-approve")
-    client.force_login(world.member)
+    client.force_login(api_world.member)
 
     assert client.post(f"/policy/{rule.pk}/", {**rule_form(rule), "try": "1"}).status_code == 403

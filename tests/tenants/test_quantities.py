@@ -81,16 +81,16 @@ def test_storage_may_be_none_at_all():
 
 
 @pytest.fixture
-def world(db):
+def demo_developer(db):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     return User.objects.get(username="dev")
 
 
-def test_the_api_refuses_a_zero_quota_saying_the_least_and_saves_nothing(world):
+def test_the_api_refuses_a_zero_quota_saying_the_least_and_saves_nothing(demo_developer):
     from rest_framework.test import APIClient
 
     client = APIClient()
-    client.force_authenticate(world)
+    client.force_authenticate(demo_developer)
     response = client.post(REQUESTS, namespace_request(cpu="0.0001", memory="100M"), format="json")
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
@@ -100,8 +100,8 @@ def test_the_api_refuses_a_zero_quota_saying_the_least_and_saves_nothing(world):
     assert not Request.objects.exists()
 
 
-def test_the_form_refuses_the_same_with_the_same_words(client, world):
-    client.force_login(world)
+def test_the_form_refuses_the_same_with_the_same_words(client, demo_developer):
+    client.force_login(demo_developer)
     page = client.post(
         "/tenants/payments/request/namespace/",
         {

@@ -31,10 +31,12 @@ def clock():
 # --- what a namespace costs --------------------------------------------------------------
 
 
-def test_a_namespace_costs_its_quota_at_the_clusters_prices_since_it_was_made(world, priced, clock):
-    namespace(world, created=NOW - timedelta(hours=48))
+def test_a_namespace_costs_its_quota_at_the_clusters_prices_since_it_was_made(
+    api_world, priced, clock
+):
+    namespace(api_world, created=NOW - timedelta(hours=48))
 
-    answer = costs(world)
+    answer = costs(api_world)
 
     expected = (HOURLY * 48).quantize(Decimal("0.01"))
     assert answer["total"] == str(expected)
@@ -48,15 +50,19 @@ def test_a_namespace_costs_its_quota_at_the_clusters_prices_since_it_was_made(wo
     assert answer["days"]["2026-11-12"] == "0.00" and answer["currency"] == "EUR"
 
 
-def test_costs_are_grouped_by_project_and_tier(world, priced, clock):
-    shop = Project.objects.create(tenant=world.payments, name="shop")
-    namespace(world, "payments-shop-dev", created=NOW - timedelta(hours=10), project=shop)
+def test_costs_are_grouped_by_project_and_tier(api_world, priced, clock):
+    shop = Project.objects.create(tenant=api_world.payments, name="shop")
+    namespace(api_world, "payments-shop-dev", created=NOW - timedelta(hours=10), project=shop)
     namespace(
-        world, "payments-shop-prod", created=NOW - timedelta(hours=10), project=shop, tier="prod"
+        api_world,
+        "payments-shop-prod",
+        created=NOW - timedelta(hours=10),
+        project=shop,
+        tier="prod",
     )
-    namespace(world, "payments-tools-dev", created=NOW - timedelta(hours=10))
+    namespace(api_world, "payments-tools-dev", created=NOW - timedelta(hours=10))
 
-    answer = costs(world)
+    answer = costs(api_world)
 
     ten_hours = str((HOURLY * 10).quantize(Decimal("0.01")))
     assert {row["name"]: row["cost"] for row in answer["projects"]} == {
@@ -66,62 +72,66 @@ def test_costs_are_grouped_by_project_and_tier(world, priced, clock):
     assert {row["name"]: row["cost"] for row in answer["tiers"]}["prod"] == ten_hours
 
 
-def test_a_decommissioned_namespace_costs_until_its_removal_finished(world, priced, clock):
-    gone = namespace(world, created=NOW - timedelta(hours=48), state=NamespaceState.DECOMMISSIONED)
-    removed(world, gone, finished=NOW - timedelta(hours=12))
+def test_a_decommissioned_namespace_costs_until_its_removal_finished(api_world, priced, clock):
+    gone = namespace(
+        api_world, created=NOW - timedelta(hours=48), state=NamespaceState.DECOMMISSIONED
+    )
+    removed(api_world, gone, finished=NOW - timedelta(hours=12))
 
-    [row] = costs(world)["namespaces"]
+    [row] = costs(api_world)["namespaces"]
 
     assert row["month"] == str((HOURLY * 36).quantize(Decimal("0.01")))
     assert row["ended_at"].startswith("2026-11-11T12:00")
 
 
-def test_a_namespace_gone_at_an_unrecorded_time_is_not_counted_and_says_so(world, priced, clock):
-    namespace(world, created=NOW - timedelta(hours=48), state=NamespaceState.DECOMMISSIONED)
+def test_a_namespace_gone_at_an_unrecorded_time_is_not_counted_and_says_so(
+    api_world, priced, clock
+):
+    namespace(api_world, created=NOW - timedelta(hours=48), state=NamespaceState.DECOMMISSIONED)
 
-    answer = costs(world)
+    answer = costs(api_world)
 
     assert answer["total"] == "0.00"
     assert answer["namespaces"] == [] or answer["namespaces"][0]["end_unknown"] is True
 
 
-def test_an_ephemeral_environment_shows_what_it_costs_until_it_expires(world, priced, clock):
+def test_an_ephemeral_environment_shows_what_it_costs_until_it_expires(api_world, priced, clock):
     namespace(
-        world,
+        api_world,
         "payments-shop-review-1",
         tier="review",
         created=NOW - timedelta(hours=1),
         expires_at=NOW + timedelta(hours=5),
     )
 
-    [row] = costs(world)["namespaces"]
+    [row] = costs(api_world)["namespaces"]
 
     assert row["ephemeral"] is True
     assert row["until_expiry"] == str((HOURLY * 5).quantize(Decimal("0.01")))
-    assert costs(world)["until_expiry"] == row["until_expiry"]
+    assert costs(api_world)["until_expiry"] == row["until_expiry"]
 
 
-def test_a_cluster_without_prices_is_named_and_not_counted(world, clock):
-    namespace(world, created=NOW - timedelta(hours=5))
+def test_a_cluster_without_prices_is_named_and_not_counted(api_world, clock):
+    namespace(api_world, created=NOW - timedelta(hours=5))
 
-    answer = costs(world)
+    answer = costs(api_world)
 
     assert answer["unpriced_clusters"] == ["sandbox"]
     assert answer["total"] == "0.00" and answer["namespaces"] == []
 
 
-def test_an_earlier_month_is_asked_for_by_month(world, priced, clock):
-    namespace(world, created=datetime(2026, 10, 31, 12, tzinfo=UTC))
+def test_an_earlier_month_is_asked_for_by_month(api_world, priced, clock):
+    namespace(api_world, created=datetime(2026, 10, 31, 12, tzinfo=UTC))
 
-    october = costs(world, month="2026-10")
+    october = costs(api_world, month="2026-10")
 
     assert october["month"] == "2026-10-01"
     assert october["total"] == str((HOURLY * 12).quantize(Decimal("0.01")))
 
 
 @pytest.mark.parametrize("month", ["2026-13", "november", "2026-1"])
-def test_a_month_that_is_not_one_is_refused(world, month):
-    response = api(world.member).get("/api/v1/tenants/payments/costs/", {"month": month})
+def test_a_month_that_is_not_one_is_refused(api_world, month):
+    response = api(api_world.member).get("/api/v1/tenants/payments/costs/", {"month": month})
     assert "month" in assert_problem(response, 400, "validation-error")["errors"]
 
 
@@ -129,20 +139,20 @@ def test_a_month_that_is_not_one_is_refused(world, month):
 
 
 @pytest.mark.parametrize("who", ["member", "viewer", "owner", "admin"])
-def test_members_and_platform_admins_see_a_tenants_costs(world, priced, who):
-    costs(world, getattr(world, who))
+def test_members_and_platform_admins_see_a_tenants_costs(api_world, priced, who):
+    costs(api_world, getattr(api_world, who))
 
 
-def test_someone_outside_the_tenant_gets_not_found(world, priced):
-    response = api(world.outsider).get("/api/v1/tenants/payments/costs/")
+def test_someone_outside_the_tenant_gets_not_found(api_world, priced):
+    response = api(api_world.outsider).get("/api/v1/tenants/payments/costs/")
     assert_problem(response, 404)
 
 
 # --- prices: set by platform admins, every field checked -----------------------------------
 
 
-def test_a_platform_admin_sets_prices_and_the_change_is_audited(world):
-    response = api(world.admin).put(
+def test_a_platform_admin_sets_prices_and_the_change_is_audited(api_world):
+    response = api(api_world.admin).put(
         "/api/v1/clusters/sandbox/prices/",
         {"cpu_core_hour": "0.031", "currency": "USD"},
         format="json",
@@ -168,22 +178,22 @@ def test_a_platform_admin_sets_prices_and_the_change_is_audited(world):
         ({"gpu_hour": "1"}, "gpu_hour"),
     ],
 )
-def test_a_bad_price_is_refused_naming_its_field_and_nothing_is_saved(world, body, field):
-    response = api(world.admin).put("/api/v1/clusters/sandbox/prices/", body, format="json")
+def test_a_bad_price_is_refused_naming_its_field_and_nothing_is_saved(api_world, body, field):
+    response = api(api_world.admin).put("/api/v1/clusters/sandbox/prices/", body, format="json")
 
     assert field in assert_problem(response, 400, "validation-error")["errors"]
     assert not ClusterPrice.objects.exists()
 
 
-def test_only_platform_admins_set_prices(world):
-    response = api(world.owner).put(
+def test_only_platform_admins_set_prices(api_world):
+    response = api(api_world.owner).put(
         "/api/v1/clusters/sandbox/prices/", {"cpu_core_hour": "0"}, format="json"
     )
     assert response.status_code in (403, 404)
     assert not ClusterPrice.objects.exists()
 
 
-def test_the_admin_sites_check_is_the_same(world):
+def test_the_admin_sites_check_is_the_same(api_world):
     price = ClusterPrice(
         cluster=Cluster.objects.get(name="sandbox"), cpu_core_hour=Decimal("-0.5"), currency="eu"
     )
@@ -195,9 +205,9 @@ def test_the_admin_sites_check_is_the_same(world):
 # --- the tenant's page, the dashboard, CSV --------------------------------------------------
 
 
-def test_the_tenants_page_shows_a_chart_and_a_table_of_its_costs(world, priced, clock, client):
-    namespace(world, created=NOW - timedelta(hours=48))
-    client.force_login(world.member)
+def test_the_tenants_page_shows_a_chart_and_a_table_of_its_costs(api_world, priced, clock, client):
+    namespace(api_world, created=NOW - timedelta(hours=48))
+    client.force_login(api_world.member)
 
     page = client.get("/tenants/payments/").content.decode()
 
@@ -209,9 +219,9 @@ def test_the_tenants_page_shows_a_chart_and_a_table_of_its_costs(world, priced, 
     assert "no Prometheus or OpenCost endpoint is configured" in page
 
 
-def test_the_dashboard_lists_tenants_by_what_they_cost(world, priced, clock, client):
-    namespace(world, created=NOW - timedelta(hours=48))
-    client.force_login(world.admin)
+def test_the_dashboard_lists_tenants_by_what_they_cost(api_world, priced, clock, client):
+    namespace(api_world, created=NOW - timedelta(hours=48))
+    client.force_login(api_world.admin)
 
     page = client.get("/dashboard/").content.decode()
 
@@ -221,11 +231,11 @@ def test_the_dashboard_lists_tenants_by_what_they_cost(world, priced, clock, cli
 
 
 def test_costs_download_as_csv_one_row_per_namespace_and_day_cells_defused(
-    world, priced, clock, client
+    api_world, priced, clock, client
 ):
-    sneaky = Project.objects.create(tenant=world.payments, name="=HYPERLINK(evil)")
-    namespace(world, created=NOW - timedelta(hours=48), project=sneaky)
-    client.force_login(world.member)
+    sneaky = Project.objects.create(tenant=api_world.payments, name="=HYPERLINK(evil)")
+    namespace(api_world, created=NOW - timedelta(hours=48), project=sneaky)
+    client.force_login(api_world.member)
 
     response = client.get("/tenants/payments/costs/", {"format": "csv", "month": "2026-11"})
 
@@ -240,6 +250,6 @@ def test_costs_download_as_csv_one_row_per_namespace_and_day_cells_defused(
     )
 
 
-def test_someone_outside_the_tenant_cannot_download_its_costs(world, client):
-    client.force_login(world.outsider)
+def test_someone_outside_the_tenant_cannot_download_its_costs(api_world, client):
+    client.force_login(api_world.outsider)
     assert client.get("/tenants/payments/costs/", {"format": "csv"}).status_code == 404

@@ -65,13 +65,13 @@ def prometheus():
 
 
 def test_measured_usage_comes_from_prometheus_beside_allocation(
-    world, priced, settings, prometheus, client
+    api_world, priced, settings, prometheus, client
 ):
     settings.BERTH_PROMETHEUS_URL = prometheus
-    namespace(world, created=datetime.now(UTC) - timedelta(hours=2))
+    namespace(api_world, created=datetime.now(UTC) - timedelta(hours=2))
 
-    answer = costs(world)
-    client.force_login(world.member)
+    answer = costs(api_world)
+    client.force_login(api_world.member)
     page = client.get("/tenants/payments/").content.decode()
 
     assert answer["measured"] == {
@@ -85,22 +85,22 @@ def test_measured_usage_comes_from_prometheus_beside_allocation(
     assert f"Measured usage now from {prometheus}" in page
 
 
-def test_the_egress_policy_applies_to_the_prometheus_url(world, priced, settings, prometheus):
+def test_the_egress_policy_applies_to_the_prometheus_url(api_world, priced, settings, prometheus):
     settings.BERTH_PROMETHEUS_URL = prometheus
     settings.BERTH_EGRESS_ALLOW = []
-    namespace(world, created=datetime.now(UTC) - timedelta(hours=2))
+    namespace(api_world, created=datetime.now(UTC) - timedelta(hours=2))
 
-    measured = costs(world)["measured"]
+    measured = costs(api_world)["measured"]
 
     assert measured["configured"] is True and measured["namespaces"] == {}
     assert "loopback" in measured["problem"] and "BERTH_EGRESS_ALLOW" in measured["problem"]
     assert PrometheusStandIn.queries == []
 
 
-def test_an_endpoint_that_does_not_answer_as_prometheus_is_said_so(world, priced, settings):
+def test_an_endpoint_that_does_not_answer_as_prometheus_is_said_so(api_world, priced, settings):
     settings.BERTH_PROMETHEUS_URL = "http://127.0.0.1:9"  # nothing listens
-    namespace(world, created=datetime.now(UTC) - timedelta(hours=2))
+    namespace(api_world, created=datetime.now(UTC) - timedelta(hours=2))
 
-    measured = costs(world)["measured"]
+    measured = costs(api_world)["measured"]
 
     assert "did not answer" in measured["problem"]

@@ -1,8 +1,9 @@
 """The GitOps writer's world for the tests of this folder that write through a git daemon
-(tests/support/gitops_world.py has their helpers). Its fixtures carry names of their own:
-a `world` or `sandbox` here is the GitOps loop's (tests/provisioning/conftest.py), which the
-loop's tests and the Kargo takeover regression use. The repository check's tests take their
-`admin_api` and `queued` from tests/support/prov_repository_check.py."""
+(tests/support/gitops_world.py has their helpers). Its fixtures carry names of their own
+(`writer_world`, `writer_sandbox`): the folder's `sandbox` is the GitOps loop's
+(tests/provisioning/conftest.py), which the loop's tests and the Kargo takeover regression
+use. The repository check's tests take their `admin_api` and `queued` from
+tests/support/prov_repository_check.py."""
 
 from __future__ import annotations
 

@@ -34,7 +34,9 @@ from tests.support.plan_inputs import TENANT_ROOTS_DELETED
 pytestmark = [pytest.mark.crds, pytest.mark.processes]
 
 
-def test_onboarding_says_whether_the_repository_answers_with_its_credential(world, server, client):
+def test_onboarding_says_whether_the_repository_answers_with_its_credential(
+    gitops_world, server, client
+):
     from rest_framework.test import APIClient
 
     from portal.celery import app as celery_app
@@ -43,7 +45,7 @@ def test_onboarding_says_whether_the_repository_answers_with_its_credential(worl
     # The check is a worker's task: here it runs as it is queued, before the answer is shown.
     celery_app.conf.task_always_eager = True
     api = APIClient()
-    api.force_authenticate(world["admin"])
+    api.force_authenticate(gitops_world["admin"])
     body = {
         "slug": "ledger",
         "name": "Ledger",
@@ -75,11 +77,11 @@ def test_onboarding_says_whether_the_repository_answers_with_its_credential(worl
     ).exists()
 
 
-def test_a_changed_git_diff_sends_the_request_back_to_approval(world, tmp_path):
-    prod = project(world, "shop", "argocd", "prod", approve=False)
-    assert decide(world, prod).state == RequestState.APPROVED
+def test_a_changed_git_diff_sends_the_request_back_to_approval(gitops_world, tmp_path):
+    prod = project(gitops_world, "shop", "argocd", "prod", approve=False)
+    assert decide(gitops_world, prod).state == RequestState.APPROVED
     # Meanwhile someone writes the overlay Berth would have created: the commit differs.
-    checkout = clone(world, tmp_path)
+    checkout = clone(gitops_world, tmp_path)
     overlay = checkout / "apps/shop/overlays/prod/kustomization.yaml"
     overlay.parent.mkdir(parents=True)
     overlay.write_text("resources: []\n")
@@ -94,11 +96,11 @@ def test_a_changed_git_diff_sends_the_request_back_to_approval(world, tmp_path):
     assert not Request.objects.get(pk=prod.pk).runs.exists()  # nothing was applied
 
 
-def test_a_tenant_change_reaches_every_namespace_through_its_own_request(world, sandbox):
-    provision_three_projects(world)
+def test_a_tenant_change_reaches_every_namespace_through_its_own_request(gitops_world, sandbox):
+    provision_three_projects(gitops_world)
     services.update_tenant(
-        actor=world["admin"],
-        tenant=world["tenant"],
+        actor=gitops_world["admin"],
+        tenant=gitops_world["tenant"],
         changes={
             "allowed_domains": ["payments.example.com", "pay.example.net"],
             "member_groups": ["payments-devs", "payments-contractors"],
@@ -127,19 +129,23 @@ def test_a_tenant_change_reaches_every_namespace_through_its_own_request(world, 
 
 
 def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_roots(
-    world, sandbox
+    gitops_world, sandbox
 ):
-    provision_three_projects(world)
+    provision_three_projects(gitops_world)
 
     gone = submit(
-        world, RequestKind.PROJECT_DECOMMISSION, project="shop", cluster="sandbox", reason="retired"
+        gitops_world,
+        RequestKind.PROJECT_DECOMMISSION,
+        project="shop",
+        cluster="sandbox",
+        reason="retired",
     )
     assert gone.state == RequestState.SUBMITTED  # a platform admin decides
     shown = review(gone)
     assert [str(ref) for ref in shown.plan.delete] == ["Namespace/payments-shop-dev"]
     assert "--- a/apps/shop/dev/application.yaml\n+++ /dev/null" in shown.gitops_diff
-    done = decided_and_done(world, gone)
-    files = files_on(world["bare"])
+    done = decided_and_done(gitops_world, gone)
+    files = files_on(gitops_world["bare"])
     assert not [path for path in files if path.startswith("apps/shop/")]
     index = yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])["resources"]
     assert index == [
@@ -153,18 +159,26 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
     assert live(sandbox, "Application", "berth-root", "payments-apps", api=ARGO)  # others stay
 
     cart = submit(
-        world, RequestKind.PROJECT_DECOMMISSION, project="cart", cluster="sandbox", reason="retired"
+        gitops_world,
+        RequestKind.PROJECT_DECOMMISSION,
+        project="cart",
+        cluster="sandbox",
+        reason="retired",
     )
-    decided_and_done(world, cart)
+    decided_and_done(gitops_world, cart)
     last = submit(
-        world, RequestKind.PROJECT_DECOMMISSION, project="feed", cluster="sandbox", reason="retired"
+        gitops_world,
+        RequestKind.PROJECT_DECOMMISSION,
+        project="feed",
+        cluster="sandbox",
+        reason="retired",
     )
     # The preview says every delete, the tenant's roots last.
     assert [str(ref) for ref in review(last).plan.delete] == [
         "Namespace/payments-feed-dev",
         *TENANT_ROOTS_DELETED,
     ]
-    decided_and_done(world, last)
+    decided_and_done(gitops_world, last)
     # The tenant's last project on sandbox took the tenant's roots, credentials and Kargo.
     for kind, name, namespace, api in (
         ("Application", "berth-root", "payments-apps", ARGO),
@@ -176,13 +190,13 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
         ("Project", "payments-cart-kargo", None, KARGO),
     ):
         assert live(sandbox, kind, name, namespace, api=api) is None, (kind, name)
-    assert set(files_on(world["bare"])) == {"README.md"}
+    assert set(files_on(gitops_world["bare"])) == {"README.md"}
 
 
-def test_a_tenant_leaving_a_cluster_takes_everything_it_had_there(world, sandbox):
-    provision_three_projects(world)
+def test_a_tenant_leaving_a_cluster_takes_everything_it_had_there(gitops_world, sandbox):
+    provision_three_projects(gitops_world)
     leaving = submit(
-        world,
+        gitops_world,
         RequestKind.TENANT_DECOMMISSION,
         cluster="sandbox",
         reason="the team moved to the new cluster",
@@ -198,20 +212,20 @@ def test_a_tenant_leaving_a_cluster_takes_everything_it_had_there(world, sandbox
         "payments-apps",
         "payments-gitops",
     }
-    decided_and_done(world, leaving)
+    decided_and_done(gitops_world, leaving)
     assert not [
         ns for ns in sandbox.objects("Namespace") if ns["metadata"]["name"].startswith("payments-")
     ]
     assert live(sandbox, "AppProject", "payments", "argocd", api=ARGO) is None
     # Every file it had for sandbox went in one commit, the index with them.
-    assert set(files_on(world["bare"])) == {"README.md"}
+    assert set(files_on(gitops_world["bare"])) == {"README.md"}
     # The names stay the tenant's (it may come back): only its namespaces' claims went.
     from tenants.models import NamespaceClaim
 
     held = set(
-        NamespaceClaim.objects.filter(tenant=world["tenant"], released_at__isnull=True).values_list(
-            "name", flat=True
-        )
+        NamespaceClaim.objects.filter(
+            tenant=gitops_world["tenant"], released_at__isnull=True
+        ).values_list("name", flat=True)
     )
     assert {"payments-apps", "payments-gitops"} <= held
     assert "payments-shop-dev" not in held

@@ -41,9 +41,9 @@ from tests.support.gitserver import files_on
 pytestmark = [pytest.mark.crds, pytest.mark.processes]
 
 
-def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbox, tmp_path):
-    provision_three_projects(world)
-    repo_url = world["tenant"].gitops_repo_url
+def test_the_roots_on_the_cluster_read_the_files_in_the_repository(gitops_world, sandbox, tmp_path):
+    provision_three_projects(gitops_world)
+    repo_url = gitops_world["tenant"].gitops_repo_url
 
     # --- in the cluster: the roots, bound to the tenant's guardrails, and the credentials
     appproject = live(sandbox, "AppProject", "payments", "argocd", api=ARGO)
@@ -93,7 +93,7 @@ def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbo
     # gives Berth what such Roles grant, as a real API server requires.)
 
     # --- in git: every root's directory exists on its revision and builds
-    checkout = clone(world, tmp_path)
+    checkout = clone(gitops_world, tmp_path)
     # Each root is handed its own engine's objects only: Argo CD would refuse the Flux
     # Kustomization (its namespace is outside the AppProject) and Flux the Applications.
     expected = {
@@ -131,8 +131,8 @@ def test_the_roots_on_the_cluster_read_the_files_in_the_repository(world, sandbo
             kustomize(checkout / obj["spec"]["path"].removeprefix("./"))
 
 
-def test_the_plan_shows_roots_and_credentials_redacted_before_approval(world):
-    prod = project(world, "shop", "argocd", "prod", approve=False)
+def test_the_plan_shows_roots_and_credentials_redacted_before_approval(gitops_world):
+    prod = project(gitops_world, "shop", "argocd", "prod", approve=False)
     assert prod.state == RequestState.SUBMITTED  # prod: a platform admin approves
     seen = review(prod)
     shown = seen.plan.to_yaml()
@@ -143,19 +143,19 @@ def test_the_plan_shows_roots_and_credentials_redacted_before_approval(world):
     assert "+- ../../../apps/shop/prod\n" in seen.gitops_diff  # the index gains the environment
 
 
-def test_each_of_two_clusters_gets_its_own_roots_and_index(world, sandbox, tmp_path):
+def test_each_of_two_clusters_gets_its_own_roots_and_index(gitops_world, sandbox, tmp_path):
     with stand_in(termination_seconds=0.05) as other:
         eu = Cluster.objects.create(name="eu", api_url=other.url, has_kargo=True, is_sandbox=True)
         sign_in_as_berth(other, eu)
         # A new cluster gets Berth's guardrails before any tenant namespace, by the worker's
         # job a platform admin queues.
         assert "applied" in install_guardrails(eu.pk)
-        world["tenant"].allowed_clusters.add(eu)
+        gitops_world["tenant"].allowed_clusters.add(eu)
         services.request_tenant_sync(
-            tenant=world["tenant"], actor=world["admin"], reason="eu opened"
+            tenant=gitops_world["tenant"], actor=gitops_world["admin"], reason="eu opened"
         )
-        project(world, "shop", "argocd", "dev")
-        project(world, "web", "flux", "dev", cluster="eu")
+        project(gitops_world, "shop", "argocd", "dev")
+        project(gitops_world, "web", "flux", "dev", cluster="eu")
         for done in work():
             assert done.state == RequestState.READY, (done.kind, done.status_message)
 
@@ -171,7 +171,7 @@ def test_each_of_two_clusters_gets_its_own_roots_and_index(world, sandbox, tmp_p
         )
         assert live(sandbox, "Namespace", "payments-web-dev") is None
         assert live(other, "Namespace", "payments-shop-dev") is None
-        files = files_on(world["bare"])
+        files = files_on(gitops_world["bare"])
         assert yaml.safe_load(files["clusters/sandbox/argocd/kustomization.yaml"])["resources"] == [
             "../../../apps/shop/dev"
         ]
@@ -181,7 +181,7 @@ def test_each_of_two_clusters_gets_its_own_roots_and_index(world, sandbox, tmp_p
         assert (
             yaml.safe_load(files["clusters/eu/argocd/kustomization.yaml"])["resources"] == []
         )  # the tenant's Argo CD root there reads an empty index
-        checkout = clone(world, tmp_path)
+        checkout = clone(gitops_world, tmp_path)
         assert {o["metadata"]["name"] for o in kustomize(checkout / "clusters/eu/flux")} == {
             "payments-web-dev"
         }

@@ -32,10 +32,10 @@ KARGO_NS = "payments-shop-kargo"
 
 # `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
-def world(db, sandbox, tmp_path, settings):
+def repository_world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    with demo_world_with_repository(sandbox, tmp_path) as world:
-        yield world
+    with demo_world_with_repository(sandbox, tmp_path) as repository_world:
+        yield repository_world
 
 
 def kargo_state(sandbox, bare) -> dict:
@@ -56,7 +56,7 @@ def kargo_state(sandbox, bare) -> dict:
     }
 
 
-def test_no_way_to_the_projects_kargo_namespace(world, sandbox):
+def test_no_way_to_the_projects_kargo_namespace(repository_world, sandbox):
     # The demo people (tenants/demo.py): olivia owns payments, dev is a member, pat an admin.
     owner, member, admin = (
         api(User.objects.get(username=name)) for name in ("olivia", "dev", "pat")
@@ -88,7 +88,7 @@ def test_no_way_to_the_projects_kargo_namespace(world, sandbox):
         assert approved.status_code == 200, approved.content
     (provisioned,) = work()
     assert provisioned.state == RequestState.READY, provisioned.status_message
-    before = kargo_state(sandbox, world["bare"])
+    before = kargo_state(sandbox, repository_world["bare"])
     assert all(before.values()), before  # the Kargo side is there to be taken
 
     # 1. An environment named "kargo": refused, naming what the name is.
@@ -134,6 +134,8 @@ def test_no_way_to_the_projects_kargo_namespace(world, sandbox):
     work()
 
     assert sandbox.get("Namespace", environment_ns) is None
-    assert kargo_state(sandbox, world["bare"]) == before  # the very same objects, untouched
+    assert (
+        kargo_state(sandbox, repository_world["bare"]) == before
+    )  # the very same objects, untouched
     claim = NamespaceClaim.objects.get(cluster__name="sandbox", name=KARGO_NS)
     assert (claim.purpose, claim.app) == (NamePurpose.KARGO, "shop")

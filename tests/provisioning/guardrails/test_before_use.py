@@ -22,17 +22,23 @@ NAME = "payments-web-dev"
 
 
 @pytest.fixture
-def unfenced(world, settings):
+def unfenced(gitops_world, settings):
     """The demo's sandbox as a cluster whose guardrails are Berth's to install, not yet
     installed; every check reads the cluster afresh."""
     settings.BERTH_GUARDRAILS_CHECK_SECONDS = 0
     Cluster.objects.filter(name="sandbox").update(guardrails=GuardrailsMode.BERTH)
-    return world
+    return gitops_world
 
 
-def ask(world) -> Request:
+def ask(gitops_world) -> Request:
     made = submit(
-        world, "namespace", app="web", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi"
+        gitops_world,
+        "namespace",
+        app="web",
+        tier="dev",
+        cluster="sandbox",
+        cpu="500m",
+        memory="512Mi",
     )
     assert made.state == RequestState.APPROVED
     return made
@@ -124,9 +130,9 @@ def test_a_policy_deleted_by_hand_is_missed_before_the_next_namespace(unfenced, 
     assert sandbox.get("Namespace", NAME) is None
 
 
-def test_a_cluster_fenced_by_the_platforms_own_admission_is_not_checked(world, sandbox):
+def test_a_cluster_fenced_by_the_platforms_own_admission_is_not_checked(gitops_world, sandbox):
     assert Cluster.objects.get(name="sandbox").guardrails == GuardrailsMode.EXTERNAL
-    made = ask(world)
+    made = ask(gitops_world)
     work()
     made.refresh_from_db()
     assert made.state == RequestState.READY

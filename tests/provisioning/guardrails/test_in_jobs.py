@@ -29,7 +29,7 @@ def sandbox():
 
 
 @pytest.fixture
-def world(db, sandbox, tmp_path, settings):
+def local_repository_world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_MAX_ATTEMPTS = 2
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
     # Berth signs in as its own ServiceAccount, with exactly the chart's RBAC.
@@ -41,7 +41,7 @@ def world(db, sandbox, tmp_path, settings):
     }
 
 
-def approved(world, **payload) -> Request:
+def approved(local_repository_world, **payload) -> Request:
     payload = payload or {
         "app": "shop",
         "tier": "dev",
@@ -50,9 +50,12 @@ def approved(world, **payload) -> Request:
         "memory": "2Gi",
     }
     submitted = services.submit_request(
-        tenant=world["tenant"], kind="namespace", payload=payload, requester=world["developer"]
+        tenant=local_repository_world["tenant"],
+        kind="namespace",
+        payload=payload,
+        requester=local_repository_world["developer"],
     )
-    return approve_if_needed(submitted, approver=world["admin"])
+    return approve_if_needed(submitted, approver=local_repository_world["admin"])
 
 
 def converge(tenancy_request: Request) -> Request:
@@ -112,13 +115,13 @@ ESCALATION = {
     ],
 )
 def test_a_plan_that_fails_validation_creates_nothing_anywhere(
-    world, sandbox, monkeypatch, bad, reason
+    local_repository_world, sandbox, monkeypatch, bad, reason
 ):
     inject(monkeypatch, bad)
-    commits_before = commits_on(world["bare"])
+    commits_before = commits_on(local_repository_world["bare"])
     sandbox.clear_requests()
 
-    tenancy_request = converge(approved(world))
+    tenancy_request = converge(approved(local_repository_world))
 
     assert tenancy_request.state == RequestState.FAILED
     assert reason in tenancy_request.status_message
@@ -127,7 +130,7 @@ def test_a_plan_that_fails_validation_creates_nothing_anywhere(
     assert [r for r in sandbox.requests() if r["method"] in WRITES] == []
     assert sandbox.get("Namespace", "payments-shop-dev") is None
     # No commit either, and no namespace is recorded as being provisioned.
-    assert commits_on(world["bare"]) == commits_before
+    assert commits_on(local_repository_world["bare"]) == commits_before
     assert not Namespace.objects.filter(
         name="payments-shop-dev", state__in=[NamespaceState.PENDING, NamespaceState.ACTIVE]
     ).exists()
@@ -144,8 +147,8 @@ def shop_dev_role_binding(sandbox, name: str) -> dict:
     )
 
 
-def test_a_valid_plan_still_provisions_and_commits(world, sandbox):
-    tenancy_request = converge(approved(world))
+def test_a_valid_plan_still_provisions_and_commits(local_repository_world, sandbox):
+    tenancy_request = converge(approved(local_repository_world))
 
     assert tenancy_request.state == RequestState.READY, tenancy_request.status_message
     binding = shop_dev_role_binding(sandbox, "berth-gitops")
@@ -153,10 +156,10 @@ def test_a_valid_plan_still_provisions_and_commits(world, sandbox):
     assert tenancy_request.runs.get().steps[-1]["outcome"] == "committed"
 
 
-def test_a_binding_whose_role_changed_is_recreated(world, sandbox):
+def test_a_binding_whose_role_changed_is_recreated(local_repository_world, sandbox):
     """roleRef is immutable: an existing binding to `edit` (before Berth's roles) is deleted
     and created again, by reconcile as by provisioning."""
-    converge(approved(world))
+    converge(approved(local_repository_world))
     live = shop_dev_role_binding(sandbox, "berth-members")
     live["roleRef"]["name"] = "edit"
     sandbox.upsert(live)
@@ -182,8 +185,10 @@ def test_a_binding_whose_role_changed_is_recreated(world, sandbox):
 # --- cluster bootstrap -------------------------------------------------------------------
 
 
-def test_install_guardrails_applies_roles_and_policies_once(world, sandbox):
-    installed = bootstrap.install_guardrails(cluster=world["cluster"], actor=world["admin"])
+def test_install_guardrails_applies_roles_and_policies_once(local_repository_world, sandbox):
+    installed = bootstrap.install_guardrails(
+        cluster=local_repository_world["cluster"], actor=local_repository_world["admin"]
+    )
 
     assert installed.identity == berth_identity()  # asked of the API server (whoami)
     outcomes = dict(installed.outcomes)
@@ -203,27 +208,33 @@ def test_install_guardrails_applies_roles_and_policies_once(world, sandbox):
         in (policy["spec"]["validations"][0]["expression"])
     )
     event = AuditEvent.objects.get(action="install_guardrails")
-    assert event.actor == world["admin"] and event.object_repr == "sandbox"
+    assert event.actor == local_repository_world["admin"] and event.object_repr == "sandbox"
 
-    again = bootstrap.install_guardrails(cluster=world["cluster"], actor=world["admin"])
+    again = bootstrap.install_guardrails(
+        cluster=local_repository_world["cluster"], actor=local_repository_world["admin"]
+    )
     assert set(dict(again.outcomes).values()) == {"unchanged"}
 
 
-def test_install_guardrails_refuses_when_berth_is_someone_else_there(world, monkeypatch):
+def test_install_guardrails_refuses_when_berth_is_someone_else_there(
+    local_repository_world, monkeypatch
+):
     monkeypatch.setattr(bootstrap, "whoami", lambda client: "kubernetes-admin")
     with pytest.raises(bootstrap.BootstrapError, match="would lock Berth out"):
-        bootstrap.install_guardrails(cluster=world["cluster"])
+        bootstrap.install_guardrails(cluster=local_repository_world["cluster"])
 
 
-def test_install_guardrails_applies_nothing_to_a_plan_only_cluster(world, sandbox):
-    Cluster.objects.filter(pk=world["cluster"].pk).update(plan_only=True)
+def test_install_guardrails_applies_nothing_to_a_plan_only_cluster(local_repository_world, sandbox):
+    Cluster.objects.filter(pk=local_repository_world["cluster"].pk).update(plan_only=True)
     sandbox.clear_requests()
     with pytest.raises(bootstrap.BootstrapError, match="plan-only"):
-        bootstrap.install_guardrails(cluster=Cluster.objects.get(pk=world["cluster"].pk))
+        bootstrap.install_guardrails(
+            cluster=Cluster.objects.get(pk=local_repository_world["cluster"].pk)
+        )
     assert sandbox.requests() == []
 
 
-def test_the_admin_action_installs_guardrails(client, world, sandbox, monkeypatch):
+def test_the_admin_action_installs_guardrails(client, local_repository_world, sandbox, monkeypatch):
     from provisioning import tasks
 
     queued = []
@@ -232,7 +243,11 @@ def test_the_admin_action_installs_guardrails(client, world, sandbox, monkeypatc
     client.force_login(root)
     response = client.post(
         "/admin/tenants/cluster/",
-        {"action": "install_guardrails", "_selected_action": [world["cluster"].pk], "index": "0"},
+        {
+            "action": "install_guardrails",
+            "_selected_action": [local_repository_world["cluster"].pk],
+            "index": "0",
+        },
         follow=True,
     )
     assert "guardrail install queued" in response.content.decode()
@@ -246,8 +261,8 @@ def test_the_admin_action_installs_guardrails(client, world, sandbox, monkeypatc
 # --- the tenant page ---------------------------------------------------------------------
 
 
-def test_the_tenant_page_says_who_may_do_what_per_tier(client, world):
-    client.force_login(world["developer"])
+def test_the_tenant_page_says_who_may_do_what_per_tier(client, local_repository_world):
+    client.force_login(local_repository_world["developer"])
     page = client.get("/tenants/payments/").content.decode()
 
     assert "Permissions in the cluster" in page

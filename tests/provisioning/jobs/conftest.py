@@ -1,7 +1,7 @@
 # The engine's own world, for the test_engine_*.py modules: the Kubernetes API stand-in with
 # the demo seeded onto it and no GitOps repository, so a run's last step (the commit) is
-# skipped. The folder's `world` and `sandbox` stay the GitOps loop's (tests/provisioning/
-# conftest.py); a module provisioning without GitOps names these as its `world` and `sandbox`.
+# skipped. The folder's `sandbox` is the GitOps loop's (tests/provisioning/conftest.py); a
+# module provisioning without GitOps takes `engine_world` and `engine_sandbox`.
 import pytest
 
 from tenants.models import Cluster
@@ -21,13 +21,13 @@ def engine_world(db, engine_sandbox):
 
 
 @pytest.fixture
-def newer_templates(world, monkeypatch):
+def newer_templates(gitops_world, monkeypatch):
     """The `shop` project provisioned on dev, then Berth's templates changed as a newer
     Berth's would be (its Argo CD Application annotated): a campaign has files to write."""
     from tests.support.gitops_loop import project, work
     from tests.support.jobs_campaigns import annotated, newer_applications
 
-    project(world, "shop", "argocd", "dev")
+    project(gitops_world, "shop", "argocd", "dev")
     work()
     with newer_applications(monkeypatch, annotated):
         yield

@@ -11,9 +11,11 @@ from tenants.models import EnvironmentTier, Tenant
 pytestmark = pytest.mark.processes
 
 
-def test_a_campaign_sync_refused_on_its_input_stores_the_plain_message(world, newer_templates):
+def test_a_campaign_sync_refused_on_its_input_stores_the_plain_message(
+    gitops_world, newer_templates
+):
     campaign = services.create_campaign(
-        actor=world["admin"],
+        actor=gitops_world["admin"],
         tier=EnvironmentTier.objects.get(slug="dev"),
         reason="New annotation.",
     )

@@ -15,13 +15,19 @@ pytestmark = pytest.mark.processes
 
 
 def test_a_tier_definition_is_numbered_once_per_change_and_namespaces_show_what_they_run(
-    world, client
+    gitops_world, client
 ):
     from tenants.services.definitions import current_tier_revision
     from tests.support.api import api
 
     submit(
-        world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m", memory="256Mi"
+        gitops_world,
+        "namespace",
+        app="shop",
+        tier="dev",
+        cluster="sandbox",
+        cpu="250m",
+        memory="256Mi",
     )
     work()
     dev = EnvironmentTier.objects.get(slug="dev")
@@ -37,7 +43,7 @@ def test_a_tier_definition_is_numbered_once_per_change_and_namespaces_show_what_
     shown = owner.get(f"/api/v1/namespaces/{shop.pk}/").json()["definition"]
     assert shown["current"] is False
     assert shown["behind"] == ["the dev tier's definition has changed since v1"]
-    client.force_login(world["owner"])
+    client.force_login(gitops_world["owner"])
     page = client.get(f"/namespaces/{shop.pk}/").content.decode()
     assert "dev v1 · bundle v1" in page and "upgrade due" in page
     assert current_tier_revision(tier=dev).number == 2
@@ -46,17 +52,17 @@ def test_a_tier_definition_is_numbered_once_per_change_and_namespaces_show_what_
     dev.pod_security_level = "baseline"
     dev.save()
     assert current_tier_revision(tier=dev).number == 1
-    assert api(world["admin"]).get("/api/v1/tiers/dev/").json()["version"] == 1
+    assert api(gitops_world["admin"]).get("/api/v1/tiers/dev/").json()["version"] == 1
     assert owner.get(f"/api/v1/namespaces/{shop.pk}/").json()["definition"]["current"] is True
     dev.container_default_memory_mib = 1024  # a definition not seen before: the next number
     dev.save()
     assert current_tier_revision(tier=dev).number == 3
 
 
-def test_saving_a_tier_in_the_admin_numbers_its_new_definition(world, client):
+def test_saving_a_tier_in_the_admin_numbers_its_new_definition(gitops_world, client):
     dev = EnvironmentTier.objects.get(slug="dev")
     before = dev.revisions.count()
-    staff = world["admin"]
+    staff = gitops_world["admin"]
     staff.is_staff = staff.is_superuser = True  # Django's admin is for staff
     staff.save()
     client.force_login(staff)

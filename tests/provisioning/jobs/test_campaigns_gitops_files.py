@@ -18,26 +18,26 @@ pytestmark = pytest.mark.processes
 
 
 def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namespaces(
-    world, monkeypatch, client
+    gitops_world, monkeypatch, client
 ):
     from tenants.choices import RequestKind, RequestState
     from tenants.models import Request
     from tests.support.gitops_loop import project
     from tests.support.gitserver import files_on
 
-    project(world, "shop", "argocd", "dev")
+    project(gitops_world, "shop", "argocd", "dev")
     work()
     shop = Namespace.objects.get(name="payments-shop-dev")
     assert shop.bundle_revision.number == 1
     path = "apps/shop/dev/application.yaml"
-    assert "ServerSideApply=true" not in files_on(world["bare"])[path]
+    assert "ServerSideApply=true" not in files_on(gitops_world["bare"])[path]
 
     def server_side(application):  # what a newer Berth writes: Argo CD applies server-side
         application["spec"]["syncPolicy"]["syncOptions"].append("ServerSideApply=true")
 
     with newer_applications(monkeypatch, server_side):
         campaign = services.create_campaign(
-            actor=world["admin"],
+            actor=gitops_world["admin"],
             tier=EnvironmentTier.objects.get(slug="dev"),
             reason="Argo CD applies server-side.",
         )
@@ -53,7 +53,7 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
         shop.refresh_from_db()
         assert shop.bundle_revision.number == 1  # its files are not written yet
 
-        client.force_login(world["admin"])
+        client.force_login(gitops_world["admin"])
         page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
         assert "1 repository" in page and "ServerSideApply=true" in page
 
@@ -67,14 +67,14 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
         assert shop.bundle_revision.number == 2
         work()
         assert Request.objects.get(pk=filed.pk).state == RequestState.READY
-        assert "ServerSideApply=true" in files_on(world["bare"])[path]
+        assert "ServerSideApply=true" in files_on(gitops_world["bare"])[path]
 
 
-def test_a_refused_commit_pauses_the_campaign_and_says_why(world, newer_templates):
+def test_a_refused_commit_pauses_the_campaign_and_says_why(gitops_world, newer_templates):
     from tenants.models import ApprovalRule
 
     campaign = services.create_campaign(
-        actor=world["admin"],
+        actor=gitops_world["admin"],
         tier=EnvironmentTier.objects.get(slug="dev"),
         reason="New annotation.",
     )

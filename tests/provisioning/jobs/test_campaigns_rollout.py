@@ -28,14 +28,14 @@ def limits(sandbox, namespace: str) -> dict:
 
 
 @pytest.fixture
-def thirty(world):
-    tenant = world["tenant"]
+def thirty(gitops_world):
+    tenant = gitops_world["tenant"]
     tenant.budget_namespaces, tenant.budget_cpu_millis = 40, 64000
     tenant.budget_memory_mib = 128 * 1024
     tenant.save()
     for n in range(1, COUNT + 1):
         submit(
-            world,
+            gitops_world,
             "namespace",
             app=f"app{n:02}",
             tier="dev",
@@ -46,7 +46,7 @@ def thirty(world):
     work()
     live = Namespace.objects.filter(tenant=tenant, state="active", tier__slug="dev")
     assert live.count() == COUNT
-    return world
+    return gitops_world
 
 
 def versions(tier: str = "dev") -> dict[int, int]:
@@ -153,10 +153,16 @@ def test_a_tier_change_reaches_thirty_namespaces_in_waves_pausing_at_a_failure(t
     ]
 
 
-def test_approval_follows_the_rules_and_nobody_approves_their_own(world):
-    admin = world["admin"]
+def test_approval_follows_the_rules_and_nobody_approves_their_own(gitops_world):
+    admin = gitops_world["admin"]
     work_done = submit(
-        world, "namespace", app="shop", tier="prod", cluster="sandbox", cpu="500m", memory="512Mi"
+        gitops_world,
+        "namespace",
+        app="shop",
+        tier="prod",
+        cluster="sandbox",
+        cpu="500m",
+        memory="512Mi",
     )
     from tests.support.workflow import approve_if_needed
 
@@ -182,16 +188,22 @@ def test_approval_follows_the_rules_and_nobody_approves_their_own(world):
         services.approve_campaign(campaign_id=campaign.pk, actor=other)
 
 
-def test_nothing_to_change_is_said_and_no_campaign_is_made(world):
+def test_nothing_to_change_is_said_and_no_campaign_is_made(gitops_world):
     from tenants.errors import InvalidInput
 
     submit(
-        world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="250m", memory="256Mi"
+        gitops_world,
+        "namespace",
+        app="shop",
+        tier="dev",
+        cluster="sandbox",
+        cpu="250m",
+        memory="256Mi",
     )
     work()
     with pytest.raises(InvalidInput, match="No active namespace would change"):
         services.create_campaign(
-            actor=world["admin"],
+            actor=gitops_world["admin"],
             tier=EnvironmentTier.objects.get(slug="dev"),
             reason="Nothing changed.",
         )

@@ -52,15 +52,15 @@ def sandbox():
 
 
 @pytest.fixture
-def namespace(world, sandbox) -> Namespace:
+def namespace(gitops_world, sandbox) -> Namespace:
     """payments-shop-dev, provisioned on a cluster with Berth's guardrails and tenant roles
     (what the tiers bind to members) installed."""
-    cluster = world["cluster"]
+    cluster = gitops_world["cluster"]
     cluster.guardrails = GuardrailsMode.BERTH
     cluster.ca_certificate = ca_of(sandbox)
     cluster.save(update_fields=["guardrails", "ca_certificate"])
     assert not tasks.install_guardrails(cluster.pk).startswith("failed")
-    approved_namespace(world, "shop", "dev")
+    approved_namespace(gitops_world, "shop", "dev")
     work()
     return Namespace.objects.get(name="payments-shop-dev", state=NamespaceState.ACTIVE)
 
@@ -80,7 +80,7 @@ def as_token(sandbox, token: str, path: str) -> requests.Response:
 
 
 def test_the_token_can_do_what_a_member_can_there_and_nothing_more(
-    world, sandbox, namespace, member
+    gitops_world, sandbox, namespace, member
 ):
     token, issued = services.mint_deploy_token(
         user=member, namespace=namespace, ttl_minutes=30, purpose="shop PR 42"
@@ -104,7 +104,7 @@ def test_the_token_can_do_what_a_member_can_there_and_nothing_more(
             ), (verb, group, resource, where)
 
 
-def test_a_mint_is_audited_and_the_token_never_stored(world, sandbox, namespace, member):
+def test_a_mint_is_audited_and_the_token_never_stored(gitops_world, sandbox, namespace, member):
     token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=10)
     event = AuditEvent.objects.get(action="deploy_token.mint", object_id=str(token.pk))
     assert event.actor == member and event.after["namespace"] == namespace.name
@@ -117,21 +117,23 @@ def test_a_mint_is_audited_and_the_token_never_stored(world, sandbox, namespace,
     assert token.audience == "https://kubernetes.default.svc.cluster.local"
 
 
-def test_revoking_ends_the_token_at_once(world, sandbox, namespace, member):
+def test_revoking_ends_the_token_at_once(gitops_world, sandbox, namespace, member):
     token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=30)
     path = f"/api/v1/namespaces/{namespace.name}/pods"
     assert as_token(sandbox, issued.token, path).ok
-    services.revoke_deploy_token(user=world["owner"], token=token)
+    services.revoke_deploy_token(user=gitops_world["owner"], token=token)
     assert as_token(sandbox, issued.token, path).status_code == 401
     assert sandbox.get("ServiceAccount", token.service_account, namespace.name) is None
     assert sandbox.get("RoleBinding", token.service_account, namespace.name) is None
     token.refresh_from_db()
     assert token.state == "revoked" and token.removed_at is not None
-    assert AuditEvent.objects.filter(action="deploy_token.revoke", actor=world["owner"]).exists()
+    assert AuditEvent.objects.filter(
+        action="deploy_token.revoke", actor=gitops_world["owner"]
+    ).exists()
 
 
 def test_an_expired_token_stops_and_beat_removes_its_service_account(
-    world, sandbox, namespace, member
+    gitops_world, sandbox, namespace, member
 ):
     token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=10)
     path = f"/api/v1/namespaces/{namespace.name}/pods"
@@ -145,31 +147,33 @@ def test_an_expired_token_stops_and_beat_removes_its_service_account(
 
 
 def test_drift_and_the_truth_table_leave_a_deploy_tokens_objects_alone(
-    world, sandbox, namespace, member
+    gitops_world, sandbox, namespace, member
 ):
     token, _ = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=30)
     assert reconcile_namespace(namespace) == []
-    table = provisioner.take_truth(world["tenant"])
+    table = provisioner.take_truth(gitops_world["tenant"])
     assert not [row for row in table["rows"] if token.service_account in str(row)]
     assert sandbox.get("ServiceAccount", token.service_account, namespace.name) is not None
 
 
-def test_prod_refuses_deploy_tokens_and_nothing_is_made(world, sandbox, namespace, member):
-    approved_namespace(world, "shop", "prod")
+def test_prod_refuses_deploy_tokens_and_nothing_is_made(gitops_world, sandbox, namespace, member):
+    approved_namespace(gitops_world, "shop", "prod")
     work()
     prod = Namespace.objects.get(name="payments-shop-prod", state=NamespaceState.ACTIVE)
     with pytest.raises(NotAllowed, match="Tier prod does not allow deploy tokens"):
-        services.mint_deploy_token(user=world["owner"], namespace=prod, ttl_minutes=30)
+        services.mint_deploy_token(user=gitops_world["owner"], namespace=prod, ttl_minutes=30)
     assert not DeployToken.objects.exists()
     accounts = [a["metadata"]["name"] for a in sandbox.objects("ServiceAccount", prod.name)]
     assert accounts and not [name for name in accounts if name.startswith("berth-deploy-")]
 
 
-def test_a_decommissioned_namespace_took_its_tokens_with_it(world, sandbox, namespace, member):
+def test_a_decommissioned_namespace_took_its_tokens_with_it(
+    gitops_world, sandbox, namespace, member
+):
     token, _ = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=30)
     approve_if_needed(
-        submit(world, "decommission", namespace=namespace.name, reason="done"),
-        approver=world["admin"],
+        submit(gitops_world, "decommission", namespace=namespace.name, reason="done"),
+        approver=gitops_world["admin"],
     )
     work()
     namespace.refresh_from_db()
@@ -180,7 +184,7 @@ def test_a_decommissioned_namespace_took_its_tokens_with_it(world, sandbox, name
 
 
 def test_minted_on_the_namespace_page_kubectl_deploys_with_it(
-    world, sandbox, namespace, member, client, tmp_path
+    gitops_world, sandbox, namespace, member, client, tmp_path
 ):
     """What a member does: the page's form, the kubeconfig shown once, kubectl with it."""
     client.force_login(member)
@@ -215,17 +219,17 @@ def test_minted_on_the_namespace_page_kubectl_deploys_with_it(
 
 
 def test_another_tenants_member_cannot_see_the_page_its_owner_may_mint(
-    world, sandbox, namespace, client
+    gitops_world, sandbox, namespace, client
 ):
     client.force_login(User.objects.get(username="sam"))  # of search: cannot see it at all
     assert client.get(reverse("namespace-detail", args=[namespace.pk])).status_code == 404
-    client.force_login(world["owner"])
+    client.force_login(gitops_world["owner"])
     page = client.get(reverse("namespace-detail", args=[namespace.pk]))
     assert b"Mint a deploy token" in page.content
 
 
 def test_a_tier_no_longer_allowing_them_ends_its_live_tokens_at_once(
-    world, sandbox, namespace, member, admin_client
+    gitops_world, sandbox, namespace, member, admin_client
 ):
     """The platform admin unticks the tier's setting in the admin: no pipeline deploys there
     any more, not in an hour."""

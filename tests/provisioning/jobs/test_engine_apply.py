@@ -11,20 +11,20 @@ from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import Cluster, Namespace
 from tests.support.jobs_engine import (
     approved,
-    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
-    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
 )
 from tests.support.workflow import WORKER, converge
 
 
-def test_approved_request_is_provisioned_with_every_object_and_becomes_ready(world, sandbox):
-    tenancy_request = converge(approved(world))
+def test_approved_request_is_provisioned_with_every_object_and_becomes_ready(
+    engine_world, engine_sandbox
+):
+    tenancy_request = converge(approved(engine_world))
 
     assert tenancy_request.state == RequestState.READY
     plan = jobs.current_plan(tenancy_request)
     for obj in plan.apply:
         meta = obj["metadata"]
-        live = sandbox.get(
+        live = engine_sandbox.get(
             obj["kind"], meta["name"], meta.get("namespace"), api_version=obj["apiVersion"]
         )
         assert live is not None, f"{obj['kind']}/{meta['name']} missing"
@@ -40,24 +40,26 @@ def test_approved_request_is_provisioned_with_every_object_and_becomes_ready(wor
     assert namespace.request == tenancy_request
 
 
-def test_objects_are_applied_with_field_manager_berth_namespace_first(world, sandbox):
-    converge(approved(world))
-    writes = [r for r in sandbox.requests() if r["method"] == "PATCH"]
+def test_objects_are_applied_with_field_manager_berth_namespace_first(engine_world, engine_sandbox):
+    converge(approved(engine_world))
+    writes = [r for r in engine_sandbox.requests() if r["method"] == "PATCH"]
     assert "fieldManager=berth" in writes[0]["query"]
     assert writes[0]["path"].startswith("/api/v1/namespaces/")
-    live = sandbox.get("ServiceAccount", GITOPS_SERVICE_ACCOUNT, "payments-shop-dev")
+    live = engine_sandbox.get("ServiceAccount", GITOPS_SERVICE_ACCOUNT, "payments-shop-dev")
     assert {entry["manager"] for entry in live["metadata"]["managedFields"]} == {"berth"}
 
 
-def test_reapplying_a_finished_plan_changes_nothing(world, sandbox):
-    tenancy_request = converge(approved(world))
-    client = jobs.cluster_client(world["cluster"])
-    versions = {o["metadata"]["uid"]: o["metadata"]["resourceVersion"] for o in sandbox.objects()}
+def test_reapplying_a_finished_plan_changes_nothing(engine_world, engine_sandbox):
+    tenancy_request = converge(approved(engine_world))
+    client = jobs.cluster_client(engine_world["cluster"])
+    versions = {
+        o["metadata"]["uid"]: o["metadata"]["resourceVersion"] for o in engine_sandbox.objects()
+    }
 
     # What the run's applies left, as Berth remembered it: nothing moved since.
     plan = jobs.current_plan(tenancy_request).apply
     keys = [(obj["apiVersion"], str(ref_of(obj))) for obj in plan]
-    known = applied_objects.applied_versions(cluster=world["cluster"], refs=keys)
+    known = applied_objects.applied_versions(cluster=engine_world["cluster"], refs=keys)
     assert set(known) == set(keys)
 
     outcomes = [
@@ -67,14 +69,16 @@ def test_reapplying_a_finished_plan_changes_nothing(world, sandbox):
 
     assert set(outcomes) == {"unchanged"}
     assert {
-        o["metadata"]["uid"]: o["metadata"]["resourceVersion"] for o in sandbox.objects()
+        o["metadata"]["uid"]: o["metadata"]["resourceVersion"] for o in engine_sandbox.objects()
     } == versions
 
 
-def test_api_answering_500_three_times_then_succeeding_ends_ready_with_attempts(world, sandbox):
-    sandbox.inject_faults(status=500, times=3, method="PATCH")
+def test_api_answering_500_three_times_then_succeeding_ends_ready_with_attempts(
+    engine_world, engine_sandbox
+):
+    engine_sandbox.inject_faults(status=500, times=3, method="PATCH")
 
-    tenancy_request = converge(approved(world))
+    tenancy_request = converge(approved(engine_world))
 
     assert tenancy_request.state == RequestState.READY
     steps = tenancy_request.runs.get().steps
@@ -84,14 +88,14 @@ def test_api_answering_500_three_times_then_succeeding_ends_ready_with_attempts(
     assert {step["outcome"] for step in applied} == {"created"}
 
 
-def test_validation_error_fails_fast_with_the_api_message(world, sandbox):
-    sandbox.inject_faults(
+def test_validation_error_fails_fast_with_the_api_message(engine_world, engine_sandbox):
+    engine_sandbox.inject_faults(
         status=422,
         times=1,
         method="PATCH",
         message="ResourceQuota is invalid: spec.hard: bad quantity",
     )
-    tenancy_request = converge(approved(world))
+    tenancy_request = converge(approved(engine_world))
 
     assert tenancy_request.state == RequestState.FAILED
     run = tenancy_request.runs.get()
@@ -102,23 +106,23 @@ def test_validation_error_fails_fast_with_the_api_message(world, sandbox):
     assert run.state == RunState.FAILED
 
 
-def test_plan_changed_after_approval_returns_the_request_to_approval(world, sandbox):
+def test_plan_changed_after_approval_returns_the_request_to_approval(engine_world, engine_sandbox):
     # Prod needs a person's approval, and a person approves a plan (its digest).
     tenancy_request = approved(
-        world, app="shop", tier="prod", cluster="sandbox", cpu="1", memory="2Gi"
+        engine_world, app="shop", tier="prod", cluster="sandbox", cpu="1", memory="2Gi"
     )
-    world["tenant"].member_groups = ["payments-devs", "payments-contractors"]
-    world["tenant"].save()
+    engine_world["tenant"].member_groups = ["payments-devs", "payments-contractors"]
+    engine_world["tenant"].save()
 
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.SUBMITTED
     assert "moved after approval" in tenancy_request.status_message
-    assert sandbox.get("Namespace", "payments-shop-prod") is None
+    assert engine_sandbox.get("Namespace", "payments-shop-prod") is None
 
 
-def test_a_second_worker_does_not_provision_a_request_under_lease(world, sandbox):
-    tenancy_request = approved(world)
+def test_a_second_worker_does_not_provision_a_request_under_lease(engine_world, engine_sandbox):
+    tenancy_request = approved(engine_world)
     assert leases.acquire_lease(request_id=tenancy_request.pk, owner="other", seconds=60)
 
     result = jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
@@ -126,27 +130,29 @@ def test_a_second_worker_does_not_provision_a_request_under_lease(world, sandbox
     assert result.startswith("busy")
     tenancy_request.refresh_from_db()
     assert tenancy_request.state == RequestState.APPROVED
-    assert not sandbox.requests()
+    assert not engine_sandbox.requests()
 
 
-def test_plan_only_cluster_applies_nothing(world, sandbox):
-    Cluster.objects.filter(pk=world["cluster"].pk).update(plan_only=True)
-    tenancy_request = converge(approved(world))
+def test_plan_only_cluster_applies_nothing(engine_world, engine_sandbox):
+    Cluster.objects.filter(pk=engine_world["cluster"].pk).update(plan_only=True)
+    tenancy_request = converge(approved(engine_world))
 
     assert tenancy_request.state == RequestState.READY
     assert {step["outcome"] for step in tenancy_request.runs.get().steps} == {"skipped"}
-    assert not [r for r in sandbox.requests() if r["method"] != "GET"]
+    assert not [r for r in engine_sandbox.requests() if r["method"] != "GET"]
 
 
-def test_a_plan_stopped_by_a_refused_object_keeps_what_it_applied_before_it(world, sandbox):
-    sandbox.inject_faults(
+def test_a_plan_stopped_by_a_refused_object_keeps_what_it_applied_before_it(
+    engine_world, engine_sandbox
+):
+    engine_sandbox.inject_faults(
         status=422,
         times=1,
         method="PATCH",
         path_contains="rolebindings",
         message="RoleBinding is invalid",
     )
-    tenancy_request = converge(approved(world))
+    tenancy_request = converge(approved(engine_world))
 
     assert tenancy_request.state == RequestState.FAILED
     steps = tenancy_request.runs.get().steps

@@ -11,17 +11,17 @@ from tenants.models import ApprovalRule, AuditEvent, Namespace, Request
 from tenants.selectors import review
 from tests.support.jobs_engine import (
     approved_many,
-    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
-    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
     states_of,
     submitted_many,
 )
 from tests.support.workflow import WORKER, converge
 
 
-def test_requests_approved_together_are_provisioned_together_each_with_its_own_run(world, sandbox):
-    batch = approved_many(world, 3)
-    sandbox.clear_requests()
+def test_requests_approved_together_are_provisioned_together_each_with_its_own_run(
+    engine_world, engine_sandbox
+):
+    batch = approved_many(engine_world, 3)
+    engine_sandbox.clear_requests()
 
     assert jobs.converge(request_id=batch[0].pk, worker=WORKER) == "ready"
 
@@ -51,20 +51,20 @@ def test_requests_approved_together_are_provisioned_together_each_with_its_own_r
     for obj in wanted.values():
         meta = obj["metadata"]
         assert (
-            sandbox.get(
+            engine_sandbox.get(
                 obj["kind"], meta["name"], meta.get("namespace"), api_version=obj["apiVersion"]
             )
             is not None
         )
     # The tenant's own objects, alike in the three plans, went out once: one apply each.
-    patches = [r for r in sandbox.requests() if r["method"] == "PATCH"]
+    patches = [r for r in engine_sandbox.requests() if r["method"] == "PATCH"]
     assert len(patches) == len(wanted)
     assert sum(r["path"].endswith("/namespaces/payments-apps") for r in patches) == 1
 
 
-def test_a_refused_object_fails_only_its_own_request_in_a_batch(world, sandbox):
-    first, refused, last = approved_many(world, 3)
-    sandbox.inject_faults(
+def test_a_refused_object_fails_only_its_own_request_in_a_batch(engine_world, engine_sandbox):
+    first, refused, last = approved_many(engine_world, 3)
+    engine_sandbox.inject_faults(
         status=422,
         times=1,
         method="PATCH",
@@ -86,10 +86,10 @@ def test_a_refused_object_fails_only_its_own_request_in_a_batch(world, sandbox):
 
 
 def test_a_worker_takes_at_most_the_batch_size_and_only_requests_for_its_cluster(
-    world, sandbox, settings
+    engine_world, engine_sandbox, settings
 ):
     settings.BERTH_PROVISION_BATCH_MAX = 2
-    first, second, third, elsewhere = approved_many(world, 4)
+    first, second, third, elsewhere = approved_many(engine_world, 4)
     Request.objects.filter(pk=elsewhere.pk).update(
         payload={**elsewhere.payload, "cluster": "another"}
     )
@@ -107,7 +107,7 @@ def test_a_worker_takes_at_most_the_batch_size_and_only_requests_for_its_cluster
 
 
 def test_requests_approved_together_are_queued_one_job_per_batch(
-    world, sandbox, settings, monkeypatch, django_capture_on_commit_callbacks
+    engine_world, engine_sandbox, settings, monkeypatch, django_capture_on_commit_callbacks
 ):
     settings.BERTH_PROVISION_BATCH_MAX = 2
     ApprovalRule.objects.create(
@@ -117,7 +117,7 @@ def test_requests_approved_together_are_queued_one_job_per_batch(
         outcome=PolicyOutcome.REQUIRE,
         approver_role=ApproverRole.PLATFORM_ADMIN,
     )
-    waiting = submitted_many(world, 3)
+    waiting = submitted_many(engine_world, 3)
     assert {r.state for r in waiting} == {RequestState.SUBMITTED}
     queued: list[list[int]] = []
     monkeypatch.setattr(
@@ -128,16 +128,18 @@ def test_requests_approved_together_are_queued_one_job_per_batch(
 
     with django_capture_on_commit_callbacks(execute=True):
         services.approve_together(
-            decisions=[(r.pk, review(r).digest) for r in waiting], approver=world["admin"]
+            decisions=[(r.pk, review(r).digest) for r in waiting], approver=engine_world["admin"]
         )
 
     first, second, third = (r.pk for r in waiting)
     assert queued == [[first, second], [third]]
 
 
-def test_a_job_takes_the_requests_queued_with_it_before_older_ones(world, sandbox, settings):
+def test_a_job_takes_the_requests_queued_with_it_before_older_ones(
+    engine_world, engine_sandbox, settings
+):
     settings.BERTH_PROVISION_BATCH_MAX = 2
-    older, leader, queued_with_it = approved_many(world, 3)
+    older, leader, queued_with_it = approved_many(engine_world, 3)
 
     jobs.converge_batch(request_id=leader.pk, worker=WORKER, companions=(queued_with_it.pk,))
 
@@ -148,17 +150,17 @@ def test_a_job_takes_the_requests_queued_with_it_before_older_ones(world, sandbo
     ]
 
 
-def test_only_requests_that_create_are_batched_by_cluster(world, sandbox, settings):
+def test_only_requests_that_create_are_batched_by_cluster(engine_world, engine_sandbox, settings):
     settings.BERTH_PROVISION_BATCH_MAX = 10
-    one, two, elsewhere = approved_many(world, 3)
+    one, two, elsewhere = approved_many(engine_world, 3)
     Request.objects.filter(pk=elsewhere.pk).update(
         payload={**elsewhere.payload, "cluster": "another"}
     )
     converge(one)
     removal = services.submit_request(
-        tenant=world["tenant"],
+        tenant=engine_world["tenant"],
         kind="decommission",
-        requester=world["developer"],
+        requester=engine_world["developer"],
         payload={"namespace": "payments-app0-dev", "reason": "x"},
     )
 
@@ -169,8 +171,10 @@ def test_only_requests_that_create_are_batched_by_cluster(world, sandbox, settin
     ]
 
 
-def test_a_request_whose_plan_cannot_be_rendered_fails_alone_saying_why(world, sandbox):
-    first, broken, last = approved_many(world, 3)
+def test_a_request_whose_plan_cannot_be_rendered_fails_alone_saying_why(
+    engine_world, engine_sandbox
+):
+    first, broken, last = approved_many(engine_world, 3)
     # Its tier is gone: nothing it asked for can be rendered.
     Request.objects.filter(pk=broken.pk).update(payload={**broken.payload, "tier": "gone"})
 
@@ -186,10 +190,10 @@ def test_a_request_whose_plan_cannot_be_rendered_fails_alone_saying_why(world, s
 
 
 def test_a_job_whose_first_request_another_batch_took_still_provisions_the_rest(
-    world, sandbox, settings
+    engine_world, engine_sandbox, settings
 ):
     settings.BERTH_PROVISION_BATCH_MAX = 2
-    first, second, third = approved_many(world, 3)
+    first, second, third = approved_many(engine_world, 3)
     converge(first)  # takes the oldest one waiting with it: the second
     assert Request.objects.get(pk=second.pk).state == RequestState.READY
 

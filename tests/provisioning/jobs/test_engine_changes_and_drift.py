@@ -10,33 +10,34 @@ from tenants.models import Namespace
 from tests.support.cluster import as_admin
 from tests.support.jobs_engine import (
     approved,
-    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
-    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
 )
 from tests.support.workflow import converge
 
 
-def test_decommission_deletes_the_namespace_and_marks_both_requests(world, sandbox):
-    created = converge(approved(world))
+def test_decommission_deletes_the_namespace_and_marks_both_requests(engine_world, engine_sandbox):
+    created = converge(approved(engine_world))
     decommission = converge(
         approved(
-            world, kind="decommission", namespace="payments-shop-dev", reason="project cancelled"
+            engine_world,
+            kind="decommission",
+            namespace="payments-shop-dev",
+            reason="project cancelled",
         )
     )
 
     assert decommission.state == RequestState.READY
     created.refresh_from_db()
     assert created.state == RequestState.DECOMMISSIONED
-    assert sandbox.get("Namespace", "payments-shop-prod") is None
-    assert not sandbox.objects(namespace="payments-shop-dev")
+    assert engine_sandbox.get("Namespace", "payments-shop-prod") is None
+    assert not engine_sandbox.objects(namespace="payments-shop-dev")
     assert Namespace.objects.get(name="payments-shop-dev").state == NamespaceState.DECOMMISSIONED
 
 
-def test_quota_change_updates_the_live_quota_and_the_record(world, sandbox):
-    converge(approved(world))
+def test_quota_change_updates_the_live_quota_and_the_record(engine_world, engine_sandbox):
+    converge(approved(engine_world))
     change = converge(
         approved(
-            world,
+            engine_world,
             kind="quota_change",
             namespace="payments-shop-dev",
             cpu="3",
@@ -46,27 +47,27 @@ def test_quota_change_updates_the_live_quota_and_the_record(world, sandbox):
     )
 
     assert change.state == RequestState.READY
-    quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    quota = engine_sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
     assert quota["spec"]["hard"]["requests.cpu"] == "3"
     assert Namespace.objects.get(name="payments-shop-dev").cpu_millis == 3000
     outcomes = {step["object"]: step["outcome"] for step in change.runs.get().steps}
     assert outcomes["ResourceQuota/payments-shop-dev/berth-quota"] == "configured"
 
 
-def test_reconcile_reports_missing_changed_and_unexpected_objects(world, sandbox):
-    converge(approved(world))
+def test_reconcile_reports_missing_changed_and_unexpected_objects(engine_world, engine_sandbox):
+    converge(approved(engine_world))
     namespace = Namespace.objects.get(name="payments-shop-dev")
     namespace.tier.auto_repair_drift = False
     namespace.tier.save()
-    quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    quota = engine_sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
     as_admin(
-        sandbox,
+        engine_sandbox,
         "DELETE",
         "/apis/networking.k8s.io/v1/namespaces/payments-shop-dev/networkpolicies/berth-allow-dns",
     )
     quota["spec"]["hard"]["requests.cpu"] = "64"
-    sandbox.upsert(quota)
-    sandbox.upsert(
+    engine_sandbox.upsert(quota)
+    engine_sandbox.upsert(
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -77,7 +78,7 @@ def test_reconcile_reports_missing_changed_and_unexpected_objects(world, sandbox
             },
         }
     )
-    sandbox.upsert(
+    engine_sandbox.upsert(
         {
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
@@ -102,35 +103,35 @@ def test_reconcile_reports_missing_changed_and_unexpected_objects(world, sandbox
     assert by_object["NetworkPolicy/payments-shop-dev/berth-leftover"]["status"] == "unexpected"
     namespace.refresh_from_db()
     assert namespace.drift == findings and namespace.drift_checked_at is not None
-    assert sandbox.get("NetworkPolicy", "berth-allow-dns", "payments-shop-dev") is None
+    assert engine_sandbox.get("NetworkPolicy", "berth-allow-dns", "payments-shop-dev") is None
 
 
-def test_reconcile_repairs_drift_when_the_tier_says_so(world, sandbox):
-    converge(approved(world))
+def test_reconcile_repairs_drift_when_the_tier_says_so(engine_world, engine_sandbox):
+    converge(approved(engine_world))
     namespace = Namespace.objects.get(name="payments-shop-dev")
     assert namespace.tier.auto_repair_drift  # the demo dev tier repairs
-    quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    quota = engine_sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
     quota["spec"]["hard"]["requests.cpu"] = "64"
-    sandbox.upsert(quota)
+    engine_sandbox.upsert(quota)
 
     findings = jobs.reconcile_namespace(namespace)
 
     assert findings[0]["repaired"] is True
-    repaired = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+    repaired = engine_sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
     assert repaired["spec"]["hard"]["requests.cpu"] == "1"
     assert jobs.reconcile_namespace(namespace) == []
 
 
-def test_decommission_refuses_a_namespace_berth_does_not_own(world, sandbox):
-    converge(approved(world))
-    live = sandbox.get("Namespace", "payments-shop-dev")
+def test_decommission_refuses_a_namespace_berth_does_not_own(engine_world, engine_sandbox):
+    converge(approved(engine_world))
+    live = engine_sandbox.get("Namespace", "payments-shop-dev")
     live["metadata"]["labels"][MANAGED_BY] = "someone-else"
-    sandbox.upsert(live)
+    engine_sandbox.upsert(live)
 
     decommission = converge(
-        approved(world, kind="decommission", namespace="payments-shop-dev", reason="cleanup")
+        approved(engine_world, kind="decommission", namespace="payments-shop-dev", reason="cleanup")
     )
 
     assert decommission.state == RequestState.FAILED
     assert "refusing to delete Namespace/payments-shop-dev" in decommission.status_message
-    assert sandbox.get("Namespace", "payments-shop-dev") is not None
+    assert engine_sandbox.get("Namespace", "payments-shop-dev") is not None

@@ -19,15 +19,13 @@ from tenants.models import Cluster, Request
 from tests.support.cluster import stand_in
 from tests.support.jobs_engine import (
     approved,
-    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
-    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
 )
 from tests.support.prov_world import demo_people
 from tests.support.workflow import converge
 
 
 def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itself(
-    world, sandbox, settings, monkeypatch
+    engine_world, engine_sandbox, settings, monkeypatch
 ):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     handed_out: list[int] = []
@@ -37,9 +35,9 @@ def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itsel
         lambda request_id, companions=(): handed_out.append(request_id),
     )
     # The API answers 503 to every apply until it comes back (below).
-    sandbox.inject_faults(status=503, times=10_000, method="PATCH")
-    tenancy_request = converge(approved(world))
-    sandbox.clear_faults()
+    engine_sandbox.inject_faults(status=503, times=10_000, method="PATCH")
+    tenancy_request = converge(approved(engine_world))
+    engine_sandbox.clear_faults()
 
     assert tenancy_request.state == RequestState.PROVISIONING  # not failed: waiting
     assert tenancy_request.waiting_since is not None
@@ -64,10 +62,10 @@ def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itsel
     assert tenancy_request.waiting_since is None and tenancy_request.wait_reason == ""
 
 
-def test_unreachable_cluster_waits_with_a_message_that_names_no_address(world, settings):
+def test_unreachable_cluster_waits_with_a_message_that_names_no_address(engine_world, settings):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
-    Cluster.objects.filter(pk=world["cluster"].pk).update(api_url="http://127.0.0.1:9")
-    tenancy_request = converge(approved(world))
+    Cluster.objects.filter(pk=engine_world["cluster"].pk).update(api_url="http://127.0.0.1:9")
+    tenancy_request = converge(approved(engine_world))
     assert tenancy_request.state == RequestState.PROVISIONING
     assert "cluster unreachable" in tenancy_request.wait_reason
     assert "refused the connection" in tenancy_request.wait_reason
@@ -77,17 +75,17 @@ def test_unreachable_cluster_waits_with_a_message_that_names_no_address(world, s
     from rest_framework.test import APIClient
 
     api = APIClient()
-    api.force_authenticate(world["developer"])
+    api.force_authenticate(engine_world["developer"])
     shown = api.get(f"/api/v1/requests/{tenancy_request.pk}/").json()
     assert shown["state"] == "provisioning"
     assert shown["wait_reason"] == tenancy_request.wait_reason
     assert shown["waiting_since"] and shown["next_try_at"]
 
 
-def test_an_outage_past_the_deadline_fails_the_request_with_the_reason(world, settings):
+def test_an_outage_past_the_deadline_fails_the_request_with_the_reason(engine_world, settings):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
-    Cluster.objects.filter(pk=world["cluster"].pk).update(api_url="http://127.0.0.1:9")
-    tenancy_request = converge(approved(world))
+    Cluster.objects.filter(pk=engine_world["cluster"].pk).update(api_url="http://127.0.0.1:9")
+    tenancy_request = converge(approved(engine_world))
     deadline = timedelta(seconds=settings.BERTH_OUTAGE_DEADLINE_SECONDS)
     Request.objects.filter(pk=tenancy_request.pk).update(
         waiting_since=timezone.now() - deadline, lease_expires_at=timezone.now()
@@ -102,38 +100,38 @@ def test_an_outage_past_the_deadline_fails_the_request_with_the_reason(world, se
 
 
 def test_a_cluster_back_after_an_outage_is_provisioned_without_anyone_pressing_retry(
-    world, sandbox, settings
+    engine_world, engine_sandbox, settings
 ):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
-    sandbox.stop()
-    tenancy_request = converge(approved(world))
+    engine_sandbox.stop()
+    tenancy_request = converge(approved(engine_world))
     assert tenancy_request.state == RequestState.PROVISIONING and tenancy_request.waiting_since
 
-    sandbox.start()  # same port, same objects: the cluster is back
+    engine_sandbox.start()  # same port, same objects: the cluster is back
     Request.objects.filter(pk=tenancy_request.pk).update(lease_expires_at=timezone.now())
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.READY
-    assert sandbox.get("Namespace", "payments-shop-dev") is not None
+    assert engine_sandbox.get("Namespace", "payments-shop-dev") is not None
 
 
-def test_an_unusable_kubeconfig_fails_at_once_saying_who_fixes_it(world):
-    Cluster.objects.filter(pk=world["cluster"].pk).update(
+def test_an_unusable_kubeconfig_fails_at_once_saying_who_fixes_it(engine_world):
+    Cluster.objects.filter(pk=engine_world["cluster"].pk).update(
         auth_method="kubeconfig", credentials="clusters: [not, a, kubeconfig"
     )
-    tenancy_request = converge(approved(world))
+    tenancy_request = converge(approved(engine_world))
 
     assert tenancy_request.state == RequestState.FAILED
     assert "a platform admin must correct the cluster" in tenancy_request.status_message
     assert tenancy_request.waiting_since is None
 
 
-def test_an_http_url_to_an_https_api_server_fails_at_once_saying_what_to_fix(world):
+def test_an_http_url_to_an_https_api_server_fails_at_once_saying_what_to_fix(engine_world):
     with KubeSandbox(tls=True) as https_only:
-        Cluster.objects.filter(pk=world["cluster"].pk).update(
+        Cluster.objects.filter(pk=engine_world["cluster"].pk).update(
             api_url=https_only.url.replace("https://", "http://")
         )
-        tenancy_request = converge(approved(world))
+        tenancy_request = converge(approved(engine_world))
 
     assert tenancy_request.state == RequestState.FAILED, tenancy_request.wait_reason
     assert "must start with https://" in tenancy_request.status_message

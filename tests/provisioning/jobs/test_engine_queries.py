@@ -13,8 +13,6 @@ from tenants.models import Request, Tenant
 from tests.support.jobs_engine import (
     approved,
     approved_many,
-    engine_sandbox_as_sandbox,  # noqa: F401 - this module's `sandbox` fixture
-    engine_world_as_world,  # noqa: F401 - this module's `world` fixture
 )
 from tests.support.workflow import WORKER, converge
 
@@ -28,28 +26,31 @@ def provision_counting_queries(request_id: int) -> tuple[int, list[str]]:
     return len(captured), [query["sql"] for query in captured]
 
 
-def approved_project(world, app: str, tiers: list[str]):
-    return approved(world, kind="project", app=app, engine="argocd", cluster="sandbox", tiers=tiers)
+def approved_project(engine_world, app: str, tiers: list[str]):
+    return approved(
+        engine_world, kind="project", app=app, engine="argocd", cluster="sandbox", tiers=tiers
+    )
 
 
-def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, sandbox):
-    Tenant.objects.filter(pk=world["tenant"].pk).update(
+def test_queries_per_provisioned_request_do_not_grow_with_its_objects(engine_world, engine_sandbox):
+    Tenant.objects.filter(pk=engine_world["tenant"].pk).update(
         budget_cpu_millis=100_000,
         budget_memory_mib=200_000,
         budget_namespaces=50,
         budget_storage_gib=1000,
     )
-    world["tenant"].refresh_from_db()
+    engine_world["tenant"].refresh_from_db()
     # The tenant's first request also makes the tenant's own objects, and the first to use a
     # tier's definition numbers it: not what is compared.
     jobs.converge(
-        request_id=approved_project(world, "warmup", ["dev", "staging", "prod"]).pk, worker=WORKER
+        request_id=approved_project(engine_world, "warmup", ["dev", "staging", "prod"]).pk,
+        worker=WORKER,
     )
 
-    one = approved_project(world, "ledger", ["dev"])
+    one = approved_project(engine_world, "ledger", ["dev"])
     one_count, one_sql = provision_counting_queries(one.pk)
-    three = approved_project(world, "billing", ["dev", "staging", "prod"])
-    sandbox.clear_requests()
+    three = approved_project(engine_world, "billing", ["dev", "staging", "prod"])
+    engine_sandbox.clear_requests()
     three_count, three_sql = provision_counting_queries(three.pk)
 
     one.refresh_from_db()
@@ -60,7 +61,7 @@ def test_queries_per_provisioned_request_do_not_grow_with_its_objects(world, san
     assert three_count == one_count, "\n".join(three_sql)
     assert one_count <= 48, "\n".join(one_sql)
     # One server-side apply per object: no read before, none after.
-    calls = [r for r in sandbox.requests() if "/api" in r["path"]]
+    calls = [r for r in engine_sandbox.requests() if "/api" in r["path"]]
     assert sorted({r["method"] for r in calls}) == ["PATCH"], calls
     assert len(calls) == three_objects
 
@@ -73,18 +74,20 @@ def steps_written(sql: list[str]) -> int:
 
 
 def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
-    world, sandbox, monkeypatch
+    engine_world, engine_sandbox, monkeypatch
 ):
     from provisioning.jobs import applying
 
-    _, quick_sql = provision_counting_queries(approved(world).pk)
+    _, quick_sql = provision_counting_queries(approved(engine_world).pk)
     # Every wave's outcome and the GitOps step's (no repository here) at once, as the run
     # closes.
     assert steps_written(quick_sql) == 1
 
     # A plan slower than PROGRESS_SECONDS per wave: each wave's outcomes as it ends.
     monkeypatch.setattr(applying, "PROGRESS_SECONDS", 0.0)
-    slow = approved(world, app="ledger", tier="dev", cluster="sandbox", cpu="1", memory="2Gi")
+    slow = approved(
+        engine_world, app="ledger", tier="dev", cluster="sandbox", cpu="1", memory="2Gi"
+    )
     _, slow_sql = provision_counting_queries(slow.pk)
     slow.refresh_from_db()
     assert slow.state == RequestState.READY
@@ -93,8 +96,10 @@ def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     assert steps_written(slow_sql) == waves + 1
 
 
-def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(world, sandbox):
-    first, second = approved_many(world, 2)
+def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(
+    engine_world, engine_sandbox
+):
+    first, second = approved_many(engine_world, 2)
     assert tasks.converge(first.pk) == "ready"
 
     with CaptureQueriesContext(connection) as captured:
@@ -104,17 +109,19 @@ def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(world, sa
     assert len(captured) == 1
 
 
-def test_a_batch_costs_the_same_queries_whatever_its_size(world, sandbox, monkeypatch):
+def test_a_batch_costs_the_same_queries_whatever_its_size(
+    engine_world, engine_sandbox, monkeypatch
+):
     from provisioning.jobs import applying
 
     # Progress is written every PROGRESS_SECONDS of a run: a busy machine would add a
     # write to the bigger batch. Counted here: what a batch costs, not how long it took.
     monkeypatch.setattr(applying, "PROGRESS_SECONDS", float("inf"))
-    converge(approved(world))  # the tenant's first request makes its own objects
+    converge(approved(engine_world))  # the tenant's first request makes its own objects
 
-    two = approved_many(world, 2, prefix="two")
+    two = approved_many(engine_world, 2, prefix="two")
     two_count, two_sql = provision_counting_queries(two[0].pk)
-    six = approved_many(world, 6, prefix="six")
+    six = approved_many(engine_world, 6, prefix="six")
     six_count, six_sql = provision_counting_queries(six[0].pk)
 
     assert {Request.objects.get(pk=r.pk).state for r in (*two, *six)} == {RequestState.READY}

@@ -36,7 +36,7 @@ WORKER = "ephemeral-test"
 
 # `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
-def world(db, sandbox, tmp_path, settings):
+def ephemeral_world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
     with demo_world_with_repository(
         sandbox,
@@ -44,11 +44,13 @@ def world(db, sandbox, tmp_path, settings):
         budget_namespaces=60,
         budget_cpu_millis=60 * 500,
         budget_memory_mib=60 * 1024,
-    ) as world:
-        Project.objects.create(tenant=world["tenant"], name="shop", gitops_engine="argocd")
+    ) as ephemeral_world:
+        Project.objects.create(
+            tenant=ephemeral_world["tenant"], name="shop", gitops_engine="argocd"
+        )
         api = APIClient()
-        api.force_authenticate(world["developer"])
-        yield {**world, "api": api}
+        api.force_authenticate(ephemeral_world["developer"])
+        yield {**ephemeral_world, "api": api}
 
 
 def converge(request_id: int) -> Request:
@@ -84,9 +86,9 @@ def tenant_namespaces(sandbox: KubeSandbox) -> set[str]:
 
 
 def test_fifty_environments_with_a_minute_to_live_all_go_and_leave_cluster_and_git_clean(
-    world, sandbox
+    ephemeral_world, sandbox
 ):
-    api, bare = world["api"], world["bare"]
+    api, bare = ephemeral_world["api"], ephemeral_world["bare"]
     start = timezone.now()
     with time_machine.travel(start, tick=True) as clock:
         for number in range(50):
@@ -170,8 +172,8 @@ def test_fifty_environments_with_a_minute_to_live_all_go_and_leave_cluster_and_g
     )
 
 
-def test_renewal_before_expiry_keeps_it_alive_and_never_past_the_maximum(world, sandbox):
-    api = world["api"]
+def test_renewal_before_expiry_keeps_it_alive_and_never_past_the_maximum(ephemeral_world, sandbox):
+    api = ephemeral_world["api"]
     start = timezone.now()
     with time_machine.travel(start, tick=False) as clock:
         body = create(api, "review-1", ttl="1h").json()
@@ -196,9 +198,9 @@ def test_renewal_before_expiry_keeps_it_alive_and_never_past_the_maximum(world, 
         )
 
 
-def test_owners_are_warned_once_ahead_of_expiry(world, sandbox, settings):
+def test_owners_are_warned_once_ahead_of_expiry(ephemeral_world, sandbox, settings):
     settings.EXPIRY_WARNING = timedelta(minutes=30)
-    api = world["api"]
+    api = ephemeral_world["api"]
     start = timezone.now()
     with time_machine.travel(start, tick=False) as clock:
         body = create(api, "review-2", ttl="2h").json()
@@ -211,7 +213,7 @@ def test_owners_are_warned_once_ahead_of_expiry(world, sandbox, settings):
         send_expiry_warning(body["id"])
     message = mail.outbox[-1]
     assert "review-2" in message.subject
-    assert "dev@" in " ".join(message.to) or world["developer"].email in message.to
+    assert "dev@" in " ".join(message.to) or ephemeral_world["developer"].email in message.to
     assert "extend" in message.body.lower()
     assert (
         AuditEvent.objects.filter(
@@ -221,8 +223,8 @@ def test_owners_are_warned_once_ahead_of_expiry(world, sandbox, settings):
     )
 
 
-def test_ci_stop_ends_it_and_a_second_stop_changes_nothing(world, sandbox):
-    api, bare = world["api"], world["bare"]
+def test_ci_stop_ends_it_and_a_second_stop_changes_nothing(ephemeral_world, sandbox):
+    api, bare = ephemeral_world["api"], ephemeral_world["bare"]
     body = create(api, "review-3").json()
     converge_all(RequestKind.EPHEMERAL)
     assert "payments-shop-review-3" in tenant_namespaces(sandbox)
@@ -252,8 +254,8 @@ def test_ci_stop_ends_it_and_a_second_stop_changes_nothing(world, sandbox):
     assert missing.status_code == 404
 
 
-def test_a_shared_namespace_hosts_several_and_outlives_them(world, sandbox):
-    api, bare = world["api"], world["bare"]
+def test_a_shared_namespace_hosts_several_and_outlives_them(ephemeral_world, sandbox):
+    api, bare = ephemeral_world["api"], ephemeral_world["bare"]
     rules = {"rules": [{"namespace": "payments-anything"}]}
     refused = api.put("/api/v1/tenants/payments/environment-rules/", rules, format="json")
     assert refused.status_code == 403  # members deploy; owners decide where
@@ -289,7 +291,9 @@ def test_a_shared_namespace_hosts_several_and_outlives_them(world, sandbox):
 
     for environment in (first, second):
         services.end_environment(
-            environment_id=environment["id"], actor=world["developer"], cause=EndCause.ENDED_BY_USER
+            environment_id=environment["id"],
+            actor=ephemeral_world["developer"],
+            cause=EndCause.ENDED_BY_USER,
         )
     converge_all(RequestKind.END_ENVIRONMENT)
     # The shared namespace stays (other environments may come); only their files went.
@@ -299,8 +303,8 @@ def test_a_shared_namespace_hosts_several_and_outlives_them(world, sandbox):
     assert "apps/shop/review/staging-like/application.yaml" in files
 
 
-def test_dry_run_names_the_namespace_and_creates_nothing(world, sandbox):
-    api = world["api"]
+def test_dry_run_names_the_namespace_and_creates_nothing(ephemeral_world, sandbox):
+    api = ephemeral_world["api"]
     long_slug = "review-" + "x" * 50
     response = api.post(
         "/api/v1/environments/?dry_run=true",

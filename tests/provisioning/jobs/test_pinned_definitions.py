@@ -37,18 +37,26 @@ def reconcile_cycle() -> None:
 
 
 @pytest.fixture
-def running(world, sandbox):
+def running(gitops_world, sandbox):
     """payments-web-dev provisioned on dev v1 (512Mi containers by default); dev repairs
     drift by itself."""
     EnvironmentTier.objects.filter(slug="dev").update(
         auto_repair_drift=True, container_default_memory_mib=512
     )
-    submit(world, "namespace", app="web", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi")
+    submit(
+        gitops_world,
+        "namespace",
+        app="web",
+        tier="dev",
+        cluster="sandbox",
+        cpu="500m",
+        memory="512Mi",
+    )
     work()
     namespace = Namespace.objects.get(name=NAME, state="active")
     assert namespace.tier_revision.number == 1
     assert default_memory(sandbox) == "512Mi"
-    return world
+    return gitops_world
 
 
 def edit_dev_tier() -> EnvironmentTier:
@@ -60,12 +68,14 @@ def edit_dev_tier() -> EnvironmentTier:
     return tier
 
 
-def repair_and_sync(world) -> None:
+def repair_and_sync(gitops_world) -> None:
     """The truth table's Repair, then a tenant change's tenant_sync, each run by the worker."""
-    services.repair_truth(tenant=world["tenant"], actor=world["admin"])
+    services.repair_truth(tenant=gitops_world["tenant"], actor=gitops_world["admin"])
     work()
     services.request_tenant_sync(
-        tenant=world["tenant"], actor=world["admin"], reason="Test: the records are applied again."
+        tenant=gitops_world["tenant"],
+        actor=gitops_world["admin"],
+        reason="Test: the records are applied again.",
     )
     work()
     assert (
@@ -163,10 +173,16 @@ def test_the_truth_table_calls_the_edited_tier_an_upgrade_not_a_disagreement(run
 
 
 def test_an_auto_approved_request_whose_plan_moves_before_its_run_goes_back_to_approval(
-    world, sandbox
+    gitops_world, sandbox
 ):
     made = submit(
-        world, "namespace", app="api", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi"
+        gitops_world,
+        "namespace",
+        app="api",
+        tier="dev",
+        cluster="sandbox",
+        cpu="500m",
+        memory="512Mi",
     )
     assert made.state == RequestState.APPROVED  # dev: a rule approves on its own
     [approval] = made.approvals.all()
@@ -181,9 +197,15 @@ def test_an_auto_approved_request_whose_plan_moves_before_its_run_goes_back_to_a
     assert sandbox.get("Namespace", "payments-api-dev") is None
 
 
-def test_an_auto_approved_request_whose_plan_holds_is_provisioned(world, sandbox):
+def test_an_auto_approved_request_whose_plan_holds_is_provisioned(gitops_world, sandbox):
     made = submit(
-        world, "namespace", app="api", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi"
+        gitops_world,
+        "namespace",
+        app="api",
+        tier="dev",
+        cluster="sandbox",
+        cpu="500m",
+        memory="512Mi",
     )
     work()
     made.refresh_from_db()

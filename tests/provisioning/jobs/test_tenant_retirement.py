@@ -17,29 +17,37 @@ from tests.support.gitops_loop import decide, decided_and_done, submit, work
 pytestmark = [pytest.mark.crds, pytest.mark.processes]
 
 
-def provisioned(world) -> None:
+def provisioned(gitops_world) -> None:
     submit(
-        world, "namespace", app="shop", tier="dev", cluster="sandbox", cpu="500m", memory="512Mi"
+        gitops_world,
+        "namespace",
+        app="shop",
+        tier="dev",
+        cluster="sandbox",
+        cpu="500m",
+        memory="512Mi",
     )
     work()
 
 
-def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(world, sandbox):
-    provisioned(world)
+def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(
+    gitops_world, sandbox
+):
+    provisioned(gitops_world)
     leaving = submit(
-        world,
+        gitops_world,
         RequestKind.TENANT_DECOMMISSION,
         cluster="sandbox",
         reason="The team is gone.",
         retire=True,
     )
-    decided_and_done(world, leaving)
+    decided_and_done(gitops_world, leaving)
 
     tenant = Tenant.objects.get(slug="payments")
     assert tenant.retired_at is not None
     assert not NamespaceClaim.objects.filter(tenant=tenant, released_at__isnull=True).exists()
-    assert tenant not in selectors.tenants_for_user(world["owner"])  # gone from their list
-    assert tenant in selectors.tenants_for_user(world["admin"])  # kept for the platform
+    assert tenant not in selectors.tenants_for_user(gitops_world["owner"])  # gone from their list
+    assert tenant in selectors.tenants_for_user(gitops_world["admin"])  # kept for the platform
     event = AuditEvent.objects.get(action="tenant.retire")
     assert event.after["request"] == leaving.pk and "payments-apps" in event.after["names_released"]
     assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="request.submit").exists()
@@ -47,7 +55,7 @@ def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(w
         services.submit_request(
             tenant=tenant,
             kind="namespace",
-            requester=world["admin"],
+            requester=gitops_world["admin"],
             payload={
                 "app": "again",
                 "tier": "dev",
@@ -58,35 +66,35 @@ def test_the_last_clusters_decommission_retires_the_tenant_keeping_its_records(w
         )
 
 
-def test_without_retire_the_tenant_stays_and_keeps_its_names(world, sandbox):
-    provisioned(world)
+def test_without_retire_the_tenant_stays_and_keeps_its_names(gitops_world, sandbox):
+    provisioned(gitops_world)
     leaving = submit(
-        world, RequestKind.TENANT_DECOMMISSION, cluster="sandbox", reason="Moving clusters."
+        gitops_world, RequestKind.TENANT_DECOMMISSION, cluster="sandbox", reason="Moving clusters."
     )
-    decide(world, leaving)
+    decide(gitops_world, leaving)
     work()
     tenant = Tenant.objects.get(slug="payments")
     assert tenant.retired_at is None
     assert NamespaceClaim.objects.filter(tenant=tenant, released_at__isnull=True).exists()
 
 
-def test_retiring_is_refused_while_another_cluster_holds_the_tenants_namespaces(world):
+def test_retiring_is_refused_while_another_cluster_holds_the_tenants_namespaces(gitops_world):
     from tenants.models import Cluster, EnvironmentTier, Namespace
 
     other = Cluster.objects.create(name="prod-eu", plan_only=True)
     Namespace.objects.create(
         name="payments-old-dev",
-        tenant=world["tenant"],
+        tenant=gitops_world["tenant"],
         cluster=other,
         tier=EnvironmentTier.objects.get(slug="dev"),
         state="active",
         cpu_millis=100,
         memory_mib=128,
     )
-    provisioned(world)
+    provisioned(gitops_world)
     with pytest.raises(InvalidInput) as refused:
         submit(
-            world,
+            gitops_world,
             RequestKind.TENANT_DECOMMISSION,
             cluster="sandbox",
             reason="The team is gone.",

@@ -33,7 +33,7 @@ DNS_POLICY = (
 
 
 @pytest.fixture
-def world(transactional_db, sandbox):
+def watch_world(transactional_db, sandbox):
     return watched_world(sandbox)
 
 
@@ -63,13 +63,15 @@ def labelled_config_maps(sandbox, count: int) -> set[str]:
     return names
 
 
-def test_a_listing_over_pages_of_one_object_finds_what_is_missing_and_nothing_else(world, sandbox):
-    namespace = world["namespace"]
+def test_a_listing_over_pages_of_one_object_finds_what_is_missing_and_nothing_else(
+    watch_world, sandbox
+):
+    namespace = watch_world["namespace"]
     repairing(namespace, False)
     as_admin(sandbox, "DELETE", DNS_POLICY)  # gone before the watcher's first LIST
     sandbox.clear_requests()
     with watcher(timing=ONE_A_PAGE):
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         missing = eventually(
             lambda: finding(namespace, "NetworkPolicy/payments-shop-dev/berth-allow-dns"),
             "the deletion found by the listing",
@@ -84,12 +86,12 @@ def test_a_listing_over_pages_of_one_object_finds_what_is_missing_and_nothing_el
     assert any("continue" in query for query in role_bindings), "the RoleBindings took pages"
 
 
-def test_a_continue_token_compacted_away_lists_again_from_the_start(world, sandbox):
+def test_a_continue_token_compacted_away_lists_again_from_the_start(watch_world, sandbox):
     """The stream is held with its second page (the comparison is behind: its queue holds
     one page); meanwhile the server's history is compacted, so the token of the page after
     is too old. The stream starts the listing again and hands over every object."""
     wanted = labelled_config_maps(sandbox, 4)
-    client = cluster_client(world["cluster"])
+    client = cluster_client(watch_world["cluster"])
     out: queue.Queue = queue.Queue(maxsize=1)
     stop = threading.Event()
     figures = Figures()
@@ -128,9 +130,9 @@ def test_a_continue_token_compacted_away_lists_again_from_the_start(world, sandb
     assert expired and "continue=" in expired[0]["query"]
 
 
-def test_an_expired_continue_token_is_a_410_the_client_reports(world, sandbox):
+def test_an_expired_continue_token_is_a_410_the_client_reports(watch_world, sandbox):
     labelled_config_maps(sandbox, 2)
-    pages = cluster_client(world["cluster"]).list_pages(
+    pages = cluster_client(watch_world["cluster"]).list_pages(
         "v1", "ConfigMap", label_selector=SELECTOR, page_size=1
     )
     first_items, first_version, last = next(pages)
@@ -151,13 +153,13 @@ def test_an_expired_continue_token_is_a_410_the_client_reports(world, sandbox):
     assert "continue parameter is too old" in raised.value.message
 
 
-def test_listed_and_watched_objects_come_without_their_field_managers(world, sandbox):
+def test_listed_and_watched_objects_come_without_their_field_managers(watch_world, sandbox):
     """managedFields are most of what a LIST of applied objects weighs and nothing the
     watcher compares: the client drops them as it reads, so pages and events held in the
     watcher's queue are the smaller for it."""
     stored = as_admin(sandbox, "GET", DNS_POLICY)
     assert stored["metadata"]["managedFields"], "applied by Berth: its field manager is kept"
-    client = cluster_client(world["cluster"])
+    client = cluster_client(watch_world["cluster"])
     pages = list(
         client.list_pages(
             "networking.k8s.io/v1", "NetworkPolicy", label_selector=SELECTOR, page_size=500

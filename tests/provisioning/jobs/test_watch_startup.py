@@ -28,9 +28,9 @@ FILLERS = 12
 
 
 @pytest.fixture
-def world(transactional_db, sandbox):
-    world = watched_world(sandbox)
-    shop = world["namespace"]
+def crowded_watch_world(transactional_db, sandbox):
+    crowded_watch_world = watched_world(sandbox)
+    shop = crowded_watch_world["namespace"]
     Namespace.objects.bulk_create(
         Namespace(
             name=f"payments-filler{number:02d}-dev",
@@ -43,11 +43,13 @@ def world(transactional_db, sandbox):
         )
         for number in range(FILLERS)
     )
-    return world
+    return crowded_watch_world
 
 
-def test_a_first_planning_longer_than_the_lease_keeps_the_cluster_watched(world, monkeypatch):
-    cluster = world["cluster"]
+def test_a_first_planning_longer_than_the_lease_keeps_the_cluster_watched(
+    crowded_watch_world, monkeypatch
+):
+    cluster = crowded_watch_world["cluster"]
     plan = ClusterWatcher._plan
     seen_watched: list[bool] = []
 
@@ -59,7 +61,9 @@ def test_a_first_planning_longer_than_the_lease_keeps_the_cluster_watched(world,
             seen_watched.append(cluster.pk in watched_clusters(within_seconds=QUICK.lease_seconds))
         return plan(self, name)
 
-    repairing(world["namespace"], False)  # the fillers' objects are missing: only recorded
+    repairing(
+        crowded_watch_world["namespace"], False
+    )  # the fillers' objects are missing: only recorded
     monkeypatch.setattr(ClusterWatcher, "_plan", slow_plan)
     with watcher():
         synced(cluster)
@@ -82,14 +86,16 @@ def activated(namespace: Namespace) -> bool:
     return made is not None
 
 
-def test_a_change_right_after_a_namespace_became_active_is_seen_before_any_refresh(world, sandbox):
+def test_a_change_right_after_a_namespace_became_active_is_seen_before_any_refresh(
+    crowded_watch_world, sandbox
+):
     """The watcher learns of new namespaces at its refresh (every 30 s); an edit by hand in
     between is compared at once, not left for the hourly resync."""
-    shop = world["namespace"]
+    shop = crowded_watch_world["namespace"]
     repairing(shop, False)
     Namespace.objects.filter(pk=shop.pk).update(state="provisioning")
     with watcher(timing=dataclasses.replace(QUICK, refresh_seconds=3600)):
-        synced(world["cluster"])
+        synced(crowded_watch_world["cluster"])
         eventually(lambda: activated(shop), "provisioning ended")
         quota = sandbox.get("ResourceQuota", "berth-quota", shop.name)
         quota["spec"]["hard"]["requests.cpu"] = "64"

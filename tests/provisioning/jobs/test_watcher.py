@@ -35,7 +35,7 @@ DNS_POLICY = (
 
 # `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
 @pytest.fixture
-def world(transactional_db, sandbox):
+def watch_world(transactional_db, sandbox):
     return watched_world(sandbox)
 
 
@@ -46,11 +46,11 @@ def edit_quota(sandbox, cpu: str = "64") -> None:
 
 
 @contextmanager
-def drifted(world, sandbox, *, repair: bool) -> Iterator[None]:
+def drifted(watch_world, sandbox, *, repair: bool) -> Iterator[None]:
     """Watching, once synced: the quota edited and the DNS policy deleted by hand."""
-    repairing(world["namespace"], repair)
+    repairing(watch_world["namespace"], repair)
     with watcher():
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         edit_quota(sandbox)
         as_admin(sandbox, "DELETE", DNS_POLICY)
         yield
@@ -64,16 +64,16 @@ def quota_requests(sandbox, *, watching: bool) -> list[dict]:
     ]
 
 
-def test_the_watcher_watches_every_kind_a_namespace_plan_holds(world):
-    inputs = namespace_input(world["namespace"])
+def test_the_watcher_watches_every_kind_a_namespace_plan_holds(watch_world):
+    inputs = namespace_input(watch_world["namespace"])
     objects = namespace_objects(inputs, inputs.namespaces[0])
     planned = {(obj["apiVersion"], obj["kind"]) for obj in objects}
     assert planned <= set(WATCHED_KINDS)
 
 
-def test_an_edit_and_a_deletion_are_recorded_as_drift_with_no_periodic_job(world, sandbox):
-    namespace = world["namespace"]
-    with drifted(world, sandbox, repair=False):
+def test_an_edit_and_a_deletion_are_recorded_as_drift_with_no_periodic_job(watch_world, sandbox):
+    namespace = watch_world["namespace"]
+    with drifted(watch_world, sandbox, repair=False):
         changed = eventually(
             lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
             "the edit recorded",
@@ -92,9 +92,9 @@ def test_an_edit_and_a_deletion_are_recorded_as_drift_with_no_periodic_job(world
     ]
 
 
-def test_drift_is_repaired_at_once_on_a_repairing_tier(world, sandbox):
-    namespace = world["namespace"]
-    with drifted(world, sandbox, repair=True):
+def test_drift_is_repaired_at_once_on_a_repairing_tier(watch_world, sandbox):
+    namespace = watch_world["namespace"]
+    with drifted(watch_world, sandbox, repair=True):
         eventually(
             lambda: (
                 sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")["spec"]["hard"][
@@ -116,11 +116,11 @@ def test_drift_is_repaired_at_once_on_a_repairing_tier(world, sandbox):
 
 
 def test_an_edit_the_database_did_not_take_at_once_is_recorded_at_the_next_refresh(
-    world, sandbox, monkeypatch
+    watch_world, sandbox, monkeypatch
 ):
     """A locked table or a failover for a moment must not lose the event until the hourly
     resync: the object is looked at again when the watcher next refreshes."""
-    namespace = world["namespace"]
+    namespace = watch_world["namespace"]
     repairing(namespace, False)
     record = observations.record_object_drift
     refused = []
@@ -133,7 +133,7 @@ def test_an_edit_the_database_did_not_take_at_once_is_recorded_at_the_next_refre
 
     monkeypatch.setattr(observations, "record_object_drift", busy_once)
     with watcher():
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         edit_quota(sandbox)
         eventually(
             lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
@@ -142,23 +142,23 @@ def test_an_edit_the_database_did_not_take_at_once_is_recorded_at_the_next_refre
     assert refused == ["ResourceQuota/payments-shop-dev/berth-quota"]
 
 
-def test_an_object_put_back_by_hand_is_no_longer_drift(world, sandbox):
-    namespace = world["namespace"]
+def test_an_object_put_back_by_hand_is_no_longer_drift(watch_world, sandbox):
+    namespace = watch_world["namespace"]
     repairing(namespace, False)
     ref = "ResourceQuota/payments-shop-dev/berth-quota"
     with watcher():
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         edit_quota(sandbox)
         eventually(lambda: finding(namespace, ref), "the edit recorded")
         edit_quota(sandbox, "1")
         eventually(lambda: finding(namespace, ref) is None, "the finding cleared")
 
 
-def test_a_reconnect_takes_up_from_the_last_version_and_misses_nothing(world, sandbox):
-    namespace = world["namespace"]
+def test_a_reconnect_takes_up_from_the_last_version_and_misses_nothing(watch_world, sandbox):
+    namespace = watch_world["namespace"]
     repairing(namespace, False)
     with watcher():
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         lists_before = len(quota_requests(sandbox, watching=False))
         # The API goes away for the quota streams mid-watch...
         sandbox.inject_faults(503, times=None, method="GET", path_contains="/resourcequotas")
@@ -184,11 +184,11 @@ def test_a_reconnect_takes_up_from_the_last_version_and_misses_nothing(world, sa
     )
 
 
-def test_a_watch_older_than_the_servers_history_lists_again_and_catches_up(world, sandbox):
-    namespace = world["namespace"]
+def test_a_watch_older_than_the_servers_history_lists_again_and_catches_up(watch_world, sandbox):
+    namespace = watch_world["namespace"]
     repairing(namespace, False)
     with watcher():
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         relists = ClusterWatch.objects.get().relists
         lists_before = len(quota_requests(sandbox, watching=False))
         sandbox.inject_faults(503, times=None, method="GET", path_contains="/resourcequotas")
@@ -208,10 +208,10 @@ def test_a_watch_older_than_the_servers_history_lists_again_and_catches_up(world
     assert len(quota_requests(sandbox, watching=False)) == lists_before + 1
 
 
-def test_two_watchers_one_lease_and_the_other_takes_over_when_it_stops(world, sandbox):
-    namespace = world["namespace"]
+def test_two_watchers_one_lease_and_the_other_takes_over_when_it_stops(watch_world, sandbox):
+    namespace = watch_world["namespace"]
     repairing(namespace, False)
-    cluster = world["cluster"]
+    cluster = watch_world["cluster"]
     with watcher("replica-a") as stop_a:
         synced(cluster)
         with watcher("replica-b"):
@@ -236,10 +236,12 @@ def test_two_watchers_one_lease_and_the_other_takes_over_when_it_stops(world, sa
             )
 
 
-def test_beats_reconcile_reads_nothing_from_a_cluster_whose_watcher_is_healthy(world, sandbox):
-    repairing(world["namespace"], False)
+def test_beats_reconcile_reads_nothing_from_a_cluster_whose_watcher_is_healthy(
+    watch_world, sandbox
+):
+    repairing(watch_world["namespace"], False)
     with watcher():
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         sandbox.clear_requests()
         tasks.reconcile()
         reads = [r for r in sandbox.requests() if "watch=true" not in r["query"]]
@@ -251,12 +253,12 @@ def test_beats_reconcile_reads_nothing_from_a_cluster_whose_watcher_is_healthy(w
 
 
 def test_the_truth_table_takes_a_watched_namespace_from_the_watcher_and_agrees_without_it(
-    world, sandbox
+    watch_world, sandbox
 ):
     """Beat's other periodic job: with the watcher healthy the truth table asks the cluster
     nothing about the namespace's objects (the watcher has compared them already), yet
     reports the same states, a hand edit included, as reading each object does."""
-    namespace = world["namespace"]
+    namespace = watch_world["namespace"]
     repairing(namespace, False)
     quota = "ResourceQuota/payments-shop-dev/berth-quota"
 
@@ -276,7 +278,7 @@ def test_the_truth_table_takes_a_watched_namespace_from_the_watcher_and_agrees_w
         return rows, reads
 
     with watcher():
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         rows, reads = table_and_reads()
         assert reads == []
         assert rows and {row["state"] for row in rows.values()} == {"in_sync"}
@@ -297,11 +299,11 @@ def test_the_truth_table_takes_a_watched_namespace_from_the_watcher_and_agrees_w
     }
 
 
-def test_readyz_and_metrics_show_the_watchers_health_and_figures(world, sandbox, client):
-    repairing(world["namespace"], False)
+def test_readyz_and_metrics_show_the_watchers_health_and_figures(watch_world, sandbox, client):
+    repairing(watch_world["namespace"], False)
     assert client.get("/readyz").json()["watcher"]["ok"] is False  # nobody watches yet
     with watcher():
-        synced(world["cluster"])
+        synced(watch_world["cluster"])
         edit_quota(sandbox)
         eventually(lambda: ClusterWatch.objects.filter(events__gte=1).exists(), "event counted")
         health = client.get("/readyz").json()["watcher"]

@@ -35,7 +35,7 @@ def plain_forge(tmp_path: Path):
 
 
 @pytest.fixture
-def world(db, sandbox, forge, settings):  # noqa: F811 - the fixture above
+def forge_world(db, sandbox, forge, settings):  # noqa: F811 - the fixture above
     """payments in merge-request mode for every tier, its forge the stand-in."""
     return world_on(sandbox, forge, settings)
 

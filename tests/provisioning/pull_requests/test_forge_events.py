@@ -27,10 +27,10 @@ HOOK_PATH = "/tenants/payments/forge-hook/"
 
 
 @pytest.fixture
-def hooked(world, hook_receiver: HookReceiver):  # noqa: F811 - the fixture imported above
+def hooked(forge_world, hook_receiver: HookReceiver):  # noqa: F811 - the fixture imported above
     """The forge posts its pull_request events, signed with the tenant's secret, to a
     receiver; the tests hand them to Berth as they came."""
-    client = Github(base_url=world["forge"].api_url, auth=Auth.Token(TOKEN), retry=None)
+    client = Github(base_url=forge_world["forge"].api_url, auth=Auth.Token(TOKEN), retry=None)
     client.get_repo(REPO).create_hook(
         "web",
         {"url": hook_receiver.url, "content_type": "json", "secret": HOOK_SECRET},
@@ -41,8 +41,8 @@ def hooked(world, hook_receiver: HookReceiver):  # noqa: F811 - the fixture impo
     return hook_receiver
 
 
-def closed_event(world, receiver: HookReceiver) -> Received:
-    world["forge"].deliveries()  # wait for them
+def closed_event(forge_world, receiver: HookReceiver) -> Received:
+    forge_world["forge"].deliveries()  # wait for them
     (closed,) = [e for e in receiver.events("pull_request") if e.payload["action"] == "closed"]
     return closed
 
@@ -59,11 +59,11 @@ def deliver(client, delivery: Received, *, signature: str | None = None):
     )
 
 
-def test_the_forge_s_merge_webhook_lets_the_request_go_on_to_ready(world, hooked, client):
-    waiting = opened(world)
-    world["forge"].merge_as_reviewer(REPO, 1, "rita")
+def test_the_forge_s_merge_webhook_lets_the_request_go_on_to_ready(forge_world, hooked, client):
+    waiting = opened(forge_world)
+    forge_world["forge"].merge_as_reviewer(REPO, 1, "rita")
 
-    answer = deliver(client, closed_event(world, hooked))
+    answer = deliver(client, closed_event(forge_world, hooked))
 
     assert answer.status_code == 204
     waiting.refresh_from_db()
@@ -73,12 +73,12 @@ def test_the_forge_s_merge_webhook_lets_the_request_go_on_to_ready(world, hooked
 
 
 def test_the_forge_s_close_webhook_sends_the_request_back_naming_who_closed_it(
-    world, hooked, client
+    forge_world, hooked, client
 ):
-    waiting = opened(world)
-    world["forge"].close_as_reviewer(REPO, 1, "rita")
+    waiting = opened(forge_world)
+    forge_world["forge"].close_as_reviewer(REPO, 1, "rita")
 
-    assert deliver(client, closed_event(world, hooked)).status_code == 204
+    assert deliver(client, closed_event(forge_world, hooked)).status_code == 204
 
     waiting.refresh_from_db()
     assert waiting.state == RequestState.RETURNED
@@ -86,13 +86,13 @@ def test_the_forge_s_close_webhook_sends_the_request_back_naming_who_closed_it(
     assert PullRequest.objects.get(request=waiting).closed_by == "rita"
     # Said twice (the poll after the webhook), it is done once.
     assert poll_pull_requests() == {}
-    assert deliver(client, closed_event(world, hooked)).status_code == 204
+    assert deliver(client, closed_event(forge_world, hooked)).status_code == 204
 
 
-def test_a_webhook_with_a_bad_signature_is_refused_and_changes_nothing(world, hooked, client):
-    waiting = opened(world)
-    world["forge"].merge_as_reviewer(REPO, 1, "rita")
-    delivery = closed_event(world, hooked)
+def test_a_webhook_with_a_bad_signature_is_refused_and_changes_nothing(forge_world, hooked, client):
+    waiting = opened(forge_world)
+    forge_world["forge"].merge_as_reviewer(REPO, 1, "rita")
+    delivery = closed_event(forge_world, hooked)
     forged = "sha256=" + hmac.new(b"not-the-secret", delivery.body, hashlib.sha256).hexdigest()
 
     assert deliver(client, delivery, signature=forged).status_code == 403
@@ -101,10 +101,10 @@ def test_a_webhook_with_a_bad_signature_is_refused_and_changes_nothing(world, ho
     assert waiting.state == RequestState.AWAITING_MERGE
 
 
-def test_a_signed_event_for_a_pull_request_berth_did_not_open_is_404(world, hooked, client):
-    opened(world)
-    world["forge"].close_as_reviewer(REPO, 1, "rita")
-    delivery = closed_event(world, hooked)
+def test_a_signed_event_for_a_pull_request_berth_did_not_open_is_404(forge_world, hooked, client):
+    opened(forge_world)
+    forge_world["forge"].close_as_reviewer(REPO, 1, "rita")
+    delivery = closed_event(forge_world, hooked)
     payload = json.loads(delivery.body)
     payload["pull_request"]["number"] = 99
     body = json.dumps(payload).encode()
@@ -115,12 +115,12 @@ def test_a_signed_event_for_a_pull_request_berth_did_not_open_is_404(world, hook
     assert answer.status_code == 404
 
 
-def test_a_signed_merge_the_forge_did_not_make_lets_nothing_go_on(world, hooked, client):
+def test_a_signed_merge_the_forge_did_not_make_lets_nothing_go_on(forge_world, hooked, client):
     """Whoever holds the webhook secret (a repository admin who set the hook up) signs an
     event saying the pull request was merged; the forge, asked with Berth's token, says it
     is still open, so the request keeps waiting and nothing reaches the cluster."""
-    waiting = opened(world)
-    world["forge"].deliveries()
+    waiting = opened(forge_world)
+    forge_world["forge"].deliveries()
     (opening,) = [e for e in hooked.events("pull_request") if e.payload["action"] == "opened"]
     payload = json.loads(opening.body)
     payload["action"] = "closed"
@@ -135,14 +135,14 @@ def test_a_signed_merge_the_forge_did_not_make_lets_nothing_go_on(world, hooked,
     assert waiting.state == RequestState.AWAITING_MERGE
     assert PullRequest.objects.get(request=waiting).state == "open"
     # The real merge, when a reviewer makes it, still lets it go on.
-    world["forge"].merge_as_reviewer(REPO, 1, "rita")
-    assert deliver(client, closed_event(world, hooked)).status_code == 204
+    forge_world["forge"].merge_as_reviewer(REPO, 1, "rita")
+    assert deliver(client, closed_event(forge_world, hooked)).status_code == 204
     assert converge(waiting).state == RequestState.READY
 
 
-def test_polling_notices_a_merge_when_no_webhook_came(world):
-    waiting = opened(world)
-    world["forge"].merge_as_reviewer(REPO, 1, "rita")
+def test_polling_notices_a_merge_when_no_webhook_came(forge_world):
+    waiting = opened(forge_world)
+    forge_world["forge"].merge_as_reviewer(REPO, 1, "rita")
     assert Request.objects.get(pk=waiting.pk).state == RequestState.AWAITING_MERGE
 
     assert poll_pull_requests() == {waiting.pk: "merged"}
@@ -150,9 +150,9 @@ def test_polling_notices_a_merge_when_no_webhook_came(world):
     assert converge(waiting).state == RequestState.READY
 
 
-def test_a_base_that_moved_underneath_is_rendered_again_and_the_branch_force_pushed(world):
-    waiting = opened(world)
-    forge = world["forge"]
+def test_a_base_that_moved_underneath_is_rendered_again_and_the_branch_force_pushed(forge_world):
+    waiting = opened(forge_world)
+    forge = forge_world["forge"]
     before = PullRequest.objects.get(request=waiting)
     moved = forge.push_commit(REPO, "main", {"README.md": "moved underneath\n"})
 
@@ -171,9 +171,9 @@ def test_a_base_that_moved_underneath_is_rendered_again_and_the_branch_force_pus
     assert commits_on(bare)[0]["subject"].startswith("Merge pull request #1")
 
 
-def test_a_base_that_already_holds_the_change_is_said_and_not_rebased(world):
-    waiting = opened(world)
-    forge = world["forge"]
+def test_a_base_that_already_holds_the_change_is_said_and_not_rebased(forge_world):
+    waiting = opened(forge_world)
+    forge = forge_world["forge"]
     row = PullRequest.objects.get(request=waiting)
     bare = forge.repo(REPO).git.path
     forge.push_commit(REPO, "main", files_on(bare, row.branch), message="Done by hand")
@@ -186,8 +186,8 @@ def test_a_base_that_already_holds_the_change_is_said_and_not_rebased(world):
     assert Request.objects.get(pk=waiting.pk).state == RequestState.AWAITING_MERGE
 
 
-def test_a_pull_request_the_forge_no_longer_knows_sends_the_request_back(world):
-    waiting = opened(world)
+def test_a_pull_request_the_forge_no_longer_knows_sends_the_request_back(forge_world):
+    waiting = opened(forge_world)
     # The forge forgot it (deleted, the repository made anew): it answers 404 for its number.
     PullRequest.objects.filter(request=waiting).update(number=42)
 

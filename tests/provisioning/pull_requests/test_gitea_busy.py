@@ -25,7 +25,7 @@ pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
 
 
 @pytest.fixture
-def world(db, sandbox, plain_forge, settings):
+def gitea_world(db, sandbox, plain_forge, settings):
     return world_on(
         sandbox, plain_forge, settings, kind="gitea", api_url=f"{plain_forge.url}/gitea"
     )
@@ -71,9 +71,9 @@ def test_a_busy_gitea_is_a_transient_error_that_hides_the_token(status):
 
 
 @pytest.mark.parametrize("status", [503, 429])
-def test_a_request_waits_through_a_busy_gitea_and_goes_on_once_it_answers(world, status):
-    waiting = opened(world)
-    tenant = world["tenant"]
+def test_a_request_waits_through_a_busy_gitea_and_goes_on_once_it_answers(gitea_world, status):
+    waiting = opened(gitea_world)
+    tenant = gitea_world["tenant"]
     answering = tenant.forge_api_url
     with busy_gitea(status) as (url, asked):
         tenant.forge_api_url = url
@@ -87,5 +87,5 @@ def test_a_request_waits_through_a_busy_gitea_and_goes_on_once_it_answers(world,
 
     tenant.forge_api_url = answering
     tenant.save(update_fields=["forge_api_url"])
-    world["forge"].merge_as_reviewer(REPO, 1, "rita")
+    gitea_world["forge"].merge_as_reviewer(REPO, 1, "rita")
     assert poll_pull_requests() == {waiting.pk: "merged"}

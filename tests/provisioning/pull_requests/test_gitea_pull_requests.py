@@ -26,31 +26,31 @@ pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
 
 
 @pytest.fixture
-def world(db, sandbox, plain_forge, settings):
+def gitea_world(db, sandbox, plain_forge, settings):
     return world_on(
         sandbox, plain_forge, settings, kind="gitea", api_url=f"{plain_forge.url}/gitea"
     )
 
 
-def test_a_pull_request_merged_on_gitea_lets_the_request_go_on_to_ready(world):
-    waiting = opened(world)
+def test_a_pull_request_merged_on_gitea_lets_the_request_go_on_to_ready(gitea_world):
+    waiting = opened(gitea_world)
     row = PullRequest.objects.get(request=waiting)
     assert (row.number, row.branch) == (1, f"berth/request-{waiting.pk}")
     assert row.url.endswith(f"/gitea/{REPO}/pulls/1")
 
-    world["forge"].merge_as_reviewer(REPO, 1, "rita")
+    gitea_world["forge"].merge_as_reviewer(REPO, 1, "rita")
     assert poll_pull_requests() == {waiting.pk: "merged"}
 
     assert converge(waiting).state == RequestState.READY
-    assert "apps/shop/dev/application.yaml" in files_on(world["forge"].repo(REPO).git.path)
+    assert "apps/shop/dev/application.yaml" in files_on(gitea_world["forge"].repo(REPO).git.path)
     assert PullRequest.objects.get(request=waiting).merged_by == "rita"
-    gitea_calls = [r for r in world["forge"].requests() if r["path"].startswith("/gitea/")]
+    gitea_calls = [r for r in gitea_world["forge"].requests() if r["path"].startswith("/gitea/")]
     assert gitea_calls and all(r["status"] < 400 for r in gitea_calls), gitea_calls
 
 
-def test_a_pull_request_closed_on_gitea_sends_the_request_back(world):
-    waiting = opened(world)
-    world["forge"].close_as_reviewer(REPO, 1, "rita")
+def test_a_pull_request_closed_on_gitea_sends_the_request_back(gitea_world):
+    waiting = opened(gitea_world)
+    gitea_world["forge"].close_as_reviewer(REPO, 1, "rita")
 
     assert poll_pull_requests() == {waiting.pk: "closed"}
     waiting.refresh_from_db()
@@ -58,8 +58,8 @@ def test_a_pull_request_closed_on_gitea_sends_the_request_back(world):
     assert "closed without merging" in waiting.status_message
 
 
-def test_opening_again_finds_the_pull_request_already_open_and_errors_hide_the_token(world):
-    forge = world["forge"]
+def test_opening_again_finds_the_pull_request_already_open_and_errors_hide_the_token(gitea_world):
+    forge = gitea_world["forge"]
     forge.push_commit(REPO, "topic", {"t.yaml": "t: 1\n"})
     tea = Forge(api_url=f"{forge.url}/gitea/api/v1", repository=REPO, token=TOKEN, kind="gitea")
 
@@ -77,22 +77,22 @@ def test_opening_again_finds_the_pull_request_already_open_and_errors_hide_the_t
     assert refused.value.status == 401
 
 
-def test_a_gitea_token_that_may_not_push_is_told_at_the_repository_check(world):
+def test_a_gitea_token_that_may_not_push_is_told_at_the_repository_check(gitea_world):
     from provisioning.previews import check_repository
 
-    assert check_repository(world["tenant"]).ok
-    world["forge"].grant(REPO, world["forge"].user, "read")
+    assert check_repository(gitea_world["tenant"]).ok
+    gitea_world["forge"].grant(REPO, gitea_world["forge"].user, "read")
 
-    checked = check_repository(world["tenant"])
+    checked = check_repository(gitea_world["tenant"])
     assert not checked.ok and f"may not write {REPO}" in checked.message
 
 
 def test_gitea_s_signed_pull_request_event_moves_the_request(
-    world,
+    gitea_world,
     hook_receiver,  # noqa: F811 - the fixture imported above
     client,
 ):
-    forge = world["forge"]
+    forge = gitea_world["forge"]
     made = requests.post(
         f"{forge.url}/gitea/api/v1/repos/{REPO}/hooks",
         headers={"Authorization": f"token {TOKEN}"},
@@ -105,7 +105,7 @@ def test_gitea_s_signed_pull_request_event_moves_the_request(
         timeout=10,
     )
     assert made.status_code == 201, made.text
-    waiting = opened(world)
+    waiting = opened(gitea_world)
     forge.merge_as_reviewer(REPO, 1, "rita")
     forge.deliveries()
     (merged,) = [
@@ -135,8 +135,10 @@ def test_gitea_s_signed_pull_request_event_moves_the_request(
 
 
 @pytest.mark.parametrize("kind", ["gitea", "gitlab"])
-def test_a_forge_api_url_on_a_network_berth_may_not_reach_is_never_called(world, settings, kind):
-    forge = world["forge"]
+def test_a_forge_api_url_on_a_network_berth_may_not_reach_is_never_called(
+    gitea_world, settings, kind
+):
+    forge = gitea_world["forge"]
     settings.BERTH_EGRESS_ALLOW = []
     elsewhere = Forge(api_url=f"{forge.url}/{kind}", repository=REPO, token=TOKEN, kind=kind)
     before = len(forge.requests())

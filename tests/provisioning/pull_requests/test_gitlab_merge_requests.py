@@ -20,47 +20,47 @@ pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
 
 
 @pytest.fixture
-def world(db, sandbox, plain_forge, settings):
+def gitlab_world(db, sandbox, plain_forge, settings):
     return world_on(
         sandbox, plain_forge, settings, kind="gitlab", api_url=f"{plain_forge.url}/gitlab"
     )
 
 
-def test_a_merge_request_merged_on_gitlab_lets_the_request_go_on_to_ready(world):
-    waiting = opened(world)
+def test_a_merge_request_merged_on_gitlab_lets_the_request_go_on_to_ready(gitlab_world):
+    waiting = opened(gitlab_world)
     row = PullRequest.objects.get(request=waiting)
     assert (row.number, row.branch) == (1, f"berth/request-{waiting.pk}")
     assert "/merge_requests/1" in row.url
 
-    world["forge"].merge_as_reviewer(REPO, 1, "rita")
+    gitlab_world["forge"].merge_as_reviewer(REPO, 1, "rita")
     assert poll_pull_requests() == {waiting.pk: "merged"}
 
     assert converge(waiting).state == RequestState.READY
-    assert "apps/shop/dev/application.yaml" in files_on(world["forge"].repo(REPO).git.path)
+    assert "apps/shop/dev/application.yaml" in files_on(gitlab_world["forge"].repo(REPO).git.path)
     assert PullRequest.objects.get(request=waiting).merged_by == "rita"
 
 
-def test_a_merge_request_closed_on_gitlab_sends_the_request_back(world):
-    waiting = opened(world)
-    world["forge"].close_as_reviewer(REPO, 1, "rita")
+def test_a_merge_request_closed_on_gitlab_sends_the_request_back(gitlab_world):
+    waiting = opened(gitlab_world)
+    gitlab_world["forge"].close_as_reviewer(REPO, 1, "rita")
 
     assert poll_pull_requests() == {waiting.pk: "closed"}
     waiting.refresh_from_db()
     assert waiting.state == RequestState.RETURNED
 
 
-def test_a_gitlab_token_below_developer_is_told_at_the_repository_check(world):
+def test_a_gitlab_token_below_developer_is_told_at_the_repository_check(gitlab_world):
     from provisioning.previews import check_repository
 
-    assert check_repository(world["tenant"]).ok
-    world["forge"].grant(REPO, world["forge"].user, "read")  # a Reporter
+    assert check_repository(gitlab_world["tenant"]).ok
+    gitlab_world["forge"].grant(REPO, gitlab_world["forge"].user, "read")  # a Reporter
 
-    checked = check_repository(world["tenant"])
+    checked = check_repository(gitlab_world["tenant"])
     assert not checked.ok and f"may not write {REPO}" in checked.message
 
 
 def test_gitlab_s_merge_request_hook_carrying_the_secret_moves_the_request(
-    world,
+    gitlab_world,
     hook_receiver,  # noqa: F811 - the fixture imported above
     client,
 ):
@@ -68,13 +68,13 @@ def test_gitlab_s_merge_request_hook_carrying_the_secret_moves_the_request(
 
     from .conftest import HOOK_SECRET
 
-    forge = world["forge"]
+    forge = gitlab_world["forge"]
     lab = python_gitlab.Gitlab(f"{forge.url}/gitlab", private_token=TOKEN)
     lab.projects.get(REPO).hooks.create(
         {"url": hook_receiver.url, "merge_requests_events": True, "token": HOOK_SECRET}
     )
     lab.session.close()
-    waiting = opened(world)
+    waiting = opened(gitlab_world)
     forge.merge_as_reviewer(REPO, 1, "rita")
     forge.deliveries()
     (merged,) = [

@@ -25,19 +25,19 @@ def converge(tenancy_request: Request) -> Request:
     return tenancy_request
 
 
-def opened(world, app: str = "shop", tier: str = "dev") -> Request:
+def opened(forge_world, app: str = "shop", tier: str = "dev") -> Request:
     """A namespace approved and taken by the worker: its pull request is open."""
-    approved_namespace(world, app, tier)
+    approved_namespace(forge_world, app, tier)
     (waiting,) = work()
     assert waiting.state == RequestState.AWAITING_MERGE, waiting.status_message
     return waiting
 
 
 def test_an_approved_request_opens_a_pull_request_and_applies_nothing_before_the_merge(
-    world, sandbox
+    forge_world, sandbox
 ):
-    waiting = opened(world)
-    forge = world["forge"]
+    waiting = opened(forge_world)
+    forge = forge_world["forge"]
     pull = PullRequest.objects.get(request=waiting)
     assert (pull.number, pull.branch, pull.base, pull.state) == (
         1,
@@ -57,9 +57,9 @@ def test_an_approved_request_opens_a_pull_request_and_applies_nothing_before_the
     assert created["status"] == 201
 
 
-def test_merged_on_the_forge_the_request_goes_on_to_ready(world, sandbox):
-    waiting = opened(world)
-    forge = world["forge"]
+def test_merged_on_the_forge_the_request_goes_on_to_ready(forge_world, sandbox):
+    waiting = opened(forge_world)
+    forge = forge_world["forge"]
     merge_sha = forge.merge_as_reviewer(REPO, 1, "rita")
 
     assert poll_pull_requests() == {waiting.pk: "merged"}
@@ -81,9 +81,9 @@ def test_merged_on_the_forge_the_request_goes_on_to_ready(world, sandbox):
     assert "merged by rita" in git_step["message"]
 
 
-def test_closed_without_merging_the_request_goes_back_to_its_requester(world, sandbox):
-    waiting = opened(world)
-    world["forge"].close_as_reviewer(REPO, 1, "rita")
+def test_closed_without_merging_the_request_goes_back_to_its_requester(forge_world, sandbox):
+    waiting = opened(forge_world)
+    forge_world["forge"].close_as_reviewer(REPO, 1, "rita")
 
     assert poll_pull_requests() == {waiting.pk: "closed"}
     waiting.refresh_from_db()
@@ -96,26 +96,28 @@ def test_closed_without_merging_the_request_goes_back_to_its_requester(world, sa
     assert not sandbox.get("Namespace", "payments-shop-dev")
 
 
-def test_the_request_page_and_the_api_show_the_request_awaiting_merge_with_its_link(world, client):
+def test_the_request_page_and_the_api_show_the_request_awaiting_merge_with_its_link(
+    forge_world, client
+):
     from tests.support.api import api
 
-    waiting = opened(world)
+    waiting = opened(forge_world)
     pull = PullRequest.objects.get(request=waiting)
-    client.force_login(world["owner"])
+    client.force_login(forge_world["owner"])
 
     page = client.get(f"/requests/{waiting.pk}/").content.decode()
     assert "Awaiting merge" in page
     assert f'href="{pull.url}"' in page and f"{REPO}#1" in page
     assert "the request goes on once a reviewer merges it" in page
-    body = api(world["owner"]).get(f"/api/v1/requests/{waiting.pk}/").json()
+    body = api(forge_world["owner"]).get(f"/api/v1/requests/{waiting.pk}/").json()
     assert body["state"] == "awaiting_merge" and body["state_label"] == "Awaiting merge"
     assert body["pull_request"]["url"] == pull.url
     assert body["pull_request"]["state"] == "open"
     assert body["pull_request"]["branch"] == f"berth/request-{waiting.pk}"
 
-    world["forge"].close_as_reviewer(REPO, 1, "rita")
+    forge_world["forge"].close_as_reviewer(REPO, 1, "rita")
     poll_pull_requests()
-    body = api(world["owner"]).get(f"/api/v1/requests/{waiting.pk}/").json()
+    body = api(forge_world["owner"]).get(f"/api/v1/requests/{waiting.pk}/").json()
     assert (body["state"], body["state_label"]) == ("returned", "Returned (pull request closed)")
     assert body["pull_request"]["state"] == "closed"
     assert "closed without merging" in body["pull_request"]["reason"]
@@ -123,15 +125,17 @@ def test_the_request_page_and_the_api_show_the_request_awaiting_merge_with_its_l
     assert "Returned (pull request closed)" in page and "closed without merging" in page
 
 
-def test_the_repository_check_asks_the_forge_whether_its_token_may_open_pull_requests(world):
+def test_the_repository_check_asks_the_forge_whether_its_token_may_open_pull_requests(forge_world):
     from provisioning.previews import check_repository
 
-    tenant = world["tenant"]
+    tenant = forge_world["tenant"]
     checked = check_repository(tenant)
     assert checked.ok, checked.message
     assert "open pull requests on the forge" in checked.message
 
-    world["forge"].grant(REPO, world["forge"].user, "read")  # the token may read only now
+    forge_world["forge"].grant(
+        REPO, forge_world["forge"].user, "read"
+    )  # the token may read only now
     checked = check_repository(tenant)
 
     assert not checked.ok

@@ -28,32 +28,32 @@ from tests.support.workflow import approve_if_needed
         ("outsider", 403, None),
     ],
 )
-def test_audit_events_are_for_platform_admins_and_tenant_owners(world, who, status, tenants):
-    submit(world, app="one")
-    submit(world, app="two", tenant=world.search, requester=world.outsider)
-    response = api(getattr(world, who)).get("/api/v1/audit-events/")
+def test_audit_events_are_for_platform_admins_and_tenant_owners(api_world, who, status, tenants):
+    submit(api_world, app="one")
+    submit(api_world, app="two", tenant=api_world.search, requester=api_world.outsider)
+    response = api(getattr(api_world, who)).get("/api/v1/audit-events/")
     assert response.status_code == status
     if tenants is not None:
         seen = {event["tenant"] for event in response.json()["results"]} - {None}  # tokens
         assert seen == tenants
 
 
-def test_audit_events_filter_with_the_audit_filterset(world):
-    tenancy_request = submit(world, tier="prod")
-    approve_if_needed(tenancy_request, approver=world.admin)
+def test_audit_events_filter_with_the_audit_filterset(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    approve_if_needed(tenancy_request, approver=api_world.admin)
     body = (
-        api(world.admin)
+        api(api_world.admin)
         .get("/api/v1/audit-events/", {"action": "request.app", "actor": "pat"})
         .json()
     )
     assert [event["action"] for event in body["results"]] == ["request.approve"]
-    assert_problem(api(world.admin).get("/api/v1/audit-events/", {"since": "yesterday"}), 400)
+    assert_problem(api(api_world.admin).get("/api/v1/audit-events/", {"since": "yesterday"}), 400)
 
 
-def test_owner_of_another_tenant_does_not_see_payments_events(world):
-    Membership.objects.filter(user=world.outsider).update(role=Role.OWNER)
-    submit(world, app="one")
-    body = api(world.outsider).get("/api/v1/audit-events/").json()
+def test_owner_of_another_tenant_does_not_see_payments_events(api_world):
+    Membership.objects.filter(user=api_world.outsider).update(role=Role.OWNER)
+    submit(api_world, app="one")
+    body = api(api_world.outsider).get("/api/v1/audit-events/").json()
     assert all(event["tenant"] != "payments" for event in body["results"])
 
 
@@ -73,13 +73,13 @@ def follow(client, url: str, **params) -> list[dict]:
         response = client.get(body["next"])
 
 
-def test_audit_pages_follow_next_to_the_end_newest_or_oldest_first(world):
-    notes(12, tenant=world.payments)
-    client = api(world.admin)
+def test_audit_pages_follow_next_to_the_end_newest_or_oldest_first(api_world):
+    notes(12, tenant=api_world.payments)
+    client = api(api_world.admin)
     newest = follow(client, "/api/v1/audit-events/", page_size=5, tenant="payments")
     oldest = follow(client, "/api/v1/audit-events/", page_size=5, ordering="created_at")
     ids = [event["id"] for event in newest]
-    assert len(ids) == len(set(ids)) == AuditEvent.objects.filter(tenant=world.payments).count()
+    assert len(ids) == len(set(ids)) == AuditEvent.objects.filter(tenant=api_world.payments).count()
     assert [event["id"] for event in oldest] == [
         event.pk for event in AuditEvent.objects.order_by("created_at", "id")
     ]
@@ -98,17 +98,17 @@ def test_audit_pages_follow_next_to_the_end_newest_or_oldest_first(world):
         ({"since": "2026-13-01"}, "since"),
     ],
 )
-def test_audit_page_parameters_berth_cannot_follow_are_refused(world, params, field):
-    body = assert_problem(api(world.admin).get("/api/v1/audit-events/", params), 400)
+def test_audit_page_parameters_berth_cannot_follow_are_refused(api_world, params, field):
+    body = assert_problem(api(api_world.admin).get("/api/v1/audit-events/", params), 400)
     assert field in body["errors"], body
 
 
 @pytest.mark.parametrize("count", [3, 40])
 def test_an_audit_page_costs_the_same_queries_however_long_the_log(
-    world, count, django_assert_num_queries
+    api_world, count, django_assert_num_queries
 ):
-    notes(count, tenant=world.payments)
-    client = api(world.admin)
+    notes(count, tenant=api_world.payments)
+    client = api(api_world.admin)
     first = client.get("/api/v1/audit-events/", {"page_size": 2}).json()
     with django_assert_num_queries(3) as queries:
         assert client.get(first["next"]).status_code == 200

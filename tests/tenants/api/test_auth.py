@@ -24,7 +24,7 @@ ME = "/api/v1/me/"
 # --- API tokens ----------------------------------------------------------------------------
 
 
-def test_anonymous_gets_401_with_a_bearer_challenge(world):
+def test_anonymous_gets_401_with_a_bearer_challenge(api_world):
     response = APIClient().get("/api/v1/requests/")
     assert_problem(response, 401, "not-authenticated")
     assert response["WWW-Authenticate"] == 'Bearer realm="berth"'
@@ -39,52 +39,52 @@ def test_anonymous_gets_401_with_a_bearer_challenge(world):
         "Bearer two parts",
     ],
 )
-def test_an_unknown_or_malformed_token_is_401(world, header):
+def test_an_unknown_or_malformed_token_is_401(api_world, header):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=header)
     assert_problem(client.get(ME), 401, "authentication-failed")
 
 
-def test_basic_auth_is_not_a_way_in(world):
+def test_basic_auth_is_not_a_way_in(api_world):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Basic ZGV2OmRldmRldg==")
     assert_problem(client.get(ME), 401, "not-authenticated")
 
 
-def test_an_expired_token_is_401(world):
-    value = token_for(world.member)
+def test_an_expired_token_is_401(api_world):
+    value = token_for(api_world.member)
     ApiToken.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     body = assert_problem(api(token=value).get(ME), 401, "authentication-failed")
     assert "expired" in body["detail"]
 
 
-def test_a_revoked_token_is_401_at_once(world):
-    value = token_for(world.member)
+def test_a_revoked_token_is_401_at_once(api_world):
+    value = token_for(api_world.member)
     client = api(token=value)
     assert client.get(ME).status_code == 200
 
-    services.revoke_api_token(actor=world.member, token=ApiToken.objects.get())
+    services.revoke_api_token(actor=api_world.member, token=ApiToken.objects.get())
 
     body = assert_problem(client.get(ME), 401, "authentication-failed")
     assert "revoked" in body["detail"]
 
 
-def test_a_deactivated_users_token_is_401(world):
-    value = token_for(world.member)
-    User.objects.filter(pk=world.member.pk).update(is_active=False)
+def test_a_deactivated_users_token_is_401(api_world):
+    value = token_for(api_world.member)
+    User.objects.filter(pk=api_world.member.pk).update(is_active=False)
     assert_problem(api(token=value).get(ME), 401)
 
 
-def test_only_the_hash_of_a_token_is_stored(world):
-    value = token_for(world.member, scopes=["read"])
+def test_only_the_hash_of_a_token_is_stored(api_world):
+    value = token_for(api_world.member, scopes=["read"])
     token = ApiToken.objects.get()
     assert value.startswith("berth_") and len(value) > 40
     assert token.digest == hashlib.sha256(value.encode()).hexdigest()
     assert token.prefix == value[:14] and value not in str(vars(token))
 
 
-def test_last_use_is_recorded_at_most_once_a_minute(world, django_assert_num_queries):
-    value = token_for(world.member)
+def test_last_use_is_recorded_at_most_once_a_minute(api_world, django_assert_num_queries):
+    value = token_for(api_world.member)
     client = api(token=value)
     client.get(ME)
     first = ApiToken.objects.get().last_used_at
@@ -101,9 +101,9 @@ def test_last_use_is_recorded_at_most_once_a_minute(world, django_assert_num_que
 # --- the browser's session -----------------------------------------------------------------
 
 
-def test_a_signed_in_browser_may_use_the_api_with_csrf(world):
+def test_a_signed_in_browser_may_use_the_api_with_csrf(api_world):
     client = APIClient(enforce_csrf_checks=True)
-    client.force_login(world.member)
+    client.force_login(api_world.member)
     assert client.get(ME).json()["authentication"] == "session"
     body = {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE}
 
@@ -143,7 +143,7 @@ def dev_claims(**extra) -> dict:
 
 
 @pytest.mark.processes
-def test_an_access_token_from_the_provider_acts_as_the_user_with_every_scope(world, oidc):
+def test_an_access_token_from_the_provider_acts_as_the_user_with_every_scope(api_world, oidc):
     client = api(token=jwt_from(oidc, dev_claims()))
 
     body = client.get(ME).json()
@@ -158,13 +158,13 @@ def test_an_access_token_from_the_provider_acts_as_the_user_with_every_scope(wor
     assert created.status_code == 201, created.json()
 
 
-def test_an_access_token_does_not_sync_memberships_from_its_groups(world, oidc):
+def test_an_access_token_does_not_sync_memberships_from_its_groups(api_world, oidc):
     token = jwt_from(oidc, dev_claims(groups=["search-devs", "platform-admins"]))
     body = api(token=token).get(ME).json()
     assert body["memberships"] == [{"tenant": "payments", "role": "member"}]
     assert body["is_platform_admin"] is False
     assert list(
-        Membership.objects.filter(user=world.member).values_list("tenant__slug", flat=True)
+        Membership.objects.filter(user=api_world.member).values_list("tenant__slug", flat=True)
     ) == ["payments"]
 
 
@@ -177,20 +177,20 @@ def test_an_access_token_does_not_sync_memberships_from_its_groups(world, oidc):
         ("wrong_issuer", "issuer"),
     ],
 )
-def test_a_bad_access_token_is_401(world, oidc, defect, words):
+def test_a_bad_access_token_is_401(api_world, oidc, defect, words):
     body = assert_problem(
         api(token=jwt_from(oidc, dev_claims(), defect)).get(ME), 401, "authentication-failed"
     )
     assert words in body["detail"]
 
 
-def test_an_access_token_for_another_audience_is_401(world, oidc, settings):
+def test_an_access_token_for_another_audience_is_401(api_world, oidc, settings):
     settings.OIDC_API_AUDIENCE = "another-api"
     body = assert_problem(api(token=jwt_from(oidc, dev_claims())).get(ME), 401)
     assert "not for Berth's API" in body["detail"]
 
 
-def test_an_id_token_is_not_an_api_credential(world, oidc):
+def test_an_id_token_is_not_an_api_credential(api_world, oidc):
     """Whatever a browser sign-in received is useless against the API: the ID token names
     Berth's client, carries a nonce, and is typed as a plain JWT."""
     id_token = tokens_from(oidc, dev_claims())["id_token"]
@@ -198,7 +198,9 @@ def test_an_id_token_is_not_an_api_credential(world, oidc):
     assert "not for Berth's API" in body["detail"]
 
 
-def test_an_id_token_is_refused_even_where_the_client_audience_is_accepted(world, oidc, settings):
+def test_an_id_token_is_refused_even_where_the_client_audience_is_accepted(
+    api_world, oidc, settings
+):
     settings.OIDC_API_AUDIENCE = CLIENT_ID
     settings.OIDC_API_ACCEPT_CLIENT_AUDIENCE = True
     id_token = tokens_from(oidc, dev_claims())["id_token"]
@@ -206,13 +208,13 @@ def test_an_id_token_is_refused_even_where_the_client_audience_is_accepted(world
     assert "it is an ID token" in body["detail"]
 
 
-def test_an_untyped_access_token_for_the_api_audience_is_accepted(world, oidc):
+def test_an_untyped_access_token_for_the_api_audience_is_accepted(api_world, oidc):
     """Keycloak and Entra ID type their access tokens as plain JWTs: the audience tells."""
     token = jwt_from(oidc, dev_claims(), access_token_form="jwt")
     assert api(token=token).get(ME).json()["username"] == "dev"
 
 
-def test_an_untyped_token_whose_only_audience_is_the_client_is_refused(world, oidc, settings):
+def test_an_untyped_token_whose_only_audience_is_the_client_is_refused(api_world, oidc, settings):
     settings.OIDC_API_AUDIENCE = CLIENT_ID
     token = jwt_from(oidc, dev_claims(), access_token_form="jwt", audience=CLIENT_ID)
     body = assert_problem(api(token=token).get(ME), 401)
@@ -222,7 +224,7 @@ def test_an_untyped_token_whose_only_audience_is_the_client_is_refused(world, oi
 
 
 def test_a_typed_access_token_for_the_client_is_enough_while_no_api_audience_is_set(
-    world, oidc, settings
+    api_world, oidc, settings
 ):
     settings.OIDC_API_AUDIENCE = ""
     typed = jwt_from(oidc, dev_claims(), audience=CLIENT_ID)
@@ -232,14 +234,14 @@ def test_a_typed_access_token_for_the_client_is_enough_while_no_api_audience_is_
     assert "OIDC_API_AUDIENCE is not set" in body["detail"]
 
 
-def test_an_access_token_never_creates_a_user(world, oidc):
+def test_an_access_token_never_creates_a_user(api_world, oidc):
     token = jwt_from(oidc, {"sub": "idp|stranger", "preferred_username": "stranger"})
     body = assert_problem(api(token=token).get(ME), 401)
     assert "sign in to Berth" in body["detail"]
     assert not User.objects.filter(username="stranger").exists()
 
 
-def test_access_tokens_are_refused_when_single_sign_on_is_off(world, provider, settings):
+def test_access_tokens_are_refused_when_single_sign_on_is_off(api_world, provider, settings):
     settings.OIDC_ISSUER = ""
     token = jwt_from(provider, dev_claims())
     assert_problem(api(token=token).get(ME), 401, "authentication-failed")
@@ -274,19 +276,19 @@ ENDPOINTS = [
 
 @pytest.mark.parametrize("credential", ["none", "expired", "revoked"])
 @pytest.mark.parametrize(("method", "path"), ENDPOINTS)
-def test_every_endpoint_wants_valid_credentials(world, credential, method, path):
+def test_every_endpoint_wants_valid_credentials(api_world, credential, method, path):
     from tests.support.api import submit
 
-    tenancy_request = submit(world, tier="prod")
+    tenancy_request = submit(api_world, tier="prod")
     client = APIClient()
     if credential != "none":
-        value = token_for(world.admin)
+        value = token_for(api_world.admin)
         token = ApiToken.objects.get()
         if credential == "expired":
             token.expires_at = timezone.now() - timedelta(minutes=1)
             token.save()
         else:
-            services.revoke_api_token(actor=world.admin, token=token)
+            services.revoke_api_token(actor=api_world.admin, token=token)
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {value}")
 
     response = getattr(client, method)(path.format(id=tenancy_request.pk), {}, format="json")

@@ -22,8 +22,8 @@ def post_with_key(client, key, body):
     return client.post(REQUESTS, body, format="json", HTTP_IDEMPOTENCY_KEY=key)
 
 
-def test_the_same_key_and_body_replays_the_first_answer(world):
-    client = api(world.member)
+def test_the_same_key_and_body_replays_the_first_answer(api_world):
+    client = api(api_world.member)
     first = post_with_key(client, "key-1", namespace_request())
     again = post_with_key(client, "key-1", namespace_request())
 
@@ -34,16 +34,16 @@ def test_the_same_key_and_body_replays_the_first_answer(world):
     assert Request.objects.count() == 1
 
 
-def test_the_same_key_with_another_body_is_422(world):
-    client = api(world.member)
+def test_the_same_key_with_another_body_is_422(api_world):
+    client = api(api_world.member)
     post_with_key(client, "key-1", namespace_request())
     response = post_with_key(client, "key-1", namespace_request(app="other"))
     assert_problem(response, 422, "idempotency-key-reused")
     assert Request.objects.count() == 1
 
 
-def test_an_error_answer_is_replayed_too(world):
-    client = api(world.member)
+def test_an_error_answer_is_replayed_too(api_world):
+    client = api(api_world.member)
     first = post_with_key(client, "key-1", namespace_request(app="Bad_Name"))
     again = post_with_key(client, "key-1", namespace_request(app="Bad_Name"))
     assert first.status_code == again.status_code == 400
@@ -51,8 +51,8 @@ def test_an_error_answer_is_replayed_too(world):
     assert again.json() == first.json()
 
 
-def test_a_key_still_in_flight_is_409(world):
-    client = api(world.member)
+def test_a_key_still_in_flight_is_409(api_world):
+    client = api(api_world.member)
     body = namespace_request()
     # The first request with this key is being answered right now (its record has no status).
     post_with_key(client, "busy", body)
@@ -61,8 +61,8 @@ def test_a_key_still_in_flight_is_409(world):
     assert_problem(post_with_key(client, "busy", body), 409, "idempotency-key-in-use")
 
 
-def test_an_abandoned_key_is_taken_over(world):
-    client = api(world.member)
+def test_an_abandoned_key_is_taken_over(api_world):
+    client = api(api_world.member)
     body = namespace_request(tier="prod")
     post_with_key(client, "crashed", body)
     # As if the first request never got that far (so its names were never claimed either).
@@ -75,24 +75,24 @@ def test_an_abandoned_key_is_taken_over(world):
     assert post_with_key(client, "crashed", body).status_code == 201
 
 
-def test_keys_are_per_user(world):
-    post_with_key(api(world.member), "shared", namespace_request(app="one"))
-    response = post_with_key(api(world.owner), "shared", namespace_request(app="two"))
+def test_keys_are_per_user(api_world):
+    post_with_key(api(api_world.member), "shared", namespace_request(app="one"))
+    response = post_with_key(api(api_world.owner), "shared", namespace_request(app="two"))
     assert response.status_code == 201
     assert Request.objects.count() == 2
 
 
-def test_keys_are_forgotten_after_24_hours(world):
-    client = api(world.member)
+def test_keys_are_forgotten_after_24_hours(api_world):
+    client = api(api_world.member)
     post_with_key(client, "old", namespace_request(app="one"))
     IdempotencyRecord.objects.update(created_at=timezone.now() - timedelta(hours=25))
     assert post_with_key(client, "old", namespace_request(app="two")).status_code == 201
     assert IdempotencyRecord.objects.count() == 1
 
 
-def test_the_key_fingerprints_the_path_too(world):
-    tenancy_request = submit(world, tier="prod")
-    client = api(world.member)
+def test_the_key_fingerprints_the_path_too(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    client = api(api_world.member)
     client.post(
         f"{REQUESTS}{tenancy_request.pk}/comment/",
         {"body": "hi"},
@@ -104,19 +104,19 @@ def test_the_key_fingerprints_the_path_too(world):
 
 
 @pytest.mark.parametrize("key", ["", "x" * 256, "naïve"])
-def test_a_bad_key_is_400(world, key):
-    response = post_with_key(api(world.member), key, namespace_request())
+def test_a_bad_key_is_400(api_world, key):
+    response = post_with_key(api(api_world.member), key, namespace_request())
     assert "Idempotency-Key" in assert_problem(response, 400)["errors"]
 
 
-def test_a_refused_request_claims_no_key(world):
-    response = post_with_key(api(world.member, scopes=["read"]), "k", namespace_request())
+def test_a_refused_request_claims_no_key(api_world):
+    response = post_with_key(api(api_world.member, scopes=["read"]), "k", namespace_request())
     assert response.status_code == 403
     assert not IdempotencyRecord.objects.exists()
 
 
-def test_a_server_error_releases_the_key(world):
-    record = IdempotencyRecord.objects.create(user=world.member, key="k", fingerprint="f")
+def test_a_server_error_releases_the_key(api_world):
+    record = IdempotencyRecord.objects.create(user=api_world.member, key="k", fingerprint="f")
     idempotency.finish(record, Response({"oops": 1}, status=500))
     assert not IdempotencyRecord.objects.exists()
 

@@ -10,7 +10,7 @@ from tests.support.workflow import ask_for_namespace
 
 
 @pytest.fixture
-def world(db):
+def ids_world(db):
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     search = Tenant.objects.get(slug="search")
     sam = User.objects.get(username="sam")
@@ -42,27 +42,27 @@ def world(db):
         "/api/v1/tenants/search/environment-rules/",
     ],
 )
-def test_reading_what_is_not_there_or_not_yours_is_404(world, path):
-    response = world["api"].get(path)
+def test_reading_what_is_not_there_or_not_yours_is_404(ids_world, path):
+    response = ids_world["api"].get(path)
     assert response.status_code == 404, path
     assert response.json()["type"] == "/api/problems/not-found"
 
 
 @pytest.mark.parametrize("action", ["approve", "reject", "cancel", "retry", "comment"])
-def test_acting_on_an_unknown_or_foreign_request_is_404_even_without_the_scope(world, action):
+def test_acting_on_an_unknown_or_foreign_request_is_404_even_without_the_scope(ids_world, action):
     """The read-only token lacks the scope for each of these: were the scope checked first,
     the answer would be 403 for every id and 404 would leak nothing; checked after
     visibility, a request of another tenant and a missing one both answer 404."""
-    api = world["api"]
-    for pk in ("999999", str(world["theirs"].pk)):
+    api = ids_world["api"]
+    for pk in ("999999", str(ids_world["theirs"].pk)):
         response = api.post(f"/api/v1/requests/{pk}/{action}/", {}, format="json")
         assert response.status_code == 404, (action, pk)
 
 
-def test_a_visible_request_still_needs_the_scope(world):
+def test_a_visible_request_still_needs_the_scope(ids_world):
     developer = User.objects.get(username="dev")
     payments = Tenant.objects.get(slug="payments")
     mine = ask_for_namespace(payments, developer, app="shop", tier="prod", cpu="1", memory="1Gi")
-    response = world["api"].post(f"/api/v1/requests/{mine.pk}/cancel/", {}, format="json")
+    response = ids_world["api"].post(f"/api/v1/requests/{mine.pk}/cancel/", {}, format="json")
     assert response.status_code == 403
     assert "lacks the 'request' scope" in response.json()["detail"]

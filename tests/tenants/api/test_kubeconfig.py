@@ -30,7 +30,7 @@ def kubeconfig_url(reference: str | int) -> str:
 
 
 @pytest.fixture
-def namespace(world, settings):
+def namespace(api_world, settings):
     settings.KUBE_OIDC_ISSUER_URL = ISSUER
     settings.KUBE_OIDC_CLIENT_ID = CLIENT
     cluster = Cluster.objects.get(name="sandbox")
@@ -39,7 +39,7 @@ def namespace(world, settings):
     cluster.save()
     return Namespace.objects.create(
         name=NAME,
-        tenant=world.payments,
+        tenant=api_world.payments,
         tier=EnvironmentTier.objects.get(slug="dev"),
         cluster=cluster,
         cpu_millis=500,
@@ -48,8 +48,10 @@ def namespace(world, settings):
     )
 
 
-def test_a_member_gets_a_kubeconfig_that_signs_in_through_the_provider(world, namespace, settings):
-    answer = api(world.member, scopes=["read"]).get(kubeconfig_url(NAME))
+def test_a_member_gets_a_kubeconfig_that_signs_in_through_the_provider(
+    api_world, namespace, settings
+):
+    answer = api(api_world.member, scopes=["read"]).get(kubeconfig_url(NAME))
 
     assert answer.status_code == 200, answer.content
     body = answer.json()
@@ -82,9 +84,9 @@ def test_a_member_gets_a_kubeconfig_that_signs_in_through_the_provider(world, na
     assert body["filename"] == f"{NAME}.kubeconfig"
 
 
-def test_the_commands_to_try_say_what_the_persons_role_gives_them(world, namespace):
-    member = api(world.member, scopes=["read"]).get(kubeconfig_url(NAME)).json()
-    viewer = api(world.viewer, scopes=["read"]).get(kubeconfig_url(NAME)).json()
+def test_the_commands_to_try_say_what_the_persons_role_gives_them(api_world, namespace):
+    member = api(api_world.member, scopes=["read"]).get(kubeconfig_url(NAME)).json()
+    viewer = api(api_world.viewer, scopes=["read"]).get(kubeconfig_url(NAME)).json()
 
     assert (member["role"], member["cluster_role"]) == ("member", "berth-tenant-edit")
     commands = [attempt["command"] for attempt in member["try"]]
@@ -95,16 +97,16 @@ def test_the_commands_to_try_say_what_the_persons_role_gives_them(world, namespa
     assert "change nothing" in viewer["try"][1]["expect"]
 
 
-def test_the_namespace_is_named_by_name_or_by_id(world, namespace):
-    by_id = api(world.member, scopes=["read"]).get(kubeconfig_url(namespace.pk))
+def test_the_namespace_is_named_by_name_or_by_id(api_world, namespace):
+    by_id = api(api_world.member, scopes=["read"]).get(kubeconfig_url(namespace.pk))
 
     assert by_id.status_code == 200
     assert yaml.safe_load(by_id.json()["kubeconfig"])["contexts"][0]["context"]["namespace"] == NAME
 
 
-def test_berth_token_exec_is_the_plugin_when_the_person_picks_it(world, namespace):
+def test_berth_token_exec_is_the_plugin_when_the_person_picks_it(api_world, namespace):
     body = (
-        api(world.member, scopes=["read"])
+        api(api_world.member, scopes=["read"])
         .get(kubeconfig_url(NAME), {"credentials": "berth"})
         .json()
     )
@@ -119,32 +121,34 @@ def test_berth_token_exec_is_the_plugin_when_the_person_picks_it(world, namespac
     ]
 
 
-def test_someone_outside_the_tenant_gets_404_by_name_and_by_id(world, namespace):
-    outsider = api(world.outsider, scopes=["read"])
+def test_someone_outside_the_tenant_gets_404_by_name_and_by_id(api_world, namespace):
+    outsider = api(api_world.outsider, scopes=["read"])
 
     assert_problem(outsider.get(kubeconfig_url(NAME)), 404, "not-found")
     assert_problem(outsider.get(kubeconfig_url(namespace.pk)), 404, "not-found")
-    assert_problem(api(world.member).get(kubeconfig_url("payments-nothing-dev")), 404)
+    assert_problem(api(api_world.member).get(kubeconfig_url("payments-nothing-dev")), 404)
 
 
-def test_an_unknown_sign_in_helper_is_refused_naming_the_parameter(world, namespace):
+def test_an_unknown_sign_in_helper_is_refused_naming_the_parameter(api_world, namespace):
     body = assert_problem(
-        api(world.member).get(kubeconfig_url(NAME), {"credentials": "x"}), 400, "validation-error"
+        api(api_world.member).get(kubeconfig_url(NAME), {"credentials": "x"}),
+        400,
+        "validation-error",
     )
     assert "credentials" in body["errors"]
 
 
 def test_without_a_provider_there_is_no_kubeconfig_and_the_answer_says_why(
-    world, namespace, settings
+    api_world, namespace, settings
 ):
     settings.KUBE_OIDC_ISSUER_URL = ""
 
-    body = assert_problem(api(world.member).get(kubeconfig_url(NAME)), 409)
+    body = assert_problem(api(api_world.member).get(kubeconfig_url(NAME)), 409)
     assert "KUBE_OIDC_ISSUER_URL" in body["detail"]
 
 
-def test_the_namespace_page_has_a_use_it_section_for_those_who_see_it(world, namespace, client):
-    client.force_login(world.member)
+def test_the_namespace_page_has_a_use_it_section_for_those_who_see_it(api_world, namespace, client):
+    client.force_login(api_world.member)
     page = client.get(reverse("namespace-detail", args=[namespace.pk]))
 
     assert page.status_code == 200
@@ -157,7 +161,7 @@ def test_the_namespace_page_has_a_use_it_section_for_those_who_see_it(world, nam
     ).content.decode()
     assert "command: berth" in picked
 
-    client.force_login(world.outsider)
+    client.force_login(api_world.outsider)
     assert client.get(reverse("namespace-detail", args=[namespace.pk])).status_code == 404
 
 

@@ -8,33 +8,34 @@ from tests.support.api import api, assert_problem
 ME = "/api/v1/me/"
 
 
-def test_me_shows_the_events_a_person_is_not_emailed(world):
-    assert api(world.member, scopes=["read"]).get(ME).json()["muted_notifications"] == []
+def test_me_shows_the_events_a_person_is_not_emailed(api_world):
+    assert api(api_world.member, scopes=["read"]).get(ME).json()["muted_notifications"] == []
 
 
-def test_a_person_mutes_events_with_a_patch_and_it_is_audited(world):
-    response = api(world.member).patch(
+def test_a_person_mutes_events_with_a_patch_and_it_is_audited(api_world):
+    response = api(api_world.member).patch(
         ME, {"muted_notifications": ["ready", "approved"]}, format="json"
     )
     assert response.status_code == 200, response.content
     assert response.json()["muted_notifications"] == ["approved", "ready"]
-    world.member.refresh_from_db()
-    assert world.member.muted_notifications == ["approved", "ready"]
+    api_world.member.refresh_from_db()
+    assert api_world.member.muted_notifications == ["approved", "ready"]
     event = AuditEvent.objects.get(action="user.notifications")
-    assert event.actor == world.member and event.after == {"muted": ["approved", "ready"]}
+    assert event.actor == api_world.member and event.after == {"muted": ["approved", "ready"]}
 
 
-def test_a_patch_without_the_field_changes_nothing(world):
-    world.member.muted_notifications = ["failed"]
-    world.member.save()
-    response = api(world.member).patch(ME, {}, format="json")
+def test_a_patch_without_the_field_changes_nothing(api_world):
+    api_world.member.muted_notifications = ["failed"]
+    api_world.member.save()
+    response = api(api_world.member).patch(ME, {}, format="json")
     assert response.status_code == 200 and response.json()["muted_notifications"] == ["failed"]
     assert not AuditEvent.objects.filter(action="user.notifications").exists()
 
 
-def test_unknown_events_are_refused_and_nothing_is_saved(world):
+def test_unknown_events_are_refused_and_nothing_is_saved(api_world):
     body = assert_problem(
-        api(world.member).patch(ME, {"muted_notifications": ["ready", "lunch"]}, format="json"), 400
+        api(api_world.member).patch(ME, {"muted_notifications": ["ready", "lunch"]}, format="json"),
+        400,
     )
     assert body["errors"] == {
         "muted_notifications.1": [
@@ -42,16 +43,16 @@ def test_unknown_events_are_refused_and_nothing_is_saved(world):
             "returned, retried, ready, failed, decommissioning, decommissioned, unmerged, expiring."
         ]
     }
-    world.member.refresh_from_db()
-    assert world.member.muted_notifications == []
+    api_world.member.refresh_from_db()
+    assert api_world.member.muted_notifications == []
 
 
-def test_a_read_only_token_cannot_change_settings(world):
+def test_a_read_only_token_cannot_change_settings(api_world):
     assert_problem(
-        api(world.member, scopes=["read"]).patch(
+        api(api_world.member, scopes=["read"]).patch(
             ME, {"muted_notifications": ["ready"]}, format="json"
         ),
         403,
     )
-    world.member.refresh_from_db()
-    assert world.member.muted_notifications == []
+    api_world.member.refresh_from_db()
+    assert api_world.member.muted_notifications == []

@@ -16,8 +16,8 @@ from tests.support.tenants_api import REQUESTS, namespace_request
 # --- the problem format --------------------------------------------------------------------
 
 
-def test_a_validation_problem_names_each_field(world):
-    response = api(world.member).post(REQUESTS, {"kind": "gold"}, format="json")
+def test_a_validation_problem_names_each_field(api_world):
+    response = api(api_world.member).post(REQUESTS, {"kind": "gold"}, format="json")
     body = assert_problem(response, 400, "validation-error")
     assert set(body["errors"]) == {"tenant", "kind", "payload"}
     assert body["instance"] == REQUESTS
@@ -69,34 +69,34 @@ def test_problem_types_are_described_at_their_uri(client):
         "/api/v1/requests/99999999999999999999999/",
     ],
 )
-def test_unknown_api_paths_are_404_problems(world, path):
-    assert_problem(api(world.member).get(path), 404, "not-found")
+def test_unknown_api_paths_are_404_problems(api_world, path):
+    assert_problem(api(api_world.member).get(path), 404, "not-found")
 
 
-def test_a_huge_id_in_range_of_the_url_is_just_not_found(world):
-    assert_problem(api(world.member).get("/api/v1/requests/999999999999999999/"), 404)
-    assert_problem(api(world.member).get("/api/v1/namespaces/999999999999999999/"), 404)
+def test_a_huge_id_in_range_of_the_url_is_just_not_found(api_world):
+    assert_problem(api(api_world.member).get("/api/v1/requests/999999999999999999/"), 404)
+    assert_problem(api(api_world.member).get("/api/v1/namespaces/999999999999999999/"), 404)
 
 
-def test_method_not_allowed_is_405(world):
-    tenancy_request = submit(world, tier="prod")
+def test_method_not_allowed_is_405(api_world):
+    tenancy_request = submit(api_world, tier="prod")
     assert_problem(
-        api(world.admin).delete(f"{REQUESTS}{tenancy_request.pk}/"), 405, "method-not-allowed"
+        api(api_world.admin).delete(f"{REQUESTS}{tenancy_request.pk}/"), 405, "method-not-allowed"
     )
 
 
 # --- bad input is a 4xx, never a 500 -------------------------------------------------------
 
 
-def test_malformed_json_is_400(world):
-    response = api(world.member).post(
+def test_malformed_json_is_400(api_world):
+    response = api(api_world.member).post(
         REQUESTS, '{"tenant": "payments",', content_type="application/json"
     )
     assert_problem(response, 400, "malformed-request")
 
 
-def test_form_encoded_bodies_are_415(world):
-    response = api(world.member).post(REQUESTS, {"tenant": "payments"})  # multipart
+def test_form_encoded_bodies_are_415(api_world):
+    response = api(api_world.member).post(REQUESTS, {"tenant": "payments"})  # multipart
     assert_problem(response, 415, "unsupported-media-type")
 
 
@@ -113,10 +113,12 @@ def test_form_encoded_bodies_are_415(world):
         {"tenant": "x" * 10000, "kind": "namespace", "payload": {}},
     ],
 )
-def test_wrong_shapes_and_types_are_400(world, body):
+def test_wrong_shapes_and_types_are_400(api_world, body):
     import json
 
-    response = api(world.member).post(REQUESTS, json.dumps(body), content_type="application/json")
+    response = api(api_world.member).post(
+        REQUESTS, json.dumps(body), content_type="application/json"
+    )
     assert_problem(response, 400)
 
 
@@ -142,18 +144,18 @@ def test_wrong_shapes_and_types_are_400(world, body):
         ("cluster", 12),
     ],
 )
-def test_odd_payload_values_are_400(world, field, value):
+def test_odd_payload_values_are_400(api_world, field, value):
     import json
 
     body = json.dumps(namespace_request(**{field: value}))
-    response = api(world.member).post(REQUESTS, body, content_type="application/json")
+    response = api(api_world.member).post(REQUESTS, body, content_type="application/json")
     assert_problem(response, 400, "validation-error")
     assert not Request.objects.exists()
 
 
-def test_unicode_text_is_kept(world):
-    tenancy_request = submit(world, tier="prod")
-    response = api(world.member).post(
+def test_unicode_text_is_kept(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    response = api(api_world.member).post(
         f"{REQUESTS}{tenancy_request.pk}/comment/", {"body": "Grüße, 世界 🚀"}, format="json"
     )
     assert response.status_code == 201 and response.json()["body"] == "Grüße, 世界 🚀"
@@ -174,8 +176,8 @@ def test_unicode_text_is_kept(world):
         {"tenant": "\u0000"},
     ],
 )
-def test_odd_query_strings_are_4xx(world, query):
-    assert api(world.member).get(REQUESTS, query).status_code in {200, 400, 404}
+def test_odd_query_strings_are_4xx(api_world, query):
+    assert api(api_world.member).get(REQUESTS, query).status_code in {200, 400, 404}
 
 
 @pytest.mark.parametrize(
@@ -196,6 +198,6 @@ def test_odd_query_strings_are_4xx(world, query):
         ("ordering=--id", "ordering"),
     ],
 )
-def test_a_paging_or_filter_value_the_schema_refuses_is_a_400_naming_it(world, query, field):
-    response = api(world.member).get(f"{REQUESTS}?{query}")
+def test_a_paging_or_filter_value_the_schema_refuses_is_a_400_naming_it(api_world, query, field):
+    response = api(api_world.member).get(f"{REQUESTS}?{query}")
     assert field in assert_problem(response, 400)["errors"]

@@ -13,19 +13,19 @@ from tests.support.api import api, submit
 from tests.support.workflow import ask_for_environment
 
 
-def grow(world, kind: str, count: int, start: int = 0) -> str:
+def grow(api_world, kind: str, count: int, start: int = 0) -> str:
     """`count` rows of `kind` (numbered from `start`); returns the list's path."""
     dev = EnvironmentTier.objects.get(slug="dev")
     sandbox = Cluster.objects.get(name="sandbox")
-    project, _ = Project.objects.get_or_create(tenant=world.payments, name="billing")
+    project, _ = Project.objects.get_or_create(tenant=api_world.payments, name="billing")
     if kind in ("requests", "audit-events"):
         for index in range(start, start + count):
-            submit(world, app=f"app{index}")
+            submit(api_world, app=f"app{index}")
     elif kind in ("namespaces", "environments"):
         for index in range(start, start + count):
             Namespace.objects.create(
                 name=f"payments-app{index}-dev",
-                tenant=world.payments,
+                tenant=api_world.payments,
                 tier=dev,
                 cluster=sandbox,
                 project=project,
@@ -36,15 +36,15 @@ def grow(world, kind: str, count: int, start: int = 0) -> str:
     elif kind == "ephemeral-environments":
         for index in range(start, start + count):
             ask_for_environment(
-                world.payments, world.member, project="billing", env_slug=f"review-{index}"
+                api_world.payments, api_world.member, project="billing", env_slug=f"review-{index}"
             )
         return "/api/v1/environments/"
     elif kind == "projects":
         for index in range(start, start + count - 1):
-            Project.objects.create(tenant=world.payments, name=f"app{index}")
+            Project.objects.create(tenant=api_world.payments, name=f"app{index}")
     elif kind == "runs":
         tenancy_request = Request.objects.filter(payload__app="many-runs").first() or submit(
-            world, app="many-runs"
+            api_world, app="many-runs"
         )
         Run.objects.bulk_create(
             [Run(request=tenancy_request, steps=[{"kind": "Namespace"}]) for _ in range(count)]
@@ -89,26 +89,26 @@ def queries_for(client, path: str) -> int:
         "tiers",
     ],
 )
-def test_list_queries_do_not_grow_with_rows(world, kind):
-    path = grow(world, kind, 1)
-    client = api(world.admin)  # sees every row of every kind
+def test_list_queries_do_not_grow_with_rows(api_world, kind):
+    path = grow(api_world, kind, 1)
+    client = api(api_world.admin)  # sees every row of every kind
     few = queries_for(client, path)
 
-    assert grow(world, kind, 9, start=1) == path
+    assert grow(api_world, kind, 9, start=1) == path
     many = queries_for(client, path)
 
     assert many == few, f"{kind}: {few} queries for a few rows, {many} for more"
 
 
-def test_a_members_request_list_is_a_handful_of_queries(world):
+def test_a_members_request_list_is_a_handful_of_queries(api_world):
     for index in range(10):
-        submit(world, app=f"app{index}")
-    client = api(world.member)
+        submit(api_world, app=f"app{index}")
+    client = api(api_world.member)
     # token lookup, count, page (tenant and requester joined)
     assert queries_for(client, "/api/v1/requests/") <= 3
 
 
-def test_request_rows_are_what_drfs_field_walk_would_give(world):
+def test_request_rows_are_what_drfs_field_walk_would_give(api_world):
     """The list's rows are built directly for speed; they must not drift from the fields
     the serializer (and so the OpenAPI schema) declares."""
     from datetime import timedelta
@@ -121,8 +121,8 @@ def test_request_rows_are_what_drfs_field_walk_would_give(world):
     class FieldWalk(RequestSerializer):
         to_representation = serializers.ModelSerializer.to_representation
 
-    submit(world, app="shop")
-    submit(world, app="cart")
+    submit(api_world, app="shop")
+    submit(api_world, app="cart")
     Request.objects.filter(payload__app="cart").update(
         waiting_since=timezone.now() - timedelta(minutes=3),
         next_try_at=timezone.now(),
@@ -135,7 +135,7 @@ def test_request_rows_are_what_drfs_field_walk_would_give(world):
     walked = FieldWalk(rows, many=True).data
     # What the list endpoint passes: the selector's rows, not model instances.
     listed = RequestSerializer(
-        selectors.request_rows_visible_to(world.member).order_by("id"), many=True
+        selectors.request_rows_visible_to(api_world.member).order_by("id"), many=True
     ).data
 
     assert [dict(row) for row in built] == [dict(row) for row in walked]

@@ -31,49 +31,49 @@ from tests.support.tenants_api import REQUESTS, approve, failed_request
         ("staging", "member", 403),
     ],
 )
-def test_approval_follows_the_policys_approver_role(world, tier, who, status):
-    tenancy_request = submit(world, tier=tier)
-    response = approve(api(getattr(world, who)), tenancy_request)
+def test_approval_follows_the_policys_approver_role(api_world, tier, who, status):
+    tenancy_request = submit(api_world, tier=tier)
+    response = approve(api(getattr(api_world, who)), tenancy_request)
     assert response.status_code == status, response.json()
     if status == 200:
         assert response.json()["state"] == "approved"
-        assert response.json()["approvals"][-1]["approver"] == getattr(world, who).username
+        assert response.json()["approvals"][-1]["approver"] == getattr(api_world, who).username
     else:
         assert_problem(response, status)
 
 
-def test_nobody_approves_their_own_request(world):
-    tenancy_request = submit(world, tier="prod", requester=world.admin)
-    body = assert_problem(approve(api(world.admin), tenancy_request), 403, "forbidden")
+def test_nobody_approves_their_own_request(api_world):
+    tenancy_request = submit(api_world, tier="prod", requester=api_world.admin)
+    body = assert_problem(approve(api(api_world.admin), tenancy_request), 403, "forbidden")
     assert "own request" in body["detail"]
 
 
-def test_approving_a_stale_plan_is_409_with_the_current_digest(world):
-    tenancy_request = submit(world, tier="prod")
+def test_approving_a_stale_plan_is_409_with_the_current_digest(api_world):
+    tenancy_request = submit(api_world, tier="prod")
     body = assert_problem(
-        approve(api(world.admin), tenancy_request, digest="0" * 64), 409, "plan-changed"
+        approve(api(api_world.admin), tenancy_request, digest="0" * 64), 409, "plan-changed"
     )
     assert body["current_plan_digest"] == review(tenancy_request).digest
     assert Request.objects.get().state == RequestState.SUBMITTED
 
 
-def test_approving_twice_is_an_illegal_transition(world):
-    tenancy_request = submit(world, tier="prod")
-    client = api(world.admin)
+def test_approving_twice_is_an_illegal_transition(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    client = api(api_world.admin)
     assert approve(client, tenancy_request).status_code == 200
     body = assert_problem(approve(client, tenancy_request), 409, "illegal-transition")
     assert "cannot be approved" in body["detail"]
 
 
-def test_approval_needs_a_well_formed_digest(world):
-    tenancy_request = submit(world, tier="prod")
-    body = assert_problem(approve(api(world.admin), tenancy_request, digest="abc"), 400)
+def test_approval_needs_a_well_formed_digest(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    body = assert_problem(approve(api(api_world.admin), tenancy_request, digest="abc"), 400)
     assert "plan_digest" in body["errors"]
 
 
-def test_reject_needs_a_reason_and_releases_the_name(world):
-    tenancy_request = submit(world, tier="prod")
-    client = api(world.admin)
+def test_reject_needs_a_reason_and_releases_the_name(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    client = api(api_world.admin)
     url = f"{REQUESTS}{tenancy_request.pk}/reject/"
     assert (
         "reason" in assert_problem(client.post(url, {"reason": "  "}, format="json"), 400)["errors"]
@@ -86,9 +86,9 @@ def test_reject_needs_a_reason_and_releases_the_name(world):
     assert not Namespace.objects.exists()
 
 
-def test_reject_by_a_member_is_403(world):
-    tenancy_request = submit(world, tier="prod", requester=world.owner)
-    response = api(world.member).post(
+def test_reject_by_a_member_is_403(api_world):
+    tenancy_request = submit(api_world, tier="prod", requester=api_world.owner)
+    response = api(api_world.member).post(
         f"{REQUESTS}{tenancy_request.pk}/reject/", {"reason": "no"}, format="json"
     )
     assert_problem(response, 403)
@@ -104,17 +104,17 @@ def test_reject_by_a_member_is_403(world):
         ("outsider", 404),
     ],
 )
-def test_cancel_is_for_the_requester_or_a_platform_admin(world, who, status):
-    tenancy_request = submit(world, tier="prod")
-    response = api(getattr(world, who)).post(f"{REQUESTS}{tenancy_request.pk}/cancel/")
+def test_cancel_is_for_the_requester_or_a_platform_admin(api_world, who, status):
+    tenancy_request = submit(api_world, tier="prod")
+    response = api(getattr(api_world, who)).post(f"{REQUESTS}{tenancy_request.pk}/cancel/")
     assert response.status_code == status
     if status == 200:
         assert response.json()["state"] == "cancelled"
 
 
-def test_cancelling_an_approved_request_is_409(world):
-    tenancy_request = submit(world, tier="dev")
-    response = api(world.member).post(f"{REQUESTS}{tenancy_request.pk}/cancel/")
+def test_cancelling_an_approved_request_is_409(api_world):
+    tenancy_request = submit(api_world, tier="dev")
+    response = api(api_world.member).post(f"{REQUESTS}{tenancy_request.pk}/cancel/")
     body = assert_problem(response, 409, "illegal-transition")
     assert "approved" in body["detail"]
 
@@ -129,20 +129,20 @@ def test_cancelling_an_approved_request_is_409(world):
         ("outsider", 404),
     ],
 )
-def test_anyone_who_sees_a_request_may_comment(world, who, status):
-    tenancy_request = submit(world, tier="prod")
-    response = api(getattr(world, who)).post(
+def test_anyone_who_sees_a_request_may_comment(api_world, who, status):
+    tenancy_request = submit(api_world, tier="prod")
+    response = api(getattr(api_world, who)).post(
         f"{REQUESTS}{tenancy_request.pk}/comment/", {"body": "Any news?"}, format="json"
     )
     assert response.status_code == status
     if status == 201:
-        assert response.json()["author"] == getattr(world, who).username
+        assert response.json()["author"] == getattr(api_world, who).username
         assert Comment.objects.get().body == "Any news?"
 
 
-def test_comment_needs_text_and_at_most_4000_characters(world):
-    tenancy_request = submit(world, tier="prod")
-    client = api(world.member)
+def test_comment_needs_text_and_at_most_4000_characters(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    client = api(api_world.member)
     url = f"{REQUESTS}{tenancy_request.pk}/comment/"
     assert_problem(client.post(url, {"body": ""}, format="json"), 400)
     assert_problem(client.post(url, {"body": "x" * 4001}, format="json"), 400)
@@ -157,28 +157,30 @@ def test_comment_needs_text_and_at_most_4000_characters(world):
         ("outsider", 404),
     ],
 )
-def test_retry_of_a_failed_request_is_for_platform_admins(world, who, status):
-    tenancy_request = failed_request(world)
-    response = api(getattr(world, who)).post(f"{REQUESTS}{tenancy_request.pk}/retry/")
+def test_retry_of_a_failed_request_is_for_platform_admins(api_world, who, status):
+    tenancy_request = failed_request(api_world)
+    response = api(getattr(api_world, who)).post(f"{REQUESTS}{tenancy_request.pk}/retry/")
     assert response.status_code == status
     if status == 200:
         assert response.json()["state"] == "provisioning"
 
 
-def test_retrying_a_request_that_did_not_fail_is_409(world):
-    tenancy_request = submit(world, tier="dev")
+def test_retrying_a_request_that_did_not_fail_is_409(api_world):
+    tenancy_request = submit(api_world, tier="dev")
     assert_problem(
-        api(world.admin).post(f"{REQUESTS}{tenancy_request.pk}/retry/"), 409, "illegal-transition"
+        api(api_world.admin).post(f"{REQUESTS}{tenancy_request.pk}/retry/"),
+        409,
+        "illegal-transition",
     )
 
 
-def test_runs_show_steps_attempts_and_error(world):
-    tenancy_request = failed_request(world)
+def test_runs_show_steps_attempts_and_error(api_world):
+    tenancy_request = failed_request(api_world)
 
-    body = api(world.member).get(f"{REQUESTS}{tenancy_request.pk}/runs/").json()
+    body = api(api_world.member).get(f"{REQUESTS}{tenancy_request.pk}/runs/").json()
 
     assert body["count"] == 1
     run = body["results"][0]
     assert run["state"] == "failed" and run["error"] == "the API server said no"
     assert {"steps", "attempts", "plan_digest", "started_at", "finished_at"} <= set(run)
-    assert api(world.outsider).get(f"{REQUESTS}{tenancy_request.pk}/runs/").status_code == 404
+    assert api(api_world.outsider).get(f"{REQUESTS}{tenancy_request.pk}/runs/").status_code == 404

@@ -21,8 +21,8 @@ from tests.support.tenants_api import REQUESTS, active_namespace
 # --- submitting ----------------------------------------------------------------------------
 
 
-def test_member_requests_a_dev_namespace_and_policy_approves_it(world):
-    response = api(world.member).post(
+def test_member_requests_a_dev_namespace_and_policy_approves_it(api_world):
+    response = api(api_world.member).post(
         REQUESTS,
         {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
         format="json",
@@ -38,7 +38,7 @@ def test_member_requests_a_dev_namespace_and_policy_approves_it(world):
     assert "kind: Namespace" in body["plan"]["yaml"]
     assert [event["action"] for event in body["history"]] == ["request.submit", "request.approve"]
     assert body["approvals"][0]["approver"] is None  # the policy
-    assert AuditEvent.objects.filter(action="request.submit", actor=world.member).exists()
+    assert AuditEvent.objects.filter(action="request.submit", actor=api_world.member).exists()
 
 
 @pytest.mark.parametrize(
@@ -73,13 +73,13 @@ def test_member_requests_a_dev_namespace_and_policy_approves_it(world):
         ("decommission", {"namespace": "payments-live-dev", "reason": "done with it"}, "namespace"),
     ],
 )
-def test_every_kind_of_request_can_be_submitted(world, kind, payload, setup):
+def test_every_kind_of_request_can_be_submitted(api_world, kind, payload, setup):
     if setup == "project":
-        Project.objects.create(tenant=world.payments, name="billing")
+        Project.objects.create(tenant=api_world.payments, name="billing")
     elif setup == "namespace":
-        active_namespace(world)
+        active_namespace(api_world)
 
-    response = api(world.owner).post(
+    response = api(api_world.owner).post(
         REQUESTS, {"tenant": "payments", "kind": kind, "payload": payload}, format="json"
     )
 
@@ -87,8 +87,8 @@ def test_every_kind_of_request_can_be_submitted(world, kind, payload, setup):
     assert response.json()["kind"] == kind
 
 
-def test_payload_is_checked_by_the_same_rules_as_the_form(world):
-    response = api(world.member).post(
+def test_payload_is_checked_by_the_same_rules_as_the_form(api_world):
+    response = api(api_world.member).post(
         REQUESTS,
         {
             "tenant": "payments",
@@ -104,9 +104,9 @@ def test_payload_is_checked_by_the_same_rules_as_the_form(world):
     assert not Request.objects.exists()
 
 
-def test_over_budget_is_a_validation_error_with_the_numbers(world):
-    Tenant.objects.filter(pk=world.payments.pk).update(budget_cpu_millis=400)
-    response = api(world.member).post(
+def test_over_budget_is_a_validation_error_with_the_numbers(api_world):
+    Tenant.objects.filter(pk=api_world.payments.pk).update(budget_cpu_millis=400)
+    response = api(api_world.member).post(
         REQUESTS,
         {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
         format="json",
@@ -115,8 +115,8 @@ def test_over_budget_is_a_validation_error_with_the_numbers(world):
     assert any("budget" in message for messages in body["errors"].values() for message in messages)
 
 
-def test_viewer_is_denied_by_the_approval_policy(world):
-    response = api(world.viewer).post(
+def test_viewer_is_denied_by_the_approval_policy(api_world):
+    response = api(api_world.viewer).post(
         REQUESTS,
         {"tenant": "payments", "kind": "namespace", "payload": NAMESPACE},
         format="json",
@@ -126,8 +126,8 @@ def test_viewer_is_denied_by_the_approval_policy(world):
 
 
 @pytest.mark.parametrize("slug", ["search", "no-such-tenant"])
-def test_requesting_for_a_tenant_you_are_not_in_is_404(world, slug):
-    response = api(world.member).post(
+def test_requesting_for_a_tenant_you_are_not_in_is_404(api_world, slug):
+    response = api(api_world.member).post(
         REQUESTS, {"tenant": slug, "kind": "namespace", "payload": NAMESPACE}, format="json"
     )
     assert_problem(response, 404, "not-found")
@@ -146,11 +146,11 @@ def test_requesting_for_a_tenant_you_are_not_in_is_404(world, slug):
         ("outsider", {"search"}),
     ],
 )
-def test_request_list_is_scoped_to_your_tenants(world, who, visible):
-    submit(world, app="one")
-    submit(world, app="two", tenant=world.search, requester=world.outsider)
+def test_request_list_is_scoped_to_your_tenants(api_world, who, visible):
+    submit(api_world, app="one")
+    submit(api_world, app="two", tenant=api_world.search, requester=api_world.outsider)
 
-    body = api(getattr(world, who)).get(REQUESTS).json()
+    body = api(getattr(api_world, who)).get(REQUESTS).json()
 
     assert body["count"] == len(visible)
     assert {item["tenant"] for item in body["results"]} == visible
@@ -166,19 +166,19 @@ def test_request_list_is_scoped_to_your_tenants(world, who, visible):
         ("outsider", 404),
     ],
 )
-def test_request_detail_is_404_outside_your_tenants(world, who, status):
-    tenancy_request = submit(world, tier="prod")
-    response = api(getattr(world, who)).get(f"{REQUESTS}{tenancy_request.pk}/")
+def test_request_detail_is_404_outside_your_tenants(api_world, who, status):
+    tenancy_request = submit(api_world, tier="prod")
+    response = api(getattr(api_world, who)).get(f"{REQUESTS}{tenancy_request.pk}/")
     assert response.status_code == status
     if status == 404:
         assert_problem(response, 404, "not-found")
 
 
-def test_request_detail_has_plan_approvals_comments_history_and_permissions(world):
-    tenancy_request = submit(world, tier="prod")
-    services.add_comment(request_id=tenancy_request.pk, author=world.owner, body="LGTM")
+def test_request_detail_has_plan_approvals_comments_history_and_permissions(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    services.add_comment(request_id=tenancy_request.pk, author=api_world.owner, body="LGTM")
 
-    body = api(world.admin).get(f"{REQUESTS}{tenancy_request.pk}/").json()
+    body = api(api_world.admin).get(f"{REQUESTS}{tenancy_request.pk}/").json()
 
     assert body["state"] == "submitted" and body["state_label"] == "Awaiting approval"
     assert body["plan"]["digest"] == review(tenancy_request).digest
@@ -195,10 +195,10 @@ def test_request_detail_has_plan_approvals_comments_history_and_permissions(worl
     assert body["permissions"] == {"may_decide": True, "may_cancel": True, "may_retry": False}
 
 
-def test_a_decided_request_has_no_future_plan(world):
-    tenancy_request = submit(world, tier="prod")
-    services.cancel_request(request_id=tenancy_request.pk, actor=world.member)
-    body = api(world.member).get(f"{REQUESTS}{tenancy_request.pk}/").json()
+def test_a_decided_request_has_no_future_plan(api_world):
+    tenancy_request = submit(api_world, tier="prod")
+    services.cancel_request(request_id=tenancy_request.pk, actor=api_world.member)
+    body = api(api_world.member).get(f"{REQUESTS}{tenancy_request.pk}/").json()
     assert body["plan"] is None and body["state"] == "cancelled"
 
 
@@ -213,21 +213,21 @@ def test_a_decided_request_has_no_future_plan(world):
         ({"older_than": "1d"}, set()),
     ],
 )
-def test_requests_are_filtered_with_the_dashboards_filterset(world, query, apps):
-    submit(world, tier="dev", app="dev-app")
-    submit(world, tier="prod", app="prod-app")
-    body = api(world.member).get(REQUESTS, query).json()
+def test_requests_are_filtered_with_the_dashboards_filterset(api_world, query, apps):
+    submit(api_world, tier="dev", app="dev-app")
+    submit(api_world, tier="prod", app="prod-app")
+    body = api(api_world.member).get(REQUESTS, query).json()
     assert {item["payload"]["app"] for item in body["results"]} == apps
 
 
-def test_filtering_by_a_tenant_you_cannot_see_is_a_validation_error(world):
-    response = api(world.member).get(REQUESTS, {"tenant": "search"})
+def test_filtering_by_a_tenant_you_cannot_see_is_a_validation_error(api_world):
+    response = api(api_world.member).get(REQUESTS, {"tenant": "search"})
     assert "tenant" in assert_problem(response, 400, "validation-error")["errors"]
 
 
-def test_requests_are_ordered_newest_first_unless_asked(world):
-    first, second = submit(world, app="one"), submit(world, app="two")
-    client = api(world.member)
+def test_requests_are_ordered_newest_first_unless_asked(api_world):
+    first, second = submit(api_world, app="one"), submit(api_world, app="two")
+    client = api(api_world.member)
     assert [r["id"] for r in client.get(REQUESTS).json()["results"]] == [second.pk, first.pk]
     ordered = client.get(REQUESTS, {"ordering": "created_at"}).json()["results"]
     assert [r["id"] for r in ordered] == [first.pk, second.pk]
@@ -235,28 +235,30 @@ def test_requests_are_ordered_newest_first_unless_asked(world):
     assert [r["id"] for r in several] == [second.pk, first.pk]
 
 
-def test_an_ordering_the_list_cannot_sort_by_is_refused_naming_what_it_can(world):
+def test_an_ordering_the_list_cannot_sort_by_is_refused_naming_what_it_can(api_world):
     """Not quietly replaced by the default order: a program paging through it would get
     rows in an order it did not ask for."""
-    submit(world, app="one")
-    response = api(world.member).get(REQUESTS, {"ordering": "requester__password,-id"})
+    submit(api_world, app="one")
+    response = api(api_world.member).get(REQUESTS, {"ordering": "requester__password,-id"})
 
     [message] = assert_problem(response, 400)["errors"]["ordering"]
     assert "'requester__password'" in message and "'-id'" not in message
     assert "created_at, id, kind, state, updated_at" in message
     # What is echoed back is cut short.
-    long = api(world.member).get(REQUESTS, {"ordering": "x" * 5000})
+    long = api(api_world.member).get(REQUESTS, {"ordering": "x" * 5000})
     assert len(assert_problem(long, 400)["errors"]["ordering"][0]) < 300
 
 
-def test_pages_hold_page_size_items_at_most_200(world):
+def test_pages_hold_page_size_items_at_most_200(api_world):
     Request.objects.bulk_create(
         [
-            Request(tenant=world.payments, kind="namespace", payload={}, requester=world.member)
+            Request(
+                tenant=api_world.payments, kind="namespace", payload={}, requester=api_world.member
+            )
             for _ in range(205)
         ]
     )
-    client = api(world.member)
+    client = api(api_world.member)
     page = client.get(REQUESTS, {"page_size": 2}).json()
     assert page["count"] == 205 and len(page["results"]) == 2 and "page=2" in page["next"]
     assert len(client.get(REQUESTS).json()["results"]) == 50

@@ -18,13 +18,13 @@ from tests.support.api import api, assert_problem
 # --- tenants, clusters, tiers --------------------------------------------------------------
 
 
-def test_members_see_their_tenants_with_their_role_and_no_secrets(world):
-    Tenant.objects.filter(pk=world.payments.pk).update(gitops_repo_url="https://git/x")
-    tenant = Tenant.objects.get(pk=world.payments.pk)
+def test_members_see_their_tenants_with_their_role_and_no_secrets(api_world):
+    Tenant.objects.filter(pk=api_world.payments.pk).update(gitops_repo_url="https://git/x")
+    tenant = Tenant.objects.get(pk=api_world.payments.pk)
     tenant.gitops_credentials = "s3cret-token"
     tenant.save()
 
-    body = api(world.member).get("/api/v1/tenants/").json()
+    body = api(api_world.member).get("/api/v1/tenants/").json()
 
     assert [(t["slug"], t["role"]) for t in body["results"]] == [("payments", Role.MEMBER)]
     payments = body["results"][0]
@@ -44,12 +44,12 @@ def test_members_see_their_tenants_with_their_role_and_no_secrets(world):
         ("outsider", 404),
     ],
 )
-def test_tenant_detail_is_404_for_outsiders(world, who, status):
-    assert api(getattr(world, who)).get("/api/v1/tenants/payments/").status_code == status
+def test_tenant_detail_is_404_for_outsiders(api_world, who, status):
+    assert api(getattr(api_world, who)).get("/api/v1/tenants/payments/").status_code == status
 
 
-def test_platform_admin_onboards_a_tenant_through_the_service(world):
-    response = api(world.admin).post(
+def test_platform_admin_onboards_a_tenant_through_the_service(api_world):
+    response = api(api_world.admin).post(
         "/api/v1/tenants/",
         {
             "slug": "orders",
@@ -70,7 +70,7 @@ def test_platform_admin_onboards_a_tenant_through_the_service(world):
     assert body["slug"] == "orders" and body["gitops_credentials_set"] is True
     assert sorted(body["allowed_tiers"]) == ["dev", "prod"]
     event = AuditEvent.objects.get(action="tenant.onboard")
-    assert event.actor == world.admin and "tok" not in str(event.after)
+    assert event.actor == api_world.admin and "tok" not in str(event.after)
 
 
 @pytest.mark.parametrize(
@@ -85,19 +85,19 @@ def test_platform_admin_onboards_a_tenant_through_the_service(world):
         ({"slug": "kube", "name": "x"}, "slug"),
     ],
 )
-def test_onboarding_errors_name_the_field(world, body, field):
-    response = api(world.admin).post("/api/v1/tenants/", body, format="json")
+def test_onboarding_errors_name_the_field(api_world, body, field):
+    response = api(api_world.admin).post("/api/v1/tenants/", body, format="json")
     assert field in assert_problem(response, 400, "validation-error")["errors"]
 
 
-def test_members_cannot_onboard_or_change_tenants(world):
-    client = api(world.owner)
+def test_members_cannot_onboard_or_change_tenants(api_world):
+    client = api(api_world.owner)
     assert_problem(client.post("/api/v1/tenants/", {"slug": "x", "name": "x"}, format="json"), 403)
     assert_problem(client.patch("/api/v1/tenants/payments/", {"name": "Mine"}, format="json"), 403)
 
 
-def test_platform_admin_changes_groups_and_budget_audited(world):
-    response = api(world.admin).patch(
+def test_platform_admin_changes_groups_and_budget_audited(api_world):
+    response = api(api_world.admin).patch(
         "/api/v1/tenants/payments/",
         {
             "member_groups": ["payments-devs", "payments-contractors"],
@@ -120,8 +120,8 @@ def test_platform_admin_changes_groups_and_budget_audited(world):
     assert response.json()["webhook_secret_set"] is True
 
 
-def test_clusters_are_for_platform_admins_and_credentials_are_write_only(world):
-    client = api(world.admin)
+def test_clusters_are_for_platform_admins_and_credentials_are_write_only(api_world):
+    client = api(api_world.admin)
     created = client.post(
         "/api/v1/clusters/",
         {
@@ -143,17 +143,17 @@ def test_clusters_are_for_platform_admins_and_credentials_are_write_only(world):
     assert "sa-token-123" not in client.get("/api/v1/clusters/").content.decode()
 
     for who in ("owner", "member"):
-        assert_problem(api(getattr(world, who)).get("/api/v1/clusters/"), 403)
+        assert_problem(api(getattr(api_world, who)).get("/api/v1/clusters/"), 403)
 
 
-def test_cluster_with_a_bad_url_is_400(world):
-    response = api(world.admin).post(
+def test_cluster_with_a_bad_url_is_400(api_world):
+    response = api(api_world.admin).post(
         "/api/v1/clusters/", {"name": "x", "api_url": "ftp://x"}, format="json"
     )
     assert "api_url" in assert_problem(response, 400)["errors"]
 
 
-def test_tiers_are_readable_by_every_member(world):
-    body = api(world.viewer).get("/api/v1/tiers/").json()
+def test_tiers_are_readable_by_every_member(api_world):
+    body = api(api_world.viewer).get("/api/v1/tiers/").json()
     assert [tier["slug"] for tier in body["results"]] == ["review", "dev", "staging", "prod"]
-    assert api(world.viewer).get("/api/v1/tiers/prod/").json()["max_cpu_millis"] == 16000
+    assert api(api_world.viewer).get("/api/v1/tiers/prod/").json()["max_cpu_millis"] == 16000

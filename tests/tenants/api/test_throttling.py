@@ -23,8 +23,8 @@ def three_a_minute(settings):
     }
 
 
-def test_past_the_rate_a_token_gets_429_with_retry_after(world, three_a_minute):
-    client = api(world.member)
+def test_past_the_rate_a_token_gets_429_with_retry_after(api_world, three_a_minute):
+    client = api(api_world.member)
     assert [client.get("/api/v1/me/").status_code for _ in range(3)] == [200] * 3
 
     response = client.get("/api/v1/me/")
@@ -32,12 +32,12 @@ def test_past_the_rate_a_token_gets_429_with_retry_after(world, three_a_minute):
     assert_problem(response, 429, "throttled")
     assert 0 < int(response["Retry-After"]) <= 60
     # Another token of the same person has its own budget.
-    assert api(token=token_for(world.member)).get("/api/v1/me/").status_code == 200
+    assert api(token=token_for(api_world.member)).get("/api/v1/me/").status_code == 200
 
 
-def test_sessions_are_throttled_per_user(world, three_a_minute):
+def test_sessions_are_throttled_per_user(api_world, three_a_minute):
     client = APIClient()
-    client.force_login(world.member)
+    client.force_login(api_world.member)
     statuses = [client.get("/api/v1/me/").status_code for _ in range(4)]
     assert statuses == [200, 200, 200, 429]
 
@@ -51,7 +51,9 @@ def test_anonymous_callers_are_throttled_per_address(db, three_a_minute):
 
 
 @pytest.mark.parametrize("backend", ["locmem", "redis"])
-def test_a_window_ends_a_period_after_its_first_request_and_counts_afresh(world, settings, backend):
+def test_a_window_ends_a_period_after_its_first_request_and_counts_afresh(
+    api_world, settings, backend
+):
     """One counter per caller and window, in whichever cache the web processes share."""
     import os
     import time
@@ -75,7 +77,7 @@ def test_a_window_ends_a_period_after_its_first_request_and_counts_afresh(world,
             }
         }
     settings.BERTH_API_RATE = "2/s"
-    client = api(world.member)
+    client = api(api_world.member)
     assert [client.get("/api/v1/me/").status_code for _ in range(3)] == [200, 200, 429]
     assert client.get("/api/v1/me/")["Retry-After"] == "1"
     time.sleep(1.1)

@@ -29,9 +29,9 @@ from tests.support.tenants_api import REQUESTS, approve
         (["admin"], "post", "tenants", 201),
     ],
 )
-def test_a_token_can_do_only_what_its_scopes_say(world, scopes, method, path, status):
-    pending = submit(world, tier="prod")
-    client = api(world.admin, scopes=scopes)
+def test_a_token_can_do_only_what_its_scopes_say(api_world, scopes, method, path, status):
+    pending = submit(api_world, tier="prod")
+    client = api(api_world.admin, scopes=scopes)
     if path == "requests":
         response = client.get(REQUESTS)
     elif path == "submit":
@@ -41,7 +41,7 @@ def test_a_token_can_do_only_what_its_scopes_say(world, scopes, method, path, st
             format="json",
         )
     elif path == "approve":
-        pending = submit(world, tier="prod", app="approve-me")
+        pending = submit(api_world, tier="prod", app="approve-me")
         response = approve(client, pending)
     else:
         response = client.post(
@@ -55,8 +55,8 @@ def test_a_token_can_do_only_what_its_scopes_say(world, scopes, method, path, st
 # --- who am I ------------------------------------------------------------------------------
 
 
-def test_me_tells_who_the_token_acts_as_and_its_scopes(world):
-    body = api(world.owner, scopes=["read"]).get("/api/v1/me/").json()
+def test_me_tells_who_the_token_acts_as_and_its_scopes(api_world):
+    body = api(api_world.owner, scopes=["read"]).get("/api/v1/me/").json()
     assert body["username"] == "olivia" and body["authentication"] == "api_token"
     assert body["scopes"] == ["read"] and body["memberships"] == [
         {"tenant": "payments", "role": "owner"}

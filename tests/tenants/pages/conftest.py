@@ -1,8 +1,7 @@
 """Fixtures the tests of the browser's pages share (Django test client).
 
-Here `world` is the demo world as a dict (tests/conftest.py's `demo_world`: payments, its
-developer, owner and platform admin, and an outsider from search); the REST API's tests
-have a `world` of their own."""
+The pages' tests take tests/conftest.py's `demo_world` (a dict: payments, its developer,
+owner and platform admin, and an outsider from search)."""
 
 import pytest
 
@@ -11,19 +10,19 @@ from tests.support.workflow import ask_for_namespace
 
 
 @pytest.fixture
-def world(demo_world):
-    return demo_world
-
-
-@pytest.fixture
-def checkout(world) -> Project:
+def checkout(demo_world) -> Project:
     """payments' checkout project, where the environment pages' tests start environments."""
-    return Project.objects.create(tenant=world["tenant"], name="checkout")
+    return Project.objects.create(tenant=demo_world["tenant"], name="checkout")
 
 
 @pytest.fixture
-def submitted(world) -> Request:
+def submitted(demo_world) -> Request:
     """A prod namespace: the default policy has a platform admin decide it."""
     return ask_for_namespace(
-        world["tenant"], world["developer"], app="shop", tier="prod", cpu="1", memory="1Gi"
+        demo_world["tenant"],
+        demo_world["developer"],
+        app="shop",
+        tier="prod",
+        cpu="1",
+        memory="1Gi",
     )

@@ -13,28 +13,28 @@ from tests.support.tenants_pages import submit
 from tests.support.workflow import ask_for_namespace
 
 
-def test_audit_page_shows_owners_their_tenant_only_and_developers_nothing(client, world):
-    submit(world)
+def test_audit_page_shows_owners_their_tenant_only_and_developers_nothing(client, demo_world):
+    submit(demo_world)
     search = Tenant.objects.get(slug="search")
-    ask_for_namespace(search, world["outsider"], app="idx", tier="prod", cpu="1", memory="1Gi")
-    client.force_login(world["owner"])
+    ask_for_namespace(search, demo_world["outsider"], app="idx", tier="prod", cpu="1", memory="1Gi")
+    client.force_login(demo_world["owner"])
     page = client.get("/audit/").content.decode()
     assert "payments" in page and ">search<" not in page
 
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     assert client.get("/audit/").status_code == 403
 
 
-def test_audit_csv_export_is_filtered_and_defuses_formulas(client, world):
-    submit(world)
+def test_audit_csv_export_is_filtered_and_defuses_formulas(client, demo_world):
+    submit(demo_world)
     AuditEvent.objects.create(
         actor_label="=HYPERLINK(evil)",
         action="tenant.note",
         object_type="tenants.tenant",
         object_id="1",
-        tenant=world["tenant"],
+        tenant=demo_world["tenant"],
     )
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     response = client.get("/audit/", {"format": "csv", "tenant": "payments"})
 
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
@@ -46,17 +46,19 @@ def test_audit_csv_export_is_filtered_and_defuses_formulas(client, world):
 
 
 @pytest.mark.parametrize("rows", [1, 8])
-def test_audit_query_count_stays_flat(client, world, django_assert_max_num_queries, rows):
+def test_audit_query_count_stays_flat(client, demo_world, django_assert_max_num_queries, rows):
     for index in range(rows):
-        submit(world, app=f"app{index}")
-    client.force_login(world["admin"])
+        submit(demo_world, app=f"app{index}")
+    client.force_login(demo_world["admin"])
     with django_assert_max_num_queries(8):
         assert client.get("/audit/").status_code == 200
 
 
-def test_audit_page_shows_a_hundred_events_and_links_to_older_ones_keeping_filters(client, world):
-    notes(130, tenant=world["tenant"])
-    client.force_login(world["admin"])
+def test_audit_page_shows_a_hundred_events_and_links_to_older_ones_keeping_filters(
+    client, demo_world
+):
+    notes(130, tenant=demo_world["tenant"])
+    client.force_login(demo_world["admin"])
     first = client.get("/audit/", {"action": "tenant.note"})
     assert first.context["events"][0].object_id == "129" and len(first.context["events"]) == 100
     assert not first.context["newer"] and "action=tenant.note" in first.context["older"]
@@ -72,9 +74,9 @@ def test_audit_page_shows_a_hundred_events_and_links_to_older_ones_keeping_filte
     assert [e.pk for e in back.context["events"]] == [e.pk for e in first.context["events"]]
 
 
-def test_a_page_link_berth_did_not_make_shows_the_newest_events_and_says_so(client, world):
-    submit(world)
-    client.force_login(world["admin"])
+def test_a_page_link_berth_did_not_make_shows_the_newest_events_and_says_so(client, demo_world):
+    submit(demo_world)
+    client.force_login(demo_world["admin"])
     response = client.get("/audit/", {"cursor": "made-up"})
     assert response.status_code == 400
     assert "Not a page link the audit log gave out" in response.content.decode()
@@ -82,11 +84,11 @@ def test_a_page_link_berth_did_not_make_shows_the_newest_events_and_says_so(clie
 
 
 def test_the_export_walks_the_whole_log_a_chunk_at_a_time_each_event_once(
-    client, world, monkeypatch
+    client, demo_world, monkeypatch
 ):
     monkeypatch.setattr(audit_views, "EXPORT_CHUNK", 3)
     notes(10)
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     response = client.get("/audit/", {"format": "csv", "action": "tenant.note"})
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert [row[4] for row in rows[1:]] == [str(index) for index in range(9, -1, -1)]

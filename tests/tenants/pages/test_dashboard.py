@@ -18,19 +18,19 @@ NOW = timezone.now().replace(hour=18, minute=0, second=0, microsecond=0)
 
 
 @pytest.fixture
-def world(demo_world, fresh_cache):
+def dashboard_world(demo_world, fresh_cache):
     # The days' figures are kept in the cache under their events' fingerprint; a test's
     # history can repeat another's ids and moments, so each starts with none kept.
     return demo_world
 
 
 @pytest.fixture
-def history(world):
+def history(dashboard_world):
     """Four requests of the last days, and two still waiting (the older 5 hours)."""
-    admin = world["admin"]
+    admin = dashboard_world["admin"]
     day3, day1 = NOW - timedelta(days=3), NOW - timedelta(days=1)
 
-    shop = at(day3, lambda: ask(world, "shop"))
+    shop = at(day3, lambda: ask(dashboard_world, "shop"))
     at(
         day3 + timedelta(hours=2),
         lambda: services.approve_request(
@@ -39,16 +39,16 @@ def history(world):
     )
     at(day3 + timedelta(hours=2, seconds=30), lambda: provision(shop.pk, ready=True))
 
-    cart = at(day1, lambda: ask(world, "cart"))
+    cart = at(day1, lambda: ask(dashboard_world, "cart"))
     at(
         day1 + timedelta(minutes=30),
         lambda: services.reject_request(request_id=cart.pk, approver=admin, reason="no"),
     )
 
-    dev = at(day1, lambda: ask(world, "till", tier="dev"))  # approved by policy
+    dev = at(day1, lambda: ask(dashboard_world, "till", tier="dev"))  # approved by policy
     at(day1 + timedelta(seconds=45), lambda: provision(dev.pk, ready=True))
 
-    down = at(day1, lambda: ask(world, "down"))
+    down = at(day1, lambda: ask(dashboard_world, "down"))
     at(
         day1 + timedelta(hours=1),
         lambda: services.approve_request(
@@ -62,8 +62,8 @@ def history(world):
         ),
     )
 
-    waiting = at(NOW - timedelta(hours=5), lambda: ask(world, "queue"))
-    at(NOW - timedelta(hours=1), lambda: ask(world, "later"))
+    waiting = at(NOW - timedelta(hours=5), lambda: ask(dashboard_world, "queue"))
+    at(NOW - timedelta(hours=1), lambda: ask(dashboard_world, "later"))
     return {"waiting": waiting}
 
 
@@ -87,9 +87,9 @@ def test_figures_come_from_the_moments_in_the_audit_log(history):
     assert [tick["label"] for tick in lead["ticks"]] == ["0", "30m", "1h", "1h 30m", "2h"]
 
 
-def test_a_request_sent_back_to_approval_waits_again_from_then(world):
-    admin, start = world["admin"], NOW - timedelta(days=2)
-    shop = at(start, lambda: ask(world, "shop"))
+def test_a_request_sent_back_to_approval_waits_again_from_then(dashboard_world):
+    admin, start = dashboard_world["admin"], NOW - timedelta(days=2)
+    shop = at(start, lambda: ask(dashboard_world, "shop"))
     at(
         start + timedelta(hours=1),
         lambda: services.approve_request(
@@ -123,11 +123,11 @@ def test_the_window_is_the_thirty_days_the_chart_shows(history):
     assert at(NOW + timedelta(days=30), admin_dashboard)["lead_time"]["count"] == 0
 
 
-def test_dashboard_is_for_platform_admins(client, world, history):
+def test_dashboard_is_for_platform_admins(client, dashboard_world, history):
     for member in ("developer", "owner"):  # of a tenant, even its owner
-        client.force_login(world[member])
+        client.force_login(dashboard_world[member])
         assert client.get("/dashboard/").status_code == 403
-    client.force_login(world["admin"])
+    client.force_login(dashboard_world["admin"])
     page = client.get("/dashboard/").content.decode()
     assert f'href="/requests/{history["waiting"].pk}/"' in page.split('id="oldest-waiting"')[1]
     assert "p50 <strong>1h</strong>, p90 <strong>2h</strong> over 3 decisions" in page
@@ -137,27 +137,27 @@ def test_dashboard_is_for_platform_admins(client, world, history):
 
 
 def test_dashboard_queries_do_not_grow_with_requests(
-    client, world, history, django_assert_max_num_queries
+    client, dashboard_world, history, django_assert_max_num_queries
 ):
-    client.force_login(world["admin"])
+    client.force_login(dashboard_world["admin"])
     # session, user, audit-link check, then the selector's four, the open campaigns, the
     # clusters without current guardrails and the requests waiting for them; the costs
     # card's tenants, namespaces, prices, environments and the removals of namespaces gone
     # with their audit events (tenants.selectors.costs, however many tenants)
     with django_assert_max_num_queries(16):
         assert client.get("/dashboard/").status_code == 200
-    Tenant.objects.filter(pk=world["tenant"].pk).update(
+    Tenant.objects.filter(pk=dashboard_world["tenant"].pk).update(
         budget_cpu_millis=100_000, budget_namespaces=100
     )
-    world["tenant"].refresh_from_db()
+    dashboard_world["tenant"].refresh_from_db()
     for index in range(6):
-        ask(world, f"more{index}")
+        ask(dashboard_world, f"more{index}")
     with django_assert_max_num_queries(16):
         assert client.get("/dashboard/").status_code == 200
 
 
 def test_the_selector_costs_five_queries_however_many_requests_and_three_once_read(
-    world, history, django_assert_num_queries
+    dashboard_world, history, django_assert_num_queries
 ):
     # states, the days' fingerprints, the window's events, those requests' earlier events,
     # the oldest waiting; read again with nothing new, the days come from the cache
@@ -166,11 +166,11 @@ def test_the_selector_costs_five_queries_however_many_requests_and_three_once_re
     with django_assert_num_queries(3):
         assert at(NOW, admin_dashboard)["lead_time"]["count"] == 3
     for index in range(5):
-        made = at(NOW - timedelta(days=2), lambda index=index: ask(world, f"more{index}"))
+        made = at(NOW - timedelta(days=2), lambda index=index: ask(dashboard_world, f"more{index}"))
         at(
             NOW - timedelta(days=1),
             lambda made=made: services.reject_request(
-                request_id=made.pk, approver=world["admin"], reason="no"
+                request_id=made.pk, approver=dashboard_world["admin"], reason="no"
             ),
         )
     with django_assert_num_queries(5):  # the day the rejections were added to is read again

@@ -20,24 +20,24 @@ PREVIEW = "/tenants/payments/environment-preview/"
 REVIEW_9 = {"project": "checkout", "env_slug": "review-9", "ttl": "4h", "tier": "review"}
 
 
-def first_rule(world, condition: str, **fields) -> EnvironmentRule:
+def first_rule(demo_world, condition: str, **fields) -> EnvironmentRule:
     """Payments' first environment rule: the one every environment is tried against first."""
     return EnvironmentRule.objects.create(
-        tenant=world["tenant"], position=1, condition=condition, **fields
+        tenant=demo_world["tenant"], position=1, condition=condition, **fields
     )
 
 
 # --- starting one from the web ----------------------------------------------------------------
 
 
-def test_request_menu_offers_an_ephemeral_environment(client, world):
-    client.force_login(world["developer"])
+def test_request_menu_offers_an_ephemeral_environment(client, demo_world):
+    client.force_login(demo_world["developer"])
     page = client.get("/tenants/payments/request/").content.decode()
     assert f'href="{FORM}"' in page
 
 
-def test_member_starts_an_environment_from_the_form(client, world):
-    client.force_login(world["developer"])
+def test_member_starts_an_environment_from_the_form(client, demo_world):
+    client.force_login(demo_world["developer"])
     form = client.get(FORM).content.decode()
     assert f'data-preview-url="{PREVIEW}"' in form
     assert "14d" in form  # the review tier's maximum TTL
@@ -66,9 +66,9 @@ def test_member_starts_an_environment_from_the_form(client, world):
     assert f'href="/environments/{environment.pk}/"' in request_page
 
 
-def test_form_shows_a_refusal_and_keeps_what_was_typed(client, world):
-    first_rule(world, "true", refuse=True, message="Review apps are paused this week.")
-    client.force_login(world["developer"])
+def test_form_shows_a_refusal_and_keeps_what_was_typed(client, demo_world):
+    first_rule(demo_world, "true", refuse=True, message="Review apps are paused this week.")
+    client.force_login(demo_world["developer"])
     response = client.post(FORM, REVIEW_9)
     page = response.content.decode()
     assert response.status_code == 200
@@ -77,9 +77,11 @@ def test_form_shows_a_refusal_and_keeps_what_was_typed(client, world):
     assert not EphemeralEnvironment.objects.exists()
 
 
-def test_preview_shows_the_namespace_and_the_rule_that_chose_it(client, world):
-    first_rule(world, 'env_slug.startsWith("review")', namespace_template="payments-review-apps")
-    client.force_login(world["developer"])
+def test_preview_shows_the_namespace_and_the_rule_that_chose_it(client, demo_world):
+    first_rule(
+        demo_world, 'env_slug.startsWith("review")', namespace_template="payments-review-apps"
+    )
+    client.force_login(demo_world["developer"])
 
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": "review-3"}).content.decode()
 
@@ -88,8 +90,8 @@ def test_preview_shows_the_namespace_and_the_rule_that_chose_it(client, world):
     assert "Shared" in page
 
 
-def test_preview_shows_a_long_env_slug_shortened_with_a_hash(client, world):
-    client.force_login(world["developer"])
+def test_preview_shows_a_long_env_slug_shortened_with_a_hash(client, demo_world):
+    client.force_login(demo_world["developer"])
     slug = "review-a-very-long-branch-name-for-the-quarterly-reports-cart"
 
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": slug}).content.decode()
@@ -103,13 +105,13 @@ def test_preview_shows_a_long_env_slug_shortened_with_a_hash(client, world):
     assert "The default template" in page
 
 
-def test_preview_says_when_no_rule_matches(client, world):
-    first_rule(world, 'branch == "x"', namespace_template="payments-x")
-    client.force_login(world["developer"])
+def test_preview_says_when_no_rule_matches(client, demo_world):
+    first_rule(demo_world, 'branch == "x"', namespace_template="payments-x")
+    client.force_login(demo_world["developer"])
     page = client.get(PREVIEW, {"project": "checkout", "env_slug": "review-3"}).content.decode()
     assert "No environment rule matches" in page
 
 
-def test_preview_of_another_tenant_is_404(client, world):
-    client.force_login(world["outsider"])
+def test_preview_of_another_tenant_is_404(client, demo_world):
+    client.force_login(demo_world["outsider"])
     assert client.get(PREVIEW, {"project": "checkout", "env_slug": "r"}).status_code == 404

@@ -16,12 +16,12 @@ from tests.support.workflow import ask_for_environment
 pytestmark = pytest.mark.usefixtures("checkout")
 
 
-def start(world, *, env_slug="review-42", requester=None, live=True, **payload):
+def start(demo_world, *, env_slug="review-42", requester=None, live=True, **payload):
     """An environment of payments' checkout project, made as CI would, then marked live
     (provisioning is the engine's business)."""
     created = ask_for_environment(
-        world["tenant"],
-        requester or world["developer"],
+        demo_world["tenant"],
+        requester or demo_world["developer"],
         project="checkout",
         env_slug=env_slug,
         **({"branch": "feature/new-cart", "mr_id": "42"} | payload),
@@ -33,19 +33,21 @@ def start(world, *, env_slug="review-42", requester=None, live=True, **payload):
     return environment
 
 
-def member(world, role=Role.MEMBER, tenant=None):
-    return MembershipFactory(tenant=tenant or world["tenant"], role=role, user=UserFactory()).user
+def member(demo_world, role=Role.MEMBER, tenant=None):
+    return MembershipFactory(
+        tenant=tenant or demo_world["tenant"], role=role, user=UserFactory()
+    ).user
 
 
 # --- the tenant's page ----------------------------------------------------------------------
 
 
-def test_tenant_page_lists_running_environments_with_their_expiry(client, world):
-    environment = start(world)
-    ended = start(world, env_slug="review-7")
+def test_tenant_page_lists_running_environments_with_their_expiry(client, demo_world):
+    environment = start(demo_world)
+    ended = start(demo_world, env_slug="review-7")
     EphemeralEnvironment.objects.filter(pk=ended.pk).update(state=EnvironmentState.ENDED)
     EphemeralEnvironment.objects.filter(pk=environment.pk).update(warned_at=timezone.now())
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
 
     page = client.get("/tenants/payments/").content.decode()
 
@@ -63,9 +65,9 @@ def test_tenant_page_lists_running_environments_with_their_expiry(client, world)
 # --- an environment's page ------------------------------------------------------------------
 
 
-def test_environment_page_shows_its_variables_namespace_and_lifetime(client, world):
-    environment = start(world, ttl="2h")
-    client.force_login(world["developer"])
+def test_environment_page_shows_its_variables_namespace_and_lifetime(client, demo_world):
+    environment = start(demo_world, ttl="2h")
+    client.force_login(demo_world["developer"])
 
     page = client.get(f"/environments/{environment.pk}/").content.decode()
 
@@ -86,9 +88,9 @@ def test_environment_page_shows_its_variables_namespace_and_lifetime(client, wor
     assert "Extend</button>" in page and "End now</button>" in page
 
 
-def test_creator_extends_the_environment(client, world):
-    environment = start(world, ttl="2h")
-    client.force_login(world["developer"])
+def test_creator_extends_the_environment(client, demo_world):
+    environment = start(demo_world, ttl="2h")
+    client.force_login(demo_world["developer"])
 
     response = client.post(f"/environments/{environment.pk}/extend/", {"ttl": "3d"}, follow=True)
 
@@ -100,9 +102,11 @@ def test_creator_extends_the_environment(client, world):
     assert AuditEvent.objects.filter(action="environment.extend").count() == 1
 
 
-def test_extension_past_the_maximum_is_refused_with_the_reason_and_keeps_the_ttl(client, world):
-    environment = start(world, ttl="2h")
-    client.force_login(world["developer"])
+def test_extension_past_the_maximum_is_refused_with_the_reason_and_keeps_the_ttl(
+    client, demo_world
+):
+    environment = start(demo_world, ttl="2h")
+    client.force_login(demo_world["developer"])
 
     response = client.post(f"/environments/{environment.pk}/extend/", {"ttl": "30d"})
 
@@ -115,16 +119,16 @@ def test_extension_past_the_maximum_is_refused_with_the_reason_and_keeps_the_ttl
     assert environment.expires_at == before
 
 
-def test_a_ttl_that_is_no_duration_is_explained(client, world):
-    environment = start(world)
-    client.force_login(world["developer"])
+def test_a_ttl_that_is_no_duration_is_explained(client, demo_world):
+    environment = start(demo_world)
+    client.force_login(demo_world["developer"])
     page = client.post(f"/environments/{environment.pk}/extend/", {"ttl": "soon"})
     assert "is not a duration" in page.content.decode()
 
 
-def test_a_member_who_did_not_create_it_may_end_but_not_extend_it(client, world):
-    environment = start(world)
-    client.force_login(member(world))
+def test_a_member_who_did_not_create_it_may_end_but_not_extend_it(client, demo_world):
+    environment = start(demo_world)
+    client.force_login(member(demo_world))
 
     page = client.get(f"/environments/{environment.pk}/").content.decode()
 
@@ -137,17 +141,17 @@ def test_a_member_who_did_not_create_it_may_end_but_not_extend_it(client, world)
 @pytest.mark.parametrize(
     "path", ["/environments/{pk}/", "/environments/{pk}/extend/", "/environments/{pk}/end/"]
 )
-def test_people_of_another_tenant_get_404(client, world, role, path):
-    environment = start(world)
-    client.force_login(member(world, role, tenant=Tenant.objects.get(slug="search")))
+def test_people_of_another_tenant_get_404(client, demo_world, role, path):
+    environment = start(demo_world)
+    client.force_login(member(demo_world, role, tenant=Tenant.objects.get(slug="search")))
     url = path.format(pk=environment.pk)
     response = client.get(url) if path.endswith("}/") else client.post(url, {"ttl": "1h"})
     assert response.status_code == 404
 
 
-def test_ending_it_makes_an_end_request_linked_from_its_page(client, world):
-    environment = start(world)
-    client.force_login(world["developer"])
+def test_ending_it_makes_an_end_request_linked_from_its_page(client, demo_world):
+    environment = start(demo_world)
+    client.force_login(demo_world["developer"])
 
     response = client.post(
         f"/environments/{environment.pk}/end/", {"reason": "Merged."}, follow=True
@@ -164,10 +168,12 @@ def test_ending_it_makes_an_end_request_linked_from_its_page(client, world):
     assert "End now</button>" not in page
 
 
-def test_ending_one_already_ending_says_why_not_and_keeps_the_reason(client, world):
-    environment = start(world)
-    services.end_environment(environment_id=environment.pk, actor=world["developer"], cause="ended")
-    client.force_login(world["owner"])
+def test_ending_one_already_ending_says_why_not_and_keeps_the_reason(client, demo_world):
+    environment = start(demo_world)
+    services.end_environment(
+        environment_id=environment.pk, actor=demo_world["developer"], cause="ended"
+    )
+    client.force_login(demo_world["owner"])
 
     response = client.post(f"/environments/{environment.pk}/end/", {"reason": "Twice."})
 
@@ -181,9 +187,9 @@ def test_ending_one_already_ending_says_why_not_and_keeps_the_reason(client, wor
 # --- the namespace it lives in ---------------------------------------------------------------
 
 
-def test_a_namespace_page_lists_the_environments_living_in_it(client, world):
-    environment = start(world)
-    client.force_login(world["developer"])
+def test_a_namespace_page_lists_the_environments_living_in_it(client, demo_world):
+    environment = start(demo_world)
+    client.force_login(demo_world["developer"])
     page = client.get(f"/namespaces/{environment.namespace_id}/").content.decode()
     assert f"/environments/{environment.pk}/" in page
     assert f"{environment.project.name}/{environment.slug}" in page

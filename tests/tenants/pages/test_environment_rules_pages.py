@@ -28,12 +28,12 @@ VALID_RULES = """\
 """
 
 
-def test_owner_saves_rules_written_as_yaml(client, world):
-    client.force_login(world["owner"])
+def test_owner_saves_rules_written_as_yaml(client, demo_world):
+    client.force_login(demo_world["owner"])
 
     response = client.post(RULES_PAGE, {"rules": VALID_RULES}, follow=True)
 
-    rules = list(world["tenant"].environment_rules.order_by("position"))
+    rules = list(demo_world["tenant"].environment_rules.order_by("position"))
     assert response.redirect_chain == [(RULES_PAGE, 302)]
     assert [(r.position, r.condition, r.namespace_template, r.refuse) for r in rules] == [
         (1, 'env_slug.startsWith("review")', "payments-review-apps", False),
@@ -49,12 +49,14 @@ def test_owner_saves_rules_written_as_yaml(client, world):
     )
 
 
-def test_a_rule_whose_if_does_not_compile_is_refused_by_number_and_the_text_kept(client, world):
+def test_a_rule_whose_if_does_not_compile_is_refused_by_number_and_the_text_kept(
+    client, demo_world
+):
     EnvironmentRule.objects.create(
-        tenant=world["tenant"], position=1, condition="", namespace_template="payments-all"
+        tenant=demo_world["tenant"], position=1, condition="", namespace_template="payments-all"
     )
     text = "- namespace: payments-$ENV_SLUG\n- if: env_slug.startsWith(\n  namespace: payments-x\n"
-    client.force_login(world["owner"])
+    client.force_login(demo_world["owner"])
 
     response = client.post(RULES_PAGE, {"rules": text})
 
@@ -62,9 +64,9 @@ def test_a_rule_whose_if_does_not_compile_is_refused_by_number_and_the_text_kept
     assert response.status_code == 200
     assert "Rule 2: The if condition does not compile" in page
     assert "env_slug.startsWith(\n  namespace: payments-x" in page
-    assert list(world["tenant"].environment_rules.values_list("namespace_template", flat=True)) == [
-        "payments-all"
-    ]
+    assert list(
+        demo_world["tenant"].environment_rules.values_list("namespace_template", flat=True)
+    ) == ["payments-all"]
 
 
 @pytest.mark.parametrize(
@@ -77,18 +79,18 @@ def test_a_rule_whose_if_does_not_compile_is_refused_by_number_and_the_text_kept
         ("- namespace: other-team-x\n", "outside the tenant&#x27;s prefix"),
     ],
 )
-def test_rules_that_are_not_rules_are_explained(client, world, text, message):
-    client.force_login(world["owner"])
+def test_rules_that_are_not_rules_are_explained(client, demo_world, text, message):
+    client.force_login(demo_world["owner"])
     page = client.post(RULES_PAGE, {"rules": text}).content.decode()
     assert message in page
     assert not EnvironmentRule.objects.exists()
 
 
-def test_a_member_reads_the_rules_but_cannot_change_them(client, world):
+def test_a_member_reads_the_rules_but_cannot_change_them(client, demo_world):
     EnvironmentRule.objects.create(
-        tenant=world["tenant"], position=1, condition="", namespace_template="payments-all"
+        tenant=demo_world["tenant"], position=1, condition="", namespace_template="payments-all"
     )
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
 
     page = client.get(RULES_PAGE).content.decode()
 
@@ -99,23 +101,23 @@ def test_a_member_reads_the_rules_but_cannot_change_them(client, world):
     assert EnvironmentRule.objects.count() == 1
 
 
-def test_a_platform_admin_may_change_the_rules(client, world):
-    client.force_login(world["admin"])
+def test_a_platform_admin_may_change_the_rules(client, demo_world):
+    client.force_login(demo_world["admin"])
     response = client.post(RULES_PAGE, {"rules": "- namespace: payments-$ENV_SLUG\n"})
     assert response.status_code == 302
     assert EnvironmentRule.objects.get().namespace_template == "payments-$ENV_SLUG"
 
 
-def test_trying_the_rules_shows_the_matching_rule_and_namespace(client, world):
+def test_trying_the_rules_shows_the_matching_rule_and_namespace(client, demo_world):
     services.replace_environment_rules(
-        tenant=world["tenant"],
-        actor=world["owner"],
+        tenant=demo_world["tenant"],
+        actor=demo_world["owner"],
         rules=[
             {"if": 'branch == "main"', "refuse": True, "message": "Not main."},
             {"namespace": "$TENANT-$PROJECT-mr-$MR_ID"},
         ],
     )
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
 
     shown = client.get(
         RULES_PAGE,
@@ -129,6 +131,6 @@ def test_trying_the_rules_shows_the_matching_rule_and_namespace(client, world):
     assert re.search(r"Refused by <a [^>]+>rule 1</a>", refused) and "Not main." in refused
 
 
-def test_rules_page_of_another_tenant_is_404(client, world):
-    client.force_login(world["outsider"])
+def test_rules_page_of_another_tenant_is_404(client, demo_world):
+    client.force_login(demo_world["outsider"])
     assert client.get(RULES_PAGE).status_code == 404

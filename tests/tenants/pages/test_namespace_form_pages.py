@@ -25,8 +25,8 @@ def form_data(**overrides):
     }
 
 
-def test_member_submits_a_namespace_request_and_lands_on_its_page(client, world):
-    client.force_login(world["developer"])
+def test_member_submits_a_namespace_request_and_lands_on_its_page(client, demo_world):
+    client.force_login(demo_world["developer"])
     response = client.post(NAMESPACE_FORM, form_data())
 
     created = Request.objects.get()
@@ -46,9 +46,9 @@ def test_member_submits_a_namespace_request_and_lands_on_its_page(client, world)
     ],
 )
 def test_bad_input_re_renders_the_form_with_messages_and_saves_nothing(
-    client, world, field, value, message
+    client, demo_world, field, value, message
 ):
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     response = client.post(NAMESPACE_FORM, form_data(**{field: value}))
 
     assert response.status_code == 200
@@ -57,9 +57,9 @@ def test_bad_input_re_renders_the_form_with_messages_and_saves_nothing(
     assert not Request.objects.exists() and not Namespace.objects.exists()
 
 
-def test_over_budget_is_shown_with_the_numbers(client, world):
+def test_over_budget_is_shown_with_the_numbers(client, demo_world):
     Tenant.objects.filter(slug="payments").update(budget_cpu_millis=1500)
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     client.post(NAMESPACE_FORM, form_data(app="one"))
 
     page = client.post(NAMESPACE_FORM, form_data(app="two")).content.decode()
@@ -72,7 +72,7 @@ def test_over_budget_is_shown_with_the_numbers(client, world):
     assert Request.objects.count() == 1
 
 
-def test_policy_denial_is_shown_on_the_form(client, world):
+def test_policy_denial_is_shown_on_the_form(client, demo_world):
     ApprovalRule.objects.create(
         position=1,
         name="freeze",
@@ -80,18 +80,18 @@ def test_policy_denial_is_shown_on_the_form(client, world):
         condition="true",
         message="Change freeze until Monday.",
     )
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     page = client.post(NAMESPACE_FORM, form_data()).content.decode()
     assert "Change freeze until Monday." in page
 
 
-def test_outsider_cannot_open_another_tenants_form(client, world):
-    client.force_login(world["outsider"])
+def test_outsider_cannot_open_another_tenants_form(client, demo_world):
+    client.force_login(demo_world["outsider"])
     assert client.get(NAMESPACE_FORM).status_code == 404
 
 
-def test_name_preview_shows_the_truncated_final_name(client, world):
-    client.force_login(world["developer"])
+def test_name_preview_shows_the_truncated_final_name(client, demo_world):
+    client.force_login(demo_world["developer"])
     app = "a-very-long-application-name-for-the-quarterly-reports"
     page = client.get(
         "/tenants/payments/name-preview/", {"app": app, "tier": "staging", "cluster": "sandbox"}
@@ -100,9 +100,9 @@ def test_name_preview_shows_the_truncated_final_name(client, world):
     assert "shortened with a stable hash" in page
 
 
-def test_name_preview_warns_about_a_taken_name(client, world):
-    submit(world)
-    client.force_login(world["developer"])
+def test_name_preview_warns_about_a_taken_name(client, demo_world):
+    submit(demo_world)
+    client.force_login(demo_world["developer"])
     page = client.get(
         "/tenants/payments/name-preview/", {"app": "shop", "tier": "prod", "cluster": "sandbox"}
     ).content.decode()

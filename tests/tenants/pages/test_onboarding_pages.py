@@ -14,16 +14,16 @@ BRANCH_AND_BUDGET = {
 }
 
 
-def onboard(client, world, fields: dict):
+def onboard(client, demo_world, fields: dict):
     """The onboarding form sent by a platform admin."""
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     return client.post("/tenants/new/", {**BRANCH_AND_BUDGET, **fields})
 
 
-def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
+def test_onboarding_creates_a_tenant_ready_for_requests(client, demo_world):
     response = onboard(
         client,
-        world,
+        demo_world,
         {
             "slug": "ledger",
             "name": "Ledger team",
@@ -35,8 +35,8 @@ def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
             "credentials": "ghp_secret_token_value",
             "engine": "flux",
             "commit_url": "https://git.example.com/ledger/deploy/commit/{sha}",
-            "clusters": [world["tenant"].allowed_clusters.get().pk],
-            "tiers": list(world["tenant"].allowed_tiers.values_list("pk", flat=True)),
+            "clusters": [demo_world["tenant"].allowed_clusters.get().pk],
+            "tiers": list(demo_world["tenant"].allowed_tiers.values_list("pk", flat=True)),
             "allowed_domains": "ledger.example.com",
             "notify_emails": "ledger@example.com",
         },
@@ -52,10 +52,10 @@ def test_onboarding_creates_a_tenant_ready_for_requests(client, world):
     assert "ghp_secret_token_value" not in str(event.after)
 
 
-def test_onboarding_refuses_a_commit_link_without_its_placeholder(client, world):
+def test_onboarding_refuses_a_commit_link_without_its_placeholder(client, demo_world):
     page = onboard(
         client,
-        world,
+        demo_world,
         {
             "slug": "ledger",
             "name": "Ledger team",
@@ -67,9 +67,9 @@ def test_onboarding_refuses_a_commit_link_without_its_placeholder(client, world)
     assert not Tenant.objects.filter(slug="ledger").exists()
 
 
-def test_onboarding_refuses_a_clashing_prefix_and_keeps_what_was_typed(client, world):
+def test_onboarding_refuses_a_clashing_prefix_and_keeps_what_was_typed(client, demo_world):
     fields = {"slug": "payments-eu", "name": "Payments EU", "engine": "argocd"}
-    page = onboard(client, world, fields).content.decode()
+    page = onboard(client, demo_world, fields).content.decode()
     assert "share a namespace prefix" in page
     assert 'value="Payments EU"' in page
     assert not Tenant.objects.filter(slug="payments-eu").exists()

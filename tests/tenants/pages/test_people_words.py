@@ -23,13 +23,13 @@ CSS = Path(__file__).resolve().parents[3] / "static" / "berth" / "berth.css"
 
 
 @pytest.fixture
-def world(demo_world):
+def budgeted_world(demo_world):
     set_budget(demo_world["tenant"], cpu_millis=32_000, memory_mib=65_536, namespaces=20)
     return demo_world
 
 
-def project(world, app: str = "checkout") -> Request:
-    return ask_for_project(world["tenant"], world["developer"], app=app)
+def project(budgeted_world, app: str = "checkout") -> Request:
+    return ask_for_project(budgeted_world["tenant"], budgeted_world["developer"], app=app)
 
 
 def ready(tenancy_request: Request, admin) -> Request:
@@ -50,9 +50,9 @@ def assert_no_raw_values(page: str) -> None:
 # --- what a request asks for, and what happened to it ------------------------------------
 
 
-def test_a_projects_asked_for_joins_its_tiers_and_names_its_engine(client, world):
-    tenancy_request = project(world)
-    client.force_login(world["developer"])
+def test_a_projects_asked_for_joins_its_tiers_and_names_its_engine(client, budgeted_world):
+    tenancy_request = project(budgeted_world)
+    client.force_login(budgeted_world["developer"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
 
     asked = page.split("<dt>Asked for</dt>")[1].split("</dd>")[0]
@@ -61,9 +61,9 @@ def test_a_projects_asked_for_joins_its_tiers_and_names_its_engine(client, world
     assert_no_raw_values(page)
 
 
-def test_the_history_says_what_happened_in_words(client, world):
-    tenancy_request = ready(project(world), world["admin"])
-    client.force_login(world["developer"])
+def test_the_history_says_what_happened_in_words(client, budgeted_world):
+    tenancy_request = ready(project(budgeted_world), budgeted_world["admin"])
+    client.force_login(budgeted_world["developer"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
 
     history = page.split('id="history"')[1].split("</section>")[0]
@@ -72,9 +72,11 @@ def test_the_history_says_what_happened_in_words(client, world):
     assert_no_raw_values(page)
 
 
-def test_a_projects_namespaces_read_in_promotion_order_with_its_kargo_namespace(client, world):
-    tenancy_request = project(world)
-    client.force_login(world["developer"])
+def test_a_projects_namespaces_read_in_promotion_order_with_its_kargo_namespace(
+    client, budgeted_world
+):
+    tenancy_request = project(budgeted_world)
+    client.force_login(budgeted_world["developer"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
 
     listed = page.split('class="created"')[1].split("</p>")[0]
@@ -88,8 +90,8 @@ def test_a_projects_namespaces_read_in_promotion_order_with_its_kargo_namespace(
     assert "(its Kargo project)" in listed
 
 
-def test_the_failure_email_says_failed_not_is_failed(world):
-    tenancy_request = project(world)
+def test_the_failure_email_says_failed_not_is_failed(budgeted_world):
+    tenancy_request = project(budgeted_world)
     Request.objects.filter(pk=tenancy_request.pk).update(state=RequestState.FAILED)
     tenancy_request.refresh_from_db()
 
@@ -104,9 +106,9 @@ def test_the_failure_email_says_failed_not_is_failed(world):
 # --- the audit log ---------------------------------------------------------------------------
 
 
-def test_the_audit_log_names_objects_by_their_names_with_links(client, world):
-    tenancy_request = project(world)
-    client.force_login(world["admin"])
+def test_the_audit_log_names_objects_by_their_names_with_links(client, budgeted_world):
+    tenancy_request = project(budgeted_world)
+    client.force_login(budgeted_world["admin"])
     page = client.get("/audit/").content.decode()
 
     row = next(row for row in page.split("<tr>") if f"/requests/{tenancy_request.pk}/" in row)
@@ -114,7 +116,7 @@ def test_the_audit_log_names_objects_by_their_names_with_links(client, world):
         f'<a href="/requests/{tenancy_request.pk}/">Request #{tenancy_request.pk}, '
         "new project for payments</a>"
     ) in row
-    assert f"for {world['tenant'].pk}<" not in row  # never the tenant's numeric id
+    assert f"for {budgeted_world['tenant'].pk}<" not in row  # never the tenant's numeric id
     assert '<a href="/tenants/payments/">payments</a>' in row
     assert "submitted the request" in row and 'title="request.submit"' in row
     assert_no_raw_values(page)
@@ -123,10 +125,10 @@ def test_the_audit_log_names_objects_by_their_names_with_links(client, world):
 # --- units as people read them ---------------------------------------------------------------
 
 
-def test_budgets_read_in_cores_and_gib_with_the_exact_value_on_hover(client, world):
-    tenant = world["tenant"]
+def test_budgets_read_in_cores_and_gib_with_the_exact_value_on_hover(client, budgeted_world):
+    tenant = budgeted_world["tenant"]
     live_namespace(tenant, "big-dev", cpu_millis=8200, memory_mib=16640)
-    client.force_login(world["developer"])
+    client.force_login(budgeted_world["developer"])
     page = client.get(f"/tenants/{tenant.slug}/").content.decode()
 
     cpu = page.split('id="budget-cpu-text">')[1].split("</span>")[0]
@@ -139,10 +141,10 @@ def test_budgets_read_in_cores_and_gib_with_the_exact_value_on_hover(client, wor
     assert_no_raw_values(page)
 
 
-def test_a_namespace_and_the_queue_show_the_same_units(client, world):
-    tenant = world["tenant"]
+def test_a_namespace_and_the_queue_show_the_same_units(client, budgeted_world):
+    tenant = budgeted_world["tenant"]
     namespace = live_namespace(tenant, "small-dev", cpu_millis=500, memory_mib=1536)
-    client.force_login(world["admin"])
+    client.force_login(budgeted_world["admin"])
     page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
     assert (
         'CPU <abbr class="quantity" title="500m">0.5 cores</abbr> · memory '
@@ -150,7 +152,7 @@ def test_a_namespace_and_the_queue_show_the_same_units(client, world):
     ) in page
 
     ask_for_namespace(
-        tenant, world["developer"], app="shop", tier="prod", cpu="1500m", memory="1536Mi"
+        tenant, budgeted_world["developer"], app="shop", tier="prod", cpu="1500m", memory="1536Mi"
     )
     queue = client.get("/approvals/").content.decode()
     assert 'cpu: <abbr class="quantity" title="1500m">1.5 cores</abbr>' in queue
@@ -160,11 +162,11 @@ def test_a_namespace_and_the_queue_show_the_same_units(client, world):
 # --- the dashboard's charts --------------------------------------------------------------------
 
 
-def test_the_provisioning_axis_counts_from_zero_past_the_longest_day(client, world):
+def test_the_provisioning_axis_counts_from_zero_past_the_longest_day(client, budgeted_world):
     now = timezone.now().replace(hour=12, minute=0, second=0, microsecond=0)
     for index, seconds in enumerate((1, 2)):  # a day of 1 s, a day of 2 s
         asked = now - timedelta(days=index + 1)
-        made = at(asked, lambda index=index: ask(world, f"app{index}", tier="dev"))
+        made = at(asked, lambda index=index: ask(budgeted_world, f"app{index}", tier="dev"))
         at(asked + timedelta(seconds=seconds), lambda made=made: provision(made.pk, ready=True))
 
     chart = at(now, admin_dashboard)["provisioning_time"]
@@ -173,7 +175,7 @@ def test_the_provisioning_axis_counts_from_zero_past_the_longest_day(client, wor
     assert labels == ["0", "1s", "2s"] and chart["top"] == "2s"
     assert len(set(labels)) == len(labels)
 
-    client.force_login(world["admin"])
+    client.force_login(budgeted_world["admin"])
     page = client.get("/dashboard/").content.decode()
     svg = page.split('id="provisioning-time"')[1].split("</svg>")[0]
     assert re.findall(r'class="tick scale"[^>]*>([^<]+)<', svg) == ["0", "1s", "2s"]
@@ -184,10 +186,10 @@ def test_the_provisioning_axis_counts_from_zero_past_the_longest_day(client, wor
     assert '<g transform="translate(32 0)">' in svg
 
 
-def test_state_bars_are_coloured_by_what_the_state_means(client, world):
-    failed = ask(world, "down", tier="dev")
+def test_state_bars_are_coloured_by_what_the_state_means(client, budgeted_world):
+    failed = ask(budgeted_world, "down", tier="dev")
     provision(failed.pk, ready=False, message="sandbox: cluster unreachable")
-    client.force_login(world["admin"])
+    client.force_login(budgeted_world["admin"])
     page = client.get("/dashboard/").content.decode()
 
     assert 'class="hbar hbar-failed"' in page and 'class="hbar hbar-ready"' in page
@@ -199,8 +201,8 @@ def test_state_bars_are_coloured_by_what_the_state_means(client, world):
 # --- the tenant's permissions ----------------------------------------------------------------
 
 
-def test_permissions_are_one_row_group_per_role_with_alike_tiers_together(client, world):
-    client.force_login(world["developer"])
+def test_permissions_are_one_row_group_per_role_with_alike_tiers_together(client, budgeted_world):
+    client.force_login(budgeted_world["developer"])
     page = client.get("/tenants/payments/").content.decode()
 
     table = page.split('id="permissions-table"')[1].split("</table>")[0]

@@ -5,8 +5,8 @@ from tenants.models import ApprovalRule, AuditEvent
 from tests.support.tenants_pages import submit
 
 
-def test_a_rule_that_does_not_compile_is_refused_at_save(client, world):
-    client.force_login(world["admin"])
+def test_a_rule_that_does_not_compile_is_refused_at_save(client, demo_world):
+    client.force_login(demo_world["admin"])
     response = client.post(
         "/policy/new/",
         {
@@ -24,8 +24,8 @@ def test_a_rule_that_does_not_compile_is_refused_at_save(client, world):
     assert not ApprovalRule.objects.filter(name="broken").exists()
 
 
-def test_admin_adds_a_rule_and_it_decides_the_next_request(client, world):
-    client.force_login(world["admin"])
+def test_admin_adds_a_rule_and_it_decides_the_next_request(client, demo_world):
+    client.force_login(demo_world["admin"])
     client.post(
         "/policy/new/",
         {
@@ -39,10 +39,10 @@ def test_admin_adds_a_rule_and_it_decides_the_next_request(client, world):
         },
     )
     assert AuditEvent.objects.filter(action="policy.rule_saved").exists()
-    assert submit(world).policy_rule == "prod-needs-two"
+    assert submit(demo_world).policy_rule == "prod-needs-two"
 
 
-def test_only_platform_admins_see_the_policy_pages(client, world):
-    client.force_login(world["owner"])
+def test_only_platform_admins_see_the_policy_pages(client, demo_world):
+    client.force_login(demo_world["owner"])
     assert client.get("/policy/").status_code == 403
     assert client.post("/policy/new/", {"name": "x"}).status_code == 403

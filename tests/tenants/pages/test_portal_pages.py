@@ -24,15 +24,10 @@ from tests.support.workflow import ask_for_namespace
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
-@pytest.fixture
-def world(demo_world):
-    return demo_world
-
-
-def submit(world, *, app="shop", tier="prod", cpu="1", memory="2Gi", requester=None):
+def submit(demo_world, *, app="shop", tier="prod", cpu="1", memory="2Gi", requester=None):
     return ask_for_namespace(
-        world["tenant"],
-        requester or world["developer"],
+        demo_world["tenant"],
+        requester or demo_world["developer"],
         app=app,
         tier=tier,
         cpu=cpu,
@@ -61,18 +56,18 @@ def made_ready(tenancy_request: Request) -> Namespace:
 # --- people's units --------------------------------------------------------------------------
 
 
-def test_asked_for_shows_the_quantities_in_cores_and_gib_not_berths_units(client, world):
-    tenancy_request = submit(world, cpu="1", memory="2Gi")
-    client.force_login(world["developer"])
+def test_asked_for_shows_the_quantities_in_cores_and_gib_not_berths_units(client, demo_world):
+    tenancy_request = submit(demo_world, cpu="1", memory="2Gi")
+    client.force_login(demo_world["developer"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
 
     assert "cpu: 1 core<" in page and "memory: 2 GiB<" in page
     assert "cpu_millis" not in page and "memory_mib" not in page
 
 
-def test_queue_and_audit_show_people_units_too(client, world):
-    submit(world, cpu="500m", memory="512Mi")
-    client.force_login(world["admin"])
+def test_queue_and_audit_show_people_units_too(client, demo_world):
+    submit(demo_world, cpu="500m", memory="512Mi")
+    client.force_login(demo_world["admin"])
 
     queue = client.get("/approvals/").content.decode()
     audit_page = client.get("/audit/").content.decode()
@@ -87,9 +82,9 @@ def test_queue_and_audit_show_people_units_too(client, world):
     assert "cpu_millis" not in submitted["after"]
 
 
-def test_namespace_page_shows_its_quota_in_people_units(client, world):
-    namespace = made_ready(submit(world, cpu="1500m", memory="3Gi"))
-    client.force_login(world["developer"])
+def test_namespace_page_shows_its_quota_in_people_units(client, demo_world):
+    namespace = made_ready(submit(demo_world, cpu="1500m", memory="3Gi"))
+    client.force_login(demo_world["developer"])
     page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
     assert (
         'CPU <abbr class="quantity" title="1500m">1.5 cores</abbr> · memory 3 GiB · storage 0 GiB'
@@ -99,15 +94,15 @@ def test_namespace_page_shows_its_quota_in_people_units(client, world):
 # --- the form starts on a tier meant to stay -------------------------------------------------
 
 
-def test_namespace_form_starts_on_the_first_permanent_tier(client, world):
-    tenant = world["tenant"]
+def test_namespace_form_starts_on_the_first_permanent_tier(client, demo_world):
+    tenant = demo_world["tenant"]
     ephemeral = EnvironmentTier.objects.filter(is_ephemeral=True).first()
     assert ephemeral is not None and tenant.allowed_tiers.filter(pk=ephemeral.pk).exists()
     # The demo orders the review-app tier first, as a tenant's list may.
     assert tenant.allowed_tiers.order_by("position")[0] == ephemeral
     first_permanent = tenant.allowed_tiers.filter(is_ephemeral=False).order_by("position")[0]
 
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     page = client.get("/tenants/payments/request/namespace/").content.decode()
 
     assert f'<option value="{first_permanent.slug}" selected>' in page
@@ -117,13 +112,13 @@ def test_namespace_form_starts_on_the_first_permanent_tier(client, world):
 # --- after the fact: what was made and committed, linked ------------------------------------
 
 
-def test_ready_request_links_its_namespace_and_its_commit(client, world):
-    tenancy_request = submit(world)
+def test_ready_request_links_its_namespace_and_its_commit(client, demo_world):
+    tenancy_request = submit(demo_world)
     namespace = made_ready(tenancy_request)
-    Tenant.objects.filter(pk=world["tenant"].pk).update(
+    Tenant.objects.filter(pk=demo_world["tenant"].pk).update(
         gitops_commit_url="https://forge.example/payments/gitops/commit/{sha}"
     )
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
 
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
     namespace_page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
@@ -135,28 +130,28 @@ def test_ready_request_links_its_namespace_and_its_commit(client, world):
     assert f'href="https://forge.example/payments/gitops/commit/{COMMIT}"' in namespace_page
 
 
-def test_commit_is_plain_text_without_a_configured_link(client, world):
-    tenancy_request = submit(world)
+def test_commit_is_plain_text_without_a_configured_link(client, demo_world):
+    tenancy_request = submit(demo_world)
     made_ready(tenancy_request)
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
     assert f'<code title="{COMMIT}">{COMMIT[:12]}</code>' in page
     assert "/commit/" not in page
 
 
 @pytest.mark.processes
-def test_approved_request_does_not_say_approval_will_commit(client, world, tmp_path):
+def test_approved_request_does_not_say_approval_will_commit(client, demo_world, tmp_path):
     from tests.support.gitserver import init_bare
 
     bare = init_bare(tmp_path / "payments.git")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")
-    tenancy_request = Request.objects.get(pk=submit(world).pk)  # with the tenant as saved
+    tenancy_request = Request.objects.get(pk=submit(demo_world).pk)  # with the tenant as saved
     services.approve_request(
         request_id=tenancy_request.pk,
-        approver=world["admin"],
+        approver=demo_world["admin"],
         plan_digest=review(tenancy_request).digest,
     )
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
     assert "What approval will commit" not in page
     assert "Approved; what Berth commits when provisioning reaches it" in page
@@ -172,16 +167,16 @@ def test_approved_request_does_not_say_approval_will_commit(client, world, tmp_p
         "https://forge example/{sha}",
     ],
 )
-def test_commit_link_template_is_validated(world, template):
-    tenant = world["tenant"]
+def test_commit_link_template_is_validated(demo_world, template):
+    tenant = demo_world["tenant"]
     tenant.gitops_commit_url = template
     with pytest.raises(ValidationError) as error:
         tenant.full_clean()
     assert "gitops_commit_url" in error.value.message_dict
 
 
-def test_commit_link_is_settable_through_the_api_and_refused_when_bad(client, world):
-    client.force_login(world["admin"])
+def test_commit_link_is_settable_through_the_api_and_refused_when_bad(client, demo_world):
+    client.force_login(demo_world["admin"])
     bad = client.patch(
         "/api/v1/tenants/payments/",
         {"gitops_commit_url": "javascript:{sha}"},
@@ -200,16 +195,16 @@ def test_commit_link_is_settable_through_the_api_and_refused_when_bad(client, wo
 # --- the history follows without a reload ---------------------------------------------------
 
 
-def test_progress_poll_brings_the_history_and_the_commit_once_ready(client, world):
-    tenancy_request = submit(world)
-    client.force_login(world["developer"])
+def test_progress_poll_brings_the_history_and_the_commit_once_ready(client, demo_world):
+    tenancy_request = submit(demo_world)
+    client.force_login(demo_world["developer"])
     moving = client.get(f"/requests/{tenancy_request.pk}/progress/").content.decode()
     assert 'id="history" data-swap' in moving and "submitted the request" in moving
     assert 'id="gitops"' not in moving  # the plan still describes the future
 
     services.approve_request(
         request_id=tenancy_request.pk,
-        approver=world["admin"],
+        approver=demo_world["admin"],
         plan_digest=review(tenancy_request).digest,
     )
     made_ready(tenancy_request)
@@ -228,9 +223,9 @@ def queue_digest(page: str, pk: int) -> str:
     return page.split(f'value="{pk}:')[1].split('"')[0]
 
 
-def test_approve_from_the_queue_row_binds_the_digest_shown(client, world):
-    tenancy_request = submit(world)
-    client.force_login(world["admin"])
+def test_approve_from_the_queue_row_binds_the_digest_shown(client, demo_world):
+    tenancy_request = submit(demo_world)
+    client.force_login(demo_world["admin"])
     page = client.get("/approvals/").content.decode()
     digest = queue_digest(page, tenancy_request.pk)
     assert digest == review(tenancy_request).digest
@@ -244,9 +239,9 @@ def test_approve_from_the_queue_row_binds_the_digest_shown(client, world):
     assert tenancy_request.state == RequestState.APPROVED
 
 
-def test_queue_approval_of_a_moved_plan_approves_nothing(client, world):
-    tenancy_request = submit(world)
-    client.force_login(world["admin"])
+def test_queue_approval_of_a_moved_plan_approves_nothing(client, demo_world):
+    tenancy_request = submit(demo_world)
+    client.force_login(demo_world["admin"])
     digest = queue_digest(client.get("/approvals/").content.decode(), tenancy_request.pk)
     EnvironmentTier.objects.filter(slug="prod").update(pod_security_level="baseline")
 
@@ -261,9 +256,9 @@ def test_queue_approval_of_a_moved_plan_approves_nothing(client, world):
     assert tenancy_request.state == RequestState.SUBMITTED
 
 
-def test_reject_from_the_queue_needs_a_reason(client, world):
-    tenancy_request = submit(world)
-    client.force_login(world["admin"])
+def test_reject_from_the_queue_needs_a_reason(client, demo_world):
+    tenancy_request = submit(demo_world)
+    client.force_login(demo_world["admin"])
     empty = client.post(
         f"/requests/{tenancy_request.pk}/reject/", {"reason": " ", "back": "queue"}, follow=True
     )
@@ -278,9 +273,9 @@ def test_reject_from_the_queue_needs_a_reason(client, world):
     assert tenancy_request.state == RequestState.REJECTED
 
 
-def test_bulk_approval_approves_every_selected_request(client, world):
-    first, second, third = (submit(world, app=app) for app in ("shop", "cart", "till"))
-    client.force_login(world["admin"])
+def test_bulk_approval_approves_every_selected_request(client, demo_world):
+    first, second, third = (submit(demo_world, app=app) for app in ("shop", "cart", "till"))
+    client.force_login(demo_world["admin"])
     page = client.get("/approvals/").content.decode()
     selected = [f"{r.pk}:{queue_digest(page, r.pk)}" for r in (first, second)]
 
@@ -294,11 +289,11 @@ def test_bulk_approval_approves_every_selected_request(client, world):
     assert AuditEvent.objects.filter(action="request.approve").count() == 2
 
 
-def test_bulk_approval_refuses_mixed_policy_outcomes_and_approves_none(client, world):
-    prod, staging = submit(world, app="shop"), submit(world, app="cart", tier="staging")
+def test_bulk_approval_refuses_mixed_policy_outcomes_and_approves_none(client, demo_world):
+    prod, staging = submit(demo_world, app="shop"), submit(demo_world, app="cart", tier="staging")
     assert staging.state == RequestState.SUBMITTED
     Request.objects.filter(pk=staging.pk).update(approvals_required=2)
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     page = client.get("/approvals/").content.decode()
 
     response = client.post(
@@ -313,9 +308,9 @@ def test_bulk_approval_refuses_mixed_policy_outcomes_and_approves_none(client, w
     assert not AuditEvent.objects.filter(action="request.approve").exists()
 
 
-def test_bulk_approval_with_one_moved_plan_approves_none(client, world):
-    first, second = submit(world, app="shop"), submit(world, app="cart")
-    client.force_login(world["admin"])
+def test_bulk_approval_with_one_moved_plan_approves_none(client, demo_world):
+    first, second = submit(demo_world, app="shop"), submit(demo_world, app="cart")
+    client.force_login(demo_world["admin"])
     page = client.get("/approvals/").content.decode()
     selected = [f"{r.pk}:{queue_digest(page, r.pk)}" for r in (first, second)]
     selected[1] = f"{second.pk}:{'0' * 64}"
@@ -327,9 +322,9 @@ def test_bulk_approval_with_one_moved_plan_approves_none(client, world):
 
 
 @pytest.mark.parametrize("selected", [[], ["x:abc"], ["12:"], ["1" * 13 + ":d"]])
-def test_bulk_approval_refuses_malformed_selections(client, world, selected):
-    submit(world)
-    client.force_login(world["admin"])
+def test_bulk_approval_refuses_malformed_selections(client, demo_world, selected):
+    submit(demo_world)
+    client.force_login(demo_world["admin"])
     response = client.post("/approvals/approve/", {"selected": selected}, follow=True)
     assert response.status_code == 200
     text = response.content.decode()
@@ -337,14 +332,14 @@ def test_bulk_approval_refuses_malformed_selections(client, world, selected):
     assert set(Request.objects.values_list("state", flat=True)) == {"submitted"}
 
 
-def test_bulk_approval_cannot_reach_another_tenants_or_ones_own_request(client, world):
+def test_bulk_approval_cannot_reach_another_tenants_or_ones_own_request(client, demo_world):
     search = Tenant.objects.get(slug="search")
     others = ask_for_namespace(
-        search, world["outsider"], app="index", tier="prod", cpu="1", memory="1Gi"
+        search, demo_world["outsider"], app="index", tier="prod", cpu="1", memory="1Gi"
     )
     # An owner of payments may not decide search's request, nor approve their own.
-    own = submit(world, requester=world["owner"])
-    client.force_login(world["owner"])
+    own = submit(demo_world, requester=demo_world["owner"])
+    client.force_login(demo_world["owner"])
     digest = review(others).digest
 
     foreign = client.post(
@@ -357,10 +352,10 @@ def test_bulk_approval_cannot_reach_another_tenants_or_ones_own_request(client, 
     assert set(Request.objects.values_list("state", flat=True)) == {"submitted"}
 
 
-def test_oldest_waiting_request_is_marked_in_the_queue(client, world):
-    oldest = submit(world, app="shop")
-    submit(world, app="cart")
-    client.force_login(world["admin"])
+def test_oldest_waiting_request_is_marked_in_the_queue(client, demo_world):
+    oldest = submit(demo_world, app="shop")
+    submit(demo_world, app="cart")
+    client.force_login(demo_world["admin"])
     page = client.get("/approvals/").content.decode()
     assert f'<tr id="queue-row-{oldest.pk}" class="oldest">' in page
     assert page.count('class="badge badge-oldest"') == 1
@@ -368,7 +363,7 @@ def test_oldest_waiting_request_is_marked_in_the_queue(client, world):
 
 @pytest.mark.processes
 def test_queue_reads_each_tenants_repository_once_and_binds_the_same_digests(
-    client, world, tmp_path, monkeypatch
+    client, demo_world, tmp_path, monkeypatch
 ):
     """Every row previews its GitOps change; the page fetches the tenant's branch once for
     all of them, and each row's digest is the one its own page would show."""
@@ -379,9 +374,9 @@ def test_queue_reads_each_tenants_repository_once_and_binds_the_same_digests(
     write = importlib.import_module("provisioning.gitops.write")  # the module, not write()
 
     bare = init_bare(tmp_path / "payments.git")
-    Tenant.objects.filter(pk=world["tenant"].pk).update(gitops_repo_url=f"file://{bare}")
-    world["tenant"].refresh_from_db()
-    made = [submit(world, app=app) for app in ("shop", "cart", "till")]
+    Tenant.objects.filter(pk=demo_world["tenant"].pk).update(gitops_repo_url=f"file://{bare}")
+    demo_world["tenant"].refresh_from_db()
+    made = [submit(demo_world, app=app) for app in ("shop", "cart", "till")]
     fetches = []
     real = write._fetched
     monkeypatch.setattr(
@@ -389,7 +384,7 @@ def test_queue_reads_each_tenants_repository_once_and_binds_the_same_digests(
         "_fetched",
         lambda remote, policy: (fetches.append(remote.url), real(remote, policy))[1],
     )
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
 
     page = client.get("/approvals/").content.decode()
 

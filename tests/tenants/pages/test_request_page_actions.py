@@ -27,32 +27,34 @@ def test_the_actions_start_from_the_states_the_services_allow():
     assert starts["retry"] == RETRYABLE_STATES
 
 
-def test_what_each_person_may_do_with_a_submitted_request(world, submitted):
+def test_what_each_person_may_do_with_a_submitted_request(demo_world, submitted):
     from tenants.selectors import RequestActions, request_actions
 
     colleague = User.objects.create(username="colleague")
-    world["tenant"].memberships.create(user=colleague, role="developer")
+    demo_world["tenant"].memberships.create(user=colleague, role="developer")
     superuser = User.objects.create(username="root", is_superuser=True)
 
-    assert request_actions(world["developer"], submitted) == RequestActions(cancel=True)
-    assert request_actions(world["admin"], submitted) == RequestActions(decide=True, cancel=True)
+    assert request_actions(demo_world["developer"], submitted) == RequestActions(cancel=True)
+    assert request_actions(demo_world["admin"], submitted) == RequestActions(
+        decide=True, cancel=True
+    )
     assert request_actions(colleague, submitted) == RequestActions()
     assert request_actions(superuser, submitted) == RequestActions(decide=True, cancel=True)
 
 
 @pytest.mark.parametrize("who", ["developer", "admin", "colleague", "superuser"])
-def test_cancel_is_offered_exactly_to_those_the_service_lets_cancel(world, submitted, who):
+def test_cancel_is_offered_exactly_to_those_the_service_lets_cancel(demo_world, submitted, who):
     from tenants.selectors import request_actions
 
     people = {
         "colleague": lambda: (
-            world["tenant"]
+            demo_world["tenant"]
             .memberships.create(user=User.objects.create(username="colleague"), role="developer")
             .user
         ),
         "superuser": lambda: User.objects.create(username="root", is_superuser=True),
     }
-    person = people[who]() if who in people else world[who]
+    person = people[who]() if who in people else demo_world[who]
     offered = request_actions(person, submitted).cancel
     try:
         services.cancel_request(request_id=submitted.pk, actor=person)
@@ -63,40 +65,42 @@ def test_cancel_is_offered_exactly_to_those_the_service_lets_cancel(world, submi
     assert offered is allowed
 
 
-def test_retry_is_offered_to_platform_admins_of_a_failed_request_only(world, submitted, settings):
+def test_retry_is_offered_to_platform_admins_of_a_failed_request_only(
+    demo_world, submitted, settings
+):
     from tenants.selectors import RequestActions, request_actions
 
-    to_failed(world, submitted, settings)
+    to_failed(demo_world, submitted, settings)
     submitted.refresh_from_db()
     assert submitted.state == RequestState.FAILED
-    assert request_actions(world["admin"], submitted) == RequestActions(retry=True)
-    assert request_actions(world["developer"], submitted) == RequestActions()
+    assert request_actions(demo_world["admin"], submitted) == RequestActions(retry=True)
+    assert request_actions(demo_world["developer"], submitted) == RequestActions()
 
 
-def test_nothing_is_offered_once_a_request_is_ready(world, submitted, settings):
+def test_nothing_is_offered_once_a_request_is_ready(demo_world, submitted, settings):
     from tenants.selectors import RequestActions, request_actions
 
-    to_ready(world, submitted, settings)
+    to_ready(demo_world, submitted, settings)
     submitted.refresh_from_db()
-    for person in (world["developer"], world["admin"]):
+    for person in (demo_world["developer"], demo_world["admin"]):
         assert request_actions(person, submitted) == RequestActions()
 
 
-def test_the_api_reports_what_the_page_offers(client, world, submitted):
+def test_the_api_reports_what_the_page_offers(client, demo_world, submitted):
     Request.objects.filter(pk=submitted.pk).update(approvals_required=2)
-    approve(world, submitted)
-    client.force_login(world["admin"])
+    approve(demo_world, submitted)
+    client.force_login(demo_world["admin"])
     body = client.get(f"/api/v1/requests/{submitted.pk}/").json()
     # Pat has approved this plan: approving it again would be refused.
     assert body["permissions"] == {"may_decide": False, "may_cancel": True, "may_retry": False}
 
 
 def test_a_decision_newly_offered_by_the_poll_sends_the_approver_to_review_the_plan(
-    client, world, submitted
+    client, demo_world, submitted
 ):
     # A page opened without the decision (here: before the plan it would approve was
     # known) never gets an approve button from the poll, which reads no repository.
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     actions = part(fragment(client, submitted), "request-actions")
     assert 'data-swap-key="decide cancel"' in actions
     assert "approve-button" not in actions and "plan_digest" not in actions

@@ -66,11 +66,11 @@ STATES = [
     ids=[row[1] for row in STATES],
 )
 def test_the_poll_brings_the_header_decisions_history_and_actions_of_each_state(
-    client, world, submitted, settings, reach, badge, moving, decision, history, cancel
+    client, demo_world, submitted, settings, reach, badge, moving, decision, history, cancel
 ):
     if reach:
-        reach(world, submitted, settings)
-    client.force_login(world["developer"])
+        reach(demo_world, submitted, settings)
+    client.force_login(demo_world["developer"])
     answer = fragment(client, submitted)
 
     assert answer.lstrip().startswith('<section id="progress"')  # the poll's own element first
@@ -90,19 +90,19 @@ def test_the_poll_brings_the_header_decisions_history_and_actions_of_each_state(
 
 
 def test_the_header_says_the_status_line_and_leaves_the_submission_message_behind(
-    client, world, submitted
+    client, demo_world, submitted
 ):
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     awaiting = part(fragment(client, submitted), "request-header")
     assert 'id="request-status"' in awaiting and "Awaiting approval: 0 of 1" in awaiting
 
-    approve(world, submitted)
+    approve(demo_world, submitted)
     approved = part(fragment(client, submitted), "request-header")
     assert "Awaiting approval" not in approved
 
 
-def test_a_submitted_request_is_announced_without_a_state_that_would_go_stale(client, world):
-    client.force_login(world["developer"])
+def test_a_submitted_request_is_announced_without_a_state_that_would_go_stale(client, demo_world):
+    client.force_login(demo_world["developer"])
     response = client.post(
         "/tenants/payments/request/namespace/",
         {
@@ -120,9 +120,9 @@ def test_a_submitted_request_is_announced_without_a_state_that_would_go_stale(cl
 
 
 def test_the_decision_forms_are_kept_while_the_offer_stands_and_go_once_decided(
-    client, world, submitted
+    client, demo_world, submitted
 ):
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     digest = review(submitted).digest
     page = client.get(f"/requests/{submitted.pk}/").content.decode()
     # The page's poll carries the plan it shows, so it can tell an approval already given.
@@ -132,30 +132,30 @@ def test_the_decision_forms_are_kept_while_the_offer_stands_and_go_once_decided(
     waiting = part(fragment(client, submitted, digest), "request-actions")
     assert 'data-swap-key="decide cancel"' in waiting  # the same key: the page keeps its forms
 
-    approve(world, submitted)
+    approve(demo_world, submitted)
     decided = part(fragment(client, submitted, digest), "request-actions")
     assert 'data-swap-key=""' in decided
     assert "Your decision" not in decided and "Cancel this request" not in decided
 
 
 def test_an_approver_who_approved_this_plan_is_not_offered_to_approve_it_again(
-    client, world, submitted
+    client, demo_world, submitted
 ):
     Request.objects.filter(pk=submitted.pk).update(approvals_required=2)
     digest = review(submitted).digest
-    approve(world, submitted)
-    client.force_login(world["admin"])
+    approve(demo_world, submitted)
+    client.force_login(demo_world["admin"])
 
     page = client.get(f"/requests/{submitted.pk}/").content.decode()
     assert "Approve this plan" not in page and "Awaiting approval: 1 of 2" in page
     assert "Your decision" not in part(fragment(client, submitted, digest), "request-actions")
     with pytest.raises(DomainError, match="already approved"):
-        approve(world, submitted)  # what would have been refused
+        approve(demo_world, submitted)  # what would have been refused
 
 
 @pytest.mark.parametrize("rows", [1, 6])
 def test_the_poll_answers_in_as_many_queries_however_long_the_history(
-    client, world, submitted, django_assert_max_num_queries, rows
+    client, demo_world, submitted, django_assert_max_num_queries, rows
 ):
     Request.objects.filter(pk=submitted.pk).update(approvals_required=rows + 1)
     digest = review(submitted).digest
@@ -163,14 +163,14 @@ def test_the_poll_answers_in_as_many_queries_however_long_the_history(
         approver = User.objects.create(username=f"admin{index}", is_platform_admin=True)
         services.approve_request(request_id=submitted.pk, approver=approver, plan_digest=digest)
         services.add_comment(
-            request_id=submitted.pk, author=world["developer"], body=f"Any news? ({index})"
+            request_id=submitted.pk, author=demo_world["developer"], body=f"Any news? ({index})"
         )
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     # Session and user, the request, its run, namespaces, Kargo name, decide (already
     # approved?), approvals, history: nine, whatever the rows.
     with django_assert_max_num_queries(9):
         answer = fragment(client, submitted, digest)
     assert answer.count('class="pill">Approved by') == rows
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     with django_assert_max_num_queries(9):
         fragment(client, submitted, digest)

@@ -22,8 +22,8 @@ def dev_namespace(name: str, tenant: Tenant, **fields) -> Namespace:
     )
 
 
-def test_requester_sees_the_plan_and_history_of_their_request(client, world, submitted):
-    client.force_login(world["developer"])
+def test_requester_sees_the_plan_and_history_of_their_request(client, demo_world, submitted):
+    client.force_login(demo_world["developer"])
     page = client.get(f"/requests/{submitted.pk}/").content.decode()
 
     assert "kind: ResourceQuota" in page
@@ -33,25 +33,27 @@ def test_requester_sees_the_plan_and_history_of_their_request(client, world, sub
 
 
 @pytest.mark.parametrize("path", ["/requests/{pk}/", "/requests/{pk}/progress/"])
-def test_member_of_another_tenant_gets_404(client, world, submitted, path):
-    client.force_login(world["outsider"])
+def test_member_of_another_tenant_gets_404(client, demo_world, submitted, path):
+    client.force_login(demo_world["outsider"])
     assert client.get(path.format(pk=submitted.pk)).status_code == 404
 
 
-def test_other_tenants_namespace_and_tenant_pages_are_404(client, world):
+def test_other_tenants_namespace_and_tenant_pages_are_404(client, demo_world):
     namespace = dev_namespace(
-        "payments-shop-dev", world["tenant"], cpu_millis=1000, memory_mib=1024
+        "payments-shop-dev", demo_world["tenant"], cpu_millis=1000, memory_mib=1024
     )
-    client.force_login(world["outsider"])
+    client.force_login(demo_world["outsider"])
     assert client.get(f"/namespaces/{namespace.pk}/").status_code == 404
     assert client.get("/tenants/payments/").status_code == 404
     assert client.get("/tenants/search/").status_code == 200
 
 
-def test_progress_polls_while_approved_and_stops_when_finished(client, world, submitted, settings):
+def test_progress_polls_while_approved_and_stops_when_finished(
+    client, demo_world, submitted, settings
+):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
-    approve(world, submitted)
-    client.force_login(world["developer"])
+    approve(demo_world, submitted)
+    client.force_login(demo_world["developer"])
     assert 'data-poll="' in client.get(f"/requests/{submitted.pk}/progress/").content.decode()
 
     jobs.converge(request_id=submitted.pk, worker="w")  # cluster unreachable → waits
@@ -70,14 +72,14 @@ def test_progress_polls_while_approved_and_stops_when_finished(client, world, su
     assert "failed" in fragment
 
 
-def test_only_platform_admins_get_and_may_use_the_retry_button(client, world, submitted):
-    approve(world, submitted)
+def test_only_platform_admins_get_and_may_use_the_retry_button(client, demo_world, submitted):
+    approve(demo_world, submitted)
     jobs.converge(request_id=submitted.pk, worker="w")
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     assert "Retry provisioning" not in client.get(f"/requests/{submitted.pk}/").content.decode()
     assert client.post(f"/requests/{submitted.pk}/retry/").status_code == 403
 
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     assert "Retry provisioning" in client.get(f"/requests/{submitted.pk}/").content.decode()
     response = client.post(f"/requests/{submitted.pk}/retry/")
 
@@ -87,10 +89,10 @@ def test_only_platform_admins_get_and_may_use_the_retry_button(client, world, su
     assert submitted.runs.count() == 2
 
 
-def test_namespace_page_shows_drift_findings(client, world):
+def test_namespace_page_shows_drift_findings(client, demo_world):
     namespace = dev_namespace(
         "payments-shop-dev",
-        world["tenant"],
+        demo_world["tenant"],
         cpu_millis=1000,
         memory_mib=1024,
         state="active",
@@ -103,7 +105,7 @@ def test_namespace_page_shows_drift_findings(client, world):
         ],
         drift_checked_at="2026-11-22T10:00:00Z",
     )
-    client.force_login(world["developer"])
+    client.force_login(demo_world["developer"])
     page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
     assert "NetworkPolicy/payments-shop-dev/berth-allow-dns" in page
     assert "missing" in page
@@ -111,26 +113,30 @@ def test_namespace_page_shows_drift_findings(client, world):
 
 @pytest.mark.parametrize("rows", [1, 8])
 def test_tenant_page_query_count_does_not_grow_with_rows(
-    client, world, django_assert_max_num_queries, rows
+    client, demo_world, django_assert_max_num_queries, rows
 ):
     tenant = TenantFactory(slug="busy")
-    world["tenant"].budget_namespaces = 50  # room for a namespace per environment too
-    world["tenant"].save(update_fields=["budget_namespaces"])
+    demo_world["tenant"].budget_namespaces = 50  # room for a namespace per environment too
+    demo_world["tenant"].save(update_fields=["budget_namespaces"])
     for index in range(rows):
         dev_namespace(f"busy-app{index}-dev", tenant, cpu_millis=100, memory_mib=128)
         ask_for_namespace(
-            world["tenant"], world["developer"], app=f"a{index}", cpu="100m", memory="128Mi"
+            demo_world["tenant"],
+            demo_world["developer"],
+            app=f"a{index}",
+            cpu="100m",
+            memory="128Mi",
         )
-        Project.objects.create(tenant=world["tenant"], name=f"p{index}")
+        Project.objects.create(tenant=demo_world["tenant"], name=f"p{index}")
         ask_for_environment(
-            world["tenant"],
-            world["developer"],
+            demo_world["tenant"],
+            demo_world["developer"],
             project=f"p{index}",
             env_slug=f"review-{index}",
             cpu="100m",
             memory="128Mi",
         )
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     # 10: the ephemeral environments card is one query (select_related), whatever its rows;
     # the namespaces using most of the budget another; the costs section three (its
     # namespaces, the clusters' prices, its environments' expiries).
@@ -141,16 +147,16 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
 
 
 @pytest.mark.processes
-def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, world, tmp_path):
+def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, demo_world, tmp_path):
     from tests.support.gitserver import init_bare
 
     bare = init_bare(tmp_path / "payments.git")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{bare}")
     payments = Tenant.objects.get(slug="payments")  # with the repository URL just set
     tenancy_request = ask_for_namespace(
-        payments, world["developer"], app="shop", tier="prod", cpu="1", memory="1Gi"
+        payments, demo_world["developer"], app="shop", tier="prod", cpu="1", memory="1Gi"
     )
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
 
     assert "What approval will commit" in page
@@ -158,8 +164,8 @@ def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, wor
 
 
 @pytest.mark.processes
-def test_plan_preview_explains_an_unreadable_repository(client, world, submitted, tmp_path):
+def test_plan_preview_explains_an_unreadable_repository(client, demo_world, submitted, tmp_path):
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{tmp_path}/missing.git")
-    client.force_login(world["admin"])
+    client.force_login(demo_world["admin"])
     page = client.get(f"/requests/{submitted.pk}/").content.decode()
     assert "The tenant&#x27;s repository could not be read" in page

@@ -10,9 +10,18 @@ from pathlib import Path
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 # A fixed, test-only Fernet key so encrypted fields are exercised exactly as in production.
 os.environ.setdefault("BERTH_FERNET_KEYS", "q8Qh7Jqg0r4mX2eQnYV1m1cVt9C9bq0z6xk3h8W5e3k=")
-os.environ.setdefault("BERTH_DATA_DIR", tempfile.mkdtemp(prefix="berth-test-"))
-# Integration tests start workers on a queue of their own so stray messages never collide.
-os.environ.setdefault("BERTH_QUEUE", f"berth-test-{os.getpid()}")
+# Each test process has a data dir, a metrics dir and a queue of its own (the processes a test
+# starts, such as a Celery worker, are handed them: tests/support/integration.py), so stray
+# messages never collide. A pytest-xdist worker inherits the environment of the run that
+# started it, and takes its own here, once.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if os.environ.get("BERTH_TEST_PROCESS") != _XDIST_WORKER or "BERTH_QUEUE" not in os.environ:
+    os.environ["BERTH_TEST_PROCESS"] = _XDIST_WORKER
+    os.environ["BERTH_DATA_DIR"] = tempfile.mkdtemp(prefix=f"berth-test-{_XDIST_WORKER}")
+    os.environ["BERTH_QUEUE"] = f"berth-test-{os.getpid()}"
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.path.join(
+        os.environ["BERTH_DATA_DIR"], "prometheus"
+    )
 # The tests' git servers are local: git daemon (git://), http-backend (http://), file://.
 # Set in the environment so the worker processes some tests start have it too.
 os.environ.setdefault("BERTH_GIT_ALLOW_INSECURE", "1")
@@ -28,6 +37,10 @@ os.environ.setdefault("KUBESANDBOX_CRD_DIR", os.environ.get("BERTH_CRD_DIR") or 
 from portal.settings import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Test processes running side by side share one Redis: each keeps its cache under its own
+# prefix (a review cached for request 5 of one test database is not another's request 5).
+if CACHES["default"].get("KEY_PREFIX"):  # noqa: F405
+    CACHES["default"]["KEY_PREFIX"] = f"berth-test-{os.environ['BERTH_QUEUE']}"  # noqa: F405
 # Each test client builds the middleware again; WhiteNoise would walk every static folder
 # each time. Finding a file when it is asked for answers the same.
 WHITENOISE_AUTOREFRESH = True

@@ -16,7 +16,9 @@ def clean_environment(**extra: str) -> dict[str, str]:
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("BERTH_", "DJANGO_", "OIDC_", "DEVIDP_"))
-        and key not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PYTHONPATH")
+        # The test process's metrics dir too: `make run` empties the one it is given.
+        and key
+        not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PYTHONPATH", "PROMETHEUS_MULTIPROC_DIR")
     }
     kept["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{kept.get('PATH', '')}"
     return {**kept, **extra}

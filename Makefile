@@ -39,8 +39,11 @@ install: $(STAMP) github-openapi-if-npm
 run: $(STAMP)
 	$(BIN)/python -m portal.run
 
+# Every core (pytest-xdist): tests that must share something carry an xdist_group mark, and
+# --dist loadgroup keeps each group on one worker; tests/conftest.py hands out the longest first.
+XDIST := -n auto --dist loadgroup
 test: $(STAMP) github-openapi-if-npm
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The unit, API and page tests only, spread over the machine's cores: no browser, no program
 # of their own (git, kubectl, a worker: marked `processes`, and a test that starts one
@@ -48,7 +51,7 @@ test: $(STAMP) github-openapi-if-npm
 # with before the whole suite.
 FAST_MARKERS := not browser and not integration and not faults and not bench and not processes and not fuzz
 test-fast: $(STAMP) github-openapi-if-npm
-	$(BIN)/python -m pytest -n auto -m "$(FAST_MARKERS)" --ignore=tests/system --ignore=tests/browser $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) -m "$(FAST_MARKERS)" --ignore=tests/system --ignore=tests/browser $(PYTEST_ARGS)
 
 # Retake docs/screenshots/ with the browser tests that take them (a plain test run leaves the
 # docs alone and keeps its pictures in artifacts/screenshots/).

@@ -205,6 +205,10 @@ class KubeSandbox:
         self._server.server_close()
         self._server = self._thread = None
 
+    @property
+    def serving(self) -> bool:
+        return self._server is not None
+
     def __enter__(self) -> KubeSandbox:
         return self.start()
 
@@ -359,6 +363,17 @@ class KubeSandbox:
         self.clear_faults()
         self.clear_requests()
         self.store.reset()
+
+    def snapshot(self) -> bytes:
+        """The cluster's objects now, to `restore` later."""
+        return self.store.snapshot()
+
+    def restore(self, snapshot: bytes) -> None:
+        """Back to the objects of a `snapshot`; no faults, empty request log. Watches from
+        before it are 410 Gone, as after an etcd restore."""
+        self.clear_faults()
+        self.clear_requests()
+        self.store.restore(snapshot)
 
 
 def _anonymous(anonymous_user: str | UserInfo | None) -> UserInfo:

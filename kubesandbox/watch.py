@@ -53,6 +53,13 @@ class EventLog:
                 self.first_kept = self._events[-1].resource_version
                 self._events.clear()
 
+    def restart_at(self, resource_version: int) -> None:
+        """Forget the history and every version before this one (the store was restored):
+        a watch from before it is 410 Gone, as after compaction."""
+        with self._changed:
+            self._events.clear()
+            self.first_kept = resource_version
+
     def since(self, resource_version: int) -> list[Event]:
         with self._changed:
             return [e for e in self._events if e.resource_version > resource_version]

@@ -8,6 +8,7 @@ import pytest
 from tests.support import programs
 from tests.support.browser import ARTIFACTS, CHROMIUM, launch_args
 from tests.support.factories import MembershipFactory, TenantFactory, UserFactory
+from tests.support.snapshots import built_once
 
 CRDS_MISSING = "the upstream CRDs are not beside this checkout (../shared/crds); set BERTH_CRD_DIR"
 
@@ -56,9 +57,52 @@ def pytest_sessionstart(session):
     branch_problem("main")
 
 
+def pytest_sessionfinish(session, exitstatus):
+    from tests.support.cluster import stop_shared_stand_ins
+
+    stop_shared_stand_ins()
+
+
 def pytest_configure(config):
     if "not processes" in (config.option.markexpr or ""):
         sys.addaudithook(programs.refuse_unmarked)
+
+
+DATA_MIGRATIONS = (
+    "0004_default_approval_rules",
+    "0009_ephemeral_auto_approve",
+    "0015_gitops_loop_rules",
+)
+
+
+def _transactional(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("django_db")
+    return bool(marker and marker.kwargs.get("transaction")) or bool(
+        {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """A transactional test's database is flushed as it ends, data migrations' rows (the
+    default approval rules) included: they are put back, so that every test, whichever ran
+    before it, starts from the database the migrations leave."""
+    try:
+        return (yield)
+    finally:
+        if _transactional(item):
+            _put_back_data_migration_rows(item.config)
+
+
+def _put_back_data_migration_rows(config: pytest.Config) -> None:
+    import importlib
+
+    from django.apps import apps
+    from pytest_django.plugin import blocking_manager_key
+
+    with config.stash[blocking_manager_key].unblock():
+        for migration in DATA_MIGRATIONS:
+            importlib.import_module(f"tenants.migrations.{migration}").create_rules(apps, None)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -105,13 +149,22 @@ def platform_admin(db):
     return UserFactory(username="pat", is_platform_admin=True)
 
 
+UNREACHABLE_CLUSTER = "http://127.0.0.1:9"  # nothing listens: provisioning fails
+
+
+def seed_unreachable_demo() -> None:
+    from tenants import demo
+
+    demo.seed(sandbox_api_url=UNREACHABLE_CLUSTER)
+
+
 @pytest.fixture
 def demo_world(db) -> dict:
-    """The demo seed (tenants.demo) with its cluster unreachable, and its people."""
-    from tenants import demo
+    """The demo seed (tenants.demo) with its cluster unreachable, and its people; seeded
+    once per test process and given back to each test (tests/support/snapshots.py)."""
     from tenants.models import Tenant, User
 
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")  # nothing listens: provisioning fails
+    built_once("demo", seed_unreachable_demo)
     return {
         "tenant": Tenant.objects.get(slug="payments"),
         "developer": User.objects.get(username="dev"),  # a payments developer
@@ -121,26 +174,33 @@ def demo_world(db) -> dict:
     }
 
 
+def _seed_api_demo() -> None:
+    from tenants.choices import Role
+    from tenants.models import Membership, Tenant
+
+    seed_unreachable_demo()
+    viewer = UserFactory(username="vera")
+    Membership.objects.create(
+        user=viewer, tenant=Tenant.objects.get(slug="payments"), role=Role.VIEWER
+    )
+
+
 @pytest.fixture
 def api_world(db):
-    """The demo world the API tests know (tests/support/api.py says who is who); a folder
-    whose tests provision through the GitOps loop takes `gitops_world` instead."""
-    from tenants import demo
-    from tenants.choices import Role
-    from tenants.models import Membership, Tenant, User
+    """The demo world the API tests know (tests/support/api.py says who is who), with vera,
+    a viewer of payments; built once per test process. A folder whose tests provision
+    through the GitOps loop takes `gitops_world` instead."""
+    from tenants.models import Tenant, User
 
-    demo.seed(sandbox_api_url="http://127.0.0.1:9")
-    payments = Tenant.objects.get(slug="payments")
-    viewer = UserFactory(username="vera")
-    Membership.objects.create(user=viewer, tenant=payments, role=Role.VIEWER)
+    built_once("api", _seed_api_demo)
     return SimpleNamespace(
-        payments=payments,
+        payments=Tenant.objects.get(slug="payments"),
         search=Tenant.objects.get(slug="search"),
         admin=User.objects.get(username="pat"),
         owner=User.objects.get(username="olivia"),
         member=User.objects.get(username="dev"),
         outsider=User.objects.get(username="sam"),
-        viewer=viewer,
+        viewer=User.objects.get(username="vera"),
     )
 
 
@@ -175,26 +235,3 @@ def browser() -> Iterator:
 @pytest.fixture
 def page(browser) -> Iterator:
     yield browser.new_page(viewport={"width": 1280, "height": 720})
-
-
-@pytest.fixture(autouse=True)
-def rows_from_data_migrations(request):
-    """Transactional tests flush every table afterwards, data migrations' rows included;
-    put the default approval rules back so each test sees the database migrations leave."""
-    marker = request.node.get_closest_marker("django_db")
-    transactional = bool(marker and marker.kwargs.get("transaction")) or bool(
-        {"transactional_db", "live_server"} & set(request.fixturenames)
-    )
-    if not transactional:
-        return
-    import importlib
-
-    from django.apps import apps
-
-    request.getfixturevalue("transactional_db")
-    for migration in (
-        "0004_default_approval_rules",
-        "0009_ephemeral_auto_approve",
-        "0015_gitops_loop_rules",
-    ):
-        importlib.import_module(f"tenants.migrations.{migration}").create_rules(apps, None)

@@ -346,11 +346,7 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
         The resourceVersion counter keeps counting: clients may still hold old versions.
         """
         with self._lock:
-            for key in list(self._objects):
-                if key[:2] == ("apiextensions.k8s.io", "customresourcedefinitions"):
-                    self._remove(self.registry.lookup("CustomResourceDefinition"), key)
-            self._objects.clear()
-            self._terminating.clear()
+            self._forget_all()
             key = self._seeded_key()
             if key in Store._seeded:
                 self._restore_seeded(key)
@@ -364,6 +360,29 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
                 if key is not None:
                     self._remember_seeded(key)
             self._persist()
+
+    def snapshot(self) -> bytes:
+        """Every object now, to `restore` later (a test suite's world, built once)."""
+        with self._lock:
+            self._reap()
+            return marshal.dumps(list(self._objects.values()))
+
+    def restore(self, snapshot: bytes) -> None:
+        """Back to the objects of `snapshot`. As after an etcd restore, watches from before
+        are 410 Gone; the resourceVersion counter keeps counting up."""
+        with self._lock:
+            self._forget_all()
+            self._resource_version += 1  # the restore is a change every watch has missed
+            self._restore(self._resource_version, marshal.loads(snapshot))  # noqa: S302
+            self.events.restart_at(self._resource_version)
+            self._persist()
+
+    def _forget_all(self) -> None:
+        for key in list(self._objects):
+            if key[:2] == ("apiextensions.k8s.io", "customresourcedefinitions"):
+                self._remove(self.registry.lookup("CustomResourceDefinition"), key)
+        self._objects.clear()
+        self._terminating.clear()
 
     # A process starts many stores from one seed (a test suite, a stand-in each test): the
     # first writes it, object by object, through validation and admission; the others take a

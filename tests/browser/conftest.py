@@ -2,6 +2,8 @@
 # the tests here that provision through it.
 from tests.support.gitops_loop import (  # noqa: F401 - fixtures
     gitops_world,
+    loop_repositories,
+    loop_server,
     prod_change,
     provisioned,
     sandbox,

@@ -174,3 +174,31 @@ def test_after_compaction_a_watch_from_before_is_410_and_one_from_now_goes_on(
     )
     assert [(e["type"], e["object"]["code"]) for e in stale] == [("ERROR", 410)]
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in current] == [("ADDED", "c")]
+
+
+def test_a_restored_snapshot_has_its_objects_back_and_versions_keep_counting(
+    sandbox: KubeSandbox, core: client.CoreV1Api, team: str
+) -> None:
+    """What a test suite's world built once relies on (tests/support/snapshots.py): the
+    cluster as it was, faults gone, and watches from before it 410, as after etcd's restore."""
+    core.create_namespaced_config_map(team, config_map_named("kept"))
+    taken = sandbox.snapshot()
+    core.delete_namespaced_config_map("kept", team)
+    last = core.create_namespaced_config_map(team, config_map_named("later")).metadata
+    sandbox.inject_faults(status=500, times=5)
+
+    sandbox.restore(taken)
+
+    assert [o["metadata"]["name"] for o in sandbox.objects("ConfigMap", team)] == ["kept"]
+    after = core.create_namespaced_config_map(team, config_map_named("after")).metadata
+    assert int(after.resource_version) > int(last.resource_version)
+    stale = stream(
+        sandbox,
+        f"/api/v1/namespaces/{team}/configmaps?watch=1"
+        f"&resourceVersion={last.resource_version}&timeoutSeconds=1",
+    )
+    assert [(e["type"], e["object"]["code"]) for e in stale] == [("ERROR", 410)]
+
+
+def config_map_named(name: str) -> client.V1ConfigMap:
+    return client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name))

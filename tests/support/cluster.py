@@ -71,6 +71,30 @@ def stand_in(**options: Any) -> Iterator[KubeSandbox]:
         yield sandbox
 
 
+_SHARED: dict[tuple, KubeSandbox] = {}
+
+
+def shared_stand_in(**options: Any) -> KubeSandbox:
+    """A stand-in of these options for the whole test process (stopped when it ends), a
+    fresh cluster for each test that takes it: started again if a test left it stopped,
+    then reset."""
+    key = tuple(sorted(options.items()))
+    if key not in _SHARED:
+        options.setdefault("namespaces", (*DEFAULT_NAMESPACES, *PLATFORM_NAMESPACES))
+        _SHARED[key] = KubeSandbox(crds=upstream_crds(), **options)
+    sandbox = _SHARED[key]
+    if not sandbox.serving:
+        sandbox.start()
+    sandbox.reset()
+    return sandbox
+
+
+def stop_shared_stand_ins() -> None:
+    for sandbox in _SHARED.values():
+        sandbox.stop()
+    _SHARED.clear()
+
+
 def ca_of(sandbox: KubeSandbox) -> str:
     """The PEM of a TLS stand-in's CA, as a cluster's record keeps it."""
     assert sandbox.ca_certificate is not None, "the stand-in serves plain HTTP"

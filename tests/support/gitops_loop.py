@@ -1,58 +1,106 @@
 """The GitOps loop's world, shared by the tests that provision through it: the Kubernetes API
 stand-in (Berth as its ServiceAccount with the chart's RBAC, the upstream CRDs), the demo
 seeded onto it, and the payments tenant's repository on a git server over HTTP wanting the
-tenant's token. The fixtures are registered by the conftest.py of each folder that uses them.
+tenant's token (Flux reads https:// and SSH only; the suite's git is plain HTTP on loopback).
+One stand-in and one git server per test process; the world is built once per process and
+given back to each test, its repository as it was (tests/support/snapshots.py). The
+fixtures are registered by the conftest.py of each folder that uses them.
 """
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
+from kubesandbox import KubeSandbox
+from portal.gitserver import GitHttpServer
 from provisioning import jobs
 from tenants import services
 from tenants.choices import RequestKind, RequestState
 from tenants.models import Cluster, EnvironmentTier, Request, Tenant, User
 from tenants.selectors import review
-from tests.support.cluster import seed_demo, stand_in
-from tests.support.gitserver import payments_repo_server
+from tests.support.cluster import seed_demo, shared_stand_in
+from tests.support.gitserver import init_bare
+from tests.support.snapshots import built_once
 from tests.support.workflow import approve_if_needed
 
 TOKEN = "glpat-loop-Secr3t-token"
 
 
 @pytest.fixture
-def sandbox():
-    with stand_in(termination_seconds=0.05) as running:
+def sandbox() -> KubeSandbox:
+    """The loop's stand-in: one per test process, a fresh cluster for each test."""
+    return shared_stand_in(termination_seconds=0.05)
+
+
+@pytest.fixture(scope="session")
+def loop_repositories(tmp_path_factory) -> Path:
+    """Where the loop's git server keeps its repositories, and its worlds what they built."""
+    return tmp_path_factory.mktemp("loop-repositories")
+
+
+@pytest.fixture(scope="session")
+def loop_server(loop_repositories) -> Iterator[GitHttpServer]:
+    """One git server over HTTP for the test process, wanting the tenant's token."""
+    served = loop_repositories / "served"
+    served.mkdir()
+    with GitHttpServer(served, token=TOKEN) as running:
         yield running
 
 
 @pytest.fixture
-def server(tmp_path):
-    with payments_repo_server(tmp_path, token=TOKEN) as running:
-        yield running
+def server(loop_server) -> GitHttpServer:
+    """The loop's git server, what it was asked before this test forgotten."""
+    loop_server.seen.clear()
+    return loop_server
 
 
 @pytest.fixture
-def gitops_world(db, sandbox, server, settings):
+def gitops_world(db, sandbox, server, loop_repositories, settings) -> dict:
+    """The demo on the loop's stand-in, payments' repository fresh on the loop's server."""
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    seed_demo(sandbox)
-    tenant = Tenant.objects.get(slug="payments")
-    tenant.gitops_repo_url = server.url("payments.git")
-    tenant.gitops_credentials = f"payments-bot:{TOKEN}"
-    tenant.save()
+    bare = server.root / "payments.git"
+    url = server.url("payments.git")
+
+    def build() -> None:
+        shutil.rmtree(bare, ignore_errors=True)
+        init_bare(bare)
+        seed_demo(sandbox)
+        tenant = Tenant.objects.get(slug="payments")
+        tenant.gitops_repo_url = url
+        tenant.gitops_credentials = f"payments-bot:{TOKEN}"
+        tenant.save()
+
+    built_once(
+        ("gitops-loop", sandbox.url, url),
+        build,
+        sandbox=sandbox,
+        repositories=[bare],
+        keep=loop_repositories / "kept-world",
+    )
     return {
-        "tenant": tenant,
+        "tenant": Tenant.objects.get(slug="payments"),
         "owner": User.objects.get(username="olivia"),
         "admin": User.objects.get(username="pat"),
-        "bare": server.root / "payments.git",
+        "bare": bare,
         "cluster": Cluster.objects.get(name="sandbox"),
     }
 
 
 @pytest.fixture
-def provisioned(gitops_world):
-    """The world with three projects provisioned: on Argo CD, Argo CD + Kargo and Flux."""
-    provision_three_projects(gitops_world)
+def provisioned(gitops_world, sandbox, loop_repositories) -> dict:
+    """The world with three projects provisioned: on Argo CD, Argo CD + Kargo and Flux;
+    provisioned once per test process and given back to each test."""
+    built_once(
+        ("provisioned", sandbox.url, gitops_world["tenant"].gitops_repo_url),
+        lambda: provision_three_projects(gitops_world),
+        sandbox=sandbox,
+        repositories=[gitops_world["bare"]],
+        keep=loop_repositories / "kept-provisioned",
+    )
     return gitops_world
 
 

@@ -361,22 +361,6 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
                     self._remember_seeded(key)
             self._persist()
 
-    def snapshot(self) -> bytes:
-        """Every object now, to `restore` later (a test suite's world, built once)."""
-        with self._lock:
-            self._reap()
-            return marshal.dumps(list(self._objects.values()))
-
-    def restore(self, snapshot: bytes) -> None:
-        """Back to the objects of `snapshot`. As after an etcd restore, watches from before
-        are 410 Gone; the resourceVersion counter keeps counting up."""
-        with self._lock:
-            self._forget_all()
-            self._resource_version += 1  # the restore is a change every watch has missed
-            self._restore(self._resource_version, marshal.loads(snapshot))  # noqa: S302
-            self.events.restart_at(self._resource_version)
-            self._persist()
-
     def _forget_all(self) -> None:
         for key in list(self._objects):
             if key[:2] == ("apiextensions.k8s.io", "customresourcedefinitions"):

@@ -29,6 +29,9 @@ class StoreState(ControlledStore, Protocol):
     _resource_version: int
     _terminating: dict[str, float]
 
+    # the store itself
+    def _forget_all(self) -> None: ...
+
     # commits
     def _existing(self, rt: ResourceType, namespace: str | None, name: str) -> dict: ...
 
@@ -65,3 +68,5 @@ class StoreState(ControlledStore, Protocol):
 
     # persistence
     def _persist(self) -> None: ...
+
+    def _restore(self, resource_version: int, objects: list[dict]) -> None: ...

@@ -1,5 +1,5 @@
-"""`make test-fast` leaves out the tests that start programs, and fails one that starts a
-program without saying so (tests/support/programs.py)."""
+"""`make test-fast` leaves out the tests that start programs other than git, and fails one
+that starts such a program without saying so (tests/support/programs.py)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,21 @@ def running_unmarked():
 
 
 def test_an_unmarked_test_starting_a_program_is_refused_naming_the_marker(running_unmarked):
-    with pytest.raises(RuntimeError, match="started git but is not marked processes"):
-        programs.refuse_unmarked("subprocess.Popen", ("git", ["git", "status"], None, None))
+    with pytest.raises(RuntimeError, match="started kubectl but is not marked processes"):
+        programs.refuse_unmarked("subprocess.Popen", (None, ["kubectl", "get", "ns"], None, None))
     # Where the code under test swallowed the refusal, the test still fails in teardown.
     assert "add @pytest.mark.processes" in programs.refusal_of(running_unmarked)
     assert programs.refusal_of(running_unmarked) is None  # said once
+
+
+def test_git_runs_in_the_fast_loop_but_a_git_daemon_is_a_server(running_unmarked):
+    programs.refuse_unmarked("subprocess.Popen", (None, ["/usr/bin/git", "push"], None, None))
+    assert programs.refusal_of(running_unmarked) is None
+    with pytest.raises(RuntimeError, match="started git but is not marked processes"):
+        programs.refuse_unmarked(
+            "subprocess.Popen", (None, ["git", "daemon", "--export-all"], None, None)
+        )
+    programs.refusal_of(running_unmarked)
 
 
 def test_a_library_lookup_through_ctypes_is_not_the_tests_program(running_unmarked):

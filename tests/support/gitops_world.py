@@ -1,6 +1,7 @@
 """The GitOps writer's world, shared by its tests in tests/provisioning/gitops/: the demo
-seeded onto the Kubernetes API stand-in and the payments tenant's repository on a git daemon
-over loopback (the fixtures, `writer_world` among them, are in that folder's conftest.py).
+seeded onto the Kubernetes API stand-in and the payments tenant's repository, a local bare
+one over file:// (on a git daemon for the outage tests); the fixtures, `writer_world` among
+them, are in that folder's conftest.py.
 Here: reading a run's GitOps step and Berth's commits, and whether many requests all arrived
 (tests.support.workflow submits and converges them).
 """

@@ -1,5 +1,7 @@
 """Real git servers on loopback for the GitOps tests, and helpers to look into bare repos.
 
+- `LocalRepositories`: bare repositories reached over file://, no server (the remotes of
+  the tests `make test-fast` runs).
 - `GitDaemon`: `git daemon --enable=receive-pack` (git:// remotes); can be stopped and
   started again on the same port, to test an unreachable remote.
 - `GitHttpServer`: `git http-backend` behind a small threaded WSGI server that wants HTTP
@@ -145,6 +147,17 @@ def push_outside_commit(bare: Path, path: str, content: str, branch: str = "main
         git("commit", "--quiet", "-m", f"Team edits {path}", cwd=work)
         git("push", "--quiet", "origin", branch, cwd=work)
         return git("rev-parse", "HEAD", cwd=work).strip()
+
+
+class LocalRepositories:
+    """Bare repositories under `base` on this machine, reached over file://: git with no
+    server between (the fast tests' remotes). Its `url` and `base` are a GitDaemon's."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+
+    def url(self, name: str) -> str:
+        return (self.base / name).as_uri()
 
 
 class GitDaemon:

@@ -1,6 +1,8 @@
-"""`make test-fast` runs no programs (git, kubectl, a worker): a test that starts one says so
-with the `processes` marker, and a run that leaves those out fails one that does not
-(tests/conftest.py installs `refuse_unmarked` as an audit hook for such a run)."""
+"""`make test-fast` runs no program but git: a test that starts another (a server or worker
+process, `git daemon` among them, kubectl, a browser, Python) says so with the `processes`
+marker, and a run that leaves those out fails one that does not (tests/conftest.py installs
+`refuse_unmarked` as an audit hook for such a run). git against local bare repositories,
+and the stand-ins' servers running as threads of the test process, are the fast loop's."""
 
 from __future__ import annotations
 
@@ -21,7 +23,11 @@ def refuse_unmarked(event: str, args: tuple) -> None:
         return
     if any(frame.filename.endswith("ctypes/util.py") for frame in traceback.extract_stack()):
         return  # a shared library looked up (ctypes runs ldconfig), not the test's program
-    program = os.path.basename(str(args[0] or args[1]))
+    command = args[1] if event == "subprocess.Popen" else args[0]
+    words = [str(word) for word in command] if isinstance(command, list | tuple) else []
+    if words and os.path.basename(words[0]) == "git" and "daemon" not in words[1:2]:
+        return  # git itself: a local repository, or a stand-in's server answering in-process
+    program = os.path.basename(words[0] if words else str(args[0] or command))
     _STARTED.setdefault(test, []).append(program)
     raise RuntimeError(f"{test} {_UNMARKED.format(program=program)}")
 

@@ -3,15 +3,13 @@ stand-in (tests/support/cluster.py), and the people and tenant they act with and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from kubesandbox import KubeSandbox
 from tenants.models import Tenant, User
 from tests.support.cluster import seed_demo
-from tests.support.gitserver import GitDaemon, payments_repo_daemon
+from tests.support.gitserver import GitDaemon, LocalRepositories, init_bare
 
 
 def demo_people() -> dict[str, Any]:
@@ -34,16 +32,19 @@ def demo_world(sandbox: KubeSandbox, **tenant_fields: Any) -> dict[str, Any]:
     return world
 
 
-def demo_world_on(sandbox: KubeSandbox, daemon: GitDaemon, **tenant_fields: Any) -> dict[str, Any]:
+def demo_world_on(
+    sandbox: KubeSandbox, daemon: GitDaemon | LocalRepositories, **tenant_fields: Any
+) -> dict[str, Any]:
     """The demo world with the payments tenant's repository on `daemon` (its `bare` too)."""
     world = demo_world(sandbox, gitops_repo_url=daemon.url("payments.git"), **tenant_fields)
     return {**world, "bare": daemon.base / "payments.git"}
 
 
-@contextmanager
 def demo_world_with_repository(
     sandbox: KubeSandbox, root: Path, **tenant_fields: Any
-) -> Iterator[dict[str, Any]]:
-    """The demo world with a fresh payments repository on a git daemon over `root`/repos."""
-    with payments_repo_daemon(root) as daemon:
-        yield demo_world_on(sandbox, daemon, **tenant_fields)
+) -> dict[str, Any]:
+    """The demo world with a fresh payments repository, a local bare one under `root`/repos."""
+    repos = root / "repos"
+    repos.mkdir()
+    init_bare(repos / "payments.git")
+    return demo_world_on(sandbox, LocalRepositories(repos), **tenant_fields)

@@ -1,8 +1,8 @@
-"""What provisioning writes to the tenant's repository, against real git servers on
-loopback (git daemon, git http-backend), driven by the provisioning engine against the
-Kubernetes API stand-in: a namespace's or project's files in one commit by the Berth bot (Argo
-CD, Argo CD + Kargo, Flux), the files a decommission removes, the requests that write nothing,
-and the commit as the namespace page and the plan preview show it."""
+"""What provisioning writes to the tenant's repository, against real git (a local bare
+repository, and git http-backend on loopback for Flux), driven by the provisioning engine
+against the Kubernetes API stand-in: a namespace's or project's files in one commit by the
+Berth bot (Argo CD, Argo CD + Kargo, Flux), the files a decommission removes, the requests that
+write nothing, and the commit as the namespace page and the plan preview show it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Many workers, one repository, against a git daemon on loopback: four worker
+"""Many workers, one repository, against a local bare repository: four worker
 processes or threads writing 200 requests lose nothing, and requests waiting for the writer
 go out in one push, one commit each."""
 
@@ -26,10 +26,10 @@ from tests.support.integration import needs_postgres_and_redis, worker_env
 
 @needs_postgres_and_redis
 def test_four_worker_processes_writing_200_requests_to_one_repo_lose_nothing(
-    transactional_db, repos, daemon, fast_git
+    transactional_db, repos, local_git, fast_git
 ):
     ids = seed_approved_namespaces(200)
-    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
     env = {**worker_env(), "BERTH_GIT_BACKOFF_SECONDS": "0.05", "BERTH_LOG_LEVEL": "WARNING"}
     root = Path(__file__).resolve().parents[3]
     workers = [
@@ -52,18 +52,18 @@ def test_four_worker_processes_writing_200_requests_to_one_repo_lose_nothing(
     outputs = [worker.communicate(timeout=300)[0] for worker in workers]
 
     assert [worker.returncode for worker in workers] == [0, 0, 0, 0], outputs
-    assert_all_arrived(daemon.base / "payments.git", ids)
+    assert_all_arrived(local_git.base / "payments.git", ids)
     assert GitCommit.objects.count() == 200
 
 
 @pytest.mark.processes
 def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
-    repos, daemon, fast_git, db
+    repos, local_git, fast_git, db
 ):
     """The writer itself (lock, fetch, reset, commit, push) from four threads at once."""
     if connection.vendor == "postgresql":
         pytest.skip("on PostgreSQL the process test above covers this, with the advisory lock")
-    remote = gitops.Remote.parse(daemon.url("payments.git"))
+    remote = gitops.Remote.parse(local_git.url("payments.git"))
     tier = TierSpec(
         "dev",
         "baseline",
@@ -123,17 +123,17 @@ def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
         thread.join(timeout=300)
 
     assert not errors, errors
-    assert_all_arrived(daemon.base / "payments.git", numbers)
+    assert_all_arrived(local_git.base / "payments.git", numbers)
 
 
 @pytest.mark.processes
-def test_worker_entry_point_writes_the_requests_it_is_given(db, repos, daemon, fast_git):
+def test_worker_entry_point_writes_the_requests_it_is_given(db, repos, local_git, fast_git):
     ids = seed_approved_namespaces(2)
-    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
     from tests.support.gitserver import main
 
     assert main(["write-gitops", *map(str, ids)]) == 0
-    assert_all_arrived(daemon.base / "payments.git", ids)
+    assert_all_arrived(local_git.base / "payments.git", ids)
     assert os.environ.get("DJANGO_SETTINGS_MODULE") == "tests.settings"
 
 
@@ -142,10 +142,10 @@ def test_worker_entry_point_writes_the_requests_it_is_given(db, repos, daemon, f
 
 @pytest.mark.processes
 def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
-    db, repos, daemon, fast_git
+    db, repos, local_git, fast_git
 ):
     ids = seed_approved_namespaces(3)
-    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")
     queue = commits.writer_queue(tenant, commits.gitops_remote(tenant))
     # The second and third requests' workers reached the writer while the first's held it.
@@ -154,7 +154,7 @@ def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
 
     first = jobs.write_gitops(request_id=ids[0])
 
-    bare = daemon.base / "payments.git"
+    bare = local_git.base / "payments.git"
     assert_all_arrived(bare, ids)
     on_remote = {int(c["request"]): c["sha"] for c in berth_commits(bare)}
     recorded = {c.request_id: c for c in GitCommit.objects.all()}
@@ -171,9 +171,9 @@ def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
 
 
 @pytest.mark.processes
-def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, daemon, fast_git):
+def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, local_git, fast_git):
     (only,) = seed_approved_namespaces(1)
-    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
 
     written = jobs.write_gitops(request_id=only)
 
@@ -183,10 +183,10 @@ def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, daemon,
 
 @pytest.mark.processes
 def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
-    db, repos, daemon, fast_git
+    db, repos, local_git, fast_git
 ):
     first, broken = seed_approved_namespaces(2)
-    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")
     git_writes.queue_git_write(
         request_id=broken, repository=commits.writer_queue(tenant, commits.gitops_remote(tenant))
@@ -198,20 +198,20 @@ def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
 
     assert jobs.write_gitops(request_id=first).outcome == "committed"
 
-    assert [int(c["request"]) for c in berth_commits(daemon.base / "payments.git")] == [first]
+    assert [int(c["request"]) for c in berth_commits(local_git.base / "payments.git")] == [first]
     assert git_writes.git_write_waiting(request_id=broken)  # left for its own worker
 
 
 @pytest.mark.processes
-def test_a_batch_of_requests_goes_out_in_one_push_one_commit_each(db, repos, daemon, fast_git):
+def test_a_batch_of_requests_goes_out_in_one_push_one_commit_each(db, repos, local_git, fast_git):
     ids = seed_approved_namespaces(5)
-    Tenant.objects.filter(slug="payments").update(gitops_repo_url=daemon.url("payments.git"))
+    Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
 
     written = jobs.write_gitops_all(
         requests=list(Request.objects.select_related("tenant").filter(pk__in=ids).order_by("pk"))
     )
 
-    bare = daemon.base / "payments.git"
+    bare = local_git.base / "payments.git"
     assert_all_arrived(bare, ids)
     assert {w.outcome for w in written.values()} == {"committed"}
     assert {w.commit.pushes for w in written.values()} == {1}

@@ -1,5 +1,5 @@
-"""Commits made in memory, written with one fast-import, against a git daemon on
-loopback: the commits of one push build on each other with their messages kept verbatim, a
+"""Commits made in memory, written with one fast-import, against a local bare
+repository: the commits of one push build on each other with their messages kept verbatim, a
 file's mode survives Berth's rewrite, and paths reach fast-import quoted as it reads them."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from tests.support.gitserver import commits_on, files_on, git
 
 @pytest.mark.processes
 def test_commits_of_one_push_build_on_each_other_with_their_messages_kept_verbatim(
-    db, repos, daemon, fast_git
+    db, repos, local_git, fast_git
 ):
     """The second proposal reads what the first commit wrote, though neither is in the
     repository until the push: the cluster index of both apps, not just the last."""
-    remote = gitops.Remote.parse(daemon.url("payments.git"))
+    remote = gitops.Remote.parse(local_git.url("payments.git"))
     message = "Add shop\n\n  kept as written  \n\nBerth-Request: 7\nApproved-by: pat\n"
 
     def batch(work: gitops.Checkout):
@@ -41,7 +41,7 @@ def test_commits_of_one_push_build_on_each_other_with_their_messages_kept_verbat
 
     results = gitops.write_batch(remote, batch)
 
-    bare = daemon.base / "payments.git"
+    bare = local_git.base / "payments.git"
     assert files_on(bare)["clusters/sandbox/index.yaml"] == "- shop\n- cart\n"
     newest, older, *_ = commits_on(bare)
     assert (older["sha"], newest["sha"]) == (results[7].sha, results[8].sha)
@@ -53,9 +53,9 @@ def test_commits_of_one_push_build_on_each_other_with_their_messages_kept_verbat
 
 @pytest.mark.processes
 def test_a_file_the_team_made_executable_stays_executable_when_berth_rewrites_it(
-    db, repos, daemon, fast_git, tmp_path
+    db, repos, local_git, fast_git, tmp_path
 ):
-    bare = daemon.base / "payments.git"
+    bare = local_git.base / "payments.git"
     work = tmp_path / "team"
     git("clone", "--quiet", str(bare), str(work))
     (work / "apps").mkdir()
@@ -64,7 +64,7 @@ def test_a_file_the_team_made_executable_stays_executable_when_berth_rewrites_it
     git("add", "-A", cwd=work)
     git("-c", "user.name=Team", "-c", "user.email=t@x", "commit", "-qm", "hook", cwd=work)
     git("push", "-q", "origin", "HEAD:main", cwd=work)
-    remote = gitops.Remote.parse(daemon.url("payments.git"))
+    remote = gitops.Remote.parse(local_git.url("payments.git"))
 
     gitops.write(
         remote,

@@ -23,12 +23,12 @@ pytestmark = pytest.mark.processes
 
 
 def test_unreachable_remote_makes_the_request_wait_then_it_commits_once_by_itself(
-    writer_world, daemon, client, settings
+    daemon_writer_world, daemon, client, settings
 ):
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     failures_before = scrape(client).get(GIT_FAILURES, 0.0)
     daemon.stop()
-    tenancy_request = converge(approved(writer_world))
+    tenancy_request = converge(approved(daemon_writer_world))
     assert scrape(client)[GIT_FAILURES] == failures_before + 1  # seen on /metrics
 
     assert tenancy_request.state == RequestState.PROVISIONING  # waiting, not failed
@@ -45,13 +45,17 @@ def test_unreachable_remote_makes_the_request_wait_then_it_commits_once_by_itsel
     assert tenancy_request.state == RequestState.READY
     assert tenancy_request.runs.count() == 1  # resumed, nobody pressed Retry
     assert gitops_step(tenancy_request)["outcome"] == "committed"
-    assert "apps/shop/dev/application.yaml" in files_on(writer_world["bare"])
-    assert [c["request"] for c in berth_commits(writer_world["bare"])] == [str(tenancy_request.pk)]
+    assert "apps/shop/dev/application.yaml" in files_on(daemon_writer_world["bare"])
+    assert [c["request"] for c in berth_commits(daemon_writer_world["bare"])] == [
+        str(tenancy_request.pk)
+    ]
 
 
-def test_unreachable_remote_past_the_deadline_fails_then_retry_converges_once(writer_world, daemon):
+def test_unreachable_remote_past_the_deadline_fails_then_retry_converges_once(
+    daemon_writer_world, daemon
+):
     daemon.stop()  # the test settings' deadline is 0: the first outage gives up
-    tenancy_request = converge(approved(writer_world))
+    tenancy_request = converge(approved(daemon_writer_world))
 
     assert tenancy_request.state == RequestState.FAILED
     assert tenancy_request.status_message.startswith("GitOps commit git://127.0.0.1")
@@ -61,37 +65,39 @@ def test_unreachable_remote_past_the_deadline_fails_then_retry_converges_once(wr
     daemon.start()
     services.retry_request(
         request_id=tenancy_request.pk,
-        actor=writer_world["admin"],
+        actor=daemon_writer_world["admin"],
         plan_digest=review(tenancy_request).digest,
     )
     tenancy_request = converge(tenancy_request)
 
     assert tenancy_request.state == RequestState.READY
     assert gitops_step(tenancy_request)["outcome"] == "committed"
-    assert [c["request"] for c in berth_commits(writer_world["bare"])] == [str(tenancy_request.pk)]
+    assert [c["request"] for c in berth_commits(daemon_writer_world["bare"])] == [
+        str(tenancy_request.pk)
+    ]
     # Once more, as the sweep would: nothing new.
     assert jobs.write_gitops(request_id=tenancy_request.pk).outcome == "unchanged"
-    assert len(berth_commits(writer_world["bare"])) == 1
+    assert len(berth_commits(daemon_writer_world["bare"])) == 1
 
 
-def test_a_commit_pushed_by_an_attempt_that_died_is_recorded_not_repeated(writer_world):
-    tenancy_request = converge(approved(writer_world))
+def test_a_commit_pushed_by_an_attempt_that_died_is_recorded_not_repeated(daemon_writer_world):
+    tenancy_request = converge(approved(daemon_writer_world))
     GitCommit.objects.filter(request=tenancy_request).delete()  # as if never recorded
 
     again = jobs.write_gitops(request_id=tenancy_request.pk)
 
     assert again.outcome == "committed" and "earlier attempt" in again.message
-    assert len(berth_commits(writer_world["bare"])) == 1
+    assert len(berth_commits(daemon_writer_world["bare"])) == 1
     recorded = GitCommit.objects.get(request=tenancy_request)
-    assert recorded.sha == berth_commits(writer_world["bare"])[0]["sha"]
+    assert recorded.sha == berth_commits(daemon_writer_world["bare"])[0]["sha"]
     assert recorded.files["apps/shop/dev/application.yaml"] == "added"
     assert "apps/shop/dev/application.yaml" in recorded.diff
 
 
-def test_what_was_applied_is_on_record_before_the_push(writer_world):
+def test_what_was_applied_is_on_record_before_the_push(daemon_writer_world):
     from django.test.utils import CaptureQueriesContext
 
-    tenancy_request = approved(writer_world)
+    tenancy_request = approved(daemon_writer_world)
     with CaptureQueriesContext(connection) as captured:
         converge(tenancy_request)
 

@@ -1,4 +1,4 @@
-"""The tenant's repository is shared with its team, against a git daemon on loopback:
+"""The tenant's repository is shared with its team, against a local bare repository:
 an overlay the team edited and a file whose header the team removed are left as they are, a
 path the team made a directory fails with a readable message, and a push of the team's in
 between is built upon, never lost."""

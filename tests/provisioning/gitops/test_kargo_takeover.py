@@ -34,8 +34,7 @@ KARGO_NS = "payments-shop-kargo"
 @pytest.fixture
 def repository_world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    with demo_world_with_repository(sandbox, tmp_path) as repository_world:
-        yield repository_world
+    return demo_world_with_repository(sandbox, tmp_path)
 
 
 def kargo_state(sandbox, bare) -> dict:

@@ -1,6 +1,6 @@
 """Ephemeral environments end to end: created by CI over the API, provisioned into the
-Kubernetes API stand-in and a real git server, warned about, extended, and decommissioned at
-expiry by the beat job. The clock is moved with time-machine, never slept on."""
+Kubernetes API stand-in and a local bare repository, warned about, extended, and
+decommissioned at expiry by the beat job. The clock is moved with time-machine, never slept on."""
 
 from __future__ import annotations
 
@@ -38,19 +38,17 @@ WORKER = "ephemeral-test"
 @pytest.fixture
 def ephemeral_world(db, sandbox, tmp_path, settings):
     settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    with demo_world_with_repository(
+    world = demo_world_with_repository(
         sandbox,
         tmp_path,
         budget_namespaces=60,
         budget_cpu_millis=60 * 500,
         budget_memory_mib=60 * 1024,
-    ) as ephemeral_world:
-        Project.objects.create(
-            tenant=ephemeral_world["tenant"], name="shop", gitops_engine="argocd"
-        )
-        api = APIClient()
-        api.force_authenticate(ephemeral_world["developer"])
-        yield {**ephemeral_world, "api": api}
+    )
+    Project.objects.create(tenant=world["tenant"], name="shop", gitops_engine="argocd")
+    api = APIClient()
+    api.force_authenticate(world["developer"])
+    return {**world, "api": api}
 
 
 def converge(request_id: int) -> Request:

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 import requests
-from github import Auth, Github
+from github import Github
 
 from forgesandbox import ForgeSandbox
 from forgesandbox.spec import missing_reason
 from portal.gitserver import GitHttpServer
-from tests.support.forges import forge_over_git
+from tests.support.forges import forge_over_git, github_client
 from tests.support.gitserver import git
 
 TOKEN = "ghp_forgesandboxtesttoken000000000000"
@@ -58,8 +58,7 @@ def plain_forge(tmp_path: Path) -> Iterator[ForgeSandbox]:
 
 @pytest.fixture
 def github(forge: ForgeSandbox) -> Iterator[Github]:
-    # No retries: PyGithub retries 5xx by default, which would hide a stand-in's 500.
-    client = Github(base_url=forge.api_url, auth=Auth.Token(forge.token), retry=None)
+    client = github_client(forge, forge.token)
     yield client
     client.close()
 

@@ -4,9 +4,10 @@ Berth asks at onboarding whether its credential can open pull requests."""
 from __future__ import annotations
 
 import pytest
-from github import Auth, Github, GithubException
+from github import Github, GithubException
 
 from forgesandbox import ForgeSandbox
+from tests.support.forges import github_client
 
 from .conftest import call
 
@@ -57,7 +58,7 @@ def test_a_private_repository_is_404_to_outsiders_and_readers_cannot_merge(
     forge.grant(repo, "rhea", "read")
     forge.create_repo("acme/public", private=False)
 
-    as_outsider = Github(base_url=forge.api_url, auth=Auth.Token(outsider), retry=None)
+    as_outsider = github_client(forge, outsider)
     with pytest.raises(GithubException) as hidden:
         as_outsider.get_repo(repo)
     assert (hidden.value.status, hidden.value.data["message"]) == (404, "Not Found")
@@ -65,7 +66,7 @@ def test_a_private_repository_is_404_to_outsiders_and_readers_cannot_merge(
     assert raw(forge, f"/repos/{repo}/hooks", f"token {reader}")[0] == 404  # admins only
 
     forge.push_commit(repo, "feature", {"a.txt": "a\n"})
-    as_reader = Github(base_url=forge.api_url, auth=Auth.Token(reader), retry=None)
+    as_reader = github_client(forge, reader)
     pr = as_reader.get_repo(repo).create_pull(base="main", head="feature", title="t", body="")
     with pytest.raises(GithubException) as refused:
         pr.merge()

@@ -9,9 +9,10 @@ import hmac
 from pathlib import Path
 
 import pytest
-from github import Auth, Github, GithubException
+from github import Github, GithubException
 
 from forgesandbox import ForgeSandbox
+from tests.support.forges import github_client
 from tests.support.gitserver import commits_on, files_on
 
 from .conftest import HookReceiver, Received, push_branch
@@ -195,9 +196,7 @@ def test_squash_merges_pages_and_a_merged_pull_request_stays_closed(
         first.edit(state="open")
     assert reopen.value.status == 422
 
-    one_a_page = Github(
-        base_url=forge.api_url, auth=Auth.Token(forge.token), per_page=1, retry=None
-    )
+    one_a_page = github_client(forge, forge.token, per_page=1)
     listed = one_a_page.get_repo(repo).get_pulls(state="all")
     assert [pr.number for pr in listed] == [2, 1]  # newest first, over two pages
     assert [r["query"].get("page") for r in forge.requests() if r["path"].endswith("/pulls")][

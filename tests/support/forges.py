@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from github import Auth, Github
+
 from forgesandbox import ForgeSandbox
 from portal.gitserver import GitHttpServer
 
@@ -31,3 +33,17 @@ def forge_over_git(
             forge.add_user(reviewer)
             forge.grant(repo, reviewer, "write")
         yield forge
+
+
+def github_client(forge: ForgeSandbox, token: str, **options: object) -> Github:
+    """PyGithub against the stand-in: no retries (PyGithub retries 5xx by default, which
+    would hide a stand-in's 500), and none of the pause it keeps between calls to spare
+    github.com (a quarter second between requests, a second between writes)."""
+    return Github(
+        base_url=forge.api_url,
+        auth=Auth.Token(token),
+        retry=None,
+        seconds_between_requests=0,
+        seconds_between_writes=0,
+        **options,  # type: ignore[arg-type]
+    )

@@ -10,12 +10,12 @@ import hmac
 import json
 
 import pytest
-from github import Auth, Github
 
 from provisioning.jobs.pull_requests import poll_pull_requests
 from tenants.choices import RequestState
 from tenants.models import PullRequest, Request
 from tests.forgesandbox.conftest import HookReceiver, Received, hook_receiver  # noqa: F401
+from tests.support.forges import github_client
 from tests.support.gitserver import commits_on, files_on
 
 from .conftest import HOOK_SECRET, REPO, TOKEN
@@ -30,7 +30,7 @@ HOOK_PATH = "/tenants/payments/forge-hook/"
 def hooked(forge_world, hook_receiver: HookReceiver):  # noqa: F811 - the fixture imported above
     """The forge posts its pull_request events, signed with the tenant's secret, to a
     receiver; the tests hand them to Berth as they came."""
-    client = Github(base_url=forge_world["forge"].api_url, auth=Auth.Token(TOKEN), retry=None)
+    client = github_client(forge_world["forge"], TOKEN)
     client.get_repo(REPO).create_hook(
         "web",
         {"url": hook_receiver.url, "content_type": "json", "secret": HOOK_SECRET},

@@ -294,6 +294,13 @@ BERTH_GIT_AUTHOR_EMAIL = os.environ.get("BERTH_GIT_AUTHOR_EMAIL", "berth@localho
 BERTH_GIT_MAX_ATTEMPTS = int(os.environ.get("BERTH_GIT_MAX_ATTEMPTS", "5"))
 BERTH_GIT_BACKOFF_SECONDS = float(os.environ.get("BERTH_GIT_BACKOFF_SECONDS", "1"))
 BERTH_GIT_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_TIMEOUT_SECONDS", "60"))
+# Pauses between calls to GitHub's API (merge-request mode), as GitHub asks of integrations.
+BERTH_GITHUB_SECONDS_BETWEEN_REQUESTS = float(
+    os.environ.get("BERTH_GITHUB_SECONDS_BETWEEN_REQUESTS", "0.25")
+)
+BERTH_GITHUB_SECONDS_BETWEEN_WRITES = float(
+    os.environ.get("BERTH_GITHUB_SECONDS_BETWEEN_WRITES", "1.0")
+)
 BERTH_GIT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_LOCK_TIMEOUT_SECONDS", "60"))
 # http://, git:// and file:// repository URLs (tenants.gitrepo): unencrypted, or any
 # repository on Berth's own disk. Off unless an operator turns it on; `make run` does.

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import gitlab
 import requests
+from django.conf import settings
 from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest as GithubPull
 
@@ -77,6 +78,10 @@ def _client(forge: Forge) -> Github:
         auth=Auth.Token(forge.token),
         timeout=TIMEOUT_SECONDS,
         retry=None,
+        # GitHub asks integrations to pace their calls, writes a second apart (PyGithub's
+        # defaults); a forge of one's own may be asked faster.
+        seconds_between_requests=settings.BERTH_GITHUB_SECONDS_BETWEEN_REQUESTS,
+        seconds_between_writes=settings.BERTH_GITHUB_SECONDS_BETWEEN_WRITES,
     )
 
 

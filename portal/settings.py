@@ -287,20 +287,16 @@ BERTH_OUTAGE_DEADLINE_SECONDS = float(os.environ.get("BERTH_OUTAGE_DEADLINE_SECO
 BERTH_GUARDRAILS_CHECK_SECONDS = float(os.environ.get("BERTH_GUARDRAILS_CHECK_SECONDS", "60"))
 
 # GitOps writer (provisioning.gitops, docs/gitops-layout.md): the identity of Berth's commits
-# in tenants' repositories, retries of git's network operations, and the image each Kargo
+# in tenants' repositories, retries of git's network operations, the pauses between calls to
+# GitHub's API that GitHub asks of integrations (merge-request mode), and the image each Kargo
 # Warehouse watches until the team takes its warehouse.yaml over.
 BERTH_GIT_AUTHOR_NAME = os.environ.get("BERTH_GIT_AUTHOR_NAME", "Berth")
 BERTH_GIT_AUTHOR_EMAIL = os.environ.get("BERTH_GIT_AUTHOR_EMAIL", "berth@localhost")
 BERTH_GIT_MAX_ATTEMPTS = int(os.environ.get("BERTH_GIT_MAX_ATTEMPTS", "5"))
 BERTH_GIT_BACKOFF_SECONDS = float(os.environ.get("BERTH_GIT_BACKOFF_SECONDS", "1"))
 BERTH_GIT_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_TIMEOUT_SECONDS", "60"))
-# Pauses between calls to GitHub's API (merge-request mode), as GitHub asks of integrations.
-BERTH_GITHUB_SECONDS_BETWEEN_REQUESTS = float(
-    os.environ.get("BERTH_GITHUB_SECONDS_BETWEEN_REQUESTS", "0.25")
-)
-BERTH_GITHUB_SECONDS_BETWEEN_WRITES = float(
-    os.environ.get("BERTH_GITHUB_SECONDS_BETWEEN_WRITES", "1.0")
-)
+BERTH_GITHUB_PAUSE_SECONDS = float(os.environ.get("BERTH_GITHUB_PAUSE_SECONDS", "0.25"))
+BERTH_GITHUB_WRITE_PAUSE_SECONDS = float(os.environ.get("BERTH_GITHUB_WRITE_PAUSE_SECONDS", "1"))
 BERTH_GIT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("BERTH_GIT_LOCK_TIMEOUT_SECONDS", "60"))
 # http://, git:// and file:// repository URLs (tenants.gitrepo): unencrypted, or any
 # repository on Berth's own disk. Off unless an operator turns it on; `make run` does.

@@ -58,7 +58,7 @@ KUBE_BACKOFF_SECONDS = 0.01
 KUBE_TIMEOUT_SECONDS = 5.0
 NAMESPACE_TERMINATION_TIMEOUT = 10.0
 # The forge stand-in on loopback is not github.com: no pauses between its calls.
-BERTH_GITHUB_SECONDS_BETWEEN_REQUESTS = BERTH_GITHUB_SECONDS_BETWEEN_WRITES = 0.0
+BERTH_GITHUB_PAUSE_SECONDS = BERTH_GITHUB_WRITE_PAUSE_SECONDS = 0.0
 # Most tests want an unreachable cluster or repository to fail the request at once; the
 # tests of waiting out an outage set a deadline
 # (tests/provisioning/jobs/test_engine_cluster_access.py,

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import copy
 import itertools
-import marshal
 import os
 import secrets
 import threading
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
-from typing import ClassVar
 
 from .. import fields, selectors
 from ..errors import ApiError, bad_request, conflict, continue_expired, forbidden, not_found
@@ -40,7 +38,7 @@ from ..patching import json_patch, merge_patch
 from ..resources import NAMESPACES, Registry, ResourceType
 from ..storeview import Controller
 from ..validation import decode, validate
-from ..watch import Event, EventLog
+from ..watch import EventLog
 from .apply import ServerSideApply
 from .commits import Commits
 from .index import ObjectIndex
@@ -343,53 +341,34 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
     def reset(self) -> None:
         """Forget every object, then re-create the seed namespaces.
 
-        The resourceVersion counter keeps counting: clients may still hold old versions.
+        The resourceVersion counter keeps counting: clients may still hold old versions (a
+        watch from before a reset is 410 Gone, as after an etcd restore).
         """
         with self._lock:
+            fresh = self._resource_version == 0
             self._forget_all()
             key = self._seeded_key()
-            if key in Store._seeded:
-                self._restore_seeded(key)
+            if key in self._seeded:
+                self._restore_seeded(key, fresh=fresh)
             else:
+                if not fresh:
+                    self._resource_version += 1
+                    self.events.restart_at(self._resource_version)
                 for name in self._seed_namespaces:
                     self.create(
                         NAMESPACES, None, {"metadata": {"name": name}}, manager="kubesandbox"
                     )
                 if self._seed is not None:
                     self._seed(self)
-                if key is not None:
+                if key is not None and fresh:
                     self._remember_seeded(key)
             self._persist()
 
     def _forget_all(self) -> None:
-        for key in list(self._objects):
+        """Every object gone at once, the CRDs' types unserved: no event, no copy (a reset
+        or restore starts the watch history again)."""
+        for key, obj in self._objects.items():
             if key[:2] == ("apiextensions.k8s.io", "customresourcedefinitions"):
-                self._remove(self.registry.lookup("CustomResourceDefinition"), key)
+                self.registry.set_custom(obj["metadata"]["name"], [])
         self._objects.clear()
         self._terminating.clear()
-
-    # A process starts many stores from one seed (a test suite, a stand-in each test): the
-    # first writes it, object by object, through validation and admission; the others take a
-    # copy of what that left, its watch history included. Only a new store (resourceVersion
-    # 0) does: a reset one keeps counting up from where it was.
-    _seeded: ClassVar[dict[Hashable, tuple[int, bytes, list[Event]]]] = {}
-
-    def _seeded_key(self) -> Hashable | None:
-        if self._seed_key is None or self._resource_version != 0:
-            return None
-        return (self._seed_key, self._seed_namespaces)
-
-    def _remember_seeded(self, key: Hashable) -> None:
-        # Kept marshalled: loading it back is a copy a few times faster than deepcopy, and
-        # the objects are JSON's types only (a seed of anything else is not remembered).
-        try:
-            objects = marshal.dumps(list(self._objects.values()))
-        except ValueError:
-            return
-        Store._seeded[key] = (self._resource_version, objects, self.events.since(0))
-
-    def _restore_seeded(self, key: Hashable) -> None:
-        resource_version, objects, events = Store._seeded[key]
-        self._restore(resource_version, marshal.loads(objects))  # noqa: S302 - its own bytes
-        for event in events:  # never changed once logged: shared
-            self.events.append(event)

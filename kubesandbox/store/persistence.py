@@ -7,10 +7,13 @@ import json
 import marshal
 import os
 import sys
+from collections.abc import Hashable
 from pathlib import Path
+from typing import ClassVar
 
 from ..objects import object_key
 from ..resources import ResourceType
+from ..watch import Event
 from .state import StoreState
 
 
@@ -79,3 +82,34 @@ class Persistence:
                 f"{meta.get('name')} from the state file: not served\n"
             )
             return None
+
+    # A process starts many stores from one seed (a test suite, a stand-in each test): the
+    # first writes it, object by object, through validation and admission; the others, and
+    # a reset, take a copy of what that left (a new store its watch history too; a reset one
+    # keeps counting up from where it was).
+    _seeded: ClassVar[dict[Hashable, tuple[int, bytes, list[Event]]]] = {}
+
+    def _seeded_key(self: StoreState) -> Hashable | None:
+        if self._seed_key is None:
+            return None
+        return (self._seed_key, self._seed_namespaces)
+
+    def _remember_seeded(self: StoreState, key: Hashable) -> None:
+        # Kept marshalled: loading it back is a copy a few times faster than deepcopy, and
+        # the objects are JSON's types only (a seed of anything else is not remembered).
+        try:
+            objects = marshal.dumps(list(self._objects.values()))
+        except ValueError:
+            return
+        Persistence._seeded[key] = (self._resource_version, objects, self.events.since(0))
+
+    def _restore_seeded(self: StoreState, key: Hashable, *, fresh: bool) -> None:
+        resource_version, objects, events = Persistence._seeded[key]
+        if not fresh:
+            self._resource_version += 1
+            self._restore(self._resource_version, marshal.loads(objects))  # noqa: S302
+            self.events.restart_at(self._resource_version)
+            return
+        self._restore(resource_version, marshal.loads(objects))  # noqa: S302 - its own bytes
+        for event in events:  # never changed once logged: shared
+            self.events.append(event)

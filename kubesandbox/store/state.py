@@ -7,6 +7,7 @@ them). Every step here runs with the store's lock held."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Protocol
 
@@ -28,6 +29,8 @@ class StoreState(ControlledStore, Protocol):
     _objects: ObjectIndex
     _resource_version: int
     _terminating: dict[str, float]
+    _seed_key: Hashable | None
+    _seed_namespaces: tuple[str, ...]
 
     # the store itself
     def _forget_all(self) -> None: ...

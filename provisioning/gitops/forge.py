@@ -80,8 +80,8 @@ def _client(forge: Forge) -> Github:
         retry=None,
         # GitHub asks integrations to pace their calls, writes a second apart (PyGithub's
         # defaults); a forge of one's own may be asked faster.
-        seconds_between_requests=settings.BERTH_GITHUB_SECONDS_BETWEEN_REQUESTS,
-        seconds_between_writes=settings.BERTH_GITHUB_SECONDS_BETWEEN_WRITES,
+        seconds_between_requests=settings.BERTH_GITHUB_PAUSE_SECONDS,
+        seconds_between_writes=settings.BERTH_GITHUB_WRITE_PAUSE_SECONDS,
     )
 
 

@@ -30,7 +30,6 @@ def test_no_token_or_an_unknown_one_is_401_and_either_scheme_works(forge: ForgeS
     assert raw(forge, "/user", f"Bearer {forge.token}")[1]["login"] == forge.user
 
 
-@pytest.mark.processes  # git makes the repositories
 def test_the_permission_endpoint_says_what_each_user_may_do(
     forge: ForgeSandbox, github: Github, repo: str
 ) -> None:
@@ -49,7 +48,6 @@ def test_the_permission_endpoint_says_what_each_user_may_do(
     assert gitops.permissions.push and gitops.permissions.admin
 
 
-@pytest.mark.processes
 def test_a_private_repository_is_404_to_outsiders_and_readers_cannot_merge(
     forge: ForgeSandbox, repo: str
 ) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import requests
 
 from forgesandbox import ForgeSandbox
@@ -21,7 +20,6 @@ def control(forge: ForgeSandbox, method: str, path: str, body: dict | None = Non
     return answer.status_code, answer.json()
 
 
-@pytest.mark.processes  # git
 def test_a_reviewer_merges_over_http_and_the_request_log_shows_the_calls(
     forge: ForgeSandbox,
 ) -> None:

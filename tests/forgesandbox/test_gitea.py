@@ -15,8 +15,6 @@ import requests
 from forgesandbox import ForgeSandbox
 from tests.forgesandbox.conftest import REPO, TOKEN, HookReceiver, push_branch
 
-pytestmark = pytest.mark.processes  # git, for the repositories and every push
-
 SECRET = "gitea-hook-secret"
 
 

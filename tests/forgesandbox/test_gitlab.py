@@ -17,8 +17,6 @@ from forgesandbox import ForgeSandbox
 from tests.forgesandbox.conftest import REPO, TOKEN, HookReceiver, push_branch
 from tests.support.gitserver import git
 
-pytestmark = pytest.mark.processes  # git, for the repositories and every push
-
 
 @pytest.fixture
 def lab(plain_forge: ForgeSandbox) -> Iterator[gitlab.Gitlab]:

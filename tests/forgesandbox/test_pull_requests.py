@@ -17,8 +17,6 @@ from tests.support.gitserver import commits_on, files_on
 
 from .conftest import HookReceiver, Received, push_branch
 
-pytestmark = pytest.mark.processes  # git, for the repositories and every push
-
 SECRET = "hook-secret"
 
 

@@ -58,7 +58,6 @@ def provision_one_namespace(sandbox_url: str, capture_on_commit) -> Namespace:
     return Namespace.objects.get(name="payments-shop-dev")
 
 
-@pytest.mark.processes
 def test_metrics_show_provisioning_requests_queue_drift_and_page_latency(
     db, client, sandbox, django_capture_on_commit_callbacks
 ):

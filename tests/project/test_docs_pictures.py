@@ -12,9 +12,6 @@ import pytest
 
 from tests.support.browser import SCREENSHOTS_DIR_VARIABLE, docs_screenshots_dir
 
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
-
 ROOT = Path(__file__).resolve().parents[2]
 DOCS_PICTURES = ROOT / "docs" / "screenshots"
 
@@ -36,6 +33,7 @@ def test_a_test_run_puts_the_docs_pictures_where_git_ignores_them(monkeypatch):
     assert git("check-ignore", "--quiet", str(picture)).returncode == 0, picture
 
 
+@pytest.mark.processes  # make
 @needs_git_checkout
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_screenshots_retakes_every_picture_the_docs_show():

@@ -9,9 +9,6 @@ from pathlib import Path
 
 import pytest
 
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
-
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 400
 

@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tenants import selectors
 from tenants.choices import MembershipSource
 from tenants.models import ApprovalRule, Membership, Tenant, User
 from tenants.provisioner import ARGOCD, FLUX, KARGO, KUBERNETES
 from tests.support.cluster import as_admin
-
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
 
 GROUPS = ("payments-owners", "payments-devs", "payments-auditors")
 

@@ -81,7 +81,6 @@ def test_git_connects_to_the_address_that_was_checked(db):
     assert "HostKeyAlias=localhost" in command  # known hosts stay filed under the name
 
 
-@pytest.mark.processes
 def test_a_git_server_that_never_answers_fails_the_check_within_the_web_timeout(db, settings):
     settings.BERTH_GIT_WEB_TIMEOUT_SECONDS = 1
     settings.BERTH_GIT_TIMEOUT_SECONDS = 600  # the worker's patience must not apply here
@@ -112,7 +111,6 @@ def git_server(tmp_path):
         yield running
 
 
-@pytest.mark.processes
 def test_a_change_of_repository_is_checked_by_a_worker_and_its_answer_appears(
     admin_api, git_server, queued, client
 ):
@@ -148,7 +146,6 @@ def test_a_change_of_repository_is_checked_by_a_worker_and_its_answer_appears(
     assert tenant.repository_check_ok is True
 
 
-@pytest.mark.processes
 def test_a_failed_check_says_what_failed_and_an_older_answer_never_overwrites_a_newer(
     admin_api, git_server, queued
 ):
@@ -172,7 +169,6 @@ def test_a_failed_check_says_what_failed_and_an_older_answer_never_overwrites_a_
     assert "wrong" not in shown["message"].replace("wrong-", "")
 
 
-@pytest.mark.processes
 def test_onboarding_on_the_page_queues_the_check_and_the_page_shows_it_pending(client, queued, db):
     client.force_login(UserFactory(username="ops", is_platform_admin=True))
     response = client.post(

@@ -16,7 +16,6 @@ pytestmark = pytest.mark.usefixtures("production_git")
 
 
 @pytest.mark.parametrize(("field", "value"), CORPUS)
-@pytest.mark.processes
 def test_onboarding_over_the_api_refuses_a_hostile_repository_value(
     api_world, marker, field, value
 ):
@@ -68,7 +67,6 @@ def test_the_reported_injection_is_refused_and_git_never_sees_it(api_world, mark
     assert not list((marker.parent.parent).glob("**/*.id"))
 
 
-@pytest.mark.processes
 def test_a_good_repository_is_taken_with_its_path_normalised(api_world):
     response = api(api_world.admin).patch(
         "/api/v1/tenants/search/",

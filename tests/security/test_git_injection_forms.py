@@ -16,7 +16,6 @@ pytestmark = pytest.mark.usefixtures("production_git")
 
 
 @pytest.mark.parametrize(("field", "value"), CORPUS)
-@pytest.mark.processes
 def test_the_onboarding_page_refuses_a_hostile_repository_value(
     client, api_world, marker, field, value
 ):

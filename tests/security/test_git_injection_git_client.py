@@ -74,7 +74,6 @@ def git_argv(monkeypatch) -> list[list[str]]:
     return seen
 
 
-@pytest.mark.processes
 def test_git_is_handed_the_url_only_after_a_double_dash(db, settings, tmp_path, git_argv):
     settings.BERTH_GIT_ALLOW_INSECURE = True
     bare = init_bare(tmp_path / "repo.git")
@@ -99,7 +98,6 @@ def test_git_is_handed_the_url_only_after_a_double_dash(db, settings, tmp_path, 
         assert argv[argv.index("--") + 1] == "origin", argv
 
 
-@pytest.mark.processes
 def test_git_itself_refuses_transports_berth_does_not_allow(db, tmp_path):
     """git's own protocol allow-list in Berth's sessions: with insecure git off, git
     refuses file:// even if such a URL got past every check."""

@@ -44,7 +44,6 @@ def test_the_seed_goes_through_the_tenants_own_checks(db):
     assert not Tenant.objects.exists()  # all or nothing
 
 
-@pytest.mark.processes
 def test_an_earlier_demo_file_url_of_the_flux_tenant_is_replaced_by_the_git_servers(db, tmp_path):
     from tenants import demo
 
@@ -62,7 +61,6 @@ def test_an_earlier_demo_file_url_of_the_flux_tenant_is_replaced_by_the_git_serv
 
 
 @pytest.mark.crds
-@pytest.mark.processes
 def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_server(db, tmp_path):
     """`make run`'s Flux tenant: its GitRepository passes the upstream Flux schema and the
     request reaches Ready, its commit pushed to the demo git server."""

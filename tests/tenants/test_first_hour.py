@@ -186,7 +186,6 @@ def test_which_engines_read_which_repository_urls(engine, url, said):
         assert warning.startswith(start)
 
 
-@pytest.mark.processes
 def test_the_plan_preview_warns_before_approval_when_flux_cannot_read_the_url(client, demo_world):
     # A row saved before Flux's rule was checked on save, as the demo's once was.
     Tenant.objects.filter(slug="search").update(gitops_repo_url="file:///srv/git/search.git")

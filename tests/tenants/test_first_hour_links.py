@@ -15,7 +15,6 @@ from tenants.models import Tenant, User
 # --- the demo's commits are links -------------------------------------------------------------
 
 
-@pytest.mark.processes
 def test_the_demo_tenants_commits_link_to_the_demo_git_servers_commit_page(demo_world, tmp_path):
 
     import requests
@@ -48,7 +47,6 @@ def test_the_demo_tenants_commits_link_to_the_demo_git_servers_commit_page(demo_
     )
 
 
-@pytest.mark.processes
 def test_an_earlier_demo_commit_link_follows_the_git_server_to_its_new_port(demo_world, tmp_path):
     git_dir = tmp_path / "git"
     demo.seed_git_repos(git_dir, http_url="http://127.0.0.1:8002")

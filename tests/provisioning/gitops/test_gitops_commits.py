@@ -6,7 +6,6 @@ write nothing, and the commit as the namespace page and the plan preview show it
 
 from __future__ import annotations
 
-import pytest
 import yaml
 
 from provisioning import jobs
@@ -17,9 +16,6 @@ from tenants.models import Namespace, Tenant
 from tests.support.gitops_world import TOKEN, berth_commits, gitops_step
 from tests.support.gitserver import GitHttpServer, commits_on, files_on, init_bare
 from tests.support.workflow import SHOP, approved, converge
-
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
 
 # --- provisioning writes, decommission removes ------------------------------------------
 

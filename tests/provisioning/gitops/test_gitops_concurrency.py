@@ -56,7 +56,6 @@ def test_four_worker_processes_writing_200_requests_to_one_repo_lose_nothing(
     assert GitCommit.objects.count() == 200
 
 
-@pytest.mark.processes
 def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
     repos, local_git, fast_git, db
 ):
@@ -126,7 +125,6 @@ def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
     assert_all_arrived(local_git.base / "payments.git", numbers)
 
 
-@pytest.mark.processes
 def test_worker_entry_point_writes_the_requests_it_is_given(db, repos, local_git, fast_git):
     ids = seed_approved_namespaces(2)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
@@ -140,7 +138,6 @@ def test_worker_entry_point_writes_the_requests_it_is_given(db, repos, local_git
 # --- requests waiting for the writer: one push -------------------------------------------
 
 
-@pytest.mark.processes
 def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
     db, repos, local_git, fast_git
 ):
@@ -170,7 +167,6 @@ def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
     assert len(berth_commits(bare)) == 3
 
 
-@pytest.mark.processes
 def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, local_git, fast_git):
     (only,) = seed_approved_namespaces(1)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
@@ -181,7 +177,6 @@ def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, local_g
     assert not GitWrite.objects.exists()
 
 
-@pytest.mark.processes
 def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
     db, repos, local_git, fast_git
 ):
@@ -202,7 +197,6 @@ def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
     assert git_writes.git_write_waiting(request_id=broken)  # left for its own worker
 
 
-@pytest.mark.processes
 def test_a_batch_of_requests_goes_out_in_one_push_one_commit_each(db, repos, local_git, fast_git):
     ids = seed_approved_namespaces(5)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))

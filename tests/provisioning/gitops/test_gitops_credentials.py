@@ -26,7 +26,6 @@ def http_repo(repos):
         yield server
 
 
-@pytest.mark.processes
 def test_http_remote_with_a_token_is_written(writer_world, http_repo):
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=http_repo.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")
@@ -45,7 +44,6 @@ def test_http_remote_with_a_token_is_written(writer_world, http_repo):
     assert not any(TOKEN in seen["path"] + seen["query"] for seen in http_repo.seen)
 
 
-@pytest.mark.processes
 def test_a_token_in_the_url_is_moved_out_of_it(writer_world, http_repo):
     url = http_repo.url("payments.git").replace("http://", f"http://ci-bot:{TOKEN}@")
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=url, gitops_credentials="")
@@ -61,7 +59,6 @@ def test_a_token_in_the_url_is_moved_out_of_it(writer_world, http_repo):
     assert TOKEN not in "".join(files_on(writer_world["bare"]).values())
 
 
-@pytest.mark.processes
 def test_a_wrong_token_fails_at_once_and_no_credential_is_shown_or_logged(
     writer_world, http_repo, caplog
 ):
@@ -85,7 +82,6 @@ def test_a_wrong_token_fails_at_once_and_no_credential_is_shown_or_logged(
         assert secret not in logged
 
 
-@pytest.mark.processes
 def test_the_token_never_appears_in_a_command_line(writer_world, http_repo, monkeypatch):
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=http_repo.url("payments.git"))
     tenant = Tenant.objects.get(slug="payments")

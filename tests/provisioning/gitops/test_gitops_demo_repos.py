@@ -4,8 +4,6 @@ Kubernetes API stand-in."""
 
 from __future__ import annotations
 
-import pytest
-
 from tenants import demo
 from tenants.models import Tenant
 from tests.support.cluster import seed_demo
@@ -13,9 +11,6 @@ from tests.support.gitops_world import gitops_step
 from tests.support.gitserver import commits_on, files_on
 from tests.support.prov_world import demo_people
 from tests.support.workflow import approved, converge
-
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
 
 
 def test_demo_gets_a_local_bare_repo_per_tenant_idempotently(db, tmp_path):

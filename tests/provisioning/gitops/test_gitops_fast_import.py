@@ -10,7 +10,6 @@ from provisioning import gitops
 from tests.support.gitserver import commits_on, files_on, git
 
 
-@pytest.mark.processes
 def test_commits_of_one_push_build_on_each_other_with_their_messages_kept_verbatim(
     db, repos, local_git, fast_git
 ):
@@ -51,7 +50,6 @@ def test_commits_of_one_push_build_on_each_other_with_their_messages_kept_verbat
     assert git("--git-dir", str(bare), "rev-parse", f"{newest['sha']}^") == older["sha"] + "\n"
 
 
-@pytest.mark.processes
 def test_a_file_the_team_made_executable_stays_executable_when_berth_rewrites_it(
     db, repos, local_git, fast_git, tmp_path
 ):

@@ -31,7 +31,7 @@ from tests.support.plan_inputs import TENANT_ROOTS_DELETED
 
 # Every test runs against the stand-in with the upstream CRDs, and checks what the roots
 # read against them.
-pytestmark = [pytest.mark.crds, pytest.mark.processes]
+pytestmark = pytest.mark.crds
 
 
 def test_onboarding_says_whether_the_repository_answers_with_its_credential(

@@ -38,9 +38,10 @@ from tests.support.gitserver import files_on
 
 # Every test runs against the stand-in with the upstream CRDs, and checks what the roots
 # read against them.
-pytestmark = [pytest.mark.crds, pytest.mark.processes]
+pytestmark = pytest.mark.crds
 
 
+@pytest.mark.processes  # kubectl
 def test_the_roots_on_the_cluster_read_the_files_in_the_repository(gitops_world, sandbox, tmp_path):
     provision_three_projects(gitops_world)
     repo_url = gitops_world["tenant"].gitops_repo_url
@@ -143,6 +144,7 @@ def test_the_plan_shows_roots_and_credentials_redacted_before_approval(gitops_wo
     assert "+- ../../../apps/shop/prod\n" in seen.gitops_diff  # the index gains the environment
 
 
+@pytest.mark.processes  # kubectl
 def test_each_of_two_clusters_gets_its_own_roots_and_index(gitops_world, sandbox, tmp_path):
     with stand_in(termination_seconds=0.05) as other:
         eu = Cluster.objects.create(name="eu", api_url=other.url, has_kargo=True, is_sandbox=True)

@@ -5,17 +5,12 @@ between is built upon, never lost."""
 
 from __future__ import annotations
 
-import pytest
-
 from provisioning import gitops, jobs
 from provisioning.models import GitCommit
 from tenants.choices import RequestState
 from tests.support.gitops_world import berth_commits, gitops_step
 from tests.support.gitserver import commits_on, files_on, push_outside_commit
 from tests.support.workflow import approved, converge
-
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
 
 
 def test_an_overlay_the_team_edited_is_never_clobbered_nor_deleted(writer_world):

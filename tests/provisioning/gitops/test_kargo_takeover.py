@@ -24,9 +24,6 @@ from tests.support.gitops_loop import work
 from tests.support.gitserver import files_on
 from tests.support.prov_world import demo_world_with_repository
 
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
-
 KARGO_NS = "payments-shop-kargo"
 
 

@@ -42,7 +42,6 @@ def refs_of(forge) -> str:
     return git("--git-dir", str(forge.root / "payments.git"), "for-each-ref")
 
 
-@pytest.mark.processes
 def test_a_credential_that_may_push_passes_and_leaves_no_ref_behind(admin_api, forge, queued):
     TenantFactory(slug="payments")
     before = refs_of(forge)
@@ -56,7 +55,6 @@ def test_a_credential_that_may_push_passes_and_leaves_no_ref_behind(admin_api, f
     assert len(pushes) == 2  # the empty commit, then its deletion
 
 
-@pytest.mark.processes
 def test_a_read_only_credential_fails_the_check_saying_berth_cannot_push(admin_api, forge, queued):
     TenantFactory(slug="payments")
 
@@ -67,7 +65,6 @@ def test_a_read_only_credential_fails_the_check_saying_berth_cannot_push(admin_a
     assert READER not in shown["message"]
 
 
-@pytest.mark.processes
 def test_a_tenant_whose_repository_failed_its_check_gets_no_new_request(admin_api, forge, queued):
     tenant = TenantFactory(
         slug="payments", budget_cpu_millis=8000, budget_memory_mib=16384, budget_namespaces=10

@@ -16,7 +16,7 @@ from tests.support.gitops_loop import submit, work
 
 # The GitOps loop's world (tests/support/gitops_loop.py) applies Argo CD's and Kargo's
 # objects: with the upstream CRDs only (they skip, saying why, without them).
-pytestmark = [pytest.mark.crds, pytest.mark.processes]
+pytestmark = pytest.mark.crds
 
 NAME = "payments-web-dev"
 

@@ -15,9 +15,6 @@ from tests.support.gitserver import commits_on
 from tests.support.prov_world import demo_world
 from tests.support.workflow import approve_if_needed
 
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
-
 WORKER = "guardrails-test"
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 

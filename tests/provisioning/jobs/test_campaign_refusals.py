@@ -1,14 +1,9 @@
 """An upgrade campaign whose tenant sync is refused pauses and keeps the refusal's words."""
 
-import pytest
-
 from provisioning.jobs import campaigns
 from tenants import services
 from tenants.choices import CampaignState, TargetState
 from tenants.models import EnvironmentTier, Tenant
-
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
 
 
 def test_a_campaign_sync_refused_on_its_input_stores_the_plain_message(

@@ -5,13 +5,8 @@ Django's admin numbers its new definition."""
 
 from __future__ import annotations
 
-import pytest
-
 from tenants.models import EnvironmentTier, Namespace, User
 from tests.support.gitops_loop import submit, work
-
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
 
 
 def test_a_tier_definition_is_numbered_once_per_change_and_namespaces_show_what_they_run(

@@ -5,16 +5,11 @@ the campaign saying why."""
 
 from __future__ import annotations
 
-import pytest
-
 from tenants import services
 from tenants.choices import CampaignState, TargetState
 from tenants.models import EnvironmentTier, Namespace
 from tests.support.gitops_loop import work
 from tests.support.jobs_campaigns import newer_applications, roll
-
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
 
 
 def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namespaces(

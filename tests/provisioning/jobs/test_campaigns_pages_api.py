@@ -4,14 +4,9 @@ cannot be read, which makes no campaign and says why."""
 
 from __future__ import annotations
 
-import pytest
-
 from provisioning.jobs import campaigns as engine_campaigns
 from tenants.choices import CampaignState
 from tenants.models import EnvironmentTier, Namespace, User
-
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
 
 
 def test_pages_start_decide_and_show_the_notice_to_the_tenant(prod_change, client):

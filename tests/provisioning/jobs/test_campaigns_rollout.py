@@ -17,9 +17,6 @@ from tests.support.cluster import as_admin
 from tests.support.gitops_loop import submit, work
 from tests.support.jobs_campaigns import roll
 
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
-
 COUNT = 30
 
 

@@ -28,9 +28,6 @@ from tests.support.cluster import ca_of, stand_in
 from tests.support.gitops_loop import approved_namespace, submit, work
 from tests.support.workflow import approve_if_needed
 
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
-
 # (verb, group, resource): what a pipeline might try, in its namespace and next door.
 TRIED = [
     ("list", "", "pods"),
@@ -183,6 +180,7 @@ def test_a_decommissioned_namespace_took_its_tokens_with_it(
     assert token.removed_at is not None
 
 
+@pytest.mark.processes  # kubectl
 def test_minted_on_the_namespace_page_kubectl_deploys_with_it(
     gitops_world, sandbox, namespace, member, client, tmp_path
 ):

@@ -28,9 +28,6 @@ from tenants.tasks import send_expiry_warning
 from tests.support.gitserver import commits_on, files_on
 from tests.support.prov_world import demo_world_with_repository
 
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
-
 WORKER = "ephemeral-test"
 
 

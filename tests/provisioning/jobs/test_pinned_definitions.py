@@ -20,7 +20,7 @@ from tests.support.workflow import approve_if_needed
 
 # The GitOps loop's world (tests/support/gitops_loop.py) applies Argo CD's and Kargo's
 # objects: with the upstream CRDs only (they skip, saying why, without them).
-pytestmark = [pytest.mark.django_db(transaction=False), pytest.mark.crds, pytest.mark.processes]
+pytestmark = [pytest.mark.django_db(transaction=False), pytest.mark.crds]
 
 NAME = "payments-web-dev"
 

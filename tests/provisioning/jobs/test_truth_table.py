@@ -18,9 +18,6 @@ from tests.support.drift import QUOTA, delete_file, hand_edit_quota, orphan_conf
 from tests.support.gitops_loop import work
 from tests.support.gitserver import files_on
 
-# Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
-pytestmark = pytest.mark.processes
-
 
 def by_state(table: dict) -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {}

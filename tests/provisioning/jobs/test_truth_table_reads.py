@@ -4,15 +4,11 @@ retakes every tenant's table every few minutes, and an unmoved branch costs one
 
 from __future__ import annotations
 
-import pytest
-
 from provisioning import gitops
 from provisioning.jobs.proposals import gitops_remote
 from tenants import provisioner
 from tests.support.drift import delete_file
 from tests.support.gitserver import files_on
-
-pytestmark = pytest.mark.processes
 
 
 def asked(server) -> list[tuple[str, str]]:

@@ -21,8 +21,6 @@ from tests.support.gitserver import commits_on, files_on
 from .conftest import HOOK_SECRET, REPO, TOKEN
 from .test_merge_request_mode import converge, opened
 
-pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
-
 HOOK_PATH = "/tenants/payments/forge-hook/"
 
 

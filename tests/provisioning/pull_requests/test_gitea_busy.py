@@ -21,8 +21,6 @@ from tenants.models import PullRequest
 from .conftest import REPO, TOKEN, world_on
 from .test_merge_request_mode import opened
 
-pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
-
 
 @pytest.fixture
 def gitea_world(db, sandbox, plain_forge, settings):

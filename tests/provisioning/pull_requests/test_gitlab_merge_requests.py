@@ -16,8 +16,6 @@ from tests.support.gitserver import files_on
 from .conftest import REPO, TOKEN, world_on
 from .test_merge_request_mode import converge, opened
 
-pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
-
 
 @pytest.fixture
 def gitlab_world(db, sandbox, plain_forge, settings):

@@ -5,8 +5,6 @@ Ready; closed, it goes back to its requester with who closed it."""
 
 from __future__ import annotations
 
-import pytest
-
 from provisioning import jobs
 from provisioning.jobs.pull_requests import poll_pull_requests
 from tenants.choices import NamespaceState, PullRequestState, RequestState
@@ -15,8 +13,6 @@ from tests.support.gitops_loop import approved_namespace, work
 from tests.support.gitserver import files_on
 
 from .conftest import REPO
-
-pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
 
 
 def converge(tenancy_request: Request) -> Request:

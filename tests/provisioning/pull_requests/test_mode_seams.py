@@ -5,8 +5,6 @@ goes through a pull request too."""
 
 from __future__ import annotations
 
-import pytest
-
 from tenants import services
 from tenants.choices import CampaignState, NamespaceState, RequestKind, RequestState
 from tenants.models import EnvironmentTier, Namespace, PullRequest, Request, Tenant
@@ -17,8 +15,6 @@ from tests.support.workflow import approve_if_needed
 
 from .conftest import REPO
 from .test_merge_request_mode import converge, opened
-
-pytestmark = pytest.mark.processes  # git, the forge and the Kubernetes stand-in
 
 
 def merged(forge_world, tenancy_request: Request, number: int) -> Request:

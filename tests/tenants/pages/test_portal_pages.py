@@ -139,7 +139,6 @@ def test_commit_is_plain_text_without_a_configured_link(client, demo_world):
     assert "/commit/" not in page
 
 
-@pytest.mark.processes
 def test_approved_request_does_not_say_approval_will_commit(client, demo_world, tmp_path):
     from tests.support.gitserver import init_bare
 
@@ -361,7 +360,6 @@ def test_oldest_waiting_request_is_marked_in_the_queue(client, demo_world):
     assert page.count('class="badge badge-oldest"') == 1
 
 
-@pytest.mark.processes
 def test_queue_reads_each_tenants_repository_once_and_binds_the_same_digests(
     client, demo_world, tmp_path, monkeypatch
 ):

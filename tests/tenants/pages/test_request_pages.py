@@ -146,7 +146,6 @@ def test_tenant_page_query_count_does_not_grow_with_rows(
         assert client.get("/tenants/payments/").status_code == 200
 
 
-@pytest.mark.processes
 def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, demo_world, tmp_path):
     from tests.support.gitserver import init_bare
 
@@ -163,7 +162,6 @@ def test_plan_preview_shows_the_gitops_diff_against_the_tenants_repo(client, dem
     assert "+++ b/apps/shop/prod/" in page
 
 
-@pytest.mark.processes
 def test_plan_preview_explains_an_unreadable_repository(client, demo_world, submitted, tmp_path):
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=f"file://{tmp_path}/missing.git")
     client.force_login(demo_world["admin"])

@@ -7,6 +7,7 @@ import pytest
 
 from tests.support import programs
 from tests.support.browser import ARTIFACTS, CHROMIUM, launch_args
+from tests.support.caches import clear_own_cache
 from tests.support.factories import MembershipFactory, TenantFactory, UserFactory
 from tests.support.snapshots import built_once
 
@@ -202,6 +203,13 @@ def api_world(db):
         outsider=User.objects.get(username="sam"),
         viewer=User.objects.get(username="vera"),
     )
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache() -> None:
+    """Each test starts from an empty cache: a review or usage kept for request 5 of one
+    test's database must not answer for another's."""
+    clear_own_cache()
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,6 @@ tests/conftest.py), so none replaces another in the folders below."""
 from http.server import ThreadingHTTPServer
 
 import pytest
-from django.core.cache import cache
 
 from portal.celery import app as celery_app
 from tenants.models import Cluster, ClusterPrice
@@ -35,13 +34,6 @@ def eager_tasks():
     celery_app.conf.task_always_eager = True
     yield
     celery_app.conf.task_always_eager = False
-
-
-@pytest.fixture
-def fresh_cache():
-    """An empty cache: what one test left there (measured usage is kept a minute) does not
-    answer for the next."""
-    cache.clear()
 
 
 @pytest.fixture

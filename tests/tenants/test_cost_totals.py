@@ -25,8 +25,6 @@ from tenants.selectors.cost_totals import totals_by_tenant
 from tenants.selectors.costs import rounded, tenant_costs
 from tests.support.tenants_showback import NOW, namespace, removed
 
-pytestmark = pytest.mark.usefixtures("fresh_cache")
-
 
 @pytest.fixture
 def clock():

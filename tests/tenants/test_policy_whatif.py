@@ -22,11 +22,6 @@ from tests.support.workflow import ask_for_project
 WHATIF = "/api/v1/policy/what-if/"
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    cache.clear()
-
-
 def rule_rows(rules=None) -> list[dict]:
     """A rule set in the API's shape: the rules in force unless given."""
     return [

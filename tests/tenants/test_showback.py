@@ -19,7 +19,6 @@ from tests.support.api import api, assert_problem
 from tests.support.tenants_showback import HOURLY, NOW, costs, namespace, removed
 
 # Measured usage is kept a minute (tenants.usage): each test starts from an empty cache.
-pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from tests.support.servers import serving
 from tests.support.tenants_showback import costs, namespace
 
 # Measured usage is kept a minute (tenants.usage): each test starts from an empty cache.
-pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 # --- measured usage from Prometheus ----------------------------------------------------------

@@ -18,7 +18,7 @@ NOW = timezone.now().replace(hour=18, minute=0, second=0, microsecond=0)
 
 
 @pytest.fixture
-def dashboard_world(demo_world, fresh_cache):
+def dashboard_world(demo_world):
     # The days' figures are kept in the cache under their events' fingerprint; a test's
     # history can repeat another's ids and moments, so each starts with none kept.
     return demo_world

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast lint install screenshots github-openapi github-openapi-if-npm
+.PHONY: run test test-fast test-changed lint install screenshots github-openapi github-openapi-if-npm
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,13 +45,20 @@ XDIST := -n auto --dist loadgroup
 test: $(STAMP) github-openapi-if-npm
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
-# The unit, API and page tests only, spread over the machine's cores: no browser, no program
-# of their own (git, kubectl, a worker: marked `processes`, and a test that starts one
-# unmarked fails here), no fuzzing, no PostgreSQL, Redis or worker; what a change is checked
-# with before the whole suite.
-FAST_MARKERS := not browser and not integration and not faults and not bench and not processes and not fuzz
+# What a change is checked with before the whole suite (docs/testing.md): the unit, API and
+# page tests and the GitOps engine's (git on local repositories), spread over the cores; no
+# browser, no server, worker or kubectl of a test's own (marked `processes`; a test that
+# starts one unmarked fails here), no fuzzing, no engine at volume (`scale`), no PostgreSQL,
+# Redis or worker.
+FAST_MARKERS := not browser and not integration and not faults and not bench and not processes and not fuzz and not scale
 test-fast: $(STAMP) github-openapi-if-npm
 	$(BIN)/python -m pytest $(XDIST) -m "$(FAST_MARKERS)" --ignore=tests/system --ignore=tests/browser $(PYTEST_ARGS)
+
+# Only the tests whose code changed since the last run of this target (pytest-testmon,
+# .testmondata): the first run is the whole suite; a change that runs only inside a program
+# a test starts (a worker, make run) is seen by make test, not here.
+test-changed: $(STAMP) github-openapi-if-npm
+	$(BIN)/python -m pytest $(XDIST) --testmon $(PYTEST_ARGS)
 
 # Retake docs/screenshots/ with the browser tests that take them (a plain test run leaves the
 # docs alone and keeps its pictures in artifacts/screenshots/).

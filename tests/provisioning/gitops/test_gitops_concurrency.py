@@ -56,6 +56,7 @@ def test_four_worker_processes_writing_200_requests_to_one_repo_lose_nothing(
     assert GitCommit.objects.count() == 200
 
 
+@pytest.mark.scale
 def test_four_worker_threads_writing_200_changes_to_one_repo_lose_nothing(
     repos, local_git, fast_git, db
 ):

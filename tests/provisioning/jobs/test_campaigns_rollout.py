@@ -56,6 +56,7 @@ def versions(tier: str = "dev") -> dict[int, int]:
     return found
 
 
+@pytest.mark.scale
 def test_a_tier_change_reaches_thirty_namespaces_in_waves_pausing_at_a_failure(thirty, sandbox):
     admin = thirty["admin"]
     assert versions() == {1: COUNT}  # provisioning recorded what it applied

@@ -80,6 +80,7 @@ def tenant_namespaces(sandbox: KubeSandbox) -> set[str]:
     }
 
 
+@pytest.mark.scale
 def test_fifty_environments_with_a_minute_to_live_all_go_and_leave_cluster_and_git_clean(
     ephemeral_world, sandbox
 ):

@@ -182,7 +182,9 @@ def choose(rules: list[Any], variables: dict[str, str]) -> Choice | None:
         if condition:
             result = _evaluate(compile_condition(condition), variables)
             if isinstance(result, CELEvalError):
-                raise RuleError(f"Rule {rule.position}'s if failed on these variables: {result}")
+                raise RuleError(
+                    f"Rule {rule.position}'s if failed on these variables: {cel.describe(result)}"
+                )
             if not bool(result):
                 continue
         if rule.refuse:

@@ -67,6 +67,8 @@ class PolicyDecision:
     approvals_required: int = 1
     approver_role: str = ApproverRole.PLATFORM_ADMIN
     message: str = ""
+    # Why the deciding rule failed on this request, when it did (the decision is then closed).
+    failed: str = ""
 
 
 @functools.lru_cache(maxsize=512)
@@ -89,14 +91,25 @@ def _evaluate(program, attributes: dict[str, Any]):
 def matches(condition: str, attributes: dict[str, Any]) -> bool:
     result = _evaluate(compile_condition(condition), attributes)
     if isinstance(result, CELEvalError):
-        raise PolicyError(f"The condition failed on this request: {result}")
+        raise PolicyError(f"The condition failed on this request: {cel.describe(result)}")
     return bool(result)
 
 
 def decide(attributes: dict[str, Any]) -> PolicyDecision:
-    """The first enabled rule whose condition holds decides; none → a platform admin does."""
+    """The first enabled rule whose condition holds decides; none → a platform admin does.
+    A rule that fails on this request (an error, or past its evaluation budget) decides
+    too, closed: a platform admin approves, told which rule failed and why."""
     for rule in ApprovalRule.objects.filter(enabled=True).order_by("position", "id"):
-        if matches(rule.condition, attributes):
+        try:
+            matched = matches(rule.condition, attributes)
+        except PolicyError as exc:
+            return PolicyDecision(
+                rule=rule.name,
+                outcome=PolicyOutcome.REQUIRE,
+                failed=f"Rule {rule.name} failed on this request, so a platform admin "
+                f"decides: {exc}",
+            )
+        if matched:
             return PolicyDecision(
                 rule=rule.name,
                 outcome=rule.outcome,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,6 +22,14 @@ from tenants.choices import PolicyOutcome
 from tenants.decisions import REPLAY_LIMIT, Outcome, PastDecision, ProposedRule
 
 MAX_RULES = 100
+# However many rules and decisions, a replay holds a web worker no longer than this (each
+# evaluation has its own budget besides: tenants/cel.py).
+REPLAY_SECONDS = 5.0
+
+
+class ReplayTooLong(ValueError):
+    """A replay that reached REPLAY_SECONDS before its last decision."""
+
 
 # Change kinds, in the order pages list them, and how people read them.
 CHANGE_LABELS: dict[str, str] = {
@@ -158,7 +167,9 @@ def _decide(compiled: list[_Compiled], attributes: dict[str, Any]) -> Outcome:
             if key is not None:
                 each.results[key] = result
         if isinstance(result, CELEvalError):
-            raise policy.PolicyError(f"Rule {each.rule.name} fails on this request: {result}")
+            raise policy.PolicyError(
+                f"Rule {each.rule.name} fails on this request: {cel.describe(result)}"
+            )
         if result:
             rule = each.rule
             return Outcome(
@@ -194,7 +205,14 @@ def replay(rules: list[ProposedRule], past: list[PastDecision]) -> WhatIf:
     compiled = _compile(rules)
     found = WhatIf(considered=len(past))
     counts: Counter[str] = Counter()
-    for each in past:
+    deadline = time.monotonic() + REPLAY_SECONDS
+    for number, each in enumerate(past):
+        if time.monotonic() > deadline:
+            raise ReplayTooLong(
+                f"The replay stopped after {number} of {len(past)} requests: a what-if may "
+                f"take {REPLAY_SECONDS:g} s. Replay fewer (a lower limit, a later since, one "
+                "tenant or one kind)."
+            )
         if each.reconstructed:
             found.reconstructed += 1
         try:

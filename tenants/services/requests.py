@@ -167,7 +167,12 @@ def admit(
         approvals_required=decision.approvals_required,
         approver_role=decision.approver_role,
         policy_attributes=attributes,
-        status_message=awaiting(decision.approvals_required, decision.approver_role, 0),
+        status_message=" ".join(
+            filter(
+                None,
+                [awaiting(decision.approvals_required, decision.approver_role, 0), decision.failed],
+            )
+        ),
     )
     claim_names(tenancy_request)
     audit.record(
@@ -180,6 +185,7 @@ def admit(
             "kind": kind,
             "payload": cleaned,
             "rule": decision.rule,
+            **({"rule_failed": decision.failed} if decision.failed else {}),
         },
         source_ip=source_ip,
     )

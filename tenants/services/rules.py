@@ -105,7 +105,12 @@ def try_approval_rules(
     ]
     if problems:
         raise InvalidInput.of({"rules": problems})
-    found = whatif.replay(rules, past_decisions(tenant=tenant, kind=kind, since=since, limit=limit))
+    try:
+        found = whatif.replay(
+            rules, past_decisions(tenant=tenant, kind=kind, since=since, limit=limit)
+        )
+    except whatif.ReplayTooLong as exc:
+        raise InvalidInput.of({"limit": [str(exc)]}) from exc
     cache.set(
         _whatif_key(whatif.proposal_digest(rules)),
         {

@@ -39,19 +39,20 @@ EXAMPLES = (
 )
 
 _HOSTNAME = re.compile(
-    r"^(?=.{1,253}\.?$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$"
+    r"(?=.{1,253}\.?\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?"
 )
+# Every pattern here is matched whole (fullmatch): `$` would let a final newline through.
 # What may follow a scheme: unreserved characters, percent-encoding, and the few separators
 # repository URLs use. No shell metacharacter ; & | $ ` < > ( ) ' " \ ! * ? { } ^ # or space.
-_URL_CHARS = re.compile(r"^[A-Za-z0-9._~%+=:@,/\[\]-]+$")
-_USER = re.compile(r"^[A-Za-z0-9._~%+=-]+$")
-_PATH = re.compile(r"^[A-Za-z0-9._~%+=:@,/-]*$")
+_URL_CHARS = re.compile(r"[A-Za-z0-9._~%+=:@,/\[\]-]+")
+_USER = re.compile(r"[A-Za-z0-9._~%+=-]+")
+_PATH = re.compile(r"[A-Za-z0-9._~%+=:@,/-]*")
 # git's scp-like syntax: [user@]host:path, where host holds no '/' or ':' (git reads a ':'
 # after the first '/' as part of a local path instead).
-_SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>[^@/:]+):(?P<path>.*)$")
-_BRANCH = re.compile(r"^[A-Za-z0-9._/+-]+$")
-_REPO_PATH = re.compile(r"^[A-Za-z0-9._~/+=@,-]+$")
+_SCP_LIKE = re.compile(r"(?:(?P<user>[^@/:]+)@)?(?P<host>[^@/:]+):(?P<path>.*)")
+_BRANCH = re.compile(r"[A-Za-z0-9._/+-]+")
+_REPO_PATH = re.compile(r"[A-Za-z0-9._~/+=@,-]+")
 
 
 class RepositoryInputError(ValueError):
@@ -85,7 +86,7 @@ def _host_ok(host: str) -> bool:
             return ipaddress.ip_address(host[1:-1]).version == 6
         except ValueError:
             return False
-    if _HOSTNAME.match(host):
+    if _HOSTNAME.fullmatch(host):
         return True
     try:
         ipaddress.ip_address(host)
@@ -98,13 +99,15 @@ def _path_ok(path: str) -> bool:
     """git decodes %xx in URLs before it uses them: the path is checked as typed and as
     git reads it."""
     return all(
-        _PATH.match(form) and not any(part.startswith("-") for part in form.split("/"))
+        _PATH.fullmatch(form) and not any(part.startswith("-") for part in form.split("/"))
         for form in (path, unquote(path))
     )
 
 
 def _login_ok(login: str) -> bool:
-    return all(_USER.match(form) and not form.startswith("-") for form in (login, unquote(login)))
+    return all(
+        _USER.fullmatch(form) and not form.startswith("-") for form in (login, unquote(login))
+    )
 
 
 def parse_repo_url(url: str, *, allow_insecure: bool) -> RepoURL:
@@ -121,7 +124,7 @@ def parse_repo_url(url: str, *, allow_insecure: bool) -> RepoURL:
         raise RepositoryInputError(
             "The URL starts with '-', which git would read as an option: " + EXAMPLES + "."
         )
-    if not _URL_CHARS.match(url):
+    if not _URL_CHARS.fullmatch(url):
         raise RepositoryInputError(
             "The URL holds characters a repository URL never needs (such as ; | & $ ` ' \" "
             "( ) < > \\ ! * ? { } #): " + EXAMPLES + "."
@@ -186,7 +189,7 @@ def parse_repo_url(url: str, *, allow_insecure: bool) -> RepoURL:
                 "An SSH URL names a login, never a password: ssh://git@host/org/repo.git "
                 "(the deploy key goes in the credentials)."
             )
-        if not all(_USER.match(item) for item in filter(None, (login, secret))) or (
+        if not all(_USER.fullmatch(item) for item in filter(None, (login, secret))) or (
             not _login_ok(login)
         ):
             raise RepositoryInputError("The URL's user name holds characters a login never needs.")
@@ -199,7 +202,7 @@ def parse_repo_url(url: str, *, allow_insecure: bool) -> RepoURL:
 
 
 def _scp_like(url: str) -> RepoURL:
-    match = _SCP_LIKE.match(url)
+    match = _SCP_LIKE.fullmatch(url)
     if not match:
         raise RepositoryInputError(
             "That is not a repository URL Berth can use (a local path is not): " + EXAMPLES + "."
@@ -228,7 +231,7 @@ def branch_problem(name: str) -> str | None:
         return "A branch name holds no spaces, control or non-ASCII characters."
     if name.startswith("-"):
         return "A branch name never starts with '-' (git would read it as an option)."
-    if not _BRANCH.match(name):
+    if not _BRANCH.fullmatch(name):
         return (
             "A branch name here is letters, digits and . _ / + - only (no shell "
             "metacharacters such as ; $ ` | &)."
@@ -281,7 +284,7 @@ def normalise_repo_path(path: str) -> str:
     parts = path.split("/")
     if ".." in parts:
         raise RepositoryInputError("The path stays inside the repository: no '..' in it.")
-    if not _REPO_PATH.match(path) or any(part.startswith("-") for part in parts):
+    if not _REPO_PATH.fullmatch(path) or any(part.startswith("-") for part in parts):
         raise RepositoryInputError(
             "A base path here is letters, digits and . _ ~ + = @ , - separated by '/' "
             "(no part starting with '-')."

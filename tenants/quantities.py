@@ -132,7 +132,7 @@ def gib_to_storage(gib: int) -> str:
 
 # --- durations (TTLs) -------------------------------------------------------------------------
 
-_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 MAX_DURATION_SECONDS = 366 * 86400
 
@@ -140,7 +140,7 @@ MAX_DURATION_SECONDS = 366 * 86400
 def duration_to_seconds(value: str | int) -> int:
     """'90m', '2h', '1d12h', '45s' or a number of seconds → seconds."""
     text = str(value).strip().lower()
-    match = _DURATION.match(text)
+    match = _DURATION.fullmatch(text)
     if text.isdigit() and len(text) <= 12:
         seconds = int(text)
     elif text and match and len(text) <= 20:

@@ -31,7 +31,7 @@ QUERIES = {
     "memory_gib": "sum by (namespace) (container_memory_working_set_bytes"
     '{{container!="",namespace=~"{names}"}}) / 1073741824',
 }
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 class UsageUnavailable(Exception):
@@ -58,7 +58,7 @@ def measured_for(namespaces: list[str]) -> Measured:
     base = endpoint()
     if not base:
         return Measured(configured=False)
-    names = sorted({name for name in namespaces if DNS_LABEL.match(name)})
+    names = sorted({name for name in namespaces if DNS_LABEL.fullmatch(name)})
     found = Measured(configured=True, source=base)
     if not names:
         return found

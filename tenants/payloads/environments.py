@@ -25,7 +25,7 @@ class EphemeralPayload(TenantScoped):
     env_slug = serializers.CharField(max_length=63, validators=[dns_label])
     branch = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     mr_id = serializers.RegexField(
-        r"^[0-9]{1,20}$",
+        r"^[0-9]{1,20}\Z",
         required=False,
         allow_blank=True,
         default="",

@@ -53,7 +53,7 @@ class PricesSerializer(serializers.Serializer):
 
 class CostsQuerySerializer(serializers.Serializer):
     month = serializers.RegexField(
-        r"^[0-9]{4}-(0[1-9]|1[0-2])$",
+        r"^[0-9]{4}-(0[1-9]|1[0-2])\Z",
         required=False,
         help_text="YYYY-MM (1970-01 to 9998-12); this month when absent.",
         error_messages={"invalid": "Give a month as YYYY-MM."},

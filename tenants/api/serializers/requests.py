@@ -229,7 +229,7 @@ class RequestDetailSerializer(RequestSerializer):
 
 class ApproveSerializer(serializers.Serializer):
     plan_digest = serializers.RegexField(
-        r"^[0-9a-f]{64}$", help_text="The digest of the plan you approve (from the request)."
+        r"^[0-9a-f]{64}\Z", help_text="The digest of the plan you approve (from the request)."
     )
     note = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
 

@@ -31,13 +31,13 @@ class TruthRowSerializer(serializers.Serializer):
 class TruthQuerySerializer(serializers.Serializer):
     # Empty: no filter, as an empty form field reads.
     namespace = serializers.RegexField(
-        r"^[a-z0-9-]{0,63}$",
+        r"^[a-z0-9-]{0,63}\Z",
         required=False,
         allow_blank=True,
         help_text="Only this namespace's objects and files.",
     )
     project = serializers.RegexField(
-        r"^[a-z0-9-]{0,63}$",
+        r"^[a-z0-9-]{0,63}\Z",
         required=False,
         allow_blank=True,
         help_text="Only this project's objects and files.",

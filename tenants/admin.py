@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
+from tenants.client_address import client_ip
 from tenants.egress import forge_url_problem, webhook_url_problem
 from tenants.forms.secrets import WriteOnlySecretForm
 from tenants.models import (
@@ -285,6 +286,6 @@ class ClusterPriceAdmin(admin.ModelAdmin):
             actor=request.user,
             cluster=obj.cluster,
             values={name: getattr(obj, name) for name in PRICE_FIELDS},
-            source_ip=request.META.get("REMOTE_ADDR"),
+            source_ip=client_ip(request),
         )
         obj.pk = saved.pk

@@ -25,6 +25,7 @@ from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from portal.auth import discovery, identity
 from portal.auth.errors import SignInRefused
+from tenants.client_address import client_ip
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +39,6 @@ SESSION_GROUPS_KEY = "berth_signin_groups"
 
 _jwks: dict[str, list[dict[str, Any]]] = {}
 _jwks_lock = threading.Lock()
-
-
-def client_ip(request: HttpRequest | None) -> str | None:
-    return request.META.get("REMOTE_ADDR") if request is not None else None
 
 
 class BreakGlassBackend(ModelBackend):

@@ -25,8 +25,8 @@ from mozilla_django_oidc.views import (
 )
 
 from portal.auth import discovery
-from portal.auth.backends import client_ip
 from portal.auth.errors import REASONS, SignInRefused
+from tenants.client_address import client_ip
 
 logger = logging.getLogger(__name__)
 

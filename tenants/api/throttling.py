@@ -24,6 +24,7 @@ from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
+from tenants.client_address import client_ip
 from tenants.models import ApiToken
 from tenants.signals import throttle_cache_failed
 
@@ -82,5 +83,5 @@ class ApiRateThrottle(SimpleRateThrottle):
         elif request.user and request.user.is_authenticated:
             ident = f"user:{request.user.pk}"
         else:
-            ident = f"ip:{self.get_ident(request)}"
+            ident = f"ip:{client_ip(request)}"
         return f"throttle:api:{ident}"

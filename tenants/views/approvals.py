@@ -9,10 +9,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from tenants import forms, selectors, services
+from tenants.client_address import client_ip
 from tenants.errors import DomainError, NotAllowed, PlanMoved
 from tenants.filtersets import RequestFilterSet
 from tenants.models import ApprovalRule
-from tenants.views.support import client_ip, require_platform_admin
+from tenants.views.support import require_platform_admin
 
 QUEUE_PAGE_SIZE = services.APPROVE_TOGETHER_MAX
 

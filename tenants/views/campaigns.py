@@ -8,8 +8,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from tenants import forms, selectors, services
+from tenants.client_address import client_ip
 from tenants.errors import DomainError, InvalidInput
-from tenants.views.support import client_ip, field_errors, require_platform_admin
+from tenants.views.support import field_errors, require_platform_admin
 
 
 @login_required

@@ -9,9 +9,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from tenants import forms, selectors, services
+from tenants.client_address import client_ip
 from tenants.errors import ClusterUnavailable, InvalidInput, NotAllowed
 from tenants.models import DeployToken
-from tenants.views.support import client_ip, field_errors
+from tenants.views.support import field_errors
 
 
 @login_required

@@ -10,9 +10,10 @@ from django.views.decorators.http import require_POST
 
 from tenants import environment_rules, forms, selectors, services
 from tenants.choices import EndCause, EnvironmentState
+from tenants.client_address import client_ip
 from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.models import EphemeralEnvironment
-from tenants.views.support import client_ip, field_errors
+from tenants.views.support import field_errors
 
 
 def environment_preview_of(tenant, data) -> dict:

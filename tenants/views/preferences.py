@@ -6,8 +6,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from tenants import forms, services
+from tenants.client_address import client_ip
 from tenants.errors import InvalidInput
-from tenants.views.support import client_ip, field_errors
+from tenants.views.support import field_errors
 
 
 @login_required

@@ -11,10 +11,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from tenants import forms, provisioner, selectors, services
+from tenants.client_address import client_ip
 from tenants.errors import DomainError, InvalidInput, NotAllowed, PlanMoved
 from tenants.kinds import kind_for
 from tenants.views.environments import environment_preview_of
-from tenants.views.support import client_ip, field_errors
+from tenants.views.support import field_errors
 
 
 def _live_context(

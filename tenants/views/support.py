@@ -13,10 +13,6 @@ from tenants import selectors
 from tenants.errors import InvalidInput
 
 
-def client_ip(request: HttpRequest) -> str | None:
-    return request.META.get("REMOTE_ADDR")
-
-
 def field_errors(form, error: InvalidInput) -> None:
     """Put the services' field errors on the form; unknown fields become form errors."""
     for problem in error.messages:

@@ -7,9 +7,10 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from tenants import forms, provisioner, selectors, services, tasks
+from tenants.client_address import client_ip
 from tenants.errors import InvalidInput
 from tenants.selectors import kubeconfig
-from tenants.views.support import client_ip, field_errors, require_platform_admin
+from tenants.views.support import field_errors, require_platform_admin
 
 
 @login_required

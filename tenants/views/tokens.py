@@ -7,9 +7,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from tenants import forms, services
+from tenants.client_address import client_ip
 from tenants.errors import InvalidInput
 from tenants.models import ApiToken
-from tenants.views.support import client_ip, field_errors
+from tenants.views.support import field_errors
 
 
 @login_required

@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from tenants import provisioner, selectors, services
+from tenants.client_address import client_ip
 from tenants.errors import DomainError
-from tenants.views.support import client_ip
 
 
 @login_required

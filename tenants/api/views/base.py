@@ -21,10 +21,6 @@ ID = r"[0-9]{1,18}"
 DNS_LABEL = r"[a-z0-9-]{1,63}"
 
 
-def client_ip(request: ApiRequest) -> str | None:
-    return request.META.get("REMOTE_ADDR")
-
-
 def validated(serializer: Callable[..., BaseSerializer], data: Any) -> Any:
     """The input as the serializer cleans it; input it refuses is a 400 problem."""
     form = serializer(data=data)

@@ -12,7 +12,8 @@ from rest_framework.views import APIView
 from tenants import selectors, services
 from tenants.api.permissions import IsPlatformAdmin, TokenHasScope
 from tenants.api.serializers import campaigns as s
-from tenants.api.views.base import ApiView, client_ip, validated
+from tenants.api.views.base import ApiView, validated
+from tenants.client_address import client_ip
 from tenants.models.tokens import TokenScope
 
 

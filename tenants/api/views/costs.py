@@ -13,7 +13,8 @@ from rest_framework.views import APIView
 from tenants import selectors, services, usage
 from tenants.api.permissions import IsPlatformAdmin
 from tenants.api.serializers import costs as s
-from tenants.api.views.base import ApiView, client_ip, validated
+from tenants.api.views.base import ApiView, validated
+from tenants.client_address import client_ip
 from tenants.models import Cluster, ClusterPrice
 from tenants.models.tokens import TokenScope
 from tenants.selectors.costs import parse_month, tenant_costs

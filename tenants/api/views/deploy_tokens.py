@@ -14,7 +14,8 @@ from tenants.api.serializers.deploy_tokens import (
     DeployTokenSerializer,
     MintedDeployTokenSerializer,
 )
-from tenants.api.views.base import ApiView, client_ip, validated
+from tenants.api.views.base import ApiView, validated
+from tenants.client_address import client_ip
 from tenants.models.tokens import TokenScope
 from tenants.selectors import kubeconfig
 

@@ -16,9 +16,10 @@ from rest_framework.reverse import reverse
 
 from tenants import selectors, services
 from tenants.api import serializers as s
-from tenants.api.views.base import ID, ApiView, client_ip, validated
+from tenants.api.views.base import ID, ApiView, validated
 from tenants.api.views.requests import PAYLOAD_FIELDS
 from tenants.choices import EndCause, EnvironmentState, RequestKind
+from tenants.client_address import client_ip
 from tenants.filtersets import EphemeralEnvironmentFilterSet
 from tenants.models import EphemeralEnvironment
 from tenants.models.tokens import TokenScope

@@ -10,7 +10,8 @@ from rest_framework.views import APIView
 from tenants import selectors, services
 from tenants.api import serializers as s
 from tenants.api.authentication import AccessToken
-from tenants.api.views.base import ApiView, client_ip, validated
+from tenants.api.views.base import ApiView, validated
+from tenants.client_address import client_ip
 from tenants.models import ApiToken
 from tenants.models.tokens import TokenScope
 

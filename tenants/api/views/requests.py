@@ -14,7 +14,8 @@ from rest_framework.reverse import reverse
 from tenants import selectors, services
 from tenants.api import serializers as s
 from tenants.api.exceptions import Conflict
-from tenants.api.views.base import ID, ApiView, client_ip, validated
+from tenants.api.views.base import ID, ApiView, validated
+from tenants.client_address import client_ip
 from tenants.errors import InvalidInput
 from tenants.filtersets import RequestFilterSet
 from tenants.models import Request, Run

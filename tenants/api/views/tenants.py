@@ -14,7 +14,8 @@ from rest_framework.views import APIView
 from tenants import selectors, services, tasks
 from tenants.api import serializers as s
 from tenants.api.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, TokenHasScope
-from tenants.api.views.base import DNS_LABEL, ApiView, client_ip, validated
+from tenants.api.views.base import DNS_LABEL, ApiView, validated
+from tenants.client_address import client_ip
 from tenants.models import Cluster, EnvironmentTier, Tenant
 from tenants.models.tokens import TokenScope
 

@@ -13,7 +13,8 @@ from rest_framework.views import APIView
 
 from tenants import provisioner, selectors, services
 from tenants.api.serializers import truth as s
-from tenants.api.views.base import ApiView, client_ip, validated
+from tenants.api.views.base import ApiView, validated
+from tenants.client_address import client_ip
 from tenants.models.tokens import TokenScope
 
 

@@ -105,6 +105,8 @@ def wait(*, request_id: int, since: datetime, until: datetime, reason: str) -> N
         waiting_since=since,
         next_try_at=until,
         wait_reason=reason[:500],
+        # What pages, the API and the CLI show as the request's status says why it waits.
+        status_message=f"Waiting: {reason}",
         lease_owner=WAITING,
         lease_expires_at=until,
     )

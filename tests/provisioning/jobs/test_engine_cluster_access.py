@@ -80,6 +80,8 @@ def test_unreachable_cluster_waits_with_a_message_that_names_no_address(engine_w
     assert shown["state"] == "provisioning"
     assert shown["wait_reason"] == tenancy_request.wait_reason
     assert shown["waiting_since"] and shown["next_try_at"]
+    # Its status says why too, where pages, `berth` and API clients that read only it look.
+    assert shown["status_message"] == f"Waiting: {tenancy_request.wait_reason}"
 
 
 def test_an_outage_past_the_deadline_fails_the_request_with_the_reason(engine_world, settings):

@@ -135,6 +135,17 @@ def get_pull(call: Call) -> Answer:
     return _ok(render.pull(call.urls, call.forge, repo, call.pull(repo), full=True))
 
 
+def get_issue(call: Call) -> Answer:
+    """Only pull requests are issues here (the issues API is how GitHub says who closed
+    one)."""
+    repo = call.repo()
+    return _ok(
+        render.issue(
+            call.urls, call.forge, repo, call.forge.pull(repo, int(call.params["issue_number"]))
+        )
+    )
+
+
 def update_pull(call: Call) -> Answer:
     repo = call.repo()
     pr = call.pull(repo)
@@ -249,6 +260,7 @@ _route("POST", "/repos/{owner}/{repo}/pulls", create_pull)
 _route("GET", "/repos/{owner}/{repo}/pulls/{pull_number}", get_pull)
 _route("PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", update_pull)
 _route("PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", merge_pull)
+_route("GET", "/repos/{owner}/{repo}/issues/{issue_number}", get_issue)
 _route("GET", "/repos/{owner}/{repo}/hooks", list_hooks)
 _route("POST", "/repos/{owner}/{repo}/hooks", create_hook)
 

@@ -272,6 +272,47 @@ def pull(urls: Urls, forge: Forge, repo: Repo, pr: Pull, *, full: bool) -> dict:
     return body
 
 
+def issue(urls: Urls, forge: Forge, repo: Repo, pr: Pull) -> dict:
+    """A pull request as GitHub's issues API shows it: where it says who closed it."""
+    api = f"{urls.api}/repos/{repo.full_name}"
+    url = f"{api}/issues/{pr.number}"
+    return {
+        "id": pr.id,
+        "node_id": f"I_{pr.id}",
+        "url": url,
+        "repository_url": api,
+        "labels_url": f"{url}/labels{{/name}}",
+        "comments_url": f"{url}/comments",
+        "events_url": f"{url}/events",
+        "html_url": f"{urls.web}/{repo.full_name}/pull/{pr.number}",
+        "number": pr.number,
+        "state": "open" if pr.state == "open" else "closed",
+        "state_reason": None if pr.state == "open" else "completed",
+        "title": pr.title,
+        "body": pr.body,
+        "user": user(urls, forge.users[pr.user]),
+        "labels": [],
+        "assignee": None,
+        "assignees": [],
+        "milestone": None,
+        "locked": False,
+        "active_lock_reason": None,
+        "comments": 0,
+        "pull_request": {
+            "url": f"{api}/pulls/{pr.number}",
+            "html_url": f"{urls.web}/{repo.full_name}/pull/{pr.number}",
+            "diff_url": f"{urls.web}/{repo.full_name}/pull/{pr.number}.diff",
+            "patch_url": f"{urls.web}/{repo.full_name}/pull/{pr.number}.patch",
+            "merged_at": pr.merged_at,
+        },
+        "closed_at": pr.closed_at,
+        "created_at": pr.created_at,
+        "updated_at": pr.updated_at,
+        "closed_by": user(urls, forge.users[pr.closed_by]) if pr.closed_by else None,
+        "author_association": "OWNER" if pr.user == repo.owner else "COLLABORATOR",
+    }
+
+
 def hook(urls: Urls, repo: Repo, h: Hook) -> dict:
     api = f"{urls.api}/repos/{repo.full_name}/hooks/{h.id}"
     config: dict = {"url": h.url, "content_type": h.content_type, "insecure_ssl": h.insecure_ssl}

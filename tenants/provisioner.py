@@ -83,6 +83,7 @@ class PullReport:
     branch: str = ""
     merged_by: str = ""
     merge_sha: str = ""
+    closed_by: str = ""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ nothing else; the token never appears in a message or a log line."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -54,6 +54,9 @@ class PullState:
     branch: str = ""  # its head branch
     merged_by: str = ""
     merge_sha: str = ""
+    # Who closed it unmerged, where the forge says (GitLab does; GitHub's and Gitea's pull
+    # requests do not): never what a webhook claims.
+    closed_by: str = ""
 
 
 def repository_of(repo_url: str) -> str:
@@ -122,6 +125,26 @@ def state_of(pull: GithubPull) -> PullState:
 def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str) -> PullState:
     """The open pull request of `head` into `base`: the one there already (an attempt
     that died after opening it), or a new one. Raises ForgeError."""
+    return _shown(forge, _open_pull(forge, head=head, base=base, title=title, body=body))
+
+
+def read_pull(forge: Forge, number: int) -> PullState:
+    """The pull request as the forge sees it now. Raises ForgeError."""
+    return _shown(forge, _read_pull(forge, number))
+
+
+def _shown(forge: Forge, pull: PullState) -> PullState:
+    """The pull request with its web address only where Berth may link to it: http(s) on
+    the forge's own host (GitHub's api. host answers for github.com); else none."""
+    parts = urlsplit(pull.url)
+    forge_host = (urlsplit(forge.api_url).hostname or "").lower()
+    hosts = {forge_host, forge_host.removeprefix("api.")}
+    if parts.scheme in ("https", "http") and (parts.hostname or "").lower() in hosts:
+        return pull
+    return replace(pull, url="")
+
+
+def _open_pull(forge: Forge, *, head: str, base: str, title: str, body: str) -> PullState:
     if forge.kind == "gitlab":
         return _gitlab_open(forge, head=head, base=base, title=title, body=body)
     if forge.kind == "gitea":
@@ -143,8 +166,7 @@ def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str) -> P
         client.close()
 
 
-def read_pull(forge: Forge, number: int) -> PullState:
-    """The pull request as the forge sees it now. Raises ForgeError."""
+def _read_pull(forge: Forge, number: int) -> PullState:
     if forge.kind == "gitlab":
         return _gitlab_call(
             forge,
@@ -157,7 +179,13 @@ def read_pull(forge: Forge, number: int) -> PullState:
         )
     client = _client(forge)
     try:
-        return state_of(client.get_repo(forge.repository).get_pull(number))
+        repo = client.get_repo(forge.repository)
+        said = state_of(repo.get_pull(number))
+        if said.state != "closed":
+            return said
+        # A pull request does not say who closed it; its issue does.
+        closer = repo.get_issue(number).closed_by
+        return replace(said, closed_by=closer.login if closer else "")
     except Exception as error:
         raise _failed(forge, f"read pull request #{number}", error) from None
     finally:
@@ -226,6 +254,9 @@ def _lab_state(merge_request: Any) -> PullState:
         merged_by=merged_by.get("username", "") if state == "merged" else "",
         merge_sha=(getattr(merge_request, "merge_commit_sha", "") or "")
         if state == "merged"
+        else "",
+        closed_by=(getattr(merge_request, "closed_by", None) or {}).get("username", "")
+        if state == "closed"
         else "",
     )
 

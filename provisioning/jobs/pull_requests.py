@@ -129,7 +129,11 @@ def forge_report(tenant: Tenant, number: int) -> PullReport:
             return PullReport(state="gone")
         raise ForgeUnavailable(error.message) from None
     return PullReport(
-        state=pull.state, branch=pull.branch, merged_by=pull.merged_by, merge_sha=pull.merge_sha
+        state=pull.state,
+        branch=pull.branch,
+        merged_by=pull.merged_by,
+        merge_sha=pull.merge_sha,
+        closed_by=pull.closed_by,
     )
 
 
@@ -278,7 +282,7 @@ def _poll(row: PullRequest) -> str:
         )
         return "merged"
     if pull.state == PullRequestState.CLOSED:
-        services.pull_request_closed(pull_request_id=row.pk, closed_by="", reason="")
+        services.pull_request_closed(pull_request_id=row.pk, closed_by=pull.closed_by, reason="")
         return "closed"
     return rebase_if_moved(row)
 

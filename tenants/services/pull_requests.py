@@ -60,11 +60,8 @@ def receive_forge_event(*, tenant_slug: str, event: str, signature: str, body: b
         return "ignored: not a pull request event Berth reads"
     if action != "closed":
         return f"ignored: pull request {action}"
-    who = str((payload.get("sender") or {}).get("login", ""))
-    if pull.get("merged"):
-        merged_by = str((pull.get("merged_by") or {}).get("login", "")) or who
-        return _ended(tenant, repository, number, branch, merged_by, pull.get("merge_commit_sha"))
-    return _ended(tenant, repository, number, branch, who, None)
+    merged = (pull.get("merge_commit_sha") or "") if pull.get("merged") else None
+    return _ended(tenant, repository, number, branch, merged)
 
 
 def receive_gitlab_event(*, tenant_slug: str, event: str, token: str, body: bytes) -> str:
@@ -86,14 +83,11 @@ def receive_gitlab_event(*, tenant_slug: str, event: str, token: str, body: byte
         return "ignored: not a merge request event Berth reads"
     if action not in ("merge", "close"):
         return f"ignored: merge request {action}"
-    who = str((payload.get("user") or {}).get("username", ""))
     merged = str(attributes.get("merge_commit_sha") or "") if action == "merge" else None
-    return _ended(tenant, repository, number, branch, who, merged)
+    return _ended(tenant, repository, number, branch, merged)
 
 
-def _ended(
-    tenant: Tenant, repository: str, number: int, branch: str, who: str, merge_sha: str | None
-) -> str:
+def _ended(tenant: Tenant, repository: str, number: int, branch: str, merge_sha: str | None) -> str:
     """The forge says the pull request ended: merged (`merge_sha` not None) or closed."""
     row = (
         PullRequest.objects.filter(
@@ -118,11 +112,13 @@ def _ended(
             said.state,
         )
         return f"not acted on: the forge says #{number} is {said.state}, not {claimed}"
+    # Who did it as the forge answers, never as the webhook's sender claims.
     if said.state == "merged":
-        merged_by = said.merged_by or who
-        pull_request_merged(pull_request_id=row.pk, merged_by=merged_by, merge_sha=said.merge_sha)
+        pull_request_merged(
+            pull_request_id=row.pk, merged_by=said.merged_by, merge_sha=said.merge_sha
+        )
         return f"merged: request #{row.request_id} goes on"
-    pull_request_closed(pull_request_id=row.pk, closed_by=who, reason="")
+    pull_request_closed(pull_request_id=row.pk, closed_by=said.closed_by, reason="")
     return f"closed: request #{row.request_id} is back with its requester"
 
 

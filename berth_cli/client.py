@@ -14,6 +14,7 @@ import httpx
 import tomli_w
 
 from berth_cli.calls import CALLS
+from berth_cli.files import write_private
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 TIMEOUT = 30.0
@@ -38,10 +39,7 @@ def read_config() -> dict[str, Any]:
 def write_config(values: dict[str, Any]) -> Path:
     """The config file holds an API token: readable by its owner only."""
     path = config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        tomli_w.dump(values, handle)
+    write_private(path, tomli_w.dumps(values).encode())
     return path
 
 

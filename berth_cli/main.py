@@ -20,6 +20,7 @@ from berth_cli import oidc
 from berth_cli.client import ApiProblem, Berth, NotConfigured, read_config, write_config
 from berth_cli.context import Context, pass_context, tenant_option
 from berth_cli.environments import env
+from berth_cli.files import write_private
 from berth_cli.output import err, show
 
 FORMATS = click.Choice(["table", "json", "yaml"])
@@ -245,8 +246,7 @@ def _write_kubeconfig(text: str, target: Path | None) -> None:
     if target is None:
         click.echo(text, nl=False)
         return
-    target.touch(mode=0o600, exist_ok=True)
-    target.write_text(text)
+    write_private(target, text.encode())
     err.print(f"Wrote {target}: export KUBECONFIG={target.resolve()}")
 
 

@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import jwt
 
+from berth_cli.files import write_private
+
 EXEC_API_VERSION = "client.authentication.k8s.io/v1"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 # An ID token this close to its expiry is not handed to kubectl.
@@ -36,10 +38,8 @@ def cache_file(issuer: str, client_id: str, *, cache_home: str | Path | None = N
 
 
 def _save(path: Path, tokens: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump({k: tokens[k] for k in ("id_token", "refresh_token") if tokens.get(k)}, handle)
+    kept = {k: tokens[k] for k in ("id_token", "refresh_token") if tokens.get(k)}
+    write_private(path, json.dumps(kept).encode())
 
 
 def expiry(id_token: str) -> int:

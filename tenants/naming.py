@@ -140,10 +140,47 @@ def platform_names(*, berth_namespace: str) -> tuple[str, ...]:
     )
 
 
+# Namespaces platforms commonly install into, whether or not a registered cluster holds
+# them yet: a tenant slug equal to one, or whose prefix would cover one, is refused
+# (docs/naming.md), so that installing the component later never lands inside a tenant.
+WELL_KNOWN_PLATFORM_NAMESPACES = (
+    "berth-system",
+    "calico-system",
+    "capsule-system",
+    "cert-manager",
+    "cilium",
+    "crossplane-system",
+    "external-dns",
+    "external-secrets",
+    "flux-system",
+    "gatekeeper-system",
+    "gitops-system",
+    "ingress-nginx",
+    "istio-ingress",
+    "istio-system",
+    "keda",
+    "knative-serving",
+    "kube-system",
+    "kyverno",
+    "linkerd",
+    "logging",
+    "longhorn-system",
+    "metallb-system",
+    "monitoring",
+    "openshift-gitops",
+    "opentelemetry-operator-system",
+    "prometheus",
+    "tekton-pipelines",
+    "tigera-operator",
+    "vault",
+    "velero",
+)
+
+
 def reserved_coverage(slug: str, *, berth_namespace: str) -> str | None:
     """Why a tenant's prefix `<slug>-*` would reach names every cluster keeps for the
-    platform or for Berth, or None. The names are those Berth claims at registration, not
-    a list of words that sound like a platform's (docs/naming.md)."""
+    platform or for Berth, or a namespace platforms commonly install into (or the slug is
+    one), or None (docs/naming.md)."""
     prefix = f"{slug}-"
     for reserved in RESERVED_PREFIXES:
         if prefix.startswith(reserved):
@@ -164,6 +201,13 @@ def reserved_coverage(slug: str, *, berth_namespace: str) -> str | None:
                 else "reserved for the cluster's platform components"
             )
             return f"{slug!r} would cover {name}, which is {owner}."
+    for name in WELL_KNOWN_PLATFORM_NAMESPACES:
+        if slug == name or name.startswith(prefix):
+            how = "is" if slug == name else "would cover"
+            return (
+                f"{slug!r} {how} {name}, a namespace platforms commonly install into: a "
+                "tenant must not reach it when the platform adds it. Pick another name."
+            )
     return None
 
 

@@ -75,14 +75,37 @@ def test_berths_own_namespace_is_kept_whatever_it_is_called(demo_world, settings
 
 
 def test_a_namespace_found_on_a_cluster_refuses_the_slug_that_would_cover_it(demo_world, sandbox):
-    """cert-manager is on no list: it is refused because registration found it there."""
-    onboard(demo_world, "cert")  # nothing is called cert-* yet
-    Tenant.objects.filter(slug="cert").delete()
-    services.names.claim_found_namespaces(sandbox, ["cert-manager"])
+    """harbor-core is on no list: it is refused because registration found it there."""
+    onboard(demo_world, "harbor")  # nothing is called harbor-* yet
+    Tenant.objects.filter(slug="harbor").delete()
+    services.names.claim_found_namespaces(sandbox, ["harbor-core"])
     assert (
-        "would cover cert-manager on cluster sandbox, which was on the cluster before Berth"
-        in slug_error(demo_world, "cert")
+        "would cover harbor-core on cluster sandbox, which was on the cluster before Berth"
+        in slug_error(demo_world, "harbor")
     )
+
+
+@pytest.mark.parametrize(
+    "slug, said",
+    [
+        ("cert", "would cover cert-manager"),
+        ("flux-system", "is flux-system"),
+        ("ingress-nginx", "is ingress-nginx"),
+        ("berth-system", "is berth-system"),
+        ("monitoring", "is monitoring"),
+        ("istio", "would cover istio-ingress"),
+        ("metallb", "would cover metallb-system"),
+    ],
+)
+def test_a_slug_that_is_or_would_cover_a_well_known_platform_namespace_is_refused(
+    demo_world, slug, said
+):
+    """No cluster holds cert-manager yet: once the platform installs it, `cert-*` would
+    reach it, so `cert` is refused before then."""
+    message = slug_error(demo_world, slug)
+
+    assert f"{slug!r} {said}, a namespace platforms commonly install into" in message
+    assert not Tenant.objects.filter(slug=slug).exists()
 
 
 def test_a_namespace_labelled_as_berths_that_the_registry_never_held_is_claimed_and_covered(

@@ -74,7 +74,7 @@ def test_a_slug_whose_prefix_reaches_a_name_every_cluster_keeps_is_refused(slug,
     assert covered in reserved_coverage(slug, berth_namespace="berth-system")
 
 
-@pytest.mark.parametrize("slug", ["payments", "ingressive", "kub", "argo", "cert", "berthold"])
+@pytest.mark.parametrize("slug", ["payments", "ingressive", "kub", "argo", "certs", "berthold"])
 def test_a_slug_covering_no_kept_name_passes(slug):
     assert reserved_coverage(slug, berth_namespace="berth-system") is None
 

@@ -44,9 +44,10 @@ Test controls (``ForgeSandbox`` methods, and ``/_sandbox/`` over HTTP, ``control
 users, repositories and collaborators, merge or close a pull request as a reviewer in the web
 UI, push a commit onto a branch underneath, read the request log and webhook deliveries.
 
-What it does not do: everything else of GitHub (issues other than a pull request's own, reviews, checks, branches API,
-contents, rebase merges, forks, organisations' teams), conditional requests, rate limits,
-and ``mergeable`` computed later: it is computed at once on every read.
+What it does not do: everything else of GitHub (issues but a pull request's own, reviews,
+checks, branches API, contents, rebase merges, forks, organisations' teams), conditional
+requests, rate limits, and ``mergeable`` computed later: it is computed at once on every
+read.
 """
 
 from .model import ForgeError, Pull, Repo

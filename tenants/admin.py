@@ -22,7 +22,7 @@ from tenants.models import (
 from tenants.name_registry import name_problem
 from tenants.selectors.groups import groups_of_other_tenants
 from tenants.services.definitions import current_tier_revision
-from tenants.services.deploy_tokens import revoke_tier_deploy_tokens
+from tenants.services.deploy_tokens import end_unentitled_deploy_tokens
 from tenants.services.names import claim_tenant_names, tenant_names
 from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync
 from tenants.services.prices import FIELDS as PRICE_FIELDS
@@ -166,12 +166,9 @@ class EnvironmentTierAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
-        if (
-            change
-            and "deploy_tokens_allowed" in form.changed_data
-            and not obj.deploy_tokens_allowed
-        ):
-            ended = revoke_tier_deploy_tokens(user=request.user, tier=obj)
+        if change and {"deploy_tokens_allowed", "member_cluster_role"} & set(form.changed_data):
+            # Tokens no longer allowed, or bound to a member role the tier no longer gives.
+            ended = end_unentitled_deploy_tokens(tier=obj)
             if ended:
                 self.message_user(
                     request, f"{len(ended)} live deploy token(s) of {obj.slug} revoked."

@@ -17,3 +17,7 @@ throttle_cache_failed = Signal()
 # An upgrade campaign moved so that the engine has work: action is "roll" (approved,
 # resumed) or "roll_back". Sent on commit.
 campaign_moved = Signal()
+
+# Berth revoked a deploy token because its right ended (its minter left the tenant or was
+# deactivated, its tier changed, its namespace left active): token_id, reason. On commit.
+deploy_token_ended = Signal()

@@ -23,7 +23,7 @@ from tenants.egress import (
     check_webhook_url,
     connection_pools,
 )
-from tenants.models import EphemeralEnvironment, Request, Tenant
+from tenants.models import DeployToken, EphemeralEnvironment, Request, Tenant
 from tenants.notifications import (
     actors_of,
     email_text,
@@ -246,6 +246,34 @@ def warn_expiring(environment: EphemeralEnvironment) -> None:
         enqueue(send_expiry_warning, environment.pk)
     if environment.tenant.webhook_url:
         enqueue(deliver_webhook, environment.tenant_id, environment_body(environment, "expiring"))
+
+
+@shared_task(
+    name="tenants.send_deploy_token_ended",
+    autoretry_for=(OSError,),
+    retry_backoff=True,
+    retry_backoff_max=600,
+    max_retries=5,
+)
+def send_deploy_token_ended(token_id: int, reason: str) -> int:
+    """Tell the minter that Berth revoked their deploy token, and why: a pipeline using it
+    fails from now on."""
+    token = DeployToken.objects.select_related("minted_by", "namespace").get(pk=token_id)
+    if not token.minted_by.email:
+        return 0
+    return send_mail(
+        subject=f"[Berth] your deploy token for {token.namespace.name} was revoked",
+        message="\n".join(
+            [
+                f"Berth revoked the deploy token {token.service_account} you minted for "
+                f"{token.namespace.name} ({token.purpose or 'no purpose given'}).",
+                f"Why: {reason}",
+                "A pipeline using it is refused by the cluster from now on.",
+            ]
+        ),
+        from_email=None,
+        recipient_list=[token.minted_by.email],
+    )
 
 
 @shared_task(name="tenants.remove_spent_deploy_tokens")

@@ -212,6 +212,16 @@ def _empty_cache() -> None:
     clear_own_cache()
 
 
+@pytest.fixture
+def eager_tasks():
+    """Run Celery tasks in-process (retries included) instead of through a broker."""
+    from portal.celery import app as celery_app
+
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
 @pytest.fixture(autouse=True)
 def generous_rate(settings):
     """No test is about the API's rate but the ones that set their own."""

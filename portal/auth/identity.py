@@ -19,6 +19,7 @@ from portal.auth.errors import SignInRefused
 from tenants import audit
 from tenants.membership_sync import sync_memberships
 from tenants.models import User
+from tenants.services.deploy_tokens import end_unentitled_deploy_tokens
 
 UNSAFE_USERNAME_CHARACTERS = re.compile(r"[^\w.@+-]")
 USERNAME_BASE_MAX = 140  # leaves room for a "-<n>" suffix within Django's 150
@@ -53,12 +54,15 @@ def sign_in(*, claims: Mapping[str, Any], source_ip: str | None = None) -> tuple
         if not user.is_active:
             raise SignInRefused("inactive", f"user {user.pk} is deactivated")
         _refresh_profile(user, claims)
-        sync_memberships(
+        synced = sync_memberships(
             user=user,
             groups=groups,
             platform_admin_groups=settings.BERTH_PLATFORM_ADMIN_GROUPS,
             source_ip=source_ip,
         )
+    if synced.changes:
+        # A deploy token minted with a membership lost or narrowed ends with it, now.
+        end_unentitled_deploy_tokens(minted_by=user)
     return user, groups
 
 

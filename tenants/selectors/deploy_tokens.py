@@ -40,6 +40,25 @@ def why_no_deploy_token(user: User, namespace: Namespace) -> str | None:
     return None
 
 
+def why_token_ends(token: DeployToken) -> str | None:
+    """Why a live token must end now: it holds rights its minter no longer has to hand out.
+    Its minter was deactivated or may no longer mint one there (left the tenant, the tier
+    stopped allowing tokens, the namespace left active), or the tier's member role is no
+    longer the one the token was bound to. None while it may live."""
+    minter, namespace = token.minted_by, token.namespace
+    if not minter.is_active:
+        return f"{minter.username} was deactivated."
+    why_not = why_no_deploy_token(minter, namespace)
+    if why_not:
+        return f"{minter.username} may no longer mint it: {why_not}"
+    if token.cluster_role != namespace.tier.member_cluster_role:
+        return (
+            f"Tier {namespace.tier.slug}'s members now have {namespace.tier.member_cluster_role}, "
+            f"not the {token.cluster_role} the token was bound to."
+        )
+    return None
+
+
 def may_revoke_deploy_token(user: User, token: DeployToken) -> bool:
     return is_platform_admin(user) or role_in(user, token.namespace.tenant) in MINTING_ROLES
 

@@ -28,10 +28,10 @@ from tenants.services.campaigns import (
 )
 from tenants.services.clusters import save_cluster
 from tenants.services.deploy_tokens import (
+    end_unentitled_deploy_tokens,
     mint_deploy_token,
     remove_spent_deploy_tokens,
     revoke_deploy_token,
-    revoke_tier_deploy_tokens,
 )
 from tenants.services.environments import (
     end_environment,
@@ -133,7 +133,7 @@ __all__ = [
     "return_to_approval",
     "revoke_api_token",
     "revoke_deploy_token",
-    "revoke_tier_deploy_tokens",
+    "end_unentitled_deploy_tokens",
     "roll_back_campaign",
     "save_approval_rule",
     "save_cluster",

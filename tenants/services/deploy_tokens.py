@@ -21,7 +21,9 @@ from tenants.selectors.deploy_tokens import (
     SHORTEST,
     may_revoke_deploy_token,
     why_no_deploy_token,
+    why_token_ends,
 )
+from tenants.signals import deploy_token_ended
 
 logger = logging.getLogger(__name__)
 SERVICE_ACCOUNT_PREFIX = "berth-deploy-"
@@ -141,7 +143,10 @@ def revoke_deploy_token(
     return _revoke(user=user, token=token, source_ip=source_ip)
 
 
-def _revoke(*, user: User, token: DeployToken, source_ip: str | None) -> DeployToken:
+def _revoke(
+    *, user: User | None, token: DeployToken, source_ip: str | None, reason: str = ""
+) -> DeployToken:
+    """Revoke it (`user` None: Berth, for `reason`) and remove it from the cluster."""
     with transaction.atomic():
         locked = DeployToken.objects.select_for_update().get(pk=token.pk)
         if locked.revoked_at is not None:
@@ -155,8 +160,18 @@ def _revoke(*, user: User, token: DeployToken, source_ip: str | None) -> DeployT
             obj=locked,
             tenant_id=token.namespace.tenant_id,
             source_ip=source_ip,
-            after={"namespace": token.namespace.name, "service_account": locked.service_account},
+            after={
+                "namespace": token.namespace.name,
+                "service_account": locked.service_account,
+                **({"reason": reason} if reason else {}),
+            },
         )
+        if reason:
+            transaction.on_commit(
+                lambda: deploy_token_ended.send(
+                    sender=DeployToken, token_id=locked.pk, reason=reason
+                )
+            )
     _remove(locked)
     return locked
 
@@ -169,24 +184,44 @@ def _remove(token: DeployToken) -> None:
     token.save(update_fields=["removed_at"])
 
 
-def revoke_tier_deploy_tokens(*, user: User, tier: EnvironmentTier) -> list[DeployToken]:
-    """A tier no longer allowing deploy tokens ends those live in its namespaces: a platform
-    admin (`user`, who changed the tier) turning the setting off means no pipeline deploys
-    there any more, not in an hour. Those whose cluster does not answer stay revoked for the
-    periodic removal to finish."""
-    revoked = []
-    live = DeployToken.objects.live().filter(namespace__tier=tier)
-    for token in live.select_related("namespace__tenant", "namespace__cluster"):
+def end_unentitled_deploy_tokens(
+    *,
+    minted_by: User | None = None,
+    tier: EnvironmentTier | None = None,
+    namespace: Namespace | None = None,
+) -> list[DeployToken]:
+    """Revoke the live tokens (those `minted_by`, in `tier`'s or `namespace`'s; every live
+    one when none is given) that hold a right that ended (selectors.why_token_ends): each
+    audited with its reason and its minter told. Called where a right ends (sign-in's
+    membership sync, a tier's change, a namespace leaving active) and by beat for whatever
+    ended elsewhere. A cluster that does not answer leaves the token revoked for beat's
+    removal to finish."""
+    live = DeployToken.objects.live().select_related(
+        "minted_by", "namespace__tenant", "namespace__cluster", "namespace__tier"
+    )
+    if minted_by is not None:
+        live = live.filter(minted_by=minted_by)
+    if tier is not None:
+        live = live.filter(namespace__tier=tier)
+    if namespace is not None:
+        live = live.filter(namespace=namespace)
+    ended = []
+    for token in live:
+        reason = why_token_ends(token)
+        if reason is None:
+            continue
         try:
-            revoked.append(_revoke(user=user, token=token, source_ip=None))
+            ended.append(_revoke(user=None, token=token, source_ip=None, reason=reason))
         except ClusterUnavailable as exc:
             logger.warning("deploy token %s revoked, not removed yet: %s", token.pk, exc)
-    return revoked
+    return ended
 
 
 def remove_spent_deploy_tokens() -> dict[str, int]:
-    """Remove the ServiceAccounts of expired and revoked tokens (beat runs it); a cluster
-    that cannot be reached is tried again next time."""
+    """End the live tokens whose right ended, then remove the ServiceAccounts of expired
+    and revoked tokens (beat runs it); a cluster that cannot be reached is tried again next
+    time."""
+    ended = len(end_unentitled_deploy_tokens())
     removed = failed = 0
     spent = DeployToken.objects.to_remove().select_related(
         "namespace__cluster", "namespace__tenant"
@@ -199,4 +234,4 @@ def remove_spent_deploy_tokens() -> dict[str, int]:
             failed += 1
         else:
             removed += 1
-    return {"removed": removed, "failed": failed}
+    return {"ended": ended, "removed": removed, "failed": failed}

@@ -7,7 +7,6 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from portal.celery import app as celery_app
 from tenants.models import Cluster, ClusterPrice
 from tests.support.servers import serving
 from tests.support.tenants_notifications import Receiver
@@ -26,14 +25,6 @@ def receiver():
     Receiver.deliveries, Receiver.failures = [], 0
     with serving(ThreadingHTTPServer(("127.0.0.1", 0), Receiver)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/hooks/berth"
-
-
-@pytest.fixture
-def eager_tasks():
-    """Run Celery tasks in-process (retries included) instead of through a broker."""
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
 
 
 @pytest.fixture

@@ -136,10 +136,10 @@ def test_an_expired_token_stops_and_beat_removes_its_service_account(
     path = f"/api/v1/namespaces/{namespace.name}/pods"
     with time_machine.travel(timezone.now() + timedelta(minutes=11)):
         assert as_token(sandbox, issued.token, path).status_code == 401
-        assert services.remove_spent_deploy_tokens() == {"removed": 1, "failed": 0}
+        assert services.remove_spent_deploy_tokens() == {"ended": 0, "removed": 1, "failed": 0}
         token.refresh_from_db()
         assert token.state == "expired" and token.removed_at is not None
-        assert services.remove_spent_deploy_tokens() == {"removed": 0, "failed": 0}
+        assert services.remove_spent_deploy_tokens() == {"ended": 0, "removed": 0, "failed": 0}
     assert sandbox.get("ServiceAccount", token.service_account, namespace.name) is None
 
 
@@ -255,3 +255,150 @@ def test_a_tier_no_longer_allowing_them_ends_its_live_tokens_at_once(
         services.mint_deploy_token(
             user=member, namespace=Namespace.objects.get(pk=namespace.pk), ttl_minutes=10
         )
+
+
+# --- a token ends with its minter's right to it ---------------------------------------------
+
+
+def kubectl_with(sandbox, token: str, namespace: Namespace) -> subprocess.CompletedProcess:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed: the token was checked over HTTP only")
+    return subprocess.run(
+        [
+            kubectl,
+            f"--server={sandbox.url}",
+            f"--certificate-authority={ca_file_of(sandbox)}",
+            f"--token={token}",
+            "--kubeconfig=/dev/null",
+            "get",
+            "pods",
+            "-n",
+            namespace.name,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def pods_as(sandbox, token: str, namespace: Namespace) -> int:
+    return as_token(sandbox, token, f"/api/v1/namespaces/{namespace.name}/pods").status_code
+
+
+def ended_reason(token: DeployToken) -> str:
+    event = AuditEvent.objects.get(action="deploy_token.revoke", object_id=str(token.pk))
+    assert event.actor is None  # Berth did it, not a person
+    return event.after["reason"]
+
+
+@pytest.mark.processes  # kubectl
+def test_a_minter_who_leaves_the_tenant_ends_their_token_at_sign_in(
+    gitops_world,
+    sandbox,
+    namespace,
+    member,
+    settings,
+    mailoutbox,
+    eager_tasks,
+    django_capture_on_commit_callbacks,
+):
+    """The identity provider stops sending payments-devs: at dev's next sign-in the token
+    they minted is revoked, kubectl is refused, and dev is told why."""
+    from portal.auth.identity import sign_in
+
+    settings.OIDC_GROUPS_CLAIM = "groups"
+    User.objects.filter(pk=member.pk).update(email="dev@example.com")
+    member.refresh_from_db()
+    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
+    assert kubectl_with(sandbox, issued.token, namespace).returncode == 0
+
+    with django_capture_on_commit_callbacks(execute=True):
+        sign_in(
+            claims={
+                "sub": member.oidc_subject,
+                "preferred_username": "dev",
+                "email": "dev@example.com",
+                "groups": [],
+            },
+        )
+
+    token.refresh_from_db()
+    assert token.state == "revoked" and token.removed_at is not None
+    refused = kubectl_with(sandbox, issued.token, namespace)
+    assert refused.returncode != 0 and "Unauthorized" in refused.stderr
+    assert "dev may no longer mint it: Only the owners and members of payments" in (
+        ended_reason(token)
+    )
+    [mail] = [m for m in mailoutbox if "deploy token" in m.subject]
+    assert mail.to == [member.email] and "payments-shop-dev" in mail.subject
+
+
+def test_a_tier_whose_member_role_is_narrowed_ends_tokens_bound_to_the_wider_one(
+    gitops_world, sandbox, namespace, member, admin_client
+):
+    """edit → view for the tier's members: a token bound to edit could still create
+    Deployments, so it ends at once."""
+    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
+    tier = namespace.tier
+    form = {
+        field.name: getattr(tier, field.attname)
+        for field in tier._meta.concrete_fields
+        if field.editable and field.name != "id"
+    }
+    form = {k: ("" if v is None else v) for k, v in form.items()}
+    form["member_cluster_role"] = "berth-tenant-view"
+    for duration in ("default_ttl", "max_ttl"):
+        form.pop(duration, None)
+
+    answer = admin_client.post(
+        reverse("admin:tenants_environmenttier_change", args=[tier.pk]),
+        {k: v for k, v in form.items() if v is not False and v != ""},
+    )
+
+    assert answer.status_code == 302, answer.content.decode()[:2000]
+    token.refresh_from_db()
+    assert token.state == "revoked"
+    assert (
+        as_token(sandbox, issued.token, f"/api/v1/namespaces/{namespace.name}/pods").status_code
+        == 401
+    )
+    assert "members now have berth-tenant-view, not the berth-tenant-edit" in ended_reason(token)
+
+
+@pytest.mark.parametrize("ends", ["minter-deactivated", "namespace-decommissioning"])
+def test_beat_ends_a_token_whose_right_ended_elsewhere(
+    gitops_world, sandbox, namespace, member, ends
+):
+    """Rights that end outside a sign-in or a tier's change (a person deactivated in the
+    admin, a namespace leaving active) end the token at beat's next run (every minute)."""
+    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
+    if ends == "minter-deactivated":
+        User.objects.filter(pk=member.pk).update(is_active=False)
+    else:
+        Namespace.objects.filter(pk=namespace.pk).update(state=NamespaceState.DECOMMISSIONING)
+
+    assert services.remove_spent_deploy_tokens() == {"ended": 1, "removed": 0, "failed": 0}
+
+    token.refresh_from_db()
+    assert token.state == "revoked" and token.removed_at is not None
+    assert (
+        as_token(sandbox, issued.token, f"/api/v1/namespaces/{namespace.name}/pods").status_code
+        == 401
+    )
+    assert {"minter-deactivated": "dev was deactivated", "namespace-decommissioning": "not active"}[
+        ends
+    ] in ended_reason(token)
+
+
+def test_a_token_whose_right_holds_is_left_alone_by_beat(gitops_world, sandbox, namespace, member):
+    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
+
+    assert services.remove_spent_deploy_tokens() == {"ended": 0, "removed": 0, "failed": 0}
+
+    token.refresh_from_db()
+    assert token.state == "live"
+    assert (
+        as_token(sandbox, issued.token, f"/api/v1/namespaces/{namespace.name}/pods").status_code
+        == 200
+    )

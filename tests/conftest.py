@@ -91,7 +91,8 @@ def pytest_runtest_teardown(item, nextitem):
     try:
         return (yield)
     finally:
-        if _transactional(item):
+        # After the last test the session's fixtures are gone, the test database with them.
+        if nextitem is not None and _transactional(item):
             _put_back_data_migration_rows(item.config)
 
 

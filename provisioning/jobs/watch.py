@@ -10,9 +10,8 @@ drops (backing off while the API is away), and lists again on `410 Gone` or once
 definition, jobs.drift); only a digest of the fields Berth sets is kept per object. A
 difference is recorded within seconds and repaired where the tier says so.
 
-One watcher per cluster across every replica: a PostgreSQL advisory lock where the
-database is PostgreSQL, else a lease row (`ClusterWatch`). The holder beats into that row;
-/readyz and beat's reconcile read it (a healthy watcher makes the periodic job a no-op).
+One watcher per cluster across every replica (jobs.watch_lock: lock and lease; a holder
+that stops beating loses the cluster). /readyz and beat's reconcile read its beats.
 """
 
 from __future__ import annotations
@@ -67,8 +66,7 @@ class NamespacePlan:
 
 
 class ClusterWatcher:
-    """Watches one cluster while it holds its lock; run() returns when `stop` is set or the
-    lock is lost."""
+    """Watches one cluster while it holds its lock; run() ends at `stop` or the lock's loss."""
 
     def __init__(self, cluster_id: int, *, holder: str, timing: Timing | None = None) -> None:
         self.cluster_id, self.holder = cluster_id, holder
@@ -97,6 +95,7 @@ class ClusterWatcher:
             if stop.is_set():
                 return
             self.holding.set()
+            self.alive_at = time.monotonic()
             logger.info("watching cluster %s as %s", self.cluster_id, self.holder)
             self._watch(stop, lock)
         finally:
@@ -174,7 +173,8 @@ class ClusterWatcher:
         return self._beat(self.lock)
 
     def _beat(self, lock: Lock) -> bool:
-        if not lock.still_held():
+        # Frozen past the lease (stopped, a hung host), another may hold the cluster now.
+        if time.monotonic() - self.alive_at > self.timing.lease_seconds or not lock.still_held():
             return False
         alive = watch_leases.watch_heartbeat(
             cluster_id=self.cluster_id,

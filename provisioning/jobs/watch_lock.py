@@ -28,19 +28,48 @@ class Lock:
         self.advisory = connection.vendor == "postgresql"
 
     def take(self) -> bool:
-        if self.advisory:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_CLASS, self.cluster_id]
-                )
-                if not cursor.fetchone()[0]:
-                    return False
+        if self.advisory and not (
+            self._try_advisory() or (self._end_stalled_holder() and self._try_advisory())
+        ):
+            return False
         return watch_leases.take_watch_lease(
             cluster_id=self.cluster_id,
             holder=self.holder,
             seconds=self.timing.lease_seconds,
             force=self.advisory,
         )
+
+    def _try_advisory(self) -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_CLASS, self.cluster_id])
+            return bool(cursor.fetchone()[0])
+
+    def _end_stalled_holder(self) -> bool:
+        """A holder whose lease lapsed keeps the advisory lock as long as its database
+        session lives: a watcher frozen (SIGSTOP, a hung host) keeps its connection open
+        and the cluster unwatched for good. Its session is ended (the same database role
+        may end its own sessions) so that this watcher takes over; True when one was."""
+        if not watch_leases.watch_lease_lapsed(
+            cluster_id=self.cluster_id, seconds=self.timing.lease_seconds
+        ):
+            return False
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
+                "classid = %s AND objid = %s AND pid <> pg_backend_pid()",
+                [ADVISORY_CLASS, self.cluster_id],
+            )
+            stalled = [row[0] for row in cursor.fetchall()]
+            for pid in stalled:
+                logger.warning(
+                    "cluster %s: its watcher (database session %s) has not beaten within "
+                    "the lease; ending that session to take the cluster over",
+                    self.cluster_id,
+                    pid,
+                )
+                # Waits (up to 5 s) until the session is gone and its lock with it.
+                cursor.execute("SELECT pg_terminate_backend(%s, 5000)", [pid])
+        return bool(stalled)
 
     def take_or_wait(self) -> bool:
         """`take`, where a database that did not answer this time (a locked SQLite file, a
@@ -56,23 +85,33 @@ class Lock:
             return False
 
     def still_held(self) -> bool:
+        """False when the lock is gone, its database session with it (ended by a watcher
+        that took over while this one did not beat)."""
         if not self.advisory:
             return True  # the heartbeat's conditional update says
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
-                "pid = pg_backend_pid() AND classid = %s AND objid = %s",
-                [ADVISORY_CLASS, self.cluster_id],
-            )
-            return cursor.fetchone()[0] > 0
-
-    def release(self) -> None:
-        watch_leases.release_watch_lease(cluster_id=self.cluster_id, holder=self.holder)
-        if self.advisory:
+        try:
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_CLASS, self.cluster_id]
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+                    "pid = pg_backend_pid() AND classid = %s AND objid = %s",
+                    [ADVISORY_CLASS, self.cluster_id],
                 )
+                return cursor.fetchone()[0] > 0
+        except DatabaseError:
+            connection.close()
+            return False
+
+    def release(self) -> None:
+        """Let go of the lease and the lock; a session already ended took the lock with it."""
+        try:
+            watch_leases.release_watch_lease(cluster_id=self.cluster_id, holder=self.holder)
+            if self.advisory:
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_CLASS, self.cluster_id]
+                    )
+        except DatabaseError:
+            connection.close()
 
 
 def watched_clusters(*, within_seconds: float | None = None) -> set[int]:

@@ -30,6 +30,16 @@ def take_watch_lease(*, cluster_id: int, holder: str, seconds: float, force: boo
     )
 
 
+def watch_lease_lapsed(*, cluster_id: int, seconds: float) -> bool:
+    """The cluster's lease ran out without a renewal (or was never written, and nobody beat
+    within `seconds`): its holder, if any, stopped beating."""
+    now = timezone.now()
+    lapsed = Q(lease_expires_at__lt=now) | Q(
+        lease_expires_at__isnull=True, heartbeat_at__lt=now - timedelta(seconds=seconds)
+    )
+    return ClusterWatch.objects.filter(cluster_id=cluster_id).filter(lapsed).exists()
+
+
 def release_watch_lease(*, cluster_id: int, holder: str) -> None:
     ClusterWatch.objects.filter(cluster_id=cluster_id, holder=holder).update(lease_expires_at=None)
 

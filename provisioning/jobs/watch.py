@@ -173,8 +173,8 @@ class ClusterWatcher:
         return self._beat(self.lock)
 
     def _beat(self, lock: Lock) -> bool:
-        # Frozen past the lease (stopped, a hung host), another may hold the cluster now.
-        if time.monotonic() - self.alive_at > self.timing.lease_seconds or not lock.still_held():
+        # Woken after a freeze past the lease: the lock or lease says if it is still its own.
+        if not lock.still_held():
             return False
         alive = watch_leases.watch_heartbeat(
             cluster_id=self.cluster_id,

@@ -264,22 +264,10 @@ def kubectl_with(sandbox, token: str, namespace: Namespace) -> subprocess.Comple
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not installed: the token was checked over HTTP only")
-    return subprocess.run(
-        [
-            kubectl,
-            f"--server={sandbox.url}",
-            f"--certificate-authority={ca_file_of(sandbox)}",
-            f"--token={token}",
-            "--kubeconfig=/dev/null",
-            "get",
-            "pods",
-            "-n",
-            namespace.name,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    flags = [f"--server={sandbox.url}", f"--certificate-authority={ca_file_of(sandbox)}"]
+    flags += [f"--token={token}", "--kubeconfig=/dev/null"]
+    command = [kubectl, *flags, "get", "pods", "-n", namespace.name]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
 
 def pods_as(sandbox, token: str, namespace: Namespace) -> int:

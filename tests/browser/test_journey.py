@@ -19,6 +19,14 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 READY_MS = 180_000
 
 
+def where(page, run) -> str:
+    """What the browser showed and `make run` printed last, for a failure's message."""
+    return (
+        f"at {page.url} ({page.title()!r}):\n{page.content()[:800]}\n"
+        "make run printed last:\n" + "".join(run["output"][-30:])
+    )
+
+
 def kubectl_as_the_developer(data, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
@@ -36,6 +44,7 @@ def kubectl_as_the_developer(data, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_newcomer_walks_the_readme_journey_and_deploys_into_their_namespace(make_run_answering):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
     run = make_run_answering
@@ -47,6 +56,10 @@ def test_a_newcomer_walks_the_readme_journey_and_deploys_into_their_namespace(ma
             page.goto(f"{url}/")
             assert "/login/" in page.url
             page.click("a.button:has-text('Sign in with')")
+            try:
+                page.wait_for_selector("#id_username")
+            except PlaywrightTimeout as error:
+                raise AssertionError(f"no sign-in form {where(page, run)}") from error
             page.fill("#id_username", "dev")
             page.fill("#id_password", "devdev")
             page.click("button[type=submit]")

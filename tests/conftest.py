@@ -64,6 +64,21 @@ def pytest_sessionfinish(session, exitstatus):
     stop_shared_stand_ins()
 
 
+def pytest_terminal_summary(terminalreporter):
+    """One line of why tests were skipped, by reason, most first: a clone with nothing
+    beside it skips hundreds, and a newcomer should see the two or three reasons at once."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        if isinstance(report.longrepr, tuple):
+            reason = report.longrepr[2].removeprefix("Skipped: ")
+            reasons[reason] = reasons.get(reason, 0) + 1
+    if reasons:
+        ranked = sorted(reasons.items(), key=lambda item: -item[1])
+        terminalreporter.write_line(
+            "skipped, by reason: " + "; ".join(f"{count} × {reason}" for reason, count in ranked)
+        )
+
+
 def pytest_configure(config):
     if "not processes" in (config.option.markexpr or ""):
         sys.addaudithook(programs.refuse_unmarked)

@@ -35,6 +35,13 @@ from tenants.queue import enqueue
 
 logger = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Berth-Signature"
+# A single e-mail: a mail server that does not answer is asked again, backing off to 10 min.
+MAIL_RETRIES = {
+    "autoretry_for": (OSError,),
+    "retry_backoff": True,
+    "retry_backoff_max": 600,
+    "max_retries": 5,
+}
 
 
 class WebhookRefused(Exception):
@@ -81,13 +88,7 @@ def send_request_emails(self, request_ids: list[int], event: str) -> int:
     return sent
 
 
-@shared_task(
-    name="tenants.send_expiry_warning",
-    autoretry_for=(OSError,),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    max_retries=5,
-)
+@shared_task(name="tenants.send_expiry_warning", **MAIL_RETRIES)
 def send_expiry_warning(environment_id: int) -> int:
     environment = EphemeralEnvironment.objects.select_related(
         "tenant", "project", "namespace", "request__requester"
@@ -248,13 +249,7 @@ def warn_expiring(environment: EphemeralEnvironment) -> None:
         enqueue(deliver_webhook, environment.tenant_id, environment_body(environment, "expiring"))
 
 
-@shared_task(
-    name="tenants.send_deploy_token_ended",
-    autoretry_for=(OSError,),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    max_retries=5,
-)
+@shared_task(name="tenants.send_deploy_token_ended", **MAIL_RETRIES)
 def send_deploy_token_ended(token_id: int, reason: str) -> int:
     """Tell the minter that Berth revoked their deploy token, and why: a pipeline using it
     fails from now on."""

@@ -76,6 +76,20 @@ def as_token(sandbox, token: str, path: str) -> requests.Response:
     )
 
 
+def save_tier_in_admin(admin_client, tier, **changed):
+    """The tier's admin change form posted as it is filled in, with `changed` fields."""
+    form = {
+        field.name: getattr(tier, field.attname)
+        for field in tier._meta.concrete_fields
+        if field.editable and field.name not in ("id", "default_ttl", "max_ttl")
+    }
+    form = {k: ("" if v is None else v) for k, v in {**form, **changed}.items()}
+    return admin_client.post(
+        reverse("admin:tenants_environmenttier_change", args=[tier.pk]),
+        {k: v for k, v in form.items() if v is not False and v != ""},
+    )
+
+
 def test_the_token_can_do_what_a_member_can_there_and_nothing_more(
     gitops_world, sandbox, namespace, member
 ):
@@ -233,19 +247,7 @@ def test_a_tier_no_longer_allowing_them_ends_its_live_tokens_at_once(
     any more, not in an hour."""
     token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
     tier = namespace.tier
-    form = {
-        field.name: getattr(tier, field.attname)
-        for field in tier._meta.concrete_fields
-        if field.editable and field.name != "id"
-    }
-    form = {k: ("" if v is None else v) for k, v in form.items()}
-    form["deploy_tokens_allowed"] = ""  # unticked
-    for duration in ("default_ttl", "max_ttl"):
-        form.pop(duration, None)
-    answer = admin_client.post(
-        reverse("admin:tenants_environmenttier_change", args=[tier.pk]),
-        {k: v for k, v in form.items() if v is not False and v != ""},
-    )
+    answer = save_tier_in_admin(admin_client, tier, deploy_tokens_allowed="")  # unticked
     assert answer.status_code == 302, answer.content.decode()[:2000]
     token.refresh_from_db()
     assert token.state == "revoked" and token.removed_at is not None
@@ -329,20 +331,8 @@ def test_a_tier_whose_member_role_is_narrowed_ends_tokens_bound_to_the_wider_one
     Deployments, so it ends at once."""
     token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
     tier = namespace.tier
-    form = {
-        field.name: getattr(tier, field.attname)
-        for field in tier._meta.concrete_fields
-        if field.editable and field.name != "id"
-    }
-    form = {k: ("" if v is None else v) for k, v in form.items()}
-    form["member_cluster_role"] = "berth-tenant-view"
-    for duration in ("default_ttl", "max_ttl"):
-        form.pop(duration, None)
 
-    answer = admin_client.post(
-        reverse("admin:tenants_environmenttier_change", args=[tier.pk]),
-        {k: v for k, v in form.items() if v is not False and v != ""},
-    )
+    answer = save_tier_in_admin(admin_client, tier, member_cluster_role="berth-tenant-view")
 
     assert answer.status_code == 302, answer.content.decode()[:2000]
     token.refresh_from_db()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from django.db.models import Q
+
 from provisioning import gitops
 from provisioning.inputs.reads import claimed_name, claims_of, read_once
 from provisioning.plan import (
@@ -30,6 +32,8 @@ from tenants.models import (
     EphemeralEnvironment,
     Namespace,
     Project,
+    Request,
+    Run,
     Tenant,
 )
 from tenants.naming import kargo_namespace
@@ -124,10 +128,31 @@ def cluster_spec(cluster: Cluster) -> ClusterSpec:
     )
 
 
-def live_namespace(tenant: Tenant, name: str) -> Namespace:
+def live_namespace(tenant: Tenant, name: str, *, removed_by: Request | None = None) -> Namespace:
+    """The tenant's live namespace of that name; with `removed_by`, also while that request
+    is decommissioning it (its run marked it so before its GitOps step: resuming after a
+    wait, a Retry and the batch's commit writer render it again)."""
+    states = [NamespaceState.ACTIVE, NamespaceState.PENDING]
+    if removed_by is not None and name in namespaces_removed_by(removed_by):
+        states.append(NamespaceState.DECOMMISSIONING)
     return Namespace.objects.select_related("tier", "tier_revision", "cluster", "project").get(
-        tenant=tenant, name=name, state__in=[NamespaceState.ACTIVE, NamespaceState.PENDING]
+        tenant=tenant, name=name, state__in=states
     )
+
+
+def namespaces_removed_by(tenancy_request: Request) -> set[str]:
+    """The namespaces a run of this request set out to delete (its steps are laid out as it
+    opens, before it marks them decommissioning): the ones it is decommissioning."""
+    if tenancy_request.pk is None:
+        return set()
+    return {
+        step["name"]
+        for steps in Run.objects.filter(request_id=tenancy_request.pk).values_list(
+            "steps", flat=True
+        )
+        for step in steps
+        if step.get("kind") == "Namespace" and step.get("action") == "delete"
+    }
 
 
 def tenant_engines(tenant: Tenant, cluster: Cluster, *also: str) -> frozenset[str]:
@@ -179,11 +204,16 @@ def kargo_projects_for(
     return (kargo_project(tenant, cluster, project, tuple(ns.tier for ns in namespaces)),)
 
 
-def active_namespaces(tenant: Tenant, cluster: Cluster, **where: object) -> list[Namespace]:
+def active_namespaces(
+    tenant: Tenant, cluster: Cluster, *, removed_by: Request | None = None, **where: object
+) -> list[Namespace]:
+    """The tenant's active namespaces on a cluster; with `removed_by`, also those that
+    request is decommissioning (see `live_namespace`)."""
+    live = Q(state=NamespaceState.ACTIVE)
+    if removed_by is not None:
+        live |= Q(state=NamespaceState.DECOMMISSIONING, name__in=namespaces_removed_by(removed_by))
     return list(
-        Namespace.objects.filter(
-            tenant=tenant, cluster=cluster, state=NamespaceState.ACTIVE, **where
-        )
+        Namespace.objects.filter(live, tenant=tenant, cluster=cluster, **where)
         .select_related("tier", "tier_revision", "project", "request", "cluster")
         .order_by("name")
     )

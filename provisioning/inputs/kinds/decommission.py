@@ -13,7 +13,9 @@ class DecommissionPlan(PlanKind):
 
     def draft(self, tenancy_request: Request) -> Draft:
         tenant = tenancy_request.tenant
-        current = live_namespace(tenant, tenancy_request.payload["namespace"])
+        current = live_namespace(
+            tenant, tenancy_request.payload["namespace"], removed_by=tenancy_request
+        )
         return Draft(cluster=current.cluster, engine=tenant.gitops_engine, removed=[current.name])
 
 

@@ -17,7 +17,7 @@ class ProjectDecommissionPlan(PayloadApp):
         tenant, payload = tenancy_request.tenant, tenancy_request.payload
         cluster = cluster_named(payload["cluster"])
         app = Project.objects.get(tenant=tenant, name=payload["project"])
-        going = active_namespaces(tenant, cluster, project=app)
+        going = active_namespaces(tenant, cluster, removed_by=tenancy_request, project=app)
         return leaving(tenant, cluster, going, engine=app.gitops_engine, project=app.name)
 
 

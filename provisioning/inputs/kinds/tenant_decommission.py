@@ -19,7 +19,7 @@ class TenantDecommissionPlan(PlanKind):
     def draft(self, tenancy_request: Request) -> Draft:
         tenant = tenancy_request.tenant
         cluster = cluster_named(tenancy_request.payload["cluster"])
-        going = active_namespaces(tenant, cluster)
+        going = active_namespaces(tenant, cluster, removed_by=tenancy_request)
         return leaving(tenant, cluster, going, engine=tenant.gitops_engine)
 
     def gitops_apps(self, tenancy_request: Request, inputs: PlanInput) -> list[str]:

@@ -1,5 +1,7 @@
 """Which guardrails a cluster has: the objects "Install guardrails" applies carry the digest
-of the whole set, so one list per kind tells whether they are all there and current. Pure."""
+of the whole set, so one list per kind tells whether they are all there and current; and
+what each says is compared with what it should say, since a stamp survives any edit (a
+binding switched from Deny to Audit keeps its annotation). Pure."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from provisioning.plan import MANAGED_BY
+from provisioning.plan.compare import object_finding
 
 ANNOTATION = "berth.dev/guardrails"
 # The kinds whose objects are the guardrails (the Namespace Berth runs in is not one).
@@ -69,4 +72,34 @@ def gaps(
         found.append(f"missing {', '.join(missing)}")
     if outdated:
         found.append(f"from another Berth version: {', '.join(outdated)}")
+    return found
+
+
+def _stamped_current(obj: Mapping[str, Any], digest: str) -> bool:
+    annotations = obj["metadata"].get("annotations") or {}
+    return annotations.get(ANNOTATION) == digest
+
+
+def weakened(
+    expected: Iterable[Mapping[str, Any]], live: Iterable[Mapping[str, Any]], digest: str
+) -> list[str]:
+    """The expected guardrails that are there, stamped with this digest, and yet say
+    something else: one line per object, naming where it differs on the fields Berth sets
+    (spec, rules, labels...), e.g. "ValidatingAdmissionPolicyBinding/berth-protect-managed:
+    changed (spec.validationActions[0])". Compared as drift compares any object Berth applied
+    (provisioning.plan.compare.object_finding). Missing and outdated ones are `gaps`' (an
+    outdated one differs as a matter of course); the Helm chart's are the chart's."""
+    held = {(obj.get("kind", ""), obj["metadata"]["name"]): obj for obj in live}
+    found = []
+    for obj in expected:
+        if not _checked(obj):
+            continue
+        there = held.get((obj["kind"], obj["metadata"]["name"]))
+        if there is None or not _stamped_current(there, digest):
+            continue
+        if (there["metadata"].get("labels") or {}).get(MANAGED_BY) == "Helm":
+            continue
+        finding = object_finding(dict(obj), {"apiVersion": obj["apiVersion"], **there})
+        if finding is not None:
+            found.append(f"{finding['object']}: {finding['status']} ({finding['detail']})")
     return found

@@ -4,7 +4,7 @@ same files.
 
     python bench/gitops.py [--count 200] [--workers 4] [--transport daemon|file]
 
-Each worker is its own process calling the writer (`provisioning.jobs.write_gitops_all`)
+Each worker is its own process calling the writer (`provisioning.reconcile.write_gitops_all`)
 for its share of the requests, BERTH_PROVISION_BATCH_MAX at a time, as a provisioning job
 hands its batch to the writer once the cluster objects are applied; all of them write the
 same repository, served by `git daemon` on loopback (or as a file://
@@ -74,7 +74,7 @@ def worker(ids: list[int]) -> None:
     django.setup()
     from django.conf import settings
 
-    from provisioning import jobs
+    from provisioning import reconcile
     from provisioning.inputs import plan_inputs_for
     from tenants.models import Request
 
@@ -86,7 +86,7 @@ def worker(ids: list[int]) -> None:
         requests = list(
             Request.objects.select_related("tenant").filter(pk__in=batch).order_by("pk")
         )
-        written = jobs.write_gitops_all(requests=requests, inputs=plan_inputs_for(requests))
+        written = reconcile.write_gitops_all(requests=requests, inputs=plan_inputs_for(requests))
         ended = time.time()
         for request_id in batch:
             outcome = written[request_id]

@@ -223,7 +223,7 @@ def unfinished(ids: list[int]) -> dict[str, list[str]]:
 
 
 def objects_applied(ids: list[int]) -> list[dict]:
-    from provisioning.jobs import current_plan
+    from provisioning.reconcile import current_plan
     from tenants.models import Request
 
     objects = []

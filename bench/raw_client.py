@@ -70,7 +70,7 @@ def _share(
 def parallel_raw_apply(objects: list[dict], sandbox, *, processes: int, threads: int) -> float:
     """The objects shared out by namespace among `processes` processes of `threads` apply
     threads each; the wall time from the first process's start to the last one's end."""
-    from provisioning.jobs.applying import wave_of
+    from provisioning.reconcile.applying import wave_of
 
     by_namespace: dict[str, list[dict]] = {}
     for obj in objects:

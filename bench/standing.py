@@ -80,7 +80,7 @@ def run(args, sandbox) -> None:
     from django.db import connection
     from provision import CELERY, reviewed, sandbox_hook, start_workers, stop_workers, submit
 
-    from provisioning import jobs, tasks
+    from provisioning import reconcile, tasks
     from provisioning.jobs.watch_streams import WATCHED_KINDS, Timing
     from provisioning.models import ClusterWatch
     from tenants import services
@@ -92,7 +92,7 @@ def run(args, sandbox) -> None:
     admin = User.objects.get(username="pat")
     for request_id, digest in reviewed(ids):
         services.approve_request(request_id=request_id, approver=admin, plan_digest=digest)
-        jobs.converge(request_id=request_id, worker="bench")
+        reconcile.converge(request_id=request_id, worker="bench")
     names = sorted(Namespace.objects.filter(state="active").values_list("name", flat=True))
     if len(names) != args.count:
         raise SystemExit(f"only {len(names)} of {args.count} namespaces provisioned")

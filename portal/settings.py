@@ -262,8 +262,7 @@ EXPIRY_WARNING = timedelta(seconds=int(os.environ.get("BERTH_EXPIRY_WARNING_SECO
 BERTH_EPHEMERAL_DEFAULT_TTL = timedelta(days=1)
 BERTH_EPHEMERAL_MAX_TTL = timedelta(days=14)
 
-# Provisioning: retries of transient Kubernetes API errors, and the per-request lease a
-# worker holds while it provisions (a dead worker's lease runs out; the sweep takes over).
+# Retries of transient API errors; the lease a worker holds on a request or key it works on.
 KUBE_MAX_ATTEMPTS = int(os.environ.get("BERTH_KUBE_MAX_ATTEMPTS", "5"))
 KUBE_BACKOFF_SECONDS = float(os.environ.get("BERTH_KUBE_BACKOFF_SECONDS", "0.5"))
 KUBE_TIMEOUT_SECONDS = float(os.environ.get("BERTH_KUBE_TIMEOUT_SECONDS", "15"))
@@ -282,14 +281,15 @@ BERTH_OUTAGE_RETRY_SECONDS = float(os.environ.get("BERTH_OUTAGE_RETRY_SECONDS", 
 BERTH_OUTAGE_RETRY_MAX_SECONDS = float(os.environ.get("BERTH_OUTAGE_RETRY_MAX_SECONDS", "300"))
 BERTH_OUTAGE_DEADLINE_SECONDS = float(os.environ.get("BERTH_OUTAGE_DEADLINE_SECONDS", "3600"))
 # A tenant namespace goes only onto a cluster whose guardrails are installed and current
-# (provisioning.jobs.guardrails): what a check found is trusted this long per cluster, and
+# (provisioning.reconcile.guardrails): what a check found is trusted this long per cluster, and
 # a request waiting for them is tried again after it.
 BERTH_GUARDRAILS_CHECK_SECONDS = float(os.environ.get("BERTH_GUARDRAILS_CHECK_SECONDS", "60"))
+# A key whose reconcile waits is tried again after this many seconds, doubling up to the max.
+BERTH_RECONCILE_RETRY_SECONDS = float(os.environ.get("BERTH_RECONCILE_RETRY_SECONDS", "2"))
+BERTH_RECONCILE_RETRY_MAX_SECONDS = float(os.environ.get("BERTH_RECONCILE_RETRY_MAX", "300"))
 
-# GitOps writer (provisioning.gitops, docs/gitops-layout.md): the identity of Berth's commits
-# in tenants' repositories, retries of git's network operations, the pauses between calls to
-# GitHub's API that GitHub asks of integrations (merge-request mode), and the image each Kargo
-# Warehouse watches until the team takes its warehouse.yaml over.
+# GitOps writer (docs/gitops-layout.md): its commits' identity, git's retries, the pauses
+# GitHub asks of integrations, the image a Kargo Warehouse watches until the team owns it.
 BERTH_GIT_AUTHOR_NAME = os.environ.get("BERTH_GIT_AUTHOR_NAME", "Berth")
 BERTH_GIT_AUTHOR_EMAIL = os.environ.get("BERTH_GIT_AUTHOR_EMAIL", "berth@localhost")
 BERTH_GIT_MAX_ATTEMPTS = int(os.environ.get("BERTH_GIT_MAX_ATTEMPTS", "5"))

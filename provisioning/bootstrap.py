@@ -27,9 +27,9 @@ from kubernetes.client.exceptions import ApiException
 from provisioning.guardrails.stamp import guardrails_digest, stamped
 from provisioning.jobs import cluster_client
 from provisioning.jobs.campaigns import held, yaml_lines
-from provisioning.jobs.guardrails import berth_identity, forget_checks, guardrail_objects
 from provisioning.kube import ClusterClient, KubeError
 from provisioning.plan import MANAGED_BY, ref_of
+from provisioning.reconcile.guardrails import berth_identity, forget_checks, guardrail_objects
 from provisioning.records import leases
 from provisioning.schema import validate_objects
 from tenants import audit

@@ -113,3 +113,30 @@ class ClusterWatch(models.Model):
 
     def __str__(self) -> str:
         return f"watch of cluster {self.cluster_id} by {self.holder or 'nobody'}"
+
+
+class QueuedKey(models.Model):
+    """A key of desired state (a namespace or a tenant on a cluster, a tenant's repository)
+    waiting for its reconcile, or being reconciled: one row per key, so a key queued twice
+    is reconciled once, and the worker that claimed it is the only one working on it until
+    `claimed_until` (provisioning.reconcile.queue)."""
+
+    key = models.CharField(max_length=300, unique=True)
+    # Why it was queued: "request 12", "campaign 3", "drift", "repair by alice", … (the
+    # audit events of its reconcile name them).
+    causes = models.JSONField(default=list)
+    queued_at = models.DateTimeField()
+    not_before = models.DateTimeField(db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    # Moves with every enqueue: a key queued again while a worker holds it is reconciled
+    # again after, not dropped with the claim.
+    generation = models.PositiveIntegerField(default=0)
+    claimed_by = models.CharField(max_length=255, blank=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["not_before", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.claimed_by or 'queued'})"

@@ -9,15 +9,16 @@ from contextlib import contextmanager
 
 from django.core.exceptions import ObjectDoesNotExist
 
-from provisioning import gitops, grants, jobs
+from provisioning import gitops, grants, jobs, reconcile
 from provisioning.gitops import GitError
 from provisioning.inputs import clusters_of, kept_input, shared_reads, tier_spec
-from provisioning.jobs import campaigns, deploy_tokens
-from provisioning.jobs.guardrails import expected_digest
-from provisioning.jobs.proposals import gitops_remote
-from provisioning.jobs.pull_requests import forge_check, forge_report
+from provisioning.jobs import campaigns
 from provisioning.kube import KubeError
 from provisioning.plan import Plan, render
+from provisioning.reconcile import deploy_tokens
+from provisioning.reconcile.guardrails import expected_digest
+from provisioning.reconcile.proposals import gitops_remote
+from provisioning.reconcile.pull_requests import forge_check, forge_report
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants.errors import PlanUnavailable, PreviewUnavailable
 from tenants.models import Cluster, DeployToken, EnvironmentTier, Request, Tenant
@@ -33,14 +34,14 @@ from tenants.provisioner import (
 
 def plan(tenancy_request: Request) -> Plan:
     try:
-        return jobs.current_plan(tenancy_request)
+        return reconcile.current_plan(tenancy_request)
     except ObjectDoesNotExist as exc:
         raise PlanUnavailable(f"The plan cannot be rendered: {exc}") from exc
 
 
 def gitops_preview(tenancy_request: Request) -> GitOpsChange:
     try:
-        return jobs.gitops_preview(tenancy_request)
+        return reconcile.gitops_preview(tenancy_request)
     except GitError as exc:
         raise PreviewUnavailable(f"The tenant's repository could not be read: {exc}") from exc
 

@@ -21,14 +21,26 @@ def enqueue_for_provisioning(
     action: str,
     **_: object,
 ) -> None:
-    """A job per batch of requests a worker provisions together (jobs.batches_of)."""
+    """A job per batch of requests a worker provisions together (provisioning.reconcile.batches)."""
     if action in ENQUEUE_AFTER:
-        from provisioning.jobs import batches_of
+        from provisioning.reconcile.batches import batches_of
         from provisioning.tasks import converge
 
         for leader, *companions in batches_of(request_ids):
             # If the broker is down, the sweep finds them later.
             enqueue(converge, leader, companions)
+
+
+@receiver(request_state_changed, sender=Request)
+def settle_campaigns(sender, *, request_ids: list[int], action: str, **_: object) -> None:
+    """A campaign's tenant_sync ended (merged and run, closed, failed): its namespaces are
+    settled, and the campaign, rolling while it waited for them, looks again."""
+    if action in ("mark_ready", "return_unmerged", "mark_failed"):
+        from provisioning.records.campaign_progress import settle_campaign_syncs
+        from provisioning.tasks import roll_campaign
+
+        for campaign_id in set(settle_campaign_syncs(request_ids=request_ids, action=action)):
+            enqueue(roll_campaign, campaign_id)
 
 
 @receiver(cluster_registered, sender=Cluster)

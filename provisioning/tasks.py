@@ -15,11 +15,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from provisioning import bootstrap, jobs
-from provisioning.jobs import campaigns, pull_requests
+from provisioning.jobs import campaigns
 from provisioning.jobs.watch_lock import watched_clusters
 from provisioning.kube import KubeError
-from provisioning.models import WorkerHeartbeat
-from provisioning.records.leases import WAITING
+from provisioning.models import QueuedKey, WorkerHeartbeat
+from provisioning.reconcile import batches_of, converge_batch, door, pull_requests
 from tenants import audit
 from tenants.choices import CampaignState, NamespaceState, RequestState
 from tenants.models import Cluster, Request, Tenant, UpgradeCampaign, User
@@ -57,7 +57,7 @@ DATABASE_GONE = (OperationalError, InterfaceError)
 )
 def converge(self, request_id: int, companions: list[int] | None = None) -> str:
     """Provision the request, with `companions` (queued with it) and others approved for its
-    cluster (jobs.converge_batch); a request another worker's batch holds or finished costs
+    cluster (provisioning.reconcile.runs); a request another worker's batch holds or finished costs
     one query."""
     worker = _worker(self)
     queued = [request_id, *(companions or ())]
@@ -71,22 +71,15 @@ def converge(self, request_id: int, companions: list[int] | None = None) -> str:
     open_ids = [pk for pk in queued if found.get(pk, "gone") == ""]
     if not open_ids:
         return found.get(request_id) or f"request {request_id} does not exist"
-    results = jobs.converge_batch(
-        request_id=open_ids[0], worker=worker, companions=tuple(open_ids[1:])
-    )
-    for each, result in results.items():
-        logger.info("request %s: %s", each, result)
-    waiting = [each for each, result in results.items() if result.startswith("waiting")]
-    # Waiting out an outage: come back then (the sweep would too, a little later).
-    for each, next_try in (
-        Request.objects.filter(pk__in=waiting, lease_owner=WAITING)
-        .exclude(next_try_at=None)
-        .values_list("pk", "next_try_at")
-    ):
-        converge.apply_async((each,), eta=next_try)
-    return (
-        results.get(request_id) or found.get(request_id) or f"request {request_id} does not exist"
-    )
+    results = converge_batch(request_id=open_ids[0], worker=worker, companions=tuple(open_ids[1:]))
+    for each, outcome in results.items():
+        logger.info("request %s: %s", each, outcome)
+        if outcome.waiting and outcome.retry_at is not None:
+            # Waiting out an outage: come back then (the sweep would too, a little later).
+            converge.apply_async((each,), eta=outcome.retry_at)
+    if request_id in results:
+        return str(results[request_id])
+    return found.get(request_id) or f"request {request_id} does not exist"
 
 
 def _why_not(state: str, owner: str, lease_ends: datetime | None, *, worker: str) -> str:
@@ -107,13 +100,22 @@ def sweep() -> list[int]:
         .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
         .values_list("pk", flat=True)
     )
-    for leader, *companions in jobs.batches_of(stranded):
+    for leader, *companions in batches_of(stranded):
         converge.delay(leader, companions)
     sweep_campaigns()
+    if QueuedKey.objects.filter(not_before__lte=now).exists():
+        reconcile_keys.delay()  # a key whose message was lost, or whose worker died
     if Request.objects.filter(state=RequestState.AWAITING_MERGE).exists():
         # The fallback for a webhook that never came: only requests awaiting a merge.
         poll_pull_requests.delay()
     return stranded
+
+
+@shared_task(bind=True, name="provisioning.reconcile_keys", autoretry_for=DATABASE_GONE)
+def reconcile_keys(self) -> dict[str, str]:
+    """The keyed queue's due keys, each reconciled by this worker alone
+    (provisioning.reconcile.door)."""
+    return {str(key): str(outcome) for key, outcome in door.drain(worker=_worker(self)).items()}
 
 
 @shared_task(name="provisioning.poll_pull_requests")
@@ -186,7 +188,7 @@ def reconcile() -> int:
     watched = watched_clusters()
     for namespace in jobs.active_namespaces().exclude(cluster_id__in=watched):
         try:
-            drifted += bool(jobs.reconcile_namespace(namespace))
+            drifted += bool(jobs.sweep_namespace(namespace))
         except KubeError as error:
             logger.warning("reconcile of %s failed: %s", namespace.name, error.message)
     return drifted

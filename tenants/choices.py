@@ -22,7 +22,7 @@ class ClusterAuth(models.TextChoices):
 
 class GuardrailsMode(models.TextChoices):
     # Berth installs its admission policies and tenant roles, and provisions a tenant
-    # namespace only where they are present and current (provisioning.jobs.guardrails).
+    # namespace only where they are present and current (provisioning.reconcile.guardrails).
     BERTH = "berth", "installed and checked by Berth"
     # The platform fences tenants with its own admission control (Kyverno, Gatekeeper,
     # Capsule...): Berth neither installs nor checks, and says so wherever it shows it.
@@ -165,6 +165,10 @@ class TargetState(models.TextChoices):
     PENDING = "pending", "Pending"
     APPLIED = "applied", "Applied"
     FILED = "filed", "Filed as a request"  # a repository's files: its tenant_sync request
+    # Merge-request mode: its pin moved, its cluster waits for the repository's merge.
+    AWAITING_MERGE = "awaiting_merge", "Awaiting merge"
+    # Its pull request was closed unmerged: records, cluster and repository as before.
+    RETURNED = "returned", "Returned"
     FAILED = "failed", "Failed"
     ROLLED_BACK = "rolled_back", "Rolled back"
 

@@ -18,12 +18,16 @@ from django.db.models import QuerySet
 
 from provisioning import gitops, gitops_plan
 from provisioning.inputs import namespace_input
-from provisioning.jobs.applying import apply_object
-from provisioning.jobs.proposals import gitops_remote, proposed_sync
-from provisioning.kube import ClusterClient, KubeError, cluster_client
-from provisioning.plan import LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of, repo_root
+from provisioning.kube import ClusterClient, cluster_client
+from provisioning.plan import namespace_objects, ref_of, repo_root
+from provisioning.reconcile import door
+from provisioning.reconcile.keys import namespace_key
+from provisioning.reconcile.proposals import gitops_remote, proposed_sync
+from provisioning.reconcile.pull_requests import reviewed
+from provisioning.reconcile.queue import Cause
 from provisioning.records import campaign_progress
 from tenants.choices import CampaignState, NamespaceState, TargetState
+from tenants.conditions import Phase
 from tenants.models import (
     CampaignCommit,
     CampaignTarget,
@@ -155,8 +159,11 @@ def roll(campaign_id: int, worker: str = "local") -> str:
 
 
 def _roll(campaign_id: int, worker: str, lease: float) -> str:
+    """A driver of the key queue: each target's pin moved to the campaign's revision and its
+    key reconciled (the door checks, applies and audits). Where the namespace's changes are
+    reviewed, its key waits for the merge of the repository change instead, and the
+    campaign with it."""
     campaign = UpgradeCampaign.objects.get(pk=campaign_id)
-    clients: dict[int, ClusterClient] = {}
     while True:
         campaign.refresh_from_db(fields=["state"])
         if campaign.state != CampaignState.ROLLING:
@@ -165,22 +172,25 @@ def _roll(campaign_id: int, worker: str, lease: float) -> str:
             CampaignTarget.objects.filter(
                 campaign=campaign, state__in=(TargetState.PENDING, TargetState.FAILED)
             )
-            .select_related("namespace__cluster")
+            .select_related("namespace__cluster", "namespace__tenant", "namespace__tier")
             .order_by("wave", "id")
             .first()
         )
         if target is None:
             return _file_commits(campaign)
-        cluster = target.namespace.cluster
-        client = clients.setdefault(cluster.pk, cluster_client(cluster))
-        try:
-            for obj in target.desired:
-                apply_object(client, obj)
-        except KubeError as error:
-            logger.warning(
-                "campaign %s: %s failed: %s", campaign.pk, target.namespace.name, error.message
-            )
-            campaign_progress.campaign_target_failed(target_id=target.pk, error=error.message)
+        namespace = target.namespace
+        if reviewed(namespace):
+            campaign_progress.campaign_target_awaiting_merge(target_id=target.pk)
+            continue
+        campaign_progress.move_pin(target_id=target.pk)
+        key = namespace_key(namespace.cluster.name, namespace.name)
+        outcome = door.run([key], cause=Cause("campaign", campaign.pk), worker=worker)[key].outcome
+        if outcome.phase is Phase.BUSY:  # a run holds the key: this wave goes on after it
+            campaign_progress.move_pin(target_id=target.pk, back=True)
+            return CampaignState.ROLLING
+        if outcome.phase is not Phase.READY:
+            logger.warning("campaign %s: %s: %s", campaign.pk, namespace.name, outcome)
+            campaign_progress.campaign_target_failed(target_id=target.pk, error=outcome.message)
             return CampaignState.PAUSED
         campaign_progress.campaign_target_applied(target_id=target.pk)
         campaign_progress.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)
@@ -191,10 +201,28 @@ def _file_commits(campaign: UpgradeCampaign) -> str:
     for commit in CampaignCommit.objects.filter(
         campaign=campaign, state__in=(TargetState.PENDING, TargetState.FAILED)
     ).order_by("id"):
-        if not campaign_progress.file_campaign_commit(commit_id=commit.pk):
+        if not campaign_progress.file_campaign_commit(
+            commit_id=commit.pk, reviewed=_reviewed_on(commit, campaign.tier_id)
+        ):
             return CampaignState.PAUSED
+    if campaign_progress.awaiting_merges(campaign_id=campaign.pk):
+        return CampaignState.ROLLING  # done once each is merged, or returned (receivers)
     campaign_progress.finish_campaign(campaign_id=campaign.pk)
     return CampaignState.DONE
+
+
+def _reviewed_on(commit: CampaignCommit, tier_id: int | None) -> bool:
+    """Whether the commit's repository change goes through a pull request: where any of
+    the namespaces it writes for is reviewed (or, with none left, its tenant is)."""
+    reached = Namespace.objects.filter(
+        tenant_id=commit.tenant_id, cluster_id=commit.cluster_id, state=NamespaceState.ACTIVE
+    ).select_related("tenant", "tier")
+    if tier_id:
+        reached = reached.filter(tier_id=tier_id)
+    found = list(reached)
+    if not found:
+        return bool(commit.tenant.changes_by_pull_request and commit.tenant.gitops_repo_url)
+    return any(reviewed(namespace) for namespace in found)
 
 
 def roll_back(campaign_id: int, worker: str = "local") -> str:
@@ -217,34 +245,26 @@ def _leased(work: Callable[[int, str, float], str], campaign_id: int, worker: st
 
 
 def _roll_back(campaign_id: int, worker: str, lease: float) -> str:
+    """Each namespace the campaign reached gets its pins back, and its key reconciled with
+    cause "rollback": the fields Berth sets as the old definitions say, what the campaign
+    added (labelled as the tenant's, no longer planned) deleted."""
     campaign = UpgradeCampaign.objects.get(pk=campaign_id)
     if campaign.state != CampaignState.ROLLING_BACK:
         return campaign.state
-    clients: dict[int, ClusterClient] = {}
     reached = (
         CampaignTarget.objects.filter(
-            campaign=campaign, state__in=(TargetState.APPLIED, TargetState.FAILED)
+            campaign=campaign,
+            state__in=(TargetState.APPLIED, TargetState.FAILED, TargetState.AWAITING_MERGE),
         )
         .select_related("namespace__tenant", "namespace__cluster")
         .order_by("-wave", "-id")
     )
     for target in reached:
-        cluster = target.namespace.cluster
-        client = clients.setdefault(cluster.pk, cluster_client(cluster))
-        try:
-            for desired, was in zip(target.desired, target.before, strict=True):
-                if was["object"] is not None:
-                    apply_object(client, was["object"])
-                    continue
-                live = client.get(ref_of(desired))
-                labels = (live or {}).get("metadata", {}).get("labels") or {}
-                if (
-                    labels.get(MANAGED_BY) == "berth"
-                    and labels.get(LABEL_TENANT) == target.namespace.tenant.slug
-                ):
-                    client.delete(ref_of(desired))
-        except KubeError as error:
-            campaign_progress.campaign_rollback_failed(target_id=target.pk, error=error.message)
+        campaign_progress.move_pin(target_id=target.pk, back=True)
+        key = namespace_key(target.namespace.cluster.name, target.namespace.name)
+        outcome = door.run([key], cause=Cause("rollback", campaign.pk), worker=worker)[key].outcome
+        if outcome.phase is not Phase.READY:
+            campaign_progress.campaign_rollback_failed(target_id=target.pk, error=str(outcome))
             return CampaignState.PAUSED
         campaign_progress.campaign_target_rolled_back(target_id=target.pk)
         campaign_progress.renew_campaign_lease(campaign_id=campaign_id, owner=worker, seconds=lease)

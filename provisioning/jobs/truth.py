@@ -29,8 +29,6 @@ from django.utils import timezone
 
 from provisioning import gitops, gitops_plan
 from provisioning.inputs import clusters_of, kept_input
-from provisioning.jobs.drift import differences
-from provisioning.jobs.proposals import gitops_remote, proposed_sync
 from provisioning.jobs.truth_rows import (
     DRIFTED,
     IN_SYNC,
@@ -55,6 +53,8 @@ from provisioning.plan import (
     render,
     repo_root,
 )
+from provisioning.plan.compare import object_finding
+from provisioning.reconcile.proposals import gitops_remote, proposed_sync
 from provisioning.records import observations
 from tenants.models import Tenant
 
@@ -190,12 +190,8 @@ def cluster_rows(
                 table_row("cluster", cluster, str(ref), MISSING_IN_CLUSTER, live="absent", **common)
             )
             continue
-        changed = differences({k: v for k, v in want.items() if k != "metadata"}, live)
-        changed += differences(
-            want["metadata"].get("labels", {}),
-            live["metadata"].get("labels") or {},
-            "metadata.labels",
-        )
+        finding = object_finding(obj, live)  # the comparison the reconcile makes
+        changed = finding["detail"].split(", ") if finding else []
         owned = (
             "present, Berth's fields" if berth_owns_fields(live) else "present; Berth owns no field"
         )

@@ -6,12 +6,10 @@ namespaces, `app.kubernetes.io/managed-by=berth`), as controllers built on clien
 each stream lists once, then watches from the list's resourceVersion with bookmarks, takes
 up again from the last version it saw when the server ends the stream or the connection
 drops (backing off while the API is away), and lists again on `410 Gone` or once per
-`resync_seconds`. Every event is compared with the plan the namespace runs (its pinned tier
-definition, jobs.drift); only a digest of the fields Berth sets is kept per object. A
-difference is recorded within seconds and repaired where the tier says so.
-
-One watcher per cluster across every replica (jobs.watch_lock: lock and lease; a holder
-that stops beating loses the cluster). /readyz and beat's reconcile read its beats.
+`resync_seconds`. Every event is compared with the namespace's pinned plan (plan.compare);
+only a digest of the fields Berth sets is kept per object. A difference is recorded within
+seconds and, where the tier says so, its namespace's key reconciled through the door.
+One watcher per cluster across every replica (jobs.watch_lock); /readyz reads its beats.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ from typing import Any
 from django.db import DatabaseError, connection
 
 from provisioning.inputs import namespace_input
-from provisioning.jobs.drift import digest_in, object_finding, planned_digests, repair, unexpected
 from provisioning.jobs.watch_lock import Lock
 from provisioning.jobs.watch_streams import (
     WATCHED_KINDS,
@@ -41,14 +38,16 @@ from provisioning.jobs.watch_streams import (
 )
 from provisioning.kube import ClusterClient, KubeError, cluster_client
 from provisioning.plan import LABEL_TENANT, namespace_objects, ref_of
+from provisioning.plan.compare import digest_in, object_finding, planned_digests, unexpected
+from provisioning.reconcile import door
+from provisioning.reconcile.keys import namespace_key
+from provisioning.reconcile.queue import Cause, held_keys
 from provisioning.records import observations, watch_leases
-from tenants.choices import CampaignState, NamespaceState, RequestState
-from tenants.models import CampaignTarget, Cluster, Namespace, Request
+from tenants.choices import NamespaceState
+from tenants.conditions import Phase
+from tenants.models import Cluster, Namespace
 
 logger = logging.getLogger(__name__)
-
-WORKING = (RequestState.APPROVED, RequestState.PROVISIONING)
-ROLLING = (CampaignState.ROLLING, CampaignState.ROLLING_BACK)
 
 
 @dataclass(slots=True)
@@ -59,7 +58,6 @@ class NamespacePlan:
 
     id: int
     tenant: str
-    tenant_id: int
     repair: bool
     objects: dict[tuple[str, str], tuple[Any, bytes]]  # (kind, name) -> (shape, digest)
     findings: dict[str, dict[str, Any]]  # object -> what is recorded for it
@@ -81,6 +79,7 @@ class ClusterWatcher:
         self.listing: dict[str, set[tuple[str, str]]] = {}  # kind -> (namespace, name) listed
         self.holding = threading.Event()  # set while this watcher holds the cluster
         self.client: ClusterClient | None = None
+        self.cluster_name = ""
         self.lock: Lock | None = None
         self.next_beat = 0.0
 
@@ -107,7 +106,7 @@ class ClusterWatcher:
 
     def _watch(self, stop: threading.Event, lock: Lock) -> None:
         cluster = Cluster.objects.get(pk=self.cluster_id)
-        self.client = cluster_client(cluster)
+        self.client, self.cluster_name = cluster_client(cluster), cluster.name
         self.lock = lock
         self._refresh()
         streams_stop = threading.Event()
@@ -219,7 +218,6 @@ class ClusterWatcher:
         plan = NamespacePlan(
             id=namespace.pk,
             tenant=sys.intern(namespace.tenant.slug),
-            tenant_id=namespace.tenant_id,
             repair=namespace.tier.auto_repair_drift,
             objects=planned_digests(desired, self.shapes),
             findings={f["object"]: f for f in namespace.drift or []},
@@ -309,29 +307,26 @@ class ClusterWatcher:
     def _confirm(
         self, name: str, api_version: str, kind: str, live: dict[str, Any] | None, ref: str
     ) -> None:
-        """A difference against the cached digests: read the namespace's records again (an
-        upgrade or a quota change moves its plan) and, unless Berth itself is changing
-        the namespace right now, record it and repair it where the tier says so."""
+        """A difference against the cached digests: against the records read again (a quota
+        change moves the plan), recorded, and repaired where the tier says so."""
         planned = self._plan(name)
         if planned is None:
             return
         plan, desired = planned
-        if self._busy(plan):
-            meta = (live or {}).get("metadata") or {}
-            self.deferred.add((name, api_version, kind, meta.get("name") or ref.rsplit("/")[-1]))
+        meta = (live or {}).get("metadata") or {}
+        later = (name, api_version, kind, meta.get("name") or ref.rsplit("/")[-1])
+        if self._busy(name):
+            self.deferred.add(later)
             return
         wanted = next((obj for obj in desired if str(ref_of(obj)) == ref), None)
+        finding = None if live is None else unexpected(api_version, kind, live)
         if wanted is not None:
             finding = object_finding(wanted, live)
             if finding is not None and plan.repair:
-                try:
-                    repair(self.client, wanted, finding)
-                except KubeError as error:
-                    logger.warning("repair of %s failed: %s", ref, error.message)
-        elif live is not None:
-            finding = unexpected(api_version, kind, live)
-        else:
-            finding = None
+                finding = self._repair(name, ref, finding)
+                if finding is None:  # another worker is changing the namespace right now
+                    self.deferred.add(later)
+                    return
         recorded = plan.findings.get(ref)
         if finding is None and recorded is not None and recorded.get("repaired"):
             return
@@ -355,15 +350,20 @@ class ClusterWatcher:
                 " (repaired)" if finding.get("repaired") else "",
             )
 
-    def _busy(self, plan: NamespacePlan) -> bool:
-        """Berth is changing the namespace (a request of its tenant, a campaign): what the
-        watch sees may be Berth's own write before its records follow."""
-        return (
-            Request.objects.filter(tenant_id=plan.tenant_id, state__in=WORKING).exists()
-            or CampaignTarget.objects.filter(
-                namespace_id=plan.id, campaign__state__in=ROLLING
-            ).exists()
-        )
+    def _busy(self, name: str) -> bool:
+        """A worker holds this namespace's key (a run, a campaign's wave, a repair): what the
+        watch sees may be its write before its records follow. No other key is held up."""
+        return bool(held_keys([namespace_key(self.cluster_name, name)]))
+
+    def _repair(self, name: str, ref: str, finding: dict[str, Any]) -> dict[str, Any] | None:
+        """The namespace's key reconciled for this object through the door (its checks, its
+        audit event); the finding as it left it, None while another worker holds the key."""
+        key = namespace_key(self.cluster_name, name)
+        cause = Cause("drift", detail=f"{ref} {finding['status']}")
+        result = door.run([key], cause=cause, worker=self.holder, only=frozenset({ref}))[key]
+        if result.outcome.phase is Phase.BUSY:
+            return None
+        return next((f for f in result.findings if f["object"] == ref), finding)
 
     def _defer(self, item: Listed | Changed) -> None:
         if isinstance(item, Listed):
@@ -379,7 +379,7 @@ class ClusterWatcher:
             self.relisted.pop(0)
         for name, api_version, kind, object_name in list(self.deferred):
             plan = self.plans.get(name)
-            if plan is not None and self._busy(plan):
+            if plan is not None and self._busy(name):
                 continue
             self.deferred.discard((name, api_version, kind, object_name))
             if plan is None:

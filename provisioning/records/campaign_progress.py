@@ -55,6 +55,29 @@ def release_campaign_lease(*, campaign_id: int, owner: str) -> None:
     )
 
 
+def move_pin(*, target_id: int, back: bool = False) -> None:
+    """The namespace's desired definitions: the campaign's (or, `back`, what it ran before);
+    its key's reconcile makes the cluster follow."""
+    target = CampaignTarget.objects.get(pk=target_id)
+    if back:
+        Namespace.objects.filter(pk=target.namespace_id).update(
+            tier_revision=target.from_tier_revision_id,
+            bundle_revision=target.from_bundle_revision_id,
+        )
+    else:
+        Namespace.objects.filter(pk=target.namespace_id).update(
+            tier_revision=target.to_tier_revision_id
+        )
+
+
+@transaction.atomic
+def campaign_target_awaiting_merge(*, target_id: int) -> None:
+    """Merge-request mode: the pin moves now (the repository change is rendered from it),
+    the cluster after the merge (reconcile.gates.merge_gate holds the key until then)."""
+    move_pin(target_id=target_id)
+    CampaignTarget.objects.filter(pk=target_id).update(state=TargetState.AWAITING_MERGE, error="")
+
+
 @transaction.atomic
 def campaign_target_applied(*, target_id: int) -> None:
     """The namespace now runs the revisions the campaign rolls out."""
@@ -74,8 +97,10 @@ def campaign_target_applied(*, target_id: int) -> None:
 
 
 def campaign_target_failed(*, target_id: int, error: str) -> None:
-    """The first failure pauses the campaign: nothing more rolls out until someone looks."""
+    """The first failure pauses the campaign: nothing more rolls out until someone looks;
+    the namespace's pin is back on what it ran."""
     with transaction.atomic():
+        move_pin(target_id=target_id, back=True)
         target = CampaignTarget.objects.select_related("namespace").get(pk=target_id)
         target.state, target.error = TargetState.FAILED, error
         target.save(update_fields=["state", "error"])
@@ -87,7 +112,7 @@ def campaign_target_failed(*, target_id: int, error: str) -> None:
         )
 
 
-def file_campaign_commit(*, commit_id: int) -> bool:
+def file_campaign_commit(*, commit_id: int, reviewed: bool = False) -> bool:
     """File the tenant_sync request whose commit writes a repository's files for a campaign
     (an open one for that tenant and cluster serves as well: it renders when it runs); the
     campaign's namespaces there now run its templates. False, and the campaign paused, when
@@ -126,8 +151,11 @@ def file_campaign_commit(*, commit_id: int) -> bool:
             )
         return False
     with transaction.atomic():
+        # Reviewed: it counts as done once its pull request is merged and its run is over.
         CampaignCommit.objects.filter(pk=commit.pk).update(
-            state=TargetState.FILED, request=filed, error=""
+            state=TargetState.AWAITING_MERGE if reviewed else TargetState.FILED,
+            request=filed,
+            error="",
         )
         reached = Namespace.objects.filter(
             tenant=commit.tenant, cluster=commit.cluster, state=NamespaceState.ACTIVE
@@ -138,12 +166,89 @@ def file_campaign_commit(*, commit_id: int) -> bool:
     return True
 
 
+def awaiting_merges(*, campaign_id: int) -> int:
+    """Namespaces whose change waits for its pull request's merge; said on the campaign."""
+    waiting = CampaignTarget.objects.filter(
+        campaign_id=campaign_id, state=TargetState.AWAITING_MERGE
+    ).count()
+    reviews = CampaignCommit.objects.filter(
+        campaign_id=campaign_id, state=TargetState.AWAITING_MERGE
+    ).count()
+    if waiting or reviews:
+        UpgradeCampaign.objects.filter(pk=campaign_id).update(
+            status_message=f"Waiting for {reviews} pull request(s) to be merged; "
+            f"{waiting} namespace(s) change once theirs is."
+        )
+    return waiting + reviews
+
+
+def settle_campaign_syncs(*, request_ids: list[int], action: str) -> list[int]:
+    """A campaign's tenant_sync in merge-request mode ended: merged and run (its namespaces
+    now run the campaign's revision, cluster and repository), closed unmerged (they are
+    back on what they ran, everywhere, and shown as returned), or failed (the campaign
+    pauses). Returns the campaigns still rolling that this settled."""
+    moved = []
+    for commit in CampaignCommit.objects.filter(
+        request_id__in=request_ids, state=TargetState.AWAITING_MERGE
+    ).select_related("campaign", "tenant", "cluster"):
+        targets = CampaignTarget.objects.filter(
+            campaign=commit.campaign,
+            namespace__tenant=commit.tenant,
+            namespace__cluster=commit.cluster,
+            state=TargetState.AWAITING_MERGE,
+        )
+        with transaction.atomic():
+            if action == "mark_ready":
+                targets.update(state=TargetState.APPLIED, applied_at=timezone.now())
+                CampaignCommit.objects.filter(pk=commit.pk).update(state=TargetState.APPLIED)
+            elif action == "return_unmerged":
+                _return(commit, list(targets.select_related("namespace")))
+            elif action == "mark_failed":
+                CampaignCommit.objects.filter(pk=commit.pk).update(
+                    state=TargetState.FAILED, error=f"request #{commit.request_id} failed"
+                )
+                for target_id in targets.values_list("pk", flat=True):
+                    campaign_target_failed(
+                        target_id=target_id, error=f"request #{commit.request_id} failed"
+                    )
+        moved.append(commit.campaign_id)
+    return moved
+
+
+def _return(commit: CampaignCommit, targets: list[CampaignTarget]) -> None:
+    """The reviewer closed the pull request: the namespaces' pins go back to what they ran
+    (their clusters never moved), and the campaign says so, target by target."""
+    for target in targets:
+        move_pin(target_id=target.pk, back=True)
+    CampaignTarget.objects.filter(pk__in=[t.pk for t in targets]).update(
+        state=TargetState.RETURNED, error="Its pull request was closed unmerged."
+    )
+    CampaignCommit.objects.filter(pk=commit.pk).update(
+        state=TargetState.RETURNED, error="Its pull request was closed unmerged."
+    )
+    audit.record(
+        actor=None,
+        action="campaign.returned",
+        obj=commit.campaign,
+        after={
+            "tenant": commit.tenant.slug,
+            "cluster": commit.cluster.name,
+            "request": commit.request_id,
+            "namespaces": [t.namespace.name for t in targets],
+        },
+    )
+
+
 def finish_campaign(*, campaign_id: int) -> None:
     campaign = UpgradeCampaign.objects.get(pk=campaign_id)
     campaign.state, campaign.finished_at = CampaignState.DONE, timezone.now()
     commits = campaign.commits.count()
-    campaign.status_message = f"Applied to {campaign.targets.count()} namespace(s)." + (
-        f" {commits} repository commit(s) filed as tenant_sync requests." if commits else ""
+    applied = campaign.targets.filter(state=TargetState.APPLIED).count()
+    returned = campaign.targets.filter(state=TargetState.RETURNED).count()
+    campaign.status_message = (
+        f"Applied to {applied} namespace(s)."
+        + (f" {commits} repository commit(s) filed as tenant_sync requests." if commits else "")
+        + (f" {returned} returned: their pull request was closed." if returned else "")
     )
     campaign.save(update_fields=["state", "finished_at", "status_message"])
     audit.record(actor=None, action="campaign.done", obj=campaign)

@@ -1,4 +1,4 @@
-"""GitOps writes waiting for their repository's writer (jobs.commits): queued per request,
+"""GitOps writes waiting for their repository's writer (reconcile.commits): queued per request,
 taken by whichever worker writes next, finished with the push that carried them."""
 
 from __future__ import annotations

@@ -12,11 +12,11 @@ from django.utils import timezone
 from tenants.choices import (
     RequestState,
 )
+from tenants.conditions import Outcome, Reason, conditions_for, waiting
 from tenants.models import (
     Cluster,
     Request,
 )
-from tenants.selectors.guardrails import GUARDRAILS_WAIT
 
 
 def acquire_lease(*, request_id: int, owner: str, seconds: float) -> bool:
@@ -84,32 +84,35 @@ def release_leases(*, request_ids: list[int], owner: str) -> None:
     )
 
 
-WAITING = "waiting"  # the lease owner of a request that waits out an outage
-
-
 def guardrails_installed(*, cluster_id: int, digest: str) -> None:
     """The cluster holds the guardrails of this digest since now; requests waiting for
     them go on (the sweep hands them out)."""
     Cluster.objects.filter(pk=cluster_id).update(
         guardrails_digest=digest, guardrails_installed_at=timezone.now()
     )
-    Request.objects.filter(lease_owner=WAITING, wait_reason__startswith=GUARDRAILS_WAIT).update(
+    Request.objects.filter(waiting_for=Reason.GUARDRAILS).update(
         next_try_at=None, lease_expires_at=None
     )
 
 
-def wait(*, request_id: int, since: datetime, until: datetime, reason: str) -> None:
-    """Park the request until `until`: no worker takes it before (the lease says so), the
-    sweep hands it out after."""
+def wait(
+    *, request_id: int, since: datetime, until: datetime, reason: str, waiting_for: Reason
+) -> Outcome:
+    """Park the request until `until`: its lease runs until then with no owner, so no
+    worker takes it before, and the sweep hands it out after. Its conditions say why."""
+    outcome = waiting(waiting_for, reason, until)
     Request.objects.filter(pk=request_id).update(
         waiting_since=since,
         next_try_at=until,
         wait_reason=reason[:500],
+        waiting_for=waiting_for,
         # What pages, the API and the CLI show as the request's status says why it waits.
         status_message=f"Waiting: {reason}",
-        lease_owner=WAITING,
+        conditions=conditions_for(outcome),
+        lease_owner="",
         lease_expires_at=until,
     )
+    return outcome
 
 
 def stop_waiting(*, request_id: int) -> None:
@@ -117,6 +120,7 @@ def stop_waiting(*, request_id: int) -> None:
         waiting_since=None,
         next_try_at=None,
         wait_reason="",
+        waiting_for="",
         lease_owner="",
         lease_expires_at=None,
     )

@@ -1,5 +1,5 @@
 """The pull requests the provisioner opens for requests in merge-request mode
-(jobs.pull_requests): opened, rendered again on a base that moved, or why it could not be."""
+(reconcile.pull_requests): opened, rendered again on a base that moved, or why it could not be."""
 
 from __future__ import annotations
 

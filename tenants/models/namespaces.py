@@ -61,6 +61,8 @@ class Namespace(models.Model):
     # Reconcile's last finding: [{"object", "status": missing|changed|unexpected, "detail"}].
     drift = models.JSONField(default=list, blank=True)
     drift_checked_at = models.DateTimeField(null=True, blank=True)
+    # Kubernetes-style conditions of its key's last reconcile (provisioning.reconcile).
+    conditions = models.JSONField(default=list, blank=True)
     # The definitions its objects were last applied from (provisioning or a campaign); none:
     # made before Berth recorded them.
     tier_revision = models.ForeignKey(

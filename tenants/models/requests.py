@@ -36,10 +36,16 @@ class Request(models.Model):
     lease_owner = models.CharField(max_length=255, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     # The cluster or the repository did not answer: the request waits and is tried again
-    # by itself (provisioning.jobs.runs) until BERTH_OUTAGE_DEADLINE_SECONDS have passed.
+    # by itself (provisioning.reconcile.runs) until BERTH_OUTAGE_DEADLINE_SECONDS have passed.
     waiting_since = models.DateTimeField(null=True, blank=True)
     next_try_at = models.DateTimeField(null=True, blank=True)
     wait_reason = models.CharField(max_length=500, blank=True)
+    # What it waits for (tenants.conditions.Reason): a guardrails install wakes only those
+    # waiting for guardrails.
+    waiting_for = models.CharField(max_length=40, blank=True)
+    # Kubernetes-style conditions of its last reconcile (provisioning.reconcile.conditions):
+    # [{"type", "status", "reason", "message", "lastTransitionTime", "retryAt"?}].
+    conditions = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 

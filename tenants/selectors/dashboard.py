@@ -25,7 +25,7 @@ from tenants.models import AuditEvent, Request
 WINDOW_DAYS = 30
 REQUEST_TYPE = Request._meta.label_lower
 
-# How the provisioner words a failed run (provisioning/jobs/runs.py and git_step.py,
+# How the provisioner words a failed run (provisioning/reconcile/runs.py and git_step.py,
 # provisioning/kube/errors.py: mostly "<object>: <why>", the API's status first in <why>), mapped
 # to the cause a platform admin would name. The first match wins, so the GitOps step's own
 # outage ("... connection failed or timed out") is not taken for the cluster's.

@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from tenants import audit
+from tenants import audit, conditions
 from tenants.bulk import update_each
 from tenants.choices import RequestState, RunState
 from tenants.errors import IllegalTransition
@@ -56,6 +56,26 @@ TRANSITIONS: dict[str, Transition] = {
     ),
     "return_unmerged": Transition(frozenset({S.AWAITING_MERGE}), S.RETURNED, "returned"),
 }
+
+
+# The conditions a request is left with by each state it moves into (the worker's own
+# waits write theirs, provisioning.records.leases.wait).
+_OUTCOME_OF = {
+    S.APPROVED: (conditions.Phase.PROGRESSING, conditions.Reason.NOTHING),
+    S.PROVISIONING: (conditions.Phase.PROGRESSING, conditions.Reason.APPLYING),
+    S.READY: (conditions.Phase.READY, conditions.Reason.RECONCILED),
+    S.FAILED: (conditions.Phase.FAILED, conditions.Reason.REFUSED),
+    S.AWAITING_MERGE: (conditions.Phase.WAITING, conditions.Reason.AWAITING_MERGE),
+    S.RETURNED: (conditions.Phase.RETURNED, conditions.Reason.NOTHING),
+    S.SUBMITTED: (conditions.Phase.RETURNED, conditions.Reason.MOVED),
+    S.DECOMMISSIONING: (conditions.Phase.PROGRESSING, conditions.Reason.APPLYING),
+    S.DECOMMISSIONED: (conditions.Phase.READY, conditions.Reason.RECONCILED),
+}
+
+
+def conditions_after(state: str, message: str) -> list[dict[str, Any]]:
+    phase, reason = _OUTCOME_OF.get(state, (conditions.Phase.IDLE, conditions.Reason.NOTHING))
+    return conditions.conditions_for(conditions.Outcome(phase, reason, message))
 
 
 def transition(
@@ -115,6 +135,8 @@ def transition_many(
             "waiting_since": None,
             "next_try_at": None,
             "wait_reason": "",
+            "waiting_for": "",
+            "conditions": conditions_after(rule.target, message),
             "updated_at": timezone.now(),
         }
         Request.objects.filter(pk__in=[r.pk for r in locked]).update(**moved)

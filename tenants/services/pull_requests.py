@@ -4,7 +4,7 @@ heard only under the tenant's signature (HMAC-SHA256 of the body, `X-Hub-Signatu
 acted on only once the forge itself, asked with Berth's token, says the same: whoever holds
 the webhook secret (a repository admin who set the hook up) cannot make an unmerged change
 go on.
-The provisioner opens, reads and rebases the pull requests (provisioning.jobs.pull_requests)
+The provisioner opens, reads and rebases the pull requests (provisioning.reconcile.pull_requests)
 and reports here, as the webhook does."""
 
 from __future__ import annotations

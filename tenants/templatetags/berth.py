@@ -12,6 +12,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from tenants.choices import AUDIT_ACTIONS, RequestKind
+from tenants.conditions import condition
 from tenants.quantities import Amount, amount, payload_items
 
 register = template.Library()
@@ -184,3 +185,14 @@ def truth_state(state: str) -> str:
     from tenants.selectors import STATE_LABELS
 
     return STATE_LABELS.get(state, state)
+
+
+@register.filter
+def standing(conditions: list[dict] | None) -> dict | None:
+    """The condition that says where a reconcile stands (Failed, Waiting, Progressing, then
+    Ready): the one a page shows."""
+    for kind in ("Failed", "Waiting", "Progressing", "Ready"):
+        found = condition(conditions or [], kind)
+        if found and found.get("status") == "True":
+            return found
+    return None

@@ -11,7 +11,7 @@ from urllib.parse import urldefrag, urlparse
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from provisioning import jobs
+from provisioning import reconcile
 from tenants import services
 from tenants.models import Tenant, User
 from tenants.selectors import review
@@ -43,7 +43,7 @@ def world_with_history(sandbox) -> None:
 
     ready = ask("shop", "prod")
     services.approve_request(request_id=ready.pk, approver=admin, plan_digest=review(ready).digest)
-    jobs.converge(request_id=ready.pk, worker="axe")
+    reconcile.converge(request_id=ready.pk, worker="axe")
     ask("cart", "prod")
     rejected = ask("till", "prod")
     services.reject_request(request_id=rejected.pk, approver=admin, reason="Use shop")

@@ -11,8 +11,8 @@ from playwright.sync_api import expect
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import jobs
-from provisioning.jobs.pull_requests import poll_pull_requests
+from provisioning import reconcile
+from provisioning.reconcile.pull_requests import poll_pull_requests
 from tenants.choices import RequestState
 from tenants.models import PullRequest, Request, Tenant, User
 from tests.provisioning.pull_requests.conftest import (  # noqa: F401 - fixtures
@@ -52,7 +52,7 @@ def test_a_request_awaiting_merge_shows_its_pull_request_and_follows_the_merge_t
     owner = User.objects.get(username="olivia")
     asked = ask_for_namespace(tenant, owner, app="shop", tier="prod", cpu="1", memory="1Gi")
     approve_if_needed(asked, approver=User.objects.get(username="pat"))
-    jobs.converge(request_id=asked.pk, worker="browser-test")
+    reconcile.converge(request_id=asked.pk, worker="browser-test")
     assert Request.objects.get(pk=asked.pk).state == RequestState.AWAITING_MERGE
     pull = PullRequest.objects.get(request=asked)
 
@@ -72,7 +72,7 @@ def test_a_request_awaiting_merge_shows_its_pull_request_and_follows_the_merge_t
 
     forge.merge_as_reviewer(REPO, 1, "rita")
     assert poll_pull_requests() == {asked.pk: "merged"}
-    jobs.converge(request_id=asked.pk, worker="browser-test")
+    reconcile.converge(request_id=asked.pk, worker="browser-test")
 
     expect(state).to_have_text("Ready", timeout=NEWS)
     expect(page.locator("[data-testid=pull-request]")).to_contain_text("Merged by rita")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from provisioning import jobs
+from provisioning import reconcile
 from tenants.models import Request, Tenant, User
 from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
 from tests.support.cluster import seed_demo, stand_in
@@ -66,7 +66,7 @@ def test_request_reaches_ready_with_links_and_history_live(
     assert "/approvals/" in admin.url
 
     developer.locator("#history li", has_text="approved the request").wait_for(timeout=10_000)
-    jobs.converge(request_id=tenancy_request.pk, worker="browser-test")
+    reconcile.converge(request_id=tenancy_request.pk, worker="browser-test")
     developer.wait_for_selector("#progress .state-ready", timeout=10_000)
 
     # Without a reload: the namespace it made, the commit it pushed, the whole history.

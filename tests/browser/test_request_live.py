@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import jobs
+from provisioning import reconcile
 from tenants import services
 from tenants.models import Tenant, User
 from tests.support.browser import needs_chromium, screenshot, signed_in_page
@@ -75,7 +75,7 @@ def test_an_open_request_page_follows_approval_and_provisioning_to_ready(
     expect(state).to_have_text("Approved", timeout=NEWS)
     expect(cancel).to_have_count(0)
     # ...and, once a worker has provisioned the request, that it is ready.
-    jobs.converge(request_id=tenancy_request.pk, worker="browser-test")
+    reconcile.converge(request_id=tenancy_request.pk, worker="browser-test")
     expect(state).to_have_text("Ready", timeout=NEWS)
 
     header = developer.locator("#request-header")

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from provisioning import jobs
+from provisioning import reconcile
 from tenants.models import Namespace, Request, User
 from tests.support.browser import needs_chromium, screenshot, signed_in_page
 from tests.support.cluster import seed_demo, stand_in
@@ -70,7 +70,7 @@ def test_request_is_named_before_submit_approved_from_the_queue_and_seen_live(
     # The developer's open page shows the decision without a reload...
     developer.wait_for_selector("#progress .state-approved", timeout=10_000)
     # ...and, once a worker has provisioned it, that it is ready.
-    jobs.converge(request_id=tenancy_request.pk, worker="browser-test")
+    reconcile.converge(request_id=tenancy_request.pk, worker="browser-test")
     developer.wait_for_selector("#progress .state-ready", timeout=10_000)
     assert "created" in developer.locator("#progress").inner_text()
     screenshot(developer, "request-ready")
@@ -103,7 +103,7 @@ def test_ephemeral_environment_is_named_before_start_extended_and_ended_from_its
     developer.wait_for_load_state()
     environment = EphemeralEnvironment.objects.get()
     assert environment.namespace.name == shown
-    jobs.converge(request_id=environment.request_id, worker="browser-test")
+    reconcile.converge(request_id=environment.request_id, worker="browser-test")
     assert sandbox.get("Namespace", shown) is not None
 
     developer.goto(f"{live_server.url}/environments/{environment.pk}/")
@@ -117,7 +117,7 @@ def test_ephemeral_environment_is_named_before_start_extended_and_ended_from_its
     developer.click("button:text-is('End now')")
     developer.wait_for_selector(".message-success")
     end = Request.objects.get(kind="end_environment")
-    jobs.converge(request_id=end.pk, worker="browser-test")
+    reconcile.converge(request_id=end.pk, worker="browser-test")
     environment.refresh_from_db()
     assert environment.state == EnvironmentState.ENDED
     assert sandbox.get("Namespace", shown) is None

@@ -11,10 +11,11 @@ from kubesandbox.testing import upstream_crds
 from portal.celery import app as celery_app
 from portal.metrics import queue_depth
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import jobs
+from provisioning import jobs, reconcile
 from provisioning.plan import ObjectRef
 from tenants import demo
 from tenants.choices import GuardrailsMode, RequestState
+from tenants.conditions import Phase
 from tenants.models import Cluster, Namespace, Request, Tenant, User
 from tests.support.integration import celery_worker, needs_postgres_and_redis, wait_for
 from tests.support.metrics import GIT_FAILURES, scrape
@@ -54,7 +55,7 @@ def provision_one_namespace(sandbox_url: str, capture_on_commit) -> Namespace:
     submitted = submit_and_approve(sandbox_url)
     # The run's end is observed when its transition commits, as in a worker.
     with capture_on_commit(execute=True):
-        assert jobs.converge(request_id=submitted.pk, worker="w") == "ready"
+        assert reconcile.converge(request_id=submitted.pk, worker="w").phase is Phase.READY
     return Namespace.objects.get(name="payments-shop-dev")
 
 
@@ -70,7 +71,7 @@ def test_metrics_show_provisioning_requests_queue_drift_and_page_latency(
     jobs.cluster_client(namespace.cluster).delete(
         ObjectRef("networking.k8s.io/v1", "NetworkPolicy", "berth-allow-dns", namespace.name)
     )
-    assert jobs.reconcile_namespace(namespace)  # drift found and recorded
+    assert jobs.sweep_namespace(namespace)  # drift found and recorded
     assert client.get(reverse("login")).status_code == 200
 
     samples = scrape(client)

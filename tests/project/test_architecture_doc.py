@@ -48,6 +48,7 @@ PICTURED_PACKAGES = (
     "tenants.selectors",
     "tenants.kinds",
     "provisioning.jobs",
+    "provisioning.reconcile",
     "provisioning.records",
 )
 

@@ -61,7 +61,7 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
             "get",
             "delete",
         )
-    for obj in namespace_objects(inputs, inputs.namespaces[1]):  # drift: engine.find_drift
+    for obj in namespace_objects(inputs, inputs.namespaces[1]):  # drift: the reconcile reads each
         if obj["kind"] != "Namespace":
             group, resource = resource_of(obj["apiVersion"], obj["kind"])
             needed.add(("list", group, resource, obj["metadata"]["namespace"], ""))

@@ -12,8 +12,8 @@ import pytest
 from provisioning import gitops
 from provisioning.gitops import GitError, Remote
 from provisioning.gitops.remote import policy_from_settings
-from provisioning.jobs.proposals import gitops_remote
 from provisioning.previews import check_repository
+from provisioning.reconcile.proposals import gitops_remote
 from tenants.models import Tenant
 from tests.support.gitserver import init_bare
 from tests.support.security_git import BRANCHES, HOSTILE_URLS, RUN

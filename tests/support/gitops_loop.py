@@ -17,7 +17,7 @@ import pytest
 
 from kubesandbox import KubeSandbox
 from portal.gitserver import GitHttpServer
-from provisioning import jobs
+from provisioning import reconcile
 from tenants import services
 from tenants.choices import RequestKind, RequestState
 from tenants.models import Cluster, EnvironmentTier, Request, Tenant, User
@@ -122,7 +122,7 @@ def work() -> list[Request]:
         .order_by("pk")
         .values_list("pk", flat=True)
     ):
-        jobs.converge(request_id=pk, worker="loop-test")
+        reconcile.converge(request_id=pk, worker="loop-test")
         done.append(Request.objects.get(pk=pk))
     return done
 

@@ -216,12 +216,12 @@ def main(argv: list[str]) -> int:
     import django
 
     django.setup()
-    from provisioning import jobs
+    from provisioning import reconcile
 
     failures = 0
     for request_id in map(int, argv[1:]):
         try:
-            written = jobs.write_gitops(request_id=request_id)
+            written = reconcile.write_gitops(request_id=request_id)
             print(request_id, written.outcome, written.message, flush=True)
         except Exception as exc:
             failures += 1

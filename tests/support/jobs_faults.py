@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kombu import Connection
 
-from provisioning import jobs
+from provisioning import reconcile
 from provisioning.models import GitCommit
 from provisioning.tasks import converge
 from tenants.choices import RequestState
@@ -241,7 +241,7 @@ def converge_after(fault: Callable[[], None], *, world, sandbox, stack, name: st
 def assert_nothing_twice(requests: list[Request], *, world, sandbox) -> None:
     for tenancy_request in requests:
         tenancy_request.refresh_from_db()
-        plan = jobs.current_plan(tenancy_request)
+        plan = reconcile.current_plan(tenancy_request)
         namespace = tenancy_request.payload["app"]
         wanted = sorted(
             (o["kind"], o["metadata"]["name"])

@@ -2,7 +2,7 @@
 deciding requests as the pages' users would, reading a request page's poll, and bringing a
 request to each of its states."""
 
-from provisioning import jobs
+from provisioning import reconcile
 from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request
@@ -45,7 +45,7 @@ def to_approved(world, submitted, settings) -> Request:
 def to_provisioning(world, submitted, settings) -> Request:
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 3600
     approve(world, submitted)
-    jobs.converge(request_id=submitted.pk, worker="w")  # the cluster does not answer: waits
+    reconcile.converge(request_id=submitted.pk, worker="w")  # the cluster does not answer: waits
     return submitted
 
 
@@ -59,7 +59,7 @@ def to_ready(world, submitted, settings) -> Request:
 def to_failed(world, submitted, settings) -> Request:
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 0  # the cluster does not answer: gives up
     approve(world, submitted)
-    jobs.converge(request_id=submitted.pk, worker="w")
+    reconcile.converge(request_id=submitted.pk, worker="w")
     return submitted
 
 

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from django.db import OperationalError
+
 from provisioning.jobs.watch_streams import WATCHED_KINDS, Timing
 from provisioning.jobs.watch_supervisor import watch_clusters
 from provisioning.models import ClusterWatch
@@ -61,7 +63,14 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
     """Poll the database (or the stand-in) until `check` answers, within a generous deadline."""
     deadline = time.monotonic() + DEADLINE
     while True:
-        found = check()
+        try:
+            found = check()
+        except OperationalError as error:
+            # SQLite's in-memory database, shared between this thread and the watcher's,
+            # locks a table while the other writes it: read again (PostgreSQL never does).
+            if "locked" not in str(error):
+                raise
+            found = None
         if found:
             return found
         assert time.monotonic() < deadline, f"never happened: {what}"

@@ -1,6 +1,6 @@
 """Taking requests through the workflow in tests, the way people and policy would."""
 
-from provisioning import jobs
+from provisioning import reconcile
 from tenants import services
 from tenants.choices import RequestState
 from tenants.models import Request
@@ -68,6 +68,6 @@ def approved(world, kind: str = "namespace", **payload) -> Request:
 
 def converge(tenancy_request: Request) -> Request:
     """One worker's converge of the request, as the request is after it."""
-    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
+    reconcile.converge(request_id=tenancy_request.pk, worker=WORKER)
     tenancy_request.refresh_from_db()
     return tenancy_request

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from provisioning import bootstrap, jobs
+from provisioning import bootstrap, jobs, reconcile
 from provisioning.guardrails.admission import PROTECT_POLICY
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
 from provisioning.records import applied_objects
@@ -72,7 +72,7 @@ def converge(e2e_world, kind: str = "namespace", **payload) -> Request:
         tenant=e2e_world["tenant"], kind=kind, payload=payload, requester=e2e_world["developer"]
     )
     tenancy_request = approve_if_needed(submitted, approver=e2e_world["admin"])
-    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
+    reconcile.converge(request_id=tenancy_request.pk, worker=WORKER)
     tenancy_request.refresh_from_db()
     return tenancy_request
 
@@ -91,7 +91,7 @@ def test_a_request_becomes_objects_berth_owns(e2e_world):
     tenancy_request = converge(e2e_world)
 
     assert tenancy_request.state == RequestState.READY, tenancy_request.status_message
-    plan = jobs.current_plan(tenancy_request)
+    plan = reconcile.current_plan(tenancy_request)
     assert {
         "Namespace",
         "ResourceQuota",
@@ -116,7 +116,7 @@ def test_a_request_becomes_objects_berth_owns(e2e_world):
 def test_applying_the_same_plan_again_changes_nothing(e2e_world):
     tenancy_request = converge(e2e_world)
     client = jobs.cluster_client(e2e_world["cluster"])
-    plan = jobs.current_plan(tenancy_request)
+    plan = reconcile.current_plan(tenancy_request)
     versions = {
         obj["metadata"]["name"] + obj["kind"]: e2e_world["target"].read(obj)["metadata"][
             "resourceVersion"
@@ -235,7 +235,7 @@ def test_drift_behind_berths_back_is_found_and_repaired(e2e_world):
     )
     target.write(changed, refused_for=10)  # a real server's policy cache lags a second
 
-    findings = jobs.reconcile_namespace(Namespace.objects.get(name=e2e_world["namespace"]))
+    findings = jobs.sweep_namespace(Namespace.objects.get(name=e2e_world["namespace"]))
 
     assert {(f["object"], f["status"]) for f in findings} == {
         (f"ResourceQuota/{e2e_world['namespace']}/berth-quota", "changed")

@@ -9,7 +9,7 @@ import pytest
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
-from provisioning import jobs
+from provisioning import reconcile
 from provisioning.tasks import sweep
 from tenants import services
 from tenants.choices import RequestState
@@ -53,7 +53,7 @@ def test_approval_is_provisioned_by_a_worker_through_redis(worker_engine_world, 
         tenancy_request = approve(worker_engine_world)
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
-    plan = jobs.current_plan(tenancy_request)
+    plan = reconcile.current_plan(tenancy_request)
     for obj in plan.apply:
         meta = obj["metadata"]
         live = sandbox.get(
@@ -99,7 +99,7 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
         sweep.delay()
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")
 
-    plan = jobs.current_plan(tenancy_request)
+    plan = reconcile.current_plan(tenancy_request)
     namespaced = [
         o for o in sandbox.objects() if o["metadata"].get("namespace") == "payments-shop-dev"
     ]

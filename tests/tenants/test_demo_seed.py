@@ -65,7 +65,7 @@ def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_serve
     """`make run`'s Flux tenant: its GitRepository passes the upstream Flux schema and the
     request reaches Ready, its commit pushed to the demo git server."""
     from portal.gitserver import GitHttpServer
-    from provisioning import jobs
+    from provisioning import reconcile
     from tenants import demo
     from tenants.choices import RequestState
     from tests.support.cluster import seed_demo, stand_in
@@ -81,7 +81,7 @@ def test_the_search_tenants_namespace_request_provisions_from_the_demo_git_serve
         submitted = ask_for_namespace(search, User.objects.get(username="sam"), app="web")
         approved = approve_if_needed(submitted, approver=User.objects.get(username="pat"))
 
-        jobs.converge(request_id=approved.pk, worker="demo-test")
+        reconcile.converge(request_id=approved.pk, worker="demo-test")
 
         approved.refresh_from_db()
         assert approved.state == RequestState.READY, approved.status_message

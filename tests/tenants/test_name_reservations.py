@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from provisioning.inputs import claims_of, plan_input_for
-from provisioning.jobs import current_plan
 from provisioning.plan import ObjectRef, Plan, ref_of
+from provisioning.reconcile import current_plan
 from provisioning.validation import validate_plan
 from tenants import services
 from tenants.choices import NamePurpose, RequestKind

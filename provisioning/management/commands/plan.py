@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from provisioning.jobs import current_plan
+from provisioning.reconcile import current_plan
 from tenants.models import Request
 
 

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from tenants import quantities, selectors
+from tenants.api.serializers.requests import ConditionSerializer
 from tenants.models import Namespace, Project
 
 
@@ -40,6 +41,7 @@ class NamespaceSerializer(serializers.ModelSerializer):
     project_name = serializers.SerializerMethodField()
     quota = serializers.SerializerMethodField()
     definition = serializers.SerializerMethodField()
+    conditions = ConditionSerializer(many=True, read_only=True)
 
     class Meta:
         model = Namespace
@@ -58,6 +60,7 @@ class NamespaceSerializer(serializers.ModelSerializer):
             "request",
             "drift",
             "drift_checked_at",
+            "conditions",
             "definition",
             "created_at",
         ]

@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from tenants.api.serializers.fields import MAX_TEXT, ChoiceLabel
 from tenants.choices import PullRequestState, RequestKind, RequestState
+from tenants.conditions import TYPES
 from tenants.models import Approval, AuditEvent, Comment, PullRequest, Request, Run
 from tenants.selectors import LISTED_COLUMNS
 
@@ -25,11 +26,25 @@ def _moment(value: datetime | None, zone: tzinfo) -> str | None:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
+class ConditionSerializer(serializers.Serializer):
+    """A Kubernetes-style condition of the last reconcile (tenants.conditions)."""
+
+    type = serializers.ChoiceField(choices=list(TYPES))
+    status = serializers.ChoiceField(choices=["True", "False", "Unknown"])
+    reason = serializers.CharField(help_text="Why, in one CamelCase word (e.g. AwaitingMerge).")
+    message = serializers.CharField(allow_blank=True)
+    lastTransitionTime = serializers.CharField(help_text="When its status last changed.")
+    retryAt = serializers.CharField(
+        required=False, help_text="Waiting: when Berth tries again by itself."
+    )
+
+
 class RequestSerializer(serializers.ModelSerializer):
     tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     requester = serializers.SlugRelatedField(slug_field="username", read_only=True)
     state_label = ChoiceLabel(RequestState.choices, source="state")
     payload = serializers.JSONField(read_only=True)
+    conditions = ConditionSerializer(many=True, read_only=True)
 
     class Meta:
         model = Request
@@ -48,6 +63,7 @@ class RequestSerializer(serializers.ModelSerializer):
             "waiting_since",
             "next_try_at",
             "wait_reason",
+            "conditions",
             "created_at",
             "updated_at",
         ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import yaml
 
-from provisioning import jobs
+from provisioning import reconcile
 from provisioning.models import GitCommit
 from tenants import services
 from tenants.choices import RequestState
@@ -91,7 +91,7 @@ def test_rerunning_an_unchanged_request_makes_no_commit(writer_world):
     tenancy_request = converge(approved(writer_world))
     before = commits_on(writer_world["bare"])
 
-    again = jobs.write_gitops(request_id=tenancy_request.pk)
+    again = reconcile.write_gitops(request_id=tenancy_request.pk)
 
     assert again.outcome == "unchanged"
     assert commits_on(writer_world["bare"]) == before
@@ -310,7 +310,7 @@ def test_plan_preview_shows_the_gitops_changes_as_a_diff(writer_world):
         payload={**SHOP, "tier": "staging"},
     )
     assert submitted.state == RequestState.SUBMITTED
-    diff = jobs.gitops_preview(submitted).diff
+    diff = reconcile.gitops_preview(submitted).diff
 
     assert "--- /dev/null\n+++ b/apps/shop/staging/application.yaml\n" in diff
     assert "+  project: payments\n" in diff

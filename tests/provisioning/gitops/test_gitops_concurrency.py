@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from provisioning import gitops, gitops_plan, jobs
-from provisioning.jobs import commits
+from provisioning import gitops, gitops_plan, reconcile
 from provisioning.models import GitCommit, GitWrite
 from provisioning.plan import ClusterSpec, NamespaceSpec, PlanInput, TenantSpec, TierSpec
+from provisioning.reconcile import commits
 from provisioning.records import git_writes
 from tenants.demo import seed_approved_namespaces
 from tenants.models import Request, Tenant
@@ -150,7 +150,7 @@ def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
     for waiting in ids[1:]:
         git_writes.queue_git_write(request_id=waiting, repository=queue)
 
-    first = jobs.write_gitops(request_id=ids[0])
+    first = reconcile.write_gitops(request_id=ids[0])
 
     bare = local_git.base / "payments.git"
     assert_all_arrived(bare, ids)
@@ -161,7 +161,7 @@ def test_requests_waiting_for_the_writer_go_out_in_one_push_one_commit_each(
     assert first.outcome == "committed"
 
     # The waiting workers find their outcome when the lock is theirs: nothing pushed again.
-    second = jobs.write_gitops(request_id=ids[1])
+    second = reconcile.write_gitops(request_id=ids[1])
     assert second.outcome == "committed"
     assert second.commit.sha == on_remote[ids[1]]
     assert f"pushed together with request #{ids[0]}'s" in second.message
@@ -172,7 +172,7 @@ def test_a_lone_request_is_pushed_at_once_and_leaves_no_queue(db, repos, local_g
     (only,) = seed_approved_namespaces(1)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
 
-    written = jobs.write_gitops(request_id=only)
+    written = reconcile.write_gitops(request_id=only)
 
     assert written.outcome == "committed" and written.commit.pushes == 1
     assert not GitWrite.objects.exists()
@@ -192,7 +192,7 @@ def test_a_waiting_request_that_cannot_be_written_does_not_stop_the_push(
         payload={"app": "x", "tier": "gone", "cluster": "sandbox", "cpu_millis": 1, "memory_mib": 1}
     )
 
-    assert jobs.write_gitops(request_id=first).outcome == "committed"
+    assert reconcile.write_gitops(request_id=first).outcome == "committed"
 
     assert [int(c["request"]) for c in berth_commits(local_git.base / "payments.git")] == [first]
     assert git_writes.git_write_waiting(request_id=broken)  # left for its own worker
@@ -202,7 +202,7 @@ def test_a_batch_of_requests_goes_out_in_one_push_one_commit_each(db, repos, loc
     ids = seed_approved_namespaces(5)
     Tenant.objects.filter(slug="payments").update(gitops_repo_url=local_git.url("payments.git"))
 
-    written = jobs.write_gitops_all(
+    written = reconcile.write_gitops_all(
         requests=list(Request.objects.select_related("tenant").filter(pk__in=ids).order_by("pk"))
     )
 

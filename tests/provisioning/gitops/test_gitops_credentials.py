@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from provisioning import gitops, jobs
+from provisioning import gitops, reconcile
 from provisioning.models import GitCommit
 from tenants.choices import RequestState
 from tenants.models import Tenant
@@ -95,7 +95,7 @@ def test_the_token_never_appears_in_a_command_line(writer_world, http_repo, monk
         return real_run(args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess, "run", recording_run)  # git runs through it
-    jobs.write_gitops(request_id=approved(writer_world).pk)
+    reconcile.write_gitops(request_id=approved(writer_world).pk)
 
     assert commands
     assert not any(TOKEN in " ".join(command) for command in commands)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from provisioning import jobs
+from provisioning import reconcile
 from provisioning.models import GitCommit
 from tenants import services
 from tenants.choices import RequestState
@@ -76,7 +76,7 @@ def test_unreachable_remote_past_the_deadline_fails_then_retry_converges_once(
         str(tenancy_request.pk)
     ]
     # Once more, as the sweep would: nothing new.
-    assert jobs.write_gitops(request_id=tenancy_request.pk).outcome == "unchanged"
+    assert reconcile.write_gitops(request_id=tenancy_request.pk).outcome == "unchanged"
     assert len(berth_commits(daemon_writer_world["bare"])) == 1
 
 
@@ -84,7 +84,7 @@ def test_a_commit_pushed_by_an_attempt_that_died_is_recorded_not_repeated(daemon
     tenancy_request = converge(approved(daemon_writer_world))
     GitCommit.objects.filter(request=tenancy_request).delete()  # as if never recorded
 
-    again = jobs.write_gitops(request_id=tenancy_request.pk)
+    again = reconcile.write_gitops(request_id=tenancy_request.pk)
 
     assert again.outcome == "committed" and "earlier attempt" in again.message
     assert len(berth_commits(daemon_writer_world["bare"])) == 1

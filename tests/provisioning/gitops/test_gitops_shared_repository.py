@@ -5,7 +5,7 @@ between is built upon, never lost."""
 
 from __future__ import annotations
 
-from provisioning import gitops, jobs
+from provisioning import gitops, reconcile
 from provisioning.models import GitCommit
 from tenants.choices import RequestState
 from tests.support.gitops_world import berth_commits, gitops_step
@@ -50,7 +50,7 @@ def test_a_managed_file_whose_header_the_team_removed_is_left_alone(writer_world
     )
     push_outside_commit(writer_world["bare"], path, taken)
 
-    written = jobs.write_gitops(request_id=tenancy_request.pk)
+    written = reconcile.write_gitops(request_id=tenancy_request.pk)
 
     assert written.outcome == "unchanged"
     assert "not Berth's any more" in written.message

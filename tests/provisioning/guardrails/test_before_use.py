@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from provisioning import tasks
-from provisioning.jobs import guardrails as checks
+from provisioning.reconcile import guardrails as checks
 from tenants.choices import GuardrailsMode, RequestState
 from tenants.models import AuditEvent, Cluster, Request
 from tests.support.cluster import as_admin

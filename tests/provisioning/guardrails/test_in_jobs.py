@@ -3,9 +3,9 @@ roles, installing the guardrails on a cluster, and the tenant page saying who ma
 
 import pytest
 
-from provisioning import bootstrap, jobs
-from provisioning.jobs import runs
+from provisioning import bootstrap, jobs, reconcile
 from provisioning.plan import MANAGED_BY, Plan
+from provisioning.reconcile import runs
 from tenants import demo, services
 from tenants.choices import NamespaceState, RequestState, RunState
 from tenants.models import AuditEvent, Cluster, Namespace, Request
@@ -56,7 +56,7 @@ def approved(local_repository_world, **payload) -> Request:
 
 
 def converge(tenancy_request: Request) -> Request:
-    jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
+    reconcile.converge(request_id=tenancy_request.pk, worker=WORKER)
     tenancy_request.refresh_from_db()
     return tenancy_request
 
@@ -162,7 +162,7 @@ def test_a_binding_whose_role_changed_is_recreated(local_repository_world, sandb
     sandbox.upsert(live)
     sandbox.clear_requests()
 
-    jobs.reconcile_namespace(Namespace.objects.get(name="payments-shop-dev"))
+    jobs.sweep_namespace(Namespace.objects.get(name="payments-shop-dev"))
 
     now = shop_dev_role_binding(sandbox, "berth-members")
     assert now["roleRef"]["name"] == "berth-tenant-edit"

@@ -135,8 +135,17 @@ def test_a_tier_change_reaches_thirty_namespaces_in_waves_pausing_at_a_failure(t
     assert (
         limits(sandbox, "payments-app20-dev")["spec"]["limits"][0]["default"]["memory"] != "768Mi"
     )
-    assert as_admin(sandbox, "GET", hand)["spec"]["hard"]["requests.cpu"] == "8"  # as it was
+    # Back on the definitions it ran before: the hand edit the campaign put right was drift,
+    # and is not brought back.
+    assert as_admin(sandbox, "GET", hand)["spec"]["hard"]["requests.cpu"] == "250m"
     assert versions() == {1: COUNT}
+    rolled_back = AuditEvent.objects.filter(
+        action="namespace.reconciled", object_id=str(edited.namespace_id)
+    ).order_by("id")
+    assert [e.after["causes"] for e in rolled_back] == [
+        [f"campaign {campaign.pk}"],
+        [f"rollback {campaign.pk}"],
+    ]
     assert list(
         AuditEvent.objects.filter(object_id=str(campaign.pk), action__startswith="campaign.")
         .order_by("id")

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from provisioning import tasks
-from provisioning.jobs.drift import reconcile_namespace
+from provisioning.jobs import sweep_namespace
 from tenants import provisioner, services
 from tenants.choices import GuardrailsMode, NamespaceState
 from tenants.errors import NotAllowed
@@ -161,7 +161,7 @@ def test_drift_and_the_truth_table_leave_a_deploy_tokens_objects_alone(
     gitops_world, sandbox, namespace, member
 ):
     token, _ = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=30)
-    assert reconcile_namespace(namespace) == []
+    assert sweep_namespace(namespace) == []
     table = provisioner.take_truth(gitops_world["tenant"])
     assert not [row for row in table["rows"] if token.service_account in str(row)]
     assert sandbox.get("ServiceAccount", token.service_account, namespace.name) is not None

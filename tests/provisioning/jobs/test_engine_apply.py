@@ -4,10 +4,11 @@ request becomes every object of its plan, applied server-side by field manager b
 stopped at the first refused object; a plan that moved since approval goes back to approval,
 a request under another worker's lease is left alone, and a plan-only cluster gets nothing."""
 
-from provisioning import jobs
+from provisioning import jobs, reconcile
 from provisioning.plan import GITOPS_SERVICE_ACCOUNT, MANAGED_BY, ref_of
 from provisioning.records import applied_objects, leases
 from tenants.choices import NamespaceState, RequestState, RunState
+from tenants.conditions import Phase
 from tenants.models import Cluster, Namespace
 from tests.support.jobs_engine import (
     approved,
@@ -21,7 +22,7 @@ def test_approved_request_is_provisioned_with_every_object_and_becomes_ready(
     tenancy_request = converge(approved(engine_world))
 
     assert tenancy_request.state == RequestState.READY
-    plan = jobs.current_plan(tenancy_request)
+    plan = reconcile.current_plan(tenancy_request)
     for obj in plan.apply:
         meta = obj["metadata"]
         live = engine_sandbox.get(
@@ -57,7 +58,7 @@ def test_reapplying_a_finished_plan_changes_nothing(engine_world, engine_sandbox
     }
 
     # What the run's applies left, as Berth remembered it: nothing moved since.
-    plan = jobs.current_plan(tenancy_request).apply
+    plan = reconcile.current_plan(tenancy_request).apply
     keys = [(obj["apiVersion"], str(ref_of(obj))) for obj in plan]
     known = applied_objects.applied_versions(cluster=engine_world["cluster"], refs=keys)
     assert set(known) == set(keys)
@@ -125,9 +126,9 @@ def test_a_second_worker_does_not_provision_a_request_under_lease(engine_world, 
     tenancy_request = approved(engine_world)
     assert leases.acquire_lease(request_id=tenancy_request.pk, owner="other", seconds=60)
 
-    result = jobs.converge(request_id=tenancy_request.pk, worker=WORKER)
+    result = reconcile.converge(request_id=tenancy_request.pk, worker=WORKER)
 
-    assert result.startswith("busy")
+    assert result.phase is Phase.BUSY
     tenancy_request.refresh_from_db()
     assert tenancy_request.state == RequestState.APPROVED
     assert not engine_sandbox.requests()
@@ -166,7 +167,7 @@ def test_a_plan_stopped_by_a_refused_object_keeps_what_it_applied_before_it(
 def test_rolebindings_wait_for_the_roles_they_grant():
     """A RoleBinding applied next to its Role can reach the API server first, whose
     escalation check then finds no Role and refuses it (seen as a flaky 403)."""
-    from provisioning.jobs.applying import apply_waves
+    from provisioning.reconcile.applying import apply_waves
 
     kinds = [
         "Namespace",

@@ -3,10 +3,11 @@ over real HTTP: one job per batch for one cluster, at most BERTH_PROVISION_BATCH
 each with its own run and outcome; the tenant's shared objects are applied once, and a
 refused object or a plan that cannot be rendered fails only its own request."""
 
-from provisioning import jobs, tasks
+from provisioning import reconcile, tasks
 from provisioning.plan import ref_of
 from tenants import services
 from tenants.choices import ApproverRole, NamespaceState, PolicyOutcome, RequestState, RunState
+from tenants.conditions import Phase
 from tenants.models import ApprovalRule, AuditEvent, Namespace, Request
 from tenants.selectors import review
 from tests.support.jobs_engine import (
@@ -23,7 +24,7 @@ def test_requests_approved_together_are_provisioned_together_each_with_its_own_r
     batch = approved_many(engine_world, 3)
     engine_sandbox.clear_requests()
 
-    assert jobs.converge(request_id=batch[0].pk, worker=WORKER) == "ready"
+    assert reconcile.converge(request_id=batch[0].pk, worker=WORKER).phase is Phase.READY
 
     wanted: dict[str, dict] = {}
     for tenancy_request in batch:
@@ -31,7 +32,7 @@ def test_requests_approved_together_are_provisioned_together_each_with_its_own_r
         assert tenancy_request.state == RequestState.READY
         run = tenancy_request.runs.get()
         assert run.state == RunState.SUCCEEDED
-        plan = jobs.current_plan(tenancy_request).apply
+        plan = reconcile.current_plan(tenancy_request).apply
         assert [step["object"] for step in run.steps[:-1]] == [str(ref_of(o)) for o in plan]
         assert {step["outcome"] for step in run.steps[:-1]} <= {
             "created",
@@ -141,7 +142,7 @@ def test_a_job_takes_the_requests_queued_with_it_before_older_ones(
     settings.BERTH_PROVISION_BATCH_MAX = 2
     older, leader, queued_with_it = approved_many(engine_world, 3)
 
-    jobs.converge_batch(request_id=leader.pk, worker=WORKER, companions=(queued_with_it.pk,))
+    reconcile.converge_batch(request_id=leader.pk, worker=WORKER, companions=(queued_with_it.pk,))
 
     assert states_of(older, leader, queued_with_it) == [
         RequestState.APPROVED,
@@ -164,7 +165,7 @@ def test_only_requests_that_create_are_batched_by_cluster(engine_world, engine_s
         payload={"namespace": "payments-app0-dev", "reason": "x"},
     )
 
-    assert jobs.batches_of([one.pk, two.pk, elsewhere.pk, removal.pk]) == [
+    assert reconcile.batches_of([one.pk, two.pk, elsewhere.pk, removal.pk]) == [
         [one.pk, two.pk],
         [elsewhere.pk],
         [removal.pk],

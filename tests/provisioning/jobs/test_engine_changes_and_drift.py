@@ -91,7 +91,7 @@ def test_reconcile_reports_missing_changed_and_unexpected_objects(engine_world, 
         }
     )
 
-    findings = jobs.reconcile_namespace(namespace)
+    findings = jobs.sweep_namespace(namespace)
 
     by_object = {f["object"]: f for f in findings}
     assert by_object["NetworkPolicy/payments-shop-dev/berth-allow-dns"]["status"] == "missing"
@@ -114,12 +114,12 @@ def test_reconcile_repairs_drift_when_the_tier_says_so(engine_world, engine_sand
     quota["spec"]["hard"]["requests.cpu"] = "64"
     engine_sandbox.upsert(quota)
 
-    findings = jobs.reconcile_namespace(namespace)
+    findings = jobs.sweep_namespace(namespace)
 
     assert findings[0]["repaired"] is True
     repaired = engine_sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
     assert repaired["spec"]["hard"]["requests.cpu"] == "1"
-    assert jobs.reconcile_namespace(namespace) == []
+    assert jobs.sweep_namespace(namespace) == []
 
 
 def test_decommission_refuses_a_namespace_berth_does_not_own(engine_world, engine_sandbox):

@@ -11,10 +11,11 @@ import yaml
 from django.utils import timezone
 
 from kubesandbox import KubeSandbox
-from provisioning import jobs, tasks
+from provisioning import jobs, reconcile, tasks
 from provisioning.kube import KubeError
 from tenants import demo
 from tenants.choices import GuardrailsMode, RequestState
+from tenants.conditions import Phase
 from tenants.models import Cluster, Request
 from tests.support.cluster import stand_in
 from tests.support.jobs_engine import (
@@ -46,7 +47,7 @@ def test_persistent_server_errors_make_the_request_wait_then_it_resumes_by_itsel
     first = tenancy_request.runs.get().steps[0]
     assert first["outcome"] == "pending"  # the next try starts there
     # Nobody takes it before its time: a worker asking now is told it is busy.
-    assert jobs.converge(request_id=tenancy_request.pk, worker="other").startswith("busy")
+    assert reconcile.converge(request_id=tenancy_request.pk, worker="other").phase is Phase.BUSY
 
     tasks.sweep.run()
     assert handed_out == []  # not before its time

@@ -7,7 +7,7 @@ slow plan, once per wave."""
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from provisioning import jobs, tasks
+from provisioning import reconcile, tasks
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant
 from tests.support.jobs_engine import (
@@ -22,7 +22,7 @@ from tests.support.workflow import WORKER, converge
 # applies are one API call per object.
 def provision_counting_queries(request_id: int) -> tuple[int, list[str]]:
     with CaptureQueriesContext(connection) as captured:
-        jobs.converge(request_id=request_id, worker=WORKER)
+        reconcile.converge(request_id=request_id, worker=WORKER)
     return len(captured), [query["sql"] for query in captured]
 
 
@@ -42,7 +42,7 @@ def test_queries_per_provisioned_request_do_not_grow_with_its_objects(engine_wor
     engine_world["tenant"].refresh_from_db()
     # The tenant's first request also makes the tenant's own objects, and the first to use a
     # tier's definition numbers it: not what is compared.
-    jobs.converge(
+    reconcile.converge(
         request_id=approved_project(engine_world, "warmup", ["dev", "staging", "prod"]).pk,
         worker=WORKER,
     )
@@ -56,10 +56,12 @@ def test_queries_per_provisioned_request_do_not_grow_with_its_objects(engine_wor
     one.refresh_from_db()
     three.refresh_from_db()
     assert (one.state, three.state) == (RequestState.READY, RequestState.READY)
-    three_objects = len(jobs.current_plan(three).apply)
-    assert three_objects > 2 * len(jobs.current_plan(one).apply)
+    three_objects = len(reconcile.current_plan(three).apply)
+    assert three_objects > 2 * len(reconcile.current_plan(one).apply)
     assert three_count == one_count, "\n".join(three_sql)
-    assert one_count <= 48, "\n".join(one_sql)
+    # 48 before runs held the keys they change; holding them costs four statements a
+    # batch (made, claimed, released twice), whatever the number of keys.
+    assert one_count <= 51, "\n".join(one_sql)
     # One server-side apply per object: no read before, none after.
     calls = [r for r in engine_sandbox.requests() if "/api" in r["path"]]
     assert sorted({r["method"] for r in calls}) == ["PATCH"], calls
@@ -76,7 +78,7 @@ def steps_written(sql: list[str]) -> int:
 def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     engine_world, engine_sandbox, monkeypatch
 ):
-    from provisioning.jobs import applying
+    from provisioning.reconcile import applying
 
     _, quick_sql = provision_counting_queries(approved(engine_world).pk)
     # Every wave's outcome and the GitOps step's (no repository here) at once, as the run
@@ -91,7 +93,7 @@ def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     _, slow_sql = provision_counting_queries(slow.pk)
     slow.refresh_from_db()
     assert slow.state == RequestState.READY
-    waves = len(applying.apply_waves(jobs.current_plan(slow).apply, lambda obj: obj))
+    waves = len(applying.apply_waves(reconcile.current_plan(slow).apply, lambda obj: obj))
     assert waves > 1
     assert steps_written(slow_sql) == waves + 1
 
@@ -112,7 +114,7 @@ def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(
 def test_a_batch_costs_the_same_queries_whatever_its_size(
     engine_world, engine_sandbox, monkeypatch
 ):
-    from provisioning.jobs import applying
+    from provisioning.reconcile import applying
 
     # Progress is written every PROGRESS_SECONDS of a run: a busy machine would add a
     # write to the bigger batch. Counted here: what a batch costs, not how long it took.

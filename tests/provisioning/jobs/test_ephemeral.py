@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from kubesandbox import KubeSandbox
-from provisioning import jobs
+from provisioning import reconcile
 from tenants import services, tasks
 from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestKind, RequestState
 from tenants.models import (
@@ -49,7 +49,7 @@ def ephemeral_world(db, sandbox, tmp_path, settings):
 
 
 def converge(request_id: int) -> Request:
-    jobs.converge(request_id=request_id, worker=WORKER)
+    reconcile.converge(request_id=request_id, worker=WORKER)
     return Request.objects.get(pk=request_id)
 
 

@@ -5,7 +5,7 @@ retakes every tenant's table every few minutes, and an unmoved branch costs one
 from __future__ import annotations
 
 from provisioning import gitops
-from provisioning.jobs.proposals import gitops_remote
+from provisioning.reconcile.proposals import gitops_remote
 from tenants import provisioner
 from tests.support.drift import delete_file
 from tests.support.gitserver import files_on

@@ -3,7 +3,7 @@ client's models) and, for Argo CD / Kargo / Flux kinds, against the upstream CRD
 
 import pytest
 
-from provisioning import jobs
+from provisioning import reconcile
 from provisioning.schema import validate_objects
 from tenants import demo, services
 from tenants.models import Tenant, User
@@ -41,7 +41,7 @@ def test_every_planned_object_validates_against_its_schema(db, kind, payload):
         payload=payload,
         requester=User.objects.get(username="dev"),
     )
-    plan = jobs.current_plan(tenancy_request)
+    plan = reconcile.current_plan(tenancy_request)
 
     assert plan.apply
     assert validate_objects(plan.apply) == {}

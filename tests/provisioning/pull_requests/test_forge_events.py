@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from provisioning.jobs.pull_requests import poll_pull_requests
+from provisioning.reconcile.pull_requests import poll_pull_requests
 from tenants.choices import RequestState
 from tenants.models import PullRequest, Request
 from tests.forgesandbox.conftest import HookReceiver, Received, hook_receiver  # noqa: F401

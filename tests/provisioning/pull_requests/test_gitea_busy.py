@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from provisioning.gitops.forge import Forge, ForgeError, read_pull
-from provisioning.jobs.pull_requests import poll_pull_requests
+from provisioning.reconcile.pull_requests import poll_pull_requests
 from tenants.choices import PullRequestState, RequestState
 from tenants.models import PullRequest
 

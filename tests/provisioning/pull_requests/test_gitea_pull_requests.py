@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from provisioning.gitops.forge import Forge, ForgeError, open_pull, read_pull
-from provisioning.jobs.pull_requests import poll_pull_requests
+from provisioning.reconcile.pull_requests import poll_pull_requests
 from tenants.choices import RequestState
 from tenants.models import PullRequest
 from tests.forgesandbox.conftest import hook_receiver  # noqa: F401 - fixture

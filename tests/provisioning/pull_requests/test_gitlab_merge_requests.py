@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning.jobs.pull_requests import poll_pull_requests
+from provisioning.reconcile.pull_requests import poll_pull_requests
 from tenants.choices import RequestState
 from tenants.models import PullRequest
 from tests.forgesandbox.conftest import hook_receiver  # noqa: F401 - fixture

@@ -5,8 +5,8 @@ Ready; closed, it goes back to its requester with who closed it."""
 
 from __future__ import annotations
 
-from provisioning import jobs
-from provisioning.jobs.pull_requests import poll_pull_requests
+from provisioning import reconcile
+from provisioning.reconcile.pull_requests import poll_pull_requests
 from tenants.choices import NamespaceState, PullRequestState, RequestState
 from tenants.models import AuditEvent, Namespace, PullRequest, Request
 from tests.support.gitops_loop import approved_namespace, work
@@ -16,7 +16,7 @@ from .conftest import REPO
 
 
 def converge(tenancy_request: Request) -> Request:
-    jobs.converge(request_id=tenancy_request.pk, worker="mr-test")
+    reconcile.converge(request_id=tenancy_request.pk, worker="mr-test")
     tenancy_request.refresh_from_db()
     return tenancy_request
 

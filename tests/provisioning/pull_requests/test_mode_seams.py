@@ -19,7 +19,7 @@ from .test_merge_request_mode import converge, opened
 
 def merged(forge_world, tenancy_request: Request, number: int) -> Request:
     """Merged on the forge, noticed by polling, and the run done."""
-    from provisioning.jobs.pull_requests import poll_pull_requests
+    from provisioning.reconcile.pull_requests import poll_pull_requests
 
     forge_world["forge"].merge_as_reviewer(REPO, number, "rita")
     assert poll_pull_requests() == {tenancy_request.pk: "merged"}
@@ -77,7 +77,7 @@ def test_a_decommission_waits_for_its_merge_before_anything_is_deleted(forge_wor
 def test_a_decommission_whose_pull_request_is_closed_leaves_the_namespace_as_it_was(
     forge_world, sandbox
 ):
-    from provisioning.jobs.pull_requests import poll_pull_requests
+    from provisioning.reconcile.pull_requests import poll_pull_requests
 
     merged(forge_world, opened(forge_world), 1)
     approve_if_needed(
@@ -94,7 +94,7 @@ def test_a_decommission_whose_pull_request_is_closed_leaves_the_namespace_as_it_
 
 
 def test_an_upgrade_campaign_s_commit_for_a_tenant_in_the_mode_goes_through_a_pull_request(
-    forge_world, monkeypatch
+    forge_world, monkeypatch, django_capture_on_commit_callbacks
 ):
     (made,) = [project(forge_world, "shop", "argocd", "dev")]
     work()
@@ -105,7 +105,8 @@ def test_an_upgrade_campaign_s_commit_for_a_tenant_in_the_mode_goes_through_a_pu
             tier=EnvironmentTier.objects.get(slug="dev"),
             reason="Annotated Applications.",
         )
-        assert roll(campaign) == CampaignState.DONE
+        # Done once its pull request is merged and run, not before.
+        assert roll(campaign) == CampaignState.ROLLING
         (commit,) = campaign.commits.all()
         assert commit.request.kind == RequestKind.TENANT_SYNC
         (filed,) = work()
@@ -115,5 +116,7 @@ def test_an_upgrade_campaign_s_commit_for_a_tenant_in_the_mode_goes_through_a_pu
         path = "apps/shop/dev/application.yaml"
         assert "berth.dev/new" not in files_on(bare)[path]
         assert "berth.dev/new" in files_on(bare, f"berth/request-{filed.pk}")[path]
-        merged(forge_world, filed, 2)
+        with django_capture_on_commit_callbacks(execute=True):
+            merged(forge_world, filed, 2)
         assert "berth.dev/new" in files_on(bare)[path]
+        assert roll(campaign) == CampaignState.DONE

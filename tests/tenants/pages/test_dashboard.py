@@ -178,7 +178,7 @@ def test_the_selector_costs_five_queries_however_many_requests_and_three_once_re
     assert board["lead_time"]["count"] == 8
 
 
-# As the provisioner words failures (provisioning/jobs/runs.py, git_step.py; kube/errors.py).
+# As the provisioner words failures (provisioning/reconcile/runs.py, git_step.py; kube/errors.py).
 @pytest.mark.parametrize(
     ("message", "cause"),
     [

@@ -2,7 +2,7 @@
 
 import pytest
 
-from provisioning import jobs
+from provisioning import reconcile
 from tenants.choices import RequestState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Request, Tenant
 from tenants.selectors import review
@@ -56,7 +56,7 @@ def test_progress_polls_while_approved_and_stops_when_finished(
     client.force_login(demo_world["developer"])
     assert 'data-poll="' in client.get(f"/requests/{submitted.pk}/progress/").content.decode()
 
-    jobs.converge(request_id=submitted.pk, worker="w")  # cluster unreachable → waits
+    reconcile.converge(request_id=submitted.pk, worker="w")  # cluster unreachable → waits
     fragment = client.get(f"/requests/{submitted.pk}/progress/").content.decode()
     assert 'data-poll="' in fragment  # still moving, by itself
     assert "Waiting: sandbox: cluster unreachable" in fragment
@@ -64,7 +64,7 @@ def test_progress_polls_while_approved_and_stops_when_finished(
 
     settings.BERTH_OUTAGE_DEADLINE_SECONDS = 0  # past its deadline, the next try gives up
     Request.objects.filter(pk=submitted.pk).update(lease_expires_at=None)
-    jobs.converge(request_id=submitted.pk, worker="w")
+    reconcile.converge(request_id=submitted.pk, worker="w")
 
     fragment = client.get(f"/requests/{submitted.pk}/progress/").content.decode()
     assert "data-poll=" not in fragment
@@ -74,7 +74,7 @@ def test_progress_polls_while_approved_and_stops_when_finished(
 
 def test_only_platform_admins_get_and_may_use_the_retry_button(client, demo_world, submitted):
     approve(demo_world, submitted)
-    jobs.converge(request_id=submitted.pk, worker="w")
+    reconcile.converge(request_id=submitted.pk, worker="w")
     client.force_login(demo_world["developer"])
     assert "Retry provisioning" not in client.get(f"/requests/{submitted.pk}/").content.decode()
     assert client.post(f"/requests/{submitted.pk}/retry/").status_code == 403

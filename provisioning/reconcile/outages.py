@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from provisioning.records import leases, run_steps
 from tenants import services
+from tenants.conditions import Outcome, Reason, failed, returned
 from tenants.models import Request, Run
 
 logger = logging.getLogger(__name__)
@@ -24,7 +25,9 @@ def outage_delay(waited: timedelta) -> timedelta:
     return timedelta(seconds=min(seconds, settings.BERTH_OUTAGE_RETRY_MAX_SECONDS))
 
 
-def wait_for_outage(*, tenancy_request: Request, run: Run | None, reason: str) -> str:
+def wait_for_outage(
+    *, tenancy_request: Request, run: Run | None, reason: str, waiting_for: Reason
+) -> Outcome:
     """The cluster or the repository did not answer after the client's own retries: the
     request waits and is tried again by itself (the sweep, or the worker's delayed task),
     resuming where it stopped; past the deadline it fails with the reason."""
@@ -47,16 +50,22 @@ def wait_for_outage(*, tenancy_request: Request, run: Run | None, reason: str) -
                 )
                 message = f"{run.steps[stopped]['object']}: {message}"
             services.mark_failed(run=run, error=message)
-            return f"failed: {message}"
+            return failed(Reason.GAVE_UP, message)
         leases.stop_waiting(request_id=tenancy_request.pk)
         services.return_to_approval(request_id=tenancy_request.pk, reason=message)
-        return f"returned to approval: {message}"
+        return returned(Reason.GAVE_UP, f"returned to approval: {message}")
     next_try = now + outage_delay(now - since)
-    leases.wait(request_id=tenancy_request.pk, since=since, until=next_try, reason=reason)
+    outcome = leases.wait(
+        request_id=tenancy_request.pk,
+        since=since,
+        until=next_try,
+        reason=reason,
+        waiting_for=waiting_for,
+    )
     logger.warning(
         "request %s waits until %s: %s",
         tenancy_request.pk,
         next_try.isoformat(timespec="seconds"),
         reason,
     )
-    return f"waiting: {reason}"
+    return outcome

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from provisioning.gitops import GitError
-from provisioning.jobs.proposals import gitops_preview
 from provisioning.plan import PlanInput
+from provisioning.reconcile.proposals import gitops_preview
 from tenants.choices import Decision
 from tenants.models import Approval, Request
 

@@ -1,10 +1,14 @@
 """Guardrails before use: a tenant namespace goes only onto a cluster whose admission
-policies, their bindings and Berth's tenant roles are present and current (docs/guardrails.md).
+policies, their bindings and Berth's tenant roles are present, current and say what they
+should (docs/guardrails.md).
 
 What a cluster should hold is `guardrail_objects`; "Install guardrails" stamps each with the
 digest of the set (provisioning.guardrails.stamp). Checking is one list per kind, by Berth's
 label, remembered for BERTH_GUARDRAILS_CHECK_SECONDS per cluster so a batch of requests, or
-a busy minute, costs three reads.
+a busy minute, costs three reads. Each object found is compared with what it should be by
+content, as drift compares (a stamp survives any edit). A check whose finding differs from
+the last one recorded writes it to the audit log on the cluster (weakened, missing, whole
+again): once per change, not once per check.
 """
 
 from __future__ import annotations
@@ -15,13 +19,21 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from provisioning.guardrails import PART_OF, berth_username, bootstrap_objects
-from provisioning.guardrails.stamp import CHECKED_KINDS, gaps, guardrails_digest
+from provisioning.guardrails.stamp import CHECKED_KINDS, gaps, guardrails_digest, weakened
 from provisioning.inputs import cluster_spec
 from provisioning.kube import ClusterClient, KubeError, cluster_client
+from tenants import audit
 from tenants.choices import GuardrailsMode
 from tenants.models import Cluster
+from tenants.selectors.guardrails import (
+    GUARDRAILS_MISSING,
+    GUARDRAILS_RESTORED,
+    GUARDRAILS_WEAKENED,
+    guardrails_check,
+)
 
 logger = logging.getLogger(__name__)
 _checked: dict[tuple[int, str], tuple[float, str]] = {}  # (cluster, digest) -> (when, problem)
@@ -55,7 +67,7 @@ def live_guardrails(client: ClusterClient) -> list[dict[str, Any]]:
     found = []
     for api_version, kind in CHECKED_KINDS:
         found += [
-            {**obj, "kind": kind}
+            {**obj, "apiVersion": api_version, "kind": kind}
             for obj in client.list(api_version, kind, label_selector=f"{PART_OF}=berth")
         ]
     return found
@@ -63,10 +75,12 @@ def live_guardrails(client: ClusterClient) -> list[dict[str, Any]]:
 
 def guardrails_problem(cluster: Cluster, client: ClusterClient | None = None) -> str:
     """Why tenant namespaces may not go onto this cluster now ("" when they may): its
-    guardrails are missing or from another Berth version, or cannot be read."""
+    guardrails are missing, from another Berth version, or say something else than they
+    should (a binding switched from Deny to Audit), or cannot be read."""
     if not needs_guardrails(cluster):
         return ""
-    digest = expected_digest(cluster)
+    expected = guardrail_objects(cluster)
+    digest = guardrails_digest(expected)
     key = (cluster.pk, digest)
     now = time.monotonic()
     with _lock:
@@ -74,9 +88,7 @@ def guardrails_problem(cluster: Cluster, client: ClusterClient | None = None) ->
     if remembered is not None and now - remembered[0] < settings.BERTH_GUARDRAILS_CHECK_SECONDS:
         return remembered[1]
     try:
-        missing = gaps(
-            guardrail_objects(cluster), live_guardrails(client or cluster_client(cluster)), digest
-        )
+        live = live_guardrails(client or cluster_client(cluster))
     except KubeError as error:
         if error.transient:
             # The cluster does not answer at all: an outage, which the run meets at its
@@ -88,18 +100,55 @@ def guardrails_problem(cluster: Cluster, client: ClusterClient | None = None) ->
             f"guardrails on {cluster.name} could not be checked ({error.message}): Berth "
             "needs to list ClusterRoles and admission policies there (docs/guardrails.md)"
         )
-    problem = (
-        ""
-        if not missing
-        else (
+    missing = gaps(expected, live, digest)
+    changed = weakened(expected, live, digest)
+    if changed:
+        problem = (
+            f"guardrails on {cluster.name} weakened ({'; '.join(changed + missing)}): a "
+            "platform admin re-installs them (admin: Clusters, Install guardrails); the "
+            "request goes on by itself once they are whole again"
+        )
+    elif missing:
+        problem = (
             f"guardrails not installed on {cluster.name} ({'; '.join(missing)}): a platform "
             "admin installs them (admin: Clusters, Install guardrails); the request goes on "
             "by itself once they are there"
         )
-    )
+    else:
+        problem = ""
+    _record_finding(cluster, changed, [line for line in missing if line.startswith("missing ")])
     with _lock:
         _checked[key] = (now, problem)
     return problem
+
+
+def _record_finding(cluster: Cluster, changed: list[str], absent: list[str]) -> None:
+    """One audit event on the cluster when what the checks find of its installed guardrails
+    changes: weakened (one says something else), missing (one is gone), or restored (whole
+    again without an install). Nothing for a cluster never installed (its list says "not
+    installed") nor for guardrails that are only outdated (a new Berth: the list says so)."""
+    if not cluster.guardrails_digest:
+        return
+    action = GUARDRAILS_WEAKENED if changed else GUARDRAILS_MISSING if absent else ""
+    problems = changed + absent  # none: whole, or only outdated
+
+    def news() -> bool:
+        last, found = guardrails_check(cluster)
+        return (last, found) != (action, problems) and bool(action or last)
+
+    if not news():  # one read per check, mostly; the lock only when there is news
+        return
+    with transaction.atomic():
+        # Checks in other workers record the same news once: the first one, holding the
+        # cluster's row, writes it; the others find it written.
+        Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
+        if news():
+            audit.record(
+                actor=None,
+                action=action or GUARDRAILS_RESTORED,
+                obj=cluster,
+                after={"problems": problems},
+            )
 
 
 def forget_checks(cluster: Cluster) -> None:

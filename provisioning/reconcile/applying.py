@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 
-from provisioning.jobs.batches import Item
 from provisioning.kube import Applied, ClusterClient, KubeError
 from provisioning.plan import KIND_ORDER, LABEL_TENANT, MANAGED_BY, ref_of
+from provisioning.reconcile.batches import Item
 from provisioning.records import applied_objects, run_steps
 from tenants.models import Cluster
 

@@ -21,9 +21,9 @@ from provisioning.inputs import (
     plan_inputs_for,
 )
 from provisioning.inputs.kinds import plan_kind_for
-from provisioning.jobs.proposals import gitops_remote, propose_files
 from provisioning.models import GitCommit
 from provisioning.plan import PlanInput
+from provisioning.reconcile.proposals import gitops_remote, propose_files
 from provisioning.records import git_writes
 from tenants.choices import NamespaceState
 from tenants.models import Namespace, Request, Tenant

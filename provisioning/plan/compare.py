@@ -1,8 +1,7 @@
-"""Drift: compare what Berth applied with what the cluster holds, record it, and repair it
-where the tier says so. One comparison of one object (`object_finding`, `digest_in`) serves
-the watcher (jobs.watch), which sees each change as it happens, and beat's reconcile job,
-which reads every namespace when no watcher is healthy.
-"""
+"""The one comparison of a desired object with what the cluster holds: `object_finding`
+(missing, changed where, or None), on the fields Berth sets. It serves the reconcile of a
+key (provisioning.reconcile), the watcher (through `digest_in`, a digest of the same fields,
+then `object_finding` to confirm), the truth table and the guardrails' check. Pure."""
 
 from __future__ import annotations
 
@@ -11,13 +10,7 @@ import json
 import sys
 from typing import Any
 
-from provisioning.inputs import namespace_input
-from provisioning.jobs.applying import apply_object
-from provisioning.kube import ClusterClient, cluster_client
-from provisioning.plan import LABEL_REQUEST, LABEL_TENANT, MANAGED_BY, namespace_objects, ref_of
-from provisioning.records import observations
-from tenants.choices import NamespaceState
-from tenants.models import Namespace
+from provisioning.plan.model import LABEL_REQUEST, ref_of
 
 
 def differences(desired: Any, live: Any, path: str = "") -> list[str]:
@@ -115,63 +108,6 @@ def planned_digests(
     return digests
 
 
-def find_drift(
-    namespace: Namespace, desired: list[dict[str, Any]], client: ClusterClient
-) -> list[dict[str, Any]]:
-    """Compare live objects of one namespace with the desired ones: missing, changed,
-    unexpected (labelled as Berth's but not in the plan)."""
-    findings = []
-    wanted = set()
-    for obj in desired:
-        ref = ref_of(obj)
-        wanted.add((ref.kind, ref.name))
-        finding = object_finding(obj, client.get(ref))
-        if finding is not None:
-            findings.append(finding)
-    selector = f"{MANAGED_BY}=berth,{LABEL_TENANT}={namespace.tenant.slug}"
-    for api_version, kind in sorted(
-        {(o["apiVersion"], o["kind"]) for o in desired if o["kind"] != "Namespace"}
-    ):
-        for live in client.list(
-            api_version, kind, namespace=namespace.name, label_selector=selector
-        ):
-            if (kind, live["metadata"]["name"]) not in wanted:
-                findings.append(unexpected(api_version, kind, live))
-    return findings
-
-
 def unexpected(api_version: str, kind: str, live: dict[str, Any]) -> dict[str, Any]:
     ref = ref_of({**live, "apiVersion": api_version, "kind": kind})
     return {"object": str(ref), "status": "unexpected", "detail": ""}
-
-
-def repair(client: ClusterClient, desired: dict[str, Any], finding: dict[str, Any]) -> None:
-    """Put a missing or changed object back as its plan says (never an unexpected one)."""
-    if finding["status"] in ("missing", "changed"):
-        apply_object(client, desired)
-        finding["repaired"] = True
-
-
-def reconcile_namespace(namespace: Namespace) -> list[dict[str, Any]]:
-    """Record drift for one active namespace against the definition it runs (a tier edited
-    since is an upgrade, rolled out by a campaign, never by repair); repair it when its
-    tier says so."""
-    if namespace.cluster.plan_only:
-        return []
-    inputs = namespace_input(namespace)
-    desired = namespace_objects(inputs, inputs.namespaces[0])
-    client = cluster_client(namespace.cluster)
-    findings = find_drift(namespace, desired, client)
-    if findings and namespace.tier.auto_repair_drift:
-        by_ref = {str(ref_of(obj)): obj for obj in desired}
-        for finding in findings:
-            if finding["object"] in by_ref:
-                repair(client, by_ref[finding["object"]], finding)
-    observations.record_drift(namespace=namespace, findings=findings)
-    return findings
-
-
-def active_namespaces():
-    return Namespace.objects.filter(state=NamespaceState.ACTIVE).select_related(
-        "tenant", "tier", "tier_revision", "cluster", "project"
-    )

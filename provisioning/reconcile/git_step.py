@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from provisioning import gitops
-from provisioning.jobs.commits import GitOpsWritten, write_gitops_all
 from provisioning.plan import PlanInput
+from provisioning.reconcile.commits import GitOpsWritten, write_gitops_all
 from provisioning.records import run_steps
 from provisioning.signals import git_push_failed
 from tenants.models import Request, Run

@@ -4,7 +4,7 @@ requests that created the namespaces, and an ending environment's own request.""
 from __future__ import annotations
 
 from provisioning.inputs.kinds import plan_kind_for
-from provisioning.jobs.batches import Item
+from provisioning.reconcile.batches import Item
 from provisioning.records import outcomes
 from tenants import services
 from tenants.choices import RequestState

@@ -25,16 +25,17 @@ from provisioning.gitops.forge import (
 )
 from provisioning.inputs import plan_input_for
 from provisioning.inputs.kinds import plan_kind_for
-from provisioning.jobs.batches import Item
-from provisioning.jobs.commits import request_proposer, writes_a_repository
-from provisioning.jobs.git_step import GITOPS_DONE, GitFailure, git_failure
-from provisioning.jobs.proposals import gitops_remote
 from provisioning.models import GitCommit
 from provisioning.plan import PlanInput
+from provisioning.reconcile.batches import Item
+from provisioning.reconcile.commits import request_proposer, writes_a_repository
+from provisioning.reconcile.git_step import GITOPS_DONE, GitFailure, git_failure
+from provisioning.reconcile.proposals import gitops_remote
 from provisioning.records import pull_requests as records
 from provisioning.records import run_steps
 from tenants import services
 from tenants.choices import PullRequestState, RequestState
+from tenants.conditions import Outcome, Reason, waiting
 from tenants.errors import ForgeUnavailable
 from tenants.models import EnvironmentTier, Namespace, PullRequest, Request, Tenant
 from tenants.provisioner import PullReport
@@ -55,6 +56,17 @@ def tier_settings() -> dict[str, bool]:
             "slug", "changes_by_pull_request"
         )
     )
+
+
+def reviewed(namespace: Namespace) -> bool:
+    """Whether a change of this namespace's desired state reaches its tenant's repository
+    through a pull request (its tier's setting, else its tenant's): then its cluster
+    changes only after the merge."""
+    tenant = namespace.tenant
+    if not tenant.gitops_repo_url.strip():
+        return False
+    own = namespace.tier.changes_by_pull_request
+    return tenant.changes_by_pull_request if own is None else own
 
 
 def wants_pull_request(
@@ -137,13 +149,13 @@ def forge_report(tenant: Tenant, number: int) -> PullReport:
     )
 
 
-def propose_first(items: list[Item]) -> tuple[list[Item], dict[int, str | GitFailure]]:
+def propose_first(items: list[Item]) -> tuple[list[Item], dict[int, Outcome | GitFailure]]:
     """The items whose change waits for a review go to a pull request before anything
     else of their run: nothing reaches the cluster before the merge. Returns the items that
     go on now (pushing directly, or merged), and what happened to the others: awaiting
     merge, or why their pull request could not be opened."""
     going: list[Item] = []
-    held: dict[int, str | GitFailure] = {}
+    held: dict[int, Outcome | GitFailure] = {}
     tiers = tier_settings()  # one query for the batch
     for item in items:
         step = item.run.steps[item.git_index]
@@ -162,7 +174,7 @@ def propose_first(items: list[Item]) -> tuple[list[Item], dict[int, str | GitFai
         )
         if outcome == PROPOSED:
             services.await_merge(request_id=item.pk, message=message[:1].upper() + message[1:])
-            held[item.pk] = f"awaiting merge: {message}"
+            held[item.pk] = waiting(Reason.AWAITING_MERGE, f"awaiting merge: {message}")
         else:
             going.append(item)
     return going, held

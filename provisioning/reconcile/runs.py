@@ -10,32 +10,34 @@ Once the cluster matches, the tenant's GitOps repository is brought in step in o
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.utils import timezone
 
 from provisioning import gitops
 from provisioning.gitops import GitError
 from provisioning.inputs import plan_input_for, plan_inputs_for, shared_reads
 from provisioning.inputs.kinds import plan_kind_for
-from provisioning.jobs.applying import apply_plans, delete_plan
-from provisioning.jobs.approvals import Bound, approved_digests, gitops_binds_now
-from provisioning.jobs.batches import BATCHED_KINDS, Item
-from provisioning.jobs.commits import writes_a_repository
-from provisioning.jobs.decommissions import creators_of, finish_decommission_of, start_removals
-from provisioning.jobs.git_step import GitFailure, gitops_step, gitops_step_row, gitops_steps
-from provisioning.jobs.guardrails import guardrails_problem
-from provisioning.jobs.outages import wait_for_outage
-from provisioning.jobs.pull_requests import propose_first
 from provisioning.kube import KubeError, cluster_client
 from provisioning.plan import Plan, PlanInput, ref_of, render
+from provisioning.reconcile import queue, run_ends
+from provisioning.reconcile.applying import apply_plans, delete_plan
+from provisioning.reconcile.approvals import Bound, approved_digests, gitops_binds_now
+from provisioning.reconcile.batches import BATCHED_KINDS, Item
+from provisioning.reconcile.commits import writes_a_repository
+from provisioning.reconcile.decommissions import creators_of, finish_decommission_of, start_removals
+from provisioning.reconcile.gates import cluster_gate
+from provisioning.reconcile.git_step import GitFailure, gitops_step, gitops_step_row, gitops_steps
+from provisioning.reconcile.keys import Key, keys_of_plan
+from provisioning.reconcile.outages import wait_for_outage
+from provisioning.reconcile.pull_requests import propose_first
+from provisioning.reconcile.queue import Cause
 from provisioning.records import leases, outcomes, run_steps
 from provisioning.validation import validate_plan
 from tenants import services
 from tenants.choices import RequestState, RunState
-from tenants.models import Cluster, Request, Run
+from tenants.conditions import Outcome, Reason, busy, idle, ready, returned
+from tenants.models import Cluster, Request
 from tenants.selectors import approval_digest
 
 logger = logging.getLogger(__name__)
@@ -45,21 +47,21 @@ def current_plan(tenancy_request: Request) -> Plan:
     return render(plan_input_for(tenancy_request))
 
 
-def converge(*, request_id: int, worker: str) -> str:
+def converge(*, request_id: int, worker: str) -> Outcome:
     """Bring one request's objects into the cluster. Returns what happened, for logs."""
     return converge_batch(request_id=request_id, worker=worker)[request_id]
 
 
 def converge_batch(
     *, request_id: int, worker: str, companions: tuple[int, ...] = ()
-) -> dict[int, str]:
+) -> dict[int, Outcome]:
     """Provision the request and, when it is an approved one that only creates, up to
     BERTH_PROVISION_BATCH_MAX - 1 others approved for the same cluster that no worker holds
     (`companions` first: the job was queued for them too): one lease, one transition, one
     apply phase and one GitOps push for them all, while each keeps its own run, audit events
     and outcome. A job answers for every request it was queued for: when the first is taken
     or done, the next one leads. Returns what happened to each."""
-    results: dict[int, str] = {}
+    results: dict[int, Outcome] = {}
     queued = [request_id, *companions]
     while queued:
         taken = _converge_led_by(queued[0], worker=worker, companions=tuple(queued[1:]))
@@ -71,15 +73,15 @@ def converge_batch(
 
 def _converge_led_by(
     request_id: int, *, worker: str, companions: tuple[int, ...]
-) -> dict[int, str]:
+) -> dict[int, Outcome]:
     lease = settings.PROVISIONING_LEASE_SECONDS
     if not leases.acquire_lease(request_id=request_id, owner=worker, seconds=lease):
-        return {request_id: "busy: another worker holds the lease"}
+        return {request_id: busy("another worker holds the lease")}
     batch = [request_id]
     try:
         leader = Request.objects.select_related("tenant").get(pk=request_id)
         if leader.state not in (RequestState.APPROVED, RequestState.PROVISIONING):
-            return {request_id: f"nothing to do: request is {leader.state}"}
+            return {request_id: idle(f"request is {leader.state}")}
         cluster = leader.payload.get("cluster")
         if leader.state == RequestState.APPROVED and leader.kind in BATCHED_KINDS and cluster:
             batch += leases.claim_companions(
@@ -96,33 +98,36 @@ def _converge_led_by(
         leases.release_leases(request_ids=batch, owner=worker)
 
 
-def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[int, str]:
+def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[int, Outcome]:
     requests = {leader.pk: leader}
     requests.update(
         (r.pk, r) for r in Request.objects.select_related("tenant").filter(pk__in=batch[1:])
     )
     approved = approved_digests(batch)
-    results: dict[int, str] = {}
+    results: dict[int, Outcome] = {}
     opening: dict[int, tuple[str, list[dict[str, Any]]]] = {}
     prepared: dict[int, tuple[PlanInput, Plan]] = {}
     resumed: list[Item] = []
     # The batch's plans read what they share once, its digests each repository once.
     with shared_reads(), gitops.one_fetch_per_branch():
         inputs_of = plan_inputs_for([requests[request_id] for request_id in sorted(requests)])
-        unfenced: dict[str, str] = {}  # cluster -> why its guardrails do not hold ("": they do)
+        clusters: dict[str, Cluster] = {}
+        unfenced: dict[str, Outcome | None] = {}  # cluster -> its gate (None: open)
         for request_id in sorted(requests):
             tenancy_request, inputs = requests[request_id], inputs_of[request_id]
             if isinstance(inputs, Exception):
-                results[request_id] = _unrenderable(tenancy_request, inputs)
+                results[request_id] = run_ends.unrenderable(tenancy_request, inputs)
                 continue
+            name = inputs.cluster.name
+            if name not in clusters:
+                clusters[name] = Cluster.objects.get(name=name)
             if inputs.namespaces:  # it applies tenant namespaces: only where they are fenced
-                if inputs.cluster.name not in unfenced:
-                    unfenced[inputs.cluster.name] = guardrails_problem(
-                        Cluster.objects.get(name=inputs.cluster.name)
-                    )
-                if unfenced[inputs.cluster.name]:
-                    results[request_id] = _wait_for_guardrails(
-                        tenancy_request, unfenced[inputs.cluster.name]
+                if name not in unfenced:
+                    unfenced[name] = cluster_gate(clusters[name])
+                gate = unfenced[name]
+                if gate is not None:
+                    results[request_id] = run_ends.wait_for_guardrails(
+                        tenancy_request, gate.message
                     )
                     continue
             plan = render(inputs)
@@ -139,7 +144,7 @@ def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[
                 # A previous worker died mid-run, or an admin pressed Retry: continue its run.
                 run = tenancy_request.runs.filter(state=RunState.RUNNING).first()
                 if run is None:
-                    results[request_id] = "nothing to do: no open run"
+                    results[request_id] = idle("no open run")
                     continue
                 run_steps.start_steps(run=run, steps=steps_of(plan, tenancy_request))
                 resumed.append(Item(tenancy_request, run, inputs, plan))
@@ -147,48 +152,18 @@ def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[
     items = [Item(requests[run.request_id], run, *prepared[run.request_id]) for run in started]
     items += resumed
     if items:
-        results.update(_execute(items, worker=worker))
+        results.update(_execute(items, worker=worker, clusters=clusters))
     return results
-
-
-def _wait_for_guardrails(tenancy_request: Request, problem: str) -> str:
-    """The cluster's guardrails are missing or outdated: the request waits, saying so, as
-    long as that lasts (no deadline: nothing is wrong with the request), and goes on once a
-    platform admin installs them."""
-    now = timezone.now()
-    leases.wait(
-        request_id=tenancy_request.pk,
-        since=tenancy_request.waiting_since or now,
-        until=now + timedelta(seconds=settings.BERTH_GUARDRAILS_CHECK_SECONDS),
-        reason=problem,
-    )
-    logger.warning("request %s waits: %s", tenancy_request.pk, problem)
-    return f"waiting: {problem}"
-
-
-def _unrenderable(tenancy_request: Request, error: Exception) -> str:
-    """What the request names cannot be read into a plan (a tier, a project or a namespace
-    it names is gone): it fails saying so, and the others of its batch go on."""
-    message = f"Its plan could not be rendered, nothing was applied: {error}"
-    logger.warning("request %s: %s", tenancy_request.pk, message, exc_info=True)
-    if tenancy_request.state == RequestState.APPROVED:
-        run = services.start_provisioning(request_id=tenancy_request.pk, plan_digest="")
-    else:
-        run = tenancy_request.runs.filter(state=RunState.RUNNING).first()
-    if run is None:
-        return "nothing to do: no open run"
-    services.mark_failed(run=run, error=message)
-    return f"failed: {message}"
 
 
 def _moved_since_approval(
     tenancy_request: Request, inputs: PlanInput, plan: Plan, approved: Bound | None
-) -> str:
+) -> Outcome | None:
     """Why an approved request does not start now ("" when it does): its plan or GitOps
     change is not what was approved (back to approval), or the repository that says so
     does not answer (it waits). A rule's approval is bound to the plan alone."""
     if approved is None:
-        return ""
+        return None
     try:
         # A rule's approval read no repository: it binds to the plan alone.
         binds = None if approved.by_policy else gitops_binds_now(tenancy_request, inputs)
@@ -197,16 +172,17 @@ def _moved_since_approval(
             tenancy_request=tenancy_request,
             run=None,
             reason=f"repository unreachable: {unreachable.message}",
+            waiting_for=Reason.REPOSITORY_UNREACHABLE,
         )
     now_digest = approval_digest(plan.digest, binds)
     if approved.digest == now_digest:
-        return ""
+        return None
     services.return_to_approval(
         request_id=tenancy_request.pk,
         reason="The plan or its GitOps change moved after approval (a tier preset, the "
         "tenant, its namespaces or its repository changed); it needs a new approval.",
     )
-    return "plan changed: returned to approval"
+    return returned(Reason.MOVED, "plan changed: returned to approval")
 
 
 def steps_of(plan: Plan, tenancy_request: Request) -> list[dict[str, Any]]:
@@ -220,16 +196,16 @@ def steps_of(plan: Plan, tenancy_request: Request) -> list[dict[str, Any]]:
     return [git_row, *steps] if plan.delete else [*steps, git_row]
 
 
-def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
+def _execute(items: list[Item], *, worker: str, clusters: dict[str, Cluster]) -> dict[int, Outcome]:
     """Every item's plan on its cluster (one cluster per batch), then its GitOps step."""
-    results: dict[int, str] = {}
-    cluster = Cluster.objects.get(name=items[0].inputs.cluster.name)
+    results: dict[int, Outcome] = {}
+    cluster = clusters[items[0].inputs.cluster.name]
     # Validate before create: a plan with one bad object creates nothing anywhere.
     valid = []
     for item in items:
         problems = validate_plan(item.plan, item.inputs)
         if problems:
-            results[item.pk] = _refuse_invalid_plan(
+            results[item.pk] = run_ends.refuse_invalid_plan(
                 tenancy_request=item.request, run=item.run, problems=problems
             )
         else:
@@ -239,11 +215,43 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
         for item in valid:
             said = held.get(item.pk)
             if isinstance(said, GitFailure):
-                said = _git_failed(tenancy_request=item.request, run=item.run, failure=said)
+                said = run_ends.git_failed(tenancy_request=item.request, run=item.run, failure=said)
             if said is not None:
                 results[item.pk] = said
     else:
         items = valid
+    if not items:
+        return results
+    # The keys the plans change are held while they change, so what the watcher sees of
+    # them meanwhile waits for the records; a key another worker holds (a campaign's
+    # wave, a repair) makes its request wait a moment.
+    keys_of = {item.pk: _keys_of(item) for item in items}
+    with queue.holding(
+        {key for keys in keys_of.values() for key in keys},
+        worker=worker,
+        cause=Cause("request", items[0].pk),
+    ) as held:
+        for item in items:
+            if held & set(keys_of[item.pk]):
+                results[item.pk] = run_ends.wait_for_keys(
+                    item, sorted(held & set(keys_of[item.pk]))
+                )
+        items = [item for item in items if item.pk not in results]
+        return results | _execute_held(items, cluster=cluster, worker=worker)
+
+
+def _keys_of(item: Item) -> list[Key]:
+    return keys_of_plan(
+        cluster=item.inputs.cluster.name,
+        tenant=item.inputs.tenant.slug,
+        namespaces=[spec.name for spec in item.inputs.namespaces]
+        + list(item.inputs.remove_namespaces),
+        writes_repository=writes_a_repository(item.request),
+    )
+
+
+def _execute_held(items: list[Item], *, cluster: Cluster, worker: str) -> dict[int, Outcome]:
+    results: dict[int, Outcome] = {}
     if not items:
         return results
     outcomes.record_namespaces_pending(
@@ -260,7 +268,7 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
                     attempts=0,
                     message="plan-only cluster: nothing was applied",
                 )
-        return results | _finish(items, outcome="ready (plan-only cluster)")
+        return results | _finish(items, outcome=ready("plan-only cluster", Reason.PLAN_ONLY))
 
     lease = settings.PROVISIONING_LEASE_SECONDS
     batch = [item.pk for item in items]
@@ -275,7 +283,7 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
             tenancy_request=item.request, run=item.run, inputs=item.inputs, index=item.git_index
         )
         if failure:
-            results[item.pk] = _git_failed(
+            results[item.pk] = run_ends.git_failed(
                 tenancy_request=item.request, run=item.run, failure=failure
             )
     if removing:
@@ -291,13 +299,13 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
                 try:
                     delete_plan(client, item, cluster=cluster)
                 except KubeError as error:
-                    stopped[item.pk] = (_first_pending(item.run), error)
+                    stopped[item.pk] = (run_ends.first_pending(item.run), error)
     except KubeError as error:  # no client for the cluster: nothing was tried
-        stopped = {item.pk: (_first_pending(item.run), error) for item in items}
+        stopped = {item.pk: (run_ends.first_pending(item.run), error) for item in items}
     for item in items:
         if item.pk in stopped:
             failed, error = stopped[item.pk]
-            results[item.pk] = _stopped(item, failed, error, cluster=cluster)
+            results[item.pk] = run_ends.stopped(item, failed, error, cluster=cluster)
     items = [item for item in items if item.pk not in results]
 
     creating = [item for item in items if not item.plan.delete]
@@ -310,14 +318,14 @@ def _execute(items: list[Item], *, worker: str) -> dict[int, str]:
         failures = gitops_steps([(i.request, i.run, i.inputs, i.git_index) for i in creating])
         for item in creating:
             if failures[item.pk]:
-                results[item.pk] = _git_failed(
+                results[item.pk] = run_ends.git_failed(
                     tenancy_request=item.request, run=item.run, failure=failures[item.pk]
                 )
     items = [item for item in items if item.pk not in results]
-    return results | _finish(items, outcome="ready")
+    return results | _finish(items, outcome=ready())
 
 
-def _finish(items: list[Item], *, outcome: str) -> dict[int, str]:
+def _finish(items: list[Item], *, outcome: Outcome) -> dict[int, Outcome]:
     """Records say what the cluster now has, the requests are ready, and what they removed
     ends with them."""
     if not items:
@@ -334,53 +342,3 @@ def _finish(items: list[Item], *, outcome: str) -> dict[int, str]:
         if plan_kind_for(item.request.kind).retires_tenant(item.request.payload):
             services.retire_tenant(tenant_id=item.request.tenant_id, tenancy_request=item.request)
     return {item.pk: outcome for item in items}
-
-
-def _first_pending(run: Run) -> int:
-    return next(i for i, step in enumerate(run.steps) if step["outcome"] == "pending")
-
-
-def _stopped(item: Item, failed: int, error: KubeError, *, cluster: Cluster) -> str:
-    """An object of the item's plan was refused, or the cluster did not answer."""
-    if error.transient:
-        # The step stays pending: the next try starts there, past what this one applied.
-        run_steps.write_steps(runs=[item.run])
-        return wait_for_outage(
-            tenancy_request=item.request, run=item.run, reason=f"{cluster.name}: {error.message}"
-        )
-    run_steps.note_step(
-        run=item.run, index=failed, outcome="failed", attempts=error.attempts, message=error.message
-    )
-    message = f"{item.run.steps[failed]['object']}: {error.message}"
-    logger.warning("request %s failed: %s", item.pk, message)
-    services.mark_failed(run=item.run, error=message)
-    return f"failed: {message}"
-
-
-def _git_failed(*, tenancy_request: Request, run: Run, failure: GitFailure) -> str:
-    if failure.transient:
-        return wait_for_outage(
-            tenancy_request=tenancy_request,
-            run=run,
-            reason=f"repository unreachable: {failure.message}",
-        )
-    services.mark_failed(run=run, error=failure.error)
-    return f"failed: {failure.error}"
-
-
-def _refuse_invalid_plan(
-    *, tenancy_request: Request, run: Run, problems: dict[str, list[str]]
-) -> str:
-    """The plan failed validation: fail the request before the first API call or commit,
-    each bad object's step saying what is wrong with it."""
-    for index, step in enumerate(run.steps):
-        if step["object"] in problems:
-            message = "; ".join(problems[step["object"]])
-            run_steps.record_step(
-                run=run, index=index, outcome="failed", attempts=0, message=message
-            )
-    reasons = " | ".join(f"{key}: {'; '.join(found)}" for key, found in problems.items())
-    message = f"The plan failed validation, nothing was applied: {reasons}"
-    logger.warning("request %s refused before any API call: %s", tenancy_request.pk, reasons)
-    services.mark_failed(run=run, error=message)
-    return f"failed: {message}"

@@ -1,0 +1,140 @@
+"""The door: how every source of change reaches a cluster or a repository. A source
+enqueues keys with its cause (`enqueue`), or, when it wants the outcome now, reconciles
+them in its own worker through the same queue (`run`): either way a key is reconciled by
+one worker at a time, by the one reconcile of its kind, and requeued with backoff while it
+waits. Requests' runs hold the keys their plans change (runs.py), so what the watcher sees
+of those keys meanwhile is deferred, and only of those."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from celery import current_app
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from provisioning.reconcile import queue
+from provisioning.reconcile.keys import NAMESPACE, Key, namespace_key
+from provisioning.reconcile.namespace import reconcile_namespace
+from provisioning.reconcile.queue import Cause, Claim
+from tenants.choices import NamespaceState, RequestState
+from tenants.conditions import Outcome, Phase, busy, idle
+from tenants.models import Namespace, Request
+
+logger = logging.getLogger(__name__)
+
+DRAIN_TASK = "provisioning.reconcile_keys"
+WORKING = (RequestState.APPROVED, RequestState.PROVISIONING)
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    outcome: Outcome
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def enqueue(keys: list[Key], *, cause: Cause, delay: float = 0.0) -> None:
+    """Queue the keys; a worker drains them once this transaction commits."""
+    queue.add(keys, cause=cause, delay=delay)
+    transaction.on_commit(lambda: _drain_later(delay))
+
+
+def run(
+    keys: list[Key], *, cause: Cause, worker: str, only: frozenset[str] = frozenset()
+) -> dict[Key, Reconciled]:
+    """Reconcile the keys now, in this worker: those another worker holds stay queued with
+    this cause (Busy), and are reconciled after it."""
+    got, held = queue.claim(keys, worker=worker, cause=cause)
+    results = {key: Reconciled(busy(f"{key} is being changed by another worker")) for key in held}
+    for claim in got:
+        results[claim.key] = _reconcile_claimed(claim, worker=worker, only=only)
+    return results
+
+
+def drain(*, worker: str, limit: int = 100) -> dict[Key, Outcome]:
+    """The queue's due keys, each reconciled (what the task does)."""
+    done: dict[Key, Outcome] = {}
+    while len(done) < limit:
+        claims = queue.claim_due(worker=worker, limit=min(20, limit - len(done)))
+        if not claims:
+            break
+        for claim in claims:
+            done[claim.key] = _reconcile_claimed(claim, worker=worker).outcome
+    return done
+
+
+def reconcile(claim: Claim, *, only: frozenset[str] = frozenset()) -> Reconciled:
+    """The one reconcile of a key, by its kind."""
+    if claim.key.kind == NAMESPACE:
+        outcome, findings = reconcile_namespace(claim.key, claim.causes, only=only)
+        return Reconciled(outcome, findings)
+    return Reconciled(_carried_by_requests(claim.key))
+
+
+def _reconcile_claimed(
+    claim: Claim, *, worker: str, only: frozenset[str] = frozenset()
+) -> Reconciled:
+    try:
+        result = reconcile(claim, only=only)
+    except BaseException as error:
+        queue.retry(claim, worker=worker, at=None, error=f"{type(error).__name__}: {error}")
+        raise
+    if result.outcome.phase is Phase.WAITING:
+        at = queue.retry(
+            claim, worker=worker, at=result.outcome.retry_at, error=result.outcome.message
+        )
+        _drain_later((at - timezone.now()).total_seconds())
+    else:
+        queue.done(claim, worker=worker)
+    if result.outcome.phase is not Phase.IDLE:
+        logger.info("%s: %s", claim.key, result.outcome)
+    return result
+
+
+def _carried_by_requests(key: Key) -> Outcome:
+    """A tenant's objects on a cluster and its repository change only as a request says:
+    the request runs carry them (holding the key); a stalled one is handed out again."""
+    waiting = Request.objects.filter(
+        tenant__slug=key.name, state__in=WORKING, lease_expires_at__isnull=True
+    )
+    if key.cluster:
+        waiting = waiting.filter(payload__cluster=key.cluster)
+    stalled = list(waiting.values_list("pk", flat=True))
+    if stalled:
+        for request_id in stalled:
+            _send("provisioning.converge", request_id)
+        return idle(f"handed to the runs of request(s) {', '.join(map(str, stalled))}")
+    return idle("no change of it outstanding")
+
+
+def _drain_later(delay: float) -> None:
+    _send(DRAIN_TASK, countdown=max(0.0, delay))
+
+
+def _send(name: str, *args: object, countdown: float = 0.0) -> None:
+    """Through the task registry (the tasks import this module); when the broker is down,
+    the sweep finds the work again."""
+    try:
+        task = current_app.tasks[name]
+        if countdown:
+            task.apply_async(args, countdown=countdown)
+        else:
+            task.delay(*args)
+    except Exception as error:  # the database holds the work: nothing is lost
+        logger.warning("broker unavailable, %s not queued (%s)", name, type(error).__name__)
+
+
+def sweep_namespace(namespace: Namespace, *, worker: str = "sweep") -> list[dict[str, Any]]:
+    """Beat's sweep of one namespace no healthy watcher covers: its key reconciled with
+    cause "sweep" (drift recorded; repaired where its tier says so). What was found."""
+    key = namespace_key(namespace.cluster.name, namespace.name)
+    return run([key], cause=Cause("sweep"), worker=worker)[key].findings
+
+
+def active_namespaces() -> QuerySet[Namespace]:
+    return Namespace.objects.filter(state=NamespaceState.ACTIVE).select_related(
+        "tenant", "tier", "tier_revision", "cluster", "project"
+    )

@@ -1,0 +1,55 @@
+"""The keys of desired state: a namespace on a cluster, a tenant on a cluster (its objects
+outside its namespaces: the GitOps engines' projects, Kargo's, Flux's), and a tenant's
+repository. Every change of a cluster or a repository is the reconcile of one or more of
+them; a key is what the queue holds and what a worker claims."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+NAMESPACE, TENANT, REPOSITORY = "namespace", "tenant", "repository"
+KINDS = (NAMESPACE, TENANT, REPOSITORY)
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    kind: str
+    cluster: str  # "" for a repository: it serves every cluster of its tenant
+    name: str  # the namespace's name, or the tenant's slug
+
+    def __str__(self) -> str:
+        where = f"{self.cluster}/{self.name}" if self.cluster else self.name
+        return f"{self.kind}:{where}"
+
+    @classmethod
+    def parse(cls, text: str) -> Key:
+        kind, _, rest = text.partition(":")
+        if kind not in KINDS or not rest:
+            raise ValueError(f"not a key: {text!r}")
+        cluster, _, name = rest.rpartition("/")
+        return cls(kind, cluster, name)
+
+
+def namespace_key(cluster: str, name: str) -> Key:
+    return Key(NAMESPACE, cluster, name)
+
+
+def tenant_key(cluster: str, slug: str) -> Key:
+    return Key(TENANT, cluster, slug)
+
+
+def repository_key(slug: str) -> Key:
+    return Key(REPOSITORY, "", slug)
+
+
+def keys_of_plan(
+    *, cluster: str, tenant: str, namespaces: Iterable[str], writes_repository: bool
+) -> list[Key]:
+    """What carrying out one request's plan changes: the namespaces it applies or removes,
+    its tenant's objects on that cluster, and its repository when it writes one."""
+    found = {namespace_key(cluster, name) for name in namespaces}
+    found.add(tenant_key(cluster, tenant))
+    if writes_repository:
+        found.add(repository_key(tenant))
+    return sorted(found)

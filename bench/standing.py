@@ -81,7 +81,12 @@ def run(args, sandbox) -> None:
     from provision import CELERY, reviewed, sandbox_hook, start_workers, stop_workers, submit
 
     from provisioning import reconcile, tasks
-    from provisioning.jobs.watch_streams import WATCHED_KINDS, Timing
+    from provisioning.jobs.watch_streams import (
+        GUARDRAIL_KINDS,
+        GUARDRAIL_WATCH_SECONDS,
+        WATCHED_KINDS,
+        Timing,
+    )
     from provisioning.models import ClusterWatch
     from tenants import services
     from tenants.models import Cluster, Namespace, User
@@ -151,11 +156,13 @@ def run(args, sandbox) -> None:
     # A watch request is logged when it ends: the window's own streams are counted by what
     # they are, one request per kind per `watch_seconds`.
     idle_logged = calls() - before
+    # The guardrail kinds' streams (jobs.watch_streams) watch an hour at a time.
     idle_per_hour = (
         max(idle_logged, len(WATCHED_KINDS) * args.window / timing.watch_seconds)
         * 3600
         / args.window
         + len(WATCHED_KINDS) * 3600 / timing.resync_seconds
+        + len(GUARDRAIL_KINDS) * (3600 / GUARDRAIL_WATCH_SECONDS + 3600 / timing.resync_seconds)
     )
     queries_per_hour = (queries_of(counted) - queries_before) * 3600 / args.window
     transactions = database_transactions()
@@ -241,7 +248,8 @@ def run(args, sandbox) -> None:
     print(
         f"idle, watched, {args.window:.0f} s: {idle_logged} API calls logged; "
         f"{idle_per_hour:.0f} per hour per cluster (a watch per kind every "
-        f"{timing.watch_seconds} s, the resync's LISTs)"
+        f"{timing.watch_seconds} s, per guardrail kind every {GUARDRAIL_WATCH_SECONDS} s, "
+        "the resync's LISTs)"
     )
     print(f"database queries while idle: {queries_per_hour:.0f} per hour (the watcher's)")
     if transactions_per_hour is not None:

@@ -35,7 +35,7 @@ def enqueue_for_provisioning(
 def settle_campaigns(sender, *, request_ids: list[int], action: str, **_: object) -> None:
     """A campaign's tenant_sync ended (merged and run, closed, failed): its namespaces are
     settled, and the campaign, rolling while it waited for them, looks again."""
-    if action in ("mark_ready", "return_unmerged", "mark_failed"):
+    if action in ("mark_ready", "return_unmerged", "mark_failed", "reject"):
         from provisioning.records.campaign_progress import settle_campaign_syncs
         from provisioning.tasks import roll_campaign
 

@@ -205,8 +205,8 @@ def _file_commits(campaign: UpgradeCampaign) -> str:
             commit_id=commit.pk, reviewed=_reviewed_on(commit, campaign.tier_id)
         ):
             return CampaignState.PAUSED
-    if campaign_progress.awaiting_merges(campaign_id=campaign.pk):
-        return CampaignState.ROLLING  # done once each is merged, or returned (receivers)
+    if campaign_progress.outstanding(campaign_id=campaign.pk):
+        return CampaignState.ROLLING  # done once each has run, or is returned (receivers)
     campaign_progress.finish_campaign(campaign_id=campaign.pk)
     return CampaignState.DONE
 

@@ -1,15 +1,11 @@
 """The cluster watcher: drift seen as it happens, at a standing cost that does not grow with
-everything Berth has made.
-
-Per cluster, one list-then-watch stream per kind Berth puts in a tenant namespace (all
-namespaces, `app.kubernetes.io/managed-by=berth`), as controllers built on client-go do:
-each stream lists once, then watches from the list's resourceVersion with bookmarks, takes
-up again from the last version it saw when the server ends the stream or the connection
-drops (backing off while the API is away), and lists again on `410 Gone` or once per
-`resync_seconds`. Every event is compared with the namespace's pinned plan (plan.compare);
-only a digest of the fields Berth sets is kept per object. A difference is recorded within
-seconds and, where the tier says so, its namespace's key reconciled through the door.
-One watcher per cluster across every replica (jobs.watch_lock); /readyz reads its beats.
+everything Berth has made. Per cluster, one list-then-watch stream per kind Berth puts in a
+tenant namespace and per guardrail kind (jobs.watch_streams), as client-go's controllers do.
+Every event is compared with the namespace's pinned plan (plan.compare); only a digest of
+the fields Berth sets is kept per object. A difference is recorded within seconds and,
+where the tier says so, its namespace's key reconciled through the door; a guardrail's
+change has the guardrails checked by content at once. One watcher per cluster across every
+replica (jobs.watch_lock); /readyz reads its beats.
 """
 
 from __future__ import annotations
@@ -27,19 +23,20 @@ from django.db import DatabaseError, connection
 from provisioning.inputs import namespace_input
 from provisioning.jobs.watch_lock import Lock
 from provisioning.jobs.watch_streams import (
-    WATCHED_KINDS,
+    GUARDRAIL_KINDS,
     Changed,
     Figures,
-    KindStream,
     Listed,
     Timing,
     namespace_of,
+    streams_for,
     stub_of,
 )
 from provisioning.kube import ClusterClient, KubeError, cluster_client
 from provisioning.plan import LABEL_TENANT, namespace_objects, ref_of
 from provisioning.plan.compare import digest_in, object_finding, planned_digests, unexpected
 from provisioning.reconcile import door
+from provisioning.reconcile.guardrails import forget_checks, guardrails_problem
 from provisioning.reconcile.keys import namespace_key
 from provisioning.reconcile.queue import Cause, held_keys
 from provisioning.records import observations, watch_leases
@@ -110,18 +107,13 @@ class ClusterWatcher:
         self.lock = lock
         self._refresh()
         streams_stop = threading.Event()
-        streams = [
-            KindStream(
-                self.client,
-                api_version,
-                kind,
-                out=self.events,
-                stop=streams_stop,
-                figures=self.figures,
-                timing=self.timing,
-            )
-            for api_version, kind in WATCHED_KINDS
-        ]
+        streams = streams_for(
+            self.client,
+            out=self.events,
+            stop=streams_stop,
+            figures=self.figures,
+            timing=self.timing,
+        )
         for stream in streams:
             stream.start()
         next_refresh = time.monotonic()
@@ -228,6 +220,12 @@ class ClusterWatcher:
     # --- events -----------------------------------------------------------------------
 
     def _handle(self, item: Listed | Changed) -> None:
+        if (item.api_version, item.kind) in GUARDRAIL_KINDS:  # checked by content, at once
+            if isinstance(item, Changed) or item.last:
+                cluster = Cluster.objects.get(pk=self.cluster_id)
+                forget_checks(cluster)
+                guardrails_problem(cluster, self.client)
+            return
         if isinstance(item, Listed):
             self._resync(item)
             return

@@ -17,6 +17,8 @@ from typing import Any
 from tenacity import Retrying, retry_if_exception_type, stop_when_event_set
 from tenacity.wait import wait_exponential_jitter
 
+from provisioning.guardrails import PART_OF
+from provisioning.guardrails.stamp import CHECKED_KINDS
 from provisioning.kube import ClusterClient, KubeError
 from provisioning.plan import MANAGED_BY
 
@@ -98,8 +100,11 @@ class KindStream(threading.Thread):
         stop: threading.Event,
         figures: Figures,
         timing: Timing,
+        selector: str = SELECTOR,
+        watch_seconds: int | None = None,
     ) -> None:
         super().__init__(name=f"watch-{kind}", daemon=True)
+        self.selector, self.watch_seconds = selector, watch_seconds or timing.watch_seconds
         self.client, self.api_version, self.kind = client, api_version, kind
         self.out, self.stop, self.figures, self.timing = out, stop, figures, timing
         self.version = ""  # the last resourceVersion seen: a reconnect takes up from here
@@ -145,9 +150,9 @@ class KindStream(threading.Thread):
             for event in self.client.watch(
                 self.api_version,
                 self.kind,
-                label_selector=SELECTOR,
+                label_selector=self.selector,
                 resource_version=self.version,
-                timeout_seconds=self.timing.watch_seconds,
+                timeout_seconds=self.watch_seconds,
             ):
                 obj = event.get("object") or {}
                 if event["type"] == "ERROR":
@@ -178,7 +183,10 @@ class KindStream(threading.Thread):
         self.version = ""
         version = None
         for items, page_version, last in self.client.list_pages(
-            self.api_version, self.kind, label_selector=SELECTOR, page_size=self.timing.page_size
+            self.api_version,
+            self.kind,
+            label_selector=self.selector,
+            page_size=self.timing.page_size,
         ):
             self._hand_over(Listed(self.api_version, self.kind, items, version is None, last))
             version = page_version if version is None else version
@@ -214,6 +222,39 @@ WATCHED_KINDS = (
     ("networking.k8s.io/v1", "NetworkPolicy"),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"),
 )
+
+
+# Berth's guardrails on the cluster (cluster-scoped, labelled part-of=berth): watched too, so
+# a binding weakened by hand is found as it happens. They change about never: one watch
+# request an hour each, not one per `watch_seconds`, keeps the standing cost within budget.
+GUARDRAIL_KINDS = CHECKED_KINDS
+GUARDRAIL_SELECTOR = f"{PART_OF}=berth"
+GUARDRAIL_WATCH_SECONDS = 3600
+
+
+def streams_for(
+    client: ClusterClient,
+    *,
+    out: queue.Queue,
+    stop: threading.Event,
+    figures: Figures,
+    timing: Timing,
+) -> list[KindStream]:
+    """One stream per kind Berth puts in tenant namespaces, and one per guardrail kind."""
+    common = {"out": out, "stop": stop, "figures": figures, "timing": timing}
+    return [
+        KindStream(client, api_version, kind, **common) for api_version, kind in WATCHED_KINDS
+    ] + [
+        KindStream(
+            client,
+            api_version,
+            kind,
+            **common,
+            selector=GUARDRAIL_SELECTOR,
+            watch_seconds=GUARDRAIL_WATCH_SECONDS,
+        )
+        for api_version, kind in GUARDRAIL_KINDS
+    ]
 
 
 def stub_of(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any]:

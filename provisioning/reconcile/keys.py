@@ -43,13 +43,5 @@ def repository_key(slug: str) -> Key:
     return Key(REPOSITORY, "", slug)
 
 
-def keys_of_plan(
-    *, cluster: str, tenant: str, namespaces: Iterable[str], writes_repository: bool
-) -> list[Key]:
-    """What carrying out one request's plan changes: the namespaces it applies or removes,
-    its tenant's objects on that cluster, and its repository when it writes one."""
-    found = {namespace_key(cluster, name) for name in namespaces}
-    found.add(tenant_key(cluster, tenant))
-    if writes_repository:
-        found.add(repository_key(tenant))
-    return sorted(found)
+def namespace_keys(cluster: str, names: Iterable[str]) -> list[Key]:
+    return sorted({namespace_key(cluster, name) for name in names})

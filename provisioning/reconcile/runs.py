@@ -28,7 +28,7 @@ from provisioning.reconcile.commits import writes_a_repository
 from provisioning.reconcile.decommissions import creators_of, finish_decommission_of, start_removals
 from provisioning.reconcile.gates import cluster_gate
 from provisioning.reconcile.git_step import GitFailure, gitops_step, gitops_step_row, gitops_steps
-from provisioning.reconcile.keys import Key, keys_of_plan
+from provisioning.reconcile.keys import Key, namespace_keys
 from provisioning.reconcile.outages import wait_for_outage
 from provisioning.reconcile.pull_requests import propose_first
 from provisioning.reconcile.queue import Cause
@@ -241,12 +241,14 @@ def _execute(items: list[Item], *, worker: str, clusters: dict[str, Cluster]) ->
 
 
 def _keys_of(item: Item) -> list[Key]:
-    return keys_of_plan(
-        cluster=item.inputs.cluster.name,
-        tenant=item.inputs.tenant.slug,
-        namespaces=[spec.name for spec in item.inputs.namespaces]
-        + list(item.inputs.remove_namespaces),
-        writes_repository=writes_a_repository(item.request),
+    """The namespace keys the item's plan changes. Its tenant's key and repository's key are
+    changed only by request runs, whose writes there need no hold: the tenant's objects go
+    by server-side apply (the same content, whichever batch is last), the repository's
+    writer commits one batch at a time (commits.py); holding them would run a tenant's
+    batches one after another."""
+    return namespace_keys(
+        item.inputs.cluster.name,
+        [spec.name for spec in item.inputs.namespaces] + list(item.inputs.remove_namespaces),
     )
 
 

@@ -166,30 +166,36 @@ def file_campaign_commit(*, commit_id: int, reviewed: bool = False) -> bool:
     return True
 
 
-def awaiting_merges(*, campaign_id: int) -> int:
-    """Namespaces whose change waits for its pull request's merge; said on the campaign."""
+def outstanding(*, campaign_id: int) -> int:
+    """What the campaign still waits for once its waves are through: repository changes
+    not yet run (a tenant_sync awaiting its rules, its worker or its merge) and namespaces
+    whose cluster changes with a merge. Said on the campaign."""
     waiting = CampaignTarget.objects.filter(
         campaign_id=campaign_id, state=TargetState.AWAITING_MERGE
     ).count()
-    reviews = CampaignCommit.objects.filter(
-        campaign_id=campaign_id, state=TargetState.AWAITING_MERGE
-    ).count()
-    if waiting or reviews:
-        UpgradeCampaign.objects.filter(pk=campaign_id).update(
-            status_message=f"Waiting for {reviews} pull request(s) to be merged; "
-            f"{waiting} namespace(s) change once theirs is."
+    changes = (
+        CampaignCommit.objects.filter(
+            campaign_id=campaign_id, state__in=(TargetState.FILED, TargetState.AWAITING_MERGE)
         )
-    return waiting + reviews
+        .exclude(request__state=RequestState.READY)
+        .count()
+    )
+    if waiting or changes:
+        UpgradeCampaign.objects.filter(pk=campaign_id).update(
+            status_message=f"Waiting for {changes} repository change(s) to be made (merged, "
+            f"where reviewed); {waiting} namespace(s) change on the cluster with theirs."
+        )
+    return waiting + changes
 
 
 def settle_campaign_syncs(*, request_ids: list[int], action: str) -> list[int]:
-    """A campaign's tenant_sync in merge-request mode ended: merged and run (its namespaces
-    now run the campaign's revision, cluster and repository), closed unmerged (they are
-    back on what they ran, everywhere, and shown as returned), or failed (the campaign
-    pauses). Returns the campaigns still rolling that this settled."""
+    """A campaign's tenant_sync ended: run (its repository, and where reviewed its
+    namespaces' clusters, now hold the campaign's revision), closed unmerged (they are back
+    on what they ran, everywhere, and shown as returned), or failed or rejected (the
+    campaign pauses). Returns the campaigns this settled."""
     moved = []
     for commit in CampaignCommit.objects.filter(
-        request_id__in=request_ids, state=TargetState.AWAITING_MERGE
+        request_id__in=request_ids, state__in=(TargetState.FILED, TargetState.AWAITING_MERGE)
     ).select_related("campaign", "tenant", "cluster"):
         targets = CampaignTarget.objects.filter(
             campaign=commit.campaign,
@@ -203,7 +209,7 @@ def settle_campaign_syncs(*, request_ids: list[int], action: str) -> list[int]:
                 CampaignCommit.objects.filter(pk=commit.pk).update(state=TargetState.APPLIED)
             elif action == "return_unmerged":
                 _return(commit, list(targets.select_related("namespace")))
-            elif action == "mark_failed":
+            elif action in ("mark_failed", "reject"):
                 CampaignCommit.objects.filter(pk=commit.pk).update(
                     state=TargetState.FAILED, error=f"request #{commit.request_id} failed"
                 )
@@ -211,6 +217,13 @@ def settle_campaign_syncs(*, request_ids: list[int], action: str) -> list[int]:
                     campaign_target_failed(
                         target_id=target_id, error=f"request #{commit.request_id} failed"
                     )
+                _pause(
+                    commit.campaign,
+                    f"Paused: {commit.tenant.slug}'s files on {commit.cluster.name} were not "
+                    f"written: request #{commit.request_id} {action.removeprefix('mark_')}ed.",
+                    action="campaign.paused",
+                    after={"tenant": commit.tenant.slug, "request": commit.request_id},
+                )
         moved.append(commit.campaign_id)
     return moved
 

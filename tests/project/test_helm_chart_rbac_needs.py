@@ -69,17 +69,18 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
     for api_version, kind in WATCHED_KINDS:  # the watcher: all namespaces, list then watch
         group, resource = resource_of(api_version, kind)
         needed.update({("list", group, resource, "", ""), ("watch", group, resource, "", "")})
-    # Before a tenant namespace: are the guardrails there and current (engine.guardrails)?
+    # Before a change: are the guardrails there, current and whole (reconcile.guardrails)?
+    # And the watcher watches them.
     for api_version, kind in CHECKED_KINDS:
         group, resource = resource_of(api_version, kind)
-        needed.add(("list", group, resource, "", ""))
+        needed.update({("list", group, resource, "", ""), ("watch", group, resource, "", "")})
     # The truth table reads the status of what the engines reconcile from the tenant's files.
     for obj in gitops_plan.cluster_objects(
         gitops_plan.render_files(replace(inputs, app="shop", kargo_namespace="payments-shop-kargo"))
     ):
         if (obj["apiVersion"].split("/")[0], obj["kind"]) in truth.ENGINE_KINDS:
             ask(obj, "get")
-    # A deploy token (jobs.deploy_tokens): its ServiceAccount and binding applied, a token
+    # A deploy token (reconcile.deploy_tokens): its ServiceAccount and binding applied, a token
     # asked of it, both removed when it is revoked or expires.
     tokened = inputs.namespaces[0]
     for obj in deploy_token_objects(

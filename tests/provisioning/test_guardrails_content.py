@@ -271,3 +271,20 @@ def test_no_deploy_token_is_minted_on_a_weakened_cluster(provisioned, sandbox):
         if sa["metadata"]["name"].startswith("berth-deploy")
     ]
     assert not DeployToken.objects.exists()  # nothing half-made is left behind
+
+
+def test_the_watcher_finds_a_weakened_binding_as_it_happens(fenced, sandbox, transactional_db):
+    """No request needed: the watcher watches Berth's guardrails too, and a binding
+    weakened by hand is in the audit log within moments, named with its field."""
+    from tests.support.watching import eventually, synced, watcher
+
+    cluster = sandbox_cluster()
+    with watcher():
+        synced(cluster)
+        assert not AuditEvent.objects.filter(action="guardrails.weakened").exists()
+        weaken_binding(sandbox)
+        event = eventually(
+            lambda: AuditEvent.objects.filter(action="guardrails.weakened").first(),
+            "the weakened binding recorded",
+        )
+    assert WEAKENED in event.after["problems"]

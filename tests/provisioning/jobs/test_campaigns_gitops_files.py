@@ -52,7 +52,10 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
         page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
         assert "1 repository" in page and "ServerSideApply=true" in page
 
-        assert roll(campaign) == CampaignState.DONE
+        # Filed, not yet written: the campaign waits for it.
+        assert roll(campaign) == CampaignState.ROLLING
+        campaign.refresh_from_db()
+        assert "Waiting for 1 repository change(s)" in campaign.status_message
         commit.refresh_from_db()
         assert commit.state == TargetState.FILED
         filed = commit.request
@@ -63,6 +66,7 @@ def test_new_templates_reach_the_tenants_repository_as_a_commit_after_the_namesp
         work()
         assert Request.objects.get(pk=filed.pk).state == RequestState.READY
         assert "ServerSideApply=true" in files_on(gitops_world["bare"])[path]
+        assert roll(campaign) == CampaignState.DONE  # done once the repository holds it
 
 
 def test_a_refused_commit_pauses_the_campaign_and_says_why(gitops_world, newer_templates):

@@ -309,7 +309,8 @@ def test_readyz_and_metrics_show_the_watchers_health_and_figures(watch_world, sa
         health = client.get("/readyz").json()["watcher"]
         text = client.get("/metrics").content.decode()
     assert health == {"ok": True}
-    assert 'berth_watch_relists_total{cluster="sandbox"} 7.0' in text
+    # Each kind of a tenant namespace listed once, and each guardrail kind.
+    assert 'berth_watch_relists_total{cluster="sandbox"} 10.0' in text
     events = next(
         line
         for line in text.splitlines()

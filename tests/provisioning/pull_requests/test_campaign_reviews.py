@@ -71,9 +71,9 @@ def test_the_cluster_waits_for_the_merge_while_the_pin_has_moved(rolling, sandbo
     # A sweep of the namespace does not jump the gate, whatever its records want.
     jobs.sweep_namespace(namespace)
     assert memory(sandbox) == rolling["before"]
-    assert (
-        "Waiting for 1 pull request(s)" in type(campaign).objects.get(pk=campaign.pk).status_message
-    )
+    campaign.refresh_from_db()
+    assert campaign.status_message.startswith("Waiting for 1 repository change(s)")
+    assert "1 namespace(s) change on the cluster with theirs" in campaign.status_message
 
 
 def test_a_closed_pull_request_returns_records_cluster_and_repository_to_revision_1(

@@ -208,6 +208,14 @@ def held_keys(keys: Iterable[Key]) -> set[Key]:
     }
 
 
+def renew_holds(keys: Iterable[Key], *, worker: str) -> None:
+    """A long run keeps the keys it holds as it keeps its requests' leases."""
+    until = timezone.now() + timedelta(seconds=settings.PROVISIONING_LEASE_SECONDS)
+    QueuedKey.objects.filter(key__in=[str(key) for key in keys], claimed_by=worker).update(
+        claimed_until=until
+    )
+
+
 @contextmanager
 def holding(keys: Iterable[Key], *, worker: str, cause: Cause) -> Iterator[set[Key]]:
     """Hold the keys while a request's run changes them (the watcher defers what it sees

@@ -226,18 +226,15 @@ def _execute(items: list[Item], *, worker: str, clusters: dict[str, Cluster]) ->
     # them meanwhile waits for the records; a key another worker holds (a campaign's
     # wave, a repair) makes its request wait a moment.
     keys_of = {item.pk: _keys_of(item) for item in items}
-    with queue.holding(
-        {key for keys in keys_of.values() for key in keys},
-        worker=worker,
-        cause=Cause("request", items[0].pk),
-    ) as held:
+    keys = {key for each in keys_of.values() for key in each}
+    with queue.holding(keys, worker=worker, cause=Cause("request", items[0].pk)) as held:
         for item in items:
             if held & set(keys_of[item.pk]):
                 results[item.pk] = run_ends.wait_for_keys(
                     item, sorted(held & set(keys_of[item.pk]))
                 )
         items = [item for item in items if item.pk not in results]
-        return results | _execute_held(items, cluster=cluster, worker=worker)
+        return results | _execute_held(items, cluster=cluster, worker=worker, keys=keys - held)
 
 
 def _keys_of(item: Item) -> list[Key]:
@@ -252,7 +249,9 @@ def _keys_of(item: Item) -> list[Key]:
     )
 
 
-def _execute_held(items: list[Item], *, cluster: Cluster, worker: str) -> dict[int, Outcome]:
+def _execute_held(
+    items: list[Item], *, cluster: Cluster, worker: str, keys: set[Key]
+) -> dict[int, Outcome]:
     results: dict[int, Outcome] = {}
     if not items:
         return results
@@ -277,6 +276,7 @@ def _execute_held(items: list[Item], *, cluster: Cluster, worker: str) -> dict[i
 
     def renew() -> None:
         leases.renew_leases(request_ids=batch, owner=worker, seconds=lease)
+        queue.renew_holds(keys, worker=worker)
 
     start_removals(items)
     removing = [item for item in items if item.plan.delete]

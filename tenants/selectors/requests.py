@@ -51,6 +51,7 @@ LISTED_COLUMNS = (
     "waiting_since",
     "next_try_at",
     "wait_reason",
+    "conditions",
     "created_at",
     "updated_at",
 )

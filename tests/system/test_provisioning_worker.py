@@ -10,6 +10,7 @@ from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
 from portal.sandbox import PLATFORM_NAMESPACES
 from provisioning import reconcile
+from provisioning.models import QueuedKey
 from provisioning.tasks import sweep
 from tenants import services
 from tenants.choices import RequestState
@@ -93,8 +94,13 @@ def test_worker_killed_mid_run_is_recovered_by_the_sweep_without_duplicates(
     assert state_of(tenancy_request) == RequestState.PROVISIONING
     sandbox.clear_faults()
 
-    # The dead worker's lease runs out; the sweep hands the request to a new worker.
+    # The dead worker's lease runs out, and with it its hold on the namespace's key (both
+    # last BERTH_LEASE_SECONDS, renewed together); the sweep hands the request to a new
+    # worker.
+    held = QueuedKey.objects.exclude(claimed_by="")
+    assert [row.claimed_by.split("@")[0] for row in held] == ["doomed"]
     Request.objects.filter(pk=tenancy_request.pk).update(lease_expires_at=None)
+    held.update(claimed_until=None)
     with celery_worker(name="rescuer"):
         sweep.delay()
         wait_for(lambda: state_of(tenancy_request) == RequestState.READY, what="request ready")

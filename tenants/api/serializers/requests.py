@@ -100,6 +100,7 @@ class RequestSerializer(serializers.ModelSerializer):
             "waiting_since": _moment(row["waiting_since"], zone),
             "next_try_at": _moment(row["next_try_at"], zone),
             "wait_reason": row["wait_reason"],
+            "conditions": row["conditions"],
             "created_at": _moment(row["created_at"], zone),
             "updated_at": _moment(row["updated_at"], zone),
         }

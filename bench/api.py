@@ -74,6 +74,7 @@ def plain_requests(request):
                     "waiting_since": _timestamp(row.waiting_since),
                     "next_try_at": _timestamp(row.next_try_at),
                     "wait_reason": row.wait_reason,
+                    "conditions": row.conditions,
                     "created_at": row.created_at.isoformat().replace("+00:00", "Z"),
                     "updated_at": row.updated_at.isoformat().replace("+00:00", "Z"),
                 }

@@ -224,8 +224,11 @@ def api_world(db):
 @pytest.fixture(autouse=True)
 def _empty_cache() -> None:
     """Each test starts from an empty cache: a review or usage kept for request 5 of one
-    test's database must not answer for another's."""
+    test's database must not answer for another's, nor a guardrail check of cluster 1."""
+    from provisioning.reconcile.guardrails import forget_every_check
+
     clear_own_cache()
+    forget_every_check()
 
 
 @pytest.fixture

@@ -156,3 +156,10 @@ def forget_checks(cluster: Cluster) -> None:
     with _lock:
         for key in [key for key in _checked if key[0] == cluster.pk]:
             del _checked[key]
+
+
+def forget_every_check() -> None:
+    """Every cluster checked again at its next change (a process reused for another
+    database: the test suite's workers)."""
+    with _lock:
+        _checked.clear()

@@ -15,10 +15,10 @@ from provisioning.guardrails.stamp import ANNOTATION
 from provisioning.plan import MANAGED_BY
 from provisioning.reconcile.guardrails import forget_checks, guardrails_problem
 from tenants.choices import GuardrailsMode, RequestState
-from tenants.models import AuditEvent, Cluster, Request
+from tenants.models import AuditEvent, Cluster
 from tests.support.cluster import as_admin
 from tests.support.factories import UserFactory
-from tests.support.gitops_loop import submit, work
+from tests.support.gitops_loop import ask_for_web, wake, work
 
 # The GitOps loop's world (tests/support/gitops_loop.py) applies Argo CD's and Kargo's
 # objects: with the upstream CRDs only (they skip, saying why, without them).
@@ -66,25 +66,6 @@ def weaken_binding(sandbox) -> None:
     forget_checks(sandbox_cluster())
 
 
-def ask(gitops_world) -> Request:
-    made = submit(
-        gitops_world,
-        "namespace",
-        app="web",
-        tier="dev",
-        cluster="sandbox",
-        cpu="500m",
-        memory="512Mi",
-    )
-    assert made.state == RequestState.APPROVED
-    return made
-
-
-def wake(tenancy_request: Request) -> None:
-    """What the sweep does for a waiting request once its wait is over."""
-    Request.objects.filter(pk=tenancy_request.pk).update(lease_owner="", lease_expires_at=None)
-
-
 def guardrail_events(action: str) -> list[AuditEvent]:
     return list(
         AuditEvent.objects.filter(
@@ -110,7 +91,7 @@ def test_a_binding_switched_from_deny_to_audit_is_named_with_the_field(fenced, s
 
 def test_a_request_waits_for_a_weakened_binding_and_goes_on_once_installed_again(fenced, sandbox):
     weaken_binding(sandbox)
-    made = ask(fenced)
+    made = ask_for_web(fenced)
     work()
 
     made.refresh_from_db()
@@ -146,7 +127,7 @@ def test_a_deleted_policy_is_reported_missing_once_in_the_audit_log(fenced, sand
         f"/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/{BINDING}",
     )
     forget_checks(sandbox_cluster())
-    made = ask(fenced)
+    made = ask_for_web(fenced)
     work()
 
     made.refresh_from_db()
@@ -163,7 +144,7 @@ def test_the_dashboard_and_the_cluster_list_say_which_guardrail_was_weakened(
     fenced, sandbox, client
 ):
     weaken_binding(sandbox)
-    made = ask(fenced)
+    made = ask_for_web(fenced)
     work()
     made.refresh_from_db()
     assert made.state == RequestState.APPROVED
@@ -205,7 +186,7 @@ def test_guardrails_of_another_version_are_outdated_not_weakened(fenced):
 def provisioned(fenced, sandbox, settings):
     """payments-web-dev made on the fenced sandbox; then its guardrails weakened by hand."""
     settings.BERTH_GUARDRAILS_CHECK_SECONDS = 0
-    made = ask(fenced)
+    made = ask_for_web(fenced)
     work()
     made.refresh_from_db()
     assert made.state == RequestState.READY, made.status_message

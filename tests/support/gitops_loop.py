@@ -133,6 +133,26 @@ def submit(gitops_world, kind: str, **payload) -> Request:
     )
 
 
+def ask_for_web(gitops_world) -> Request:
+    """payments-web-dev asked for on the sandbox, approved by the default rules."""
+    made = submit(
+        gitops_world,
+        "namespace",
+        app="web",
+        tier="dev",
+        cluster="sandbox",
+        cpu="500m",
+        memory="512Mi",
+    )
+    assert made.state == RequestState.APPROVED
+    return made
+
+
+def wake(tenancy_request: Request) -> None:
+    """What the sweep does for a waiting request once its wait is over."""
+    Request.objects.filter(pk=tenancy_request.pk).update(lease_owner="", lease_expires_at=None)
+
+
 def approved_namespace(gitops_world, app: str, tier: str) -> Request:
     """A namespace of 500m and 512Mi on the sandbox, approved by a platform admin where the
     policy wants one."""

@@ -9,10 +9,10 @@ import pytest
 from provisioning import tasks
 from provisioning.reconcile import guardrails as checks
 from tenants.choices import GuardrailsMode, RequestState
-from tenants.models import AuditEvent, Cluster, Request
+from tenants.models import AuditEvent, Cluster
 from tests.support.cluster import as_admin
 from tests.support.factories import UserFactory
-from tests.support.gitops_loop import submit, work
+from tests.support.gitops_loop import ask_for_web, wake, work
 
 # The GitOps loop's world (tests/support/gitops_loop.py) applies Argo CD's and Kargo's
 # objects: with the upstream CRDs only (they skip, saying why, without them).
@@ -30,29 +30,10 @@ def unfenced(gitops_world, settings):
     return gitops_world
 
 
-def ask(gitops_world) -> Request:
-    made = submit(
-        gitops_world,
-        "namespace",
-        app="web",
-        tier="dev",
-        cluster="sandbox",
-        cpu="500m",
-        memory="512Mi",
-    )
-    assert made.state == RequestState.APPROVED
-    return made
-
-
-def wake(tenancy_request: Request) -> None:
-    """What the sweep does for a waiting request once its wait is over."""
-    Request.objects.filter(pk=tenancy_request.pk).update(lease_owner="", lease_expires_at=None)
-
-
 def test_a_cluster_without_guardrails_gets_no_tenant_namespace_and_the_request_says_why(
     unfenced, sandbox, client
 ):
-    made = ask(unfenced)
+    made = ask_for_web(unfenced)
     work()
 
     made.refresh_from_db()
@@ -68,7 +49,7 @@ def test_a_cluster_without_guardrails_gets_no_tenant_namespace_and_the_request_s
 
 
 def test_the_install_job_records_the_version_and_the_waiting_request_goes_on(unfenced, sandbox):
-    made = ask(unfenced)
+    made = ask_for_web(unfenced)
     work()
     assert sandbox.get("Namespace", NAME) is None
 
@@ -98,7 +79,7 @@ def test_guardrails_from_another_version_hold_requests_back_until_installed_agai
     # would install now differ from those the cluster holds.
     assert Cluster.objects.get(name="sandbox").has_kargo
     Cluster.objects.filter(name="sandbox").update(has_kargo=False)
-    made = ask(unfenced)
+    made = ask_for_web(unfenced)
     work()
 
     made.refresh_from_db()
@@ -121,7 +102,7 @@ def test_a_policy_deleted_by_hand_is_missed_before_the_next_namespace(unfenced, 
         "/apis/admissionregistration.k8s.io/v1/"
         "validatingadmissionpolicybindings/berth-protect-managed",
     )
-    made = ask(unfenced)
+    made = ask_for_web(unfenced)
     work()
 
     made.refresh_from_db()
@@ -132,7 +113,7 @@ def test_a_policy_deleted_by_hand_is_missed_before_the_next_namespace(unfenced, 
 
 def test_a_cluster_fenced_by_the_platforms_own_admission_is_not_checked(gitops_world, sandbox):
     assert Cluster.objects.get(name="sandbox").guardrails == GuardrailsMode.EXTERNAL
-    made = ask(gitops_world)
+    made = ask_for_web(gitops_world)
     work()
     made.refresh_from_db()
     assert made.state == RequestState.READY
@@ -186,7 +167,7 @@ def test_a_cluster_that_does_not_answer_is_an_outage_not_a_wait_for_guardrails(u
     from tests.support.gitserver import free_port
 
     Cluster.objects.filter(name="sandbox").update(api_url=f"https://127.0.0.1:{free_port()}")
-    made = ask(unfenced)
+    made = ask_for_web(unfenced)
     work()
     made.refresh_from_db()
     # As any outage (the tests give up waiting at once): failed, saying the cluster is

@@ -10,6 +10,7 @@ replica (jobs.watch_lock); /readyz reads its beats.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import sys
@@ -136,14 +137,15 @@ class ClusterWatcher:
                         )
                 try:
                     item = self.events.get(timeout=min(0.5, self.timing.heartbeat_seconds))
-                except queue.Empty:
+                except queue.Empty:  # idle: what waited (a locked table, a held key) goes on
+                    if self.deferred or self.relisted:
+                        with contextlib.suppress(DatabaseError):
+                            self._retry_deferred()
                     continue
                 try:
                     self._handle(item)
                 except DatabaseError as error:
-                    # Busy or away for a moment (a locked SQLite table, a failover): the
-                    # object is looked at again at the next refresh, not lost until the
-                    # hourly resync.
+                    # Busy or away a moment (a locked table, a failover): looked at again.
                     self._defer(item)
                     logger.warning(
                         "cluster %s: an event waits for the database: %s", self.cluster_id, error
@@ -154,10 +156,9 @@ class ClusterWatcher:
             streams_stop.set()
 
     def _beat_when_due(self) -> bool:
-        """A heartbeat once `heartbeat_seconds` have passed since the last: between events,
-        and between namespaces while thousands are planned at start, so a long first
-        refresh neither lets the lease lapse nor tells beat's reconcile the watcher is away
-        (it would then read every object). False when the lock is lost."""
+        """A heartbeat once `heartbeat_seconds` have passed, between events and between
+        namespaces planned at start, so a long first refresh neither lets the lease lapse
+        nor sends beat's reconcile to read every object. False when the lock is lost."""
         if self.lock is None or time.monotonic() < self.next_beat:
             return True
         self.next_beat = time.monotonic() + self.timing.heartbeat_seconds

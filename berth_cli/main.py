@@ -260,9 +260,46 @@ def _write_kubeconfig(text: str, target: Path | None) -> None:
 )
 @click.option("--oidc-issuer-url", required=True)
 @click.option("--oidc-client-id", required=True)
-def token(as_exec: bool, oidc_issuer_url: str, oidc_client_id: str) -> None:
-    """kubectl's exec plugin: your ID token, cached, refreshed, or from a device sign-in."""
-    value = oidc.id_token(oidc_issuer_url, oidc_client_id)
+@click.option(
+    "--grant",
+    type=click.Choice([oidc.AUTO, oidc.BROWSER, oidc.DEVICE]),
+    default=oidc.AUTO,
+    show_default=True,
+    help="A new sign-in: in a browser (authorization code with PKCE), with the device grant, "
+    "or the browser where a loopback port is free, else the device grant.",
+)
+@click.option(
+    "--listen-address",
+    "listen_on",
+    multiple=True,
+    default=oidc.loopback.DEFAULT_LISTEN,
+    show_default=True,
+    help="Where the browser sign-in's answer is received (the first free one); the provider "
+    "must accept http://localhost:<port> as a redirect URI. Port 0: any free port.",
+)
+@click.option("--no-browser", is_flag=True, help="Only print the sign-in address; open no browser.")
+@click.option(
+    "--timeout",
+    "wait_seconds",
+    type=click.IntRange(10, 3600),
+    default=oidc.loopback.DEFAULT_WAIT_SECONDS,
+    show_default=True,
+    help="Seconds to wait for a browser sign-in.",
+)
+def token(
+    as_exec: bool,
+    oidc_issuer_url: str,
+    oidc_client_id: str,
+    grant: str,
+    listen_on: tuple[str, ...],
+    no_browser: bool,
+    wait_seconds: int,
+) -> None:
+    """kubectl's exec plugin: your ID token, cached, refreshed, or from a new sign-in."""
+    how = oidc.SignIn(
+        grant=grant, listen_on=listen_on, open_browser=not no_browser, wait_seconds=wait_seconds
+    )
+    value = oidc.id_token(oidc_issuer_url, oidc_client_id, how=how)
     click.echo(json.dumps(oidc.exec_credential(value)))
 
 

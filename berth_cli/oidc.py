@@ -1,7 +1,9 @@
 """`berth token --exec`: kubectl's exec plugin where kubelogin is not installed. It prints
 a client.authentication.k8s.io/v1 ExecCredential holding the person's ID token: a cached
-one while it is valid, else one from the cached refresh token, else from the OAuth 2.0
-device authorization grant (RFC 8628) where the provider offers it."""
+one while it is valid, else one from the cached refresh token, else a new sign-in: in a
+browser (the authorization code flow with PKCE, answered on a loopback port: berth_cli.
+loopback), or with the OAuth 2.0 device authorization grant (RFC 8628) where the provider
+offers it and no browser sign-in can be had."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from typing import Any
 import httpx
 import jwt
 
+from berth_cli import loopback
 from berth_cli.files import write_private
 
 EXEC_API_VERSION = "client.authentication.k8s.io/v1"
@@ -24,6 +28,9 @@ DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 # An ID token this close to its expiry is not handed to kubectl.
 MARGIN_SECONDS = 60
 TIMEOUT = 30.0
+SCOPE = "openid groups offline_access"
+# How a new sign-in happens: a browser where one can be had, else the device grant.
+AUTO, BROWSER, DEVICE = "auto", "browser", "device"
 
 
 class SignInFailed(Exception):
@@ -90,12 +97,10 @@ def device_sign_in(
     if not endpoint:
         raise SignInFailed(
             f"{issuer} does not offer the device authorization grant, so berth cannot sign "
-            "you in from a terminal. Use kubelogin (kubectl oidc-login) as the exec plugin: "
-            "Berth's 'Use it' panel and `berth kubeconfig NAMESPACE` give a kubeconfig for it."
+            "you in without a browser: drop --grant=device, or run it where it can listen on "
+            "a loopback port (--listen-address)."
         )
-    started = http.post(
-        endpoint, data={"client_id": client_id, "scope": "openid groups offline_access"}
-    ).json()
+    started = http.post(endpoint, data={"client_id": client_id, "scope": SCOPE}).json()
     if "device_code" not in started:
         raise SignInFailed(
             f"{issuer} refused to start a device sign-in: "
@@ -130,7 +135,49 @@ def device_sign_in(
     raise SignInFailed("the device sign-in expired before it was completed")
 
 
-def id_token(issuer: str, client_id: str, *, transport: httpx.BaseTransport | None = None) -> str:
+def browser_or_device_sign_in(
+    http: httpx.Client, discovery: dict, issuer: str, client_id: str, how: SignIn
+) -> dict[str, Any]:
+    """A new sign-in: in a browser unless `how` says device, or no loopback port is free (or
+    the provider has no authorization endpoint) and the provider offers the device grant."""
+    if how.grant != DEVICE and discovery.get("authorization_endpoint"):
+        try:
+            return loopback.sign_in(
+                http,
+                discovery,
+                client_id=client_id,
+                scope=SCOPE,
+                listen_on=how.listen_on,
+                browser=how.open_browser,
+                wait_seconds=how.wait_seconds,
+            )
+        except loopback.CannotListen as busy:
+            if how.grant == BROWSER or not discovery.get("device_authorization_endpoint"):
+                raise SignInFailed(
+                    f"{busy}: free one, or name others with --listen-address."
+                ) from None
+        except ValueError as refused:
+            raise SignInFailed(str(refused)) from None
+    return device_sign_in(http, discovery, issuer, client_id)
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """How a new sign-in is had, from `berth token`'s options."""
+
+    grant: str = AUTO
+    listen_on: tuple[str, ...] = loopback.DEFAULT_LISTEN
+    open_browser: bool = True
+    wait_seconds: float = loopback.DEFAULT_WAIT_SECONDS
+
+
+def id_token(
+    issuer: str,
+    client_id: str,
+    *,
+    how: SignIn = SignIn(),
+    transport: httpx.BaseTransport | None = None,
+) -> str:
     path = cache_file(issuer, client_id)
     cached: dict[str, Any] = {}
     if path.exists():
@@ -146,7 +193,7 @@ def id_token(issuer: str, client_id: str, *, transport: httpx.BaseTransport | No
         if cached.get("refresh_token"):
             tokens = refreshed(http, discovery, client_id, cached["refresh_token"])
         if tokens is None:
-            tokens = device_sign_in(http, discovery, issuer, client_id)
+            tokens = browser_or_device_sign_in(http, discovery, issuer, client_id, how)
     _save(
         path,
         {**tokens, "refresh_token": tokens.get("refresh_token") or cached.get("refresh_token")},

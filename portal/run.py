@@ -79,6 +79,8 @@ def development_environment(data_dir: Path) -> dict[str, str]:
         OIDC_CLIENT_SECRET=env["BERTH_DEV_OIDC_CLIENT_SECRET"],
         # kubectl's own public client (kubelogin), the audience the sandbox cluster trusts.
         KUBE_OIDC_CLIENT_ID="kubernetes",
+        # The kubeconfigs' `berth token --exec`: this virtualenv's, on PATH or not.
+        BERTH_CLI_COMMAND=str(Path(PYTHON).parent / "berth"),
         OIDC_PROVIDER_NAME="the development identity provider",
         # Its access tokens are RFC 9068 JWTs for this audience (portal/devidp/tokens.py).
         OIDC_API_AUDIENCE="berth-api",

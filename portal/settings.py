@@ -161,13 +161,13 @@ OIDC_VERIFY_SSL = env_bool("OIDC_VERIFY_SSL", True)
 OIDC_AUTHENTICATE_CLASS = "portal.auth.views.AuthenticateView"
 OIDC_CALLBACK_CLASS = "portal.auth.views.CallbackView"
 OIDC_OP_LOGOUT_URL_METHOD = "portal.auth.logout.provider_logout_url"
-# What the clusters' kube-apiserver trusts (its --oidc-issuer-url, --oidc-client-id): the
-# kubeconfigs Berth hands out sign in there with kubelogin. The client is usually a public
-# one of its own ("kubernetes"); Berth's secret never goes into a kubeconfig.
+# What the clusters' kube-apiserver trusts (its --oidc-issuer-url, --oidc-client-id): people's
+# kubeconfigs sign in there (kubelogin, or BERTH_CLI_COMMAND's `berth token --exec`). A public
+# client of its own ("kubernetes"), never Berth's secret.
 KUBE_OIDC_ISSUER_URL = os.environ.get("KUBE_OIDC_ISSUER_URL", OIDC_ISSUER)
 KUBE_OIDC_CLIENT_ID = os.environ.get("KUBE_OIDC_CLIENT_ID", OIDC_RP_CLIENT_ID)
-# The audience of the deploy tokens Berth asks the clusters for. Empty: the API server's
-# own (what it accepts unless its --api-audiences names more).
+BERTH_CLI_COMMAND = os.environ.get("BERTH_CLI_COMMAND", "berth")
+# Deploy tokens' audience. Empty: the API server's own (unless its --api-audiences names more).
 DEPLOY_TOKEN_AUDIENCE = os.environ.get("DEPLOY_TOKEN_AUDIENCE", "")
 AUTHENTICATION_BACKENDS = [
     "portal.auth.backends.OIDCBackend",

@@ -102,7 +102,7 @@ def _user_exec(credentials: str, issuer: str, client_id: str) -> dict:
     if credentials == BERTH:
         return {
             "apiVersion": EXEC_API_VERSION,
-            "command": "berth",
+            "command": settings.BERTH_CLI_COMMAND,
             "args": [
                 "token",
                 "--exec",
@@ -111,7 +111,8 @@ def _user_exec(credentials: str, issuer: str, client_id: str) -> dict:
             ],
             "interactiveMode": "IfAvailable",
             "provideClusterInfo": False,
-            "installHint": "Install the berth command: pip install from Berth's repository.",
+            "installHint": "Install the berth command: pip install berth from Berth's repository "
+            "(docs/automation.md), so that `berth` is on your PATH.",
         }
     return {
         "apiVersion": EXEC_API_VERSION,

@@ -22,8 +22,8 @@ from tenants.models import Namespace, Request, User
 from tests.support.api import token_for
 from tests.support.berth_cli import ISSUER, berth
 from tests.support.cluster import ca_of, seed_demo, stand_in
-from tests.support.id_tokens import id_token_of
-from tests.support.oidc_provider import CLIENT_ID, running_dev_idp
+from tests.support.id_tokens import follow_sign_in
+from tests.support.oidc_provider import KUBECTL_CLIENT_ID, running_dev_idp
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -63,13 +63,40 @@ def test_token_exec_says_so_when_the_provider_offers_no_device_sign_in(tmp_path)
             "token",
             "--exec",
             f"--oidc-issuer-url={issuer}",
-            "--oidc-client-id=berth-test",
+            "--oidc-client-id=kubernetes",
+            "--grant=device",
             home=tmp_path,
         )
 
     assert refused.returncode == 1
     assert "does not offer the device authorization grant" in refused.stderr
-    assert "kubelogin" in refused.stderr
+    assert "drop --grant=device" in refused.stderr
+    assert refused.stdout == ""
+
+
+def test_token_exec_says_which_ports_are_busy_when_it_cannot_listen_and_has_no_device_grant(
+    tmp_path,
+):
+    import socket
+
+    (tmp_path / "idp").mkdir()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = f"127.0.0.1:{busy.getsockname()[1]}"
+        with running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp") as issuer:
+            refused = berth(
+                "token",
+                "--exec",
+                f"--oidc-issuer-url={issuer}",
+                "--oidc-client-id=kubernetes",
+                f"--listen-address={taken}",
+                home=tmp_path,
+            )
+
+    assert refused.returncode == 1
+    assert f"cannot listen for the provider's answer on {taken}" in refused.stderr
+    assert "--listen-address" in refused.stderr
     assert refused.stdout == ""
 
 
@@ -78,11 +105,13 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
 ):
     """The README's promise: a namespace Ready, `berth kubeconfig` (or the same kubeconfig
     from the namespace page's "Use it"), and `kubectl get pods` answered by the stand-in for
-    `dev` as `dev` (an ID token of the development provider, handed to kubectl by `berth token
-    --exec` from its cache)."""
+    `dev` as `dev`: kubectl runs `berth token --exec` (by the kubeconfig's absolute path, no
+    virtualenv on PATH), which prints the development provider's sign-in address; `dev`
+    signs in there and consents, the provider's answer reaches berth's loopback port, and
+    kubectl goes on with the ID token. No token is seeded; the second kubectl is answered
+    from berth's cache, with no sign-in."""
     import shutil
 
-    from berth_cli.oidc import cache_file
     from kubesandbox.authn import OidcOptions
     from portal.celery import app as celery_app
     from portal.sandbox import OIDC_USERNAME_PREFIX
@@ -94,14 +123,15 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
     with running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp") as issuer:
         options = OidcOptions(
             issuer_url=issuer,
-            client_id=CLIENT_ID,
+            client_id=KUBECTL_CLIENT_ID,
             username_prefix=OIDC_USERNAME_PREFIX,
             groups_claim="groups",
         )
         with stand_in(tls=True, oidc=options) as sandbox:
             seed_demo(sandbox, guardrails=True, sandbox_ca=ca_of(sandbox))
             settings.KUBE_OIDC_ISSUER_URL = issuer
-            settings.KUBE_OIDC_CLIENT_ID = CLIENT_ID
+            settings.KUBE_OIDC_CLIENT_ID = KUBECTL_CLIENT_ID
+            settings.BERTH_CLI_COMMAND = str(Path(sys.executable).parent / "berth")
             settings.BERTH_API_RATE = "100000/min"
             celery_app.conf.task_always_eager = True
             try:
@@ -147,16 +177,21 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
                 assert yaml.safe_load(shown) == yaml.safe_load(kubeconfig.read_text())
             finally:
                 celery_app.conf.task_always_eager = False
-            # dev has signed in before: kubectl's plugin finds the ID token in its cache.
-            cached = cache_file(issuer, CLIENT_ID, cache_home=tmp_path / "cache")
-            cached.parent.mkdir(parents=True)
-            cached.write_text(json.dumps({"id_token": id_token_of(issuer, "dev")}))
+            assert yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]["exec"][
+                "command"
+            ] == str(Path(sys.executable).parent / "berth")
             environment = {
                 **{k: v for k, v in os.environ.items() if not k.startswith("BERTH_")},
-                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+                # Not the virtualenv's bin: the kubeconfig names berth by its path.
+                "PATH": os.pathsep.join(
+                    part
+                    for part in os.environ["PATH"].split(os.pathsep)
+                    if Path(part) != Path(sys.executable).parent
+                ),
                 "KUBECONFIG": str(kubeconfig),
                 "XDG_CACHE_HOME": str(tmp_path / "cache"),
                 "HOME": str(tmp_path),
+                "BROWSER": "true",  # no browser opens: the test is the person
             }
 
             def kubectl_says(*args: str) -> subprocess.CompletedProcess:
@@ -164,8 +199,30 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
                     [kubectl, *args], env=environment, capture_output=True, text=True, timeout=60
                 )
 
+            first = subprocess.Popen(
+                [kubectl, "get", "pods", "-n", "payments-kube-dev"],
+                env=environment,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            said = []
+            for line in first.stderr:
+                said.append(line)
+                if line.strip().startswith(f"{issuer}/authorize?"):
+                    break
+            else:
+                first.wait()
+                raise AssertionError("kubectl printed no sign-in address:\n" + "".join(said))
+            landed = follow_sign_in(issuer, line.strip(), "dev")
+            assert landed.status_code == 200 and "You are signed in" in landed.text
+            out, rest = first.communicate(timeout=60)
+            assert first.returncode == 0, "".join(said) + rest
+            assert "No resources found in payments-kube-dev namespace." in rest
+
             pods = kubectl_says("get", "pods", "-n", "payments-kube-dev")
             assert pods.returncode == 0, pods.stderr
+            assert "To sign in" not in pods.stderr  # from berth's cache
             assert "No resources found in payments-kube-dev namespace." in pods.stderr
             whoami = kubectl_says("auth", "whoami", "-o", "json")
             assert whoami.returncode == 0, whoami.stderr

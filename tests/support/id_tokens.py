@@ -98,20 +98,7 @@ def signed_in_tokens(
     """The development provider's tokens for `username`, signed in at its form first, for a
     Berth at `berth_url` (the one the provider was started for), or for the client and
     redirect URI `client` names (code_flow_tokens' arguments)."""
-    provider = issuer.removesuffix("/openid")
-    session = requests.Session()
-    login = session.get(f"{provider}/login/", timeout=10)
-    session.post(
-        f"{provider}/login/",
-        data={
-            "username": username,
-            "password": username * 2,
-            "next": "/",
-            "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
-        },
-        headers={"Referer": login.url},
-        timeout=10,
-    )
+    session = signed_in_session(issuer, username)
     return code_flow_tokens(
         issuer,
         **{"redirect_uri": f"{berth_url}/oidc/callback/", "scope": "openid groups", **client},
@@ -130,3 +117,33 @@ def tokens_from(provider: TestProvider, claims: dict, defect: str | None = None,
     return code_flow_tokens(
         provider.url, redirect_uri="http://testserver/oidc/callback/", scope="openid"
     )
+
+
+def signed_in_session(issuer: str, username: str) -> requests.Session:
+    """A browser signed in at the development provider's form as `username`."""
+    provider = issuer.removesuffix("/openid")
+    session = requests.Session()
+    login = session.get(f"{provider}/login/", timeout=10)
+    session.post(
+        f"{provider}/login/",
+        data={
+            "username": username,
+            "password": username * 2,
+            "next": "/",
+            "csrfmiddlewaretoken": session.cookies["devidp_csrftoken"],
+        },
+        headers={"Referer": login.url},
+        timeout=10,
+    )
+    return session
+
+
+def follow_sign_in(issuer: str, address: str, username: str) -> requests.Response:
+    """What a person does with the sign-in address a native app printed: open it, sign in
+    as `username`, consent, and let the browser follow the provider's redirect to the app's
+    loopback listener. The listener's page is returned."""
+    session = signed_in_session(issuer, username)
+    authorized = session.get(address, allow_redirects=False, timeout=10)
+    if "Location" not in authorized.headers and 'name="allow"' in authorized.text:
+        authorized = consent(issuer, authorized.text, session)
+    return session.get(authorized.headers["Location"], timeout=10)

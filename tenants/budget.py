@@ -138,12 +138,13 @@ def overruns(*, tenant: Tenant, wanted: Usage) -> dict[str, str]:
             getattr(budget, attribute),
         )
         if need and have + need > total:
-            # In the units people read (cores, GiB), as every page shows them; the parts
-            # taken without a unit, after "of its 8 cores".
+            # What it asks for as it was typed ("500m (0.5 cores)"); the budget in the units
+            # its meters show (cores, GiB), the parts taken without a unit, after "of its 8
+            # cores".
             def bare(stored: int, dimension: str = field) -> str:
                 return quantities.amount(dimension, stored).bare().plain()
 
-            asked_for = quantities.amount(field, need).plain()
+            asked_for = quantities.amount(field, need).written()
             limit = quantities.amount(field, total).plain()
             by_namespaces = "in use" if field == "namespaces" else "in use by its namespaces"
             problems[field] = (

@@ -177,22 +177,28 @@ def seconds_to_duration(seconds: int) -> str:
 
 # --- as people read them ---------------------------------------------------------------------
 
-# Stored unit → what a person reads: CPU in cores, memory and storage in GiB, at most this
-# many decimals (the exact Kubernetes quantity stays on hover).
+# Stored unit → the friendlier reading beside the Kubernetes quantity: CPU in cores, memory
+# and storage in GiB, at most this many decimals.
 _READ_AS = {
     "cpu": (Decimal(1000), 3, ("core", "cores"), millis_to_cpu),
     "memory": (Decimal(1024), 2, ("GiB", "GiB"), mib_to_memory),
     "storage": (Decimal(1), 2, ("GiB", "GiB"), gib_to_storage),
     "namespaces": (Decimal(1), 0, ("namespace", "namespaces"), str),
 }
+_SUFFIX = re.compile(r"(Gi|Mi|m)$")
 
 
 @dataclass(frozen=True)
 class Amount:
-    """An amount as people read it ("8.2 cores", "16.25 GiB") and as Kubernetes writes it
-    ("8200m", "16640Mi"). Pages show `html()`, an `<abbr>` holding the exact quantity, so
-    every page that shows one shows it the same way; `bare()` drops the unit, for "8.2 of
-    32 cores"."""
+    """An amount as Kubernetes writes it ("500m", "1536Mi") and as people read it ("0.5
+    cores", "1.5 GiB").
+
+    A quota or what a request asks for is shown as written, the way it is typed into a
+    form or a manifest, with the reading beside it where that says more: `written()`
+    ("500m (0.5 cores)", "1536Mi (1.5 GiB)", "2Gi", "1 core") and `html()`, which every
+    page uses, so every page shows one the same way. Budgets, sums of many namespaces, are
+    read in cores and GiB with the exact quantity on hover (`reading_html()`); `bare()`
+    drops the unit, for "8.2 of 32 cores"."""
 
     number: str
     unit: str
@@ -204,13 +210,37 @@ class Amount:
     def __str__(self) -> str:
         return f"{self.number} {self.unit}" if self.unit else self.number
 
+    @property
+    def _reading_adds_nothing(self) -> bool:
+        """ "2 GiB" is all of "2Gi" (and "1 core" of "1"): no reading beside it."""
+        return _SUFFIX.sub("", self.exact) == self.number
+
+    def written(self) -> str:
+        """As Kubernetes writes it, the reading beside it where that says more: "500m (0.5
+        cores)", "100Mi (≈0.1 GiB)", "2Gi"; a whole number of cores with its unit, "2
+        cores" (a bare "2" would not say what it counts)."""
+        if not self._reading_adds_nothing:
+            return f"{self.exact} ({self})"
+        return self.exact if _SUFFIX.search(self.exact) else str(self)
+
     def plain(self) -> str:
-        """As text where nothing can be hovered (e-mails, refusals): a rounded amount says
-        its exact quantity too, "≈0.1 GiB (100Mi)"."""
+        """The reading as text where nothing can be hovered (a budget in a refusal): a
+        rounded amount says its exact quantity too, "≈0.1 GiB (100Mi)"."""
         return f"{self} ({self.exact})" if self.number.startswith("≈") else str(self)
 
     def html(self) -> SafeString:
-        if re.sub(r"(Gi|Mi|m)$", "", self.exact) == self.number:  # "2 GiB" is all of "2Gi"
+        """`written()` for a page: the reading beside the quantity is muted."""
+        if self._reading_adds_nothing:
+            return escape(self.written())
+        return format_html(
+            '<span class="quantity">{} <span class="muted">({})</span></span>',
+            self.exact,
+            str(self),
+        )
+
+    def reading_html(self) -> SafeString:
+        """The reading, with the exact quantity on hover: for budgets' figures."""
+        if self._reading_adds_nothing:
             return escape(str(self))
         return format_html('<abbr class="quantity" title="{}">{}</abbr>', self.exact, str(self))
 
@@ -219,8 +249,8 @@ class Amount:
 
 
 def amount(dimension: str, stored: int) -> Amount:
-    """`amount("cpu", 8200)` reads "8.2 cores"; `amount("memory", 16640)` "16.25 GiB"; an
-    amount rounded to be read starts with "≈"."""
+    """`amount("cpu", 8200)` is written "8200m" and reads "8.2 cores"; `amount("memory",
+    16640)` "16640Mi", "16.25 GiB"; a reading rounded starts with "≈"."""
     per_unit, places, (one, many), exact = _READ_AS[dimension]
     value = Decimal(stored) / per_unit
     shown = round(value, places)
@@ -232,7 +262,7 @@ def amount(dimension: str, stored: int) -> Amount:
 
 # --- what people typed ------------------------------------------------------------------------
 
-# Payload keys stored in Berth's integer units, shown back in the units people read.
+# Payload keys stored in Berth's integer units, shown back as Kubernetes quantities.
 _FOR_PEOPLE = {
     "cpu_millis": ("cpu", "cpu"),
     "memory_mib": ("memory", "memory"),
@@ -246,8 +276,8 @@ _NAMING_KEYS = ("app", "project", "namespace", "tier", "tiers", "cluster", "env_
 
 
 def payload_items(payload: dict) -> list[tuple[str, object]]:
-    """A request's payload as people read it: `cpu_millis: 1000` is `cpu: 1 core` (an
-    Amount), `memory_mib: 2048` `memory: 2 GiB`, `ttl_seconds: 7200` `ttl: 2h`, a list of
+    """A request's payload as people typed it: `cpu_millis: 500` is `cpu: 500m (0.5 cores)`
+    (an Amount), `memory_mib: 2048` `memory: 2Gi`, `ttl_seconds: 7200` `ttl: 2h`, a list of
     tiers "dev, staging, prod", an engine its label ("Argo CD + Kargo")."""
     first = [key for key in _NAMING_KEYS if key in payload]
     items = []
@@ -270,9 +300,9 @@ def payload_items(payload: dict) -> list[tuple[str, object]]:
 
 
 def payload_for_people(payload: dict) -> dict[str, str]:
-    """payload_items as plain text, for e-mails: `{"cpu": "1 core", ...}`."""
+    """payload_items as plain text, for e-mails: `{"cpu": "500m (0.5 cores)", ...}`."""
     return {
-        key: value.plain() if isinstance(value, Amount) else str(value)
+        key: value.written() if isinstance(value, Amount) else str(value)
         for key, value in payload_items(payload)
     }
 

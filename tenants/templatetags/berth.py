@@ -1,6 +1,7 @@
-"""Template filters for showing Berth's records the way people read them: quantities in
-cores and GiB (tenants.quantities.amount, the exact quantity on hover), lists joined,
-choices and audit actions by their words, objects by their names with links."""
+"""Template filters for showing Berth's records the way people read them: quantities as
+Kubernetes writes them with cores and GiB beside (tenants.quantities.amount), budgets in
+cores and GiB, lists joined, choices and audit actions by their words, objects by their
+names with links."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ register = template.Library()
 
 @register.filter
 def for_people(payload: dict | None) -> list[tuple[str, object]]:
-    """`{% for key, value in request.payload|for_people %}`: what a request asks for, in
-    people's units (the exact quantity on hover) and words."""
+    """`{% for key, value in request.payload|for_people %}`: what a request asks for, its
+    quantities as typed ("500m (0.5 cores)") and its choices in words."""
     return [
         (key, value.html() if isinstance(value, Amount) else value)
         for key, value in payload_items(payload or {})
@@ -36,11 +37,17 @@ def asked_for(payload: dict | None) -> dict:
 
 @register.filter
 def budget_figures(row: dict) -> str:
-    """A budget row of selectors.budget_summary as "8.2 of 32 cores (23.8 left)"."""
+    """A budget row of selectors.budget_summary as "8.2 of 32 cores (23.8 left)", each
+    exact on hover."""
     used, total, left = (
         amount(row["key"], row[f"{part}_amount"]) for part in ("used", "total", "left")
     )
-    return format_html("{} of {} ({} left)", used.bare(), total, left.bare())
+    return format_html(
+        "{} of {} ({} left)",
+        used.bare().reading_html(),
+        total.reading_html(),
+        left.bare().reading_html(),
+    )
 
 
 @register.filter
@@ -50,7 +57,9 @@ def budget_parts(row: dict) -> str:
         amount(row["key"], row[f"{part}_amount"]) for part in ("live", "requested", "left", "total")
     )
     return format_html(
-        "in use {}, requested {}, left {} of {}", live.bare(), requested.bare(), left.bare(), total
+        "in use {}, requested {}, left {} of {}",
+        *(part.bare().reading_html() for part in (live, requested, left)),
+        total.reading_html(),
     )
 
 
@@ -110,7 +119,7 @@ def commit_link(tenant, sha: str) -> str:
 
 @register.filter
 def quantity(stored: int, dimension: str) -> str:
-    """`{{ namespace.cpu_millis|quantity:"cpu" }}`: "1.5 cores", 1500m on hover."""
+    """`{{ namespace.cpu_millis|quantity:"cpu" }}`: "1500m (1.5 cores)"."""
     return amount(dimension, stored).html()
 
 

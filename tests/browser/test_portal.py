@@ -54,7 +54,7 @@ def test_request_reaches_ready_with_links_and_history_live(
     tenancy_request = Request.objects.get()
 
     facts = developer.locator("dl.facts").inner_text()
-    assert "cpu: 1 core" in facts and "memory: 2 GiB" in facts and "cpu_millis" not in facts
+    assert "cpu: 1 core" in facts and "memory: 2Gi" in facts and "cpu_millis" not in facts
     assert "What approval will commit" in developer.locator("#gitops").inner_text()
 
     # The admin approves from the queue's row; the developer's page hears of it by itself.
@@ -84,7 +84,7 @@ def test_request_reaches_ready_with_links_and_history_live(
 
     namespace_link.click()
     developer.wait_for_url(re.compile(r"/namespaces/\d+/$"))
-    assert "CPU 1 core · memory 2 GiB" in developer.locator("dl.facts").inner_text()
+    assert "CPU 1 core · memory 2Gi" in developer.locator("dl.facts").inner_text()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -139,7 +139,7 @@ def test_an_environment_beyond_the_budget_is_refused_with_the_numbers(rules_worl
     with pytest.raises(InvalidInput) as caught:
         ephemeral(rules_world, env_slug="review-2", cpu="500m")
     assert str(caught.value.field_errors["cpu"][0]) == (
-        "Asks for 0.5 cores of CPU, but payments has 0.5 of its budget of 0.8 cores of "
+        "Asks for 500m (0.5 cores) of CPU, but payments has 0.5 of its budget of 0.8 cores of "
         "CPU taken: 0 in use "
         "by its namespaces, 0.5 requested by requests not yet provisioned; 0.3 left."
     )

@@ -87,7 +87,7 @@ def test_each_waited_on_event_mails_what_was_asked_in_peoples_units_and_posts_th
         if m.subject == f"[Berth] payments: request #{tenancy_request.pk} {SUBJECT_WORDS[event]}"
     ]
     assert f"Request #{tenancy_request.pk} (new namespace) for payments " in message.body
-    assert "cpu: 1 core\n" in message.body and "memory: 2 GiB\n" in message.body
+    assert "cpu: 1 core\n" in message.body and "memory: 2Gi\n" in message.body
     assert "cpu_millis" not in message.body and "memory_mib" not in message.body
     assert f"/requests/{tenancy_request.pk}/" in message.body
     if tenancy_request.status_message:

@@ -91,7 +91,7 @@ def test_submission_mail_shows_what_was_asked_for_in_people_units(
     with django_capture_on_commit_callbacks(execute=True):
         submit(demo_world)
     body = mail.outbox[-1].body
-    assert "cpu: 1 core\n" in body and "memory: 1 GiB\n" in body and "app: shop\n" in body
+    assert "cpu: 1 core\n" in body and "memory: 1Gi\n" in body and "app: shop\n" in body
     assert "cpu_millis" not in body and "memory_mib" not in body
 
 

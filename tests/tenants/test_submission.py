@@ -82,7 +82,7 @@ def test_quota_beyond_the_remaining_budget_is_refused_with_numbers(demo_world):
     with pytest.raises(InvalidInput) as refused:
         submit(demo_world, app="two", cpu="1500m")
     assert errors_of(refused)["cpu"] == (
-        "Asks for 1.5 cores of CPU, but payments has 2 of its budget of 3 cores of CPU "
+        "Asks for 1500m (1.5 cores) of CPU, but payments has 2 of its budget of 3 cores of CPU "
         "taken: 0 in use by "
         "its namespaces, 2 requested by requests not yet provisioned; 1 left."
     )

@@ -1,5 +1,6 @@
 """Pages and e-mails in people's words and units: what a request asks for, its history, the
-failure e-mail, the audit log's objects, budgets in cores and GiB (exact on hover), the
+failure e-mail, the audit log's objects, quotas as Kubernetes writes them ("500m (0.5 cores)")
+and budgets in cores and GiB (exact on hover), the
 dashboard's axes and colours, the tenant's permissions one row per role."""
 
 import re
@@ -136,26 +137,29 @@ def test_budgets_read_in_cores_and_gib_with_the_exact_value_on_hover(client, bud
     assert re.sub(r"<[^>]+>", "", cpu).strip() == "8.2 of 32 cores (23.8 left)"
     assert re.sub(r"<[^>]+>", "", memory).strip() == "16.25 of 64 GiB (47.75 left)"
     assert 'title="8200m">8.2</abbr>' in cpu and 'title="48896Mi">47.75</abbr>' in memory
+    # The namespaces using most: each one's quota, as written.
     using_most = page.split('id="using-most"')[1].split("</table>")[0]
-    assert 'title="16640Mi">16.25 GiB</abbr>' in using_most
+    assert '16640Mi <span class="muted">(16.25 GiB)</span>' in using_most
     assert_no_raw_values(page)
 
 
-def test_a_namespace_and_the_queue_show_the_same_units(client, budgeted_world):
+def test_a_namespace_and_the_queue_show_quotas_as_written_with_the_reading_beside(
+    client, budgeted_world
+):
     tenant = budgeted_world["tenant"]
     namespace = live_namespace(tenant, "small-dev", cpu_millis=500, memory_mib=1536)
     client.force_login(budgeted_world["admin"])
     page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
-    assert (
-        'CPU <abbr class="quantity" title="500m">0.5 cores</abbr> · memory '
-        '<abbr class="quantity" title="1536Mi">1.5 GiB</abbr>'
-    ) in page
+    quota = page.split("<dt>Quota</dt><dd>")[1].split("</dd>")[0]
+    assert re.sub(r"<[^>]+>", "", quota) == (
+        "CPU 500m (0.5 cores) · memory 1536Mi (1.5 GiB) · storage 0Gi"
+    )
 
     ask_for_namespace(
         tenant, budgeted_world["developer"], app="shop", tier="prod", cpu="1500m", memory="1536Mi"
     )
     queue = client.get("/approvals/").content.decode()
-    assert 'cpu: <abbr class="quantity" title="1500m">1.5 cores</abbr>' in queue
+    assert 'cpu: <span class="quantity">1500m <span class="muted">(1.5 cores)</span>' in queue
     assert_no_raw_values(queue)
 
 
@@ -220,21 +224,23 @@ def test_permissions_are_one_row_group_per_role_with_alike_tiers_together(client
 
 
 @pytest.mark.parametrize(
-    ("dimension", "stored", "shown", "exact"),
+    ("dimension", "stored", "shown", "exact", "written"),
     [
-        ("cpu", 8200, "8.2 cores", "8200m"),
-        ("cpu", 1000, "1 core", "1"),
-        ("cpu", 125, "0.125 cores", "125m"),
-        ("memory", 16640, "16.25 GiB", "16640Mi"),
-        ("memory", 100, "≈0.1 GiB", "100Mi"),
-        ("storage", 0, "0 GiB", "0Gi"),
-        ("namespaces", 3, "3 namespaces", "3"),
+        ("cpu", 8200, "8.2 cores", "8200m", "8200m (8.2 cores)"),
+        ("cpu", 1000, "1 core", "1", "1 core"),
+        ("cpu", 500, "0.5 cores", "500m", "500m (0.5 cores)"),
+        ("cpu", 125, "0.125 cores", "125m", "125m (0.125 cores)"),
+        ("memory", 16640, "16.25 GiB", "16640Mi", "16640Mi (16.25 GiB)"),
+        ("memory", 2048, "2 GiB", "2Gi", "2Gi"),
+        ("memory", 100, "≈0.1 GiB", "100Mi", "100Mi (≈0.1 GiB)"),
+        ("storage", 0, "0 GiB", "0Gi", "0Gi"),
+        ("namespaces", 3, "3 namespaces", "3", "3 namespaces"),
     ],
 )
-def test_one_helper_reads_every_amount_as_people_do(dimension, stored, shown, exact):
+def test_one_helper_reads_every_amount_as_people_do(dimension, stored, shown, exact, written):
     from tenants.quantities import amount
 
     read = amount(dimension, stored)
-    assert (str(read), read.exact) == (shown, exact)
+    assert (str(read), read.exact, read.written()) == (shown, exact, written)
     # Rounded amounts say their exact quantity where nothing can be hovered.
     assert read.plain() == (f"{shown} ({exact})" if shown.startswith("≈") else shown)

@@ -53,19 +53,30 @@ def made_ready(tenancy_request: Request) -> Namespace:
     return namespace
 
 
-# --- people's units --------------------------------------------------------------------------
+# --- quantities as typed ---------------------------------------------------------------------
+
+READING = '<span class="quantity">{} <span class="muted">({})</span></span>'
 
 
-def test_asked_for_shows_the_quantities_in_cores_and_gib_not_berths_units(client, demo_world):
+def test_asked_for_shows_the_quantities_as_typed_not_berths_units(client, demo_world):
+    tenancy_request = submit(demo_world, cpu="500m", memory="2Gi")
+    client.force_login(demo_world["developer"])
+    page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
+
+    assert "cpu: " + READING.format("500m", "0.5 cores") in page
+    assert "memory: 2Gi<" in page
+    assert "cpu_millis" not in page and "memory_mib" not in page
+
+
+def test_a_whole_number_of_cores_says_its_unit(client, demo_world):
     tenancy_request = submit(demo_world, cpu="1", memory="2Gi")
     client.force_login(demo_world["developer"])
     page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
 
-    assert "cpu: 1 core<" in page and "memory: 2 GiB<" in page
-    assert "cpu_millis" not in page and "memory_mib" not in page
+    assert "cpu: 1 core<" in page and "memory: 2Gi<" in page
 
 
-def test_queue_and_audit_show_people_units_too(client, demo_world):
+def test_queue_and_audit_show_the_quantities_as_typed_too(client, demo_world):
     submit(demo_world, cpu="500m", memory="512Mi")
     client.force_login(demo_world["admin"])
 
@@ -74,21 +85,19 @@ def test_queue_and_audit_show_people_units_too(client, demo_world):
     export = client.get("/audit/?format=csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode())))
 
-    assert 'cpu: <abbr class="quantity" title="500m">0.5 cores</abbr>' in queue
-    assert 'memory: <abbr class="quantity" title="512Mi">0.5 GiB</abbr>' in queue
-    assert 'title="500m">0.5 cores</abbr>' in audit_page
+    assert "cpu: " + READING.format("500m", "0.5 cores") in queue
+    assert "memory: " + READING.format("512Mi", "0.5 GiB") in queue
+    assert "cpu: " + READING.format("500m", "0.5 cores") in audit_page
     submitted = next(row for row in rows if row["action"] == "request.submit")
     assert "'cpu': '500m'" in submitted["after"] and "'memory': '512Mi'" in submitted["after"]
     assert "cpu_millis" not in submitted["after"]
 
 
-def test_namespace_page_shows_its_quota_in_people_units(client, demo_world):
+def test_namespace_page_shows_its_quota_as_typed(client, demo_world):
     namespace = made_ready(submit(demo_world, cpu="1500m", memory="3Gi"))
     client.force_login(demo_world["developer"])
     page = client.get(f"/namespaces/{namespace.pk}/").content.decode()
-    assert (
-        'CPU <abbr class="quantity" title="1500m">1.5 cores</abbr> · memory 3 GiB · storage 0 GiB'
-    ) in page
+    assert f"CPU {READING.format('1500m', '1.5 cores')} · memory 3Gi · storage 0Gi" in page
 
 
 # --- the form starts on a tier meant to stay -------------------------------------------------

@@ -233,6 +233,51 @@ def list_hooks(call: Call) -> Answer:
     return _ok([render.hook(call.urls, repo, h) for h in repo.hooks.values()])
 
 
+def _hook(call: Call) -> tuple[Repo, Hook]:
+    repo = _hooks_repo(call)
+    hook = repo.hooks.get(int(call.params["hook_id"]))
+    if hook is None:
+        raise not_found()
+    return repo, hook
+
+
+def get_hook(call: Call) -> Answer:
+    repo, hook = _hook(call)
+    return _ok(render.hook(call.urls, repo, hook))
+
+
+def update_hook(call: Call) -> Answer:
+    """GitHub's PATCH of a hook: a ``config`` given is its new configuration, and without a
+    ``secret`` the old one is removed (as GitHub documents); ``events`` replaces the list,
+    ``add_events`` and ``remove_events`` change it."""
+    repo, hook = _hook(call)
+    body = call.body or {}
+    if "config" in body:
+        config = body["config"]
+        if not config.get("url", hook.url):
+            raise ForgeError(
+                422,
+                "Validation Failed",
+                [{"resource": "Hook", "code": "custom", "message": "Config must contain a url"}],
+            )
+        hook.url = config.get("url", hook.url)
+        hook.content_type = config.get("content_type", hook.content_type)
+        hook.insecure_ssl = str(config.get("insecure_ssl", hook.insecure_ssl))
+        hook.secret = config.get("secret") or None
+    events = list(body.get("events", hook.events))
+    events += [e for e in body.get("add_events", []) if e not in events]
+    hook.events = [e for e in events if e not in body.get("remove_events", [])]
+    hook.active = body.get("active", hook.active)
+    hook.updated_at = now()
+    return _ok(render.hook(call.urls, repo, hook))
+
+
+def delete_hook(call: Call) -> Answer:
+    repo, hook = _hook(call)
+    del repo.hooks[hook.id]
+    return 204, None, {}
+
+
 def _hooks_repo(call: Call) -> Repo:
     # GitHub hides a repository's hooks from anyone but its admins.
     repo = call.repo()
@@ -247,8 +292,8 @@ ROUTES: list[tuple[str, re.Pattern[str], Callable[[Call], Answer]]] = []
 
 def _route(method: str, template: str, handler: Callable[[Call], Answer]) -> None:
     pattern = re.sub(r"\{(\w+)\}", lambda m: _SEGMENT.format(m[1]), template)
-    if "pull_number" in template:
-        pattern = pattern.replace("(?P<pull_number>[^/]+)", r"(?P<pull_number>\d+)")
+    for number in ("pull_number", "hook_id"):
+        pattern = pattern.replace(f"(?P<{number}>[^/]+)", rf"(?P<{number}>\d+)")
     ROUTES.append((method, re.compile(f"^{pattern}$"), handler))
 
 
@@ -263,6 +308,9 @@ _route("PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", merge_pull)
 _route("GET", "/repos/{owner}/{repo}/issues/{issue_number}", get_issue)
 _route("GET", "/repos/{owner}/{repo}/hooks", list_hooks)
 _route("POST", "/repos/{owner}/{repo}/hooks", create_hook)
+_route("GET", "/repos/{owner}/{repo}/hooks/{hook_id}", get_hook)
+_route("PATCH", "/repos/{owner}/{repo}/hooks/{hook_id}", update_hook)
+_route("DELETE", "/repos/{owner}/{repo}/hooks/{hook_id}", delete_hook)
 
 
 def resolve(method: str, path: str) -> tuple[Callable[[Call], Answer], dict[str, str]] | None:

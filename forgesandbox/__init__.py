@@ -16,7 +16,8 @@ What it speaks (under ``/api/v3``, GitHub Enterprise Server's API root):
   git on the bare repository; 405 on a conflict, 409 when ``sha`` is not the head's).
   Refused with GitHub's 422 "Validation Failed" shape: head equal to base or already in it,
   a missing branch, a second open pull request for the same head.
-* Webhooks: ``POST``/``GET /repos/{owner}/{repo}/hooks``; ``ping`` on creation,
+* Webhooks: ``POST``/``GET /repos/{owner}/{repo}/hooks``, ``GET``/``PATCH``/``DELETE
+  .../hooks/{hook_id}``; ``ping`` on creation,
   ``pull_request`` on opened, edited, closed (``merged`` true or false) and reopened,
   signed as GitHub signs (``webhooks``).
 * Tokens: ``Authorization: token X`` or ``Bearer X``; 401 without or with an unknown one;
@@ -39,6 +40,11 @@ close, reopen, merge), hooks with Gitea's ``pull_request`` event signed in
 
 The repositories (``<root>/<owner>/<name>.git``) are served over git's HTTP protocol by
 whatever the caller runs beside it (the project's git server in its tests), at ``git_url``.
+
+Web pages for a person reviewing (``web``), with no token: a pull request at its
+``html_url`` (``/<owner>/<repo>/pull/<number>``) with its diff from git and Merge and Close
+buttons that merge and close as ``merge_as_reviewer`` and ``close_as_reviewer`` do, and a
+repository's pull requests (``/<owner>/<repo>/pulls``).
 
 Test controls (``ForgeSandbox`` methods, and ``/_sandbox/`` over HTTP, ``controls``): make
 users, repositories and collaborators, merge or close a pull request as a reviewer in the web

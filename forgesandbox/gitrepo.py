@@ -162,6 +162,21 @@ class Repository:
         out = self._out("diff", "--name-only", merge_base, head)
         return [line for line in out.splitlines() if line]
 
+    def diff(self, base: str, head: str) -> tuple[list[tuple[str, str, str]], str]:
+        """What a pull request's page shows of it: the files the head changed since it left
+        the base, each as ``(added, deleted, path)`` (``-`` for a binary file), and the
+        unified diff, both from git."""
+        merge_base = self.merge_base(base, head) or base
+        options = ("--no-color", "--no-ext-diff", "--no-renames", merge_base, head, "--")
+        counted = self._run("diff", "--numstat", "-z", *options).stdout.decode(errors="replace")
+        files = []
+        for entry in counted.split("\0"):
+            added, _, rest = entry.partition("\t")
+            deleted, _, path = rest.partition("\t")
+            if path:
+                files.append((added, deleted, path))
+        return files, self._run("diff", *options).stdout.decode(errors="replace")
+
     def commit_count(self, base: str, head: str) -> int:
         return int(self._out("rev-list", "--count", f"{base}..{head}") or 0)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import api, controls, gitea, gitlab, gitlab_render, render
+from . import api, controls, gitea, gitlab, gitlab_render, render, web
 from .model import Forge, ForgeError, Hook, Pull, Repo
 from .spec import load_document, load_openapi, spec_path
 from .validation import ForgeRequest, ForgeResponse, Validator
@@ -270,6 +270,8 @@ class ForgeSandbox:
             status, payload, extra, entry = gitlab.handle(view, method, path, query_pairs, body)
             self._record(entry)
             return status, json.dumps(payload).encode(), extra
+        if web.serves(path) and not path.startswith(API_PREFIX + "/"):  # a person's pages
+            return web.handle(self, method, path, query_pairs, headers, body)
         api_path = path.removeprefix(API_PREFIX) or "/"
         entry: dict[str, Any] = {
             "method": method,

@@ -53,12 +53,12 @@ class ApiProblem(Exception):
 
     def describe(self) -> str:
         problem = self.problem
-        lines = [
-            f"{self.status} {problem.get('title', 'error')}: {problem.get('detail', '')}".rstrip(
-                ": "
-            )
-        ]
-        for field, messages in (problem.get("errors") or {}).items():
+        title = str(problem.get("title") or "error").rstrip(".")
+        errors = problem.get("errors") or {}
+        # With field errors, the detail ("Invalid fields: a, b.") only lists what follows.
+        detail = "" if errors else str(problem.get("detail") or "")
+        lines = [f"{self.status} {title}" + (f": {detail}" if detail else "")]
+        for field, messages in errors.items():
             lines.append(f"  {field}: {' '.join(messages)}")
         return "\n".join(lines)
 

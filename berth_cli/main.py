@@ -102,7 +102,11 @@ def request_namespace(context: Context, tenant: str | None, **payload: Any) -> N
 @tenant_option
 @click.option("--app", required=True, help="The project's name.")
 @click.option(
-    "--engine", type=click.Choice(["argocd", "flux"]), default="argocd", show_default=True
+    "--engine",
+    type=click.Choice(["argocd", "argocd_kargo", "flux"]),
+    default="argocd",
+    show_default=True,
+    help="Argo CD, Argo CD with Kargo promoting between the tiers, or Flux.",
 )
 @click.option("--cluster", required=True)
 @click.option(

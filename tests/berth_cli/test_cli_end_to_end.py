@@ -132,3 +132,29 @@ def test_a_deploy_token_for_prod_is_refused_with_the_apis_reason(live):
         "kubeconfig", "payments-shop-prod", "--deploy-token", "--ttl", "90", home=live["home"]
     )
     assert too_long.returncode == 2 and "90 is not in the range 10<=x<=60" in too_long.stderr
+
+
+def test_a_refused_field_is_named_with_its_reason_in_plain_words(live):
+    refused = berth_as(
+        live,
+        "dev",
+        "request namespace --app Not_A_Name --tier dev --cluster sandbox --cpu 500m --memory 512Mi",
+    )
+
+    assert refused.returncode == 1
+    first, *fields = refused.stderr.strip().splitlines()
+    assert first == "400 Your request is not valid"
+    assert any(line.strip().startswith("payload.app:") for line in fields), refused.stderr
+    assert ".:" not in refused.stderr and "Invalid fields" not in refused.stderr
+    assert not Request.objects.filter(payload__app="Not_A_Name").exists()
+
+
+def test_a_project_promoted_by_kargo_can_be_asked_for_from_the_terminal(live):
+    asked = berth_as(
+        live,
+        "dev",
+        "request project --app promo --engine argocd_kargo --cluster sandbox --tiers dev,staging",
+    )
+
+    assert asked.returncode == 0, asked.stderr
+    assert Request.objects.get(payload__app="promo").payload["engine"] == "argocd_kargo"

@@ -68,14 +68,6 @@ def test_asked_for_shows_the_quantities_as_typed_not_berths_units(client, demo_w
     assert "cpu_millis" not in page and "memory_mib" not in page
 
 
-def test_a_whole_number_of_cores_says_its_unit(client, demo_world):
-    tenancy_request = submit(demo_world, cpu="1", memory="2Gi")
-    client.force_login(demo_world["developer"])
-    page = client.get(f"/requests/{tenancy_request.pk}/").content.decode()
-
-    assert "cpu: 1 core<" in page and "memory: 2Gi<" in page
-
-
 def test_queue_and_audit_show_the_quantities_as_typed_too(client, demo_world):
     submit(demo_world, cpu="500m", memory="512Mi")
     client.force_login(demo_world["admin"])

@@ -71,6 +71,11 @@ urlpatterns = [
     path("requests/<int:pk>/comment/", requests.request_comment, name="request-comment"),
     path("namespaces/<int:pk>/", tenants.namespace_detail, name="namespace-detail"),
     path(
+        "namespaces/<int:pk>/kubeconfig.yaml",
+        tenants.namespace_kubeconfig,
+        name="namespace-kubeconfig",
+    ),
+    path(
         "namespaces/<int:pk>/deploy-tokens/",
         deploy_tokens.deploy_token_mint,
         name="deploy-token-mint",

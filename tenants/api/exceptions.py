@@ -68,7 +68,10 @@ PROBLEM_TYPES: dict[str, tuple[str, str]] = {
         "Nothing is here, or it belongs to a tenant you are not a member of.",
     ),
     "method-not-allowed": ("Method not allowed.", "This resource does not accept that method."),
-    "not-acceptable": ("Not acceptable.", "The API answers in JSON only."),
+    "not-acceptable": (
+        "Not acceptable.",
+        "The API answers in JSON (a kubeconfig also as YAML: `Accept: application/yaml`).",
+    ),
     "unsupported-media-type": ("Unsupported media type.", "Send the body as application/json."),
     "illegal-transition": (
         "The request cannot move there from its current state.",

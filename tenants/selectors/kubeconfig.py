@@ -31,6 +31,8 @@ CREDENTIALS = {
     BERTH: "the berth command (berth token --exec), where kubelogin is not installed",
 }
 EXEC_API_VERSION = "client.authentication.k8s.io/v1"
+# A kubeconfig given as a file (the page's Download, the API's YAML answer).
+MEDIA_TYPE = "application/yaml"
 ROLE_LABELS = {Role.OWNER: "Owners", Role.MEMBER: "Members", Role.VIEWER: "Viewers"}
 
 
@@ -68,6 +70,12 @@ class UseIt:
     @property
     def text(self) -> str:
         return yaml.safe_dump(self.kubeconfig, sort_keys=False)
+
+    @property
+    def disposition(self) -> str:
+        """The Content-Disposition of it as a file to save (a namespace's name needs no
+        quoting: a DNS label)."""
+        return f"attachment; filename={self.filename}"
 
 
 def namespace_by_reference(user: User, reference: str, *, cluster: str = "") -> Namespace:
@@ -236,16 +244,21 @@ def use_it(user: User, namespace: Namespace, *, credentials: str = KUBELOGIN) ->
     return UseIt(
         namespace=namespace,
         credentials=credentials,
-        filename=f"{namespace.name}.kubeconfig",
+        filename=f"{namespace.name}-kubeconfig.yaml",
         kubeconfig=config,
         access=access,
         attempts=attempts_for(namespace, access),
     )
 
 
+def chosen_credentials(asked: str) -> str:
+    """The sign-in helper a page's link asks for; kubelogin for anything else."""
+    return asked if asked in CREDENTIALS else KUBELOGIN
+
+
 def panel(user: User, namespace: Namespace, *, credentials: str = "") -> dict:
     """The namespace page's "Use it" section: the kubeconfig, or why there is none."""
-    chosen = credentials if credentials in CREDENTIALS else KUBELOGIN
+    chosen = chosen_credentials(credentials)
     try:
         found = use_it(user, namespace, credentials=chosen)
     except KubeconfigUnavailable as refused:

@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 
 from tenants import forms, provisioner, selectors, services, tasks
@@ -66,6 +67,25 @@ def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "deploy_token_form": forms.DeployTokenForm(),
         },
     )
+
+
+@login_required
+def namespace_kubeconfig(request: HttpRequest, pk: int) -> HttpResponse:
+    """The "Use it" kubeconfig as a file to save, for those who see the namespace's page
+    (404 for anyone else); where none can be made, back to the panel, which says why."""
+    namespace = selectors.visible_namespace(request.user, pk)
+    try:
+        found = kubeconfig.use_it(
+            request.user,
+            namespace,
+            credentials=kubeconfig.chosen_credentials(request.GET.get("credentials", "")),
+        )
+    except kubeconfig.KubeconfigUnavailable as refused:
+        messages.error(request, str(refused))
+        return redirect(reverse("namespace-detail", args=[pk]) + "#use-it")
+    response = HttpResponse(found.text, content_type=kubeconfig.MEDIA_TYPE)
+    response["Content-Disposition"] = found.disposition
+    return response
 
 
 @login_required

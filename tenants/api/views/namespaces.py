@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -12,17 +13,20 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import generics, viewsets
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tenants import selectors
 from tenants.api import serializers as s
+from tenants.api.renderers import KubeconfigRenderer
 from tenants.api.serializers.kubeconfig import KubeconfigQuerySerializer, KubeconfigSerializer
 from tenants.api.views.base import ID, ApiView, validated
 from tenants.filtersets import NamespaceFilterSet, ProjectFilterSet
 from tenants.models import Namespace, Project
 from tenants.selectors import kubeconfig
+from tenants.selectors.kubeconfig import MEDIA_TYPE
 
 
 @extend_schema_view(
@@ -83,9 +87,15 @@ class ProjectEnvironmentsView(ApiView, generics.ListAPIView):
 
 
 class NamespaceKubeconfigView(ApiView, APIView):
+    # JSON by default (existing clients read it); the file itself when asked for.
+    renderer_classes = [JSONRenderer, KubeconfigRenderer]
+
     @extend_schema(
         summary="Use it: a kubeconfig for a namespace you can see, signing in through the "
         "identity provider, and what kubectl should answer you there",
+        description="JSON by default. With `Accept: application/yaml` or `?format=yaml`, "
+        "the kubeconfig itself, as a file to save (`Content-Disposition: attachment; "
+        "filename=<namespace>-kubeconfig.yaml`).",
         parameters=[
             KubeconfigQuerySerializer,
             OpenApiParameter(
@@ -94,9 +104,19 @@ class NamespaceKubeconfigView(ApiView, APIView):
                 OpenApiParameter.PATH,
                 description="The namespace's name (a live one), or its id.",
             ),
+            OpenApiParameter(
+                "format",
+                str,
+                OpenApiParameter.QUERY,
+                enum=["json", "yaml"],
+                description="yaml: the kubeconfig itself (as `Accept: application/yaml`).",
+            ),
         ],
         responses={
-            200: KubeconfigSerializer,
+            (200, "application/json"): KubeconfigSerializer,
+            (200, MEDIA_TYPE): OpenApiResponse(
+                OpenApiTypes.STR, description="The kubeconfig, as a file to save."
+            ),
             (409, "application/problem+json"): OpenApiResponse(
                 OpenApiTypes.OBJECT,
                 description="No kubeconfig can be made: Berth has no identity "
@@ -112,4 +132,9 @@ class NamespaceKubeconfigView(ApiView, APIView):
             request.user, namespace, cluster=query.get("cluster", "")
         )
         answer = kubeconfig.use_it(request.user, found, credentials=query["credentials"])
-        return Response(KubeconfigSerializer(answer).data)
+        if request.accepted_renderer.format == KubeconfigRenderer.format:
+            response = Response(answer.text, headers={"Content-Disposition": answer.disposition})
+        else:
+            response = Response(KubeconfigSerializer(answer).data)
+        patch_vary_headers(response, ["Accept"])
+        return response

@@ -10,6 +10,9 @@ read off the ClusterRole the tier binds to it.
 from __future__ import annotations
 
 import base64
+import html
+import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -81,7 +84,7 @@ def test_a_member_gets_a_kubeconfig_that_signs_in_through_the_provider(
         or not settings.OIDC_RP_CLIENT_SECRET
     )
     assert "token" not in str(user["user"]).replace("get-token", "")
-    assert body["filename"] == f"{NAME}.kubeconfig"
+    assert body["filename"] == f"{NAME}-kubeconfig.yaml"
 
 
 def test_the_commands_to_try_say_what_the_persons_role_gives_them(api_world, namespace):
@@ -153,7 +156,7 @@ def test_the_namespace_page_has_a_use_it_section_for_those_who_see_it(api_world,
 
     assert page.status_code == 200
     text = page.content.decode()
-    assert "Use it" in text and f"{NAME}.kubeconfig" in text
+    assert "Use it" in text and f"{NAME}-kubeconfig.yaml" in text
     assert f"--oidc-issuer-url={ISSUER}" in text
     assert f"kubectl auth can-i --list -n {NAME}" in text
     picked = client.get(
@@ -170,3 +173,122 @@ def test_the_schema_documents_the_kubeconfig_endpoint(client):
 
     operation = schema["paths"]["/api/v1/namespaces/{namespace}/kubeconfig/"]["get"]
     assert {p["name"] for p in operation["parameters"]} >= {"namespace", "credentials", "cluster"}
+
+
+# --- the kubeconfig as a file ------------------------------------------------------------------
+
+YAML = "application/yaml"
+DISPOSITION = f"attachment; filename={NAME}-kubeconfig.yaml"
+CSS = Path(__file__).resolve().parents[3] / "static" / "berth" / "berth.css"
+
+
+def download_link(page: str) -> str:
+    found = re.search(r'<a class="button" id="kubeconfig-download" href="([^"]+)"', page)
+    assert found, "no Download button in the Use it panel"
+    return html.unescape(found[1])
+
+
+def test_the_use_it_panel_downloads_the_kubeconfig_it_shows(api_world, namespace, client):
+    client.force_login(api_world.member)
+    page = client.get(reverse("namespace-detail", args=[namespace.pk])).content.decode()
+
+    assert f"Download {NAME}-kubeconfig.yaml</a>" in page
+    download = client.get(download_link(page))
+
+    assert download.status_code == 200
+    assert download["Content-Type"] == YAML
+    assert download["Content-Disposition"] == DISPOSITION
+    shown = html.unescape(page.split('<pre class="yaml kubeconfig"><code>')[1].split("</code>")[0])
+    assert download.content.decode() == shown
+    config = yaml.safe_load(download.content)
+    assert config["contexts"][0]["context"]["namespace"] == NAME
+    assert base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"])
+
+
+def test_the_download_follows_the_sign_in_helper_picked(api_world, namespace, client):
+    client.force_login(api_world.member)
+    page = client.get(
+        reverse("namespace-detail", args=[namespace.pk]), {"credentials": "berth"}
+    ).content.decode()
+
+    config = yaml.safe_load(client.get(download_link(page)).content)
+    assert config["users"][0]["user"]["exec"]["args"][:2] == ["token", "--exec"]
+
+
+def test_only_those_who_see_the_namespace_download_its_kubeconfig(api_world, namespace, client):
+    url = reverse("namespace-kubeconfig", args=[namespace.pk])
+
+    anonymous = client.get(url)
+    assert anonymous.status_code == 302 and "kubeconfig" not in anonymous.get("Content-Type", "")
+    client.force_login(api_world.outsider)
+    assert client.get(url).status_code == 404
+    client.force_login(api_world.viewer)
+    assert client.get(url).status_code == 200  # a viewer sees the page, and the panel
+
+
+def test_without_a_provider_the_download_goes_back_to_the_panel_saying_why(
+    api_world, namespace, client, settings
+):
+    settings.KUBE_OIDC_ISSUER_URL = ""
+    client.force_login(api_world.member)
+    page = client.get(reverse("namespace-detail", args=[namespace.pk])).content.decode()
+    assert 'id="kubeconfig-download"' not in page  # no button where there is no kubeconfig
+
+    answer = client.get(reverse("namespace-kubeconfig", args=[namespace.pk]), follow=True)
+    assert answer.redirect_chain[-1][0].endswith(f"/namespaces/{namespace.pk}/#use-it")
+    assert "KUBE_OIDC_ISSUER_URL" in answer.content.decode()
+
+
+def test_the_kubeconfig_wraps_its_long_lines_instead_of_running_off_the_panel():
+    rule = re.search(r"pre\.kubeconfig \{([^}]*)\}", CSS.read_text())
+    assert rule and "white-space: pre-wrap" in rule[1] and "overflow-wrap: anywhere" in rule[1]
+
+
+@pytest.mark.parametrize(
+    ("headers", "query"),
+    [({"HTTP_ACCEPT": YAML}, {}), ({}, {"format": "yaml"})],
+    ids=["accept-header", "format-parameter"],
+)
+def test_the_api_answers_the_kubeconfig_file_itself_when_asked(
+    api_world, namespace, headers, query
+):
+    client = api(api_world.member, scopes=["read"])
+    as_json = client.get(kubeconfig_url(NAME)).json()
+
+    answer = client.get(kubeconfig_url(NAME), query, **headers)
+
+    assert answer.status_code == 200
+    assert answer["Content-Type"] == YAML
+    assert answer["Content-Disposition"] == DISPOSITION
+    assert answer.content.decode() == as_json["kubeconfig"]
+
+
+def test_the_api_answers_json_by_default_as_before(api_world, namespace):
+    client = api(api_world.member, scopes=["read"])
+
+    for headers in ({}, {"HTTP_ACCEPT": "*/*"}, {"HTTP_ACCEPT": "application/json"}):
+        answer = client.get(kubeconfig_url(NAME), **headers)
+        assert answer["Content-Type"] == "application/json", headers
+        assert "Content-Disposition" not in answer
+        assert set(answer.json()) >= {"kubeconfig", "filename", "try"}
+    assert "Accept" in answer["Vary"]
+
+
+def test_a_refusal_asked_for_as_yaml_is_still_a_problem(api_world, namespace, settings):
+    outsider = api(api_world.outsider, scopes=["read"])
+    assert_problem(outsider.get(kubeconfig_url(NAME), HTTP_ACCEPT=YAML), 404, "not-found")
+
+    settings.KUBE_OIDC_ISSUER_URL = ""
+    member = api(api_world.member, scopes=["read"])
+    body = assert_problem(member.get(kubeconfig_url(NAME), {"format": "yaml"}), 409)
+    assert "KUBE_OIDC_ISSUER_URL" in body["detail"]
+
+
+def test_the_schema_documents_the_kubeconfig_as_a_file_too(client):
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+
+    operation = schema["paths"]["/api/v1/namespaces/{namespace}/kubeconfig/"]["get"]
+    content = operation["responses"]["200"]["content"]
+    assert set(content) == {"application/json", YAML}
+    assert content[YAML]["schema"]["type"] == "string"
+    assert "format" in {p["name"] for p in operation["parameters"]}

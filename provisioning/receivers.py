@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from tenants.models import Cluster, Request, UpgradeCampaign
+from tenants.models import Cluster, Request, TruthTable, UpgradeCampaign
 from tenants.queue import enqueue
 from tenants.signals import campaign_moved, cluster_registered, request_state_changed
 
@@ -41,6 +41,18 @@ def settle_campaigns(sender, *, request_ids: list[int], action: str, **_: object
 
         for campaign_id in set(settle_campaign_syncs(request_ids=request_ids, action=action)):
             enqueue(roll_campaign, campaign_id)
+
+
+@receiver(request_state_changed, sender=Request)
+def retake_truth_tables(sender, *, request_ids: list[int], action: str, **_: object) -> None:
+    """A request Ready: the truth tables of its tenant that someone has taken (an untaken one
+    waits for beat) are retaken, so none shows its new files as orphans."""
+    if action == "mark_ready":
+        from provisioning.tasks import retake_truth_table
+
+        tenants = TruthTable.objects.filter(tenant__requests__pk__in=request_ids)
+        for tenant_id in set(tenants.values_list("tenant_id", flat=True)):
+            enqueue(retake_truth_table, tenant_id)
 
 
 @receiver(cluster_registered, sender=Cluster)

@@ -208,6 +208,18 @@ def take_truth_tables() -> int:
     return taken
 
 
+@shared_task(name="provisioning.retake_truth")
+def retake_truth_table(tenant_id: int) -> bool:
+    """One tenant's table retaken now: a request of its went Ready or was removed, so the
+    table taken while it was in flight (its files committed, its namespaces not yet Ready:
+    orphans, said falsely) is not shown until beat's next round."""
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None:
+        return False
+    jobs.take_truth(tenant)
+    return True
+
+
 def _worker(task: object) -> str:
     request = task.request  # type: ignore[attr-defined]
     return f"{request.hostname or 'local'}:{request.id or 'direct'}"

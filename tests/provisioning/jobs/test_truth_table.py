@@ -254,3 +254,27 @@ def test_a_kargo_stage_is_read_under_the_charts_role_and_a_refusal_is_said(provi
         message='stages.kargo.akuity.io "dev" is forbidden',
     )
     assert all("Berth cannot read it (403" in r["engine"] for r in stage_rows())
+
+
+def test_a_table_taken_before_a_request_went_ready_is_retaken_when_it_does(
+    provisioned, eager_tasks, django_capture_on_commit_callbacks
+):
+    """Taken while a namespace was being made, the table would show what it adds as missing
+    or orphaned until beat's next round: Ready retakes it at once."""
+    from tests.support.gitops_loop import ask_for_web
+
+    provisioner.take_truth(provisioned["tenant"])
+    before = TruthTable.objects.get(tenant=provisioned["tenant"])
+    assert not any("payments-web-dev" in row["object"] for row in before.rows)
+
+    made = ask_for_web(provisioned)
+    with django_capture_on_commit_callbacks(execute=True):
+        work()
+
+    made.refresh_from_db()
+    assert made.state == "ready", made.status_message
+    after = TruthTable.objects.get(tenant=provisioned["tenant"])
+    assert after.taken_at > before.taken_at
+    web = [row for row in after.rows if "payments-web-dev" in row["object"]]
+    assert web and {row["state"] for row in web} == {"in_sync"}
+    assert after.counts["orphan"] == 0 and after.counts["missing_in_cluster"] == 0

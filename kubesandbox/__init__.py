@@ -10,7 +10,7 @@ the standard library, PyYAML, jsonschema, cel-python and the Kubernetes schemas 
 What it honours:
 
 * Discovery (``/api``, ``/apis``, group and group-version lists) for core, apps, batch,
-  networking, RBAC, policy, autoscaling, coordination, admissionregistration,
+  networking, RBAC, policy, scheduling, autoscaling, coordination, admissionregistration,
   apiextensions and the authentication/authorization review APIs, plus whatever the
   installed CRDs define; ``/openapi/v2`` (JSON only) and ``/openapi/v3`` with per
   group-version documents built from the 1.32 definitions (``openapi``), so ``kubectl

@@ -3,9 +3,11 @@
 kubectl 1.32's typed clients (``create configmap``, ``create secret``, ``create deployment``,
 ``auth can-i``, ``auth whoami``, ``create token``...) send protobuf and do not fall back to JSON,
 so the sandbox reads the envelope (``k8s\\x00`` + ``runtime.Unknown``) and the messages of the
-kinds those commands send, turning them into the JSON form. The field numbers below are those
-of the Kubernetes API's protobuf IDL. A kind not listed is refused with 415, like a server
-that does not take protobuf for a type (custom resources). Answers are always JSON.
+kinds those commands send, turning them into the JSON form (``create ingress``,
+``poddisruptionbudget``, ``priorityclass``, ``quota``, ``service``, RBAC ones too). The
+field numbers below are those of the Kubernetes API's protobuf IDL. A kind not listed is
+refused with 415, like a server that does not take protobuf for a type (custom resources).
+Answers are always JSON.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 _META = "ObjectMeta"
 # message -> {field number: "jsonName type"}; types: string int bool bytes Time Quantity
-# IntOrString <Message>; "[]" prefix repeated; "{T}" a map from string to T.
+# IntOrString <Message>; "[]" prefix repeated; "{T}" a map from string to T. A field named
+# "..." is embedded: its fields are the parent's in JSON (Go's `json:",inline"`).
 MESSAGES: dict[str, dict[int, str]] = {
     "Unknown": {
         1: "typeMeta TypeMeta",
@@ -74,7 +77,17 @@ MESSAGES: dict[str, dict[int, str]] = {
     },
     "LocalObjectReference": {1: "name string"},
     "ResourceQuota": {1: f"metadata {_META}", 2: "spec ResourceQuotaSpec"},
-    "ResourceQuotaSpec": {1: "hard {Quantity}", 2: "scopes []string"},
+    "ResourceQuotaSpec": {
+        1: "hard {Quantity}",
+        2: "scopes []string",
+        3: "scopeSelector ScopeSelector",
+    },
+    "ScopeSelector": {1: "matchExpressions []ScopedResourceSelectorRequirement"},
+    "ScopedResourceSelectorRequirement": {
+        1: "scopeName string",
+        2: "operator string",
+        3: "values []string",
+    },
     "Service": {1: f"metadata {_META}", 2: "spec ServiceSpec"},
     "ServiceSpec": {
         1: "ports []ServicePort",
@@ -159,6 +172,36 @@ MESSAGES: dict[str, dict[int, str]] = {
     "ClusterRoleBinding": {1: f"metadata {_META}", 2: "subjects []Subject", 3: "roleRef RoleRef"},
     "Subject": {1: "kind string", 2: "apiGroup string", 3: "name string", 4: "namespace string"},
     "RoleRef": {1: "apiGroup string", 2: "kind string", 3: "name string"},
+    "Ingress": {1: f"metadata {_META}", 2: "spec IngressSpec"},
+    "IngressSpec": {
+        1: "defaultBackend IngressBackend",
+        2: "tls []IngressTLS",
+        3: "rules []IngressRule",
+        4: "ingressClassName string",
+    },
+    "IngressBackend": {3: "resource TypedLocalObjectReference", 4: "service IngressServiceBackend"},
+    "TypedLocalObjectReference": {1: "apiGroup string", 2: "kind string", 3: "name string"},
+    "IngressServiceBackend": {1: "name string", 2: "port ServiceBackendPort"},
+    "ServiceBackendPort": {1: "name string", 2: "number int"},
+    "IngressTLS": {1: "hosts []string", 2: "secretName string"},
+    "IngressRule": {1: "host string", 2: "... IngressRuleValue"},
+    "IngressRuleValue": {1: "http HTTPIngressRuleValue"},
+    "HTTPIngressRuleValue": {1: "paths []HTTPIngressPath"},
+    "HTTPIngressPath": {1: "path string", 2: "backend IngressBackend", 3: "pathType string"},
+    "PodDisruptionBudget": {1: f"metadata {_META}", 2: "spec PodDisruptionBudgetSpec"},
+    "PodDisruptionBudgetSpec": {
+        1: "minAvailable IntOrString",
+        2: "selector LabelSelector",
+        3: "maxUnavailable IntOrString",
+        4: "unhealthyPodEvictionPolicy string",
+    },
+    "PriorityClass": {
+        1: f"metadata {_META}",
+        2: "value int",
+        3: "globalDefault bool",
+        4: "description string",
+        5: "preemptionPolicy string",
+    },
     "SelfSubjectAccessReview": {1: f"metadata {_META}", 2: "spec SelfSubjectAccessReviewSpec"},
     "SelfSubjectAccessReviewSpec": {
         1: "resourceAttributes ResourceAttributes",
@@ -199,8 +242,12 @@ MESSAGES: dict[str, dict[int, str]] = {
     },
     "Preconditions": {1: "uid string", 2: "resourceVersion string"},
 }
-# Pointer fields in Go: present on the wire means set, even when zero or false.
+# Pointer fields in Go: present on the wire means set, even when zero or false; and
+# "Message.field" for a field JSON always carries (no omitempty) where the name alone is ambiguous.
 _KEEP_ZERO = {
+    "PriorityClass.value",
+    "minAvailable",
+    "maxUnavailable",
     "replicas",
     "immutable",
     "automountServiceAccountToken",
@@ -281,7 +328,9 @@ def decode_message(name: str, data: bytes) -> dict:
         if spec is None:
             continue
         field, kind = spec.split(" ")
-        if kind.startswith("{"):
+        if field == "...":
+            out.update(_scalar(kind, value))
+        elif kind.startswith("{"):
             entry = dict((n, v) for n, _, v in _fields(value))
             out.setdefault(field, {})[entry.get(1, b"").decode()] = _scalar(
                 kind[1:-1], entry.get(2, b"")
@@ -291,7 +340,9 @@ def decode_message(name: str, data: bytes) -> dict:
         else:
             out[field] = _scalar(kind, value)
     return {
-        k: v for k, v in out.items() if v not in ("", 0, False, None, [], {}) or (k in _KEEP_ZERO)
+        k: v
+        for k, v in out.items()
+        if v not in ("", 0, False, None, [], {}) or k in _KEEP_ZERO or f"{name}.{k}" in _KEEP_ZERO
     }
 
 

@@ -174,6 +174,7 @@ BUILT_IN_TYPES: tuple[ResourceType, ...] = (
     _t(RBAC, "v1", "clusterroles", "ClusterRole", False, **_RBAC_NAMES),
     _t(RBAC, "v1", "clusterrolebindings", "ClusterRoleBinding", False, **_RBAC_NAMES),
     _t("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, "pdb", has_status=True),
+    _t("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "pc"),
     _t(
         "autoscaling",
         "v2",

@@ -41,6 +41,7 @@ def test_api_group_list_names_every_served_group(api_client: client.ApiClient) -
         "rbac.authorization.k8s.io",
         "networking.k8s.io",
         "policy",
+        "scheduling.k8s.io",
         "autoscaling",
         "coordination.k8s.io",
         "admissionregistration.k8s.io",

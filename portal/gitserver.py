@@ -5,7 +5,9 @@ https:// and ssh:// that Flux's GitRepository admits. A development tool, never 
 (tests/support/gitserver.py), with a token it then wants as an HTTP Basic password.
 
 It has one web page, so the demo's commits are links: `GET /<repository>.git/commit/<sha>`
-answers what `git show` prints of that commit, as text (the demo tenants' commit link).
+answers what `git show` prints of that commit, as text (the demo tenants' commit link), for a
+repository directly under the root (`payments.git`) or in folders under it, as the forge
+stand-in keeps its repositories (`demo/payments.git`).
 
     python -m portal.gitserver --root data/git --port 8002
 """
@@ -26,11 +28,12 @@ from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 DEFAULT_PORT = 8002
-# A commit's page: a repository directly under the root, and a commit id (never an option
-# or a path: git reads nothing else from the request).
+# A commit's page: a repository under the root (in folders or not), and a commit id (never
+# an option or a path: git reads nothing else from the request). Each name starts with a
+# letter or digit and has no two dots in a row, so none is `.` or `..`.
+_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*"
 COMMIT_PAGE = re.compile(
-    r"^/(?P<repo>[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.git)"
-    r"/commit/(?P<sha>[0-9a-f]{4,64})/?$"
+    rf"^/(?P<repo>(?:{_NAME}/)*{_NAME}\.git)/commit/(?P<sha>[0-9a-f]{{4,64}})/?$"
 )
 
 
@@ -178,7 +181,7 @@ class GitHttpServer:
         """What `git show` prints of one commit, as text; 404 for an unknown one."""
         git_dir = self.root / repo
         shown = None
-        if (git_dir / "HEAD").is_file():
+        if (git_dir / "HEAD").is_file() and git_dir.resolve().is_relative_to(self.root.resolve()):
             shown = subprocess.run(  # noqa: S603 - fixed argv; repo and sha matched COMMIT_PAGE
                 [  # noqa: S607 - git from PATH, as every git call here
                     "git",

@@ -65,6 +65,32 @@ def test_an_earlier_demo_commit_link_follows_the_git_server_to_its_new_port(demo
     )
 
 
+def test_a_commit_of_a_repository_in_a_folder_has_its_page_too(tmp_path):
+    """The forge stand-in keeps payments' repository as demo/payments.git under the same
+    root (`make run`'s seed_demo_forge points its commit link there)."""
+    import requests
+
+    from forgesandbox.gitrepo import Repository
+    from portal.gitserver import GitHttpServer
+
+    git_dir = tmp_path / "git"
+    nested = Repository.create(git_dir / "demo" / "payments.git", "main", {"README.md": "hi\n"})
+    sha = nested.branch_sha("main")
+    with GitHttpServer(git_dir) as server:
+        page = requests.get(server.url(f"demo/payments.git/commit/{sha}"), timeout=10)
+        unknown = requests.get(server.url(f"demo/payments.git/commit/{'0' * 40}"), timeout=10)
+        missing = requests.get(server.url(f"demo/nothing.git/commit/{sha}"), timeout=10)
+        escaping = requests.get(
+            f"{server.base_url}/demo/%2E%2E/payments.git/commit/{sha}", timeout=10
+        )
+
+    assert page.status_code == 200
+    assert page.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert f"commit {sha}" in page.text and "Initial commit" in page.text
+    assert unknown.status_code == 404 and missing.status_code == 404
+    assert escaping.status_code != 200
+
+
 # --- the pages' references to the docs are links ----------------------------------------------
 
 

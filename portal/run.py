@@ -288,10 +288,11 @@ def main() -> int:
         f"                      a commit's page at <tenant>.git/commit/<sha>), kept in {git_dir}\n"
         + (
             f"  forge:              {forge_api}, a GitHub API stand-in: payments' prod requests\n"
-            "                      open pull requests on demo/payments there; merge one with\n"
-            '                      curl -X PUT -H "Authorization: token $BERTH_DEMO_FORGE_TOKEN"\n'
-            f"                      {forge_api}/repos/demo/payments/pulls/<number>/merge\n"
-            "                      (the token is in data/dev-secrets.env)\n"
+            "                      open pull requests on demo/payments there; review one and\n"
+            "                      press Merge or Close on its page (the link Berth shows),\n"
+            f"                      {sandbox.forge_page(forge_api, 'pull/<number>')},\n"
+            f"                      all of them at {sandbox.forge_page(forge_api, 'pulls')};\n"
+            "                      its webhook tells Berth of a merge at once\n"
             if forge_api
             else ""
         )

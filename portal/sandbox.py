@@ -17,7 +17,8 @@ platform team would set up a cluster for Berth:
 
 Beside it, the forge stand-in (`python -m forgesandbox`, a process too: `start_forge`)
 answers GitHub's API over the demo's repositories, so the payments tenant's prod changes
-open pull requests there (merge-request mode).
+open pull requests there (merge-request mode), which a person reviews, merges or closes on
+the forge's pages (`forge_page`); `seed_demo_forge` points its webhook at Berth.
 
 Kept free of Django so the `run` launcher can use it before settings exist.
 """
@@ -198,6 +199,12 @@ def ca_certificate(kubeconfig: Path) -> str:
     config = yaml.safe_load(kubeconfig.read_text())
     data = config["clusters"][0]["cluster"]["certificate-authority-data"]
     return base64.b64decode(data).decode()
+
+
+def forge_page(api_url: str, page: str) -> str:
+    """A page of payments' repository on the forge stand-in, for a person in a browser
+    (``pulls``, ``pull/<number>``): beside its API root, as GitHub's web UI is."""
+    return f"{api_url.removesuffix('/api/v3')}/demo/payments/{page}"
 
 
 def start_forge(children: dict[str, subprocess.Popen], env: dict[str, str], root: Path) -> str:

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from . import discovery, hooks, routing, selectors, tables, watch
 from .authn import SA_PREFIX, UserInfo, service_account_user, with_authenticated
 from .errors import ApiError, method_not_allowed, status_body
-from .operations import Call
+from .operations import Call, served
 from .rbac import Attributes, forbidden_message
 from .resources import AUTHN, NAMESPACES, ResourceType
 from .routing import Route
@@ -306,6 +306,8 @@ class Handler(BaseHTTPRequestHandler):
                 ):
                     if event["type"] != "BOOKMARK" and rt.custom:
                         event["object"]["apiVersion"] = rt.api_version
+                    if event["type"] in watch.OBJECT_EVENTS:
+                        event["object"] = served(store, rt, event["object"])
                     if table_version and event["type"] in watch.OBJECT_EVENTS:
                         # Each event a one-row Table; the columns with the first only, as
                         # kube-apiserver sends them.

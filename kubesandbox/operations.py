@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import bodies, reviews
+from . import bodies, quota, reviews
 from .authn import Authenticator, UserInfo
 from .errors import ApiError
 from .objects import APPLY_PATCH, JSON_PATCH, WriteContext
 from .patching import json_patch, merge_patch
 from .rbac import Authorizer
+from .resources import ResourceType
 from .routing import Route
 from .store import Store
 from .validation import WARN
@@ -95,16 +96,20 @@ class Operations:
         if sub == "scale":
             return self._scale(call)
         if verb == "get":
-            return 200, store.get(rt, namespace, name or "")
+            return 200, served(store, rt, store.get(rt, namespace, name or ""))
         if verb == "list":
             limit = query.get("limit")
-            return 200, store.list_objects(
+            return 200, served(
+                store,
                 rt,
-                namespace,
-                label_selector=query.get("labelSelector"),
-                field_selector=query.get("fieldSelector"),
-                limit=int(limit) if limit and limit.isdigit() else None,
-                continue_token=query.get("continue"),
+                store.list_objects(
+                    rt,
+                    namespace,
+                    label_selector=query.get("labelSelector"),
+                    field_selector=query.get("fieldSelector"),
+                    limit=int(limit) if limit and limit.isdigit() else None,
+                    continue_token=query.get("continue"),
+                ),
             )
         ctx = call.write_context(dry_run)
         if verb == "create":
@@ -201,6 +206,14 @@ class Operations:
             ctx=ctx,
         )
         return 200, _scale_of(stored)
+
+
+def served(store: Store, rt: ResourceType, answer: dict) -> dict:
+    """What a read answers: as stored, but a ResourceQuota with the status its controller
+    would keep (``quota``)."""
+    if (rt.group, rt.plural) == ("", "resourcequotas"):
+        return quota.served(store, answer)
+    return answer
 
 
 def _scale_of(obj: dict) -> dict:

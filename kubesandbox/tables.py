@@ -114,7 +114,7 @@ def _namespace(obj: dict, now: datetime) -> list[Any]:
 
 def _quota(obj: dict, now: datetime) -> list[Any]:
     status, spec = obj.get("status") or {}, obj.get("spec") or {}
-    # Nothing counts usage here: without a quota controller, what is hard is all unused.
+    # Served quotas carry the status `quota` counts; spec.hard stands in for one without.
     hard = status.get("hard") or spec.get("hard") or {}
     used = status.get("used") or {}
     requests, limits = [], []

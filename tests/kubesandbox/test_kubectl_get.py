@@ -93,8 +93,8 @@ def test_get_shows_the_columns_kube_apiserver_prints_for_built_in_kinds(
     quota = table(kubectl.ok("get", "quota"))
     assert quota[0] == ["NAME", "AGE", "REQUEST", "LIMIT"]
     assert quota[1][0] == "compute"
-    assert quota[1][2:] == [
-        "pods: 0/10, requests.cpu: 0/2, requests.memory: 0/4Gi",
+    assert quota[1][2:] == [  # the shell pod asks for nothing, and counts
+        "pods: 1/10, requests.cpu: 0/2, requests.memory: 0/4Gi",
         "limits.memory: 0/8Gi",
     ]
     pods = table(kubectl.ok("get", "pods"))

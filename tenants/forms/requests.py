@@ -10,7 +10,8 @@ from django import forms
 
 from tenants.choices import GitOpsEngine, NamespaceState, RequestKind
 from tenants.forms.base import Form
-from tenants.models import Namespace, Tenant
+from tenants.models import Namespace, Tenant, User
+from tenants.outlook import tier_outlook
 from tenants.payloads import APP_NAME_MAX
 
 QUANTITY_HELP = (
@@ -25,8 +26,11 @@ class RequestForm(Form):
     kind: str = ""
     title: str = ""
 
-    def __init__(self, *args: Any, tenant: Tenant, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, tenant: Tenant, requester: User | None = None, **kwargs: Any
+    ) -> None:
         self.tenant = tenant
+        self.requester = requester
         super().__init__(*args, **kwargs)
 
     def payload(self) -> dict[str, Any]:
@@ -34,6 +38,21 @@ class RequestForm(Form):
 
     def _tier_choices(self) -> list[tuple[str, str]]:
         return [(t.slug, t.name) for t in self.tenant.allowed_tiers.order_by("position")]
+
+    def _say_what_each_tier_implies(self, field: str) -> None:
+        """Below a tier field, what a request for each of its tiers goes through as the
+        approval rules and merge-request settings stand (tenants.outlook), for the person
+        asking: that prod waits for a platform admin and a pull request, say."""
+        if self.requester is None:
+            return
+        names = dict(self.fields[field].choices)
+        tiers = self.tenant.allowed_tiers.filter(slug__in=list(names)).order_by("position")
+        said = tier_outlook(
+            tenant=self.tenant, requester=self.requester, kind=self.kind, tiers=tiers
+        )
+        self.fields[field].notes = [f"{names[slug]}: {words}" for slug, words in said.items()]
+        if not self.fields[field].help_text:
+            self.fields[field].help_text = "As the approval rules stand, a request for each tier:"
 
     def _first_permanent_tier(self) -> str | None:
         """What a tier field starts on: a namespace meant to stay, not a review app's."""
@@ -78,6 +97,7 @@ class NamespaceRequestForm(RequestForm, QuotaFields):
         self.fields["tier"].choices = self._tier_choices()
         self.fields["tier"].initial = self._first_permanent_tier()
         self.fields["cluster"].choices = self._cluster_choices()
+        self._say_what_each_tier_implies("tier")
 
 
 class ProjectRequestForm(RequestForm):
@@ -89,16 +109,19 @@ class ProjectRequestForm(RequestForm):
     tiers = forms.MultipleChoiceField(
         label="Environments",
         widget=forms.CheckboxSelectMultiple,
-        help_text="One namespace per environment, promoted in this order.",
+        help_text="One namespace per environment, promoted in this order. Tick more only "
+        "when you need them; as the approval rules stand, a request for each:",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choices = self._tier_choices()
-        self.fields["tiers"].choices = choices
-        self.fields["tiers"].initial = [s for s, _ in choices if s in ("dev", "staging", "prod")]
+        self.fields["tiers"].choices = self._tier_choices()
+        # The lowest tier only: staging and prod each bring their approvals to the request.
+        first = self._first_permanent_tier()
+        self.fields["tiers"].initial = [first] if first else []
         self.fields["cluster"].choices = self._cluster_choices()
         self.fields["engine"].initial = self.tenant.gitops_engine
+        self._say_what_each_tier_implies("tiers")
 
 
 class EnvironmentRequestForm(RequestForm, QuotaFields):
@@ -117,6 +140,7 @@ class EnvironmentRequestForm(RequestForm, QuotaFields):
         self.fields["tier"].choices = self._tier_choices()
         self.fields["tier"].initial = self._first_permanent_tier()
         self.fields["cluster"].choices = self._cluster_choices()
+        self._say_what_each_tier_implies("tier")
 
 
 class QuotaChangeRequestForm(RequestForm, QuotaFields):

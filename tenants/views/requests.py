@@ -124,7 +124,7 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
     form_class = forms.REQUEST_FORMS.get(kind)
     if form_class is None:
         raise Http404("No such kind of request.")
-    form = form_class(request.POST or None, tenant=tenant)
+    form = form_class(request.POST or None, tenant=tenant, requester=request.user)
     if request.method == "POST" and form.is_valid():
         try:
             created = services.submit_request(

@@ -4,6 +4,7 @@ stand-in stores is the object kubectl built (what ``--dry-run=client -o json`` p
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -68,27 +69,23 @@ TYPED_CREATES = (
 )
 
 
-def _as_built(obj: dict) -> dict:
-    """An object without what the server adds and without empty values (JSON's omitempty)."""
+def _pruned(value: Any) -> Any:
+    """Without empty values, as JSON's omitempty leaves them out."""
+    if isinstance(value, dict):
+        pruned = {k: _pruned(v) for k, v in value.items()}
+        return {k: v for k, v in pruned.items() if v not in (None, {}, [])}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
 
-    def prune(value: object) -> object:
-        if isinstance(value, dict):
-            pruned = {k: prune(v) for k, v in value.items()}
-            return {k: v for k, v in pruned.items() if v not in (None, {}, [])}
-        if isinstance(value, list):
-            return [prune(v) for v in value]
-        return value
 
-    meta = {
-        k: v
-        for k, v in obj["metadata"].items()
-        if k not in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation")
-        and k != "namespace"
-    }
-    labels = {
-        k: v for k, v in (meta.get("labels") or {}).items() if not k.startswith("kubernetes.io/")
-    }
-    return prune({**obj, "metadata": {**meta, "labels": labels}, "status": None})  # type: ignore[return-value]
+def _as_built(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object without what the server adds (its metadata, the namespace's name label)."""
+    added = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation")
+    meta = {k: v for k, v in obj["metadata"].items() if k not in (*added, "namespace")}
+    labels = meta.get("labels") or {}
+    meta["labels"] = {k: v for k, v in labels.items() if not k.startswith("kubernetes.io/")}
+    return _pruned({**obj, "metadata": meta, "status": None})
 
 
 def test_typed_creates_store_the_object_kubectl_built(kubectl: Kubectl) -> None:

@@ -12,9 +12,10 @@ What it honours:
 * Discovery (``/api``, ``/apis``, group and group-version lists) for core, apps, batch,
   networking, RBAC, policy, scheduling, autoscaling, coordination, admissionregistration,
   apiextensions and the authentication/authorization review APIs, plus whatever the
-  installed CRDs define; ``/openapi/v2`` (JSON only) and ``/openapi/v3`` with per
-  group-version documents built from the 1.32 definitions (``openapi``), so ``kubectl
-  apply`` (server-side field validation) and ``kubectl explain`` work; ``/version``,
+  installed CRDs define; ``/openapi/v2`` (JSON, or gnostic protobuf: ``openapiv2``) and
+  ``/openapi/v3`` with per group-version documents built from the 1.32 definitions
+  (``openapi``), so ``kubectl apply`` (server-side field validation) and ``kubectl
+  explain`` (v3, and v2 with ``--output=plaintext-openapiv2``) work; ``/version``,
   ``/healthz``, ``/livez``, ``/readyz``.
 * Request bodies in JSON, YAML and, for the kinds kubectl's typed commands send, protobuf
   (``protobuf``); anything else is 415. Answers are JSON.
@@ -45,8 +46,8 @@ What it does not do: controllers (nothing reconciles a Deployment, an Argo Appli
 Kargo Project; no scheduler, no pods run; no ``default`` ServiceAccount in new namespaces;
 finalizers are stored but deletes are immediate; no garbage collection by ownerReferences),
 mutating admission and webhooks (their configurations are stored, never called), CRD
-conversion webhooks, strategic-merge list semantics, protobuf or CBOR answers (so kubectl
-older than 1.29, which needs ``/openapi/v2`` in protobuf, cannot ``apply`` or ``explain``),
+conversion webhooks, strategic-merge list semantics, protobuf or CBOR answers (but for
+``/openapi/v2``), quota admission (a quota's status is counted when read: ``quota``),
 client certificates (HTTPS is opt-in: ``tls=True``), built-in defaulting (a Deployment's
 ``replicas`` is not filled in), most of the hand-written Go validation of built-in kinds.
 """

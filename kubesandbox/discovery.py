@@ -3,6 +3,7 @@ OpenAPI documents."""
 
 from __future__ import annotations
 
+from . import openapiv2
 from .errors import ApiError, not_found_path
 from .openapi import Documents
 from .resources import Registry, ResourceType
@@ -38,7 +39,7 @@ def non_resource(
     version_info: dict,
     accept: str,
     address: str,
-) -> dict | str:
+) -> dict | str | openapiv2.Binary:
     """The answer to a GET of a path that names no resource (404 for an unknown one)."""
     if path in ("/healthz", "/livez", "/readyz"):
         return "ok"
@@ -59,11 +60,14 @@ def non_resource(
             raise not_found_path()
         return api_group(segments[1], versions)
     if path == "/openapi/v2":
-        if "json" not in accept and "*/*" not in accept:
+        protobuf = openapiv2.wants_protobuf(accept)
+        if protobuf is None:
             raise ApiError(
                 406,
-                "only application/json is served here: the sandbox does not encode protobuf",
+                f"only application/json and {openapiv2.PROTOBUF} are served here",
             )
+        if protobuf:
+            return openapiv2.Binary(openapiv2.PROTOBUF_ANSWER, documents.v2_protobuf())
         return documents.v2()
     if path == "/openapi/v3":
         return documents.v3_paths()

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from . import discovery, hooks, routing, selectors, tables, watch
 from .authn import SA_PREFIX, UserInfo, service_account_user, with_authenticated
 from .errors import ApiError, method_not_allowed, status_body
+from .openapiv2 import Binary
 from .operations import Call, served
 from .rbac import Attributes, forbidden_message
 from .resources import AUTHN, NAMESPACES, ResourceType
@@ -90,8 +91,10 @@ class Handler(BaseHTTPRequestHandler):
         if code >= 0:  # a watch has answered already
             self._send(code, payload)
 
-    def _send(self, code: int, payload: dict | str) -> None:
-        if isinstance(payload, str):
+    def _send(self, code: int, payload: dict | str | Binary) -> None:
+        if isinstance(payload, Binary):
+            data, content_type = payload.data, payload.content_type
+        elif isinstance(payload, str):
             data, content_type = payload.encode(), "text/plain; charset=utf-8"
         else:
             data, content_type = json.dumps(payload).encode(), "application/json"
@@ -163,7 +166,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- routing -------------------------------------------------------------------------
 
-    def _dispatch(self, path: str, body: bytes, user: UserInfo) -> tuple[int, dict | str]:
+    def _dispatch(self, path: str, body: bytes, user: UserInfo) -> tuple[int, dict | str | Binary]:
         # Split before unquoting: a %2F inside a name must not make a new segment.
         segments = [unquote(segment) for segment in path.strip("/").split("/")]
         route = (

@@ -20,6 +20,7 @@ import json
 from importlib import resources as package_files
 from typing import Any
 
+from . import openapiv2
 from .resources import Registry, ResourceType
 
 KUBERNETES_VERSION = "v1.32.0"
@@ -133,18 +134,22 @@ def custom_definition_name(rt: ResourceType) -> str:
     return ".".join([*reversed(rt.group.split(".")), rt.version, rt.kind])
 
 
-def custom_schema(rt: ResourceType, ref_prefix: str) -> dict:
+def custom_schema(rt: ResourceType, ref_prefix: str, v3: bool = True) -> dict:
     open_schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     schema = copy.deepcopy(rt.schema or open_schema)
+    if not v3:
+        schema = openapiv2.structural_v2(schema)
     schema.setdefault("type", "object")
     properties = schema.setdefault("properties", {})
     # The same words as every built-in type (taken from the shipped ConfigMap schema).
     common = definitions()["io.k8s.api.core.v1.ConfigMap"]["properties"]
     for field in ("apiVersion", "kind"):
         properties[field] = {"type": "string", "description": common[field]["description"]}
+    # v2 has no allOf for kubectl's parser: a $ref with its description, as upstream's v2.
+    meta_ref = {"$ref": ref_prefix + OBJECT_META}
     properties["metadata"] = {
         "description": "Standard object's metadata.",
-        "allOf": [{"$ref": ref_prefix + OBJECT_META}],
+        **({"allOf": [meta_ref]} if v3 else meta_ref),
     }
     schema["x-kubernetes-group-version-kind"] = [
         {"group": rt.group, "version": rt.version, "kind": rt.kind}
@@ -247,7 +252,7 @@ class Documents:
         self.registry = registry
         self._cache: dict[tuple[int, str], dict] = {}
 
-    def _cached(self, key: str, build: Any) -> dict:
+    def _cached(self, key: str, build: Any) -> Any:
         cache_key = (self.registry.generation, key)
         if cache_key not in self._cache:
             if len(self._cache) > 64:
@@ -308,6 +313,9 @@ class Documents:
 
         return self._cached("v2", build)
 
+    def v2_protobuf(self) -> bytes:
+        return self._cached("v2-protobuf", lambda: openapiv2.encode(self.v2(), definitions()))
+
     def _schemas_and_paths(
         self, types: list[ResourceType], prefix: str, *, v3: bool
     ) -> tuple[dict, dict]:
@@ -317,7 +325,7 @@ class Documents:
         for rt in types:
             if rt.custom:
                 name = custom_definition_name(rt)
-                schemas[name] = custom_schema(rt, prefix)
+                schemas[name] = custom_schema(rt, prefix, v3)
                 names |= references(OBJECT_META)
             else:
                 name = definition_name(rt.group, rt.version, rt.kind) or ""

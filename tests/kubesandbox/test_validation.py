@@ -306,19 +306,6 @@ def test_openapi_v3_lists_group_versions_and_offers_field_validation(
     assert raw(sandbox, "GET", "/openapi/v3/apis/example.com/v1")[0] == 404
 
 
-def test_openapi_v2_is_json_only(sandbox: KubeSandbox) -> None:
-    status, document = raw(sandbox, "GET", "/openapi/v2")
-    assert (status, document["swagger"]) == (200, "2.0")
-    assert "io.k8s.api.core.v1.ConfigMap" in document["definitions"]
-    status, _ = raw(
-        sandbox,
-        "GET",
-        "/openapi/v2",
-        headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"},
-    )
-    assert status == 406
-
-
 def test_a_state_file_brings_back_crds_and_their_objects(tmp_path: Path) -> None:
     state = tmp_path / "cluster.json"
     widget = {

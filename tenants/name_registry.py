@@ -6,11 +6,22 @@ kind's payload validation (`tenants.kinds`) asks it, and the selectors read the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
 from django.db.models import QuerySet
 
-from tenants.choices import NamePurpose, NamespaceState
-from tenants.models import Cluster, EnvironmentTier, NamespaceClaim, Tenant
-from tenants.naming import namespace_name
+from tenants.choices import GitOpsEngine, NamePurpose, NamespaceState
+from tenants.models import Cluster, EnvironmentTier, NamespaceClaim, Project, Tenant
+from tenants.naming import (
+    argocd_apps_namespace,
+    gitops_namespace,
+    kargo_namespace,
+    namespace_name,
+    outside_prefix_reason,
+    reserved_reason,
+)
 
 # Purposes whose name many requests of one owner use: the tenant's Argo CD applications
 # and Flux GitOps namespaces (every project of the tenant), a namespace shared by
@@ -124,3 +135,68 @@ def kept_for_tier(tenant: Tenant, name: str) -> str | None:
             if name == namespace_name(tenant.slug, project, tier):
                 return f"{name} is kept for the {tier} namespace of {project}."
     return None
+
+
+# --- what a request would take, and why it may not ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A name a request would take: for what (`purpose`), and where in its tenant."""
+
+    name: str
+    purpose: str
+    app: str = ""
+    tier: str = ""
+
+    @property
+    def owner(self) -> dict[str, str]:
+        return {"purpose": self.purpose, "app": self.app, "tier": self.tier}
+
+
+def tier_name(tenant: Tenant, app: str, tier: str) -> Wanted:
+    """The namespace of `app` in `tier`."""
+    return Wanted(namespace_name(tenant.slug, app, tier), NamePurpose.TIER, app, tier)
+
+
+def project_names(tenant: Tenant, *, app: str, tiers: Sequence[str], engine: str) -> list[Wanted]:
+    """Every name a new project takes on its cluster: its namespace in each tier; on Argo CD
+    + Kargo its Kargo project's namespace (named as the plan names it); and the tenant's
+    own Argo CD applications or Flux GitOps namespace, which its projects share."""
+    wanted = [tier_name(tenant, app, tier) for tier in tiers]
+    if engine == GitOpsEngine.ARGOCD_KARGO:
+        wanted.append(Wanted(kargo_namespace(tenant.slug, app), NamePurpose.KARGO, app))
+    if engine in (GitOpsEngine.ARGOCD, GitOpsEngine.ARGOCD_KARGO):
+        wanted.append(Wanted(argocd_apps_namespace(tenant.slug), NamePurpose.ARGOCD_APPS))
+    elif engine == GitOpsEngine.FLUX:
+        wanted.append(Wanted(gitops_namespace(tenant.slug), NamePurpose.GITOPS))
+    return wanted
+
+
+def project_exists(tenant: Tenant, app: str) -> str | None:
+    """A new project may not reuse the name of one the tenant has."""
+    if Project.objects.filter(tenant=tenant, name=app).exists():
+        return f"Project {app!r} already exists."
+    return None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+    taken: bool  # the registry holds it (it exists, or a request claimed it): not just reserved
+
+
+def refusal(cluster: Cluster | None, wanted: Wanted, *, tenant: Tenant) -> Refusal | None:
+    """Why a request of `tenant` may not take `wanted` on `cluster`: a reserved name, one
+    outside the tenant's prefix, or one the registry holds for something else (or for this
+    very thing, already requested). Submission refuses on it (tenants.payloads) and the
+    request forms' preview says it as people type, so the two cannot disagree."""
+    reason = reserved_reason(
+        wanted.name, berth_namespace=settings.BERTH_NAMESPACE
+    ) or outside_prefix_reason(wanted.name, tenant=tenant.slug)
+    if reason:
+        return Refusal(reason, taken=False)
+    if cluster is None:
+        return None
+    held = name_problem(cluster, wanted.name, tenant=tenant, **wanted.owner)
+    return Refusal(held, taken=True) if held else None

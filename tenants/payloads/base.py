@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from rest_framework import serializers
 
 from tenants import quantities
-from tenants.choices import NamePurpose, NamespaceState
+from tenants.choices import NamespaceState
 from tenants.models import Cluster, Namespace, Tenant
-from tenants.name_registry import name_problem
-from tenants.naming import namespace_name, outside_prefix_reason, reserved_reason
+from tenants.name_registry import Wanted, refusal
 from tenants.payloads.fields import QuantityField
 
 
@@ -52,21 +50,16 @@ class TenantScoped(serializers.Serializer):
         if errors:
             raise serializers.ValidationError(errors)
 
-    def _check_names(
-        self, wanted: list[dict[str, str]], *, cluster: str, field: str = "app"
-    ) -> None:
+    def _check_names(self, wanted: list[Wanted], *, cluster: str, field: str = "app") -> None:
         """Refuse reserved names, names outside the tenant's prefix and names the registry
-        holds for something else (or for this very thing, already requested)."""
+        holds for something else (or for this very thing, already requested): the check
+        the request forms' name preview makes too (tenants.name_registry.refusal)."""
         where = Cluster.objects.get(name=cluster)
-        problems = []
-        for owner in wanted:
-            name = owner.pop("name")
-            reason = reserved_reason(
-                name, berth_namespace=settings.BERTH_NAMESPACE
-            ) or outside_prefix_reason(name, tenant=self.tenant.slug)
-            reason = reason or name_problem(where, name, tenant=self.tenant, **owner)
-            if reason:
-                problems.append(reason)
+        problems = [
+            refused.reason
+            for name in wanted
+            if (refused := refusal(where, name, tenant=self.tenant)) is not None
+        ]
         if problems:
             raise serializers.ValidationError({field: problems})
 
@@ -87,12 +80,3 @@ class QuotaFields(serializers.Serializer):
     storage = QuantityField(
         convert=quantities.storage_to_gib, source="storage_gib", required=False, default=0
     )
-
-
-def tier_owner(tenant: Tenant, app: str, tier: str) -> dict[str, str]:
-    return {
-        "name": namespace_name(tenant.slug, app, tier),
-        "purpose": NamePurpose.TIER,
-        "app": app,
-        "tier": tier,
-    }

@@ -8,10 +8,10 @@ from typing import Any
 
 from rest_framework import serializers
 
-from tenants.choices import EnvironmentState, GitOpsEngine, NamePurpose
+from tenants.choices import EnvironmentState, GitOpsEngine
 from tenants.models import Project
-from tenants.naming import argocd_apps_namespace, gitops_namespace, kargo_namespace
-from tenants.payloads.base import QuotaFields, TenantScoped, tier_owner
+from tenants.name_registry import project_exists, project_names, tier_name
+from tenants.payloads.base import QuotaFields, TenantScoped
 from tenants.payloads.fields import APP_NAME_MAX, dns_label
 
 
@@ -24,9 +24,7 @@ class NamespacePayload(TenantScoped, QuotaFields):
         tier = self._tier(data["tier"])
         self._cluster(data["cluster"])
         self._within_tier(tier, data)
-        self._check_names(
-            [tier_owner(self.tenant, data["app"], tier.slug)], cluster=data["cluster"]
-        )
+        self._check_names([tier_name(self.tenant, data["app"], tier.slug)], cluster=data["cluster"])
         return data
 
 
@@ -46,28 +44,11 @@ class ProjectPayload(TenantScoped):
             raise serializers.ValidationError(
                 {"engine": f"{self.tenant.flux_problem()} (a platform admin sets it on the tenant)"}
             )
-        if Project.objects.filter(tenant=self.tenant, name=data["app"]).exists():
-            raise serializers.ValidationError({"app": f"Project {data['app']!r} already exists."})
-        wanted = [tier_owner(self.tenant, data["app"], slug) for slug in data["tiers"]]
-        if data["engine"] == GitOpsEngine.ARGOCD_KARGO:
-            wanted.append(
-                {
-                    "name": kargo_namespace(self.tenant.slug, data["app"]),
-                    "purpose": NamePurpose.KARGO,
-                    "app": data["app"],
-                }
-            )
-        if data["engine"] in (GitOpsEngine.ARGOCD, GitOpsEngine.ARGOCD_KARGO):
-            wanted.append(
-                {
-                    "name": argocd_apps_namespace(self.tenant.slug),
-                    "purpose": NamePurpose.ARGOCD_APPS,
-                }
-            )
-        else:
-            wanted.append(
-                {"name": gitops_namespace(self.tenant.slug), "purpose": NamePurpose.GITOPS}
-            )
+        if exists := project_exists(self.tenant, data["app"]):
+            raise serializers.ValidationError({"app": exists})
+        wanted = project_names(
+            self.tenant, app=data["app"], tiers=data["tiers"], engine=data["engine"]
+        )
         self._check_names(wanted, cluster=data["cluster"])
         return data
 
@@ -85,11 +66,8 @@ class EnvironmentPayload(TenantScoped, QuotaFields):
         tier = self._tier(data["tier"])
         self._cluster(data["cluster"])
         self._within_tier(tier, data)
-        self._check_names(
-            [tier_owner(self.tenant, data["project"], tier.slug)],
-            cluster=data["cluster"],
-            field="tier",
-        )
+        wanted = [tier_name(self.tenant, data["project"], tier.slug)]
+        self._check_names(wanted, cluster=data["cluster"], field="tier")
         return data
 
 

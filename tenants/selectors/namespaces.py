@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from tenants.choices import NamespaceState
+from tenants.choices import NamePurpose
 from tenants.models import Namespace, Project, Tenant, User
+from tenants.name_registry import Wanted, project_exists, project_names, refusal, tier_name
+from tenants.naming import was_truncated
 from tenants.selectors.rights import is_platform_admin
+from tenants.validators import validate_dns_label
 
 
 def namespaces_visible_to(user: User) -> QuerySet[Namespace]:
@@ -23,32 +29,62 @@ def visible_namespace(user: User, pk: int) -> Namespace:
     return get_object_or_404(namespaces_visible_to(user), pk=pk)
 
 
-def name_preview(tenant: Tenant, *, app: str, tier: str, cluster: str) -> dict:
-    """The namespace name a request would get, and why it could not have it, as typed."""
-    from django.conf import settings
+@dataclass(frozen=True)
+class PreviewedName:
+    """A namespace a request would create, as its form's preview shows it."""
 
-    from tenants.naming import namespace_name, reserved_reason, was_truncated
-    from tenants.validators import validate_dns_label
+    name: str
+    what: str  # its tier, "its Kargo project", or whose it is when shared
+    truncated: bool
+    refused: str = ""  # why the request may not have it, as submission says it
+    taken: bool = False  # the registry holds it: it exists, or a request claimed it
 
-    if not app or not tier:
-        return {"name": "", "problems": []}
-    name = namespace_name(tenant.slug, app, tier)
+
+def name_preview(
+    tenant: Tenant, *, app: str, tiers: list[str], cluster: str, engine: str = ""
+) -> dict:
+    """Every namespace a request would create, as typed: one per tier, and for a project
+    (`engine` given: only the project form has one) its Kargo project's namespace on Argo
+    CD + Kargo and the tenant's namespace its projects share. Each is refused for the
+    reason submission would give (tenants.name_registry.refusal, the same check), "taken"
+    when the registry holds it."""
+    if not app or not tiers:
+        return {"names": [], "problems": []}
     problems = []
     try:
         validate_dns_label(app)
-    except Exception as exc:
-        problems += list(getattr(exc, "messages", [str(exc)]))
-    reason = reserved_reason(name, berth_namespace=settings.BERTH_NAMESPACE)
-    if reason:
-        problems.append(reason)
-    taken = (
-        Namespace.objects.filter(cluster__name=cluster, name=name)
-        .exclude(state=NamespaceState.DECOMMISSIONED)
-        .first()
-    )
-    if taken is not None:
-        problems.append(f"{name} is already taken ({taken.get_state_display().lower()}).")
-    return {"name": name, "truncated": was_truncated(tenant.slug, app, tier), "problems": problems}
+    except ValidationError as exc:
+        problems += exc.messages
+    if engine:
+        wanted = project_names(tenant, app=app, tiers=tiers, engine=engine)
+        problems += [exists] if (exists := project_exists(tenant, app)) else []
+    else:
+        wanted = [tier_name(tenant, app, tier) for tier in tiers]
+    where = tenant.allowed_clusters.filter(name=cluster).first()
+    names = []
+    for one in wanted:
+        refused = refusal(where, one, tenant=tenant)
+        last_word = one.tier or "kargo"  # a project's own names end in `kargo`
+        names.append(
+            PreviewedName(
+                name=one.name,
+                what=_what(one),
+                truncated=bool(one.app) and was_truncated(tenant.slug, one.app, last_word),
+                refused=refused.reason if refused else "",
+                taken=bool(refused and refused.taken),
+            )
+        )
+    return {"names": names, "problems": problems}
+
+
+def _what(wanted: Wanted) -> str:
+    if wanted.purpose == NamePurpose.KARGO:
+        return "its Kargo project"
+    if wanted.purpose == NamePurpose.ARGOCD_APPS:
+        return "the tenant's Argo CD applications, shared by its projects"
+    if wanted.purpose == NamePurpose.GITOPS:
+        return "the tenant's Flux GitOps, shared by its projects"
+    return wanted.tier
 
 
 def projects_visible_to(user: User) -> QuerySet[Project]:

@@ -167,18 +167,19 @@ def request_form(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
 
 @login_required
 def name_preview(request: HttpRequest, slug: str) -> HttpResponse:
-    """The final namespace name while the user types (fetched by the form's script)."""
+    """The namespaces a request would create, while the user types (fetched by the form's
+    script), each said taken or refused as submission would say it."""
     tenant = selectors.visible_tenant(request.user, slug)
     app = request.GET.get("app") or request.GET.get("project") or ""
     tiers = request.GET.getlist("tiers") or [request.GET.get("tier", "")]
-    previews = [
-        selectors.name_preview(
-            tenant, app=app.strip(), tier=tier, cluster=request.GET.get("cluster", "")
-        )
-        for tier in tiers
-        if tier
-    ]
-    return render(request, "tenants/_name_preview.html", {"previews": previews})
+    preview = selectors.name_preview(
+        tenant,
+        app=app.strip(),
+        tiers=[tier for tier in tiers if tier],
+        cluster=request.GET.get("cluster", ""),
+        engine=request.GET.get("engine", ""),  # only the project form has one
+    )
+    return render(request, "tenants/_name_preview.html", {"planned_names": preview})
 
 
 def _decide(request: HttpRequest, pk: int, action) -> HttpResponse:

@@ -101,9 +101,10 @@ def test_name_preview_shows_the_truncated_final_name(client, demo_world):
 
 
 def test_name_preview_warns_about_a_taken_name(client, demo_world):
-    submit(demo_world)
+    asked = submit(demo_world)
     client.force_login(demo_world["developer"])
     page = client.get(
         "/tenants/payments/name-preview/", {"app": "shop", "tier": "prod", "cluster": "sandbox"}
     ).content.decode()
-    assert "payments-shop-prod is already taken (requested)" in page
+    assert '<span class="badge badge-taken">taken</span>' in page
+    assert f"payments-shop-prod is already requested (request #{asked.pk})." in page

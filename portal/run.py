@@ -27,6 +27,8 @@ from cryptography.fernet import Fernet
 from portal import gitserver, sandbox
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# What `manage.py prepare_demo` prints once the database is migrated.
+MIGRATED = "Migrated."
 PYTHON = sys.executable
 
 
@@ -142,10 +144,6 @@ def main() -> int:
     env.update(development_environment(data_dir))
     env.setdefault("PYTHONUNBUFFERED", "1")
 
-    def manage(*args: str) -> None:
-        subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)  # noqa: S603 - our manage.py, fixed argv
-
-    manage("migrate", "--noinput")
     sandbox_port = os.environ.get("BERTH_SANDBOX_PORT", "6550")
     sandbox_url = f"https://127.0.0.1:{sandbox_port}"
     berth_namespace = env.get("BERTH_NAMESPACE", "berth-system")
@@ -157,7 +155,11 @@ def main() -> int:
         env["BERTH_CRD_DIR"] = str(prepared["crds"])
     kubeconfig = Path(prepared["kubeconfig"])
     kubeconfig.unlink(missing_ok=True)
-    # The sandbox cluster first: the demo's cluster record needs its CA.
+    git_dir = data_dir / "git"
+    git_dir.mkdir(exist_ok=True)
+    # What needs nothing of Berth's database starts at once, beside the preparation: the
+    # sandbox cluster, the demo's repositories over HTTP (the Flux tenant's GitRepository
+    # takes no file://) and the identity provider (a database of its own).
     children = {
         "sandbox": subprocess.Popen(  # noqa: S603 - our own stand-in, fixed argv
             sandbox.sandbox_command(
@@ -169,68 +171,33 @@ def main() -> int:
             cwd=BASE_DIR,
             env=env,
             start_new_session=True,
-        )
+        ),
+        "git": subprocess.Popen(  # noqa: S603 - our own module, fixed argv
+            [PYTHON, "-m", "portal.gitserver", f"--root={git_dir}", f"--port={git_server_port()}"],
+            cwd=BASE_DIR,
+            env=env,
+            start_new_session=True,
+        ),
+        "idp": subprocess.Popen(  # noqa: S603 - our own module, fixed argv
+            [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
+            cwd=BASE_DIR,
+            env=env,
+            start_new_session=True,
+        ),
     }
-    deadline = time.monotonic() + 60
-    while not kubeconfig.exists():
-        if children["sandbox"].poll() is not None or time.monotonic() > deadline:
-            print("The sandbox cluster did not start; see its output above.", flush=True)
-            stop(children)
-            return 1
-        time.sleep(0.2)
-    # The demo's repositories over HTTP: the Flux tenant's GitRepository takes no file://.
-    git_dir = data_dir / "git"
-    git_dir.mkdir(exist_ok=True)
-    children["git"] = subprocess.Popen(  # noqa: S603 - our own module, fixed argv
-        [PYTHON, "-m", "portal.gitserver", f"--root={git_dir}", f"--port={git_server_port()}"],
-        cwd=BASE_DIR,
-        env=env,
-        start_new_session=True,
-    )
     if not wait_for_port(git_server_port(), children["git"]):
         print("The demo git server did not start; see its output above.", flush=True)
         stop(children)
         return 1
     forge_api = sandbox.start_forge(children, env, git_dir)
-    try:
-        # `--option=value`: a random token may start with "-", which argparse would take
-        # for an option of its own.
-        manage(
-            "seed_demo",
-            f"--sandbox-url={sandbox_url}",
-            f"--sandbox-token={env['BERTH_SANDBOX_TOKEN']}",
-            f"--sandbox-ca={sandbox.ca_certificate(kubeconfig)}",
-        )
-        # Each demo tenant's GitOps repository: a bare repo under data/git/, read over the
-        # demo git server, which also shows their commits (the URL from the environment,
-        # never pasted into the code run).
-        manage(
-            "shell",
-            "--no-imports",
-            "-c",
-            "import os, tenants.demo as d; "
-            "d.seed_git_repos(http_url=os.environ['BERTH_DEMO_GIT_URL'])",
-        )
-        if forge_api:
-            manage(
-                "seed_demo_forge",
-                f"--api-url={forge_api}",
-                f"--git-url={env['BERTH_DEMO_GIT_URL']}",
-            )
-        manage("ensure_superuser", "--username", "admin")
-        # The sandbox's guardrails (tenant roles, admission policies), by the same worker
-        # job as a platform admin's install: tenant namespaces wait for them.
-        manage("install_guardrails", "sandbox")
-    except (subprocess.CalledProcessError, KeyboardInterrupt):
-        # The sandbox runs in a session of its own: left alone it would outlive us.
-        stop(children)
-        return 1
-
     # Metrics files of the previous run's processes (prometheus_client multiprocess mode).
     shutil.rmtree(env.get("PROMETHEUS_MULTIPROC_DIR", data_dir / "prometheus"), ignore_errors=True)
     celery = [PYTHON, "-m", "celery", "-A", "portal"]
-    commands = {
-        "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
+    # Started as soon as the database is migrated, while the demo is seeded: each takes
+    # seconds to import what it needs.
+    serving = {
+        # Checked once already, by the preparation.
+        "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload", "--skip-checks"],
         "worker": [
             *celery,
             "worker",
@@ -242,13 +209,50 @@ def main() -> int:
             "--without-mingle",
         ],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
-        "watcher": [PYTHON, "manage.py", "watch_clusters"],
-        "idp": [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
     }
-    children.update(
-        (name, subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True))  # noqa: S603 - our processes
-        for name, command in commands.items()
+
+    def start(commands: dict[str, list[str]]) -> None:
+        children.update(
+            (name, subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True))  # noqa: S603 - our processes
+            for name, command in commands.items()
+        )
+
+    # One process migrates (while the sandbox loads), then seeds the demo once the sandbox
+    # has written its kubeconfig: `--option=value`, as a random token may start with "-",
+    # which argparse would take for an option of its own.
+    preparing = subprocess.Popen(  # noqa: S603 - our manage.py, fixed argv
+        [
+            PYTHON,
+            "manage.py",
+            "prepare_demo",
+            f"--sandbox-url={sandbox_url}",
+            f"--sandbox-token={env['BERTH_SANDBOX_TOKEN']}",
+            f"--sandbox-kubeconfig={kubeconfig}",
+            f"--git-url={env['BERTH_DEMO_GIT_URL']}",
+            f"--forge-api-url={forge_api}",
+        ],
+        cwd=BASE_DIR,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    try:
+        for line in preparing.stdout or ():
+            print(line, end="", flush=True)
+            if line.strip() == MIGRATED and "web" not in children:
+                start(serving)
+        prepared_ok = preparing.wait() == 0
+    except KeyboardInterrupt:
+        preparing.terminate()
+        prepared_ok = False
+    if not prepared_ok:
+        if children["sandbox"].poll() is not None:
+            print("The sandbox cluster did not start; see its output above.", flush=True)
+        # Every child runs in a session of its own: left alone it would outlive us.
+        stop(children)
+        return 1
+    # The watcher once the demo's cluster is known (it watches the clusters it finds).
+    start({"watcher": [PYTHON, "manage.py", "watch_clusters"]})
     broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"
     # The URL line only once the web server answers: a browser or curl right after it works.
     try:

@@ -6,6 +6,7 @@ budget per evaluation (a condition over it fails) so that no rule holds a web wo
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from typing import Any
@@ -82,7 +83,11 @@ class _BudgetedRunner(celpy.InterpretedRunner):
         return _BudgetedEvaluator(self.ast, self.new_activation()).evaluate(context)
 
 
-_environment = celpy.Environment(runner_class=_BudgetedRunner)
+@functools.cache
+def environment() -> celpy.Environment:
+    """The one CEL environment, built at first use: building its parser (a LALR table)
+    takes most of a second, which every process would otherwise pay at start."""
+    return celpy.Environment(runner_class=_BudgetedRunner)
 
 
 def evaluate(program, activation: dict[str, Any]):
@@ -102,7 +107,7 @@ def compile_checked(
     (`what` names the condition, `allowed` what it may use) unless it gives true or false
     within the bounds."""
     try:
-        program = _environment.program(parse_bounded(condition))
+        program = environment().program(parse_bounded(condition))
     except CELParseError as exc:
         raise error(f"{what} does not compile: {_parse_problem(exc, condition)}") from exc
     except ConditionTooCostly as exc:
@@ -122,7 +127,7 @@ def parse_bounded(condition: str) -> lark.Tree:
             f"is {len(condition)} characters long; at most {MAX_LENGTH} are allowed."
         )
     try:
-        tree = _environment.compile(condition)
+        tree = environment().compile(condition)
     except RecursionError as exc:
         raise ConditionTooCostly(
             f"is nested too deeply; at most {MAX_DEPTH} levels are allowed."

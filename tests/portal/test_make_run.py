@@ -45,7 +45,7 @@ def children():
 
 @pytest.mark.processes
 def test_stop_names_everything_make_run_started(children, capsys):
-    for name in ("sandbox", "git", "web", "worker", "beat", "idp"):  # the order main() starts them
+    for name in ("sandbox", "git", "idp", "web", "worker", "beat"):  # the order main() starts them
         children[name] = sleeper()
 
     stop(children)

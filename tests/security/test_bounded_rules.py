@@ -133,9 +133,9 @@ def test_a_rule_past_its_budget_on_a_request_fails_closed_and_says_why(api_world
 def test_the_budget_cuts_an_evaluation_off_whatever_operators_would_absorb_an_error():
     """`true || <error>` is true in CEL; a condition past its budget is failed all the
     same, not decided by the part evaluated before the cut."""
-    program = cel._environment.program(cel._environment.compile(f"true || {nested(4)}"))
+    program = cel.environment().program(cel.environment().compile(f"true || {nested(4)}"))
     assert cel.evaluate(program, {}) is not None  # short-circuits: within the budget
-    program = cel._environment.program(cel._environment.compile(f"{nested(4)} || true"))
+    program = cel.environment().program(cel.environment().compile(f"{nested(4)} || true"))
 
     result = cel.evaluate(program, {})
 

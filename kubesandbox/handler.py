@@ -4,6 +4,7 @@ request bodies (JSON, YAML, protobuf), discovery, OpenAPI, CRUD and watch."""
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 import time
 import traceback
@@ -346,8 +347,8 @@ class Handler(BaseHTTPRequestHandler):
                             }
                         )
             self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionError):
-            pass
+        except (BrokenPipeError, ConnectionError, ssl.SSLEOFError):
+            pass  # the client went away (over TLS, an EOF), as clients of a watch do
         self.close_connection = True
         return -1, {}
 

@@ -96,6 +96,11 @@ def development_environment(data_dir: Path) -> dict[str, str]:
         # loopback, which production refuses (tenants.gitrepo).
         BERTH_GIT_ALLOW_INSECURE="1",
         BERTH_DEMO_GIT_URL=f"http://127.0.0.1:{git_server_port()}",
+        # A line per request and per task buried what a newcomer should read (warnings,
+        # Berth's own news); set it empty to see them.
+        BERTH_LOG_QUIET=os.environ.get(
+            "BERTH_LOG_QUIET", "berth.access,celery.app.trace,celery.worker.strategy,celery.beat"
+        ),
     )
     return env
 
@@ -192,7 +197,7 @@ def main() -> int:
     forge_api = sandbox.start_forge(children, env, git_dir)
     # Metrics files of the previous run's processes (prometheus_client multiprocess mode).
     shutil.rmtree(env.get("PROMETHEUS_MULTIPROC_DIR", data_dir / "prometheus"), ignore_errors=True)
-    celery = [PYTHON, "-m", "celery", "-A", "portal"]
+    celery = [PYTHON, "-m", "celery", "-A", "portal", "--quiet"]  # no banners over the URL
     # Started as soon as the database is migrated, while the demo is seeded: each takes
     # seconds to import what it needs.
     serving = {
@@ -357,18 +362,27 @@ def described(children: dict[str, subprocess.Popen]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+# Berth's own processes, stopped before what they talk to: a worker or watcher whose cluster
+# went first would fill the terminal with connection errors on its way out.
+BERTH_PROCESSES = ("web", "worker", "beat", "watcher")
+
+
 def stop(children: dict[str, subprocess.Popen], grace: float = 10) -> None:
-    """Stop every child, gently first (Celery then stops its own pool), and say which. Each
-    runs in a session of its own, so a Ctrl-C in the terminal reaches none of them: what is
-    still running after `grace` seconds, or at a second Ctrl-C, is killed."""
-    for child in children.values():
-        if child.poll() is None:
-            child.terminate()
+    """Stop every child, gently first (Celery then stops its own pool), Berth's processes
+    before the stand-ins, and say which. Each runs in a session of its own, so a Ctrl-C in
+    the terminal reaches none of them: what is still running after `grace` seconds, or at a
+    second Ctrl-C, is killed."""
     deadline = time.monotonic() + grace
+    first = [child for name, child in children.items() if name in BERTH_PROCESSES]
+    rest = [child for name, child in children.items() if name not in BERTH_PROCESSES]
     try:
-        for child in children.values():
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        for group in (first, rest):
+            for child in group:
+                if child.poll() is None:
+                    child.terminate()
+            for child in group:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.wait(timeout=max(0.1, deadline - time.monotonic()))
     except KeyboardInterrupt:
         print("Ctrl-C again: killing what is still running.", flush=True)
     for child in children.values():

@@ -18,7 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from portal.config import api, checks, security, workers
 from portal.config.environment import env_bool, env_list
-from portal.config.observability import logging_config
+from portal.config.observability import logging_config, quiet_loggers
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -167,8 +167,7 @@ OIDC_OP_LOGOUT_URL_METHOD = "portal.auth.logout.provider_logout_url"
 KUBE_OIDC_ISSUER_URL = os.environ.get("KUBE_OIDC_ISSUER_URL", OIDC_ISSUER)
 KUBE_OIDC_CLIENT_ID = os.environ.get("KUBE_OIDC_CLIENT_ID", OIDC_RP_CLIENT_ID)
 BERTH_CLI_COMMAND = os.environ.get("BERTH_CLI_COMMAND", "berth")
-# Deploy tokens' audience. Empty: the API server's own (unless its --api-audiences names more).
-DEPLOY_TOKEN_AUDIENCE = os.environ.get("DEPLOY_TOKEN_AUDIENCE", "")
+DEPLOY_TOKEN_AUDIENCE = os.environ.get("DEPLOY_TOKEN_AUDIENCE", "")  # "": the API server's
 AUTHENTICATION_BACKENDS = [
     "portal.auth.backends.OIDCBackend",
     # Passwords sign in superusers only: the break-glass account for when the provider is down.
@@ -229,7 +228,7 @@ if REDIS_URL:
         CELERY_BROKER_TRANSPORT = "portal.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"visibility_timeout": 3600}
 else:
-    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_URL = "filesystem://localhost//"  # kombu warns of a URL without a host
     CELERY_BROKER_TRANSPORT_OPTIONS = workers.filesystem_broker_options(BROKER_DIR)
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("BERTH_QUEUE", "berth")
 # A broker that goes away is waited for, forever, at start and while running; a task cut
@@ -363,9 +362,10 @@ CACHES = api.cache_settings(
 
 # --- Observability: logs and metrics (docs/operations.md) ----------------------------------
 # One JSON object per line (plain text under DEBUG unless BERTH_LOG_FORMAT says otherwise),
-# each with the request id; secrets are redacted on the handler, whatever logged them.
+# each with the request id; secrets redacted on the handler; BERTH_LOG_QUIET: warnings only.
 LOG_FORMAT = os.environ.get("BERTH_LOG_FORMAT", "plain" if DEBUG else "json")
 LOGGING = logging_config(log_format=LOG_FORMAT, level=os.environ.get("BERTH_LOG_LEVEL", "INFO"))
+LOGGING["loggers"].update(quiet_loggers(os.environ.get("BERTH_LOG_QUIET", "")))
 # Celery workers log through the same handler instead of replacing it with their own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 

@@ -39,3 +39,9 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
             "django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False}
         },
     }
+
+
+def quiet_loggers(names: str) -> dict[str, dict[str, Any]]:
+    """Loggers (comma-separated names) that say only warnings and errors: `make run` quiets
+    the line per request and per task, which buried what a newcomer should read."""
+    return {name.strip(): {"level": "WARNING"} for name in names.split(",") if name.strip()}

@@ -116,3 +116,23 @@ def test_make_runs_kubeconfigs_name_kubectls_public_client_not_berths(tmp_path):
     env = development_environment(tmp_path)
 
     assert env["KUBE_OIDC_CLIENT_ID"] == "kubernetes" != env["OIDC_CLIENT_ID"]
+
+
+def test_make_run_quiets_the_line_per_request_and_per_task_but_not_warnings(tmp_path):
+    import logging.config
+
+    from portal.config.observability import logging_config, quiet_loggers
+
+    env = development_environment(tmp_path)
+    config = logging_config(log_format="plain", level="INFO")
+    config["loggers"].update(quiet_loggers(env["BERTH_LOG_QUIET"]))
+    logging.config.dictConfig(config)
+    try:
+        access, task = logging.getLogger("berth.access"), logging.getLogger("celery.app.trace")
+        assert not access.isEnabledFor(logging.INFO) and not task.isEnabledFor(logging.INFO)
+        assert access.isEnabledFor(logging.WARNING)
+        assert logging.getLogger("tenants.views.forge").isEnabledFor(logging.INFO)
+    finally:
+        from django.conf import settings
+
+        logging.config.dictConfig(settings.LOGGING)

@@ -73,6 +73,7 @@ def make_run_answering(tmp_path):
                 answers[name] = exc
         yield {
             "url": url,
+            "issuer": f"http://127.0.0.1:{ports['idp']}/openid",
             **answers,
             "line": line.strip(),
             "output": output,

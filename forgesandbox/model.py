@@ -163,11 +163,11 @@ class Forge:
                 raise ForgeError(422, "Repository creation failed.", [_already_exists("name")])
             if owner not in self.users:
                 self.add_user(owner, kind="Organization")
-            git = Repository.create(
-                self.root / owner / f"{name}.git",
-                default_branch,
-                {"README.md": f"# {name}\n"} if files is None else files,
-            )
+            first = {"README.md": f"# {name}\n"} if files is None else files
+            path = self.root / owner / f"{name}.git"
+            # One on disk (a restart over its root) is kept, not given a new first commit.
+            kept = (path / "HEAD").is_file()
+            git = Repository(path) if kept else Repository.create(path, default_branch, first)
             repo = Repo(
                 owner=owner,
                 name=name,

@@ -51,3 +51,18 @@ def test_python_m_forgesandbox_serves_until_terminated(tmp_path: Path) -> None:
     finally:
         process.terminate()
         assert process.wait(timeout=30) == 0
+
+
+def test_a_forge_restarted_over_its_root_keeps_what_was_pushed(tmp_path: Path) -> None:
+    """make run starts the forge over data/git/ on every run: payments' branch stays as
+    Berth left it, with no new first commit over it."""
+    from forgesandbox import ForgeSandbox
+
+    first = ForgeSandbox(tmp_path, git_url="http://127.0.0.1:9", validate=False)
+    first.create_repo("demo/payments")
+    pushed = first.push_commit("demo/payments", "main", {"apps/shop/app.yaml": "kind: App\n"})
+
+    again = ForgeSandbox(tmp_path, git_url="http://127.0.0.1:9", validate=False)
+    kept = again.create_repo("demo/payments")
+
+    assert kept.git.branch_sha("main") == pushed

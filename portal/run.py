@@ -9,22 +9,27 @@ sessions and encrypted values readable.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import textwrap
 import time
-import urllib.request
 from pathlib import Path
 
 from cryptography.fernet import Fernet
 
 from portal import gitserver, sandbox
+from portal.processes import (
+    INTERRUPTS,
+    described,
+    free_port,
+    start_child,
+    stop,
+    wait_for_health,
+    wait_for_port,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # What `manage.py prepare_demo` prints once the database is migrated.
@@ -109,35 +114,30 @@ def git_server_port() -> int:
     return int(os.environ.get("BERTH_GITSERVER_PORT", str(gitserver.DEFAULT_PORT)))
 
 
-def wait_for_port(port: int, child: subprocess.Popen, timeout: float = 30) -> bool:
-    """Whether something listens on the loopback port before `child` exits or time is up."""
-    deadline = time.monotonic() + timeout
-    while child.poll() is None and time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return True
-        time.sleep(0.1)
-    return False
-
-
-def wait_for_health(urls: list[str], children: dict[str, subprocess.Popen]) -> bool:
-    """Whether every one of `urls` answers 200 before any child exits: the web server and
-    the identity provider serve requests, so the URL printed next works at once, sign-in
-    included."""
-    waiting = list(urls)
-    while waiting and all(child.poll() is None for child in children.values()):
-        try:
-            with urllib.request.urlopen(waiting[0], timeout=2) as answer:  # noqa: S310 - our own http://
-                if answer.status == 200:
-                    waiting.pop(0)
-                    continue
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    return not waiting
+def database_exists(env: dict[str, str]) -> bool:
+    """Whether Berth's database was made by an earlier run (a server named in DATABASE_URL
+    is taken to be)."""
+    return bool(env.get("DATABASE_URL")) or (Path(env["BERTH_DATA_DIR"]) / "berth.sqlite3").exists()
 
 
 def main() -> int:
+    """Start everything, then wait for Ctrl-C (or a child's exit) and stop everything: every
+    child runs in a session of its own, so a Ctrl-C at any moment, before the URL included,
+    reaches only this process, which stops them all on its way out."""
+
+    INTERRUPTS.install()
+    children: dict[str, subprocess.Popen] = {}
+    try:
+        return run(children)
+    except KeyboardInterrupt:  # Ctrl-C before Berth answered
+        return 1
+    finally:
+        if children:
+            stop(children)
+
+
+def run(children: dict[str, subprocess.Popen]) -> int:
+    """Everything `make run` starts goes into `children`; returns the exit status."""
     data_dir = data_directory()
     data_dir.mkdir(parents=True, exist_ok=True)
     host = os.environ.get("BERTH_HOST", "127.0.0.1")
@@ -165,44 +165,52 @@ def main() -> int:
     # What needs nothing of Berth's database starts at once, beside the preparation: the
     # sandbox cluster, the demo's repositories over HTTP (the Flux tenant's GitRepository
     # takes no file://) and the identity provider (a database of its own).
-    children = {
-        "sandbox": subprocess.Popen(  # noqa: S603 - our own stand-in, fixed argv
-            sandbox.sandbox_command(
-                port=sandbox_port,
-                prepared=prepared,
-                oidc_issuer=env["OIDC_ISSUER"],
-                oidc_client_id=env["KUBE_OIDC_CLIENT_ID"],
-            ),
-            cwd=BASE_DIR,
-            env=env,
-            start_new_session=True,
+    start_child(
+        children,
+        "sandbox",
+        sandbox.sandbox_command(
+            port=sandbox_port,
+            prepared=prepared,
+            oidc_issuer=env["OIDC_ISSUER"],
+            oidc_client_id=env["KUBE_OIDC_CLIENT_ID"],
         ),
-        "git": subprocess.Popen(  # noqa: S603 - our own module, fixed argv
-            [PYTHON, "-m", "portal.gitserver", f"--root={git_dir}", f"--port={git_server_port()}"],
-            cwd=BASE_DIR,
-            env=env,
-            start_new_session=True,
-        ),
-        "idp": subprocess.Popen(  # noqa: S603 - our own module, fixed argv
-            [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
-            cwd=BASE_DIR,
-            env=env,
-            start_new_session=True,
-        ),
-    }
-    if not wait_for_port(git_server_port(), children["git"]):
-        print("The demo git server did not start; see its output above.", flush=True)
-        stop(children)
-        return 1
-    forge_api = sandbox.start_forge(children, env, git_dir)
+        cwd=BASE_DIR,
+        env=env,
+    )
+    start_child(
+        children,
+        "git",
+        [PYTHON, "-m", "portal.gitserver", f"--root={git_dir}", f"--port={git_server_port()}"],
+        cwd=BASE_DIR,
+        env=env,
+    )
+    start_child(
+        children,
+        "idp",
+        [PYTHON, "-m", "portal.devidp", "--host", host, "--port", idp_port],
+        cwd=BASE_DIR,
+        env=env,
+    )
+    # The forge on a port chosen now, so that the preparation need not wait for it.
+    forge_port = int(os.environ.get("BERTH_FORGE_PORT") or free_port())
+    start_child(
+        children,
+        "forge",
+        sandbox.forge_command(env, git_dir, forge_port),
+        cwd=BASE_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    forge_api = sandbox.forge_api_url(forge_port)
     # Metrics files of the previous run's processes (prometheus_client multiprocess mode).
     shutil.rmtree(env.get("PROMETHEUS_MULTIPROC_DIR", data_dir / "prometheus"), ignore_errors=True)
     celery = [PYTHON, "-m", "celery", "-A", "portal", "--quiet"]  # no banners over the URL
-    # Started as soon as the database is migrated, while the demo is seeded: each takes
-    # seconds to import what it needs.
-    serving = {
-        # Checked once already, by the preparation.
-        "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload", "--skip-checks"],
+    # The web server, the longest to start, as soon as the database is migrated (at once on
+    # a database made before: it answers once the demo is prepared, when the URL is printed).
+    # Checked once already, by the preparation.
+    web = [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload", "--skip-checks"]
+    # The rest once the demo is prepared, beside the URL: jobs queued before wait for them.
+    background = {
         "worker": [
             *celery,
             "worker",
@@ -214,14 +222,16 @@ def main() -> int:
             "--without-mingle",
         ],
         "beat": [*celery, "beat", "--loglevel", "INFO"],
+        # It watches the clusters it finds: the demo's is known by now.
+        "watcher": [PYTHON, "manage.py", "watch_clusters"],
     }
 
     def start(commands: dict[str, list[str]]) -> None:
-        children.update(
-            (name, subprocess.Popen(command, cwd=BASE_DIR, env=env, start_new_session=True))  # noqa: S603 - our processes
-            for name, command in commands.items()
-        )
+        for name, command in commands.items():
+            start_child(children, name, command, cwd=BASE_DIR, env=env)
 
+    if database_exists(env):
+        start({"web": web})
     # One process migrates (while the sandbox loads), then seeds the demo once the sandbox
     # has written its kubeconfig: `--option=value`, as a random token may start with "-",
     # which argparse would take for an option of its own.
@@ -245,31 +255,29 @@ def main() -> int:
         for line in preparing.stdout or ():
             print(line, end="", flush=True)
             if line.strip() == MIGRATED and "web" not in children:
-                start(serving)
+                start({"web": web})
         prepared_ok = preparing.wait() == 0
-    except KeyboardInterrupt:
-        preparing.terminate()
+    finally:
+        if preparing.poll() is None:  # Ctrl-C while it prepares
+            preparing.terminate()
+    if children["forge"].poll() is not None:
+        print("The forge stand-in did not start: payments pushes directly.", flush=True)
+        del children["forge"]
+        forge_api = ""
+    if prepared_ok and not wait_for_port(git_server_port(), children["git"], timeout=10):
+        print("The demo git server did not start; see its output above.", flush=True)
         prepared_ok = False
     if not prepared_ok:
         if children["sandbox"].poll() is not None:
             print("The sandbox cluster did not start; see its output above.", flush=True)
-        # Every child runs in a session of its own: left alone it would outlive us.
-        stop(children)
         return 1
-    # The watcher once the demo's cluster is known (it watches the clusters it finds).
-    start({"watcher": [PYTHON, "manage.py", "watch_clusters"]})
+    start(background)
     broker = env.get("REDIS_URL") or f"filesystem queue in {data_dir / 'broker'} (no Redis needed)"
     # The URL line only once the web server answers: a browser or curl right after it works.
-    try:
-        answered = wait_for_health(
-            [
-                f"http://{host}:{port}/healthz",
-                f"{env['OIDC_ISSUER']}/.well-known/openid-configuration",
-            ],
-            children,
-        )
-    except KeyboardInterrupt:  # Ctrl-C while it starts: its children run in sessions of their own
-        answered = False
+    answered = wait_for_health(
+        [f"http://{host}:{port}/healthz", f"{env['OIDC_ISSUER']}/.well-known/openid-configuration"],
+        children,
+    )
     if not answered:
         for name, child in children.items():
             if child.poll() is not None:
@@ -279,7 +287,6 @@ def main() -> int:
                     "before Berth answered; stopping everything.",
                     flush=True,
                 )
-        stop(children)
         return 1
     print(
         f"\nBerth is running at http://{host}:{port}/\n"
@@ -311,13 +318,6 @@ def main() -> int:
         flush=True,
     )
 
-    def interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    # Installed explicitly: a shell that starts us in the background ignores SIGINT.
-    signal.signal(signal.SIGINT, interrupt)
-    signal.signal(signal.SIGTERM, interrupt)
-    exit_code = 0
     try:
         while True:
             for name, child in children.items():
@@ -328,68 +328,10 @@ def main() -> int:
                         f"{child.returncode}; stopping everything.",
                         flush=True,
                     )
-                    exit_code = child.returncode or 1
-                    raise KeyboardInterrupt
+                    return child.returncode or 1
             time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        stop(children)
-    return exit_code
-
-
-# What each child is, for people, in the order they are named: "Stopped the web server, …".
-CHILD_NAMES = {
-    "web": "the web server",
-    "worker": "the Celery worker",
-    "beat": "Celery beat",
-    "watcher": "the drift watcher",
-    "sandbox": "the sandbox cluster",
-    "git": "the demo git server",
-    "forge": "the forge stand-in",
-    "idp": "the development identity provider",
-}
-
-
-def described(children: dict[str, subprocess.Popen]) -> str:
-    order = list(CHILD_NAMES)
-    names = [
-        CHILD_NAMES.get(name, name)
-        for name in sorted(
-            children, key=lambda name: order.index(name) if name in order else len(order)
-        )
-    ]
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-# Berth's own processes, stopped before what they talk to: a worker or watcher whose cluster
-# went first would fill the terminal with connection errors on its way out.
-BERTH_PROCESSES = ("web", "worker", "beat", "watcher")
-
-
-def stop(children: dict[str, subprocess.Popen], grace: float = 10) -> None:
-    """Stop every child, gently first (Celery then stops its own pool), Berth's processes
-    before the stand-ins, and say which. Each runs in a session of its own, so a Ctrl-C in
-    the terminal reaches none of them: what is still running after `grace` seconds, or at a
-    second Ctrl-C, is killed."""
-    deadline = time.monotonic() + grace
-    first = [child for name, child in children.items() if name in BERTH_PROCESSES]
-    rest = [child for name, child in children.items() if name not in BERTH_PROCESSES]
-    try:
-        for group in (first, rest):
-            for child in group:
-                if child.poll() is None:
-                    child.terminate()
-            for child in group:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.wait(timeout=max(0.1, deadline - time.monotonic()))
-    except KeyboardInterrupt:
-        print("Ctrl-C again: killing what is still running.", flush=True)
-    for child in children.values():
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
-    print(f"Stopped {described(children)}.", flush=True)
+    except KeyboardInterrupt:  # Ctrl-C once Berth runs: the way to stop it
+        return 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ platform team would set up a cluster for Berth:
   trusts the organisation's (`--oidc-*`): people reach their namespaces with kubectl as
   themselves, their groups bound by the tenants' RoleBindings.
 
-Beside it, the forge stand-in (`python -m forgesandbox`, a process too: `start_forge`)
+Beside it, the forge stand-in (`python -m forgesandbox`, a process too: `forge_command`)
 answers GitHub's API over the demo's repositories, so the payments tenant's prod changes
 open pull requests there (merge-request mode), which a person reviews, merges or closes on
 the forge's pages (`forge_page`); `seed_demo_forge` points its webhook at Berth.
@@ -26,7 +26,6 @@ Kept free of Django so the `run` launcher can use it before settings exist.
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
 from pathlib import Path
@@ -207,33 +206,22 @@ def forge_page(api_url: str, page: str) -> str:
     return f"{api_url.removesuffix('/api/v3')}/demo/payments/{page}"
 
 
-def start_forge(children: dict[str, subprocess.Popen], env: dict[str, str], root: Path) -> str:
-    """The forge stand-in (GitHub's API) over the demo's repositories, on a free port:
-    its API root, or "" when it did not start (the demo then pushes directly)."""
-    forge = subprocess.Popen(  # noqa: S603 - our own stand-in, fixed argv
-        [
-            sys.executable,
-            "-m",
-            "forgesandbox",
-            f"--root={root}",
-            f"--git-url={env['BERTH_DEMO_GIT_URL']}",
-            f"--port={os.environ.get('BERTH_FORGE_PORT', '0')}",
-            f"--token={env['BERTH_DEMO_FORGE_TOKEN']}",
-            "--repo=demo/payments",
-            "--no-validate",
-        ],
-        cwd=BASE_DIR,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    ready, _, _ = select.select([forge.stdout], [], [], 30)
-    first = forge.stdout.readline() if ready and forge.stdout else ""
-    if not first.startswith("listening on "):
-        print("The forge stand-in did not start: payments pushes directly.", flush=True)
-        forge.kill()
-        forge.wait()
-        return ""
-    children["forge"] = forge
-    return first.removeprefix("listening on ").strip()
+def forge_command(env: dict[str, str], root: Path, port: int) -> list[str]:
+    """The forge stand-in (GitHub's API) over the demo's repositories on `port`, started and
+    not waited for: `prepare_demo` waits for it to listen, and goes on without it (the demo
+    then pushes directly) if it does not. Its API root is `forge_api_url(port)`."""
+    return [
+        sys.executable,
+        "-m",
+        "forgesandbox",
+        f"--root={root}",
+        f"--git-url={env['BERTH_DEMO_GIT_URL']}",
+        f"--port={port}",
+        f"--token={env['BERTH_DEMO_FORGE_TOKEN']}",
+        "--repo=demo/payments",
+        "--no-validate",
+    ]
+
+
+def forge_api_url(port: int) -> str:
+    return f"http://127.0.0.1:{port}/api/v3"

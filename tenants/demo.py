@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from tenants.choices import (
     RequestKind,
     RequestState,
 )
+from tenants.demo_people import PEOPLE, PLATFORM_ADMIN_GROUP
 from tenants.membership_sync import memberships_from_groups
 from tenants.models import (
     Approval,
@@ -38,8 +38,6 @@ from tenants.models import (
 from tenants.naming import namespace_name
 from tenants.services.clusters import register_platform_namespaces
 from tenants.services.names import claim_tenant_names
-
-PLATFORM_ADMIN_GROUP = "platform-admins"
 
 # The ClusterRoles a tenant's owners, members and viewers get in a tier's namespaces.
 EDITING_ROLES = dict(
@@ -124,23 +122,6 @@ TIERS = [
 ]
 
 
-@dataclass(frozen=True)
-class DemoPerson:
-    username: str
-    first_name: str
-    last_name: str
-    groups: tuple[str, ...]
-
-    @property
-    def email(self) -> str:
-        return f"{self.username}@example.com"
-
-    @property
-    def subject(self) -> str:
-        """The `sub` claim the development identity provider (portal.devidp) issues to them."""
-        return f"devidp-{self.username}"
-
-
 # Room for the README's journey and more: a dev namespace (1 core, 2 GiB, 10 GiB) and a
 # three-tier project (7 cores, 14 GiB, 80 GiB, 3 namespaces), then two more requests as
 # large as that project, with 10 cores still left (tests/tenants/test_first_hour.py).
@@ -174,12 +155,6 @@ TENANTS = [
     ),
 ]
 
-PEOPLE = [
-    DemoPerson("pat", "Pat", "Platform", (PLATFORM_ADMIN_GROUP,)),
-    DemoPerson("olivia", "Olivia", "Owner", ("payments-owners",)),
-    DemoPerson("dev", "Dana", "Developer", ("payments-devs",)),
-    DemoPerson("sam", "Sam", "Searcher", ("search-devs",)),
-]
 
 
 @transaction.atomic

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from portal.devidp.people import berth_demo_people
 
-    people = berth_demo_people()  # read with Berth's settings, before this process takes its own
+    people = berth_demo_people()
 
     os.environ["DJANGO_SETTINGS_MODULE"] = "portal.devidp.settings"
     import django

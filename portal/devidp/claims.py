@@ -9,7 +9,7 @@ from oidc_provider.lib.claims import ScopeClaims
 
 
 def subject(user: Any) -> str:
-    """The `sub` claim: stable per account (tenants.demo.DemoPerson.subject matches it)."""
+    """The `sub` claim: stable per account (tenants.demo_people.DemoPerson.subject matches it)."""
     return f"devidp-{user.username}"
 
 

@@ -13,7 +13,8 @@ import threading
 
 import pytest
 
-from portal.run import described, development_environment, stop
+from portal.processes import described, stop
+from portal.run import development_environment
 
 EVERYTHING = (
     "the web server, the Celery worker, Celery beat, the sandbox cluster, the demo git "

@@ -36,6 +36,7 @@ SMOKE_RUNS = {
     "ephemeral.py": ["--count", "20"],
     "standing.py": ["--count", "4", "--window", "2", "--changes", "4"],
     "policy_whatif.py": ["--count", "200"],
+    "start.py": ["--cold", "1", "--warm", "1"],
     "pages.py": [
         "--namespaces",
         "40",

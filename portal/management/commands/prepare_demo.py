@@ -9,9 +9,11 @@ cluster prices, queues the repositories' checks and the sandbox's guardrails."""
 
 from __future__ import annotations
 
+import socket
 import time
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -19,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from portal import sandbox
 from portal.run import MIGRATED
 from tenants import demo
-from tenants.models import Cluster, ClusterPrice, Tenant
+from tenants.models import Cluster, ClusterPrice, Tenant, User
 from tenants.tasks import request_repository_check
 
 # Showback's demo prices (EUR, about a public cloud's list prices for on-demand capacity).
@@ -29,6 +31,18 @@ DEMO_PRICES = {
     "memory_gib_hour": Decimal("0.0042"),
     "storage_gib_month": Decimal("0.08"),
 }
+
+
+def listening(url: str, deadline: float) -> bool:
+    """Whether the server of `url` accepts connections before `deadline` (monotonic)."""
+    where = urlsplit(url)
+    while True:
+        with socket.socket() as probe:
+            if probe.connect_ex((where.hostname or "127.0.0.1", where.port or 80)) == 0:
+                return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 class Command(BaseCommand):
@@ -64,11 +78,16 @@ class Command(BaseCommand):
         )
         # Each tenant's GitOps repository: a bare repository served by the demo git server.
         demo.seed_git_repos(http_url=options["git_url"])
-        if options["forge_api_url"]:
+        if options["forge_api_url"] and listening(options["forge_api_url"], deadline):
             call_command(
                 "seed_demo_forge", api_url=options["forge_api_url"], git_url=options["git_url"]
             )
-        call_command("ensure_superuser", username="admin")
+        elif options["forge_api_url"]:
+            self.stdout.write("The forge stand-in is not listening: payments pushes directly.")
+        # Made once: its password is in data/dev-secrets.env, and hashing it again on every
+        # start cost most of a second.
+        if not User.objects.filter(username="admin", is_superuser=True).exists():
+            call_command("ensure_superuser", username="admin")
         # Prices on the demo cluster, so Costs shows figures; an admin's own are kept.
         ClusterPrice.objects.get_or_create(
             cluster=Cluster.objects.get(name="sandbox"), defaults=DEMO_PRICES

@@ -156,7 +156,6 @@ TENANTS = [
 ]
 
 
-
 @transaction.atomic
 def seed(
     *,

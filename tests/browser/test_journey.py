@@ -124,6 +124,8 @@ def test_a_newcomer_signs_in_deploys_reaches_their_namespace_and_merges_a_prod_c
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         try:
             developer = browser.new_context(accept_downloads=True).new_page()
+            # Each wait ends at its event; beside the whole suite, a page can take long.
+            developer.context.set_default_timeout(READY_MS)
             sign_in(developer, url, "dev")
 
             # A dev namespace: the demo's rules approve it; its page follows it to Ready.
@@ -160,6 +162,7 @@ def test_a_newcomer_signs_in_deploys_reaches_their_namespace_and_merges_a_prod_c
             prod_request = ask_for_a_namespace(developer, url, app="shop", tier="prod")
             number = prod_request.rstrip("/").rsplit("/", 1)[1]
             admin = browser.new_context().new_page()
+            admin.context.set_default_timeout(READY_MS)
             sign_in(admin, url, "pat")
             admin.goto(f"{url}/approvals/")
             admin.get_by_role("button", name=f"Approve request #{number}").click()

@@ -36,8 +36,14 @@ def free_port() -> int:
 
 def one_start(data: Path) -> float:
     """Seconds to the URL line of one `make run` over `data`, then stopped."""
+    # make run's own stack (SQLite and the filesystem queue in its data directory) and its
+    # own settings, whatever the shell names; and not the caller's metrics folder, which
+    # make run empties at start.
     environment = {
-        key: value for key, value in os.environ.items() if not key.startswith(("BERTH_", "DJANGO_"))
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("BERTH_", "DJANGO_", "OIDC_", "DEVIDP_"))
+        and key not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PROMETHEUS_MULTIPROC_DIR")
     }
     environment.update(
         BERTH_DATA_DIR=str(data),

@@ -318,7 +318,7 @@ def test_concurrent_requests_of_mixed_sizes_never_exceed_the_budget():
         if outcome == "refused":
             millis = quantities.cpu_to_millis(size)
             assert set(detail) == {"cpu"}, detail
-            asked = quantities.amount("cpu", millis).plain()
+            asked = quantities.amount("cpu", millis).written()
             assert str(detail["cpu"][0]).startswith(
                 f"Asks for {asked} of CPU, but payments has "
             ), detail

@@ -1,6 +1,7 @@
 from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
+from django.utils import timezone
 
 from tenants.client_address import client_ip
 from tenants.egress import forge_url_problem, webhook_url_problem
@@ -275,14 +276,19 @@ class ClusterPriceAdmin(admin.ModelAdmin):
     and audited by the service the API uses."""
 
     # The fields the service saves, and nothing else: the admin edits what it audits.
-    list_display = ("cluster", *PRICE_FIELDS, "updated_at")
-    fields = ("cluster", *PRICE_FIELDS)
+    list_display = ("cluster", "effective_from", *PRICE_FIELDS, "updated_at")
+    list_filter = ("cluster",)
+    fields = ("cluster", "effective_from", *PRICE_FIELDS)
+
+    def get_changeform_initial_data(self, request) -> dict:
+        return {"effective_from": timezone.now(), **super().get_changeform_initial_data(request)}
 
     def save_model(self, request, obj, form, change) -> None:
         saved = set_cluster_prices(
             actor=request.user,
             cluster=obj.cluster,
             values={name: getattr(obj, name) for name in PRICE_FIELDS},
+            effective_from=max(obj.effective_from, timezone.now()),
             source_ip=client_ip(request),
         )
         obj.pk = saved.pk

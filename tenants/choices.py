@@ -229,3 +229,31 @@ AUDIT_ACTIONS = {
     "install_guardrails": "installed the guardrails",
     "install_guardrails.failed": "could not install the guardrails",
 }
+
+
+class AllocationChange(models.TextChoices):
+    """Why a namespace's allocation (showback's history) began or ended."""
+
+    READY = "ready", "Ready"
+    QUOTA = "quota", "quota changed"
+    HIBERNATED = "hibernated", "hibernated"
+    WOKEN = "woken", "woken"
+    DECOMMISSIONED = "decommissioned", "decommissioned"
+
+
+class ChargeKind(models.TextChoices):
+    """A closed month's row: what the month's allocation cost, or a dated correction."""
+
+    CHARGE = "charge", "charge"
+    ADJUSTMENT = "adjustment", "adjustment"
+
+
+class BudgetMeasure(models.TextChoices):
+    """What a tenant's budget alert measures: its month's cost against the threshold its
+    owners set, or one dimension of its quota budget."""
+
+    COST = "cost", "monthly cost"
+    CPU = "cpu", "CPU budget"
+    MEMORY = "memory", "memory budget"
+    STORAGE = "storage", "storage budget"
+    NAMESPACES = "namespaces", "namespace budget"

@@ -26,7 +26,7 @@ from tenants.models import (
     Project,
     Request,
 )
-from tenants.services import definitions
+from tenants.services import allocations, definitions
 from tenants.services.names import release_namespaces
 
 LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
@@ -145,6 +145,11 @@ def _activate_namespaces(requests: list[tuple[Request, PlanInput]]) -> None:
             for namespace in live
         },
     )
+    for namespace in live:  # as recorded just now: what showback charges from here on
+        spec = spec_of[namespace.pk]
+        namespace.cpu_millis, namespace.memory_mib = spec.cpu_millis, spec.memory_mib
+        namespace.storage_gib = spec.storage_gib
+    allocations.record_held(live)
 
 
 def _record_environment_outcome(tenancy_request: Request, inputs: PlanInput) -> None:
@@ -176,6 +181,7 @@ def _record_environment_outcome(tenancy_request: Request, inputs: PlanInput) -> 
             tenant=tenant, cluster__name=inputs.cluster.name, name__in=inputs.remove_namespaces
         ).exclude(state=NamespaceState.DECOMMISSIONED)
         release_namespaces(gone)  # their names are free again
+        allocations.record_released(list(gone.values_list("pk", flat=True)))
         gone.update(state=NamespaceState.DECOMMISSIONED, drift=[])
 
 

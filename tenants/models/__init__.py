@@ -9,20 +9,30 @@ from tenants.models.namespaces import Namespace, Project
 from tenants.models.policy import ApprovalRule
 from tenants.models.pull_requests import PullRequest
 from tenants.models.requests import Approval, Comment, Request, Run
+from tenants.models.showback import (
+    Allocation,
+    BudgetAlert,
+    ClosedMonth,
+    MonthlyCharge,
+    UsageDay,
+)
 from tenants.models.tenancy import Membership, Tenant, TruthTable
 from tenants.models.tiers import EnvironmentTier
 from tenants.models.tokens import ApiToken, IdempotencyRecord
 from tenants.models.users import User
 
 __all__ = [
+    "Allocation",
     "ApiToken",
     "Approval",
     "ApprovalRule",
     "AuditEvent",
+    "BudgetAlert",
     "BundleRevision",
     "CampaignCommit",
     "CampaignTarget",
     "Cluster",
+    "ClosedMonth",
     "ClusterPrice",
     "Comment",
     "DeployToken",
@@ -31,6 +41,7 @@ __all__ = [
     "EphemeralEnvironment",
     "IdempotencyRecord",
     "Membership",
+    "MonthlyCharge",
     "Namespace",
     "NamespaceClaim",
     "Project",
@@ -41,5 +52,6 @@ __all__ = [
     "TierRevision",
     "TruthTable",
     "UpgradeCampaign",
+    "UsageDay",
     "User",
 ]

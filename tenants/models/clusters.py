@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import models
+from django.utils import timezone
 
 from tenants.choices import ClusterAuth, GuardrailsMode
 from tenants.fields import EncryptedTextField
@@ -123,10 +124,12 @@ class Cluster(models.Model):
 
 
 class ClusterPrice(models.Model):
-    """What a unit of allocated quota costs on one cluster (showback): set by platform
-    admins, applied to every namespace's lifetime on it (tenants.selectors.costs)."""
+    """What a unit of allocated quota costs on one cluster from `effective_from` until the
+    cluster's next prices (showback, tenants.charging): set by platform admins, from now or
+    a later date, never backwards, so a month already counted never moves."""
 
-    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="price")
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="prices")
+    effective_from = models.DateTimeField()
     currency = models.CharField(max_length=3, default="EUR")
     cpu_core_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
     memory_gib_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
@@ -134,12 +137,25 @@ class ClusterPrice(models.Model):
     namespace_month = models.DecimalField(max_digits=13, decimal_places=6, default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "effective_from"], name="one_price_list_per_cluster_and_start"
+            )
+        ]
+        ordering = ["cluster", "effective_from"]
+
     def __str__(self) -> str:
-        return f"prices on {self.cluster}"
+        return f"prices on {self.cluster} from {self.effective_from:%Y-%m-%d %H:%M}"
 
     def clean(self) -> None:
         problems = price_problems(
             {name: getattr(self, name) for name in [*PRICE_FIELDS, "currency"]}
         )
+        if self.effective_from and self.effective_from < timezone.now():
+            problems["effective_from"] = (
+                "Prices apply from now or a later date, never backwards: add new prices "
+                "rather than change those already in force."
+            )
         if problems:
             raise ValidationError(problems)

@@ -107,6 +107,15 @@ class Tenant(models.Model):
     budget_memory_mib = models.PositiveIntegerField("memory budget (MiB)", default=16384)
     budget_storage_gib = models.PositiveIntegerField("storage budget (GiB)", default=100)
     budget_namespaces = models.PositiveIntegerField("namespace budget", default=10)
+    monthly_cost_alert = models.DecimalField(
+        "monthly cost alert",
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="Owners are told when the month's cost passes 80 % and 100 % of this "
+        "amount (in the tenant's showback currency); empty: no cost alert.",
+    )
 
     allowed_clusters = models.ManyToManyField("Cluster", blank=True, related_name="tenants")
     allowed_tiers = models.ManyToManyField("EnvironmentTier", blank=True, related_name="tenants")

@@ -1,12 +1,11 @@
-"""The dashboard's costs card: what every tenant's namespaces cost this month, added up by
-the database.
+"""Costs added up by the database, for the pages that show every tenant at once (the
+dashboard's card, the platform's costs page), however many namespaces there are.
 
-A namespace costs its hourly price (tenants.pricing.hourly: linear in its quota) times the
-hours it was held, so what a tenant's live namespaces on one cluster cost is the cluster's
-prices times the sums of quota × hours held, which one grouped query adds up however many
-namespaces there are. The namespaces that went away are priced one by one as the tenant's
-page prices them (tenants.selectors.costs), but only those that went this month or could
-have: the rest cost nothing in it. The figures are the tenant page's.
+A namespace's hourly price is linear in its quota (tenants.pricing.hourly), so what the
+allocations on one cluster cost under one price list is that list's prices times the sums
+of quota × seconds held while it was in force: one grouped query per price list in the
+window. A closed month is the sum of its rows. The figures are the tenant page's
+(tenants.selectors.costs), which tests/tenants/test_cost_totals.py checks.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import (
-    CharField,
     Count,
     DateTimeField,
     ExpressionWrapper,
@@ -26,48 +24,44 @@ from django.db.models import (
     FloatField,
     Func,
     Q,
-    QuerySet,
     Sum,
     Value,
 )
-from django.db.models.functions import Cast, Greatest
+from django.db.models.functions import Coalesce, Greatest, Least
 from django.utils import timezone
 
-from tenants.choices import NamespaceState
-from tenants.models import (
-    AuditEvent,
-    ClusterPrice,
-    EphemeralEnvironment,
-    Namespace,
-    Request,
-    Tenant,
-)
+from tenants.choices import ChargeKind
+from tenants.models import Allocation, Cluster, MonthlyCharge, Tenant
 from tenants.pricing import HOURS_PER_MONTH
 from tenants.selectors.costs import (
-    FINISHED,
-    HELD,
-    REMOVALS,
-    TenantCosts,
-    costs_of,
+    is_closed,
     main_currency,
+    midnight,
     month_start,
-    next_month,
+    month_window,
+    price_lists,
 )
-
-GONE = Q(state=NamespaceState.DECOMMISSIONED)
 
 
 @dataclass
-class TenantTotal:
-    """One line of the card: a tenant's priced namespaces held this month, what they cost
-    so far and today (in `currency`, its clusters' most common one)."""
+class Total:
+    """What one group (a tenant, a cluster, a tier) holds in a month: the namespaces
+    priced, what they cost so far and today, in `currency` (its most common one)."""
 
-    tenant: Tenant
+    key: Any
     currency: str = "EUR"
     count: int = 0
     total: Decimal = Decimal(0)
     today: Decimal = Decimal(0)
     unpriced_clusters: list[str] = field(default_factory=list)
+    by_currency: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+
+
+@dataclass
+class TenantTotal(Total):
+    @property
+    def tenant(self) -> Tenant:
+        return self.key
 
 
 class _Seconds(Func):
@@ -94,14 +88,19 @@ def _at(moment: datetime) -> Value:
     return Value(moment, output_field=DateTimeField())
 
 
-# What a namespace's price is linear in: its quota, and being held at all.
 QUOTA = {"cpu": "cpu_millis", "memory": "memory_mib", "storage": "storage_gib"}
 
 
 def _held_for(start: datetime, end: datetime, name: str) -> dict[str, Sum]:
-    """Sums over a group of namespaces of each quota × the seconds it was held between
-    `start` and `end` (each from its creation if later)."""
-    held = _Seconds(Greatest(F("created_at"), _at(start)), _at(end))
+    """Sums over a group of allocations of each quota × the seconds it was held between
+    `start` and `end`."""
+    held = Greatest(  # none, for an allocation that ended before `start`
+        _Seconds(
+            Greatest(F("started_at"), _at(start)),
+            Least(Coalesce(F("ended_at"), _at(end)), _at(end)),
+        ),
+        Value(0.0, output_field=FloatField()),
+    )
     sums = {
         f"{name}_{what}": Sum(ExpressionWrapper(F(column) * held, output_field=FloatField()))
         for what, column in QUOTA.items()
@@ -110,111 +109,148 @@ def _held_for(start: datetime, end: datetime, name: str) -> dict[str, Sum]:
     return sums
 
 
-def _cost(price: ClusterPrice, sums: dict[str, Any], name: str) -> Decimal:
-    """What the sums `name` come to at `price`: tenants.pricing.hourly, summed."""
+def _cost(prices: tuple[Decimal, ...], sums: dict[str, Any], name: str) -> Decimal:
+    """What the sums `name` come to at `prices`: tenants.pricing.hourly, summed."""
 
     def seconds(what: str) -> Decimal:
         value = sums[f"{name}_{what}"]
         return Decimal(str(value)) if value is not None else Decimal(0)
 
+    cpu, memory, storage, each = prices
     per_second = (
-        seconds("cpu") / 1000 * price.cpu_core_hour
-        + seconds("memory") / 1024 * price.memory_gib_hour
-        + seconds("storage") * price.storage_gib_month / HOURS_PER_MONTH
-        + seconds("each") * price.namespace_month / HOURS_PER_MONTH
+        seconds("cpu") / 1000 * cpu
+        + seconds("memory") / 1024 * memory
+        + seconds("storage") * storage / HOURS_PER_MONTH
+        + seconds("each") * each / HOURS_PER_MONTH
     )
     return per_second / 3600
+
+
+def _overlapping(start: datetime, end: datetime) -> Q:
+    return Q(started_at__lt=end) & (Q(ended_at__isnull=True) | Q(ended_at__gt=start))
+
+
+def totals_by(
+    group: str,
+    *,
+    month: date | None = None,
+    now: datetime | None = None,
+    tenants: list[Tenant] | None = None,
+) -> dict[Any, Total]:
+    """Group value → its Total in `month` (default: this one). `group` is a path from an
+    allocation: "tenant_id", "cluster__name" or "namespace__tier__slug"."""
+    now = now or timezone.now()
+    first = month_start(month or timezone.localdate(now))
+    start, end = month_window(first, now)
+    allocations = Allocation.objects.all()
+    if tenants is not None:
+        allocations = allocations.filter(tenant__in=tenants)
+    lines: dict[Any, Total] = {}
+
+    def line(key: Any) -> Total:
+        return lines.setdefault(key, Total(key=key))
+
+    if is_closed(first):
+        charged = MonthlyCharge.objects.filter(month=first)
+        if tenants is not None:
+            charged = charged.filter(tenant__in=tenants)
+        closed_group = {
+            "tenant_id": "tenant_id",
+            "cluster__name": "cluster_name",
+            "namespace__tier__slug": "tier_slug",
+        }[group]
+        for key, currency, amount, count in (
+            charged.order_by()
+            .values_list(closed_group, "currency")
+            .annotate(
+                Sum("cost"),
+                Count("namespace_name", distinct=True, filter=Q(kind=ChargeKind.CHARGE)),
+            )
+        ):
+            line(key).by_currency[currency] += amount
+            line(key).count += count
+        return _settled(lines, counts={})
+
+    lists = price_lists()
+    priced = {each.cluster for each in lists}
+    held = allocations.filter(_overlapping(start, end))
+    counts: dict[Any, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    currency_of = {
+        each.cluster: each.currency for each in lists if each.end is None or each.end > start
+    }
+    unpriced = []
+    for key, cluster, count in (
+        held.order_by().values_list(group, "cluster_id").annotate(Count("namespace", distinct=True))
+    ):
+        if cluster in priced:
+            counts[key][currency_of.get(cluster, "EUR")] += count
+        else:
+            unpriced.append((key, cluster))
+    if unpriced:
+        names = dict(
+            Cluster.objects.filter(pk__in={c for _, c in unpriced}).values_list("pk", "name")
+        )
+        for key, cluster in unpriced:
+            line(key).unpriced_clusters.append(names[cluster])
+    today_start = max(midnight(timezone.localdate(now)), start)
+    for each in lists:
+        list_start, list_end = max(start, each.start), min(end, each.end or end)
+        if list_start >= list_end:
+            continue
+        sums = _held_for(list_start, list_end, "month")
+        counts_today = today_start < list_end
+        if counts_today:
+            sums |= _held_for(max(today_start, list_start), list_end, "today")
+        for group_sums in (
+            held.filter(cluster_id=each.cluster)
+            .filter(_overlapping(list_start, list_end))
+            .order_by()
+            .values(group)
+            .annotate(**sums)
+        ):
+            total = line(group_sums[group])
+            total.by_currency[each.currency] += _cost(each.prices, group_sums, "month")
+            if counts_today:
+                total.by_currency["today:" + each.currency] += _cost(
+                    each.prices, group_sums, "today"
+                )
+    return _settled(lines, counts)
+
+
+def _settled(lines: dict[Any, Total], counts: dict[Any, dict[str, int]]) -> dict[Any, Total]:
+    for key, total in lines.items():
+        by_currency = counts.get(key) or {}
+        if by_currency:
+            total.currency = main_currency(
+                [currency for currency, count in by_currency.items() for _ in range(count)]
+            )
+            total.count = sum(by_currency.values())
+        else:
+            total.currency = main_currency(
+                [c for c in total.by_currency if not c.startswith("today:")]
+            )
+        total.total = total.by_currency.get(total.currency, Decimal(0))
+        total.today = total.by_currency.get("today:" + total.currency, Decimal(0))
+        total.unpriced_clusters = sorted(set(total.unpriced_clusters))
+    return lines
 
 
 def totals_by_tenant(
     tenants: list[Tenant], *, month: date | None = None, now: datetime | None = None
 ) -> list[TenantTotal]:
-    """Each of `tenants`' line of the card, in a fixed number of queries and without a
-    row per namespace, dearest first."""
-    now = now or timezone.now()
-    zone = timezone.get_current_timezone()
-    first = month_start(month or timezone.localdate(now))
-    window_start = datetime.combine(first, datetime.min.time(), tzinfo=zone)
-    window_end = min(datetime.combine(next_month(first), datetime.min.time(), tzinfo=zone), now)
-    today = timezone.localdate(now)
-    today_start = datetime.combine(today, datetime.min.time(), tzinfo=zone)
-    counts_today = first <= today < next_month(first) and today_start < window_end
-    held = Namespace.objects.filter(HELD, tenant__in=tenants, created_at__lt=window_end)
-    prices = {price.cluster_id: price for price in ClusterPrice.objects.all()}
-    lines = {tenant.pk: TenantTotal(tenant=tenant) for tenant in tenants}
-
-    # Currency and unpriced clusters: those of every namespace held, gone or not.
-    clusters = defaultdict(set)
-    unpriced = defaultdict(set)
-    for tenant_id, cluster_id, cluster in (
-        held.order_by().values_list("tenant_id", "cluster_id", "cluster__name").distinct()
-    ):
-        if cluster_id in prices:
-            clusters[tenant_id].add(cluster_id)
-        else:
-            unpriced[tenant_id].add(cluster)
-    for tenant_id, line in lines.items():
-        line.currency = main_currency({pk: prices[pk] for pk in clusters[tenant_id]})
-        line.unpriced_clusters = sorted(unpriced[tenant_id])
-
-    if window_start < window_end:
-        sums = _held_for(window_start, window_end, "month")
-        if counts_today:
-            sums |= _held_for(max(today_start, window_start), window_end, "today")
-        live = (
-            held.exclude(GONE)
-            .filter(cluster_id__in=prices)
-            .order_by()
-            .values("tenant_id", "cluster_id")
-            .annotate(held=Count("pk"), **sums)
+    """Each of `tenants`' line of the dashboard's card, dearest first."""
+    found = totals_by("tenant_id", month=month, now=now, tenants=tenants)
+    lines = []
+    for tenant in tenants:
+        total = found.get(tenant.pk, Total(key=tenant))
+        lines.append(
+            TenantTotal(
+                key=tenant,
+                currency=total.currency,
+                count=total.count,
+                total=total.total,
+                today=total.today,
+                unpriced_clusters=total.unpriced_clusters,
+            )
         )
-        for group in live:
-            line, price = lines[group["tenant_id"]], prices[group["cluster_id"]]
-            line.count += group["held"]
-            line.total += _cost(price, group, "month")
-            if counts_today:
-                line.today += _cost(price, group, "today")
-    else:  # a month still to come: what is held counts, for nothing
-        counted = held.exclude(GONE).filter(cluster_id__in=prices).order_by().values("tenant_id")
-        for group in counted.annotate(held=Count("pk")):
-            lines[group["tenant_id"]].count += group["held"]
-
-    for gone in _gone_costs(tenants, held, month=first, now=now, since=window_start):
-        line = lines[gone.tenant.pk]
-        line.count += len(gone.namespaces)
-        line.total += gone.total
-        line.today += gone.today
-    return sorted(lines.values(), key=lambda line: (-line.total, line.tenant.slug))
-
-
-def _gone_costs(
-    tenants: list[Tenant],
-    held: QuerySet[Namespace],
-    *,
-    month: date,
-    now: datetime,
-    since: datetime,
-) -> list[TenantCosts]:
-    """The tenant page's costs of the namespaces that went away and may have been held
-    this month: made in it, or removed by a request that finished in it, or the namespace of
-    an environment that ended in it. One that went earlier costs nothing now."""
-    finished = AuditEvent.objects.filter(
-        object_type="tenants.request", action__in=FINISHED, created_at__gte=since
-    ).values("object_id")
-    removing = (
-        Request.objects.filter(kind__in=REMOVALS)
-        .annotate(text=Cast("pk", CharField()))
-        .filter(text__in=finished)
-        .values("tenant_id")
-    )
-    ended = EphemeralEnvironment.objects.filter(owns_namespace=True, ended_at__gte=since)
-    maybe = GONE & (
-        Q(created_at__gte=since)
-        | Q(tenant_id__in=removing)
-        | Q(pk__in=ended.values("namespace_id"))
-    )
-    with_some = set(held.filter(maybe).order_by().values_list("tenant_id", flat=True).distinct())
-    chosen = [tenant for tenant in tenants if tenant.pk in with_some]
-    if not chosen:
-        return []
-    return costs_of(chosen, month=month, now=now, narrowed=maybe)
+    return sorted(lines, key=lambda line: (-line.total, line.tenant.slug))

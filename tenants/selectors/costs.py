@@ -1,11 +1,12 @@
-"""Showback: what a tenant's allocated quota costs, namespace by namespace, at the prices
-platform admins set per cluster (tenants.models.ClusterPrice).
+"""Showback: what a tenant's allocated quota costs, namespace by namespace, time-weighted.
 
-A namespace costs from its creation until it went away: for a decommissioned namespace,
-the moment the request that removed it finished (the audit log's event), or for an
-ephemeral environment's own namespace its `ended_at`. Cost is of the quota allocated, not
-of what is used (tenants.selectors.usage adds measured usage where Prometheus is set).
-The prices in force now apply to the whole window: Berth keeps no history of prices.
+A namespace costs from when it was Ready until it went away (its allocations,
+tenants.models.Allocation: a new one at each applied quota change), at the prices in force
+at each hour (tenants.models.ClusterPrice: each from its date until the cluster's next).
+Waiting for approval or a merge costs nothing. A closed month (tenants.models.ClosedMonth)
+is read from the rows it was counted into, plus the dated adjustments added since; an open
+one is worked out from the history (tenants.charging). Cost is of the quota allocated;
+measured usage is beside it (tenants.usage, tenants.selectors.usage_history).
 """
 
 from __future__ import annotations
@@ -18,24 +19,20 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db.models import Q
 from django.utils import timezone
 
-from tenants.choices import NamespaceState
-from tenants.kinds import kind_for, kinds_where
+from tenants import charging
+from tenants.choices import ChargeKind, NamespaceState
 from tenants.models import (
-    AuditEvent,
+    Allocation,
+    ClosedMonth,
     ClusterPrice,
     EphemeralEnvironment,
+    MonthlyCharge,
     Namespace,
-    Request,
     Tenant,
 )
-from tenants.pricing import PRICE_FIELDS, hourly
+from tenants.pricing import PRICE_FIELDS
 
 CENT = Decimal("0.01")
-# A claim is not yet a namespace: nothing runs, nothing is billed.
-HELD = ~Q(state=NamespaceState.REQUESTED)
-# Requests that take namespaces away, and the audit events that say they finished.
-REMOVALS = kinds_where(removes_namespaces=True)
-FINISHED = ("request.mark_decommissioned", "request.mark_ready")
 
 
 @dataclass
@@ -49,16 +46,14 @@ class NamespaceCost:
     cpu_millis: int
     memory_mib: int
     storage_gib: int
-    created_at: datetime
-    ended_at: datetime | None
-    end_unknown: bool
+    charged_from: datetime
+    ended_at: datetime | None  # when it stopped holding its quota; None while it holds it
     currency: str
     per_hour: Decimal
     month: Decimal = Decimal(0)
     today: Decimal = Decimal(0)
     expires_at: datetime | None = None
     until_expiry: Decimal | None = None
-    measured: dict[str, float] | None = None
     by_day: dict[date, Decimal] = field(default_factory=dict)
 
     @property
@@ -73,12 +68,26 @@ class DayCost:
 
 
 @dataclass
+class Adjustment:
+    """A dated correction of a closed month, as a platform admin added it."""
+
+    amount: Decimal
+    currency: str
+    note: str
+    namespace: str
+    added_at: datetime
+    added_by: str
+
+
+@dataclass
 class TenantCosts:
     tenant: Tenant
     month: date
     now: datetime
     currency: str
+    closed: bool = False
     namespaces: list[NamespaceCost] = field(default_factory=list)
+    adjustments: list[Adjustment] = field(default_factory=list)
     days: list[DayCost] = field(default_factory=list)
     projects: list[tuple[str, Decimal]] = field(default_factory=list)
     tiers: list[tuple[str, Decimal]] = field(default_factory=list)
@@ -86,12 +95,26 @@ class TenantCosts:
     other_currencies: list[str] = field(default_factory=list)
 
     @property
+    def charged(self) -> Decimal:
+        return sum(
+            (each.month for each in self.namespaces if each.currency == self.currency), Decimal(0)
+        )
+
+    @property
+    def adjusted(self) -> Decimal:
+        return sum(
+            (each.amount for each in self.adjustments if each.currency == self.currency), Decimal(0)
+        )
+
+    @property
     def total(self) -> Decimal:
-        return sum((each.month for each in self.namespaces), Decimal(0))
+        return self.charged + self.adjusted
 
     @property
     def today(self) -> Decimal:
-        return sum((each.today for each in self.namespaces), Decimal(0))
+        return sum(
+            (each.today for each in self.namespaces if each.currency == self.currency), Decimal(0)
+        )
 
     @property
     def until_expiry(self) -> Decimal:
@@ -118,23 +141,52 @@ def next_month(first: date) -> date:
     return (first + timedelta(days=32)).replace(day=1)
 
 
-def _days_of(first: date) -> list[tuple[date, datetime, datetime, Decimal]]:
-    """The month's days with their start, end and length in hours (23 or 25 on the days
-    the clocks change), worked out once for every namespace priced."""
-    zone = timezone.get_current_timezone()
-    days = []
-    day = first
-    while day < next_month(first):
-        start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
-        end = datetime.combine(day + timedelta(days=1), datetime.min.time(), tzinfo=zone)
-        days.append((day, start, end, _hours(start, end)))
-        day += timedelta(days=1)
-    return days
+def previous_month(first: date) -> date:
+    return (first - timedelta(days=1)).replace(day=1)
 
 
-def _hours(start: datetime, end: datetime) -> Decimal:
-    seconds = max((end - start).total_seconds(), 0)
-    return Decimal(seconds) / 3600
+def midnight(day: date) -> datetime:
+    return datetime.combine(day, datetime.min.time(), tzinfo=timezone.get_current_timezone())
+
+
+def month_window(first: date, now: datetime) -> tuple[datetime, datetime]:
+    """The month from its first midnight until its last, or until now while it runs."""
+    return midnight(first), min(midnight(next_month(first)), now)
+
+
+def price_lists() -> list[charging.PriceList]:
+    """Every cluster's prices, each from its date until the cluster's next."""
+    return charging.price_lists(
+        (cluster, currency, tuple(prices), start)
+        for cluster, currency, start, *prices in ClusterPrice.objects.values_list(
+            "cluster_id", "currency", "effective_from", *PRICE_FIELDS
+        )
+    )
+
+
+def held_between(start: datetime, end: datetime, *, tenants: list[Tenant] | None = None):
+    """The allocations that overlap `start`..`end`, as tenants.charging reads them."""
+    allocations = Allocation.objects.filter(started_at__lt=end).filter(
+        Q(ended_at__isnull=True) | Q(ended_at__gt=start)
+    )
+    if tenants is not None:
+        allocations = allocations.filter(tenant__in=tenants)
+    return [
+        charging.Held(*row)
+        for row in allocations.values_list(
+            "namespace_id",
+            "cluster_id",
+            "cpu_millis",
+            "memory_mib",
+            "storage_gib",
+            "started_at",
+            "ended_at",
+        )
+    ]
+
+
+def is_closed(first: date) -> bool:
+    return ClosedMonth.objects.filter(month=first).exists()
 
 
 def tenant_costs(
@@ -146,207 +198,201 @@ def tenant_costs(
 
 
 def costs_of(
-    tenants: list[Tenant], *, month: date | None, now: datetime | None, narrowed: Q | None = None
+    tenants: list[Tenant], *, month: date | None = None, now: datetime | None = None
 ) -> list[TenantCosts]:
-    """tenant_costs of each of `tenants`, read in a fixed number of queries; of only the
-    namespaces `narrowed` chooses, when given (tenants.selectors.cost_totals)."""
+    """tenant_costs of each of `tenants`, read in a fixed number of queries."""
     now = now or timezone.now()
-    zone = timezone.get_current_timezone()
     first = month_start(month or timezone.localdate(now))
-    window_start = datetime.combine(first, datetime.min.time(), tzinfo=zone)
-    window_end = min(datetime.combine(next_month(first), datetime.min.time(), tzinfo=zone), now)
-    held = Namespace.objects.filter(HELD, tenant__in=tenants, created_at__lt=window_end)
-    if narrowed is not None:
-        held = held.filter(narrowed)
-    namespaces = list(
-        held.select_related("cluster", "tier", "project")
-        # What a cost is worked out from; a namespace's drift and labels (JSON) are not.
-        .only(
-            *("name", "tenant_id", "state", "created_at", "expires_at", "request_id"),
-            *("cpu_millis", "memory_mib", "storage_gib"),
-            *("cluster__name", "tier__slug", "tier__is_ephemeral", "project__name"),
-        )
-        .order_by("cluster__name", "name")
-    )
-    prices = {price.cluster_id: price for price in ClusterPrice.objects.all()}
-    # An environment's own namespace lives until the environment expires (extensions too),
-    # and went when the environment ended.
-    environments = list(
-        EphemeralEnvironment.objects.filter(
-            # A subquery: ten thousand namespaces never become ten thousand parameters.
-            namespace__in=held.values("pk"),
-            owns_namespace=True,
-        ).values_list("namespace_id", "expires_at", "ended_at")
-    )
-    expiring = {pk: expires for pk, expires, ended in environments if ended is None}
-    ended = {pk: gone for pk, _, gone in environments if gone is not None}
-    ended |= _ended_at(
-        [n for n in namespaces if n.state == NamespaceState.DECOMMISSIONED and n.pk not in ended]
-    )
-    by_tenant: dict[int, list[Namespace]] = defaultdict(list)
-    for namespace in namespaces:
-        by_tenant[namespace.tenant_id].append(namespace)
+    start, end = month_window(first, now)
+    closed = is_closed(first)
+    adjustments: dict[int, list[Adjustment]] = {}
+    if closed:
+        pieces, info, adjustments = _closed(tenants, first)
+    else:
+        lists = price_lists()
+        held = held_between(start, end, tenants=tenants)
+        pieces = charging.pieces(held, lists, start=start, end=end)
+        info = _namespaces({each.namespace for each in held})
+        priced = {each.cluster for each in lists}
+        for each in held:
+            if each.cluster not in priced:
+                info[each.namespace]["unpriced"] = True
+    by_tenant: dict[int, dict[int, list[charging.Piece]]] = defaultdict(lambda: defaultdict(list))
+    for piece in pieces:
+        by_tenant[info[piece.namespace]["tenant"]][piece.namespace].append(piece)
+    unpriced = defaultdict(set)
+    for each in info.values():
+        if each.get("unpriced"):
+            unpriced[each["tenant"]].add(each["cluster"])
+    days = charging.days_of(first, next_month(first), timezone.get_current_timezone())
     return [
         _costs(
-            tenant,
+            TenantCosts(
+                tenant=tenant,
+                month=first,
+                now=now,
+                currency="EUR",
+                closed=closed,
+                adjustments=adjustments.get(tenant.pk, []),
+                unpriced_clusters=sorted(unpriced[tenant.pk]),
+            ),
             by_tenant[tenant.pk],
-            prices=prices,
-            expiring=expiring,
-            ended=ended,
-            first=first,
-            window=(window_start, window_end),
-            now=now,
+            info,
+            days,
         )
         for tenant in tenants
     ]
 
 
-def _costs(
-    tenant: Tenant,
-    namespaces: list[Namespace],
-    *,
-    prices: dict[int, ClusterPrice],
-    expiring: dict[int, datetime],
-    ended: dict[int, datetime],
-    first: date,
-    window: tuple[datetime, datetime],
-    now: datetime,
-) -> TenantCosts:
-    window_start, window_end = window
-    today = timezone.localdate(now)
-    month_days = _days_of(first)
-    main = main_currency(
-        {
-            namespace.cluster_id: prices[namespace.cluster_id]
-            for namespace in namespaces
-            if namespace.cluster_id in prices
+def _namespaces(ids: set[int]) -> dict[int, dict]:
+    """Namespace id → what its cost rows show of it."""
+    expiring = dict(
+        EphemeralEnvironment.objects.filter(
+            namespace__in=ids, owns_namespace=True, ended_at__isnull=True
+        ).values_list("namespace_id", "expires_at")
+    )
+    return {
+        pk: {
+            "tenant": tenant,
+            "name": name,
+            "cluster": cluster,
+            "tier": tier,
+            "ephemeral": ephemeral,
+            "project": project or "",
+            "state": state,
+            "expires_at": expiring.get(pk, expires_at),
         }
+        for pk, tenant, name, cluster, tier, ephemeral, project, state, expires_at in (
+            Namespace.objects.filter(pk__in=ids).values_list(
+                "pk",
+                "tenant_id",
+                "name",
+                "cluster__name",
+                "tier__slug",
+                "tier__is_ephemeral",
+                "project__name",
+                "state",
+                "expires_at",
+            )
+        )
+    }
+
+
+def _closed(tenants: list[Tenant], first: date):
+    """A closed month's rows as pieces, what they say of each namespace, and the
+    adjustments per tenant."""
+    pieces, info = [], {}
+    adjustments: dict[int, list[Adjustment]] = {}
+    rows = MonthlyCharge.objects.filter(month=first, tenant__in=tenants).select_related(
+        "namespace", "created_by"
     )
-    currencies = defaultdict(Decimal)
-    rows = []
+    for row in rows:
+        if row.kind == ChargeKind.ADJUSTMENT:
+            adjustments.setdefault(row.tenant_id, []).append(
+                Adjustment(
+                    amount=row.cost,
+                    currency=row.currency,
+                    note=row.note,
+                    namespace=row.namespace_name,
+                    added_at=row.created_at,
+                    added_by=str(row.created_by or ""),
+                )
+            )
+            continue
+        key = row.namespace_id or -row.pk
+        info.setdefault(
+            key,
+            {
+                "tenant": row.tenant_id,
+                "name": row.namespace_name,
+                "cluster": row.cluster_name,
+                "tier": row.tier_slug,
+                "ephemeral": row.ephemeral,
+                "project": row.project_name,
+                "state": row.namespace.state if row.namespace else NamespaceState.DECOMMISSIONED,
+                "expires_at": None,
+            },
+        )
+        pieces.append(
+            charging.Piece(
+                namespace=key,
+                cluster=0,
+                cpu_millis=row.cpu_millis,
+                memory_mib=row.memory_mib,
+                storage_gib=row.storage_gib,
+                currency=row.currency,
+                prices=tuple(getattr(row, name) for name in PRICE_FIELDS),
+                start=row.charged_from,
+                end=row.charged_until,
+            )
+        )
+    return pieces, info, adjustments
+
+
+def _costs(
+    costs: TenantCosts,
+    pieces_by_namespace: dict[int, list[charging.Piece]],
+    info: dict[int, dict],
+    days: list,
+) -> TenantCosts:
+    today = timezone.localdate(costs.now)
+    _, window_end = month_window(costs.month, costs.now)
+    currencies = [pieces[-1].currency for pieces in pieces_by_namespace.values()]
+    costs.currency = main_currency(currencies)
     daily: dict[date, Decimal] = defaultdict(Decimal)
-    unpriced = set()
-    for namespace in namespaces:
-        price = prices.get(namespace.cluster_id)
-        if price is None:
-            unpriced.add(namespace.cluster.name)
-            continue
-        gone = namespace.state == NamespaceState.DECOMMISSIONED
-        end = ended.get(namespace.pk) if gone else None
-        if gone and end is None:
-            end = namespace.created_at  # when it went is not known: nothing is counted
-        if end is not None and end <= window_start:
-            continue
-        per_hour = hourly(
-            cpu_millis=namespace.cpu_millis,
-            memory_mib=namespace.memory_mib,
-            storage_gib=namespace.storage_gib,
-            prices={name: getattr(price, name) for name in PRICE_FIELDS},
-        )
+    for pk, pieces in pieces_by_namespace.items():
+        pieces.sort(key=lambda piece: piece.start)
+        last, about = pieces[-1], info[pk]
+        holding = about["state"] in (NamespaceState.ACTIVE, NamespaceState.DECOMMISSIONING)
         row = NamespaceCost(
-            name=namespace.name,
-            cluster=namespace.cluster.name,
-            tier=namespace.tier.slug,
-            project=namespace.project.name if namespace.project_id else "",
-            state=namespace.state,
-            ephemeral=namespace.tier.is_ephemeral,
-            cpu_millis=namespace.cpu_millis,
-            memory_mib=namespace.memory_mib,
-            storage_gib=namespace.storage_gib,
-            created_at=namespace.created_at,
-            ended_at=end if gone else None,
-            end_unknown=gone and namespace.pk not in ended,
-            currency=price.currency,
-            per_hour=per_hour,
-            expires_at=expiring.get(namespace.pk, namespace.expires_at),
+            name=about["name"],
+            cluster=about["cluster"],
+            tier=about["tier"],
+            project=about["project"],
+            state=about["state"],
+            ephemeral=about["ephemeral"],
+            cpu_millis=last.cpu_millis,
+            memory_mib=last.memory_mib,
+            storage_gib=last.storage_gib,
+            charged_from=pieces[0].start,
+            ended_at=None if holding and last.end >= window_end else last.end,
+            currency=last.currency,
+            per_hour=last.per_hour,
+            expires_at=about["expires_at"],
         )
-        alive_from = max(namespace.created_at, window_start)
-        alive_until = min(end or window_end, window_end)
-        for day, day_start, day_end, day_hours in month_days:
-            if day_end <= alive_from or day_start >= alive_until:
-                continue
-            if alive_from <= day_start and day_end <= alive_until:
-                amount = per_hour * day_hours  # the whole day, as most days are
-            else:
-                amount = per_hour * _hours(max(day_start, alive_from), min(day_end, alive_until))
-            row.month += amount
-            row.by_day[day] = amount
-            if price.currency == main:
+        for piece in pieces:
+            for day, amount in charging.by_day(piece, days).items():
+                row.by_day[day] = row.by_day.get(day, Decimal(0)) + amount
+        row.month = sum(row.by_day.values(), Decimal(0))
+        row.today = row.by_day.get(today, Decimal(0))
+        if row.currency == costs.currency:
+            for day, amount in row.by_day.items():
                 daily[day] += amount
-            if day == today:
-                row.today += amount
-        if not gone and row.expires_at and row.expires_at > now:
-            row.until_expiry = per_hour * _hours(now, row.expires_at)
-        currencies[price.currency] += row.month
-        rows.append(row)
-    costs = TenantCosts(
-        tenant=tenant,
-        month=first,
-        now=now,
-        currency=main,
-        namespaces=rows,
-        unpriced_clusters=sorted(unpriced),
-        other_currencies=sorted(set(currencies) - {main}),
-    )
-    day = first
-    while day < next_month(first):
-        costs.days.append(DayCost(day=day, amount=daily.get(day, Decimal(0))))
-        day += timedelta(days=1)
-    costs.projects = _grouped(rows, main, lambda row: row.project or "(no project)")
-    costs.tiers = _grouped(rows, main, lambda row: row.tier)
+        if holding and row.expires_at and row.expires_at > costs.now:
+            row.until_expiry = row.per_hour * charging.hours_between(costs.now, row.expires_at)
+        costs.namespaces.append(row)
+    costs.namespaces.sort(key=lambda row: (row.cluster, row.name, row.charged_from))
+    costs.other_currencies = sorted(set(currencies) - {costs.currency})
+    costs.days = [DayCost(day=day, amount=daily.get(day, Decimal(0))) for day, _, _ in days]
+    costs.projects = _grouped(costs, lambda row: row.project or "(no project)")
+    costs.tiers = _grouped(costs, lambda row: row.tier)
     return costs
 
 
-def main_currency(prices: dict[int, ClusterPrice]) -> str:
-    """The currency totals are given in: the one most clusters use (EUR if none)."""
-    counted = defaultdict(int)
-    for price in prices.values():
-        counted[price.currency] += 1
-    return max(sorted(counted), key=lambda currency: counted[currency]) if counted else "EUR"
-
-
-def _grouped(rows: list[NamespaceCost], currency: str, key) -> list[tuple[str, Decimal]]:
+def _grouped(costs: TenantCosts, key) -> list[tuple[str, Decimal]]:
     totals: dict[str, Decimal] = defaultdict(Decimal)
-    for row in rows:
-        if row.currency == currency:
+    for row in costs.namespaces:
+        if row.currency == costs.currency:
             totals[key(row)] += row.month
     return sorted(totals.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _ended_at(gone: list[Namespace]) -> dict[int, datetime]:
-    """Namespace id → when it went away: when the request that removed it finished, from
-    the audit log."""
-    if not gone:
-        return {}
-    removals = list(
-        Request.objects.filter(tenant__in={n.tenant_id for n in gone}, kind__in=REMOVALS).values(
-            "pk", "tenant_id", "kind", "payload"
-        )
-    )
-    finished = {}
-    for event in AuditEvent.objects.filter(
-        object_type="tenants.request",
-        action__in=FINISHED,
-        object_id__in=[str(each["pk"]) for each in removals],
-    ).order_by("created_at"):
-        finished.setdefault(int(event.object_id), event.created_at)
-    ended = {}
-    for namespace in gone:
-        candidates = [
-            finished[each["pk"]]
-            for each in removals
-            if each["pk"] in finished
-            and each["tenant_id"] == namespace.tenant_id
-            and finished[each["pk"]] > namespace.created_at
-            and _removes(each, namespace)
-        ]
-        if candidates:
-            ended[namespace.pk] = min(candidates)
-    return ended
-
-
-def _removes(removal: dict, namespace: Namespace) -> bool:
-    return kind_for(removal["kind"]).removes(removal["payload"] or {}, namespace)
+def main_currency(currencies: list[str]) -> str:
+    """The currency totals are given in: the one most used (EUR if none)."""
+    counted: dict[str, int] = defaultdict(int)
+    for currency in currencies:
+        counted[currency] += 1
+    return max(sorted(counted), key=counted.__getitem__) if counted else "EUR"
 
 
 def rounded(amount: Decimal) -> Decimal:

@@ -7,7 +7,9 @@ change audited. A Request changes state only through `lifecycle`.
     lifecycle     the transition table, and the transitions the engine reports through
     environments  ephemeral environments: extend, end, expire, warn
     rules         approval rules and environment rules, and trying rules before saving
-    prices        showback prices per cluster
+    prices        showback prices per cluster, dated
+    allocations   showback history: what each namespace held, from when to when
+    showback      closing months, adjustments
     onboarding    tenants: onboard, change, and the requests that apply their objects
     repository_checks  whether the tenant's repository can be read: queued, answered
     clusters      clusters: add, change
@@ -59,7 +61,7 @@ from tenants.services.onboarding import (
     update_tenant,
 )
 from tenants.services.preferences import set_muted_notifications
-from tenants.services.prices import set_cluster_prices
+from tenants.services.prices import prices_in_force, set_cluster_prices
 from tenants.services.pull_requests import (
     BadSignature,
     UnknownPullRequest,
@@ -137,6 +139,7 @@ __all__ = [
     "roll_back_campaign",
     "save_approval_rule",
     "save_cluster",
+    "prices_in_force",
     "set_cluster_prices",
     "set_muted_notifications",
     "start_decommission",

@@ -77,12 +77,15 @@ def test_a_member_reads_what_the_tenants_namespaces_cost(live_server, browser):
         Tenant,
         User,
     )
+    from tenants.services import allocations
+    from tenants.services.prices import SINCE_ALWAYS
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     payments = Tenant.objects.get(slug="payments")
     sandbox = Cluster.objects.get(name="sandbox")
     ClusterPrice.objects.create(
         cluster=sandbox,
+        effective_from=SINCE_ALWAYS,
         cpu_core_hour=Decimal("0.04"),
         memory_gib_hour=Decimal("0.005"),
         storage_gib_month=Decimal("0.10"),
@@ -108,9 +111,9 @@ def test_a_member_reads_what_the_tenants_namespaces_cost(live_server, browser):
             state="active",
             expires_at=now + timedelta(hours=6) if tier == "review" else None,
         )
-        Namespace.objects.filter(pk=namespace.pk).update(
-            created_at=now - timedelta(days=min(days, now.day - 1), hours=3)
-        )
+        ready = now - timedelta(days=min(days, now.day - 1), hours=3)
+        Namespace.objects.filter(pk=namespace.pk).update(created_at=ready)
+        allocations.record_held([namespace], at=ready)
 
     page = signed_in_page(browser, live_server, User.objects.get(username="dev"))
     page.goto(f"{live_server.url}/tenants/payments/#costs")

@@ -7,14 +7,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
-import time_machine
-
 from tenants.choices import NamespaceState, RequestKind, RequestState
-from tenants.models import AuditEvent, Cluster, EnvironmentTier, Namespace, Request
+from tenants.models import Cluster, EnvironmentTier, Namespace, Request
+from tenants.services import allocations
+from tenants.services.prices import SINCE_ALWAYS
 from tests.support.api import api
 
 NOW = datetime(2026, 11, 12, 0, 0, tzinfo=UTC)
 PRICES = {
+    "effective_from": SINCE_ALWAYS,
     "currency": "EUR",
     "cpu_core_hour": Decimal("0.04"),
     "memory_gib_hour": Decimal("0.005"),
@@ -32,15 +33,19 @@ def namespace(
     name="payments-shop-dev",
     *,
     created,
+    ready=None,
     tier="dev",
     project=None,
     state=NamespaceState.ACTIVE,
     cluster="sandbox",
+    tenant=None,
     **extra,
 ):
+    """A namespace claimed at `created` and, unless still waiting, Ready at `ready` (by
+    default the same instant), holding 2 cores, 4 GiB and 10 GiB from then on."""
     made = Namespace.objects.create(
         name=name,
-        tenant=world.payments,
+        tenant=tenant or world.payments,
         tier=EnvironmentTier.objects.get(slug=tier),
         cluster=Cluster.objects.get(name=cluster),
         project=project,
@@ -51,26 +56,21 @@ def namespace(
         **extra,
     )
     Namespace.objects.filter(pk=made.pk).update(created_at=created)
+    if state not in (NamespaceState.REQUESTED, NamespaceState.PENDING):
+        allocations.record_held([made], at=ready or created)
     return made
 
 
 def removed(world, gone: Namespace, *, finished: datetime) -> None:
-    """`gone`'s decommission, its removal recorded as finished at `finished` (where
-    showback stops counting it)."""
-    removal = Request.objects.create(
+    """`gone`'s decommission, finished at `finished` (where showback stops counting it)."""
+    Request.objects.create(
         tenant=gone.tenant,
         kind=RequestKind.DECOMMISSION,
         payload={"namespace": gone.name},
         requester=world.member,
         state=RequestState.DECOMMISSIONED,
     )
-    with time_machine.travel(finished, tick=False):
-        AuditEvent.objects.create(
-            actor_label="system",
-            action="request.mark_decommissioned",
-            object_type="tenants.request",
-            object_id=str(removal.pk),
-        )
+    allocations.record_released([gone.pk], at=finished)
 
 
 def costs(world, user=None, **query):

@@ -23,6 +23,8 @@ from tenants.models import (
 )
 from tenants.selectors.cost_totals import totals_by_tenant
 from tenants.selectors.costs import rounded, tenant_costs
+from tenants.services import allocations
+from tenants.services.prices import SINCE_ALWAYS
 from tests.support.tenants_showback import NOW, namespace, removed
 
 
@@ -34,11 +36,15 @@ def clock():
 
 def a_month_of_everything(api_world):
     """Namespaces of two tenants on three clusters (one unpriced, one in dollars): held
-    since last month, made this month and today, removed this month and last month, gone at
-    an unrecorded time, an environment's that ended this month."""
+    since last month, made this month and today, removed this month and last month,
+    an environment's that ended this month."""
     dollars = Cluster.objects.create(name="west", api_url="https://west.example:6443")
     ClusterPrice.objects.create(
-        cluster=dollars, currency="USD", cpu_core_hour=Decimal("0.031"), namespace_month=1
+        cluster=dollars,
+        effective_from=SINCE_ALWAYS,
+        currency="USD",
+        cpu_core_hour=Decimal("0.031"),
+        namespace_month=1,
     )
     Cluster.objects.create(name="bare", api_url="https://bare.example:6443")
     namespace(api_world, "payments-old-dev", created=NOW - timedelta(days=40))
@@ -54,7 +60,6 @@ def a_month_of_everything(api_world):
         api_world, "payments-earlier-dev", created=NOW - timedelta(days=60), state=went
     )
     removed(api_world, earlier, finished=NOW - timedelta(days=30))
-    namespace(api_world, "payments-lost-dev", created=NOW - timedelta(days=1), state=went)
     review = namespace(
         api_world,
         "payments-shop-review-1",
@@ -79,10 +84,9 @@ def a_month_of_everything(api_world):
         max_expires_at=NOW,
         ended_at=NOW - timedelta(hours=30),
     )
+    allocations.record_released([review.pk], at=NOW - timedelta(hours=30))
     search = Tenant.objects.get(slug="search")
-    other = namespace(api_world, "search-idx-dev", created=NOW - timedelta(days=9))
-    other.tenant = search
-    other.save(update_fields=["tenant"])
+    namespace(api_world, "search-idx-dev", created=NOW - timedelta(days=9), tenant=search)
 
 
 def test_the_card_gives_each_tenant_the_figures_of_its_own_page(api_world, priced, clock):
@@ -104,9 +108,9 @@ def test_the_card_gives_each_tenant_the_figures_of_its_own_page(api_world, price
             rounded(page.today),
         )
     payments = lines["payments"]
-    # old, new, today, west; gone (removed this month), lost (made this month) and the
-    # review environment's; not the one removed last month, nor bare's, nor the waiting one.
-    assert payments.count == 7 and payments.unpriced_clusters == ["bare"]
+    # old, new, today, west; gone (removed this month) and the review environment's; not
+    # the one removed last month, nor bare's, nor the waiting one.
+    assert payments.count == 6 and payments.unpriced_clusters == ["bare"]
     assert payments.total > lines["search"].total > 0 and payments.today > 0
 
 

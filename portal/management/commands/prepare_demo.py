@@ -22,6 +22,7 @@ from portal import sandbox
 from portal.run import MIGRATED
 from tenants import demo
 from tenants.models import Cluster, ClusterPrice, Tenant, User
+from tenants.services.prices import SINCE_ALWAYS
 from tenants.tasks import request_repository_check
 
 # Showback's demo prices (EUR, about a public cloud's list prices for on-demand capacity).
@@ -89,9 +90,11 @@ class Command(BaseCommand):
         if not User.objects.filter(username="admin", is_superuser=True).exists():
             call_command("ensure_superuser", username="admin")
         # Prices on the demo cluster, so Costs shows figures; an admin's own are kept.
-        ClusterPrice.objects.get_or_create(
-            cluster=Cluster.objects.get(name="sandbox"), defaults=DEMO_PRICES
-        )
+        demo_cluster = Cluster.objects.get(name="sandbox")
+        if not ClusterPrice.objects.filter(cluster=demo_cluster).exists():
+            ClusterPrice.objects.create(
+                cluster=demo_cluster, effective_from=SINCE_ALWAYS, **DEMO_PRICES
+            )
         # What the tenant pages say of each repository: checked by the worker once it starts.
         for tenant in Tenant.objects.order_by("slug"):
             request_repository_check(tenant)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Any
 
+from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -23,6 +25,28 @@ def _price_field(what: str) -> serializers.DecimalField:
     )
 
 
+@extend_schema_field(OpenApiTypes.STR)
+class EffectiveFrom(serializers.Field):
+    """A date (YYYY-MM-DD) or an ISO 8601 date-time with its offset."""
+
+    def to_internal_value(self, data: Any) -> date | datetime:
+        text = data.strip() if isinstance(data, str) else ""
+        try:
+            parsed = (parse_datetime(text) or parse_date(text)) if text else None
+        except ValueError:  # the shape of one, but no such day or time
+            parsed = None
+        if parsed is None:
+            raise serializers.ValidationError(
+                "Give a date (2026-12-01) or a date-time with its offset (2026-12-01T00:00:00Z)."
+            )
+        if isinstance(parsed, datetime) and parsed.tzinfo is None:
+            raise serializers.ValidationError("Give the date-time's offset, e.g. Z or +01:00.")
+        return parsed
+
+    def to_representation(self, value: datetime) -> str:
+        return value.isoformat()
+
+
 class PricesSerializer(serializers.Serializer):
     cluster = serializers.CharField(read_only=True, source="cluster.name")
     currency = serializers.CharField(
@@ -32,6 +56,12 @@ class PricesSerializer(serializers.Serializer):
     memory_gib_hour = _price_field(PRICE_FIELDS["memory_gib_hour"])
     storage_gib_month = _price_field(PRICE_FIELDS["storage_gib_month"])
     namespace_month = _price_field(PRICE_FIELDS["namespace_month"])
+    effective_from = EffectiveFrom(
+        required=False,
+        allow_null=True,
+        help_text="When these prices apply: now when absent on a change; a date (its first "
+        "midnight) or a date-time, never in the past. Null before the cluster has prices.",
+    )
     updated_at = serializers.DateTimeField(
         read_only=True,
         allow_null=True,
@@ -49,6 +79,12 @@ class PricesSerializer(serializers.Serializer):
                     {name: ["Not a price field."] for name in unknown}
                 )
         return attrs
+
+
+class PricesAnswerSerializer(PricesSerializer):
+    upcoming = PricesSerializer(
+        many=True, read_only=True, help_text="Prices set to apply from a later date."
+    )
 
 
 class CostsQuerySerializer(serializers.Serializer):
@@ -87,9 +123,13 @@ class NamespaceCostSerializer(serializers.Serializer):
     cpu_millis = serializers.IntegerField()
     memory_mib = serializers.IntegerField()
     storage_gib = serializers.IntegerField()
-    created_at = serializers.DateTimeField()
-    ended_at = serializers.DateTimeField(allow_null=True)
-    end_unknown = serializers.BooleanField(help_text="Gone, and when is not recorded: not counted.")
+    charged_from = serializers.DateTimeField(
+        help_text="The first instant charged in the month: Ready, or the month's start."
+    )
+    ended_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When it stopped holding its quota (gone); null while it holds it.",
+    )
     currency = serializers.CharField()
     per_day = Money()
     month = Money(help_text="Its cost in the month.")
@@ -113,11 +153,26 @@ class AmountRowSerializer(serializers.Serializer):
         return {"name": name, "cost": str(rounded(amount))}
 
 
+class AdjustmentSerializer(serializers.Serializer):
+    amount = Money()
+    currency = serializers.CharField()
+    note = serializers.CharField()
+    namespace = serializers.CharField()
+    added_at = serializers.DateTimeField()
+    added_by = serializers.CharField()
+
+
 class CostsSerializer(serializers.Serializer):
     tenant = serializers.CharField(source="tenant.slug")
     month = serializers.DateField()
+    closed = serializers.BooleanField(
+        help_text="Counted into rows that never change (at the start of the next month)."
+    )
     currency = serializers.CharField()
-    total = Money()
+    charged = Money(help_text="What the namespaces' allocations cost in the month.")
+    adjusted = Money(help_text="The sum of the month's dated adjustments.")
+    total = Money(help_text="charged + adjusted.")
+    adjustments = AdjustmentSerializer(many=True)
     today = Money()
     until_expiry = Money()
     unpriced_clusters = serializers.ListField(child=serializers.CharField())

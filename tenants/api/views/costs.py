@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
@@ -51,27 +52,34 @@ class ClusterPricesView(ApiView, APIView):
         )
 
     def _show(self, cluster: Cluster) -> Response:
-        price = ClusterPrice.objects.filter(cluster=cluster).first() or ClusterPrice(
-            cluster=cluster
-        )
-        return Response(s.PricesSerializer(price).data)
+        price = services.prices_in_force(cluster) or ClusterPrice(cluster=cluster)
+        upcoming = ClusterPrice.objects.filter(
+            cluster=cluster, effective_from__gt=timezone.now()
+        ).order_by("effective_from")
+        price.upcoming = list(upcoming)
+        return Response(s.PricesAnswerSerializer(price).data)
 
-    @extend_schema(summary="The cluster's prices (platform admins)", responses=s.PricesSerializer)
+    @extend_schema(
+        summary="The cluster's prices (platform admins)", responses=s.PricesAnswerSerializer
+    )
     def get(self, request: ApiRequest, name: str) -> Response:
         return self._show(Cluster.objects.get(name=name))
 
     @extend_schema(
-        summary="Set the cluster's prices (platform admins); those left out stay",
+        summary="Set the cluster's prices from now or a later date (platform admins); "
+        "those left out stay as they stand then",
         request=s.PricesSerializer,
-        responses=s.PricesSerializer,
+        responses=s.PricesAnswerSerializer,
     )
     def put(self, request: ApiRequest, name: str) -> Response:
         cluster = Cluster.objects.get(name=name)
-        data = validated(s.PricesSerializer, request.data)
+        data = dict(validated(s.PricesSerializer, request.data))
+        effective_from = data.pop("effective_from", None)
         services.set_cluster_prices(
             actor=request.user,
             cluster=cluster,
-            values=dict(data),
+            values=data,
+            effective_from=effective_from,
             source_ip=client_ip(request),
         )
         return self._show(cluster)

@@ -1,0 +1,71 @@
+"""Showback's history, written where cost moves: a namespace Ready, its quota changed,
+hibernated or woken, gone. The engine records these as it finishes a run
+(provisioning.records.outcomes); tenants.charging prices what is recorded."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from tenants.choices import AllocationChange
+from tenants.models import Allocation, Namespace
+
+Quota = tuple[int, int, int]  # millicores, MiB, GiB
+
+
+@transaction.atomic
+def record_held(namespaces: list[Namespace], *, at: datetime | None = None) -> None:
+    """These namespaces are Ready holding their quota now: an allocation opens for each that
+    had none open, and one whose quota changed closes and a new one opens at the same
+    instant. A namespace whose quota is unchanged is left as it is."""
+    at = at or timezone.now()
+    open_ones = {
+        allocation.namespace_id: allocation
+        for allocation in Allocation.objects.select_for_update().filter(
+            namespace__in=[namespace.pk for namespace in namespaces], ended_at__isnull=True
+        )
+    }
+    changed, opened = [], []
+    for namespace in namespaces:
+        quota = (namespace.cpu_millis, namespace.memory_mib, namespace.storage_gib)
+        current = open_ones.get(namespace.pk)
+        if current is not None and _quota(current) == quota:
+            continue
+        if current is not None:
+            changed.append(current.pk)
+        opened.append(
+            Allocation(
+                namespace=namespace,
+                tenant_id=namespace.tenant_id,
+                cluster_id=namespace.cluster_id,
+                cpu_millis=quota[0],
+                memory_mib=quota[1],
+                storage_gib=quota[2],
+                started_at=at,
+                started_by=AllocationChange.QUOTA if current else AllocationChange.READY,
+            )
+        )
+    if changed:
+        Allocation.objects.filter(pk__in=changed).update(
+            ended_at=at, ended_by=AllocationChange.QUOTA
+        )
+    Allocation.objects.bulk_create(opened)
+
+
+def record_released(
+    namespace_ids: list[int],
+    *,
+    at: datetime | None = None,
+    why: str = AllocationChange.DECOMMISSIONED,
+) -> int:
+    """These namespaces stopped holding their quota (gone, or asleep): their open
+    allocations end. Returns how many ended."""
+    return Allocation.objects.filter(namespace__in=namespace_ids, ended_at__isnull=True).update(
+        ended_at=at or timezone.now(), ended_by=why
+    )
+
+
+def _quota(allocation: Allocation) -> Quota:
+    return (allocation.cpu_millis, allocation.memory_mib, allocation.storage_gib)

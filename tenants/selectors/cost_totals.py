@@ -33,14 +33,14 @@ from django.utils import timezone
 from tenants.choices import ChargeKind
 from tenants.models import Allocation, Cluster, MonthlyCharge, Tenant
 from tenants.pricing import HOURS_PER_MONTH
-from tenants.selectors.costs import (
+from tenants.selectors.charges import (
     is_closed,
-    main_currency,
     midnight,
     month_start,
     month_window,
     price_lists,
 )
+from tenants.selectors.costs import main_currency
 
 
 @dataclass

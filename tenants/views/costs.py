@@ -12,7 +12,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from tenants import selectors
-from tenants.selectors.costs import parse_month, rounded, tenant_costs
+from tenants.selectors.charges import parse_month
+from tenants.selectors.costs import rounded, tenant_costs
 from tenants.views.audit import _cell as defused
 
 COLUMNS = [

@@ -11,7 +11,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from tenants.pricing import PRICE_FIELDS, PRICE_MAX, PRICE_PLACES, price_problems
-from tenants.selectors.costs import parse_month, rounded
+from tenants.selectors.charges import parse_month
+from tenants.selectors.costs import rounded
 
 
 def _price_field(what: str) -> serializers.DecimalField:

@@ -18,7 +18,8 @@ from tenants.api.views.base import ApiView, validated
 from tenants.client_address import client_ip
 from tenants.models import Cluster, ClusterPrice
 from tenants.models.tokens import TokenScope
-from tenants.selectors.costs import parse_month, tenant_costs
+from tenants.selectors.charges import parse_month
+from tenants.selectors.costs import tenant_costs
 
 
 class TenantCostsView(ApiView, APIView):

@@ -275,3 +275,9 @@ def send_deploy_token_ended(token_id: int, reason: str) -> int:
 def remove_spent_deploy_tokens() -> dict[str, int]:
     """Remove the ServiceAccounts of deploy tokens that expired or were revoked."""
     return services.remove_spent_deploy_tokens()
+
+
+@shared_task(name="tenants.close_months")
+def close_months() -> list[str]:
+    """Close the months that are over into rows that never change (showback)."""
+    return [f"{month:%Y-%m}" for month in services.close_due_months()]

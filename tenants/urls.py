@@ -60,6 +60,7 @@ urlpatterns = [
     path("names/", names.name_registry, name="name-registry"),
     path("docs/<slug:name>.md", docs.doc_page, name="doc-page"),
     path("policy/", approvals.rule_list, name="rule-list"),
+    path("costs/", costs.platform_costs, name="platform-costs"),
     path("policy/new/", approvals.rule_edit, name="rule-new"),
     path("policy/<int:pk>/", approvals.rule_edit, name="rule-edit"),
     path("requests/<int:pk>/", requests.request_detail, name="request-detail"),

@@ -95,6 +95,7 @@ urlpatterns = [
         costs.TenantCostsView.as_view(),
         name="tenant-costs",
     ),
+    path("v1/costs/adjustments/", costs.AdjustmentsView.as_view(), name="cost-adjustments"),
     re_path(
         rf"^v1/clusters/(?P<name>{DNS_LABEL})/prices/$",
         costs.ClusterPricesView.as_view(),

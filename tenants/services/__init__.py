@@ -87,6 +87,7 @@ from tenants.services.rules import (
 )
 from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
+from tenants.services.showback import add_adjustment, close_due_months, close_month
 
 __all__ = [
     "APPROVE_TOGETHER_MAX",
@@ -142,6 +143,9 @@ __all__ = [
     "prices_in_force",
     "set_cluster_prices",
     "set_muted_notifications",
+    "add_adjustment",
+    "close_due_months",
+    "close_month",
     "start_decommission",
     "start_provisioning",
     "start_provisioning_all",

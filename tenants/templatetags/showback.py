@@ -5,9 +5,11 @@ that show them need one line each."""
 from __future__ import annotations
 
 from django import template
+from django.utils import timezone
 
 from tenants import usage
 from tenants.models import Tenant
+from tenants.selectors.charges import month_start, next_month, parse_month, previous_month
 from tenants.selectors.cost_chart import cost_chart
 from tenants.selectors.cost_totals import totals_by_tenant
 from tenants.selectors.costs import rounded, tenant_costs
@@ -16,10 +18,23 @@ register = template.Library()
 
 
 @register.inclusion_tag("tenants/_tenant_costs.html")
-def tenant_costs_section(tenant: Tenant) -> dict:
-    costs = tenant_costs(tenant)
+def tenant_costs_section(tenant: Tenant, month: str | None = None) -> dict:
+    """The section for `month` (YYYY-MM; this month when absent or not a month)."""
+    try:
+        first = parse_month(month)
+    except ValueError:
+        first = None
+    costs = tenant_costs(tenant, month=first)
+    this_month = month_start(timezone.localdate())
     measured = usage.measured_for([row.name for row in costs.namespaces if row.ended_at is None])
-    return {"tenant": tenant, "costs": costs, "chart": cost_chart(costs), "measured": measured}
+    return {
+        "tenant": tenant,
+        "costs": costs,
+        "chart": cost_chart(costs),
+        "measured": measured,
+        "previous": previous_month(costs.month),
+        "following": next_month(costs.month) if costs.month < this_month else None,
+    }
 
 
 @register.inclusion_tag("tenants/_costs_card.html")

@@ -1,5 +1,5 @@
-"""A tenant's costs (showback) as CSV: one row per namespace and day. The page section is
-a partial of the tenant's page (tenants.templatetags.showback)."""
+"""A tenant's costs (showback) as CSV: one row per namespace and day (the page section is a
+partial of the tenant's page, tenants.templatetags.showback); the platform's costs page."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ import io
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from tenants import selectors
 from tenants.selectors.charges import parse_month
+from tenants.selectors.cost_overview import cost_overview
 from tenants.selectors.costs import rounded, tenant_costs
 from tenants.views.audit import _cell as defused
+from tenants.views.support import require_platform_admin
 
 COLUMNS = [
     "day",
@@ -69,3 +71,15 @@ def tenant_costs_csv(request: HttpRequest, slug: str) -> HttpResponse:
         f'attachment; filename="berth-costs-{tenant.slug}-{costs.month:%Y-%m}.csv"'
     )
     return response
+
+
+@login_required
+def platform_costs(request: HttpRequest) -> HttpResponse:
+    """What every tenant's namespaces cost in a month, per tenant, cluster and tier
+    (platform admins); `?month=YYYY-MM`, this month by default."""
+    require_platform_admin(request)
+    try:
+        month = parse_month(request.GET.get("month"))
+    except ValueError:
+        return HttpResponseBadRequest("month: give a month as YYYY-MM, e.g. 2026-11.")
+    return render(request, "tenants/costs.html", {"overview": cost_overview(month)})

@@ -33,7 +33,7 @@ class EffectiveFrom(serializers.Field):
     def to_internal_value(self, data: Any) -> date | datetime:
         text = data.strip() if isinstance(data, str) else ""
         try:
-            parsed = (parse_datetime(text) or parse_date(text)) if text else None
+            parsed = (parse_date(text) or parse_datetime(text)) if text else None
         except ValueError:  # the shape of one, but no such day or time
             parsed = None
         if parsed is None:
@@ -192,3 +192,39 @@ class CostsSerializer(serializers.Serializer):
         if found is None or not found.configured:
             return {"configured": False, "problem": "", "namespaces": {}}
         return {"configured": True, "problem": found.problem, "namespaces": found.by_namespace}
+
+
+class AdjustmentInputSerializer(serializers.Serializer):
+    tenant = serializers.SlugField(max_length=63, help_text="The tenant's slug.")
+    month = serializers.RegexField(
+        r"^[0-9]{4}-(0[1-9]|1[0-2])\Z",
+        help_text="The closed month corrected, YYYY-MM.",
+        error_messages={"invalid": "Give a month as YYYY-MM."},
+    )
+    amount = serializers.DecimalField(
+        max_digits=16,
+        decimal_places=6,
+        help_text="Added to the month's total; negative for a credit. A decimal string.",
+    )
+    note = serializers.CharField(max_length=500, help_text="Why: shown beside the adjustment.")
+    namespace = serializers.CharField(
+        max_length=63, required=False, allow_blank=True, help_text="The namespace it concerns."
+    )
+    currency = serializers.CharField(
+        min_length=3,
+        max_length=3,
+        required=False,
+        allow_blank=True,
+        help_text="ISO 4217; the month's currency when absent.",
+    )
+
+
+class AdjustmentAnswerSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    tenant = serializers.CharField(source="tenant.slug")
+    month = serializers.DateField()
+    amount = Money(source="cost")
+    currency = serializers.CharField()
+    note = serializers.CharField()
+    namespace = serializers.CharField(source="namespace_name")
+    added_at = serializers.DateTimeField(source="created_at")

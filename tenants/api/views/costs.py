@@ -16,7 +16,8 @@ from tenants.api.permissions import IsPlatformAdmin
 from tenants.api.serializers import costs as s
 from tenants.api.views.base import ApiView, validated
 from tenants.client_address import client_ip
-from tenants.models import Cluster, ClusterPrice
+from tenants.errors import InvalidInput
+from tenants.models import Cluster, ClusterPrice, Tenant
 from tenants.models.tokens import TokenScope
 from tenants.selectors.charges import parse_month
 from tenants.selectors.costs import tenant_costs
@@ -84,3 +85,30 @@ class ClusterPricesView(ApiView, APIView):
             source_ip=client_ip(request),
         )
         return self._show(cluster)
+
+
+class AdjustmentsView(ApiView, APIView):
+    permission_classes = [*ApiView.permission_classes, IsPlatformAdmin]
+    scopes = {"*": TokenScope.ADMIN}
+
+    @extend_schema(
+        summary="Correct a closed month of a tenant with a dated adjustment (platform admins)",
+        request=s.AdjustmentInputSerializer,
+        responses={201: s.AdjustmentAnswerSerializer},
+    )
+    def post(self, request: ApiRequest) -> Response:
+        data = validated(s.AdjustmentInputSerializer, request.data)
+        tenant = Tenant.objects.filter(slug=data["tenant"]).first()
+        if tenant is None:
+            raise InvalidInput.of({"tenant": [f"No tenant is called {data['tenant']}."]})
+        row = services.add_adjustment(
+            actor=request.user,
+            tenant=tenant,
+            month=data["month"],
+            amount=data["amount"],
+            note=data["note"],
+            namespace=data.get("namespace", ""),
+            currency=data.get("currency", ""),
+            source_ip=client_ip(request),
+        )
+        return Response(s.AdjustmentAnswerSerializer(row).data, status=201)

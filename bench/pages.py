@@ -9,7 +9,9 @@ the database), then each page is asked for `--times` times by a signed-in platfo
 through Django's test client (the whole view, template and middleware, no HTTP socket).
 Prints per page its first answer's time, then p50 / p99, its queries and its size; for the
 two lists that read one table (the audit log, the names registry) the bare query of the
-same rows beside it. Uses a
+same rows beside it. Showback at that size: every namespace Ready 45 days ago (one in ten's
+quota raised last month, a price change on the 10th), last month closed; the costs page and
+the FOCUS export of this month (worked out from the history) and of last (its rows). Uses a
 scratch database `berth_bench_pages_<pid>` beside DATABASE_URL's on PostgreSQL when set (else
 SQLite in a temporary directory). Exits 1 when a page does not answer 200; timings are
 never asserted. Last line: the ratio of the audit page's p50 to its bare query's.
@@ -117,6 +119,7 @@ def seed(args) -> None:
         ),
         batch_size=2000,
     )
+    seed_showback(namespaces, cluster)
     # The truth table of the first tenant as beat leaves it: its namespaces' fifteen objects
     # each, all in sync.
     first = tenants[0]
@@ -142,6 +145,72 @@ def seed(args) -> None:
     )
 
 
+def seed_showback(namespaces, cluster) -> None:
+    """Showback's history as a month of work leaves it: prices since always, a price change
+    on the 10th of last month, every namespace Ready 45 days ago, one in ten's quota raised
+    halfway through last month; last month closed into its rows."""
+    from datetime import timedelta
+    from decimal import Decimal
+
+    from django.utils import timezone
+
+    from tenants.choices import AllocationChange
+    from tenants.models import Allocation, ClusterPrice
+    from tenants.selectors.charges import midnight, month_start, previous_month
+    from tenants.services import close_month
+    from tenants.services.prices import SINCE_ALWAYS
+
+    now = timezone.now()
+    last_month = previous_month(month_start(timezone.localdate(now)))
+    tenth = midnight(last_month.replace(day=10))
+    halfway = tenth + timedelta(days=5)
+    prices = {"storage_gib_month": Decimal("0.10"), "namespace_month": Decimal("7.30")}
+    ClusterPrice.objects.create(
+        cluster=cluster, effective_from=SINCE_ALWAYS, cpu_core_hour=Decimal("0.04"), **prices
+    )
+    ClusterPrice.objects.create(
+        cluster=cluster, effective_from=tenth, cpu_core_hour=Decimal("0.05"), **prices
+    )
+    ready = now - timedelta(days=45)
+    rows = []
+    for index, namespace in enumerate(namespaces):
+        quota = {"namespace": namespace, "tenant_id": namespace.tenant_id, "cluster": cluster}
+        if index % 10:
+            rows.append(
+                Allocation(
+                    **quota,
+                    cpu_millis=100,
+                    memory_mib=128,
+                    storage_gib=0,
+                    started_at=ready,
+                    started_by=AllocationChange.READY,
+                )
+            )
+            continue
+        rows += [
+            Allocation(
+                **quota,
+                cpu_millis=100,
+                memory_mib=128,
+                storage_gib=0,
+                started_at=ready,
+                started_by=AllocationChange.READY,
+                ended_at=halfway,
+                ended_by=AllocationChange.QUOTA,
+            ),
+            Allocation(
+                **quota,
+                cpu_millis=400,
+                memory_mib=512,
+                storage_gib=0,
+                started_at=halfway,
+                started_by=AllocationChange.QUOTA,
+            ),
+        ]
+    Allocation.objects.bulk_create(rows, batch_size=2000)
+    close_month(last_month)
+
+
 KINDS = (
     "Namespace",
     "ResourceQuota",
@@ -165,11 +234,15 @@ def measure(args) -> None:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
 
     from tenants.models import AuditEvent, Namespace, Tenant, User
     from tenants.selectors import AuditCursor
+    from tenants.selectors.charges import month_start, previous_month
     from tenants.selectors.names import NameCursor, claims_visible_to_admin
 
+    this_month = f"{timezone.localdate():%Y-%m}"
+    last_month = f"{previous_month(month_start(timezone.localdate())):%Y-%m}"
     client = Client()
     client.force_login(User.objects.get(username="pat"))
     first = Tenant.objects.order_by("pk").first()
@@ -190,6 +263,10 @@ def measure(args) -> None:
         "access, a namespace": f"/access/namespaces/{some_namespace.name}/",
         "truth table": f"/tenants/{first.slug}/truth/",
         "tenant page": f"/tenants/{first.slug}/",
+        "costs, this month": "/costs/",
+        "costs, closed month": f"/costs/?month={last_month}",
+        "FOCUS, this month": f"/api/v1/costs/focus/?month={this_month}&format=csv",
+        "FOCUS, closed month": f"/api/v1/costs/focus/?month={last_month}&format=csv",
     }
     bare = {
         "audit log": lambda: list(

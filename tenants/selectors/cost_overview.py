@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
-from django.db.models import Count, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
 from tenants.choices import ChargeKind
@@ -44,12 +44,7 @@ def cost_overview(month: date | None = None, *, now: datetime | None = None) -> 
     by_tenant = totals_by("tenant_id", month=first, now=now)
     tenants = {tenant.pk: tenant for tenant in Tenant.objects.filter(pk__in=list(by_tenant))}
     adjustments = MonthlyCharge.objects.filter(month=first, kind=ChargeKind.ADJUSTMENT)
-    adjusted = {
-        currency: amount
-        for currency, amount, _ in adjustments.order_by()
-        .values_list("currency")
-        .annotate(Sum("cost"), Count("pk"))
-    }
+    adjusted = dict(adjustments.order_by().values_list("currency").annotate(amount=Sum("cost")))
     closed = ClosedMonth.objects.filter(month=first).values_list("closed_at", flat=True).first()
 
     def dearest(lines) -> list:

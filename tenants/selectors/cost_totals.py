@@ -163,8 +163,8 @@ def totals_by(
             charged.order_by()
             .values_list(closed_group, "currency")
             .annotate(
-                Sum("cost"),
-                Count("namespace_name", distinct=True, filter=Q(kind=ChargeKind.CHARGE)),
+                amount=Sum("cost"),
+                namespaces=Count("namespace_name", distinct=True, filter=Q(kind=ChargeKind.CHARGE)),
             )
         ):
             line(key).by_currency[currency] += amount

@@ -23,7 +23,7 @@ from tenants.models import (
 )
 from tenants.selectors.cost_totals import totals_by_tenant
 from tenants.selectors.costs import rounded, tenant_costs
-from tenants.services import allocations
+from tenants.services import allocations, close_due_months
 from tenants.services.prices import SINCE_ALWAYS
 from tests.support.tenants_showback import NOW, namespace, removed
 
@@ -154,3 +154,20 @@ def test_the_card_costs_the_same_queries_for_three_namespaces_or_thirty(
     page = client.get("/dashboard/").content.decode()
     card = page[page.index('id="costs-card"') :]
     assert '<td class="num">30</td>' in card
+
+
+def test_a_closed_month_gives_the_figures_of_its_page_too(api_world, priced, clock):
+    a_month_of_everything(api_world)
+    tenants = list(Tenant.objects.order_by("slug"))
+    october = (NOW - timedelta(days=30)).date().replace(day=1)
+    before = [
+        (line.count, rounded(line.total)) for line in totals_by_tenant(tenants, month=october)
+    ]
+
+    assert close_due_months()
+    lines = totals_by_tenant(tenants, month=october)
+
+    assert [(line.count, rounded(line.total)) for line in lines] == before
+    for line in lines:
+        page = tenant_costs(line.tenant, month=october)
+        assert page.closed and rounded(line.total) == rounded(page.total)

@@ -1,0 +1,72 @@
+"""The platform's costs page: any month per tenant, cluster and tier, the figures of the
+tenants' own pages, open or closed, in the same number of queries for 3 namespaces or 30."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tenants.selectors.costs import rounded, tenant_costs
+from tenants.services import close_due_months
+from tests.support.tenants_showback import namespace
+
+NOVEMBER_1 = datetime(2026, 11, 1, tzinfo=UTC)
+DECEMBER_3 = datetime(2026, 12, 3, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock():
+    with time_machine.travel(DECEMBER_3, tick=False) as traveller:
+        yield traveller
+
+
+def test_a_platform_admin_reads_a_month_per_tenant_cluster_and_tier(
+    api_world, priced, clock, client
+):
+    namespace(api_world, "payments-a-dev", created=NOVEMBER_1)
+    namespace(api_world, "payments-a-prod", created=NOVEMBER_1 + timedelta(days=3), tier="prod")
+    client.force_login(api_world.admin)
+
+    page = client.get("/costs/", {"month": "2026-11"}).content.decode()
+
+    total = rounded(tenant_costs(api_world.payments, month=NOVEMBER_1.date()).total)
+    assert 'id="month-open"' in page
+    tenants = page[page.index('id="costs-by-tenant"') :]
+    assert f"EUR {total:,.2f}" in tenants
+    assert "<code>prod</code>" in page[page.index('id="costs-by-tier"') :]
+    assert "sandbox" in page[page.index('id="costs-by-cluster"') :]
+
+    close_due_months()
+    closed = client.get("/costs/", {"month": "2026-11"}).content.decode()
+    assert 'id="month-closed"' in closed and f"EUR {total:,.2f}" in closed
+
+
+def test_the_page_costs_the_same_queries_for_three_namespaces_or_thirty(
+    api_world, priced, clock, client
+):
+    client.force_login(api_world.admin)
+
+    def queries(month: str) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/costs/", {"month": month}).status_code == 200
+        return len(captured)
+
+    for index in range(3):
+        namespace(api_world, f"payments-a{index}-dev", created=NOVEMBER_1 + timedelta(days=index))
+    few = queries("2026-11"), queries("2026-12")
+    for index in range(3, 30):
+        namespace(api_world, f"payments-a{index}-dev", created=NOVEMBER_1 + timedelta(days=index))
+    many = queries("2026-11"), queries("2026-12")
+
+    assert few == many
+
+
+def test_only_platform_admins_read_it_and_a_bad_month_is_refused(api_world, client):
+    client.force_login(api_world.owner)
+    assert client.get("/costs/").status_code == 403
+    client.force_login(api_world.admin)
+    assert client.get("/costs/", {"month": "2026-13"}).status_code == 400

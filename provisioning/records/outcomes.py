@@ -145,11 +145,17 @@ def _activate_namespaces(requests: list[tuple[Request, PlanInput]]) -> None:
             for namespace in live
         },
     )
-    for namespace in live:  # as recorded just now: what showback charges from here on
+    # Showback from here on: what an active namespace held until now was its recorded quota.
+    before = {
+        namespace.pk: (namespace.cpu_millis, namespace.memory_mib, namespace.storage_gib)
+        for namespace in live
+        if namespace.state == NamespaceState.ACTIVE
+    }
+    for namespace in live:
         spec = spec_of[namespace.pk]
         namespace.cpu_millis, namespace.memory_mib = spec.cpu_millis, spec.memory_mib
         namespace.storage_gib = spec.storage_gib
-    allocations.record_held(live)
+    allocations.record_held(live, before=before)
 
 
 def _record_environment_outcome(tenancy_request: Request, inputs: PlanInput) -> None:

@@ -15,43 +15,50 @@ from tenants.models import Allocation, Namespace
 Quota = tuple[int, int, int]  # millicores, MiB, GiB
 
 
-@transaction.atomic
-def record_held(namespaces: list[Namespace], *, at: datetime | None = None) -> None:
+def record_held(
+    namespaces: list[Namespace],
+    *,
+    at: datetime | None = None,
+    before: dict[int, Quota] | None = None,
+) -> None:
     """These namespaces are Ready holding their quota now: an allocation opens for each that
-    had none open, and one whose quota changed closes and a new one opens at the same
-    instant. A namespace whose quota is unchanged is left as it is."""
+    held nothing, and one whose quota changed closes and a new one opens at the same
+    instant. A namespace whose quota is unchanged is left as it is. `before`, when the caller
+    knows it (the engine does), is what each held until now (absent: nothing), which spares
+    reading the open allocations."""
     at = at or timezone.now()
-    open_ones = {
-        allocation.namespace_id: allocation
-        for allocation in Allocation.objects.select_for_update().filter(
-            namespace__in=[namespace.pk for namespace in namespaces], ended_at__isnull=True
-        )
-    }
-    changed, opened = [], []
-    for namespace in namespaces:
-        quota = (namespace.cpu_millis, namespace.memory_mib, namespace.storage_gib)
-        current = open_ones.get(namespace.pk)
-        if current is not None and _quota(current) == quota:
-            continue
-        if current is not None:
-            changed.append(current.pk)
-        opened.append(
-            Allocation(
-                namespace=namespace,
-                tenant_id=namespace.tenant_id,
-                cluster_id=namespace.cluster_id,
-                cpu_millis=quota[0],
-                memory_mib=quota[1],
-                storage_gib=quota[2],
-                started_at=at,
-                started_by=AllocationChange.QUOTA if current else AllocationChange.READY,
+    with transaction.atomic(savepoint=False):
+        if before is None:
+            before = {
+                allocation.namespace_id: _quota(allocation)
+                for allocation in Allocation.objects.select_for_update().filter(
+                    namespace__in=[namespace.pk for namespace in namespaces],
+                    ended_at__isnull=True,
+                )
+            }
+        changed, opened = [], []
+        for namespace in namespaces:
+            quota = (namespace.cpu_millis, namespace.memory_mib, namespace.storage_gib)
+            held = before.get(namespace.pk)
+            if held == quota:
+                continue
+            if held is not None:
+                changed.append(namespace.pk)
+            opened.append(
+                Allocation(
+                    namespace=namespace,
+                    tenant_id=namespace.tenant_id,
+                    cluster_id=namespace.cluster_id,
+                    cpu_millis=quota[0],
+                    memory_mib=quota[1],
+                    storage_gib=quota[2],
+                    started_at=at,
+                    started_by=AllocationChange.QUOTA if held else AllocationChange.READY,
+                )
             )
-        )
-    if changed:
-        Allocation.objects.filter(pk__in=changed).update(
-            ended_at=at, ended_by=AllocationChange.QUOTA
-        )
-    Allocation.objects.bulk_create(opened)
+        if changed:
+            record_released(changed, at=at, why=AllocationChange.QUOTA)
+        Allocation.objects.bulk_create(opened)
 
 
 def record_released(

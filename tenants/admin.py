@@ -7,11 +7,13 @@ from tenants.client_address import client_ip
 from tenants.egress import forge_url_problem, webhook_url_problem
 from tenants.forms.secrets import WriteOnlySecretForm
 from tenants.models import (
+    Allocation,
     Approval,
     AuditEvent,
     ClusterPrice,
     EnvironmentTier,
     Membership,
+    MonthlyCharge,
     Namespace,
     NamespaceClaim,
     Project,
@@ -292,3 +294,25 @@ class ClusterPriceAdmin(admin.ModelAdmin):
             source_ip=client_ip(request),
         )
         obj.pk = saved.pk
+
+
+@admin.register(Allocation)
+class AllocationAdmin(UndeletableAdmin):
+    """Showback's history: what each namespace held, from when to when."""
+
+    list_display = ("namespace", "tenant", "cluster", "cpu_millis", "memory_mib", "storage_gib")
+    list_display += ("started_at", "started_by", "ended_at", "ended_by")
+    list_filter = ("cluster", "started_by", "ended_by")
+    search_fields = ("namespace__name", "tenant__slug")
+    list_select_related = ("namespace", "tenant", "cluster")
+
+
+@admin.register(MonthlyCharge)
+class MonthlyChargeAdmin(UndeletableAdmin):
+    """Closed months' rows: never changed; corrections are adjustments (API)."""
+
+    list_display = ("month", "kind", "tenant", "namespace_name", "cluster_name", "currency")
+    list_display += ("cost", "charged_from", "charged_until", "note")
+    list_filter = ("month", "kind", "currency")
+    search_fields = ("namespace_name", "tenant__slug", "note")
+    list_select_related = ("tenant",)

@@ -1,16 +1,20 @@
-"""What people are told when a request moves or an environment is about to expire: who hears
-(e-mail to those who must act or asked) and what the tenant's signed JSON webhook carries.
+"""What people are told when a request moves, an environment is about to expire or a tenant
+passes a share of its budget: who hears (e-mail to those who must act or asked) and what
+the tenant's signed JSON webhook carries.
 
 Composing only: tenants.receivers decides when, tenants.tasks sends (retried there)."""
 
 from __future__ import annotations
 
+from datetime import date
+
 from django.conf import settings
 
-from tenants.choices import ApproverRole, Role
+from tenants.choices import ApproverRole, BudgetMeasure, Role
 from tenants.kinds import kind_for
 from tenants.models import AuditEvent, EphemeralEnvironment, Membership, Request, Tenant, User
 from tenants.quantities import payload_for_people
+from tenants.selectors.budget_alerts import Reading
 
 # Every move of a request someone waits on: the transition's action → the event's name.
 # (Starting to provision is not one: people wait for its end, ready or failed.)
@@ -206,3 +210,59 @@ def environment_body(environment: EphemeralEnvironment, event: str) -> dict:
             "url": f"{settings.BERTH_BASE_URL}/environments/{environment.pk}/",
         },
     }
+
+
+# --- budget alerts: a tenant past 80 % or 100 % of its cost threshold or a quota budget ---
+
+
+def budget_recipients(tenant: Tenant) -> list[str]:
+    """The tenant's owners, who answer for what it spends, and its own list."""
+    owners = Membership.objects.filter(tenant=tenant, role=Role.OWNER).values("user_id")
+    return _addresses(list(User.objects.filter(pk__in=owners)), tenant, event="budget")
+
+
+def budget_body(reading: Reading, percent: int, *, month: date) -> dict:
+    """The webhook's event: which measure passed which share, its figures as decimal strings
+    in `unit` (the currency, or millicores, MiB, GiB, namespaces), and the month."""
+    return {
+        "event": "budget.threshold",
+        "budget": {
+            "tenant": reading.tenant.slug,
+            "month": f"{month:%Y-%m}",
+            "measure": reading.measure,
+            "percent": percent,
+            "share": reading.share,
+            "amount": str(reading.amount),
+            "limit": str(reading.limit),
+            "unit": reading.unit,
+            "detail": reading.detail,
+            "url": f"{settings.BERTH_BASE_URL}/tenants/{reading.tenant.slug}/#budget-alerts",
+        },
+    }
+
+
+def budget_email_text(body: dict) -> tuple[str, str]:
+    """Subject and text of a budget alert, from its webhook event."""
+    alert = body["budget"]
+    measure = BudgetMeasure(alert["measure"])
+    if measure == BudgetMeasure.COST:
+        subject = f"the month's cost passed {alert['percent']} % of its threshold"
+        of_what = "monthly cost alert"
+        why = (
+            "Its owners set the threshold on the tenant's page, where the cost of each "
+            "namespace is shown."
+        )
+    else:
+        subject = f"{alert['percent']} % of its {measure.label} in use"
+        of_what = measure.label
+        why = "A request that would go past the budget is refused; platform admins set it."
+    month = date.fromisoformat(f"{alert['month']}-01")
+    lines = [
+        f"{alert['tenant']} reached {alert['share']} % of its {of_what} in {month:%B %Y}: "
+        f"{alert['detail']}.",
+        why,
+        "Berth tells this once a month at 80 % and once at 100 %.",
+        "",
+        alert["url"],
+    ]
+    return f"[Berth] {alert['tenant']}: {subject}", "\n".join(lines)

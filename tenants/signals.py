@@ -21,3 +21,7 @@ campaign_moved = Signal()
 # Berth revoked a deploy token because its right ended (its minter left the tenant or was
 # deactivated, its tier changed, its namespace left active): token_id, reason. On commit.
 deploy_token_ended = Signal()
+
+# A tenant passed a share of a budget, recorded once for the month: tenant_id, event (the
+# webhook's body, tenants.notifications.budget_body). On commit.
+budget_threshold_reached = Signal()

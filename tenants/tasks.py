@@ -1,6 +1,7 @@
 """Celery tasks of the domain: notification delivery, retried with backoff so a slow mail
 server or a flaky webhook receiver never holds up a request; the repository check, which
-no web request waits for; and the expiry of ephemeral environments, which beat runs."""
+no web request waits for; and what beat runs: the expiry of ephemeral environments, the
+budget alerts."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from tenants.egress import (
 from tenants.models import DeployToken, EphemeralEnvironment, Request, Tenant
 from tenants.notifications import (
     actors_of,
+    budget_email_text,
+    budget_recipients,
     email_text,
     environment_body,
     environment_recipients,
@@ -247,6 +250,22 @@ def warn_expiring(environment: EphemeralEnvironment) -> None:
         enqueue(send_expiry_warning, environment.pk)
     if environment.tenant.webhook_url:
         enqueue(deliver_webhook, environment.tenant_id, environment_body(environment, "expiring"))
+
+
+@shared_task(name="tenants.check_budget_alerts")
+def check_budget_alerts(tenant_ids: list[int] | None = None) -> int:
+    """Tell the thresholds of cost and budget reached this month and not told yet: every
+    tenant's (beat), or these tenants' (one of their requests just became Ready)."""
+    tenants = None if tenant_ids is None else list(Tenant.objects.filter(pk__in=tenant_ids))
+    return len(services.check_budget_alerts(tenants=tenants))
+
+
+@shared_task(name="tenants.send_budget_alert", **MAIL_RETRIES)
+def send_budget_alert(tenant_id: int, event: dict) -> int:
+    """The budget alert's e-mail to the tenant's owners and its own list."""
+    to = budget_recipients(Tenant.objects.get(pk=tenant_id))
+    subject, body = budget_email_text(event)
+    return send_mail(subject=subject, message=body, from_email=None, recipient_list=to) if to else 0
 
 
 @shared_task(name="tenants.send_deploy_token_ended", **MAIL_RETRIES)

@@ -30,6 +30,8 @@ def beat_schedule(*, sweep: float, reconcile: float, expiry: float) -> dict[str,
         "sweep": {"task": "provisioning.sweep", "schedule": sweep},
         "reconcile": {"task": "provisioning.reconcile", "schedule": reconcile},
         "truth": {"task": "provisioning.truth", "schedule": reconcile},
+        # Budget alerts: each tenant's month's cost and quota use against its thresholds.
+        "budget-alerts": {"task": "tenants.check_budget_alerts", "schedule": 900.0},
         "expire": {"task": "tenants.expire_environments", "schedule": expiry},
         # Removes the ServiceAccounts of deploy tokens that expired or were revoked.
         "deploy-tokens": {"task": "tenants.remove_spent_deploy_tokens", "schedule": expiry},

@@ -12,6 +12,7 @@ from tenants.api.exceptions import PROBLEM_TYPES, problem_response, problem_type
 from tenants.api.views import (
     access_map,
     audit,
+    budget_alerts,
     campaigns,
     costs,
     deploy_tokens,
@@ -96,6 +97,11 @@ urlpatterns = [
         name="tenant-costs",
     ),
     path("v1/costs/adjustments/", costs.AdjustmentsView.as_view(), name="cost-adjustments"),
+    re_path(
+        rf"^v1/tenants/(?P<slug>{DNS_LABEL})/budget-alerts/$",
+        budget_alerts.BudgetAlertsView.as_view(),
+        name="tenant-budget-alerts",
+    ),
     re_path(
         rf"^v1/clusters/(?P<name>{DNS_LABEL})/prices/$",
         costs.ClusterPricesView.as_view(),

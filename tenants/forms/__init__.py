@@ -1,6 +1,8 @@
 """Django forms of the domain's pages, one module per noun: requests (and deciding them),
-environments (and their rules), policy (approval rules), tenants (onboarding), tokens."""
+environments (and their rules), policy (approval rules), tenants (onboarding), tokens,
+budget alerts (a tenant's monthly cost alert)."""
 
+from tenants.forms.budget_alerts import CostAlertForm
 from tenants.forms.campaigns import CampaignForm
 from tenants.forms.environments import (
     EndEnvironmentForm,
@@ -23,6 +25,7 @@ from tenants.forms.tokens import ApiTokenForm, DeployTokenForm
 
 __all__ = [
     "CampaignForm",
+    "CostAlertForm",
     "REQUEST_FORMS",
     "ApiTokenForm",
     "DeployTokenForm",

@@ -3,6 +3,7 @@ change audited. A Request changes state only through `lifecycle`.
 
     requests      submit, reject, cancel, retry, comment
     approvals     approve, alone or together, bound to the plan digest the approver saw
+    budget_alerts  a tenant's monthly cost alert; 80 % and 100 % of it or of its budget, told
     claims        the names a waiting request holds
     lifecycle     the transition table, and the transitions the engine reports through
     environments  ephemeral environments: extend, end, expire, warn
@@ -18,6 +19,7 @@ change audited. A Request changes state only through `lifecycle`.
 """
 
 from tenants.services.approvals import APPROVE_TOGETHER_MAX, approve_request, approve_together
+from tenants.services.budget_alerts import check_budget_alerts, set_cost_alert
 from tenants.services.campaigns import (
     CAMPAIGN_MOVES,
     CampaignMove,
@@ -85,9 +87,9 @@ from tenants.services.rules import (
     save_approval_rule,
     try_approval_rules,
 )
+from tenants.services.showback import add_adjustment, close_due_months, close_month
 from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
-from tenants.services.showback import add_adjustment, close_due_months, close_month
 
 __all__ = [
     "APPROVE_TOGETHER_MAX",
@@ -107,6 +109,7 @@ __all__ = [
     "approve_request",
     "approve_together",
     "cancel_request",
+    "check_budget_alerts",
     "create_api_token",
     "create_campaign",
     "end_environment",
@@ -140,12 +143,13 @@ __all__ = [
     "roll_back_campaign",
     "save_approval_rule",
     "save_cluster",
-    "prices_in_force",
-    "set_cluster_prices",
-    "set_muted_notifications",
     "add_adjustment",
     "close_due_months",
     "close_month",
+    "prices_in_force",
+    "set_cluster_prices",
+    "set_cost_alert",
+    "set_muted_notifications",
     "start_decommission",
     "start_provisioning",
     "start_provisioning_all",

@@ -11,6 +11,7 @@ from tenants import forms, provisioner, selectors, services, tasks
 from tenants.client_address import client_ip
 from tenants.errors import InvalidInput
 from tenants.selectors import kubeconfig
+from tenants.selectors.budget_alerts import budget_alerts_panel
 from tenants.views.support import field_errors, require_platform_admin
 
 
@@ -36,6 +37,10 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "requests": selectors.requests_visible_to(request.user).filter(tenant=tenant)[:25],
             "permissions": provisioner.effective_permissions(tenant),
             "environments": selectors.live_environments(request.user, tenant),
+            "budget_alerts": budget_alerts_panel(request.user, tenant),
+            "cost_alert_form": forms.CostAlertForm(
+                initial={"monthly_cost_alert": tenant.monthly_cost_alert}
+            ),
             "now": timezone.now(),
         },
     )

@@ -35,6 +35,6 @@ def beat_schedule(*, sweep: float, reconcile: float, expiry: float) -> dict[str,
         "expire": {"task": "tenants.expire_environments", "schedule": expiry},
         # Removes the ServiceAccounts of deploy tokens that expired or were revoked.
         "deploy-tokens": {"task": "tenants.remove_spent_deploy_tokens", "schedule": expiry},
-    }
         # Closes the months that are over (showback): a no-op but for the first hour of one.
         "close-months": {"task": "tenants.close_months", "schedule": 3600.0},
+    }

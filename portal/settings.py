@@ -316,10 +316,10 @@ BERTH_GITOPS_IMAGE_REPOSITORY = os.environ.get(
 BERTH_EGRESS_ALLOW = env_list("BERTH_EGRESS_ALLOW")
 checks.refuse_malformed_networks(BERTH_EGRESS_ALLOW)
 
-# Showback's measured usage (tenants.usage): a Prometheus-compatible endpoint (Prometheus,
-# Thanos, OpenCost's), queried through its HTTP API under the egress policy above. Unset:
-# pages show allocation only, and say so.
+# Showback's measured usage (tenants.usage): a Prometheus-compatible endpoint under the egress
+# policy above (unset: allocation only), and the step of the daily history's range queries.
 BERTH_PROMETHEUS_URL = os.environ.get("BERTH_PROMETHEUS_URL", "").strip()
+BERTH_USAGE_STEP_SECONDS = int(os.environ.get("BERTH_USAGE_STEP_SECONDS", "300"))
 
 # Notifications: links in e-mails and webhooks point here.
 BERTH_BASE_URL = os.environ.get("BERTH_BASE_URL", "http://127.0.0.1:8000").rstrip("/")

@@ -1,7 +1,7 @@
 """Celery tasks of the domain: notification delivery, retried with backoff so a slow mail
 server or a flaky webhook receiver never holds up a request; the repository check, which
 no web request waits for; and what beat runs: the expiry of ephemeral environments, the
-budget alerts."""
+budget alerts, the closing of months, yesterday's measured usage."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from tenants.notifications import (
     recipients,
 )
 from tenants.queue import enqueue
+from tenants.services.usage_history import collect_recent_usage
 
 logger = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Berth-Signature"
@@ -300,3 +301,12 @@ def remove_spent_deploy_tokens() -> dict[str, int]:
 def close_months() -> list[str]:
     """Close the months that are over into rows that never change (showback)."""
     return [f"{month:%Y-%m}" for month in services.close_due_months()]
+
+
+@shared_task(name="tenants.collect_usage")
+def collect_usage() -> dict[str, str]:
+    """Measured usage per namespace of yesterday, and of any day of the week before it not
+    collected yet (showback's used against allocated): day → rows stored or the problem."""
+    return {
+        f"{each.day}": each.problem or f"{each.stored} measured" for each in collect_recent_usage()
+    }

@@ -1,6 +1,8 @@
 """Measured usage beside allocation (showback): CPU and memory per namespace from a
 Prometheus-compatible endpoint (Prometheus, Thanos, Mimir, or OpenCost's Prometheus),
-BERTH_PROMETHEUS_URL, through its HTTP API (`GET /api/v1/query`, an instant vector).
+BERTH_PROMETHEUS_URL, through its HTTP API: `GET /api/v1/query` (an instant vector) for
+what each namespace uses now, `/api/v1/query_range` (a matrix: the query evaluated at a fixed
+step) for the daily history (tenants.services.usage_history).
 
 The URL is the operator's, but Berth opens the connection, so the egress policy applies as
 to webhooks (tenants.egress): a public https:// address, or an address the operator allows
@@ -12,8 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 import urllib3
@@ -31,7 +36,19 @@ QUERIES = {
     "memory_gib": "sum by (namespace) (container_memory_working_set_bytes"
     '{{container!="",namespace=~"{names}"}}) / 1073741824',
 }
+# The same sums over a range: CPU as the rate over each step, so the samples of a day at that
+# step cover every second of it once; memory as the working set at each instant.
+RANGE_QUERIES = {
+    "cpu_cores": "sum by (namespace) (rate(container_cpu_usage_seconds_total"
+    '{{container!="",namespace=~"{names}"}}[{step}s]))',
+    "memory_gib": QUERIES["memory_gib"],
+}
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+# Names per range query: each answers with one series per name, so a query's answer stays
+# small; a longer query than a URL should carry goes as a form (POST), as Prometheus allows.
+NAMES_PER_QUERY = 50
+LONGEST_URL = 2000
+Samples = list[tuple[float, float]]  # (unix seconds, value), in time order
 
 
 class UsageUnavailable(Exception):
@@ -82,7 +99,69 @@ def measured_for(namespaces: list[str]) -> Measured:
 def query_vector(base: str, query: str) -> dict[str, float]:
     """`sum by (namespace) (...)` at `base`'s /api/v1/query: namespace → value."""
     destination = check_webhook_url(f"{base}/api/v1/query?{urlencode({'query': query})}")
-    body = _get(destination)
+    data = _data(destination, _ask(destination), "vector")
+    values = {}
+    for sample in data["result"]:
+        try:
+            name = sample["metric"]["namespace"]
+            values[str(name)] = float(sample["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue  # a series without a namespace, or not a number: not ours to show
+    return values
+
+
+def usage_over(
+    base: str, names: Iterable[str], *, start: datetime, end: datetime, step: int
+) -> dict[str, dict[str, Samples]]:
+    """RANGE_QUERIES for `names`, evaluated every `step` seconds from `start` to `end` (both
+    included, as Prometheus does): figure → namespace → samples. A name that is not a DNS
+    label is not asked about; a namespace without series is left out."""
+    wanted = sorted({name for name in names if DNS_LABEL.fullmatch(name)})
+    found: dict[str, dict[str, Samples]] = {figure: {} for figure in RANGE_QUERIES}
+    for at in range(0, len(wanted), NAMES_PER_QUERY):
+        chunk = "|".join(wanted[at : at + NAMES_PER_QUERY])
+        for figure, query in RANGE_QUERIES.items():
+            found[figure].update(
+                query_range(
+                    base, query.format(names=chunk, step=step), start=start, end=end, step=step
+                )
+            )
+    return found
+
+
+def query_range(
+    base: str, query: str, *, start: datetime, end: datetime, step: int
+) -> dict[str, Samples]:
+    """`sum by (namespace) (...)` at `base`'s /api/v1/query_range: namespace → samples. A
+    sample that is not a finite number (NaN, Inf) is left out."""
+    form = urlencode({"query": query, "start": _stamp(start), "end": _stamp(end), "step": step})
+    url = f"{base}/api/v1/query_range"
+    if len(url) + 1 + len(form) <= LONGEST_URL:
+        destination = check_webhook_url(f"{url}?{form}")
+        body = _ask(destination)
+    else:
+        destination = check_webhook_url(url)
+        body = _ask(destination, form=form)
+    data = _data(destination, body, "matrix")
+    series: dict[str, Samples] = {}
+    for each in data["result"]:
+        try:
+            name = str(each["metric"]["namespace"])
+            pairs = [(float(at), float(value)) for at, value in each["values"]]
+        except (KeyError, TypeError, ValueError):
+            continue  # a series without a namespace, or not samples: not ours to count
+        series[name] = [(at, value) for at, value in pairs if math.isfinite(value)]
+    return series
+
+
+def _stamp(moment: datetime) -> str:
+    """RFC 3339 in UTC, as Prometheus reads a time."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _data(destination, body: bytes, result_type: str) -> dict:
+    """The `data` of a successful answer holding a result of `result_type`; UsageUnavailable
+    saying what came instead."""
     try:
         answer = json.loads(body)
     except ValueError as exc:
@@ -95,37 +174,49 @@ def query_vector(base: str, query: str) -> dict[str, float]:
     data = answer.get("data")
     if (
         not isinstance(data, dict)
-        or data.get("resultType") != "vector"
+        or data.get("resultType") != result_type
         or not isinstance(data.get("result"), list)
     ):
-        raise UsageUnavailable(f"{destination.host} did not answer with an instant vector")
-    values = {}
-    for sample in data["result"]:
-        try:
-            name = sample["metric"]["namespace"]
-            values[str(name)] = float(sample["value"][1])
-        except (KeyError, IndexError, TypeError, ValueError):
-            continue  # a series without a namespace, or not a number: not ours to show
-    return values
+        shape = {"vector": "an instant vector", "matrix": "a range (matrix)"}[result_type]
+        raise UsageUnavailable(f"{destination.host} did not answer with {shape}")
+    return data
 
 
-def _get(destination) -> bytes:
-    """GET from the first of the checked addresses that takes the connection."""
+def _ask(destination, *, form: str | None = None) -> bytes:
+    """GET (or POST `form`, form-encoded) from the first of the checked addresses that takes
+    the connection."""
+    headers = {"Host": destination.host_header, "Accept": "application/json"}
+    if form is not None:
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
     last: Exception = UsageUnavailable(f"{destination.host} has no address")
     for pool in connection_pools(destination, timeout=TIMEOUT_SECONDS):
         try:
             with pool:
                 response = pool.urlopen(
-                    "GET",
+                    "GET" if form is None else "POST",
                     destination.path,
-                    headers={"Host": destination.host_header, "Accept": "application/json"},
+                    body=form,
+                    headers=headers,
                     redirect=False,
                     assert_same_host=False,
                 )
         except urllib3.exceptions.HTTPError as error:
             last = error
             continue
+        if response.status == 400:
+            raise UsageUnavailable(_refusal(destination, response.data))
         if response.status != 200:
             raise UsageUnavailable(f"{destination.host} answered HTTP {response.status}")
         return response.data
     raise UsageUnavailable(f"{destination.host} did not answer: {last}")
+
+
+def _refusal(destination, body: bytes) -> str:
+    """What a 400 said: Prometheus names the parameter it could not take."""
+    try:
+        said = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        said = None
+    return (
+        f"{destination.host} refused the query (HTTP 400){f': {str(said)[:200]}' if said else ''}"
+    )

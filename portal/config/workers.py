@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from celery.schedules import crontab
+
 
 def filesystem_broker_options(broker_dir: Path) -> dict[str, Any]:
     """kombu's filesystem transport, queueing in files under `broker_dir`."""
@@ -24,7 +26,7 @@ def filesystem_broker_options(broker_dir: Path) -> dict[str, Any]:
 
 
 def beat_schedule(*, sweep: float, reconcile: float, expiry: float) -> dict[str, Any]:
-    """Beat's periodic tasks, each interval in seconds."""
+    """Beat's periodic tasks, each interval in seconds (or a crontab: once a day)."""
     return {
         "heartbeat": {"task": "provisioning.heartbeat", "schedule": 60.0},
         "sweep": {"task": "provisioning.sweep", "schedule": sweep},
@@ -35,6 +37,8 @@ def beat_schedule(*, sweep: float, reconcile: float, expiry: float) -> dict[str,
         "expire": {"task": "tenants.expire_environments", "schedule": expiry},
         # Removes the ServiceAccounts of deploy tokens that expired or were revoked.
         "deploy-tokens": {"task": "tenants.remove_spent_deploy_tokens", "schedule": expiry},
+        # Yesterday's measured usage per namespace, once its last samples are in (showback).
+        "usage": {"task": "tenants.collect_usage", "schedule": crontab(minute=30, hour=0)},
         # Closes the months that are over (showback): a no-op but for the first hour of one.
         "close-months": {"task": "tenants.close_months", "schedule": 3600.0},
     }

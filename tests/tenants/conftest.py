@@ -8,6 +8,7 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 from tenants.models import Cluster, ClusterPrice
+from tests.support.prometheus import prometheus_stand_in
 from tests.support.servers import serving
 from tests.support.tenants_notifications import Receiver
 from tests.support.tenants_showback import PRICES
@@ -33,3 +34,12 @@ def priced(api_world):
     cluster = Cluster.objects.get(name="sandbox")
     ClusterPrice.objects.create(cluster=cluster, **PRICES)
     return cluster
+
+
+@pytest.fixture
+def prometheus():
+    """A Prometheus stand-in on loopback (tests/support/prometheus.py) in which
+    payments-shop-dev uses a quarter of a core and 1.5 GiB at any time; a test changes
+    `series` to say otherwise."""
+    with prometheus_stand_in({"payments-shop-dev": {"cpu": 0.25, "memory": 1.5}}) as stand_in:
+        yield stand_in

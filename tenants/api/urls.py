@@ -23,6 +23,7 @@ from tenants.api.views import (
     requests,
     tenants,
     truth,
+    usage_history,
 )
 from tenants.api.views.base import DNS_LABEL, ID
 
@@ -95,6 +96,11 @@ urlpatterns = [
         rf"^v1/tenants/(?P<slug>{DNS_LABEL})/costs/$",
         costs.TenantCostsView.as_view(),
         name="tenant-costs",
+    ),
+    re_path(
+        rf"^v1/tenants/(?P<slug>{DNS_LABEL})/costs/history/$",
+        usage_history.UsageHistoryView.as_view(),
+        name="tenant-costs-history",
     ),
     path("v1/costs/adjustments/", costs.AdjustmentsView.as_view(), name="cost-adjustments"),
     re_path(

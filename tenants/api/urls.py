@@ -17,6 +17,7 @@ from tenants.api.views import (
     costs,
     deploy_tokens,
     environments,
+    focus,
     me,
     namespaces,
     policy,
@@ -108,6 +109,7 @@ urlpatterns = [
         budget_alerts.BudgetAlertsView.as_view(),
         name="tenant-budget-alerts",
     ),
+    path("v1/costs/focus/", focus.FocusExportView.as_view(), name="costs-focus"),
     re_path(
         rf"^v1/clusters/(?P<name>{DNS_LABEL})/prices/$",
         costs.ClusterPricesView.as_view(),

@@ -186,11 +186,15 @@ def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
     if tenants is not None:
         rows = rows.filter(tenant__in=tenants)
     charged = rows.filter(kind=ChargeKind.CHARGE).annotate(
-        from_text=as_text("charged_from"), until_text=as_text("charged_until")
+        from_text=as_text("charged_from"),
+        until_text=as_text("charged_until"),
+        **{f"{name}_text": as_text(name) for name in PRICE_FIELDS},
     )
     moment = Moments()
     pieces, about = [], {}
-    same: dict = {}  # each distinct value once: the rows repeat their prices and names
+    # The text of a price list → its prices, each made once and shared by the rows that
+    # repeat it (hashing text is cheap, hashing decimals is not).
+    price_lists: dict[tuple[str, ...], tuple[Decimal, ...]] = {}
     for row in charged.values_list(*CHARGED):
         pk, namespace, tenant, name, cluster, tier, ephemeral, project, state, currency = row[:10]
         key = namespace or -pk  # a namespace no longer recorded: a key of its own
@@ -206,7 +210,9 @@ def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
                 "expires_at": None,
                 "unpriced": False,
             }
-        prices = row[13:17]
+        prices = price_lists.get(row[13:17])
+        if prices is None:
+            prices = price_lists[row[13:17]] = tuple(Decimal(text) for text in row[13:17])
         pieces.append(
             charging.Piece(
                 namespace=key,
@@ -215,7 +221,7 @@ def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
                 memory_mib=row[11],
                 storage_gib=row[12],
                 currency=currency,
-                prices=same.setdefault(prices, prices),
+                prices=prices,
                 start=moment[row[17]],
                 end=moment[row[18]],
             )
@@ -239,5 +245,6 @@ def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
 
 CHARGED = ("pk", "namespace_id", "tenant_id", "namespace_name", "cluster_name", "tier_slug")
 CHARGED += ("ephemeral", "project_name", "namespace__state", "currency")
-CHARGED += ("cpu_millis", "memory_mib", "storage_gib", *PRICE_FIELDS)
+CHARGED += ("cpu_millis", "memory_mib", "storage_gib")
+CHARGED += tuple(f"{name}_text" for name in PRICE_FIELDS)
 CHARGED += ("from_text", "until_text")

@@ -9,9 +9,10 @@ the database), then each page is asked for `--times` times by a signed-in platfo
 through Django's test client (the whole view, template and middleware, no HTTP socket).
 Prints per page its first answer's time, then p50 / p99, its queries and its size; for the
 two lists that read one table (the audit log, the names registry) the bare query of the
-same rows beside it. Showback at that size: every namespace Ready 45 days ago (one in ten's
-quota raised last month, a price change on the 10th), last month closed; the costs page and
-the FOCUS export of this month (worked out from the history) and of last (its rows). Uses a
+same rows beside it. Showback at that size: every namespace Ready 80 days ago (one in ten's
+quota raised and every namespace repriced in the month before last), the last two months
+closed; the costs page and the FOCUS export of this month (worked out from the history), of
+last month and of the repriced one (their rows). Uses a
 scratch database `berth_bench_pages_<pid>` beside DATABASE_URL's on PostgreSQL when set (else
 SQLite in a temporary directory). Exits 1 when a page does not answer 200; timings are
 never asserted. Last line: the ratio of the audit page's p50 to its bare query's.
@@ -146,9 +147,10 @@ def seed(args) -> None:
 
 
 def seed_showback(namespaces, cluster) -> None:
-    """Showback's history as a month of work leaves it: prices since always, a price change
-    on the 10th of last month, every namespace Ready 45 days ago, one in ten's quota raised
-    halfway through last month; last month closed into its rows."""
+    """Showback's history as months of work leave it: prices since always, every namespace
+    Ready 80 days ago; in the month before last a price change on the 10th (every namespace
+    repriced mid-month) and one in ten's quota raised on the 15th; that month and the last
+    closed into their rows."""
     from datetime import timedelta
     from decimal import Decimal
 
@@ -162,7 +164,8 @@ def seed_showback(namespaces, cluster) -> None:
 
     now = timezone.now()
     last_month = previous_month(month_start(timezone.localdate(now)))
-    tenth = midnight(last_month.replace(day=10))
+    repriced_month = previous_month(last_month)
+    tenth = midnight(repriced_month.replace(day=10))
     halfway = tenth + timedelta(days=5)
     prices = {"storage_gib_month": Decimal("0.10"), "namespace_month": Decimal("7.30")}
     ClusterPrice.objects.create(
@@ -171,7 +174,7 @@ def seed_showback(namespaces, cluster) -> None:
     ClusterPrice.objects.create(
         cluster=cluster, effective_from=tenth, cpu_core_hour=Decimal("0.05"), **prices
     )
-    ready = now - timedelta(days=45)
+    ready = now - timedelta(days=80)
     rows = []
     for index, namespace in enumerate(namespaces):
         quota = {"namespace": namespace, "tenant_id": namespace.tenant_id, "cluster": cluster}
@@ -208,6 +211,7 @@ def seed_showback(namespaces, cluster) -> None:
             ),
         ]
     Allocation.objects.bulk_create(rows, batch_size=2000)
+    close_month(repriced_month)
     close_month(last_month)
 
 
@@ -242,7 +246,9 @@ def measure(args) -> None:
     from tenants.selectors.names import NameCursor, claims_visible_to_admin
 
     this_month = f"{timezone.localdate():%Y-%m}"
-    last_month = f"{previous_month(month_start(timezone.localdate())):%Y-%m}"
+    last_month = previous_month(month_start(timezone.localdate()))
+    repriced_month = f"{previous_month(last_month):%Y-%m}"
+    last_month = f"{last_month:%Y-%m}"
     client = Client()
     client.force_login(User.objects.get(username="pat"))
     first = Tenant.objects.order_by("pk").first()
@@ -267,6 +273,7 @@ def measure(args) -> None:
         "costs, closed month": f"/costs/?month={last_month}",
         "FOCUS, this month": f"/api/v1/costs/focus/?month={this_month}&format=csv",
         "FOCUS, closed month": f"/api/v1/costs/focus/?month={last_month}&format=csv",
+        "FOCUS, repriced month": f"/api/v1/costs/focus/?month={repriced_month}&format=csv",
     }
     bare = {
         "audit log": lambda: list(

@@ -152,6 +152,8 @@ def totals_by(
 
     if is_closed(first):
         charged = MonthlyCharge.objects.filter(month=first)
+        if group != "tenant_id":  # an adjustment is a tenant's, not a cluster's or a tier's
+            charged = charged.filter(kind=ChargeKind.CHARGE)
         if tenants is not None:
             charged = charged.filter(tenant__in=tenants)
         closed_group = {

@@ -103,6 +103,7 @@ urlpatterns = [
         usage_history.UsageHistoryView.as_view(),
         name="tenant-costs-history",
     ),
+    path("v1/costs/", costs.WindowCostsView.as_view(), name="costs-over-window"),
     path("v1/costs/adjustments/", costs.AdjustmentsView.as_view(), name="cost-adjustments"),
     re_path(
         rf"^v1/tenants/(?P<slug>{DNS_LABEL})/budget-alerts/$",

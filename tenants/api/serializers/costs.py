@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
+from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -12,6 +13,7 @@ from rest_framework import serializers
 
 from tenants.pricing import PRICE_FIELDS, PRICE_MAX, PRICE_PLACES, price_problems
 from tenants.selectors.charges import parse_month
+from tenants.selectors.cost_window import GROUPS, LONGEST_DAYS
 from tenants.selectors.costs import rounded
 
 
@@ -228,3 +230,48 @@ class AdjustmentAnswerSerializer(serializers.Serializer):
     note = serializers.CharField()
     namespace = serializers.CharField(source="namespace_name")
     added_at = serializers.DateTimeField(source="created_at")
+
+
+class WindowQuerySerializer(serializers.Serializer):
+    start = EffectiveFrom(
+        help_text="The window's start: a date (its first midnight) or a date-time with its offset."
+    )
+    end = EffectiveFrom(help_text="The window's end (excluded), as `start`; now at most.")
+    by = serializers.ChoiceField(
+        choices=GROUPS, help_text="What the costs are added up by.", default="tenant"
+    )
+    tenant = serializers.SlugField(
+        max_length=63, required=False, help_text="One tenant's only (its slug)."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = _moment(attrs["start"]), _moment(attrs["end"])
+        if end <= start:
+            raise serializers.ValidationError({"end": ["The end comes after the start."]})
+        if end - start > timedelta(days=LONGEST_DAYS):
+            raise serializers.ValidationError(
+                {"end": [f"A window is at most {LONGEST_DAYS} days long."]}
+            )
+        return {**attrs, "start": start, "end": end}
+
+
+def _moment(value: date | datetime) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    return datetime.combine(value, datetime.min.time(), tzinfo=timezone.get_current_timezone())
+
+
+class WindowCostSerializer(serializers.Serializer):
+    key = serializers.CharField(
+        help_text="The namespace (cluster/name), project (tenant/project), tier, tenant or cluster."
+    )
+    currency = serializers.CharField()
+    cost = Money()
+    namespaces = serializers.IntegerField(help_text="How many namespaces held something.")
+
+
+class WindowCostsSerializer(serializers.Serializer):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    by = serializers.CharField()
+    costs = WindowCostSerializer(many=True)

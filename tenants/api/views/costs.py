@@ -20,6 +20,7 @@ from tenants.errors import InvalidInput
 from tenants.models import Cluster, ClusterPrice, Tenant
 from tenants.models.tokens import TokenScope
 from tenants.selectors.charges import parse_month
+from tenants.selectors.cost_window import costs_over
 from tenants.selectors.costs import tenant_costs
 
 
@@ -112,3 +113,27 @@ class AdjustmentsView(ApiView, APIView):
             source_ip=client_ip(request),
         )
         return Response(s.AdjustmentAnswerSerializer(row).data, status=201)
+
+
+class WindowCostsView(ApiView, APIView):
+    @extend_schema(
+        summary="What was held over any window cost, per namespace, project, tier, tenant or "
+        "cluster (your tenants; platform admins: every tenant)",
+        parameters=[s.WindowQuerySerializer],
+        responses=s.WindowCostsSerializer,
+    )
+    def get(self, request: ApiRequest) -> Response:
+        query = validated(s.WindowQuerySerializer, request.query_params.dict())
+        if "tenant" in query:
+            tenants = [selectors.visible_tenant(request.user, query["tenant"])]
+        elif selectors.is_platform_admin(request.user):
+            tenants = None
+        else:
+            tenants = list(selectors.tenants_for_user(request.user))
+        end = min(query["end"], timezone.now())  # nothing is known of later yet
+        found = costs_over(query["start"], end, by=query["by"], tenants=tenants)
+        return Response(
+            s.WindowCostsSerializer(
+                {"start": query["start"], "end": end, "by": query["by"], "costs": found}
+            ).data
+        )

@@ -10,8 +10,8 @@ import pytest
 from provisioning import tasks
 from provisioning.jobs import campaigns as engine_campaigns
 from tenants import provisioner, selectors, services
-from tenants.choices import CampaignState, RequestKind, RequestState
-from tenants.models import EnvironmentTier, Namespace, Request
+from tenants.choices import AllocationChange, CampaignState, RequestKind, RequestState
+from tenants.models import Allocation, EnvironmentTier, Namespace, Request
 from tenants.services.definitions import current_tier_revision
 from tests.support.api import api
 from tests.support.cluster import as_admin
@@ -111,6 +111,10 @@ def test_an_edited_tier_changes_no_namespace_until_a_campaign_applies_it(running
     assert default_memory(sandbox) == "768Mi"
     namespace.refresh_from_db()
     assert namespace.tier_revision.number == 2
+    # Showback: Repair, the tenant_sync and the campaign applied the same quota again, so
+    # the namespace still holds the one allocation it opened when it was Ready.
+    [held] = Allocation.objects.filter(namespace=namespace)
+    assert held.ended_at is None and held.started_by == AllocationChange.READY
 
 
 def test_hand_edits_are_repaired_back_to_the_definition_the_namespace_runs(running, sandbox):

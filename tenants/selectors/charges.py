@@ -91,12 +91,40 @@ def month_pieces(
     first: date, now: datetime | None = None, *, tenants: list[Tenant] | None = None
 ) -> MonthPieces:
     """The month that starts on `first`, up to now while it runs: from its rows once closed,
-    else from the history. Of `tenants` only, when given. A fixed number of queries, each
-    reading plain values (10,000 namespaces are tens of thousands of rows)."""
+    else from the history. Of `tenants` only, when given."""
+    return months_pieces([first], now, tenants=tenants)[0]
+
+
+def months_pieces(
+    firsts: list[date], now: datetime | None = None, *, tenants: list[Tenant] | None = None
+) -> list[MonthPieces]:
+    """month_pieces of each of `firsts`, in a fixed number of queries however many months
+    and namespaces (each reading plain values: 10,000 namespaces are tens of thousands of
+    rows)."""
     now = now or timezone.now()
-    if is_closed(first):
-        return _closed(first, tenants)
-    start, end = month_window(first, now)
+    closed = set(ClosedMonth.objects.filter(month__in=firsts).values_list("month", flat=True))
+    found = _closed([first for first in firsts if first in closed], tenants)
+    still_open = [first for first in firsts if first not in closed]
+    if still_open:
+        windows = {first: month_window(first, now) for first in still_open}
+        held, about, lists = _history(
+            min(start for start, _ in windows.values()),
+            max(end for _, end in windows.values()),
+            tenants,
+        )
+        for first, (start, end) in windows.items():
+            found[first] = MonthPieces(
+                first=first,
+                closed=False,
+                pieces=charging.pieces(held, lists, start=start, end=end),
+                about=about,
+            )
+    return [found[first] for first in firsts]
+
+
+def _history(start: datetime, end: datetime, tenants: list[Tenant] | None):
+    """The allocations held between `start` and `end`, what each namespace is, and the
+    price lists."""
     lists = price_lists()
     priced = {each.cluster for each in lists}
     held, about = [], {}
@@ -113,12 +141,7 @@ def month_pieces(
     for namespace, expires_at in environments.values_list("namespace_id", "expires_at"):
         if namespace in about:  # an environment's own namespace lives until it expires
             about[namespace]["expires_at"] = expires_at
-    return MonthPieces(
-        first=first,
-        closed=False,
-        pieces=charging.pieces(held, lists, start=start, end=end),
-        about=about,
-    )
+    return held, about, lists
 
 
 # What an allocation is priced from (tenants.charging.Held), and what its namespace's rows
@@ -179,10 +202,13 @@ def held_between(start: datetime, end: datetime, *, tenants: list[Tenant] | None
     ]
 
 
-def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
-    """A closed month's rows as pieces, what they say of each namespace, and the
-    adjustments per tenant."""
-    rows = MonthlyCharge.objects.filter(month=first).order_by()
+def _closed(firsts: list[date], tenants: list[Tenant] | None) -> dict[date, MonthPieces]:
+    """Closed months' rows as pieces, what they say of each namespace, and the adjustments
+    per tenant: two queries for any number of months."""
+    found = {first: MonthPieces(first=first, closed=True) for first in firsts}
+    if not firsts:
+        return found
+    rows = MonthlyCharge.objects.filter(month__in=firsts).order_by()
     if tenants is not None:
         rows = rows.filter(tenant__in=tenants)
     charged = rows.filter(kind=ChargeKind.CHARGE).annotate(
@@ -191,15 +217,15 @@ def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
         **{f"{name}_text": as_text(name) for name in PRICE_FIELDS},
     )
     moment = Moments()
-    pieces, about = [], {}
     # The text of a price list → its prices, each made once and shared by the rows that
     # repeat it (hashing text is cheap, hashing decimals is not).
     price_lists: dict[tuple[str, ...], tuple[Decimal, ...]] = {}
     for row in charged.values_list(*CHARGED):
         pk, namespace, tenant, name, cluster, tier, ephemeral, project, state, currency = row[:10]
+        month = found[row[19]]
         key = namespace or -pk  # a namespace no longer recorded: a key of its own
-        if key not in about:
-            about[key] = {
+        if key not in month.about:
+            month.about[key] = {
                 "tenant": tenant,
                 "name": name,
                 "cluster": cluster,
@@ -213,7 +239,7 @@ def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
         prices = price_lists.get(row[13:17])
         if prices is None:
             prices = price_lists[row[13:17]] = tuple(Decimal(text) for text in row[13:17])
-        pieces.append(
+        month.pieces.append(
             charging.Piece(
                 namespace=key,
                 cluster=0,
@@ -226,9 +252,8 @@ def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
                 end=moment[row[18]],
             )
         )
-    adjustments: dict[int, list[Adjustment]] = {}
     for row in rows.filter(kind=ChargeKind.ADJUSTMENT).select_related("created_by"):
-        adjustments.setdefault(row.tenant_id, []).append(
+        found[row.month].adjustments.setdefault(row.tenant_id, []).append(
             Adjustment(
                 amount=row.cost,
                 currency=row.currency,
@@ -238,13 +263,11 @@ def _closed(first: date, tenants: list[Tenant] | None) -> MonthPieces:
                 added_by=str(row.created_by or ""),
             )
         )
-    return MonthPieces(
-        first=first, closed=True, pieces=pieces, about=about, adjustments=adjustments
-    )
+    return found
 
 
 CHARGED = ("pk", "namespace_id", "tenant_id", "namespace_name", "cluster_name", "tier_slug")
 CHARGED += ("ephemeral", "project_name", "namespace__state", "currency")
 CHARGED += ("cpu_millis", "memory_mib", "storage_gib")
 CHARGED += tuple(f"{name}_text" for name in PRICE_FIELDS)
-CHARGED += ("from_text", "until_text")
+CHARGED += ("from_text", "until_text", "month")

@@ -1,6 +1,6 @@
 """Used against allocated, month over month: for each of a tenant's last months, the CPU
 core-hours and memory GiB-hours its namespaces held (their allocations' pieces,
-tenants.selectors.charges.month_pieces), what they used (the daily averages collected into
+tenants.selectors.charges.months_pieces), what they used (the daily averages collected into
 tenants.models.UsageDay, times the hours held each day), what was idle, and what the idle
 part cost. The arithmetic is tenants.usage_history's; this reads the rows it needs."""
 
@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from tenants import charging
 from tenants.models import Tenant, UsageDay
-from tenants.selectors.charges import month_pieces, month_start, next_month, previous_month
+from tenants.selectors.charges import month_start, months_pieces, next_month, previous_month
 from tenants.selectors.costs import main_currency
 from tenants.usage_history import MonthUsage
 
@@ -42,7 +42,7 @@ def usage_history(
     firsts = [month_start(timezone.localdate(now))]
     while len(firsts) < months:
         firsts.insert(0, previous_month(firsts[0]))
-    found = [month_pieces(first, now, tenants=[tenant]) for first in firsts]
+    found = months_pieces(firsts, now, tenants=[tenant])
     used = _used_by_day(
         {piece.namespace for each in found for piece in each.pieces if piece.namespace > 0},
         since=firsts[0],

@@ -70,3 +70,27 @@ def test_only_platform_admins_read_it_and_a_bad_month_is_refused(api_world, clie
     assert client.get("/costs/").status_code == 403
     client.force_login(api_world.admin)
     assert client.get("/costs/", {"month": "2026-13"}).status_code == 400
+
+
+def test_a_tenants_page_costs_the_same_queries_for_three_namespaces_or_thirty(
+    api_world, priced, clock, client
+):
+    """Its Costs section reads this month and six months of history whatever they hold."""
+    client.force_login(api_world.member)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/tenants/payments/").status_code == 200
+        return len(captured)
+
+    for index in range(3):
+        namespace(api_world, f"payments-a{index}-dev", created=NOVEMBER_1 + timedelta(days=index))
+    few = queries()
+    for index in range(3, 30):
+        namespace(api_world, f"payments-a{index}-dev", created=NOVEMBER_1 + timedelta(days=index))
+    many = queries()
+    close_due_months()
+    with_a_closed_month = queries()
+
+    assert few == many, (few, many)
+    assert with_a_closed_month == few + 2  # the closed months' rows and adjustments

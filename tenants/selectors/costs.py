@@ -23,6 +23,7 @@ from tenants.choices import NamespaceState
 from tenants.models import Tenant
 from tenants.selectors.charges import (
     Adjustment,
+    MonthPieces,
     month_pieces,
     month_start,
     month_window,
@@ -107,21 +108,30 @@ class TenantCosts:
 
 
 def tenant_costs(
-    tenant: Tenant, *, month: date | None = None, now: datetime | None = None
+    tenant: Tenant,
+    *,
+    month: date | None = None,
+    now: datetime | None = None,
+    read: MonthPieces | None = None,
 ) -> TenantCosts:
     """What `tenant` holds costs in `month` (default: this one), per namespace, project,
     tier and day, in the currency of its clusters' prices."""
-    return costs_of([tenant], month=month, now=now)[0]
+    return costs_of([tenant], month=month, now=now, read=read)[0]
 
 
 def costs_of(
-    tenants: list[Tenant], *, month: date | None = None, now: datetime | None = None
+    tenants: list[Tenant],
+    *,
+    month: date | None = None,
+    now: datetime | None = None,
+    read: MonthPieces | None = None,
 ) -> list[TenantCosts]:
-    """tenant_costs of each of `tenants`, read in a fixed number of queries."""
+    """tenant_costs of each of `tenants`, read in a fixed number of queries (none when the
+    caller has `read` the month already)."""
     now = now or timezone.now()
     first = month_start(month or timezone.localdate(now))
     start, end = month_window(first, now)
-    found = month_pieces(first, now, tenants=tenants)
+    found = read if read is not None else month_pieces(first, now, tenants=tenants)
     pieces, info, adjustments, closed = found.pieces, found.about, found.adjustments, found.closed
     by_tenant: dict[int, dict[int, list[charging.Piece]]] = defaultdict(lambda: defaultdict(list))
     for piece in pieces:

@@ -14,7 +14,13 @@ from django.utils import timezone
 
 from tenants import charging
 from tenants.models import Tenant, UsageDay
-from tenants.selectors.charges import month_start, months_pieces, next_month, previous_month
+from tenants.selectors.charges import (
+    MonthPieces,
+    month_start,
+    months_pieces,
+    next_month,
+    previous_month,
+)
 from tenants.selectors.costs import main_currency
 from tenants.usage_history import MonthUsage
 
@@ -34,15 +40,26 @@ class UsageMonth:
     other_currencies: list[str] = field(default_factory=list)
 
 
-def usage_history(
-    tenant: Tenant, *, months: int = MONTHS, now: datetime | None = None
-) -> list[UsageMonth]:
-    """The last `months` months of `tenant`, oldest first, this one (so far) last."""
-    now = now or timezone.now()
-    firsts = [month_start(timezone.localdate(now))]
+def last_months(months: int = MONTHS, *, now: datetime | None = None) -> list[date]:
+    """The first days of the last `months` months, oldest first, this one last."""
+    firsts = [month_start(timezone.localdate(now or timezone.now()))]
     while len(firsts) < months:
         firsts.insert(0, previous_month(firsts[0]))
-    found = months_pieces(firsts, now, tenants=[tenant])
+    return firsts
+
+
+def usage_history(
+    tenant: Tenant,
+    *,
+    months: int = MONTHS,
+    now: datetime | None = None,
+    read: list[MonthPieces] | None = None,
+) -> list[UsageMonth]:
+    """The last `months` months of `tenant`, oldest first, this one (so far) last; from
+    `read` when the caller has read them (tenants.selectors.charges.months_pieces)."""
+    now = now or timezone.now()
+    firsts = last_months(months, now=now)
+    found = read if read is not None else months_pieces(firsts, now, tenants=[tenant])
     used = _used_by_day(
         {piece.namespace for each in found for piece in each.pieces if piece.namespace > 0},
         since=firsts[0],

@@ -9,23 +9,41 @@ from django.utils import timezone
 
 from tenants import usage
 from tenants.models import Tenant
-from tenants.selectors.charges import month_start, next_month, parse_month, previous_month
+from tenants.selectors.charges import (
+    month_start,
+    months_pieces,
+    next_month,
+    parse_month,
+    previous_month,
+)
 from tenants.selectors.cost_chart import cost_chart
 from tenants.selectors.cost_totals import totals_by_tenant
 from tenants.selectors.costs import rounded, tenant_costs
+from tenants.selectors.usage_history import last_months, usage_history
 
 register = template.Library()
 
 
 @register.inclusion_tag("tenants/_tenant_costs.html")
 def tenant_costs_section(tenant: Tenant, month: str | None = None) -> dict:
-    """The section for `month` (YYYY-MM; this month when absent or not a month)."""
+    """The section for `month` (YYYY-MM; this month when absent or not a month), and the
+    last months' used against allocated, from one read of the months they show."""
     try:
         first = parse_month(month)
     except ValueError:
         first = None
-    costs = tenant_costs(tenant, month=first)
-    this_month = month_start(timezone.localdate())
+    now = timezone.now()
+    this_month = month_start(timezone.localdate(now))
+    first = first or this_month
+    history_months = last_months(now=now)
+    read = dict(
+        zip(
+            [*history_months, first],
+            months_pieces([*history_months, first], now, tenants=[tenant]),
+            strict=True,
+        )
+    )
+    costs = tenant_costs(tenant, month=first, now=now, read=read[first])
     measured = usage.measured_for([row.name for row in costs.namespaces if row.ended_at is None])
     return {
         "tenant": tenant,
@@ -34,6 +52,7 @@ def tenant_costs_section(tenant: Tenant, month: str | None = None) -> dict:
         "measured": measured,
         "previous": previous_month(costs.month),
         "following": next_month(costs.month) if costs.month < this_month else None,
+        "history": usage_history(tenant, now=now, read=[read[each] for each in history_months]),
     }
 
 

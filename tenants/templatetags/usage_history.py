@@ -8,14 +8,15 @@ from django import template
 from tenants import usage
 from tenants.models import Tenant
 from tenants.selectors.cost_chart import history_chart
-from tenants.selectors.usage_history import usage_history
+from tenants.selectors.usage_history import UsageMonth, usage_history
 
 register = template.Library()
 
 
 @register.inclusion_tag("tenants/_usage_history.html")
-def usage_history_section(tenant: Tenant) -> dict:
-    history = usage_history(tenant)
+def usage_history_section(tenant: Tenant, history: list[UsageMonth] | None = None) -> dict:
+    """From `history` when the Costs section has read it already."""
+    history = history if history is not None else usage_history(tenant)
     return {
         "tenant": tenant,
         "history": history,

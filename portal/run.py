@@ -288,7 +288,7 @@ def run(children: dict[str, subprocess.Popen]) -> int:
                     flush=True,
                 )
         return 1
-    print(
+    banner = (
         f"\nBerth is running at http://{host}:{port}/\n"
         f"  break-glass admin:  admin / {env['BERTH_ADMIN_PASSWORD']}  (at /admin/)\n"
         f"  sign in:            at the development identity provider ({idp_url}/),\n"
@@ -314,11 +314,12 @@ def run(children: dict[str, subprocess.Popen]) -> int:
         )
         + f"  data:               {data_dir}\n"
         + textwrap.fill(f"Press Ctrl-C to stop everything: {described(children)}.", 90)
-        + "\n",
-        flush=True,
+        + "\n"
     )
-
+    # From the URL line on, a Ctrl-C (even one that lands while the rest is being printed)
+    # is the way to stop Berth: success.
     try:
+        print(banner, flush=True)
         while True:
             for name, child in children.items():
                 if child.poll() is not None:

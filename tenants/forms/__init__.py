@@ -1,6 +1,6 @@
 """Django forms of the domain's pages, one module per noun: requests (and deciding them),
 environments (and their rules), policy (approval rules), tenants (onboarding), tokens,
-budget alerts (a tenant's monthly cost alert)."""
+budget alerts (a tenant's monthly cost alert), showback (a closed month's adjustment)."""
 
 from tenants.forms.budget_alerts import CostAlertForm
 from tenants.forms.campaigns import CampaignForm
@@ -20,10 +20,12 @@ from tenants.forms.requests import (
     CommentForm,
     RejectForm,
 )
+from tenants.forms.showback import AdjustmentForm
 from tenants.forms.tenants import TenantOnboardingForm
 from tenants.forms.tokens import ApiTokenForm, DeployTokenForm
 
 __all__ = [
+    "AdjustmentForm",
     "CampaignForm",
     "CostAlertForm",
     "REQUEST_FORMS",

@@ -6,17 +6,20 @@ from __future__ import annotations
 import csv
 import io
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from tenants import selectors
+from tenants import forms, selectors, services
+from tenants.client_address import client_ip
+from tenants.errors import InvalidInput
 from tenants.selectors.charges import parse_month
 from tenants.selectors.cost_overview import cost_overview
 from tenants.selectors.costs import rounded, tenant_costs
 from tenants.views.audit import _cell as defused
-from tenants.views.support import require_platform_admin
+from tenants.views.support import field_errors, require_platform_admin
 
 COLUMNS = [
     "day",
@@ -76,10 +79,32 @@ def tenant_costs_csv(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def platform_costs(request: HttpRequest) -> HttpResponse:
     """What every tenant's namespaces cost in a month, per tenant, cluster and tier
-    (platform admins); `?month=YYYY-MM`, this month by default."""
+    (platform admins); `?month=YYYY-MM`, this month by default. A POST adds an adjustment
+    to the month (closed months only: the service says so)."""
     require_platform_admin(request)
     try:
         month = parse_month(request.GET.get("month"))
     except ValueError:
         return HttpResponseBadRequest("month: give a month as YYYY-MM, e.g. 2026-11.")
-    return render(request, "tenants/costs.html", {"overview": cost_overview(month)})
+    overview = cost_overview(month)
+    form = forms.AdjustmentForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.add_adjustment(
+                actor=request.user,
+                tenant=form.cleaned_data["tenant"],
+                month=overview.month,
+                amount=form.cleaned_data["amount"],
+                note=form.cleaned_data["note"],
+                namespace=form.cleaned_data["namespace"],
+                source_ip=client_ip(request),
+            )
+        except InvalidInput as exc:
+            field_errors(form, exc)
+        else:
+            messages.success(
+                request,
+                f"Adjustment of {form.cleaned_data['tenant'].slug}'s {overview.month:%B %Y} added.",
+            )
+            return redirect(f"{reverse('platform-costs')}?month={overview.month:%Y-%m}")
+    return render(request, "tenants/costs.html", {"overview": overview, "form": form})

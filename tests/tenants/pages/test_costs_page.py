@@ -10,6 +10,7 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tenants.models import MonthlyCharge
 from tenants.selectors.costs import rounded, tenant_costs
 from tenants.services import close_due_months
 from tests.support.tenants_showback import namespace
@@ -94,3 +95,51 @@ def test_a_tenants_page_costs_the_same_queries_for_three_namespaces_or_thirty(
 
     assert few == many, (few, many)
     assert with_a_closed_month == few + 2  # the closed months' rows and adjustments
+
+
+def test_a_platform_admin_corrects_a_closed_month_on_the_page(api_world, priced, clock, client):
+    namespace(api_world, "payments-a-dev", created=NOVEMBER_1)
+    close_due_months()
+    client.force_login(api_world.admin)
+    body = {"tenant": "payments", "amount": "-7.50", "note": "Credit <b>for</b> the outage"}
+
+    response = client.post("/costs/?month=2026-11", body, follow=True)
+
+    page = response.content.decode()
+    assert response.redirect_chain[-1][0] == "/costs/?month=2026-11"
+    assert "Adjustment of payments&#x27;s November 2026 added." in page
+    assert "EUR -7.50" in page[page.index('id="costs-totals"') :]
+    tenant_page = client.get("/tenants/payments/?costs_month=2026-11").content.decode()
+    adjustments = tenant_page[tenant_page.index('id="costs-adjustments"') :]
+    assert "Credit &lt;b&gt;for&lt;/b&gt; the outage" in adjustments
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"amount": "0"}, "An adjustment of nothing changes nothing."),
+        ({"amount": "lots"}, "A decimal amount"),
+        ({"note": " "}, "This field is required."),
+    ],
+)
+def test_a_bad_adjustment_is_refused_on_the_page_and_nothing_is_saved(
+    api_world, priced, clock, client, body, said
+):
+    namespace(api_world, "payments-a-dev", created=NOVEMBER_1)
+    close_due_months()
+    client.force_login(api_world.admin)
+
+    response = client.post(
+        "/costs/?month=2026-11", {"tenant": "payments", "amount": "5", "note": "x", **body}
+    )
+
+    assert response.status_code == 200 and said in response.content.decode()
+    assert not MonthlyCharge.objects.filter(kind="adjustment").exists()
+
+
+def test_only_platform_admins_post_an_adjustment(api_world, priced, clock, client):
+    client.force_login(api_world.owner)
+    response = client.post("/costs/?month=2026-11", {"tenant": "payments", "amount": "-5"})
+
+    assert response.status_code == 403
+    assert not MonthlyCharge.objects.filter(kind="adjustment").exists()

@@ -36,6 +36,7 @@ def test_a_platform_admin_reads_a_month_per_tenant_cluster_and_tier(
 
     total = rounded(tenant_costs(api_world.payments, month=NOVEMBER_1.date()).total)
     assert 'id="month-open"' in page
+    assert "<title>Costs November 2026 · Berth</title>" in page
     tenants = page[page.index('id="costs-by-tenant"') :]
     assert f"EUR {total:,.2f}" in tenants
     assert "<code>prod</code>" in page[page.index('id="costs-by-tier"') :]

@@ -6,9 +6,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
-from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.support.browser import (
+    docs_screenshot,
+    needs_chromium,
+    serious_violations,
+    signed_in_page,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -70,10 +74,5 @@ def test_a_platform_admin_reads_a_closed_month_and_its_adjustment(live_server, b
     assert page.locator("#month-closed").is_visible()
     assert page.locator("#costs-by-tenant tbody tr").count() == 2
     assert "EUR -25.00" in page.inner_text("#costs-totals")
-    violations = [
-        v["id"]
-        for v in Axe().run(page).response["violations"]
-        if v["impact"] in {"serious", "critical"}
-    ]
-    assert violations == []
+    assert serious_violations(page) == []
     docs_screenshot(page, "platform-costs", "main")

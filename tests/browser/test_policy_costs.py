@@ -4,19 +4,15 @@ The pictures in docs/requests-and-approvals.md and docs/showback.md come from he
 from __future__ import annotations
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
-from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.support.browser import (
+    docs_screenshot,
+    needs_chromium,
+    serious_violations,
+    signed_in_page,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-
-def serious_violations(page) -> list[str]:
-    return [
-        v["id"]
-        for v in Axe().run(page).response["violations"]
-        if v["impact"] in {"serious", "critical"}
-    ]
 
 
 @pytest.mark.django_db(transaction=True)

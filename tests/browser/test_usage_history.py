@@ -7,20 +7,16 @@ from __future__ import annotations
 import math
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
-from tests.support.browser import docs_screenshot, needs_chromium, signed_in_page
+from tests.support.browser import (
+    docs_screenshot,
+    needs_chromium,
+    serious_violations,
+    signed_in_page,
+)
 from tests.support.prometheus import prometheus_stand_in
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-
-def serious_violations(page) -> list[str]:
-    return [
-        v["id"]
-        for v in Axe().run(page).response["violations"]
-        if v["impact"] in {"serious", "critical"}
-    ]
 
 
 def wavy(base: float, swing: float, days: float):

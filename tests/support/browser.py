@@ -78,3 +78,14 @@ def signed_in_page(browser, live_server, user):
         ]
     )
     return context.new_page()
+
+
+def serious_violations(page) -> list[str]:
+    """The ids of axe-core's serious and critical findings on the page as it stands."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    return [
+        violation["id"]
+        for violation in Axe().run(page).response["violations"]
+        if violation["impact"] in {"serious", "critical"}
+    ]

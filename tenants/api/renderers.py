@@ -9,39 +9,33 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from tenants.selectors.kubeconfig import MEDIA_TYPE
 
 
-class KubeconfigRenderer(BaseRenderer):
+class FileRenderer(BaseRenderer):
+    """A file the view answers as text, as it is; a problem (any error) is still JSON,
+    `application/problem+json`."""
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict[str, Any] | None = None,
+    ) -> bytes:
+        if isinstance(data, str):
+            return data.encode()
+        return JSONRenderer().render(data, accepted_media_type, renderer_context)
+
+
+class KubeconfigRenderer(FileRenderer):
     """`Accept: application/yaml` or `?format=yaml` where a view offers it: the kubeconfig's
-    YAML as it is. A problem (any error) is still JSON, `application/problem+json`."""
+    YAML."""
 
     media_type = MEDIA_TYPE
     format = "yaml"
     charset = None  # YAML is UTF-8; the type is said as the page's Download says it
 
-    def render(
-        self,
-        data: Any,
-        accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
-    ) -> bytes:
-        if isinstance(data, str):
-            return data.encode()
-        return JSONRenderer().render(data, accepted_media_type, renderer_context)
 
-
-class CsvRenderer(BaseRenderer):
-    """`Accept: text/csv` or `?format=csv` where a view offers it: the view answers the
-    file itself; a problem (any error) is still JSON, `application/problem+json`."""
+class CsvRenderer(FileRenderer):
+    """`Accept: text/csv` or `?format=csv` where a view offers it."""
 
     media_type = "text/csv"
     format = "csv"
     charset = "utf-8"
-
-    def render(
-        self,
-        data: Any,
-        accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
-    ) -> bytes:
-        if isinstance(data, str):
-            return data.encode()
-        return JSONRenderer().render(data, accepted_media_type, renderer_context)

@@ -19,7 +19,6 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 
 @pytest.mark.django_db(transaction=True)
 def test_a_platform_admin_reads_a_closed_month_and_its_adjustment(live_server, browser):
-    from decimal import Decimal
 
     from django.utils import timezone
 
@@ -27,18 +26,11 @@ def test_a_platform_admin_reads_a_closed_month_and_its_adjustment(live_server, b
     from tenants.models import Cluster, ClusterPrice, EnvironmentTier, Namespace, Tenant, User
     from tenants.selectors.charges import midnight, month_start, previous_month
     from tenants.services import add_adjustment, allocations, close_due_months
-    from tenants.services.prices import SINCE_ALWAYS
+    from tests.support.tenants_showback import PRICES
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     sandbox = Cluster.objects.get(name="sandbox")
-    ClusterPrice.objects.create(
-        cluster=sandbox,
-        effective_from=SINCE_ALWAYS,
-        cpu_core_hour=Decimal("0.04"),
-        memory_gib_hour=Decimal("0.005"),
-        storage_gib_month=Decimal("0.10"),
-        namespace_month=Decimal("7.30"),
-    )
+    ClusterPrice.objects.create(cluster=sandbox, **PRICES)
     last_month = previous_month(month_start(timezone.localdate()))
     made = [
         ("payments", "payments-shop-dev", "dev", 2000, 4096),

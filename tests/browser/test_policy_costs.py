@@ -59,7 +59,6 @@ def test_an_admin_tries_a_rule_change_sees_what_it_changes_and_saves_it(live_ser
 @pytest.mark.django_db(transaction=True)
 def test_a_member_reads_what_the_tenants_namespaces_cost(live_server, browser):
     from datetime import timedelta
-    from decimal import Decimal
 
     from django.utils import timezone
 
@@ -74,19 +73,12 @@ def test_a_member_reads_what_the_tenants_namespaces_cost(live_server, browser):
         User,
     )
     from tenants.services import allocations
-    from tenants.services.prices import SINCE_ALWAYS
+    from tests.support.tenants_showback import PRICES
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     payments = Tenant.objects.get(slug="payments")
     sandbox = Cluster.objects.get(name="sandbox")
-    ClusterPrice.objects.create(
-        cluster=sandbox,
-        effective_from=SINCE_ALWAYS,
-        cpu_core_hour=Decimal("0.04"),
-        memory_gib_hour=Decimal("0.005"),
-        storage_gib_month=Decimal("0.10"),
-        namespace_month=Decimal("7.30"),
-    )
+    ClusterPrice.objects.create(cluster=sandbox, **PRICES)
     shop = Project.objects.create(tenant=payments, name="shop")
     now = timezone.now()
     made = [

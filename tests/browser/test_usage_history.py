@@ -27,31 +27,22 @@ def wavy(base: float, swing: float, days: float):
 @pytest.mark.django_db(transaction=True)
 def test_a_member_compares_used_and_idle_month_over_month(live_server, browser, settings):
     from datetime import timedelta
-    from decimal import Decimal
 
     from django.utils import timezone
 
     from tenants import demo
     from tenants.models import Cluster, ClusterPrice, EnvironmentTier, Namespace, Tenant, User
-    from tenants.selectors.charges import midnight, month_start, previous_month
+    from tenants.selectors.charges import midnight
+    from tenants.selectors.usage_history import last_months
     from tenants.services import allocations, close_due_months
-    from tenants.services.prices import SINCE_ALWAYS
     from tenants.services.usage_history import collect_usage
+    from tests.support.tenants_showback import PRICES
 
     demo.seed(sandbox_api_url="http://127.0.0.1:9")
     payments = Tenant.objects.get(slug="payments")
     sandbox = Cluster.objects.get(name="sandbox")
-    ClusterPrice.objects.create(
-        cluster=sandbox,
-        effective_from=SINCE_ALWAYS,
-        cpu_core_hour=Decimal("0.04"),
-        memory_gib_hour=Decimal("0.005"),
-        storage_gib_month=Decimal("0.10"),
-        namespace_month=Decimal("7.30"),
-    )
-    months = [month_start(timezone.localdate())]
-    while len(months) < 6:
-        months.insert(0, previous_month(months[0]))
+    ClusterPrice.objects.create(cluster=sandbox, **PRICES)
+    months = last_months()
 
     def hold(name, tier, cpu, memory, since):
         made = Namespace.objects.create(

@@ -177,39 +177,15 @@ def seed_showback(namespaces, cluster) -> None:
     ready = now - timedelta(days=80)
     rows = []
     for index, namespace in enumerate(namespaces):
-        quota = {"namespace": namespace, "tenant_id": namespace.tenant_id, "cluster": cluster}
-        if index % 10:
-            rows.append(
-                Allocation(
-                    **quota,
-                    cpu_millis=100,
-                    memory_mib=128,
-                    storage_gib=0,
-                    started_at=ready,
-                    started_by=AllocationChange.READY,
-                )
-            )
+        held = {"namespace": namespace, "tenant_id": namespace.tenant_id, "cluster": cluster}
+        held |= {"storage_gib": 0, "started_at": ready, "started_by": AllocationChange.READY}
+        if index % 10:  # held as made
+            rows.append(Allocation(**held, cpu_millis=100, memory_mib=128))
             continue
-        rows += [
-            Allocation(
-                **quota,
-                cpu_millis=100,
-                memory_mib=128,
-                storage_gib=0,
-                started_at=ready,
-                started_by=AllocationChange.READY,
-                ended_at=halfway,
-                ended_by=AllocationChange.QUOTA,
-            ),
-            Allocation(
-                **quota,
-                cpu_millis=400,
-                memory_mib=512,
-                storage_gib=0,
-                started_at=halfway,
-                started_by=AllocationChange.QUOTA,
-            ),
-        ]
+        ended = {"ended_at": halfway, "ended_by": AllocationChange.QUOTA}
+        raised = {"started_at": halfway, "started_by": AllocationChange.QUOTA}
+        rows.append(Allocation(**held, **ended, cpu_millis=100, memory_mib=128))
+        rows.append(Allocation(**(held | raised), cpu_millis=400, memory_mib=512))
     Allocation.objects.bulk_create(rows, batch_size=2000)
     close_month(repriced_month)
     close_month(last_month)

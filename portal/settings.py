@@ -161,11 +161,11 @@ OIDC_VERIFY_SSL = env_bool("OIDC_VERIFY_SSL", True)
 OIDC_AUTHENTICATE_CLASS = "portal.auth.views.AuthenticateView"
 OIDC_CALLBACK_CLASS = "portal.auth.views.CallbackView"
 OIDC_OP_LOGOUT_URL_METHOD = "portal.auth.logout.provider_logout_url"
-# What the clusters' kube-apiserver trusts (its --oidc-issuer-url, --oidc-client-id): people's
-# kubeconfigs sign in there (kubelogin, or BERTH_CLI_COMMAND's `berth token --exec`). A public
-# client of its own ("kubernetes"), never Berth's secret.
+# What kube-apiserver trusts (--oidc-issuer-url, --oidc-client-id, --oidc-username-prefix on
+# `sub`, by which access grants bind people): kubeconfigs sign in there; a public client.
 KUBE_OIDC_ISSUER_URL = os.environ.get("KUBE_OIDC_ISSUER_URL", OIDC_ISSUER)
 KUBE_OIDC_CLIENT_ID = os.environ.get("KUBE_OIDC_CLIENT_ID", OIDC_RP_CLIENT_ID)
+KUBE_OIDC_USERNAME_PREFIX = os.environ.get("KUBE_OIDC_USERNAME_PREFIX", "oidc:")
 BERTH_CLI_COMMAND = os.environ.get("BERTH_CLI_COMMAND", "berth")
 DEPLOY_TOKEN_AUDIENCE = os.environ.get("DEPLOY_TOKEN_AUDIENCE", "")  # "": the API server's
 AUTHENTICATION_BACKENDS = [

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from tenants.models import Cluster, Request, TruthTable, UpgradeCampaign
+from tenants.models import AccessGrant, Cluster, Request, TruthTable, UpgradeCampaign
 from tenants.queue import enqueue
-from tenants.signals import campaign_moved, cluster_registered, request_state_changed
+from tenants.signals import (
+    access_grant_revoked,
+    campaign_moved,
+    cluster_registered,
+    request_state_changed,
+)
 
 # A worker's own transitions (start, ready, failed) need no new job; a merge on the forge
 # lets a run waiting for it go on.
@@ -67,3 +72,15 @@ def roll_campaign(sender, *, campaign_id: int, action: str, **_: object) -> None
     from provisioning.tasks import roll_back_campaign, roll_campaign
 
     enqueue(roll_back_campaign if action == "roll_back" else roll_campaign, campaign_id)
+
+
+@receiver(access_grant_revoked, sender=AccessGrant)
+def remove_revoked_grant(sender, *, grant_id: int, actor: str, **_: object) -> None:
+    """A grant revoked: its namespace's key reconciled now, which removes its binding."""
+    from provisioning.reconcile import door
+    from provisioning.reconcile.keys import namespace_key
+    from provisioning.reconcile.queue import Cause
+
+    grant = AccessGrant.objects.select_related("namespace__cluster").get(pk=grant_id)
+    key = namespace_key(grant.namespace.cluster.name, grant.namespace.name)
+    door.enqueue([key], cause=Cause("grant", grant_id, actor, "revoked"))

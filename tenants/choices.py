@@ -106,6 +106,7 @@ class RequestKind(models.TextChoices):
     TENANT_SYNC = "tenant_sync", "Tenant's objects on a cluster"
     PROJECT_DECOMMISSION = "project_decommission", "Project decommission"
     TENANT_DECOMMISSION = "tenant_decommission", "Tenant decommission"
+    ACCESS = "access", "Access for a person"
 
 
 class EnvironmentState(models.TextChoices):

@@ -4,6 +4,7 @@ CEL (the Common Expression Language Kubernetes uses for admission policies) is e
 with cel-python. A rule sees one variable, `request`, with these attributes:
 
     request.kind             namespace | project | environment | quota_change | decommission |
+                             access |
                              ephemeral (ending one is never held for approval) |
                              tenant_sync (the tenant's objects on a cluster, after a change
                              to the tenant) | project_decommission | tenant_decommission |
@@ -21,6 +22,10 @@ with cel-python. A rule sees one variable, `request`, with these attributes:
     request.requester_groups the groups claim at the requester's last sign-in
     request.requester_platform_admin  true when a platform admin asks (or Berth asks after
                              a platform admin changed the tenant)
+    request.access_role      access (a person asking for a role on one namespace, for a
+                             while): the role asked, "owner" | "member" | "viewer" | the
+                             tier's elevated role ("prod-edit"); "" for other kinds
+    request.access_minutes   access: for how long, in minutes; 0 for other kinds
 
 Budgets are enforced before rules are consulted: a request beyond the tenant's budget is
 refused at submission, so every request a rule sees fits.
@@ -52,6 +57,8 @@ SAMPLE_ATTRIBUTES: dict[str, Any] = {
     "requester_role": "member",
     "requester_groups": ["payments-devs"],
     "requester_platform_admin": False,
+    "access_role": "",
+    "access_minutes": 0,
 }
 FALLBACK = "no-rule-matched"
 
@@ -161,6 +168,7 @@ def attributes_for(*, tenant, kind: str, payload: dict[str, Any], requester) -> 
         amounts=declared.demand(tenant=tenant, payload=payload),
         ephemeral=ephemeral,
         requester=requester,
+        access=declared.rule_attributes(payload),
     )
 
 

@@ -25,3 +25,7 @@ deploy_token_ended = Signal()
 # A tenant passed a share of a budget, recorded once for the month: tenant_id, event (the
 # webhook's body, tenants.notifications.budget_body). On commit.
 budget_threshold_reached = Signal()
+
+# An access grant ended early (revoked): grant_id, actor (a username, "" for Berth). The
+# engine removes its binding now rather than at its expiry. On commit.
+access_grant_revoked = Signal()

@@ -23,6 +23,7 @@ from provisioning.plan import (
     GITOPS_SOURCES_CONFIG,
     GUARDRAIL_KINDS,
     KARGO_VIEWER_ROLE,
+    LABEL_ACCESS_GRANT,
     LABEL_TENANT,
     MANAGED_BY,
     RECONCILER_SERVICE_ACCOUNT,
@@ -212,6 +213,7 @@ def claim_problems(name: str, inputs: PlanInput, *, deleting: bool = False) -> l
     if inputs.claims is None:
         return []
     own = {ns.name for ns in inputs.namespaces} | set(inputs.remove_namespaces)
+    own |= {grant.namespace for grant in inputs.grants}
     kargo = {
         project.namespace: project.name
         for project in (inputs.remove_kargo if deleting else inputs.kargo_projects)
@@ -244,7 +246,41 @@ def claim_problems(name: str, inputs: PlanInput, *, deleting: bool = False) -> l
     return []
 
 
+def _grant_problems(binding: Mapping[str, Any], inputs: PlanInput, grant_id: str) -> list[str]:
+    """An access grant's binding: the ClusterRole its grant names, one its namespace's tier
+    offers (never a leaky one), to that one person, in that namespace alone."""
+    grants = {
+        str(grant.id): grant
+        for grant in (*inputs.grants, *(g for ns in inputs.namespaces for g in ns.grants))
+    }
+    grant = grants.get(grant_id)
+    if grant is None:
+        return [f"carries access grant {grant_id}, which this plan does not hold"]
+    ref = binding.get("roleRef") or {}
+    problems = []
+    if binding["metadata"].get("namespace") != grant.namespace:
+        problems.append(f"access grant {grant_id} binds in {grant.namespace} alone")
+    if ref.get("kind") != "ClusterRole" or ref.get("name") != grant.cluster_role:
+        problems.append(f"access grant {grant_id} binds {grant.cluster_role} and nothing else")
+    elif ref.get("name") in LEAKY_ROLES:
+        problems.append(
+            f"access grant {grant_id} binds {ref['name']}, which {LEAKY_ROLES[ref['name']]}"
+        )
+    elif ref.get("name") not in grant.offered:
+        problems.append(
+            f"access grant {grant_id} binds {ref.get('name')}, not a role its tier offers "
+            f"({', '.join(grant.offered) or 'none'})"
+        )
+    wanted = [{"apiGroup": RBAC_GROUP, "kind": "User", "name": grant.subject}]
+    if binding.get("subjects") != wanted:
+        problems.append(f"access grant {grant_id} binds its person ({grant.subject}) alone")
+    return problems
+
+
 def _role_binding_problems(binding: Mapping[str, Any], inputs: PlanInput) -> list[str]:
+    grant_id = (binding["metadata"].get("labels") or {}).get(LABEL_ACCESS_GRANT)
+    if grant_id is not None:
+        return _grant_problems(binding, inputs, grant_id)
     problems = []
     ref = binding.get("roleRef") or {}
     namespace = binding["metadata"].get("namespace", "")

@@ -42,6 +42,7 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
         kargo_projects=draft.kargo,
         remove_kargo=draft.remove_kargo,
         remove_tenant_engines=draft.remove_engines,
+        grants=draft.grants,
     )
     return replace(inputs, claims=claims_of(inputs, cluster))
 

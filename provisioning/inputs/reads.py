@@ -107,6 +107,7 @@ def claimed_name(cluster: Cluster, tenant: Tenant, purpose: str, *, app: str = "
 def claims_of(inputs: PlanInput, cluster: Cluster) -> dict[str, ClaimSpec]:
     """What the registry says of every namespace name the plan of `inputs` touches."""
     wanted = {ns.name for ns in inputs.namespaces} | set(inputs.remove_namespaces)
+    wanted |= {grant.namespace for grant in inputs.grants}
     wanted |= {
         inputs.tenant.apps_namespace,
         inputs.tenant.gitops_namespace,

@@ -8,9 +8,11 @@ from dataclasses import replace
 from django.db.models import Q
 
 from provisioning import gitops
+from provisioning.inputs.access import live_grants
 from provisioning.inputs.reads import claimed_name, claims_of, read_once
 from provisioning.plan import (
     ClusterSpec,
+    GrantSpec,
     KargoProject,
     NamespaceSpec,
     PlanInput,
@@ -224,7 +226,11 @@ def kept_on(
 ) -> tuple[list[NamespaceSpec], tuple[KargoProject, ...]]:
     """The tenant's live namespaces on a cluster and its projects' Kargo side there."""
     live = active_namespaces(tenant, cluster)
-    namespaces = [namespace_spec(ns, engine=engine_of(ns, tenant)) for ns in live]
+    granted = live_grants(ns.pk for ns in live)
+    namespaces = [
+        namespace_spec(ns, engine=engine_of(ns, tenant), grants=granted.get(ns.pk, ()))
+        for ns in live
+    ]
     kargo = (
         tuple(
             kargo_project(tenant, cluster, name)
@@ -289,6 +295,7 @@ def namespace_spec(
     environment: str = "",
     engine: str = "",
     current: bool = False,
+    grants: tuple[GrantSpec, ...] = (),
 ) -> NamespaceSpec:
     """A namespace as Berth's records describe it now (after any quota changes), with the
     tier definition it runs; `current`: with its tier as it stands (what an upgrade
@@ -305,6 +312,7 @@ def namespace_spec(
         environment=environment,
         cluster=namespace.cluster.name,
         engine=engine,
+        grants=grants,
     )
 
 
@@ -318,7 +326,11 @@ def namespace_input(namespace: Namespace, *, current: bool = False) -> PlanInput
         tenant=tenant_spec(namespace.tenant, namespace.cluster),
         cluster=cluster_spec(namespace.cluster),
         engine=project.gitops_engine if project else namespace.tenant.gitops_engine,
-        namespaces=(namespace_spec(namespace, current=current),),
+        namespaces=(
+            namespace_spec(
+                namespace, current=current, grants=live_grants([namespace.pk]).get(namespace.pk, ())
+            ),
+        ),
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from django.db import DatabaseError, connection
 
 from provisioning.inputs import namespace_input
+from provisioning.jobs.watch_grants import GrantEnds
 from provisioning.jobs.watch_lock import Lock
 from provisioning.jobs.watch_streams import (
     GUARDRAIL_KINDS,
@@ -34,7 +35,7 @@ from provisioning.jobs.watch_streams import (
     stub_of,
 )
 from provisioning.kube import ClusterClient, KubeError, cluster_client
-from provisioning.plan import LABEL_TENANT, namespace_objects, ref_of
+from provisioning.plan import LABEL_ACCESS_GRANT, LABEL_TENANT, namespace_objects, ref_of
 from provisioning.plan.compare import digest_in, object_finding, planned_digests, unexpected
 from provisioning.reconcile import door
 from provisioning.reconcile.guardrails import forget_checks, guardrails_problem
@@ -80,6 +81,7 @@ class ClusterWatcher:
         self.cluster_name = ""
         self.lock: Lock | None = None
         self.next_beat = 0.0
+        self.grant_ends = GrantEnds()
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -130,11 +132,10 @@ class ClusterWatcher:
                         self._refresh()
                         self._retry_deferred()
                     except DatabaseError as error:
-                        logger.warning(
-                            "cluster %s: refresh put off, the database did not answer: %s",
-                            self.cluster_id,
-                            error,
-                        )
+                        logger.warning("cluster %s: refresh put off: %s", self.cluster_id, error)
+                self.grant_ends.end_due(
+                    cluster=self.cluster_name, worker=self.holder, replan=self._plan
+                )
                 try:
                     item = self.events.get(timeout=min(0.5, self.timing.heartbeat_seconds))
                 except queue.Empty:  # idle: what waited (a locked table, a held key) goes on
@@ -147,9 +148,7 @@ class ClusterWatcher:
                 except DatabaseError as error:
                     # Busy or away a moment (a locked table, a failover): looked at again.
                     self._defer(item)
-                    logger.warning(
-                        "cluster %s: an event waits for the database: %s", self.cluster_id, error
-                    )
+                    logger.warning("cluster %s: an event waits: %s", self.cluster_id, error)
                 except Exception:  # one namespace's trouble must not blind the others
                     logger.exception("cluster %s: an event could not be checked", self.cluster_id)
         finally:
@@ -189,6 +188,7 @@ class ClusterWatcher:
         )
         for name in set(self.plans) - set(active):
             del self.plans[name]
+            self.grant_ends.forget(name)
         for name in set(active) - set(self.plans):
             self._plan(name)
             if not self._beat_when_due():
@@ -205,9 +205,11 @@ class ClusterWatcher:
         )
         if namespace is None:
             self.plans.pop(name, None)
+            self.grant_ends.forget(name)
             return None
         inputs = namespace_input(namespace)
         desired = namespace_objects(inputs, inputs.namespaces[0])
+        self.grant_ends.note(name, inputs.namespaces[0].grants)
         plan = NamespacePlan(
             id=namespace.pk,
             tenant=sys.intern(namespace.tenant.slug),
@@ -321,11 +323,13 @@ class ClusterWatcher:
         finding = None if live is None else unexpected(api_version, kind, live)
         if wanted is not None:
             finding = object_finding(wanted, live)
-            if finding is not None and plan.repair:
-                finding = self._repair(name, ref, finding)
-                if finding is None:  # another worker is changing the namespace right now
-                    self.deferred.add(later)
-                    return
+        # A repair where the tier says so; an access binding no grant holds goes always.
+        ended_grant = wanted is None and LABEL_ACCESS_GRANT in meta.get("labels", {})
+        if finding is not None and (ended_grant or (wanted is not None and plan.repair)):
+            finding = self._repair(name, ref, finding)
+            if finding is None:  # another worker is changing the namespace right now
+                self.deferred.add(later)
+                return
         recorded = plan.findings.get(ref)
         if finding is None and recorded is not None and recorded.get("repaired"):
             return
@@ -341,13 +345,8 @@ class ClusterWatcher:
             plan.findings.pop(ref, None)
         else:
             plan.findings[ref] = finding
-            logger.info(
-                "drift in %s: %s %s%s",
-                name,
-                ref,
-                finding["status"],
-                " (repaired)" if finding.get("repaired") else "",
-            )
+            repaired = " (repaired)" if finding.get("repaired") else ""
+            logger.info("drift in %s: %s %s%s", name, ref, finding["status"], repaired)
 
     def _busy(self, name: str) -> bool:
         """A worker holds this namespace's key (a run, a campaign's wave, a repair): what the

@@ -15,6 +15,7 @@ garbage-collect what it made. The plan's digest binds an approval to exactly thi
 """
 
 from provisioning.plan.model import (
+    ANNOTATION_ACCESS_EXPIRES,
     ARGOCD,
     ARGOCD_ACTIONS,
     ARGOCD_APPLICATIONS_ROLE,
@@ -27,6 +28,7 @@ from provisioning.plan.model import (
     IN_CLUSTER_SERVER,
     KARGO_VIEWER_ROLE,
     KIND_ORDER,
+    LABEL_ACCESS_GRANT,
     LABEL_ENVIRONMENT,
     LABEL_PROJECT,
     LABEL_REQUEST,
@@ -42,6 +44,7 @@ from provisioning.plan.model import (
     TENANT_VIEW_ROLE,
     ClaimSpec,
     ClusterSpec,
+    GrantSpec,
     KargoProject,
     NamespaceSpec,
     ObjectRef,
@@ -99,6 +102,9 @@ __all__ = [
     "metadata_of",
     "namespace_objects",
     "NamespaceSpec",
+    "GrantSpec",
+    "LABEL_ACCESS_GRANT",
+    "ANNOTATION_ACCESS_EXPIRES",
     "ObjectRef",
     "owned_labels",
     "Plan",

@@ -24,6 +24,9 @@ LABEL_REQUEST = "berth.dev/request"
 LABEL_PROJECT = "berth.dev/project"
 # An ephemeral environment's slug, on its Kargo Stage (auto-promoted by the ProjectConfig).
 LABEL_ENVIRONMENT = "berth.dev/environment"
+# An access grant's binding (provisioning.plan.access): which grant, and until when.
+LABEL_ACCESS_GRANT = "berth.dev/access-grant"
+ANNOTATION_ACCESS_EXPIRES = "berth.dev/access-expires-at"
 GITOPS_SERVICE_ACCOUNT = "berth-gitops"
 # The ClusterRoles Berth ships (provisioning.guardrails defines them; a cluster gets them from
 # "Install guardrails"): Kubernetes' edit/view minus everything that would widen a tenant's
@@ -155,6 +158,23 @@ class ClusterSpec:
 
 
 @dataclass(frozen=True)
+class GrantSpec:
+    """One person's access grant on one namespace: the role it binds them to, by the user
+    name the cluster gives their ID token, and until when ("" before it is approved)."""
+
+    id: int
+    request_id: int
+    namespace: str
+    role: str
+    cluster_role: str
+    subject: str
+    minutes: int
+    expires_at: str = ""
+    # Every ClusterRole the namespace's tier offers to grants: the guardrails refuse others.
+    offered: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class NamespaceSpec:
     name: str
     tier: TierSpec
@@ -170,6 +190,8 @@ class NamespaceSpec:
     cluster: str = ""
     # Its project's engine, when a plan spans projects (a tenant's objects on a cluster).
     engine: str = ""
+    # People's live access grants there: their bindings are part of what it should hold.
+    grants: tuple[GrantSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -220,6 +242,8 @@ class PlanInput:
     # last project on the cluster) the tenant-wide objects of these engines.
     remove_kargo: tuple[KargoProject, ...] = ()
     remove_tenant_engines: frozenset[str] = frozenset()
+    # Access grants applied on their own (an access request's plan): their bindings alone.
+    grants: tuple[GrantSpec, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.kargo_namespace and self.project:
@@ -264,6 +288,18 @@ class Plan:
     apply: tuple[dict[str, Any], ...] = ()
     delete: tuple[ObjectRef, ...] = field(default_factory=tuple)
 
+    def bound(self) -> tuple[dict[str, Any], ...]:
+        """The objects as an approval binds to them: redacted, and without a grant's end
+        (an approver approves its duration; its end follows from the moment of approval)."""
+        shown = []
+        for obj in self.redacted():
+            annotations = obj["metadata"].get("annotations") or {}
+            if ANNOTATION_ACCESS_EXPIRES in annotations:
+                obj = copy.deepcopy(obj)
+                del obj["metadata"]["annotations"][ANNOTATION_ACCESS_EXPIRES]
+            shown.append(obj)
+        return tuple(shown)
+
     def redacted(self) -> tuple[dict[str, Any], ...]:
         """The objects to apply as plans, previews, the API and logs show them: Secrets'
         values redacted."""
@@ -271,10 +307,11 @@ class Plan:
 
     @functools.cached_property
     def digest(self) -> str:
-        """What an approval binds to: every object, a Secret by its values' digests. (A
-        plan's objects are not changed once rendered: worked out once.)"""
+        """What an approval binds to: every object, a Secret by its values' digests, an
+        access grant by its duration rather than its end (`bound`). (A plan's objects are
+        not changed once rendered: worked out once.)"""
         canonical = json.dumps(
-            {"apply": list(self.redacted()), "delete": [vars(ref) for ref in self.delete]},
+            {"apply": list(self.bound()), "delete": [vars(ref) for ref in self.delete]},
             sort_keys=True,
             separators=(",", ":"),
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from provisioning.plan.access import grant_objects
 from provisioning.plan.model import (
     DOMAINS_CONFIG,
     FLUX,
@@ -231,4 +232,5 @@ def namespace_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, An
                     labels,
                 )
             )
+    objects += grant_objects(ns.grants, inputs.tenant.slug)
     return objects

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from provisioning.plan.access import grant_objects
 from provisioning.plan.model import (
     ARGOCD,
     FLUX,
@@ -65,6 +66,7 @@ def render(inputs: PlanInput) -> Plan:
     objects: list[dict[str, Any]] = []
     for ns in inputs.namespaces:
         objects += namespace_objects(inputs, ns)
+    objects += grant_objects(inputs.grants, inputs.tenant.slug)
     objects += tenant_objects(inputs)
     if inputs.cluster.has_kargo:
         for project in inputs.kargo_projects:

@@ -10,13 +10,20 @@ from typing import Any
 
 from provisioning.inputs import namespace_input
 from provisioning.kube import ClusterClient, KubeError, cluster_client
-from provisioning.plan import LABEL_TENANT, MANAGED_BY, ObjectRef, namespace_objects, ref_of
+from provisioning.plan import (
+    LABEL_ACCESS_GRANT,
+    LABEL_TENANT,
+    MANAGED_BY,
+    ObjectRef,
+    namespace_objects,
+    ref_of,
+)
 from provisioning.plan.compare import object_finding, unexpected
 from provisioning.reconcile.applying import apply_object
 from provisioning.reconcile.gates import cluster_gate, merge_gate
 from provisioning.reconcile.keys import Key
 from provisioning.reconcile.queue import Cause
-from provisioning.records import observations
+from provisioning.records import access, observations
 from tenants import audit
 from tenants.choices import NamespaceState
 from tenants.conditions import Outcome, Reason, conditions_for, failed, idle, ready, waiting
@@ -26,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 # Causes that change desired state on purpose: applied whatever the tier says of drift.
 # Drift (the watcher's, the sweep's) is repaired only where the tier says so.
-FORCING = frozenset({"campaign", "rollback", "repair", "token"})
+FORCING = frozenset({"campaign", "rollback", "repair", "token", "grant"})
 # Objects Berth labelled as the tenant's in the namespace but no longer planned are
 # deleted only when a rollback asks (a campaign added them); drift reports them.
 PRUNING = frozenset({"rollback"})
@@ -61,6 +68,12 @@ def find_drift(
         finding = object_finding(obj, client.get(ref))
         if finding is not None:
             findings.append(finding)
+    for ref in sorted(only - wanted):  # not planned: an access binding that should be gone?
+        found = _grant_stray(client, namespace, ref)
+        if found is not None:
+            findings.append(found[0])
+            if strays is not None:
+                strays[ref] = found[1]
     if only:
         return findings
     selector = f"{MANAGED_BY}=berth,{LABEL_TENANT}={namespace.tenant.slug}"
@@ -71,6 +84,8 @@ def find_drift(
             api_version, kind, namespace=namespace.name, label_selector=selector
         ):
             found = unexpected(api_version, kind, live)
+            if LABEL_ACCESS_GRANT in ((live.get("metadata") or {}).get("labels") or {}):
+                found["grant"] = True
             if found["object"] not in wanted:
                 findings.append(found)
                 if strays is not None:
@@ -102,6 +117,9 @@ def reconcile_namespace(
         client = cluster_client(namespace.cluster)
         strays: dict[str, ObjectRef] = {}
         findings = find_drift(namespace, desired, client, only, strays)
+        # A right that has ended goes whatever else waits: removing it widens nothing.
+        for finding in [f for f in findings if f.get("grant")]:
+            _put_right(client, finding, None, strays.get(finding["object"]), namespace)
         changing = [f for f in findings if _changes(f, repairing, kinds)]
         gate = None
         if changing:
@@ -128,6 +146,12 @@ def reconcile_namespace(
     else:
         observations.record_drift(namespace=namespace, findings=findings)
     done = [f for f in findings if f.get("repaired") or f.get("deleted")]
+    access.grants_ended(
+        namespace=namespace,
+        removed=[f["object"] for f in done if f.get("grant")],
+        all_checked=not only,
+        causes=[str(cause) for cause in causes],
+    )
     if done:
         audit.record(
             actor=None,
@@ -146,7 +170,28 @@ def reconcile_namespace(
     return outcome, findings
 
 
+def _grant_stray(
+    client: ClusterClient, namespace: Namespace, ref: str
+) -> tuple[dict[str, Any], ObjectRef] | None:
+    """The binding `ref` names, when it is an access grant's of this tenant that the
+    namespace no longer plans (re-created by hand after its grant ended, say)."""
+    kind, _, rest = ref.partition("/")
+    where, _, name = rest.rpartition("/")
+    if kind != "RoleBinding" or where != namespace.name:
+        return None
+    stray = ObjectRef("rbac.authorization.k8s.io/v1", "RoleBinding", name, where)
+    live = client.get(stray)
+    labels = ((live or {}).get("metadata") or {}).get("labels") or {}
+    if live is None or LABEL_ACCESS_GRANT not in labels:
+        return None
+    if labels.get(MANAGED_BY) != "berth" or labels.get(LABEL_TENANT) != namespace.tenant.slug:
+        return None
+    return {**unexpected(stray.api_version, kind, live), "grant": True}, stray
+
+
 def _changes(finding: dict[str, Any], repairing: bool, kinds: set[str]) -> bool:
+    if finding.get("grant"):
+        return False  # removed before the gates (reconcile_namespace)
     if finding["status"] == "unexpected":
         return bool(kinds & PRUNING)
     return repairing

@@ -121,7 +121,7 @@ def _converge_locked(leader: Request, batch: list[int], *, worker: str) -> dict[
             name = inputs.cluster.name
             if name not in clusters:
                 clusters[name] = Cluster.objects.get(name=name)
-            if inputs.namespaces:  # it applies tenant namespaces: only where they are fenced
+            if inputs.namespaces or inputs.grants:  # only where tenants are fenced in
                 if name not in unfenced:
                     unfenced[name] = cluster_gate(clusters[name])
                 gate = unfenced[name]
@@ -245,7 +245,9 @@ def _keys_of(item: Item) -> list[Key]:
     batches one after another."""
     return namespace_keys(
         item.inputs.cluster.name,
-        [spec.name for spec in item.inputs.namespaces] + list(item.inputs.remove_namespaces),
+        [spec.name for spec in item.inputs.namespaces]
+        + list(item.inputs.remove_namespaces)
+        + [grant.namespace for grant in item.inputs.grants],
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from tenants.errors import InvalidInput
 from tenants.kinds import (
+    access,
     decommission,
     end_environment,
     environment,
@@ -54,6 +55,7 @@ KINDS: Registry[Kind] = Registry(
         tenant_sync,
         project_decommission,
         tenant_decommission,
+        access,
     )
 )
 

@@ -45,6 +45,10 @@ class Kind:
     previews_names: ClassVar[bool] = False
     # Comes and goes by the dozen: people hear only of the events that concern them.
     quiet: ClassVar[bool] = False
+    # Gives a person a role for a while (tenants.models.AccessGrant, made as it is admitted).
+    grants_access: ClassVar[bool] = False
+    # Anyone signed in may ask it of a tenant they do not belong to (its rules decide).
+    open_to_outsiders: ClassVar[bool] = False
     # What the request form tells people will happen once they submit.
     form_note: ClassVar[str] = (
         "Nothing is created until the request is approved; you will see its plan first."
@@ -82,6 +86,10 @@ class Kind:
     def on_cluster(self, namespaces: QuerySet[Namespace], payload: dict[str, Any]):
         """Of the tenant's namespaces on the cluster, those a `Target.CLUSTER` kind touches."""
         return namespaces
+
+    def rule_attributes(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """What approval rules see of it beyond what every request shows."""
+        return {}
 
     def removes(self, payload: dict[str, Any], namespace: Namespace) -> bool:
         """Does a request of this kind with this payload take `namespace` away?"""

@@ -1,3 +1,4 @@
+from tenants.models.access import AccessGrant
 from tenants.models.audit import AuditEvent
 from tenants.models.campaigns import CampaignCommit, CampaignTarget, UpgradeCampaign
 from tenants.models.clusters import Cluster, ClusterPrice
@@ -22,6 +23,7 @@ from tenants.models.tokens import ApiToken, IdempotencyRecord
 from tenants.models.users import User
 
 __all__ = [
+    "AccessGrant",
     "Allocation",
     "ApiToken",
     "Approval",

@@ -45,6 +45,21 @@ class EnvironmentTier(models.Model):
     member_cluster_role = models.CharField(max_length=100, default="berth-tenant-edit")
     viewer_cluster_role = models.CharField(max_length=100, default="berth-tenant-view")
 
+    # Access on request (tenants.services.access): how long a person may hold one of this
+    # tier's roles, and the elevated role the platform offers here beyond the three above.
+    access_min_minutes = models.PositiveIntegerField("shortest access grant (minutes)", default=15)
+    access_max_minutes = models.PositiveIntegerField("longest access grant (minutes)", default=480)
+    elevated_role = models.CharField(
+        max_length=40,
+        blank=True,
+        validators=[validate_dns_label],
+        help_text="A role people may ask for on this tier's namespaces beyond owner, member "
+        'and viewer, e.g. "prod-edit"; blank: none.',
+    )
+    elevated_cluster_role = models.CharField(
+        max_length=100, blank=True, help_text="The ClusterRole the elevated role binds."
+    )
+
     is_ephemeral = models.BooleanField(default=False)
     default_ttl = models.DurationField(null=True, blank=True)
     max_ttl = models.DurationField(null=True, blank=True)
@@ -77,6 +92,23 @@ class EnvironmentTier(models.Model):
         problem = tier_slug_problem(self.slug)
         if problem:
             raise ValidationError({"slug": problem})
+        if self.access_min_minutes > self.access_max_minutes:
+            raise ValidationError(
+                {"access_min_minutes": "The shortest grant is longer than the longest."}
+            )
+        if bool(self.elevated_role) != bool(self.elevated_cluster_role):
+            raise ValidationError(
+                {"elevated_cluster_role": "An elevated role needs its ClusterRole, and back."}
+            )
+        if self.elevated_role in Role.values:
+            raise ValidationError({"elevated_role": "Name it apart from owner, member, viewer."})
+
+    def access_roles(self) -> dict[str, str]:
+        """The roles a person may ask for here, each with the ClusterRole it binds."""
+        offered = {role: self.cluster_role_for(role) for role in Role.values}
+        if self.elevated_role and self.elevated_cluster_role:
+            offered[self.elevated_role] = self.elevated_cluster_role
+        return offered
 
     def cluster_role_for(self, role: str) -> str:
         return {

@@ -18,6 +18,13 @@ cost_chart    a month's costs as the bars of the tenant page's chart
 cost_totals   the dashboard's costs card: every tenant's month, summed by the database
 """
 
+from tenants.selectors.access_grants import (
+    grants_visible_to,
+    live_grant_of,
+    live_grants_in,
+    namespaces_granted_to,
+    visible_grant,
+)
 from tenants.selectors.access_map import (
     PLATFORM_ADMIN_RIGHTS,
     group_map,
@@ -110,6 +117,11 @@ from tenants.selectors.truth import STATE_LABELS, refresh_wait, truth_table
 from tenants.selectors.whatif import past_decisions, rules_in_force, rules_with_edit
 
 __all__ = [
+    "grants_visible_to",
+    "live_grant_of",
+    "live_grants_in",
+    "namespaces_granted_to",
+    "visible_grant",
     "LISTED_COLUMNS",
     "MOVING_STATES",
     "PLATFORM_ADMIN_RIGHTS",

@@ -31,9 +31,11 @@ def rule_attributes(
     ephemeral: bool,
     requester: User,
     role: str | None = None,
+    access: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`tiers` in the order of their positions (`tier` is the last); `role` is the
-    requester's in the tenant, read when not given."""
+    requester's in the tenant, read when not given; `access`: the role and minutes an
+    access request asks for (empty for every other kind)."""
     if role is None:
         role = (
             Membership.objects.filter(tenant=tenant, user=requester)
@@ -54,4 +56,7 @@ def rule_attributes(
         "requester_role": role or "",
         "requester_groups": list(requester.last_groups or []),
         "requester_platform_admin": is_platform_admin(requester),
+        "access_role": "",
+        "access_minutes": 0,
+        **(access or {}),
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
 from tenants.choices import (
@@ -34,7 +34,9 @@ def requests_visible_to(user: User) -> QuerySet[Request]:
     requests = Request.objects.select_related("tenant", "requester")
     if is_platform_admin(user):
         return requests
-    return requests.filter(tenant__memberships__user=user)
+    # Their tenants' requests, and their own asked of another tenant (access).
+    mine = Membership.objects.filter(user=user).values("tenant_id")
+    return requests.filter(Q(tenant_id__in=mine) | Q(requester=user))
 
 
 # What a list of requests shows of each: its own columns, then (as `tenant_slug` and

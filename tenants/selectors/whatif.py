@@ -192,6 +192,7 @@ class Reconstruction:
             ephemeral=ephemeral,
             requester=requester,
             role=self.role(tenant, requester),
+            access=_replayed_access(kind, payload),
         )
 
     def _where(
@@ -224,3 +225,11 @@ class Reconstruction:
             .order_by("-created_at")
             .first()
         )
+
+
+def _replayed_access(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """What an access request showed the rules, from its stored payload (a payload from
+    before a key existed shows its empty value)."""
+    if not kind_for(kind).grants_access:
+        return {}
+    return {"access_role": payload.get("role", ""), "access_minutes": payload.get("minutes", 0)}

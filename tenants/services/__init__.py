@@ -10,6 +10,8 @@ change audited. A Request changes state only through `lifecycle`.
     rules         approval rules and environment rules, and trying rules before saving
     prices        showback prices per cluster, dated
     allocations   showback history: what each namespace held, from when to when
+    access        access on request: ask for a role on a namespace for a while; revoke
+    grants        an access request's grant recorded, started, granted
     showback      closing months, adjustments
     onboarding    tenants: onboard, change, and the requests that apply their objects
     repository_checks  whether the tenant's repository can be read: queued, answered
@@ -18,6 +20,7 @@ change audited. A Request changes state only through `lifecycle`.
     deploy_tokens  a pipeline's short-lived token for one namespace: mint, revoke, remove
 """
 
+from tenants.services.access import may_revoke, request_access, revoke_grant
 from tenants.services.approvals import APPROVE_TOGETHER_MAX, approve_request, approve_together
 from tenants.services.budget_alerts import check_budget_alerts, set_cost_alert
 from tenants.services.campaigns import (
@@ -92,6 +95,9 @@ from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
 
 __all__ = [
+    "may_revoke",
+    "request_access",
+    "revoke_grant",
     "APPROVE_TOGETHER_MAX",
     "CAMPAIGN_MOVES",
     "CampaignMove",

@@ -19,7 +19,9 @@ from tenants import audit, conditions
 from tenants.bulk import update_each
 from tenants.choices import RequestState, RunState
 from tenants.errors import IllegalTransition
+from tenants.kinds import kind_for
 from tenants.models import Request, Run, User
+from tenants.services.grants import record_granted, start_grants
 from tenants.signals import request_state_changed
 
 S = RequestState
@@ -144,6 +146,10 @@ def transition_many(
             for field, value in moved.items():
                 setattr(tenancy_request, field, value)
         extra = side_effect(locked) if side_effect is not None else {}
+        if action == "approve":  # an access grant's time runs from its approval
+            granting = [r.pk for r in locked if kind_for(r.kind).grants_access]
+            for request_id, started in start_grants(granting).items():
+                extra.setdefault(request_id, {}).update(started)
         events = []
         for tenancy_request in locked:
             after: dict[str, Any] = {"state": rule.target}
@@ -268,6 +274,7 @@ def mark_all_ready(*, runs: list[Run]) -> list[Request]:
 
     def close(locked: list[Request]) -> dict[int, dict[str, Any]]:
         _close_runs(runs, state=RunState.SUCCEEDED)
+        record_granted([r for r in locked if kind_for(r.kind).grants_access])
         return {run.request_id: {"run": run.pk} for run in runs}
 
     return transition_many(

@@ -20,6 +20,7 @@ from tenants.kinds import kind_for, validate_payload
 from tenants.models import Approval, Comment, Request, Run, Tenant, User
 from tenants.services.approvals import awaiting, refuse_decision
 from tenants.services.claims import claim_names, release_claims
+from tenants.services.grants import record_grant
 from tenants.services.lifecycle import (
     transition,
     transition_opening_run,
@@ -34,14 +35,18 @@ def submit_request(
     payload: dict[str, Any],
     requester: User,
     source_ip: str | None = None,
+    own_entry: bool = False,
 ) -> Request:
     """Validate, check the budget, ask the approval policy, and record the request.
 
     Raises InvalidInput (by field) for bad input or an exhausted
     budget, NotAllowed for someone outside the tenant or a rule that denies. Nothing is
     saved in either case. A rule that auto-approves approves in the same transaction.
+    `own_entry`: asked through the kind's own service (a kind asked elsewhere, such as
+    access, refuses the request form and the requests API).
     """
-    if not selectors.may_request(requester, tenant):
+    outsiders = kind in kinds.KINDS and kind_for(kind).open_to_outsiders
+    if not (outsiders or selectors.may_request(requester, tenant)):
         raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
     if tenant.retired_at is not None:
         raise InvalidInput.of(
@@ -52,7 +57,7 @@ def submit_request(
                 ]
             }
         )
-    if kind in kinds.KINDS and kind_for(kind).asked_elsewhere:
+    if kind in kinds.KINDS and kind_for(kind).asked_elsewhere and not own_entry:
         raise InvalidInput.of({"kind": [kind_for(kind).asked_elsewhere]})
     refuse_unwritable_repository(tenant=tenant, kind=kind)
     cleaned = validate_payload(kind=kind, tenant=tenant, payload=payload)
@@ -132,6 +137,7 @@ def refuse_unwritable_repository(*, tenant: Tenant, kind: str) -> None:
         tenant.gitops_repo_url.strip()
         and tenant.repository_check_ok is False
         and kind not in kinds.kinds_where(decommissions=True)
+        and kind not in kinds.kinds_where(grants_access=True)  # writes no file
     ):
         raise InvalidInput.of(
             {
@@ -175,6 +181,8 @@ def admit(
         ),
     )
     claim_names(tenancy_request)
+    if kind_for(kind).grants_access:
+        record_grant(tenancy_request)
     audit.record(
         actor=None if system else requester,
         action="request.submit",

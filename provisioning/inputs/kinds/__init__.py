@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from provisioning.inputs.kinds import (
+    access,
     decommission,
     end_environment,
     environment,
@@ -37,6 +38,7 @@ KINDS: Registry[PlanKind] = Registry(
         tenant_sync,
         project_decommission,
         tenant_decommission,
+        access,
     )
 )
 

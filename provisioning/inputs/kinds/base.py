@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from provisioning.inputs.specs import app_of, kargo_projects_for
-from provisioning.plan import KargoProject, NamespaceSpec, PlanInput, TierSpec
+from provisioning.plan import GrantSpec, KargoProject, NamespaceSpec, PlanInput, TierSpec
 from tenants.choices import RequestKind
 from tenants.models import Cluster, Namespace, Request, Tenant
 
@@ -25,6 +25,7 @@ class Draft:
     kargo: tuple[KargoProject, ...] = ()
     remove_kargo: tuple[KargoProject, ...] = ()
     remove_engines: frozenset[str] = frozenset()
+    grants: tuple[GrantSpec, ...] = ()
 
 
 def project_draft(

@@ -1,0 +1,171 @@
+"""Access grants on the cluster: approved, the person is bound in that namespace alone, with
+what the tier's role allows; at the grant's end (the watcher knows it) or when revoked, the
+binding goes; one re-made by hand after the end is drift, removed; the guardrails refuse a
+grant beyond the tier's roles."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import requests
+import time_machine
+from django.utils import timezone
+
+from provisioning import tasks
+from provisioning.jobs import sweep_namespace
+from tenants import services
+from tenants.choices import GuardrailsMode, NamespaceState, RequestState
+from tenants.errors import InvalidInput
+from tenants.models import AccessGrant, AuditEvent, Namespace, User
+from tests.support.authz import LiveCluster, Subject
+from tests.support.cluster import as_admin
+from tests.support.gitops_loop import approved_namespace, work
+from tests.support.watching import eventually, synced, watcher
+from tests.support.workflow import approve_if_needed
+
+SAM = "oidc:devidp-sam"  # what the cluster calls sam (of search) through OIDC
+
+
+# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
+
+
+@pytest.fixture
+def namespace(gitops_world, sandbox) -> Namespace:
+    """payments-shop-dev on a cluster with Berth's guardrails and tenant roles installed."""
+    cluster = gitops_world["cluster"]
+    cluster.guardrails = GuardrailsMode.BERTH
+    cluster.save(update_fields=["guardrails"])
+    assert not tasks.install_guardrails(cluster.pk).startswith("failed")
+    approved_namespace(gitops_world, "shop", "dev")
+    work()
+    return Namespace.objects.get(name="payments-shop-dev", state=NamespaceState.ACTIVE)
+
+
+def sam_may(sandbox, verb: str, resource: str, where: str) -> bool:
+    group = "apps" if resource == "deployments" else ""
+    sam = Subject.user(SAM, "search-devs", "system:authenticated")
+    return LiveCluster.over(sandbox).can_i(sam, verb, group, resource, where)
+
+
+def granted(gitops_world, namespace, *, role="member", duration="1h") -> AccessGrant:
+    grant = services.request_access(
+        person=User.objects.get(username="sam"),
+        namespace=namespace.name,
+        role=role,
+        duration=duration,
+        reason="debug the search integration",
+    )
+    approve_if_needed(grant.request, approver=gitops_world["admin"])
+    work()
+    grant.refresh_from_db()
+    assert grant.request.state == RequestState.READY, grant.request.status_message
+    return grant
+
+
+def test_a_grant_binds_the_person_there_alone_until_its_end(gitops_world, sandbox, namespace):
+    assert not sam_may(sandbox, "create", "deployments", namespace.name)
+    grant = granted(gitops_world, namespace)
+    assert grant.state == "active"
+    assert abs(grant.expires_at - (timezone.now() + timedelta(hours=1))) < timedelta(minutes=1)
+    binding = sandbox.get("RoleBinding", f"berth-access-{grant.pk}", namespace.name)
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": SAM}
+    ]
+    assert binding["metadata"]["labels"]["berth.dev/access-grant"] == str(grant.pk)
+    assert sam_may(sandbox, "create", "deployments", namespace.name)
+    assert not sam_may(sandbox, "create", "deployments", "payments-gitops")
+    assert not sam_may(sandbox, "create", "rolebindings", namespace.name)
+    # Drift and the sweep take the live grant's binding for Berth's own.
+    assert sweep_namespace(namespace) == []
+
+    with time_machine.travel(grant.expires_at + timedelta(seconds=1)):
+        sweep_namespace(namespace)
+        grant.refresh_from_db()
+        assert grant.state == "expired" and grant.ended_at is not None
+    assert sandbox.get("RoleBinding", f"berth-access-{grant.pk}", namespace.name) is None
+    assert not sam_may(sandbox, "create", "deployments", namespace.name)
+    ended = AuditEvent.objects.get(action="access.ended")
+    assert ended.after["why"] == "expired" and ended.after["binding_removed"] is True
+
+
+def binding_of(sandbox, grant: AccessGrant, namespace: Namespace) -> dict | None:
+    return sandbox.get("RoleBinding", f"berth-access-{grant.pk}", namespace.name)
+
+
+def test_the_watcher_ends_a_grant_at_its_time(transactional_db, gitops_world, sandbox, namespace):
+    """No job run by hand: the watcher knows the grant's end from its plan."""
+    grant = granted(gitops_world, namespace, role="viewer", duration="15m")
+    assert sam_may(sandbox, "list", "pods", namespace.name)
+    with watcher():
+        synced(gitops_world["cluster"])
+        with time_machine.travel(grant.expires_at + timedelta(seconds=1), tick=True):
+            eventually(lambda: binding_of(sandbox, grant, namespace) is None, "binding gone")
+            eventually(
+                lambda: AccessGrant.objects.filter(pk=grant.pk, ended_at__isnull=False).exists(),
+                "the grant's end recorded",
+            )
+    assert not sam_may(sandbox, "list", "pods", namespace.name)
+
+
+def test_the_watcher_removes_a_binding_made_again_by_hand_after_the_end(
+    transactional_db, gitops_world, sandbox, namespace
+):
+    grant = granted(gitops_world, namespace)
+    kept = binding_of(sandbox, grant, namespace)
+    with time_machine.travel(grant.expires_at + timedelta(seconds=1), tick=True):
+        sweep_namespace(namespace)
+        assert binding_of(sandbox, grant, namespace) is None
+        with watcher():
+            synced(gitops_world["cluster"])
+            kept["metadata"] = {
+                key: kept["metadata"][key] for key in ("name", "namespace", "labels")
+            }
+            path = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace.name}/rolebindings"
+            # Through the API, Berth's admission policy refuses Berth's labels to anyone else.
+            with pytest.raises(requests.HTTPError, match="403"):
+                as_admin(sandbox, "POST", path, kept)
+            sandbox.upsert(kept)  # past the API (a break-glass restore of the saved YAML)
+            eventually(lambda: binding_of(sandbox, grant, namespace) is None, "binding gone")
+    assert not sam_may(sandbox, "create", "deployments", namespace.name)
+    removed = AuditEvent.objects.filter(action="namespace.reconciled").last()
+    assert removed.after["changes"][0]["object"].endswith(f"berth-access-{grant.pk}")
+
+
+def test_revoked_the_binding_goes_at_once(
+    gitops_world, sandbox, namespace, eager_tasks, django_capture_on_commit_callbacks
+):
+    grant = granted(gitops_world, namespace)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.revoke_grant(grant_id=grant.pk, actor=gitops_world["owner"])
+    assert sandbox.get("RoleBinding", f"berth-access-{grant.pk}", namespace.name) is None
+    assert not sam_may(sandbox, "create", "deployments", namespace.name)
+    grant.refresh_from_db()
+    assert grant.state == "revoked" and grant.ended_at is not None
+
+
+def test_the_sweep_removes_a_binding_made_again_by_hand_after_the_end(
+    gitops_world, sandbox, namespace
+):
+    grant = granted(gitops_world, namespace)
+    kept = binding_of(sandbox, grant, namespace)
+    with time_machine.travel(grant.expires_at + timedelta(seconds=1)):
+        sweep_namespace(namespace)
+        assert binding_of(sandbox, grant, namespace) is None
+        sandbox.upsert(kept)  # someone kept the YAML
+        assert sam_may(sandbox, "create", "deployments", namespace.name)
+        found = sweep_namespace(namespace)
+    assert [(f["status"], f.get("deleted")) for f in found] == [("unexpected", True)]
+    assert binding_of(sandbox, grant, namespace) is None
+
+
+def test_a_role_the_tier_does_not_offer_is_refused(gitops_world, sandbox, namespace):
+    with pytest.raises(InvalidInput, match="offers owner, member, viewer"):
+        services.request_access(
+            person=User.objects.get(username="sam"),
+            namespace=namespace.name,
+            role="cluster-admin",
+            duration="1h",
+            reason="because",
+        )
+    assert not AccessGrant.objects.exists()

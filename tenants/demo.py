@@ -99,6 +99,10 @@ TIERS = [
         pod_security_level="restricted",
         **READING_ROLES,
         auto_repair_drift=False,
+        # Write on prod for an incident, for an hour or so: two platform admins decide.
+        elevated_role="prod-edit",
+        elevated_cluster_role="berth-tenant-edit",
+        access_max_minutes=240,
     ),
     dict(
         slug="review",

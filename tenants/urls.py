@@ -1,6 +1,7 @@
 from django.urls import path
 
 from tenants.views import (
+    access_grants,
     access_map,
     approvals,
     audit,
@@ -56,6 +57,15 @@ urlpatterns = [
     path("access/groups/<path:group>/", access_map.access_group, name="access-group"),
     path("access/people/<str:username>/", access_map.access_person, name="access-person"),
     path("access/namespaces/<slug:name>/", access_map.access_namespace, name="access-namespace"),
+    path("access/grants/", access_grants.grant_list, name="access-grant-list"),
+    path("access/grants/new/", access_grants.grant_new, name="access-grant-new"),
+    path("access/grants/<int:pk>/", access_grants.grant_detail, name="access-grant-detail"),
+    path("access/grants/<int:pk>/revoke/", access_grants.grant_revoke, name="access-grant-revoke"),
+    path(
+        "access/grants/<int:pk>/kubeconfig.yaml",
+        access_grants.grant_kubeconfig,
+        name="access-grant-kubeconfig",
+    ),
     path("approvals/", approvals.approval_queue, name="approval-queue"),
     path("approvals/approve/", approvals.approve_selected, name="approve-selected"),
     path("audit/", audit.audit_log, name="audit-log"),

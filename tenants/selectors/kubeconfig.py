@@ -3,23 +3,28 @@ signs in through the organisation's identity provider (kubelogin, or `berth toke
 and what `kubectl` should answer them there, read off the ClusterRole their tier binds to
 their role (provisioner.effective_permissions).
 
-Only for namespaces the person may see (selectors.namespaces_visible_to); the kubeconfig
-holds no secret: the cluster's address and CA, and how to ask the provider for a token.
+Only for namespaces the person may see (selectors.namespaces_visible_to), and those they
+hold a live access grant on (selectors.namespaces_granted_to: the grant's page, and callers
+that ask with `granted=True`); the kubeconfig holds no secret: the cluster's address and
+CA, and how to ask the provider for a token.
 """
 
 from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import yaml
 from django.conf import settings
+from django.db.models import Q
 from django.http import Http404
 
 from tenants import provisioner
 from tenants.choices import NamespaceState, Role
 from tenants.errors import DomainError
-from tenants.models import Cluster, Namespace, User
+from tenants.models import AccessGrant, Cluster, Namespace, User
+from tenants.selectors.access_grants import live_grant_of, live_grants_in, namespaces_granted_to
 from tenants.selectors.namespaces import namespaces_visible_to
 from tenants.selectors.rights import role_in
 
@@ -50,12 +55,15 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Access:
-    """What the person's role gives them in this namespace."""
+    """What the person's role gives them in this namespace: their tenant role's, or their
+    live access grant's there (bound to their user name alone, until `until`)."""
 
     role: str | None
     cluster_role: str
     summary: str
     groups: list[str] = field(default_factory=list)
+    grant: AccessGrant | None = None
+    until: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -78,10 +86,24 @@ class UseIt:
         return f"attachment; filename={self.filename}"
 
 
-def namespace_by_reference(user: User, reference: str, *, cluster: str = "") -> Namespace:
-    """The namespace a URL names: digits are its id, anything else its name (a live one; with
-    `cluster` when the name is live on more than one). 404 outside what `user` may see."""
+def reachable_by(user: User, *, granted: bool = True):
+    """The namespaces `user` may see, and with `granted` also those they hold a live access
+    grant on (outside their tenants: only their kubeconfig there, nothing else)."""
     visible = namespaces_visible_to(user)
+    if not granted:
+        return visible
+    return Namespace.objects.select_related(
+        "tenant", "tier", "cluster", "project", "tier_revision", "bundle_revision"
+    ).filter(Q(pk__in=visible.values("pk")) | Q(pk__in=namespaces_granted_to(user).values("pk")))
+
+
+def namespace_by_reference(
+    user: User, reference: str, *, cluster: str = "", granted: bool = False
+) -> Namespace:
+    """The namespace a URL names: digits are its id, anything else its name (a live one; with
+    `cluster` when the name is live on more than one). 404 outside what `user` may see, and
+    with `granted` (a kubeconfig, nothing else) those they hold a live access grant on."""
+    visible = reachable_by(user, granted=granted)
     if reference.isdigit():
         found = visible.filter(pk=int(reference)).first()
         if found is None:
@@ -139,8 +161,30 @@ def _user_exec(credentials: str, issuer: str, client_id: str) -> dict:
     }
 
 
+def _grant_access(grant: AccessGrant, namespace: Namespace) -> Access:
+    summary = f"what {grant.cluster_role} allows"
+    for row in provisioner.effective_permissions(namespace.tenant):
+        if row["tier"].pk != namespace.tier_id:
+            continue
+        summary = next(
+            (e["summary"] for e in row["entries"] if e["cluster_role"] == grant.cluster_role),
+            summary,
+        )
+    return Access(
+        role=grant.role,
+        cluster_role=grant.cluster_role,
+        summary=summary,
+        grant=grant,
+        until=grant.expires_at,
+    )
+
+
 def access_of(user: User, namespace: Namespace) -> Access:
-    """The ClusterRole the namespace's tier binds to the person's role in its tenant."""
+    """The ClusterRole of the person's live access grant on the namespace (until its end),
+    else the one the namespace's tier binds to the person's role in its tenant."""
+    grant = live_grant_of(user, namespace)
+    if grant is not None:
+        return _grant_access(grant, namespace)
     role = role_in(user, namespace.tenant)
     if role is None:
         return Access(
@@ -172,6 +216,22 @@ def access_of(user: User, namespace: Namespace) -> Access:
 
 def attempts_for(namespace: Namespace, access: Access) -> list[Attempt]:
     name = namespace.name
+    if access.grant is not None:
+        until = access.until.strftime("%Y-%m-%d %H:%M UTC") if access.until else "its end"
+        return [
+            Attempt(
+                command=f"kubectl get pods -n {name}",
+                expect=f"No resources found in {name} namespace. (or the pods running there)",
+            ),
+            Attempt(
+                command=f"kubectl auth can-i --list -n {name}",
+                expect=(
+                    f"the rules of {access.cluster_role}, bound by your access grant to your "
+                    f"user name ({access.grant.subject}) alone, not to a group, until {until}: "
+                    f"{access.summary}"
+                ),
+            ),
+        ]
     if not access.cluster_role:
         listed = "only the rights every signed-in user has (selfsubjectreviews and the like)"
         pods = f'Error from server (Forbidden): … cannot list resource "pods" in "{name}"'
@@ -257,15 +317,13 @@ def chosen_credentials(asked: str) -> str:
 
 
 def panel(user: User, namespace: Namespace, *, credentials: str = "") -> dict:
-    """The namespace page's "Use it" section: the kubeconfig, or why there is none."""
+    """The namespace page's "Use it" section: the kubeconfig, or why there is none (for a
+    namespace `user` sees, or holds a live access grant on); and who else reaches the
+    namespace by a grant now (its "Access grants" section)."""
     chosen = chosen_credentials(credentials)
+    shown = {"credentials": chosen, "choices": CREDENTIALS, "grants": live_grants_in(namespace)}
     try:
         found = use_it(user, namespace, credentials=chosen)
     except KubeconfigUnavailable as refused:
-        return {
-            "use_it": None,
-            "unavailable": str(refused),
-            "credentials": chosen,
-            "choices": CREDENTIALS,
-        }
-    return {"use_it": found, "unavailable": "", "credentials": chosen, "choices": CREDENTIALS}
+        return {"use_it": None, "unavailable": str(refused), **shown}
+    return {"use_it": found, "unavailable": "", **shown}

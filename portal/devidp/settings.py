@@ -86,6 +86,8 @@ OIDC_USERINFO = "portal.devidp.claims.userinfo"
 OIDC_IDTOKEN_SUB_GENERATOR = "portal.devidp.claims.subject"
 OIDC_EXTRA_SCOPE_CLAIMS = "portal.devidp.claims.GroupsScopeClaims"
 OIDC_IDTOKEN_INCLUDE_CLAIMS = True  # the ID token carries profile, email and groups too
+# How long its ID tokens last (django-oidc-provider's default is ten minutes).
+OIDC_IDTOKEN_EXPIRE = int(os.environ.get("DEVIDP_ID_TOKEN_SECONDS", "600"))
 
 LOGGING = {
     "version": 1,

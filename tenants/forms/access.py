@@ -56,7 +56,7 @@ class AccessRequestForm(Form):
     reason = forms.CharField(
         max_length=500,
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="Why you need it: the approvers read it, and the audit log keeps it.",
+        help_text="The incident or ticket, and what you will do there.",
     )
 
     def __init__(self, *args: Any, target: Namespace | None = None, **kwargs: Any) -> None:

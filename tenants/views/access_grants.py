@@ -72,7 +72,7 @@ def grant_new(request: HttpRequest) -> HttpResponse:
             messages.success(
                 request,
                 f"Asked for {grant.role} on {grant.namespace.name}: request "
-                f"#{grant.request_id} waits for {grant.namespace.tenant.slug}'s decision.",
+                f"#{grant.request_id} waits for {grant.namespace.tenant.slug} to decide.",
             )
             return redirect("access-grant-detail", pk=grant.pk)
     if target is not None and form.errors.get("namespace"):

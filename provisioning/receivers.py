@@ -74,6 +74,15 @@ def roll_campaign(sender, *, campaign_id: int, action: str, **_: object) -> None
     enqueue(roll_back_campaign if action == "roll_back" else roll_campaign, campaign_id)
 
 
+@receiver(request_state_changed, sender=Request)
+def schedule_grant_ends(sender, *, request_ids: list[int], action: str, **_: object) -> None:
+    """An access grant Ready: the queue holds its key until the moment it ends."""
+    if action == "mark_ready":
+        from provisioning.reconcile import door
+
+        door.schedule_grant_ends(request_ids)
+
+
 @receiver(access_grant_revoked, sender=AccessGrant)
 def remove_revoked_grant(sender, *, grant_id: int, actor: str, **_: object) -> None:
     """A grant revoked: its namespace's key reconciled now, which removes its binding."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from celery import current_app
@@ -17,12 +18,12 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from provisioning.reconcile import queue
-from provisioning.reconcile.keys import NAMESPACE, Key, namespace_key
+from provisioning.reconcile.keys import GRANT, NAMESPACE, Key, grant_key, namespace_key
 from provisioning.reconcile.namespace import reconcile_namespace
 from provisioning.reconcile.queue import Cause, Claim
 from tenants.choices import NamespaceState, RequestState
-from tenants.conditions import Outcome, Phase, busy, idle
-from tenants.models import Namespace, Request
+from tenants.conditions import Outcome, Phase, Reason, busy, idle, waiting
+from tenants.models import AccessGrant, Namespace, Request
 
 logger = logging.getLogger(__name__)
 
@@ -66,19 +67,41 @@ def drain(*, worker: str, limit: int = 100) -> dict[Key, Outcome]:
     return done
 
 
-def reconcile(claim: Claim, *, only: frozenset[str] = frozenset()) -> Reconciled:
+def reconcile(
+    claim: Claim, *, worker: str = "door", only: frozenset[str] = frozenset()
+) -> Reconciled:
     """The one reconcile of a key, by its kind."""
     if claim.key.kind == NAMESPACE:
         outcome, findings = reconcile_namespace(claim.key, claim.causes, only=only)
         return Reconciled(outcome, findings)
+    if claim.key.kind == GRANT:
+        return Reconciled(_end_of_grant(claim.key, worker=worker))
     return Reconciled(_carried_by_requests(claim.key))
+
+
+def _end_of_grant(key: Key, *, worker: str) -> Outcome:
+    """A grant's time is up (or it was revoked): its namespace's key reconciled, which
+    removes its binding. Before its end it waits for it; while another worker holds the
+    namespace, a moment."""
+    grant = AccessGrant.objects.select_related("namespace").filter(pk=int(key.name)).first()
+    if grant is None or grant.ended_at is not None:
+        return idle("the grant has ended")
+    now = timezone.now()
+    if grant.revoked_at is None and grant.expires_at is not None and grant.expires_at > now:
+        return waiting(Reason.NOTHING, "the grant has not ended yet", grant.expires_at)
+    namespace = namespace_key(key.cluster, grant.namespace.name)
+    cause = Cause("grant", grant.pk, detail="expired")
+    done = run([namespace], cause=cause, worker=worker)[namespace].outcome
+    if done.phase is Phase.BUSY:
+        return waiting(Reason.KEY_BUSY, done.message, now + timedelta(seconds=5))
+    return done
 
 
 def _reconcile_claimed(
     claim: Claim, *, worker: str, only: frozenset[str] = frozenset()
 ) -> Reconciled:
     try:
-        result = reconcile(claim, only=only)
+        result = reconcile(claim, worker=worker, only=only)
     except BaseException as error:
         queue.retry(claim, worker=worker, at=None, error=f"{type(error).__name__}: {error}")
         raise
@@ -138,3 +161,19 @@ def active_namespaces() -> QuerySet[Namespace]:
     return Namespace.objects.filter(state=NamespaceState.ACTIVE).select_related(
         "tenant", "tier", "tier_revision", "cluster", "project"
     )
+
+
+def schedule_grant_ends(request_ids: list[int]) -> None:
+    """The access grants these requests (just Ready) gave: each one's key queued for the
+    moment it ends, so the queue knows the deadline (the watcher knows it too)."""
+    now = timezone.now()
+    for grant in AccessGrant.objects.filter(request_id__in=request_ids).select_related(
+        "namespace__cluster"
+    ):
+        if grant.expires_at is None:
+            continue
+        enqueue(
+            [grant_key(grant.namespace.cluster.name, grant.pk)],
+            cause=Cause("grant", grant.pk, detail="ends"),
+            delay=max(0.0, (grant.expires_at - now).total_seconds()),
+        )

@@ -1,22 +1,23 @@
 """The keys of desired state: a namespace on a cluster, a tenant on a cluster (its objects
 outside its namespaces: the GitOps engines' projects, Kargo's, Flux's), and a tenant's
 repository. Every change of a cluster or a repository is the reconcile of one or more of
-them; a key is what the queue holds and what a worker claims."""
+them; a key is what the queue holds and what a worker claims. A grant's key is a deadline:
+queued for the moment an access grant ends, its reconcile is its namespace's."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-NAMESPACE, TENANT, REPOSITORY = "namespace", "tenant", "repository"
-KINDS = (NAMESPACE, TENANT, REPOSITORY)
+NAMESPACE, TENANT, REPOSITORY, GRANT = "namespace", "tenant", "repository", "grant"
+KINDS = (NAMESPACE, TENANT, REPOSITORY, GRANT)
 
 
 @dataclass(frozen=True, order=True)
 class Key:
     kind: str
     cluster: str  # "" for a repository: it serves every cluster of its tenant
-    name: str  # the namespace's name, or the tenant's slug
+    name: str  # the namespace's name, the tenant's slug, or the grant's id
 
     def __str__(self) -> str:
         where = f"{self.cluster}/{self.name}" if self.cluster else self.name
@@ -41,6 +42,10 @@ def tenant_key(cluster: str, slug: str) -> Key:
 
 def repository_key(slug: str) -> Key:
     return Key(REPOSITORY, "", slug)
+
+
+def grant_key(cluster: str, grant_id: int) -> Key:
+    return Key(GRANT, cluster, str(grant_id))
 
 
 def namespace_keys(cluster: str, names: Iterable[str]) -> list[Key]:

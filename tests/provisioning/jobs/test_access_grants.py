@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from provisioning import tasks
 from provisioning.jobs import sweep_namespace
+from provisioning.models import QueuedKey
+from provisioning.reconcile import door
 from tenants import services
 from tenants.choices import GuardrailsMode, NamespaceState, RequestState
 from tenants.errors import InvalidInput
@@ -169,3 +171,23 @@ def test_a_role_the_tier_does_not_offer_is_refused(gitops_world, sandbox, namesp
             reason="because",
         )
     assert not AccessGrant.objects.exists()
+
+
+def test_the_queue_holds_a_grants_end_and_its_drain_removes_the_binding(
+    gitops_world, sandbox, namespace, django_capture_on_commit_callbacks
+):
+    """Where no watcher runs, the grant's key waits in the queue for its end: the drain the
+    queue's delayed message starts then removes the binding (before it, nothing)."""
+    with django_capture_on_commit_callbacks(execute=True):  # as the transactions commit
+        grant = granted(gitops_world, namespace)
+    queued = QueuedKey.objects.get(key=f"grant:sandbox/{grant.pk}")
+    assert abs(queued.not_before - grant.expires_at) < timedelta(seconds=1)
+    assert door.drain(worker="early") == {}
+    assert binding_of(sandbox, grant, namespace) is not None
+    with time_machine.travel(grant.expires_at + timedelta(seconds=1)):
+        drained = door.drain(worker="on-time")
+        grant.refresh_from_db()
+        assert grant.state == "expired" and grant.ended_at is not None
+    assert [str(key) for key in drained] == [f"grant:sandbox/{grant.pk}"]
+    assert binding_of(sandbox, grant, namespace) is None
+    assert not QueuedKey.objects.filter(key=f"grant:sandbox/{grant.pk}").exists()

@@ -10,6 +10,7 @@ from rest_framework.routers import SimpleRouter
 from tenants.api import schema  # noqa: F401 - registers the OpenAPI extensions
 from tenants.api.exceptions import PROBLEM_TYPES, problem_response, problem_type
 from tenants.api.views import (
+    access_grants,
     access_map,
     audit,
     budget_alerts,
@@ -39,6 +40,7 @@ router.register("namespaces", namespaces.NamespaceViewSet, basename="namespace")
 router.register("projects", namespaces.ProjectViewSet, basename="project")
 router.register("audit-events", audit.AuditEventViewSet, basename="auditevent")
 router.register("environments", environments.EphemeralEnvironmentViewSet, basename="environment")
+router.register("access-grants", access_grants.AccessGrantViewSet, basename="access-grant")
 
 
 def problem_type_page(request: HttpRequest, slug: str) -> JsonResponse:

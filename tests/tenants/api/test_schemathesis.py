@@ -139,7 +139,17 @@ def existing_objects() -> dict[str, dict[str, str]]:
         revoked_at=timezone.now(),
         removed_at=timezone.now(),
     )
+    # sam (of search) asked for viewer on it, approved: revoking it once ends it, then 409.
+    grant = services.request_access(
+        person=User.objects.get(username="sam"),
+        namespace=namespace.name,
+        role="viewer",
+        duration="1h",
+        reason="schemathesis",
+    )
+    approve_if_needed(grant.request, approver=User.objects.get(username="pat"))
     return {
+        "/api/v1/access-grants/": {"id": str(grant.pk)},
         "/api/v1/deploy-tokens/": {"id": str(deploy_token.pk)},
         "/api/v1/environments/": {"id": str(environment.pk)},
         "/api/v1/requests/{id}/runs/": {"id": str(failed.pk)},

@@ -46,4 +46,14 @@ CALLS: dict[str, Call] = {
     "stop_environment": Call(
         "POST", "/api/v1/environments/stop/", body=("tenant", "project", "env_slug", "reason")
     ),
+    "access_grants": Call(
+        "GET", "/api/v1/access-grants/", query=(*LIST, "state", "namespace", "mine")
+    ),
+    "access_grant": Call("GET", "/api/v1/access-grants/{id}/"),
+    "request_access": Call(
+        "POST",
+        "/api/v1/access-grants/",
+        body=("namespace", "role", "duration", "reason", "cluster"),
+    ),
+    "revoke_access": Call("POST", "/api/v1/access-grants/{id}/revoke/"),
 }

@@ -1,5 +1,5 @@
 """The `berth` command: request, approve, watch and use Berth's namespaces and ephemeral
-environments from a terminal or a CI job.
+environments from a terminal or a CI job, and ask for access to a namespace for a while.
 
 Exit codes: 0 done (with --wait: Ready), 1 the API refused or the work failed (its
 problem detail is printed), 2 a usage or configuration error, 3 --wait ran out of time.
@@ -17,6 +17,7 @@ import httpx
 from click.shell_completion import get_completion_class
 
 from berth_cli import oidc
+from berth_cli.access import access
 from berth_cli.client import ApiProblem, Berth, NotConfigured, read_config, write_config
 from berth_cli.context import Context, pass_context, tenant_option
 from berth_cli.environments import env
@@ -308,6 +309,7 @@ def token(
 
 
 cli.add_command(env)
+cli.add_command(access)
 
 
 @cli.command()

@@ -15,7 +15,7 @@ class AccessPayload(TenantScoped):
     role = serializers.CharField(max_length=40)
     # 15m, 1h, 1h30m or seconds: kept as whole minutes.
     duration = serializers.CharField(max_length=20)
-    reason = serializers.CharField(max_length=500)
+    reason = serializers.CharField(max_length=500, allow_blank=True)  # said below, in words
 
     def validate_duration(self, value: str) -> int:
         try:

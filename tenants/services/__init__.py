@@ -20,7 +20,12 @@ change audited. A Request changes state only through `lifecycle`.
     deploy_tokens  a pipeline's short-lived token for one namespace: mint, revoke, remove
 """
 
-from tenants.services.access import may_revoke, request_access, revoke_grant
+from tenants.services.access import (
+    may_revoke,
+    record_grant_kubeconfig,
+    request_access,
+    revoke_grant,
+)
 from tenants.services.approvals import APPROVE_TOGETHER_MAX, approve_request, approve_together
 from tenants.services.budget_alerts import check_budget_alerts, set_cost_alert
 from tenants.services.campaigns import (
@@ -96,6 +101,7 @@ from tenants.services.truth import repair_truth
 
 __all__ = [
     "may_revoke",
+    "record_grant_kubeconfig",
     "request_access",
     "revoke_grant",
     "APPROVE_TOGETHER_MAX",

@@ -133,3 +133,25 @@ def revoke_grant(*, grant_id: int, actor: User, source_ip: str | None = None) ->
             lambda: access_grant_revoked.send(sender=AccessGrant, grant_id=grant_id, actor=username)
         )
     return grant
+
+
+def record_grant_kubeconfig(
+    *, grant: AccessGrant, actor: User, credentials: str, source_ip: str | None = None
+) -> None:
+    """The audit log's "access.kubeconfig_downloaded": the holder took the grant's "Use it"
+    (the page's download or the API's kubeconfig of the grant's namespace)."""
+    audit.record(
+        actor=actor,
+        action="access.kubeconfig_downloaded",
+        obj=grant.request,
+        tenant_id=grant.namespace.tenant_id,
+        source_ip=source_ip,
+        after={
+            "grant": grant.pk,
+            "namespace": grant.namespace.name,
+            "cluster": grant.namespace.cluster.name,
+            "role": grant.role,
+            "credentials": credentials,
+            "until": grant.expires_at.isoformat() if grant.expires_at else None,
+        },
+    )

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from tenants import audit, quantities, selectors, services
+from tenants import quantities, selectors, services
 from tenants.client_address import client_ip
 from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.forms.access import AccessRequestForm, live_namespace
@@ -140,25 +140,9 @@ def grant_kubeconfig(request: HttpRequest, pk: int) -> HttpResponse:
     except kubeconfig.KubeconfigUnavailable as refused:
         messages.error(request, str(refused))
         return redirect(reverse("access-grant-detail", args=[grant.pk]) + "#use-it")
-    record_download(request, grant, found.credentials)
+    services.record_grant_kubeconfig(
+        grant=grant, actor=request.user, credentials=found.credentials, source_ip=client_ip(request)
+    )
     response = HttpResponse(found.text, content_type=kubeconfig.MEDIA_TYPE)
     response["Content-Disposition"] = found.disposition
     return response
-
-
-def record_download(request: HttpRequest, grant: AccessGrant, credentials: str) -> None:
-    audit.record(
-        actor=request.user,
-        action="access.kubeconfig_downloaded",
-        obj=grant.request,
-        tenant_id=grant.namespace.tenant_id,
-        source_ip=client_ip(request),
-        after={
-            "grant": grant.pk,
-            "namespace": grant.namespace.name,
-            "cluster": grant.namespace.cluster.name,
-            "role": grant.role,
-            "credentials": credentials,
-            "until": grant.expires_at.isoformat() if grant.expires_at else None,
-        },
-    )

@@ -120,8 +120,12 @@ def test_berth_rights_and_the_chain_of_an_owners_approval(provisioned, settings)
     settings.BERTH_PLATFORM_ADMIN_GROUPS = ["platform-admins"]
     admin = provisioned["admin"]
     [owners] = selectors.group_map(admin, "payments-owners").tenants
-    # The default rules send staging to a tenant owner, prod to a platform admin.
-    assert [rule.name for rule in owners.approves_by] == ["staging-needs-tenant-owner"]
+    # The default rules send staging and access to a tenant's namespaces to a tenant owner,
+    # prod to a platform admin.
+    assert [rule.name for rule in owners.approves_by] == [
+        "access-needs-tenant-owner",
+        "staging-needs-tenant-owner",
+    ]
     assert "read the tenant's audit log" in owners.berth
     [devs] = selectors.group_map(admin, "payments-devs").tenants
     assert devs.approves_by == [] and "submit requests" in devs.berth
@@ -132,11 +136,14 @@ def test_berth_rights_and_the_chain_of_an_owners_approval(provisioned, settings)
     assert membership.approve_chain == [
         "Olivia Owner is in payments-owners at their last sign-in",
         "payments names payments-owners as an owner group: Olivia Owner is an owner",
-        'the approval rule staging-needs-tenant-owner ("staging" in request.tiers) sends the '
-        "requests it matches (when no earlier rule decides) to a tenant owner",
+        'the approval rules access-needs-tenant-owner (request.kind == "access"), '
+        'staging-needs-tenant-owner ("staging" in request.tiers) send the requests they match '
+        "(when no earlier rule decides) to a tenant owner",
         "owners decide those requests, never their own",
     ]
-    ApprovalRule.objects.filter(name="staging-needs-tenant-owner").update(enabled=False)
+    ApprovalRule.objects.filter(
+        name__in=["staging-needs-tenant-owner", "access-needs-tenant-owner"]
+    ).update(enabled=False)
     assert selectors.person_map(admin, "olivia").memberships[0].approve_chain == []
     dana = selectors.person_map(admin, "dev")
     assert dana.memberships[0].approve_chain == []

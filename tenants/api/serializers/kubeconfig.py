@@ -44,7 +44,9 @@ class KubeconfigSerializer(serializers.Serializer):
         "identity provider. It holds no secret.",
     )
     role = serializers.CharField(
-        source="access.role", allow_null=True, help_text="Your role in the namespace's tenant."
+        source="access.role",
+        allow_null=True,
+        help_text="Your role in the namespace's tenant, or your live access grant's role there.",
     )
     cluster_role = serializers.CharField(
         source="access.cluster_role",

@@ -18,11 +18,12 @@ from rest_framework.request import Request as ApiRequest
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tenants import selectors
+from tenants import selectors, services
 from tenants.api import serializers as s
 from tenants.api.renderers import KubeconfigRenderer
 from tenants.api.serializers.kubeconfig import KubeconfigQuerySerializer, KubeconfigSerializer
 from tenants.api.views.base import ID, ApiView, validated
+from tenants.client_address import client_ip
 from tenants.filtersets import NamespaceFilterSet, ProjectFilterSet
 from tenants.models import Namespace, Project
 from tenants.selectors import kubeconfig
@@ -128,10 +129,18 @@ class NamespaceKubeconfigView(ApiView, APIView):
     def get(self, request: ApiRequest, namespace: str) -> Response:
         query = validated(KubeconfigQuerySerializer, request.query_params)
         # Refusals (no provider, no API address, a name on two clusters) are 409 problems.
+        # A live access grant's holder gets its namespace's kubeconfig too (and only that).
         found = kubeconfig.namespace_by_reference(
-            request.user, namespace, cluster=query.get("cluster", "")
+            request.user, namespace, cluster=query.get("cluster", ""), granted=True
         )
         answer = kubeconfig.use_it(request.user, found, credentials=query["credentials"])
+        if answer.access.grant is not None:
+            services.record_grant_kubeconfig(
+                grant=answer.access.grant,
+                actor=request.user,
+                credentials=answer.credentials,
+                source_ip=client_ip(request),
+            )
         if request.accepted_renderer.format == KubeconfigRenderer.format:
             response = Response(answer.text, headers={"Content-Disposition": answer.disposition})
         else:

@@ -237,3 +237,29 @@ def test_a_platform_admin_ends_anyones_grant(api_world, sams):
     assert done.status_code == 200, done.content
     assert done.json()["revoked_by"] == "pat"
     assert api(api_world.owner).get(GRANTS, {"state": "revoked"}).json()["count"] == 1
+
+
+def test_a_grants_holder_gets_its_namespaces_kubeconfig_and_the_download_is_audited(
+    api_world, dev, sams, settings
+):
+    """sam belongs to search: only his live grant lets him have payments' namespace's
+    kubeconfig (and nothing else of it), each one in the audit log."""
+    from tenants.models import AuditEvent
+
+    settings.KUBE_OIDC_ISSUER_URL, settings.KUBE_OIDC_CLIENT_ID = "https://idp.example", "k8s"
+    kubeconfig = f"/api/v1/namespaces/{dev.name}/kubeconfig/"
+    assert api(api_world.outsider).get(kubeconfig).status_code == 404
+    grant = approved(sams["id"], api_world.owner)
+    run = services.start_provisioning(request_id=grant.request_id, plan_digest="applied")
+    services.mark_ready(run=run)  # as the worker does once the binding is on the cluster
+
+    answer = api(api_world.outsider).get(kubeconfig)
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["cluster_role"] == grant.cluster_role
+    event = AuditEvent.objects.get(action="access.kubeconfig_downloaded")
+    assert event.actor == api_world.outsider and event.after["grant"] == grant.pk
+    # The grant opens its kubeconfig, not the namespace's other pages.
+    assert (
+        api(api_world.outsider).get(f"/api/v1/namespaces/{dev.name}/deploy-tokens/").status_code
+        == 404
+    )

@@ -108,7 +108,13 @@ class ClusterWatcher:
         cluster = Cluster.objects.get(pk=self.cluster_id)
         self.client, self.cluster_name = cluster_client(cluster), cluster.name
         self.lock = lock
-        self._refresh()
+        while not stop.is_set():  # planned before the first LIST is compared
+            try:
+                self._refresh()
+                break
+            except DatabaseError as error:  # a locked table, a failover: in a moment
+                logger.warning("cluster %s: first refresh put off: %s", self.cluster_id, error)
+                stop.wait(self.timing.heartbeat_seconds)
         streams_stop = threading.Event()
         streams = streams_for(
             self.client,
@@ -167,11 +173,9 @@ class ClusterWatcher:
         # Woken after a freeze past the lease: the lock or lease says if it is still its own.
         if not lock.still_held():
             return False
+        seconds, figures = self.timing.lease_seconds, self.figures.take()
         alive = watch_leases.watch_heartbeat(
-            cluster_id=self.cluster_id,
-            holder=self.holder,
-            seconds=self.timing.lease_seconds,
-            **self.figures.take(),
+            cluster_id=self.cluster_id, holder=self.holder, seconds=seconds, **figures
         )
         if alive:
             self.alive_at = time.monotonic()
@@ -181,11 +185,8 @@ class ClusterWatcher:
 
     def _refresh(self) -> None:
         """Namespaces that became active on this cluster are planned; gone ones dropped."""
-        active = dict(
-            Namespace.objects.filter(
-                cluster_id=self.cluster_id, state=NamespaceState.ACTIVE
-            ).values_list("name", "pk")
-        )
+        live = Namespace.objects.filter(cluster_id=self.cluster_id, state=NamespaceState.ACTIVE)
+        active = dict(live.values_list("name", "pk"))
         for name in set(self.plans) - set(active):
             del self.plans[name]
             self.grant_ends.forget(name)

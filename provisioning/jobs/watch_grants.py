@@ -43,8 +43,8 @@ class GrantEnds:
             key = namespace_key(cluster, name)
             try:
                 result = door.run([key], cause=Cause("grant", detail="expired"), worker=worker)
+                if result[key].outcome.phase is not Phase.BUSY:  # else tried next round
+                    replan(name)
             except (DatabaseError, KubeError) as error:
                 logger.warning("the end of a grant in %s is put off: %s", name, error)
                 return
-            if result[key].outcome.phase is not Phase.BUSY:  # else tried again next round
-                replan(name)

@@ -51,3 +51,40 @@ def grants_ended(
         ]
     )
     return [grant.pk for grant in ended]
+
+
+def grants_of_removed(namespace_ids: list[int], *, cause: str) -> None:
+    """Namespaces gone (decommissioned, an environment ended): their grants that had not
+    ended end now, with them (their bindings went with the namespace)."""
+    now = timezone.now()
+    ending = list(
+        AccessGrant.objects.filter(
+            namespace_id__in=namespace_ids, ended_at__isnull=True, starts_at__isnull=False
+        ).select_related("person", "namespace")
+    )
+    if not ending:
+        return
+    AccessGrant.objects.filter(pk__in=[grant.pk for grant in ending], expires_at__gt=now).update(
+        expires_at=now
+    )
+    AccessGrant.objects.filter(pk__in=[grant.pk for grant in ending]).update(ended_at=now)
+    audit.record_all(
+        [
+            audit.event(
+                actor=None,
+                action="access.ended",
+                obj=grant.namespace,
+                tenant_id=grant.namespace.tenant_id,
+                after={
+                    "grant": grant.pk,
+                    "request": grant.request_id,
+                    "person": grant.person.username,
+                    "role": grant.role,
+                    "why": "namespace removed",
+                    "binding_removed": True,
+                    "causes": [cause],
+                },
+            )
+            for grant in ending
+        ]
+    )

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from provisioning.plan import PlanInput
+from provisioning.records import access
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants import audit
 from tenants.bulk import update_each
@@ -187,7 +188,9 @@ def _record_environment_outcome(tenancy_request: Request, inputs: PlanInput) -> 
             tenant=tenant, cluster__name=inputs.cluster.name, name__in=inputs.remove_namespaces
         ).exclude(state=NamespaceState.DECOMMISSIONED)
         release_namespaces(gone)  # their names are free again
-        allocations.record_released(list(gone.values_list("pk", flat=True)))
+        removed = list(gone.values_list("pk", flat=True))
+        allocations.record_released(removed)
+        access.grants_of_removed(removed, cause=f"request {tenancy_request.pk}")
         gone.update(state=NamespaceState.DECOMMISSIONED, drift=[])
 
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from tenants.choices import RequestState
+from tenants.choices import NamespaceState, RequestState
 from tenants.models.namespaces import Namespace
 from tenants.models.requests import Request
 
@@ -24,6 +24,7 @@ class AccessGrantQuerySet(models.QuerySet):
             request__state=RequestState.READY,
             revoked_at__isnull=True,
             expires_at__gt=at or timezone.now(),
+            namespace__state=NamespaceState.ACTIVE,
         )
 
     def over(self, at=None) -> AccessGrantQuerySet:

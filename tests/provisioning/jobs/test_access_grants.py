@@ -191,3 +191,22 @@ def test_the_queue_holds_a_grants_end_and_its_drain_removes_the_binding(
     assert [str(key) for key in drained] == [f"grant:sandbox/{grant.pk}"]
     assert binding_of(sandbox, grant, namespace) is None
     assert not QueuedKey.objects.filter(key=f"grant:sandbox/{grant.pk}").exists()
+
+
+def test_a_decommissioned_namespace_ends_its_grants(gitops_world, sandbox, namespace):
+    grant = granted(gitops_world, namespace)
+    approve_if_needed(
+        services.submit_request(
+            tenant=gitops_world["tenant"],
+            kind="decommission",
+            payload={"namespace": namespace.name, "reason": "done"},
+            requester=gitops_world["owner"],
+        ),
+        approver=gitops_world["admin"],
+    )
+    work()
+    grant.refresh_from_db()
+    assert grant.state == "expired" and grant.ended_at is not None
+    assert not AccessGrant.objects.live().exists()
+    ended = AuditEvent.objects.get(action="access.ended")
+    assert ended.after["why"] == "namespace removed"

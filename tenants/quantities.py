@@ -272,7 +272,16 @@ _FOR_PEOPLE = {
 _CHOICES = {"engine": dict(GitOpsEngine.choices), "cause": dict(EndCause.choices)}
 
 # What a request is about comes first; then how much of everything it asks for.
-_NAMING_KEYS = ("app", "project", "namespace", "tier", "tiers", "cluster", "env_slug")
+_NAMING_KEYS = (
+    "app",
+    "project",
+    "namespace",
+    "role",
+    "tier",
+    "tiers",
+    "cluster",
+    "env_slug",
+)
 
 
 def payload_items(payload: dict) -> list[tuple[str, object]]:
@@ -290,6 +299,8 @@ def payload_items(payload: dict) -> list[tuple[str, object]]:
             items.append((name, amount(dimension, value)))
         elif key == "ttl_seconds" and number:
             items.append(("ttl", seconds_to_duration(value)))
+        elif key == "minutes" and number:  # how long an access grant lasts
+            items.append(("duration", seconds_to_duration(value * 60)))
         elif key in _CHOICES and isinstance(value, str):
             items.append((key, _CHOICES[key].get(value, value)))
         elif isinstance(value, list | tuple):

@@ -88,6 +88,7 @@ DATA_MIGRATIONS = (
     "0004_default_approval_rules",
     "0009_ephemeral_auto_approve",
     "0015_gitops_loop_rules",
+    "0034_access_rules",
 )
 
 

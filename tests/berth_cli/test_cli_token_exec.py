@@ -21,9 +21,9 @@ import yaml
 from tenants.models import Namespace, Request, User
 from tests.support.api import token_for
 from tests.support.berth_cli import ISSUER, berth
-from tests.support.cluster import ca_of, seed_demo, stand_in
+from tests.support.cluster import trusting_provider
 from tests.support.id_tokens import follow_sign_in
-from tests.support.oidc_provider import KUBECTL_CLIENT_ID, running_dev_idp
+from tests.support.oidc_provider import running_dev_idp
 
 # Each test here starts a program (git, kubectl, python): make test-fast leaves them out.
 pytestmark = pytest.mark.processes
@@ -112,121 +112,111 @@ def test_kubectl_with_berths_kubeconfig_is_answered_for_the_person_themselves(
     from berth's cache, with no sign-in."""
     import shutil
 
-    from kubesandbox.authn import OidcOptions
     from portal.celery import app as celery_app
-    from portal.sandbox import OIDC_USERNAME_PREFIX
 
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not installed")
     (tmp_path / "idp").mkdir()
-    with running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp") as issuer:
-        options = OidcOptions(
-            issuer_url=issuer,
-            client_id=KUBECTL_CLIENT_ID,
-            username_prefix=OIDC_USERNAME_PREFIX,
-            groups_claim="groups",
-        )
-        with stand_in(tls=True, oidc=options) as sandbox:
-            seed_demo(sandbox, guardrails=True, sandbox_ca=ca_of(sandbox))
-            settings.KUBE_OIDC_ISSUER_URL = issuer
-            settings.KUBE_OIDC_CLIENT_ID = KUBECTL_CLIENT_ID
-            settings.BERTH_CLI_COMMAND = str(Path(sys.executable).parent / "berth")
-            settings.BERTH_API_RATE = "100000/min"
-            celery_app.conf.task_always_eager = True
-            try:
-                token = token_for(User.objects.get(username="dev"))
-                asked = berth(
-                    "request",
-                    "namespace",
-                    "--app",
-                    "kube",
-                    "--tier",
-                    "dev",
-                    "--cluster",
-                    "sandbox",
-                    "--cpu",
-                    "500m",
-                    "--memory",
-                    "512Mi",
-                    token=token,
-                    url=live_server.url,
-                    home=tmp_path,
-                )
-                assert asked.returncode == 0, asked.stderr
-                assert Request.objects.get(payload__app="kube").state == "ready"
-                kubeconfig = tmp_path / "kube.kubeconfig"
-                got = berth(
-                    "kubeconfig",
-                    "payments-kube-dev",
-                    "--credentials",
-                    "berth",
-                    "-o",
-                    str(kubeconfig),
-                    token=token,
-                    url=live_server.url,
-                    home=tmp_path,
-                )
-                assert got.returncode == 0, got.stderr
-                # The namespace page's "Use it" panel hands out the same kubeconfig.
-                client.force_login(User.objects.get(username="dev"))
-                namespace = Namespace.objects.get(name="payments-kube-dev")
-                panel = client.get(f"/namespaces/{namespace.pk}/?credentials=berth")
-                shown = html.unescape(panel.content.decode())
-                shown = shown.split('<pre class="yaml kubeconfig"><code>')[1].split("</code>")[0]
-                assert yaml.safe_load(shown) == yaml.safe_load(kubeconfig.read_text())
-            finally:
-                celery_app.conf.task_always_eager = False
-            assert yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]["exec"][
-                "command"
-            ] == str(Path(sys.executable).parent / "berth")
-            environment = {
-                **{k: v for k, v in os.environ.items() if not k.startswith("BERTH_")},
-                # Not the virtualenv's bin: the kubeconfig names berth by its path.
-                "PATH": os.pathsep.join(
-                    part
-                    for part in os.environ["PATH"].split(os.pathsep)
-                    if Path(part) != Path(sys.executable).parent
-                ),
-                "KUBECONFIG": str(kubeconfig),
-                "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                "HOME": str(tmp_path),
-                "BROWSER": "true",  # no browser opens: the test is the person
-            }
-
-            def kubectl_says(*args: str) -> subprocess.CompletedProcess:
-                return subprocess.run(
-                    [kubectl, *args], env=environment, capture_output=True, text=True, timeout=60
-                )
-
-            first = subprocess.Popen(
-                [kubectl, "get", "pods", "-n", "payments-kube-dev"],
-                env=environment,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+    with (
+        running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp") as issuer,
+        trusting_provider(issuer, settings),
+    ):
+        settings.BERTH_API_RATE = "100000/min"
+        celery_app.conf.task_always_eager = True
+        try:
+            token = token_for(User.objects.get(username="dev"))
+            asked = berth(
+                "request",
+                "namespace",
+                "--app",
+                "kube",
+                "--tier",
+                "dev",
+                "--cluster",
+                "sandbox",
+                "--cpu",
+                "500m",
+                "--memory",
+                "512Mi",
+                token=token,
+                url=live_server.url,
+                home=tmp_path,
             )
-            said = []
-            for line in first.stderr:
-                said.append(line)
-                if line.strip().startswith(f"{issuer}/authorize?"):
-                    break
-            else:
-                first.wait()
-                raise AssertionError("kubectl printed no sign-in address:\n" + "".join(said))
-            landed = follow_sign_in(issuer, line.strip(), "dev")
-            assert landed.status_code == 200 and "You are signed in" in landed.text
-            out, rest = first.communicate(timeout=60)
-            assert first.returncode == 0, "".join(said) + rest
-            assert "No resources found in payments-kube-dev namespace." in rest
+            assert asked.returncode == 0, asked.stderr
+            assert Request.objects.get(payload__app="kube").state == "ready"
+            kubeconfig = tmp_path / "kube.kubeconfig"
+            got = berth(
+                "kubeconfig",
+                "payments-kube-dev",
+                "--credentials",
+                "berth",
+                "-o",
+                str(kubeconfig),
+                token=token,
+                url=live_server.url,
+                home=tmp_path,
+            )
+            assert got.returncode == 0, got.stderr
+            # The namespace page's "Use it" panel hands out the same kubeconfig.
+            client.force_login(User.objects.get(username="dev"))
+            namespace = Namespace.objects.get(name="payments-kube-dev")
+            panel = client.get(f"/namespaces/{namespace.pk}/?credentials=berth")
+            shown = html.unescape(panel.content.decode())
+            shown = shown.split('<pre class="yaml kubeconfig"><code>')[1].split("</code>")[0]
+            assert yaml.safe_load(shown) == yaml.safe_load(kubeconfig.read_text())
+        finally:
+            celery_app.conf.task_always_eager = False
+        assert yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]["exec"]["command"] == str(
+            Path(sys.executable).parent / "berth"
+        )
+        environment = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("BERTH_")},
+            # Not the virtualenv's bin: the kubeconfig names berth by its path.
+            "PATH": os.pathsep.join(
+                part
+                for part in os.environ["PATH"].split(os.pathsep)
+                if Path(part) != Path(sys.executable).parent
+            ),
+            "KUBECONFIG": str(kubeconfig),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "HOME": str(tmp_path),
+            "BROWSER": "true",  # no browser opens: the test is the person
+        }
 
-            pods = kubectl_says("get", "pods", "-n", "payments-kube-dev")
-            assert pods.returncode == 0, pods.stderr
-            assert "To sign in" not in pods.stderr  # from berth's cache
-            assert "No resources found in payments-kube-dev namespace." in pods.stderr
-            whoami = kubectl_says("auth", "whoami", "-o", "json")
-            assert whoami.returncode == 0, whoami.stderr
-            user = json.loads(whoami.stdout)["status"]["userInfo"]
-            assert user["username"] == "oidc:devidp-dev" and "payments-devs" in user["groups"]
-            assert kubectl_says("auth", "can-i", "create", "deployments").stdout.strip() == "yes"
-            assert kubectl_says("auth", "can-i", "create", "rolebindings").stdout.strip() == "no"
+        def kubectl_says(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [kubectl, *args], env=environment, capture_output=True, text=True, timeout=60
+            )
+
+        first = subprocess.Popen(
+            [kubectl, "get", "pods", "-n", "payments-kube-dev"],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        said = []
+        for line in first.stderr:
+            said.append(line)
+            if line.strip().startswith(f"{issuer}/authorize?"):
+                break
+        else:
+            first.wait()
+            raise AssertionError("kubectl printed no sign-in address:\n" + "".join(said))
+        landed = follow_sign_in(issuer, line.strip(), "dev")
+        assert landed.status_code == 200 and "You are signed in" in landed.text
+        out, rest = first.communicate(timeout=60)
+        assert first.returncode == 0, "".join(said) + rest
+        assert "No resources found in payments-kube-dev namespace." in rest
+
+        pods = kubectl_says("get", "pods", "-n", "payments-kube-dev")
+        assert pods.returncode == 0, pods.stderr
+        assert "To sign in" not in pods.stderr  # from berth's cache
+        assert "No resources found in payments-kube-dev namespace." in pods.stderr
+        whoami = kubectl_says("auth", "whoami", "-o", "json")
+        assert whoami.returncode == 0, whoami.stderr
+        user = json.loads(whoami.stdout)["status"]["userInfo"]
+        assert user["username"] == "oidc:devidp-dev" and "payments-devs" in user["groups"]
+        assert kubectl_says("auth", "can-i", "create", "deployments").stdout.strip() == "yes"
+        assert kubectl_says("auth", "can-i", "create", "rolebindings").stdout.strip() == "no"

@@ -11,9 +11,7 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import time_machine
@@ -24,7 +22,7 @@ from tenants.choices import NamespaceState, RequestState
 from tenants.models import AccessGrant, AuditEvent, Namespace, User
 from tenants.selectors import review
 from tenants.selectors.kubeconfig import BERTH, use_it
-from tests.support.cluster import ca_of, seed_demo, stand_in
+from tests.support.cluster import trusting_provider
 from tests.support.id_tokens import code_flow_tokens, signed_in_session
 from tests.support.oidc_provider import KUBECTL_CLIENT_ID, running_dev_idp
 from tests.support.watching import eventually, synced, watcher
@@ -51,9 +49,7 @@ def test_a_grant_opens_kubectl_for_its_time_and_no_longer(
     transactional_db, settings, tmp_path, monkeypatch
 ):
     from berth_cli.oidc import cache_file
-    from kubesandbox.authn import OidcOptions
     from portal.celery import app as celery_app
-    from portal.sandbox import OIDC_USERNAME_PREFIX
 
     kubectl = shutil.which("kubectl")
     if kubectl is None:
@@ -62,109 +58,100 @@ def test_a_grant_opens_kubectl_for_its_time_and_no_longer(
     # The stand-in runs in this process, so it checks ID tokens' expiry on the clock the test
     # moves past the grant's end: a token of two hours outlives the 15 minutes travelled.
     monkeypatch.setenv("DEVIDP_ID_TOKEN_SECONDS", "7200")
-    with running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp") as issuer:
-        options = OidcOptions(
-            issuer_url=issuer,
-            client_id=KUBECTL_CLIENT_ID,
-            username_prefix=OIDC_USERNAME_PREFIX,
-            groups_claim="groups",
+    with (
+        running_dev_idp(berth_url="http://127.0.0.1:9", data_dir=tmp_path / "idp") as issuer,
+        trusting_provider(issuer, settings),
+    ):
+        owner, sam = User.objects.get(username="olivia"), User.objects.get(username="sam")
+        made = services.submit_request(
+            tenant=owner.memberships.get().tenant,
+            kind="namespace",
+            requester=owner,
+            payload={
+                "app": "shop",
+                "tier": "dev",
+                "cluster": "sandbox",
+                "cpu": "500m",
+                "memory": "512Mi",
+            },
         )
-        with stand_in(tls=True, oidc=options) as sandbox:
-            seed_demo(sandbox, guardrails=True, sandbox_ca=ca_of(sandbox))
-            settings.KUBE_OIDC_ISSUER_URL = issuer
-            settings.KUBE_OIDC_CLIENT_ID = KUBECTL_CLIENT_ID
-            settings.KUBE_OIDC_USERNAME_PREFIX = OIDC_USERNAME_PREFIX
-            settings.BERTH_CLI_COMMAND = str(Path(sys.executable).parent / "berth")
-            owner, sam = User.objects.get(username="olivia"), User.objects.get(username="sam")
-            made = services.submit_request(
-                tenant=owner.memberships.get().tenant,
-                kind="namespace",
-                requester=owner,
-                payload={
-                    "app": "shop",
-                    "tier": "dev",
-                    "cluster": "sandbox",
-                    "cpu": "500m",
-                    "memory": "512Mi",
-                },
-            )
-            reconcile.converge(request_id=made.pk, worker="e2e")
-            namespace = Namespace.objects.get(name="payments-shop-dev", state=NamespaceState.ACTIVE)
+        reconcile.converge(request_id=made.pk, worker="e2e")
+        namespace = Namespace.objects.get(name="payments-shop-dev", state=NamespaceState.ACTIVE)
 
-            cached = cache_file(issuer, KUBECTL_CLIENT_ID, cache_home=tmp_path / "cache")
-            cached.parent.mkdir(parents=True)
-            cached.write_text(json.dumps({"id_token": kubectl_id_token(issuer, "sam")}))
-            kubeconfig = tmp_path / "sam.kubeconfig"
-            kubeconfig.write_text(use_it(sam, namespace, credentials=BERTH).text)
-            environment = {
-                **{k: v for k, v in os.environ.items() if not k.startswith("BERTH_")},
-                "KUBECONFIG": str(kubeconfig),
-                "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                "HOME": str(tmp_path),
-                "BROWSER": "true",
-            }
+        cached = cache_file(issuer, KUBECTL_CLIENT_ID, cache_home=tmp_path / "cache")
+        cached.parent.mkdir(parents=True)
+        cached.write_text(json.dumps({"id_token": kubectl_id_token(issuer, "sam")}))
+        kubeconfig = tmp_path / "sam.kubeconfig"
+        kubeconfig.write_text(use_it(sam, namespace, credentials=BERTH).text)
+        environment = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("BERTH_")},
+            "KUBECONFIG": str(kubeconfig),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "HOME": str(tmp_path),
+            "BROWSER": "true",
+        }
 
-            def can_i(verb: str, resource: str) -> str:
-                said = subprocess.run(
-                    [kubectl, "auth", "can-i", verb, resource, "-n", namespace.name],
-                    env=environment,
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                )
-                assert "To sign in" not in said.stderr, said.stderr  # the cached ID token
-                return said.stdout.strip()
-
-            whoami = subprocess.run(
-                [kubectl, "auth", "whoami", "-o", "json"],
+        def can_i(verb: str, resource: str) -> str:
+            said = subprocess.run(
+                [kubectl, "auth", "can-i", verb, resource, "-n", namespace.name],
                 env=environment,
                 capture_output=True,
                 text=True,
                 timeout=60,
             )
-            assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] == "oidc:devidp-sam"
+            assert "To sign in" not in said.stderr, said.stderr  # the cached ID token
+            return said.stdout.strip()
+
+        whoami = subprocess.run(
+            [kubectl, "auth", "whoami", "-o", "json"],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] == "oidc:devidp-sam"
+        assert can_i("create", "deployments") == "no"
+
+        def granted(duration: str, reason: str) -> AccessGrant:
+            grant = services.request_access(
+                person=sam,
+                namespace=namespace.name,
+                role="member",
+                duration=duration,
+                reason=reason,
+            )
+            assert grant.request.state == RequestState.SUBMITTED  # an outsider: owners decide
             assert can_i("create", "deployments") == "no"
+            services.approve_request(
+                request_id=grant.request_id,
+                approver=owner,
+                plan_digest=review(grant.request).digest,
+            )
+            reconcile.converge(request_id=grant.request_id, worker="e2e")
+            grant.refresh_from_db()
+            assert grant.state == "active", grant.request.status_message
+            return grant
 
-            def granted(duration: str, reason: str) -> AccessGrant:
-                grant = services.request_access(
-                    person=sam,
-                    namespace=namespace.name,
-                    role="member",
-                    duration=duration,
-                    reason=reason,
+        revoked = granted("1h", "one look")
+        assert can_i("create", "deployments") == "yes"
+        celery_app.conf.task_always_eager = True  # the worker, in this process
+        try:
+            services.revoke_grant(grant_id=revoked.pk, actor=sam)
+        finally:
+            celery_app.conf.task_always_eager = False
+        eventually(lambda: can_i("create", "deployments") == "no", "revoked")
+        assert AccessGrant.objects.get(pk=revoked.pk).state == "revoked"
+
+        grant = granted("15m", "debug the search integration")
+        assert can_i("create", "deployments") == "yes"
+        assert can_i("create", "rolebindings") == "no"  # the tier's role, nothing more
+        with watcher():
+            synced(namespace.cluster)
+            with time_machine.travel(grant.expires_at + timedelta(seconds=1), tick=True):
+                eventually(lambda: can_i("create", "deployments") == "no", "the grant's end")
+                eventually(
+                    lambda: AuditEvent.objects.filter(
+                        action="access.ended", after__grant=grant.pk
+                    ).exists(),
+                    "its end in the audit log",
                 )
-                assert grant.request.state == RequestState.SUBMITTED  # an outsider: owners decide
-                assert can_i("create", "deployments") == "no"
-                services.approve_request(
-                    request_id=grant.request_id,
-                    approver=owner,
-                    plan_digest=review(grant.request).digest,
-                )
-                reconcile.converge(request_id=grant.request_id, worker="e2e")
-                grant.refresh_from_db()
-                assert grant.state == "active", grant.request.status_message
-                return grant
-
-            revoked = granted("1h", "one look")
-            assert can_i("create", "deployments") == "yes"
-            celery_app.conf.task_always_eager = True  # the worker, in this process
-            try:
-                services.revoke_grant(grant_id=revoked.pk, actor=sam)
-            finally:
-                celery_app.conf.task_always_eager = False
-            eventually(lambda: can_i("create", "deployments") == "no", "revoked")
-            assert AccessGrant.objects.get(pk=revoked.pk).state == "revoked"
-
-            grant = granted("15m", "debug the search integration")
-            assert can_i("create", "deployments") == "yes"
-            assert can_i("create", "rolebindings") == "no"  # the tier's role, nothing more
-            with watcher():
-                synced(namespace.cluster)
-                with time_machine.travel(grant.expires_at + timedelta(seconds=1), tick=True):
-                    eventually(lambda: can_i("create", "deployments") == "no", "the grant's end")
-                    eventually(
-                        lambda: AuditEvent.objects.filter(
-                            action="access.ended", after__grant=grant.pk
-                        ).exists(),
-                        "its end in the audit log",
-                    )

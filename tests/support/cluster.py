@@ -138,3 +138,30 @@ def as_admin(sandbox: KubeSandbox, method: str, path: str, body: Any = None) -> 
     )
     response.raise_for_status()
     return response.json() if response.content else None
+
+
+@contextmanager
+def trusting_provider(issuer: str, settings: Any) -> Iterator[KubeSandbox]:
+    """The TLS stand-in trusting `issuer`'s ID tokens for kubectl's client, as the clusters'
+    kube-apiserver --oidc-* flags do (user oidc:<sub>, the groups claim), the demo seeded on
+    it with Berth's guardrails, and Berth's settings pointing people's kubeconfigs there."""
+    import sys
+    from pathlib import Path
+
+    from kubesandbox.authn import OidcOptions
+    from portal.sandbox import OIDC_USERNAME_PREFIX
+    from tests.support.oidc_provider import KUBECTL_CLIENT_ID
+
+    options = OidcOptions(
+        issuer_url=issuer,
+        client_id=KUBECTL_CLIENT_ID,
+        username_prefix=OIDC_USERNAME_PREFIX,
+        groups_claim="groups",
+    )
+    with stand_in(tls=True, oidc=options) as sandbox:
+        seed_demo(sandbox, guardrails=True, sandbox_ca=ca_of(sandbox))
+        settings.KUBE_OIDC_ISSUER_URL = issuer
+        settings.KUBE_OIDC_CLIENT_ID = KUBECTL_CLIENT_ID
+        settings.KUBE_OIDC_USERNAME_PREFIX = OIDC_USERNAME_PREFIX
+        settings.BERTH_CLI_COMMAND = str(Path(sys.executable).parent / "berth")
+        yield sandbox

@@ -24,6 +24,7 @@ from tenants.models import (
 )
 from tenants.name_registry import name_problem
 from tenants.selectors.groups import groups_of_other_tenants
+from tenants.services.access import end_unentitled_grants
 from tenants.services.definitions import current_tier_revision
 from tenants.services.deploy_tokens import end_unentitled_deploy_tokens
 from tenants.services.names import claim_tenant_names, tenant_names
@@ -157,6 +158,15 @@ class TenantAdmin(admin.ModelAdmin):
                 )
 
 
+OFFERED_ROLE_FIELDS = {
+    "owner_cluster_role",
+    "member_cluster_role",
+    "viewer_cluster_role",
+    "elevated_role",
+    "elevated_cluster_role",
+}
+
+
 @admin.register(EnvironmentTier)
 class EnvironmentTierAdmin(admin.ModelAdmin):
     list_display = (
@@ -176,6 +186,11 @@ class EnvironmentTierAdmin(admin.ModelAdmin):
                 self.message_user(
                     request, f"{len(ended)} live deploy token(s) of {obj.slug} revoked."
                 )
+        # A grant bound to a ClusterRole the tier no longer offers ends with it, now.
+        if change and set(form.changed_data) & OFFERED_ROLE_FIELDS:
+            ended = end_unentitled_grants(tier=obj)
+            if ended:
+                self.message_user(request, f"{len(ended)} access grant(s) of {obj.slug} ended.")
         known = obj.revisions.count()
         revision = current_tier_revision(tier=obj)
         if change and revision.number > known:

@@ -297,6 +297,13 @@ def remove_spent_deploy_tokens() -> dict[str, int]:
     return services.remove_spent_deploy_tokens()
 
 
+@shared_task(name="tenants.end_unentitled_grants")
+def end_unentitled_grants() -> list[int]:
+    """Access grants whose right ended elsewhere (their person deactivated, their tier's
+    roles changed outside the admin site) revoked: the engine removes their bindings."""
+    return [grant.pk for grant in services.end_unentitled_grants()]
+
+
 @shared_task(name="tenants.close_months")
 def close_months() -> list[str]:
     """Close the months that are over into rows that never change (showback)."""

@@ -37,6 +37,7 @@ def beat_schedule(*, sweep: float, reconcile: float, expiry: float) -> dict[str,
         "expire": {"task": "tenants.expire_environments", "schedule": expiry},
         # Removes the ServiceAccounts of deploy tokens that expired or were revoked.
         "deploy-tokens": {"task": "tenants.remove_spent_deploy_tokens", "schedule": expiry},
+        "access-grants": {"task": "tenants.end_unentitled_grants", "schedule": expiry},
         # Yesterday's measured usage per namespace, once its last samples are in (showback).
         "usage": {"task": "tenants.collect_usage", "schedule": crontab(minute=30, hour=0)},
         # Closes the months that are over (showback): a no-op but for the first hour of one.

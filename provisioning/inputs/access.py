@@ -27,7 +27,9 @@ def grant_spec(grant: AccessGrant) -> GrantSpec:
 
 
 def live_grants(namespace_ids: Iterable[int]) -> dict[int, tuple[GrantSpec, ...]]:
-    """Namespace id -> the grants live there now, in one query."""
+    """Namespace id -> the grants live there now, in one query: those whose tier still binds
+    their role to their ClusterRole (a grant never outlasts what its tier allows: the
+    binding of one it no longer does is removed with the namespace's next reconcile)."""
     found: dict[int, list[GrantSpec]] = defaultdict(list)
     ids = list(namespace_ids)
     if not ids:
@@ -38,5 +40,6 @@ def live_grants(namespace_ids: Iterable[int]) -> dict[int, tuple[GrantSpec, ...]
         .select_related("namespace__tier")
         .order_by("pk")
     ):
-        found[grant.namespace_id].append(grant_spec(grant))
+        if grant.namespace.tier.access_roles().get(grant.role) == grant.cluster_role:
+            found[grant.namespace_id].append(grant_spec(grant))
     return {namespace_id: tuple(specs) for namespace_id, specs in found.items()}

@@ -23,6 +23,7 @@ class AccessGrantQuerySet(models.QuerySet):
         return self.filter(
             request__state=RequestState.READY,
             revoked_at__isnull=True,
+            ended_at__isnull=True,  # once its end is recorded, never live again
             expires_at__gt=at or timezone.now(),
             namespace__state=NamespaceState.ACTIVE,
         )

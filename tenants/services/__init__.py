@@ -21,6 +21,7 @@ change audited. A Request changes state only through `lifecycle`.
 """
 
 from tenants.services.access import (
+    end_unentitled_grants,
     may_revoke,
     record_grant_kubeconfig,
     request_access,
@@ -100,6 +101,7 @@ from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
 
 __all__ = [
+    "end_unentitled_grants",
     "may_revoke",
     "record_grant_kubeconfig",
     "request_access",

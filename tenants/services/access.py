@@ -10,7 +10,7 @@ from django.utils import timezone
 from tenants import audit, selectors
 from tenants.choices import NamespaceState, RequestKind, RequestState, Role
 from tenants.errors import DomainError, InvalidInput, NotAllowed
-from tenants.models import AccessGrant, Namespace, User
+from tenants.models import AccessGrant, EnvironmentTier, Namespace, User
 from tenants.services.grants import cluster_user_name
 from tenants.services.requests import submit_request
 from tenants.signals import access_grant_revoked
@@ -112,27 +112,73 @@ def revoke_grant(*, grant_id: int, actor: User, source_ip: str | None = None) ->
                 f"This grant is {grant.state}: only one approved and not over can be revoked"
                 + (" (cancel or reject its request instead)." if grant.state == "pending" else ".")
             )
-        grant.revoked_at, grant.revoked_by = timezone.now(), actor
-        grant.save(update_fields=["revoked_at", "revoked_by"])
-        audit.record(
-            actor=actor,
-            action="access.revoked",
-            obj=grant.request,
-            tenant_id=grant.namespace.tenant_id,
-            source_ip=source_ip,
-            after={
-                "grant": grant.pk,
-                "person": grant.person.username,
-                "namespace": grant.namespace.name,
-                "role": grant.role,
-                "was_until": grant.expires_at.isoformat() if grant.expires_at else None,
-            },
-        )
-        grant_id, username = grant.pk, actor.username
-        transaction.on_commit(
-            lambda: access_grant_revoked.send(sender=AccessGrant, grant_id=grant_id, actor=username)
-        )
+        _end(grant, actor=actor, source_ip=source_ip)
     return grant
+
+
+def why_grant_ends(grant: AccessGrant) -> str | None:
+    """Why a grant under way may not last any longer (None: it may): its person was
+    deactivated, or its tier no longer binds its role to the ClusterRole it binds."""
+    if not grant.person.is_active:
+        return f"{grant.person.username} was deactivated"
+    if grant.namespace.tier.access_roles().get(grant.role) != grant.cluster_role:
+        return (
+            f"the {grant.namespace.tier.slug} tier no longer offers {grant.cluster_role} "
+            f"for {grant.role}"
+        )
+    return None
+
+
+def end_unentitled_grants(
+    *, person: User | None = None, tier: EnvironmentTier | None = None
+) -> list[AccessGrant]:
+    """Revoke the grants under way (`person`'s, or in `tier`'s namespaces; all when neither
+    is given) whose right has ended (why_grant_ends), each audited with its reason: where a
+    right ends (a tier's roles changed) and by beat for what ended elsewhere."""
+    under_way = AccessGrant.objects.filter(
+        revoked_at__isnull=True,
+        expires_at__gt=timezone.now(),
+        request__state__in=OPEN_STATES,
+    ).select_related("person", "request", "namespace__tier", "namespace__tenant")
+    if person is not None:
+        under_way = under_way.filter(person=person)
+    if tier is not None:
+        under_way = under_way.filter(namespace__tier=tier)
+    ended = []
+    for grant in under_way:
+        reason = why_grant_ends(grant)
+        if reason is not None:
+            with transaction.atomic():
+                _end(grant, actor=None, reason=reason)
+            ended.append(grant)
+    return ended
+
+
+def _end(
+    grant: AccessGrant, *, actor: User | None, source_ip: str | None = None, reason: str = ""
+) -> None:
+    """Inside a transaction: revoked now, audited, and the engine told once it commits."""
+    grant.revoked_at, grant.revoked_by = timezone.now(), actor
+    grant.save(update_fields=["revoked_at", "revoked_by"])
+    audit.record(
+        actor=actor,
+        action="access.revoked",
+        obj=grant.request,
+        tenant_id=grant.namespace.tenant_id,
+        source_ip=source_ip,
+        after={
+            "grant": grant.pk,
+            "person": grant.person.username,
+            "namespace": grant.namespace.name,
+            "role": grant.role,
+            "was_until": grant.expires_at.isoformat() if grant.expires_at else None,
+            **({"reason": reason} if reason else {}),
+        },
+    )
+    grant_id, username = grant.pk, actor.username if actor else ""
+    transaction.on_commit(
+        lambda: access_grant_revoked.send(sender=AccessGrant, grant_id=grant_id, actor=username)
+    )
 
 
 def record_grant_kubeconfig(

@@ -11,7 +11,6 @@ import os
 import shlex
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -20,6 +19,7 @@ from tenants.choices import ApproverRole, NamespaceState, PolicyOutcome
 from tenants.models import AccessGrant, ApprovalRule, Namespace, Tenant, User
 from tenants.selectors import review
 from tests.support.berth_cli import ROOT, berth
+from tests.support.watching import eventually
 from tests.support.workflow import approve_if_needed, ask_for_namespace
 
 # Each test here starts a program (python): make test-fast leaves them out.
@@ -74,14 +74,18 @@ def waiting(live, person: str, command: str) -> subprocess.Popen:
     )
 
 
-def asked_grant(timeout: float = 60) -> AccessGrant:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        grant = AccessGrant.objects.select_related("request").first()
-        if grant is not None:
-            return grant
-        time.sleep(0.1)
-    raise AssertionError("berth access request asked for nothing")
+def asked_grant() -> AccessGrant:
+    return eventually(
+        lambda: AccessGrant.objects.select_related("request").first(),
+        "berth access request asked for something",
+    )
+
+
+def decided(decide) -> None:
+    """A decision taken while the CLI's polls read the same database: SQLite's shared
+    in-memory test database answers "table is locked" a moment (nothing is written then),
+    so it is taken again (PostgreSQL never does)."""
+    eventually(lambda: decide() or True, "the decision recorded")
 
 
 def test_asked_waited_for_while_approved_then_listed_and_revoked(live, shop_dev):
@@ -126,10 +130,12 @@ def test_asked_waited_for_while_approved_then_listed_and_revoked(live, shop_dev)
 def test_wait_ends_non_zero_with_the_reason_when_refused(live, shop_dev):
     running = waiting(live, "sam", f"{ASK} --wait --interval 0.2 --timeout 120")
     grant = asked_grant()
-    services.reject_request(
-        request_id=grant.request_id,
-        approver=User.objects.get(username="olivia"),
-        reason="ask Dana to pair with you instead",
+    decided(
+        lambda: services.reject_request(
+            request_id=grant.request_id,
+            approver=User.objects.get(username="olivia"),
+            reason="ask Dana to pair with you instead",
+        )
     )
     out, errors = running.communicate(timeout=120)
 

@@ -10,7 +10,16 @@ import pytest
 from tenants import services
 from tenants.choices import NamespaceState, RequestState, Role
 from tenants.errors import InvalidInput, NotAllowed
-from tenants.models import AccessGrant, Cluster, EnvironmentTier, Membership, Namespace, Tenant
+from tenants.models import (
+    AccessGrant,
+    AuditEvent,
+    Cluster,
+    EnvironmentTier,
+    Membership,
+    Namespace,
+    Tenant,
+    User,
+)
 from tenants.selectors import grants_visible_to, requests_visible_to, review
 from tests.support.factories import UserFactory
 
@@ -151,3 +160,61 @@ def test_someone_the_clusters_cannot_name_is_told_to_sign_in(demo_world, dev):
     Membership.objects.create(user=person, tenant=demo_world["tenant"], role=Role.MEMBER)
     with pytest.raises(NotAllowed, match="sign in to Berth once"):
         ask(person, dev, "viewer")
+
+
+def ready(grant: AccessGrant) -> AccessGrant:
+    """As the engine leaves an approved grant once its binding is on the cluster."""
+    run = services.start_provisioning(request_id=grant.request_id, plan_digest="applied")
+    services.mark_ready(run=run)
+    grant.refresh_from_db()
+    assert grant.state == "active"
+    return grant
+
+
+def test_a_grant_ends_when_its_tier_stops_offering_its_role(
+    demo_world, prod, django_capture_on_commit_callbacks
+):
+    grant = ask(demo_world["owner"], prod, "prod-edit")
+    for admin in (UserFactory(is_platform_admin=True) for _ in range(2)):
+        approve(grant, admin)
+    grant = ready(grant)
+    assert services.end_unentitled_grants() == []  # nothing ended: it may go on
+    EnvironmentTier.objects.filter(slug="prod").update(elevated_role="", elevated_cluster_role="")
+    with django_capture_on_commit_callbacks() as told:
+        assert services.end_unentitled_grants(tier=prod.tier) == [grant]
+    grant.refresh_from_db()
+    assert grant.state == "revoked" and grant.revoked_by is None
+    event = AuditEvent.objects.get(action="access.revoked")
+    assert event.after["reason"] == "the prod tier no longer offers berth-tenant-edit for prod-edit"
+    assert told  # the engine is told once it commits, and removes the binding
+
+
+def test_a_deactivated_persons_grants_end(demo_world, dev):
+    grant = ready(approve_and_get(ask(demo_world["outsider"], dev, "member"), demo_world["owner"]))
+    User.objects.filter(pk=demo_world["outsider"].pk).update(is_active=False)
+    assert [g.pk for g in services.end_unentitled_grants()] == [grant.pk]
+    grant.refresh_from_db()
+    assert grant.state == "revoked"
+    assert "was deactivated" in AuditEvent.objects.get(action="access.revoked").after["reason"]
+
+
+def approve_and_get(grant: AccessGrant, approver) -> AccessGrant:
+    approve(grant, approver)
+    grant.refresh_from_db()
+    return grant
+
+
+def test_narrowing_a_tiers_role_in_the_admin_site_ends_its_grants_at_once(demo_world, dev, client):
+    from tests.provisioning.jobs.test_deploy_tokens import save_tier_in_admin
+
+    grant = ready(approve_and_get(ask(demo_world["outsider"], dev, "member"), demo_world["owner"]))
+    assert grant.cluster_role == "berth-tenant-edit"
+    client.force_login(User.objects.filter(is_superuser=True).first() or superuser())
+    saved = save_tier_in_admin(client, dev.tier, member_cluster_role="berth-tenant-view")
+    assert saved.status_code == 302, saved.content[:2000]
+    grant.refresh_from_db()
+    assert grant.state == "revoked"
+
+
+def superuser() -> User:
+    return UserFactory(is_superuser=True, is_staff=True)

@@ -19,7 +19,7 @@ from provisioning.reconcile import door
 from tenants import services
 from tenants.choices import GuardrailsMode, NamespaceState, RequestState
 from tenants.errors import InvalidInput
-from tenants.models import AccessGrant, AuditEvent, Namespace, User
+from tenants.models import AccessGrant, AuditEvent, EnvironmentTier, Namespace, User
 from tests.support.authz import LiveCluster, Subject
 from tests.support.cluster import as_admin
 from tests.support.gitops_loop import approved_namespace, work
@@ -99,14 +99,14 @@ def test_the_watcher_ends_a_grant_at_its_time(transactional_db, gitops_world, sa
     """No job run by hand: the watcher knows the grant's end from its plan."""
     grant = granted(gitops_world, namespace, role="viewer", duration="15m")
     assert sam_may(sandbox, "list", "pods", namespace.name)
-    with watcher():
+    with time_machine.travel(timezone.now(), tick=True) as clock, watcher():
         synced(gitops_world["cluster"])
-        with time_machine.travel(grant.expires_at + timedelta(seconds=1), tick=True):
-            eventually(lambda: binding_of(sandbox, grant, namespace) is None, "binding gone")
-            eventually(
-                lambda: AccessGrant.objects.filter(pk=grant.pk, ended_at__isnull=False).exists(),
-                "the grant's end recorded",
-            )
+        clock.move_to(grant.expires_at + timedelta(seconds=1))
+        eventually(lambda: binding_of(sandbox, grant, namespace) is None, "binding gone")
+        eventually(
+            lambda: AccessGrant.objects.filter(pk=grant.pk, ended_at__isnull=False).exists(),
+            "the grant's end recorded",
+        )
     assert not sam_may(sandbox, "list", "pods", namespace.name)
 
 
@@ -210,3 +210,15 @@ def test_a_decommissioned_namespace_ends_its_grants(gitops_world, sandbox, names
     assert not AccessGrant.objects.live().exists()
     ended = AuditEvent.objects.get(action="access.ended")
     assert ended.after["why"] == "namespace removed"
+
+
+def test_a_grant_never_outlasts_its_tiers_role(gitops_world, sandbox, namespace):
+    """Its tier narrowed behind the admin site's back (no revocation yet): the next
+    reconcile of the namespace removes the binding all the same."""
+    grant = granted(gitops_world, namespace)
+    EnvironmentTier.objects.filter(pk=namespace.tier_id).update(
+        member_cluster_role="berth-tenant-view"
+    )
+    sweep_namespace(namespace)
+    assert binding_of(sandbox, grant, namespace) is None
+    assert not sam_may(sandbox, "create", "deployments", namespace.name)

@@ -1,5 +1,6 @@
-"""Access grants' end as the engine saw it: once a grant is over (expired or revoked) and its
-binding is gone from the cluster, `ended_at` is set and the audit log says so."""
+"""Access grants' end as the engine saw it: once a grant is over (expired, revoked, or its
+namespace removed) and its binding is gone from the cluster, `ended_at` is set and the audit
+log says so (`access.ended`)."""
 
 from __future__ import annotations
 
@@ -17,38 +18,25 @@ def grants_ended(
     """Record the end of the namespace's grants that are over: those whose bindings the
     reconcile just removed (`removed`: their refs) and, when it checked every object
     (`all_checked`), every other one over too (its binding was not there). Their ids."""
-    now = timezone.now()
     over = AccessGrant.objects.filter(namespace=namespace, ended_at__isnull=True).filter(
-        Q(revoked_at__isnull=False) | Q(expires_at__lte=now)
+        Q(revoked_at__isnull=False) | Q(expires_at__lte=timezone.now())
     )
+    gone = {ref.rpartition("/")[2] for ref in removed}
     ended = [
         grant
-        for grant in over.select_related("person")
-        if all_checked or any(ref.endswith(f"/{grant_binding_name(grant.pk)}") for ref in removed)
+        for grant in over.select_related("person", "namespace")
+        if all_checked or grant_binding_name(grant.pk) in gone
     ]
-    if not ended:
-        return []
-    AccessGrant.objects.filter(pk__in=[grant.pk for grant in ended]).update(ended_at=now)
-    gone = {ref.rpartition("/")[2] for ref in removed}
-    audit.record_all(
+    _record_ends(
         [
-            audit.event(
-                actor=None,
-                action="access.ended",
-                obj=namespace,
-                tenant_id=namespace.tenant_id,
-                after={
-                    "grant": grant.pk,
-                    "request": grant.request_id,
-                    "person": grant.person.username,
-                    "role": grant.role,
-                    "why": "revoked" if grant.revoked_at else "expired",
-                    "binding_removed": grant_binding_name(grant.pk) in gone,
-                    "causes": causes,
-                },
+            (
+                grant,
+                "revoked" if grant.revoked_at else "expired",
+                grant_binding_name(grant.pk) in gone,
             )
             for grant in ended
-        ]
+        ],
+        causes=causes,
     )
     return [grant.pk for grant in ended]
 
@@ -56,18 +44,24 @@ def grants_ended(
 def grants_of_removed(namespace_ids: list[int], *, cause: str) -> None:
     """Namespaces gone (decommissioned, an environment ended): their grants that had not
     ended end now, with them (their bindings went with the namespace)."""
-    now = timezone.now()
     ending = list(
         AccessGrant.objects.filter(
             namespace_id__in=namespace_ids, ended_at__isnull=True, starts_at__isnull=False
         ).select_related("person", "namespace")
     )
-    if not ending:
+    AccessGrant.objects.filter(
+        pk__in=[grant.pk for grant in ending], expires_at__gt=timezone.now()
+    ).update(expires_at=timezone.now())
+    _record_ends([(grant, "namespace removed", True) for grant in ending], causes=[cause])
+
+
+def _record_ends(ended: list[tuple[AccessGrant, str, bool]], *, causes: list[str]) -> None:
+    """(grant, why, whether its binding was removed now) each: ended now, audited."""
+    if not ended:
         return
-    AccessGrant.objects.filter(pk__in=[grant.pk for grant in ending], expires_at__gt=now).update(
-        expires_at=now
+    AccessGrant.objects.filter(pk__in=[grant.pk for grant, _, _ in ended]).update(
+        ended_at=timezone.now()
     )
-    AccessGrant.objects.filter(pk__in=[grant.pk for grant in ending]).update(ended_at=now)
     audit.record_all(
         [
             audit.event(
@@ -80,11 +74,11 @@ def grants_of_removed(namespace_ids: list[int], *, cause: str) -> None:
                     "request": grant.request_id,
                     "person": grant.person.username,
                     "role": grant.role,
-                    "why": "namespace removed",
-                    "binding_removed": True,
-                    "causes": [cause],
+                    "why": why,
+                    "binding_removed": removed,
+                    "causes": causes,
                 },
             )
-            for grant in ending
+            for grant, why, removed in ended
         ]
     )

@@ -99,7 +99,7 @@ def revoke_grant(*, grant_id: int, actor: User, source_ip: str | None = None) ->
     with transaction.atomic():
         grant = (
             AccessGrant.objects.select_for_update()
-            .select_related("namespace__tenant", "request", "person")
+            .select_related("namespace__tenant", "namespace__cluster", "request", "person")
             .get(pk=grant_id)
         )
         if not may_revoke(actor, grant):
@@ -139,7 +139,9 @@ def end_unentitled_grants(
         revoked_at__isnull=True,
         expires_at__gt=timezone.now(),
         request__state__in=OPEN_STATES,
-    ).select_related("person", "request", "namespace__tier", "namespace__tenant")
+    ).select_related(
+        "person", "request", "namespace__tier", "namespace__tenant", "namespace__cluster"
+    )
     if person is not None:
         under_way = under_way.filter(person=person)
     if tier is not None:
@@ -166,14 +168,7 @@ def _end(
         obj=grant.request,
         tenant_id=grant.namespace.tenant_id,
         source_ip=source_ip,
-        after={
-            "grant": grant.pk,
-            "person": grant.person.username,
-            "namespace": grant.namespace.name,
-            "role": grant.role,
-            "was_until": grant.expires_at.isoformat() if grant.expires_at else None,
-            **({"reason": reason} if reason else {}),
-        },
+        after={**_facts(grant), **({"reason": reason} if reason else {})},
     )
     grant_id, username = grant.pk, actor.username if actor else ""
     transaction.on_commit(
@@ -192,12 +187,17 @@ def record_grant_kubeconfig(
         obj=grant.request,
         tenant_id=grant.namespace.tenant_id,
         source_ip=source_ip,
-        after={
-            "grant": grant.pk,
-            "namespace": grant.namespace.name,
-            "cluster": grant.namespace.cluster.name,
-            "role": grant.role,
-            "credentials": credentials,
-            "until": grant.expires_at.isoformat() if grant.expires_at else None,
-        },
+        after={**_facts(grant), "credentials": credentials},
     )
+
+
+def _facts(grant: AccessGrant) -> dict[str, object]:
+    """What the audit log says of a grant in each of its events."""
+    return {
+        "grant": grant.pk,
+        "person": grant.person.username,
+        "namespace": grant.namespace.name,
+        "cluster": grant.namespace.cluster.name,
+        "role": grant.role,
+        "until": grant.expires_at.isoformat() if grant.expires_at else None,
+    }

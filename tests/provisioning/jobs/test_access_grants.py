@@ -16,7 +16,7 @@ from provisioning import tasks
 from provisioning.jobs import sweep_namespace
 from provisioning.models import QueuedKey
 from provisioning.reconcile import door
-from tenants import services
+from tenants import provisioner, services
 from tenants.choices import GuardrailsMode, NamespaceState, RequestState
 from tenants.errors import InvalidInput
 from tenants.models import AccessGrant, AuditEvent, EnvironmentTier, Namespace, User
@@ -222,3 +222,33 @@ def test_a_grant_never_outlasts_its_tiers_role(gitops_world, sandbox, namespace)
     sweep_namespace(namespace)
     assert binding_of(sandbox, grant, namespace) is None
     assert not sam_may(sandbox, "create", "deployments", namespace.name)
+
+
+def test_the_truth_table_and_a_repair_keep_a_live_grant_and_leave_an_ended_one_gone(
+    gitops_world, sandbox, namespace
+):
+    """Where grants meet the periodic jobs: the truth table counts a live grant's binding as
+    Berth's and in sync; a repair (a tenant_sync through the request path) while it lasts
+    puts back a binding edited by hand, and one after its end does not bring it back."""
+    grant = granted(gitops_world, namespace)
+    rows = provisioner.take_truth(gitops_world["tenant"])["rows"]
+    [row] = [r for r in rows if r["object"].endswith(f"berth-access-{grant.pk}")]
+    assert row["state"] == "in_sync"
+
+    edited = binding_of(sandbox, grant, namespace)
+    edited["subjects"][0]["name"] = "oidc:someone-else"
+    sandbox.upsert(edited)  # past the API: its admission policy refuses edits of Berth's
+    repair = services.repair_truth(tenant=gitops_world["tenant"], actor=gitops_world["admin"])
+    for made in repair:
+        approve_if_needed(made, approver=gitops_world["admin"])
+    work()
+    assert binding_of(sandbox, grant, namespace)["subjects"][0]["name"] == SAM
+
+    with time_machine.travel(grant.expires_at + timedelta(seconds=1)):
+        sweep_namespace(namespace)
+        for made in services.repair_truth(
+            tenant=gitops_world["tenant"], actor=gitops_world["admin"]
+        ):
+            approve_if_needed(made, approver=gitops_world["admin"])
+        work()
+        assert binding_of(sandbox, grant, namespace) is None

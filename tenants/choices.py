@@ -107,6 +107,22 @@ class RequestKind(models.TextChoices):
     PROJECT_DECOMMISSION = "project_decommission", "Project decommission"
     TENANT_DECOMMISSION = "tenant_decommission", "Tenant decommission"
     ACCESS = "access", "Access for a person"
+    SLEEP = "sleep", "Sleep schedule"
+
+
+class SleepChoice(models.TextChoices):
+    """What a tier lets its namespaces' owners change of their sleep schedule themselves
+    (anything else is a platform admin's to approve)."""
+
+    NOTHING = "nothing", "change nothing"
+    TIMES = "times", "change the days and times, not stop it"
+    ANYTHING = "anything", "change it or turn it off"
+
+
+class SleepMode(models.TextChoices):
+    TIER = "tier", "as its tier says"
+    CUSTOM = "custom", "its own schedule"
+    NEVER = "never", "never sleeps"
 
 
 class EnvironmentState(models.TextChoices):

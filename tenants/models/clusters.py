@@ -66,6 +66,11 @@ class Cluster(models.Model):
     )
     has_kargo = models.BooleanField(default=False)
     has_flux = models.BooleanField(default=False)
+    # Found by Berth (provisioning.jobs.discovery.discover_hibernation): kube-green's
+    # SleepInfo is served here, so namespaces sleep through it rather than by Berth.
+    has_kube_green = models.BooleanField(
+        "kube-green", default=False, help_text="Found by Berth: kube-green's SleepInfo is served."
+    )
     ingress_namespace = models.CharField(
         max_length=63,
         default="ingress-nginx",
@@ -135,6 +140,9 @@ class ClusterPrice(models.Model):
     memory_gib_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
     storage_gib_month = models.DecimalField(max_digits=13, decimal_places=6, default=0)
     namespace_month = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    # A sleeping namespace's compute (hibernation): its quota is held, nothing runs.
+    asleep_cpu_core_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    asleep_memory_gib_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

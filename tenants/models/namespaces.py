@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from tenants.choices import GitOpsEngine, NamespaceState
+from tenants.choices import GitOpsEngine, NamespaceState, SleepMode
 from tenants.models.clusters import Cluster
+from tenants.models.sleep import SleepScheduleFields
 from tenants.models.tenancy import Tenant
 from tenants.models.tiers import EnvironmentTier
 from tenants.validators import validate_dns_label
@@ -32,7 +33,7 @@ class Project(models.Model):
         return f"{self.tenant.slug}/{self.name}"
 
 
-class Namespace(models.Model):
+class Namespace(SleepScheduleFields):
     """A namespace Berth provisioned (or is provisioning) on a cluster."""
 
     name = models.CharField(max_length=63, validators=[validate_dns_label])
@@ -72,6 +73,13 @@ class Namespace(models.Model):
         "BundleRevision", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Hibernation (docs/hibernation.md): its schedule (the tier's, its own above, or none),
+    # a wake on demand until when and by whom; `asleep` and `slept_at` are what the cluster
+    # holds, written by the provisioner (provisioning.records.sleep).
+    sleep_mode = models.CharField(max_length=10, choices=SleepMode.choices, default=SleepMode.TIER)
+    awake_until = models.DateTimeField(null=True, blank=True)
+    asleep = models.BooleanField(default=False)
+    slept_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -85,3 +93,11 @@ class Namespace(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def schedule(self):  # -> tenants.sleep_schedules.Schedule | None
+        """The sleep schedule that holds for it now."""
+        if self.sleep_mode == SleepMode.NEVER:
+            return None
+        if self.sleep_mode == SleepMode.CUSTOM:
+            return self.own_schedule()
+        return self.tier.own_schedule()

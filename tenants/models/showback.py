@@ -27,6 +27,8 @@ class Allocation(models.Model):
     started_by = models.CharField(max_length=20, choices=AllocationChange.choices)
     ended_at = models.DateTimeField(null=True, blank=True)
     ended_by = models.CharField(max_length=20, choices=AllocationChange.choices, blank=True)
+    # Held while the namespace slept (hibernation): priced at the cluster's asleep rates.
+    asleep = models.BooleanField(default=False)
 
     class Meta:
         constraints = [

@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from tenants.choices import NetworkPreset, PodSecurityLevel, Role
+from tenants.choices import NetworkPreset, PodSecurityLevel, Role, SleepChoice
+from tenants.models.sleep import SleepScheduleFields
 from tenants.naming import tier_slug_problem
 from tenants.validators import validate_dns_label
 
 
-class EnvironmentTier(models.Model):
+class EnvironmentTier(SleepScheduleFields):
     """A preset for a kind of environment: how big, how isolated, who may write, who approves."""
 
     slug = models.CharField(max_length=20, unique=True, validators=[validate_dns_label])
@@ -60,6 +61,18 @@ class EnvironmentTier(models.Model):
         max_length=100, blank=True, help_text="The ClusterRole the elevated role binds."
     )
 
+    # Hibernation (docs/hibernation.md): the schedule above is the default of the tier's
+    # namespaces; what their owners may change of it; how long "Wake now" lasts at most.
+    sleep_owner_choice = models.CharField(
+        "owners may",
+        max_length=20,
+        choices=SleepChoice.choices,
+        default=SleepChoice.ANYTHING,
+    )
+    wake_max_hours = models.PositiveSmallIntegerField(
+        "longest wake (hours)", default=12, help_text="How long a wake on demand lasts at most."
+    )
+
     is_ephemeral = models.BooleanField(default=False)
     default_ttl = models.DurationField(null=True, blank=True)
     max_ttl = models.DurationField(null=True, blank=True)
@@ -89,6 +102,9 @@ class EnvironmentTier(models.Model):
         return self.slug
 
     def clean(self) -> None:
+        self.clean_schedule()
+        if not 1 <= self.wake_max_hours <= 168:
+            raise ValidationError({"wake_max_hours": "From 1 to 168 hours."})
         problem = tier_slug_problem(self.slug)
         if problem:
             raise ValidationError({"slug": problem})

@@ -76,3 +76,34 @@ def record_released(
 
 def _quota(allocation: Allocation) -> Quota:
     return (allocation.cpu_millis, allocation.memory_mib, allocation.storage_gib)
+
+
+def record_sleep(namespaces: list[Namespace], *, asleep: bool, at: datetime | None = None) -> None:
+    """These namespaces went to sleep (or woke) at `at`: each one's open allocation ends and
+    one of the same quota opens at the same instant, marked asleep or not, so the hours on
+    either side are priced at their own rates (tenants.charging)."""
+    at = at or timezone.now()
+    why = AllocationChange.HIBERNATED if asleep else AllocationChange.WOKEN
+    with transaction.atomic(savepoint=False):
+        open_ones = list(
+            Allocation.objects.select_for_update().filter(
+                namespace__in=[namespace.pk for namespace in namespaces],
+                ended_at__isnull=True,
+            )
+        )
+        changing = [allocation for allocation in open_ones if allocation.asleep != asleep]
+        Allocation.objects.filter(pk__in=[a.pk for a in changing]).update(ended_at=at, ended_by=why)
+        Allocation.objects.bulk_create(
+            Allocation(
+                namespace_id=held.namespace_id,
+                tenant_id=held.tenant_id,
+                cluster_id=held.cluster_id,
+                cpu_millis=held.cpu_millis,
+                memory_mib=held.memory_mib,
+                storage_gib=held.storage_gib,
+                started_at=at,
+                started_by=why,
+                asleep=asleep,
+            )
+            for held in changing
+        )

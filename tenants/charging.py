@@ -6,6 +6,11 @@ A piece is a stretch of time in which nothing that moves cost changed: one quota
 allocation) at one set of prices (a price list). Its cost is its hourly price
 (tenants.pricing.hourly) times its hours; a namespace's cost in a window is the sum of its
 pieces there. Rounded to the cent only when shown.
+
+A namespace asleep (hibernation) holds its quota in allocations of their own (`asleep`):
+their CPU and memory are priced at the cluster's asleep prices, storage and the namespace
+itself as when awake; what those hours would have cost awake, less what they cost, is what
+sleeping saved (`Piece.savings`), unrounded like the cost.
 """
 
 from __future__ import annotations
@@ -15,14 +20,17 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, tzinfo
 from decimal import Decimal
 
-from tenants.pricing import PRICE_FIELDS, hourly
+from tenants.pricing import COMPUTE_PRICES, PRICE_FIELDS, hourly
+
+_PRICE_INDEX = {name: index for index, name in enumerate(PRICE_FIELDS)}
 
 
 # Slots, not frozen: tens of thousands are made for a month at 10,000 namespaces, and a
 # frozen dataclass sets each field through object.__setattr__.
 @dataclass(slots=True)
 class Held:
-    """An allocation: `namespace` held this quota from `start` until `end` (None: still)."""
+    """An allocation: `namespace` held this quota from `start` until `end` (None: still),
+    asleep or awake."""
 
     namespace: int
     cluster: int
@@ -31,6 +39,7 @@ class Held:
     storage_gib: int
     start: datetime
     end: datetime | None
+    asleep: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,15 +64,45 @@ class Piece:
     prices: tuple[Decimal, ...]
     start: datetime
     end: datetime
+    asleep: bool = False
 
     @property
     def per_hour(self) -> Decimal:
+        return self._hourly(asleep=self.asleep)
+
+    @property
+    def awake_per_hour(self) -> Decimal:
+        """What the same quota costs an hour awake (the per_hour of a piece awake)."""
+        return self._hourly(asleep=False)
+
+    def _hourly(self, *, asleep: bool) -> Decimal:
         return hourly(
             cpu_millis=self.cpu_millis,
             memory_mib=self.memory_mib,
             storage_gib=self.storage_gib,
             prices=dict(zip(PRICE_FIELDS, self.prices, strict=True)),
+            asleep=asleep,
         )
+
+    @property
+    def compute_prices(self) -> tuple[Decimal, Decimal]:
+        """The prices its CPU core-hours and GiB-hours of memory are charged at."""
+        cpu, memory = COMPUTE_PRICES[self.asleep]
+        return self.prices[_PRICE_INDEX[cpu]], self.prices[_PRICE_INDEX[memory]]
+
+    @property
+    def saved_per_hour(self) -> Decimal:
+        """What sleeping saves an hour: the awake price less the asleep one (none awake)."""
+        return self.awake_per_hour - self.per_hour if self.asleep else Decimal(0)
+
+    @property
+    def asleep_hours(self) -> Decimal:
+        return self.hours if self.asleep else Decimal(0)
+
+    @property
+    def savings(self) -> Decimal:
+        """What these hours would have cost awake less what they cost (none awake)."""
+        return self.saved_per_hour * self.hours if self.asleep else Decimal(0)
 
     @property
     def hours(self) -> Decimal:
@@ -131,6 +170,7 @@ def pieces(
                     prices=price_list.prices,
                     start=piece_start,
                     end=piece_end,
+                    asleep=each.asleep,
                 )
             )
     return found
@@ -161,4 +201,21 @@ def by_day(piece: Piece, days: list[tuple[date, datetime, datetime]]) -> dict[da
         if day_end <= piece.start or day_start >= piece.end:
             continue
         found[day] = rate * hours_between(max(day_start, piece.start), min(day_end, piece.end))
+    return found
+
+
+def asleep_by_day(
+    piece: Piece, days: list[tuple[date, datetime, datetime]]
+) -> dict[date, tuple[Decimal, Decimal]]:
+    """An asleep piece's hours asleep and what they saved on each of `days` it overlaps
+    (nothing for a piece awake)."""
+    if not piece.asleep:
+        return {}
+    saved = piece.saved_per_hour
+    found = {}
+    for day, day_start, day_end in days:
+        if day_end <= piece.start or day_start >= piece.end:
+            continue
+        hours = hours_between(max(day_start, piece.start), min(day_end, piece.end))
+        found[day] = (hours, saved * hours)
     return found

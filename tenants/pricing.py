@@ -13,12 +13,21 @@ HOURS_PER_MONTH = Decimal(730)
 PRICE_PLACES = 6
 PRICE_MAX = Decimal(1_000_000)
 
-# Field → what it prices, as people read it.
+# Field → what it prices, as people read it. A namespace asleep (hibernation: its
+# workloads scaled to zero, its quota still held) is charged its CPU and memory at the
+# asleep prices instead (0 unless set), its storage and itself as when awake.
 PRICE_FIELDS: dict[str, str] = {
     "cpu_core_hour": "per CPU core-hour",
     "memory_gib_hour": "per GiB-hour of memory",
     "storage_gib_month": "per GiB-month of storage",
     "namespace_month": "per namespace-month",
+    "asleep_cpu_core_hour": "per CPU core-hour asleep",
+    "asleep_memory_gib_hour": "per GiB-hour of memory asleep",
+}
+# The price of CPU and of memory, awake and asleep.
+COMPUTE_PRICES = {
+    False: ("cpu_core_hour", "memory_gib_hour"),
+    True: ("asleep_cpu_core_hour", "asleep_memory_gib_hour"),
 }
 
 
@@ -55,12 +64,19 @@ def price_problems(values: dict[str, Any]) -> dict[str, str]:
 
 
 def hourly(
-    *, cpu_millis: int, memory_mib: int, storage_gib: int, prices: dict[str, Decimal]
+    *,
+    cpu_millis: int,
+    memory_mib: int,
+    storage_gib: int,
+    prices: dict[str, Decimal],
+    asleep: bool = False,
 ) -> Decimal:
-    """What holding this quota costs per hour at `prices` (the PRICE_FIELDS)."""
+    """What holding this quota costs per hour at `prices` (the PRICE_FIELDS; the asleep
+    ones are read only for a namespace `asleep`)."""
+    cpu, memory = COMPUTE_PRICES[asleep]
     return (
-        Decimal(cpu_millis) / 1000 * prices["cpu_core_hour"]
-        + Decimal(memory_mib) / 1024 * prices["memory_gib_hour"]
+        Decimal(cpu_millis) / 1000 * prices[cpu]
+        + Decimal(memory_mib) / 1024 * prices[memory]
         + Decimal(storage_gib) * prices["storage_gib_month"] / HOURS_PER_MONTH
         + prices["namespace_month"] / HOURS_PER_MONTH
     )

@@ -18,10 +18,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from tenants.charging import Piece, hours_between
-from tenants.pricing import PRICE_FIELDS
 
-CPU_PRICE = list(PRICE_FIELDS).index("cpu_core_hour")
-MEMORY_PRICE = list(PRICE_FIELDS).index("memory_gib_hour")
 STEP_RANGE = (60, 3600)  # seconds: at least a few scrapes a step, at least 24 samples a day
 
 
@@ -123,7 +120,7 @@ class MonthUsage:
         each day measured."""
         exact_cores, exact_gib = Decimal(piece.cpu_millis) / 1000, Decimal(piece.memory_mib) / 1024
         cores, gib = float(exact_cores), float(exact_gib)
-        cpu_price, memory_price = piece.prices[CPU_PRICE], piece.prices[MEMORY_PRICE]
+        cpu_price, memory_price = piece.compute_prices  # the asleep prices while asleep
         self.cost += piece.cost
         for day, day_start, day_end in days:
             if day_end <= piece.start or day_start >= piece.end:

@@ -11,8 +11,9 @@ One row per price of a piece (tenants.charging.Piece: a namespace holding one qu
 set of its cluster's prices for a stretch of the month): its CPU cores in core-hours, its
 memory in GiB-hours, its storage in GiB-months and the namespace itself in
 namespace-months, each at the price the cluster's price list gives for that unit, so that
-ListUnitPrice × PricingQuantity = ListCost on every row. A quantity of nothing (no storage)
-makes no row. Each adjustment of a closed month is one more row (ChargeCategory
+ListUnitPrice × PricingQuantity = ListCost on every row; a piece asleep (hibernation) has
+its CPU and memory at the asleep prices of the list (their own SkuPriceId). A quantity of
+nothing (no storage) makes no row. Each adjustment of a closed month is one more row (ChargeCategory
 Adjustment, ChargeClass Correction: the month was closed, then corrected).
 
 Berth gives no discounts and has no negotiated prices: BilledCost, EffectiveCost,

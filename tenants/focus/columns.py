@@ -78,12 +78,33 @@ class Sku:
     per_month: bool  # priced per month of 730 hours, not per hour
     what: str  # the quantity held, as ChargeDescription says it
     divisor: int  # Berth's unit (millicores, MiB) per the price's (cores, GiB)
+    # The price of a stretch asleep (hibernation), when it has one of its own: the same SKU
+    # at another price of the list (another SkuPriceId).
+    asleep_price_field: str | None = None
 
 
-# In tenants.pricing.PRICE_FIELDS' order, as a piece's prices are.
+# What a piece holds, in this order: CPU, memory, storage, the namespace itself.
 SKUS = (
-    Sku("cpu_core_hour", "namespace-cpu", "CPU quota", "Core-Hours", False, "{} CPU cores", 1000),
-    Sku("memory_gib_hour", "namespace-memory", "Memory quota", "GiB-Hours", False, "{} GiB", 1024),
+    Sku(
+        "cpu_core_hour",
+        "namespace-cpu",
+        "CPU quota",
+        "Core-Hours",
+        False,
+        "{} CPU cores",
+        1000,
+        "asleep_cpu_core_hour",
+    ),
+    Sku(
+        "memory_gib_hour",
+        "namespace-memory",
+        "Memory quota",
+        "GiB-Hours",
+        False,
+        "{} GiB",
+        1024,
+        "asleep_memory_gib_hour",
+    ),
     Sku("storage_gib_month", "namespace-storage", "Storage quota", "GiB-Months", True, "{} GiB", 1),
     Sku("namespace_month", "namespace", "Namespace", "Namespace-Months", True, "The namespace", 1),
 )

@@ -23,10 +23,12 @@ from tenants.focus.columns import (
 from tenants.pricing import HOURS_PER_MONTH, PRICE_FIELDS
 
 PLACES = Decimal("1e-10")  # of a quantity: less than a microsecond's worth of an hour
+# A price's place in a piece's prices (and in a namespace's SkuPriceIds).
+PRICE_INDEX = {name: index for index, name in enumerate(PRICE_FIELDS)}
 
 Row = tuple[str | None, ...]
-# A piece's charge for one SKU: SKU index, cost, unit price, quantity, description, unit,
-# SKU id, meter.
+# A piece's charge for one SKU: the index of its price in PRICE_FIELDS, cost, unit price,
+# quantity, description, unit, SKU id, meter.
 Charge = tuple[int, str, str, str, str, str, str, str]
 
 
@@ -176,7 +178,7 @@ def _corrections(
 
 
 # A namespace as its rows say it: its tenant's slug and name, ResourceId, ResourceName,
-# SkuPriceId per SKU, Tags.
+# SkuPriceId per price (PRICE_FIELDS' order), Tags.
 Known = tuple[str, str, str, str, tuple[str, ...], str]
 
 
@@ -197,7 +199,7 @@ class _Namespaces(dict[int, Known]):
         price_ids = self.price_ids.get(cluster)
         if price_ids is None:
             price_ids = self.price_ids[cluster] = tuple(
-                f"{cluster}/{sku.price_field}" for sku in SKUS
+                f"{cluster}/{name}" for name in PRICE_FIELDS
             )
         labels = (cluster, info.get("project") or "", info["tier"])
         tags = self.tags.get(labels)
@@ -240,9 +242,10 @@ class _Stamps(dict[datetime, str]):
 
 
 class _Charges(dict[tuple[Any, ...], list[Charge]]):
-    """A piece's charges per SKU: (SKU index, cost, unit price, quantity, description,
-    unit, SKU, meter), worked out once per quota, prices and length of time (most
-    namespaces of a month share theirs)."""
+    """A piece's charges per SKU: (price index, cost, unit price, quantity, description,
+    unit, SKU, meter), worked out once per quota, prices, length of time and whether asleep
+    (most namespaces of a month share theirs). A piece asleep is charged its CPU and memory
+    at the asleep prices."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -250,7 +253,7 @@ class _Charges(dict[tuple[Any, ...], list[Charge]]):
 
     def __call__(self, piece: Piece) -> list[Charge]:
         key = (piece.cpu_millis, piece.memory_mib, piece.storage_gib, piece.prices)
-        key += (piece.currency, piece.end - piece.start)
+        key += (piece.currency, piece.end - piece.start, piece.asleep)
         found = self.get(key)
         if found is None:
             found = self[key] = self._work_out(piece)
@@ -261,17 +264,19 @@ class _Charges(dict[tuple[Any, ...], list[Charge]]):
         spans = (hours, hours / HOURS_PER_MONTH)
         held = (piece.cpu_millis, piece.memory_mib, piece.storage_gib, 1)
         found = []
-        for index, sku in enumerate(SKUS):
-            amount, price = Decimal(held[index]) / sku.divisor, piece.prices[index]
+        for position, sku in enumerate(SKUS):
+            price_field = (piece.asleep and sku.asleep_price_field) or sku.price_field
+            index = PRICE_INDEX[price_field]
+            amount, price = Decimal(held[position]) / sku.divisor, piece.prices[index]
             quantity = (amount * spans[sku.per_month]).quantize(PLACES)
             if not quantity:
                 continue
-            said = (index, held[index], price, piece.currency)
+            said = (index, held[position], price, piece.currency)
             if said not in self.described:
                 self.described[said] = (
                     number(price),
                     f"{sku.what.format(number(amount))} at {number(price)} {piece.currency} "
-                    f"{PRICE_FIELDS[sku.price_field]}",
+                    f"{PRICE_FIELDS[price_field]}",
                 )
             price_text, description = self.described[said]
             found.append(

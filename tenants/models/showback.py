@@ -72,8 +72,9 @@ class FrozenRows(models.QuerySet):
 
 
 class MonthlyCharge(models.Model):
-    """One row of a closed month: a namespace's allocation at one set of prices for part of
-    the month (`charge`), or a dated correction a platform admin added (`adjustment`)."""
+    """One row of a closed month: a namespace's allocation (awake or asleep) at one set of
+    prices for part of the month (`charge`), or a dated correction a platform admin added
+    (`adjustment`)."""
 
     month = models.DateField()
     kind = models.CharField(max_length=20, choices=ChargeKind.choices)
@@ -95,6 +96,12 @@ class MonthlyCharge(models.Model):
     memory_gib_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
     storage_gib_month = models.DecimalField(max_digits=13, decimal_places=6, default=0)
     namespace_month = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    asleep_cpu_core_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    asleep_memory_gib_hour = models.DecimalField(max_digits=13, decimal_places=6, default=0)
+    # A stretch the namespace slept through (hibernation): its CPU and memory charged at the
+    # asleep prices. `savings`: what it would have cost awake less `cost`, unrounded.
+    asleep = models.BooleanField(default=False)
+    savings = models.DecimalField(max_digits=20, decimal_places=10, default=0)
     charged_from = models.DateTimeField()
     charged_until = models.DateTimeField()
     # The row's amount, unrounded (an adjustment's as given); rounded to the cent when shown.

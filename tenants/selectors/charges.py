@@ -130,9 +130,9 @@ def _history(start: datetime, end: datetime, tenants: list[Tenant] | None):
     held, about = [], {}
     moment = Moments()
     for row in _overlapping(start, end, tenants).values_list(*HELD, *ABOUT):
-        held.append(charging.Held(*row[:5], moment[row[5]], moment[row[6]]))
+        held.append(charging.Held(*row[:5], moment[row[5]], moment[row[6]], row[7]))
         if row[0] not in about:
-            about[row[0]] = dict(zip(ABOUT_KEYS, row[7:], strict=True))
+            about[row[0]] = dict(zip(ABOUT_KEYS, row[8:], strict=True))
             about[row[0]]["project"] = about[row[0]]["project"] or ""
             about[row[0]]["unpriced"] = row[1] not in priced
     environments = EphemeralEnvironment.objects.filter(owns_namespace=True, ended_at__isnull=True)
@@ -147,7 +147,7 @@ def _history(start: datetime, end: datetime, tenants: list[Tenant] | None):
 # What an allocation is priced from (tenants.charging.Held), and what its namespace's rows
 # show of it.
 HELD = ("namespace_id", "cluster_id", "cpu_millis", "memory_mib", "storage_gib")
-HELD += ("started_text", "ended_text")
+HELD += ("started_text", "ended_text", "asleep")
 ABOUT_KEYS = ("tenant", "name", "cluster", "tier", "ephemeral", "project", "state", "expires_at")
 ABOUT = ("tenant_id", "namespace__name", "cluster__name", "namespace__tier__slug")
 ABOUT += ("namespace__tier__is_ephemeral", "namespace__project__name", "namespace__state")
@@ -197,7 +197,7 @@ def held_between(start: datetime, end: datetime, *, tenants: list[Tenant] | None
     """The allocations that overlap `start`..`end`, as tenants.charging reads them."""
     moment = Moments()
     return [
-        charging.Held(*row[:5], moment[row[5]], moment[row[6]])
+        charging.Held(*row[:5], moment[row[5]], moment[row[6]], row[7])
         for row in _overlapping(start, end, tenants).values_list(*HELD)
     ]
 
@@ -222,7 +222,8 @@ def _closed(firsts: list[date], tenants: list[Tenant] | None) -> dict[date, Mont
     price_lists: dict[tuple[str, ...], tuple[Decimal, ...]] = {}
     for row in charged.values_list(*CHARGED):
         pk, namespace, tenant, name, cluster, tier, ephemeral, project, state, currency = row[:10]
-        month = found[row[19]]
+        charged_from, charged_until, first, asleep = row[_PRICES.stop :]
+        month = found[first]
         key = namespace or -pk  # a namespace no longer recorded: a key of its own
         if key not in month.about:
             month.about[key] = {
@@ -236,9 +237,10 @@ def _closed(firsts: list[date], tenants: list[Tenant] | None) -> dict[date, Mont
                 "expires_at": None,
                 "unpriced": False,
             }
-        prices = price_lists.get(row[13:17])
+        texts = row[_PRICES]
+        prices = price_lists.get(texts)
         if prices is None:
-            prices = price_lists[row[13:17]] = tuple(Decimal(text) for text in row[13:17])
+            prices = price_lists[texts] = tuple(Decimal(text) for text in texts)
         month.pieces.append(
             charging.Piece(
                 namespace=key,
@@ -248,8 +250,9 @@ def _closed(firsts: list[date], tenants: list[Tenant] | None) -> dict[date, Mont
                 storage_gib=row[12],
                 currency=currency,
                 prices=prices,
-                start=moment[row[17]],
-                end=moment[row[18]],
+                start=moment[charged_from],
+                end=moment[charged_until],
+                asleep=asleep,
             )
         )
     for row in rows.filter(kind=ChargeKind.ADJUSTMENT).select_related("created_by"):
@@ -269,5 +272,6 @@ def _closed(firsts: list[date], tenants: list[Tenant] | None) -> dict[date, Mont
 CHARGED = ("pk", "namespace_id", "tenant_id", "namespace_name", "cluster_name", "tier_slug")
 CHARGED += ("ephemeral", "project_name", "namespace__state", "currency")
 CHARGED += ("cpu_millis", "memory_mib", "storage_gib")
+_PRICES = slice(len(CHARGED), len(CHARGED) + len(PRICE_FIELDS))
 CHARGED += tuple(f"{name}_text" for name in PRICE_FIELDS)
-CHARGED += ("from_text", "until_text", "month")
+CHARGED += ("from_text", "until_text", "month", "asleep")

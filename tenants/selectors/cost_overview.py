@@ -36,6 +36,15 @@ class CostOverview:
             found[line.currency] = found.get(line.currency, Decimal(0)) + line.total
         return sorted(found.items(), key=lambda item: (-item[1], item[0]))
 
+    @property
+    def savings(self) -> list[tuple[str, Decimal]]:
+        """What sleeping saved in the month per currency, when any namespace slept."""
+        found: dict[str, Decimal] = {}
+        for _, line in self.tenants:
+            if line.asleep_hours:
+                found[line.currency] = found.get(line.currency, Decimal(0)) + line.savings
+        return sorted(found.items(), key=lambda item: (-item[1], item[0]))
+
 
 def cost_overview(month: date | None = None, *, now: datetime | None = None) -> CostOverview:
     now = now or timezone.now()

@@ -4,7 +4,8 @@ dashboard's card, the platform's costs page), however many namespaces there are.
 A namespace's hourly price is linear in its quota (tenants.pricing.hourly), so what the
 allocations on one cluster cost under one price list is that list's prices times the sums
 of quota × seconds held while it was in force: one grouped query per price list in the
-window. A closed month is the sum of its rows. The figures are the tenant page's
+window, grouped apart asleep and awake (hibernation: CPU and memory at the asleep prices).
+A closed month is the sum of its rows. The figures are the tenant page's
 (tenants.selectors.costs), which tests/tenants/test_cost_totals.py checks.
 """
 
@@ -32,7 +33,7 @@ from django.utils import timezone
 
 from tenants.choices import ChargeKind
 from tenants.models import Allocation, Cluster, MonthlyCharge, Tenant
-from tenants.pricing import HOURS_PER_MONTH
+from tenants.pricing import COMPUTE_PRICES, HOURS_PER_MONTH, PRICE_FIELDS
 from tenants.selectors.charges import (
     is_closed,
     midnight,
@@ -46,13 +47,16 @@ from tenants.selectors.costs import main_currency
 @dataclass
 class Total:
     """What one group (a tenant, a cluster, a tier) holds in a month: the namespaces
-    priced, what they cost so far and today, in `currency` (its most common one)."""
+    priced, what they cost so far and today, in `currency` (its most common one), the hours
+    its namespaces slept and what sleeping saved."""
 
     key: Any
     currency: str = "EUR"
     count: int = 0
     total: Decimal = Decimal(0)
     today: Decimal = Decimal(0)
+    asleep_hours: Decimal = Decimal(0)
+    savings: Decimal = Decimal(0)
     unpriced_clusters: list[str] = field(default_factory=list)
     by_currency: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
 
@@ -109,19 +113,23 @@ def _held_for(start: datetime, end: datetime, name: str) -> dict[str, Sum]:
     return sums
 
 
-def _cost(prices: tuple[Decimal, ...], sums: dict[str, Any], name: str) -> Decimal:
-    """What the sums `name` come to at `prices`: tenants.pricing.hourly, summed."""
+def _seconds(sums: dict[str, Any], name: str, what: str) -> Decimal:
+    value = sums[f"{name}_{what}"]
+    return Decimal(str(value)) if value is not None else Decimal(0)
 
-    def seconds(what: str) -> Decimal:
-        value = sums[f"{name}_{what}"]
-        return Decimal(str(value)) if value is not None else Decimal(0)
 
-    cpu, memory, storage, each = prices
+def _cost(
+    prices: tuple[Decimal, ...], sums: dict[str, Any], name: str, *, asleep: bool = False
+) -> Decimal:
+    """What the sums `name` come to at `prices` (asleep or awake): tenants.pricing.hourly,
+    summed."""
+    price = dict(zip(PRICE_FIELDS, prices, strict=True))
+    cpu, memory = COMPUTE_PRICES[asleep]
     per_second = (
-        seconds("cpu") / 1000 * cpu
-        + seconds("memory") / 1024 * memory
-        + seconds("storage") * storage / HOURS_PER_MONTH
-        + seconds("each") * each / HOURS_PER_MONTH
+        _seconds(sums, name, "cpu") / 1000 * price[cpu]
+        + _seconds(sums, name, "memory") / 1024 * price[memory]
+        + _seconds(sums, name, "storage") * price["storage_gib_month"] / HOURS_PER_MONTH
+        + _seconds(sums, name, "each") * price["namespace_month"] / HOURS_PER_MONTH
     )
     return per_second / 3600
 
@@ -161,15 +169,20 @@ def totals_by(
             "cluster__name": "cluster_name",
             "namespace__tier__slug": "tier_slug",
         }[group]
-        for key, currency, amount, count in (
+        asleep = Q(kind=ChargeKind.CHARGE, asleep=True)
+        for key, currency, amount, count, saved, slept in (
             charged.order_by()
             .values_list(closed_group, "currency")
             .annotate(
                 amount=Sum("cost"),
                 namespaces=Count("namespace_name", distinct=True, filter=Q(kind=ChargeKind.CHARGE)),
+                saved=Sum("savings", filter=asleep),
+                slept=Sum(_Seconds(F("charged_from"), F("charged_until")), filter=asleep),
             )
         ):
             line(key).by_currency[currency] += amount
+            line(key).by_currency["saved:" + currency] += saved or Decimal(0)
+            line(key).asleep_hours += Decimal(str(slept or 0)) / 3600
             line(key).count += count
         return _settled(lines, counts={})
 
@@ -207,14 +220,20 @@ def totals_by(
             held.filter(cluster_id=each.cluster)
             .filter(_overlapping(list_start, list_end))
             .order_by()
-            .values(group)
+            .values(group, "asleep")
             .annotate(**sums)
         ):
-            total = line(group_sums[group])
-            total.by_currency[each.currency] += _cost(each.prices, group_sums, "month")
+            total, asleep = line(group_sums[group]), group_sums["asleep"]
+            cost = _cost(each.prices, group_sums, "month", asleep=asleep)
+            total.by_currency[each.currency] += cost
+            if asleep:
+                total.asleep_hours += _seconds(group_sums, "month", "each") / 3600
+                total.by_currency["saved:" + each.currency] += (
+                    _cost(each.prices, group_sums, "month") - cost
+                )
             if counts_today:
                 total.by_currency["today:" + each.currency] += _cost(
-                    each.prices, group_sums, "today"
+                    each.prices, group_sums, "today", asleep=asleep
                 )
     return _settled(lines, counts)
 
@@ -228,11 +247,10 @@ def _settled(lines: dict[Any, Total], counts: dict[Any, dict[str, int]]) -> dict
             )
             total.count = sum(by_currency.values())
         else:
-            total.currency = main_currency(
-                [c for c in total.by_currency if not c.startswith("today:")]
-            )
+            total.currency = main_currency([c for c in total.by_currency if ":" not in c])
         total.total = total.by_currency.get(total.currency, Decimal(0))
         total.today = total.by_currency.get("today:" + total.currency, Decimal(0))
+        total.savings = total.by_currency.get("saved:" + total.currency, Decimal(0))
         total.unpriced_clusters = sorted(set(total.unpriced_clusters))
     return lines
 
@@ -252,6 +270,8 @@ def totals_by_tenant(
                 count=total.count,
                 total=total.total,
                 today=total.today,
+                asleep_hours=total.asleep_hours,
+                savings=total.savings,
                 unpriced_clusters=total.unpriced_clusters,
             )
         )

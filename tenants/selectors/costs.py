@@ -6,7 +6,9 @@ at each hour (tenants.models.ClusterPrice: each from its date until the cluster'
 Waiting for approval or a merge costs nothing. A closed month (tenants.models.ClosedMonth)
 is read from the rows it was counted into, plus the dated adjustments added since; an open
 one is worked out from the history (tenants.charging). Cost is of the quota allocated;
-measured usage is beside it (tenants.usage, tenants.selectors.usage_history).
+measured usage is beside it (tenants.usage, tenants.selectors.usage_history). Hours a
+namespace slept (hibernation) are charged at the asleep prices, and what that saved is
+shown beside what it cost.
 """
 
 from __future__ import annotations
@@ -53,10 +55,21 @@ class NamespaceCost:
     expires_at: datetime | None = None
     until_expiry: Decimal | None = None
     by_day: dict[date, Decimal] = field(default_factory=dict)
+    asleep: bool = False  # asleep now (at the end of the month's last piece)
+    # Per day it slept: hours asleep and what sleeping saved (awake cost less asleep cost).
+    asleep_by_day: dict[date, tuple[Decimal, Decimal]] = field(default_factory=dict)
 
     @property
     def per_day(self) -> Decimal:
         return self.per_hour * 24
+
+    @property
+    def asleep_hours(self) -> Decimal:
+        return sum((hours for hours, _ in self.asleep_by_day.values()), Decimal(0))
+
+    @property
+    def savings(self) -> Decimal:
+        return sum((saved for _, saved in self.asleep_by_day.values()), Decimal(0))
 
 
 @dataclass
@@ -105,6 +118,19 @@ class TenantCosts:
     @property
     def until_expiry(self) -> Decimal:
         return sum((each.until_expiry or Decimal(0) for each in self.namespaces), Decimal(0))
+
+    @property
+    def asleep_hours(self) -> Decimal:
+        """Namespace-hours slept in the month (hibernation)."""
+        return sum((each.asleep_hours for each in self.namespaces), Decimal(0))
+
+    @property
+    def savings(self) -> Decimal:
+        """What sleeping saved in the month: those hours awake less what they cost."""
+        return sum(
+            (each.savings for each in self.namespaces if each.currency == self.currency),
+            Decimal(0),
+        )
 
 
 def tenant_costs(
@@ -191,9 +217,13 @@ def _costs(
             per_hour=last.per_hour,
             expires_at=about["expires_at"],
         )
+        row.asleep = last.asleep and row.ended_at is None
         for piece in pieces:
             for day, amount in charging.by_day(piece, days).items():
                 row.by_day[day] = row.by_day.get(day, Decimal(0)) + amount
+            for day, (hours, saved) in charging.asleep_by_day(piece, days).items():
+                slept, before = row.asleep_by_day.get(day, (Decimal(0), Decimal(0)))
+                row.asleep_by_day[day] = (slept + hours, before + saved)
         row.month = sum(row.by_day.values(), Decimal(0))
         row.today = row.by_day.get(today, Decimal(0))
         if row.currency == costs.currency:

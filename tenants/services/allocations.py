@@ -23,7 +23,8 @@ def record_held(
 ) -> None:
     """These namespaces are Ready holding their quota now: an allocation opens for each that
     held nothing, and one whose quota changed closes and a new one opens at the same
-    instant. A namespace whose quota is unchanged is left as it is. `before`, when the caller
+    instant, asleep if the namespace is (a quota changed while it sleeps is still charged
+    asleep). A namespace whose quota is unchanged is left as it is. `before`, when the caller
     knows it (the engine does), is what each held until now (absent: nothing), which spares
     reading the open allocations."""
     at = at or timezone.now()
@@ -54,6 +55,7 @@ def record_held(
                     storage_gib=quota[2],
                     started_at=at,
                     started_by=AllocationChange.QUOTA if held else AllocationChange.READY,
+                    asleep=namespace.asleep,
                 )
             )
         if changed:

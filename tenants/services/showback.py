@@ -69,6 +69,8 @@ def close_month(first: date, *, now: datetime | None = None) -> ClosedMonth | No
                     charged_from=piece.start,
                     charged_until=piece.end,
                     cost=piece.cost.quantize(Decimal("1e-10")),
+                    asleep=piece.asleep,
+                    savings=piece.savings.quantize(Decimal("1e-10")),
                 )
             )
         try:

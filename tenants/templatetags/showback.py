@@ -72,5 +72,11 @@ def money(amount: object) -> str:
 
 
 @register.filter
+def hours(amount: object) -> str:
+    """Hours to the tenth, grouped: 1,234.5."""
+    return f"{amount:,.1f}" if amount is not None else "—"
+
+
+@register.filter
 def get_usage(by_namespace: dict, name: str) -> dict | None:
     return (by_namespace or {}).get(name)

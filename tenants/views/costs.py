@@ -1,10 +1,12 @@
-"""A tenant's costs (showback) as CSV: one row per namespace and day (the page section is a
-partial of the tenant's page, tenants.templatetags.showback); the platform's costs page."""
+"""A tenant's costs (showback) as CSV: one row per namespace and day, with the hours it slept
+and what sleeping saved that day (the page section is a partial of the tenant's page,
+tenants.templatetags.showback); the platform's costs page."""
 
 from __future__ import annotations
 
 import csv
 import io
+from decimal import Decimal
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -32,6 +34,8 @@ COLUMNS = [
     "storage_gib",
     "currency",
     "cost",
+    "asleep_hours",
+    "savings",
 ]
 
 
@@ -52,6 +56,7 @@ def tenant_costs_csv(request: HttpRequest, slug: str) -> HttpResponse:
     writer.writerow(COLUMNS)
     for row in costs.namespaces:
         for day, amount in sorted(row.by_day.items()):
+            slept, saved = row.asleep_by_day.get(day, (Decimal(0), Decimal(0)))
             writer.writerow(
                 [
                     defused(value)
@@ -66,6 +71,8 @@ def tenant_costs_csv(request: HttpRequest, slug: str) -> HttpResponse:
                         row.storage_gib,
                         row.currency,
                         rounded(amount),
+                        rounded(slept),
+                        rounded(saved),
                     )
                 ]
             )

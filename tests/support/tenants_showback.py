@@ -21,6 +21,9 @@ PRICES = {
     "memory_gib_hour": Decimal("0.005"),
     "storage_gib_month": Decimal("0.10"),
     "namespace_month": Decimal("7.30"),
+    # A namespace asleep (hibernation): its CPU and memory at these (the defaults).
+    "asleep_cpu_core_hour": Decimal(0),
+    "asleep_memory_gib_hour": Decimal(0),
 }
 # 2 cores, 4 GiB, 10 GiB of storage and the namespace itself, per hour, at PRICES.
 HOURLY = (

@@ -59,6 +59,8 @@ class PricesSerializer(serializers.Serializer):
     memory_gib_hour = _price_field(PRICE_FIELDS["memory_gib_hour"])
     storage_gib_month = _price_field(PRICE_FIELDS["storage_gib_month"])
     namespace_month = _price_field(PRICE_FIELDS["namespace_month"])
+    asleep_cpu_core_hour = _price_field(PRICE_FIELDS["asleep_cpu_core_hour"])
+    asleep_memory_gib_hour = _price_field(PRICE_FIELDS["asleep_memory_gib_hour"])
     effective_from = EffectiveFrom(
         required=False,
         allow_null=True,
@@ -116,6 +118,14 @@ class Money(serializers.Field):
         return str(rounded(value))
 
 
+@extend_schema_field(OpenApiTypes.STR)
+class Hours(serializers.Field):
+    """Hours to the hundredth, as a decimal string ("12.50")."""
+
+    def to_representation(self, value: Any) -> str:
+        return str(rounded(value))
+
+
 class NamespaceCostSerializer(serializers.Serializer):
     name = serializers.CharField()
     cluster = serializers.CharField()
@@ -141,6 +151,9 @@ class NamespaceCostSerializer(serializers.Serializer):
     until_expiry = Money(
         allow_null=True, help_text="An ephemeral environment's cost from now until it expires."
     )
+    asleep = serializers.BooleanField(help_text="Asleep now (hibernation).")
+    asleep_hours = Hours(help_text="Hours it slept in the month, charged at the asleep prices.")
+    savings = Money(help_text="What those hours would have cost awake, less what they cost.")
     days = serializers.SerializerMethodField()
 
     def get_days(self, row: Any) -> dict[str, str]:
@@ -178,6 +191,10 @@ class CostsSerializer(serializers.Serializer):
     adjustments = AdjustmentSerializer(many=True)
     today = Money()
     until_expiry = Money()
+    asleep_hours = Hours(help_text="Namespace-hours slept in the month (hibernation).")
+    savings = Money(
+        help_text="What sleeping saved in the month: those hours awake, less what they cost."
+    )
     unpriced_clusters = serializers.ListField(child=serializers.CharField())
     other_currencies = serializers.ListField(child=serializers.CharField())
     days = serializers.SerializerMethodField()

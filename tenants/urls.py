@@ -16,6 +16,7 @@ from tenants.views import (
     names,
     preferences,
     requests,
+    sleep,
     tenants,
     tokens,
     truth,
@@ -91,6 +92,12 @@ urlpatterns = [
         "namespaces/<int:pk>/kubeconfig.yaml",
         tenants.namespace_kubeconfig,
         name="namespace-kubeconfig",
+    ),
+    path("namespaces/<int:pk>/wake/", sleep.namespace_wake, name="namespace-wake"),
+    path(
+        "namespaces/<int:pk>/sleep/",
+        sleep.namespace_sleep_schedule,
+        name="namespace-sleep-schedule",
     ),
     path(
         "namespaces/<int:pk>/deploy-tokens/",

@@ -14,13 +14,13 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from tenants.choices import RequestState
-from tenants.models import AuditEvent, Request
+from tenants.choices import NamespaceState, RequestState
+from tenants.models import AuditEvent, Namespace, Request
 
 WINDOW_DAYS = 30
 REQUEST_TYPE = Request._meta.label_lower
@@ -210,6 +210,14 @@ def admin_dashboard(now: datetime | None = None) -> dict:
         if oldest
         else "",
     }
+
+
+def namespaces_asleep() -> dict[str, int]:
+    """How many live namespaces their clusters hold asleep now, of how many live ones (one
+    query; the dashboard is the platform admins', so every tenant's)."""
+    return Namespace.objects.filter(state=NamespaceState.ACTIVE).aggregate(
+        asleep=Count("id", filter=Q(asleep=True)), live=Count("id")
+    )
 
 
 ENDS = ("request.approve", "request.reject", "request.mark_ready", "request.mark_failed")

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from tenants import selectors
+from tenants.selectors.dashboard import namespaces_asleep
 from tenants.views.support import require_platform_admin
 
 
@@ -16,4 +17,5 @@ def admin_dashboard(request: HttpRequest) -> HttpResponse:
         selectors.campaigns().exclude(state__in=("done", "rolled_back", "rejected"))[:10]
     )
     context["unfenced"] = selectors.unfenced_clusters()
+    context["sleeping"] = namespaces_asleep()
     return render(request, "tenants/dashboard.html", context)

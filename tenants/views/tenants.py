@@ -12,6 +12,7 @@ from tenants.client_address import client_ip
 from tenants.errors import InvalidInput
 from tenants.selectors import kubeconfig
 from tenants.selectors.budget_alerts import budget_alerts_panel
+from tenants.views.sleep import sleep_panel
 from tenants.views.support import field_errors, require_platform_admin
 
 
@@ -70,6 +71,7 @@ def namespace_detail(request: HttpRequest, pk: int) -> HttpResponse:
             ),
             "deploy_tokens": selectors.deploy_tokens_panel(request.user, namespace),
             "deploy_token_form": forms.DeployTokenForm(),
+            "sleep": sleep_panel(request.user, namespace),
         },
     )
 

@@ -23,6 +23,7 @@ from tenants.api.views import (
     namespaces,
     policy,
     requests,
+    sleep,
     tenants,
     truth,
     usage_history,
@@ -142,6 +143,11 @@ urlpatterns = [
         rf"^v1/namespaces/(?P<namespace>{DNS_LABEL})/kubeconfig/$",
         namespaces.NamespaceKubeconfigView.as_view(),
         name="namespace-kubeconfig",
+    ),
+    re_path(
+        rf"^v1/namespaces/(?P<namespace>{DNS_LABEL})/wake/$",
+        sleep.NamespaceWakeView.as_view(),
+        name="namespace-wake",
     ),
     re_path(
         rf"^v1/namespaces/(?P<namespace>{DNS_LABEL})/deploy-tokens/$",

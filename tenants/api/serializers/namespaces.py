@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from tenants import quantities, selectors
 from tenants.api.serializers.requests import ConditionSerializer
+from tenants.api.serializers.sleep import SleepSerializer, sleep_of
 from tenants.models import Namespace, Project
 
 
@@ -42,6 +43,7 @@ class NamespaceSerializer(serializers.ModelSerializer):
     quota = serializers.SerializerMethodField()
     definition = serializers.SerializerMethodField()
     conditions = ConditionSerializer(many=True, read_only=True)
+    sleep = serializers.SerializerMethodField()
 
     class Meta:
         model = Namespace
@@ -62,6 +64,7 @@ class NamespaceSerializer(serializers.ModelSerializer):
             "drift_checked_at",
             "conditions",
             "definition",
+            "sleep",
             "created_at",
         ]
         read_only_fields = fields
@@ -78,6 +81,10 @@ class NamespaceSerializer(serializers.ModelSerializer):
             "current": not found.behind,
             "behind": list(found.behind),
         }
+
+    @extend_schema_field(SleepSerializer)
+    def get_sleep(self, namespace: Namespace) -> dict[str, Any]:
+        return sleep_of(namespace)
 
     @extend_schema_field(QuotaSerializer)
     def get_quota(self, namespace: Namespace) -> dict[str, Any]:

@@ -122,7 +122,8 @@ class RequestCreateSerializer(serializers.Serializer):
         help_text="Per kind, as on the web form. namespace: app, tier, cluster, cpu, memory, "
         "storage (quantities such as 500m, 2Gi); project: app, engine, cluster, tiers; "
         "environment: project, tier, cluster, cpu, memory, storage; quota_change: namespace, "
-        "cpu, memory, storage; decommission: namespace, reason."
+        "cpu, memory, storage; decommission: namespace, reason; sleep: namespace, mode (tier, "
+        "custom, never) and for custom sleep_weekdays, sleep_at, wake_at, sleep_time_zone."
     )
 
 

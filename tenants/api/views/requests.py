@@ -117,8 +117,8 @@ class RequestViewSet(ApiView, mixins.ListModelMixin, viewsets.GenericViewSet):
         return self._detail(self.get_object().pk)
 
     @extend_schema(
-        summary="Ask for something: a namespace, project, environment, quota change or "
-        "decommission",
+        summary="Ask for something: a namespace, project, environment, quota change, "
+        "decommission or sleep schedule",
         request=s.RequestCreateSerializer,
         responses={201: s.RequestDetailSerializer},
     )

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from tenants.models import AccessGrant, Cluster, Request, TruthTable, UpgradeCampaign
+from tenants.models import (
+    AccessGrant,
+    Cluster,
+    Namespace,
+    Request,
+    TruthTable,
+    UpgradeCampaign,
+)
 from tenants.queue import enqueue
 from tenants.signals import (
     access_grant_revoked,
     campaign_moved,
     cluster_registered,
+    namespace_sleep_changed,
     request_state_changed,
 )
 
@@ -93,3 +101,30 @@ def remove_revoked_grant(sender, *, grant_id: int, actor: str, **_: object) -> N
     grant = AccessGrant.objects.select_related("namespace__cluster").get(pk=grant_id)
     key = namespace_key(grant.namespace.cluster.name, grant.namespace.name)
     door.enqueue([key], cause=Cause("grant", grant_id, actor, "revoked"))
+
+
+@receiver(namespace_sleep_changed, sender=Namespace)
+def settle_sleep(sender, *, namespace_id: int, actor: str, **_: object) -> None:
+    """Woken on demand (or its schedule changed): its sleep settled now."""
+    from provisioning.reconcile import door
+    from provisioning.reconcile.queue import Cause
+
+    namespace = Namespace.objects.select_related("tier", "cluster").get(pk=namespace_id)
+    door.settle_sleep([namespace], cause=Cause("wake" if actor else "sleep", actor=actor))
+
+
+@receiver(request_state_changed, sender=Request)
+def follow_sleep_schedules(sender, *, request_ids: list[int], action: str, **_: object) -> None:
+    """A namespace Ready (made, or its sleep schedule changed): its schedule followed from
+    now (asleep at once when made during its sleeping hours)."""
+    if action == "mark_ready":
+        from provisioning.reconcile import door
+        from provisioning.reconcile.queue import Cause
+        from tenants.kinds import kinds_where
+
+        changed = Request.objects.filter(
+            pk__in=request_ids, kind__in=kinds_where(sets_sleep_schedule=True)
+        ).exists()
+        door.settle_sleep(
+            door.namespaces_of_requests(request_ids), cause=Cause("sleep"), changed=changed
+        )

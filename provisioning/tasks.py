@@ -152,6 +152,7 @@ def discover_namespaces(cluster_id: int) -> list[str]:
     if cluster is None:
         return []
     try:
+        jobs.discover_hibernation(cluster)
         return jobs.discover_namespaces(cluster)
     except KubeError as error:
         logger.warning(
@@ -185,6 +186,11 @@ def reconcile() -> int:
     cluster whose watcher is healthy cost nothing here: it sees their drift as it happens
     (and lists each kind once an hour as its own safety net)."""
     drifted = 0
+    for cluster in Cluster.objects.filter(plan_only=False):
+        try:  # who carries sleep out there: kube-green, once it is installed, else Berth
+            jobs.discover_hibernation(cluster)
+        except KubeError as error:
+            logger.warning("kube-green on %s not looked for: %s", cluster.name, error.message)
     watched = watched_clusters()
     for namespace in jobs.active_namespaces().exclude(cluster_id__in=watched):
         try:

@@ -26,6 +26,10 @@ with cel-python. A rule sees one variable, `request`, with these attributes:
                              while): the role asked, "owner" | "member" | "viewer" | the
                              tier's elevated role ("prod-edit"); "" for other kinds
     request.access_minutes   access: for how long, in minutes; 0 for other kinds
+    request.sleep_mode       sleep (a namespace's sleep schedule): "tier" | "custom" |
+                             "never"; "" for other kinds
+    request.sleep_within_tier  sleep: true when the schedule is one the namespace's tier
+                             lets its owners set themselves
 
 Budgets are enforced before rules are consulted: a request beyond the tenant's budget is
 refused at submission, so every request a rule sees fits.
@@ -59,6 +63,8 @@ SAMPLE_ATTRIBUTES: dict[str, Any] = {
     "requester_platform_admin": False,
     "access_role": "",
     "access_minutes": 0,
+    "sleep_mode": "",
+    "sleep_within_tier": False,
 }
 FALLBACK = "no-rule-matched"
 

@@ -29,3 +29,8 @@ budget_threshold_reached = Signal()
 # An access grant ended early (revoked): grant_id, actor (a username, "" for Berth). The
 # engine removes its binding now rather than at its expiry. On commit.
 access_grant_revoked = Signal()
+
+# A namespace's sleep must be settled now rather than at its next scheduled moment: woken on
+# demand, its schedule changed, or Ready with one. namespace_id, actor (a username, "" for
+# Berth). On commit.
+namespace_sleep_changed = Signal()

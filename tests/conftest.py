@@ -89,6 +89,7 @@ DATA_MIGRATIONS = (
     "0009_ephemeral_auto_approve",
     "0015_gitops_loop_rules",
     "0034_access_rules",
+    "0037_sleep_rules",
 )
 
 

@@ -10,6 +10,7 @@ from django.db.models import Q
 from provisioning import gitops
 from provisioning.inputs.access import live_grants
 from provisioning.inputs.reads import claimed_name, claims_of, read_once
+from provisioning.inputs.sleep import sleep_spec
 from provisioning.plan import (
     ClusterSpec,
     GrantSpec,
@@ -313,6 +314,7 @@ def namespace_spec(
         cluster=namespace.cluster.name,
         engine=engine,
         grants=grants,
+        sleep=sleep_spec(namespace),
     )
 
 

@@ -3,7 +3,8 @@ keys' pins wave by wave, the watcher and beat's sweep find drift and queue the k
 have it, discovery claims what a new cluster holds, the truth table compares records,
 repository and cluster. None of them writes to a cluster or a repository itself.
 
-    discovery the namespaces already on a cluster, claimed so none is given away
+    discovery the namespaces already on a cluster, claimed so none is given away; whether
+              kube-green is there
     truth     database, repository and cluster compared, object by object (truth_rows: its
               states, its rows, the rows a healthy watcher answers)
     watch     the cluster watcher (watch_streams: its streams, watch_lock: one per cluster,
@@ -11,7 +12,7 @@ repository and cluster. None of them writes to a cluster or a repository itself.
     campaigns upgrade campaigns: their changes planned, their waves driven through the keys
 """
 
-from provisioning.jobs.discovery import discover_namespaces
+from provisioning.jobs.discovery import discover_hibernation, discover_namespaces
 from provisioning.jobs.truth import take as take_truth
 from provisioning.kube import cluster_access, cluster_client, retry_policy
 from provisioning.reconcile import active_namespaces, sweep_namespace
@@ -20,6 +21,7 @@ __all__ = [
     "active_namespaces",
     "cluster_access",
     "cluster_client",
+    "discover_hibernation",
     "discover_namespaces",
     "retry_policy",
     "sweep_namespace",

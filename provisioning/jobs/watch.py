@@ -22,7 +22,7 @@ from typing import Any
 from django.db import DatabaseError, connection
 
 from provisioning.inputs import namespace_input
-from provisioning.jobs.watch_grants import GrantEnds
+from provisioning.jobs.watch_deadlines import Deadlines
 from provisioning.jobs.watch_lock import Lock
 from provisioning.jobs.watch_streams import (
     GUARDRAIL_KINDS,
@@ -81,7 +81,7 @@ class ClusterWatcher:
         self.cluster_name = ""
         self.lock: Lock | None = None
         self.next_beat = 0.0
-        self.grant_ends = GrantEnds()
+        self.deadlines = Deadlines()
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -137,9 +137,10 @@ class ClusterWatcher:
                     try:
                         self._refresh()
                         self._retry_deferred()
+                        self.deadlines.note_wakes(self.cluster_id)
                     except DatabaseError as error:
                         logger.warning("cluster %s: refresh put off: %s", self.cluster_id, error)
-                self.grant_ends.end_due(
+                self.deadlines.reconcile_due(
                     cluster=self.cluster_name, worker=self.holder, replan=self._plan
                 )
                 try:
@@ -189,7 +190,7 @@ class ClusterWatcher:
         active = dict(live.values_list("name", "pk"))
         for name in set(self.plans) - set(active):
             del self.plans[name]
-            self.grant_ends.forget(name)
+            self.deadlines.forget(name)
         for name in set(active) - set(self.plans):
             self._plan(name)
             if not self._beat_when_due():
@@ -206,11 +207,11 @@ class ClusterWatcher:
         )
         if namespace is None:
             self.plans.pop(name, None)
-            self.grant_ends.forget(name)
+            self.deadlines.forget(name)
             return None
         inputs = namespace_input(namespace)
         desired = namespace_objects(inputs, inputs.namespaces[0])
-        self.grant_ends.note(name, inputs.namespaces[0].grants)
+        self.deadlines.note(inputs.namespaces[0])
         plan = NamespacePlan(
             id=namespace.pk,
             tenant=sys.intern(namespace.tenant.slug),

@@ -5,11 +5,12 @@ anything with a Cluster row's fields: this package reads no records itself."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Any
 
 from django.conf import settings
 
-from provisioning.kube.client import ClusterAccess, ClusterClient, client_for
+from provisioning.kube.client import ClusterAccess, ClusterClient
 from provisioning.kube.errors import RetryPolicy
 
 
@@ -39,3 +40,16 @@ def cluster_client(cluster: Any) -> ClusterClient:
     """The cluster's client, shared by every job and check of this process that reaches it
     with the same credentials (and so its discovery)."""
     return client_for(cluster_access(cluster), retry_policy())
+
+
+_clients: dict[str, ClusterClient] = {}
+_clients_lock = threading.Lock()
+
+
+def client_for(access: ClusterAccess, policy: RetryPolicy) -> ClusterClient:
+    """One cached client per cluster (and credentials version) per worker process."""
+    with _clients_lock:
+        cached = _clients.get(access.key)
+        if cached is None or cached.policy != policy:
+            cached = _clients[access.key] = ClusterClient(access, policy)
+        return cached

@@ -19,6 +19,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
 from kubernetes.watch.watch import iter_resp_lines
 
 from provisioning.kube.connection import ClusterAccess, api_client_for, discovery_cache_file
@@ -89,6 +90,13 @@ class ClusterClient:
                 api_version=api_version, kind=kind
             )
         return found
+
+    def serves(self, api_version: str, kind: str) -> bool:
+        try:
+            self._retry(lambda: self._resource(api_version, kind))
+        except ResourceNotFoundError:  # its API discovery does not list it
+            return False
+        return True
 
     def version(self) -> str:
         info, _ = self._retry(lambda: k8s.VersionApi(self.api_client).get_code(**self._timeout()))
@@ -165,6 +173,28 @@ class ClusterClient:
         else:
             result = "configured"
         return Applied(ref=ref, result=result, attempts=attempts, resource_version=version)
+
+    def merge_patch(self, ref: ObjectRef, patch: dict[str, Any], *, version: str) -> bool:
+        """A merge patch of an object someone else owns (a workload asleep), at the version it
+        was read at: False when it is gone or changed since (nothing overwritten)."""
+        meta = {**(patch.get("metadata") or {}), "resourceVersion": version}
+        options = {"name": ref.name, "namespace": ref.namespace or None, **self._timeout()}
+
+        def patch_once() -> bool:
+            try:
+                self._resource(ref.api_version, ref.kind).patch(
+                    body={**patch, "metadata": meta},
+                    content_type="application/merge-patch+json",
+                    field_manager=FIELD_MANAGER,
+                    **options,
+                )
+            except ApiException as exc:
+                if exc.status in (404, 409):
+                    return False
+                raise
+            return True
+
+        return self._retry(patch_once)[0]
 
     def delete(self, ref: ObjectRef) -> Outcome:
         resource = self._resource(ref.api_version, ref.kind)
@@ -356,16 +386,3 @@ def without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
     return obj
-
-
-_clients: dict[str, ClusterClient] = {}
-_clients_lock = threading.Lock()
-
-
-def client_for(access: ClusterAccess, policy: RetryPolicy) -> ClusterClient:
-    """One cached client per cluster (and credentials version) per worker process."""
-    with _clients_lock:
-        cached = _clients.get(access.key)
-        if cached is None or cached.policy != policy:
-            cached = _clients[access.key] = ClusterClient(access, policy)
-        return cached

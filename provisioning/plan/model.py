@@ -88,6 +88,7 @@ KIND_ORDER = {
     "GitRepository": 10,
     "Kustomization": 11,
     "Application": 11,
+    "SleepInfo": 12,
 }
 
 
@@ -175,6 +176,20 @@ class GrantSpec:
 
 
 @dataclass(frozen=True)
+class SleepSpec:
+    """A namespace's sleep schedule (provisioning.plan.sleep), who carries it out (kube-green
+    where the cluster serves it, else Berth), and what Berth wants of it now."""
+
+    weekdays: str  # kube-green's notation
+    sleep_at: str  # HH:MM
+    wake_at: str
+    time_zone: str
+    kube_green: bool
+    asleep: bool  # the schedule and any wake on demand, at the moment the input was read
+    next_change: str = ""  # ISO 8601: when that changes next
+
+
+@dataclass(frozen=True)
 class NamespaceSpec:
     name: str
     tier: TierSpec
@@ -192,6 +207,8 @@ class NamespaceSpec:
     engine: str = ""
     # People's live access grants there: their bindings are part of what it should hold.
     grants: tuple[GrantSpec, ...] = ()
+    # Its sleep schedule, when it has one (read from its live records, not its pinned tier).
+    sleep: SleepSpec | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from provisioning.plan.model import (
     metadata_of,
     owned_labels,
 )
+from provisioning.plan.sleep import sleep_objects
 
 
 def pod_security(level: str) -> dict[str, str]:
@@ -233,4 +234,5 @@ def namespace_objects(inputs: PlanInput, ns: NamespaceSpec) -> list[dict[str, An
                 )
             )
     objects += grant_objects(ns.grants, inputs.tenant.slug)
+    objects += sleep_objects(ns, labels)
     return objects

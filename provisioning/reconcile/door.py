@@ -14,16 +14,25 @@ from typing import Any
 
 from celery import current_app
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from provisioning.reconcile import queue
-from provisioning.reconcile.keys import GRANT, NAMESPACE, Key, grant_key, namespace_key
+from provisioning.reconcile.keys import (
+    GRANT,
+    NAMESPACE,
+    SLEEP,
+    Key,
+    grant_key,
+    namespace_key,
+    sleep_key,
+)
 from provisioning.reconcile.namespace import reconcile_namespace
 from provisioning.reconcile.queue import Cause, Claim
 from tenants.choices import NamespaceState, RequestState
 from tenants.conditions import Outcome, Phase, Reason, busy, idle, waiting
 from tenants.models import AccessGrant, Namespace, Request
+from tenants.selectors.sleep import sleep_status
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +85,8 @@ def reconcile(
         return Reconciled(outcome, findings)
     if claim.key.kind == GRANT:
         return Reconciled(_end_of_grant(claim.key, worker=worker))
+    if claim.key.kind == SLEEP:
+        return Reconciled(_sleep_moment(claim, worker=worker))
     return Reconciled(_carried_by_requests(claim.key))
 
 
@@ -95,6 +106,66 @@ def _end_of_grant(key: Key, *, worker: str) -> Outcome:
     if done.phase is Phase.BUSY:
         return waiting(Reason.KEY_BUSY, done.message, now + timedelta(seconds=5))
     return done
+
+
+def _sleep_moment(claim: Claim, *, worker: str) -> Outcome:
+    """A namespace's sleep schedule: its key reconciled now (a scheduled moment, a wake, a
+    new schedule), then this key waits for the next moment; gone with the schedule."""
+    key = claim.key
+    namespace = (
+        Namespace.objects.filter(cluster__name=key.cluster, name=key.name)
+        .exclude(state=NamespaceState.DECOMMISSIONED)
+        .select_related("tier", "cluster")
+        .first()
+    )
+    if namespace is None:
+        return idle("no such namespace")
+    target = namespace_key(key.cluster, key.name)
+    causes = [cause for cause in claim.causes if cause.kind in ("sleep", "wake")]
+    done = run([target], cause=causes[-1] if causes else Cause("sleep"), worker=worker)[target]
+    now = timezone.now()
+    if done.outcome.phase is Phase.BUSY:
+        return waiting(Reason.KEY_BUSY, done.outcome.message, now + timedelta(seconds=5))
+    if done.outcome.phase is Phase.WAITING:
+        return done.outcome
+    status = sleep_status(namespace, now)
+    if status.next_change is None:
+        return idle("no moment ahead")
+    said = "wakes" if status.wants_asleep else "sleeps"
+    return waiting(
+        Reason.NOTHING,
+        f"{key.name} {said} next at {status.next_change.isoformat()}",
+        status.next_change,
+    )
+
+
+def settle_sleep(namespaces: list[Namespace], *, cause: Cause, changed: bool = False) -> None:
+    """These namespaces' sleep settled now, and their schedules followed from here on: those
+    with a schedule or asleep, or all of them when their schedules `changed`."""
+    keys = [
+        sleep_key(ns.cluster.name, ns.name)
+        for ns in namespaces
+        if changed or ns.schedule() or ns.asleep
+    ]
+    if keys:
+        enqueue(keys, cause=cause)
+
+
+def namespaces_of_requests(request_ids: list[int]) -> list[Namespace]:
+    """The live namespaces these requests made or name in their payloads."""
+    named = [
+        (payload.get("cluster", ""), payload.get("namespace", ""))
+        for payload in Request.objects.filter(pk__in=request_ids).values_list("payload", flat=True)
+    ]
+    made = Q(request_id__in=request_ids)
+    for cluster, name in named:
+        if name:
+            made |= Q(cluster__name=cluster, name=name)
+    return list(
+        Namespace.objects.filter(made, state=NamespaceState.ACTIVE).select_related(
+            "tier", "cluster"
+        )
+    )
 
 
 def _reconcile_claimed(

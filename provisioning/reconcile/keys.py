@@ -2,15 +2,17 @@
 outside its namespaces: the GitOps engines' projects, Kargo's, Flux's), and a tenant's
 repository. Every change of a cluster or a repository is the reconcile of one or more of
 them; a key is what the queue holds and what a worker claims. A grant's key is a deadline:
-queued for the moment an access grant ends, its reconcile is its namespace's."""
+queued for the moment an access grant ends, its reconcile is its namespace's. A sleep key is
+a namespace's sleep schedule: it waits for the schedule's next moment (or a wake's end),
+has its namespace's key reconciled then, and waits for the next one."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-NAMESPACE, TENANT, REPOSITORY, GRANT = "namespace", "tenant", "repository", "grant"
-KINDS = (NAMESPACE, TENANT, REPOSITORY, GRANT)
+NAMESPACE, TENANT, REPOSITORY, GRANT, SLEEP = "namespace", "tenant", "repository", "grant", "sleep"
+KINDS = (NAMESPACE, TENANT, REPOSITORY, GRANT, SLEEP)
 
 
 @dataclass(frozen=True, order=True)
@@ -46,6 +48,10 @@ def repository_key(slug: str) -> Key:
 
 def grant_key(cluster: str, grant_id: int) -> Key:
     return Key(GRANT, cluster, str(grant_id))
+
+
+def sleep_key(cluster: str, namespace: str) -> Key:
+    return Key(SLEEP, cluster, namespace)
 
 
 def namespace_keys(cluster: str, names: Iterable[str]) -> list[Key]:

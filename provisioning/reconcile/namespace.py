@@ -19,6 +19,7 @@ from provisioning.plan import (
     ref_of,
 )
 from provisioning.plan.compare import object_finding, unexpected
+from provisioning.reconcile import hibernation
 from provisioning.reconcile.applying import apply_object
 from provisioning.reconcile.gates import cluster_gate, merge_gate
 from provisioning.reconcile.keys import Key
@@ -128,6 +129,15 @@ def reconcile_namespace(
             for finding in changing:
                 ref = finding["object"]
                 _put_right(client, finding, by_ref.get(ref), strays.get(ref), namespace)
+        if not only or "sleep" in kinds:  # a watch event of one object leaves sleep be
+            hibernation.settle(
+                client,
+                namespace,
+                inputs.namespaces[0],
+                inputs.tenant,
+                causes=[str(cause) for cause in causes],
+                look="sleep" in kinds,
+            )
     except KubeError as error:
         outcome = (
             waiting(Reason.CLUSTER_UNREACHABLE, f"{namespace.cluster.name}: {error.message}")
@@ -194,7 +204,8 @@ def _changes(finding: dict[str, Any], repairing: bool, kinds: set[str]) -> bool:
         return False  # removed before the gates (reconcile_namespace)
     if finding["status"] == "unexpected":
         return bool(kinds & PRUNING)
-    return repairing
+    # The schedule kube-green keeps is Berth's clock, not the team's: always put back.
+    return repairing or finding["object"].startswith("SleepInfo/")
 
 
 def _put_right(

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from provisioning.plan import PlanInput
-from provisioning.records import access
+from provisioning.records import access, sleep
 from provisioning.versions import bundle_digest, tier_definition, tier_digest
 from tenants import audit
 from tenants.bulk import update_each
@@ -103,6 +103,8 @@ def record_outcomes(*, requests: list[tuple[Request, PlanInput]]) -> None:
     _activate_namespaces(requests)
     for tenancy_request, inputs in requests:
         _record_environment_outcome(tenancy_request, inputs)
+        if kind_for(tenancy_request.kind).sets_sleep_schedule:
+            sleep.record_schedule(tenancy_request)
 
 
 def _activate_namespaces(requests: list[tuple[Request, PlanInput]]) -> None:

@@ -33,6 +33,7 @@ from tenants.kinds import (
     project,
     project_decommission,
     quota_change,
+    sleep,
     tenant_decommission,
     tenant_sync,
 )
@@ -56,6 +57,7 @@ KINDS: Registry[Kind] = Registry(
         project_decommission,
         tenant_decommission,
         access,
+        sleep,
     )
 )
 

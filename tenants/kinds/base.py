@@ -61,6 +61,7 @@ class Kind:
     claims_project_names: ClassVar[bool] = False  # the project's Kargo namespace too
     starts_environment: ClassVar[bool] = False  # claims an ephemeral environment's names
     ends_environment: ClassVar[bool] = False  # its environment is ending once it is asked
+    sets_sleep_schedule: ClassVar[bool] = False  # its namespace's, once its run is Ready
 
     @property
     def label(self) -> str:

@@ -58,5 +58,7 @@ def rule_attributes(
         "requester_platform_admin": is_platform_admin(requester),
         "access_role": "",
         "access_minutes": 0,
+        "sleep_mode": "",
+        "sleep_within_tier": False,
         **(access or {}),
     }

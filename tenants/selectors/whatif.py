@@ -230,6 +230,9 @@ class Reconstruction:
 def _replayed_access(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     """What an access request showed the rules, from its stored payload (a payload from
     before a key existed shows its empty value)."""
-    if not kind_for(kind).grants_access:
+    declared = kind_for(kind)
+    if declared.sets_sleep_schedule and {"mode", "namespace", "cluster"} <= payload.keys():
+        return declared.rule_attributes(payload)
+    if not declared.grants_access:
         return {}
     return {"access_role": payload.get("role", ""), "access_minutes": payload.get("minutes", 0)}

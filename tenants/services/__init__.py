@@ -18,6 +18,7 @@ change audited. A Request changes state only through `lifecycle`.
     clusters      clusters: add, change
     tokens        personal API tokens
     deploy_tokens  a pipeline's short-lived token for one namespace: mint, revoke, remove
+    sleep         hibernation: wake a namespace on demand, ask for its sleep schedule
 """
 
 from tenants.services.access import (
@@ -97,6 +98,12 @@ from tenants.services.rules import (
     try_approval_rules,
 )
 from tenants.services.showback import add_adjustment, close_due_months, close_month
+from tenants.services.sleep import (
+    may_wake,
+    request_sleep_schedule,
+    settle_sleep_soon,
+    wake_namespace,
+)
 from tenants.services.tokens import create_api_token, revoke_api_token
 from tenants.services.truth import repair_truth
 
@@ -104,7 +111,11 @@ __all__ = [
     "end_unentitled_grants",
     "may_revoke",
     "record_grant_kubeconfig",
+    "may_wake",
     "request_access",
+    "request_sleep_schedule",
+    "settle_sleep_soon",
+    "wake_namespace",
     "revoke_grant",
     "APPROVE_TOGETHER_MAX",
     "CAMPAIGN_MOVES",

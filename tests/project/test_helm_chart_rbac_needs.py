@@ -14,6 +14,7 @@ from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.plan import (
     namespace_objects,
     render,
+    sleep,
 )
 from provisioning.plan.deploy_tokens import deploy_token_objects
 from tests.support.authz import RBAC_GROUP, resource_of
@@ -92,6 +93,29 @@ def needed_requests(berth_namespace: str) -> set[tuple[str, str, str, str, str]]
     ):
         ask(obj, "get", "create", "patch", "delete")
     needed.add(("create", "", "serviceaccounts/token", tokened.name, "berth-deploy-0123456789"))
+    # Hibernation (reconcile.hibernation): a namespace's workloads listed and patched to sleep
+    # and back, the team's Applications and Kustomizations deploying there paused, a
+    # SleepInfo no schedule wants removed.
+    asleep = inputs.namespaces[0].name
+    for (api_version, kind), where in [
+        *[(workload, asleep) for workload in sleep.WORKLOADS],
+        (sleep.CRONJOBS, asleep),
+        (sleep.APPLICATIONS, inputs.tenant.apps_namespace),
+        (sleep.KUSTOMIZATIONS, inputs.tenant.gitops_namespace),
+    ]:
+        group, resource = resource_of(api_version, kind)
+        needed.update(
+            {("list", group, resource, where, ""), ("patch", group, resource, where, "x")}
+        )
+    ask(
+        {
+            "apiVersion": sleep.SLEEP_INFO_KIND[0],
+            "kind": sleep.SLEEP_INFO_KIND[1],
+            "metadata": {"name": sleep.SLEEP_INFO, "namespace": asleep},
+        },
+        "get",
+        "delete",
+    )
     bootstrap = bootstrap_objects(inputs.cluster, berth_namespace=berth_namespace)
     for obj in bootstrap:  # "Install guardrails"
         ask(obj, "get", "create", "patch")

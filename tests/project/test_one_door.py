@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("provisioning", "tenants", "portal")
 
-CLUSTER_WRITES = {"apply", "delete", "apply_object"}
+CLUSTER_WRITES = {"apply", "delete", "apply_object", "merge_patch"}
 REPOSITORY_WRITES = {"write_batch", "write_branch", "write_gitops", "write_gitops_all"}
 
 # Where writer calls belong: the door, the writers themselves, and the install of the

@@ -55,6 +55,8 @@ RESOURCES: dict[tuple[str, str], str] = {
     ("kustomize.toolkit.fluxcd.io", "Kustomization"): "kustomizations",
     ("source.toolkit.fluxcd.io", "GitRepository"): "gitrepositories",
     ("cert-manager.io", "Certificate"): "certificates",
+    ("kube-green.com", "SleepInfo"): "sleepinfos",
+    ("batch", "CronJob"): "cronjobs",
 }
 CLUSTER_SCOPED = {
     "Namespace",

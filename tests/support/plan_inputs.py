@@ -16,6 +16,7 @@ from provisioning.plan import (
     NamespaceSpec,
     PlanInput,
     RepoCredential,
+    SleepSpec,
     TenantSpec,
     TierSpec,
 )
@@ -127,7 +128,18 @@ def a_plan_input_with_every_kind() -> PlanInput:
         engine="argocd_kargo",
         namespaces=(
             NamespaceSpec("payments-shop-dev", dev, 1000, 1024, 5, project="shop"),
-            NamespaceSpec("payments-web-dev", dev, 1000, 1024, 5, project="web", engine="flux"),
+            NamespaceSpec(
+                "payments-web-dev",
+                dev,
+                1000,
+                1024,
+                5,
+                project="web",
+                engine="flux",
+                sleep=SleepSpec(
+                    "1-5", "20:00", "08:00", "Europe/Rome", kube_green=True, asleep=False
+                ),
+            ),
         ),
         project="shop",
         remove_namespaces=("payments-old-dev",),

@@ -17,6 +17,7 @@ from provisioning.inputs.kinds import (
     project,
     project_decommission,
     quota_change,
+    sleep,
     tenant_decommission,
     tenant_sync,
 )
@@ -39,6 +40,7 @@ KINDS: Registry[PlanKind] = Registry(
         project_decommission,
         tenant_decommission,
         access,
+        sleep,
     )
 )
 

@@ -26,6 +26,8 @@ CALLS: dict[str, Call] = {
     "approve": Call("POST", "/api/v1/requests/{id}/approve/", body=("plan_digest", "note")),
     "reject": Call("POST", "/api/v1/requests/{id}/reject/", body=("reason",)),
     "namespaces": Call("GET", "/api/v1/namespaces/", query=(*LIST, "tenant", "state")),
+    "namespace": Call("GET", "/api/v1/namespaces/{id}/"),
+    "wake": Call("POST", "/api/v1/namespaces/{namespace}/wake/", body=("hours", "cluster")),
     "kubeconfig": Call(
         "GET", "/api/v1/namespaces/{namespace}/kubeconfig/", query=("credentials", "cluster")
     ),

@@ -1,5 +1,6 @@
 """The `berth` command: request, approve, watch and use Berth's namespaces and ephemeral
-environments from a terminal or a CI job, and ask for access to a namespace for a while.
+environments from a terminal or a CI job, ask for access to a namespace for a while, and
+wake a namespace that sleeps on a schedule.
 
 Exit codes: 0 done (with --wait: Ready), 1 the API refused or the work failed (its
 problem detail is printed), 2 a usage or configuration error, 3 --wait ran out of time.
@@ -23,6 +24,7 @@ from berth_cli.context import Context, pass_context, tenant_option
 from berth_cli.environments import env
 from berth_cli.files import write_private
 from berth_cli.output import err, show
+from berth_cli.sleep import wake
 
 FORMATS = click.Choice(["table", "json", "yaml"])
 COLUMNS = {
@@ -310,6 +312,7 @@ def token(
 
 cli.add_command(env)
 cli.add_command(access)
+cli.add_command(wake)
 
 
 @cli.command()

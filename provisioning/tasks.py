@@ -186,12 +186,12 @@ def reconcile() -> int:
     cluster whose watcher is healthy cost nothing here: it sees their drift as it happens
     (and lists each kind once an hour as its own safety net)."""
     drifted = 0
-    for cluster in Cluster.objects.filter(plan_only=False):
+    watched = watched_clusters()  # a watcher looks for kube-green as it starts
+    for cluster in Cluster.objects.filter(plan_only=False).exclude(pk__in=watched):
         try:  # who carries sleep out there: kube-green, once it is installed, else Berth
             jobs.discover_hibernation(cluster)
         except KubeError as error:
             logger.warning("kube-green on %s not looked for: %s", cluster.name, error.message)
-    watched = watched_clusters()
     for namespace in jobs.active_namespaces().exclude(cluster_id__in=watched):
         try:
             drifted += bool(jobs.sweep_namespace(namespace))

@@ -4,9 +4,8 @@ tenant namespace and per guardrail kind (jobs.watch_streams), as client-go's con
 Every event is compared with the namespace's pinned plan (plan.compare); only a digest of
 the fields Berth sets is kept per object. A difference is recorded within seconds and,
 where the tier says so, its namespace's key reconciled through the door; a guardrail's
-change has the guardrails checked by content at once. One watcher per cluster across every
-replica (jobs.watch_lock); /readyz reads its beats.
-"""
+change has the guardrails checked by content at once; the clock's moments (grants' ends,
+sleep) by jobs.watch_deadlines. One per cluster (jobs.watch_lock); /readyz reads its beats."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ from typing import Any
 from django.db import DatabaseError, connection
 
 from provisioning.inputs import namespace_input
+from provisioning.jobs.discovery import discover_hibernation
 from provisioning.jobs.watch_deadlines import Deadlines
 from provisioning.jobs.watch_lock import Lock
 from provisioning.jobs.watch_streams import (
@@ -51,9 +51,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class NamespacePlan:
-    """What the watcher keeps of one namespace: its objects' digests, not the objects. Kept
-    for every namespace on the cluster, so kept small: the 16 bytes of each digest, the
-    kinds' and names' strings shared between namespaces (interned)."""
+    """What the watcher keeps of one namespace: its objects' 16-byte digests, not the objects,
+    and kinds' and names' strings shared between namespaces (interned)."""
 
     id: int
     tenant: str
@@ -108,6 +107,8 @@ class ClusterWatcher:
         cluster = Cluster.objects.get(pk=self.cluster_id)
         self.client, self.cluster_name = cluster_client(cluster), cluster.name
         self.lock = lock
+        with contextlib.suppress(KubeError, DatabaseError):  # who carries out sleep here
+            discover_hibernation(cluster)
         while not stop.is_set():  # planned before the first LIST is compared
             try:
                 self._refresh()
@@ -162,9 +163,8 @@ class ClusterWatcher:
             streams_stop.set()
 
     def _beat_when_due(self) -> bool:
-        """A heartbeat once `heartbeat_seconds` have passed, between events and between
-        namespaces planned at start, so a long first refresh neither lets the lease lapse
-        nor sends beat's reconcile to read every object. False when the lock is lost."""
+        """A heartbeat once `heartbeat_seconds` have passed (between events, between namespaces
+        planned at start: a long first refresh keeps the lease). False when the lock is lost."""
         if self.lock is None or time.monotonic() < self.next_beat:
             return True
         self.next_beat = time.monotonic() + self.timing.heartbeat_seconds
@@ -310,8 +310,8 @@ class ClusterWatcher:
     def _confirm(
         self, name: str, api_version: str, kind: str, live: dict[str, Any] | None, ref: str
     ) -> None:
-        """A difference against the cached digests: against the records read again (a quota
-        change moves the plan), recorded, and repaired where the tier says so."""
+        """A difference against the cached digests: against the records read again, recorded,
+        repaired where the tier says so."""
         planned = self._plan(name)
         if planned is None:
             return
@@ -351,8 +351,8 @@ class ClusterWatcher:
             logger.info("drift in %s: %s %s%s", name, ref, finding["status"], repaired)
 
     def _busy(self, name: str) -> bool:
-        """A worker holds this namespace's key (a run, a campaign's wave, a repair): what the
-        watch sees may be its write before its records follow. No other key is held up."""
+        """A worker holds this namespace's key (a run, a wave, a repair): what the watch sees
+        may be its write before its records follow; no other key is held up."""
         return bool(held_keys([namespace_key(self.cluster_name, name)]))
 
     def _repair(self, name: str, ref: str, finding: dict[str, Any]) -> dict[str, Any] | None:

@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.utils import timezone
 
+from tenants.choices import NamespaceState, SleepMode
 from tenants.client_address import client_ip
 from tenants.egress import forge_url_problem, webhook_url_problem
 from tenants.forms.secrets import WriteOnlySecretForm
@@ -31,6 +32,7 @@ from tenants.services.names import claim_tenant_names, tenant_names
 from tenants.services.onboarding import SYNCED_FIELDS, emptied_roles, request_tenant_sync
 from tenants.services.prices import FIELDS as PRICE_FIELDS
 from tenants.services.prices import set_cluster_prices
+from tenants.services.sleep import settle_sleep_soon
 from tenants.tasks import REPOSITORY_FIELDS, request_repository_check
 from tenants.validators import (
     GROUP_FIELDS,
@@ -167,6 +169,11 @@ OFFERED_ROLE_FIELDS = {
 }
 
 
+# A tier's schedule: what its namespaces follow unless they have their own.
+SLEEP_SCHEDULE_FIELDS = ("sleep_weekdays", "sleep_at", "wake_at", "sleep_time_zone")
+HIBERNATION_FIELDS = (*SLEEP_SCHEDULE_FIELDS, "sleep_owner_choice", "wake_max_hours")
+
+
 @admin.register(EnvironmentTier)
 class EnvironmentTierAdmin(admin.ModelAdmin):
     list_display = (
@@ -177,8 +184,39 @@ class EnvironmentTierAdmin(admin.ModelAdmin):
         "changes_by_pull_request",
     )
 
+    def get_fieldsets(self, request, obj=None):
+        rest = [name for name in self.get_fields(request, obj) if name not in HIBERNATION_FIELDS]
+        return [
+            (None, {"fields": rest}),
+            (
+                "Hibernation",
+                {
+                    "fields": HIBERNATION_FIELDS,
+                    "description": "The sleep schedule of this tier's namespaces, unless one "
+                    "has its own (blank days: they never sleep); what their owners may change "
+                    "of it without a platform admin; how long Wake now lasts at most. A "
+                    "changed schedule is followed at once.",
+                },
+            ),
+        ]
+
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
+        if change and set(SLEEP_SCHEDULE_FIELDS) & set(form.changed_data):
+            # Its namespaces that follow it sleep or wake as it now says, once this commits.
+            following = list(
+                obj.namespaces.filter(
+                    state=NamespaceState.ACTIVE, sleep_mode=SleepMode.TIER
+                ).values_list("pk", flat=True)
+            )
+            for namespace_id in following:
+                settle_sleep_soon(namespace_id)
+            if following:
+                self.message_user(
+                    request,
+                    f"{len(following)} namespace(s) of {obj.slug} follow its new sleep "
+                    "schedule now.",
+                )
         if change and {"deploy_tokens_allowed", "member_cluster_role"} & set(form.changed_data):
             # Tokens no longer allowed, or bound to a member role the tier no longer gives.
             ended = end_unentitled_deploy_tokens(tier=obj)

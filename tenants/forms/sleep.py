@@ -21,7 +21,7 @@ class WakeForm(Form):
     # Bounds are the service's (its words say the tier's range); the browser hints at them.
     hours = forms.IntegerField(
         required=False,
-        label="For how many hours",
+        label="Awake for",
         help_text="Empty: as long as its tier lets a wake last.",
     )
 
@@ -32,8 +32,12 @@ class WakeForm(Form):
             {"min": 1, "max": longest, "placeholder": str(longest), "class": "input-hours"}
         )
         self.fields["hours"].help_text = (
-            f"1 to {longest}; empty: {longest}. Never past its next sleep"
-            + (" (kube-green wakes it until then)." if namespace.cluster.has_kube_green else ".")
+            f"1 to {longest} (empty: {longest}), never past its next sleep"
+            + (
+                ": kube-green keeps it awake until then."
+                if namespace.cluster.has_kube_green
+                else "."
+            )
         )
 
 

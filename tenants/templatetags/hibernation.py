@@ -78,6 +78,17 @@ def schedule_words(schedule: Schedule | None) -> str:
 
 
 @register.filter
+def schedule_short(schedule: Schedule | None) -> str:
+    """ "20:00 to 08:00, Monday to Friday, Europe/Rome"; "never sleeps" without one."""
+    if schedule is None:
+        return "never sleeps"
+    return (
+        f"{schedule.hhmm(schedule.sleep_at)} to {schedule.hhmm(schedule.wake_at)}, "
+        f"{weekdays_words(schedule.weekdays)}, {schedule.time_zone}"
+    )
+
+
+@register.filter
 def in_zone(moment: datetime | None, zone: str) -> str:
     """`{{ until|in_zone:"Europe/Rome" }}`: the moment's local hour there, "Tue 21:00"."""
     if moment is None:

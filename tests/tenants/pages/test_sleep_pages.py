@@ -300,4 +300,4 @@ def test_the_dashboard_counts_the_namespaces_asleep_now(client, demo_world, asle
     client.force_login(demo_world["admin"])
     page = client.get("/dashboard/").content.decode()
     section = page.split('id="asleep-now"')[1].split("</section>")[0]
-    assert "<strong>1</strong> of 2 live namespaces" in section
+    assert "<strong>1</strong> of 2 live namespaces is asleep on its cluster now" in section

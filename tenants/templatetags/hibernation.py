@@ -41,8 +41,10 @@ def weekdays_words(text: str) -> str:
     days = sorted(parse_weekdays(text))  # ISO: Monday 1 ... Sunday 7
     if len(days) == 7:
         return "every day"
-    # Start the week after a day it skips, so that a run over Sunday is not cut in two.
-    start = next(day for day in range(1, 8) if day not in days) % 7 + 1
+    # Monday first, unless a run goes over Sunday into Monday: then it starts that run.
+    start = 1
+    if 1 in days and 7 in days:
+        start = max(day for day in range(1, 8) if day not in days) + 1
     ordered = sorted(days, key=lambda day: (day - start) % 7)
     runs: list[list[int]] = []
     for day in ordered:

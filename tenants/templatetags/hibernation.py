@@ -12,7 +12,7 @@ from django import template
 from django.utils import timezone
 
 from tenants.choices import NamespaceState
-from tenants.models import Namespace
+from tenants.models import EnvironmentTier, Namespace
 from tenants.selectors.sleep import SleepStatus, sleep_status
 from tenants.sleep_schedules import Schedule, parse_weekdays
 
@@ -88,6 +88,25 @@ def schedule_short(schedule: Schedule | None) -> str:
         f"{schedule.hhmm(schedule.sleep_at)} to {schedule.hhmm(schedule.wake_at)}, "
         f"{weekdays_words(schedule.weekdays)}, {schedule.time_zone}"
     )
+
+
+@register.filter
+def idle_words(hours: int) -> str:
+    """An idle-sleeping tier's rule, as people read it."""
+    return (
+        f"Sleeps once {hours} hour{'s' if hours != 1 else ''} pass without a deploy (a deploy "
+        "token minted for it), and wakes at the next."
+    )
+
+
+@register.filter
+def tier_sleep_short(tier: EnvironmentTier) -> str:
+    """What a tier's namespaces follow: its schedule, its idle sleep, or never."""
+    schedule = tier.own_schedule()
+    idle = tier.sleep_after_idle_hours
+    if schedule is None and idle:
+        return f"after {idle} hour{'s' if idle != 1 else ''} without a deploy"
+    return schedule_short(schedule)
 
 
 @register.filter

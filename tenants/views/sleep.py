@@ -34,7 +34,7 @@ def sleep_panel(user: User, namespace: Namespace) -> dict[str, Any] | None:
     return {
         "status": status,
         "mode": SleepMode(namespace.sleep_mode),
-        "may_wake": status.schedule is not None and may_wake(user, namespace),
+        "may_wake": namespace.sleeps() and may_wake(user, namespace),
         "may_ask": selectors.may_request(user, namespace.tenant),
         "wake_form": WakeForm(namespace=namespace),
         "schedule_form": SleepScheduleForm(namespace=namespace),

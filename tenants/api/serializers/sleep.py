@@ -31,7 +31,9 @@ class SleepSerializer(serializers.Serializer):
         help_text="tier: its tier's schedule; custom: its own; never: it never sleeps.",
     )
     schedule = SleepScheduleSerializer(
-        allow_null=True, help_text="The schedule that holds for it now; null: it never sleeps."
+        allow_null=True,
+        help_text="The schedule that holds for it now; null: none (it never sleeps, or sleeps "
+        "when idle).",
     )
     asleep = serializers.BooleanField(help_text="Whether its cluster holds it asleep now.")
     awake_until = serializers.DateTimeField(
@@ -41,10 +43,16 @@ class SleepSerializer(serializers.Serializer):
         allow_null=True,
         help_text="When it next goes to sleep or wakes (its schedule, or a wake's end).",
     )
+    idle_hours = serializers.IntegerField(
+        allow_null=True,
+        help_text="Instead of a schedule (its tier's idle sleep): it sleeps once this many "
+        "hours pass without a deploy, and wakes at the next; null otherwise.",
+    )
     by = serializers.ChoiceField(
         choices=[KUBE_GREEN, BERTH],
+        allow_null=True,
         help_text="Who puts it to sleep and wakes it: kube-green on its cluster, or Berth "
-        "(workloads scaled to zero and back).",
+        "(workloads scaled to zero and back); null when it never sleeps.",
     )
 
 
@@ -66,7 +74,8 @@ def sleep_of(namespace: Namespace) -> dict[str, Any]:
         "asleep": status.asleep,
         "awake_until": status.awake_until,
         "next_change": status.next_change,
-        "by": KUBE_GREEN if status.by_kube_green else BERTH,
+        "idle_hours": status.idle_hours,
+        "by": (KUBE_GREEN if status.by_kube_green else BERTH) if status.sleeps else None,
     }
     return SleepSerializer(shown).data
 

@@ -69,10 +69,13 @@ def test_a_namespace_says_its_sleep(api_world, dev):
         "asleep": True,
         "awake_until": None,
         "next_change": "2026-03-18T07:00:00Z",
+        "idle_hours": None,
         "by": "berth",
     }
-    Namespace.objects.filter(pk=dev.pk).update(sleep_mode=SleepMode.NEVER, asleep=False)
     Cluster.objects.filter(name="sandbox").update(has_kube_green=True)
+    again = api(api_world.member).get(f"/api/v1/namespaces/{dev.pk}/").json()["sleep"]
+    assert again["by"] == "kube-green"
+    Namespace.objects.filter(pk=dev.pk).update(sleep_mode=SleepMode.NEVER, asleep=False)
     listed = api(api_world.member).get("/api/v1/namespaces/", {"tenant": "payments"}).json()
     row = next(row for row in listed["results"] if row["name"] == NAME)
     assert row["sleep"] == {
@@ -81,8 +84,21 @@ def test_a_namespace_says_its_sleep(api_world, dev):
         "asleep": False,
         "awake_until": None,
         "next_change": None,
-        "by": "kube-green",
+        "idle_hours": None,
+        "by": None,
     }
+
+
+def test_a_namespace_of_an_idle_sleeping_tier_says_so_and_wakes(api_world, dev):
+    EnvironmentTier.objects.filter(slug="dev").update(
+        sleep_weekdays="", sleep_at=None, wake_at=None, sleep_after_idle_hours=4
+    )
+    sleep = api(api_world.member).get(f"/api/v1/namespaces/{dev.pk}/").json()["sleep"]
+    assert sleep["schedule"] is None and sleep["idle_hours"] == 4
+    assert sleep["asleep"] is True and sleep["by"] == "berth"
+    woken = wake(api_world.member, hours=2)
+    assert woken.status_code == 200, woken.content
+    assert woken.json()["awake_until"] == "2026-03-18T00:00:00Z"
 
 
 @pytest.mark.parametrize("who", ["member", "owner", "admin"])

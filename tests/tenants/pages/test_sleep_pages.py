@@ -116,6 +116,18 @@ def test_a_namespace_of_its_own_schedule_or_none_says_so(client, demo_world, sle
     assert 'id="wake-now"' not in page
 
 
+def test_a_namespace_of_an_idle_sleeping_tier_says_when_it_sleeps(client, demo_world):
+    EnvironmentTier.objects.filter(slug="dev").update(sleep_after_idle_hours=4)
+    idle = live(demo_world, asleep=True, slept_at=NOW - timedelta(hours=1))
+    Namespace.objects.filter(pk=idle.pk).update(created_at=NOW - timedelta(hours=5))
+    client.force_login(demo_world["developer"])
+    page = page_of(client, idle)
+    assert 'data-sleep="asleep"' in page and "until its next deploy" in page
+    assert "Sleeps once 4 hours pass without a deploy (a deploy token minted for it)" in page
+    assert "<strong>Berth</strong>: its Deployments" in page and 'id="wake-now"' in page
+    assert "(dev: after 4 hours without a deploy)" in page
+
+
 def test_a_namespace_that_is_not_live_has_no_sleep_section(client, demo_world, sleepy_tier):
     namespace = live(demo_world)
     Namespace.objects.filter(pk=namespace.pk).update(state=NamespaceState.PENDING)

@@ -170,7 +170,13 @@ OFFERED_ROLE_FIELDS = {
 
 
 # A tier's schedule: what its namespaces follow unless they have their own.
-SLEEP_SCHEDULE_FIELDS = ("sleep_weekdays", "sleep_at", "wake_at", "sleep_time_zone")
+SLEEP_SCHEDULE_FIELDS = (
+    "sleep_weekdays",
+    "sleep_at",
+    "wake_at",
+    "sleep_time_zone",
+    "sleep_after_idle_hours",
+)
 HIBERNATION_FIELDS = (*SLEEP_SCHEDULE_FIELDS, "sleep_owner_choice", "wake_max_hours")
 
 

@@ -14,14 +14,14 @@ from tenants.selectors.sleep import sleep_status
 def sleep_spec(namespace: Namespace, at: datetime | None = None) -> SleepSpec | None:
     """Select `tier` and `cluster` with the namespace."""
     status = sleep_status(namespace, at)
-    schedule = status.schedule
-    if schedule is None:
+    if not status.sleeps:
         return None
+    schedule = status.schedule  # None: it sleeps when idle, by Berth alone
     return SleepSpec(
-        weekdays=schedule.weekdays,
-        sleep_at=schedule.hhmm(schedule.sleep_at),
-        wake_at=schedule.hhmm(schedule.wake_at),
-        time_zone=schedule.time_zone,
+        weekdays=schedule.weekdays if schedule else "",
+        sleep_at=schedule.hhmm(schedule.sleep_at) if schedule else "",
+        wake_at=schedule.hhmm(schedule.wake_at) if schedule else "",
+        time_zone=schedule.time_zone if schedule else "",
         kube_green=status.by_kube_green,
         asleep=status.wants_asleep,
         next_change=status.next_change.isoformat() if status.next_change else "",

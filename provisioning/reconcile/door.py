@@ -145,7 +145,7 @@ def settle_sleep(namespaces: list[Namespace], *, cause: Cause, changed: bool = F
     keys = [
         sleep_key(ns.cluster.name, ns.name)
         for ns in namespaces
-        if changed or ns.schedule() or ns.asleep
+        if changed or ns.sleeps() or ns.asleep
     ]
     if keys:
         enqueue(keys, cause=cause)

@@ -78,6 +78,8 @@ class Namespace(SleepScheduleFields):
     # holds, written by the provisioner (provisioning.records.sleep).
     sleep_mode = models.CharField(max_length=10, choices=SleepMode.choices, default=SleepMode.TIER)
     awake_until = models.DateTimeField(null=True, blank=True)
+    # The last deploy Berth knows of (a deploy token minted for it): idle sleep counts from it.
+    last_deploy_at = models.DateTimeField(null=True, blank=True)
     asleep = models.BooleanField(default=False)
     slept_at = models.DateTimeField(null=True, blank=True)
 
@@ -93,6 +95,15 @@ class Namespace(SleepScheduleFields):
 
     def __str__(self) -> str:
         return self.name
+
+    def idle_sleep_hours(self) -> int | None:
+        """How long it may go without a deploy before it sleeps (its tier's idle sleep)."""
+        if self.sleep_mode != SleepMode.TIER:
+            return None
+        return self.tier.sleep_after_idle_hours
+
+    def sleeps(self) -> bool:
+        return self.schedule() is not None or self.idle_sleep_hours() is not None
 
     def schedule(self):  # -> tenants.sleep_schedules.Schedule | None
         """The sleep schedule that holds for it now."""

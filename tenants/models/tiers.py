@@ -72,6 +72,13 @@ class EnvironmentTier(SleepScheduleFields):
     wake_max_hours = models.PositiveSmallIntegerField(
         "longest wake (hours)", default=12, help_text="How long a wake on demand lasts at most."
     )
+    sleep_after_idle_hours = models.PositiveSmallIntegerField(
+        "sleep after idle (hours)",
+        null=True,
+        blank=True,
+        help_text="Instead of a schedule (review environments): a namespace sleeps once this "
+        "long has passed without a deploy (a deploy token minted for it) and wakes at the next.",
+    )
 
     is_ephemeral = models.BooleanField(default=False)
     default_ttl = models.DurationField(null=True, blank=True)
@@ -105,6 +112,12 @@ class EnvironmentTier(SleepScheduleFields):
         self.clean_schedule()
         if not 1 <= self.wake_max_hours <= 168:
             raise ValidationError({"wake_max_hours": "From 1 to 168 hours."})
+        if self.sleep_after_idle_hours is not None:
+            if not 1 <= self.sleep_after_idle_hours <= 720:
+                raise ValidationError({"sleep_after_idle_hours": "From 1 to 720 hours."})
+            if self.sleep_weekdays:
+                problem = "A tier sleeps on a schedule or when idle, not both."
+                raise ValidationError({"sleep_after_idle_hours": problem})
         problem = tier_slug_problem(self.slug)
         if problem:
             raise ValidationError({"slug": problem})

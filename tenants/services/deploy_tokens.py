@@ -23,6 +23,7 @@ from tenants.selectors.deploy_tokens import (
     why_no_deploy_token,
     why_token_ends,
 )
+from tenants.services.sleep import note_deploy
 from tenants.signals import deploy_token_ended
 
 logger = logging.getLogger(__name__)
@@ -117,6 +118,7 @@ def mint_deploy_token(
                 "purpose": purpose,
             },
         )
+        note_deploy(namespace)
     return token, issued
 
 

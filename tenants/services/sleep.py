@@ -46,7 +46,7 @@ def wake_namespace(
             raise DomainError(
                 f"{namespace.name} is {namespace.state}: only a live namespace wakes."
             )
-        if namespace.schedule() is None:
+        if not namespace.sleeps():
             raise DomainError(f"{namespace.name} has no sleep schedule: it is always awake.")
         longest = namespace.tier.wake_max_hours
         if hours is not None and not 1 <= hours <= longest:
@@ -101,3 +101,11 @@ def settle_sleep_soon(namespace_id: int, actor: str = "") -> None:
     """The provisioner is told to settle this namespace's sleep once the caller's
     transaction commits (a schedule applied, a tier's schedule changed)."""
     _settle_on_commit(namespace_id, actor)
+
+
+def note_deploy(namespace: Namespace) -> None:
+    """A deploy is on its way (a deploy token was minted): an idle-sleeping namespace's idle
+    time starts again, and one asleep for idleness wakes now."""
+    Namespace.objects.filter(pk=namespace.pk).update(last_deploy_at=timezone.now())
+    if namespace.idle_sleep_hours() is not None:
+        _settle_on_commit(namespace.pk, "")

@@ -205,3 +205,34 @@ def test_a_schedule_beyond_the_tier_goes_to_a_platform_admin(gitops_world, names
     )
     assert asked.state == RequestState.SUBMITTED
     assert asked.approver_role == "platform_admin"
+
+
+def test_an_idle_namespace_sleeps_and_a_deploy_wakes_it(
+    gitops_world, sandbox, namespace, django_capture_on_commit_callbacks
+):
+    """A tier that sleeps when idle (review environments): after its hours without a deploy
+    the namespace sleeps; a deploy token minted for it (a pipeline about to deploy) wakes it."""
+    EnvironmentTier.objects.filter(slug="dev").update(
+        sleep_weekdays="",
+        sleep_at=None,
+        wake_at=None,
+        sleep_after_idle_hours=2,
+        deploy_tokens_allowed=True,
+    )
+    namespace.refresh_from_db()
+    web = workloads(namespace.name)[0]
+    idle_at = namespace.created_at + timedelta(hours=2)
+    with time_machine.travel(idle_at - timedelta(minutes=1), tick=False):
+        settle(namespace)
+        assert live(sandbox, web)["spec"]["replicas"] == 3
+    with time_machine.travel(idle_at + timedelta(seconds=1), tick=False):
+        door.drain(worker="test")  # the sleep key waited for the idle moment
+        assert live(sandbox, web)["spec"]["replicas"] == 0
+        with django_capture_on_commit_callbacks(execute=True):
+            services.mint_deploy_token(
+                user=User.objects.get(username="dev"), namespace=namespace, ttl_minutes=15
+            )
+        door.drain(worker="test")
+        assert live(sandbox, web)["spec"]["replicas"] == 3
+        namespace.refresh_from_db()
+        assert not namespace.asleep and namespace.last_deploy_at == idle_at + timedelta(seconds=1)

@@ -245,6 +245,9 @@ AUDIT_ACTIONS = {
     "cluster.update": "changed the cluster",
     "install_guardrails": "installed the guardrails",
     "install_guardrails.failed": "could not install the guardrails",
+    "namespace.woken": "woke the namespace on demand",
+    "namespace.slept": "put the namespace to sleep",
+    "namespace.woke": "woke the namespace",
 }
 
 

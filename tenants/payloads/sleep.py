@@ -38,7 +38,9 @@ class SleepPayload(TenantScoped):
                 probe.clean_schedule()
             except ModelValidationError as exc:
                 raise serializers.ValidationError(exc.message_dict) from exc
-        elif data["mode"] == SleepMode.TIER and namespace.tier.own_schedule() is None:
+        elif data["mode"] == SleepMode.TIER and not (
+            namespace.tier.own_schedule() or namespace.tier.sleep_after_idle_hours
+        ):
             raise serializers.ValidationError(
                 {"mode": f"The {namespace.tier.slug} tier has no sleep schedule to follow."}
             )

@@ -111,6 +111,6 @@ def _said(patch: dict[str, Any]) -> str:
     if "replicas" in spec:
         return f"replicas {spec['replicas']}"
     if "suspend" in spec:
-        return f"suspend {spec['suspend']}"
+        return "suspended" if spec["suspend"] is True else "suspend as before"
     enabled = ((spec.get("syncPolicy") or {}).get("automated") or {}).get("enabled")
     return f"automated sync {'off' if enabled is False else 'as before'}"

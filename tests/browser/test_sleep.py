@@ -3,13 +3,13 @@ tier's schedule (until when, the schedule in words, who carries it out), wakes i
 hours with the page's button, and sees it waking; a platform admin's top bar stays one line
 on the namespace's page. The screenshot in the docs (namespace-asleep) comes from here."""
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import timedelta
 
 import pytest
 import time_machine
 
 from tenants.choices import NamespaceState
-from tenants.models import Cluster, EnvironmentTier, Namespace
+from tenants.models import Cluster, Namespace
 from tenants.services.definitions import current_bundle_revision, current_tier_revision
 from tests.browser.test_layout import one_line
 from tests.support.browser import (
@@ -19,11 +19,11 @@ from tests.support.browser import (
     serious_violations,
     signed_in_page,
 )
+from tests.support.sleep_schedules import ROME_NIGHT, rome_evenings
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
-# A Tuesday evening, 23:00 in Rome: the dev tier's namespaces sleep from 20:00 to 08:00.
-NOW = datetime(2026, 3, 17, 22, 0, tzinfo=UTC)
+NOW = ROME_NIGHT
 
 
 @pytest.fixture
@@ -36,14 +36,7 @@ def fixed_clock():
 def test_a_developer_finds_their_namespace_asleep_and_wakes_it(
     live_server, browser, fixed_clock, demo_world
 ):
-    EnvironmentTier.objects.filter(slug="dev").update(
-        sleep_weekdays="1-5",
-        sleep_at=time(20, 0),
-        wake_at=time(8, 0),
-        sleep_time_zone="Europe/Rome",
-        wake_max_hours=12,
-    )
-    dev = EnvironmentTier.objects.get(slug="dev")
+    dev = rome_evenings()
     common = {
         "tenant": demo_world["tenant"],
         "tier": dev,

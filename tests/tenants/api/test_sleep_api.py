@@ -7,7 +7,7 @@ engine's tests.)"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import timedelta
 
 import pytest
 import time_machine
@@ -15,13 +15,13 @@ import time_machine
 from tenants.choices import RequestKind, RequestState, SleepMode
 from tenants.models import AuditEvent, Cluster, EnvironmentTier, Namespace, Request
 from tests.support.api import api, assert_problem
+from tests.support.sleep_schedules import ROME_NEXT_WAKE, ROME_NIGHT, rome_evenings
 from tests.tenants.api.test_deploy_tokens import live_namespace
 
 pytestmark = pytest.mark.django_db
 
-# A Tuesday, 23:00 in Rome: the dev tier's namespaces sleep from 20:00 to 08:00 there.
-NOW = datetime(2026, 3, 17, 22, 0, tzinfo=UTC)
-NEXT_WAKE = datetime(2026, 3, 18, 7, 0, tzinfo=UTC)
+NOW = ROME_NIGHT
+NEXT_WAKE = ROME_NEXT_WAKE
 NAME = "payments-shop-dev"
 
 
@@ -33,13 +33,7 @@ def clock():
 
 @pytest.fixture
 def dev(api_world) -> Namespace:
-    EnvironmentTier.objects.filter(slug="dev").update(
-        sleep_weekdays="1-5",
-        sleep_at=time(20, 0),
-        wake_at=time(8, 0),
-        sleep_time_zone="Europe/Rome",
-        wake_max_hours=12,
-    )
+    rome_evenings()
     made = live_namespace(api_world, "dev", NAME)
     Namespace.objects.filter(pk=made.pk).update(asleep=True, slept_at=NOW - timedelta(hours=2))
     return Namespace.objects.get(pk=made.pk)

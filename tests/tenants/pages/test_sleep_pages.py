@@ -5,7 +5,7 @@ hours out of bounds refused with nothing changed, asking for another schedule (f
 on the form, a request of kind "sleep" once it is right), the tenant page's list and the
 admin dashboard's count."""
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import time, timedelta
 
 import pytest
 import time_machine
@@ -15,10 +15,10 @@ from django.test.utils import CaptureQueriesContext
 from tenants.choices import NamespaceState, RequestKind, RequestState, Role, SleepMode
 from tenants.models import AuditEvent, Cluster, EnvironmentTier, Membership, Namespace, Request
 from tests.support.factories import UserFactory
+from tests.support.sleep_schedules import ROME_NEXT_WAKE, ROME_NIGHT, rome_evenings
 
-# A Tuesday, 23:00 in Rome: the dev tier's namespaces sleep from 20:00 to 08:00 there.
-NOW = datetime(2026, 3, 17, 22, 0, tzinfo=UTC)
-NEXT_WAKE = datetime(2026, 3, 18, 7, 0, tzinfo=UTC)  # Wednesday 08:00 in Rome
+NOW = ROME_NIGHT
+NEXT_WAKE = ROME_NEXT_WAKE
 
 
 @pytest.fixture(autouse=True)
@@ -29,14 +29,7 @@ def clock():
 
 @pytest.fixture
 def sleepy_tier(demo_world) -> EnvironmentTier:
-    EnvironmentTier.objects.filter(slug="dev").update(
-        sleep_weekdays="1-5",
-        sleep_at=time(20, 0),
-        wake_at=time(8, 0),
-        sleep_time_zone="Europe/Rome",
-        wake_max_hours=12,
-    )
-    return EnvironmentTier.objects.get(slug="dev")
+    return rome_evenings()
 
 
 def live(demo_world, name: str = "payments-shop-dev", **fields) -> Namespace:

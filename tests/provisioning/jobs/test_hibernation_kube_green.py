@@ -2,7 +2,8 @@
 ../shared/crds-optional, loaded into the stand-in): Berth finds it, writes one SleepInfo per
 sleeping namespace that the CRD's schema accepts and that says the tier's schedule, leaves
 the workloads to kube-green (pausing the GitOps engines itself), puts the SleepInfo back
-when edited by hand, and removes it when the namespace stops sleeping."""
+when edited by hand (the truth table says it drifted, then in sync), and removes it when the
+namespace stops sleeping."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 import time_machine
 
 from provisioning import tasks
-from provisioning.jobs import sweep_namespace
+from provisioning.jobs import sweep_namespace, take_truth
 from provisioning.reconcile import door
 from tenants import services
 from tenants.choices import RequestState
@@ -98,3 +99,25 @@ def test_a_namespace_that_stops_sleeping_loses_its_sleep_info(
     assert asked.state == RequestState.READY, asked.status_message
     assert sandbox.get("SleepInfo", "berth-sleep", namespace.name) is None
     assert sweep_namespace(namespace) == []
+
+
+def test_the_truth_table_holds_the_sleep_info_in_sync_and_a_repair_puts_it_back(
+    gitops_world, sandbox, namespace, kube_green
+):
+    tasks.reconcile()
+    namespace.refresh_from_db()
+    settle(namespace)
+    ours = f"SleepInfo/{namespace.name}/berth-sleep"
+    taken = take_truth(namespace.tenant)
+    row = next(r for r in taken["rows"] if r["object"] == ours)
+    assert row["state"] == "in_sync", row
+    edited = sandbox.get("SleepInfo", "berth-sleep", namespace.name)
+    edited["spec"]["weekdays"] = "0"  # sleep on Sundays only, by hand
+    sandbox.upsert(edited)
+    taken = take_truth(namespace.tenant)
+    row = next(r for r in taken["rows"] if r["object"] == ours)
+    assert row["state"] == "drifted", row
+    sweep_namespace(namespace)  # the schedule is Berth's clock: put back whatever the tier
+    taken = take_truth(namespace.tenant)
+    row = next(r for r in taken["rows"] if r["object"] == ours)
+    assert row["state"] == "in_sync", row

@@ -34,6 +34,7 @@ SMOKE_RUNS = {
         "1",
     ],
     "ephemeral.py": ["--count", "20"],
+    "hibernation.py": ["--count", "5"],
     "standing.py": ["--count", "4", "--window", "2", "--changes", "4"],
     "policy_whatif.py": ["--count", "200"],
     "start.py": ["--cold", "1", "--warm", "1"],

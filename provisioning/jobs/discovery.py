@@ -32,6 +32,6 @@ def discover_hibernation(cluster: Cluster) -> bool:
     provisioning.kube.KubeError when the cluster cannot be read."""
     if cluster.plan_only:
         return cluster.has_kube_green
-    found = cluster_client(cluster).serves(*SLEEP_INFO_KIND)
+    found = cluster_client(cluster).serves(*SLEEP_INFO_KIND, fresh=True)
     sleep.record_kube_green(cluster, found)
     return found

@@ -47,13 +47,14 @@ class Deadlines:
         """Wakes on demand on the cluster: each one's end is a moment too (one that ended
         since the last look included: due at once)."""
         now = timezone.now()
-        since, self.wakes_seen_until = self.wakes_seen_until or now, now
-        for name, until in Namespace.objects.filter(
-            cluster_id=cluster_id, awake_until__gt=since
-        ).values_list("name", "awake_until"):
+        wakes = Namespace.objects.filter(
+            cluster_id=cluster_id, awake_until__gt=self.wakes_seen_until or now
+        ).values_list("name", "awake_until")
+        for name, until in list(wakes):
             noted = self.due.get(name)
             if noted is None or until < noted[0]:
                 self.due[name] = (until, "sleep")
+        self.wakes_seen_until = now  # only once read: a locked table is read again next time
 
     def forget(self, name: str) -> None:
         self.due.pop(name, None)

@@ -27,6 +27,8 @@ from provisioning.kube.errors import KubeError, RetryPolicy, describe, with_retr
 from provisioning.plan import ObjectRef, ref_of
 
 FIELD_MANAGER = "berth"
+# How long a kind the cluster does not serve is taken as missing (kube-green installed later).
+MISSING_KIND_SECONDS = 60.0
 logger = logging.getLogger(__name__)
 
 
@@ -64,6 +66,7 @@ class ClusterClient:
         # (apiVersion, kind) -> the discovered resource: the client searches every group's
         # resources again on each lookup, a tenth of an apply's own CPU.
         self._resources: dict[tuple[str, str], Any] = {}
+        self._missing: dict[tuple[str, str], float] = {}  # kind -> until when it is missing
 
     @property
     def dynamic(self) -> DynamicClient:
@@ -91,11 +94,20 @@ class ClusterClient:
             )
         return found
 
-    def serves(self, api_version: str, kind: str) -> bool:
+    def serves(self, api_version: str, kind: str, *, fresh: bool = False) -> bool:
+        """Whether the cluster serves the kind; one it does not is asked again after a while
+        (each miss makes the client read discovery again), or at once when `fresh`."""
+        if fresh:  # what the cluster serves now, not what this client read before
+            self._resources.pop((api_version, kind), None)
+            self.dynamic.resources.invalidate_cache()
+        elif self._missing.get((api_version, kind), 0.0) > time.monotonic():
+            return False
         try:
             self._retry(lambda: self._resource(api_version, kind))
-        except ResourceNotFoundError:  # its API discovery does not list it
+        except ResourceNotFoundError:
+            self._missing[(api_version, kind)] = time.monotonic() + MISSING_KIND_SECONDS
             return False
+        self._missing.pop((api_version, kind), None)
         return True
 
     def version(self) -> str:

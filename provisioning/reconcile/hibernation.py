@@ -14,7 +14,14 @@ from typing import Any
 from django.utils import timezone
 
 from provisioning.kube import ClusterClient
-from provisioning.plan import LABEL_TENANT, MANAGED_BY, NamespaceSpec, ObjectRef, TenantSpec
+from provisioning.plan import (
+    FLUX,
+    LABEL_TENANT,
+    MANAGED_BY,
+    ObjectRef,
+    PlanInput,
+    engine_family,
+)
 from provisioning.plan.sleep import (
     APPLICATIONS,
     CRONJOBS,
@@ -36,8 +43,7 @@ Patcher = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 def settle(
     client: ClusterClient,
     namespace: Namespace,
-    ns: NamespaceSpec,
-    tenant: TenantSpec,
+    inputs: PlanInput,
     *,
     causes: list[str],
     look: bool = False,
@@ -46,7 +52,8 @@ def settle(
     namespace without a schedule that the cluster holds asleep (its schedule was removed)
     is woken. An awake namespace the records hold awake is looked at only when `look` (a
     scheduled moment, a wake): a worker that died between patches left annotations to
-    restore."""
+    restore. Only the namespace's own engine (its project's, else its tenant's) is paused."""
+    ns, tenant = inputs.namespaces[0], inputs.tenant
     asleep = ns.sleep is not None and ns.sleep.asleep
     if look and (ns.sleep is None or not ns.sleep.kube_green):
         _remove_sleep_info(client, ns.name, tenant.slug)
@@ -60,16 +67,22 @@ def settle(
             for api, kind in WORKLOADS
         ]
         targets.append((*CRONJOBS, ns.name, lambda obj: cronjob_patch(obj, asleep=asleep)))
-    targets.append(
-        (*APPLICATIONS, tenant.apps_namespace, lambda obj: application_patch(obj, asleep=asleep))
-    )
-    targets.append(
-        (
-            *KUSTOMIZATIONS,
-            tenant.gitops_namespace,
-            lambda obj: kustomization_patch(obj, asleep=asleep, now=now),
+    if engine_family(inputs.engine) == FLUX:
+        targets.append(
+            (
+                *KUSTOMIZATIONS,
+                tenant.gitops_namespace,
+                lambda obj: kustomization_patch(obj, asleep=asleep, now=now),
+            )
         )
-    )
+    else:
+        targets.append(
+            (
+                *APPLICATIONS,
+                tenant.apps_namespace,
+                lambda obj: application_patch(obj, asleep=asleep),
+            )
+        )
     changes: list[dict[str, Any]] = []
     for api_version, kind, where, patcher in targets:
         if not client.serves(api_version, kind):

@@ -38,6 +38,8 @@ FORCING = frozenset({"campaign", "rollback", "repair", "token", "grant"})
 # Objects Berth labelled as the tenant's in the namespace but no longer planned are
 # deleted only when a rollback asks (a campaign added them); drift reports them.
 PRUNING = frozenset({"rollback"})
+# Causes that are a sleep schedule's moment or a wake on demand.
+SLEEPING = frozenset({"sleep", "wake"})
 
 
 def namespace_of(key: Key) -> Namespace | None:
@@ -114,10 +116,18 @@ def reconcile_namespace(
     inputs = namespace_input(namespace)
     desired = namespace_objects(inputs, inputs.namespaces[0])
     by_ref = {str(ref_of(obj)): obj for obj in desired}
+    # A sleeping or waking moment alone checks only what sleep needs (kube-green's schedule):
+    # the watcher and the sweep keep the rest, and a moment may come for hundreds at once.
+    checking = True
+    if kinds and kinds <= SLEEPING and not only:
+        only = frozenset(ref for ref, obj in by_ref.items() if obj["kind"] == "SleepInfo")
+        checking = bool(only)
+    findings: list[dict[str, Any]] = []
     try:
         client = cluster_client(namespace.cluster)
         strays: dict[str, ObjectRef] = {}
-        findings = find_drift(namespace, desired, client, only, strays)
+        if checking:
+            findings = find_drift(namespace, desired, client, only, strays)
         # A right that has ended goes whatever else waits: removing it widens nothing.
         for finding in [f for f in findings if f.get("grant")]:
             _put_right(client, finding, None, strays.get(finding["object"]), namespace)
@@ -129,14 +139,13 @@ def reconcile_namespace(
             for finding in changing:
                 ref = finding["object"]
                 _put_right(client, finding, by_ref.get(ref), strays.get(ref), namespace)
-        if not only or "sleep" in kinds:  # a watch event of one object leaves sleep be
+        if not only or kinds & SLEEPING:  # a watch event of one object leaves sleep be
             hibernation.settle(
                 client,
                 namespace,
-                inputs.namespaces[0],
-                inputs.tenant,
+                inputs,
                 causes=[str(cause) for cause in causes],
-                look="sleep" in kinds,
+                look=bool(kinds & SLEEPING),
             )
     except KubeError as error:
         outcome = (
@@ -146,22 +155,23 @@ def reconcile_namespace(
         )
         _leave(namespace, outcome)
         return outcome, []
-    if only:
+    if checking and only:
         for ref in only:
             observations.record_object_drift(
                 namespace_id=namespace.pk,
                 ref=ref,
                 finding=next((f for f in findings if f["object"] == ref), None),
             )
-    else:
+    elif checking:
         observations.record_drift(namespace=namespace, findings=findings)
     done = [f for f in findings if f.get("repaired") or f.get("deleted")]
-    access.grants_ended(
-        namespace=namespace,
-        removed=[f["object"] for f in done if f.get("grant")],
-        all_checked=not only,
-        causes=[str(cause) for cause in causes],
-    )
+    if checking:
+        access.grants_ended(
+            namespace=namespace,
+            removed=[f["object"] for f in done if f.get("grant")],
+            all_checked=not only,
+            causes=[str(cause) for cause in causes],
+        )
     if done:
         audit.record(
             actor=None,

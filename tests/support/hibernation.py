@@ -22,6 +22,7 @@ _SOON = (datetime.now(UTC) + timedelta(hours=2)).replace(minute=0, second=0, mic
 SLEEP_AT, WAKE_AT = _SOON, _SOON + timedelta(hours=3)
 TUESDAY_NIGHT = SLEEP_AT + timedelta(hours=1)  # asleep
 WEDNESDAY_MORNING = WAKE_AT + timedelta(seconds=1)  # awake again
+CART = "payments-cart-dev"  # the tenant's Flux project's namespace
 KUBE_GREEN = Path(__file__).resolve().parents[2].parent / "shared" / "crds-optional" / "kube-green"
 
 
@@ -93,8 +94,9 @@ def workloads(namespace: str) -> list[dict]:
 
 
 def engines(namespace: str) -> list[dict]:
-    """The team's Application (from its repository, applied by its root) and a Flux
-    Kustomization deploying into the namespace, and one of another namespace's."""
+    """The team's Application deploying into the namespace (from its repository, applied by
+    its root) and one deploying elsewhere, and the Flux Kustomization of the tenant's Flux
+    project's namespace (payments-cart-dev)."""
     application = {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
@@ -112,14 +114,14 @@ def engines(namespace: str) -> list[dict]:
     kustomization = {
         "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
         "kind": "Kustomization",
-        "metadata": {"name": "payments-shop-dev", "namespace": "payments-gitops"},
+        "metadata": {"name": "payments-cart-dev", "namespace": "payments-gitops"},
         "spec": {
             "interval": "10m0s",
-            "path": "./apps/shop/overlays/dev",
+            "path": "./apps/cart/overlays/dev",
             "prune": True,
             "sourceRef": {"kind": "GitRepository", "name": "payments"},
             "serviceAccountName": "berth-reconciler",
-            "targetNamespace": namespace,
+            "targetNamespace": CART,
         },
     }
     return [application, other, kustomization]
@@ -147,24 +149,13 @@ def sleepy_namespace(gitops_world, sandbox) -> Namespace:
         wake_at=WAKE_AT.time(),
         sleep_time_zone="UTC",
     )
-    # Flux deploys shop; a second project on Argo CD gives the tenant its apps namespace.
-    project(gitops_world, "shop", "flux", "dev")
-    project(gitops_world, "cart", "argocd", "dev")
+    # Argo CD deploys shop, Flux cart: the tenant has both engines' namespaces.
+    project(gitops_world, "shop", "argocd", "dev")
+    project(gitops_world, "cart", "flux", "dev")
     work()
     found = Namespace.objects.select_related("tier", "cluster", "tenant").get(
         name="payments-shop-dev", state=NamespaceState.ACTIVE
     )
-    # The tenant's Flux namespace, as Berth makes it for a Flux project (here all is Argo CD).
-    labels = {"app.kubernetes.io/managed-by": "berth", "berth.dev/tenant": "payments"}
-    for name in ("payments-apps", "payments-gitops"):
-        if sandbox.get("Namespace", name) is None:
-            sandbox.upsert(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Namespace",
-                    "metadata": {"name": name, "labels": labels},
-                }
-            )
     for obj in workloads(found.name) + engines(found.name):
         sandbox.upsert(obj)
     return found

@@ -27,6 +27,7 @@ from tenants.models import (
 )
 from tests.support.gitops_loop import work
 from tests.support.hibernation import (
+    CART,
     TUESDAY_NIGHT,
     WEDNESDAY_MORNING,
     engines,
@@ -51,8 +52,10 @@ def test_a_namespace_sleeps_and_wakes_exactly_as_it_was(gitops_world, sandbox, n
         for obj in objects
     }
 
+    cart = Namespace.objects.select_related("tier", "cluster").get(name=CART)
     with time_machine.travel(TUESDAY_NIGHT, tick=False):
         settle(namespace)
+        settle(cart)
         web, worker, db, report, pager, app, other, kustomization = (
             live(sandbox, obj) for obj in objects
         )
@@ -94,7 +97,7 @@ def test_a_namespace_sleeps_and_wakes_exactly_as_it_was(gitops_world, sandbox, n
     namespace.refresh_from_db()
     assert not namespace.asleep
     slept, woke = AuditEvent.objects.filter(
-        action__in=["namespace.slept", "namespace.woke"]
+        action__in=["namespace.slept", "namespace.woke"], object_id=str(namespace.pk)
     ).order_by("pk")
     assert (slept.action, woke.action) == ("namespace.slept", "namespace.woke")
     assert {"object": f"Deployment/{namespace.name}/web", "status": "replicas 0"} in slept.after[

@@ -84,7 +84,7 @@ def test_request_reaches_ready_with_links_and_history_live(
 
     namespace_link.click()
     developer.wait_for_url(re.compile(r"/namespaces/\d+/$"))
-    assert "CPU 1 core · memory 2Gi" in developer.locator("dl.facts").inner_text()
+    assert "CPU 1 core · memory 2Gi" in developer.locator("dl.facts").first.inner_text()
 
 
 @pytest.mark.django_db(transaction=True)

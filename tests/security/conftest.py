@@ -12,6 +12,7 @@ import pytest
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
+from tests.support.hibernation import KUBE_GREEN
 from tests.support.prov_repository_check import admin_api, queued  # noqa: F401 - fixtures
 from tests.support.security_chart import (
     ARGOCD_NAMESPACE,
@@ -36,7 +37,8 @@ def chart() -> list[dict[str, Any]]:
 def cluster(chart: list[dict[str, Any]]) -> Iterator[Cluster]:
     with KubeSandbox(
         token="admin-token",
-        crds=upstream_crds(),
+        # kube-green's too where it is beside the checkout: plans hold a SleepInfo then.
+        crds=[*upstream_crds(), *([KUBE_GREEN] if KUBE_GREEN.is_dir() else [])],
         namespaces=(*DEFAULT_NAMESPACES, RELEASE_NAMESPACE, ARGOCD_NAMESPACE, FLUX_NAMESPACE),
     ) as sandbox:
         live = Cluster(sandbox)

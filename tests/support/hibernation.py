@@ -167,13 +167,25 @@ def settle(namespace: Namespace) -> None:
     door.drain(worker="test")
 
 
-def load_kube_green(sandbox) -> None:
-    """kube-green's CRD served by the stand-in, as installing kube-green does."""
+def kube_green_crds() -> list[dict]:
+    """kube-green's CRD, as ../shared/crds-optional keeps it (copied unchanged from kube-green's
+    release); none when it is not beside the checkout."""
     import yaml
 
     if not KUBE_GREEN.is_dir():
+        return []
+    return [
+        document
+        for path in sorted(KUBE_GREEN.glob("*.yaml"))
+        for document in yaml.safe_load_all(path.read_text())
+        if document
+    ]
+
+
+def load_kube_green(sandbox) -> None:
+    """kube-green's CRD served by the stand-in, as installing kube-green does."""
+    crds = kube_green_crds()
+    if not crds:
         pytest.skip("kube-green's CRD is not here: expected ../shared/crds-optional/kube-green")
-    for path in sorted(KUBE_GREEN.glob("*.yaml")):
-        for document in yaml.safe_load_all(path.read_text()):
-            if document:
-                sandbox.upsert(document)
+    for document in crds:
+        sandbox.upsert(document)

@@ -1,7 +1,8 @@
 """Where hibernation meets the rest: a cluster that does not answer at the sleeping moment
 (the sleep key waits and the namespace sleeps once it answers), a Repair of a sleeping
-namespace (its Berth objects put back, its workloads left asleep), and a decommission of a
-sleeping namespace (its allocation closed, its sleep key gone with it)."""
+namespace (its Berth objects put back, its workloads left asleep), a decommission of a
+sleeping namespace (its allocation closed, its sleep key gone with it), and an upgrade
+campaign reaching a sleeping namespace (its new definition applied, its workloads asleep)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from provisioning.models import QueuedKey
 from provisioning.reconcile import door
 from provisioning.reconcile.keys import namespace_key, sleep_key
 from provisioning.reconcile.queue import Cause
-from tenants.choices import NamespaceState
-from tenants.models import Allocation, Namespace
+from tenants import services
+from tenants.choices import CampaignState, NamespaceState
+from tenants.models import Allocation, EnvironmentTier, Namespace
 from tests.support.gitops_loop import submit, work
 from tests.support.hibernation import TUESDAY_NIGHT, live, settle, sleepy_namespace, workloads
+from tests.support.jobs_campaigns import roll
 from tests.support.workflow import approve_if_needed
 
 
@@ -82,3 +85,25 @@ def test_a_sleeping_namespace_decommissioned_leaves_nothing_behind(
     QueuedKey.objects.filter(key=key).update(not_before=timezone.now() - timedelta(seconds=1))
     door.drain(worker="test")
     assert not QueuedKey.objects.filter(key=key).exists()
+
+
+def test_a_campaign_reaches_a_sleeping_namespace_and_leaves_it_asleep(
+    gitops_world, sandbox, namespace
+):
+    web = workloads(namespace.name)[0]
+    with time_machine.travel(TUESDAY_NIGHT, tick=False):
+        settle(namespace)
+        EnvironmentTier.objects.filter(slug="dev").update(container_default_memory_mib=768)
+        campaign = services.create_campaign(
+            actor=gitops_world["admin"],
+            tier=EnvironmentTier.objects.get(slug="dev"),
+            reason="Dev containers default to 768Mi.",
+            canary=1,
+            batch=10,
+        )
+        assert roll(campaign) == CampaignState.DONE
+        limit = sandbox.get("LimitRange", "berth-limits", namespace.name)
+        assert limit["spec"]["limits"][0]["default"]["memory"] == "768Mi"
+        assert live(sandbox, web)["spec"]["replicas"] == 0
+        namespace.refresh_from_db()
+        assert namespace.asleep

@@ -71,7 +71,7 @@ def wake_namespace(
             before={"awake_until": before.isoformat() if before else None},
             after={"awake_until": until.isoformat(), "asleep_then": namespace.asleep},
         )
-        _settle_on_commit(namespace.pk, actor.username)
+        settle_sleep_soon(namespace.pk, actor.username)
     return until
 
 
@@ -89,7 +89,10 @@ def request_sleep_schedule(
     )
 
 
-def _settle_on_commit(namespace_id: int, actor: str) -> None:
+def settle_sleep_soon(namespace_id: int, actor: str = "") -> None:
+    """The provisioner is told to settle this namespace's sleep once the caller's
+    transaction commits (a wake, a tier's schedule changed, a deploy); `actor` makes it a
+    wake by that person."""
     transaction.on_commit(
         lambda: namespace_sleep_changed.send(
             sender=Namespace, namespace_id=namespace_id, actor=actor
@@ -97,15 +100,9 @@ def _settle_on_commit(namespace_id: int, actor: str) -> None:
     )
 
 
-def settle_sleep_soon(namespace_id: int, actor: str = "") -> None:
-    """The provisioner is told to settle this namespace's sleep once the caller's
-    transaction commits (a schedule applied, a tier's schedule changed)."""
-    _settle_on_commit(namespace_id, actor)
-
-
 def note_deploy(namespace: Namespace) -> None:
     """A deploy is on its way (a deploy token was minted): an idle-sleeping namespace's idle
     time starts again, and one asleep for idleness wakes now."""
     Namespace.objects.filter(pk=namespace.pk).update(last_deploy_at=timezone.now())
     if namespace.idle_sleep_hours() is not None:
-        _settle_on_commit(namespace.pk, "")
+        settle_sleep_soon(namespace.pk)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
@@ -37,7 +38,7 @@ def _check_broker() -> str | None:
 
 
 def _check_watcher() -> str | None:
-    """Every cluster Berth applies to has a watcher whose heartbeat is fresh."""
+    """Every cluster Berth applies to has a watcher that beat within its lease."""
     from provisioning.jobs.watch_lock import watched_clusters
     from tenants.models import Cluster
 
@@ -51,9 +52,9 @@ def _check_watcher() -> str | None:
         return f"{type(exc).__name__}: {exc}"
     if unwatched:
         return (
-            "no fresh watcher heartbeat for "
+            "no watcher has beaten within its lease for "
             + ", ".join(unwatched)
-            + " (beat's reconcile reads those clusters instead)"
+            + " (drift there waits for beat's reconcile)"
         )
     return None
 
@@ -61,12 +62,15 @@ def _check_watcher() -> str | None:
 @never_cache
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
-    """200 when the database and the broker answer, 503 (with which one failed) otherwise.
-    The drift watcher's health is reported beside them but does not take the portal out of
-    rotation: without it, beat's reconcile reads the clusters as it always did."""
+    """200 when the database and the broker answer and every cluster Berth applies to has a
+    watcher that beat within its lease; 503 naming what failed otherwise. With
+    BERTH_READYZ_REQUIRES_WATCHER off the watcher is reported and not required (a
+    deployment that runs no watcher, on purpose)."""
     checks = {"database": _check_database(), "broker": _check_broker()}
-    ready = all(error is None for error in checks.values())
     watcher = _check_watcher() if checks["database"] is None else "database unavailable"
+    if settings.BERTH_READYZ_REQUIRES_WATCHER:
+        checks["watcher"] = watcher
+    ready = all(error is None for error in checks.values())
     body = {
         "status": "ready" if ready else "unavailable",
         "checks": {

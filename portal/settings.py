@@ -266,6 +266,8 @@ KUBE_MAX_ATTEMPTS = int(os.environ.get("BERTH_KUBE_MAX_ATTEMPTS", "5"))
 KUBE_BACKOFF_SECONDS = float(os.environ.get("BERTH_KUBE_BACKOFF_SECONDS", "0.5"))
 KUBE_TIMEOUT_SECONDS = float(os.environ.get("BERTH_KUBE_TIMEOUT_SECONDS", "15"))
 PROVISIONING_LEASE_SECONDS = float(os.environ.get("BERTH_LEASE_SECONDS", "120"))
+# /readyz fails while a cluster has no watcher that beat within its lease; off, it reports.
+BERTH_READYZ_REQUIRES_WATCHER = env_bool("BERTH_READYZ_REQUIRES_WATCHER", True)
 NAMESPACE_TERMINATION_TIMEOUT = float(os.environ.get("BERTH_TERMINATION_TIMEOUT", "300"))
 # Once a namespace exists its objects are applied this many at a time (per task).
 BERTH_APPLY_CONCURRENCY = int(os.environ.get("BERTH_APPLY_CONCURRENCY", "8"))

@@ -3,7 +3,8 @@ an advisory lock for as long as its database session lives; a watcher frozen by 
 (or a hung host) keeps that session open, so nobody could take over and drift waited for
 beat's periodic reconcile. Here the frozen holder is a database session of its own that
 took the lock and the lease as a watcher does and then never beats again: the replacement
-ends that session once the lease lapses, takes the cluster over, and records drift."""
+ends that session once the lease lapses, takes the cluster over, and records drift; /readyz
+fails from the moment the lease lapses until the replacement beats."""
 
 from __future__ import annotations
 
@@ -88,3 +89,24 @@ def test_a_live_holder_is_not_ended(postgres_world):
         with running_watcher("replica-b"):
             synced(cluster)
             assert ClusterWatch.objects.get(cluster=cluster).holder == "replica-a"
+
+
+def test_readyz_fails_once_the_frozen_holders_lease_lapses_until_its_replacement_beats(
+    postgres_world, client
+):
+    sandbox, world = postgres_world
+    cluster = world["cluster"]
+    frozen_holder(cluster.pk)
+
+    eventually(lambda: client.get("/readyz").status_code == 503, "not ready once the lease lapses")
+    body = client.get("/readyz").json()
+    assert body["status"] == "unavailable"
+    assert body["checks"]["watcher"]["ok"] is False
+    assert (
+        "no watcher has beaten within its lease for sandbox" in body["checks"]["watcher"]["error"]
+    )
+
+    with running_watcher("replica-b"):
+        eventually(
+            lambda: client.get("/readyz").status_code == 200, "ready again once replica-b beats"
+        )

@@ -299,16 +299,33 @@ def test_the_truth_table_takes_a_watched_namespace_from_the_watcher_and_agrees_w
     }
 
 
+def test_readyz_only_reports_the_watcher_where_the_deployment_does_not_require_one(
+    watch_world, client, settings
+):
+    settings.BERTH_READYZ_REQUIRES_WATCHER = False
+    answer = client.get("/readyz")
+    assert answer.status_code == 200, answer.json()
+    assert "watcher" not in answer.json()["checks"]
+    assert answer.json()["watcher"]["ok"] is False  # still said
+
+
 def test_readyz_and_metrics_show_the_watchers_health_and_figures(watch_world, sandbox, client):
     repairing(watch_world["namespace"], False)
-    assert client.get("/readyz").json()["watcher"]["ok"] is False  # nobody watches yet
+    unwatched = client.get("/readyz")  # nobody watches yet: not ready, the cluster named
+    assert unwatched.status_code == 503
+    assert unwatched.json()["checks"]["watcher"] == {
+        "ok": False,
+        "error": "no watcher has beaten within its lease for sandbox "
+        "(drift there waits for beat's reconcile)",
+    }
     with watcher():
         synced(watch_world["cluster"])
         edit_quota(sandbox)
         eventually(lambda: ClusterWatch.objects.filter(events__gte=1).exists(), "event counted")
-        health = client.get("/readyz").json()["watcher"]
+        ready = client.get("/readyz")
         text = client.get("/metrics").content.decode()
-    assert health == {"ok": True}
+    assert ready.status_code == 200, ready.json()
+    assert ready.json()["watcher"] == {"ok": True}
     # Each kind of a tenant namespace listed once, and each guardrail kind.
     assert 'berth_watch_relists_total{cluster="sandbox"} 10.0' in text
     events = next(

@@ -90,7 +90,9 @@ def guardrail_problems(obj: Mapping[str, Any], inputs: PlanInput) -> list[str]:
     if kind == "AppProject":
         if not in_argocd or name != tenant:
             problems.append(f"the tenant's AppProject is {argocd}/{tenant}, not {namespace}/{name}")
-        problems += appproject_problems(obj, tenant)
+        problems += appproject_problems(
+            obj, tenant, gitops_namespace=inputs.tenant.gitops_namespace
+        )
     elif kind == "Secret" and in_argocd:
         problems += _argocd_secret_problems(obj, inputs)
     elif (group, kind) in CLUSTER_SCOPED:
@@ -336,7 +338,13 @@ def _role_binding_problems(binding: Mapping[str, Any], inputs: PlanInput) -> lis
     return problems
 
 
-def appproject_problems(project: Mapping[str, Any], tenant: str) -> list[str]:
+# What Argo CD reads as a pattern in a destination's namespace (glob, and "!" to deny).
+GLOB_CHARACTERS = frozenset("*?[]{}!")
+
+
+def appproject_problems(
+    project: Mapping[str, Any], tenant: str, *, gitops_namespace: str = ""
+) -> list[str]:
     spec = project.get("spec") or {}
     problems = []
     for group, kind in GUARDRAIL_KINDS:
@@ -345,10 +353,16 @@ def appproject_problems(project: Mapping[str, Any], tenant: str) -> list[str]:
     if spec.get("clusterResourceWhitelist"):
         problems.append("lets the tenant's Applications deploy cluster-scoped resources")
     prefix = f"{tenant}-"
-    for destination in spec.get("destinations") or []:
-        pattern = destination.get("namespace", "")
-        if not (pattern.startswith("!") or pattern.startswith(prefix)):
-            problems.append(f"destination namespace {pattern!r} is outside {prefix}*")
+    for field_name in ("destinations", "destinationServiceAccounts"):
+        for destination in spec.get(field_name) or []:
+            name = destination.get("namespace", "")
+            if GLOB_CHARACTERS & set(name):
+                problems.append(
+                    f"{field_name} namespace {name!r} is a pattern: a namespace made later "
+                    "could match it; Berth names each of the tenant's namespaces"
+                )
+            elif not name.startswith(prefix) or name == gitops_namespace:
+                problems.append(f"{field_name} namespace {name!r} is not one of the tenant's")
     for source in spec.get("sourceNamespaces") or []:
         if not source.startswith(prefix):
             problems.append(f"source namespace {source!r} is outside {prefix}*")

@@ -9,8 +9,9 @@ from django.db import DatabaseError
 
 from provisioning.inputs.kinds import plan_kind_for
 from provisioning.inputs.reads import claimed_name, claims_of, prefetch, shared_reads
-from provisioning.inputs.specs import cluster_spec, tenant_engines, tenant_spec
+from provisioning.inputs.specs import cluster_spec, fenced_tenant, tenant_engines, tenant_spec
 from provisioning.plan import (
+    ARGOCD,
     PlanInput,
 )
 from tenants.choices import (
@@ -27,21 +28,32 @@ def plan_input_for(tenancy_request: Request) -> PlanInput:
     kind = plan_kind_for(tenancy_request.kind)
     draft = kind.draft(tenancy_request)
     cluster, engine = draft.cluster, draft.engine
+    engines = tenant_engines(tenant, cluster, engine)
+    applied = engines if kind.applies_tenant_objects else frozenset()
+    # The tenant's namespaces there change and its roots stay: its AppProject follows.
+    refence = (
+        not applied
+        and kind.changes_namespaces
+        and bool(draft.namespaces or draft.removed)
+        and not draft.remove_engines
+        and ARGOCD in engines
+    )
     inputs = PlanInput(
         request_id=tenancy_request.pk,
-        tenant=tenant_spec(tenant, cluster),
+        tenant=(
+            fenced_tenant(tenant, cluster) if applied or refence else tenant_spec(tenant, cluster)
+        ),
         cluster=cluster_spec(cluster),
         engine=engine,
         namespaces=tuple(draft.namespaces),
         project=draft.project,
         remove_namespaces=tuple(draft.removed),
         kargo_namespace=claimed_name(cluster, tenant, NamePurpose.KARGO, app=draft.project),
-        tenant_engines=(
-            tenant_engines(tenant, cluster, engine) if kind.applies_tenant_objects else frozenset()
-        ),
+        tenant_engines=applied,
         kargo_projects=draft.kargo,
         remove_kargo=draft.remove_kargo,
         remove_tenant_engines=draft.remove_engines,
+        refence=refence,
         grants=draft.grants,
     )
     return replace(inputs, claims=claims_of(inputs, cluster))

@@ -28,12 +28,14 @@ from tenants.choices import (
     GitOpsEngine,
     NamePurpose,
     NamespaceState,
+    RequestState,
 )
 from tenants.models import (
     Cluster,
     EnvironmentTier,
     EphemeralEnvironment,
     Namespace,
+    NamespaceClaim,
     Project,
     Request,
     Run,
@@ -42,6 +44,7 @@ from tenants.models import (
 from tenants.naming import kargo_namespace
 
 GITOPS_LIVE_STATES = (NamespaceState.PENDING, NamespaceState.ACTIVE)
+MAKING = (RequestState.APPROVED, RequestState.PROVISIONING)
 
 
 def tier_spec(tier: EnvironmentTier) -> TierSpec:
@@ -158,6 +161,44 @@ def namespaces_removed_by(tenancy_request: Request) -> set[str]:
     }
 
 
+def tenant_namespaces(tenant: Tenant, cluster: Cluster) -> tuple[str, ...]:
+    """The tenant's namespaces on a cluster as the records hold them: live, or named by a
+    request approved and about to make them (a batch's plans each name the others'), and
+    its Argo CD + Kargo projects' Kargo namespaces there. One query, read once by the plans
+    that share their reads (`shared_reads`)."""
+    return read_once(("fenced", tenant.pk, cluster.pk), lambda: _tenant_namespaces(tenant, cluster))
+
+
+def _tenant_namespaces(tenant: Tenant, cluster: Cluster) -> tuple[str, ...]:
+    made = Q(state__in=GITOPS_LIVE_STATES) | Q(
+        state=NamespaceState.REQUESTED, request__state__in=MAKING
+    )
+    rows = Namespace.objects.filter(made, tenant=tenant, cluster=cluster).order_by()
+    names = rows.values_list("name", flat=True)
+    if cluster.has_kargo:
+        kargo_apps = rows.filter(project__gitops_engine=GitOpsEngine.ARGOCD_KARGO).values(
+            "project__name"
+        )
+        kargo = (
+            NamespaceClaim.objects.filter(
+                Q(app__in=kargo_apps) | Q(request__state__in=MAKING),
+                cluster=cluster,
+                tenant=tenant,
+                purpose=NamePurpose.KARGO,
+                released_at__isnull=True,
+            )
+            .order_by()
+            .values_list("name", flat=True)
+        )
+        names = names.union(kargo)
+    return tuple(sorted(set(names)))
+
+
+def fenced_tenant(tenant: Tenant, cluster: Cluster) -> TenantSpec:
+    """The tenant as a plan that applies its AppProject sees it: with its namespaces."""
+    return replace(tenant_spec(tenant, cluster), namespaces=tenant_namespaces(tenant, cluster))
+
+
 def tenant_engines(tenant: Tenant, cluster: Cluster, *also: str) -> frozenset[str]:
     """The engines the tenant uses on a cluster: its default, those of its projects living
     there, and `also` (what the request brings)."""
@@ -255,7 +296,7 @@ def kept_input(tenant: Tenant, cluster: Cluster) -> PlanInput:
     namespaces, kargo = kept_on(tenant, cluster)
     inputs = PlanInput(
         request_id=0,
-        tenant=tenant_spec(tenant, cluster),
+        tenant=fenced_tenant(tenant, cluster),
         cluster=cluster_spec(cluster),
         engine=tenant.gitops_engine,
         namespaces=tuple(namespaces),

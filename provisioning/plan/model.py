@@ -137,6 +137,10 @@ class TenantSpec:
     apps_namespace: str = ""
     gitops_namespace: str = ""
     credential: RepoCredential | None = field(default=None, repr=False)
+    # The tenant's namespaces on the plan's cluster as the records hold them (live, or
+    # about to be made by an approved request; its projects' Kargo namespaces): its
+    # AppProject's destinations name them, with the plan's own and without those it removes.
+    namespaces: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.apps_namespace:
@@ -259,6 +263,10 @@ class PlanInput:
     # last project on the cluster) the tenant-wide objects of these engines.
     remove_kargo: tuple[KargoProject, ...] = ()
     remove_tenant_engines: frozenset[str] = frozenset()
+    # The tenant's namespaces there change without its roots being applied (an ephemeral
+    # namespace made, a namespace removed): the plan applies its AppProject alone, whose
+    # destinations name them.
+    refence: bool = False
     # Access grants applied on their own (an access request's plan): their bindings alone.
     grants: tuple[GrantSpec, ...] = ()
 
@@ -300,20 +308,34 @@ def redact_secret(obj: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
+def _destinations_within(project: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    spec = dict(project.get("spec") or {})
+    for field_name in ("destinations", "destinationServiceAccounts"):
+        if field_name in spec:
+            spec[field_name] = [d for d in spec[field_name] if d.get("namespace") in names]
+    return {**project, "spec": spec}
+
+
 @dataclass(frozen=True)
 class Plan:
     apply: tuple[dict[str, Any], ...] = ()
     delete: tuple[ObjectRef, ...] = field(default_factory=tuple)
 
     def bound(self) -> tuple[dict[str, Any], ...]:
-        """The objects as an approval binds to them: redacted, and without a grant's end
-        (an approver approves its duration; its end follows from the moment of approval)."""
+        """The objects as an approval binds to them: redacted, without a grant's end (an
+        approver approves its duration; its end follows from the moment of approval), and
+        with an AppProject's destinations only for the namespaces this plan makes (the
+        others follow the tenant's records: another request's namespace made between
+        approval and run does not move this plan)."""
+        own = {obj["metadata"]["name"] for obj in self.apply if obj["kind"] == "Namespace"}
         shown = []
         for obj in self.redacted():
             annotations = obj["metadata"].get("annotations") or {}
             if ANNOTATION_ACCESS_EXPIRES in annotations:
                 obj = copy.deepcopy(obj)
                 del obj["metadata"]["annotations"][ANNOTATION_ACCESS_EXPIRES]
+            if obj["kind"] == "AppProject":
+                obj = _destinations_within(obj, own)
             shown.append(obj)
         return tuple(shown)
 

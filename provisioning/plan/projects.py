@@ -62,15 +62,15 @@ def appproject(inputs: PlanInput) -> dict[str, Any]:
             "description": f"Berth tenant {tenant.slug}: {tenant.name}",
             "sourceRepos": [public_url(tenant.repo_url)] if tenant.repo_url else [],
             "sourceNamespaces": [tenant.apps_namespace],
-            # Tenant slugs never prefix one another (Tenant.clean), so `<tenant>-*` is
-            # exactly the tenant's namespaces: <tenant>-apps among them, where the root puts
-            # the Applications, and the projects' Kargo namespaces, where it puts Stages and
-            # Warehouses (nothing runs in either: a quota there allows no pod; the kinds that
-            # grant or bound rights are blacklisted below). The Flux namespace is denied
-            # (Argo CD >= 2.5 reads a leading "!" as a deny destination).
+            # Each of the tenant's namespaces by name, never a pattern: a namespace the
+            # platform (or anyone) makes later under the tenant's prefix is not its. Among
+            # them <tenant>-apps, where the root puts the Applications, and the projects'
+            # Kargo namespaces, where it puts Stages and Warehouses (nothing runs in either:
+            # a quota there allows no pod; the kinds that grant or bound rights are
+            # blacklisted below). Never the Flux namespace.
             "destinations": [
-                {"server": IN_CLUSTER_SERVER, "namespace": f"{tenant.slug}-*"},
-                {"server": IN_CLUSTER_SERVER, "namespace": f"!{tenant.gitops_namespace}"},
+                {"server": IN_CLUSTER_SERVER, "namespace": name}
+                for name in fenced_namespaces(inputs)
             ],
             "clusterResourceWhitelist": [],
             "namespaceResourceBlacklist": [
@@ -92,11 +92,26 @@ def _impersonation(inputs: PlanInput) -> dict[str, Any]:
         "destinationServiceAccounts": [
             {
                 "server": IN_CLUSTER_SERVER,
-                "namespace": f"{inputs.tenant.slug}-*",
+                "namespace": name,
                 "defaultServiceAccount": GITOPS_SERVICE_ACCOUNT,
             }
+            for name in fenced_namespaces(inputs)
         ]
     }
+
+
+def fenced_namespaces(inputs: PlanInput) -> list[str]:
+    """The namespaces the tenant's Applications may deploy into, by name: its namespaces on
+    the cluster as the records hold them, its Argo CD applications namespace, what this
+    plan makes (namespaces, Kargo projects), less what it removes."""
+    tenant = inputs.tenant
+    names = {*tenant.namespaces, tenant.apps_namespace}
+    names |= {ns.name for ns in inputs.namespaces}
+    names |= {project.namespace for project in inputs.kargo_projects}
+    names -= set(inputs.remove_namespaces)
+    names -= {project.namespace for project in inputs.remove_kargo}
+    names.discard(tenant.gitops_namespace)
+    return sorted(names)
 
 
 def promotable_stages(project: KargoProject, role: str) -> list[str]:

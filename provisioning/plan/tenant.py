@@ -183,10 +183,13 @@ def flux_tenant_objects(inputs: PlanInput) -> list[dict[str, Any]]:
 
 
 def tenant_objects(inputs: PlanInput) -> list[dict[str, Any]]:
-    """The tenant's own objects for the engines `inputs.tenant_engines` names."""
+    """The tenant's own objects for the engines `inputs.tenant_engines` names; its AppProject
+    alone where the plan changes its namespaces without applying its roots (`refence`)."""
     objects: list[dict[str, Any]] = []
     if ARGOCD in inputs.tenant_engines and inputs.cluster.argocd_namespace:
         objects += argocd_tenant_objects(inputs)
+    elif inputs.refence and inputs.cluster.argocd_namespace:
+        objects.append(appproject(inputs))
     if FLUX in inputs.tenant_engines:
         objects += flux_tenant_objects(inputs)
     return objects

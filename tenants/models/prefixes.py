@@ -1,9 +1,10 @@
 """A tenant's prefix, `<slug>-*`, and what it would reach.
 
-Argo CD destinations, Flux fences and the admission policies' parameters all grant a tenant
-every namespace whose name starts with `<slug>-` (docs/naming.md, "A tenant owns exactly its
-namespaces"). So a slug is refused when that prefix covers a namespace that is not the
-tenant's: one every cluster keeps for the platform or Berth (tenants.naming), or one the
+A tenant's namespaces are named `<slug>-…`; its fences (the AppProject's destinations, the
+RBAC of its Flux reconciler) name each of them (docs/naming.md, "A tenant owns exactly its
+namespaces"). A slug is still refused when that prefix covers a namespace that is not the
+tenant's, which would read as the tenant's: one every cluster keeps for the platform or Berth
+(tenants.naming), or one the
 registry holds for anyone else (the platform's, Berth's, one found on a cluster, another
 tenant's). It sits beside the models because `Tenant.clean()` asks it, and so the REST API,
 the onboarding form and the admin refuse alike; the Names page reports what a prefix came

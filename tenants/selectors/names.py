@@ -132,8 +132,9 @@ _HOLDERS = {
 
 @dataclass(frozen=True)
 class PrefixOverlap:
-    """A live name held for something else that a tenant's prefix `<slug>-*` covers: the
-    tenant's AppProject, Flux fences and admission parameters reach it."""
+    """A live name held for something else that a tenant's prefix `<slug>-*` covers: it
+    reads as the tenant's, though the tenant's fences (which name its namespaces) do not
+    reach it."""
 
     claim: NamespaceClaim
     tenant: str  # the slug whose prefix covers the name
@@ -148,8 +149,8 @@ class PrefixOverlap:
     def message(self) -> str:
         return (
             f"{self.claim.name} ({self.holder}) on {self.claim.cluster.name} is inside "
-            f"tenant {self.tenant}'s prefix {self.tenant}-*: the tenant's AppProject "
-            "reaches it."
+            f"tenant {self.tenant}'s prefix {self.tenant}-*: it reads as the tenant's. "
+            "The tenant's AppProject and RBAC name its namespaces and do not reach it."
         )
 
 

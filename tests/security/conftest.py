@@ -2,6 +2,8 @@
 # with its default values, and a Kubernetes API stand-in with Berth's identity from it
 # installed (tests/support/security_chart.py). The egress tests (test_egress_*.py): the
 # production default of no network beyond the public internet, and a platform admin's API.
+# The exact-ownership tests (test_exact_ownership.py) provision through the GitOps loop's
+# world (tests/support/gitops_loop.py).
 # The git injection tests (test_git_injection_*.py, which use production_git throughout):
 # git as in production, and the mark a hostile value would leave.
 from collections.abc import Iterator
@@ -12,6 +14,13 @@ import pytest
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
+from tests.support.gitops_loop import (  # noqa: F401 - fixtures
+    gitops_world,
+    loop_repositories,
+    loop_server,
+    sandbox,
+    server,
+)
 from tests.support.hibernation import KUBE_GREEN
 from tests.support.prov_repository_check import admin_api, queued  # noqa: F401 - fixtures
 from tests.support.security_chart import (
@@ -40,8 +49,8 @@ def cluster(chart: list[dict[str, Any]]) -> Iterator[Cluster]:
         # kube-green's too where it is beside the checkout: plans hold a SleepInfo then.
         crds=[*upstream_crds(), *([KUBE_GREEN] if KUBE_GREEN.is_dir() else [])],
         namespaces=(*DEFAULT_NAMESPACES, RELEASE_NAMESPACE, ARGOCD_NAMESPACE, FLUX_NAMESPACE),
-    ) as sandbox:
-        live = Cluster(sandbox)
+    ) as stand_in:
+        live = Cluster(stand_in)
         # What `helm install -n berth` makes of Berth's identity, through the API as its admin.
         for obj in sorted(
             (o for o in chart if o["kind"] in BERTH_KINDS),
@@ -51,7 +60,7 @@ def cluster(chart: list[dict[str, Any]]) -> Iterator[Cluster]:
             if obj["kind"] in {"ServiceAccount", "Role", "RoleBinding"}:
                 obj = {**obj, "metadata": {"namespace": RELEASE_NAMESPACE, **meta}}
             live.as_admin(obj)
-        live.berth = Cluster._session(sandbox.service_account_token(RELEASE_NAMESPACE, "berth"))
+        live.berth = Cluster._session(stand_in.service_account_token(RELEASE_NAMESPACE, "berth"))
         yield live
 
 

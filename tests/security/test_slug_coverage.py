@@ -236,14 +236,16 @@ def test_a_platform_namespace_appearing_inside_a_tenants_prefix_shows_on_the_nam
     client, demo_world, sandbox
 ):
     """The cluster's ingress controller is moved to search-ingress after search was
-    onboarded: the platform claims it, and the Names page says search now reaches it."""
+    onboarded: the platform claims it, and the Names page says it sits inside search's prefix
+    (search's fences name its namespaces, so they do not reach it)."""
     services.save_cluster(
         actor=demo_world["admin"], cluster=sandbox, values={"ingress_namespace": "search-ingress"}
     )
     page = names_page(client, demo_world)
     assert (
         "search-ingress (platform) on sandbox is inside tenant search's prefix search-*: "
-        "the tenant's AppProject reaches it."
+        "it reads as the tenant's. The tenant's AppProject and RBAC name its namespaces "
+        "and do not reach it."
     ) in page
 
 

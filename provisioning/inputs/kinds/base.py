@@ -60,6 +60,9 @@ class PlanKind:
     # Gives the tenant (or a project) a home on a cluster: the plan applies the tenant's
     # own objects there too (its roots, AppProject, credentials).
     applies_tenant_objects: ClassVar[bool] = False
+    # Makes a namespace or removes one without applying the tenant's roots: the plan
+    # applies the tenant's AppProject, whose destinations name its namespaces.
+    changes_namespaces: ClassVar[bool] = False
     # Only creates: a worker taking one approved takes others approved for the same
     # cluster with it. Removals and the rest go one at a time.
     batched: ClassVar[bool] = False

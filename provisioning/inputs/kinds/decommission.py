@@ -10,6 +10,7 @@ from tenants.models import Request
 
 class DecommissionPlan(PlanKind):
     value = RequestKind.DECOMMISSION
+    changes_namespaces = True
 
     def draft(self, tenancy_request: Request) -> Draft:
         tenant = tenancy_request.tenant

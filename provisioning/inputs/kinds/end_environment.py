@@ -12,6 +12,7 @@ from tenants.models import EphemeralEnvironment, Request
 
 class EndEnvironmentPlan(PayloadApp):
     value = RequestKind.END_ENVIRONMENT
+    changes_namespaces = True
     owns_payload_namespace = True
 
     def draft(self, tenancy_request: Request) -> Draft:

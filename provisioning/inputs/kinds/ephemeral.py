@@ -12,6 +12,7 @@ from tenants.models import Project, Request
 class EphemeralPlan(PayloadApp):
     value = RequestKind.EPHEMERAL
     batched = True
+    changes_namespaces = True
     follows_its_namespace = True
     owns_payload_namespace = True
 

@@ -12,6 +12,7 @@ from tenants.models import Project, Request
 
 class ProjectDecommissionPlan(PayloadApp):
     value = RequestKind.PROJECT_DECOMMISSION
+    changes_namespaces = True
 
     def draft(self, tenancy_request: Request) -> Draft:
         tenant, payload = tenancy_request.tenant, tenancy_request.payload

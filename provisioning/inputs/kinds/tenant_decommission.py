@@ -15,6 +15,7 @@ from tenants.models import Namespace, Request
 
 class TenantDecommissionPlan(PlanKind):
     value = RequestKind.TENANT_DECOMMISSION
+    changes_namespaces = True
 
     def draft(self, tenancy_request: Request) -> Draft:
         tenant = tenancy_request.tenant

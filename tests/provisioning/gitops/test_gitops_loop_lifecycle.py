@@ -153,9 +153,18 @@ def test_decommissioning_projects_removes_their_files_and_the_last_the_tenants_r
         "../../../apps/cart/kargo",
         "../../../apps/cart/staging",
     ]
-    # The repository went first: the run's GitOps step precedes the deletes.
-    assert [step["action"] for step in done.runs.get().steps][:2] == ["commit", "delete"]
+    # The repository went first: the run's GitOps step precedes the deletes; the tenant's
+    # AppProject, no longer naming the namespace, between them.
+    steps = done.runs.get().steps
+    assert [(step["action"], step["kind"]) for step in steps][:3] == [
+        ("commit", "GitOps"),
+        ("apply", "AppProject"),
+        ("delete", "Namespace"),
+    ]
     assert live(sandbox, "Namespace", "payments-shop-dev") is None
+    fence = live(sandbox, "AppProject", "payments", "argocd", api=ARGO)["spec"]["destinations"]
+    assert "payments-shop-dev" not in {d["namespace"] for d in fence}
+    assert "payments-cart-dev" in {d["namespace"] for d in fence}
     assert live(sandbox, "Application", "berth-root", "payments-apps", api=ARGO)  # others stay
 
     cart = submit(

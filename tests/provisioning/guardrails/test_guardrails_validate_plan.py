@@ -238,7 +238,22 @@ def test_validate_plan_checks_the_appproject():
     (found,) = validate_plan(plan, inputs()).values()
     assert "lets the tenant's Applications deploy ResourceQuota (core)" in found
     assert "lets the tenant's Applications deploy cluster-scoped resources" in found
-    assert "destination namespace 'kube-system' is outside payments-*" in found
+    assert "destinations namespace 'kube-system' is not one of the tenant's" in found
+
+
+@pytest.mark.parametrize("pattern", ["payments-*", "payments-?pps", "!payments-gitops"])
+def test_validate_plan_refuses_an_appproject_destination_that_is_a_pattern(pattern):
+    """A pattern would cover a namespace made later under the tenant's prefix."""
+    loose = copy.deepcopy(project())
+    loose["spec"]["destinations"].append(
+        {"server": "https://kubernetes.default.svc", "namespace": pattern}
+    )
+    plan = render(inputs())
+    plan = plan.__class__(
+        apply=tuple(loose if o["kind"] == "AppProject" else o for o in plan.apply)
+    )
+    (found,) = validate_plan(plan, inputs()).values()
+    assert any(f"namespace {pattern!r} is a pattern" in problem for problem in found), found
 
 
 def test_without_crds_custom_kinds_are_skipped_but_built_in_ones_still_checked(tmp_path):

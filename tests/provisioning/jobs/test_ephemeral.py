@@ -219,11 +219,18 @@ def test_owners_are_warned_once_ahead_of_expiry(ephemeral_world, sandbox, settin
     )
 
 
+def appproject_destinations(sandbox: KubeSandbox) -> set[str]:
+    project = sandbox.get("AppProject", "payments", "argocd", api_version="argoproj.io/v1alpha1")
+    return {d["namespace"] for d in project["spec"]["destinations"]} if project else set()
+
+
 def test_ci_stop_ends_it_and_a_second_stop_changes_nothing(ephemeral_world, sandbox):
     api, bare = ephemeral_world["api"], ephemeral_world["bare"]
     body = create(api, "review-3").json()
     converge_all(RequestKind.EPHEMERAL)
     assert "payments-shop-review-3" in tenant_namespaces(sandbox)
+    # The review app's plan applies the tenant's AppProject naming its namespace.
+    assert "payments-shop-review-3" in appproject_destinations(sandbox)
 
     stop = {
         "tenant": "payments",
@@ -243,6 +250,7 @@ def test_ci_stop_ends_it_and_a_second_stop_changes_nothing(ephemeral_world, sand
     assert environment.state == EnvironmentState.ENDED
     assert environment.end_cause == EndCause.STOPPED
     assert tenant_namespaces(sandbox) == set()
+    assert "payments-shop-review-3" not in appproject_destinations(sandbox)
     assert not [p for p in files_on(bare) if p.startswith("apps/shop/review/")]
     missing = api.post(
         "/api/v1/environments/stop/", {**stop, "env_slug": "review-99"}, format="json"

@@ -33,11 +33,11 @@ def test_app_project_fences_argocd_to_the_tenants_namespaces_and_repo():
     (project,) = find(render(inputs()), "AppProject")
     spec = project["spec"]
     assert project["metadata"]["namespace"] == "argocd"
-    # Its own namespaces, <tenant>-apps among them (the root puts Applications there), but
-    # never the Flux one (nor anyone else's).
+    # Its own namespaces by name, <tenant>-apps among them (the root puts Applications
+    # there), never the Flux one, never a pattern.
     assert spec["destinations"] == [
-        {"server": plan.IN_CLUSTER_SERVER, "namespace": "payments-*"},
-        {"server": plan.IN_CLUSTER_SERVER, "namespace": "!payments-gitops"},
+        {"server": plan.IN_CLUSTER_SERVER, "namespace": "payments-apps"},
+        {"server": plan.IN_CLUSTER_SERVER, "namespace": "payments-shop-dev"},
     ]
     assert spec["sourceRepos"] == [TENANT.repo_url]
     assert spec["sourceNamespaces"] == ["payments-apps"]
@@ -65,9 +65,10 @@ def test_argocd_impersonation_maps_every_tenant_namespace_to_its_gitops_service_
     assert project["spec"]["destinationServiceAccounts"] == [
         {
             "server": plan.IN_CLUSTER_SERVER,
-            "namespace": "payments-*",
+            "namespace": name,
             "defaultServiceAccount": plan.GITOPS_SERVICE_ACCOUNT,
-        },
+        }
+        for name in ("payments-apps", "payments-shop-dev")
     ]
 
 

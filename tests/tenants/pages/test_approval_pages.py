@@ -141,8 +141,9 @@ def test_queue_reviews_a_row_once_then_costs_the_same_queries_for_one_row_or_nin
 
     assert one == five == nine <= 9  # session, user, count, the rows: none per row
     # The view that first met four requests reviewed them: what their plans share (the
-    # tier, the cluster, the tenant's names) read once, then each its own inputs.
-    assert five < reviewing <= five + 5 + 2 * 4
+    # tier, the cluster, the tenant's names, the namespaces its AppProject names) read
+    # once, then each its own inputs.
+    assert five < reviewing <= five + 6 + 2 * 4
 
 
 def test_a_digest_kept_from_before_the_plan_moved_is_refused_then_replaced(client, demo_world):

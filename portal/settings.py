@@ -268,6 +268,10 @@ KUBE_TIMEOUT_SECONDS = float(os.environ.get("BERTH_KUBE_TIMEOUT_SECONDS", "15"))
 PROVISIONING_LEASE_SECONDS = float(os.environ.get("BERTH_LEASE_SECONDS", "120"))
 # /readyz fails while a cluster has no watcher that beat within its lease; off, it reports.
 BERTH_READYZ_REQUIRES_WATCHER = env_bool("BERTH_READYZ_REQUIRES_WATCHER", True)
+# A cluster's watcher beats this often; one that has not beaten for the lease loses the
+# cluster to another replica (manage.py watch_clusters refuses a lease under 3 beats).
+BERTH_WATCH_HEARTBEAT_SECONDS = float(os.environ.get("BERTH_WATCH_HEARTBEAT_SECONDS", "5"))
+BERTH_WATCH_LEASE_SECONDS = float(os.environ.get("BERTH_WATCH_LEASE_SECONDS", "30"))
 NAMESPACE_TERMINATION_TIMEOUT = float(os.environ.get("BERTH_TERMINATION_TIMEOUT", "300"))
 # Once a namespace exists its objects are applied this many at a time (per task).
 BERTH_APPLY_CONCURRENCY = int(os.environ.get("BERTH_APPLY_CONCURRENCY", "8"))

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from tenacity import Retrying, retry_if_exception_type, stop_when_event_set
 from tenacity.wait import wait_exponential_jitter
 
@@ -31,8 +32,10 @@ SELECTOR = f"{MANAGED_BY}=berth"
 class Timing:
     watch_seconds: int = 300  # how long one watch request lasts before it is taken up again
     resync_seconds: float = 3600.0  # a LIST per kind this often, as a safety net
-    heartbeat_seconds: float = 5.0
-    lease_seconds: float = 30.0  # a holder that stopped beating this long loses the cluster
+    # A beat this often; a holder that stopped beating for the lease loses the cluster
+    # (BERTH_WATCH_HEARTBEAT_SECONDS, BERTH_WATCH_LEASE_SECONDS: /readyz reads the same).
+    heartbeat_seconds: float = field(default_factory=lambda: settings.BERTH_WATCH_HEARTBEAT_SECONDS)
+    lease_seconds: float = field(default_factory=lambda: settings.BERTH_WATCH_LEASE_SECONDS)
     refresh_seconds: float = 30.0  # new and gone namespaces noticed this often
     backoff_initial: float = 0.5
     backoff_max: float = 30.0

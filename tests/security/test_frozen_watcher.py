@@ -4,20 +4,29 @@ an advisory lock for as long as its database session lives; a watcher frozen by 
 beat's periodic reconcile. Here the frozen holder is a database session of its own that
 took the lock and the lease as a watcher does and then never beats again: the replacement
 ends that session once the lease lapses, takes the cluster over, and records drift; /readyz
-fails from the moment the lease lapses until the replacement beats."""
+fails from the moment the lease lapses until the replacement beats. One test freezes a real
+`manage.py watch_clusters` process with SIGSTOP."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from datetime import timedelta
 
 import psycopg
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
 from django.utils import timezone
 
 from provisioning.jobs.watch_lock import ADVISORY_CLASS
 from provisioning.models import ClusterWatch
 from tests.support.cluster import shared_stand_in
+from tests.support.integration import ROOT, worker_env
+from tests.support.process_groups import stop_group
 from tests.support.watching import QUICK, eventually, finding, repairing, synced, watched_world
 from tests.support.watching import watcher as running_watcher
 
@@ -110,3 +119,89 @@ def test_readyz_fails_once_the_frozen_holders_lease_lapses_until_its_replacement
         eventually(
             lambda: client.get("/readyz").status_code == 200, "ready again once replica-b beats"
         )
+
+
+@pytest.mark.processes  # manage.py watch_clusters, stopped with SIGSTOP
+def test_a_sigstopped_watcher_process_is_replaced_and_drift_caught_within_its_lease(
+    postgres_world,
+):
+    """The real thing: `manage.py watch_clusters` holds the cluster, is frozen by SIGSTOP,
+    and a replica takes the cluster over once its lease (3 s here) lapses and records drift;
+    the frozen process, continued, has lost its database session and the cluster."""
+    sandbox, world = postgres_world
+    namespace, cluster = world["namespace"], world["cluster"]
+    repairing(namespace, False)
+    env = {**worker_env(), "BERTH_WATCH_LEASE_SECONDS": "3", "BERTH_WATCH_HEARTBEAT_SECONDS": "0.2"}
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "watch_clusters"],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+    )
+    frozen = False
+    try:
+        holder = f":{process.pid}"
+        eventually(
+            lambda: ClusterWatch.objects.filter(
+                cluster=cluster, holder__endswith=holder, relists__gte=1
+            ).exists(),
+            "the watcher process holds the cluster",
+        )
+        backend = lock_holder_session(cluster.pk)
+        os.kill(process.pid, signal.SIGSTOP)
+        frozen = True
+
+        with running_watcher("replica-b"):
+            eventually(
+                lambda: ClusterWatch.objects.get(cluster=cluster).holder == "replica-b",
+                "replica-b takes the cluster over from the SIGSTOPped process",
+            )
+            synced(cluster)
+            quota = sandbox.get("ResourceQuota", "berth-quota", "payments-shop-dev")
+            quota["spec"]["hard"]["requests.cpu"] = "32"
+            sandbox.upsert(quota)
+            eventually(lambda: finding(namespace, QUOTA), "the edit recorded by the replacement")
+
+            # The frozen process's database session, which held the lock, was ended.
+            assert not session_alive(backend)
+            os.kill(process.pid, signal.SIGCONT)
+            frozen = False
+            # Continued, it lives on as a standby: the cluster stays replica-b's.
+            beat = ClusterWatch.objects.get(cluster=cluster).heartbeat_at
+            eventually(
+                lambda: ClusterWatch.objects.get(cluster=cluster).heartbeat_at > beat,
+                "replica-b beats on after the old holder continues",
+            )
+            assert process.poll() is None
+            assert ClusterWatch.objects.get(cluster=cluster).holder == "replica-b"
+    finally:
+        if frozen:
+            os.kill(process.pid, signal.SIGCONT)
+        stop_group(process, timeout=20)
+
+
+def lock_holder_session(cluster_id: int) -> int:
+    """The database session (backend pid) holding the cluster's advisory lock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
+            "classid = %s AND objid = %s",
+            [ADVISORY_CLASS, cluster_id],
+        )
+        (pid,) = cursor.fetchone()
+        return pid
+
+
+def session_alive(backend: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [backend])
+        return cursor.fetchone()[0] > 0
+
+
+def test_a_lease_shorter_than_three_beats_is_refused_before_watching(settings):
+    """A holder merely slow for a beat must not lose its cluster: the command says so."""
+    settings.BERTH_WATCH_LEASE_SECONDS = 1.0
+    settings.BERTH_WATCH_HEARTBEAT_SECONDS = 0.5
+    with pytest.raises(CommandError, match="must be at least three beats"):
+        call_command("watch_clusters")

@@ -4,7 +4,7 @@ import socket
 import threading
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from provisioning.jobs.watch_streams import Timing
 from provisioning.jobs.watch_supervisor import watch_clusters
@@ -30,6 +30,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        timing = Timing(resync_seconds=options["resync_seconds"])
+        if timing.heartbeat_seconds <= 0 or timing.lease_seconds < 3 * timing.heartbeat_seconds:
+            raise CommandError(
+                f"BERTH_WATCH_LEASE_SECONDS ({timing.lease_seconds:g}) must be at least three "
+                f"beats of BERTH_WATCH_HEARTBEAT_SECONDS ({timing.heartbeat_seconds:g}): a "
+                "holder that is merely slow would lose its cluster"
+            )
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
@@ -39,6 +46,6 @@ class Command(BaseCommand):
         watch_clusters(
             holder=holder,
             stop=stop,
-            timing=Timing(resync_seconds=options["resync_seconds"]),
+            timing=timing,
             on_beat=beat.touch if beat else None,
         )

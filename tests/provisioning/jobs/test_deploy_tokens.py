@@ -1,7 +1,8 @@
 """Deploy tokens on the cluster: a member mints one for a provisioned namespace; the token the
 stand-in issued does what the tier's members may do there and nothing more; revoking it, or
 its expiry, removes its ServiceAccount and the token stops working; and the periodic jobs
-(drift, the truth table) never take its objects for Berth's own."""
+(drift, the truth table) never take its objects for Berth's own. How a token ends with the
+right to it: tests/security/test_credentials_end.py."""
 
 from __future__ import annotations
 
@@ -11,20 +12,18 @@ import subprocess
 from datetime import timedelta
 
 import pytest
-import requests
 import time_machine
 import yaml
 from django.urls import reverse
 from django.utils import timezone
 
-from provisioning import tasks
 from provisioning.jobs import sweep_namespace
 from tenants import provisioner, services
-from tenants.choices import GuardrailsMode, NamespaceState
+from tenants.choices import NamespaceState
 from tenants.errors import NotAllowed
 from tenants.models import AuditEvent, DeployToken, Namespace, User
-from tests.support.authz import LiveCluster, Subject, ca_file_of
-from tests.support.cluster import ca_of, stand_in
+from tests.support.authz import LiveCluster, Subject
+from tests.support.deploy_tokens import as_token, provisioned_shop, tls_stand_in
 from tests.support.gitops_loop import approved_namespace, submit, work
 from tests.support.workflow import approve_if_needed
 
@@ -42,52 +41,17 @@ TRIED = [
 
 @pytest.fixture
 def sandbox():
-    """Over TLS, and nobody is anyone without a token: kubectl sends a bearer token only
-    over https, and a token that stopped working must not fall back to an anonymous admin."""
-    with stand_in(termination_seconds=0.05, tls=True, anonymous_user=None) as running:
-        yield running
+    yield from tls_stand_in()
 
 
 @pytest.fixture
 def namespace(gitops_world, sandbox) -> Namespace:
-    """payments-shop-dev, provisioned on a cluster with Berth's guardrails and tenant roles
-    (what the tiers bind to members) installed."""
-    cluster = gitops_world["cluster"]
-    cluster.guardrails = GuardrailsMode.BERTH
-    cluster.ca_certificate = ca_of(sandbox)
-    cluster.save(update_fields=["guardrails", "ca_certificate"])
-    assert not tasks.install_guardrails(cluster.pk).startswith("failed")
-    approved_namespace(gitops_world, "shop", "dev")
-    work()
-    return Namespace.objects.get(name="payments-shop-dev", state=NamespaceState.ACTIVE)
+    return provisioned_shop(gitops_world, sandbox)
 
 
 @pytest.fixture
 def member() -> User:
     return User.objects.get(username="dev")
-
-
-def as_token(sandbox, token: str, path: str) -> requests.Response:
-    return requests.get(
-        f"{sandbox.url}{path}",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=10,
-        verify=ca_file_of(sandbox),
-    )
-
-
-def save_tier_in_admin(admin_client, tier, **changed):
-    """The tier's admin change form posted as it is filled in, with `changed` fields."""
-    form = {
-        field.name: getattr(tier, field.attname)
-        for field in tier._meta.concrete_fields
-        if field.editable and field.name not in ("id", "default_ttl", "max_ttl")
-    }
-    form = {k: ("" if v is None else v) for k, v in {**form, **changed}.items()}
-    return admin_client.post(
-        reverse("admin:tenants_environmenttier_change", args=[tier.pk]),
-        {k: v for k, v in form.items() if v is not False and v != ""},
-    )
 
 
 def test_the_token_can_do_what_a_member_can_there_and_nothing_more(
@@ -238,145 +202,3 @@ def test_another_tenants_member_cannot_see_the_page_its_owner_may_mint(
     client.force_login(gitops_world["owner"])
     page = client.get(reverse("namespace-detail", args=[namespace.pk]))
     assert b"Mint a deploy token" in page.content
-
-
-def test_a_tier_no_longer_allowing_them_ends_its_live_tokens_at_once(
-    gitops_world, sandbox, namespace, member, admin_client
-):
-    """The platform admin unticks the tier's setting in the admin: no pipeline deploys there
-    any more, not in an hour."""
-    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
-    tier = namespace.tier
-    answer = save_tier_in_admin(admin_client, tier, deploy_tokens_allowed="")  # unticked
-    assert answer.status_code == 302, answer.content.decode()[:2000]
-    token.refresh_from_db()
-    assert token.state == "revoked" and token.removed_at is not None
-    path = f"/api/v1/namespaces/{namespace.name}/pods"
-    assert as_token(sandbox, issued.token, path).status_code == 401
-    with pytest.raises(NotAllowed, match="does not allow deploy tokens"):
-        services.mint_deploy_token(
-            user=member, namespace=Namespace.objects.get(pk=namespace.pk), ttl_minutes=10
-        )
-
-
-# --- a token ends with its minter's right to it ---------------------------------------------
-
-
-def kubectl_with(sandbox, token: str, namespace: Namespace) -> subprocess.CompletedProcess:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed: the token was checked over HTTP only")
-    flags = [f"--server={sandbox.url}", f"--certificate-authority={ca_file_of(sandbox)}"]
-    flags += [f"--token={token}", "--kubeconfig=/dev/null"]
-    command = [kubectl, *flags, "get", "pods", "-n", namespace.name]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60)
-
-
-def pods_as(sandbox, token: str, namespace: Namespace) -> int:
-    return as_token(sandbox, token, f"/api/v1/namespaces/{namespace.name}/pods").status_code
-
-
-def ended_reason(token: DeployToken) -> str:
-    event = AuditEvent.objects.get(action="deploy_token.revoke", object_id=str(token.pk))
-    assert event.actor is None  # Berth did it, not a person
-    return event.after["reason"]
-
-
-@pytest.mark.processes  # kubectl
-def test_a_minter_who_leaves_the_tenant_ends_their_token_at_sign_in(
-    gitops_world,
-    sandbox,
-    namespace,
-    member,
-    settings,
-    mailoutbox,
-    eager_tasks,
-    django_capture_on_commit_callbacks,
-):
-    """The identity provider stops sending payments-devs: at dev's next sign-in the token
-    they minted is revoked, kubectl is refused, and dev is told why."""
-    from portal.auth.identity import sign_in
-
-    settings.OIDC_GROUPS_CLAIM = "groups"
-    User.objects.filter(pk=member.pk).update(email="dev@example.com")
-    member.refresh_from_db()
-    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
-    assert kubectl_with(sandbox, issued.token, namespace).returncode == 0
-
-    with django_capture_on_commit_callbacks(execute=True):
-        sign_in(
-            claims={
-                "sub": member.oidc_subject,
-                "preferred_username": "dev",
-                "email": "dev@example.com",
-                "groups": [],
-            },
-        )
-
-    token.refresh_from_db()
-    assert token.state == "revoked" and token.removed_at is not None
-    refused = kubectl_with(sandbox, issued.token, namespace)
-    assert refused.returncode != 0 and "Unauthorized" in refused.stderr
-    assert "dev may no longer mint it: Only the owners and members of payments" in (
-        ended_reason(token)
-    )
-    [mail] = [m for m in mailoutbox if "deploy token" in m.subject]
-    assert mail.to == [member.email] and "payments-shop-dev" in mail.subject
-
-
-def test_a_tier_whose_member_role_is_narrowed_ends_tokens_bound_to_the_wider_one(
-    gitops_world, sandbox, namespace, member, admin_client
-):
-    """edit → view for the tier's members: a token bound to edit could still create
-    Deployments, so it ends at once."""
-    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
-    tier = namespace.tier
-
-    answer = save_tier_in_admin(admin_client, tier, member_cluster_role="berth-tenant-view")
-
-    assert answer.status_code == 302, answer.content.decode()[:2000]
-    token.refresh_from_db()
-    assert token.state == "revoked"
-    assert (
-        as_token(sandbox, issued.token, f"/api/v1/namespaces/{namespace.name}/pods").status_code
-        == 401
-    )
-    assert "members now have berth-tenant-view, not the berth-tenant-edit" in ended_reason(token)
-
-
-@pytest.mark.parametrize("ends", ["minter-deactivated", "namespace-decommissioning"])
-def test_beat_ends_a_token_whose_right_ended_elsewhere(
-    gitops_world, sandbox, namespace, member, ends
-):
-    """Rights that end outside a sign-in or a tier's change (a person deactivated in the
-    admin, a namespace leaving active) end the token at beat's next run (every minute)."""
-    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
-    if ends == "minter-deactivated":
-        User.objects.filter(pk=member.pk).update(is_active=False)
-    else:
-        Namespace.objects.filter(pk=namespace.pk).update(state=NamespaceState.DECOMMISSIONING)
-
-    assert services.remove_spent_deploy_tokens() == {"ended": 1, "removed": 0, "failed": 0}
-
-    token.refresh_from_db()
-    assert token.state == "revoked" and token.removed_at is not None
-    assert (
-        as_token(sandbox, issued.token, f"/api/v1/namespaces/{namespace.name}/pods").status_code
-        == 401
-    )
-    assert {"minter-deactivated": "dev was deactivated", "namespace-decommissioning": "not active"}[
-        ends
-    ] in ended_reason(token)
-
-
-def test_a_token_whose_right_holds_is_left_alone_by_beat(gitops_world, sandbox, namespace, member):
-    token, issued = services.mint_deploy_token(user=member, namespace=namespace, ttl_minutes=60)
-
-    assert services.remove_spent_deploy_tokens() == {"ended": 0, "removed": 0, "failed": 0}
-
-    token.refresh_from_db()
-    assert token.state == "live"
-    assert (
-        as_token(sandbox, issued.token, f"/api/v1/namespaces/{namespace.name}/pods").status_code
-        == 200
-    )

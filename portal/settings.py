@@ -243,19 +243,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # one copy of Django (docs/benchmarks.md: 173 MiB against 393 MiB for two prefork children).
 CELERY_WORKER_POOL = os.environ.get("BERTH_WORKER_POOL", "threads")
 CELERY_TASK_IGNORE_RESULT = True
-# Celery's Django fixup closes the database connection around every task unless told to
-# reuse it: a new PostgreSQL connection per task was a twentieth of a provisioning run.
-# Reused for this many tasks, then reopened (CONN_MAX_AGE and health checks still apply).
+# Celery's Django fixup would reconnect around every task (a twentieth of a provisioning run
+# on PostgreSQL): a connection serves this many tasks, then is reopened (CONN_MAX_AGE holds).
 CELERY_DB_REUSE_MAX = int(os.environ.get("BERTH_WORKER_DB_REUSE_MAX", "100"))
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_TIMEZONE = TIME_ZONE
 SWEEP_INTERVAL_SECONDS = float(os.environ.get("BERTH_SWEEP_INTERVAL", "60"))
 RECONCILE_INTERVAL_SECONDS = float(os.environ.get("BERTH_RECONCILE_INTERVAL", "300"))
-# A truth table is retaken on demand at most this often (each take reads the repository and
-# every object on the clusters).
+# A truth table is retaken on demand at most this often (it reads the repository and clusters).
 BERTH_TRUTH_REFRESH_SECONDS = float(os.environ.get("BERTH_TRUTH_REFRESH_SECONDS", "10"))
-# Ephemeral environments: how often beat looks for expired ones, how long before expiry their
-# owners are warned, and the TTLs for tiers that set none.
+# Ephemeral environments: beat's look for expired ones, owners warned ahead, TTLs by default.
 EXPIRY_INTERVAL_SECONDS = float(os.environ.get("BERTH_EXPIRY_INTERVAL", "60"))
 EXPIRY_WARNING = timedelta(seconds=int(os.environ.get("BERTH_EXPIRY_WARNING_SECONDS", "21600")))
 BERTH_EPHEMERAL_DEFAULT_TTL = timedelta(days=1)
@@ -266,10 +263,9 @@ KUBE_MAX_ATTEMPTS = int(os.environ.get("BERTH_KUBE_MAX_ATTEMPTS", "5"))
 KUBE_BACKOFF_SECONDS = float(os.environ.get("BERTH_KUBE_BACKOFF_SECONDS", "0.5"))
 KUBE_TIMEOUT_SECONDS = float(os.environ.get("BERTH_KUBE_TIMEOUT_SECONDS", "15"))
 PROVISIONING_LEASE_SECONDS = float(os.environ.get("BERTH_LEASE_SECONDS", "120"))
-# /readyz fails while a cluster has no watcher that beat within its lease; off, it reports.
+# A cluster's drift watcher beats this often; unbeaten for the lease (3 beats at least), its
+# cluster goes to another replica and /readyz fails (with the first 0: only reported).
 BERTH_READYZ_REQUIRES_WATCHER = env_bool("BERTH_READYZ_REQUIRES_WATCHER", True)
-# A cluster's watcher beats this often; one that has not beaten for the lease loses the
-# cluster to another replica (manage.py watch_clusters refuses a lease under 3 beats).
 BERTH_WATCH_HEARTBEAT_SECONDS = float(os.environ.get("BERTH_WATCH_HEARTBEAT_SECONDS", "5"))
 BERTH_WATCH_LEASE_SECONDS = float(os.environ.get("BERTH_WATCH_LEASE_SECONDS", "30"))
 NAMESPACE_TERMINATION_TIMEOUT = float(os.environ.get("BERTH_TERMINATION_TIMEOUT", "300"))
@@ -278,16 +274,14 @@ BERTH_APPLY_CONCURRENCY = int(os.environ.get("BERTH_APPLY_CONCURRENCY", "8"))
 # A worker taking an approved request also takes up to this many minus one others approved
 # for the same cluster that no worker holds, and provisions them together.
 BERTH_PROVISION_BATCH_MAX = int(os.environ.get("BERTH_PROVISION_BATCH_MAX", "20"))
-# When the cluster or the repository stays unreachable past those retries, the request
-# waits and is tried again by itself: first after BERTH_OUTAGE_RETRY_SECONDS, then after
-# half the time it has waited so far (at most BERTH_OUTAGE_RETRY_MAX_SECONDS), until it has
-# waited BERTH_OUTAGE_DEADLINE_SECONDS; then it fails with the reason.
+# A cluster or repository unreachable past those retries: the request waits, tried again after
+# _RETRY_SECONDS, then after half its wait so far (at most _RETRY_MAX_SECONDS); it fails with
+# the reason once it has waited _DEADLINE_SECONDS.
 BERTH_OUTAGE_RETRY_SECONDS = float(os.environ.get("BERTH_OUTAGE_RETRY_SECONDS", "15"))
 BERTH_OUTAGE_RETRY_MAX_SECONDS = float(os.environ.get("BERTH_OUTAGE_RETRY_MAX_SECONDS", "300"))
 BERTH_OUTAGE_DEADLINE_SECONDS = float(os.environ.get("BERTH_OUTAGE_DEADLINE_SECONDS", "3600"))
-# A tenant namespace goes only onto a cluster whose guardrails are installed and current
-# (provisioning.reconcile.guardrails): what a check found is trusted this long per cluster, and
-# a request waiting for them is tried again after it.
+# A tenant namespace goes only onto a cluster whose guardrails are current (provisioning.
+# reconcile.guardrails): a check is trusted this long per cluster, a waiting request retried.
 BERTH_GUARDRAILS_CHECK_SECONDS = float(os.environ.get("BERTH_GUARDRAILS_CHECK_SECONDS", "60"))
 # A key whose reconcile waits is tried again after this many seconds, doubling up to the max.
 BERTH_RECONCILE_RETRY_SECONDS = float(os.environ.get("BERTH_RECONCILE_RETRY_SECONDS", "2"))

@@ -36,7 +36,6 @@ from provisioning.plan.model import (
     LABEL_TIER,
     MANAGED_BY,
     RECONCILER_SERVICE_ACCOUNT,
-    REDACTED,
     REPO_CREDENTIALS,
     ROLES,
     ROOT_NAME,
@@ -57,7 +56,6 @@ from provisioning.plan.model import (
     engine_family,
     metadata_of,
     owned_labels,
-    redact_secret,
     ref_of,
     uses_argocd,
 )
@@ -65,6 +63,7 @@ from provisioning.plan.namespace import namespace_objects
 from provisioning.plan.projects import appproject, kargo_objects, promotable_stages
 from provisioning.plan.rendering import render, uses_kargo
 from provisioning.plan.repository import cluster_dir, flux_url, public_url, repo_root
+from provisioning.plan.shown import REDACTED, redact_secret
 from provisioning.plan.tenant import tenant_objects
 
 __all__ = [

@@ -5,7 +5,6 @@ approval binds to.
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import json
@@ -15,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from provisioning.plan.shown import bound_object, redact_secret
 from tenants.naming import argocd_apps_namespace, gitops_namespace, kargo_namespace
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -51,7 +51,6 @@ KARGO_VIEWER_ROLE = "kargo-viewer"
 # (provisioning.guardrails.admission reads them there).
 DOMAINS_CONFIG = "berth-allowed-domains"
 GITOPS_SOURCES_CONFIG = "berth-gitops-sources"
-REDACTED = "<redacted>"
 ARGOCD = "argocd"
 FLUX = "flux"
 
@@ -289,55 +288,20 @@ class ObjectRef:
         return f"{self.kind}/{where}{self.name}"
 
 
-def _redacted_value(value: str) -> str:
-    digest = hashlib.sha256(value.encode()).hexdigest()[:16]
-    return f"{REDACTED} sha256:{digest}"
-
-
-def redact_secret(obj: dict[str, Any]) -> dict[str, Any]:
-    """A Secret as people may see it: each value replaced by `<redacted>` and the first 16
-    hex of its SHA-256, so a changed credential shows as changed and nothing more."""
-    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
-        return obj
-    shown = copy.deepcopy(obj)
-    for section in ("data", "stringData"):
-        if isinstance(shown.get(section), dict):
-            shown[section] = {
-                key: _redacted_value(str(value)) for key, value in shown[section].items()
-            }
-    return shown
-
-
-def _destinations_within(project: dict[str, Any], names: set[str]) -> dict[str, Any]:
-    spec = dict(project.get("spec") or {})
-    for field_name in ("destinations", "destinationServiceAccounts"):
-        if field_name in spec:
-            spec[field_name] = [d for d in spec[field_name] if d.get("namespace") in names]
-    return {**project, "spec": spec}
-
-
 @dataclass(frozen=True)
 class Plan:
     apply: tuple[dict[str, Any], ...] = ()
     delete: tuple[ObjectRef, ...] = field(default_factory=tuple)
 
     def bound(self) -> tuple[dict[str, Any], ...]:
-        """The objects as an approval binds to them: redacted, without a grant's end (an
-        approver approves its duration; its end follows from the moment of approval), and
-        with an AppProject's destinations only for the namespaces this plan makes (the
-        others follow the tenant's records: another request's namespace made between
-        approval and run does not move this plan)."""
+        """The objects as an approval binds to them (`shown.bound_object`): redacted,
+        without a grant's end, an AppProject's destinations only for the namespaces this
+        plan makes."""
         own = {obj["metadata"]["name"] for obj in self.apply if obj["kind"] == "Namespace"}
-        shown = []
-        for obj in self.redacted():
-            annotations = obj["metadata"].get("annotations") or {}
-            if ANNOTATION_ACCESS_EXPIRES in annotations:
-                obj = copy.deepcopy(obj)
-                del obj["metadata"]["annotations"][ANNOTATION_ACCESS_EXPIRES]
-            if obj["kind"] == "AppProject":
-                obj = _destinations_within(obj, own)
-            shown.append(obj)
-        return tuple(shown)
+        return tuple(
+            bound_object(obj, own_namespaces=own, unbound=ANNOTATION_ACCESS_EXPIRES)
+            for obj in self.redacted()
+        )
 
     def redacted(self) -> tuple[dict[str, Any], ...]:
         """The objects to apply as plans, previews, the API and logs show them: Secrets'

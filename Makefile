@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast test-changed lint install screenshots github-openapi github-openapi-if-npm
+.PHONY: run test test-fast test-changed lint install screenshots github-openapi github-openapi-if-npm \
+	backstage backstage-if-npm
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,7 +35,23 @@ github-openapi-if-npm:
 	elif [ ! -f $(GITHUB_OPENAPI) ]; then \
 		echo "npm is not here: the forge stand-in's validating tests will be skipped (make github-openapi)"; fi
 
-install: $(STAMP) github-openapi-if-npm
+# Backstage's catalog model, which Berth's catalog is validated with (integrations/backstage):
+# installed from its lock file when npm is there; otherwise its test is skipped, saying so.
+BACKSTAGE := integrations/backstage
+BACKSTAGE_MODULES := $(BACKSTAGE)/node_modules/.package-lock.json
+
+$(BACKSTAGE_MODULES): $(BACKSTAGE)/package-lock.json
+	@command -v npm >/dev/null || { echo "make backstage needs npm (apt-get install npm)"; exit 1; }
+	cd $(BACKSTAGE) && npm ci --no-audit --no-fund --silent
+
+backstage: $(BACKSTAGE_MODULES)
+
+backstage-if-npm:
+	@if command -v npm >/dev/null; then $(MAKE) -s --no-print-directory backstage \
+		|| echo "could not install $(BACKSTAGE)'s packages: the Backstage validation test will be skipped"; \
+	else echo "npm is not here: the Backstage validation test will be skipped (make backstage)"; fi
+
+install: $(STAMP) github-openapi-if-npm backstage-if-npm
 
 run: $(STAMP)
 	$(BIN)/python -m portal.run
@@ -42,7 +59,7 @@ run: $(STAMP)
 # Every core (pytest-xdist): tests that must share something carry an xdist_group mark, and
 # --dist loadgroup keeps each group on one worker; tests/conftest.py hands out the longest first.
 XDIST := -n auto --dist loadgroup
-test: $(STAMP) github-openapi-if-npm
+test: $(STAMP) github-openapi-if-npm backstage-if-npm
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # What a change is checked with before the whole suite (docs/testing.md): the unit, API and
@@ -57,7 +74,7 @@ test-fast: $(STAMP) github-openapi-if-npm
 # Only the tests whose code changed since the last run of this target (pytest-testmon,
 # .testmondata): the first run is the whole suite; a change that runs only inside a program
 # a test starts (a worker, make run) is seen by make test, not here.
-test-changed: $(STAMP) github-openapi-if-npm
+test-changed: $(STAMP) github-openapi-if-npm backstage-if-npm
 	$(BIN)/python -m pytest $(XDIST) --testmon $(PYTEST_ARGS)
 
 # Retake docs/screenshots/ with the browser tests that take them (a plain test run leaves the

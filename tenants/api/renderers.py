@@ -39,3 +39,11 @@ class CsvRenderer(FileRenderer):
     media_type = "text/csv"
     format = "csv"
     charset = "utf-8"
+
+
+class CatalogRenderer(FileRenderer):
+    """Backstage's catalog-info.yaml: YAML documents, as a URL location reads them."""
+
+    media_type = "application/yaml"
+    format = "yaml"
+    charset = "utf-8"

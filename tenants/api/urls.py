@@ -13,6 +13,7 @@ from tenants.api.views import (
     access_grants,
     access_map,
     audit,
+    backstage,
     budget_alerts,
     campaigns,
     costs,
@@ -75,6 +76,16 @@ urlpatterns = [
         name="campaign-move",
     ),
     path("v1/policy/what-if/", policy.PolicyWhatIfView.as_view(), name="policy-what-if"),
+    path(
+        "v1/backstage/catalog-info.yaml",
+        backstage.BackstageCatalogView.as_view(),
+        name="backstage-catalog",
+    ),
+    re_path(
+        rf"^v1/backstage/(?P<slug>{DNS_LABEL})/catalog-info\.yaml$",
+        backstage.BackstageTenantCatalogView.as_view(),
+        name="backstage-tenant-catalog",
+    ),
     path("v1/access/", access_map.AccessSearchView.as_view(), name="access-search"),
     re_path(
         r"^v1/access/groups/(?P<group>[^\x00-\x1f]{1,255})/$",

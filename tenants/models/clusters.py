@@ -64,6 +64,13 @@ class Cluster(models.Model):
     argocd_namespace = models.CharField(
         max_length=63, default="argocd", blank=True, validators=[validate_dns_label]
     )
+    argocd_url = models.URLField(
+        "Argo CD URL",
+        blank=True,
+        validators=[URLValidator(schemes=["https", "http"])],
+        help_text="Where people open this cluster's Argo CD (https://argocd.example.com): "
+        "Backstage's catalog links each namespace to its Application there.",
+    )
     has_kargo = models.BooleanField(default=False)
     has_flux = models.BooleanField(default=False)
     # Found by Berth (provisioning.jobs.discovery.discover_hibernation): kube-green's

@@ -8,6 +8,7 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 from tenants.models import Cluster, ClusterPrice
+from tests.support.backstage import with_estate
 from tests.support.prometheus import prometheus_stand_in
 from tests.support.servers import serving
 from tests.support.tenants_notifications import Receiver
@@ -19,6 +20,12 @@ def names_world(demo_world) -> dict:
     """The demo world (tests/conftest.py) and its sandbox cluster, as the tests of the
     namespace-name registry (test_name_*.py) know it."""
     return {**demo_world, "cluster": Cluster.objects.get(name="sandbox")}
+
+
+@pytest.fixture
+def backstage_estate(api_world):
+    """The API demo with what Backstage's catalog shows (tests/support/backstage.py)."""
+    return with_estate(api_world)
 
 
 @pytest.fixture

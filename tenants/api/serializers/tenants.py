@@ -293,6 +293,7 @@ class ClusterSerializer(serializers.ModelSerializer):
             "credentials_set",
             "ca_certificate",
             "argocd_namespace",
+            "argocd_url",
             "argocd_repository_secrets",
             "has_kargo",
             "has_flux",

@@ -19,11 +19,14 @@ from types import SimpleNamespace
 import hypothesis
 import pytest
 import schemathesis
+import yaml
 from django.core.management import call_command
 from django.utils import timezone
 from hypothesis import HealthCheck, Phase, configuration, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
+from schemathesis.core.deserialization import deserialize_yaml
+from schemathesis.core.media_types import YAML_MEDIA_TYPES
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
@@ -49,6 +52,18 @@ from tests.support.api import submit
 from tests.support.workflow import approve_if_needed, ask_for_environment
 
 MAX_EXAMPLES = 20
+
+
+@schemathesis.deserializer(*YAML_MEDIA_TYPES)
+def yaml_documents(context, response):
+    """YAML as its schema describes it: Backstage's catalog is a stream of documents (the
+    schema: the array of them); any other YAML answer (a kubeconfig) is one document."""
+    text = response.content.decode(response.encoding or "utf-8")
+    if context.operation.path.startswith("/api/v1/backstage/"):
+        return list(yaml.safe_load_all(text))
+    return deserialize_yaml(text)
+
+
 # Every conformance check but positive_data_acceptance: Berth refuses schema-valid requests
 # whose meaning is wrong (a name already taken, an environment not live yet, a rule that
 # does not parse, a TTL under a minute), with a 400 problem naming the field, which that
@@ -165,6 +180,7 @@ def existing_objects() -> dict[str, dict[str, str]]:
         "/api/v1/campaigns/": {"id": "1"},
         "/api/v1/access/people/": {"username": "dev"},
         "/api/v1/access/namespaces/": {"name": namespace.name},
+        "/api/v1/backstage/": {"slug": "payments"},
     }
 
 

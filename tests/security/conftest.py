@@ -4,6 +4,8 @@
 # production default of no network beyond the public internet, and a platform admin's API.
 # The exact-ownership tests (test_exact_ownership.py) provision through the GitOps loop's
 # world (tests/support/gitops_loop.py).
+# The forge answers tests (test_forge_answers.py): merge-request mode's world
+# (tests/provisioning/pull_requests/conftest.py).
 # The git injection tests (test_git_injection_*.py, which use production_git throughout):
 # git as in production, and the mark a hostile value would leave.
 from collections.abc import Iterator
@@ -14,6 +16,13 @@ import pytest
 
 from kubesandbox import DEFAULT_NAMESPACES, KubeSandbox
 from kubesandbox.testing import upstream_crds
+from tests.provisioning.pull_requests.conftest import (  # noqa: F401 - fixtures
+    forge,
+    forge_world,
+    github_openapi,
+    hook_receiver,
+    hooked,
+)
 from tests.support.gitops_loop import (  # noqa: F401 - fixtures
     gitops_world,
     loop_repositories,

@@ -18,8 +18,7 @@ from provisioning.reconcile.pull_requests import poll_pull_requests
 from tenants.choices import PullRequestState, RequestState
 from tenants.models import PullRequest
 
-from .conftest import REPO, TOKEN, world_on
-from .test_merge_request_mode import opened
+from .conftest import REPO, TOKEN, opened, world_on
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from tenants.models import PullRequest
 from tests.forgesandbox.conftest import hook_receiver  # noqa: F401 - fixture
 from tests.support.gitserver import files_on
 
-from .conftest import HOOK_SECRET, REPO, TOKEN, world_on
-from .test_merge_request_mode import converge, opened
+from .conftest import HOOK_SECRET, REPO, TOKEN, opened, world_on
+from .test_merge_request_mode import converge
 
 
 @pytest.fixture

@@ -9,24 +9,15 @@ from provisioning import reconcile
 from provisioning.reconcile.pull_requests import poll_pull_requests
 from tenants.choices import NamespaceState, PullRequestState, RequestState
 from tenants.models import AuditEvent, Namespace, PullRequest, Request
-from tests.support.gitops_loop import approved_namespace, work
 from tests.support.gitserver import files_on
 
-from .conftest import REPO
+from .conftest import REPO, opened
 
 
 def converge(tenancy_request: Request) -> Request:
     reconcile.converge(request_id=tenancy_request.pk, worker="mr-test")
     tenancy_request.refresh_from_db()
     return tenancy_request
-
-
-def opened(forge_world, app: str = "shop", tier: str = "dev") -> Request:
-    """A namespace approved and taken by the worker: its pull request is open."""
-    approved_namespace(forge_world, app, tier)
-    (waiting,) = work()
-    assert waiting.state == RequestState.AWAITING_MERGE, waiting.status_message
-    return waiting
 
 
 def test_an_approved_request_opens_a_pull_request_and_applies_nothing_before_the_merge(

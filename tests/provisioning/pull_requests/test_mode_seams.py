@@ -13,8 +13,8 @@ from tests.support.gitserver import files_on
 from tests.support.jobs_campaigns import annotated, newer_applications, roll
 from tests.support.workflow import approve_if_needed
 
-from .conftest import REPO
-from .test_merge_request_mode import converge, opened
+from .conftest import REPO, opened
+from .test_merge_request_mode import converge
 
 
 def merged(forge_world, tenancy_request: Request, number: int) -> Request:

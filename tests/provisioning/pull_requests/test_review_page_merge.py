@@ -16,9 +16,9 @@ from tenants.models import PullRequest
 from tests.forgesandbox.conftest import HookReceiver, hook_receiver  # noqa: F401 - fixture
 from tests.support.gitserver import files_on
 
-from .conftest import REPO, TOKEN
-from .test_forge_events import closed_event, deliver
-from .test_merge_request_mode import converge, opened
+from .conftest import REPO, TOKEN, closed_event, opened
+from .test_forge_events import deliver
+from .test_merge_request_mode import converge
 
 
 def test_merge_on_the_review_page_lets_the_request_go_on_by_the_webhook(

@@ -205,7 +205,7 @@ def approve_and_get(grant: AccessGrant, approver) -> AccessGrant:
 
 
 def test_narrowing_a_tiers_role_in_the_admin_site_ends_its_grants_at_once(demo_world, dev, client):
-    from tests.provisioning.jobs.test_deploy_tokens import save_tier_in_admin
+    from tests.support.deploy_tokens import save_tier_in_admin
 
     grant = ready(approve_and_get(ask(demo_world["outsider"], dev, "member"), demo_world["owner"]))
     assert grant.cluster_role == "berth-tenant-edit"

@@ -43,6 +43,7 @@ CALLS: dict[str, Call] = {
     "create_environment": Call(
         "POST",
         "/api/v1/environments/",
+        query=("reuse",),
         body=("tenant", "project", "env_slug", "branch", "mr_id", "tier", "cluster", "ttl"),
     ),
     "stop_environment": Call(

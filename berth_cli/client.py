@@ -3,6 +3,7 @@ config file, and its errors as the problem details it answers."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 import uuid
@@ -72,6 +73,9 @@ class Berth:
     url: str
     token: str
     transport: httpx.BaseTransport | None = None
+    last_status: int = dataclasses.field(
+        default=0, compare=False
+    )  # of the last call that succeeded
 
     @classmethod
     def from_settings(cls, url: str | None = None, token: str | None = None) -> Berth:
@@ -118,6 +122,7 @@ class Berth:
             except ValueError:
                 problem = {"title": answer.reason_phrase, "detail": answer.text[:500]}
             raise ApiProblem(answer.status_code, problem)
+        self.last_status = answer.status_code
         return answer.json() if answer.content else None
 
     def every(self, name: str, **query: Any) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ change audited. A Request changes state only through `lifecycle`.
     budget_alerts  a tenant's monthly cost alert; 80 % and 100 % of it or of its budget, told
     claims        the names a waiting request holds
     lifecycle     the transition table, and the transitions the engine reports through
-    environments  ephemeral environments: extend, end, expire, warn
+    environments  ephemeral environments: ensure (CI), extend, end, expire, warn
     rules         approval rules and environment rules, and trying rules before saving
     prices        showback prices per cluster, dated
     allocations   showback history: what each namespace held, from when to when
@@ -49,6 +49,7 @@ from tenants.services.deploy_tokens import (
 )
 from tenants.services.environments import (
     end_environment,
+    ensure_environment,
     environments_to_warn,
     ephemeral_preview,
     expire_environments,
@@ -138,6 +139,7 @@ __all__ = [
     "create_api_token",
     "create_campaign",
     "end_environment",
+    "ensure_environment",
     "environments_to_warn",
     "ephemeral_preview",
     "expire_environments",

@@ -18,10 +18,10 @@ from tenants.errors import DomainError, InvalidInput, NotAllowed
 from tenants.kinds import validate_payload
 from tenants.kinds.ephemeral import KIND as EPHEMERAL
 from tenants.models import EphemeralEnvironment, Namespace, Request, Tenant, User
-from tenants.quantities import seconds_to_duration
+from tenants.quantities import QuantityError, seconds_to_duration, ttl_to_seconds
 from tenants.services.claims import release_claims
 from tenants.services.lifecycle import transition
-from tenants.services.requests import admit
+from tenants.services.requests import admit, submit_request
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +30,85 @@ logger = logging.getLogger(__name__)
 ENDING_DECISION = policy.PolicyDecision(
     rule="ephemeral-environment-end", outcome=PolicyOutcome.AUTO_APPROVE
 )
+
+
+def ensure_environment(
+    *, tenant: Tenant, payload: dict[str, Any], requester: User, source_ip: str | None = None
+) -> tuple[EphemeralEnvironment, bool]:
+    """The project's live environment of this slug, or a new one: what CI asks on every push
+    to a pull request. True when it was created.
+
+    The one found must deploy the same branch and merge request; one ending is refused (a
+    push after the close). A push by those who may extend it restarts its TTL (`ttl`, or the
+    time it was given), never past its maximum."""
+    if not selectors.may_request(requester, tenant):
+        raise NotAllowed(f"You are not a member of {tenant.slug}; ask one of its owners.")
+    with transaction.atomic():
+        # One at a time per tenant, as admission is: two pushes at once make one environment.
+        Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+        found = (
+            EphemeralEnvironment.objects.select_related("request", "tenant", "project")
+            .filter(
+                tenant=tenant,
+                project__name=payload.get("project", ""),
+                slug=payload.get("env_slug", ""),
+            )
+            .exclude(state=EnvironmentState.ENDED)
+            .first()
+        )
+        if found is None:
+            created = submit_request(
+                tenant=tenant,
+                kind=RequestKind.EPHEMERAL,
+                payload=payload,
+                requester=requester,
+                source_ip=source_ip,
+            )
+            return EphemeralEnvironment.objects.get(request=created), True
+    _refuse_another_deploy(found, payload)
+    if found.state == EnvironmentState.ENDING:
+        raise DomainError(
+            f"Environment {found.slug} of {found.project.name} is ending (#{found.pk}): "
+            "create it again once it has ended."
+        )
+    if selectors.may_manage_environment(requester, found):
+        ttl = _ttl_of(payload.get("ttl")) or int(found.request.payload["ttl_seconds"])
+        room = int((found.max_expires_at - timezone.now()).total_seconds())
+        if room >= 60:
+            found = extend_environment(
+                environment_id=found.pk,
+                actor=requester,
+                ttl_seconds=min(ttl, room),
+                source_ip=source_ip,
+            )
+    return found, False
+
+
+def _refuse_another_deploy(found: EphemeralEnvironment, payload: dict[str, Any]) -> None:
+    """A slug names one deploy: another branch or merge request under it is a mistake in the
+    pipeline (two pull requests sharing a slug), not a new push."""
+    problems = {
+        field: [
+            f"{found.slug} of {found.project.name} deploys {what} {had!r}, not {wanted!r}: "
+            "end it first, or give this one its own slug."
+        ]
+        for field, what, had, wanted in (
+            ("branch", "branch", found.branch, payload.get("branch") or ""),
+            ("mr_id", "merge request", found.merge_request, payload.get("mr_id") or ""),
+        )
+        if wanted and had and wanted != had
+    }
+    if problems:
+        raise InvalidInput.of(problems)
+
+
+def _ttl_of(text: Any) -> int | None:
+    if not text:
+        return None
+    try:
+        return ttl_to_seconds(str(text))
+    except QuantityError as exc:
+        raise InvalidInput.of({"ttl": [str(exc)]}) from exc
 
 
 def extend_environment(

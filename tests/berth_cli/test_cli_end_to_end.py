@@ -69,7 +69,7 @@ def test_request_approve_get_and_kubeconfig_end_to_end(live):
     assert outsider.stdout == ""
 
 
-def test_an_environment_is_created_waited_for_until_ready_and_deleted(live):
+def test_an_environment_is_created_waited_for_until_ready_and_ended(live):
     created = berth_as(
         live,
         "dev",
@@ -87,9 +87,14 @@ def test_an_environment_is_created_waited_for_until_ready_and_deleted(live):
     ]
     assert row["state"] == "live"
 
-    deleted = berth_as(live, "dev", "env delete --project shop --slug pr-42")
-    assert deleted.returncode == 0, deleted.stderr
-    assert "Environment shop/pr-42: end" in deleted.stdout
+    ended = berth_as(live, "dev", "env end --project shop --slug pr-42 --wait --interval 0.1")
+    assert ended.returncode == 0, ended.stderr
+    # Its state when asked (the worker may have ended it already), then "ended" if not.
+    assert ended.stdout.splitlines()[-1] == "Environment shop/pr-42: ended"
+    assert live["sandbox"].get("Namespace", namespace) is None
+    # Its first name still works, and a retried closing job changes nothing.
+    again = berth_as(live, "dev", "env delete --project shop --slug pr-42")
+    assert again.returncode == 0 and again.stdout == "Environment shop/pr-42: ended\n"
 
 
 def test_wait_exits_non_zero_when_the_environment_is_refused(live):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from rest_framework import serializers
 
 from tenants.choices import EndCause
@@ -33,6 +34,9 @@ class EphemeralEnvironmentSerializer(serializers.ModelSerializer):
     end_cause = serializers.ChoiceField(
         choices=EndCause.choices, allow_blank=True, read_only=True, help_text="Empty until it ends."
     )
+    page = serializers.SerializerMethodField(
+        help_text="Its page in Berth (a CI environment's url, for one)."
+    )
 
     class Meta:
         model = EphemeralEnvironment
@@ -56,8 +60,14 @@ class EphemeralEnvironmentSerializer(serializers.ModelSerializer):
             "request",
             "request_state",
             "created_at",
+            "page",
         ]
         read_only_fields = fields
+
+    def get_page(self, environment: EphemeralEnvironment) -> str:
+        path = reverse("environment-detail", kwargs={"pk": environment.pk})
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
 
     def get_shares_namespace(self, environment: EphemeralEnvironment) -> bool:
         return not environment.owns_namespace

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
@@ -23,6 +29,10 @@ from tenants.client_address import client_ip
 from tenants.filtersets import EphemeralEnvironmentFilterSet
 from tenants.models import EphemeralEnvironment
 from tenants.models.tokens import TokenScope
+
+
+def flag(request: ApiRequest, name: str) -> bool:
+    return request.query_params.get(name, "").lower() in ("1", "true", "yes")
 
 
 @extend_schema_view(
@@ -74,23 +84,38 @@ class EphemeralEnvironmentViewSet(
 
     @extend_schema(
         summary="Create an ephemeral environment (CI: on deploy). The response names its "
-        "namespace; provisioning follows. ?dry_run=true only says what it would be.",
+        "namespace; provisioning follows. ?reuse=true answers the project's live environment "
+        "of this env_slug (200) if there is one, restarting its TTL: what every push asks. "
+        "?dry_run=true only says what it would be.",
         request=s.EphemeralEnvironmentCreateSerializer,
         parameters=[
             OpenApiParameter(
                 "dry_run", bool, description="Validate and name the namespace, create nothing."
-            )
+            ),
+            OpenApiParameter(
+                "reuse",
+                bool,
+                description="Answer the live environment of this project and env_slug, if any "
+                "(same branch and mr_id), instead of refusing a second one.",
+            ),
         ],
         responses={
             201: s.EphemeralEnvironmentSerializer,
-            200: s.EphemeralEnvironmentPreviewSerializer,
+            200: OpenApiResponse(
+                PolymorphicProxySerializer(
+                    "EphemeralEnvironmentFoundOrPreview",
+                    [s.EphemeralEnvironmentSerializer, s.EphemeralEnvironmentPreviewSerializer],
+                    resource_type_field_name=None,
+                ),
+                description="reuse: the environment found; dry_run: what it would be.",
+            ),
         },
     )
     def create(self, request: ApiRequest) -> Response:
         data = validated(s.EphemeralEnvironmentCreateSerializer, request.data)
         tenant = selectors.visible_tenant(request.user, data["tenant"])
         payload = {k: v for k, v in data.items() if k in PAYLOAD_FIELDS}
-        if request.query_params.get("dry_run", "").lower() in ("1", "true", "yes"):
+        if flag(request, "dry_run"):
             cleaned = services.ephemeral_preview(request.user, tenant, payload)
             return Response(
                 s.EphemeralEnvironmentPreviewSerializer(
@@ -101,14 +126,21 @@ class EphemeralEnvironmentViewSet(
                     }
                 ).data
             )
-        created = services.submit_request(
-            tenant=tenant,
-            kind=RequestKind.EPHEMERAL,
-            payload=payload,
-            requester=request.user,
-            source_ip=client_ip(request),
-        )
-        environment = EphemeralEnvironment.objects.get(request=created)
+        if flag(request, "reuse"):
+            environment, created = services.ensure_environment(
+                tenant=tenant, payload=payload, requester=request.user, source_ip=client_ip(request)
+            )
+            if not created:
+                return self._show(environment.pk)
+        else:
+            created = services.submit_request(
+                tenant=tenant,
+                kind=RequestKind.EPHEMERAL,
+                payload=payload,
+                requester=request.user,
+                source_ip=client_ip(request),
+            )
+            environment = EphemeralEnvironment.objects.get(request=created)
         location = reverse("api:environment-detail", kwargs={"pk": environment.pk})
         return self._show(environment.pk, status.HTTP_201_CREATED, {"Location": location})
 

@@ -31,3 +31,11 @@ def newer_templates(gitops_world, monkeypatch):
     work()
     with newer_applications(monkeypatch, annotated):
         yield
+
+
+# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
+@pytest.fixture
+def ephemeral_world(db, sandbox, tmp_path, settings):
+    from tests.support.ephemeral import ephemeral_world_on
+
+    return ephemeral_world_on(sandbox, tmp_path, settings)

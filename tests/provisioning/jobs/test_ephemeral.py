@@ -13,71 +13,18 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from kubesandbox import KubeSandbox
-from provisioning import reconcile
 from tenants import services, tasks
 from tenants.choices import EndCause, EnvironmentState, NamespaceState, RequestKind, RequestState
 from tenants.models import (
     AuditEvent,
     EphemeralEnvironment,
     Namespace,
-    Project,
     Request,
     User,
 )
 from tenants.tasks import send_expiry_warning
+from tests.support.ephemeral import converge_all, create, tenant_namespaces
 from tests.support.gitserver import commits_on, files_on
-from tests.support.prov_world import demo_world_with_repository
-
-WORKER = "ephemeral-test"
-
-
-# `sandbox` is the folder's stand-in (tests/provisioning/conftest.py).
-@pytest.fixture
-def ephemeral_world(db, sandbox, tmp_path, settings):
-    settings.BERTH_GIT_BACKOFF_SECONDS = 0.01
-    world = demo_world_with_repository(
-        sandbox,
-        tmp_path,
-        budget_namespaces=60,
-        budget_cpu_millis=60 * 500,
-        budget_memory_mib=60 * 1024,
-    )
-    Project.objects.create(tenant=world["tenant"], name="shop", gitops_engine="argocd")
-    api = APIClient()
-    api.force_authenticate(world["developer"])
-    return {**world, "api": api}
-
-
-def converge(request_id: int) -> Request:
-    reconcile.converge(request_id=request_id, worker=WORKER)
-    return Request.objects.get(pk=request_id)
-
-
-def converge_all(kind: str) -> list[Request]:
-    """What the worker does with every approved request of this kind."""
-    pending = Request.objects.filter(kind=kind, state=RequestState.APPROVED).order_by("pk")
-    return [converge(request_id) for request_id in pending.values_list("pk", flat=True)]
-
-
-def create(api: APIClient, slug: str, **extra: str):
-    number = slug.rpartition("-")[2]
-    body = {
-        "tenant": "payments",
-        "project": "shop",
-        "env_slug": slug,
-        "branch": f"feature/{slug}",
-        "mr_id": number if number.isdigit() else "",
-        **extra,
-    }
-    return api.post("/api/v1/environments/", body, format="json")
-
-
-def tenant_namespaces(sandbox: KubeSandbox) -> set[str]:
-    return {
-        obj["metadata"]["name"]
-        for obj in sandbox.objects("Namespace")
-        if obj["metadata"]["name"].startswith("payments-shop-")
-    }
 
 
 @pytest.mark.scale

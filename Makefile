@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: run test test-fast test-changed lint install screenshots github-openapi github-openapi-if-npm \
-	backstage backstage-if-npm
+	backstage backstage-if-npm ci-recipes ci-recipes-if-npm
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,7 +51,24 @@ backstage-if-npm:
 		|| echo "could not install $(BACKSTAGE)'s packages: the Backstage validation test will be skipped"; \
 	else echo "npm is not here: the Backstage validation test will be skipped (make backstage)"; fi
 
-install: $(STAMP) github-openapi-if-npm backstage-if-npm
+# The tools docs/automation.md's CI recipes are run with (gitlab-ci-local, GitHub's workflow
+# parser): installed from integrations/ci's lock file when npm is there; otherwise the recipe
+# tests that need them are skipped, saying so.
+CI_RECIPES := integrations/ci
+CI_RECIPES_MODULES := $(CI_RECIPES)/node_modules/.package-lock.json
+
+$(CI_RECIPES_MODULES): $(CI_RECIPES)/package-lock.json
+	@command -v npm >/dev/null || { echo "make ci-recipes needs npm (apt-get install npm)"; exit 1; }
+	cd $(CI_RECIPES) && npm ci --no-audit --no-fund --silent
+
+ci-recipes: $(CI_RECIPES_MODULES)
+
+ci-recipes-if-npm:
+	@if command -v npm >/dev/null; then $(MAKE) -s --no-print-directory ci-recipes \
+		|| echo "could not install $(CI_RECIPES)'s packages: the CI recipe tests will be skipped"; \
+	else echo "npm is not here: the CI recipe tests will be skipped (make ci-recipes)"; fi
+
+install: $(STAMP) github-openapi-if-npm backstage-if-npm ci-recipes-if-npm
 
 run: $(STAMP)
 	$(BIN)/python -m portal.run
@@ -59,7 +76,7 @@ run: $(STAMP)
 # Every core (pytest-xdist): tests that must share something carry an xdist_group mark, and
 # --dist loadgroup keeps each group on one worker; tests/conftest.py hands out the longest first.
 XDIST := -n auto --dist loadgroup
-test: $(STAMP) github-openapi-if-npm backstage-if-npm
+test: $(STAMP) github-openapi-if-npm backstage-if-npm ci-recipes-if-npm
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # What a change is checked with before the whole suite (docs/testing.md): the unit, API and
@@ -74,7 +91,7 @@ test-fast: $(STAMP) github-openapi-if-npm
 # Only the tests whose code changed since the last run of this target (pytest-testmon,
 # .testmondata): the first run is the whole suite; a change that runs only inside a program
 # a test starts (a worker, make run) is seen by make test, not here.
-test-changed: $(STAMP) github-openapi-if-npm backstage-if-npm
+test-changed: $(STAMP) github-openapi-if-npm backstage-if-npm ci-recipes-if-npm
 	$(BIN)/python -m pytest $(XDIST) --testmon $(PYTEST_ARGS)
 
 # Retake docs/screenshots/ with the browser tests that take them (a plain test run leaves the

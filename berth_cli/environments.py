@@ -42,8 +42,8 @@ def env() -> None:
 @click.option(
     "--env-file",
     type=click.Path(dir_okay=False, writable=True),
-    help="Add BERTH_NAMESPACE= and BERTH_ENVIRONMENT_URL= lines to this file (a GitLab dotenv "
-    "report, $GITHUB_OUTPUT).",
+    help="Write BERTH_NAMESPACE= and BERTH_ENVIRONMENT_URL= lines to this file (a GitLab "
+    "dotenv report; a GitHub step adds them to $GITHUB_OUTPUT).",
 )
 @pass_context
 def env_create(
@@ -72,7 +72,7 @@ def env_create(
         highlight=False,
     )
     if env_file:
-        with open(env_file, "a", encoding="utf-8") as lines:
+        with open(env_file, "w", encoding="utf-8") as lines:
             lines.write(
                 f"BERTH_NAMESPACE={answer['namespace']}\nBERTH_ENVIRONMENT_URL={answer['page']}\n"
             )

@@ -1,107 +1,139 @@
-"""docs/automation.md's CI recipes, run as written against a live Berth on a fenced stand-in
-(the `fenced_live` fixture): the commands the page shows create an ephemeral environment,
-deploy a manifest into it with a deploy token, refuse a second create, and delete it (a
-retried delete is harmless). The commands are read from the page itself, and both recipes
-must run exactly those, so an edit that breaks one fails here.
+"""docs/automation.md's CI recipes, run as their pipelines run them against a live Berth on
+a fenced stand-in (the `fenced_live` fixture): the GitHub workflow, read by GitHub's own
+parser, for a pull request opened, pushed to and closed; the GitLab pipeline, run by
+gitlab-ci-local, for two pushes and the stop. The first push makes the environment and
+deploys into it with a deploy token; the second finds the same environment and deploys its
+change there; closing ends it. Both recipes must run the commands the page lists, so an
+edit that breaks one fails here.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-import yaml
 
-from tenants.models import AuditEvent, DeployToken
-from tests.support.berth_cli import ROOT
-
-MANIFEST = {
-    "apiVersion": "v1",
-    "kind": "ConfigMap",
-    "metadata": {"name": "shop-build"},
-    "data": {"commit": "0123abc"},
-}
-
-
-def page() -> str:
-    return (ROOT / "docs" / "automation.md").read_text()
-
-
-def recipe_commands() -> list[str]:
-    """The commands of the page's first sh block: what both recipes run."""
-    block = re.search(r"```sh\n(.*?)```", page(), re.S)
-    assert block, "docs/automation.md lost its sh block"
-    return [line for line in block.group(1).splitlines() if line.strip()]
+from tenants.choices import EnvironmentState, RequestKind
+from tenants.models import DeployToken, EphemeralEnvironment, Request
+from tests.support.ci_recipes import (
+    PR,
+    commit,
+    github_plan,
+    gitlab_ci_local,
+    manifest,
+    recipe,
+    recipe_commands,
+    run_github_event,
+    runner_environment,
+)
 
 
 def test_both_recipes_run_the_commands_the_page_lists():
     commands = recipe_commands()
-    recipes = re.findall(r"```yaml\n(.*?)```", page(), re.S)
-    assert len(recipes) == 2  # GitHub Actions, GitLab CI
-    for recipe in recipes:
+    for heading in ("GitHub Actions", "GitLab CI"):
         lines = [
-            line.strip().removeprefix("- ").removeprefix("run: ") for line in recipe.splitlines()
+            line.strip().removeprefix("- ").removeprefix("run: ")
+            for line in recipe(heading).splitlines()
         ]
-        assert [c for c in commands if c in lines] == commands, recipe[:200]
+        create, mint, deploy, end = commands
+        assert [c for c in (create, mint, deploy) if c in lines] == [create, mint, deploy]
+        assert end in lines, heading  # the closing job's
 
 
-@pytest.mark.processes
-def test_the_ci_recipes_run_as_written_against_a_live_berth(fenced_live):
-    live = fenced_live
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed: the recipes deploy with it")
-    create, mint, deploy, delete = recipe_commands()
-    (live["home"] / "k8s").mkdir()
-    (live["home"] / "k8s" / "build.yaml").write_text(yaml.safe_dump(MANIFEST))
-    environment = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("BERTH_", "DJANGO_", "KUBE"))},
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{Path(kubectl).parent}{os.pathsep}"
-        f"{os.environ['PATH']}",
-        "BERTH_URL": live["url"],
-        "BERTH_TOKEN": live["dev"],
-        "NO_COLOR": "1",
-        "HOME": str(live["home"]),
-        "XDG_CONFIG_HOME": str(live["home"] / "config"),
-        "TENANT": "payments",
-        "PROJECT": "shop",
-        "PR": "7",
-        "BRANCH": "feature/seven",
-    }
+def the_environment() -> EphemeralEnvironment:
+    (environment,) = EphemeralEnvironment.objects.filter(slug=f"pr-{PR}")
+    return environment
 
-    def sh(*commands: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", "\n".join(commands)],
-            env=environment,
-            cwd=live["home"],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
 
-    deployed = sh(create, mint, deploy, 'echo "$NAMESPACE"')
-    assert deployed.returncode == 0, deployed.stderr
-    namespace = deployed.stdout.strip().splitlines()[-1]
+def deployed_commit(live: dict, namespace: str) -> str:
     config_map = live["sandbox"].get("ConfigMap", "shop-build", namespace)
-    assert config_map is not None and config_map["data"] == {"commit": "0123abc"}
-    (token,) = DeployToken.objects.filter(namespace__name=namespace)
-    assert token.minted_by.username == "dev" and token.purpose == "pr-7"
-    assert AuditEvent.objects.filter(action="deploy_token.mint", object_id=str(token.pk)).exists()
-    assert (live["home"] / "deploy.kubeconfig").stat().st_mode & 0o077 == 0  # the user's only
+    assert config_map is not None, f"nothing deployed into {namespace}"
+    return config_map["data"]["commit"]
 
-    again = sh(create)
-    assert again.returncode == 1, again.stdout  # the page says a second create is refused
-    deleted = sh(delete)
-    assert deleted.returncode == 0, deleted.stderr
-    assert sh(delete).returncode == 0  # a retried closing job is harmless
-    environment_row = json.loads(sh("berth get environments -o json").stdout)
-    assert {row["state"] for row in environment_row if row["env_slug"] == "pr-7"} <= {
-        "ending",
-        "ended",
-    }
+
+@pytest.mark.processes  # node
+def test_the_github_workflow_parses_and_a_broken_one_does_not(tmp_path):
+    workflow = tmp_path / "preview.yaml"
+    workflow.write_text(recipe("GitHub Actions"))
+    for action, jobs in (
+        ("opened", ["preview"]),
+        ("synchronize", ["preview"]),
+        ("closed", ["cleanup"]),
+    ):
+        plan = github_plan(workflow, action, {"BERTH_URL": "https://berth.example.com"})
+        assert plan["errors"] == []
+        assert [job["id"] for job in plan["jobs"] if job["runs"]] == jobs
+    workflow.write_text(recipe("GitHub Actions").replace("runs-on:", "runs_on:", 1))
+    broken = github_plan(workflow, "opened", {})
+    assert any("runs_on" in error for error in broken["errors"]), broken["errors"]
+
+
+@pytest.mark.processes  # a live server, node, kubectl
+def test_the_github_workflow_runs_for_opened_synchronize_and_closed(fenced_live):
+    live, checkout = fenced_live, fenced_live["home"] / "checkout"
+    (checkout / "k8s").mkdir(parents=True)
+    workflow = live["home"] / "preview.yaml"
+    workflow.write_text(recipe("GitHub Actions"))
+    environment = runner_environment(live, live["home"])
+    secrets = {"BERTH_URL": live["url"], "BERTH_TOKEN": live["dev"]}
+
+    (checkout / "k8s" / "build.yaml").write_text(manifest("1111aaa"))
+    opened = run_github_event(workflow, "opened", checkout, environment, secrets)
+    first = the_environment()
+    assert first.state == EnvironmentState.LIVE
+    assert deployed_commit(live, first.namespace.name) == "1111aaa"
+    assert opened["preview.berth"]["BERTH_NAMESPACE"] == first.namespace.name
+    assert opened["preview.berth"]["BERTH_ENVIRONMENT_URL"] == (
+        f"{live['url']}/environments/{first.pk}/"
+    )
+
+    (checkout / "k8s" / "build.yaml").write_text(manifest("2222bbb"))
+    run_github_event(workflow, "synchronize", checkout, environment, secrets)
+    assert the_environment().pk == first.pk  # found again, not refused, not a second one
+    assert Request.objects.filter(kind=RequestKind.EPHEMERAL).count() == 1
+    assert deployed_commit(live, first.namespace.name) == "2222bbb"
+    assert DeployToken.objects.filter(namespace=first.namespace).count() == 2  # one per push
+
+    closed = run_github_event(workflow, "closed", checkout, environment, secrets)
+    assert "preview.berth" not in closed  # the deploy job does not run on close
+    assert the_environment().state == EnvironmentState.ENDED
+    assert live["sandbox"].get("Namespace", first.namespace.name) is None
+
+
+@pytest.mark.processes  # a live server, gitlab-ci-local (node), kubectl
+def test_gitlab_ci_local_runs_two_pushes_and_the_stop(fenced_live):
+    live, repository = fenced_live, fenced_live["home"] / "shop"
+    (repository / "k8s").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    subprocess.run(
+        ["git", "remote", "add", "origin", "https://gitlab.example.com/payments/shop.git"],
+        cwd=repository,
+        check=True,
+    )
+    (repository / ".gitlab-ci.yml").write_text(recipe("GitLab CI"))
+    environment = runner_environment(live, live["home"])
+    variables = {"BERTH_URL": live["url"], "BERTH_TOKEN": live["dev"]}
+
+    (repository / "k8s" / "build.yaml").write_text(manifest("1111aaa"))
+    commit(repository, "first push")
+    first_push = gitlab_ci_local(repository, "preview", environment, variables)
+    assert first_push.returncode == 0, first_push.stdout + first_push.stderr
+    first = the_environment()
+    assert deployed_commit(live, first.namespace.name) == "1111aaa"
+    assert "PASS  preview" in first_push.stdout
+    dotenv = (repository / "berth.env").read_text()  # the job's dotenv report
+    assert f"BERTH_ENVIRONMENT_URL={live['url']}/environments/{first.pk}/" in dotenv
+
+    (repository / "k8s" / "build.yaml").write_text(manifest("2222bbb"))
+    commit(repository, "second push")
+    second_push = gitlab_ci_local(repository, "preview", environment, variables)
+    assert second_push.returncode == 0, second_push.stdout + second_push.stderr
+    assert "found again" in second_push.stdout + second_push.stderr
+    assert the_environment().pk == first.pk
+    assert Request.objects.filter(kind=RequestKind.EPHEMERAL).count() == 1
+    assert deployed_commit(live, first.namespace.name) == "2222bbb"
+
+    stop = gitlab_ci_local(repository, "preview-stop", environment, variables)
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    assert the_environment().state == EnvironmentState.ENDED
+    assert live["sandbox"].get("Namespace", first.namespace.name) is None

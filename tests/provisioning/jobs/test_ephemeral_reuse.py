@@ -1,7 +1,8 @@
 """What CI asks on every push to a pull request: `POST /api/v1/environments/?reuse=true`
 finds the project's live environment of that slug again (one namespace, one request however
-many pushes), restarts its TTL (for those who may extend it), refuses another branch under the same slug and a push that
-meets it ending; after it ended, the next push makes a new one."""
+many pushes), restarts its TTL (for those who may extend it), refuses another branch under
+the same slug and a push that meets it ending; after it ended, the next push makes a new
+one."""
 
 from __future__ import annotations
 
@@ -37,9 +38,12 @@ def test_every_push_after_the_first_finds_the_same_environment(ephemeral_world, 
     # Each push restarted its four hours, as GitLab's auto_stop_in does on every deploy.
     environment = EphemeralEnvironment.objects.get(pk=first.json()["id"])
     assert environment.expires_at == start + timedelta(hours=3) + timedelta(hours=4)
-    assert AuditEvent.objects.filter(
-        action="environment.extend", object_id=str(environment.pk)
-    ).count() == 2
+    assert (
+        AuditEvent.objects.filter(
+            action="environment.extend", object_id=str(environment.pk)
+        ).count()
+        == 2
+    )
 
 
 def test_a_push_near_its_maximum_keeps_it_until_the_maximum(ephemeral_world, sandbox):

@@ -38,9 +38,9 @@ export type BerthRequestInput = {
   tiers?: string[];
   engine?: string;
   cluster?: string;
-  cpu?: string;
-  memory?: string;
-  storage?: string;
+  cpu?: string | number;
+  memory?: string | number;
+  storage?: string | number;
   wait?: boolean;
   timeoutSeconds?: number;
 };
@@ -66,7 +66,7 @@ export function requestBody(input: BerthRequestInput): RequestCreate {
   const payload: Record<string, string | string[]> = {};
   for (const field of fields) {
     const value = given[field];
-    if (isGiven(value)) payload[field] = value as string | string[];
+    if (isGiven(value)) payload[field] = typeof value === 'number' ? String(value) : (value as string | string[]);
   }
   return { tenant: input.tenant, kind: input.kind, payload };
 }
@@ -128,9 +128,11 @@ export function createBerthRequestAction(options: BerthRequestActionOptions) {
         engine: (z) =>
           z.enum(['argocd', 'argocd_kargo', 'flux']).optional().describe('project: the GitOps engine'),
         cluster: (z) => z.string().optional().describe("The cluster's name"),
-        cpu: (z) => z.string().optional().describe('namespace, environment: CPU quota, e.g. 500m or 2'),
-        memory: (z) => z.string().optional().describe('namespace, environment: memory quota, e.g. 2Gi'),
-        storage: (z) => z.string().optional().describe('namespace, environment: storage quota, e.g. 10Gi'),
+        // A quantity as a form gives it ('1') or as a template may render it (a number): both
+        // are sent as the string Berth parses.
+        cpu: (z) => z.union([z.string(), z.number()]).optional().describe('namespace, environment: CPU quota, e.g. 500m or 2'),
+        memory: (z) => z.union([z.string(), z.number()]).optional().describe('namespace, environment: memory quota, e.g. 2Gi'),
+        storage: (z) => z.union([z.string(), z.number()]).optional().describe('namespace, environment: storage quota, e.g. 10Gi'),
         wait: (z) =>
           z.boolean().optional().describe('Wait until the request is ready (default true); a request awaiting approval ends the step at once'),
         timeoutSeconds: (z) =>

@@ -35,21 +35,29 @@ github-openapi-if-npm:
 	elif [ ! -f $(GITHUB_OPENAPI) ]; then \
 		echo "npm is not here: the forge stand-in's validating tests will be skipped (make github-openapi)"; fi
 
-# Backstage's catalog model, which Berth's catalog is validated with (integrations/backstage):
-# installed from its lock file when npm is there; otherwise its test is skipped, saying so.
+# Berth for Backstage (integrations/backstage): Backstage's catalog model, which Berth's catalog
+# is validated with, and the backend module (berth:request, the reader of Berth's catalog),
+# compiled by tsc into dist/: installed from its lock file and built when npm is there;
+# otherwise their tests are skipped, saying so.
 BACKSTAGE := integrations/backstage
 BACKSTAGE_MODULES := $(BACKSTAGE)/node_modules/.package-lock.json
+BACKSTAGE_BUILD := $(BACKSTAGE)/dist/.tsbuildinfo
 
 $(BACKSTAGE_MODULES): $(BACKSTAGE)/package-lock.json
 	@command -v npm >/dev/null || { echo "make backstage needs npm (apt-get install npm)"; exit 1; }
 	cd $(BACKSTAGE) && npm ci --no-audit --no-fund --silent
 
-backstage: $(BACKSTAGE_MODULES)
+$(BACKSTAGE_BUILD): $(BACKSTAGE_MODULES) $(BACKSTAGE)/tsconfig.json \
+		$(wildcard $(BACKSTAGE)/src/*.ts $(BACKSTAGE)/test/*.ts $(BACKSTAGE)/test/support/*.ts)
+	cd $(BACKSTAGE) && npm run build --silent
+	touch $@
+
+backstage: $(BACKSTAGE_BUILD)
 
 backstage-if-npm:
 	@if command -v npm >/dev/null; then $(MAKE) -s --no-print-directory backstage \
-		|| echo "could not install $(BACKSTAGE)'s packages: the Backstage validation test will be skipped"; \
-	else echo "npm is not here: the Backstage validation test will be skipped (make backstage)"; fi
+		|| echo "could not install or build $(BACKSTAGE): the Backstage tests will be skipped"; \
+	else echo "npm is not here: the Backstage tests will be skipped (make backstage)"; fi
 
 # The tools docs/automation.md's CI recipes are run with (gitlab-ci-local, GitHub's workflow
 # parser): installed from integrations/ci's lock file when npm is there; otherwise the recipe

@@ -1,0 +1,192 @@
+"""Berth's Backstage backend module (integrations/backstage) as npm builds and tests it: its
+own tests (`npm test`) with the OpenAPI description Berth writes, which every body berth:request
+sends and every answer it reads is held to; then the action, registered by the module in a
+Backstage backend, asking a live Berth for namespaces: one ready at once, one that waits for
+an approver, one Berth refuses with a problem detail."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tenants.choices import NamespaceState, RequestState
+from tenants.models import Namespace, Request
+
+# node and npm are programs; the live Berth is a server in this process, the database real.
+pytestmark = [
+    pytest.mark.processes,
+    pytest.mark.django_db(transaction=True),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+INTEGRATION = ROOT / "integrations" / "backstage"
+SCRIPT = INTEGRATION / "scripts" / "request-once.mjs"
+
+
+def node_with_the_module() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the Backstage module runs on it")
+    if not (INTEGRATION / "node_modules" / "@backstage" / "plugin-scaffolder-node").is_dir():
+        pytest.skip(
+            "integrations/backstage's packages are not installed: `make backstage` "
+            "(make install and .ci/run do it)"
+        )
+    built = INTEGRATION / "dist" / ".tsbuildinfo"
+    if not built.is_file():
+        pytest.skip("integrations/backstage is not built: `make backstage` (npm run build)")
+    sources = [*INTEGRATION.glob("src/**/*.ts"), *INTEGRATION.glob("test/**/*.ts")]
+    stale = [str(p.relative_to(ROOT)) for p in sources if p.stat().st_mtime > built.stat().st_mtime]
+    assert not stale, f"integrations/backstage's build is older than {stale}: `make backstage`"
+    return node
+
+
+def test_the_modules_tests_pass_against_berths_openapi_description(tmp_path: Path):
+    node_with_the_module()
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: the module's tests run with `npm test`")
+    schema = tmp_path / "berth-openapi.json"
+    written = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "spectacular",
+            "--format",
+            "openapi-json",
+            "--file",
+            str(schema),
+        ],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "BERTH_DATA_DIR": str(tmp_path / "data"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert written.returncode == 0, written.stderr
+
+    ran = subprocess.run(
+        [npm, "test"],
+        cwd=INTEGRATION,
+        env={**os.environ, "BERTH_OPENAPI": str(schema)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+    assert ran.returncode == 0, ran.stdout[-6000:] + ran.stderr[-2000:]
+    counts = dict(re.findall(r"^# (pass|fail|skipped|cancelled) (\d+)$", ran.stdout, re.M))
+    assert counts.get("fail") == "0" and counts.get("cancelled") == "0", counts
+    # Nothing skipped: the tests that need the description ran with it.
+    assert "# SKIP" not in ran.stdout and counts.get("skipped") == "0", ran.stdout[-3000:]
+    assert int(counts["pass"]) >= 25, counts
+
+
+def request_once(live: dict[str, Any], person: str, **input: object) -> tuple[int, dict[str, Any]]:
+    """berth:request run once by the module's action against the live Berth, with
+    berth.token the person's API token; its outputs, log lines and error."""
+    ran = subprocess.run(
+        [node_with_the_module(), str(SCRIPT)],
+        cwd=INTEGRATION,
+        input=json.dumps({"baseUrl": live["url"], "token": live[person], "input": input}),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert ran.stdout, ran.stderr
+    assert live[person] not in ran.stdout + ran.stderr, "the token is never logged"
+    return ran.returncode, json.loads(ran.stdout)
+
+
+def test_berth_request_asks_a_live_berth_and_waits_until_the_namespace_is_ready(
+    live: dict[str, Any],
+):
+    code, step = request_once(
+        live,
+        "dev",
+        kind="namespace",
+        tenant="payments",
+        app="backstage",
+        tier="dev",
+        cluster="sandbox",
+        cpu="500m",
+        memory="1Gi",
+        wait=True,
+        timeoutSeconds=120,
+    )
+
+    assert code == 0, step
+    created = Request.objects.get(pk=step["outputs"]["requestId"])
+    assert (created.kind, created.requester.username) == ("namespace", "dev")
+    assert created.state == RequestState.READY, created.status_message
+    namespace = Namespace.objects.get(name="payments-backstage-dev")
+    assert namespace.state == NamespaceState.ACTIVE
+    assert namespace.request == created
+    assert live["sandbox"].get("Namespace", "payments-backstage-dev") is not None
+    assert step["outputs"] == {
+        "requestId": created.pk,
+        "url": f"{live['url']}/requests/{created.pk}/",
+        "state": "ready",
+        "namespaces": ["payments-backstage-dev"],
+        "namespace": "payments-backstage-dev",
+    }
+    assert step["error"] is None
+
+
+def test_a_namespace_that_needs_an_approver_ends_the_step_with_its_page(live: dict[str, Any]):
+    code, step = request_once(
+        live,
+        "dev",
+        kind="namespace",
+        tenant="payments",
+        app="backstage",
+        tier="staging",
+        cluster="sandbox",
+        cpu="500m",
+        memory="1Gi",
+    )
+
+    assert code == 0, step
+    created = Request.objects.get(pk=step["outputs"]["requestId"])
+    assert created.state == RequestState.SUBMITTED
+    assert step["outputs"]["state"] == "submitted"
+    assert step["outputs"]["namespace"] == "payments-backstage-staging"
+    assert step["outputs"]["url"] == f"{live['url']}/requests/{created.pk}/"
+    assert any(
+        "waits for approval by tenant owner (rule staging-needs-tenant-owner)" in line["message"]
+        for line in step["logs"]
+    ), step["logs"]
+
+
+def test_berths_problem_detail_fails_the_step_field_by_field(live: dict[str, Any]):
+    code, step = request_once(
+        live,
+        "dev",
+        kind="namespace",
+        tenant="payments",
+        app="Not_A_Label",
+        tier="dev",
+        cluster="sandbox",
+        cpu="64",
+        memory="1Gi",
+    )
+
+    assert code == 1
+    assert step["error"].startswith("Berth refused the request: 400 Your request is not valid. ")
+    assert "payload.app: " in step["error"]
+    assert not Request.objects.filter(payload__app="Not_A_Label").exists()

@@ -83,6 +83,12 @@ def label_value(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def kubernetes_id(tenant: str, project: str) -> str:
+    """A project's name in Backstage (its Component) and the label its workloads carry for
+    Backstage's Kubernetes plugin: one DNS label, never ending in a dash."""
+    return f"{tenant}-{project}"[:DNS_LABEL_MAX].rstrip("-")
+
+
 def was_truncated(tenant: str, app: str, tier: str) -> bool:
     return namespace_name(tenant, app, tier) != f"{tenant}-{app}-{tier}"
 

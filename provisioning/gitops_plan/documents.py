@@ -27,6 +27,7 @@ from provisioning.plan import (
     public_url,
     uses_kargo,
 )
+from tenants.naming import kubernetes_id
 
 
 def part_of_labels(inputs: PlanInput, ns: NamespaceSpec | None = None) -> dict[str, str]:
@@ -226,6 +227,9 @@ def stages(inputs: PlanInput, image: str) -> list[dict[str, Any]]:
     return documents
 
 
+BACKSTAGE_KUBERNETES_ID = "backstage.io/kubernetes-id"
+
+
 def kustomization(**fields: Any) -> dict[str, Any]:
     return {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", **fields}
 
@@ -234,9 +238,15 @@ def base_skeleton(inputs: PlanInput) -> tuple[str, dict[str, Any]]:
     comment = (
         f"The manifests of {inputs.app} that every environment shares: add them here and\n"
         "list them under resources. Each environment's overlay (../overlays/<tier>) builds\n"
-        "on this base."
+        "on this base. The label is how Backstage's Kubernetes plugin finds its workloads\n"
+        "(on objects and pod templates; selectors are left alone)."
     )
-    return comment, kustomization(resources=[])
+    backstage = {
+        "pairs": {BACKSTAGE_KUBERNETES_ID: kubernetes_id(inputs.tenant.slug, inputs.app)},
+        "includeSelectors": False,
+        "includeTemplates": True,
+    }
+    return comment, kustomization(labels=[backstage], resources=[])
 
 
 def overlay_skeleton(inputs: PlanInput, ns: NamespaceSpec) -> tuple[str, dict[str, Any]]:

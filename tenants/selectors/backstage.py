@@ -15,7 +15,7 @@ from django.db.models import Prefetch, QuerySet
 
 from tenants.choices import NamespaceState
 from tenants.models import Membership, Namespace, Project, Tenant, User
-from tenants.naming import argocd_apps_namespace
+from tenants.naming import argocd_apps_namespace, kubernetes_id
 from tenants.selectors.rights import tenants_for_user
 
 API_VERSION = "backstage.io/v1alpha1"
@@ -114,18 +114,18 @@ def _system(tenant: Tenant, base: str) -> dict[str, Any]:
 def _component(
     tenant: Tenant, project: Project, namespaces: list[Namespace], base: str
 ) -> dict[str, Any]:
-    name = f"{tenant.slug}-{project.name}"
+    name = kubernetes_id(tenant.slug, project.name)
     return {
         "apiVersion": API_VERSION,
         "kind": "Component",
         "metadata": _metadata(
-            name[:63],
+            name,
             project.name,
             f"Project {project.name} of tenant {tenant.slug} ({project.gitops_engine}).",
             [{"url": f"{base}/tenants/{tenant.slug}/", "title": "Berth", "icon": "dashboard"}],
             annotations={
                 "berth.dev/tenant": tenant.slug,
-                KUBERNETES_ID: name[:63],
+                KUBERNETES_ID: name,
                 ARGOCD_SELECTOR: f"berth.dev/tenant={tenant.slug},{PART_OF}={project.name}",
             },
         ),
@@ -163,7 +163,7 @@ def _resource(tenant: Tenant, namespace: Namespace, base: str) -> dict[str, Any]
         KUBERNETES_NAMESPACE: namespace.name,
     }
     if namespace.project_id:
-        annotations[KUBERNETES_ID] = f"{tenant.slug}-{namespace.project.name}"[:63]
+        annotations[KUBERNETES_ID] = kubernetes_id(tenant.slug, namespace.project.name)
     return {
         "apiVersion": API_VERSION,
         "kind": "Resource",

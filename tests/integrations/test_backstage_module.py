@@ -2,7 +2,8 @@
 own tests (`npm test`) with the OpenAPI description Berth writes, which every body berth:request
 sends and every answer it reads is held to; then the action, registered by the module in a
 Backstage backend, asking a live Berth for namespaces: one ready at once, one that waits for
-an approver, one Berth refuses with a problem detail."""
+an approver, one Berth refuses with a problem detail; and the backend's URL reader, with
+Berth's added, reading a member's catalog from the live Berth with the token."""
 
 from __future__ import annotations
 
@@ -190,3 +191,42 @@ def test_berths_problem_detail_fails_the_step_field_by_field(live: dict[str, Any
     assert step["error"].startswith("Berth refused the request: 400 Your request is not valid. ")
     assert "payload.app: " in step["error"]
     assert not Request.objects.filter(payload__app="Not_A_Label").exists()
+
+
+def read_once(live: dict[str, Any], person: str, path: str, etag: str = "") -> dict[str, Any]:
+    """One URL of the live Berth read through a Backstage backend's UrlReaderService with
+    Berth's reader added, berth.token the person's API token: as the catalog reads it."""
+    ran = subprocess.run(
+        [node_with_the_module(), str(INTEGRATION / "scripts" / "read-once.mjs")],
+        cwd=INTEGRATION,
+        input=json.dumps(
+            {"baseUrl": live["url"], "token": live[person], "url": live["url"] + path, "etag": etag}
+        ),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert ran.stdout, ran.stderr
+    assert live[person] not in ran.stdout + ran.stderr, "the token is never logged"
+    return json.loads(ran.stdout)
+
+
+def test_backstage_reads_a_members_catalog_from_a_live_berth_with_the_token(
+    live: dict[str, Any],
+):
+    import yaml
+
+    read = read_once(live, "dev", "/api/v1/backstage/catalog-info.yaml")
+
+    assert read["error"] is None, read
+    entities = list(yaml.safe_load_all(read["content"]))
+    tenants = {e["metadata"]["annotations"]["berth.dev/tenant"] for e in entities}
+    assert tenants == {"payments"}  # dev's tenant, nothing of search's
+    assert {"Group", "System", "Component"} <= {e["kind"] for e in entities}
+    # Read again with the ETag it gave: Berth's 304 is Backstage's NotModifiedError.
+    again = read_once(live, "dev", "/api/v1/backstage/catalog-info.yaml", etag=read["etag"])
+    assert again["error"].startswith("NotModifiedError"), again
+    # Another tenant's catalog is not found, as for any reader of Berth's API.
+    other = read_once(live, "dev", "/api/v1/backstage/search/catalog-info.yaml")
+    assert other["error"].startswith("NotFoundError"), other

@@ -20,6 +20,7 @@ import pytest
 
 from tenants.choices import NamespaceState, RequestState
 from tenants.models import Namespace, Request
+from tests.support.backstage import INTEGRATION, node_with
 
 # node and npm are programs; the live Berth is a server in this process, the database real.
 pytestmark = [
@@ -28,19 +29,11 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
-INTEGRATION = ROOT / "integrations" / "backstage"
 SCRIPT = INTEGRATION / "scripts" / "request-once.mjs"
 
 
 def node_with_the_module() -> str:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: the Backstage module runs on it")
-    if not (INTEGRATION / "node_modules" / "@backstage" / "plugin-scaffolder-node").is_dir():
-        pytest.skip(
-            "integrations/backstage's packages are not installed: `make backstage` "
-            "(make install and .ci/run do it)"
-        )
+    node = node_with("@backstage/plugin-scaffolder-node")
     built = INTEGRATION / "dist" / ".tsbuildinfo"
     if not built.is_file():
         pytest.skip("integrations/backstage is not built: `make backstage` (npm run build)")
@@ -97,6 +90,18 @@ def test_the_modules_tests_pass_against_berths_openapi_description(tmp_path: Pat
     assert int(counts["pass"]) >= 25, counts
 
 
+# A dev's namespace of payments, as the template's step asks for it.
+NAMESPACE = {
+    "kind": "namespace",
+    "tenant": "payments",
+    "app": "backstage",
+    "tier": "dev",
+    "cluster": "sandbox",
+    "cpu": "500m",
+    "memory": "1Gi",
+}
+
+
 def request_once(live: dict[str, Any], person: str, **input: object) -> tuple[int, dict[str, Any]]:
     """berth:request run once by the module's action against the live Berth, with
     berth.token the person's API token; its outputs, log lines and error."""
@@ -117,19 +122,7 @@ def request_once(live: dict[str, Any], person: str, **input: object) -> tuple[in
 def test_berth_request_asks_a_live_berth_and_waits_until_the_namespace_is_ready(
     live: dict[str, Any],
 ):
-    code, step = request_once(
-        live,
-        "dev",
-        kind="namespace",
-        tenant="payments",
-        app="backstage",
-        tier="dev",
-        cluster="sandbox",
-        cpu="500m",
-        memory="1Gi",
-        wait=True,
-        timeoutSeconds=120,
-    )
+    code, step = request_once(live, "dev", **NAMESPACE, wait=True, timeoutSeconds=120)
 
     assert code == 0, step
     created = Request.objects.get(pk=step["outputs"]["requestId"])
@@ -150,17 +143,7 @@ def test_berth_request_asks_a_live_berth_and_waits_until_the_namespace_is_ready(
 
 
 def test_a_namespace_that_needs_an_approver_ends_the_step_with_its_page(live: dict[str, Any]):
-    code, step = request_once(
-        live,
-        "dev",
-        kind="namespace",
-        tenant="payments",
-        app="backstage",
-        tier="staging",
-        cluster="sandbox",
-        cpu="500m",
-        memory="1Gi",
-    )
+    code, step = request_once(live, "dev", **{**NAMESPACE, "tier": "staging"})
 
     assert code == 0, step
     created = Request.objects.get(pk=step["outputs"]["requestId"])
@@ -175,17 +158,7 @@ def test_a_namespace_that_needs_an_approver_ends_the_step_with_its_page(live: di
 
 
 def test_berths_problem_detail_fails_the_step_field_by_field(live: dict[str, Any]):
-    code, step = request_once(
-        live,
-        "dev",
-        kind="namespace",
-        tenant="payments",
-        app="Not_A_Label",
-        tier="dev",
-        cluster="sandbox",
-        cpu="64",
-        memory="1Gi",
-    )
+    code, step = request_once(live, "dev", **{**NAMESPACE, "app": "Not_A_Label", "cpu": "64"})
 
     assert code == 1
     assert step["error"].startswith("Berth refused the request: 400 Your request is not valid. ")

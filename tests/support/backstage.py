@@ -3,10 +3,32 @@ demo with projects and namespaces of both tenants."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import pytest
+
 from tenants.choices import NamespaceState
 from tenants.models import Cluster, EnvironmentTier, Namespace, Project, Tenant
 
 CATALOG = "/api/v1/backstage/catalog-info.yaml"
+
+
+INTEGRATION = Path(__file__).resolve().parents[2] / "integrations" / "backstage"
+
+
+def node_with(package: str) -> str:
+    """node, with integrations/backstage's `package` installed; the test skipped, saying
+    why, without them."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: Berth's Backstage integration runs on it")
+    if not (INTEGRATION / "node_modules" / package).is_dir():
+        pytest.skip(
+            f"integrations/backstage's packages ({package}) are not installed: `make "
+            "backstage` (make install and .ci/run do it)"
+        )
+    return node
 
 
 def add_namespace(tenant: Tenant, name: str, tier: str = "dev", project=None, **more) -> Namespace:

@@ -7,9 +7,7 @@ review app's, a person whose user name Backstage could not take) is run through
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
@@ -17,26 +15,17 @@ import yaml
 from tenants.choices import Role
 from tenants.models import Membership, Project
 from tests.support.api import api
-from tests.support.backstage import CATALOG, add_namespace
+from tests.support.backstage import CATALOG, INTEGRATION, add_namespace, node_with
 from tests.support.factories import UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.processes]  # node
 
-INTEGRATION = Path(__file__).resolve().parents[3] / "integrations" / "backstage"
 VALIDATOR = INTEGRATION / "validate-catalog.mjs"
 
 
 def backstage_says(entities: list[dict]) -> dict:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: Backstage's validators run on it")
-    if not (INTEGRATION / "node_modules" / "@backstage" / "catalog-model").is_dir():
-        pytest.skip(
-            "@backstage/catalog-model is not installed: `npm ci --prefix "
-            "integrations/backstage` (make install and .ci/run do it)"
-        )
     ran = subprocess.run(
-        [node, str(VALIDATOR)],
+        [node_with("@backstage/catalog-model"), str(VALIDATOR)],
         input=json.dumps(entities),
         capture_output=True,
         text=True,

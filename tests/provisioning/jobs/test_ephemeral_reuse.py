@@ -6,9 +6,12 @@ one."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
+import pytest
 import time_machine
+from django.db import connection
 from django.utils import timezone
 
 from tenants.choices import EnvironmentState, RequestKind
@@ -117,3 +120,44 @@ def test_only_those_who_may_extend_it_restart_its_ttl_and_an_outsider_finds_noth
     environment = EphemeralEnvironment.objects.get(pk=made["id"])
     assert environment.expires_at.isoformat().replace("+00:00", "Z") == made["expires_at"]
     assert not AuditEvent.objects.filter(action="environment.extend").exists()
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="concurrent pushes are serialised by a row lock (SELECT … FOR UPDATE), which "
+    "SQLite does not have. Runs on PostgreSQL (set DATABASE_URL)",
+)
+@pytest.mark.django_db(transaction=True)
+def test_five_pushes_at_once_make_one_environment(ephemeral_world, sandbox):
+    from tenants import services
+
+    pushes = 5
+    barrier = threading.Barrier(pushes)
+    outcomes: list[object] = [None] * pushes
+    payload = {"project": "shop", "env_slug": "pr-14", "branch": "feature/pr-14", "ttl": "4h"}
+
+    def push(index: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            environment, created = services.ensure_environment(
+                tenant=ephemeral_world["tenant"],
+                payload=payload,
+                requester=ephemeral_world["developer"],
+            )
+            outcomes[index] = (environment.pk, created)
+        except Exception as exc:  # the test's answer: what went wrong, not a hung thread
+            outcomes[index] = repr(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=push, args=(index,)) for index in range(pushes)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a push hung"
+    (environment,) = EphemeralEnvironment.objects.filter(slug="pr-14")
+    assert sorted(outcomes, key=str) == sorted(
+        [(environment.pk, True)] + [(environment.pk, False)] * (pushes - 1), key=str
+    ), outcomes
+    assert Request.objects.filter(kind=RequestKind.EPHEMERAL).count() == 1

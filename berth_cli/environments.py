@@ -3,6 +3,7 @@ every push and ended when it closes, by CI."""
 
 from __future__ import annotations
 
+import copy
 import sys
 import time
 from typing import Any
@@ -131,5 +132,7 @@ def wait_until_ended(
     return 0
 
 
-# `env delete` was its first name: old pipelines keep working.
-env.add_command(env_end, "delete")
+# `env delete` was its first name: old pipelines keep working; help lists `end` only.
+env_delete = copy.copy(env_end)
+env_delete.hidden = True
+env.add_command(env_delete, "delete")

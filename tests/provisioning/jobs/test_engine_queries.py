@@ -4,10 +4,12 @@ costs the worker the same queries as one for a single environment) nor a batch's
 size, the applies are one API call per object, and a run writes its progress once or, for a
 slow plan, once per wave."""
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from provisioning import reconcile, tasks
+from provisioning.reconcile import applying
 from tenants.choices import RequestState
 from tenants.models import Request, Tenant
 from tests.support.jobs_engine import (
@@ -15,6 +17,14 @@ from tests.support.jobs_engine import (
     approved_many,
 )
 from tests.support.workflow import WORKER, converge
+
+
+@pytest.fixture(autouse=True)
+def progress_only_where_asked(monkeypatch):
+    """Progress is written every PROGRESS_SECONDS of a run: on a busy machine a slow wave
+    would add a write. Counted here: what a run costs, not how long it took; the test of
+    progress itself sets it to 0."""
+    monkeypatch.setattr(applying, "PROGRESS_SECONDS", float("inf"))
 
 
 # Database work per provisioned request does not grow with the bundle: a request for three
@@ -80,8 +90,6 @@ def steps_written(sql: list[str]) -> int:
 def test_a_quick_plan_writes_its_progress_once_and_a_slow_one_as_it_goes(
     engine_world, engine_sandbox, monkeypatch
 ):
-    from provisioning.reconcile import applying
-
     _, quick_sql = provision_counting_queries(approved(engine_world).pk)
     # Every wave's outcome and the GitOps step's (no repository here) at once, as the run
     # closes.
@@ -113,14 +121,7 @@ def test_the_job_of_a_request_a_batch_already_finished_costs_one_query(
     assert len(captured) == 1
 
 
-def test_a_batch_costs_the_same_queries_whatever_its_size(
-    engine_world, engine_sandbox, monkeypatch
-):
-    from provisioning.reconcile import applying
-
-    # Progress is written every PROGRESS_SECONDS of a run: a busy machine would add a
-    # write to the bigger batch. Counted here: what a batch costs, not how long it took.
-    monkeypatch.setattr(applying, "PROGRESS_SECONDS", float("inf"))
+def test_a_batch_costs_the_same_queries_whatever_its_size(engine_world, engine_sandbox):
     converge(approved(engine_world))  # the tenant's first request makes its own objects
 
     two = approved_many(engine_world, 2, prefix="two")

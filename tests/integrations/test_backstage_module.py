@@ -29,7 +29,6 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = INTEGRATION / "scripts" / "request-once.mjs"
 
 
 def node_with_the_module() -> str:
@@ -102,13 +101,14 @@ NAMESPACE = {
 }
 
 
-def request_once(live: dict[str, Any], person: str, **input: object) -> tuple[int, dict[str, Any]]:
-    """berth:request run once by the module's action against the live Berth, with
-    berth.token the person's API token; its outputs, log lines and error."""
+def run_script(name: str, live: dict[str, Any], person: str, **asked: Any) -> tuple[int, dict]:
+    """One of the module's scripts (scripts/<name>) against the live Berth, berth.token the
+    person's API token, the rest of its input as JSON on standard input; its exit code and
+    answer. The token is never in what it prints."""
     ran = subprocess.run(
-        [node_with_the_module(), str(SCRIPT)],
+        [node_with_the_module(), str(INTEGRATION / "scripts" / name)],
         cwd=INTEGRATION,
-        input=json.dumps({"baseUrl": live["url"], "token": live[person], "input": input}),
+        input=json.dumps({"baseUrl": live["url"], "token": live[person], **asked}),
         capture_output=True,
         text=True,
         timeout=180,
@@ -117,6 +117,12 @@ def request_once(live: dict[str, Any], person: str, **input: object) -> tuple[in
     assert ran.stdout, ran.stderr
     assert live[person] not in ran.stdout + ran.stderr, "the token is never logged"
     return ran.returncode, json.loads(ran.stdout)
+
+
+def request_once(live: dict[str, Any], person: str, **input: object) -> tuple[int, dict[str, Any]]:
+    """berth:request run once by the module's action against the live Berth: its outputs,
+    log lines and error."""
+    return run_script("request-once.mjs", live, person, input=input)
 
 
 def test_berth_request_asks_a_live_berth_and_waits_until_the_namespace_is_ready(
@@ -168,21 +174,8 @@ def test_berths_problem_detail_fails_the_step_field_by_field(live: dict[str, Any
 
 def read_once(live: dict[str, Any], person: str, path: str, etag: str = "") -> dict[str, Any]:
     """One URL of the live Berth read through a Backstage backend's UrlReaderService with
-    Berth's reader added, berth.token the person's API token: as the catalog reads it."""
-    ran = subprocess.run(
-        [node_with_the_module(), str(INTEGRATION / "scripts" / "read-once.mjs")],
-        cwd=INTEGRATION,
-        input=json.dumps(
-            {"baseUrl": live["url"], "token": live[person], "url": live["url"] + path, "etag": etag}
-        ),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert ran.stdout, ran.stderr
-    assert live[person] not in ran.stdout + ran.stderr, "the token is never logged"
-    return json.loads(ran.stdout)
+    Berth's reader added: as the catalog reads it."""
+    return run_script("read-once.mjs", live, person, url=live["url"] + path, etag=etag)[1]
 
 
 def test_backstage_reads_a_members_catalog_from_a_live_berth_with_the_token(

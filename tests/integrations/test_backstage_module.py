@@ -101,7 +101,9 @@ NAMESPACE = {
 }
 
 
-def run_script(name: str, live: dict[str, Any], person: str, **asked: Any) -> tuple[int, dict]:
+def run_script(
+    name: str, live: dict[str, Any], person: str, **asked: Any
+) -> tuple[int, dict[str, Any]]:
     """One of the module's scripts (scripts/<name>) against the live Berth, berth.token the
     person's API token, the rest of its input as JSON on standard input; its exit code and
     answer. The token is never in what it prints."""

@@ -41,7 +41,7 @@ from provisioning.reconcile import door
 from provisioning.reconcile.guardrails import forget_checks, guardrails_problem
 from provisioning.reconcile.keys import namespace_key
 from provisioning.reconcile.queue import Cause, held_keys
-from provisioning.records import observations, watch_leases
+from provisioning.records import observations
 from tenants.choices import NamespaceState
 from tenants.conditions import Phase
 from tenants.models import Cluster, Namespace
@@ -171,13 +171,7 @@ class ClusterWatcher:
         return self._beat(self.lock)
 
     def _beat(self, lock: Lock) -> bool:
-        # Woken after a freeze past the lease: the lock or lease says if it is still its own.
-        if not lock.still_held():
-            return False
-        seconds, figures = self.timing.lease_seconds, self.figures.take()
-        alive = watch_leases.watch_heartbeat(
-            cluster_id=self.cluster_id, holder=self.holder, seconds=seconds, **figures
-        )
+        alive = lock.beat(self.figures)
         if alive:
             self.alive_at = time.monotonic()
         return alive

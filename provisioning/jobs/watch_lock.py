@@ -10,7 +10,7 @@ from datetime import timedelta
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from provisioning.jobs.watch_streams import Timing
+from provisioning.jobs.watch_streams import Figures, Timing
 from provisioning.models import ClusterWatch
 from provisioning.records import watch_leases
 
@@ -100,6 +100,26 @@ class Lock:
         except DatabaseError:
             connection.close()
             return False
+
+    def beat(self, figures: Figures) -> bool:
+        """The lease renewed with the streams' figures; False when the lock is lost. A
+        database that did not answer this time (a locked table, a failover) puts the beat
+        off with the figures kept: the next beat, or the lease's lapse, decides."""
+        # Woken after a freeze past the lease: the lock or lease says if it is still its own.
+        if not self.still_held():
+            return False
+        taken = figures.take()
+        try:
+            return watch_leases.watch_heartbeat(
+                cluster_id=self.cluster_id,
+                holder=self.holder,
+                seconds=self.timing.lease_seconds,
+                **taken,
+            )
+        except DatabaseError as error:
+            figures.put_back(taken)
+            logger.warning("cluster %s: heartbeat put off: %s", self.cluster_id, error)
+            return True
 
     def release(self) -> None:
         """Let go of the lease and the lock; a session already ended took the lock with it."""

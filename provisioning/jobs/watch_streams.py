@@ -69,6 +69,10 @@ class Figures:
             self.events = self.relists = self.restarts = 0
             return taken
 
+    def put_back(self, taken: dict[str, Any]) -> None:
+        """What `take` gave, for a heartbeat that could not be written."""
+        self.add(**{name: taken[name] for name in ("events", "relists", "restarts")})
+
 
 @dataclass(frozen=True)
 class Listed:

@@ -15,7 +15,7 @@ from provisioning.inputs import namespace_input
 from provisioning.jobs.watch_streams import WATCHED_KINDS
 from provisioning.models import ClusterWatch
 from provisioning.plan import namespace_objects
-from provisioning.records import observations
+from provisioning.records import observations, watch_leases
 from tenants import provisioner
 from tests.support.cluster import as_admin
 from tests.support.watching import (
@@ -140,6 +140,38 @@ def test_an_edit_the_database_did_not_take_at_once_is_recorded_at_the_next_refre
             "the edit recorded after all",
         )
     assert refused == ["ResourceQuota/payments-shop-dev/berth-quota"]
+
+
+def test_a_heartbeat_the_database_did_not_take_keeps_the_watcher_watching(
+    watch_world, sandbox, monkeypatch, caplog
+):
+    """A locked table at a heartbeat (SQLite's, a failover's moment) must not end the watch
+    (a watch started over loses the moments it kept): the beat is put off, the same watch
+    goes on and later drift is still recorded."""
+    namespace = watch_world["namespace"]
+    repairing(namespace, False)
+    beat = watch_leases.watch_heartbeat
+    armed, refused = [], []
+
+    def busy_once(**kwargs):
+        if armed and not refused:
+            refused.append(kwargs["events"])
+            raise OperationalError("database table is locked: provisioning_clusterwatch")
+        return beat(**kwargs)
+
+    monkeypatch.setattr(watch_leases, "watch_heartbeat", busy_once)
+    with watcher():
+        synced(watch_world["cluster"])
+        armed.append(True)  # a beat of the watch itself, past the first refresh
+        eventually(lambda: refused, "a heartbeat refused")
+        edit_quota(sandbox)
+        eventually(
+            lambda: finding(namespace, "ResourceQuota/payments-shop-dev/berth-quota"),
+            "the edit after the refused beat recorded",
+        )
+        eventually(lambda: ClusterWatch.objects.filter(events__gt=0).exists(), "the beats go on")
+    started = [r for r in caplog.records if r.getMessage().startswith("watching cluster")]
+    assert len(started) == 1
 
 
 def test_an_object_put_back_by_hand_is_no_longer_drift(watch_world, sandbox):

@@ -24,7 +24,7 @@ from tests.support.deploy_tokens import (
 
 @pytest.fixture
 def sandbox():
-    yield from tls_stand_in()
+    return tls_stand_in()
 
 
 @pytest.fixture

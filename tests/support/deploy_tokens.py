@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 import requests
@@ -18,27 +17,31 @@ from provisioning import tasks
 from tenants.choices import GuardrailsMode, NamespaceState
 from tenants.models import AuditEvent, DeployToken, Namespace
 from tests.support.authz import ca_file_of
-from tests.support.cluster import ca_of, stand_in
-from tests.support.gitops_loop import approved_namespace, work
+from tests.support.cluster import ca_of, shared_stand_in
+from tests.support.gitops_loop import approved_namespace, built_on_the_loop, work
 
 
-def tls_stand_in() -> Iterator[KubeSandbox]:
+def tls_stand_in() -> KubeSandbox:
     """Over TLS, and nobody is anyone without a token: kubectl sends a bearer token only
-    over https, and a token that stopped working must not fall back to an anonymous admin."""
-    with stand_in(termination_seconds=0.05, tls=True, anonymous_user=None) as running:
-        yield running
+    over https, and a token that stopped working must not fall back to an anonymous admin.
+    One per test process, a fresh cluster for each test."""
+    return shared_stand_in(termination_seconds=0.05, tls=True, anonymous_user=None)
 
 
 def provisioned_shop(gitops_world, sandbox) -> Namespace:
     """payments-shop-dev, provisioned on a cluster with Berth's guardrails and tenant roles
-    (what the tiers bind to members) installed."""
-    cluster = gitops_world["cluster"]
-    cluster.guardrails = GuardrailsMode.BERTH
-    cluster.ca_certificate = ca_of(sandbox)
-    cluster.save(update_fields=["guardrails", "ca_certificate"])
-    assert not tasks.install_guardrails(cluster.pk).startswith("failed")
-    approved_namespace(gitops_world, "shop", "dev")
-    work()
+    (what the tiers bind to members) installed; built once per test process."""
+
+    def build() -> None:
+        cluster = gitops_world["cluster"]
+        cluster.guardrails = GuardrailsMode.BERTH
+        cluster.ca_certificate = ca_of(sandbox)
+        cluster.save(update_fields=["guardrails", "ca_certificate"])
+        assert not tasks.install_guardrails(cluster.pk).startswith("failed")
+        approved_namespace(gitops_world, "shop", "dev")
+        work()
+
+    built_on_the_loop(gitops_world, sandbox, "provisioned-shop", build)
     return Namespace.objects.get(name="payments-shop-dev", state=NamespaceState.ACTIVE)
 
 

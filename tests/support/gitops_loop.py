@@ -10,7 +10,7 @@ fixtures are registered by the conftest.py of each folder that uses them.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -87,19 +87,28 @@ def gitops_world(db, sandbox, server, loop_repositories, settings) -> dict:
         "admin": User.objects.get(username="pat"),
         "bare": bare,
         "cluster": Cluster.objects.get(name="sandbox"),
+        "kept": loop_repositories,
     }
 
 
-@pytest.fixture
-def provisioned(gitops_world, sandbox, loop_repositories) -> dict:
-    """The world with three projects provisioned: on Argo CD, Argo CD + Kargo and Flux;
-    provisioned once per test process and given back to each test."""
+def built_on_the_loop(gitops_world, sandbox, name: str, build: Callable[[], object]) -> None:
+    """`build` run on `gitops_world` once per test process, its rows, the stand-in's objects
+    and payments' repository given back to each later test that asks for `name`."""
     built_once(
-        ("provisioned", sandbox.url, gitops_world["tenant"].gitops_repo_url),
-        lambda: provision_three_projects(gitops_world),
+        (name, sandbox.url, gitops_world["tenant"].gitops_repo_url),
+        build,
         sandbox=sandbox,
         repositories=[gitops_world["bare"]],
-        keep=loop_repositories / "kept-provisioned",
+        keep=gitops_world["kept"] / f"kept-{name}",
+    )
+
+
+@pytest.fixture
+def provisioned(gitops_world, sandbox) -> dict:
+    """The world with three projects provisioned: on Argo CD, Argo CD + Kargo and Flux;
+    provisioned once per test process and given back to each test."""
+    built_on_the_loop(
+        gitops_world, sandbox, "provisioned", lambda: provision_three_projects(gitops_world)
     )
     return gitops_world
 

@@ -15,7 +15,7 @@ from provisioning.reconcile import door
 from provisioning.reconcile.queue import Cause
 from tenants.choices import GuardrailsMode, NamespaceState
 from tenants.models import EnvironmentTier, Namespace
-from tests.support.gitops_loop import project, work
+from tests.support.gitops_loop import built_on_the_loop, project, work
 
 # that Berth's ServiceAccount token (a day) outlives the clock moved there.
 _SOON = (datetime.now(UTC) + timedelta(hours=2)).replace(minute=0, second=0, microsecond=0)
@@ -138,27 +138,30 @@ def spec_and_annotations(obj: dict) -> tuple[dict, dict]:
 
 def sleepy_namespace(gitops_world, sandbox) -> Namespace:
     """payments-shop-dev on a cluster with Berth's guardrails, its tier sleeping every night
-    from 20:00 to 08:00 UTC, holding the team's workloads."""
-    cluster = gitops_world["cluster"]
-    cluster.guardrails = GuardrailsMode.BERTH
-    cluster.save(update_fields=["guardrails"])
-    assert not tasks.install_guardrails(cluster.pk).startswith("failed")
-    EnvironmentTier.objects.filter(slug="dev").update(
-        sleep_weekdays="*",
-        sleep_at=SLEEP_AT.time(),
-        wake_at=WAKE_AT.time(),
-        sleep_time_zone="UTC",
-    )
-    # Argo CD deploys shop, Flux cart: the tenant has both engines' namespaces.
-    project(gitops_world, "shop", "argocd", "dev")
-    project(gitops_world, "cart", "flux", "dev")
-    work()
-    found = Namespace.objects.select_related("tier", "cluster", "tenant").get(
+    from 20:00 to 08:00 UTC, holding the team's workloads; built once per test process."""
+
+    def build() -> None:
+        cluster = gitops_world["cluster"]
+        cluster.guardrails = GuardrailsMode.BERTH
+        cluster.save(update_fields=["guardrails"])
+        assert not tasks.install_guardrails(cluster.pk).startswith("failed")
+        EnvironmentTier.objects.filter(slug="dev").update(
+            sleep_weekdays="*",
+            sleep_at=SLEEP_AT.time(),
+            wake_at=WAKE_AT.time(),
+            sleep_time_zone="UTC",
+        )
+        # Argo CD deploys shop, Flux cart: the tenant has both engines' namespaces.
+        project(gitops_world, "shop", "argocd", "dev")
+        project(gitops_world, "cart", "flux", "dev")
+        work()
+        for obj in workloads("payments-shop-dev") + engines("payments-shop-dev"):
+            sandbox.upsert(obj)
+
+    built_on_the_loop(gitops_world, sandbox, "sleepy", build)
+    return Namespace.objects.select_related("tier", "cluster", "tenant").get(
         name="payments-shop-dev", state=NamespaceState.ACTIVE
     )
-    for obj in workloads(found.name) + engines(found.name):
-        sandbox.upsert(obj)
-    return found
 
 
 def settle(namespace: Namespace) -> None:

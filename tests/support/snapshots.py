@@ -13,6 +13,7 @@ remembered: its rows carry that clock's moments.
 
 from __future__ import annotations
 
+import datetime
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -50,8 +51,14 @@ def _read(tables: Iterable[str]) -> dict[str, _Table]:
         for table in tables:
             cursor.execute(f"SELECT * FROM {quote(table)}")  # noqa: S608 - Django's own tables
             columns = tuple(column[0] for column in cursor.description)
-            read[table] = _Table(table, columns, tuple(sorted(cursor.fetchall(), key=repr)))
+            rows = (tuple(map(_writable, row)) for row in cursor.fetchall())
+            read[table] = _Table(table, columns, tuple(sorted(rows, key=repr)))
     return read
+
+
+def _writable(value: Any) -> Any:
+    """SQLite reads a TIME column back as a `datetime.time`, which it cannot be given."""
+    return value.isoformat() if isinstance(value, datetime.time) else value
 
 
 @dataclass(frozen=True)

@@ -5,19 +5,23 @@
 import pytest
 
 from tenants.models import Cluster
-from tests.support.cluster import stand_in
-from tests.support.prov_world import demo_world
+from tests.support.cluster import seed_demo, shared_stand_in
+from tests.support.prov_world import demo_people
+from tests.support.snapshots import built_once
 
 
 @pytest.fixture
 def engine_sandbox():
-    with stand_in(termination_seconds=0.2) as running:
-        yield running
+    """The engine's stand-in: one per test process, a fresh cluster for each test."""
+    return shared_stand_in(termination_seconds=0.2)
 
 
 @pytest.fixture
 def engine_world(db, engine_sandbox):
-    return {**demo_world(engine_sandbox), "cluster": Cluster.objects.get(name="sandbox")}
+    built_once(
+        ("engine", engine_sandbox.url), lambda: seed_demo(engine_sandbox), sandbox=engine_sandbox
+    )
+    return {**demo_people(), "cluster": Cluster.objects.get(name="sandbox")}
 
 
 @pytest.fixture

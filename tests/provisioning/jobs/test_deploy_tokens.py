@@ -41,7 +41,7 @@ TRIED = [
 
 @pytest.fixture
 def sandbox():
-    yield from tls_stand_in()
+    return tls_stand_in()
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from provisioning.models import ClusterWatch
 from tenants.models import Cluster, Namespace
 from tests.support.jobs_engine import approved
 from tests.support.prov_world import demo_world
+from tests.support.snapshots import built_once
 from tests.support.workflow import converge
 
 QUICK = Timing(
@@ -31,8 +32,11 @@ DEADLINE = 30.0
 
 
 def watched_world(sandbox) -> dict[str, Any]:
-    """The demo's shop provisioned on dev (with storage), with no drift yet."""
-    converge(approved(demo_world(sandbox)))
+    """The demo's shop provisioned on dev (with storage), with no drift yet; built once per
+    test process."""
+    built_once(
+        ("watched", sandbox.url), lambda: converge(approved(demo_world(sandbox))), sandbox=sandbox
+    )
     namespace = Namespace.objects.get(name="payments-shop-dev")
     assert namespace.state == "active" and namespace.drift == []
     return {"namespace": namespace, "cluster": Cluster.objects.get(name="sandbox")}

@@ -22,7 +22,7 @@ from tenants.errors import InvalidInput
 from tenants.models import AccessGrant, AuditEvent, EnvironmentTier, Namespace, User
 from tests.support.authz import LiveCluster, Subject
 from tests.support.cluster import as_admin
-from tests.support.gitops_loop import approved_namespace, work
+from tests.support.gitops_loop import approved_namespace, built_on_the_loop, work
 from tests.support.watching import eventually, synced, watcher
 from tests.support.workflow import approve_if_needed
 
@@ -34,13 +34,18 @@ SAM = "oidc:devidp-sam"  # what the cluster calls sam (of search) through OIDC
 
 @pytest.fixture
 def namespace(gitops_world, sandbox) -> Namespace:
-    """payments-shop-dev on a cluster with Berth's guardrails and tenant roles installed."""
-    cluster = gitops_world["cluster"]
-    cluster.guardrails = GuardrailsMode.BERTH
-    cluster.save(update_fields=["guardrails"])
-    assert not tasks.install_guardrails(cluster.pk).startswith("failed")
-    approved_namespace(gitops_world, "shop", "dev")
-    work()
+    """payments-shop-dev on a cluster with Berth's guardrails and tenant roles installed;
+    built once per test process."""
+
+    def build() -> None:
+        cluster = gitops_world["cluster"]
+        cluster.guardrails = GuardrailsMode.BERTH
+        cluster.save(update_fields=["guardrails"])
+        assert not tasks.install_guardrails(cluster.pk).startswith("failed")
+        approved_namespace(gitops_world, "shop", "dev")
+        work()
+
+    built_on_the_loop(gitops_world, sandbox, "guarded-shop", build)
     return Namespace.objects.get(name="payments-shop-dev", state=NamespaceState.ACTIVE)
 
 

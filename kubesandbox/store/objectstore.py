@@ -346,11 +346,11 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
         """
         with self._lock:
             fresh = self._resource_version == 0
-            self._forget_all()
             key = self._seeded_key()
             if key in self._seeded:
                 self._restore_seeded(key, fresh=fresh)
             else:
+                self._forget_all()
                 if not fresh:
                     self._resource_version += 1
                     self.events.restart_at(self._resource_version)
@@ -363,12 +363,3 @@ class Store(Commits, ServerSideApply, NamespaceLifecycle, Persistence):
                 if key is not None and fresh:
                     self._remember_seeded(key)
             self._persist()
-
-    def _forget_all(self) -> None:
-        """Every object gone at once, the CRDs' types unserved: no event, no copy (a reset
-        or restore starts the watch history again)."""
-        for key, obj in self._objects.items():
-            if key[:2] == ("apiextensions.k8s.io", "customresourcedefinitions"):
-                self.registry.set_custom(obj["metadata"]["name"], [])
-        self._objects.clear()
-        self._terminating.clear()

@@ -7,7 +7,7 @@ import json
 import marshal
 import os
 import sys
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import ClassVar
 
@@ -15,6 +15,24 @@ from ..objects import object_key
 from ..resources import ResourceType
 from ..watch import Event
 from .state import StoreState
+
+CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
+
+
+def _versions(crds: Iterable[dict]) -> list[tuple]:
+    return sorted(
+        (m["name"], m.get("uid"), m.get("resourceVersion")) for m in (o["metadata"] for o in crds)
+    )
+
+
+def _pack(objects: list[dict]) -> bytes:
+    """Objects kept marshalled (loading them back is a copy a few times faster than deepcopy),
+    the CRDs apart and named by their versions: a restore onto the same CRDs (a test changed
+    none) keeps them and their types as they are, instead of loading back the largest
+    objects a cluster has. Raises ValueError for anything but JSON's types."""
+    crds = [obj for obj in objects if obj["kind"] == "CustomResourceDefinition"]
+    others = [obj for obj in objects if obj["kind"] != "CustomResourceDefinition"]
+    return marshal.dumps((_versions(crds), marshal.dumps(crds), marshal.dumps(others)))
 
 
 class Persistence:
@@ -37,17 +55,37 @@ class Persistence:
         """Every object now, to `restore` later."""
         with self._lock:
             self._reap()
-            return marshal.dumps(list(self._objects.values()))
+            return _pack(list(self._objects.values()))
 
     def restore(self: StoreState, snapshot: bytes) -> None:
         """Back to the objects of `snapshot`. As after an etcd restore, watches from before
         are 410 Gone; the resourceVersion counter keeps counting up."""
         with self._lock:
-            self._forget_all()
             self._resource_version += 1  # the restore is a change every watch has missed
-            self._restore(self._resource_version, marshal.loads(snapshot))  # noqa: S302
+            self._unpack(self._resource_version, snapshot)
             self.events.restart_at(self._resource_version)
             self._persist()
+
+    def _unpack(self: StoreState, resource_version: int, packed: bytes) -> None:
+        """Every object forgotten, those `packed` held at this resourceVersion; the CRDs
+        held now kept when they are the ones packed."""
+        versions, crds, others = marshal.loads(packed)  # noqa: S302 - the store's own bytes
+        keep = versions == _versions(self._objects.of_type(*CRDS).values())
+        self._forget_all(keep_crds=keep)
+        objects = marshal.loads(others)  # noqa: S302
+        self._restore(resource_version, objects if keep else marshal.loads(crds) + objects)  # noqa: S302
+
+    def _forget_all(self: StoreState, *, keep_crds: bool = False) -> None:
+        """Every object gone at once (but the CRDs, when kept), the gone CRDs' types
+        unserved: no event, no copy (a reset or restore starts the watch history again)."""
+        if keep_crds:
+            for key in [key for key in self._objects if key[:2] != CRDS]:
+                self._objects.pop(key)
+        else:
+            for obj in self._objects.of_type(*CRDS).values():
+                self.registry.set_custom(obj["metadata"]["name"], [])
+            self._objects.clear()
+        self._terminating.clear()
 
     def _load(self: StoreState, state_file: Path) -> None:
         state = json.loads(state_file.read_text())
@@ -95,21 +133,19 @@ class Persistence:
         return (self._seed_key, self._seed_namespaces)
 
     def _remember_seeded(self: StoreState, key: Hashable) -> None:
-        # Kept marshalled: loading it back is a copy a few times faster than deepcopy, and
-        # the objects are JSON's types only (a seed of anything else is not remembered).
-        try:
-            objects = marshal.dumps(list(self._objects.values()))
+        try:  # JSON's types only: a seed of anything else is not remembered
+            packed = _pack(list(self._objects.values()))
         except ValueError:
             return
-        Persistence._seeded[key] = (self._resource_version, objects, self.events.since(0))
+        Persistence._seeded[key] = (self._resource_version, packed, self.events.since(0))
 
     def _restore_seeded(self: StoreState, key: Hashable, *, fresh: bool) -> None:
-        resource_version, objects, events = Persistence._seeded[key]
+        resource_version, packed, events = Persistence._seeded[key]
         if not fresh:
             self._resource_version += 1
-            self._restore(self._resource_version, marshal.loads(objects))  # noqa: S302
+            self._unpack(self._resource_version, packed)
             self.events.restart_at(self._resource_version)
             return
-        self._restore(resource_version, marshal.loads(objects))  # noqa: S302 - its own bytes
+        self._unpack(resource_version, packed)
         for event in events:  # never changed once logged: shared
             self.events.append(event)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import requests
 import yaml
 
 from kubesandbox import KubeSandbox
@@ -98,3 +99,36 @@ def test_a_reset_seeds_again_and_keeps_counting(tmp_path):
         assert sandbox.store.resource_version > before
         assert sandbox.objects("Widget", "default") == []
         sandbox.upsert(widget("after-reset"))
+
+
+def test_a_reset_puts_back_a_crd_a_test_changed_or_deleted_and_serves_no_other(tmp_path):
+    """A reset keeps the seeded CRDs when nothing changed them; one changed, deleted or
+    added since is put back as seeded, its types with it."""
+    crds = crds_in(tmp_path / "crds", "Widget")
+    with KubeSandbox(crds=[crds]) as sandbox:
+        sandbox.reset()  # nothing changed: the same CRD, still serving its kind
+        sandbox.upsert(widget("kept"))
+        sandbox.reset()
+        assert sandbox.objects("Widget", "default") == []
+
+        changed = sandbox.get("CustomResourceDefinition", "widgets.example.com")
+        changed["metadata"].setdefault("labels", {})["edited"] = "by-a-test"
+        sandbox.upsert(changed)
+        sandbox.upsert(widget_crd("Gadget"))
+        sandbox.reset()
+        widgets = sandbox.get("CustomResourceDefinition", "widgets.example.com")
+        assert "edited" not in (widgets["metadata"].get("labels") or {})
+        assert sandbox.get("CustomResourceDefinition", "gadgets.example.com") is None
+        assert "gadgets" not in {rt.plural for rt in sandbox.store.registry.all()}
+
+        requests.delete(
+            f"{sandbox.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+            headers={"Authorization": f"Bearer {sandbox.token}"},
+            timeout=10,
+        ).raise_for_status()
+        assert sandbox.get("CustomResourceDefinition", "widgets.example.com") is None
+        sandbox.reset()
+        sandbox.upsert(widget("served-again"))
+        assert [w["metadata"]["name"] for w in sandbox.objects("Widget", "default")] == [
+            "served-again"
+        ]

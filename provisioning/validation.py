@@ -4,13 +4,15 @@ before the first API call.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
 from provisioning.guardrails.checks import claim_problems, guardrail_problems
-from provisioning.kube import KubeError, cluster_client
+from provisioning.kube import ClusterClient, KubeError, cluster_client
 from provisioning.plan import ARGOCD, FLUX, ROOT_NAME, Plan, PlanInput, ref_of
 from provisioning.schema import SchemaUnavailable, ServedSchemas, validate_object
+from provisioning.schema.served import index_hashes
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +77,8 @@ def cluster_schemas(cluster_name: str) -> ServedSchemas:
     plan-only or unregistered cluster has none to give: custom kinds are then checked
     against $BERTH_CRD_DIR."""
 
-    def fetch(group: str, version: str) -> dict[str, Any] | None:
+    @functools.cache  # one row read and one client per check
+    def client() -> ClusterClient | None:
         from tenants.models import Cluster
 
         cluster = Cluster.objects.filter(name=cluster_name).first()
@@ -85,15 +88,28 @@ def cluster_schemas(cluster_name: str) -> ServedSchemas:
                 cluster_name,
             )
             return None
+        return cluster_client(cluster)
+
+    def fetch(group: str, version: str) -> dict[str, Any] | None:
         try:
-            return cluster_client(cluster).openapi_v3(group, version)
+            asked = client()
+            return asked and asked.openapi_v3(f"apis/{group}/{version}" if group else "api/v1")
         except KubeError as error:
             raise SchemaUnavailable(
                 f"cluster {cluster_name} did not give its schemas for {group}/{version}: "
                 f"{error.message}"
             ) from error
 
-    return ServedSchemas(cluster_name, fetch)
+    def hashes() -> dict[str, str]:
+        try:
+            asked = client()
+            return index_hashes((asked and asked.openapi_v3()) or {})
+        except KubeError as error:
+            raise SchemaUnavailable(
+                f"cluster {cluster_name} did not give its OpenAPI index: {error.message}"
+            ) from error
+
+    return ServedSchemas(cluster_name, fetch, hashes=hashes)
 
 
 def warm() -> None:

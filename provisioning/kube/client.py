@@ -114,10 +114,10 @@ class ClusterClient:
         info, _ = self._retry(lambda: k8s.VersionApi(self.api_client).get_code(**self._timeout()))
         return info.git_version
 
-    def openapi_v3(self, group: str, version: str) -> dict[str, Any] | None:
-        """The cluster's OpenAPI v3 document of one group-version (what kubectl validates
-        against); None when the cluster does not serve it (404)."""
-        path = f"/openapi/v3/apis/{group}/{version}" if group else "/openapi/v3/api/v1"
+    def openapi_v3(self, path: str = "") -> dict[str, Any] | None:
+        """/openapi/v3/<path>: a group-version's document ("apis/<group>/<version>"), or with
+        no path the index of them, each with its hash; None when it is not served (404)."""
+        path = f"/openapi/v3/{path}".rstrip("/")
 
         def fetch() -> dict[str, Any] | None:
             request = self.api_client.param_serialize(

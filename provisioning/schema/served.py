@@ -6,7 +6,9 @@ it serves, as installed. Berth does the same for a cluster it applies to, so a p
 against that cluster and not against whichever CRD files lie on Berth's machine.
 
 A document is fetched once per cluster and group-version and kept for ``ttl`` seconds (a CRD
-upgraded on the cluster is seen after that). A group-version the cluster does not serve (404)
+upgraded on the cluster is seen after that). Asked again, the cluster's ``/openapi/v3`` index
+says each document's hash, as client-go reads it: a document of a hash already read is not
+fetched and parsed again. A group-version the cluster does not serve (404)
 is remembered as absent for as long: its kinds are then checked against ``$BERTH_CRD_DIR``,
 the same as for a plan-only cluster; so they are, for a shorter while, when the cluster did
 not answer. Nothing here does I/O itself: ``fetch`` does.
@@ -20,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import jsonschema
 
@@ -31,8 +34,12 @@ logger = logging.getLogger(__name__)
 # (group, version) -> the OpenAPI v3 document; None when the cluster serves none (404) or is
 # not to be asked (plan-only); SchemaUnavailable when it did not answer.
 Fetch = Callable[[str, str], Mapping[str, Any] | None]
+# () -> each document's path in /openapi/v3's index ("apis/<group>/<version>") and its hash;
+# SchemaUnavailable when the cluster did not answer.
+Hashes = Callable[[], Mapping[str, str]]
 DEFAULT_TTL_SECONDS = 300.0
 RETRY_SECONDS = 30.0  # after the cluster did not answer
+KNOWN_HASHES = 256
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,16 +62,33 @@ class _Document:
 class _Cache:
     lock: threading.Lock = field(default_factory=threading.Lock)
     documents: dict[tuple[str, str, str], _Document] = field(default_factory=dict)
+    # (cluster key, hash) -> kinds: the same hash is the same document.
+    by_hash: dict[tuple[str, str], dict[str, ServedKind]] = field(default_factory=dict)
 
 
 _cache = _Cache()
 
 
-def forget(cluster: str | None = None) -> None:
-    """Drop what was fetched (from one cluster, or all): the next check fetches again."""
+def index_hashes(index: Mapping[str, Any]) -> dict[str, str]:
+    """/openapi/v3's index as path -> the hash of its document (each serverRelativeURL's
+    ``hash`` parameter, which changes when the document does)."""
+    found = {}
+    for path, entry in (index.get("paths") or {}).items():
+        url = entry.get("serverRelativeURL", "") if isinstance(entry, dict) else ""
+        if digest := parse_qs(urlsplit(str(url)).query).get("hash", [""])[0]:
+            found[path] = digest
+    return found
+
+
+def forget(cluster: str | None = None, *, hashes: bool = False) -> None:
+    """Drop what was fetched (from one cluster, or all): the next check asks the cluster
+    again. Documents known by their hash stay known (the same hash is the same document),
+    unless `hashes` says to start cold."""
     with _cache.lock:
         for key in [key for key in _cache.documents if cluster in (None, key[0])]:
             del _cache.documents[key]
+        for known in [known for known in _cache.by_hash if hashes and cluster in (None, known[0])]:
+            del _cache.by_hash[known]
 
 
 class ServedSchemas:
@@ -80,12 +104,15 @@ class ServedSchemas:
         key: str = "",
         ttl: float = DEFAULT_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        hashes: Hashes | None = None,
     ) -> None:
         self.cluster = cluster
         self.key = key or cluster
         self.fetch = fetch
         self.ttl = ttl
         self.clock = clock
+        self.hashes = hashes
+        self._hashes: Mapping[str, str] | None = None  # asked once, at the first miss
 
     def kinds(self, group: str, version: str) -> dict[str, ServedKind] | None:
         """The kinds ``group/version`` has on the cluster; None when it serves no such
@@ -99,6 +126,12 @@ class ServedSchemas:
         path = _path(group, version)
         try:
             # Outside the lock: one slow cluster must not hold up the others' checks.
+            digest = self._hash_of(path)
+            with _cache.lock:
+                known = _cache.by_hash.get((self.key, digest)) if digest else None
+                if known is not None:
+                    _cache.documents[key] = _Document(now, known)
+                    return known
             document = self.fetch(group, version)
         except SchemaUnavailable as error:
             logger.warning(
@@ -135,7 +168,19 @@ class ServedSchemas:
             )
         with _cache.lock:
             _cache.documents[key] = _Document(now, kinds)
+            if digest and kinds is not None:
+                if len(_cache.by_hash) >= KNOWN_HASHES:
+                    del _cache.by_hash[next(iter(_cache.by_hash))]
+                _cache.by_hash[(self.key, digest)] = kinds
         return kinds
+
+    def _hash_of(self, path: str) -> str:
+        """The hash the cluster's index gives the document at `path`; "" when it gives none."""
+        if self.hashes is None:
+            return ""
+        if self._hashes is None:
+            self._hashes = self.hashes()
+        return self._hashes.get(path.removeprefix("/openapi/v3/"), "")
 
 
 def _path(group: str, version: str) -> str:

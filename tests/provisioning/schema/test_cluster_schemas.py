@@ -14,7 +14,7 @@ import pytest
 
 from kubesandbox import KubeSandbox
 from provisioning.plan import ARGOCD, render
-from provisioning.schema import CRD_DIR_ENV, ServedSchemas
+from provisioning.schema import CRD_DIR_ENV, ServedSchemas, served
 from provisioning.validation import validate_plan
 from tenants.models import Cluster
 from tests.support.guardrails import inputs
@@ -70,6 +70,7 @@ spec:
           status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 """
 OPENAPI_PATH = "/openapi/v3/apis/argoproj.io/v1alpha1"
+OPENAPI_INDEX = "/openapi/v3"  # each document's hash
 
 
 @pytest.fixture(autouse=True)
@@ -166,11 +167,41 @@ def test_the_schemas_are_fetched_once_per_cluster_and_group_version(
     cluster: Cluster, sandbox: KubeSandbox
 ) -> None:
     plan, given = plan_and_inputs()
+    served.forget(hashes=True)  # as a process starts
     sandbox.clear_requests()
     for _ in range(3):
         validate_plan(with_bad_app_project(plan), given)
     fetched = [r for r in sandbox.requests() if r["path"].startswith("/openapi/")]
-    assert [r["path"] for r in fetched] == [OPENAPI_PATH]
+    assert [r["path"] for r in fetched] == [OPENAPI_INDEX, OPENAPI_PATH]
+
+
+def test_a_document_asked_for_again_is_fetched_only_when_its_hash_changed(
+    cluster: Cluster, sandbox: KubeSandbox
+) -> None:
+    """Once old (or forgotten), the cluster's index is asked: a document of the same hash is
+    not fetched and parsed again; an upgraded CRD changes the hash and is."""
+    plan, given = plan_and_inputs()
+    assert schema_problems(validate_plan(with_bad_app_project(plan), given))
+    served.forget()
+    sandbox.clear_requests()
+    assert schema_problems(validate_plan(with_bad_app_project(plan), given))
+    assert [r["path"] for r in sandbox.requests() if r["path"].startswith("/openapi/")] == [
+        OPENAPI_INDEX
+    ]
+
+    upgraded = sandbox.get("CustomResourceDefinition", "appprojects.argoproj.io")
+    schema = upgraded["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["spec"]["properties"]["sourceRepos"] = {
+        "x-kubernetes-int-or-string": True  # a string is taken now
+    }
+    sandbox.upsert(upgraded)
+    served.forget()
+    sandbox.clear_requests()
+    assert schema_problems(validate_plan(with_bad_app_project(plan), given)) == {}
+    assert [r["path"] for r in sandbox.requests() if r["path"].startswith("/openapi/")] == [
+        OPENAPI_INDEX,
+        OPENAPI_PATH,
+    ]
 
 
 def test_a_second_cluster_is_asked_for_its_own_schemas(
@@ -187,7 +218,8 @@ def test_a_second_cluster_is_asked_for_its_own_schemas(
         plan, given = plan_and_inputs("bare")
         assert schema_problems(validate_plan(with_bad_app_project(plan), given)) == {}
         assert [r["path"] for r in bare.requests() if r["path"].startswith("/openapi/")] == [
-            OPENAPI_PATH
+            OPENAPI_INDEX,
+            OPENAPI_PATH,
         ]
 
 

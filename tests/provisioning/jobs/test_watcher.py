@@ -56,6 +56,21 @@ def drifted(watch_world, sandbox, *, repair: bool) -> Iterator[None]:
         yield
 
 
+def busy_once(monkeypatch, module, name: str, noted: str, armed: list | None = None) -> list:
+    """`module.name` answers "database table is locked" once (once `armed` holds something,
+    when given), then as itself; what it was called with (`noted`) is listed when refused."""
+    real, refused = getattr(module, name), []
+
+    def call(**kwargs):
+        if (armed is None or armed) and not refused:
+            refused.append(kwargs[noted])
+            raise OperationalError(f"database table is locked: {name}")
+        return real(**kwargs)
+
+    monkeypatch.setattr(module, name, call)
+    return refused
+
+
 def quota_requests(sandbox, *, watching: bool) -> list[dict]:
     return [
         r
@@ -122,16 +137,7 @@ def test_an_edit_the_database_did_not_take_at_once_is_recorded_at_the_next_refre
     resync: the object is looked at again when the watcher next refreshes."""
     namespace = watch_world["namespace"]
     repairing(namespace, False)
-    record = observations.record_object_drift
-    refused = []
-
-    def busy_once(**kwargs):
-        if not refused:
-            refused.append(kwargs["ref"])
-            raise OperationalError("database table is locked: tenants_namespace")
-        return record(**kwargs)
-
-    monkeypatch.setattr(observations, "record_object_drift", busy_once)
+    refused = busy_once(monkeypatch, observations, "record_object_drift", "ref")
     with watcher():
         synced(watch_world["cluster"])
         edit_quota(sandbox)
@@ -150,16 +156,8 @@ def test_a_heartbeat_the_database_did_not_take_keeps_the_watcher_watching(
     goes on and later drift is still recorded."""
     namespace = watch_world["namespace"]
     repairing(namespace, False)
-    beat = watch_leases.watch_heartbeat
-    armed, refused = [], []
-
-    def busy_once(**kwargs):
-        if armed and not refused:
-            refused.append(kwargs["events"])
-            raise OperationalError("database table is locked: provisioning_clusterwatch")
-        return beat(**kwargs)
-
-    monkeypatch.setattr(watch_leases, "watch_heartbeat", busy_once)
+    armed: list[bool] = []
+    refused = busy_once(monkeypatch, watch_leases, "watch_heartbeat", "events", armed=armed)
     with watcher():
         synced(watch_world["cluster"])
         armed.append(True)  # a beat of the watch itself, past the first refresh

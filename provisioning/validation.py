@@ -12,7 +12,7 @@ from provisioning.guardrails.checks import claim_problems, guardrail_problems
 from provisioning.kube import ClusterClient, KubeError, cluster_client
 from provisioning.plan import ARGOCD, FLUX, ROOT_NAME, Plan, PlanInput, ref_of
 from provisioning.schema import SchemaUnavailable, ServedSchemas, validate_object
-from provisioning.schema.served import index_hashes
+from provisioning.schema.served import document_path, index_hashes
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def cluster_schemas(cluster_name: str) -> ServedSchemas:
     def fetch(group: str, version: str) -> dict[str, Any] | None:
         try:
             asked = client()
-            return asked and asked.openapi_v3(f"apis/{group}/{version}" if group else "api/v1")
+            return asked and asked.openapi_v3(document_path(group, version))
         except KubeError as error:
             raise SchemaUnavailable(
                 f"cluster {cluster_name} did not give its schemas for {group}/{version}: "

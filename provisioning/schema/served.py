@@ -87,8 +87,9 @@ def forget(cluster: str | None = None, *, hashes: bool = False) -> None:
     with _cache.lock:
         for key in [key for key in _cache.documents if cluster in (None, key[0])]:
             del _cache.documents[key]
-        for known in [known for known in _cache.by_hash if hashes and cluster in (None, known[0])]:
-            del _cache.by_hash[known]
+        if hashes:
+            for known in [known for known in _cache.by_hash if cluster in (None, known[0])]:
+                del _cache.by_hash[known]
 
 
 class ServedSchemas:
@@ -126,7 +127,7 @@ class ServedSchemas:
         path = _path(group, version)
         try:
             # Outside the lock: one slow cluster must not hold up the others' checks.
-            digest = self._hash_of(path)
+            digest = self._hash_of(document_path(group, version))
             with _cache.lock:
                 known = _cache.by_hash.get((self.key, digest)) if digest else None
                 if known is not None:
@@ -180,11 +181,16 @@ class ServedSchemas:
             return ""
         if self._hashes is None:
             self._hashes = self.hashes()
-        return self._hashes.get(path.removeprefix("/openapi/v3/"), "")
+        return self._hashes.get(path, "")
+
+
+def document_path(group: str, version: str) -> str:
+    """Where /openapi/v3 keeps a group-version's document, as its index names it."""
+    return f"apis/{group}/{version}" if group else "api/v1"
 
 
 def _path(group: str, version: str) -> str:
-    return f"/openapi/v3/apis/{group}/{version}" if group else "/openapi/v3/api/v1"
+    return f"/openapi/v3/{document_path(group, version)}"
 
 
 def _kinds_in(

@@ -52,10 +52,13 @@ def _weight(item: pytest.Item) -> int:
 
 def pytest_sessionstart(session):
     """Every tenant saved checks its branch with git once per name and process (cached):
-    asked here for the demo's, it is no test's program."""
+    asked here for the demo's, it is no test's program. The test database is copied from a
+    migrated one where it can be (tests/support/template_db.py)."""
     from tenants.gitrepo import branch_problem
+    from tests.support import template_db
 
     branch_problem("main")
+    template_db.install()
 
 
 def pytest_sessionfinish(session, exitstatus):
